@@ -1,0 +1,137 @@
+// Package check declares conformance checks: each carries a stable ID, a
+// level, the published section it traces to and Ginkgo labels, all added in
+// one place so that no spec writes its metadata by hand and the catalog
+// (docs/checks.md) can be generated from a dry run.
+package check
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/onsi/ginkgo/v2"
+)
+
+// Level is how strongly a check binds.
+type Level string
+
+const (
+	// Must follows from the published interface.
+	Must Level = "MUST"
+	// Should follows only from our CONTRACT.
+	Should Level = "SHOULD"
+	// Info probes a gap of the interface and judges nothing.
+	Info Level = "INFO"
+)
+
+// Levels in order of strength.
+var Levels = []Level{Must, Should, Info}
+
+// Meta is what a check is. ID is stable across releases: reports,
+// certificates and CI filters refer to it.
+type Meta struct {
+	ID    string `json:"id"`
+	Level Level  `json:"level"`
+	// Section is the published section the check traces to ("2.3", "4.1").
+	Section string `json:"section"`
+	// Contract is the CONTRACT section for SHOULD and INFO checks ("2", "4").
+	Contract string `json:"contract,omitempty"`
+	// Title says in a few words what is sent; Assertion what must follow,
+	// in MUST / SHOULD wording.
+	Title     string `json:"title"`
+	Assertion string `json:"assertion"`
+	// Operation, Format and DeviceType are empty when the check is not
+	// about one of them.
+	Operation  string `json:"operation,omitempty"`
+	Format     string `json:"format,omitempty"`
+	DeviceType string `json:"device_type,omitempty"`
+	// Tags are extra labels: "sim", "parity", "edge", "auth", ...
+	Tags []string `json:"tags,omitempty"`
+}
+
+var labelUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.:-]+`)
+
+// Slug makes a label- and ID-safe word of s: "Light Dimmer" -> "light-dimmer".
+func Slug(s string) string {
+	return strings.Trim(labelUnsafe.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+// Labels are the check's Ginkgo labels: level, operation, format, device
+// type, section and tags, so that --ginkgo.label-filter selects on any.
+func (m Meta) Labels() ginkgo.Labels {
+	l := ginkgo.Labels{"level:" + string(m.Level), "section:" + m.Section}
+	if m.Operation != "" {
+		l = append(l, "op:"+m.Operation)
+	}
+	if m.Format != "" {
+		l = append(l, "format:"+m.Format)
+	}
+	if m.DeviceType != "" {
+		l = append(l, "type:"+Slug(m.DeviceType))
+	}
+	for _, t := range m.Tags {
+		l = append(l, Slug(t))
+	}
+	return l
+}
+
+// Text is the spec text Ginkgo shows: "[ID] title".
+func (m Meta) Text() string { return "[" + m.ID + "] " + m.Title }
+
+var idInText = regexp.MustCompile(`^\[([^\]]+)\]`)
+
+// IDFromText reads the check ID back from a spec's leaf text.
+func IDFromText(text string) string {
+	if m := idInText.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+var (
+	mu       sync.Mutex
+	registry = map[string]Meta{}
+)
+
+// It declares one check as a Ginkgo spec. It panics on a duplicate or
+// incomplete ID while the tree is built, so a broken catalog never runs.
+func It(m Meta, body func(ginkgo.SpecContext), decorations ...any) bool {
+	register(m)
+	args := append([]any{m.Labels()}, decorations...)
+	args = append(args, body)
+	return ginkgo.It(m.Text(), args...)
+}
+
+func register(m Meta) {
+	if m.ID == "" || m.Level == "" || m.Section == "" || m.Title == "" || m.Assertion == "" {
+		panic(fmt.Sprintf("check: incomplete metadata %+v", m))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if old, dup := registry[m.ID]; dup && old.Title != m.Title {
+		panic("check: duplicate check ID " + m.ID)
+	}
+	registry[m.ID] = m
+}
+
+// Lookup returns a declared check's metadata.
+func Lookup(id string) (Meta, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	m, ok := registry[id]
+	return m, ok
+}
+
+// All returns every declared check, sorted by ID.
+func All() []Meta {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]Meta, 0, len(registry))
+	for _, m := range registry {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}

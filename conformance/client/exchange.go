@@ -1,0 +1,51 @@
+package client
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// Exchange is one request and its answer as the harness saw them; reports
+// show it and turn it into a curl command.
+type Exchange struct {
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	// RequestHeaders and ResponseHeaders keep one value per header.
+	RequestHeaders  map[string]string `json:"request_headers,omitempty"`
+	RequestBody     string            `json:"request_body,omitempty"`
+	Status          int               `json:"status,omitempty"`
+	ResponseHeaders map[string]string `json:"response_headers,omitempty"`
+	// ResponseBody is cut at the client's response limit; Truncated says so.
+	ResponseBody string        `json:"response_body,omitempty"`
+	Truncated    bool          `json:"truncated,omitempty"`
+	Duration     time.Duration `json:"duration_ns"`
+	// Error is why no complete answer came (timeout, refused, reset...).
+	Error string `json:"error,omitempty"`
+}
+
+// Curl is a shell command that sends the same request again.
+func (e Exchange) Curl() string {
+	var b strings.Builder
+	b.WriteString("curl -sS -i")
+	if e.Method != "" && e.Method != "GET" {
+		b.WriteString(" -X " + e.Method)
+	}
+	keys := make([]string, 0, len(e.RequestHeaders))
+	for k := range e.RequestHeaders {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteString(" -H " + shellQuote(k+": "+e.RequestHeaders[k]))
+	}
+	if e.RequestBody != "" {
+		b.WriteString(" --data-binary " + shellQuote(e.RequestBody))
+	}
+	b.WriteString(" " + shellQuote(e.URL))
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,394 @@
+package device
+
+import (
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Operation is one of the three POST operations of the interface.
+type Operation uint8
+
+const (
+	SendCommand Operation = iota + 1
+	SendMessage
+	UpdateName
+)
+
+// Operations lists the three operations in published order.
+var Operations = []Operation{SendCommand, SendMessage, UpdateName}
+
+// Path is the operation's published path below the base URL.
+func (o Operation) Path() string {
+	switch o {
+	case SendCommand:
+		return "/v1/services/gateway/command"
+	case SendMessage:
+		return "/v1/services/gateway/message"
+	case UpdateName:
+		return "/v1/services/device/update_name"
+	}
+	return ""
+}
+
+// Name is a short name used in logs, labels and reports.
+func (o Operation) Name() string {
+	switch o {
+	case SendCommand:
+		return "command"
+	case SendMessage:
+		return "message"
+	case UpdateName:
+		return "update_name"
+	}
+	return "unknown"
+}
+
+func (o Operation) String() string { return o.Name() }
+
+// Field names of the envelope and the operations, as written on the wire in
+// both formats.
+const (
+	FieldAPIKey       = "api_key"
+	FieldTimestamp    = "timestamp"
+	FieldSign         = "sign"
+	FieldAccount      = "myservice_id"
+	FieldMAC          = "mac"
+	FieldFormat       = "format"
+	FieldSN           = "sn"
+	FieldDeviceID     = "device_id"
+	FieldType         = "type"
+	FieldMessageType  = "message_type"
+	FieldMessageValue = "message_value"
+	FieldName         = "name"
+)
+
+// EnvelopeFields are the required envelope fields in published order.
+var EnvelopeFields = []string{FieldAPIKey, FieldTimestamp, FieldSign, FieldAccount, FieldMAC}
+
+// TimestampLayout is the published YYYYMMDDHHMMSS form.
+const TimestampLayout = "20060102150405"
+
+// Limits of text fields the published interface leaves open (CONTRACT 3).
+const (
+	MaxNameLen         = 64
+	MaxAPIKeyLen       = 128
+	MaxMessageTypeLen  = 64
+	MaxMessageValueLen = 256
+)
+
+var (
+	digits14Re     = regexp.MustCompile(`^[0-9]{14}$`)
+	messageTypeRe  = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
+	messageValueRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*=[+-]?([0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
+)
+
+// HexLen is the length of each hexadecimal identifier field.
+var HexLen = map[string]int{FieldSign: 32, FieldAccount: 24, FieldMAC: 12, FieldSN: 32, FieldDeviceID: 32}
+
+// Pair is one field of a control element, named as on the wire.
+type Pair struct {
+	Key   string
+	Value Value
+}
+
+// Envelope is the common part of every request (published 2.1).
+type Envelope struct {
+	APIKey    string
+	Timestamp string
+	// Time is Timestamp read as a wall-clock time without a zone; the
+	// authenticator places it in the fleet's zone.
+	Time      time.Time
+	Sign      string
+	AccountID string
+	MAC       string
+	// Format is the optional format field; zero when absent.
+	Format Format
+}
+
+// Request is a parsed and validated request of any operation.
+type Request struct {
+	Op Operation
+	Envelope
+	// SN and Type and Settings: send command; SN and Name: update name.
+	SN       string
+	Type     *Type
+	Settings []Setting
+	Name     string
+	// MessageType and MessageValue: send message.
+	MessageType  string
+	MessageValue string
+}
+
+// Parse validates the fields of one control element for an operation. The
+// format is the body's format; it decides the thermostat points' names and
+// what the optional format field must say.
+func Parse(op Operation, format Format, pairs []Pair) (*Request, *Error) {
+	p := parser{op: op, format: format, pairs: pairs, seen: make(map[string]Value, len(pairs))}
+	for _, kv := range pairs {
+		if _, dup := p.seen[kv.Key]; dup {
+			return nil, invalid(kv.Key, "%s appears more than once", kv.Key)
+		}
+		p.seen[kv.Key] = kv.Value
+	}
+	req := &Request{Op: op}
+	if err := p.envelope(&req.Envelope); err != nil {
+		return nil, err
+	}
+	var err *Error
+	switch op {
+	case SendCommand:
+		err = p.command(req)
+	case SendMessage:
+		err = p.message(req)
+	case UpdateName:
+		err = p.rename(req)
+	default:
+		err = Errorf(CodeNotFound, "", "unknown operation")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+type parser struct {
+	op     Operation
+	format Format
+	pairs  []Pair
+	seen   map[string]Value
+}
+
+// str returns a required string field, trimmed.
+func (p *parser) str(name string) (string, *Error) {
+	v, ok := p.seen[name]
+	if !ok {
+		return "", Errorf(CodeMissingField, name, "%s is required", name)
+	}
+	if v.Kind != String {
+		what := v.Text
+		if v.Kind == Number {
+			what = "a number"
+		}
+		return "", invalid(name, "%s must be a string, not %s", name, what)
+	}
+	return strings.TrimSpace(v.Text), nil
+}
+
+func (p *parser) hex(name string) (string, *Error) {
+	s, err := p.str(name)
+	if err != nil {
+		return "", err
+	}
+	n := HexLen[name]
+	if len(s) != n || !isHex(s) {
+		return "", invalid(name, "%s must be %d hexadecimal characters, not %s", name, n, quote(s))
+	}
+	return strings.ToLower(s), nil
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *parser) envelope(e *Envelope) *Error {
+	for _, name := range EnvelopeFields {
+		if _, ok := p.seen[name]; !ok {
+			return Errorf(CodeMissingField, name, "%s is required", name)
+		}
+	}
+	var err *Error
+	if e.APIKey, err = p.str(FieldAPIKey); err != nil {
+		return err
+	}
+	if e.APIKey == "" || len(e.APIKey) > MaxAPIKeyLen {
+		return invalid(FieldAPIKey, "api_key must be 1 to %d characters", MaxAPIKeyLen)
+	}
+	if e.Timestamp, err = p.str(FieldTimestamp); err != nil {
+		return err
+	}
+	if !digits14Re.MatchString(e.Timestamp) {
+		return invalid(FieldTimestamp, "timestamp must be 14 digits YYYYMMDDHHMMSS, not %s", quote(e.Timestamp))
+	}
+	t, perr := time.Parse(TimestampLayout, e.Timestamp)
+	if perr != nil {
+		return invalid(FieldTimestamp, "timestamp %s is not a real date and time", e.Timestamp)
+	}
+	e.Time = t
+	if e.Sign, err = p.hex(FieldSign); err != nil {
+		return err
+	}
+	if e.AccountID, err = p.hex(FieldAccount); err != nil {
+		return err
+	}
+	if e.MAC, err = p.hex(FieldMAC); err != nil {
+		return err
+	}
+	if _, ok := p.seen[FieldFormat]; ok {
+		s, err := p.str(FieldFormat)
+		if err != nil {
+			return err
+		}
+		f, ok := ParseFormat(s)
+		if !ok {
+			return invalid(FieldFormat, "format must be json or xml, not %s", quote(s))
+		}
+		if f != p.format {
+			return invalid(FieldFormat, "format says %s but the body is %s", f, p.format)
+		}
+		e.Format = f
+	}
+	return nil
+}
+
+// unexpected rejects the first field, in body order, that is not allowed.
+func (p *parser) unexpected(allowed map[string]bool, typ *Type) *Error {
+	for _, kv := range p.pairs {
+		if !allowed[kv.Key] {
+			return Errorf(CodeUnexpectedField, kv.Key, "%s", p.whyUnexpected(kv.Key, typ))
+		}
+	}
+	return nil
+}
+
+func (p *parser) whyUnexpected(key string, typ *Type) string {
+	for _, t := range Types {
+		for i := range t.Fields {
+			f := &t.Fields[i]
+			if f.WireName(p.format) == key && typ != nil {
+				return key + " is not a field of a " + typ.Name
+			}
+			if f.Name != f.JSON && (key == f.Name || key == f.JSON) {
+				return key + " is not a field in " + p.format.String() + "; write it as " + quote(f.WireName(p.format))
+			}
+		}
+	}
+	return key + " is not a field of " + p.op.Name()
+}
+
+func (p *parser) baseAllowed(extra ...string) map[string]bool {
+	m := map[string]bool{FieldFormat: true}
+	for _, n := range EnvelopeFields {
+		m[n] = true
+	}
+	for _, n := range extra {
+		m[n] = true
+	}
+	return m
+}
+
+func (p *parser) command(r *Request) *Error {
+	typeName, err := p.str(FieldType)
+	if err != nil {
+		return err
+	}
+	t, ok := LookupType(typeName)
+	if !ok {
+		return invalid(FieldType, "type must be one of %s, not %s", strings.Join(TypeNames(), ", "), quote(typeName))
+	}
+	r.Type = t
+	allowed := p.baseAllowed(FieldSN, FieldDeviceID, FieldType)
+	for i := range t.Fields {
+		allowed[t.Fields[i].WireName(p.format)] = true
+	}
+	if err := p.unexpected(allowed, t); err != nil {
+		return err
+	}
+	_, hasSN := p.seen[FieldSN]
+	_, hasID := p.seen[FieldDeviceID]
+	switch {
+	case hasSN:
+		if r.SN, err = p.hex(FieldSN); err != nil {
+			return err
+		}
+		if hasID {
+			id, err := p.hex(FieldDeviceID)
+			if err != nil {
+				return err
+			}
+			if id != r.SN {
+				return invalid(FieldDeviceID, "device_id and sn name different devices")
+			}
+		}
+	case hasID:
+		if r.SN, err = p.hex(FieldDeviceID); err != nil {
+			return err
+		}
+	default:
+		return Errorf(CodeMissingField, FieldSN, "sn is required")
+	}
+	for i := range t.Fields {
+		f := &t.Fields[i]
+		v, ok := p.seen[f.WireName(p.format)]
+		if !ok {
+			continue
+		}
+		set, err := f.Parse(i, v)
+		if err != nil {
+			return err
+		}
+		r.Settings = append(r.Settings, set)
+	}
+	if len(r.Settings) == 0 {
+		names := make([]string, len(t.Fields))
+		for i := range t.Fields {
+			names[i] = t.Fields[i].WireName(p.format)
+		}
+		return Errorf(CodeMissingField, t.Fields[0].Name,
+			"a %s command must carry at least one of %s", t.Name, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+func (p *parser) message(r *Request) *Error {
+	if err := p.unexpected(p.baseAllowed(FieldMessageType, FieldMessageValue), nil); err != nil {
+		return err
+	}
+	var err *Error
+	if r.MessageType, err = p.str(FieldMessageType); err != nil {
+		return err
+	}
+	if len(r.MessageType) == 0 || len(r.MessageType) > MaxMessageTypeLen || !messageTypeRe.MatchString(r.MessageType) {
+		return invalid(FieldMessageType, "message_type must be a word of 1 to %d letters, digits, '_', '.', ':' or '-', not %s",
+			MaxMessageTypeLen, quote(r.MessageType))
+	}
+	if r.MessageValue, err = p.str(FieldMessageValue); err != nil {
+		return err
+	}
+	if len(r.MessageValue) > MaxMessageValueLen || !messageValueRe.MatchString(r.MessageValue) {
+		return invalid(FieldMessageValue, "message_value must be <setting_name>=<number>, not %s", quote(r.MessageValue))
+	}
+	return nil
+}
+
+func (p *parser) rename(r *Request) *Error {
+	if err := p.unexpected(p.baseAllowed(FieldSN, FieldName), nil); err != nil {
+		return err
+	}
+	var err *Error
+	if r.SN, err = p.hex(FieldSN); err != nil {
+		return err
+	}
+	if r.Name, err = p.str(FieldName); err != nil {
+		return err
+	}
+	return checkName(r.Name)
+}
+
+func checkName(name string) *Error {
+	return checkText(FieldName, name, MaxNameLen, "text of 1 to 64 characters")
+}
+
+// CheckName validates a display name (trimmed by the caller).
+func CheckName(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	return nil
+}

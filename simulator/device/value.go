@@ -1,0 +1,233 @@
+package device
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ValueKind is what a value was written as on the wire.
+type ValueKind uint8
+
+const (
+	// String is a JSON string or any XML element text.
+	String ValueKind = iota + 1
+	// Number is a JSON number; Text holds its literal.
+	Number
+	// Other is a JSON true, false, null, object or array; Text names it.
+	Other
+)
+
+// Value is one field value as a codec read it.
+type Value struct {
+	Text string
+	Kind ValueKind
+}
+
+// Str is a string value.
+func Str(s string) Value { return Value{Text: s, Kind: String} }
+
+// Setting is one validated field value, ready to apply to a State.
+type Setting struct {
+	Index int
+	Num   float64
+	Text  string
+}
+
+// State is a device's current values, held by field position in its Type:
+// an Enum as the index of its word, Integer and Decimal as the number, the
+// one Text field (if any) in Text. It is a small value so that a store can
+// keep millions of them.
+type State struct {
+	Num  [MaxFields]float64
+	Text string
+}
+
+var (
+	integerRe = regexp.MustCompile(`^[+-]?[0-9]+$`)
+	decimalRe = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$`)
+)
+
+// maxNumberLen bounds the digits we are willing to read in a number.
+const maxNumberLen = 32
+
+// Parse validates a wire value for this field.
+func (f *Field) Parse(index int, v Value) (Setting, *Error) {
+	s := Setting{Index: index}
+	name := f.Name
+	if v.Kind == Other {
+		return s, invalid(name, "%s must be %s, not %s", name, f.Rule, v.Text)
+	}
+	text := strings.TrimSpace(v.Text)
+	switch f.Kind {
+	case Enum:
+		if v.Kind == Number {
+			return s, invalid(name, "%s must be %s, not a number", name, f.Rule)
+		}
+		for i, w := range f.Values {
+			if strings.EqualFold(w, text) {
+				s.Num = float64(i)
+				return s, nil
+			}
+		}
+		return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
+	case Integer:
+		if len(text) > maxNumberLen || !integerRe.MatchString(text) {
+			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
+		}
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil || float64(n) < f.Min || float64(n) > f.Max {
+			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
+		}
+		s.Num = float64(n)
+		return s, nil
+	case Decimal:
+		if len(text) > maxNumberLen || !decimalRe.MatchString(text) {
+			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
+		}
+		n, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || n < f.Min || n > f.Max {
+			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
+		}
+		s.Num = n
+		return s, nil
+	case Text:
+		if v.Kind == Number {
+			return s, invalid(name, "%s must be %s, not a number", name, f.Rule)
+		}
+		if e := checkText(name, text, f.MaxLen, f.Rule); e != nil {
+			return s, e
+		}
+		s.Text = text
+		return s, nil
+	}
+	return s, invalid(name, "%s has no known kind", name)
+}
+
+// checkText accepts 1 to max characters of valid UTF-8 with no control
+// characters.
+func checkText(name, text string, max int, rule string) *Error {
+	if !utf8.ValidString(text) {
+		return invalid(name, "%s must be valid UTF-8", name)
+	}
+	n := utf8.RuneCountInString(text)
+	if n == 0 {
+		return invalid(name, "%s must be %s, not empty", name, rule)
+	}
+	if n > max {
+		return invalid(name, "%s must be %s, not %d characters", name, rule, n)
+	}
+	for _, r := range text {
+		if unicode.IsControl(r) {
+			return invalid(name, "%s must not contain control characters", name)
+		}
+	}
+	return nil
+}
+
+// quote shows a rejected value in an error message, cut short if long.
+func quote(s string) string {
+	const max = 40
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = string(r[:max]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// DefaultState is the state of a new device of this type.
+func (t *Type) DefaultState() State {
+	var s State
+	for i := range t.Fields {
+		set, err := t.Fields[i].Parse(i, Str(t.Fields[i].Default))
+		if err != nil {
+			panic("device: bad default for " + t.Name + "." + t.Fields[i].Name)
+		}
+		s = t.Apply(s, set)
+	}
+	return s
+}
+
+// Apply returns s with the settings applied; fields not set keep their value.
+func (t *Type) Apply(s State, settings ...Setting) State {
+	for _, set := range settings {
+		if t.Fields[set.Index].Kind == Text {
+			s.Text = set.Text
+		} else {
+			s.Num[set.Index] = set.Num
+		}
+	}
+	return s
+}
+
+// Get is one field's value in its natural Go type: string for Enum and
+// Text, int64 for Integer, float64 for Decimal.
+func (t *Type) Get(s State, index int) any {
+	f := &t.Fields[index]
+	switch f.Kind {
+	case Enum:
+		i := int(s.Num[index])
+		if i < 0 || i >= len(f.Values) {
+			return ""
+		}
+		return f.Values[i]
+	case Integer:
+		return int64(s.Num[index])
+	case Decimal:
+		return s.Num[index]
+	default:
+		return s.Text
+	}
+}
+
+// StateMap is the state keyed by canonical field name, as the admin API and
+// fleet files show it.
+func (t *Type) StateMap(s State) map[string]any {
+	m := make(map[string]any, len(t.Fields))
+	for i := range t.Fields {
+		m[t.Fields[i].Name] = t.Get(s, i)
+	}
+	return m
+}
+
+// ParseState reads a state as a fleet file writes it: canonical field names
+// with strings or numbers. Fields not given take their default.
+func (t *Type) ParseState(m map[string]any) (State, error) {
+	s := t.DefaultState()
+	for k, raw := range m {
+		f, i, ok := t.Field(k)
+		if !ok {
+			return s, fmt.Errorf("state of a %s has no field %q (fields: %s)", t.Name, k, t.fieldList())
+		}
+		var v Value
+		switch x := raw.(type) {
+		case string:
+			v = Str(x)
+		case int, int64, uint64, float64:
+			v = Value{Text: fmt.Sprint(x), Kind: Number}
+		case bool:
+			// YAML 1.1 readers turn On/Off into booleans; take them back.
+			v = Str(map[bool]string{true: "On", false: "Off"}[x])
+		default:
+			return s, fmt.Errorf("state field %s: unsupported value %v", k, raw)
+		}
+		set, err := f.Parse(i, v)
+		if err != nil {
+			return s, fmt.Errorf("state field %s: %s", k, err.Message)
+		}
+		s = t.Apply(s, set)
+	}
+	return s, nil
+}
+
+func (t *Type) fieldList() string {
+	names := make([]string, len(t.Fields))
+	for i := range t.Fields {
+		names[i] = t.Fields[i].Name
+	}
+	return strings.Join(names, ", ")
+}
