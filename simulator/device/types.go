@@ -53,7 +53,8 @@ type Type struct {
 	Name   string
 	Fields []Field
 	// ID is the type's position in Types; it is what the store keeps.
-	ID uint8
+	ID       uint8
+	defaults State
 }
 
 var onOff = []string{"On", "Off"}
@@ -105,6 +106,7 @@ func init() {
 			panic("device: type " + t.Name + " has more than MaxFields fields")
 		}
 		t.ID = uint8(i)
+		t.defaults = t.computeDefaults()
 		typesByName[t.Name] = t
 	}
 }

@@ -140,7 +140,9 @@ func quote(s string) string {
 }
 
 // DefaultState is the state of a new device of this type.
-func (t *Type) DefaultState() State {
+func (t *Type) DefaultState() State { return t.defaults }
+
+func (t *Type) computeDefaults() State {
 	var s State
 	for i := range t.Fields {
 		set, err := t.Fields[i].Parse(i, Str(t.Fields[i].Default))
@@ -197,7 +199,7 @@ func (t *Type) StateMap(s State) map[string]any {
 // ParseState reads a state as a fleet file writes it: canonical field names
 // with strings or numbers. Fields not given take their default.
 func (t *Type) ParseState(m map[string]any) (State, error) {
-	s := t.DefaultState()
+	s := t.defaults
 	for k, raw := range m {
 		f, i, ok := t.Field(k)
 		if !ok {

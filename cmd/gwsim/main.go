@@ -1,0 +1,244 @@
+// Command gwsim simulates the Gateway Device Management Interface.
+//
+//	gwsim serve [--addr 127.0.0.1:8080] [--fleet FILE | --seed N --gateways G --devices-per-gateway D]
+//	gwsim fleet --seed N --gateways G --devices-per-gateway D [--out FILE]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `gwsim simulates the Gateway Device Management Interface.
+
+Usage:
+  gwsim serve [--addr 127.0.0.1:8080] [--fleet FILE | --seed N --gateways G --devices-per-gateway D]
+  gwsim fleet --seed N --gateways G --devices-per-gateway D [--out FILE]
+
+Run "gwsim serve -h" or "gwsim fleet -h" for the flags of each.
+`
+
+// Run runs one gwsim command and returns its exit code: 0 success, 1 the
+// server failed, 2 bad arguments or an unreadable fleet.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		m := &Main{Stdout: stdout, Stderr: stderr}
+		if err := m.ParseFlags(args[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			fmt.Fprintln(stderr, "gwsim:", err)
+			return 2
+		}
+		if err := m.Open(); err != nil {
+			fmt.Fprintln(stderr, "gwsim:", err)
+			return 2
+		}
+		<-ctx.Done()
+		m.log.Info("stopping: signal received; letting requests in flight finish")
+		if err := m.Close(); err != nil {
+			fmt.Fprintln(stderr, "gwsim:", err)
+			return 1
+		}
+		m.log.Info("stopped")
+		return 0
+	case "fleet":
+		return fleetCmd(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "gwsim: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// Main is gwsim serve: flags, the running simulator, and its shutdown. The
+// end-to-end tests drive it on 127.0.0.1:0.
+type Main struct {
+	Stdout, Stderr io.Writer
+
+	Addr       string
+	FleetFile  string
+	Seed       int64
+	Gateways   int
+	PerGateway int
+	AdminToken string
+	LogLevel   string
+	LogFormat  string
+	Journal    int
+
+	Sim *simulator.Simulator
+	log *slog.Logger
+}
+
+// ParseFlags reads the serve flags and loads or generates the fleet.
+func (m *Main) ParseFlags(args []string) error {
+	fs := flag.NewFlagSet("gwsim serve", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.StringVar(&m.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); port 0 picks a free one")
+	fs.StringVar(&m.FleetFile, "fleet", "", "fleet file (YAML or JSON, CONTRACT section 5); default: the built-in demo fleet")
+	fs.Int64Var(&m.Seed, "seed", 0, "generate a fleet from this seed instead (with --gateways and --devices-per-gateway)")
+	fs.IntVar(&m.Gateways, "gateways", 1, "gateways in a generated fleet")
+	fs.IntVar(&m.PerGateway, "devices-per-gateway", 6, "devices per gateway in a generated fleet")
+	fs.StringVar(&m.AdminToken, "admin-token", os.Getenv("GWSIM_ADMIN_TOKEN"), "require Authorization: Bearer TOKEN on /_sim/ (env GWSIM_ADMIN_TOKEN)")
+	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
+	fs.IntVar(&m.Journal, "journal-size", 1000, "requests kept in the journal")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(m.LogLevel)); err != nil {
+		return fmt.Errorf("--log-level: %q is not debug, info, warn or error", m.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch m.LogFormat {
+	case "text":
+		m.log = slog.New(slog.NewTextHandler(m.Stderr, opts))
+	case "json":
+		m.log = slog.New(slog.NewJSONHandler(m.Stderr, opts))
+	default:
+		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
+	}
+	seedSet := false
+	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
+	var f *fleet.Fleet
+	switch {
+	case m.FleetFile != "" && seedSet:
+		return errors.New("--fleet and --seed exclude each other")
+	case m.FleetFile != "":
+		var err error
+		if f, err = fleet.Load(m.FleetFile); err != nil {
+			return fmt.Errorf("fleet: %w", err)
+		}
+	case seedSet:
+		if m.Gateways < 1 || m.PerGateway < 0 {
+			return errors.New("--gateways must be at least 1 and --devices-per-gateway at least 0")
+		}
+		f = fleet.Generate(m.Seed, m.Gateways, m.PerGateway)
+	}
+	if m.Journal < 1 {
+		return errors.New("--journal-size must be at least 1")
+	}
+	m.Sim = simulator.New(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal})
+	return nil
+}
+
+// Open starts listening and prints where, with the credentials to use.
+func (m *Main) Open() error {
+	if err := m.Sim.Open(m.Addr); err != nil {
+		return err
+	}
+	if m.AdminToken == "" && !isLoopback(m.Sim.Server.Addr()) {
+		m.log.Warn("the admin API is open to the network: anyone who reaches this address can read and reset the state; set --admin-token")
+	}
+	m.printBanner()
+	return nil
+}
+
+// Close shuts down gracefully.
+func (m *Main) Close() error { return m.Sim.Close() }
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (m *Main) printBanner() {
+	w := m.Stdout
+	url := m.Sim.URL()
+	f := m.Sim.Fleet
+	fmt.Fprintf(w, "gwsim listening on %s (%s)\n", url, f.Describe())
+	fmt.Fprintf(w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
+	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
+	fmt.Fprintf(w, "  sign: %s (md5 of api_key + secret + timestamp), timestamp window %s\n", f.Scheme(), f.Window())
+	t, err := f.Target()
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(w, "credentials:\n  api_key:      %s\n  secret:       %s\n  myservice_id: %s\n  mac:          %s\n",
+		t.Key.Key, t.Key.Secret, t.AccountID, t.MAC)
+	shown := 0
+	for _, a := range f.Accounts {
+		if a.ID != t.AccountID {
+			continue
+		}
+		for _, g := range a.Gateways {
+			if g.MAC != t.MAC {
+				continue
+			}
+			fmt.Fprintln(w, "devices:")
+			for _, d := range g.Devices {
+				if shown == 10 {
+					fmt.Fprintf(w, "  … and %d more (GET %s/_sim/state)\n", len(g.Devices)-shown, url)
+					break
+				}
+				fmt.Fprintf(w, "  %s  %-22s %s\n", d.SN, d.Type, d.Name)
+				shown++
+			}
+		}
+	}
+}
+
+func fleetCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gwsim fleet", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seed := fs.Int64("seed", 1, "seed: the same seed gives the same fleet")
+	gateways := fs.Int("gateways", 1, "gateways")
+	per := fs.Int("devices-per-gateway", 6, "devices per gateway")
+	out := fs.String("out", "", "write to this file instead of standard output")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *gateways < 1 || *per < 0 || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "gwsim fleet: --gateways must be at least 1, --devices-per-gateway at least 0, and no other arguments")
+		return 2
+	}
+	b, err := fleet.Generate(*seed, *gateways, *per).Marshal()
+	if err != nil {
+		fmt.Fprintln(stderr, "gwsim fleet:", err)
+		return 1
+	}
+	if *out == "" {
+		stdout.Write(b)
+		return 0
+	}
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		fmt.Fprintln(stderr, "gwsim fleet:", strings.TrimSpace(err.Error()))
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,50 @@
+package check
+
+// Section is one numbered section of the published interface
+// (spec/gateway-api.md). Meta.Section refers to it by Number.
+type Section struct {
+	Number string `json:"number"`
+	Title  string `json:"title"`
+	// Gap is non-empty for a section that the interface leaves "not shown"
+	// as a whole; it says why no MUST check can trace to it.
+	Gap string `json:"gap,omitempty"`
+}
+
+// Sections lists every section of the published interface, in the order
+// of the document, with the document's titles. Reports use it to show
+// which section each check traces to and which sections have none.
+var Sections = []Section{
+	{Number: "1", Title: "What the service does"},
+	{Number: "2", Title: "Resources and their fields"},
+	{Number: "2.1", Title: "Common request envelope"},
+	{Number: "2.2", Title: "Device identification"},
+	{Number: "2.3", Title: "Device types and their command fields (send command)"},
+	{Number: "2.4", Title: "Message fields (send message)"},
+	{Number: "2.5", Title: "Response"},
+	{Number: "3", Title: "States and transitions",
+		Gap: "not shown; only the simulator-only state checks (label sim) look at state"},
+	{Number: "4", Title: "Endpoints"},
+	{Number: "4.1", Title: "Send command to gateway"},
+	{Number: "4.2", Title: "Send message to gateway"},
+	{Number: "4.3", Title: "Update name for device"},
+	{Number: "4.4", Title: "Response"},
+	{Number: "5", Title: "Authentication"},
+	{Number: "6", Title: "Events",
+		Gap: "not shown; nothing to check"},
+	{Number: "7", Title: "Errors",
+		Gap: "not shown; error payloads are checked at SHOULD level from CONTRACT 4"},
+	{Number: "8", Title: "Limits",
+		Gap: "not shown except the field ranges of section 2 (dimming 1 to 100, code 1 to 4), which the checks of 2.3 cover; other limits are probed at INFO or SHOULD level only"},
+	{Number: "9", Title: "Versioning"},
+}
+
+// SectionTitle is the title of published section n, or "" if there is no
+// such section.
+func SectionTitle(n string) string {
+	for _, s := range Sections {
+		if s.Number == n {
+			return s.Title
+		}
+	}
+	return ""
+}

@@ -1,0 +1,575 @@
+// Package report turns a Ginkgo run of the conformance suite into the three
+// files a run leaves behind: junit.xml for CI systems, report.json for tools
+// and report.html for people, plus a short summary for the terminal.
+//
+// The suite records every HTTP exchange of a check with
+//
+//	ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
+//
+// where ex is a client.Exchange; Build reads them back from the raw value
+// in-process, or from the entry's JSON when the report was loaded from a
+// file.
+package report
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// ExchangeEntry is the name of the report entries that carry a
+// client.Exchange.
+const ExchangeEntry = "exchange"
+
+// Outcomes of a result. A spec that failed, panicked, timed out or was
+// aborted is "failed"; Result.State keeps Ginkgo's exact state.
+const (
+	Passed      = "passed"
+	Failed      = "failed"
+	Skipped     = "skipped"
+	Pending     = "pending"
+	Interrupted = "interrupted"
+)
+
+// Verdicts of a run.
+const (
+	// VerdictPass: every MUST check that ran passed, at least one ran, and
+	// the run was complete.
+	VerdictPass = "PASS"
+	// VerdictFail: at least one MUST check failed.
+	VerdictFail = "FAIL"
+	// VerdictIncomplete: no MUST check failed, but the run cannot certify
+	// anything: it was interrupted, a suite-level node failed, or no MUST
+	// check ran at all.
+	VerdictIncomplete = "INCOMPLETE"
+)
+
+// Result is one check's (or plain spec's) outcome.
+type Result struct {
+	// ID and the fields up to Tags are the check's metadata; all are empty
+	// (Level "") for a spec that is not a check.
+	ID         string   `json:"id,omitempty"`
+	Level      string   `json:"level"`
+	Section    string   `json:"section,omitempty"`
+	Contract   string   `json:"contract,omitempty"`
+	Title      string   `json:"title"`
+	Assertion  string   `json:"assertion,omitempty"`
+	Operation  string   `json:"operation,omitempty"`
+	Format     string   `json:"format,omitempty"`
+	DeviceType string   `json:"device_type,omitempty"`
+	Tags       []string `json:"tags,omitempty"`
+	// Text is the spec's full Ginkgo text (containers and leaf).
+	Text string `json:"text"`
+	// Node is the Ginkgo node type when it is not an It (a failed
+	// BeforeSuite, for instance).
+	Node string `json:"node,omitempty"`
+	// Outcome is one of Passed, Failed, Skipped, Pending, Interrupted;
+	// State is Ginkgo's exact spec state ("panicked", "timedout", ...).
+	Outcome string `json:"outcome"`
+	State   string `json:"state"`
+	// Failure is the failure message and where it happened, if any.
+	Failure string `json:"failure,omitempty"`
+	// Reason is why the spec was skipped or is pending, if given.
+	Reason     string            `json:"reason,omitempty"`
+	DurationMS float64           `json:"duration_ms"`
+	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
+	// Curl holds one command per exchange, in the same order.
+	Curl   []string `json:"curl,omitempty"`
+	Labels []string `json:"labels,omitempty"`
+}
+
+// IsCheck tells a check from a plain spec.
+func (r Result) IsCheck() bool { return r.Level != "" }
+
+// Statuses lists the HTTP status of each exchange ("no answer" when none
+// came), which is what an INFO check reports.
+func (r Result) Statuses() []string {
+	out := make([]string, 0, len(r.Exchanges))
+	for _, e := range r.Exchanges {
+		if e.Status == 0 {
+			out = append(out, "no answer")
+			continue
+		}
+		out = append(out, strconv.Itoa(e.Status))
+	}
+	return out
+}
+
+// Counts are outcomes counted over a set of results.
+type Counts struct {
+	Total       int `json:"total"`
+	Passed      int `json:"passed"`
+	Failed      int `json:"failed"`
+	Skipped     int `json:"skipped"`
+	Pending     int `json:"pending,omitempty"`
+	Interrupted int `json:"interrupted,omitempty"`
+}
+
+func (c *Counts) add(outcome string) {
+	c.Total++
+	switch outcome {
+	case Passed:
+		c.Passed++
+	case Failed:
+		c.Failed++
+	case Skipped:
+		c.Skipped++
+	case Pending:
+		c.Pending++
+	case Interrupted:
+		c.Interrupted++
+	}
+}
+
+// Ran is the number of results that ran to an outcome.
+func (c Counts) Ran() int { return c.Passed + c.Failed }
+
+// Summary counts the results.
+type Summary struct {
+	// Counts are over every result, checks and plain specs.
+	Counts
+	// ByLevel counts the checks of each level ("MUST", "SHOULD", "INFO");
+	// every level is present.
+	ByLevel map[string]Counts `json:"by_level"`
+	// Other counts the results that are not checks.
+	Other Counts `json:"other"`
+	// FailedChecks are the IDs of the MUST and SHOULD checks that failed
+	// or were interrupted, in ID order. INFO checks never fail a run.
+	FailedChecks []string `json:"failed_checks"`
+}
+
+// CheckRef names a check in the section table.
+type CheckRef struct {
+	ID      string `json:"id"`
+	Level   string `json:"level"`
+	Title   string `json:"title"`
+	Outcome string `json:"outcome"`
+}
+
+// SectionCoverage is one published section and the checks that trace to it.
+type SectionCoverage struct {
+	check.Section
+	// Published is false for a section that checks name but that the
+	// interface does not have.
+	Published bool `json:"published"`
+	// HasSubsections: the section's checks are mostly under its
+	// subsections (2 has 2.1 to 2.5).
+	HasSubsections bool       `json:"has_subsections,omitempty"`
+	Checks         []CheckRef `json:"checks"`
+}
+
+// Cell is one device type × format cell of the grid. It counts MUST and
+// SHOULD checks only: INFO checks judge nothing.
+type Cell struct {
+	Format string `json:"format"`
+	Counts
+	FailedIDs []string `json:"failed_ids,omitempty"`
+}
+
+// Status is "failed" if any check failed, "passed" if some ran and all that
+// ran passed, "none" if none ran.
+func (c Cell) Status() string {
+	switch {
+	case c.Failed+c.Interrupted > 0:
+		return Failed
+	case c.Passed > 0:
+		return Passed
+	default:
+		return "none"
+	}
+}
+
+// Row is one device type of the grid.
+type Row struct {
+	DeviceType string `json:"device_type"`
+	Cells      []Cell `json:"cells"`
+}
+
+// Formats are the grid's columns.
+var Formats = []string{"json", "xml"}
+
+// Files are where WriteAll put the reports.
+type Files struct {
+	Dir, JUnit, JSON, HTML string
+}
+
+// Document is everything report.json holds and report.html shows.
+type Document struct {
+	Target string `json:"target"`
+	Suite  string `json:"suite,omitempty"`
+	Seed   int64  `json:"seed"`
+	// LabelFilter is the --ginkgo.label-filter the run used, if any.
+	LabelFilter string    `json:"label_filter,omitempty"`
+	StartedAt   time.Time `json:"started_at"`
+	DurationMS  float64   `json:"duration_ms"`
+	Verdict     string    `json:"verdict"`
+	// SuiteSucceeded is Ginkgo's own verdict; SuiteFailureReasons its
+	// special reasons ("Interrupted by User", ...).
+	SuiteSucceeded      bool              `json:"suite_succeeded"`
+	SuiteFailureReasons []string          `json:"suite_failure_reasons,omitempty"`
+	Summary             Summary           `json:"summary"`
+	Sections            []SectionCoverage `json:"sections"`
+	Grid                []Row             `json:"grid"`
+	// Results: checks in ID order, then plain specs in run order.
+	Results []Result `json:"results"`
+	// Files is set by WriteAll.
+	Files Files `json:"-"`
+}
+
+// Duration is the run's wall time.
+func (d Document) Duration() time.Duration {
+	return time.Duration(d.DurationMS * float64(time.Millisecond))
+}
+
+// FailedAt is the number of checks of exactly that level ("MUST",
+// "SHOULD") that failed or were interrupted. INFO never fails a run: it
+// is always 0 for INFO.
+func (d Document) FailedAt(level string) int {
+	if level == string(check.Info) {
+		return 0
+	}
+	n := 0
+	for _, r := range d.Results {
+		if r.Level == level && (r.Outcome == Failed || r.Outcome == Interrupted) {
+			n++
+		}
+	}
+	return n
+}
+
+// Result returns the result of the check with that ID.
+func (d Document) Result(id string) (Result, bool) {
+	for _, r := range d.Results {
+		if r.ID == id && id != "" {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+// Build makes a Document from a Ginkgo report. Check metadata comes from
+// check.Lookup; for a check the registry does not know (a report loaded in
+// another process) it is read back from the spec's labels. Suite-level
+// nodes (BeforeSuite, ReportAfterSuite, ...) appear only when they failed.
+func Build(r types.Report, target string) Document {
+	d := Document{
+		Target:              target,
+		Suite:               r.SuiteDescription,
+		Seed:                r.SuiteConfig.RandomSeed,
+		LabelFilter:         r.SuiteConfig.LabelFilter,
+		StartedAt:           r.StartTime,
+		DurationMS:          ms(r.RunTime),
+		SuiteSucceeded:      r.SuiteSucceeded,
+		SuiteFailureReasons: r.SpecialSuiteFailureReasons,
+	}
+	if d.DurationMS == 0 && !r.EndTime.IsZero() {
+		d.DurationMS = ms(r.EndTime.Sub(r.StartTime))
+	}
+	var checks, plain []Result
+	for _, sr := range r.SpecReports {
+		if !sr.LeafNodeType.Is(types.NodeTypeIt) && !sr.State.Is(types.SpecStateFailureStates) {
+			continue
+		}
+		res := result(sr)
+		if res.IsCheck() {
+			checks = append(checks, res)
+		} else {
+			plain = append(plain, res)
+		}
+	}
+	sort.SliceStable(checks, func(i, j int) bool { return naturalLess(checks[i].ID, checks[j].ID) })
+	d.Results = append(checks, plain...)
+	d.Summary = summarize(d.Results)
+	d.Sections = coverage(d.Results)
+	d.Grid = grid(d.Results)
+	d.Verdict = verdict(d)
+	return d
+}
+
+func ms(t time.Duration) float64 { return float64(t) / float64(time.Millisecond) }
+
+func result(sr types.SpecReport) Result {
+	res := Result{
+		Text:       sr.FullText(),
+		Title:      sr.LeafNodeText,
+		State:      sr.State.String(),
+		Outcome:    outcome(sr.State),
+		DurationMS: ms(sr.RunTime),
+		Labels:     sr.Labels(),
+	}
+	if res.Text == "" {
+		res.Text = sr.LeafNodeType.String()
+		res.Title = res.Text
+	}
+	if !sr.LeafNodeType.Is(types.NodeTypeIt) {
+		res.Node = sr.LeafNodeType.String()
+	}
+	if m, ok := meta(sr); ok {
+		res.ID, res.Level, res.Section, res.Contract = m.ID, string(m.Level), m.Section, m.Contract
+		res.Title, res.Assertion = m.Title, m.Assertion
+		res.Operation, res.Format, res.DeviceType, res.Tags = m.Operation, m.Format, m.DeviceType, m.Tags
+	}
+	switch {
+	case sr.State.Is(types.SpecStateSkipped | types.SpecStatePending):
+		res.Reason = sr.Failure.Message
+	case sr.State.Is(types.SpecStateFailureStates):
+		res.Failure = failureText(sr)
+	}
+	for _, e := range sr.ReportEntries {
+		if e.Name != ExchangeEntry {
+			continue
+		}
+		if ex, ok := exchange(e); ok {
+			res.Exchanges = append(res.Exchanges, ex)
+			res.Curl = append(res.Curl, ex.Curl())
+		}
+	}
+	return res
+}
+
+func outcome(s types.SpecState) string {
+	switch {
+	case s.Is(types.SpecStatePassed):
+		return Passed
+	case s.Is(types.SpecStateSkipped):
+		return Skipped
+	case s.Is(types.SpecStatePending):
+		return Pending
+	case s.Is(types.SpecStateInterrupted):
+		return Interrupted
+	case s.Is(types.SpecStateFailureStates):
+		return Failed
+	default:
+		// Invalid: the spec never ran to a state.
+		return Skipped
+	}
+}
+
+func failureText(sr types.SpecReport) string {
+	f := sr.Failure
+	var b strings.Builder
+	msg := f.Message
+	if f.ForwardedPanic != "" {
+		msg = strings.TrimSpace(msg + "\npanic: " + f.ForwardedPanic)
+	}
+	b.WriteString(msg)
+	if loc := f.Location.String(); f.Location.FileName != "" || f.Location.CustomMessage != "" {
+		b.WriteString("\nat " + loc)
+	}
+	if f.FailureNodeType != types.NodeTypeInvalid && f.FailureNodeType != types.NodeTypeIt {
+		b.WriteString("\nin " + f.FailureNodeType.String())
+	}
+	for _, af := range sr.AdditionalFailures {
+		b.WriteString("\n\nalso " + af.State.String() + ": " + af.Failure.Message)
+		if af.Failure.Location.FileName != "" {
+			b.WriteString("\nat " + af.Failure.Location.String())
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// meta finds a spec's check metadata: from the registry, else from the
+// labels check.Meta.Labels gave it.
+func meta(sr types.SpecReport) (check.Meta, bool) {
+	if !sr.LeafNodeType.Is(types.NodeTypeIt) {
+		return check.Meta{}, false
+	}
+	id := check.IDFromText(sr.LeafNodeText)
+	if id == "" {
+		return check.Meta{}, false
+	}
+	if m, ok := check.Lookup(id); ok {
+		return m, true
+	}
+	m := check.Meta{ID: id, Title: strings.TrimSpace(strings.TrimPrefix(sr.LeafNodeText, "["+id+"]"))}
+	for _, l := range sr.Labels() {
+		k, v, ok := strings.Cut(l, ":")
+		switch {
+		case ok && k == "level":
+			m.Level = check.Level(v)
+		case ok && k == "section":
+			m.Section = v
+		case ok && k == "op":
+			m.Operation = v
+		case ok && k == "format":
+			m.Format = v
+		case ok && k == "type":
+			m.DeviceType = v
+			for _, t := range device.Types {
+				if check.Slug(t.Name) == v {
+					m.DeviceType = t.Name
+				}
+			}
+		default:
+			m.Tags = append(m.Tags, l)
+		}
+	}
+	if m.Level == "" {
+		return check.Meta{}, false
+	}
+	return m, true
+}
+
+// exchange reads a client.Exchange from a report entry: the raw value
+// in-process, the JSON form after a round trip through a file.
+func exchange(e types.ReportEntry) (client.Exchange, bool) {
+	switch v := e.GetRawValue().(type) {
+	case client.Exchange:
+		return v, true
+	case *client.Exchange:
+		if v != nil {
+			return *v, true
+		}
+	}
+	var ex client.Exchange
+	if e.Value.AsJSON != "" {
+		if err := json.Unmarshal([]byte(e.Value.AsJSON), &ex); err == nil {
+			return ex, true
+		}
+	}
+	if raw := e.GetRawValue(); raw != nil {
+		if b, err := json.Marshal(raw); err == nil {
+			if err := json.Unmarshal(b, &ex); err == nil {
+				return ex, true
+			}
+		}
+	}
+	return client.Exchange{}, false
+}
+
+func summarize(results []Result) Summary {
+	s := Summary{ByLevel: map[string]Counts{}, FailedChecks: []string{}}
+	for _, l := range check.Levels {
+		s.ByLevel[string(l)] = Counts{}
+	}
+	for _, r := range results {
+		s.Counts.add(r.Outcome)
+		if !r.IsCheck() {
+			s.Other.add(r.Outcome)
+			continue
+		}
+		c := s.ByLevel[r.Level]
+		c.add(r.Outcome)
+		s.ByLevel[r.Level] = c
+		if r.Level != string(check.Info) && (r.Outcome == Failed || r.Outcome == Interrupted) {
+			s.FailedChecks = append(s.FailedChecks, r.ID)
+		}
+	}
+	return s
+}
+
+func verdict(d Document) string {
+	must := d.Summary.ByLevel[string(check.Must)]
+	switch {
+	case must.Failed > 0:
+		return VerdictFail
+	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, must.Passed == 0:
+		return VerdictIncomplete
+	default:
+		return VerdictPass
+	}
+}
+
+func coverage(results []Result) []SectionCoverage {
+	out := make([]SectionCoverage, 0, len(check.Sections))
+	index := map[string]int{}
+	for _, s := range check.Sections {
+		index[s.Number] = len(out)
+		sub := false
+		for _, o := range check.Sections {
+			if strings.HasPrefix(o.Number, s.Number+".") {
+				sub = true
+			}
+		}
+		out = append(out, SectionCoverage{Section: s, Published: true, HasSubsections: sub, Checks: []CheckRef{}})
+	}
+	for _, r := range results {
+		if !r.IsCheck() {
+			continue
+		}
+		i, ok := index[r.Section]
+		if !ok {
+			i = len(out)
+			index[r.Section] = i
+			out = append(out, SectionCoverage{Section: check.Section{Number: r.Section, Title: "not a section of the published interface"}, Checks: []CheckRef{}})
+		}
+		out[i].Checks = append(out[i].Checks, CheckRef{ID: r.ID, Level: r.Level, Title: r.Title, Outcome: r.Outcome})
+	}
+	return out
+}
+
+func grid(results []Result) []Row {
+	var names []string
+	seen := map[string]bool{}
+	for _, t := range device.Types {
+		names = append(names, t.Name)
+		seen[t.Name] = true
+	}
+	var extra []string
+	for _, r := range results {
+		if r.DeviceType != "" && !seen[r.DeviceType] {
+			seen[r.DeviceType] = true
+			extra = append(extra, r.DeviceType)
+		}
+	}
+	sort.Strings(extra)
+	names = append(names, extra...)
+
+	rows := make([]Row, 0, len(names))
+	for _, t := range names {
+		row := Row{DeviceType: t}
+		for _, f := range Formats {
+			c := Cell{Format: f}
+			for _, r := range results {
+				if r.DeviceType != t || !strings.EqualFold(r.Format, f) || r.Level == string(check.Info) || !r.IsCheck() {
+					continue
+				}
+				c.add(r.Outcome)
+				if r.Outcome == Failed || r.Outcome == Interrupted {
+					c.FailedIDs = append(c.FailedIDs, r.ID)
+				}
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// naturalLess orders IDs with their numbers compared as numbers:
+// "CMD.2" < "CMD.10".
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		ca, ra := chunk(a)
+		cb, rb := chunk(b)
+		if ca != cb {
+			na, ea := strconv.ParseUint(ca, 10, 64)
+			nb, eb := strconv.ParseUint(cb, 10, 64)
+			if ea == nil && eb == nil && na != nb {
+				return na < nb
+			}
+			return ca < cb
+		}
+		a, b = ra, rb
+	}
+	return len(a) < len(b)
+}
+
+// chunk splits off the leading run of digits or of non-digits.
+func chunk(s string) (string, string) {
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	d := digit(s[0])
+	i := 1
+	for i < len(s) && digit(s[i]) == d {
+		i++
+	}
+	return s[:i], s[i:]
+}

@@ -1,0 +1,198 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/reporters"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+)
+
+// File names WriteAll uses inside its directory.
+const (
+	JUnitFile = "junit.xml"
+	JSONFile  = "report.json"
+	HTMLFile  = "report.html"
+)
+
+// WriteJSON writes d as indented JSON.
+func WriteJSON(path string, d Document) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: encode %s: %w", path, err)
+	}
+	return writeFile(path, append(b, '\n'))
+}
+
+// WriteJUnit writes a JUnit XML report of r. Every test case of a check
+// carries its ID in its name ("[It] ... [ID] title [level:MUST, ...]") and
+// the properties check.id, check.level, check.section and check.assertion
+// before its exchanges.
+func WriteJUnit(path string, r types.Report) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	r.SpecReports = append(types.SpecReports(nil), r.SpecReports...)
+	for i, sr := range r.SpecReports {
+		m, ok := meta(sr)
+		if !ok {
+			continue
+		}
+		props := []types.ReportEntry{
+			entry("check.id", m.ID),
+			entry("check.level", string(m.Level)),
+			entry("check.section", m.Section),
+		}
+		if m.Contract != "" {
+			props = append(props, entry("check.contract", m.Contract))
+		}
+		if m.Assertion != "" {
+			props = append(props, entry("check.assertion", m.Assertion))
+		}
+		r.SpecReports[i].ReportEntries = append(props, sr.ReportEntries...)
+	}
+	err := reporters.GenerateJUnitReportWithConfig(r, path, reporters.JunitReportConfig{
+		OmitTimelinesForSpecState: types.SpecStatePassed | types.SpecStateSkipped | types.SpecStatePending,
+	})
+	if err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	return nil
+}
+
+func entry(name, value string) types.ReportEntry {
+	return types.ReportEntry{Name: name, Value: types.WrapEntryValue(value), Visibility: types.ReportEntryVisibilityNever}
+}
+
+// WriteHTML writes d as one self-contained HTML page.
+func WriteHTML(path string, d Document) error {
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, d); err != nil {
+		return fmt.Errorf("report: render %s: %w", path, err)
+	}
+	return writeFile(path, buf.Bytes())
+}
+
+// WriteAll creates dir if needed and writes junit.xml, report.json and
+// report.html into it. The Document it returns knows where (Files).
+func WriteAll(dir string, r types.Report, target string) (Document, error) {
+	d := Build(r, target)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return d, fmt.Errorf("report: %w", err)
+	}
+	d.Files = Files{
+		Dir:   dir,
+		JUnit: filepath.Join(dir, JUnitFile),
+		JSON:  filepath.Join(dir, JSONFile),
+		HTML:  filepath.Join(dir, HTMLFile),
+	}
+	if err := WriteJUnit(d.Files.JUnit, r); err != nil {
+		return d, err
+	}
+	if err := WriteJSON(d.Files.JSON, d); err != nil {
+		return d, err
+	}
+	if err := WriteHTML(d.Files.HTML, d); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+func writeFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// MaxListed is how many failed checks WriteSummary names.
+const MaxListed = 20
+
+// WriteSummary writes a short summary for the terminal: the verdict,
+// counts per level, the failed MUST and SHOULD checks (at most MaxListed)
+// and where the reports are.
+func WriteSummary(w io.Writer, d Document) {
+	fmt.Fprintf(w, "Conformance of %s: %s\n", orNone(d.Target), d.Verdict)
+	fmt.Fprintf(w, "  seed %d, %s", d.Seed, d.Duration().Round(time.Millisecond))
+	if d.LabelFilter != "" {
+		fmt.Fprintf(w, ", label filter %q", d.LabelFilter)
+	}
+	fmt.Fprintln(w)
+	for _, l := range check.Levels {
+		c := d.Summary.ByLevel[string(l)]
+		fmt.Fprintf(w, "  %-6s %3d checks: %s\n", l, c.Total, countsText(c, l == check.Info))
+	}
+	if d.Summary.Other.Total > 0 {
+		fmt.Fprintf(w, "  %-6s %3d specs:  %s\n", "other", d.Summary.Other.Total, countsText(d.Summary.Other, false))
+	}
+	for _, reason := range d.SuiteFailureReasons {
+		fmt.Fprintf(w, "  suite: %s\n", reason)
+	}
+	var failed []Result
+	for _, r := range d.Results {
+		if (r.Outcome == Failed || r.Outcome == Interrupted) && r.Level != string(check.Info) {
+			failed = append(failed, r)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintln(w, "Failed:")
+		for i, r := range failed {
+			if i == MaxListed {
+				fmt.Fprintf(w, "  ... and %d more\n", len(failed)-MaxListed)
+				break
+			}
+			if r.IsCheck() {
+				fmt.Fprintf(w, "  %-6s [%s] %s", r.Level, r.ID, r.Title)
+			} else {
+				fmt.Fprintf(w, "  %-6s %s", "-", r.Text)
+			}
+			if r.Outcome != Failed {
+				fmt.Fprintf(w, " (%s)", r.Outcome)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if d.Files.Dir != "" {
+		fmt.Fprintf(w, "Reports: %s (also %s, %s)\n", d.Files.HTML, filepath.Base(d.Files.JSON), filepath.Base(d.Files.JUnit))
+	}
+}
+
+func countsText(c Counts, info bool) string {
+	var parts []string
+	if info {
+		parts = append(parts, fmt.Sprintf("%d ran", c.Ran()))
+		if c.Failed > 0 {
+			parts[0] += fmt.Sprintf(" (%d could not complete)", c.Failed)
+		}
+	} else {
+		parts = append(parts, fmt.Sprintf("%d passed", c.Passed), fmt.Sprintf("%d failed", c.Failed))
+	}
+	if c.Skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", c.Skipped))
+	}
+	if c.Pending > 0 {
+		parts = append(parts, fmt.Sprintf("%d pending", c.Pending))
+	}
+	if c.Interrupted > 0 {
+		parts = append(parts, fmt.Sprintf("%d interrupted", c.Interrupted))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no target)"
+	}
+	return s
+}

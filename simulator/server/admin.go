@@ -1,0 +1,138 @@
+package server
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// DefaultDumpLimit bounds the devices /_sim/state lists unless ?limit= says
+// otherwise, so that a million-device fleet does not answer 100 MB by default.
+const DefaultDumpLimit = 100000
+
+func (s *Server) adminRoutes(mux *http.ServeMux) {
+	h := func(pattern string, fn http.HandlerFunc) { mux.Handle(pattern, s.admin(fn)) }
+	h("GET /_sim/health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	h("GET /_sim/state", s.adminState)
+	h("GET /_sim/gateways/{mac}/devices/{sn}", func(w http.ResponseWriter, r *http.Request) {
+		d, ok := s.cfg.Store.Device(r.PathValue("mac"), r.PathValue("sn"))
+		if !ok {
+			adminError(w, device.Errorf(device.CodeDeviceNotFound, "sn", "no device %s on gateway %s", r.PathValue("sn"), r.PathValue("mac")))
+			return
+		}
+		writeJSON(w, http.StatusOK, d)
+	})
+	h("GET /_sim/gateways/{mac}/messages", func(w http.ResponseWriter, r *http.Request) {
+		msgs, total, ok := s.cfg.Store.Messages(r.PathValue("mac"))
+		if !ok {
+			adminError(w, device.Errorf(device.CodeGatewayNotFound, "mac", "no gateway %s", r.PathValue("mac")))
+			return
+		}
+		w.Header().Set("X-Total-Count", strconv.FormatUint(total, 10))
+		writeJSON(w, http.StatusOK, msgs)
+	})
+	h("GET /_sim/journal", func(w http.ResponseWriter, r *http.Request) {
+		n, derr := limitParam(r, 100)
+		if derr != nil {
+			adminError(w, derr)
+			return
+		}
+		entries, total := s.journal.Last(n)
+		w.Header().Set("X-Total-Count", strconv.FormatUint(total, 10))
+		writeJSON(w, http.StatusOK, entries)
+	})
+	h("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
+		s.cfg.Store.Reset()
+		s.log.Info("state reset to the fleet as loaded")
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	h("GET /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.faults.get())
+	})
+	h("PUT /_sim/faults", s.putFaults)
+	h("DELETE /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
+		s.faults.set(Faults{OfflineGateways: []string{}})
+		writeJSON(w, http.StatusOK, s.faults.get())
+	})
+	h("GET /_sim/{$}", s.dashboard)
+	h("/_sim/", func(w http.ResponseWriter, r *http.Request) {
+		adminError(w, device.Errorf(device.CodeNotFound, "", "no admin call %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// admin wraps an admin handler with the optional bearer token check.
+func (s *Server) admin(next http.HandlerFunc) http.Handler {
+	want := []byte("Bearer " + s.cfg.AdminToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.AdminToken != "" {
+			got := []byte(r.Header.Get("Authorization"))
+			if subtle.ConstantTimeCompare(got, want) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="gwsim admin"`)
+				adminError(w, device.Errorf(device.CodeUnauthorized, "Authorization", "the admin API needs Authorization: Bearer <admin token>"))
+				return
+			}
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		next(w, r)
+	})
+}
+
+func (s *Server) adminState(w http.ResponseWriter, r *http.Request) {
+	n, derr := limitParam(r, DefaultDumpLimit)
+	if derr != nil {
+		adminError(w, derr)
+		return
+	}
+	accounts, truncated := s.cfg.Store.Dump(n)
+	writeJSON(w, http.StatusOK, map[string]any{"accounts": accounts, "truncated": truncated})
+}
+
+func (s *Server) putFaults(w http.ResponseWriter, r *http.Request) {
+	var f Faults
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		adminError(w, device.Errorf(device.CodeMalformedBody, "", "faults must be a JSON object {latency, error_rate, offline_gateways}: %v", err))
+		return
+	}
+	if err := f.check(); err != nil {
+		field := strings.SplitN(err.Error(), " ", 2)[0]
+		adminError(w, device.Errorf(device.CodeInvalidField, strings.SplitN(field, "[", 2)[0], "%v", err))
+		return
+	}
+	s.faults.set(f)
+	s.log.Info("faults set", "latency", f.Latency.String(), "error_rate", f.ErrorRate, "offline_gateways", f.OfflineGateways)
+	writeJSON(w, http.StatusOK, s.faults.get())
+}
+
+func limitParam(r *http.Request, def int) (int, *device.Error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, device.Errorf(device.CodeInvalidField, "limit", "limit must be a whole number >= 0, not %q", v)
+	}
+	return n, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func adminError(w http.ResponseWriter, e *device.Error) {
+	writeJSON(w, StatusOf(e.Code), map[string]any{"status": "error",
+		"error": map[string]string{"code": e.Code, "field": e.Field, "message": e.Message}})
+}

@@ -1,0 +1,155 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator/codec"
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/store"
+)
+
+// operation serves one of the three POST operations: bytes -> codec ->
+// domain validation -> authentication -> store -> answer.
+func (s *Server) operation(op device.Operation) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		req, format, derr := s.handle(op, w, r)
+		status := http.StatusOK
+		if derr != nil {
+			status = StatusOf(derr.Code)
+			if derr.Code == device.CodeMethodNotAllowed {
+				w.Header().Set("Allow", http.MethodPost)
+			}
+			s.fail(w, orJSON(format), derr)
+		} else {
+			w.Header().Set("Content-Type", codec.ContentType(format))
+			w.WriteHeader(http.StatusOK)
+			w.Write(codec.Success(format))
+		}
+		s.record(r, start, format, status, derr, req)
+	})
+}
+
+func orJSON(f device.Format) device.Format {
+	if f == 0 {
+		return device.JSON
+	}
+	return f
+}
+
+func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Request) (*device.Request, device.Format, *device.Error) {
+	if r.Method != http.MethodPost {
+		return nil, 0, device.Errorf(device.CodeMethodNotAllowed, "", "%s is not allowed on %s; use POST", r.Method, op.Path())
+	}
+	format, derr := codec.FormatOf(r.Header.Get("Content-Type"))
+	if derr != nil {
+		return nil, 0, derr
+	}
+	body, derr := s.readBody(w, r)
+	if derr != nil {
+		return nil, format, derr
+	}
+	pairs, derr := codec.Decode(format, body)
+	if derr != nil {
+		return nil, format, derr
+	}
+	req, derr := device.Parse(op, format, pairs)
+	if derr != nil {
+		return nil, format, derr
+	}
+	if derr := s.cfg.Auth.Check(&req.Envelope); derr != nil {
+		return req, format, derr
+	}
+	if derr := s.inject(r, req); derr != nil {
+		return req, format, derr
+	}
+	st := s.cfg.Store
+	switch op {
+	case device.SendCommand:
+		derr = st.Command(req.AccountID, req.MAC, req.SN, req.Type, req.Settings)
+	case device.SendMessage:
+		derr = st.Message(req.AccountID, req.MAC, store.Message{Time: s.cfg.Now().UTC(), Type: req.MessageType, Value: req.MessageValue})
+	case device.UpdateName:
+		derr = st.Rename(req.AccountID, req.MAC, req.SN, req.Name)
+	}
+	return req, format, derr
+}
+
+// inject applies fault injection: latency, offline gateways, error rate.
+func (s *Server) inject(r *http.Request, req *device.Request) *device.Error {
+	latency, fail := s.faults.draw()
+	if latency > 0 {
+		t := time.NewTimer(latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+		}
+	}
+	if s.faults.isOffline(req.MAC) && s.cfg.Store.HasGateway(req.AccountID, req.MAC) {
+		return device.Errorf(device.CodeGatewayOffline, device.FieldMAC, "gateway %s is offline (fault injection)", req.MAC)
+	}
+	if fail {
+		return device.Errorf(device.CodeInjectedFault, "", "injected failure (fault injection error_rate)")
+	}
+	return nil
+}
+
+func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
+	w.Header().Set("Content-Type", codec.ContentType(f))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(StatusOf(e.Code))
+	w.Write(codec.Error(f, e))
+}
+
+// record writes the journal entry and the log line. It never logs the
+// sign, the api_key's secret or the body.
+func (s *Server) record(r *http.Request, start time.Time, f device.Format, status int, e *device.Error, req *device.Request) {
+	ent := Entry{Time: start.UTC(), Method: r.Method, Path: r.URL.Path, Status: status,
+		DurationUS: time.Since(start).Microseconds()}
+	if f != 0 {
+		ent.Format = f.String()
+	}
+	if e != nil {
+		ent.Code, ent.Field = e.Code, e.Field
+	}
+	if req != nil {
+		ent.MAC, ent.SN = req.MAC, req.SN
+	}
+	s.journal.Add(ent)
+	if !s.log.Enabled(r.Context(), levelOf(status)) {
+		return
+	}
+	attrs := []any{"method", r.Method, "path", truncate(r.URL.Path, 200), "status", status,
+		"duration_us", ent.DurationUS, "remote", r.RemoteAddr}
+	if ent.Format != "" {
+		attrs = append(attrs, "format", ent.Format)
+	}
+	if ent.MAC != "" {
+		attrs = append(attrs, "mac", ent.MAC)
+	}
+	if ent.SN != "" {
+		attrs = append(attrs, "sn", ent.SN)
+	}
+	if e != nil {
+		attrs = append(attrs, "error_code", e.Code, "error_field", e.Field)
+	}
+	s.log.Log(r.Context(), levelOf(status), "request", attrs...)
+}
+
+func levelOf(status int) slog.Level {
+	if status >= 500 {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Faults is what fault injection currently does to interface requests.
+type Faults struct {
+	// Latency is added before every interface answer.
+	Latency Duration `json:"latency"`
+	// ErrorRate in [0,1] is the share of requests answered 503 injected_fault.
+	ErrorRate float64 `json:"error_rate"`
+	// OfflineGateways answer 504 gateway_offline.
+	OfflineGateways []string `json:"offline_gateways"`
+}
+
+// Duration is a time.Duration written as "150ms" in JSON.
+type Duration struct{ time.Duration }
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n float64
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("latency must be a duration such as \"150ms\"")
+		}
+		d.Duration = time.Duration(n * float64(time.Millisecond))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("latency must be a duration such as \"150ms\", not %q", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MaxLatency bounds injected latency so that a typo cannot hang clients.
+const MaxLatency = 60 * time.Second
+
+func (f *Faults) check() error {
+	if f.Latency.Duration < 0 || f.Latency.Duration > MaxLatency {
+		return fmt.Errorf("latency must be from 0 to %s", MaxLatency)
+	}
+	if f.ErrorRate < 0 || f.ErrorRate > 1 || f.ErrorRate != f.ErrorRate {
+		return fmt.Errorf("error_rate must be from 0 to 1")
+	}
+	for i, m := range f.OfflineGateways {
+		f.OfflineGateways[i] = strings.ToLower(strings.TrimSpace(m))
+		if len(f.OfflineGateways[i]) != 12 {
+			return fmt.Errorf("offline_gateways[%d] must be a 12-hex mac", i)
+		}
+	}
+	if f.OfflineGateways == nil {
+		f.OfflineGateways = []string{}
+	}
+	return nil
+}
+
+type faultState struct {
+	mu      sync.RWMutex
+	f       Faults
+	offline map[string]bool
+}
+
+func (s *faultState) get() Faults {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	f := s.f
+	f.OfflineGateways = append([]string{}, s.f.OfflineGateways...)
+	return f
+}
+
+func (s *faultState) set(f Faults) {
+	off := make(map[string]bool, len(f.OfflineGateways))
+	for _, m := range f.OfflineGateways {
+		off[m] = true
+	}
+	s.mu.Lock()
+	s.f, s.offline = f, off
+	s.mu.Unlock()
+}
+
+// draw returns the latency to add and whether to fail this request.
+func (s *faultState) draw() (time.Duration, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.f.Latency.Duration, s.f.ErrorRate > 0 && rand.Float64() < s.f.ErrorRate
+}
+
+func (s *faultState) isOffline(mac string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.offline[mac]
+}

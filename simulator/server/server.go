@@ -1,0 +1,162 @@
+// Package server is the simulator's HTTP side: the three operations of the
+// interface, the admin API under /_sim/ and its dashboard, the journal and
+// fault injection. It maps domain error codes to status codes in one table
+// (status.go) and never invents codes of its own.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/store"
+)
+
+// DefaultMaxBody is the request body limit of CONTRACT 2.
+const DefaultMaxBody = 64 << 10
+
+// Config is what a Server serves. Fields are read by New and not changed
+// afterwards.
+type Config struct {
+	Store *store.Store
+	Auth  *auth.Authenticator
+	// Logger receives one line per request (never a secret or a sign);
+	// slog.Default() when nil.
+	Logger *slog.Logger
+	// AdminToken, when set, is required as "Authorization: Bearer <token>"
+	// on every /_sim/ call.
+	AdminToken string
+	// MaxBody bounds request bodies (DefaultMaxBody when 0).
+	MaxBody int64
+	// JournalSize bounds the journal (DefaultJournalSize when 0).
+	JournalSize int
+	// ShutdownTimeout is how long Close waits for requests in flight.
+	ShutdownTimeout time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Server serves the interface and the admin API on one listener.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	journal *Journal
+	faults  faultState
+	handler http.Handler
+
+	ln  net.Listener
+	srv *http.Server
+}
+
+// New builds a server; Open starts it listening.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, journal: NewJournal(cfg.JournalSize)}
+	s.faults.set(Faults{OfflineGateways: []string{}})
+	mux := http.NewServeMux()
+	for _, op := range device.Operations {
+		mux.Handle(op.Path(), s.operation(op))
+	}
+	s.adminRoutes(mux)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		e := device.Errorf(device.CodeNotFound, "", "no operation at %s; the operations are POST %s, %s and %s",
+			r.URL.Path, device.SendCommand.Path(), device.SendMessage.Path(), device.UpdateName.Path())
+		s.fail(w, device.JSON, e)
+		s.record(r, time.Now(), 0, http.StatusNotFound, e, nil)
+	})
+	s.handler = mux
+	return s
+}
+
+// Handler is the server's whole HTTP handler, for tests and embedding.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Journal is the server's request journal.
+func (s *Server) Journal() *Journal { return s.journal }
+
+// Open listens on addr ("127.0.0.1:0" picks a free port) and serves in the
+// background; a taken port fails here, at once.
+func (s *Server) Open(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	s.srv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		// Long enough for the largest injected latency.
+		WriteTimeout:   MaxLatency + 30*time.Second,
+		IdleTimeout:    60 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("serve stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// URL is the base URL of the server.
+func (s *Server) URL() string { return "http://" + s.Addr() }
+
+// Close stops accepting connections and waits up to ShutdownTimeout for
+// requests in flight to finish.
+func (s *Server) Close() error {
+	if s.srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// readBody reads at most MaxBody bytes.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *device.Error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, device.Errorf(device.CodeBodyTooLarge, "", "the body is larger than %d bytes", s.cfg.MaxBody)
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, device.Errorf(device.CodeTimeout, "", "the body did not arrive in time")
+		}
+		return nil, device.Errorf(device.CodeMalformedBody, "", "the body could not be read: %v", err)
+	}
+	return body, nil
+}

@@ -1,0 +1,42 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// statusOf is the one table from domain error codes to HTTP status codes.
+var statusOf = map[string]int{
+	device.CodeInvalidField:         http.StatusBadRequest,
+	device.CodeMissingField:         http.StatusBadRequest,
+	device.CodeUnexpectedField:      http.StatusBadRequest,
+	device.CodeMalformedBody:        http.StatusBadRequest,
+	device.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	device.CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
+	device.CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
+	device.CodeNotFound:             http.StatusNotFound,
+	device.CodeUnknownAPIKey:        http.StatusUnauthorized,
+	device.CodeAccountMismatch:      http.StatusForbidden,
+	device.CodeBadSignature:         http.StatusUnauthorized,
+	device.CodeStaleTimestamp:       http.StatusUnauthorized,
+	device.CodeReplayedRequest:      http.StatusUnauthorized,
+	device.CodeGatewayNotFound:      http.StatusNotFound,
+	device.CodeDeviceNotFound:       http.StatusNotFound,
+	device.CodeTypeMismatch:         http.StatusConflict,
+	device.CodeRateLimited:          http.StatusTooManyRequests,
+	device.CodeUnauthorized:         http.StatusUnauthorized,
+	device.CodeTimeout:              http.StatusRequestTimeout,
+	// Injected on purpose by fault injection, never for bad input.
+	device.CodeGatewayOffline: http.StatusGatewayTimeout,
+	device.CodeInjectedFault:  http.StatusServiceUnavailable,
+}
+
+// StatusOf maps an error code to its HTTP status (400 for an unknown code,
+// so that bad input can never turn into a 5xx by accident).
+func StatusOf(code string) int {
+	if s, ok := statusOf[code]; ok {
+		return s
+	}
+	return http.StatusBadRequest
+}

@@ -1,0 +1,381 @@
+// Package store keeps the simulated fleet in memory: accounts, gateways,
+// devices with their type, name and state, and the messages each gateway
+// received. Lookups by (account, mac, sn) are map reads on a structure that
+// does not change after loading; each device is guarded by one of many
+// striped locks, so requests to different devices do not wait on each other
+// and a device's update is atomic.
+package store
+
+import (
+	"encoding/hex"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+// stripes is the number of device locks; a power of two.
+const stripes = 1024
+
+// DefaultMessageLimit is how many messages a gateway keeps, newest last.
+const DefaultMessageLimit = 1000
+
+// SN is a device serial number in binary form: half the memory of its hex.
+type SN [16]byte
+
+// ParseSN reads 32 hex characters.
+func ParseSN(s string) (SN, bool) {
+	var sn SN
+	if len(s) != 32 {
+		return sn, false
+	}
+	_, err := hex.Decode(sn[:], []byte(s))
+	return sn, err == nil
+}
+
+func (sn SN) String() string { return hex.EncodeToString(sn[:]) }
+
+// record is one device; kept small because fleets reach millions.
+type record struct {
+	sn    SN
+	typ   uint8
+	name  string
+	state device.State
+}
+
+// Message is one message a gateway received.
+type Message struct {
+	Time  time.Time `json:"time"`
+	Type  string    `json:"message_type"`
+	Value string    `json:"message_value"`
+}
+
+type gateway struct {
+	id      uint32 // position in data.gwOrder; spreads the lock stripes
+	mac     string
+	account string
+	index   map[SN]uint32
+	devices []record
+
+	msgMu    sync.Mutex
+	messages []Message // ring of at most limit
+	msgStart int
+	msgTotal uint64
+}
+
+type account struct {
+	id       string
+	gateways map[string]*gateway
+	order    []string
+}
+
+// data is one loaded fleet; Reset swaps in a new one.
+type data struct {
+	accounts map[string]*account
+	order    []string
+	byMAC    map[string]*gateway
+	gwOrder  []*gateway
+	locks    [stripes]sync.Mutex
+}
+
+// Store is the in-memory fleet. All methods are safe for concurrent use.
+type Store struct {
+	fleet        *fleet.Fleet
+	messageLimit int
+	cur          atomic.Pointer[data]
+	// OnChange, when set before serving, is called after every applied
+	// change while the device's lock is held, in the order of the changes.
+	OnChange func(Change)
+}
+
+// Change is one applied change, for persistence and tests.
+type Change struct {
+	Account, MAC string
+	SN           string
+	Type         *device.Type
+	State        device.State
+	Name         string
+	Message      *Message
+}
+
+// New loads a fleet. messageLimit bounds each gateway's message log
+// (DefaultMessageLimit when 0).
+func New(f *fleet.Fleet, messageLimit int) *Store {
+	if messageLimit <= 0 {
+		messageLimit = DefaultMessageLimit
+	}
+	s := &Store{fleet: f, messageLimit: messageLimit}
+	s.cur.Store(load(f))
+	return s
+}
+
+func load(f *fleet.Fleet) *data {
+	d := &data{accounts: map[string]*account{}, byMAC: map[string]*gateway{}}
+	for _, fa := range f.Accounts {
+		a := &account{id: fa.ID, gateways: make(map[string]*gateway, len(fa.Gateways))}
+		d.accounts[fa.ID] = a
+		d.order = append(d.order, fa.ID)
+		for _, fg := range fa.Gateways {
+			g := &gateway{mac: fg.MAC, account: fa.ID, index: make(map[SN]uint32, len(fg.Devices)),
+				devices: make([]record, len(fg.Devices))}
+			for i, fd := range fg.Devices {
+				t, _ := device.LookupType(fd.Type)
+				st, _ := t.ParseState(fd.State) // the fleet was checked on load
+				sn, _ := ParseSN(fd.SN)
+				g.devices[i] = record{sn: sn, typ: t.ID, name: fd.Name, state: st}
+				g.index[sn] = uint32(i)
+			}
+			a.gateways[fg.MAC] = g
+			a.order = append(a.order, fg.MAC)
+			if _, dup := d.byMAC[fg.MAC]; !dup {
+				d.byMAC[fg.MAC] = g
+			}
+			g.id = uint32(len(d.gwOrder))
+			d.gwOrder = append(d.gwOrder, g)
+		}
+	}
+	return d
+}
+
+// Reset puts the fleet back as it was loaded.
+func (s *Store) Reset() { s.cur.Store(load(s.fleet)) }
+
+// Fleet is the fleet the store was loaded from.
+func (s *Store) Fleet() *fleet.Fleet { return s.fleet }
+
+func (d *data) lock(g *gateway, pos uint32) *sync.Mutex {
+	h := (g.id*2654435761 + pos) & (stripes - 1)
+	return &d.locks[h]
+}
+
+func (d *data) gateway(accountID, mac string) (*gateway, *device.Error) {
+	a, ok := d.accounts[accountID]
+	if !ok {
+		return nil, device.Errorf(device.CodeGatewayNotFound, device.FieldMAC, "account %s has no gateway %s", accountID, mac)
+	}
+	g, ok := a.gateways[mac]
+	if !ok {
+		return nil, device.Errorf(device.CodeGatewayNotFound, device.FieldMAC, "account %s has no gateway %s", accountID, mac)
+	}
+	return g, nil
+}
+
+func (g *gateway) find(sn string) (uint32, *device.Error) {
+	key, ok := ParseSN(sn)
+	if ok {
+		if pos, found := g.index[key]; found {
+			return pos, nil
+		}
+	}
+	return 0, device.Errorf(device.CodeDeviceNotFound, device.FieldSN, "gateway %s has no device %s", g.mac, sn)
+}
+
+// HasGateway reports whether the account has the gateway.
+func (s *Store) HasGateway(accountID, mac string) bool {
+	_, err := s.cur.Load().gateway(accountID, mac)
+	return err == nil
+}
+
+// Command applies a validated command to a device: all its settings or,
+// when the device is missing or of another type, none.
+func (s *Store) Command(accountID, mac, sn string, t *device.Type, settings []device.Setting) *device.Error {
+	d := s.cur.Load()
+	g, err := d.gateway(accountID, mac)
+	if err != nil {
+		return err
+	}
+	pos, err := g.find(sn)
+	if err != nil {
+		return err
+	}
+	mu := d.lock(g, pos)
+	mu.Lock()
+	defer mu.Unlock()
+	rec := &g.devices[pos]
+	if rec.typ != t.ID {
+		return device.Errorf(device.CodeTypeMismatch, device.FieldType, "device %s is a %s, not a %s",
+			sn, device.Types[rec.typ].Name, t.Name)
+	}
+	rec.state = t.Apply(rec.state, settings...)
+	if s.OnChange != nil {
+		s.OnChange(Change{Account: accountID, MAC: mac, SN: sn, Type: t, State: rec.state, Name: rec.name})
+	}
+	return nil
+}
+
+// Rename sets a device's display name.
+func (s *Store) Rename(accountID, mac, sn, name string) *device.Error {
+	d := s.cur.Load()
+	g, err := d.gateway(accountID, mac)
+	if err != nil {
+		return err
+	}
+	pos, err := g.find(sn)
+	if err != nil {
+		return err
+	}
+	mu := d.lock(g, pos)
+	mu.Lock()
+	defer mu.Unlock()
+	rec := &g.devices[pos]
+	rec.name = name
+	if s.OnChange != nil {
+		s.OnChange(Change{Account: accountID, MAC: mac, SN: sn, Type: device.Types[rec.typ], State: rec.state, Name: name})
+	}
+	return nil
+}
+
+// Message records a message received by a gateway.
+func (s *Store) Message(accountID, mac string, m Message) *device.Error {
+	g, err := s.cur.Load().gateway(accountID, mac)
+	if err != nil {
+		return err
+	}
+	g.msgMu.Lock()
+	defer g.msgMu.Unlock()
+	if len(g.messages) < s.messageLimit {
+		g.messages = append(g.messages, m)
+	} else {
+		g.messages[g.msgStart] = m
+		g.msgStart = (g.msgStart + 1) % len(g.messages)
+	}
+	g.msgTotal++
+	if s.OnChange != nil {
+		s.OnChange(Change{Account: accountID, MAC: mac, Message: &m})
+	}
+	return nil
+}
+
+// DeviceView is a device as the admin API shows it.
+type DeviceView struct {
+	SN    string         `json:"sn"`
+	Type  string         `json:"type"`
+	Name  string         `json:"name"`
+	State map[string]any `json:"state"`
+}
+
+func (d *data) view(g *gateway, pos uint32) DeviceView {
+	mu := d.lock(g, pos)
+	mu.Lock()
+	rec := g.devices[pos]
+	mu.Unlock()
+	t := device.Types[rec.typ]
+	return DeviceView{SN: rec.sn.String(), Type: t.Name, Name: rec.name, State: t.StateMap(rec.state)}
+}
+
+// Device returns one device by gateway mac (in any account) and sn.
+func (s *Store) Device(mac, sn string) (DeviceView, bool) {
+	d := s.cur.Load()
+	g, ok := d.byMAC[strings.ToLower(mac)]
+	if !ok {
+		return DeviceView{}, false
+	}
+	pos, err := g.find(strings.ToLower(sn))
+	if err != nil {
+		return DeviceView{}, false
+	}
+	return d.view(g, pos), true
+}
+
+// DeviceState returns a device's type and raw state, for code that compares
+// states without going through maps.
+func (s *Store) DeviceState(mac, sn string) (*device.Type, device.State, string, bool) {
+	d := s.cur.Load()
+	g, ok := d.byMAC[strings.ToLower(mac)]
+	if !ok {
+		return nil, device.State{}, "", false
+	}
+	pos, err := g.find(strings.ToLower(sn))
+	if err != nil {
+		return nil, device.State{}, "", false
+	}
+	mu := d.lock(g, pos)
+	mu.Lock()
+	rec := g.devices[pos]
+	mu.Unlock()
+	return device.Types[rec.typ], rec.state, rec.name, true
+}
+
+// Messages returns the messages a gateway received, oldest first, and how
+// many it received in all (older ones beyond the limit are dropped).
+func (s *Store) Messages(mac string) ([]Message, uint64, bool) {
+	g, ok := s.cur.Load().byMAC[strings.ToLower(mac)]
+	if !ok {
+		return nil, 0, false
+	}
+	return s.messagesOf(g)
+}
+
+// GatewayView is a gateway in a state dump.
+type GatewayView struct {
+	MAC           string       `json:"mac"`
+	Devices       []DeviceView `json:"devices"`
+	Messages      []Message    `json:"messages"`
+	MessagesTotal uint64       `json:"messages_total"`
+}
+
+// AccountView is an account in a state dump.
+type AccountView struct {
+	ID       string        `json:"myservice_id"`
+	Gateways []GatewayView `json:"gateways"`
+}
+
+// Dump is every account, gateway, device and message log. maxDevices > 0
+// stops after that many devices (Truncated says so), for huge fleets.
+func (s *Store) Dump(maxDevices int) (accounts []AccountView, truncated bool) {
+	d := s.cur.Load()
+	n := 0
+	for _, id := range d.order {
+		a := d.accounts[id]
+		av := AccountView{ID: id, Gateways: []GatewayView{}}
+		for _, mac := range a.order {
+			g := a.gateways[mac]
+			gv := GatewayView{MAC: mac, Devices: make([]DeviceView, 0, len(g.devices))}
+			for pos := range g.devices {
+				if maxDevices > 0 && n >= maxDevices {
+					truncated = true
+					break
+				}
+				gv.Devices = append(gv.Devices, d.view(g, uint32(pos)))
+				n++
+			}
+			gv.Messages, gv.MessagesTotal, _ = s.messagesOf(g)
+			av.Gateways = append(av.Gateways, gv)
+		}
+		accounts = append(accounts, av)
+	}
+	return accounts, truncated
+}
+
+func (s *Store) messagesOf(g *gateway) ([]Message, uint64, bool) {
+	g.msgMu.Lock()
+	defer g.msgMu.Unlock()
+	out := make([]Message, 0, len(g.messages))
+	out = append(out, g.messages[g.msgStart:]...)
+	out = append(out, g.messages[:g.msgStart]...)
+	return out, g.msgTotal, true
+}
+
+// Counts is the size of the fleet.
+func (s *Store) Counts() (accounts, gateways, devices int) {
+	d := s.cur.Load()
+	for _, g := range d.gwOrder {
+		devices += len(g.devices)
+	}
+	return len(d.accounts), len(d.gwOrder), devices
+}
+
+// MACs lists every gateway address, sorted.
+func (s *Store) MACs() []string {
+	d := s.cur.Load()
+	out := make([]string, 0, len(d.byMAC))
+	for mac := range d.byMAC {
+		out = append(out, mac)
+	}
+	sort.Strings(out)
+	return out
+}
