@@ -34,7 +34,7 @@ var Sections = []Section{
 	{Number: "7", Title: "Errors",
 		Gap: "not shown; error payloads are checked at SHOULD level from CONTRACT 4"},
 	{Number: "8", Title: "Limits",
-		Gap: "not shown except the field ranges of section 2 (dimming 1 to 100, code 1 to 4), which the checks of 2.3 cover; other limits are probed at INFO or SHOULD level only"},
+		Gap: "only the field ranges of section 2 are stated (dimming 1 to 100, code 1 to 4), and their checks trace to 2.3; rate, size and timestamp limits are not shown"},
 	{Number: "9", Title: "Versioning"},
 }
 

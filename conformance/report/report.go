@@ -305,6 +305,9 @@ func result(sr types.SpecReport) Result {
 		DurationMS: ms(sr.RunTime),
 		Labels:     sr.Labels(),
 	}
+	if len(res.Labels) == 0 {
+		res.Labels = nil
+	}
 	if res.Text == "" {
 		res.Text = sr.LeafNodeType.String()
 		res.Title = res.Text

@@ -75,7 +75,7 @@ func entry(name, value string) types.ReportEntry {
 // WriteHTML writes d as one self-contained HTML page.
 func WriteHTML(path string, d Document) error {
 	var buf bytes.Buffer
-	if err := page.Execute(&buf, d); err != nil {
+	if err := RenderHTML(&buf, d); err != nil {
 		return fmt.Errorf("report: render %s: %w", path, err)
 	}
 	return writeFile(path, buf.Bytes())

@@ -1,0 +1,132 @@
+package report_test
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// The fixture suite: checks declared with check.It that pass, skip, and
+// record exchanges the way the conformance suite does. TestReport runs it
+// once and then marks some of them failed in a copy of its report.
+
+const base = "http://127.0.0.1:8080"
+
+// captured is the fixture suite's report.
+var captured types.Report
+
+var _ = ginkgo.ReportAfterSuite("capture the fixture report", func(r types.Report) {
+	captured = r
+})
+
+func record(ex client.Exchange) {
+	// The literal name, as the suite writes it: the contract under test.
+	ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
+}
+
+func commandExchange(t *device.Type, format string) client.Exchange {
+	var body, ctype, answer string
+	if format == "json" {
+		fields := `"api_key":"demo-key","timestamp":"20260102030405","sign":"0123456789abcdef0123456789abcdef","myservice_id":"5f3a9c0e1b2d4f6a8c0e1b2d","mac":"a4c138f0e2b1","sn":"0123456789abcdef0123456789abcdef","type":"` + t.Name + `"`
+		for _, f := range t.Fields {
+			fields += `,"` + f.JSON + `":"` + f.Example + `"`
+		}
+		body, ctype, answer = `{"control":{`+fields+`}}`, "application/json", `{"status":"success"}`
+	} else {
+		var b strings.Builder
+		b.WriteString("<xml><control><api_key>demo-key</api_key><timestamp>20260102030405</timestamp><sign>0123456789abcdef0123456789abcdef</sign><myservice_id>5f3a9c0e1b2d4f6a8c0e1b2d</myservice_id><mac>a4c138f0e2b1</mac><sn>0123456789abcdef0123456789abcdef</sn><type>" + t.Name + "</type>")
+		for _, f := range t.Fields {
+			b.WriteString("<" + f.Name + ">" + f.Example + "</" + f.Name + ">")
+		}
+		b.WriteString("</control></xml>")
+		body, ctype, answer = b.String(), "application/xml", `<?xml version="1.0" encoding="UTF-8"?><xml><status>success</status></xml>`
+	}
+	return client.Exchange{
+		Method:          "POST",
+		URL:             base + "/v1/services/gateway/command",
+		RequestHeaders:  map[string]string{"Content-Type": ctype},
+		RequestBody:     body,
+		Status:          200,
+		ResponseHeaders: map[string]string{"Content-Type": ctype},
+		ResponseBody:    answer,
+		Duration:        2 * time.Millisecond,
+	}
+}
+
+// scriptBody is a response body that must reach the HTML page escaped.
+const scriptBody = `<html><script>alert("owned")</script></html>`
+
+// FailingID is the check TestReport marks failed; PanickedID the one it
+// marks panicked.
+const (
+	FailingID  = "CMD.4.JSON"
+	PanickedID = "ERR.1"
+	SkippedFor = "Infrared Sensor"
+)
+
+var _ = ginkgo.Describe("fixture", func() {
+	ginkgo.Describe("send command", func() {
+		for i, t := range device.Types {
+			for _, f := range []string{"json", "xml"} {
+				m := check.Meta{
+					ID:         fmt.Sprintf("CMD.%d.%s", i+1, strings.ToUpper(f)),
+					Level:      check.Must,
+					Section:    "4.1",
+					Title:      "send command to a " + t.Name + " in " + strings.ToUpper(f),
+					Assertion:  "The answer MUST be 200 with status success",
+					Operation:  "send command",
+					Format:     f,
+					DeviceType: t.Name,
+				}
+				check.It(m, func(ginkgo.SpecContext) {
+					if t.Name == SkippedFor {
+						ginkgo.Skip("no " + t.Name + " device in the fleet")
+					}
+					ex := commandExchange(t, f)
+					if m.ID == FailingID {
+						ex.Status = 500
+						ex.ResponseHeaders = map[string]string{"Content-Type": "text/html"}
+						ex.ResponseBody = scriptBody
+					}
+					record(ex)
+				})
+			}
+		}
+	})
+
+	pass := func(m check.Meta, ex ...client.Exchange) {
+		check.It(m, func(ginkgo.SpecContext) {
+			for _, e := range ex {
+				record(e)
+			}
+		})
+	}
+	dimmer := device.Types[len(device.Types)-1]
+	bad := commandExchange(dimmer, "json")
+	bad.RequestBody = strings.Replace(bad.RequestBody, `"dimming":"50"`, `"dimming":"101"`, 1)
+	bad.Status = 400
+	bad.ResponseBody = `{"status":"error","error":{"code":"invalid_field","field":"dimming","message":"dimming must be an integer from 1 to 100"}}`
+	pass(check.Meta{ID: "ENV.1", Level: check.Must, Section: "2.1", Title: "envelope with every field", Assertion: "A request with the five envelope fields MUST be accepted"}, commandExchange(dimmer, "json"))
+	pass(check.Meta{ID: "AUTH.1", Level: check.Must, Section: "5", Title: "sign of 32 hex characters", Assertion: "A well-formed sign MUST be accepted", Tags: []string{"auth"}}, commandExchange(dimmer, "xml"))
+	pass(check.Meta{ID: "VER.10", Level: check.Must, Section: "9", Title: "paths begin with /v1 (second)", Assertion: "Every path MUST begin with /v1"})
+	pass(check.Meta{ID: "VER.2", Level: check.Must, Section: "9", Title: "paths begin with /v1", Assertion: "Every path MUST begin with /v1"})
+	pass(check.Meta{ID: "MISC.1", Level: check.Must, Section: "4.5", Title: "a section the interface lacks", Assertion: "Nothing"})
+	pass(check.Meta{ID: "DIM.RANGE.1", Level: check.Should, Section: "2.3", Contract: "3", Title: "dimming 101", Assertion: "The answer SHOULD be 400 invalid_field", Operation: "send command", Format: "json", DeviceType: dimmer.Name, Tags: []string{"edge"}}, bad)
+	pass(check.Meta{ID: PanickedID, Level: check.Should, Section: "7", Contract: "4", Title: "error payload layout", Assertion: "An error SHOULD carry status error and an error object"}, bad)
+	pass(check.Meta{ID: "SIM.STATE.1", Level: check.Should, Section: "3", Contract: "3", Title: "a command changes the state", Assertion: "The device state SHOULD hold the value sent", Tags: []string{"sim"}})
+	xmlAnswer := commandExchange(dimmer, "xml")
+	pass(check.Meta{ID: "INFO.XML.1", Level: check.Info, Section: "4.4", Contract: "4", Title: "response layout to an XML request", Assertion: "Reports the Content-Type and body of the answer to an XML request", Format: "xml"}, xmlAnswer)
+	probe := commandExchange(dimmer, "json")
+	probe.Status = 415
+	probe.ResponseBody = `{"status":"error"}`
+	pass(check.Meta{ID: "INFO.CT.1", Level: check.Info, Section: "4", Contract: "2", Title: "Content-Type text/plain", Assertion: "Reports how the target answers an unsupported Content-Type"}, probe)
+
+	ginkgo.It("a plain spec that is not a check", func() {})
+})

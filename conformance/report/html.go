@@ -1,0 +1,396 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/client"
+)
+
+// RenderHTML writes d as one self-contained HTML page: inline CSS, no
+// script, no external asset.
+func RenderHTML(w io.Writer, d Document) error {
+	return page.Execute(w, newView(d))
+}
+
+type levelRow struct {
+	Level, Meaning string
+	Info           bool
+	Counts
+}
+
+// Percentages for the bar of a level row.
+func (l levelRow) Pct(n int) string {
+	if l.Total == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(100*float64(n)/float64(l.Total), 'f', 2, 64)
+}
+
+type exchangeView struct {
+	N int
+	client.Exchange
+	CurlCmd string
+}
+
+type view struct {
+	Document
+	Started       string
+	Took          string
+	VerdictReason string
+	Levels        []levelRow
+	Failures      []Result
+	Infos         []Result
+	Skipped       int
+}
+
+var levelMeaning = map[string]string{
+	string(check.Must):   "follows from the published interface",
+	string(check.Should): "follows only from our CONTRACT",
+	string(check.Info):   "probes a gap; reports what the target did, judges nothing",
+}
+
+func newView(d Document) view {
+	v := view{Document: d, Started: "unknown", Took: roundDuration(d.Duration())}
+	if !d.StartedAt.IsZero() {
+		v.Started = d.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	for _, l := range check.Levels {
+		v.Levels = append(v.Levels, levelRow{Level: string(l), Meaning: levelMeaning[string(l)], Info: l == check.Info, Counts: d.Summary.ByLevel[string(l)]})
+	}
+	if d.Summary.Other.Total > 0 {
+		v.Levels = append(v.Levels, levelRow{Level: "other", Meaning: "specs that are not checks", Counts: d.Summary.Other})
+	}
+	rank := map[string]int{string(check.Must): 0, string(check.Should): 1, "": 2, string(check.Info): 3}
+	for _, r := range d.Results {
+		if r.Outcome == Failed || r.Outcome == Interrupted {
+			v.Failures = append(v.Failures, r)
+		}
+		if r.Level == string(check.Info) && len(r.Exchanges) > 0 {
+			v.Infos = append(v.Infos, r)
+		}
+	}
+	sort.SliceStable(v.Failures, func(i, j int) bool { return rank[v.Failures[i].Level] < rank[v.Failures[j].Level] })
+
+	must := d.Summary.ByLevel[string(check.Must)]
+	switch {
+	case d.Verdict == VerdictFail:
+		v.VerdictReason = plural(must.Failed, "MUST check") + " failed"
+	case d.Verdict == VerdictIncomplete && d.Summary.Interrupted > 0:
+		v.VerdictReason = "the run was interrupted"
+	case d.Verdict == VerdictIncomplete && d.Summary.Other.Failed > 0:
+		v.VerdictReason = "the suite itself failed (see failures)"
+	case d.Verdict == VerdictIncomplete:
+		v.VerdictReason = "no MUST check ran"
+	default:
+		v.VerdictReason = "all " + plural(must.Passed, "MUST check") + " that ran passed"
+		if must.Skipped > 0 {
+			v.VerdictReason += "; " + strconv.Itoa(must.Skipped) + " skipped"
+		}
+	}
+	return v
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func anchor(r Result) string {
+	if r.ID != "" {
+		return "c-" + check.Slug(r.ID)
+	}
+	return "s-" + check.Slug(r.Text)
+}
+
+// outcomeClass colours a result: INFO checks in a neutral colour unless
+// they could not complete.
+func outcomeClass(level, outcome string) string {
+	if level == string(check.Info) && (outcome == Passed || outcome == Failed) {
+		return "o-info"
+	}
+	return "o-" + outcome
+}
+
+func outcomeText(r Result) string {
+	if r.Level == string(check.Info) && r.Outcome == Passed {
+		if s := r.Statuses(); len(s) > 0 {
+			return "observed " + strings.Join(s, ", ")
+		}
+		return "ran"
+	}
+	if r.Level == string(check.Info) && r.Outcome == Failed {
+		return "could not complete"
+	}
+	if r.State != r.Outcome && r.State != "" {
+		return r.Outcome + " (" + r.State + ")"
+	}
+	return r.Outcome
+}
+
+func headerText(h map[string]string) string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + ": " + h[k] + "\n")
+	}
+	return b.String()
+}
+
+func requestText(e client.Exchange) string {
+	s := e.Method + " " + e.URL + "\n" + headerText(e.RequestHeaders)
+	if e.RequestBody != "" {
+		s += "\n" + e.RequestBody
+	}
+	return s
+}
+
+func responseText(e client.Exchange) string {
+	if e.Status == 0 && e.ResponseBody == "" && len(e.ResponseHeaders) == 0 {
+		return "(no answer)"
+	}
+	s := "HTTP " + strconv.Itoa(e.Status) + "\n" + headerText(e.ResponseHeaders)
+	if e.ResponseBody != "" {
+		s += "\n" + e.ResponseBody
+	}
+	return s
+}
+
+func exchanges(r Result) []exchangeView {
+	out := make([]exchangeView, 0, len(r.Exchanges))
+	for i, e := range r.Exchanges {
+		c := e.Curl()
+		if i < len(r.Curl) {
+			c = r.Curl[i]
+		}
+		out = append(out, exchangeView{N: i + 1, Exchange: e, CurlCmd: c})
+	}
+	return out
+}
+
+// roundDuration keeps two or three significant digits: 1.234s, 12ms, 85µs.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	case d >= 10*time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	case d >= 10*time.Microsecond:
+		return d.Round(time.Microsecond).String()
+	default:
+		return d.String()
+	}
+}
+
+func levelCounts(checks []CheckRef) string {
+	n := map[string]int{}
+	for _, c := range checks {
+		n[c.Level]++
+	}
+	var parts []string
+	for _, l := range check.Levels {
+		if n[string(l)] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[string(l)], l))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+var funcs = template.FuncMap{
+	"anchor":       anchor,
+	"outcomeClass": outcomeClass,
+	"outcomeText":  outcomeText,
+	"requestText":  requestText,
+	"responseText": responseText,
+	"exchanges":    exchanges,
+	"levelCounts":  levelCounts,
+	"sectionTitle": check.SectionTitle,
+	"slug":         check.Slug,
+	"ms":           func(f float64) string { return roundDuration(time.Duration(f * float64(time.Millisecond))) },
+	"dur":          roundDuration,
+	"join":         strings.Join,
+	"formats":      func() []string { return Formats },
+	"upper":        strings.ToUpper,
+}
+
+var page = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
+
+// The page: header, counts per level, device type × format grid, sections,
+// failures with their exchanges, INFO observations, all checks.
+const pageTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Conformance {{.Verdict}}: {{.Target}}</title>
+<style>
+:root{--pass:#1a7f37;--pass-bg:#dafbe1;--fail:#cf222e;--fail-bg:#ffebe9;--skip:#6e7781;--skip-bg:#eaeef2;--info:#0550ae;--info-bg:#ddf4ff;--warn:#9a6700;--warn-bg:#fff8c5;--line:#d0d7de;--ink:#1f2328;--mute:#59636e}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);margin:0;background:#f6f8fa}
+main{max-width:1200px;margin:0 auto;padding:24px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:18px;margin:32px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}
+h3{font-size:15px;margin:0 0 8px}
+h5{font-size:12px;margin:8px 0 4px;text-transform:uppercase;letter-spacing:.04em;color:var(--mute)}
+a{color:var(--info)}
+code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{background:#fff;border:1px solid var(--line);border-radius:6px;padding:8px;margin:0;white-space:pre-wrap;word-break:break-all;max-height:420px;overflow:auto}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--line);border-radius:6px}
+th,td{padding:6px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{background:#f6f8fa;font-weight:600;font-size:12px;color:var(--mute)}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.muted{color:var(--mute)}
+header.top{display:flex;gap:24px;align-items:stretch;justify-content:space-between;flex-wrap:wrap;background:#fff;border:1px solid var(--line);border-radius:8px;padding:16px 20px}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0 0}
+dl.facts dt{color:var(--mute)}dl.facts dd{margin:0}
+.verdict{min-width:220px;border-radius:8px;padding:12px 18px;text-align:center;display:flex;flex-direction:column;justify-content:center}
+.verdict b{font-size:34px;letter-spacing:.06em}
+.v-PASS{background:var(--pass-bg);color:var(--pass);border:2px solid var(--pass)}
+.v-FAIL{background:var(--fail-bg);color:var(--fail);border:2px solid var(--fail)}
+.v-INCOMPLETE{background:var(--warn-bg);color:var(--warn);border:2px solid var(--warn)}
+.bar{display:flex;height:10px;border-radius:5px;overflow:hidden;background:var(--skip-bg);min-width:160px}
+.bar span{display:block;height:100%}
+.b-pass{background:var(--pass)}.b-fail{background:var(--fail)}.b-skip{background:#afb8c1}.b-info{background:var(--info)}
+.chip{display:inline-block;padding:1px 7px;margin:1px 2px;border-radius:10px;font:12px/1.5 ui-monospace,Menlo,Consolas,monospace;text-decoration:none;border:1px solid transparent;white-space:nowrap}
+.chip small{font:10px system-ui,sans-serif;opacity:.8;margin-left:3px}
+.o-passed{background:var(--pass-bg);color:var(--pass);border-color:#4ac26b}
+.o-failed,.o-interrupted{background:var(--fail-bg);color:var(--fail);border-color:#ff8182}
+.o-skipped,.o-pending{background:var(--skip-bg);color:var(--skip);border-color:#d0d7de}
+.o-info{background:var(--info-bg);color:var(--info);border-color:#54aeff}
+td.o-passed,td.o-failed,td.o-interrupted,td.o-skipped,td.o-pending,td.o-info{font-weight:600}
+.lv{font:11px/1 system-ui,sans-serif;font-weight:700;padding:2px 6px;border-radius:4px;display:inline-block}
+.lv-MUST{background:#ffd8b5;color:#762c00}.lv-SHOULD{background:#fff8c5;color:#7d4e00}.lv-INFO{background:var(--info-bg);color:var(--info)}
+table.grid td.cell{text-align:center;font-size:18px;font-weight:700;width:30%}
+table.grid td.cell small{display:block;font-size:11px;font-weight:400}
+.c-passed{background:var(--pass-bg);color:var(--pass)}.c-failed{background:var(--fail-bg);color:var(--fail)}.c-none{background:var(--skip-bg);color:var(--skip)}
+.note-gap{color:var(--mute);font-style:italic}.note-hole{color:var(--warn);font-weight:600}
+.failure{background:#fff;border:1px solid var(--line);border-left:5px solid var(--fail);border-radius:6px;padding:12px 16px;margin:0 0 16px}
+.failure.lvl-INFO{border-left-color:var(--info)}
+.failure pre.msg{background:var(--fail-bg);border-color:#ff8182}
+.ex{border-top:1px dashed var(--line);margin-top:10px;padding-top:6px}
+.ex .cols{display:grid;grid-template-columns:1fr 1fr;gap:10px}
+@media (max-width:800px){.ex .cols{grid-template-columns:1fr}}
+.exhead{font-size:13px}
+.err{color:var(--fail)}
+td.o-failed a,td.o-interrupted a,td.o-info a{color:inherit}
+details summary{cursor:pointer}
+details.info{background:#fff;border:1px solid var(--line);border-left:5px solid var(--info);border-radius:6px;padding:8px 12px;margin:0 0 8px}
+.legend span{margin-right:10px}
+footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
+</style>
+</head>
+<body>
+<main>
+<header class="top">
+ <div>
+  <h1>Gateway Device Management Interface: conformance report</h1>
+  <dl class="facts">
+   <dt>Target</dt><dd><code>{{if .Target}}{{.Target}}{{else}}(none given){{end}}</code></dd>
+   <dt>Date</dt><dd>{{.Started}}</dd>
+   <dt>Seed</dt><dd><code>{{.Seed}}</code></dd>
+   <dt>Duration</dt><dd>{{.Took}}</dd>
+   {{- if .LabelFilter}}<dt>Label filter</dt><dd><code>{{.LabelFilter}}</code></dd>{{end}}
+   {{- range .SuiteFailureReasons}}<dt>Suite</dt><dd class="err">{{.}}</dd>{{end}}
+  </dl>
+ </div>
+ <div class="verdict v-{{.Verdict}}"><b>{{.Verdict}}</b><span>{{.VerdictReason}}</span></div>
+</header>
+
+<h2 id="levels">Results by level</h2>
+<table>
+<tr><th>Level</th><th>Meaning</th><th class="num">Checks</th><th class="num">Passed</th><th class="num">Failed</th><th class="num">Skipped</th>{{if or .Summary.Pending .Summary.Interrupted}}<th class="num">Pending</th><th class="num">Interrupted</th>{{end}}<th></th></tr>
+{{- range .Levels}}
+<tr><td>{{if .Info}}<span class="lv lv-INFO">INFO</span>{{else if eq .Level "other"}}other{{else}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td class="muted">{{.Meaning}}</td>
+<td class="num">{{.Total}}</td>
+{{- if .Info}}<td class="num" colspan="2">{{.Ran}} ran{{if .Failed}} ({{.Failed}} could not complete){{end}}</td>{{else}}<td class="num">{{.Passed}}</td><td class="num">{{.Failed}}</td>{{end}}
+<td class="num">{{.Skipped}}</td>{{if or $.Summary.Pending $.Summary.Interrupted}}<td class="num">{{.Pending}}</td><td class="num">{{.Interrupted}}</td>{{end}}
+<td><div class="bar">{{if .Info}}<span class="b-info" style="width:{{.Pct .Ran}}%"></span>{{else}}<span class="b-pass" style="width:{{.Pct .Passed}}%"></span><span class="b-fail" style="width:{{.Pct .Failed}}%"></span>{{end}}<span class="b-skip" style="width:{{.Pct .Skipped}}%"></span></div></td></tr>
+{{- end}}
+</table>
+
+<h2 id="grid">Device types × formats</h2>
+<p class="muted">MUST and SHOULD checks about one device type in one format: passed / total. <span class="chip c-passed">all that ran passed</span><span class="chip c-failed">some failed</span><span class="chip c-none">none ran</span></p>
+<table class="grid">
+<tr><th>Device type</th>{{range formats}}<th style="text-align:center">{{upper .}}</th>{{end}}</tr>
+{{- range .Grid}}
+<tr><td>{{.DeviceType}}</td>{{range .Cells}}<td class="cell c-{{.Status}}">{{.Passed}}/{{.Total}}
+{{- if .Skipped}}<small>{{.Skipped}} skipped</small>{{end}}
+{{- if .FailedIDs}}<small>failed: {{range $i, $id := .FailedIDs}}{{if $i}}, {{end}}<a href="#c-{{slug $id}}">{{$id}}</a>{{end}}</small>{{end}}</td>{{end}}</tr>
+{{- end}}
+</table>
+
+<h2 id="sections">Published sections</h2>
+<p class="muted">Every section of the published interface and the checks that trace to it. <span class="legend"><span class="chip o-passed">passed</span><span class="chip o-failed">failed</span><span class="chip o-skipped">skipped</span><span class="chip o-info">INFO (observed)</span></span></p>
+<table>
+<tr><th>§</th><th>Title</th><th>Checks</th><th>Note</th></tr>
+{{- range .Sections}}
+<tr><td><b>{{.Number}}</b></td><td>{{.Title}}</td>
+<td>{{if .Checks}}<div class="muted" style="font-size:12px">{{levelCounts .Checks}}</div>{{range .Checks}}<a class="chip {{outcomeClass .Level .Outcome}}" href="#c-{{slug .ID}}" title="{{.Level}} · {{.Outcome}} · {{.Title}}">{{.ID}}<small>{{.Level}}</small></a>{{end}}{{end}}</td>
+<td>{{if not .Published}}<span class="note-hole">{{.Title}}</span>{{else if .Gap}}<span class="note-gap">{{.Gap}}</span>{{else if .Checks}}{{else if .HasSubsections}}<span class="note-gap">see its subsections</span>{{else}}<span class="note-hole">no check</span>{{end}}</td></tr>
+{{- end}}
+</table>
+
+<h2 id="failures">Failures{{if .Failures}} ({{len .Failures}}){{end}}</h2>
+{{- if not .Failures}}<p>No check failed.</p>{{end}}
+{{- range .Failures}}
+<section class="failure lvl-{{.Level}}" id="f-{{anchor .}}">
+<h3>{{if .ID}}<span class="lv lv-{{.Level}}">{{.Level}}</span> [{{.ID}}] {{.Title}}{{else}}{{.Text}}{{end}} <span class="chip {{outcomeClass .Level .Outcome}}">{{outcomeText .}}</span></h3>
+{{- if .ID}}
+<dl class="facts">
+ <dt>Assertion</dt><dd>{{.Assertion}}</dd>
+ <dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>
+ {{- if .Operation}}<dt>Operation</dt><dd>{{.Operation}}</dd>{{end}}
+ {{- if .Format}}<dt>Format</dt><dd>{{.Format}}</dd>{{end}}
+ {{- if .DeviceType}}<dt>Device type</dt><dd>{{.DeviceType}}</dd>{{end}}
+ {{- if .Tags}}<dt>Tags</dt><dd>{{join .Tags ", "}}</dd>{{end}}
+ <dt>Duration</dt><dd>{{ms .DurationMS}}</dd>
+</dl>
+{{- end}}
+{{- if .Failure}}<h5>Failure</h5><pre class="msg">{{.Failure}}</pre>{{end}}
+{{- range exchanges .}}{{template "exchange" .}}{{end}}
+</section>
+{{- end}}
+
+{{- if .Infos}}
+<h2 id="info">INFO observations</h2>
+<p class="muted">Probes of gaps in the published interface: what the target answered. They judge nothing.</p>
+{{- range .Infos}}
+<details class="info" id="i-{{anchor .}}"><summary><b>[{{.ID}}] {{.Title}}</b> <span class="chip o-info">{{outcomeText .}}</span></summary>
+<dl class="facts"><dt>Probe</dt><dd>{{.Assertion}}</dd><dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd></dl>
+{{- range exchanges .}}{{template "exchange" .}}{{end}}
+</details>
+{{- end}}
+{{- end}}
+
+<h2 id="all">All checks ({{len .Results}})</h2>
+<table>
+<tr><th>ID</th><th>Level</th><th>§</th><th>Title</th><th>Operation</th><th>Format</th><th>Device type</th><th>Outcome</th><th class="num">Time</th></tr>
+{{- range .Results}}
+<tr id="{{anchor .}}"><td><code>{{if .ID}}{{.ID}}{{else}}-{{end}}</code></td><td>{{if .Level}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td>{{.Section}}</td><td>{{if .ID}}{{.Title}}{{else}}{{.Text}}{{end}}</td><td>{{.Operation}}</td><td>{{.Format}}</td><td>{{.DeviceType}}</td>
+<td class="{{outcomeClass .Level .Outcome}}">{{if or (eq .Outcome "failed") (eq .Outcome "interrupted")}}<a href="#f-{{anchor .}}">{{outcomeText .}}</a>{{else if and (eq .Level "INFO") .Exchanges}}<a href="#i-{{anchor .}}">{{outcomeText .}}</a>{{else}}{{outcomeText .}}{{end}}{{if .Reason}}<div class="muted" style="font-weight:400">{{.Reason}}</div>{{end}}</td>
+<td class="num">{{ms .DurationMS}}</td></tr>
+{{- end}}
+</table>
+<footer>Levels: MUST follows from the published interface; SHOULD only from our CONTRACT; INFO probes a gap. The verdict is PASS when no MUST check failed and the run was complete. Machine-readable: report.json, junit.xml.</footer>
+</main>
+</body>
+</html>
+{{define "exchange"}}<div class="ex">
+<div class="exhead"><b>Exchange {{.N}}</b> · <code>{{.Method}} {{.URL}}</code> → {{if .Status}}<b>{{.Status}}</b>{{else}}<b class="err">no answer</b>{{end}} · {{dur .Duration}}{{if .Truncated}} · <span class="err">response body cut at the client's limit</span>{{end}}</div>
+{{- if .Error}}<p class="err">{{.Error}}</p>{{end}}
+<div class="cols"><div><h5>Request</h5><pre>{{requestText .Exchange}}</pre></div><div><h5>Response</h5><pre>{{responseText .Exchange}}</pre></div></div>
+<h5>curl</h5><pre>{{.CurlCmd}}</pre>
+</div>{{end}}
+`
