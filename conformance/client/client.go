@@ -263,7 +263,7 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, 
 		return nil, c.explain(ctx, err)
 	}
 	defer hresp.Body.Close()
-	r := &Response{Status: hresp.StatusCode, ContentType: hresp.Header.Get("Content-Type")}
+	r := &Response{Status: hresp.StatusCode, ContentType: hresp.Header.Get("Content-Type"), Header: hresp.Header}
 	ex.Status = r.Status
 	ex.ResponseHeaders = make(map[string]string, len(hresp.Header))
 	for k, vs := range hresp.Header {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"mime"
+	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -18,6 +19,8 @@ import (
 type Response struct {
 	Status      int
 	ContentType string
+	// Header is every response header as received (Allow, Location...).
+	Header http.Header
 	// Body is at most Config.MaxResponseBytes long; Truncated says it was cut.
 	Body      []byte
 	Truncated bool

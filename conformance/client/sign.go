@@ -69,12 +69,16 @@ func (FormatSigner) Sign(_ context.Context, fields []Field) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// DefaultSignWait bounds one run of a sign command when
+// CommandSigner.Timeout is zero; a sign script that hangs must not hang the
+// whole run.
+const DefaultSignWait = 5 * time.Second
+
 // Limits of a sign command's output: a sign is short, and a runaway command
 // must not fill memory or a report.
 const (
-	maxSignOutput   = 4 << 10
-	maxStderrQuote  = 512
-	DefaultSignWait = 5 * time.Second
+	maxSignOutput  = 4 << 10
+	maxStderrQuote = 512
 )
 
 // CommandSigner runs the fleet's sign_command (CONTRACT section 5) for
@@ -111,6 +115,7 @@ func (s CommandSigner) Sign(ctx context.Context, fields []Field) (string, error)
 	// A killed shell may leave children holding the pipes open; WaitDelay
 	// stops Wait from waiting for them.
 	cmd.WaitDelay = time.Second
+	ownGroup(cmd)
 	name := strings.Join(s.Argv, " ")
 	err := cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
