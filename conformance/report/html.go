@@ -368,7 +368,7 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
 <p class="muted">Probes of gaps in the published interface: what the target answered. They judge nothing.</p>
 {{- range .Infos}}
 <details class="info" id="i-{{anchor .}}"><summary><b>[{{.ID}}] {{.Title}}</b> <span class="chip o-info">{{outcomeText .}}</span></summary>
-<dl class="facts"><dt>Probe</dt><dd>{{.Assertion}}</dd><dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd></dl>
+<dl class="facts"><dt>Probe</dt><dd>{{.Assertion}}</dd><dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{if .Observations}}<dt>Seen</dt><dd><ul>{{range .Observations}}<li>{{.}}</li>{{end}}</ul></dd>{{end}}</dl>
 {{- range exchanges .}}{{template "exchange" .}}{{end}}
 </details>
 {{- end}}

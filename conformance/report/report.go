@@ -29,6 +29,10 @@ import (
 // client.Exchange.
 const ExchangeEntry = "exchange"
 
+// ObservationEntry is the report entry name under which an INFO probe
+// records, in a sentence, what it saw.
+const ObservationEntry = "observation"
+
 // Outcomes of a result. A spec that failed, panicked, timed out or was
 // aborted is "failed"; Result.State keeps Ginkgo's exact state.
 const (
@@ -82,7 +86,9 @@ type Result struct {
 	DurationMS float64           `json:"duration_ms"`
 	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
 	// Curl holds one command per exchange, in the same order.
-	Curl   []string `json:"curl,omitempty"`
+	Curl []string `json:"curl,omitempty"`
+	// Observations are what an INFO probe reported seeing.
+	Observations []string `json:"observations,omitempty"`
 	Labels []string `json:"labels,omitempty"`
 }
 
@@ -327,6 +333,10 @@ func result(sr types.SpecReport) Result {
 		res.Failure = failureText(sr)
 	}
 	for _, e := range sr.ReportEntries {
+		if e.Name == ObservationEntry {
+			res.Observations = append(res.Observations, e.StringRepresentation())
+			continue
+		}
 		if e.Name != ExchangeEntry {
 			continue
 		}

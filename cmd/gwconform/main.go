@@ -1,0 +1,45 @@
+// Command gwconform certifies an implementation of the Gateway Device
+// Management Interface.
+//
+//	gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
+//	gwconform checks            print the catalog of checks (docs/checks.md)
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/gwdmi/gwtools/conformance"
+)
+
+const usage = `gwconform certifies an implementation of the Gateway Device Management Interface.
+
+Usage:
+  gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should] ...
+  gwconform checks      print the catalog of checks as Markdown
+
+Run "gwconform run -h" for every flag.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(conformance.ExitConfig)
+	}
+	switch os.Args[1] {
+	case "run":
+		os.Exit(conformance.Run(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "checks":
+		fmt.Print(conformance.Catalog())
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "gwconform: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(conformance.ExitConfig)
+	}
+}

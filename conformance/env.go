@@ -1,0 +1,122 @@
+// Package conformance is gwconform: a Ginkgo v2 suite of conformance checks
+// of the Gateway Device Management Interface that runs against any target
+// URL, or against the simulator in-process, and writes JUnit, JSON and HTML
+// reports. Run is its whole command line; cmd/gwconform only calls it.
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/brianvoe/gofakeit/v6"
+
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+// Env is everything the checks need to know about the run, filled from the
+// flags and checked before any spec runs. The suite reads it through env.
+type Env struct {
+	// BaseURL is the target.
+	BaseURL string
+	Fleet   *fleet.Fleet
+	Target  *fleet.Target
+	Client  *client.Client
+	// Signer signs with the target's scheme; KnownSign says whether a wrong
+	// sign can be told from a right one (md5 or a sign command).
+	Signer    client.Signer
+	KnownSign bool
+	Location  *time.Location
+	// Admin is the base URL of a gwsim admin API (empty when the target
+	// has none) and AdminToken its bearer token.
+	Admin      string
+	AdminToken string
+	// Embedded says the target is the in-process simulator.
+	Embedded bool
+	// DryRun records each request and skips the check instead of sending.
+	DryRun bool
+	Seed   int64
+	// Now is the clock for timestamps.
+	Now func() time.Time
+}
+
+// env is the run's Env; Run sets it before RunSpecs.
+var env *Env
+
+// faker gives a check its own reproducible stream of values: the same run
+// seed and check ID draw the same values whatever else ran before.
+func (e *Env) faker(id string) *gofakeit.Faker {
+	h := fnv.New64a()
+	io.WriteString(h, id)
+	return gofakeit.New(e.Seed ^ int64(h.Sum64()))
+}
+
+// device returns the fleet's device of a type, if the target has one.
+func (e *Env) device(typeName string) (fleet.Device, bool) {
+	d, ok := e.Target.Devices[typeName]
+	return d, ok
+}
+
+// anyDevice is a device for checks about the envelope rather than a type:
+// the first type in published order that the fleet has.
+func (e *Env) anyDevice() (fleet.Device, bool) {
+	for _, t := range device.Types {
+		if d, ok := e.Target.Devices[t.Name]; ok {
+			return d, true
+		}
+	}
+	return fleet.Device{}, false
+}
+
+// adminGet reads a gwsim admin API path into v.
+func (e *Env) adminGet(ctx context.Context, path string, v any) error {
+	if e.Admin == "" {
+		return fmt.Errorf("the target has no gwsim admin API")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(e.Admin, "/")+path, nil)
+	if err != nil {
+		return err
+	}
+	if e.AdminToken != "" {
+		req.Header.Set("Authorization", "Bearer "+e.AdminToken)
+	}
+	resp, err := adminHTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return json.Unmarshal(body, v)
+}
+
+var adminHTTP = &http.Client{Timeout: 10 * time.Second}
+
+// deviceState is a device as GET /_sim/gateways/{mac}/devices/{sn} shows it.
+type deviceState struct {
+	SN    string         `json:"sn"`
+	Type  string         `json:"type"`
+	Name  string         `json:"name"`
+	State map[string]any `json:"state"`
+}
+
+// probeAdmin reports whether base serves gwsim's admin API.
+func probeAdmin(ctx context.Context, base, token string) bool {
+	e := &Env{Admin: base, AdminToken: token}
+	var health struct{ Status string }
+	return e.adminGet(ctx, "/_sim/health", &health) == nil && health.Status == "ok"
+}

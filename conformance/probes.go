@@ -1,0 +1,210 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// A probe is an INFO check: it asks the target something the published
+// interface leaves open and reports what it did, judging nothing.
+type probe struct {
+	id, title, section, contract, typ string
+	op                                device.Operation
+	run                               func(ctx context.Context, f device.Format)
+}
+
+func declareProbes() {
+	for _, p := range probes() {
+		p := p
+		for _, f := range []device.Format{device.JSON, device.XML} {
+			f := f
+			m := check.Meta{ID: "probe." + p.id + "." + f.String(), Level: check.Info, Section: p.section, Contract: p.contract,
+				Title: capital(p.title) + " (" + f.String() + ")", Assertion: "Reports " + p.title + "; judges nothing.",
+				Operation: p.op.Name(), Format: f.String(), DeviceType: p.typ, Tags: []string{"probe"}}
+			check.It(m, func(ctx ginkgo.SpecContext) { p.run(ctx, f) })
+		}
+	}
+}
+
+// observe records what a probe saw; the reports show it.
+func observe(format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	ginkgo.By(text)
+	ginkgo.AddReportEntry("observation", text)
+}
+
+// ask sends a call and says what came back, failing nothing.
+func ask(ctx context.Context, c call, f device.Format) (*client.Response, string) {
+	if env.DryRun {
+		send(ctx, c, f) // records and skips
+	}
+	r, ex, err := env.Client.Do(ctx, c.request(f))
+	ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
+	if err != nil {
+		return nil, "no answer (" + err.Error() + ")"
+	}
+	verdict := "rejected"
+	if accepted(r) {
+		verdict = "accepted"
+	}
+	return r, verdict + " (" + describe(r) + ")"
+}
+
+func needDevice(typeName string) (string, bool) {
+	d, ok := env.device(typeName)
+	if !ok {
+		ginkgo.Skip("the fleet has no " + typeName + ": not covered")
+	}
+	return d.SN, ok
+}
+
+func probes() []probe {
+	var ps []probe
+	for _, t := range device.Types {
+		for _, fd := range t.Fields {
+			if fd.Kind != device.Enum {
+				continue
+			}
+			t, fd := t, fd
+			ps = append(ps, probe{id: "letter-case." + check.Slug(t.Name) + "." + check.Slug(fd.Name), section: "2.3", contract: "2",
+				typ: t.Name, op: device.SendCommand,
+				title: fmt.Sprintf("whether %s of a %s is accepted in lower and upper case", fd.Name, t.Name),
+				run: func(ctx context.Context, f device.Format) {
+					sn, _ := needDevice(t.Name)
+					for _, v := range []string{strings.ToLower(fd.Values[0]), strings.ToUpper(fd.Values[0])} {
+						c := env.base(device.SendCommand, sn, t.Name)
+						c.set(fd.Name, v)
+						putBack(ctx, c)
+						_, got := ask(ctx, c, f)
+						observe("%s %q: %s", fd.Name, v, got)
+					}
+				}})
+		}
+	}
+	onDevice := func(id, title, section, typeName string, change func(c *call)) probe {
+		return probe{id: id, title: title, section: section, contract: "2", typ: typeName, op: device.SendCommand,
+			run: func(ctx context.Context, f device.Format) {
+				var sn, typ string
+				if typeName != "" {
+					sn, _ = needDevice(typeName)
+					typ = typeName
+				} else {
+					d, ok := env.anyDevice()
+					if !ok {
+						ginkgo.Skip("the fleet has no device")
+					}
+					sn, typ = d.SN, d.Type
+				}
+				c := env.base(device.SendCommand, sn, typ)
+				change(&c)
+				putBack(ctx, c)
+				_, got := ask(ctx, c, f)
+				observe("%s: %s", title, got)
+			}}
+	}
+	ps = append(ps,
+		onDevice("device_id-alias", "a command that names the device by device_id instead of sn", "2.2", "", func(c *call) {
+			sn := c.get(device.FieldSN)
+			c.drop(device.FieldSN)
+			c.fields = append(c.fields, kv{name: device.FieldDeviceID, value: sn})
+		}),
+		onDevice("device_id-and-sn", "a command that carries both device_id and sn, equal", "2.2", "", func(c *call) {
+			c.set(device.FieldDeviceID, c.get(device.FieldSN))
+		}),
+		onDevice("thermostat-one-field", "a Thermostat command with mode alone", "2.3", "Thermostat", func(c *call) {
+			c.keep(device.FieldSN, device.FieldType, "mode")
+		}),
+		onDevice("appliance-module-type-text", `an Appliance Module Plus command whose type text is "Appliance Module" (as the published XML example)`,
+			"2.3", "Appliance Module Plus", func(c *call) { c.set(device.FieldType, "Appliance Module") }),
+		onDevice("opt-other-value", `an Appliance Module Plus command with opt "eco"`, "2.3", "Appliance Module Plus",
+			func(c *call) { c.set("opt", "eco") }),
+	)
+	ps = append(ps, probe{id: "format-field", title: "a command that carries the format argument naming its body's format",
+		section: "4", contract: "2", op: device.SendCommand,
+		run: func(ctx context.Context, f device.Format) {
+			d, ok := env.anyDevice()
+			if !ok {
+				ginkgo.Skip("the fleet has no device")
+			}
+			c := env.base(device.SendCommand, d.SN, d.Type)
+			c.set(device.FieldFormat, f.String())
+			putBack(ctx, c)
+			_, got := ask(ctx, c, f)
+			observe("format=%s in a %s body: %s", f, f, got)
+		}})
+	ps = append(ps,
+		probe{id: "message_type-other", title: `a message whose message_type is "alert"`, section: "2.4", contract: "3", op: device.SendMessage,
+			run: func(ctx context.Context, f device.Format) {
+				c := env.base(device.SendMessage, "", "")
+				c.set(device.FieldMessageType, "alert")
+				_, got := ask(ctx, c, f)
+				observe("message_type alert: %s", got)
+			}},
+		probe{id: "name-longest", title: "the longest name the target accepts", section: "8", contract: "3", op: device.UpdateName,
+			run: func(ctx context.Context, f device.Format) {
+				d, ok := env.anyDevice()
+				if !ok {
+					ginkgo.Skip("the fleet has no device")
+				}
+				longest := 0
+				for _, n := range []int{1, 32, 64, 65, 128, 255, 256, 1024, 4096} {
+					c := env.base(device.UpdateName, d.SN, d.Type)
+					c.set(device.FieldName, strings.Repeat("n", n))
+					putBack(ctx, c)
+					r, got := ask(ctx, c, f)
+					observe("a name of %d characters: %s", n, got)
+					if accepted(r) {
+						longest = n
+					}
+				}
+				observe("longest name accepted of those tried: %d characters", longest)
+			}},
+		probe{id: "timestamp-drift", title: "how far the timestamp may be from the target's clock", section: "8", contract: "1",
+			op: device.SendMessage,
+			run: func(ctx context.Context, f device.Format) {
+				var ok []string
+				for _, d := range []time.Duration{-24 * time.Hour, -time.Hour, -301 * time.Second, -299 * time.Second,
+					-60 * time.Second, 60 * time.Second, 299 * time.Second, 301 * time.Second, time.Hour} {
+					c := env.base(device.SendMessage, "", "")
+					c.set(device.FieldTimestamp, env.Now().Add(d).In(env.Location).Format(device.TimestampLayout))
+					r, got := ask(ctx, c, f)
+					observe("timestamp %+v from now: %s", d, got)
+					if accepted(r) {
+						ok = append(ok, d.String())
+					}
+				}
+				observe("offsets accepted: %s", strings.Join(ok, ", "))
+			}},
+		probe{id: "response-layout", title: "the layout of the success and error answers", section: "4.4", contract: "4",
+			op: device.SendMessage,
+			run: func(ctx context.Context, f device.Format) {
+				c := env.base(device.SendMessage, "", "")
+				r, got := ask(ctx, c, f)
+				if r != nil {
+					observe("success: %s; Content-Type %q; body %s", got, r.ContentType, strconv.Quote(cut(string(r.Body), 300)))
+				}
+				c.set(device.FieldMessageValue, "brightness")
+				r, got = ask(ctx, c, f)
+				if r != nil {
+					observe("error: %s; Content-Type %q; body %s", got, r.ContentType, strconv.Quote(cut(string(r.Body), 300)))
+				}
+			}},
+	)
+	return ps
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,240 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// kv is one control field by its canonical (XML) name; the JSON name is
+// looked up when the request is sent, so a case changes one field in both
+// formats alike.
+type kv struct {
+	name  string
+	value string
+	// num sends the value as a JSON number literal.
+	num bool
+	// wire, when set, is the key as written in every format, for checks that
+	// misspell or misplace a field on purpose.
+	wire string
+}
+
+// call is one request a check sends, before it is given a format.
+type call struct {
+	op          device.Operation
+	path        string // op's path when empty
+	method      string
+	contentType string // the format's own when empty; client.NoContentType for none
+	fields      []kv
+	// raw, when set, replaces the encoded body (malformed bodies).
+	raw func(device.Format) []byte
+	// keepSign sends the sign field as it is (a wrong sign on purpose).
+	keepSign bool
+	// device is the fleet device the call is about, for clean-up.
+	sn, typ string
+}
+
+// jsonNames maps canonical names to JSON keys where they differ.
+var jsonNames = func() map[string]string {
+	m := map[string]string{}
+	for _, t := range device.Types {
+		for _, f := range t.Fields {
+			if f.JSON != f.Name {
+				m[f.Name] = f.JSON
+			}
+		}
+	}
+	return m
+}()
+
+func wireName(f device.Format, name string) string {
+	if f == device.JSON {
+		if j, ok := jsonNames[name]; ok {
+			return j
+		}
+	}
+	return name
+}
+
+// clone copies a call so that a case changes only its own copy.
+func (c call) clone() call {
+	c.fields = append([]kv(nil), c.fields...)
+	return c
+}
+
+// set replaces a field's value, or appends the field when absent.
+func (c *call) set(name, value string) *call {
+	for i := range c.fields {
+		if c.fields[i].name == name && c.fields[i].wire == "" {
+			c.fields[i].value, c.fields[i].num = value, false
+			return c
+		}
+	}
+	c.fields = append(c.fields, kv{name: name, value: value})
+	return c
+}
+
+// setNum sets a field as a JSON number.
+func (c *call) setNum(name, value string) *call {
+	c.set(name, value)
+	for i := range c.fields {
+		if c.fields[i].name == name {
+			c.fields[i].num = true
+		}
+	}
+	return c
+}
+
+// drop removes a field.
+func (c *call) drop(name string) *call {
+	out := c.fields[:0]
+	for _, f := range c.fields {
+		if f.name != name {
+			out = append(out, f)
+		}
+	}
+	c.fields = out
+	return c
+}
+
+// only keeps the envelope and the named fields.
+func (c *call) keep(names ...string) *call {
+	keep := map[string]bool{}
+	for _, n := range append(names, device.EnvelopeFields...) {
+		keep[n] = true
+	}
+	out := c.fields[:0]
+	for _, f := range c.fields {
+		if keep[f.name] {
+			out = append(out, f)
+		}
+	}
+	c.fields = out
+	return c
+}
+
+// get returns a field's value.
+func (c *call) get(name string) string {
+	for _, f := range c.fields {
+		if f.name == name {
+			return f.value
+		}
+	}
+	return ""
+}
+
+// request turns the call into a client request in a format, with a fresh
+// timestamp unless the call pins one.
+func (c call) request(f device.Format) client.Request {
+	path := c.path
+	if path == "" {
+		path = c.op.Path()
+	}
+	r := client.Request{Path: path, Method: c.method, Format: f, ContentType: c.contentType}
+	if c.keepSign {
+		r.Sign = client.SignKeep
+	}
+	for _, kv := range c.fields {
+		key := kv.wire
+		if key == "" {
+			key = wireName(f, kv.name)
+		}
+		var v any = kv.value
+		if kv.num && f == device.JSON {
+			v = json.Number(kv.value)
+		}
+		r.Fields = append(r.Fields, client.Field{Key: key, Value: v})
+	}
+	if c.raw != nil {
+		r.RawBody = c.raw(f)
+	}
+	return r
+}
+
+// base builds the valid request of an operation about a device (sn may be
+// empty for send message), in published field order with the example
+// values of the device's type.
+func (e *Env) base(op device.Operation, sn, typeName string) call {
+	c := call{op: op, sn: sn, typ: typeName}
+	for _, f := range e.Client.Envelope(e.Target.Key, e.Target.AccountID, e.Target.MAC, e.Now(), e.Location) {
+		c.fields = append(c.fields, kv{name: f.Key, value: fmt.Sprint(f.Value)})
+	}
+	switch op {
+	case device.SendCommand:
+		c.fields = append(c.fields, kv{name: device.FieldSN, value: sn}, kv{name: device.FieldType, value: typeName})
+		t, _ := device.LookupType(typeName)
+		for _, f := range t.Fields {
+			c.fields = append(c.fields, kv{name: f.Name, value: f.Example})
+		}
+	case device.SendMessage:
+		c.fields = append(c.fields, kv{name: device.FieldMessageType, value: "message"},
+			kv{name: device.FieldMessageValue, value: "brightness=80"})
+	case device.UpdateName:
+		c.fields = append(c.fields, kv{name: device.FieldSN, value: sn}, kv{name: device.FieldName, value: "Conformance Check"})
+	}
+	return c
+}
+
+// send sends a call in a format, records the exchange in the spec's report
+// and fails the spec when no answer came. In a dry run it records the
+// request and skips the spec instead.
+func send(ctx context.Context, c call, f device.Format) *client.Response {
+	ginkgo.GinkgoHelper()
+	req := c.request(f)
+	if env.DryRun {
+		body := req.RawBody
+		if body == nil {
+			body, _ = client.Encode(f, req.Fields)
+		}
+		method := req.Method
+		if method == "" {
+			method = "POST"
+		}
+		ct := req.ContentType
+		if ct == "" {
+			ct = map[device.Format]string{device.JSON: "application/json", device.XML: "application/xml"}[f]
+		}
+		ex := client.Exchange{Method: method, URL: env.Client.URL(req.Path), RequestBody: string(body),
+			RequestHeaders: map[string]string{"Content-Type": strings.ReplaceAll(ct, client.NoContentType, "")}}
+		ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
+		ginkgo.Skip("dry run: not sent")
+	}
+	resp, ex, err := env.Client.Do(ctx, req)
+	ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
+	if err != nil {
+		ginkgo.Fail(fmt.Sprintf("no answer from the target: %v", err))
+	}
+	return resp
+}
+
+// accepted is the MUST-level verdict: a 2xx answer whose status is success.
+func accepted(r *client.Response) bool {
+	return r != nil && r.Status/100 == 2 && r.StatusField == "success"
+}
+
+// describe says in one line what the target answered.
+func describe(r *client.Response) string {
+	if r == nil {
+		return "no answer"
+	}
+	s := fmt.Sprintf("HTTP %d", r.Status)
+	if r.StatusField != "" {
+		s += ", status " + r.StatusField
+	}
+	if r.ErrorCode != "" {
+		s += ", error " + r.ErrorCode
+		if r.ErrorField != "" {
+			s += " (" + r.ErrorField + ")"
+		}
+	}
+	if r.ParseError != "" {
+		s += ", body unreadable: " + r.ParseError
+	}
+	return s
+}

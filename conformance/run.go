@@ -1,0 +1,249 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	"github.com/onsi/gomega"
+
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+// Exit codes of gwconform (CONTRACT 6).
+const (
+	ExitPass   = 0
+	ExitFail   = 1
+	ExitConfig = 2
+)
+
+// Options are gwconform run's flags.
+type Options struct {
+	Target     string
+	FleetFile  string
+	ReportDir  string
+	FailOn     string
+	Rate       float64
+	DryRun     bool
+	Timeout    time.Duration
+	AdminToken string
+	Seed       int64
+}
+
+// failer is the testing.T that RunSpecs needs: a value with Fail().
+type failer struct{ failed bool }
+
+func (f *failer) Fail() { f.failed = true }
+
+// outcome is what the report step leaves for Run.
+var outcome struct {
+	doc    report.Document
+	err    error
+	target string
+	dir    string
+}
+
+var _ = ginkgo.ReportAfterSuite("gwconform reports", func(r ginkgo.Report) {
+	outcome.doc, outcome.err = report.WriteAll(outcome.dir, r, outcome.target)
+})
+
+const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
+                     [--rate R] [--dry-run] [--timeout D] [--admin-token T] [--seed N] [--ginkgo.* flags]
+
+Runs the conformance checks against URL, or against the simulator started
+in-process when no --target is given. Exit 0: no check failed at the
+--fail-on level; 1: some did; 2: bad arguments, unreadable fleet or
+unreachable target.
+
+Ginkgo's own flags work with the ginkgo. prefix, for example
+--ginkgo.label-filter='level:MUST && format:xml' or --ginkgo.focus=dimming.
+`
+
+// Run is `gwconform run`. It may be called once per process: Ginkgo runs a
+// suite once.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.CommandLine // Ginkgo's flags live here with the ginkgo. prefix
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, runUsage, "\nFlags:\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			if !strings.HasPrefix(f.Name, "ginkgo.") && !strings.HasPrefix(f.Name, "test.") {
+				fmt.Fprintf(stderr, "  --%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
+			}
+		})
+	}
+	var o Options
+	fs.StringVar(&o.Target, "target", "", "base URL of the implementation under test; empty: the simulator, in-process")
+	fs.StringVar(&o.FleetFile, "fleet", "", "fleet file with the target's credentials, gateway and devices; default: the demo fleet")
+	fs.StringVar(&o.ReportDir, "report-dir", "reports/latest", "where junit.xml, report.json and report.html are written")
+	fs.StringVar(&o.FailOn, "fail-on", "must", "exit 1 when a check fails at this level: must or should")
+	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one request, reading the answer included")
+	fs.StringVar(&o.AdminToken, "admin-token", os.Getenv("GWSIM_ADMIN_TOKEN"), "bearer token of a gwsim target's admin API")
+	fs.Int64Var(&o.Seed, "seed", 0, "seed of the values drawn and the spec order (0: Ginkgo picks one and reports it)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitPass
+		}
+		return ExitConfig
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "gwconform: unexpected argument %q\n", fs.Arg(0))
+		return ExitConfig
+	}
+	e, cleanup, err := prepare(ctx, o)
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform:", err)
+		return ExitConfig
+	}
+	defer cleanup()
+
+	suiteConfig, reporterConfig := ginkgo.GinkgoConfiguration()
+	if o.Seed != 0 {
+		suiteConfig.RandomSeed = o.Seed
+	}
+	if suiteConfig.LabelFilter != "" {
+		if _, err := types.ParseLabelFilter(suiteConfig.LabelFilter); err != nil {
+			fmt.Fprintln(stderr, "gwconform: --ginkgo.label-filter:", err)
+			return ExitConfig
+		}
+	}
+	e.Seed = suiteConfig.RandomSeed
+	env = e
+	outcome.target, outcome.dir = e.BaseURL, o.ReportDir
+	if e.Embedded {
+		outcome.target = e.BaseURL + " (embedded gwsim)"
+	}
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	fmt.Fprintf(stdout, "gwconform: %s against %s, seed %d\n", map[bool]string{true: "dry run", false: "checking"}[o.DryRun], outcome.target, e.Seed)
+	t := &failer{}
+	ginkgo.RunSpecs(t, "gwconform", suiteConfig, reporterConfig)
+	if outcome.err != nil {
+		fmt.Fprintln(stderr, "gwconform: writing reports:", outcome.err)
+		return ExitConfig
+	}
+	report.WriteSummary(stdout, outcome.doc)
+	if o.DryRun {
+		printDryRun(stdout, outcome.doc)
+		return ExitPass
+	}
+	failed := outcome.doc.FailedAt("MUST")
+	if o.FailOn == "should" {
+		failed += outcome.doc.FailedAt("SHOULD")
+	}
+	if failed > 0 {
+		return ExitFail
+	}
+	return ExitPass
+}
+
+// prepare checks the options, loads the fleet, starts the embedded
+// simulator when there is no target, and checks that the target answers.
+func prepare(ctx context.Context, o Options) (*Env, func(), error) {
+	noop := func() {}
+	if o.FailOn != "must" && o.FailOn != "should" {
+		return nil, noop, fmt.Errorf("--fail-on must be must or should, not %q", o.FailOn)
+	}
+	if o.Rate < 0 || o.Timeout <= 0 {
+		return nil, noop, errors.New("--rate must be >= 0 and --timeout > 0")
+	}
+	if o.ReportDir == "" {
+		return nil, noop, errors.New("--report-dir must not be empty")
+	}
+	f := fleet.Demo()
+	if o.FleetFile != "" {
+		var err error
+		if f, err = fleet.Load(o.FleetFile); err != nil {
+			return nil, noop, fmt.Errorf("fleet: %w", err)
+		}
+	}
+	tgt, err := f.Target()
+	if err != nil {
+		return nil, noop, fmt.Errorf("fleet: %w", err)
+	}
+	e := &Env{Fleet: f, Target: tgt, Location: f.Location(), DryRun: o.DryRun, Now: time.Now, AdminToken: o.AdminToken}
+	cleanup := noop
+	if o.Target == "" {
+		sim, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: f,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			return nil, noop, fmt.Errorf("starting the embedded simulator: %w", err)
+		}
+		cleanup = func() { sim.Close() }
+		e.BaseURL, e.Admin, e.Embedded = sim.URL(), sim.URL(), true
+	} else {
+		u, err := url.Parse(o.Target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, noop, fmt.Errorf("--target %q is not an http(s) URL", o.Target)
+		}
+		e.BaseURL = strings.TrimRight(o.Target, "/")
+	}
+	switch {
+	case len(f.SignCommand) > 0:
+		e.Signer, e.KnownSign = client.CommandSigner{Argv: f.SignCommand, Timeout: 10 * time.Second}, true
+	case f.Scheme() == auth.MD5:
+		e.Signer, e.KnownSign = client.MD5Signer{APIKey: tgt.Key.Key, Secret: tgt.Key.Secret}, true
+	default:
+		e.Signer = client.FormatSigner{}
+	}
+	e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate})
+	if err != nil {
+		cleanup()
+		return nil, noop, err
+	}
+	if !o.DryRun && !e.Embedded {
+		if err := reachable(ctx, e.BaseURL, o.Timeout); err != nil {
+			return nil, noop, fmt.Errorf("target unreachable: %v", err)
+		}
+		if probeAdmin(ctx, e.BaseURL, o.AdminToken) {
+			e.Admin = e.BaseURL
+		}
+	}
+	return e, cleanup, nil
+}
+
+// reachable reports whether anything answers HTTP at base.
+func reachable(ctx context.Context, base string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, base+"/", nil)
+	if err != nil {
+		return err
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return ue.Err
+		}
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// printDryRun lists every check with the requests it would send.
+func printDryRun(w io.Writer, d report.Document) {
+	for _, r := range d.Results {
+		fmt.Fprintf(w, "%-7s %s\n", r.Level, r.ID)
+		for _, ex := range r.Exchanges {
+			fmt.Fprintf(w, "        %s %s (%d bytes)\n", ex.Method, ex.URL, len(ex.RequestBody))
+		}
+	}
+}

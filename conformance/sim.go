@@ -1,0 +1,164 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// declareSim adds the simulator-only state check of a case: after an
+// accepted request the admin API shows what was sent; after a rejected one
+// nothing changed. They need gwsim's admin API, so they carry label sim.
+func declareSim(c Case, f device.Format, id string) {
+	m := c.meta(id+".sim", check.Should, f, capital(c.Title)+": the simulator's state follows", "", "sim")
+	m.Section, m.Contract = "3", "3"
+	valid := c.Want.ok || c.Want.contractOK
+	if valid {
+		m.Assertion = capital(c.Title) + " SHOULD leave the state the admin API shows exactly as the request said (CONTRACT 3)."
+	} else {
+		m.Assertion = capital(c.Title) + " SHOULD be rejected and change nothing the admin API shows (CONTRACT 3)."
+	}
+	check.It(m, func(ctx ginkgo.SpecContext) {
+		if env.Admin == "" {
+			ginkgo.Skip("the target has no gwsim admin API")
+		}
+		req := buildCase(c, f)
+		before := snapshot(ctx, req)
+		sent, r := sendCaseCall(ctx, c, f)
+		after := snapshot(ctx, req)
+		if !valid {
+			gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+			gomega.Expect(after).To(gomega.Equal(before), "a rejected request changed the state")
+			return
+		}
+		gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
+		expectApplied(sent, before, after)
+	})
+}
+
+// state is what the admin API shows about the devices and gateway a call
+// concerns.
+type state struct {
+	Device   *deviceState
+	Messages int
+	Last     map[string]any
+}
+
+func snapshot(ctx context.Context, c call) state {
+	ginkgo.GinkgoHelper()
+	var s state
+	if c.sn != "" {
+		var d deviceState
+		if err := env.adminGet(ctx, fmt.Sprintf("/_sim/gateways/%s/devices/%s", env.Target.MAC, c.sn), &d); err != nil {
+			ginkgo.Fail("reading the device from the admin API: " + err.Error())
+		}
+		s.Device = &d
+	}
+	var msgs []map[string]any
+	if err := env.adminGet(ctx, "/_sim/gateways/"+env.Target.MAC+"/messages", &msgs); err != nil {
+		ginkgo.Fail("reading the messages from the admin API: " + err.Error())
+	}
+	s.Messages = len(msgs)
+	if len(msgs) > 0 {
+		s.Last = msgs[len(msgs)-1]
+	}
+	return s
+}
+
+// expectApplied checks that an accepted call did what it said.
+func expectApplied(c call, before, after state) {
+	ginkgo.GinkgoHelper()
+	switch c.op {
+	case device.SendCommand:
+		t, _ := device.LookupType(c.get(device.FieldType))
+		want := map[string]any{}
+		for k, v := range before.Device.State {
+			want[k] = v
+		}
+		for i := range t.Fields {
+			fd := &t.Fields[i]
+			for _, kv := range c.fields {
+				if kv.name == fd.Name && kv.wire == "" {
+					set, err := fd.Parse(i, device.Str(kv.value))
+					gomega.Expect(err).To(gomega.BeNil(), "the check sent an invalid value")
+					want[fd.Name] = t.Get(t.Apply(device.State{}, set), i)
+				}
+			}
+		}
+		gomega.Expect(normalize(after.Device.State)).To(gomega.Equal(normalize(want)), "device state after the command")
+		gomega.Expect(after.Device.Name).To(gomega.Equal(before.Device.Name), "the command changed the name")
+	case device.SendMessage:
+		// The log is a bounded ring: once full its length stays put.
+		gomega.Expect(after.Messages).To(gomega.BeElementOf(before.Messages, before.Messages+1), "message count")
+		gomega.Expect(after.Last).NotTo(gomega.BeNil(), "no message recorded")
+		gomega.Expect(after.Last["message_type"]).To(gomega.Equal(c.get(device.FieldMessageType)))
+		gomega.Expect(after.Last["message_value"]).To(gomega.Equal(c.get(device.FieldMessageValue)))
+	case device.UpdateName:
+		gomega.Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.get(device.FieldName))), "name after update_name")
+		gomega.Expect(after.Device.State).To(gomega.Equal(before.Device.State), "update_name changed the state")
+	}
+}
+
+// normalize writes every value as text so that 40, 40.0 and "40" compare
+// equal across JSON decoding.
+func normalize(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		switch x := v.(type) {
+		case float64:
+			out[k] = strconv.FormatFloat(x, 'f', -1, 64)
+		case int64:
+			out[k] = strconv.FormatInt(x, 10)
+		default:
+			out[k] = fmt.Sprint(x)
+		}
+	}
+	return out
+}
+
+// putBack arranges for a device a call may change to be put back when the
+// spec ends, failed or not: its state and name as the admin API showed them
+// before, or else as the fleet file gives them.
+func putBack(ctx context.Context, c call) {
+	if env.DryRun || c.sn == "" || c.op == device.SendMessage {
+		return
+	}
+	d, ok := env.Target.Devices[c.typ]
+	if !ok || !strings.EqualFold(d.SN, c.sn) {
+		return
+	}
+	name, st := d.Name, d.State
+	if env.Admin != "" {
+		var cur deviceState
+		if err := env.adminGet(ctx, fmt.Sprintf("/_sim/gateways/%s/devices/%s", env.Target.MAC, d.SN), &cur); err == nil {
+			name, st = cur.Name, cur.State
+		}
+	}
+	t, _ := device.LookupType(d.Type)
+	ginkgo.DeferCleanup(func(ctx context.Context) {
+		if c.op == device.UpdateName {
+			if name == "" {
+				return
+			}
+			r := env.base(device.UpdateName, d.SN, d.Type)
+			r.set(device.FieldName, name)
+			env.Client.Do(ctx, r.request(device.JSON))
+			return
+		}
+		if len(st) < len(t.Fields) {
+			return // the fleet does not say the whole state; nothing to put back
+		}
+		r := env.base(device.SendCommand, d.SN, d.Type)
+		for _, fd := range t.Fields {
+			r.set(fd.Name, normalize(map[string]any{"v": st[fd.Name]})["v"])
+		}
+		env.Client.Do(ctx, r.request(device.JSON))
+	})
+}

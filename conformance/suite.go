@@ -1,0 +1,201 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"mime"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+var _ = ginkgo.Describe("Gateway Device Management Interface", func() {
+	for _, c := range Cases() {
+		declare(c)
+	}
+	declareProbes()
+})
+
+// meta fills the metadata every check of a case shares.
+func (c *Case) meta(id string, level check.Level, f device.Format, title, assertion string, tags ...string) check.Meta {
+	m := check.Meta{ID: id, Level: level, Section: c.Section, Title: title, Assertion: assertion,
+		Operation: c.Op.Name(), DeviceType: c.Type, Tags: append(append([]string{}, c.Tags...), tags...)}
+	if level != check.Must {
+		m.Contract = c.Contract
+	}
+	if f != 0 {
+		m.Format = f.String()
+		m.Title += " (" + f.String() + ")"
+	}
+	return m
+}
+
+func declare(c Case) {
+	for _, f := range c.formats() {
+		f := f
+		id := c.ID + "." + f.String()
+		switch {
+		case c.Want.ok:
+			check.It(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
+				capital(c.Title)+" MUST be answered with status success."), func(ctx ginkgo.SpecContext) {
+				r := sendCase(ctx, c, f)
+				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
+			})
+		case c.Want.contractOK:
+			check.It(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
+				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), func(ctx ginkgo.SpecContext) {
+				r := sendCase(ctx, c, f)
+				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
+			})
+		case c.Want.must:
+			check.It(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
+				capital(c.Title)+" MUST NOT be answered with success."), func(ctx ginkgo.SpecContext) {
+				r := sendCase(ctx, c, f)
+				gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+			})
+		}
+		if !c.Want.ok && !c.Want.contractOK {
+			check.It(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
+				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), func(ctx ginkgo.SpecContext) {
+				r := sendCase(ctx, c, f)
+				expectError(r, c.Want, f)
+			})
+		}
+		if c.Want.ok && hasTag(c.Tags, "valid") {
+			check.It(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
+				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4)."), func(ctx ginkgo.SpecContext) {
+				r := sendCase(ctx, c, f)
+				gomega.Expect(r.Status).To(gomega.Equal(200), "status: %s", describe(r))
+				expectFormat(r, f)
+				gomega.Expect(r.StatusField).To(gomega.Equal("success"))
+			})
+		}
+		declareSim(c, f, id)
+	}
+	if len(c.formats()) == 2 {
+		level := check.Should
+		if c.Want.ok || c.Want.must {
+			level = check.Must
+		}
+		check.It(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
+			capital(c.Title)+" "+map[check.Level]string{check.Must: "MUST", check.Should: "SHOULD"}[level]+
+				" get the same verdict and status code in JSON as in XML.", "parity"), func(ctx ginkgo.SpecContext) {
+			ginkgo.By("sending the case in JSON")
+			rj := sendCase(ctx, c, device.JSON)
+			ginkgo.By("sending the case in XML")
+			rx := sendCase(ctx, c, device.XML)
+			gomega.Expect(accepted(rx)).To(gomega.Equal(accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
+			gomega.Expect(rx.Status).To(gomega.Equal(rj.Status), "JSON: %s; XML: %s", describe(rj), describe(rx))
+		})
+	}
+}
+
+// sendCase builds a case's request, arranges for the device to be put back
+// afterwards, and sends it.
+func sendCase(ctx context.Context, c Case, f device.Format) *client.Response {
+	ginkgo.GinkgoHelper()
+	_, r := sendCaseCall(ctx, c, f)
+	return r
+}
+
+func sendCaseCall(ctx context.Context, c Case, f device.Format) (call, *client.Response) {
+	ginkgo.GinkgoHelper()
+	req := buildCase(c, f)
+	putBack(ctx, req)
+	ginkgo.By(fmt.Sprintf("sending %s in %s", c.Title, f))
+	return req, send(ctx, req, f)
+}
+
+func buildCase(c Case, f device.Format) call {
+	ginkgo.GinkgoHelper()
+	req, skip := c.Build(env, f, c.ID)
+	if skip != "" {
+		ginkgo.Skip(skip)
+	}
+	return req
+}
+
+func (w expect) String(f device.Format) string {
+	s := fmt.Sprintf("%d", w.status)
+	if len(w.codes) > 0 {
+		s += " with error " + strings.Join(w.codes, " or ")
+	}
+	if w.field != "" {
+		s += " on field " + w.wireField(f)
+	}
+	s += " in " + w.errorFormat(f).String()
+	if w.allow {
+		s += " and Allow: POST"
+	}
+	return s
+}
+
+// wireField is the field as the answer should name it.
+func (w expect) wireField(f device.Format) string {
+	if w.literal {
+		return w.field
+	}
+	return wireName(f, w.field)
+}
+
+func (w expect) errorFormat(f device.Format) device.Format {
+	switch {
+	case w.jsonError:
+		return device.JSON
+	case w.otherFormat && f == device.JSON:
+		return device.XML
+	case w.otherFormat:
+		return device.JSON
+	}
+	return f
+}
+
+// expectError checks an answer against the CONTRACT's error.
+func expectError(r *client.Response, w expect, f device.Format) {
+	ginkgo.GinkgoHelper()
+	gomega.Expect(r.Status).To(gomega.Equal(w.status), "status code: %s", describe(r))
+	expectFormat(r, w.errorFormat(f))
+	gomega.Expect(r.StatusField).To(gomega.Equal("error"), "status field: %s", describe(r))
+	if len(w.codes) > 0 {
+		gomega.Expect(w.codes).To(gomega.ContainElement(r.ErrorCode), "error code: %s", describe(r))
+	}
+	if w.field != "" {
+		// Errors name the field as the request wrote it ("cooling point" in JSON).
+		gomega.Expect(r.ErrorField).To(gomega.Equal(w.wireField(f)), "error field: %s", describe(r))
+	}
+	gomega.Expect(r.ErrorMessage).NotTo(gomega.BeEmpty(), "the error has no message")
+	if w.allow {
+		gomega.Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")
+	}
+}
+
+// expectFormat checks that the body and its Content-Type are of format f.
+func expectFormat(r *client.Response, f device.Format) {
+	ginkgo.GinkgoHelper()
+	mt, _, _ := mime.ParseMediaType(r.ContentType)
+	want := map[device.Format][]string{device.JSON: {"application/json"}, device.XML: {"application/xml", "text/xml"}}[f]
+	gomega.Expect(want).To(gomega.ContainElement(mt), "Content-Type %q is not %s", r.ContentType, f)
+	gomega.Expect(r.Format).To(gomega.Equal(f), "body read as %s", r.Format)
+	gomega.Expect(r.ParseError).To(gomega.BeEmpty(), "the %s body cannot be read", f)
+}
+
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func hasTag(tags []string, t string) bool {
+	for _, x := range tags {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}

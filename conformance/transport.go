@@ -1,0 +1,120 @@
+package conformance
+
+import (
+	"strings"
+
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// encoded is the valid body of a call, to be broken on purpose.
+func encoded(e *Env, c call, f device.Format) []byte {
+	req := c.request(f)
+	// Sign as the client would, so the only fault is the one the case adds.
+	for i := range req.Fields {
+		if req.Fields[i].Key == device.FieldSign {
+			fields := append([]client.Field(nil), req.Fields[:i]...)
+			fields = append(fields, req.Fields[i+1:]...)
+			if s, err := e.Signer.Sign(nil, fields); err == nil {
+				req.Fields[i].Value = s
+			}
+		}
+	}
+	b, _ := client.Encode(f, req.Fields)
+	return b
+}
+
+// rawCase builds a body from the valid one of the operation.
+func rawCase(op device.Operation, body func(e *Env, valid []byte, f device.Format) []byte) func(*Env, device.Format, string) (call, string) {
+	return onOp(op, func(e *Env, c *call, f device.Format, _ string) string {
+		valid := encoded(e, *c, f)
+		c.raw = func(device.Format) []byte { return body(e, valid, f) }
+		return ""
+	})
+}
+
+// transportCases change the HTTP side of each operation: Content-Type,
+// method, path, and the body's form (published 4; CONTRACT 2).
+func transportCases() []Case {
+	var cs []Case
+	for _, op := range device.Operations {
+		p := op.Name() + "."
+		add := func(id, title, section string, build func(*Env, device.Format, string) (call, string), w expect, formats ...device.Format) {
+			cs = append(cs, Case{ID: p + id, Op: op, Title: "a " + op.Name() + " request " + title, Section: section,
+				Contract: "2", Build: build, Want: w, Formats: formats, Tags: []string{"transport"}})
+		}
+		with := func(change func(c *call, f device.Format)) func(*Env, device.Format, string) (call, string) {
+			return onOp(op, func(_ *Env, c *call, f device.Format, _ string) string { change(c, f); return "" })
+		}
+		media := expect{must: true, status: 415, codes: []string{device.CodeUnsupportedMediaType}, jsonError: true}
+		add("content-type.missing", "without Content-Type", "4", with(func(c *call, _ device.Format) {
+			c.contentType = client.NoContentType
+		}), media)
+		add("content-type.text-plain", "with Content-Type text/plain", "4", with(func(c *call, _ device.Format) {
+			c.contentType = "text/plain"
+		}), media)
+		add("content-type.mismatched", "whose Content-Type names the other format", "4", with(func(c *call, f device.Format) {
+			c.contentType = map[device.Format]string{device.JSON: "application/xml", device.XML: "application/json"}[f]
+		}), expect{must: true, status: 400, codes: []string{device.CodeMalformedBody}, otherFormat: true})
+		add("content-type.charset", "with Content-Type carrying ; charset=utf-8", "4", with(func(c *call, f device.Format) {
+			c.contentType = map[device.Format]string{device.JSON: "application/json; charset=utf-8", device.XML: "application/xml; charset=utf-8"}[f]
+		}), expect{contractOK: true, status: 200})
+		add("content-type.text-xml", "with Content-Type text/xml", "4", with(func(c *call, _ device.Format) {
+			c.contentType = "text/xml"
+		}), expect{contractOK: true, status: 200}, device.XML)
+		for _, m := range []string{"GET", "PUT", "DELETE", "PATCH"} {
+			method := m
+			add("method."+strings.ToLower(m), "sent with "+m, "4", with(func(c *call, _ device.Format) {
+				c.method = method
+			}), expect{must: true, status: 405, codes: []string{device.CodeMethodNotAllowed}, allow: true})
+		}
+		add("path.unknown", "sent to the path with a trailing s", "9", with(func(c *call, _ device.Format) {
+			c.path = op.Path() + "s"
+		}), expect{status: 404, codes: []string{device.CodeNotFound}})
+		add("path.v2", "sent to /v2 instead of /v1", "9", with(func(c *call, _ device.Format) {
+			c.path = strings.Replace(op.Path(), "/v1/", "/v2/", 1)
+		}), expect{must: true, status: 404, codes: []string{device.CodeNotFound}})
+		malformed := expect{must: true, status: 400, codes: []string{device.CodeMalformedBody}}
+		add("body.truncated", "whose body is cut off in the middle", "4", rawCase(op, func(_ *Env, b []byte, _ device.Format) []byte {
+			return b[:len(b)/2]
+		}), malformed)
+		add("body.empty", "with an empty body", "4", rawCase(op, func(_ *Env, _ []byte, _ device.Format) []byte {
+			return []byte{}
+		}), malformed)
+		add("body.no-control", "whose fields are not inside control", "2.1", rawCase(op, func(_ *Env, b []byte, f device.Format) []byte {
+			s := string(b)
+			if f == device.JSON {
+				s = strings.Replace(s, `{"control":`, "", 1)
+				return []byte(s[:len(s)-1])
+			}
+			return []byte(strings.NewReplacer("<control>", "", "</control>", "").Replace(s))
+		}), expect{must: true, status: 400, codes: []string{device.CodeMissingField, device.CodeMalformedBody, device.CodeUnexpectedField}})
+		add("body.control-twice", "whose body holds control twice", "2.1", rawCase(op, func(_ *Env, b []byte, f device.Format) []byte {
+			s := string(b)
+			if f == device.JSON {
+				inner := strings.TrimSuffix(strings.TrimPrefix(s, `{"control":`), "}")
+				return []byte(`{"control":` + inner + `,"control":` + inner + `}`)
+			}
+			i, j := strings.Index(s, "<control>"), strings.LastIndex(s, "</control>")+len("</control>")
+			return []byte(s[:j] + s[i:j] + s[j:])
+		}), expect{status: 400, codes: []string{device.CodeMalformedBody}})
+		add("body.wrong-root", "whose XML root is not xml", "2.1", rawCase(op, func(_ *Env, b []byte, _ device.Format) []byte {
+			return []byte(strings.NewReplacer("<xml>", "<request>", "</xml>", "</request>").Replace(string(b)))
+		}), expect{must: true, status: 400, codes: []string{device.CodeMalformedBody}}, device.XML)
+		add("body.doctype", "with a DOCTYPE declaring an entity", "2.1", rawCase(op, func(_ *Env, b []byte, _ device.Format) []byte {
+			s := string(b)
+			i := strings.Index(s, "?>") + 2
+			return []byte(s[:i] + `<!DOCTYPE xml [<!ENTITY x "y">]>` + s[i:])
+		}), expect{status: 400, codes: []string{device.CodeMalformedBody}}, device.XML)
+		add("body.too-large", "whose body is padded past 64 KiB", "8", rawCase(op, func(_ *Env, b []byte, f device.Format) []byte {
+			pad := strings.Repeat(" ", 70<<10)
+			if f == device.JSON {
+				return []byte(`{` + pad + string(b[1:]))
+			}
+			s := string(b)
+			i := strings.Index(s, "<control>")
+			return []byte(s[:i] + pad + s[i:])
+		}), expect{status: 413, codes: []string{device.CodeBodyTooLarge}})
+	}
+	return cs
+}
