@@ -89,7 +89,7 @@ type Result struct {
 	Curl []string `json:"curl,omitempty"`
 	// Observations are what an INFO probe reported seeing.
 	Observations []string `json:"observations,omitempty"`
-	Labels []string `json:"labels,omitempty"`
+	Labels       []string `json:"labels,omitempty"`
 }
 
 // IsCheck tells a check from a plain spec.
