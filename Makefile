@@ -28,3 +28,7 @@ test: vet fmt-check
 
 clean:
 	rm -rf $(BIN) reports/latest
+
+# Rewrite docs/checks.md from the suite's own metadata.
+checks-doc:
+	$(GO) run ./cmd/gwconform checks > docs/checks.md

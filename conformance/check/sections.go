@@ -14,7 +14,8 @@ type Section struct {
 // of the document, with the document's titles. Reports use it to show
 // which section each check traces to and which sections have none.
 var Sections = []Section{
-	{Number: "1", Title: "What the service does"},
+	{Number: "1", Title: "What the service does",
+		Gap: "an overview; each of the three operations it names is checked under 4.1, 4.2 and 4.3"},
 	{Number: "2", Title: "Resources and their fields"},
 	{Number: "2.1", Title: "Common request envelope"},
 	{Number: "2.2", Title: "Device identification"},

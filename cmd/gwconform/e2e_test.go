@@ -1,0 +1,372 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator"
+)
+
+// bins holds the two programs, built once for all tests.
+var bins struct{ gwsim, gwconform string }
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gwconform-e2e")
+	if err != nil {
+		panic(err)
+	}
+	bins.gwsim = filepath.Join(dir, "gwsim")
+	bins.gwconform = filepath.Join(dir, "gwconform")
+	for out, pkg := range map[string]string{bins.gwsim: "../gwsim", bins.gwconform: "."} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			panic("building " + pkg + ": " + err.Error())
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+	dir            string
+}
+
+func gwconform(t *testing.T, args ...string) result {
+	t.Helper()
+	dir := t.TempDir()
+	if !hasFlag(args, "--report-dir") {
+		args = append(args, "--report-dir", dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins.gwconform, append([]string{"run"}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running gwconform: %v", err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String(), dir: dir}
+}
+
+func hasFlag(args []string, f string) bool {
+	for _, a := range args {
+		if a == f || strings.HasPrefix(a, f+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+type reportDoc struct {
+	Verdict string `json:"verdict"`
+	Results []struct {
+		ID        string `json:"id"`
+		Level     string `json:"level"`
+		Outcome   string `json:"outcome"`
+		Exchanges []struct {
+			Status int `json:"status"`
+		} `json:"exchanges"`
+	} `json:"results"`
+}
+
+// reports checks that all three reports exist and parse, and returns
+// report.json.
+func reports(t *testing.T, dir string) reportDoc {
+	t.Helper()
+	var doc reportDoc
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("report.json does not parse as JSON: %v", err)
+	}
+	j, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	if err != nil {
+		t.Fatalf("junit.xml: %v", err)
+	}
+	var suites struct {
+		XMLName xml.Name `xml:"testsuites"`
+		Tests   int      `xml:"tests,attr"`
+	}
+	if err := xml.Unmarshal(j, &suites); err != nil || suites.Tests == 0 {
+		t.Fatalf("junit.xml does not parse as a JUnit report (%d tests): %v", suites.Tests, err)
+	}
+	h, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !bytes.Contains(h, []byte("<html")) {
+		t.Fatalf("report.html: %v", err)
+	}
+	return doc
+}
+
+func failed(doc reportDoc) map[string]string {
+	out := map[string]string{}
+	for _, r := range doc.Results {
+		if r.Outcome == "failed" {
+			out[r.ID] = r.Level
+		}
+	}
+	return out
+}
+
+func TestRunWithNoArgumentsPassesAgainstTheEmbeddedSimulator(t *testing.T) {
+	r := gwconform(t)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	doc := reports(t, r.dir)
+	if doc.Verdict != "PASS" || len(failed(doc)) != 0 {
+		t.Fatalf("verdict %s, failed %v", doc.Verdict, failed(doc))
+	}
+	ran := map[string]int{}
+	for _, res := range doc.Results {
+		if res.Outcome == "passed" {
+			ran[res.Level]++
+		}
+	}
+	if ran["MUST"] < 400 || ran["SHOULD"] < 400 || ran["INFO"] < 20 {
+		t.Fatalf("too few checks ran: %v", ran)
+	}
+	if !strings.Contains(r.stdout, "MUST") || !strings.Contains(r.stdout, "report.html") {
+		t.Fatalf("no summary at the end of the output:\n%s", tail(r.stdout))
+	}
+}
+
+// startGwsim runs `gwsim serve` on a free loopback port and returns its URL.
+func startGwsim(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bins.gwsim, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		re := regexp.MustCompile(`listening on (http://\S+)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-urls:
+		return u
+	case <-time.After(20 * time.Second):
+		t.Fatal("gwsim serve printed no address")
+	}
+	return ""
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunAgainstGwsimServePassesAndPutsTheFleetBack(t *testing.T) {
+	url := startGwsim(t)
+	var before, after any
+	getJSON(t, url+"/_sim/state", &before)
+	r := gwconform(t, "--target", url)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	doc := reports(t, r.dir)
+	sim := 0
+	for _, res := range doc.Results {
+		if strings.HasSuffix(res.ID, ".sim") && res.Outcome == "passed" {
+			sim++
+		}
+	}
+	if sim < 100 {
+		t.Fatalf("the simulator-only checks did not run against a gwsim URL (%d passed)", sim)
+	}
+	getJSON(t, url+"/_sim/state", &after)
+	devices := func(v any) string {
+		b, _ := json.Marshal(v.(map[string]any)["accounts"].([]any)[0].(map[string]any)["gateways"].([]any)[0].(map[string]any)["devices"])
+		return string(b)
+	}
+	if devices(before) != devices(after) {
+		t.Fatalf("the run left devices changed:\nbefore %s\nafter  %s", devices(before), devices(after))
+	}
+}
+
+// faulty wraps a real simulator with one deliberate fault.
+func faulty(t *testing.T, fault func(w http.ResponseWriter, r *http.Request, body []byte) bool) string {
+	t.Helper()
+	sim := simulator.New(simulator.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := sim.Server.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if fault(w, r, body) {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func success(w http.ResponseWriter, r *http.Request) {
+	if strings.Contains(r.Header.Get("Content-Type"), "xml") {
+		w.Header().Set("Content-Type", "application/xml")
+		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><xml><status>success</status></xml>`)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"status":"success"}`)
+}
+
+func TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck(t *testing.T) {
+	cases := []struct {
+		name  string
+		fault func(w http.ResponseWriter, r *http.Request, body []byte) bool
+		want  []string
+	}{
+		{"accepts dimming 101", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+			if regexp.MustCompile(`"dimming":"101"|<dimming>101</dimming>`).Match(body) {
+				success(w, r)
+				return true
+			}
+			return false
+		}, []string{"command.light-dimmer.dimming.101.json", "command.light-dimmer.dimming.101.xml"}},
+		{"rejects XML cooling_point", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+			if bytes.Contains(body, []byte("<cooling_point>")) {
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(400)
+				io.WriteString(w, `<xml><status>error</status></xml>`)
+				return true
+			}
+			return false
+		}, []string{"command.thermostat.valid.xml", "command.thermostat.cooling_point.integer.xml"}},
+		{"answers GET", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/") {
+				success(w, r)
+				return true
+			}
+			return false
+		}, []string{"command.method.get.json", "message.method.get.xml", "update_name.method.get.json"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := gwconform(t, "--target", faulty(t, c.fault))
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+			}
+			got := failed(reports(t, r.dir))
+			for _, id := range c.want {
+				if got[id] != "MUST" {
+					t.Errorf("report.json does not name %s as a failed MUST check; failed: %v", id, got)
+				}
+			}
+		})
+	}
+}
+
+func TestShouldFailuresFailOnlyWithFailOnShould(t *testing.T) {
+	// Answers 422 where the CONTRACT says 400 for a bad dimming: a SHOULD flaw.
+	url := faulty(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if regexp.MustCompile(`"dimming":"abc"|<dimming>abc</dimming>`).Match(body) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(422)
+			io.WriteString(w, `{"status":"error","error":{"code":"invalid_field","field":"dimming","message":"bad"}}`)
+			return true
+		}
+		return false
+	})
+	filter := "--ginkgo.label-filter=type:light-dimmer"
+	if r := gwconform(t, "--target", url, filter); r.code != 0 {
+		t.Fatalf("--fail-on must: exit %d, want 0\n%s", r.code, tail(r.stdout))
+	}
+	r := gwconform(t, "--target", url, filter, "--fail-on", "should")
+	if r.code != 1 {
+		t.Fatalf("--fail-on should: exit %d, want 1\n%s", r.code, tail(r.stdout))
+	}
+	if got := failed(reports(t, r.dir)); got["command.light-dimmer.dimming.not-a-number.json.contract"] != "SHOULD" {
+		t.Fatalf("failed: %v", got)
+	}
+}
+
+func TestConfigurationErrorsExitTwoWithOneLine(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "fleet.yaml")
+	os.WriteFile(bad, []byte("accounts: [ {myservice_id: nothex} ]\n"), 0o644)
+	for name, args := range map[string][]string{
+		"unreachable target": {"--target", "http://127.0.0.1:1"},
+		"missing fleet":      {"--fleet", "/nonexistent/fleet.yaml"},
+		"invalid fleet":      {"--fleet", bad},
+		"bad fail-on":        {"--fail-on", "never"},
+		"bad target URL":     {"--target", "ftp://example"},
+		"unknown flag":       {"--no-such-flag"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := gwconform(t, args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if name != "unknown flag" && strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+				t.Fatalf("want a one-line reason, got:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestDryRunSendsNothing(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	r := gwconform(t, "--target", srv.URL, "--dry-run")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("a dry run sent %d requests", hits.Load())
+	}
+	if !strings.Contains(r.stdout, "command.light-dimmer.dimming.101.json") || !strings.Contains(r.stdout, "POST "+srv.URL+"/v1/services/gateway/command") {
+		t.Fatalf("the dry run does not list checks and requests:\n%s", tail(r.stdout))
+	}
+}
+
+func tail(s string) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return strings.Join(lines, "\n")
+}
