@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -195,7 +196,13 @@ func prepare(ctx context.Context, o Options) (*Env, func(), error) {
 	}
 	switch {
 	case len(f.SignCommand) > 0:
-		e.Signer, e.KnownSign = client.CommandSigner{Argv: f.SignCommand, Timeout: 10 * time.Second}, true
+		argv := append([]string(nil), f.SignCommand...)
+		// ./sign.sh in a fleet file means beside the fleet file, wherever
+		// gwconform is started from.
+		if o.FleetFile != "" && strings.Contains(argv[0], "/") && !filepath.IsAbs(argv[0]) {
+			argv[0] = filepath.Join(filepath.Dir(o.FleetFile), argv[0])
+		}
+		e.Signer, e.KnownSign = client.CommandSigner{Argv: argv, Timeout: 10 * time.Second}, true
 	case f.Scheme() == auth.MD5:
 		e.Signer, e.KnownSign = client.MD5Signer{APIKey: tgt.Key.Key, Secret: tgt.Key.Secret}, true
 	default:

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"strings"
 
 	"github.com/gwdmi/gwtools/conformance/client"
@@ -15,7 +16,7 @@ func encoded(e *Env, c call, f device.Format) []byte {
 		if req.Fields[i].Key == device.FieldSign {
 			fields := append([]client.Field(nil), req.Fields[:i]...)
 			fields = append(fields, req.Fields[i+1:]...)
-			if s, err := e.Signer.Sign(nil, fields); err == nil {
+			if s, err := e.Signer.Sign(context.Background(), fields); err == nil {
 				req.Fields[i].Value = s
 			}
 		}

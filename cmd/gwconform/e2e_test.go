@@ -370,3 +370,34 @@ func tail(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// A vendor whose scheme we do not know signs with its own command, given
+// relative to the fleet file.
+func TestSignCommandBesideTheFleetFile(t *testing.T) {
+	dir := t.TempDir()
+	script := `#!/bin/sh
+in=$(cat)
+key=$(printf '%s' "$in" | sed -n 's/.*"api_key":"\([^"]*\)".*/\1/p')
+ts=$(printf '%s' "$in" | sed -n 's/.*"timestamp":"\([^"]*\)".*/\1/p')
+printf '%s' "${key}demo-secret${ts}" | md5sum | cut -c1-32
+`
+	if err := os.WriteFile(filepath.Join(dir, "sign.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	demo, err := os.ReadFile("../../fixtures/demo-fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet := filepath.Join(dir, "fleet.yaml")
+	os.WriteFile(fleet, append([]byte("sign_command: [./sign.sh]\n"), demo...), 0o644)
+	r := gwconform(t, "--fleet", fleet, "--ginkgo.label-filter=op:message && !sim")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	doc := reports(t, r.dir)
+	for _, res := range doc.Results {
+		if res.ID == "message.envelope.sign.wrong.json" && res.Outcome != "passed" {
+			t.Fatalf("the wrong-sign check did not run with a sign command: %s", res.Outcome)
+		}
+	}
+}

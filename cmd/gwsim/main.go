@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/auth"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
@@ -181,7 +182,13 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "gwsim listening on %s (%s)\n", url, f.Describe())
 	fmt.Fprintf(w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
 	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
-	fmt.Fprintf(w, "  sign: %s (md5 of api_key + secret + timestamp), timestamp window %s\n", f.Scheme(), f.Window())
+	scheme := map[auth.Scheme]string{auth.MD5: "md5 of api_key + secret + timestamp",
+		auth.FormatOnly: "any 32 hex characters (scheme format)", auth.Off: "not checked (scheme off)"}[f.Scheme()]
+	window := "timestamp window " + f.Window().String()
+	if f.Window() == 0 {
+		window = "no timestamp window"
+	}
+	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
 	t, err := f.Target()
 	if err != nil {
 		return
