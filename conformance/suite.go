@@ -67,8 +67,10 @@ func declare(c Case) {
 			})
 		}
 		if c.Want.ok && hasTag(c.Tags, "valid") {
-			check.It(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
-				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4)."), func(ctx ginkgo.SpecContext) {
+			m := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
+				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
+			m.Section = "2.5" // the response's status field
+			check.It(m, func(ctx ginkgo.SpecContext) {
 				r := sendCase(ctx, c, f)
 				gomega.Expect(r.Status).To(gomega.Equal(200), "status: %s", describe(r))
 				expectFormat(r, f)

@@ -215,6 +215,14 @@ var funcs = template.FuncMap{
 	"requestText":  requestText,
 	"responseText": responseText,
 	"exchanges":    exchanges,
+	"anyFailed": func(cs []CheckRef) bool {
+		for _, c := range cs {
+			if c.Outcome == Failed || c.Outcome == Interrupted {
+				return true
+			}
+		}
+		return false
+	},
 	"levelCounts":  levelCounts,
 	"sectionTitle": check.SectionTitle,
 	"slug":         check.Slug,
@@ -337,7 +345,7 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
 <tr><th>§</th><th>Title</th><th>Checks</th><th>Note</th></tr>
 {{- range .Sections}}
 <tr><td><b>{{.Number}}</b></td><td>{{.Title}}</td>
-<td>{{if .Checks}}<div class="muted" style="font-size:12px">{{levelCounts .Checks}}</div>{{range .Checks}}<a class="chip {{outcomeClass .Level .Outcome}}" href="#c-{{slug .ID}}" title="{{.Level}} · {{.Outcome}} · {{.Title}}">{{.ID}}<small>{{.Level}}</small></a>{{end}}{{end}}</td>
+<td>{{if .Checks}}<details{{if anyFailed .Checks}} open{{end}}><summary class="muted" style="font-size:12px">{{levelCounts .Checks}}{{if anyFailed .Checks}} · <b class="o-failed">some failed</b>{{end}}</summary>{{range .Checks}}<a class="chip {{outcomeClass .Level .Outcome}}" href="#c-{{slug .ID}}" title="{{.Level}} · {{.Outcome}} · {{.Title}}">{{.ID}}<small>{{.Level}}</small></a>{{end}}</details>{{end}}</td>
 <td>{{if not .Published}}<span class="note-hole">{{.Title}}</span>{{else if .Gap}}<span class="note-gap">{{.Gap}}</span>{{else if .Checks}}{{else if .HasSubsections}}<span class="note-gap">see its subsections</span>{{else}}<span class="note-hole">no check</span>{{end}}</td></tr>
 {{- end}}
 </table>
