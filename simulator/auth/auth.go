@@ -41,8 +41,33 @@ func ParseScheme(s string) (Scheme, error) {
 
 // Sign computes the md5 sign of CONTRACT section 1.
 func Sign(apiKey, secret, timestamp string) string {
-	sum := md5.Sum([]byte(apiKey + secret + timestamp))
+	var buf [signBuf]byte
+	sum := md5.Sum(append(append(append(buf[:0], apiKey...), secret...), timestamp...))
 	return hex.EncodeToString(sum[:])
+}
+
+// signBuf holds api_key + secret + timestamp of usual lengths on the stack.
+const signBuf = 256
+
+// signMatches reports whether sign, in either letter case, is the md5 sign,
+// comparing in constant time and without allocating: it runs on every
+// request.
+func signMatches(apiKey, secret, timestamp, sign string) bool {
+	var buf [signBuf]byte
+	sum := md5.Sum(append(append(append(buf[:0], apiKey...), secret...), timestamp...))
+	var want, got [2 * md5.Size]byte
+	hex.Encode(want[:], sum[:])
+	if len(sign) != len(got) { // the length is public: 32 hex characters
+		return false
+	}
+	for i := range got {
+		c := sign[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		got[i] = c
+	}
+	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
 }
 
 // Key is a registered api_key.
@@ -94,8 +119,7 @@ func (a *Authenticator) Check(e *device.Envelope) *device.Error {
 		}
 	}
 	if a.Scheme == MD5 || a.Scheme == "" {
-		want := Sign(e.APIKey, key.Secret, e.Timestamp)
-		if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(e.Sign))) != 1 {
+		if !signMatches(e.APIKey, key.Secret, e.Timestamp, e.Sign) {
 			return device.Errorf(device.CodeBadSignature, device.FieldSign, "sign does not match md5(api_key + secret + timestamp)")
 		}
 	}

@@ -28,6 +28,12 @@ func ContentType(f device.Format) string {
 // FormatOf reads a request Content-Type: application/json, application/xml
 // or text/xml, with parameters allowed (a charset must be UTF-8).
 func FormatOf(contentType string) (device.Format, *device.Error) {
+	switch contentType { // what nearly every client sends, without parsing
+	case "application/json", "application/json; charset=utf-8":
+		return device.JSON, nil
+	case "application/xml", "application/xml; charset=utf-8", "text/xml":
+		return device.XML, nil
+	}
 	if strings.TrimSpace(contentType) == "" {
 		return 0, device.Errorf(device.CodeUnsupportedMediaType, "Content-Type",
 			"Content-Type is required: application/json or application/xml")
@@ -66,7 +72,13 @@ func Decode(f device.Format, body []byte) ([]device.Pair, *device.Error) {
 		return nil, malformed("the body is not valid UTF-8")
 	}
 	if f == device.XML {
+		if pairs, ok := fastXML(body); ok {
+			return pairs, nil
+		}
 		return decodeXML(body)
+	}
+	if pairs, ok := fastJSON(body); ok {
+		return pairs, nil
 	}
 	return decodeJSON(body)
 }

@@ -2,6 +2,7 @@ package device
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -78,7 +79,6 @@ const (
 )
 
 var (
-	digits14Re     = regexp.MustCompile(`^[0-9]{14}$`)
 	messageTypeRe  = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
 	messageValueRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*=[+-]?([0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
 )
@@ -124,12 +124,23 @@ type Request struct {
 // format is the body's format; it decides the thermostat points' names and
 // what the optional format field must say.
 func Parse(op Operation, format Format, pairs []Pair) (*Request, *Error) {
-	p := parser{op: op, format: format, pairs: pairs, seen: make(map[string]Value, len(pairs))}
-	for _, kv := range pairs {
-		if _, dup := p.seen[kv.Key]; dup {
-			return nil, invalid(kv.Key, "%s appears more than once", kv.Key)
+	p := parser{op: op, format: format, pairs: pairs}
+	if len(pairs) <= smallPairs {
+		for i := range pairs {
+			for j := 0; j < i; j++ {
+				if pairs[j].Key == pairs[i].Key {
+					return nil, invalid(pairs[i].Key, "%s appears more than once", pairs[i].Key)
+				}
+			}
 		}
-		p.seen[kv.Key] = kv.Value
+	} else {
+		p.seen = make(map[string]Value, len(pairs))
+		for _, kv := range pairs {
+			if _, dup := p.seen[kv.Key]; dup {
+				return nil, invalid(kv.Key, "%s appears more than once", kv.Key)
+			}
+			p.seen[kv.Key] = kv.Value
+		}
 	}
 	req := &Request{Op: op}
 	if err := p.envelope(&req.Envelope); err != nil {
@@ -156,12 +167,32 @@ type parser struct {
 	op     Operation
 	format Format
 	pairs  []Pair
-	seen   map[string]Value
+	// seen indexes pairs by key when there are more than smallPairs.
+	seen map[string]Value
+}
+
+// smallPairs is how many pairs are searched one by one, which is faster
+// than building a map; a valid request has at most 12, only odd or hostile
+// bodies more.
+const smallPairs = 16
+
+// get is the value of the field named name.
+func (p *parser) get(name string) (Value, bool) {
+	if p.seen != nil {
+		v, ok := p.seen[name]
+		return v, ok
+	}
+	for i := range p.pairs {
+		if p.pairs[i].Key == name {
+			return p.pairs[i].Value, true
+		}
+	}
+	return Value{}, false
 }
 
 // str returns a required string field, trimmed.
 func (p *parser) str(name string) (string, *Error) {
-	v, ok := p.seen[name]
+	v, ok := p.get(name)
 	if !ok {
 		return "", Errorf(CodeMissingField, name, "%s is required", name)
 	}
@@ -187,6 +218,19 @@ func (p *parser) hex(name string) (string, *Error) {
 	return strings.ToLower(s), nil
 }
 
+// isDigits reports whether s is n ASCII digits.
+func isDigits(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -199,7 +243,7 @@ func isHex(s string) bool {
 
 func (p *parser) envelope(e *Envelope) *Error {
 	for _, name := range EnvelopeFields {
-		if _, ok := p.seen[name]; !ok {
+		if _, ok := p.get(name); !ok {
 			return Errorf(CodeMissingField, name, "%s is required", name)
 		}
 	}
@@ -213,7 +257,7 @@ func (p *parser) envelope(e *Envelope) *Error {
 	if e.Timestamp, err = p.str(FieldTimestamp); err != nil {
 		return err
 	}
-	if !digits14Re.MatchString(e.Timestamp) {
+	if !isDigits(e.Timestamp, 14) {
 		return invalid(FieldTimestamp, "timestamp must be 14 digits YYYYMMDDHHMMSS, not %s", quote(e.Timestamp))
 	}
 	t, perr := time.Parse(TimestampLayout, e.Timestamp)
@@ -230,7 +274,7 @@ func (p *parser) envelope(e *Envelope) *Error {
 	if e.MAC, err = p.hex(FieldMAC); err != nil {
 		return err
 	}
-	if _, ok := p.seen[FieldFormat]; ok {
+	if _, ok := p.get(FieldFormat); ok {
 		s, err := p.str(FieldFormat)
 		if err != nil {
 			return err
@@ -247,14 +291,30 @@ func (p *parser) envelope(e *Envelope) *Error {
 	return nil
 }
 
-// unexpected rejects the first field, in body order, that is not allowed.
-func (p *parser) unexpected(allowed map[string]bool, typ *Type) *Error {
+// unexpected rejects the first field, in body order, that is not allowed:
+// the envelope, format, the operation's extra fields and, for a command,
+// typ's fields. The lists are short, so a search beats building a set.
+func (p *parser) unexpected(typ *Type, extra ...string) *Error {
 	for _, kv := range p.pairs {
-		if !allowed[kv.Key] {
+		if !p.allowed(kv.Key, typ, extra) {
 			return Errorf(CodeUnexpectedField, kv.Key, "%s", p.whyUnexpected(kv.Key, typ))
 		}
 	}
 	return nil
+}
+
+func (p *parser) allowed(key string, typ *Type, extra []string) bool {
+	if key == FieldFormat || slices.Contains(EnvelopeFields, key) || slices.Contains(extra, key) {
+		return true
+	}
+	if typ != nil {
+		for i := range typ.Fields {
+			if typ.Fields[i].WireName(p.format) == key {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (p *parser) whyUnexpected(key string, typ *Type) string {
@@ -272,17 +332,6 @@ func (p *parser) whyUnexpected(key string, typ *Type) string {
 	return key + " is not a field of " + p.op.Name()
 }
 
-func (p *parser) baseAllowed(extra ...string) map[string]bool {
-	m := map[string]bool{FieldFormat: true}
-	for _, n := range EnvelopeFields {
-		m[n] = true
-	}
-	for _, n := range extra {
-		m[n] = true
-	}
-	return m
-}
-
 func (p *parser) command(r *Request) *Error {
 	typeName, err := p.str(FieldType)
 	if err != nil {
@@ -293,15 +342,11 @@ func (p *parser) command(r *Request) *Error {
 		return invalid(FieldType, "type must be one of %s, not %s", strings.Join(TypeNames(), ", "), quote(typeName))
 	}
 	r.Type = t
-	allowed := p.baseAllowed(FieldSN, FieldDeviceID, FieldType)
-	for i := range t.Fields {
-		allowed[t.Fields[i].WireName(p.format)] = true
-	}
-	if err := p.unexpected(allowed, t); err != nil {
+	if err := p.unexpected(t, FieldSN, FieldDeviceID, FieldType); err != nil {
 		return err
 	}
-	_, hasSN := p.seen[FieldSN]
-	_, hasID := p.seen[FieldDeviceID]
+	_, hasSN := p.get(FieldSN)
+	_, hasID := p.get(FieldDeviceID)
 	switch {
 	case hasSN:
 		if r.SN, err = p.hex(FieldSN); err != nil {
@@ -325,11 +370,14 @@ func (p *parser) command(r *Request) *Error {
 	}
 	for i := range t.Fields {
 		f := &t.Fields[i]
-		v, ok := p.seen[f.WireName(p.format)]
+		key := f.WireName(p.format)
+		v, ok := p.get(key)
 		if !ok {
 			continue
 		}
-		set, err := f.Parse(i, v)
+		// Errors name the field as the request wrote it ("cooling point" in
+		// JSON), like the codec's and the unexpected-field errors do.
+		set, err := f.parse(i, v, key)
 		if err != nil {
 			return err
 		}
@@ -340,14 +388,14 @@ func (p *parser) command(r *Request) *Error {
 		for i := range t.Fields {
 			names[i] = t.Fields[i].WireName(p.format)
 		}
-		return Errorf(CodeMissingField, t.Fields[0].Name,
+		return Errorf(CodeMissingField, t.Fields[0].WireName(p.format),
 			"a %s command must carry at least one of %s", t.Name, strings.Join(names, ", "))
 	}
 	return nil
 }
 
 func (p *parser) message(r *Request) *Error {
-	if err := p.unexpected(p.baseAllowed(FieldMessageType, FieldMessageValue), nil); err != nil {
+	if err := p.unexpected(nil, FieldMessageType, FieldMessageValue); err != nil {
 		return err
 	}
 	var err *Error
@@ -368,7 +416,7 @@ func (p *parser) message(r *Request) *Error {
 }
 
 func (p *parser) rename(r *Request) *Error {
-	if err := p.unexpected(p.baseAllowed(FieldSN, FieldName), nil); err != nil {
+	if err := p.unexpected(nil, FieldSN, FieldName); err != nil {
 		return err
 	}
 	var err *Error

@@ -3,7 +3,6 @@ package device
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -47,18 +46,52 @@ type State struct {
 	Text string
 }
 
-var (
-	integerRe = regexp.MustCompile(`^[+-]?[0-9]+$`)
-	decimalRe = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$`)
-)
+// isInteger reports whether s is [+-]?[0-9]+.
+func isInteger(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	return s != "" && digitRun(s) == len(s)
+}
+
+// isDecimal reports whether s is [+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+): no
+// exponent, no NaN or Inf, which strconv.ParseFloat would take.
+func isDecimal(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	whole := digitRun(s)
+	s = s[whole:]
+	if s == "" {
+		return whole > 0
+	}
+	if s[0] != '.' {
+		return false
+	}
+	frac := digitRun(s[1:])
+	return frac == len(s)-1 && whole+frac > 0
+}
+
+// digitRun is the number of ASCII digits s starts with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n
+}
 
 // maxNumberLen bounds the digits we are willing to read in a number.
 const maxNumberLen = 32
 
-// Parse validates a wire value for this field.
-func (f *Field) Parse(index int, v Value) (Setting, *Error) {
+// Parse validates a wire value for this field; errors name the field by
+// its canonical name.
+func (f *Field) Parse(index int, v Value) (Setting, *Error) { return f.parse(index, v, f.Name) }
+
+// parse validates a value; errors name the field as name (its name as the
+// request wrote it).
+func (f *Field) parse(index int, v Value, name string) (Setting, *Error) {
 	s := Setting{Index: index}
-	name := f.Name
 	if v.Kind == Other {
 		return s, invalid(name, "%s must be %s, not %s", name, f.Rule, v.Text)
 	}
@@ -76,7 +109,7 @@ func (f *Field) Parse(index int, v Value) (Setting, *Error) {
 		}
 		return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
 	case Integer:
-		if len(text) > maxNumberLen || !integerRe.MatchString(text) {
+		if len(text) > maxNumberLen || !isInteger(text) {
 			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
 		}
 		n, err := strconv.ParseInt(text, 10, 64)
@@ -86,7 +119,7 @@ func (f *Field) Parse(index int, v Value) (Setting, *Error) {
 		s.Num = float64(n)
 		return s, nil
 	case Decimal:
-		if len(text) > maxNumberLen || !decimalRe.MatchString(text) {
+		if len(text) > maxNumberLen || !isDecimal(text) {
 			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
 		}
 		n, err := strconv.ParseFloat(text, 64)

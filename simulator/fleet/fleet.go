@@ -108,7 +108,13 @@ func Parse(b []byte) (*Fleet, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("fleet file is empty")
 		}
-		return nil, err
+		// yaml lists several errors on several lines; programs print the
+		// reason on one line.
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return nil, errors.New("yaml: " + strings.Join(te.Errors, "; "))
+		}
+		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	if err := f.Check(); err != nil {
 		return nil, err

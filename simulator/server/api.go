@@ -33,6 +33,17 @@ func (s *Server) operation(op device.Operation) http.Handler {
 	})
 }
 
+// formatOf is the format a request's Content-Type names, or 0 when it
+// names none: errors found before the body is read still answer in the
+// request's format where it can be told (CONTRACT 4).
+func formatOf(r *http.Request) device.Format {
+	f, err := codec.FormatOf(r.Header.Get("Content-Type"))
+	if err != nil {
+		return 0
+	}
+	return f
+}
+
 func orJSON(f device.Format) device.Format {
 	if f == 0 {
 		return device.JSON
@@ -42,7 +53,7 @@ func orJSON(f device.Format) device.Format {
 
 func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Request) (*device.Request, device.Format, *device.Error) {
 	if r.Method != http.MethodPost {
-		return nil, 0, device.Errorf(device.CodeMethodNotAllowed, "", "%s is not allowed on %s; use POST", r.Method, op.Path())
+		return nil, formatOf(r), device.Errorf(device.CodeMethodNotAllowed, "", "%s is not allowed on %s; use POST", r.Method, op.Path())
 	}
 	format, derr := codec.FormatOf(r.Header.Get("Content-Type"))
 	if derr != nil {

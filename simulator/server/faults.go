@@ -54,7 +54,7 @@ func (f *Faults) check() error {
 	}
 	for i, m := range f.OfflineGateways {
 		f.OfflineGateways[i] = strings.ToLower(strings.TrimSpace(m))
-		if len(f.OfflineGateways[i]) != 12 {
+		if len(f.OfflineGateways[i]) != 12 || strings.Trim(f.OfflineGateways[i], "0123456789abcdef") != "" {
 			return fmt.Errorf("offline_gateways[%d] must be a 12-hex mac", i)
 		}
 	}

@@ -79,8 +79,9 @@ func New(cfg Config) *Server {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		e := device.Errorf(device.CodeNotFound, "", "no operation at %s; the operations are POST %s, %s and %s",
 			r.URL.Path, device.SendCommand.Path(), device.SendMessage.Path(), device.UpdateName.Path())
-		s.fail(w, device.JSON, e)
-		s.record(r, time.Now(), 0, http.StatusNotFound, e, nil)
+		f := formatOf(r)
+		s.fail(w, orJSON(f), e)
+		s.record(r, time.Now(), f, http.StatusNotFound, e, nil)
 	})
 	s.handler = mux
 	return s

@@ -1,9 +1,11 @@
 // Package store keeps the simulated fleet in memory: accounts, gateways,
 // devices with their type, name and state, and the messages each gateway
-// received. Lookups by (account, mac, sn) are map reads on a structure that
-// does not change after loading; each device is guarded by one of many
-// striped locks, so requests to different devices do not wait on each other
-// and a device's update is atomic.
+// received. Lookups by (account, mac, sn) are map reads and one probe of a
+// compact hash index (index.go) on a structure that does not change after
+// loading; each device is guarded by one of many striped locks, so requests
+// to different devices do not wait on each other and a device's update is
+// atomic. The fleet must have been checked (fleet.Check, or made by
+// fleet.Generate): its hex identifiers are lower-case.
 package store
 
 import (
@@ -39,12 +41,12 @@ func ParseSN(s string) (SN, bool) {
 
 func (sn SN) String() string { return hex.EncodeToString(sn[:]) }
 
-// record is one device; kept small because fleets reach millions.
+// record is one device's changing part; kept small because fleets reach
+// millions. Its sn is the fleet's (gateway.loaded), not repeated here.
 type record struct {
-	sn    SN
-	typ   uint8
 	name  string
 	state device.State
+	typ   uint8
 }
 
 // Message is one message a gateway received.
@@ -58,7 +60,10 @@ type gateway struct {
 	id      uint32 // position in data.gwOrder; spreads the lock stripes
 	mac     string
 	account string
-	index   map[SN]uint32
+	// loaded are the gateway's devices as the fleet lists them, in the
+	// order of devices; their sn strings are the index's keys.
+	loaded  []fleet.Device
+	index   snIndex
 	devices []record
 
 	msgMu    sync.Mutex
@@ -120,14 +125,12 @@ func load(f *fleet.Fleet) *data {
 		d.accounts[fa.ID] = a
 		d.order = append(d.order, fa.ID)
 		for _, fg := range fa.Gateways {
-			g := &gateway{mac: fg.MAC, account: fa.ID, index: make(map[SN]uint32, len(fg.Devices)),
+			g := &gateway{mac: fg.MAC, account: fa.ID, loaded: fg.Devices, index: newSNIndex(fg.Devices),
 				devices: make([]record, len(fg.Devices))}
 			for i, fd := range fg.Devices {
 				t, _ := device.LookupType(fd.Type)
 				st, _ := t.ParseState(fd.State) // the fleet was checked on load
-				sn, _ := ParseSN(fd.SN)
-				g.devices[i] = record{sn: sn, typ: t.ID, name: fd.Name, state: st}
-				g.index[sn] = uint32(i)
+				g.devices[i] = record{typ: t.ID, name: fd.Name, state: st}
 			}
 			a.gateways[fg.MAC] = g
 			a.order = append(a.order, fg.MAC)
@@ -165,11 +168,8 @@ func (d *data) gateway(accountID, mac string) (*gateway, *device.Error) {
 }
 
 func (g *gateway) find(sn string) (uint32, *device.Error) {
-	key, ok := ParseSN(sn)
-	if ok {
-		if pos, found := g.index[key]; found {
-			return pos, nil
-		}
+	if pos, found := g.index.find(g.loaded, sn); found {
+		return pos, nil
 	}
 	return 0, device.Errorf(device.CodeDeviceNotFound, device.FieldSN, "gateway %s has no device %s", g.mac, sn)
 }
@@ -264,7 +264,7 @@ func (d *data) view(g *gateway, pos uint32) DeviceView {
 	rec := g.devices[pos]
 	mu.Unlock()
 	t := device.Types[rec.typ]
-	return DeviceView{SN: rec.sn.String(), Type: t.Name, Name: rec.name, State: t.StateMap(rec.state)}
+	return DeviceView{SN: g.loaded[pos].SN, Type: t.Name, Name: rec.name, State: t.StateMap(rec.state)}
 }
 
 // Device returns one device by gateway mac (in any account) and sn.
