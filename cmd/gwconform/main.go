@@ -3,6 +3,7 @@
 //
 //	gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
 //	gwconform checks            print the catalog of checks (docs/checks.md)
+//	gwconform load [--target URL] [--fleet FILE] --rate R --duration D --concurrency C
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/load"
 )
 
 const usage = `gwconform certifies an implementation of the Gateway Device Management Interface.
@@ -20,8 +22,10 @@ const usage = `gwconform certifies an implementation of the Gateway Device Manag
 Usage:
   gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should] ...
   gwconform checks      print the catalog of checks as Markdown
+  gwconform load [--target URL] [--fleet FILE] --rate R --duration D --concurrency C ...
+                        send valid, signed requests as load and measure the answers
 
-Run "gwconform run -h" for every flag.
+Run "gwconform run -h" or "gwconform load -h" for every flag.
 `
 
 func main() {
@@ -34,6 +38,8 @@ func main() {
 	switch os.Args[1] {
 	case "run":
 		os.Exit(conformance.Run(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "load":
+		os.Exit(load.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "checks":
 		fmt.Print(conformance.Catalog())
 	case "-h", "--help", "help":

@@ -368,6 +368,7 @@ func (p *parser) command(r *Request) *Error {
 	default:
 		return Errorf(CodeMissingField, FieldSN, "sn is required")
 	}
+	r.Settings = make([]Setting, 0, len(t.Fields)) // one allocation, not one per growth
 	for i := range t.Fields {
 		f := &t.Fields[i]
 		key := f.WireName(p.format)

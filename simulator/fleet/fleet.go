@@ -122,8 +122,12 @@ func Parse(b []byte) (*Fleet, error) {
 	return &f, nil
 }
 
-// Marshal writes the fleet as YAML.
-func (f *Fleet) Marshal() ([]byte, error) { return yaml.Marshal(f) }
+// Marshal writes the fleet as YAML, in WriteYAML's form.
+func (f *Fleet) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	err := f.WriteYAML(&b)
+	return b.Bytes(), err
+}
 
 // Scheme is the fleet's sign scheme.
 func (f *Fleet) Scheme() auth.Scheme {

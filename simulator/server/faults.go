@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,17 +64,22 @@ func (f *Faults) check() error {
 	return nil
 }
 
+// faultState holds the faults as an immutable snapshot that set replaces
+// whole: every request reads it, and an atomic load is all that costs, with
+// no lock that requests share.
 type faultState struct {
-	mu      sync.RWMutex
+	cur atomic.Pointer[faultSnapshot]
+}
+
+type faultSnapshot struct {
 	f       Faults
 	offline map[string]bool
 }
 
 func (s *faultState) get() Faults {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	f := s.f
-	f.OfflineGateways = append([]string{}, s.f.OfflineGateways...)
+	p := s.cur.Load()
+	f := p.f
+	f.OfflineGateways = append([]string{}, p.f.OfflineGateways...)
 	return f
 }
 
@@ -83,20 +88,17 @@ func (s *faultState) set(f Faults) {
 	for _, m := range f.OfflineGateways {
 		off[m] = true
 	}
-	s.mu.Lock()
-	s.f, s.offline = f, off
-	s.mu.Unlock()
+	f.OfflineGateways = append([]string{}, f.OfflineGateways...)
+	s.cur.Store(&faultSnapshot{f: f, offline: off})
 }
 
 // draw returns the latency to add and whether to fail this request.
 func (s *faultState) draw() (time.Duration, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.f.Latency.Duration, s.f.ErrorRate > 0 && rand.Float64() < s.f.ErrorRate
+	p := s.cur.Load()
+	return p.f.Latency.Duration, p.f.ErrorRate > 0 && rand.Float64() < p.f.ErrorRate
 }
 
 func (s *faultState) isOffline(mac string) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.offline[mac]
+	p := s.cur.Load()
+	return len(p.offline) > 0 && p.offline[mac]
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,14 +20,21 @@ type Entry struct {
 	DurationUS int64     `json:"duration_us"`
 }
 
-// Journal is a bounded ring of the last requests.
+// Journal is a bounded ring of the last requests. Adding takes no lock
+// that all requests share: each entry draws a ticket from an atomic counter
+// and fills its own slot under one of journalStripes locks, so requests are
+// journaled without waiting on each other.
 type Journal struct {
-	mu      sync.Mutex
 	entries []Entry
-	next    int
-	full    bool
-	total   uint64
+	// seqs[i] is the ticket+1 of the entry in entries[i]; 0 when empty.
+	seqs    []uint64
+	locks   [journalStripes]sync.Mutex
+	total   atomic.Uint64 // tickets drawn: entries ever added
+	cleared atomic.Uint64 // total at the last Clear
 }
+
+// journalStripes is the number of slot locks; slot i has lock i%stripes.
+const journalStripes = 64
 
 // DefaultJournalSize is how many requests the journal keeps.
 const DefaultJournalSize = 1000
@@ -36,43 +44,45 @@ func NewJournal(size int) *Journal {
 	if size <= 0 {
 		size = DefaultJournalSize
 	}
-	return &Journal{entries: make([]Entry, size)}
+	return &Journal{entries: make([]Entry, size), seqs: make([]uint64, size)}
 }
 
 // Add records an entry, dropping the oldest when full.
 func (j *Journal) Add(e Entry) {
-	j.mu.Lock()
-	j.entries[j.next] = e
-	j.next++
-	if j.next == len(j.entries) {
-		j.next, j.full = 0, true
+	t := j.total.Add(1) - 1
+	i := t % uint64(len(j.entries))
+	mu := &j.locks[i%journalStripes]
+	mu.Lock()
+	if j.seqs[i] <= t { // a late writer never overwrites a newer entry
+		j.entries[i], j.seqs[i] = e, t+1
 	}
-	j.total++
-	j.mu.Unlock()
+	mu.Unlock()
 }
 
 // Last returns up to n entries, oldest first, and the count ever added.
+// Entries still being added are left out.
 func (j *Journal) Last(n int) ([]Entry, uint64) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	size := j.next
-	if j.full {
-		size = len(j.entries)
+	total := j.total.Load()
+	size := uint64(len(j.entries))
+	lo := j.cleared.Load()
+	if total-lo > size {
+		lo = total - size
 	}
-	if n <= 0 || n > size {
-		n = size
+	if n > 0 && total-lo > uint64(n) {
+		lo = total - uint64(n)
 	}
-	out := make([]Entry, n)
-	start := (j.next - n + len(j.entries)) % len(j.entries)
-	for i := 0; i < n; i++ {
-		out[i] = j.entries[(start+i)%len(j.entries)]
+	out := make([]Entry, 0, total-lo)
+	for t := lo; t < total; t++ {
+		i := t % size
+		mu := &j.locks[i%journalStripes]
+		mu.Lock()
+		if j.seqs[i] == t+1 {
+			out = append(out, j.entries[i])
+		}
+		mu.Unlock()
 	}
-	return out, j.total
+	return out, total
 }
 
 // Clear empties the journal.
-func (j *Journal) Clear() {
-	j.mu.Lock()
-	j.next, j.full = 0, false
-	j.mu.Unlock()
-}
+func (j *Journal) Clear() { j.cleared.Store(j.total.Load()) }

@@ -1,0 +1,125 @@
+// Command gwbench measures gwsim and gwconform and writes
+// docs/benchmarks.md (make bench runs it). It only wires package
+// simulator/benchmark to the command line.
+//
+//	gwbench [--out docs/benchmarks.md] [--duration 4s] [--rounds 3] [--connections 4] ...
+//	gwbench bare --addr 127.0.0.1:0          the bare handler gwsim is compared with
+//	gwbench fleetmem --devices N             heap and load time of a generated fleet, as JSON
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gwdmi/gwtools/simulator/benchmark"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:]))
+}
+
+func run(ctx context.Context, args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "bare":
+			fs := flag.NewFlagSet("gwbench bare", flag.ContinueOnError)
+			addr := fs.String("addr", "127.0.0.1:0", "listen address")
+			if err := fs.Parse(args[1:]); err != nil {
+				return 2
+			}
+			if err := benchmark.ServeBare(ctx, *addr, os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, "gwbench bare:", err)
+				return 1
+			}
+			return 0
+		case "fleetmem":
+			fs := flag.NewFlagSet("gwbench fleetmem", flag.ContinueOnError)
+			n := fs.Int("devices", 1_000_000, "devices in the generated fleet")
+			if err := fs.Parse(args[1:]); err != nil || *n < 1 {
+				return 2
+			}
+			json.NewEncoder(os.Stdout).Encode(benchmark.MeasureFleet(*n))
+			return 0
+		}
+	}
+	fs := flag.NewFlagSet("gwbench", flag.ContinueOnError)
+	var o benchmark.Options
+	out := fs.String("out", "docs/benchmarks.md", "the Markdown file to write")
+	jsonOut := fs.String("json", "", "also write every figure as JSON to this file")
+	fs.StringVar(&o.Dir, "dir", ".", "the repository's root")
+	fs.StringVar(&o.Bin, "bin", "bin", "where gwsim and gwconform are built")
+	fs.StringVar(&o.Work, "work", "", "keep the bench fleet, bodies, wrk script and profiles here (default: a temporary directory, removed)")
+	fs.StringVar(&o.Wrk, "wrk", "", `wrk program (default: found on PATH; "none": gwconform load drives everything)`)
+	fs.DurationVar(&o.Duration, "duration", 0, "each load run (default 3s)")
+	fs.IntVar(&o.Rounds, "rounds", 0, "rounds of the load comparison (default 5)")
+	fs.IntVar(&o.Connections, "connections", 0, "wrk connections and gwconform load workers (default 4)")
+	fs.IntVar(&o.Threads, "threads", 0, "wrk threads and gwconform load's GOMAXPROCS (default 1)")
+	fs.IntVar(&o.AltThreads, "alt-threads", 2, "threads of one more round of JSON runs (0: none)")
+	fs.IntVar(&o.SuiteRuns, "suite-runs", 0, "times the suite is timed (default 3)")
+	fs.StringVar(&o.BenchTime, "benchtime", "", "go test -benchtime (default 1s)")
+	fs.BoolVar(&o.SkipGoBench, "skip-go-bench", false, "leave out the Go benchmarks and profiles")
+	sizes := fs.String("fleets", "10000,100000,1000000", "fleet sizes measured, comma-separated")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "gwbench: --fleets: %q is not a number of devices\n", s)
+			return 2
+		}
+		o.FleetSizes = append(o.FleetSizes, n)
+	}
+	o.Log = os.Stderr
+	r, err := benchmark.Run(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gwbench:", err)
+		return 1
+	}
+	var b bytes.Buffer
+	if err := r.WriteMarkdown(&b); err != nil {
+		fmt.Fprintln(os.Stderr, "gwbench:", err)
+		return 1
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err == nil {
+		err = os.WriteFile(*out, b.Bytes(), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gwbench:", err)
+		return 1
+	}
+	if *jsonOut != "" {
+		j, _ := json.MarshalIndent(r, "", "  ")
+		if err := os.WriteFile(*jsonOut, j, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "gwbench:", err)
+			return 1
+		}
+	}
+	fmt.Fprintf(os.Stderr, "gwbench: wrote %s in %s\n", *out, r.Took.Round(1e9))
+	for _, g := range r.Goals() {
+		verdict := "met"
+		switch {
+		case !g.Known:
+			verdict = "not measured"
+		case !g.Met:
+			verdict = "MISSED (" + g.Miss + ")"
+		}
+		fmt.Fprintf(os.Stderr, "  %-8s %s: %s\n", verdict, g.Name, g.Measured)
+	}
+	return 0
+}

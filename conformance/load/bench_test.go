@@ -1,0 +1,87 @@
+package load
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+// BenchmarkSend is one command, drawn, signed, encoded, sent and judged,
+// through each sender, against a bare handler in the same process (whose
+// cost is the same for all three): what conformance/client's recording of
+// every exchange costs, and what the raw sender saves in allocations. The
+// raw sender's gain in requests/s shows when generator and target are
+// separate processes (docs/benchmarks.md).
+func BenchmarkSend(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Write(successJSON)
+	}))
+	defer srv.Close()
+	base, _ := url.Parse(srv.URL)
+	p, err := newPlan(fleet.Generate(1, 4, 250), Mix{Command: 1}, []device.Format{device.JSON})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	senders := map[string]func() sender{
+		ViaRaw: func() sender { return newRawSender(base, 10*time.Second) },
+		ViaHTTP: func() sender {
+			s, _ := newLeanSender(ctx, newTransport(1, 10*time.Second), base, formatHeaders())
+			return s
+		},
+		ViaClient: func() sender {
+			c, _ := client.New(client.Config{BaseURL: srv.URL, Transport: newTransport(1, 10*time.Second)})
+			return &clientSender{c: c}
+		},
+	}
+	for _, via := range vias {
+		b.Run(via, func(b *testing.B) {
+			s := senders[via]()
+			rng := newRNG(1)
+			var r request
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.draw(ctx, rng, time.Now(), &r); err != nil {
+					b.Fatal(err)
+				}
+				if a := s.send(ctx, &r); !a.ok {
+					b.Fatalf("%+v", a)
+				}
+			}
+			if c, ok := s.(interface{ close() }); ok {
+				c.close()
+			}
+		})
+	}
+}
+
+// BenchmarkDraw is drawing, signing and encoding one request, without
+// sending it.
+func BenchmarkDraw(b *testing.B) {
+	for _, format := range []device.Format{device.JSON, device.XML} {
+		b.Run(format.String(), func(b *testing.B) {
+			p, err := newPlan(fleet.Generate(1, 4, 250), DefaultMix, []device.Format{format})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := newRNG(1)
+			var r request
+			var body []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.draw(context.Background(), rng, time.Now(), &r); err != nil {
+					b.Fatal(err)
+				}
+				body = appendBody(body[:0], r.format, r.fields)
+			}
+		})
+	}
+}

@@ -1,0 +1,467 @@
+// Package load generates load on an implementation of the Gateway Device
+// Management Interface and measures it: a mix of valid, freshly signed
+// commands, messages and renames over a fleet's devices, at a set rate or
+// as fast as the target answers, with throughput, latency percentiles,
+// status codes and every answer other than success counted as an error.
+// gwconform load is its command line.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+// Config is one run. Target and Fleet are required, and Duration or
+// Requests (or both: whichever ends first).
+type Config struct {
+	// Target is the base URL of the implementation.
+	Target string
+	// Fleet gives the credentials, gateways and devices to send to.
+	Fleet *fleet.Fleet
+	// Rate is requests per second across all workers; 0 is as fast as the
+	// target answers.
+	Rate float64
+	// Duration ends the run: no request starts after it.
+	Duration time.Duration
+	// Requests ends the run after that many requests.
+	Requests int64
+	// Concurrency is the number of workers, each with one request in
+	// flight at a time (and one connection); 1 when zero.
+	Concurrency int
+	// Formats are drawn from at random for each request; both when empty.
+	Formats []device.Format
+	// Mix weighs the operations; DefaultMix when zero.
+	Mix Mix
+	// Timeout bounds the wait for an answer; 10 s when zero. (The raw
+	// sender moves a connection's deadline only when less than half of it
+	// is left, so an answer may be cut off after half the timeout.)
+	Timeout time.Duration
+	// Via picks how requests are sent: ViaRaw (HTTP/1.1 spoken by this
+	// package over kept-alive connections, the fastest), ViaHTTP
+	// (net/http's transport) or ViaClient (conformance/client, as the
+	// checks send). Empty is ViaRaw for plain http:// targets reached
+	// without a proxy, else ViaHTTP.
+	Via string
+	// Progress receives one line a second while the run lasts; nil for none.
+	Progress io.Writer
+	// Seed makes the drawn devices and values repeatable.
+	Seed uint64
+	// Transport replaces the generator's own transport, for tests.
+	Transport http.RoundTripper
+}
+
+// Result is what a run measured.
+type Result struct {
+	Target      string  `json:"target"`
+	Rate        float64 `json:"rate"`
+	Concurrency int     `json:"concurrency"`
+	// Via is how requests were sent (Config.Via).
+	Via string `json:"via"`
+	// Requests is the number of requests sent and finished, answered or not.
+	Requests int64 `json:"requests"`
+	// Errors counts every request that did not get success: rejections
+	// (any answer but 200 with status success; each request was valid) and
+	// requests that got no complete answer.
+	Errors  int64         `json:"errors"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Throughput is Requests per second of Elapsed.
+	Throughput float64 `json:"requests_per_second"`
+	Latency    Latency `json:"latency"`
+	// Status counts answers by HTTP status; 0 counts requests that got no
+	// complete answer.
+	Status map[int]int64 `json:"status"`
+	// Failures counts the errors by kind: "401 bad_signature" or
+	// "no answer: timeout", with the operation and format.
+	Failures map[string]int64 `json:"failures,omitempty"`
+	// Operations counts requests by operation and format ("command/json").
+	Operations map[string]int64 `json:"operations"`
+}
+
+// Latency is the distribution of the time from sending a request to
+// having read its answer.
+type Latency struct {
+	P50  time.Duration `json:"p50_ns"`
+	P90  time.Duration `json:"p90_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	Max  time.Duration `json:"max_ns"`
+	Mean time.Duration `json:"mean_ns"`
+}
+
+// Ways of sending, for Config.Via.
+const (
+	ViaRaw    = "raw"
+	ViaHTTP   = "http"
+	ViaClient = "client"
+)
+
+// maxFailureKinds bounds the distinct kinds of failure kept; the rest are
+// counted under "other".
+const maxFailureKinds = 50
+
+// Run sends the load and measures it. It returns an error only when the
+// run could not start (bad config, unusable fleet); errors of requests are
+// in the Result. Cancelling ctx stops the run early with what was measured.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	base, err := url.Parse(strings.TrimSuffix(cfg.Target, "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("target %q must be an http:// or https:// base URL", cfg.Target)
+	}
+	p, err := newPlan(cfg.Fleet, cfg.Mix, cfg.Formats)
+	if err != nil {
+		return nil, err
+	}
+	rt := cfg.Transport
+	if rt == nil {
+		t := newTransport(cfg.Concurrency, cfg.Timeout)
+		defer t.CloseIdleConnections()
+		rt = t
+	}
+	headers := formatHeaders()
+	via := cfg.Via
+	if via == "" {
+		via = ViaHTTP
+		if base.Scheme == "http" && cfg.Transport == nil && !proxied(base) {
+			via = ViaRaw
+		}
+	}
+	newSender := func() (sender, error) {
+		switch via {
+		case ViaRaw:
+			if base.Scheme != "http" {
+				return nil, errors.New("the raw sender speaks plain http only; use --via http for https")
+			}
+			return newRawSender(base, cfg.Timeout), nil
+		case ViaClient:
+			c, err := client.New(client.Config{BaseURL: base.String(), Timeout: cfg.Timeout,
+				MaxResponseBytes: maxAnswer, Transport: rt})
+			return &clientSender{c: c}, err
+		case ViaHTTP:
+			return newLeanSender(ctx, rt, base, headers)
+		}
+		return nil, fmt.Errorf("via %q: use raw, http or client", via)
+	}
+
+	r := &run{cfg: cfg, plan: p}
+	defer func() {
+		for _, w := range r.workers {
+			if c, ok := w.send.(interface{ close() }); ok {
+				c.close()
+			}
+		}
+	}()
+	workers := make([]*worker, cfg.Concurrency)
+	r.workers = workers
+	for i := range workers {
+		s, err := newSender()
+		if err != nil {
+			return nil, err
+		}
+		workers[i] = &worker{run: r, send: s, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i))),
+			failures: map[string]int64{}}
+	}
+
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.Duration > 0 {
+		var cancelT context.CancelFunc
+		stop, cancelT = context.WithTimeout(stop, cfg.Duration)
+		defer cancelT()
+	}
+	r.start = time.Now()
+	var progressDone chan struct{}
+	if cfg.Progress != nil {
+		progressDone = make(chan struct{})
+		go r.progress(stop, progressDone)
+	}
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.loop(ctx, stop)
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(r.start)
+	cancel()
+	if progressDone != nil {
+		<-progressDone
+	}
+	res := r.result(workers, base.String(), elapsed)
+	res.Via = via
+	return res, nil
+}
+
+// proxied reports whether the environment sends requests to base through
+// a proxy (HTTP_PROXY and NO_PROXY; never for loopback).
+func proxied(base *url.URL) bool {
+	u, err := http.ProxyFromEnvironment(&http.Request{URL: base})
+	return err != nil || u != nil
+}
+
+func (cfg *Config) defaults() error {
+	if cfg.Fleet == nil {
+		return errors.New("no fleet")
+	}
+	if cfg.Rate < 0 || cfg.Rate != cfg.Rate {
+		return fmt.Errorf("rate %v must be 0 (as fast as possible) or more", cfg.Rate)
+	}
+	if cfg.Duration <= 0 && cfg.Requests <= 0 {
+		return errors.New("set a duration or a number of requests")
+	}
+	if cfg.Duration < 0 || cfg.Requests < 0 || cfg.Concurrency < 0 || cfg.Timeout < 0 {
+		return errors.New("duration, requests, concurrency and timeout must not be negative")
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 1
+	}
+	if len(cfg.Formats) == 0 {
+		cfg.Formats = []device.Format{device.JSON, device.XML}
+	}
+	if cfg.Mix == (Mix{}) {
+		cfg.Mix = DefaultMix
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	return nil
+}
+
+// run is the state the workers share: the plan, the schedule and the
+// counters the progress line reads.
+type run struct {
+	cfg     Config
+	plan    *plan
+	workers []*worker
+	start   time.Time
+	issued  atomic.Int64 // requests given a slot in the schedule
+	done    atomic.Int64
+	errs    atomic.Int64
+}
+
+// slot takes the next request's turn and waits for its time when a rate
+// is set. It reports false when the run is over.
+func (r *run) slot(stop context.Context, timer **time.Timer) bool {
+	k := r.issued.Add(1) - 1
+	if r.cfg.Requests > 0 && k >= r.cfg.Requests {
+		return false
+	}
+	// The clock, not only the stop context's timer (which a busy machine
+	// may run late), decides that the duration is over.
+	if r.cfg.Duration > 0 && time.Since(r.start) >= r.cfg.Duration {
+		return false
+	}
+	if r.cfg.Rate > 0 {
+		at := time.Duration(float64(k) * float64(time.Second) / r.cfg.Rate)
+		if r.cfg.Duration > 0 && at >= r.cfg.Duration {
+			return false
+		}
+		due := r.start.Add(at)
+		if d := time.Until(due); d > 0 {
+			if *timer == nil {
+				*timer = time.NewTimer(d)
+			} else {
+				(*timer).Reset(d)
+			}
+			select {
+			case <-(*timer).C:
+			case <-stop.Done():
+				return false
+			}
+		}
+	}
+	return stop.Err() == nil
+}
+
+func (r *run) progress(stop context.Context, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var last int64
+	for {
+		select {
+		case <-stop.Done():
+			return
+		case now := <-t.C:
+			n := r.done.Load()
+			fmt.Fprintf(r.cfg.Progress, "load: %3ds  %8d req/s  total %9d  errors %d\n",
+				now.Sub(r.start)/time.Second, n-last, n, r.errs.Load())
+			last = n
+		}
+	}
+}
+
+type worker struct {
+	run      *run
+	send     sender
+	rng      *rand.Rand
+	req      request
+	hist     histogram
+	status   [600]int64 // by HTTP status; 0 is no answer
+	failures map[string]int64
+	ops      [4][3]int64 // by device.Operation and device.Format
+	n, errs  int64
+}
+
+// loop sends requests until the run is over. Requests in flight when it
+// ends are finished (ctx, not stop, bounds them), so that a run's last
+// requests are not counted as failures.
+func (w *worker) loop(ctx, stop context.Context) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for w.run.slot(stop, &timer) {
+		w.one(ctx)
+	}
+}
+
+func (w *worker) one(ctx context.Context) {
+	r := w.run
+	start := time.Now()
+	if err := r.plan.draw(ctx, w.rng, start, &w.req); err != nil {
+		w.count(answer{err: err}, 0)
+		return
+	}
+	a := w.send.send(ctx, &w.req)
+	if a.err != nil && ctx.Err() != nil {
+		return // interrupted by the caller: neither sent nor failed
+	}
+	w.count(a, time.Since(start))
+}
+
+func (w *worker) count(a answer, took time.Duration) {
+	r := w.run
+	w.ops[w.req.op][w.req.format]++
+	w.n++
+	if a.status >= 0 && a.status < len(w.status) {
+		w.status[a.status]++
+	}
+	if a.err == nil {
+		w.hist.record(took)
+	}
+	if !a.ok {
+		w.errs++
+		r.errs.Add(1)
+		kind := fmt.Sprintf("%d %s", a.status, a.code)
+		if a.err != nil {
+			kind = "no answer: " + describeErr(a.err)
+		}
+		kind = strings.TrimSpace(kind) + " (" + w.req.op.Name() + "/" + w.req.format.String() + ")"
+		if _, ok := w.failures[kind]; !ok && len(w.failures) >= maxFailureKinds {
+			kind = "other"
+		}
+		w.failures[kind]++
+	}
+	r.done.Add(1)
+}
+
+func (r *run) result(workers []*worker, target string, elapsed time.Duration) *Result {
+	res := &Result{Target: target, Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Elapsed: elapsed,
+		Status: map[int]int64{}, Failures: map[string]int64{}, Operations: map[string]int64{}}
+	var h histogram
+	for _, w := range workers {
+		h.merge(&w.hist)
+		res.Requests += w.n
+		res.Errors += w.errs
+		for k, v := range w.status {
+			if v > 0 {
+				res.Status[k] += v
+			}
+		}
+		for k, v := range w.failures {
+			res.Failures[k] += v
+		}
+		for op, byFormat := range w.ops {
+			for f, v := range byFormat {
+				if v > 0 {
+					res.Operations[device.Operation(op).Name()+"/"+device.Format(f).String()] += v
+				}
+			}
+		}
+	}
+	if elapsed > 0 {
+		res.Throughput = float64(res.Requests) / elapsed.Seconds()
+	}
+	res.Latency = Latency{P50: h.percentile(50), P90: h.percentile(90), P99: h.percentile(99), Max: h.max, Mean: h.mean()}
+	return res
+}
+
+// OK reports whether every request got success.
+func (res *Result) OK() bool { return res.Errors == 0 && res.Requests > 0 }
+
+// WriteText writes the result for people.
+func (res *Result) WriteText(w io.Writer) {
+	rate := "as fast as answered"
+	if res.Rate > 0 {
+		rate = fmt.Sprintf("%g/s", res.Rate)
+	}
+	fmt.Fprintf(w, "%d requests in %s to %s (concurrency %d, rate %s, via %s)\n",
+		res.Requests, res.Elapsed.Round(time.Millisecond), res.Target, res.Concurrency, rate, res.Via)
+	fmt.Fprintf(w, "  throughput  %.1f requests/s\n", res.Throughput)
+	l := res.Latency
+	fmt.Fprintf(w, "  latency     p50 %s  p90 %s  p99 %s  max %s  (mean %s)\n",
+		ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), ms(l.Mean))
+	fmt.Fprintf(w, "  status      %s\n", countList(res.Status, func(k int) string {
+		if k == 0 {
+			return "no answer"
+		}
+		return fmt.Sprint(k)
+	}))
+	fmt.Fprintf(w, "  operations  %s\n", countList(res.Operations, func(k string) string { return k }))
+	if res.Errors == 0 {
+		fmt.Fprintf(w, "  errors      0\n")
+		return
+	}
+	fmt.Fprintf(w, "  errors      %d (every request was valid: anything but success is an error)\n", res.Errors)
+	kinds := make([]string, 0, len(res.Failures))
+	for k := range res.Failures {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		if res.Failures[kinds[i]] != res.Failures[kinds[j]] {
+			return res.Failures[kinds[i]] > res.Failures[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	for _, k := range kinds {
+		fmt.Fprintf(w, "    %8d  %s\n", res.Failures[k], k)
+	}
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
+
+func countList[K int | string](m map[K]int64, name func(K) string) string {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", name(k), m[k])
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}

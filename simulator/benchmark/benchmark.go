@@ -1,0 +1,628 @@
+// Package benchmark measures gwsim and gwconform and writes
+// docs/benchmarks.md: Go benchmarks of the request path; a load comparison,
+// in one run, of gwsim's command endpoint with a bare net/http handler on
+// loopback, driven by wrk (or by gwconform load where wrk is missing); the
+// heap and load time of fleets up to a million devices; and the wall time
+// of the conformance suite. It drives the built programs (bin/gwsim,
+// bin/gwconform) and wrk as separate processes, as a user would, so that
+// every figure comes with the command line that reproduces it. cmd/gwbench
+// is its command line; make bench runs it.
+package benchmark
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+// Options is one benchmark run. Zero values take the defaults.
+type Options struct {
+	// Dir is the repository's root: go test runs there.
+	Dir string
+	// Bin holds gwsim and gwconform, built.
+	Bin string
+	// Self is the gwbench program, for the bare handler and the fleet
+	// measurements, which run in processes of their own.
+	Self string
+	// Work is where the bench fleet, bodies, wrk script and profiles go; a
+	// temporary directory, removed afterwards, when empty.
+	Work string
+	// Wrk is the wrk program; found on PATH when empty; "none" uses
+	// gwconform load for the whole comparison.
+	Wrk string
+	// Duration of each load run (3s), Rounds of the comparison (5),
+	// Connections of wrk and workers of gwconform load (4), Threads of
+	// wrk and GOMAXPROCS of gwconform load (1: one core for the generator,
+	// the other for the target, on a two-core machine), AltThreads of one
+	// more round of JSON runs (2; 0: none).
+	Duration    time.Duration
+	Rounds      int
+	Connections int
+	Threads     int
+	AltThreads  int
+	// FleetSizes are the fleets measured for memory and load time.
+	FleetSizes []int
+	// SuiteRuns is how often the suite is timed (3).
+	SuiteRuns int
+	// BenchTime is go test's -benchtime (1s).
+	BenchTime string
+	// SkipGoBench leaves out the Go benchmarks and profiles.
+	SkipGoBench bool
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+func (o *Options) defaults() error {
+	if o.Dir == "" {
+		o.Dir = "."
+	}
+	if o.Bin == "" {
+		o.Bin = "bin"
+	}
+	var err error
+	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
+		return err
+	}
+	if o.Bin, err = filepath.Abs(o.Bin); err != nil {
+		return err
+	}
+	if o.Self == "" {
+		if o.Self, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	for _, p := range []string{"gwsim", "gwconform"} {
+		if _, err := os.Stat(filepath.Join(o.Bin, p)); err != nil {
+			return fmt.Errorf("%s/%s is not built (make build): %v", o.Bin, p, err)
+		}
+	}
+	if o.Duration <= 0 {
+		o.Duration = 3 * time.Second
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 5
+	}
+	if o.Connections <= 0 {
+		o.Connections = 4
+	}
+	if o.Threads <= 0 {
+		o.Threads = 1
+	}
+	if o.AltThreads < 0 {
+		o.AltThreads = 0
+	}
+	if len(o.FleetSizes) == 0 {
+		o.FleetSizes = []int{10_000, 100_000, 1_000_000}
+	}
+	if o.SuiteRuns <= 0 {
+		o.SuiteRuns = 3
+	}
+	if o.BenchTime == "" {
+		o.BenchTime = "1s"
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return nil
+}
+
+// Report is everything one run measured.
+type Report struct {
+	Env         Environment   `json:"environment"`
+	Took        time.Duration `json:"took_ns"`
+	GoBench     []GoBench     `json:"go_bench"`
+	GoBenchCmd  string        `json:"go_bench_command"`
+	Profiles    []Profile     `json:"profiles"`
+	Fleets      []FleetRun    `json:"fleets"`
+	Tool        string        `json:"tool"` // what drove the comparison
+	Rounds      int           `json:"rounds"`
+	Connections int           `json:"connections"`
+	Threads     int           `json:"threads"`
+	Duration    time.Duration `json:"duration_ns"`
+	Runs        []LoadRun     `json:"runs"`
+	HalfRate    []LoadRun     `json:"half_rate"`
+	// AltRuns are JSON runs with Options.AltThreads generator threads.
+	AltRuns []LoadRun `json:"alt_runs,omitempty"`
+	// BenchFleet is the command that writes the fleet gwsim serves under
+	// load; Bodies the pre-signed request bodies wrk sends.
+	BenchFleet string            `json:"bench_fleet"`
+	Bodies     map[string]string `json:"bodies"`
+	GwsimCmd   string            `json:"gwsim_command"`
+	BareCmd    string            `json:"bare_command"`
+	Suite      SuiteRun          `json:"suite"`
+	Notes      []string          `json:"notes"`
+}
+
+// Environment is where the figures were taken.
+type Environment struct {
+	Date        string `json:"date"`
+	Commit      string `json:"commit"`
+	Go          string `json:"go"`
+	OS          string `json:"os"`
+	CPU         string `json:"cpu"`
+	Cores       int    `json:"cores"`
+	Wrk         string `json:"wrk"`
+	LoadBefore  string `json:"load_before"`
+	LoadAfter   string `json:"load_after"`
+	MemoryTotal string `json:"memory"`
+}
+
+// FleetRun is a fleet's memory, measured in a process of its own, and the
+// startup of gwsim serving it.
+type FleetRun struct {
+	FleetMemory
+	MeasureCmd string        `json:"measure_command"`
+	ServeCmd   string        `json:"serve_command"`
+	Startup    time.Duration `json:"startup_ns"` // gwsim serve --seed, until it listens
+	RSS        int64         `json:"rss"`
+	// WriteCmd and Write are gwsim fleet writing the fleet as YAML.
+	WriteCmd string        `json:"write_command"`
+	Write    time.Duration `json:"write_ns"`
+	Bytes    int64         `json:"file_bytes"`
+}
+
+// SuiteRun is the wall time of the whole suite against the embedded
+// simulator.
+type SuiteRun struct {
+	Command string          `json:"command"`
+	Times   []time.Duration `json:"times_ns"`
+	Exit    int             `json:"exit"`
+	Summary string          `json:"summary"`
+}
+
+// Median of the suite's wall times.
+func (s SuiteRun) Median() time.Duration {
+	if len(s.Times) == 0 {
+		return 0
+	}
+	t := append([]time.Duration(nil), s.Times...)
+	sort.Slice(t, func(i, j int) bool { return t[i] < t[j] })
+	return t[len(t)/2]
+}
+
+// Run measures everything and returns the report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if o.Work == "" {
+		dir, err := os.MkdirTemp("", "gwbench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		o.Work = dir
+	} else if err := os.MkdirAll(o.Work, 0o755); err != nil {
+		return nil, err
+	}
+	r := &Report{Env: environment(ctx, o), Rounds: o.Rounds, Connections: o.Connections, Threads: o.Threads, Duration: o.Duration}
+	logf := func(format string, a ...any) { fmt.Fprintf(o.Log, "gwbench: "+format+"\n", a...) }
+
+	if !o.SkipGoBench {
+		logf("Go benchmarks (go test -bench, %s each)", o.BenchTime)
+		if err := r.goBenchmarks(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	logf("fleets of %v devices", o.FleetSizes)
+	for _, n := range o.FleetSizes {
+		fr, err := measureFleet(ctx, o, n)
+		if err != nil {
+			return nil, err
+		}
+		logf("  %d devices: %.0f B/device, generated in %s, loaded in %s, gwsim serve listening after %s",
+			fr.Devices, fr.PerDevice(fr.TotalBytes()), fr.Generate.Round(time.Millisecond), fr.Load.Round(time.Millisecond), fr.Startup.Round(time.Millisecond))
+		r.Fleets = append(r.Fleets, fr)
+	}
+	if err := r.loadComparison(ctx, o, logf); err != nil {
+		return nil, err
+	}
+	logf("the suite against the embedded simulator, %d times", o.SuiteRuns)
+	if err := r.suite(ctx, o); err != nil {
+		return nil, err
+	}
+	r.Env.LoadAfter = loadAverage()
+	r.Took = time.Since(start)
+	if other := r.OtherShare(); other > 0.1 {
+		r.Notes = append(r.Notes, fmt.Sprintf("**The machine was busy**: during the load runs, processes other than the target and the load generator "+
+			"used %.0f%% of the CPU (median; /proc/stat). Throughput and tail latency suffer first: run make bench again on an idle machine before trusting a miss.",
+			other*100))
+	}
+	return r, nil
+}
+
+// OtherShare is the median share of the machine's CPU that other
+// processes used during the load runs.
+func (r *Report) OtherShare() float64 {
+	return median(r.Runs, func(l LoadRun) float64 { return l.OtherShare })
+}
+
+func environment(ctx context.Context, o Options) Environment {
+	e := Environment{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Go: runtime.Version(),
+		OS: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), LoadBefore: loadAverage(), CPU: "unknown"}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		e.OS += ", Linux " + strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				e.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0]); len(f) >= 2 {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			e.MemoryTotal = fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20))
+		}
+	}
+	if out, err := output(ctx, o.Dir, "git", "rev-parse", "--short", "HEAD"); err == nil {
+		e.Commit = strings.TrimSpace(out)
+		if st, err := output(ctx, o.Dir, "git", "status", "--porcelain", "--untracked-files=no"); err == nil && strings.TrimSpace(st) != "" {
+			e.Commit += " with uncommitted changes"
+		}
+	}
+	return e
+}
+
+func (r *Report) goBenchmarks(ctx context.Context, o Options) error {
+	argv := goBenchArgs("go", o.BenchTime)
+	out, err := output(ctx, o.Dir, argv...)
+	if err != nil {
+		return err
+	}
+	r.GoBench = parseGoBench(out)
+	r.GoBenchCmd = strings.Join(shortArgv(argv), " ")
+	for _, p := range []struct{ pkg, bench, title string }{
+		{"./simulator/server", "^BenchmarkRequest$/^json/thermostat$", "a whole JSON request (BenchmarkRequest/json/thermostat)"},
+		{"./simulator/server", "^BenchmarkRequest$/^xml/thermostat$", "a whole XML request (BenchmarkRequest/xml/thermostat)"},
+		{"./conformance/load", "^BenchmarkSend$/^raw$", "the load generator's request (BenchmarkSend/raw, against a bare handler in the same process)"},
+	} {
+		prof, err := profile(ctx, "go", o.Dir, o.Work, p.pkg, p.bench, p.title)
+		if err != nil {
+			return err
+		}
+		r.Profiles = append(r.Profiles, prof)
+	}
+	return nil
+}
+
+func measureFleet(ctx context.Context, o Options, n int) (FleetRun, error) {
+	argv := []string{o.Self, "fleetmem", "--devices", strconv.Itoa(n)}
+	out, err := output(ctx, o.Dir, argv...)
+	if err != nil {
+		return FleetRun{}, err
+	}
+	var fr FleetRun
+	if err := json.Unmarshal([]byte(out), &fr.FleetMemory); err != nil {
+		return fr, fmt.Errorf("gwbench fleetmem: %v: %s", err, tail(out))
+	}
+	fr.MeasureCmd = strings.Join(shortArgv(argv), " ")
+	per := min(n, PerGateway)
+	gw := strconv.Itoa(max(1, n/max(per, 1)))
+	serve := []string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--seed", "1",
+		"--gateways", gw, "--devices-per-gateway", strconv.Itoa(per), "--log-level", "warn"}
+	fr.ServeCmd = strings.Join(shortArgv(serve), " ")
+	s, err := startServer(serve, 2*time.Minute)
+	if err != nil {
+		return fr, err
+	}
+	fr.Startup, fr.RSS = s.started, s.rss()
+	s.stop()
+	file := filepath.Join(o.Work, fmt.Sprintf("fleet-%d.yaml", n))
+	write := []string{filepath.Join(o.Bin, "gwsim"), "fleet", "--seed", "1", "--gateways", gw,
+		"--devices-per-gateway", strconv.Itoa(per), "--out", file}
+	fr.WriteCmd = strings.Join(shortArgv(write), " ")
+	t0 := time.Now()
+	if _, err := output(ctx, o.Dir, write...); err != nil {
+		return fr, err
+	}
+	fr.Write = time.Since(t0)
+	if st, err := os.Stat(file); err == nil {
+		fr.Bytes = st.Size()
+	}
+	os.Remove(file)
+	return fr, nil
+}
+
+// benchSeed, benchGateways and benchPerGateway make the fleet gwsim serves
+// under load.
+const (
+	benchSeed       = 1
+	benchGateways   = 10
+	benchPerGateway = 100
+	// benchTimestamp is the timestamp of wrk's pre-signed bodies; the bench
+	// fleet disables the window, so it stays valid.
+	benchTimestamp = "20240101000000"
+)
+
+// benchFleet writes the fleet gwsim serves under load: generated, with the
+// timestamp window off so that wrk's pre-signed bodies stay valid. It
+// returns the bodies of a Light Dimmer command in each format.
+func (r *Report) benchFleet(ctx context.Context, o Options) (fleetFile string, bodies map[string]string, err error) {
+	fleetFile = filepath.Join(o.Work, "bench-fleet.yaml")
+	argv := []string{filepath.Join(o.Bin, "gwsim"), "fleet", "--seed", strconv.Itoa(benchSeed), "--gateways", strconv.Itoa(benchGateways),
+		"--devices-per-gateway", strconv.Itoa(benchPerGateway), "--timestamp-window", "0", "--out", fleetFile}
+	if _, err := output(ctx, o.Dir, argv...); err != nil {
+		return "", nil, err
+	}
+	r.BenchFleet = strings.Join(shortArgv(argv), " ")
+	f, err := fleet.Load(fleetFile)
+	if err != nil {
+		return "", nil, err
+	}
+	if f.Window() != 0 {
+		return "", nil, errors.New("the bench fleet has a timestamp window; gwsim fleet ignored --timestamp-window")
+	}
+	t, err := f.Target()
+	if err != nil {
+		return "", nil, err
+	}
+	d, ok := t.Devices["Light Dimmer"]
+	if !ok {
+		return "", nil, errors.New("the bench fleet's first gateway has no Light Dimmer")
+	}
+	sign := auth.Sign(t.Key.Key, t.Key.Secret, benchTimestamp)
+	r.Bodies = map[string]string{
+		"json": fmt.Sprintf(`{"control":{"api_key":%q,"timestamp":%q,"sign":%q,"myservice_id":%q,"mac":%q,"sn":%q,"type":"Light Dimmer","dimming":"50"}}`,
+			t.Key.Key, benchTimestamp, sign, t.AccountID, t.MAC, d.SN),
+		"xml": fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?><xml><control><api_key>%s</api_key><timestamp>%s</timestamp><sign>%s</sign><myservice_id>%s</myservice_id><mac>%s</mac><sn>%s</sn><type>Light Dimmer</type><dimming>50</dimming></control></xml>`,
+			t.Key.Key, benchTimestamp, sign, t.AccountID, t.MAC, d.SN),
+	}
+	bodies = map[string]string{}
+	for format, body := range r.Bodies {
+		p := filepath.Join(o.Work, "command."+format)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return "", nil, err
+		}
+		bodies[format] = p
+	}
+	return fleetFile, bodies, nil
+}
+
+var contentTypes = map[string]string{"json": "application/json", "xml": "application/xml"}
+
+func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string, ...any)) error {
+	fleetFile, bodies, err := r.benchFleet(ctx, o)
+	if err != nil {
+		return err
+	}
+	gwsimArgv := []string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile, "--log-level", "warn"}
+	bareArgv := []string{o.Self, "bare", "--addr", "127.0.0.1:0"}
+	r.GwsimCmd, r.BareCmd = strings.Join(shortArgv(gwsimArgv), " "), strings.Join(shortArgv(bareArgv), " ")
+	gwsim, err := startServer(gwsimArgv, time.Minute)
+	if err != nil {
+		return err
+	}
+	defer gwsim.stop()
+	bare, err := startServer(bareArgv, time.Minute)
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+	targets := map[string]*server{"gwsim": gwsim, "bare": bare}
+	path := device.SendCommand.Path()
+	for format := range bodies {
+		if err := checkSuccess(gwsim.url+path, contentTypes[format], r.Bodies[format]); err != nil {
+			return fmt.Errorf("gwsim does not accept the pre-signed %s body: %v", format, err)
+		}
+	}
+
+	wrk := o.Wrk
+	if wrk == "" {
+		if p, err := exec.LookPath("wrk"); err == nil {
+			wrk = p
+		}
+	}
+	if wrk == "none" {
+		wrk = ""
+	}
+	script := filepath.Join(o.Work, "post.lua")
+	if err := os.WriteFile(script, []byte(wrkScript), 0o644); err != nil {
+		return err
+	}
+	gwconform := filepath.Join(o.Bin, "gwconform")
+	r.Tool = ToolLoad
+	if wrk != "" {
+		r.Tool = ToolWrk
+		if out, err := exec.Command(wrk, "-v").CombinedOutput(); len(out) > 0 || err == nil {
+			v, _, _ := strings.Cut(strings.SplitN(string(out), "\n", 2)[0], " Copyright")
+			r.Env.Wrk = strings.TrimSpace(v)
+		}
+	} else {
+		r.Notes = append(r.Notes, "wrk was not found (make bench installs it with apt-get when it can) or was turned off with --wrk none, so gwconform load drove the whole comparison and the load mode's ratio to wrk could not be measured.")
+	}
+
+	// measure runs one tool against one target; threads are wrk's, and
+	// gwconform load's GOMAXPROCS, so that both generators have as many
+	// threads running their code.
+	measure := func(tool, target, format string, threads int, rate float64) (LoadRun, error) {
+		s := targets[target]
+		busy0, busyOK := machineBusy()
+		cpu0, cpuOK := s.cpu()
+		var run LoadRun
+		var err error
+		if tool == ToolWrk {
+			run, err = runWrk(ctx, wrk, script, bodies[format], contentTypes[format], s.url+path, threads, o.Connections, o.Duration)
+		} else {
+			run, err = runLoad(ctx, gwconform, fleetFile, s.url, format, threads, o.Connections, o.Duration, rate)
+		}
+		if err != nil {
+			return run, err
+		}
+		if cpu1, ok := s.cpu(); ok && cpuOK {
+			run.ServerCPU = cpu1 - cpu0
+		}
+		if busy1, ok := machineBusy(); ok && busyOK && run.Elapsed > 0 {
+			other := busy1 - busy0 - run.ServerCPU - run.GenCPU
+			run.OtherShare = max(0, float64(other)/(float64(run.Elapsed)*float64(runtime.NumCPU())))
+		}
+		run.Target, run.Format, run.Threads = target, format, threads
+		run.Command = strings.ReplaceAll(run.Command, s.url, strings.ToUpper(target)+"_URL")
+		asked := ""
+		if rate > 0 {
+			asked = fmt.Sprintf(" (%.0f asked)", rate)
+		}
+		logf("  %-14s %-5s %-4s %d thread(s) %8.0f req/s%s  p50 %s  p99 %s  errors %d", tool, target, format, threads, run.RPS, asked,
+			run.P50.Round(time.Microsecond), run.P99.Round(time.Microsecond), run.Errors)
+		return run, nil
+	}
+	tools := []string{r.Tool}
+	if r.Tool == ToolWrk {
+		tools = append(tools, ToolLoad)
+	}
+	logf("load comparison: %d rounds of %s runs, %d connections, %d generator thread(s), %s", o.Rounds, secs(o.Duration), o.Connections, o.Threads, strings.Join(tools, " and "))
+	for round := 0; round < o.Rounds; round++ {
+		order := []string{"bare", "gwsim"}
+		if round%2 == 1 {
+			order = []string{"gwsim", "bare"}
+		}
+		for _, tool := range tools {
+			for _, format := range []string{"json", "xml"} {
+				for _, target := range order {
+					run, err := measure(tool, target, format, o.Threads, 0)
+					if err != nil {
+						return err
+					}
+					r.Runs = append(r.Runs, run)
+				}
+			}
+		}
+	}
+	// Latency at half the measured maximum: gwconform load holds a rate,
+	// which wrk cannot.
+	for _, format := range []string{"json", "xml"} {
+		rate := math.Floor(r.MedianRPS(r.Tool, "gwsim", format) / 2)
+		if rate < 1 {
+			continue
+		}
+		run, err := measure(ToolLoad, "gwsim", format, o.Threads, rate)
+		if err != nil {
+			return err
+		}
+		r.HalfRate = append(r.HalfRate, run)
+	}
+	// The same JSON runs once more with one more generator thread each, so
+	// that the choice of threads is not what the comparison rests on.
+	if o.AltThreads > 0 && o.AltThreads != o.Threads {
+		logf("the JSON runs again with %d generator threads", o.AltThreads)
+		for _, tool := range tools {
+			for _, target := range []string{"bare", "gwsim"} {
+				run, err := measure(tool, target, "json", o.AltThreads, 0)
+				if err != nil {
+					return err
+				}
+				r.AltRuns = append(r.AltRuns, run)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSuccess posts body once and wants 200 with status success.
+func checkSuccess(url, contentType, body string) error {
+	resp, err := http.Post(url, contentType, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "success") {
+		return fmt.Errorf("%d %s", resp.StatusCode, b)
+	}
+	return nil
+}
+
+// RunsOf are the comparison's runs of a tool against a target in a format.
+func (r *Report) RunsOf(tool, target, format string) []LoadRun {
+	var out []LoadRun
+	for _, run := range r.Runs {
+		if run.Tool == tool && run.Target == target && run.Format == format {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// MedianRPS is the median requests/s of those runs.
+func (r *Report) MedianRPS(tool, target, format string) float64 {
+	return median(r.RunsOf(tool, target, format), func(l LoadRun) float64 { return l.RPS })
+}
+
+// RoundRatios are a's requests/s over b's, round by round: each round runs
+// both back to back, so a slow drift of the machine cancels out in a pair.
+func RoundRatios(a, b []LoadRun) []float64 {
+	var out []float64
+	for i := range min(len(a), len(b)) {
+		if b[i].RPS > 0 {
+			out = append(out, a[i].RPS/b[i].RPS)
+		}
+	}
+	return out
+}
+
+// PairedRatio is the median of RoundRatios: the comparison's headline
+// figure.
+func PairedRatio(a, b []LoadRun) float64 {
+	rs := RoundRatios(a, b)
+	runs := make([]LoadRun, len(rs))
+	for i, v := range rs {
+		runs[i].RPS = v
+	}
+	return median(runs, func(l LoadRun) float64 { return l.RPS })
+}
+
+func (r *Report) suite(ctx context.Context, o Options) error {
+	dir := filepath.Join(o.Work, "suite-report")
+	argv := []string{filepath.Join(o.Bin, "gwconform"), "run", "--report-dir", dir}
+	r.Suite.Command = "bin/gwconform run --report-dir $(mktemp -d)"
+	for i := 0; i < o.SuiteRuns; i++ {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = o.Dir
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		took := time.Since(start)
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			r.Suite.Exit = 0
+		case errors.As(err, &ee):
+			r.Suite.Exit = ee.ExitCode()
+		default:
+			return fmt.Errorf("gwconform run: %v", err)
+		}
+		r.Suite.Times = append(r.Suite.Times, took)
+		r.Suite.Summary = suiteSummary(string(out))
+	}
+	return nil
+}
+
+// suiteSummary keeps the lines of gwconform's summary that count checks.
+func suiteSummary(out string) string {
+	var keep []string
+	for _, line := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "MUST") || strings.HasPrefix(t, "SHOULD") || strings.HasPrefix(t, "INFO") {
+			keep = append(keep, t)
+		}
+	}
+	return strings.Join(keep, "; ")
+}

@@ -1,0 +1,164 @@
+package benchmark
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseGoBench(t *testing.T) {
+	out := `goos: linux
+pkg: github.com/gwdmi/gwtools/simulator/codec
+BenchmarkDecode/json-2      	  862809	      1373 ns/op	  94.14 MB/s	     864 B/op	       2 allocs/op
+BenchmarkErrorBody/xml      	  170347	     23927 ns/op	    5088 B/op	      13 allocs/op
+PASS
+pkg: github.com/gwdmi/gwtools/simulator/auth
+BenchmarkSign-2    	 2832936	       515.5 ns/op	      32 B/op	       1 allocs/op
+ok  	github.com/gwdmi/gwtools/simulator/auth	2.650s
+`
+	got := parseGoBench(out)
+	want := []GoBench{
+		{Package: "github.com/gwdmi/gwtools/simulator/codec", Name: "BenchmarkDecode/json", NsPerOp: 1373, MBPerSec: 94.14, BytesPerOp: 864, AllocsPerOp: 2},
+		{Package: "github.com/gwdmi/gwtools/simulator/codec", Name: "BenchmarkErrorBody/xml", NsPerOp: 23927, BytesPerOp: 5088, AllocsPerOp: 13},
+		{Package: "github.com/gwdmi/gwtools/simulator/auth", Name: "BenchmarkSign", NsPerOp: 515.5, BytesPerOp: 32, AllocsPerOp: 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestParseWrk(t *testing.T) {
+	var r LoadRun
+	err := parseWrk("Running 4s test @ http://x\n  1 threads\nGWBENCH 120000 4000000 110 1900 5000 3 1\n", &r)
+	if err != nil || r.Requests != 120000 || r.RPS != 30000 || r.P50 != 110*time.Microsecond || r.P99 != 1900*time.Microsecond ||
+		r.Max != 5*time.Millisecond || r.Errors != 4 {
+		t.Errorf("%+v %v", r, err)
+	}
+	if err := parseWrk("nothing", &r); err == nil {
+		t.Error("no figures, no error")
+	}
+}
+
+func TestBareHandler(t *testing.T) {
+	h := BareHandler()
+	for ct, want := range map[string]string{"application/json": string(successJSON), "application/xml": string(successXML), "text/xml": string(successXML)} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/services/gateway/command", strings.NewReader("{}")))
+		r := httptest.NewRequest(http.MethodPost, "/v1/services/gateway/command", strings.NewReader("x"))
+		r.Header.Set("Content-Type", ct)
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 || w.Body.String() != want {
+			t.Errorf("%s: %d %s", ct, w.Code, w.Body)
+		}
+	}
+}
+
+func TestServeBare(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- ServeBare(ctx, "127.0.0.1:0", pw) }()
+	line := make([]byte, 200)
+	n, _ := pr.Read(line)
+	url := urlRe.FindString(string(line[:n]))
+	if url == "" {
+		t.Fatalf("no URL in %q", line[:n])
+	}
+	resp, err := http.Post(url+"/x", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != string(successJSON) {
+		t.Errorf("%s", b)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMeasureFleet(t *testing.T) {
+	m := MeasureFleet(2000)
+	if m.Devices != 2000 || m.Gateways != 2 || m.Generate <= 0 || m.Load <= 0 {
+		t.Errorf("%+v", m)
+	}
+	// Loose bounds: the heap delta of a small fleet in a test process is
+	// noisy; the benchmark measures a million in a process of its own.
+	if per := m.PerDevice(m.TotalBytes()); per < 50 || per > 2000 {
+		t.Errorf("%.0f bytes per device", per)
+	}
+}
+
+func TestMedianAndShortArgv(t *testing.T) {
+	runs := []LoadRun{{RPS: 3}, {RPS: 1}, {RPS: 2}}
+	if m := median(runs, func(r LoadRun) float64 { return r.RPS }); m != 2 {
+		t.Errorf("median %v", m)
+	}
+	if m := median(runs[:2], func(r LoadRun) float64 { return r.RPS }); m != 2 {
+		t.Errorf("median of two %v", m)
+	}
+	a := []LoadRun{{RPS: 8}, {RPS: 9}, {RPS: 30}}
+	b := []LoadRun{{RPS: 10}, {RPS: 10}, {RPS: 20}, {RPS: 99}}
+	if rs := RoundRatios(a, b); len(rs) != 3 || rs[0] != 0.8 || PairedRatio(a, b) != 0.9 {
+		t.Errorf("ratios %v, paired %v", rs, PairedRatio(a, b))
+	}
+	got := strings.Join(shortArgv([]string{"/work/x/bin/gwconform", "load", "--fleet", "/tmp/gwbench-1/bench-fleet.yaml", "-run", "^$", "it's"}), " ")
+	if got != `bin/gwconform load --fleet bench-fleet.yaml -run '^$' 'it'\''s'` {
+		t.Errorf("%s", got)
+	}
+}
+
+// A report renders every section, and its goals say which were missed and
+// by how much.
+func TestWriteMarkdown(t *testing.T) {
+	r := &Report{Tool: ToolWrk, Rounds: 1, Connections: 4, Threads: 1, Duration: 4 * time.Second,
+		Env: Environment{Date: "2024-01-01 00:00 UTC", Commit: "abc", CPU: "test", Cores: 2},
+		Runs: []LoadRun{
+			{Tool: ToolWrk, Target: "bare", Format: "json", RPS: 40000, Requests: 160000, ServerCPU: 2 * time.Second, GenCPU: time.Second, Command: "wrk json bare"},
+			{Tool: ToolWrk, Target: "gwsim", Format: "json", RPS: 30000, Requests: 120000, ServerCPU: 3 * time.Second, GenCPU: time.Second},
+			{Tool: ToolWrk, Target: "bare", Format: "xml", RPS: 40000, Requests: 1},
+			{Tool: ToolWrk, Target: "gwsim", Format: "xml", RPS: 10000, Requests: 1},
+			{Tool: ToolLoad, Target: "bare", Format: "json", RPS: 36000, Requests: 1},
+			{Tool: ToolLoad, Target: "gwsim", Format: "json", RPS: 30000, Requests: 1},
+		},
+		HalfRate: []LoadRun{{Tool: ToolLoad, Target: "gwsim", Format: "json", Rate: 15000, RPS: 15000, P50: 200 * time.Microsecond, P99: 1500 * time.Microsecond}},
+		Fleets: []FleetRun{{FleetMemory: FleetMemory{Devices: 1_000_000, Generate: time.Second, Load: 200 * time.Millisecond,
+			FleetBytes: 110_000_000, SimBytes: 80_000_000}, Startup: 2 * time.Second}},
+		Suite:   SuiteRun{Times: []time.Duration{time.Second, 2 * time.Second, 1500 * time.Millisecond}},
+		GoBench: []GoBench{{Package: "github.com/gwdmi/gwtools/simulator/server", Name: "BenchmarkRequest/json/dimmer", NsPerOp: 5000, AllocsPerOp: 9}},
+		Profiles: []Profile{{Title: "a whole XML request (x)", Top: "      flat  flat%   sum%        cum   cum%\n" +
+			"         0     0%     0%      2.67s 82.66%  github.com/gwdmi/gwtools/simulator/server.(*Server).handle\n"}},
+	}
+	var b bytes.Buffer
+	if err := r.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"| gwsim JSON command endpoint, requests/s, against the bare handler (wrk, 4 connections, 1 thread(s), same run) | ≥ 0.70 × | 0.75 × (median of 1 rounds; medians 30,000 vs 40,000 req/s) | **met** |",
+		"XML command endpoint", "**missed**: 50% short: 0.25 × instead of 0.50 ×",
+		"190 B (fleet 110 B + store 80 B)", "1.50 s (median of 3; exit 0)",
+		"lowest 0.90 ×", "### Where a goal was missed", "server.(*Server).handle 82.66%",
+		"## Fleets", "## The conformance suite", "## Go benchmarks", "## Profiles", "post.lua", "wrk json bare",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+}

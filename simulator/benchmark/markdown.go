@@ -1,0 +1,532 @@
+package benchmark
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Goal is one of the targets the figures are held to.
+type Goal struct {
+	Name     string
+	Target   string
+	Measured string
+	Met      bool
+	// Miss says by how much the goal was missed; empty when met.
+	Miss string
+	// Why explains a miss from the measurements and profiles.
+	Why string
+	// Known is false when the figure could not be measured here.
+	Known bool
+}
+
+// Goal thresholds of the issue that asked for these benchmarks.
+const (
+	goalJSONRatio   = 0.7
+	goalXMLRatio    = 0.5
+	goalP99         = 2 * time.Millisecond
+	goalBytes       = 200.0
+	goalStartup     = 3 * time.Second
+	goalSuite       = 3 * time.Second
+	goalLoadVsWrk   = 0.8
+	goalFleetDevice = 1_000_000
+)
+
+// Goals holds the figures to their targets.
+func (r *Report) Goals() []Goal {
+	var goals []Goal
+	for _, g := range []struct {
+		format string
+		target float64
+	}{{"json", goalJSONRatio}, {"xml", goalXMLRatio}} {
+		sims, bares := r.RunsOf(r.Tool, "gwsim", g.format), r.RunsOf(r.Tool, "bare", g.format)
+		sim, bare := r.MedianRPS(r.Tool, "gwsim", g.format), r.MedianRPS(r.Tool, "bare", g.format)
+		goal := Goal{Name: fmt.Sprintf("gwsim %s command endpoint, requests/s, against the bare handler (%s, %d connections, %d thread(s), same run)",
+			strings.ToUpper(g.format), r.Tool, r.Connections, r.Threads),
+			Target: fmt.Sprintf("≥ %.2f ×", g.target)}
+		if bare > 0 && sim > 0 {
+			ratio := PairedRatio(sims, bares)
+			goal.Known, goal.Met = true, ratio >= g.target
+			goal.Measured = fmt.Sprintf("%.2f × (median of %d rounds; medians %s vs %s req/s)", ratio, len(RoundRatios(sims, bares)), num(sim), num(bare))
+			if g.format == "json" {
+				if b, threads := r.altRPS(r.Tool, "bare"); b > 0 {
+					if s, _ := r.altRPS(r.Tool, "gwsim"); s > 0 {
+						goal.Measured += fmt.Sprintf("; with %d generator threads %.2f ×", threads, s/b)
+					}
+				}
+			}
+			if !goal.Met {
+				goal.Miss = fmt.Sprintf("%.0f%% short: %.2f × instead of %.2f ×", (g.target-ratio)/g.target*100, ratio, g.target)
+				goal.Why = r.whyThroughput(g.format)
+			}
+		}
+		goals = append(goals, goal)
+	}
+	for _, h := range r.HalfRate {
+		goal := Goal{Name: fmt.Sprintf("gwsim %s p99 latency at half the measured maximum rate (%s req/s)", strings.ToUpper(h.Format), num(h.Rate)),
+			Target: "< 2 ms", Known: true, Measured: fmt.Sprintf("%s (p50 %s, %d errors)", dur(h.P99), dur(h.P50), h.Errors)}
+		goal.Met = h.P99 < goalP99 && h.Errors == 0
+		if !goal.Met {
+			goal.Miss = fmt.Sprintf("%s over", dur(h.P99-goalP99))
+			if h.Errors > 0 {
+				goal.Miss = fmt.Sprintf("%d errors", h.Errors)
+			}
+			goal.Why = "Client and server share two cores: the generator's own scheduling and the Go runtime's (GC assists, goroutine wake-ups) land in the tail. " +
+				"p50 is " + dur(h.P50) + "; the server's CPU per request at this rate was " + dur(h.CPUPerRequest()) + "."
+		}
+		goals = append(goals, goal)
+	}
+	if fr, ok := r.fleetOf(goalFleetDevice); ok {
+		per := fr.PerDevice(fr.TotalBytes())
+		goal := Goal{Name: "heap per device, 1M-device fleet (the fleet and the simulator's store together)", Target: "≤ 200 B",
+			Known: true, Met: per <= goalBytes,
+			Measured: fmt.Sprintf("%.0f B (fleet %.0f B + store %.0f B)", per, fr.PerDevice(fr.FleetBytes), fr.PerDevice(fr.SimBytes))}
+		if !goal.Met {
+			goal.Miss = fmt.Sprintf("%.0f B over", per-goalBytes)
+			goal.Why = "the fleet as loaded (kept for /_sim/reset) and the store's records each take their share; see the fleet table."
+		}
+		goals = append(goals, goal)
+		goal = Goal{Name: "1M-device fleet generated and loaded: gwsim serve --seed, from start until it listens", Target: "< 3 s",
+			Known: true, Met: fr.Startup < goalStartup,
+			Measured: fmt.Sprintf("%s (in-process: generate %s, load %s)", dur(fr.Startup), dur(fr.Generate), dur(fr.Load))}
+		if !goal.Met {
+			goal.Miss = fmt.Sprintf("%s over", dur(fr.Startup-goalStartup))
+			goal.Why = "generation (gofakeit draws and one string per id) and the store's load; see the fleet table for the split."
+		}
+		goals = append(goals, goal)
+	}
+	if m := r.Suite.Median(); m > 0 {
+		goal := Goal{Name: "the whole suite against the embedded simulator, wall time", Target: "< 3 s", Known: true,
+			Met: m < goalSuite && r.Suite.Exit == 0, Measured: fmt.Sprintf("%s (median of %d; exit %d)", dur(m), len(r.Suite.Times), r.Suite.Exit)}
+		if !goal.Met {
+			goal.Miss = fmt.Sprintf("%s over", dur(m-goalSuite))
+			if r.Suite.Exit != 0 {
+				goal.Miss = fmt.Sprintf("the suite exited %d", r.Suite.Exit)
+			}
+		}
+		goals = append(goals, goal)
+	}
+	goal := Goal{Name: fmt.Sprintf("gwconform load against wrk on the same target, requests/s (%d connections, %d thread(s) each)", r.Connections, r.Threads), Target: "≥ 0.80 ×"}
+	if r.Tool == ToolWrk {
+		var parts []string
+		worst := 0.0
+		for _, target := range []string{"bare", "gwsim"} {
+			for _, format := range []string{"json", "xml"} {
+				w, l := r.RunsOf(ToolWrk, target, format), r.RunsOf(ToolLoad, target, format)
+				if len(RoundRatios(l, w)) == 0 {
+					continue
+				}
+				ratio := PairedRatio(l, w)
+				if !goal.Known || ratio < worst {
+					worst = ratio
+				}
+				goal.Known = true
+				parts = append(parts, fmt.Sprintf("%s %s %.2f ×", target, format, ratio))
+			}
+		}
+		if goal.Known {
+			goal.Met = worst >= goalLoadVsWrk
+			goal.Measured = fmt.Sprintf("lowest %.2f × (%s)", worst, strings.Join(parts, ", "))
+			if wb, threads := r.altRPS(ToolWrk, "bare"); wb > 0 {
+				lb, _ := r.altRPS(ToolLoad, "bare")
+				wg, _ := r.altRPS(ToolWrk, "gwsim")
+				lg, _ := r.altRPS(ToolLoad, "gwsim")
+				if wg > 0 {
+					goal.Measured += fmt.Sprintf("; with %d threads each, JSON: bare %.2f ×, gwsim %.2f ×", threads, lb/wb, lg/wg)
+				}
+			}
+			if !goal.Met {
+				goal.Miss = fmt.Sprintf("%.0f%% short at worst", (goalLoadVsWrk-worst)/goalLoadVsWrk*100)
+				goal.Why = r.whyGenerator()
+			}
+		}
+	}
+	if !goal.Known {
+		goal.Measured = "not measured: wrk is not installed"
+	}
+	goals = append(goals, goal)
+	return goals
+}
+
+// altRPS is the requests/s of the JSON run with AltThreads threads.
+func (r *Report) altRPS(tool, target string) (float64, int) {
+	for _, run := range r.AltRuns {
+		if run.Tool == tool && run.Target == target {
+			return run.RPS, run.Threads
+		}
+	}
+	return 0, 0
+}
+
+func (r *Report) fleetOf(n int) (FleetRun, bool) {
+	for _, f := range r.Fleets {
+		if f.Devices == n {
+			return f, true
+		}
+	}
+	return FleetRun{}, false
+}
+
+// whyThroughput explains a throughput miss from the server's CPU per
+// request and the whole-request profile.
+func (r *Report) whyThroughput(format string) string {
+	cpu := func(target string) time.Duration {
+		return time.Duration(median(r.RunsOf(r.Tool, target, format), func(l LoadRun) float64 { return float64(l.CPUPerRequest()) }))
+	}
+	s := fmt.Sprintf("gwsim used %s of CPU per request against the bare handler's %s (median, from /proc); ", dur(cpu("gwsim")), dur(cpu("bare")))
+	for _, b := range r.GoBench {
+		if b.Name == "BenchmarkRequest/"+format+"/dimmer" {
+			s += fmt.Sprintf("the handler alone (BenchmarkRequest/%s/dimmer) takes %s and %d allocations, so the rest of the difference is net/http reading the body and the runtime (GC, scheduling) under load. ", format, dur(time.Duration(b.NsPerOp)), b.AllocsPerOp)
+		}
+	}
+	for _, p := range r.Profiles {
+		if strings.Contains(p.Title, strings.ToUpper(format)+" request") {
+			if top := ourTop(p.Top, 4); top != "" {
+				s += "Its profile's largest costs in this repository's code (cumulative): " + top + "."
+			}
+		}
+	}
+	return s
+}
+
+// whyGenerator explains a load-generator miss from the CPU each generator
+// used per request.
+func (r *Report) whyGenerator() string {
+	var parts []string
+	for _, target := range []string{"bare", "gwsim"} {
+		for _, format := range []string{"json", "xml"} {
+			g := func(tool string) time.Duration {
+				return time.Duration(median(r.RunsOf(tool, target, format), func(l LoadRun) float64 { return float64(l.GenCPUPerRequest()) }))
+			}
+			if w := g(ToolWrk); w > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s: wrk %s, gwconform load %s", target, format, dur(w), dur(g(ToolLoad))))
+			}
+		}
+	}
+	s := "CPU per request of each generator (from the process's rusage): " + strings.Join(parts, "; ") + ". " +
+		"On two shared cores every microsecond the generator spends is taken from the server. gwconform load draws a device, values and a sign for every request and checks every answer; wrk sends one fixed body and only counts status codes."
+	for _, p := range r.Profiles {
+		if strings.Contains(p.Title, "load generator") {
+			if top := ourTop(p.Top, 4); top != "" {
+				s += " Its profile's largest costs in this repository's code: " + top + "."
+			}
+		}
+	}
+	return s
+}
+
+// ourTop lists the first n functions of this repository in a pprof -top
+// -cum table, with their cumulative share.
+func ourTop(top string, n int) string {
+	var out []string
+	for _, line := range strings.Split(top, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.Contains(f[5], "gwdmi/gwtools/") || strings.Contains(f[5], "Benchmark") || strings.Contains(f[5], "bench") {
+			continue
+		}
+		name := f[5][strings.LastIndex(f[5], "/")+1:]
+		out = append(out, fmt.Sprintf("%s %s", name, f[4]))
+		if len(out) == n {
+			break
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// WriteMarkdown writes docs/benchmarks.md.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	b := &strings.Builder{}
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	e := r.Env
+	p("# Benchmarks\n\n")
+	p("Written by `make bench` (`cmd/gwbench`, package `simulator/benchmark`) on %s at commit %s; the run took %s. "+
+		"Do not edit by hand: run `make bench` again. Every figure below comes with the command line that reproduces it.\n\n",
+		e.Date, orUnknown(e.Commit), r.Took.Round(time.Second))
+
+	p("## Goals\n\n| Goal | Target | Measured | |\n|---|---|---|---|\n")
+	goals := r.Goals()
+	for _, g := range goals {
+		verdict := "**met**"
+		switch {
+		case !g.Known:
+			verdict = "not measured"
+		case !g.Met:
+			verdict = "**missed**: " + g.Miss
+		}
+		p("| %s | %s | %s | %s |\n", g.Name, g.Target, orUnknown(g.Measured), verdict)
+	}
+	p("\n")
+	missed := false
+	for _, g := range goals {
+		if g.Known && !g.Met {
+			if !missed {
+				p("### Where a goal was missed\n\n")
+				missed = true
+			}
+			p("- **%s** (%s): %s\n", g.Name, g.Miss, g.Why)
+		}
+	}
+	if missed {
+		p("\nThe profiles are at the end of this file.\n\n")
+	}
+
+	p("## Where this ran\n\n")
+	p("- CPU: %s, %d cores; memory %s; %s\n", e.CPU, e.Cores, orUnknown(e.MemoryTotal), e.OS)
+	p("- Go: %s; load generator: %s\n", e.Go, orUnknown(firstNonEmpty(e.Wrk, r.Tool)))
+	p("- Load average (1, 5, 15 min) before: %s; after: %s (the run's own load included). The load tables give the share of the CPU "+
+		"that other processes took during each run (/proc/stat less the target's and the generator's own time).\n", e.LoadBefore, e.LoadAfter)
+	p("- Client and server run on the same %d cores over loopback: every run below shares the CPU between the load generator and the target, "+
+		"so requests/s are a comparison between targets measured the same way, not the capacity of either on a machine of its own.\n", e.Cores)
+	for _, n := range r.Notes {
+		p("- %s\n", n)
+	}
+	p("\n")
+
+	r.writeLoad(p)
+	r.writeFleets(p)
+	r.writeSuite(p)
+	r.writeGoBench(p)
+	r.writeProfiles(p)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r *Report) writeLoad(p func(string, ...any)) {
+	p("## Load: gwsim against a bare net/http handler\n\n")
+	p("One run of `gwbench` starts two servers on loopback, each in its own process: gwsim serving a generated fleet of %d devices, "+
+		"and a bare `net/http` handler (`simulator/benchmark.BareHandler`, with gwsim's `http.Server` timeouts) that answers gwsim's success body "+
+		"in the request's format without doing anything else, not even reading the body. "+
+		"%s then sends send-command requests to each, %d connections from %d generator thread(s) (wrk's `-t`, gwconform load's `GOMAXPROCS`: "+
+		"on two cores, one for the generator and what is left for the target), %s a run, in %d rounds that alternate which target goes first. "+
+		"Requests/s and latencies are the medians of the rounds; a ratio is the median of the rounds' ratios, each between two runs made back to back.\n\n",
+		benchGateways*benchPerGateway, r.Tool, r.Connections, r.Threads, secs(r.Duration), r.Rounds)
+	p("wrk sends one body again and again, and a gwsim request needs a fresh timestamp and its sign: so the bench fleet sets "+
+		"`timestamp_window: 0` (CONTRACT 1: 0 disables the window) and the body is signed once with the timestamp %s. gwsim still checks the api key, "+
+		"the account and the md5 sign of every request; only the clock check is off. gwconform load signs every request afresh (the sign is cached for the second of its timestamp). "+
+		"gwsim runs with `--log-level warn`: at the default `info` it writes a log line per request.\n\n", benchTimestamp)
+	for _, format := range []string{"json", "xml"} {
+		p("### %s\n\n", strings.ToUpper(format))
+		p("| Target | requests/s (median) | each round | p50 | p99 | server CPU per request | other processes' CPU | errors |\n|---|---|---|---|---|---|---|---|\n")
+		for _, target := range []string{"bare", "gwsim"} {
+			runs := r.RunsOf(r.Tool, target, format)
+			if len(runs) == 0 {
+				continue
+			}
+			var each []string
+			var errs int64
+			for _, run := range runs {
+				each = append(each, num(run.RPS))
+				errs += run.Errors
+			}
+			p("| %s | %s | %s | %s | %s | %s | %.0f%% | %d |\n", target, num(r.MedianRPS(r.Tool, target, format)), strings.Join(each, ", "),
+				dur(time.Duration(median(runs, func(l LoadRun) float64 { return float64(l.P50) }))),
+				dur(time.Duration(median(runs, func(l LoadRun) float64 { return float64(l.P99) }))),
+				dur(time.Duration(median(runs, func(l LoadRun) float64 { return float64(l.CPUPerRequest()) }))),
+				100*median(runs, func(l LoadRun) float64 { return l.OtherShare }), errs)
+		}
+		bs, gs := r.RunsOf(r.Tool, "bare", format), r.RunsOf(r.Tool, "gwsim", format)
+		if rs := RoundRatios(gs, bs); len(rs) > 0 {
+			var per []string
+			for _, v := range rs {
+				per = append(per, fmt.Sprintf("%.2f", v))
+			}
+			cpu := func(runs []LoadRun) float64 {
+				return median(runs, func(l LoadRun) float64 { return float64(l.CPUPerRequest()) })
+			}
+			p("\ngwsim / bare: **%.2f ×**, the median of the rounds' ratios (%s); the ratio of the medians is %.2f ×",
+				PairedRatio(gs, bs), strings.Join(per, ", "), r.MedianRPS(r.Tool, "gwsim", format)/r.MedianRPS(r.Tool, "bare", format))
+			if c := cpu(gs); c > 0 {
+				p(", and by server CPU per request %.2f ×", cpu(bs)/c)
+			}
+			p(".\n\n")
+		}
+	}
+	if len(r.HalfRate) > 0 {
+		p("### Latency at half the maximum rate\n\n")
+		p("wrk cannot hold a rate, so gwconform load does: half the median gwsim requests/s above, same connections, %s.\n\n", secs(r.Duration))
+		p("| Format | rate asked | done | p50 | p99 | max | errors |\n|---|---|---|---|---|---|---|\n")
+		for _, h := range r.HalfRate {
+			p("| %s | %s | %s | %s | %s | %s | %d |\n", h.Format, num(h.Rate), num(h.RPS), dur(h.P50), dur(h.P99), dur(h.Max), h.Errors)
+		}
+		p("\n")
+	}
+	if r.Tool == ToolWrk {
+		p("### gwconform load against wrk\n\n")
+		p("The same rounds also ran gwconform load (commands only, the same format, the same number of connections) against both targets. "+
+			"It does more per request than wrk: it draws one of the %d devices and valid values, signs, encodes, and reads and checks every answer.\n\n",
+			benchGateways*benchPerGateway)
+		p("| Target | Format | wrk requests/s | gwconform load requests/s | load / wrk (median of the rounds' ratios) | generator CPU per request, wrk | gwconform load |\n|---|---|---|---|---|---|---|\n")
+		for _, target := range []string{"bare", "gwsim"} {
+			for _, format := range []string{"json", "xml"} {
+				w, l := r.MedianRPS(ToolWrk, target, format), r.MedianRPS(ToolLoad, target, format)
+				if w == 0 {
+					continue
+				}
+				ratio := PairedRatio(r.RunsOf(ToolLoad, target, format), r.RunsOf(ToolWrk, target, format))
+				g := func(tool string) string {
+					return dur(time.Duration(median(r.RunsOf(tool, target, format), func(x LoadRun) float64 { return float64(x.GenCPUPerRequest()) })))
+				}
+				p("| %s | %s | %s | %s | %.2f × | %s | %s |\n", target, format, num(w), num(l), ratio, g(ToolWrk), g(ToolLoad))
+			}
+		}
+		p("\n")
+	}
+	if len(r.AltRuns) > 0 {
+		threads := r.AltRuns[0].Threads
+		p("### The JSON runs with %d generator threads\n\n", threads)
+		p("One more round, to show how much the figures above owe to the number of generator threads (same connections, %s a run). "+
+			"It is one round only: the spread of the rounds above shows how far a single run can be trusted.\n\n", secs(r.Duration))
+		p("| Generator | bare requests/s | gwsim requests/s | gwsim / bare |\n|---|---|---|---|\n")
+		alt := func(tool, target string) float64 { v, _ := r.altRPS(tool, target); return v }
+		for _, tool := range []string{ToolWrk, ToolLoad} {
+			b, g := alt(tool, "bare"), alt(tool, "gwsim")
+			if b > 0 {
+				p("| %s | %s | %s | %.2f × |\n", tool, num(b), num(g), g/b)
+			}
+		}
+		if w, l := alt(ToolWrk, "bare"), alt(ToolLoad, "bare"); w > 0 && l > 0 {
+			p("\ngwconform load / wrk with %d threads: %.2f × against bare, %.2f × against gwsim.\n", threads, l/w, alt(ToolLoad, "gwsim")/alt(ToolWrk, "gwsim"))
+		}
+		p("\n")
+	}
+	p("### To reproduce\n\n```sh\nmake build && go build -o bin/gwbench ./cmd/gwbench\n")
+	p("%s\n", r.BenchFleet)
+	p("%s &   # prints GWSIM_URL\n", r.GwsimCmd)
+	p("%s &      # prints BARE_URL\n", r.BareCmd)
+	seen := map[string]bool{}
+	for _, run := range append(append(append([]LoadRun{}, r.Runs...), r.HalfRate...), r.AltRuns...) {
+		c := run.Command
+		if !seen[c] {
+			seen[c] = true
+			p("%s\n", c)
+		}
+	}
+	p("```\n\n`post.lua`:\n\n```lua\n%s```\n\n", wrkScript)
+	if len(r.Bodies) > 0 {
+		p("`command.json` and `command.xml` (a Light Dimmer of the bench fleet, signed for %s):\n\n```\n%s\n%s\n```\n\n", benchTimestamp, r.Bodies["json"], r.Bodies["xml"])
+	}
+}
+
+func (r *Report) writeFleets(p func(string, ...any)) {
+	if len(r.Fleets) == 0 {
+		return
+	}
+	p("## Fleets: memory and load time\n\n")
+	p("Each size is measured in a fresh process (`gwbench fleetmem`): the live heap after a forced GC (`runtime.ReadMemStats`), "+
+		"as a delta, after `fleet.Generate` and after `simulator.New` on the fleet; bytes per device are the delta over the devices. "+
+		"The simulator keeps the fleet (for `/_sim/reset`), so both parts stay in memory: the total is what a running gwsim holds per device. "+
+		"Then `gwsim serve --seed` is timed from its start until it listens, and `gwsim fleet` writing the same fleet as YAML. %d devices to a gateway.\n\n", PerGateway)
+	p("| Devices | heap per device | of which the fleet | the store | generate | load | gwsim serve listening after | its RSS | gwsim fleet (YAML) |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, f := range r.Fleets {
+		p("| %s | %.0f B | %.0f B | %.0f B | %s | %s | %s | %s | %s (%s) |\n", num(float64(f.Devices)), f.PerDevice(f.TotalBytes()),
+			f.PerDevice(f.FleetBytes), f.PerDevice(f.SimBytes), dur(f.Generate), dur(f.Load), dur(f.Startup), mib(f.RSS), dur(f.Write), mib(f.Bytes))
+	}
+	p("\nThe store keeps per device a record of its name, state and type (72 bytes) and 4 to 11 bytes of a hash index of positions, " +
+		"whose keys are the sn strings the fleet already holds; locks are striped (1024 per fleet). The fleet's own share is its `Device` " +
+		"values and their sn and name strings.\n\n```sh\n")
+	for _, f := range r.Fleets {
+		p("%s\n%s\n%s\n", f.MeasureCmd, f.ServeCmd, f.WriteCmd)
+	}
+	p("```\n\n")
+}
+
+func (r *Report) writeSuite(p func(string, ...any)) {
+	if len(r.Suite.Times) == 0 {
+		return
+	}
+	p("## The conformance suite\n\n")
+	var times []string
+	for _, t := range r.Suite.Times {
+		times = append(times, dur(t))
+	}
+	p("Wall time of the whole suite against the embedded simulator (gwconform starts gwsim in-process), binary already built: "+
+		"**%s** median (%s); exit %d. %s\n\n```sh\n%s\n```\n\n", dur(r.Suite.Median()), strings.Join(times, ", "), r.Suite.Exit, r.Suite.Summary, r.Suite.Command)
+}
+
+func (r *Report) writeGoBench(p func(string, ...any)) {
+	if len(r.GoBench) == 0 {
+		return
+	}
+	p("## Go benchmarks\n\n")
+	p("Decoding (`simulator/codec`), validation (`simulator/device`), signing and authentication (`simulator/auth`), a whole request through " +
+		"gwsim's handler (`simulator/server`) and the load generator's senders (`conformance/load`), in JSON and XML. " +
+		"`BenchmarkDecodeStandard` is the encoding/json and encoding/xml path that gwsim keeps for bodies its fast readers give up on. " +
+		"`BenchmarkSend` sends one command to a bare handler in the same process through each of the load generator's three senders: " +
+		"its own HTTP/1.1 (raw, the default), net/http's transport, and conformance/client (what the checks use).\n\n")
+	p("| Package | Benchmark | ns/op | MB/s | B/op | allocs/op |\n|---|---|---|---|---|---|\n")
+	benches := append([]GoBench(nil), r.GoBench...)
+	sort.SliceStable(benches, func(i, j int) bool { return benches[i].Package < benches[j].Package })
+	for _, b := range benches {
+		mbs := ""
+		if b.MBPerSec > 0 {
+			mbs = fmt.Sprintf("%.1f", b.MBPerSec)
+		}
+		p("| %s | %s | %s | %s | %d | %d |\n", strings.TrimPrefix(b.Package, "github.com/gwdmi/gwtools/"), b.Name, num(b.NsPerOp), mbs, b.BytesPerOp, b.AllocsPerOp)
+	}
+	p("\n```sh\n%s\n```\n\n", r.GoBenchCmd)
+}
+
+func (r *Report) writeProfiles(p func(string, ...any)) {
+	if len(r.Profiles) == 0 {
+		return
+	}
+	p("## Profiles\n\n")
+	for _, pr := range r.Profiles {
+		p("### CPU profile of %s\n\n```sh\n%s\n```\n\n```\n%s\n```\n\n", pr.Title, pr.Command, pr.Top)
+	}
+}
+
+func num(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	if v < 100 && v != float64(int64(v)) {
+		s = fmt.Sprintf("%.1f", v)
+	}
+	// Thousands separated by commas.
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	intPart, frac, _ := strings.Cut(s, ".")
+	for i := len(intPart) - 3; i > 0; i -= 3 {
+		intPart = intPart[:i] + "," + intPart[i:]
+	}
+	if frac != "" {
+		intPart += "." + frac
+	}
+	if neg {
+		intPart = "-" + intPart
+	}
+	return intPart
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0"
+	case d < time.Microsecond:
+		return fmt.Sprintf("%d ns", d.Nanoseconds())
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
