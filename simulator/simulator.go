@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/simulator/persist"
 	"github.com/gwdmi/gwtools/simulator/server"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
@@ -24,6 +25,12 @@ type Options struct {
 	MessageLimit int
 	// Now is the clock for timestamps (time.Now when nil).
 	Now func() time.Time
+	// StateFile, when set, keeps the state in this file across restarts
+	// (package persist); Build refuses a file it cannot use.
+	StateFile string
+	// RejectReplays and RateLimit: see server.Config.
+	RejectReplays bool
+	RateLimit     int
 }
 
 // Simulator is a running gwsim.
@@ -31,10 +38,22 @@ type Simulator struct {
 	Fleet  *fleet.Fleet
 	Store  *store.Store
 	Server *server.Server
+	state  *persist.File
 }
 
-// New builds a simulator without listening; Open starts it.
+// New builds a simulator without listening; Open starts it. It panics
+// where Build fails, which only a StateFile can make it do.
 func New(o Options) *Simulator {
+	s, err := Build(o)
+	if err != nil {
+		panic("simulator: " + err.Error())
+	}
+	return s
+}
+
+// Build builds a simulator without listening, with the state of
+// Options.StateFile when set.
+func Build(o Options) (*Simulator, error) {
 	f := o.Fleet
 	if f == nil {
 		f = fleet.Demo()
@@ -42,16 +61,28 @@ func New(o Options) *Simulator {
 	a := f.Authenticator()
 	a.Now = o.Now
 	st := store.New(f, o.MessageLimit)
-	srv := server.New(server.Config{Store: st, Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
-		JournalSize: o.JournalSize, Now: o.Now})
-	return &Simulator{Fleet: f, Store: st, Server: srv}
+	cfg := server.Config{Store: st, Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
+		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit}
+	var state *persist.File
+	if o.StateFile != "" {
+		var err error
+		if state, err = persist.Open(o.StateFile, st); err != nil {
+			return nil, err
+		}
+		cfg.Durable = state
+	}
+	return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), state: state}, nil
 }
 
 // Start builds a simulator and opens it on addr ("127.0.0.1:0" for any free
 // loopback port).
 func Start(addr string, o Options) (*Simulator, error) {
-	s := New(o)
+	s, err := Build(o)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.Open(addr); err != nil {
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -63,5 +94,14 @@ func (s *Simulator) Open(addr string) error { return s.Server.Open(addr) }
 // URL is the base URL clients use.
 func (s *Simulator) URL() string { return s.Server.URL() }
 
-// Close shuts the server down, letting requests in flight finish.
-func (s *Simulator) Close() error { return s.Server.Close() }
+// Close shuts the server down, letting requests in flight finish, then
+// closes the state file.
+func (s *Simulator) Close() error {
+	err := s.Server.Close()
+	if s.state != nil {
+		if serr := s.state.Close(); err == nil {
+			err = serr
+		}
+	}
+	return err
+}

@@ -14,8 +14,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/auth"
@@ -32,13 +34,15 @@ const usage = `gwsim simulates the Gateway Device Management Interface.
 
 Usage:
   gwsim serve [--addr 127.0.0.1:8080] [--fleet FILE | --seed N --gateways G --devices-per-gateway D]
-  gwsim fleet --seed N --gateways G --devices-per-gateway D [--out FILE]
+              [--state-file PATH] [--reject-replays] [--rate-limit N]
+  gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
 
 Run "gwsim serve -h" or "gwsim fleet -h" for the flags of each.
 `
 
 // Run runs one gwsim command and returns its exit code: 0 success, 1 the
-// server failed, 2 bad arguments or an unreadable fleet.
+// server failed, 2 bad arguments, an unreadable fleet or a state file that
+// cannot be used.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -90,6 +94,11 @@ type Main struct {
 	LogLevel   string
 	LogFormat  string
 	Journal    int
+	// StateFile keeps the state across restarts; RejectReplays and
+	// RateLimit harden the operations.
+	StateFile     string
+	RejectReplays bool
+	RateLimit     int
 
 	Sim *simulator.Simulator
 	log *slog.Logger
@@ -108,6 +117,14 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.IntVar(&m.Journal, "journal-size", 1000, "requests kept in the journal")
+	fs.StringVar(&m.StateFile, "state-file", "", "keep device states, names and message logs in the file at `PATH` across restarts (a bbolt\n"+
+		"database, created when missing or empty); each change is on disk before it is acknowledged.\n"+
+		"A damaged or foreign file, or one made for another fleet, stops gwsim (exit 2) and is left untouched.\n"+
+		"POST /_sim/reset empties it too. Default: state in memory only")
+	fs.BoolVar(&m.RejectReplays, "reject-replays", false, "answer 401 replayed_request to an api_key, timestamp and sign already used while the\n"+
+		"timestamp is in the window (with the md5 sign: at most one request per key per second)")
+	fs.IntVar(&m.RateLimit, "rate-limit", 0, "at most `N` operation requests a second per client IP (IPv6: per /64), burst N;\n"+
+		"beyond: 429 rate_limited with Retry-After. 0: no limit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,13 +164,19 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.Journal < 1 {
 		return errors.New("--journal-size must be at least 1")
 	}
-	m.Sim = simulator.New(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal})
-	return nil
+	if m.RateLimit < 0 {
+		return errors.New("--rate-limit must be 0 (no limit) or more")
+	}
+	var err error
+	m.Sim, err = simulator.Build(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
+		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit})
+	return err
 }
 
 // Open starts listening and prints where, with the credentials to use.
 func (m *Main) Open() error {
 	if err := m.Sim.Open(m.Addr); err != nil {
+		m.Sim.Close() // the state file
 		return err
 	}
 	if m.AdminToken == "" && !isLoopback(m.Sim.Server.Addr()) {
@@ -189,6 +212,9 @@ func (m *Main) printBanner() {
 		window = "no timestamp window"
 	}
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
+	if m.StateFile != "" {
+		fmt.Fprintf(w, "  state file: %s\n", m.StateFile)
+	}
 	t, err := f.Target()
 	if err != nil {
 		return
@@ -224,6 +250,7 @@ func fleetCmd(args []string, stdout, stderr io.Writer) int {
 	gateways := fs.Int("gateways", 1, "gateways")
 	per := fs.Int("devices-per-gateway", 6, "devices per gateway")
 	out := fs.String("out", "", "write to this file instead of standard output")
+	window := fs.String("timestamp-window", "", "write timestamp_window: a duration such as 300s, or 0 to disable the check (default: none written, 300s)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -234,16 +261,34 @@ func fleetCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gwsim fleet: --gateways must be at least 1, --devices-per-gateway at least 0, and no other arguments")
 		return 2
 	}
-	b, err := fleet.Generate(*seed, *gateways, *per).Marshal()
-	if err != nil {
-		fmt.Fprintln(stderr, "gwsim fleet:", err)
-		return 1
+	// Streamed: a million devices would be gigabytes as a YAML node tree.
+	f := fleet.Generate(*seed, *gateways, *per)
+	if *window != "" {
+		d, err := time.ParseDuration(*window)
+		if secs, aerr := strconv.Atoi(*window); aerr == nil {
+			d, err = time.Duration(secs)*time.Second, nil
+		}
+		if err != nil || d < 0 {
+			fmt.Fprintf(stderr, "gwsim fleet: --timestamp-window %q is not a duration such as 300s or 0\n", *window)
+			return 2
+		}
+		f.TimestampWindow = &fleet.Duration{Duration: d}
 	}
 	if *out == "" {
-		stdout.Write(b)
+		if err := f.WriteYAML(stdout); err != nil {
+			fmt.Fprintln(stderr, "gwsim fleet:", err)
+			return 1
+		}
 		return 0
 	}
-	if err := os.WriteFile(*out, b, 0o644); err != nil {
+	file, err := os.Create(*out)
+	if err == nil {
+		err = f.WriteYAML(file)
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "gwsim fleet:", strings.TrimSpace(err.Error()))
 		return 1
 	}

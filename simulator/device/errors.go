@@ -27,6 +27,8 @@ const (
 	CodeRateLimited          = "rate_limited"
 	CodeUnauthorized         = "unauthorized"
 	CodeTimeout              = "request_timeout"
+	// CodeStorageFailed: a change could not be saved to the state file.
+	CodeStorageFailed = "storage_failed"
 )
 
 // Error is a rejection of a request: a code from the list above, the field it

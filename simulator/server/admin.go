@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"io"
@@ -49,7 +50,11 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, entries)
 	})
 	h("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
-		s.cfg.Store.Reset()
+		if err := s.reset(); err != nil {
+			s.log.Error("reset: the state file could not be emptied", "err", err)
+			adminError(w, device.Errorf(device.CodeStorageFailed, "", "the state was reset in memory but the state file could not be emptied: %v", err))
+			return
+		}
 		s.log.Info("state reset to the fleet as loaded")
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -69,11 +74,10 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 
 // admin wraps an admin handler with the optional bearer token check.
 func (s *Server) admin(next http.HandlerFunc) http.Handler {
-	want := []byte("Bearer " + s.cfg.AdminToken)
+	want := sha256.Sum256([]byte("Bearer " + s.cfg.AdminToken))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.AdminToken != "" {
-			got := []byte(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare(got, want) != 1 {
+			if !tokenMatches(r.Header.Get("Authorization"), want) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gwsim admin"`)
 				adminError(w, device.Errorf(device.CodeUnauthorized, "Authorization", "the admin API needs Authorization: Bearer <admin token>"))
 				return
@@ -82,6 +86,14 @@ func (s *Server) admin(next http.HandlerFunc) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		next(w, r)
 	})
+}
+
+// tokenMatches compares an Authorization header with the SHA-256 of the
+// expected one in constant time: hashing first hides the token's length
+// too, which subtle.ConstantTimeCompare alone returns early on.
+func tokenMatches(got string, want [sha256.Size]byte) bool {
+	sum := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(sum[:], want[:]) == 1
 }
 
 func (s *Server) adminState(w http.ResponseWriter, r *http.Request) {

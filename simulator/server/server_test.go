@@ -41,7 +41,8 @@ func TestJournalRing(t *testing.T) {
 }
 
 // TestStatusOf: every error code has its CONTRACT status, and only the
-// two fault-injection codes are 5xx: bad input never is.
+// two fault-injection codes and a state file failure are 5xx: bad input
+// never is.
 func TestStatusOf(t *testing.T) {
 	want := map[string]int{
 		device.CodeInvalidField: 400, device.CodeMissingField: 400, device.CodeUnexpectedField: 400,
@@ -50,6 +51,7 @@ func TestStatusOf(t *testing.T) {
 		device.CodeAccountMismatch: 403, device.CodeBadSignature: 401, device.CodeStaleTimestamp: 401,
 		device.CodeGatewayNotFound: 404, device.CodeDeviceNotFound: 404, device.CodeTypeMismatch: 409,
 		device.CodeGatewayOffline: 504, device.CodeInjectedFault: 503, device.CodeUnauthorized: 401,
+		device.CodeReplayedRequest: 401, device.CodeRateLimited: 429, device.CodeStorageFailed: 503,
 		"no_such_code": 400,
 	}
 	for code, status := range want {
@@ -58,7 +60,7 @@ func TestStatusOf(t *testing.T) {
 		}
 	}
 	for code, status := range statusOf {
-		if status >= 500 && code != device.CodeGatewayOffline && code != device.CodeInjectedFault {
+		if status >= 500 && code != device.CodeGatewayOffline && code != device.CodeInjectedFault && code != device.CodeStorageFailed {
 			t.Errorf("%s is a %d", code, status)
 		}
 		if http.StatusText(status) == "" {

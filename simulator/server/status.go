@@ -30,6 +30,8 @@ var statusOf = map[string]int{
 	// Injected on purpose by fault injection, never for bad input.
 	device.CodeGatewayOffline: http.StatusGatewayTimeout,
 	device.CodeInjectedFault:  http.StatusServiceUnavailable,
+	// The state file could not be written: a server failure, not bad input.
+	device.CodeStorageFailed: http.StatusServiceUnavailable,
 }
 
 // StatusOf maps an error code to its HTTP status (400 for an unknown code,

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"container/heap"
+	"crypto/sha256"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// DefaultReplayCap bounds how many requests replay protection remembers.
+// At about 100 bytes each, 100,000 is some 10 MB.
+const DefaultReplayCap = 100000
+
+const replayShards = 16
+
+// replayCache remembers the (api_key, timestamp, sign) of each
+// authenticated request until its timestamp leaves the window, after which
+// the authenticator refuses it as stale anyway. Memory is bounded twice:
+// entries expire, and beyond the cap the entry nearest its expiry is
+// forgotten first (a replay of it would then be accepted; a warning says
+// so once).
+//
+// The md5 sign depends on api_key, secret and timestamp only, so with
+// replay protection a key can make one request per second of timestamp.
+type replayCache struct {
+	// ttl is the window; entries live until timestamp + ttl. With no
+	// window (0), they live ttl = auth.DefaultWindow from when seen.
+	ttl      time.Duration
+	windowed bool
+	loc      *time.Location
+	perShard int
+	warned   atomic.Bool
+	warn     func()
+	shards   [replayShards]replayShard
+}
+
+type replayKey [16]byte
+
+type replayShard struct {
+	mu   sync.Mutex
+	seen map[replayKey]int64 // expiry, Unix nanoseconds
+	exp  expiryHeap
+}
+
+func newReplayCache(a *auth.Authenticator, capacity int, warn func()) *replayCache {
+	c := &replayCache{ttl: a.Window, windowed: a.Window > 0, loc: a.Location, warn: warn,
+		perShard: max(1, capacity/replayShards)}
+	if !c.windowed {
+		c.ttl = auth.DefaultWindow
+	}
+	if c.loc == nil {
+		c.loc = time.UTC
+	}
+	for i := range c.shards {
+		c.shards[i].seen = map[replayKey]int64{}
+	}
+	return c
+}
+
+// seen records an authenticated envelope and reports whether it was seen
+// before and has not expired.
+func (c *replayCache) seen(e *device.Envelope, now time.Time) bool {
+	// Lengths first, so that no two triples hash the same input; the sign
+	// in lower case, since either case is the same sign.
+	buf := make([]byte, 0, 32+len(e.APIKey)+len(e.Timestamp)+len(e.Sign))
+	for _, f := range []string{e.APIKey, e.Timestamp, e.Sign} {
+		buf = binary.AppendUvarint(buf, uint64(len(f)))
+	}
+	buf = append(append(buf, e.APIKey...), e.Timestamp...)
+	for i := 0; i < len(e.Sign); i++ {
+		ch := e.Sign[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf = append(buf, ch)
+	}
+	sum := sha256.Sum256(buf)
+	var key replayKey
+	copy(key[:], sum[:])
+
+	expiry := now.Add(c.ttl)
+	if c.windowed {
+		t := e.Time
+		expiry = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, c.loc).Add(c.ttl)
+		if expiry.Before(now) { // only when the clock moved since the window check
+			expiry = now
+		}
+	}
+	nowNS := now.UnixNano()
+	sh := &c.shards[key[0]%replayShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for len(sh.exp) > 0 && sh.exp[0].at <= nowNS {
+		sh.drop(heap.Pop(&sh.exp).(expiring))
+	}
+	if at, ok := sh.seen[key]; ok && at > nowNS {
+		return true
+	}
+	if len(sh.seen) >= c.perShard {
+		sh.drop(heap.Pop(&sh.exp).(expiring))
+		if c.warn != nil && !c.warned.Swap(true) {
+			c.warn()
+		}
+	}
+	sh.seen[key] = expiry.UnixNano()
+	heap.Push(&sh.exp, expiring{at: expiry.UnixNano(), key: key})
+	return false
+}
+
+func (sh *replayShard) drop(e expiring) {
+	if sh.seen[e.key] == e.at {
+		delete(sh.seen, e.key)
+	}
+}
+
+// size is the number of entries remembered, for tests.
+func (c *replayCache) size() int {
+	n := 0
+	for i := range c.shards {
+		c.shards[i].mu.Lock()
+		n += len(c.shards[i].seen)
+		c.shards[i].mu.Unlock()
+	}
+	return n
+}
+
+type expiring struct {
+	at  int64
+	key replayKey
+}
+
+// expiryHeap is a min-heap of expiries.
+type expiryHeap []expiring
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiring)) }
+func (h *expiryHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// checkReplay refuses an authenticated request seen before, when replay
+// protection is on.
+func (s *Server) checkReplay(e *device.Envelope) *device.Error {
+	if s.replays == nil || !s.replays.seen(e, s.cfg.Now()) {
+		return nil
+	}
+	return device.Errorf(device.CodeReplayedRequest, "",
+		"this api_key, timestamp and sign were already used; sign each request with a new timestamp")
+}
