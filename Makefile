@@ -26,6 +26,31 @@ fmt-check:
 test: vet fmt-check
 	$(GO) test -race -count=1 ./...
 
+# Each fuzz target in turn for $(FUZZTIME) (make fuzz FUZZTIME=5m). Their
+# seeds (testdata/fuzz/) also run in make test; crashers found are written
+# there: keep them, they are the regression tests.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) ./simulator/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeXML$$' -fuzztime $(FUZZTIME) ./simulator/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./simulator/device
+	$(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime $(FUZZTIME) ./simulator/server
+
+# Measure gwsim and gwconform and write docs/benchmarks.md, which gives the
+# command line of every figure. wrk drives the load comparison: installed
+# here when it can be (root and apt-get); without it gwconform load stands in.
+bench: build
+	@command -v wrk >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "bench: installing wrk (apt-get install -y wrk)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y wrk >/dev/null 2>&1 || \
+	      { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y wrk >/dev/null 2>&1; } || \
+	      echo "bench: could not install wrk; gwconform load stands in for it"; \
+	  else \
+	    echo "bench: wrk is not installed; gwconform load stands in for it"; \
+	  fi; }
+	$(GO) build -o $(BIN)/gwbench ./cmd/gwbench
+	./$(BIN)/gwbench --out docs/benchmarks.md
+
 clean:
 	rm -rf $(BIN) reports/latest
 

@@ -242,8 +242,12 @@ func (t *Type) ParseState(m map[string]any) (State, error) {
 		switch x := raw.(type) {
 		case string:
 			v = Str(x)
-		case int, int64, uint64, float64:
+		case int, int64, uint64:
 			v = Value{Text: fmt.Sprint(x), Kind: Number}
+		case float64:
+			// Without an exponent: 1e-07 (how %v writes 0.0000001, which a
+			// request may set) is not a decimal a request may send.
+			v = Value{Text: strconv.FormatFloat(x, 'f', -1, 64), Kind: Number}
 		case bool:
 			// YAML 1.1 readers turn On/Off into booleans; take them back.
 			v = Str(map[bool]string{true: "On", false: "Off"}[x])

@@ -16,6 +16,9 @@ import (
 func (s *Server) operation(op device.Operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if s.limited(w, r, start) {
+			return
+		}
 		req, format, derr := s.handle(op, w, r)
 		status := http.StatusOK
 		if derr != nil {
@@ -55,6 +58,9 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	if r.Method != http.MethodPost {
 		return nil, formatOf(r), device.Errorf(device.CodeMethodNotAllowed, "", "%s is not allowed on %s; use POST", r.Method, op.Path())
 	}
+	if cts := r.Header["Content-Type"]; len(cts) > 1 {
+		return nil, 0, device.Errorf(device.CodeUnsupportedMediaType, "Content-Type", "Content-Type appears %d times; send it once", len(cts))
+	}
 	format, derr := codec.FormatOf(r.Header.Get("Content-Type"))
 	if derr != nil {
 		return nil, 0, derr
@@ -74,6 +80,9 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	if derr := s.cfg.Auth.Check(&req.Envelope); derr != nil {
 		return req, format, derr
 	}
+	if derr := s.checkReplay(&req.Envelope); derr != nil {
+		return req, format, derr
+	}
 	if derr := s.inject(r, req); derr != nil {
 		return req, format, derr
 	}
@@ -85,6 +94,9 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 		derr = st.Message(req.AccountID, req.MAC, store.Message{Time: s.cfg.Now().UTC(), Type: req.MessageType, Value: req.MessageValue})
 	case device.UpdateName:
 		derr = st.Rename(req.AccountID, req.MAC, req.SN, req.Name)
+	}
+	if derr == nil && s.cfg.Durable != nil {
+		derr = s.sync(op, req)
 	}
 	return req, format, derr
 }
@@ -119,7 +131,7 @@ func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 // record writes the journal entry and the log line. It never logs the
 // sign, the api_key's secret or the body.
 func (s *Server) record(r *http.Request, start time.Time, f device.Format, status int, e *device.Error, req *device.Request) {
-	ent := Entry{Time: start.UTC(), Method: r.Method, Path: r.URL.Path, Status: status,
+	ent := Entry{Time: start.UTC(), Method: truncate(r.Method, 32), Path: truncate(r.URL.Path, 200), Status: status,
 		DurationUS: time.Since(start).Microseconds()}
 	if f != 0 {
 		ent.Format = f.String()

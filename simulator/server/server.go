@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator/auth"
@@ -39,8 +41,22 @@ type Config struct {
 	JournalSize int
 	// ShutdownTimeout is how long Close waits for requests in flight.
 	ShutdownTimeout time.Duration
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the
+	// http.Server's (0: DefaultReadHeaderTimeout and the others below): a
+	// client that sends its headers or body too slowly is cut off.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Durable, when set, saves each change before it is acknowledged
+	// (a state file).
+	Durable Durable
+	// RejectReplays answers 401 replayed_request to an api_key, timestamp
+	// and sign seen before while the timestamp is in the window.
+	RejectReplays bool
+	// RateLimit, when above 0, allows each client IP that many operation
+	// requests a second (burst the same); beyond: 429 rate_limited with
+	// Retry-After.
+	RateLimit int
 }
 
 // Server serves the interface and the admin API on one listener.
@@ -50,6 +66,8 @@ type Server struct {
 	journal *Journal
 	faults  faultState
 	handler http.Handler
+	replays *replayCache // nil unless RejectReplays
+	limiter *rateLimiter // nil unless RateLimit > 0
 
 	ln  net.Listener
 	srv *http.Server
@@ -71,6 +89,14 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, journal: NewJournal(cfg.JournalSize)}
 	s.faults.set(Faults{OfflineGateways: []string{}})
+	if cfg.RejectReplays {
+		s.replays = newReplayCache(cfg.Auth, DefaultReplayCap, func() {
+			s.log.Warn("replay protection is full: the oldest requests are forgotten early", "cap", DefaultReplayCap)
+		})
+	}
+	if cfg.RateLimit > 0 {
+		s.limiter = newRateLimiter(cfg.RateLimit, DefaultRateLimitClients, nil)
+	}
 	mux := http.NewServeMux()
 	for _, op := range device.Operations {
 		mux.Handle(op.Path(), s.operation(op))
@@ -78,13 +104,35 @@ func New(cfg Config) *Server {
 	s.adminRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		e := device.Errorf(device.CodeNotFound, "", "no operation at %s; the operations are POST %s, %s and %s",
-			r.URL.Path, device.SendCommand.Path(), device.SendMessage.Path(), device.UpdateName.Path())
+			truncate(r.URL.Path, 200), device.SendCommand.Path(), device.SendMessage.Path(), device.UpdateName.Path())
 		f := formatOf(r)
 		s.fail(w, orJSON(f), e)
 		s.record(r, time.Now(), f, http.StatusNotFound, e, nil)
 	})
-	s.handler = mux
+	s.handler = s.cleanPaths(mux)
 	return s
+}
+
+// cleanPaths answers 404 to a path with empty, "." or ".." segments
+// (also when percent-encoded) rather than let ServeMux redirect it to its
+// clean form: no call reaches a handler by a detour such as
+// /_sim/gateways/../state.
+func (s *Server) cleanPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if (strings.Contains(p, "//") || strings.Contains(p, "/.")) && strings.HasPrefix(p, "/") && path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
+			e := device.Errorf(device.CodeNotFound, "", "no operation or admin call at %s: a path must not have empty, . or .. segments", truncate(p, 200))
+			if strings.HasPrefix(p, "/_sim/") {
+				adminError(w, e)
+				return
+			}
+			f := formatOf(r)
+			s.fail(w, orJSON(f), e)
+			s.record(r, time.Now(), f, http.StatusNotFound, e, nil)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Handler is the server's whole HTTP handler, for tests and embedding.
@@ -92,6 +140,22 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Journal is the server's request journal.
 func (s *Server) Journal() *Journal { return s.journal }
+
+// Timeouts of the HTTP server when Config leaves them 0.
+const (
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 15 * time.Second
+	// DefaultWriteTimeout is long enough for the largest injected latency.
+	DefaultWriteTimeout = MaxLatency + 30*time.Second
+	DefaultIdleTimeout  = 60 * time.Second
+)
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
 
 // Open listens on addr ("127.0.0.1:0" picks a free port) and serves in the
 // background; a taken port fails here, at once.
@@ -103,13 +167,12 @@ func (s *Server) Open(addr string) error {
 	s.ln = ln
 	s.srv = &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		// Long enough for the largest injected latency.
-		WriteTimeout:   MaxLatency + 30*time.Second,
-		IdleTimeout:    60 * time.Second,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ReadHeaderTimeout: orDefault(s.cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       orDefault(s.cfg.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:      orDefault(s.cfg.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:       orDefault(s.cfg.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -147,6 +210,11 @@ func (s *Server) Close() error {
 
 // readBody reads at most MaxBody bytes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *device.Error) {
+	if r.ContentLength > s.cfg.MaxBody {
+		// Said at once rather than after waiting for a body that will not
+		// be read; net/http then closes the connection.
+		return nil, device.Errorf(device.CodeBodyTooLarge, "", "the body is larger than %d bytes (Content-Length %d)", s.cfg.MaxBody, r.ContentLength)
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
