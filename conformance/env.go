@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/brianvoe/gofakeit/v6"
@@ -45,6 +46,8 @@ type Env struct {
 	Seed   int64
 	// Now is the clock for timestamps.
 	Now func() time.Time
+	// silent counts requests in a row that got no answer.
+	silent atomic.Int64
 }
 
 // env is the run's Env; Run sets it before RunSpecs.
@@ -104,7 +107,10 @@ func (e *Env) adminGet(ctx context.Context, path string, v any) error {
 	return json.Unmarshal(body, v)
 }
 
-var adminHTTP = &http.Client{Timeout: 10 * time.Second}
+// adminHTTP follows no redirect: a hostile target must not lead the harness,
+// bearer token included, to another host.
+var adminHTTP = &http.Client{Timeout: 10 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // deviceState is a device as GET /_sim/gateways/{mac}/devices/{sn} shows it.
 type deviceState struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -205,12 +206,78 @@ func send(ctx context.Context, c call, f device.Format) *client.Response {
 		ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
 		ginkgo.Skip("dry run: not sent")
 	}
-	resp, ex, err := env.Client.Do(ctx, req)
-	ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
+	resp, err := exchange(ctx, req)
 	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("no answer from the target: %v", err))
+		ginkgo.Fail(err.Error())
 	}
 	return resp
+}
+
+// exchange sends one request and records it in the spec's report. Once
+// maxSilent requests in a row got no answer it sends nothing more and says
+// so, so that a target that has stopped answering fails the rest of the run
+// at once instead of costing every remaining request its timeout.
+func exchange(ctx context.Context, req client.Request) (*client.Response, error) {
+	if n := env.silent.Load(); n >= maxSilent {
+		return nil, fmt.Errorf("not sent: the target gave no answer to the last %d requests", n)
+	}
+	resp, ex, err := env.Client.Do(ctx, req)
+	record(ex)
+	if err != nil {
+		env.silent.Add(1)
+		return nil, fmt.Errorf("no answer from the target: %v", err)
+	}
+	env.silent.Store(0)
+	return resp, nil
+}
+
+// maxSilent is how many requests in a row may go unanswered before the
+// remaining checks fail without sending: against a target that has stopped
+// answering, a full run would otherwise take every check's timeout in turn.
+const maxSilent = 20
+
+// What the reports keep of each exchange's answer. The client reads up to
+// its own limits (1 MiB of body, 256 KiB of headers) to judge an answer;
+// keeping all of it would make a target that answers that much every time
+// cost over a megabyte per exchange, held until the run ends (about 2,000
+// exchanges) and then written into each of the three reports. The first
+// kilobytes show what the target sent as well as all of it would.
+const (
+	maxRecordedBody    = 8 << 10
+	maxRecordedHeaders = 8 << 10
+)
+
+// record adds an exchange to the spec's report, its response body cut at
+// maxRecordedBody (Truncated then says so) and its response headers at
+// maxRecordedHeaders (a header named "…" then says how many were left out).
+// Cut parts are copied: a slice would keep the whole answer alive.
+func record(ex client.Exchange) {
+	if len(ex.ResponseBody) > maxRecordedBody {
+		ex.ResponseBody, ex.Truncated = strings.Clone(ex.ResponseBody[:maxRecordedBody]), true
+	}
+	size := 0
+	for k, v := range ex.ResponseHeaders {
+		size += len(k) + len(v)
+	}
+	if size > maxRecordedHeaders {
+		keys := make([]string, 0, len(ex.ResponseHeaders))
+		for k := range ex.ResponseHeaders {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		kept, budget := make(map[string]string), maxRecordedHeaders
+		for _, k := range keys {
+			v := ex.ResponseHeaders[k]
+			if len(k)+len(v) > budget {
+				continue
+			}
+			budget -= len(k) + len(v)
+			kept[k] = strings.Clone(v)
+		}
+		kept["…"] = fmt.Sprintf("%d of %d headers (%d bytes in all) not kept in the report", len(keys)-len(kept), len(keys), size)
+		ex.ResponseHeaders = kept
+	}
+	ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
 }
 
 // accepted is the MUST-level verdict: a 2xx answer whose status is success.

@@ -8,10 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -217,24 +219,40 @@ func prepare(ctx context.Context, o Options) (*Env, func(), error) {
 		if err := reachable(ctx, e.BaseURL, o.Timeout); err != nil {
 			return nil, noop, fmt.Errorf("target unreachable: %v", err)
 		}
-		if probeAdmin(ctx, e.BaseURL, o.AdminToken) {
+		// Bounded by the run's timeout: a target that never answers must
+		// not hold the run here for the admin API's own 10 s.
+		actx, cancel := context.WithTimeout(ctx, o.Timeout)
+		admin := probeAdmin(actx, e.BaseURL, o.AdminToken)
+		cancel()
+		if admin {
 			e.Admin = e.BaseURL
 		}
 	}
 	return e, cleanup, nil
 }
 
-// reachable reports whether anything answers HTTP at base.
+// reachable reports whether the target can be connected to, within the
+// run's timeout. It sends a HEAD and is content once a connection (TLS
+// included) is made: what the target then does with a request (never
+// answer, answer garbage, close the connection) is its behaviour, which the
+// checks judge one by one, failing with a reason in the reports (exit 1).
+// Unreachable (exit 2) is kept for a target that cannot be connected to at
+// all: refused, unknown host, no route, dial or TLS handshake timed out.
 func reachable(ctx context.Context, base string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, base+"/", nil)
+	var connected atomic.Bool
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodHead, base+"/", nil)
 	if err != nil {
 		return err
 	}
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
 	if err != nil {
+		if connected.Load() {
+			return nil
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			return ue.Err

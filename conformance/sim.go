@@ -149,7 +149,7 @@ func putBack(ctx context.Context, c call) {
 			}
 			r := env.base(device.UpdateName, d.SN, d.Type)
 			r.set(device.FieldName, name)
-			env.Client.Do(ctx, r.request(device.JSON))
+			exchange(ctx, r.request(device.JSON))
 			return
 		}
 		if len(st) < len(t.Fields) {
@@ -159,6 +159,6 @@ func putBack(ctx context.Context, c call) {
 		for _, fd := range t.Fields {
 			r.set(fd.Name, normalize(map[string]any{"v": st[fd.Name]})["v"])
 		}
-		env.Client.Do(ctx, r.request(device.JSON))
+		exchange(ctx, r.request(device.JSON))
 	})
 }

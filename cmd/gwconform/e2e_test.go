@@ -48,6 +48,9 @@ type result struct {
 	code           int
 	stdout, stderr string
 	dir            string
+	// took is the run's wall time and ps its process state (resource use).
+	took time.Duration
+	ps   *os.ProcessState
 }
 
 func gwconform(t *testing.T, args ...string) result {
@@ -61,14 +64,16 @@ func gwconform(t *testing.T, args ...string) result {
 	cmd := exec.CommandContext(ctx, bins.gwconform, append([]string{"run"}, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
 	err := cmd.Run()
+	took := time.Since(start)
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("running gwconform: %v", err)
 	}
-	return result{code: code, stdout: out.String(), stderr: errb.String(), dir: dir}
+	return result{code: code, stdout: out.String(), stderr: errb.String(), dir: dir, took: took, ps: cmd.ProcessState}
 }
 
 func hasFlag(args []string, f string) bool {

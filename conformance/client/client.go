@@ -328,9 +328,13 @@ func (c *Client) sign(ctx context.Context, fields []Field) ([]Field, error) {
 	return out, nil
 }
 
-// explain turns the client's own timeout into a message that says so.
+// explain turns the client's own timeout into a message that says so,
+// whichever of its limits fired first: the exchange's deadline, or the
+// transport's dial, TLS or response-header timeout, which are never longer.
+// The caller's own cancellation is not a timeout and is left as it is.
 func (c *Client) explain(ctx context.Context, err error) error {
-	if errors.Is(context.Cause(ctx), errTimeout) {
+	var ne net.Error
+	if errors.Is(context.Cause(ctx), errTimeout) || (ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout()) {
 		return fmt.Errorf("no complete answer within %s: %w", c.timeout, err)
 	}
 	return err

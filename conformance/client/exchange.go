@@ -16,7 +16,8 @@ type Exchange struct {
 	RequestBody     string            `json:"request_body,omitempty"`
 	Status          int               `json:"status,omitempty"`
 	ResponseHeaders map[string]string `json:"response_headers,omitempty"`
-	// ResponseBody is cut at the client's response limit; Truncated says so.
+	// ResponseBody is cut at the client's response limit (gwconform's
+	// reports keep less of it); Truncated says it was cut.
 	ResponseBody string        `json:"response_body,omitempty"`
 	Truncated    bool          `json:"truncated,omitempty"`
 	Duration     time.Duration `json:"duration_ns"`
