@@ -10,6 +10,7 @@ const (
 	CodeMissingField         = "missing_field"
 	CodeUnexpectedField      = "unexpected_field"
 	CodeMalformedBody        = "malformed_body"
+	CodeBadRequest           = "bad_request"
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeBodyTooLarge         = "body_too_large"
 	CodeMethodNotAllowed     = "method_not_allowed"

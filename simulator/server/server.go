@@ -164,6 +164,7 @@ func (s *Server) Open(addr string) error {
 	if err != nil {
 		return err
 	}
+	ln = noFiveXXListener{ln}
 	s.ln = ln
 	s.srv = &http.Server{
 		Handler:           s.handler,

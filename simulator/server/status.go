@@ -12,6 +12,7 @@ var statusOf = map[string]int{
 	device.CodeMissingField:         http.StatusBadRequest,
 	device.CodeUnexpectedField:      http.StatusBadRequest,
 	device.CodeMalformedBody:        http.StatusBadRequest,
+	device.CodeBadRequest:           http.StatusBadRequest,
 	device.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	device.CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
 	device.CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
