@@ -21,10 +21,7 @@ func (s *Store) DeviceOf(accountID, mac, sn string) (*device.Type, device.State,
 	if err != nil {
 		return nil, device.State{}, "", false
 	}
-	mu := d.lock(g, pos)
-	mu.Lock()
-	rec := g.devices[pos]
-	mu.Unlock()
+	rec := d.read(g, pos)
 	return device.Types[rec.typ], rec.state, rec.name, true
 }
 

@@ -92,19 +92,6 @@ type Store struct {
 	fleet        *fleet.Fleet
 	messageLimit int
 	cur          atomic.Pointer[data]
-	// OnChange, when set before serving, is called after every applied
-	// change while the device's lock is held, in the order of the changes.
-	OnChange func(Change)
-}
-
-// Change is one applied change, for persistence and tests.
-type Change struct {
-	Account, MAC string
-	SN           string
-	Type         *device.Type
-	State        device.State
-	Name         string
-	Message      *Message
 }
 
 // New loads a fleet. messageLimit bounds each gateway's message log
@@ -183,32 +170,27 @@ func (s *Store) HasGateway(accountID, mac string) bool {
 // Command applies a validated command to a device: all its settings or,
 // when the device is missing or of another type, none.
 func (s *Store) Command(accountID, mac, sn string, t *device.Type, settings []device.Setting) *device.Error {
-	d := s.cur.Load()
-	g, err := d.gateway(accountID, mac)
-	if err != nil {
-		return err
-	}
-	pos, err := g.find(sn)
-	if err != nil {
-		return err
-	}
-	mu := d.lock(g, pos)
-	mu.Lock()
-	defer mu.Unlock()
-	rec := &g.devices[pos]
-	if rec.typ != t.ID {
-		return device.Errorf(device.CodeTypeMismatch, device.FieldType, "device %s is a %s, not a %s",
-			sn, device.Types[rec.typ].Name, t.Name)
-	}
-	rec.state = t.Apply(rec.state, settings...)
-	if s.OnChange != nil {
-		s.OnChange(Change{Account: accountID, MAC: mac, SN: sn, Type: t, State: rec.state, Name: rec.name})
-	}
-	return nil
+	return s.update(accountID, mac, sn, func(rec *record) *device.Error {
+		if rec.typ != t.ID {
+			return device.Errorf(device.CodeTypeMismatch, device.FieldType, "device %s is a %s, not a %s",
+				sn, device.Types[rec.typ].Name, t.Name)
+		}
+		rec.state = t.Apply(rec.state, settings...)
+		return nil
+	})
 }
 
 // Rename sets a device's display name.
 func (s *Store) Rename(accountID, mac, sn, name string) *device.Error {
+	return s.update(accountID, mac, sn, func(rec *record) *device.Error {
+		rec.name = name
+		return nil
+	})
+}
+
+// update runs fn on an account's device with the device's lock held, so
+// that a change is applied whole or, when fn refuses it, not at all.
+func (s *Store) update(accountID, mac, sn string, fn func(*record) *device.Error) *device.Error {
 	d := s.cur.Load()
 	g, err := d.gateway(accountID, mac)
 	if err != nil {
@@ -221,12 +203,15 @@ func (s *Store) Rename(accountID, mac, sn, name string) *device.Error {
 	mu := d.lock(g, pos)
 	mu.Lock()
 	defer mu.Unlock()
-	rec := &g.devices[pos]
-	rec.name = name
-	if s.OnChange != nil {
-		s.OnChange(Change{Account: accountID, MAC: mac, SN: sn, Type: device.Types[rec.typ], State: rec.state, Name: name})
-	}
-	return nil
+	return fn(&g.devices[pos])
+}
+
+// read returns a copy of a device's record, taken under its lock.
+func (d *data) read(g *gateway, pos uint32) record {
+	mu := d.lock(g, pos)
+	mu.Lock()
+	defer mu.Unlock()
+	return g.devices[pos]
 }
 
 // Message records a message received by a gateway.
@@ -244,9 +229,6 @@ func (s *Store) Message(accountID, mac string, m Message) *device.Error {
 		g.msgStart = (g.msgStart + 1) % len(g.messages)
 	}
 	g.msgTotal++
-	if s.OnChange != nil {
-		s.OnChange(Change{Account: accountID, MAC: mac, Message: &m})
-	}
 	return nil
 }
 
@@ -259,10 +241,7 @@ type DeviceView struct {
 }
 
 func (d *data) view(g *gateway, pos uint32) DeviceView {
-	mu := d.lock(g, pos)
-	mu.Lock()
-	rec := g.devices[pos]
-	mu.Unlock()
+	rec := d.read(g, pos)
 	t := device.Types[rec.typ]
 	return DeviceView{SN: g.loaded[pos].SN, Type: t.Name, Name: rec.name, State: t.StateMap(rec.state)}
 }
@@ -279,25 +258,6 @@ func (s *Store) Device(mac, sn string) (DeviceView, bool) {
 		return DeviceView{}, false
 	}
 	return d.view(g, pos), true
-}
-
-// DeviceState returns a device's type and raw state, for code that compares
-// states without going through maps.
-func (s *Store) DeviceState(mac, sn string) (*device.Type, device.State, string, bool) {
-	d := s.cur.Load()
-	g, ok := d.byMAC[strings.ToLower(mac)]
-	if !ok {
-		return nil, device.State{}, "", false
-	}
-	pos, err := g.find(strings.ToLower(sn))
-	if err != nil {
-		return nil, device.State{}, "", false
-	}
-	mu := d.lock(g, pos)
-	mu.Lock()
-	rec := g.devices[pos]
-	mu.Unlock()
-	return device.Types[rec.typ], rec.state, rec.name, true
 }
 
 // Messages returns the messages a gateway received, oldest first, and how
