@@ -4,7 +4,7 @@ BIN     := bin
 REPORTS ?= reports/latest
 FUZZTIME ?= 30s
 
-.PHONY: all build test conformance bench fuzz vet fmt-check checks-doc clean
+.PHONY: all build test tools conformance bench fuzz vet fmt-check checks-doc clean
 
 all: build
 
@@ -23,8 +23,18 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-test: vet fmt-check
+test: vet fmt-check tools
 	$(GO) test -race -count=1 ./...
+
+# The examples test sends the published examples with curl, as an app
+# developer would; install it where it is missing and we can.
+tools:
+	@command -v curl >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "test: installing curl (apt-get install -y curl)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y curl >/dev/null 2>&1 || \
+	      { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y curl >/dev/null 2>&1; }; \
+	  fi; command -v curl >/dev/null 2>&1 || { echo "test: curl is needed (fixtures/examples_test.go)"; exit 1; }; }
 
 # Each fuzz target in turn for $(FUZZTIME) (make fuzz FUZZTIME=5m). Their
 # seeds (testdata/fuzz/) also run in make test; crashers found are written
