@@ -149,7 +149,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.FailOn == "should" {
 		failed += outcome.doc.FailedAt("SHOULD")
 	}
-	if failed > 0 {
+	// A run cut short (interrupted, suite timeout) proves nothing about the
+	// checks it did not reach.
+	if failed > 0 || len(outcome.doc.SuiteFailureReasons) > 0 {
 		return ExitFail
 	}
 	return ExitPass

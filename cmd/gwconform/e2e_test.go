@@ -406,3 +406,15 @@ printf '%s' "${key}demo-secret${ts}" | md5sum | cut -c1-32
 		}
 	}
 }
+
+// A run cut short proves nothing about the checks it did not reach, even
+// when none of those it reached failed.
+func TestRunCutShortExitsOne(t *testing.T) {
+	r := gwconform(t, "--ginkgo.timeout=200ms")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.code, tail(r.stdout))
+	}
+	if doc := reports(t, r.dir); doc.Verdict == "PASS" {
+		t.Fatalf("a run cut short reports PASS")
+	}
+}
