@@ -51,8 +51,8 @@ const (
 	// VerdictFail: at least one MUST check failed.
 	VerdictFail = "FAIL"
 	// VerdictIncomplete: no MUST check failed, but the run cannot certify
-	// anything: it was interrupted, a suite-level node failed, or no MUST
-	// check ran at all.
+	// anything: it was interrupted or timed out, a suite-level node
+	// failed, or no MUST check ran at all.
 	VerdictIncomplete = "INCOMPLETE"
 )
 
@@ -484,7 +484,7 @@ func verdict(d Document) string {
 	switch {
 	case must.Failed > 0:
 		return VerdictFail
-	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, must.Passed == 0:
+	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, must.Passed == 0, len(d.SuiteFailureReasons) > 0:
 		return VerdictIncomplete
 	default:
 		return VerdictPass
