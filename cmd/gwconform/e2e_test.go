@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // bins holds the two programs, built once for all tests.
@@ -163,33 +163,7 @@ func TestRunWithNoArgumentsPassesAgainstTheEmbeddedSimulator(t *testing.T) {
 // startGwsim runs `gwsim serve` on a free loopback port and returns its URL.
 func startGwsim(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bins.gwsim, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		re := regexp.MustCompile(`listening on (http://\S+)`)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			}
-		}
-	}()
-	select {
-	case u := <-urls:
-		return u
-	case <-time.After(20 * time.Second):
-		t.Fatal("gwsim serve printed no address")
-	}
-	return ""
+	return simtest.Serve(t, bins.gwsim, args...).URL
 }
 
 func getJSON(t *testing.T, url string, v any) {

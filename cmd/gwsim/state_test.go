@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -26,59 +24,6 @@ import (
 	"github.com/gwdmi/gwtools/simulator/simtest"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
-
-// buildGwsim builds this command into a temporary directory.
-func buildGwsim(t *testing.T) string {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build gwsim with")
-	}
-	bin := filepath.Join(t.TempDir(), "gwsim")
-	out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// startProcess runs gwsim serve as a process and returns its URL.
-func startProcess(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	url := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				url <- m[1]
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case u := <-url:
-		return cmd, u
-	case <-time.After(15 * time.Second):
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("gwsim did not start: %s", stderr.String())
-	}
-	return nil, ""
-}
 
 // fullCommand sets every field of a device type to values drawn from n,
 // and returns the fields to send in a format and the state the device then has, as the
@@ -192,12 +137,13 @@ func TestKillKeepsAcknowledgedChanges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a process")
 	}
-	bin := buildGwsim(t)
+	bin := simtest.BuildGwsim(t)
 	state := filepath.Join(t.TempDir(), "state.db")
 	args := []string{"--seed", "11", "--gateways", "6", "--devices-per-gateway", "5", "--state-file", state}
 	f := fleet.Generate(11, 6, 5)
 	tg, _ := f.Target()
-	proc, url := startProcess(t, bin, args...)
+	proc := simtest.Serve(t, bin, args...)
+	url := proc.URL
 
 	c := simtest.NewClient(t, url)
 	var initial struct{ Accounts []store.AccountView }
@@ -236,10 +182,10 @@ func TestKillKeepsAcknowledgedChanges(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := proc.Process.Kill(); err != nil { // SIGKILL
+	if err := proc.Cmd.Process.Kill(); err != nil { // SIGKILL
 		t.Fatal(err)
 	}
-	proc.Wait()
+	proc.Kill() // waits for it
 	wg.Wait()
 	close(stop)
 	inFlight, acks := 0, int64(0)
@@ -255,7 +201,7 @@ func TestKillKeepsAcknowledgedChanges(t *testing.T) {
 	}
 	t.Logf("killed after %d acknowledged changes, %d in flight", acks, inFlight)
 
-	_, url = startProcess(t, bin, args...)
+	url = simtest.Serve(t, bin, args...).URL
 	c = simtest.NewClient(t, url)
 	var after struct{ Accounts []store.AccountView }
 	c.AdminJSON("GET", "/_sim/state", "", &after)
