@@ -40,11 +40,6 @@ th{background:#f4f4f4}code{font-size:12px}.ok{color:#176f2c}.bad{color:#b00020;f
 <h1>gwsim</h1>
 <div class="muted">{{.Accounts}} account(s), {{.Gateways}} gateway(s), {{.Devices}} device(s); {{.Requests}} request(s) served. Refreshes every 3 s.
 Faults: latency {{.Faults.Latency}}, error rate {{.Faults.ErrorRate}}, offline {{if .Faults.OfflineGateways}}{{range .Faults.OfflineGateways}}<code>{{.}}</code> {{end}}{{else}}none{{end}}.</div>
-<h2>Last requests</h2>
-<table><tr><th>time (UTC)</th><th>method</th><th>path</th><th>format</th><th>status</th><th>error</th><th>gateway / device</th></tr>
-{{range .Journal}}<tr><td>{{.Time.Format "15:04:05.000"}}</td><td>{{.Method}}</td><td><code>{{.Path}}</code></td><td>{{.Format}}</td>
-<td class="{{if ok .Status}}ok{{else}}bad{{end}}">{{.Status}}</td><td>{{.Code}}{{if .Field}} ({{.Field}}){{end}}</td><td><code>{{.MAC}} {{.SN}}</code></td></tr>
-{{else}}<tr><td colspan="7" class="muted">No requests yet.</td></tr>{{end}}</table>
 {{range .State}}<h2>Account <code>{{.ID}}</code></h2>
 {{range .Gateways}}<h3>Gateway <code>{{.MAC}}</code> <span class="pill">{{.MessagesTotal}} message(s)</span></h3>
 <table><tr><th>sn</th><th>type</th><th>name</th><th>state</th></tr>
@@ -52,6 +47,11 @@ Faults: latency {{.Faults.Latency}}, error rate {{.Faults.ErrorRate}}, offline {
 {{if .Messages}}<p>Messages, oldest first:</p><table><tr><th>time (UTC)</th><th>type</th><th>value</th></tr>
 {{range .Messages}}<tr><td>{{.Time.Format "15:04:05.000"}}</td><td>{{.Type}}</td><td><code>{{.Value}}</code></td></tr>{{end}}</table>{{end}}
 {{end}}{{end}}
+<h2>Last requests, newest first</h2>
+<table><tr><th>time (UTC)</th><th>method</th><th>path</th><th>format</th><th>status</th><th>error</th><th>gateway / device</th></tr>
+{{range .Journal}}<tr><td>{{.Time.Format "15:04:05.000"}}</td><td>{{.Method}}</td><td><code>{{.Path}}</code></td><td>{{.Format}}</td>
+<td class="{{if ok .Status}}ok{{else}}bad{{end}}">{{.Status}}</td><td>{{.Code}}{{if .Field}} ({{.Field}}){{end}}</td><td><code>{{.MAC}} {{.SN}}</code></td></tr>
+{{else}}<tr><td colspan="7" class="muted">No requests yet.</td></tr>{{end}}</table>
 {{if .Truncated}}<p class="muted">Only the first {{.Limit}} devices are listed; GET /_sim/state has them all.</p>{{end}}
 </body></html>`))
 
@@ -65,7 +65,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	entries, total := s.journal.Last(50)
+	entries, total := s.journal.Last(25)
 	for i, j := 0, len(entries)-1; i < j; i, j = i+1, j-1 {
 		entries[i], entries[j] = entries[j], entries[i]
 	}
