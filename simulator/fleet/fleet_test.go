@@ -138,14 +138,18 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// TestDemo: the built-in demo fleet has one account with a key, one
-// gateway and one device of every published type.
+// TestDemo: the built-in demo fleet's first account has a key and one
+// gateway with one device of every published type; a second account lets
+// the harness show 403 account_mismatch.
 func TestDemo(t *testing.T) {
 	f := Demo()
-	if len(f.Accounts) != 1 || len(f.Accounts[0].Gateways) != 1 || len(f.Accounts[0].APIKeys) == 0 {
+	if len(f.Accounts) != 2 || len(f.Accounts[0].Gateways) != 1 || len(f.Accounts[0].APIKeys) == 0 {
 		t.Fatalf("demo fleet: %+v", f)
 	}
 	tg, err := f.Target()
+	if err == nil && tg.OtherAccount != f.Accounts[1].ID {
+		t.Errorf("the harness would not use the second account: %q", tg.OtherAccount)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,8 +158,8 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the demo fleet has no %s", typ.Name)
 		}
 	}
-	if f.DeviceCount() != len(device.Types) || f.Scheme() != auth.MD5 {
-		t.Errorf("%d devices, scheme %s", f.DeviceCount(), f.Scheme())
+	if len(f.Accounts[0].Gateways[0].Devices) != len(device.Types) || f.Scheme() != auth.MD5 {
+		t.Errorf("%d devices, scheme %s", len(f.Accounts[0].Gateways[0].Devices), f.Scheme())
 	}
 }
 
