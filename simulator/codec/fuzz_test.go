@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // The fuzz targets below hold the decoders to what the rest of the
@@ -101,41 +101,23 @@ func checkDecode(t *testing.T, f device.Format, body []byte) {
 	}
 }
 
-// encodePairs writes pairs as a body of format f.
+// encodePairs writes pairs as a body of format f, with simtest.Body: a
+// JSON number, true or null as the literal it was.
 func encodePairs(f device.Format, pairs []device.Pair) []byte {
-	var b bytes.Buffer
-	if f == device.XML {
-		b.WriteString("<xml><control>")
-		for _, p := range pairs {
-			b.WriteString("<" + p.Key + ">")
-			xml.EscapeText(&b, []byte(p.Value.Text))
-			b.WriteString("</" + p.Key + ">")
-		}
-		b.WriteString("</control></xml>")
-		return b.Bytes()
-	}
-	b.WriteString(`{"control":{`)
+	fields := make([]simtest.F, len(pairs))
 	for i, p := range pairs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(p.Key)
-		b.Write(k)
-		b.WriteByte(':')
 		switch {
 		case p.Value.Kind == device.Number:
-			b.WriteString(p.Value.Text)
+			fields[i] = simtest.N(p.Key, p.Value.Text)
 		case p.Value.Kind == device.Other && p.Value.Text == "null":
-			b.WriteString("null")
+			fields[i] = simtest.N(p.Key, "null")
 		case p.Value.Kind == device.Other:
-			b.WriteString("true")
+			fields[i] = simtest.N(p.Key, "true")
 		default:
-			v, _ := json.Marshal(p.Value.Text)
-			b.Write(v)
+			fields[i] = simtest.S(p.Key, p.Value.Text)
 		}
 	}
-	b.WriteString("}}")
-	return b.Bytes()
+	return simtest.Body(f, fields)
 }
 
 // checkErrorBody checks that the answer to a rejection parses in its
