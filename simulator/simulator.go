@@ -31,6 +31,9 @@ type Options struct {
 	// RejectReplays and RateLimit: see server.Config.
 	RejectReplays bool
 	RateLimit     int
+	// AccessLog and SummaryEvery: see server.Config.
+	AccessLog    bool
+	SummaryEvery time.Duration
 }
 
 // Simulator is a running gwsim.
@@ -62,7 +65,8 @@ func Build(o Options) (*Simulator, error) {
 	a.Now = o.Now
 	st := store.New(f, o.MessageLimit)
 	cfg := server.Config{Store: st, Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
-		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit}
+		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
+		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery}
 	var state *persist.File
 	if o.StateFile != "" {
 		var err error

@@ -22,6 +22,7 @@ import (
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/auth"
 	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/simulator/server"
 )
 
 func main() {
@@ -35,6 +36,7 @@ const usage = `gwsim simulates the Gateway Device Management Interface.
 Usage:
   gwsim serve [--addr 127.0.0.1:8080] [--fleet FILE | --seed N --gateways G --devices-per-gateway D]
               [--state-file PATH] [--reject-replays] [--rate-limit N]
+              [--log-level info] [--access-log] [--log-summary 1m]
   gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
 
 Run "gwsim serve -h" or "gwsim fleet -h" for the flags of each.
@@ -93,6 +95,10 @@ type Main struct {
 	AdminToken string
 	LogLevel   string
 	LogFormat  string
+	// AccessLog logs one line per request; LogSummary is how often the
+	// summary of the requests is logged (0: never).
+	AccessLog  bool
+	LogSummary time.Duration
 	Journal    int
 	// StateFile keeps the state across restarts; RejectReplays and
 	// RateLimit harden the operations.
@@ -114,7 +120,12 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.IntVar(&m.Gateways, "gateways", 1, "gateways in a generated fleet")
 	fs.IntVar(&m.PerGateway, "devices-per-gateway", 6, "devices per gateway in a generated fleet")
 	fs.StringVar(&m.AdminToken, "admin-token", os.Getenv("GWSIM_ADMIN_TOKEN"), "require Authorization: Bearer TOKEN on /_sim/ (env GWSIM_ADMIN_TOKEN)")
-	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error. At info: start-up, warnings, errors and a\n"+
+		"summary of the requests every --log-summary; at debug also one line per request")
+	fs.BoolVar(&m.AccessLog, "access-log", false, "log one line per request at info (method, path, status, duration, mac, sn;\n"+
+		"never a sign or secret). Off by default: a line per request costs throughput")
+	fs.DurationVar(&m.LogSummary, "log-summary", server.DefaultSummaryEvery, "log a summary of the requests answered (count, rate, errors) this often\n"+
+		"when there were any; 0: never")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.IntVar(&m.Journal, "journal-size", 1000, "requests kept in the journal")
 	fs.StringVar(&m.StateFile, "state-file", "", "keep device states, names and message logs in the file at `PATH` across restarts (a bbolt\n"+
@@ -164,12 +175,20 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.Journal < 1 {
 		return errors.New("--journal-size must be at least 1")
 	}
+	if m.LogSummary < 0 {
+		return errors.New("--log-summary must be a duration such as 1m, or 0 for none")
+	}
+	summary := m.LogSummary
+	if summary == 0 {
+		summary = -1 // server.Config: below 0 is never
+	}
 	if m.RateLimit < 0 {
 		return errors.New("--rate-limit must be 0 (no limit) or more")
 	}
 	var err error
 	m.Sim, err = simulator.Build(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
-		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit})
+		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
+		AccessLog: m.AccessLog, SummaryEvery: summary})
 	return err
 }
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -143,31 +142,13 @@ func (s *Server) record(r *http.Request, start time.Time, f device.Format, statu
 		ent.MAC, ent.SN = req.MAC, req.SN
 	}
 	s.journal.Add(ent)
-	if !s.log.Enabled(r.Context(), levelOf(status)) {
-		return
+	s.counts.count(status)
+	if s.access.on {
+		s.logRequest(r, &ent, e)
+	} else if status >= 500 && e != nil && e.Code == device.CodeStorageFailed {
+		// gwsim's own failure, not an injected one: always worth a line.
+		s.logRequest(r, &ent, e)
 	}
-	attrs := []any{"method", r.Method, "path", truncate(r.URL.Path, 200), "status", status,
-		"duration_us", ent.DurationUS, "remote", r.RemoteAddr}
-	if ent.Format != "" {
-		attrs = append(attrs, "format", ent.Format)
-	}
-	if ent.MAC != "" {
-		attrs = append(attrs, "mac", ent.MAC)
-	}
-	if ent.SN != "" {
-		attrs = append(attrs, "sn", ent.SN)
-	}
-	if e != nil {
-		attrs = append(attrs, "error_code", e.Code, "error_field", e.Field)
-	}
-	s.log.Log(r.Context(), levelOf(status), "request", attrs...)
-}
-
-func levelOf(status int) slog.Level {
-	if status >= 500 {
-		return slog.LevelWarn
-	}
-	return slog.LevelInfo
 }
 
 func truncate(s string, n int) string {

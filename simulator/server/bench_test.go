@@ -21,15 +21,15 @@ import (
 // always fresh, so the window check runs as it does in service.
 var benchClock = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
-// benchServer is a server over the demo fleet that logs nothing, as gwsim
-// runs in the load benchmark (--log-level warn).
+// benchServer is a server over the demo fleet logging at info, gwsim's
+// default: no line per request, one summary a minute.
 func benchServer(b *testing.B) (*Server, *fleet.Fleet) {
 	b.Helper()
 	f := fleet.Demo()
 	a := f.Authenticator()
 	a.Now = func() time.Time { return benchClock }
 	st := store.New(f, 0)
-	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return New(Config{Store: st, Auth: a, Logger: log, Now: func() time.Time { return benchClock }}), f
 }
 

@@ -29,9 +29,17 @@ const DefaultMaxBody = 64 << 10
 type Config struct {
 	Store *store.Store
 	Auth  *auth.Authenticator
-	// Logger receives one line per request (never a secret or a sign);
+	// Logger receives start-up lines, warnings, errors and a summary of
+	// the requests every SummaryEvery; one line per request only with
+	// AccessLog or when it takes debug (never a secret or a sign);
 	// slog.Default() when nil.
 	Logger *slog.Logger
+	// AccessLog logs one line per request at info (5xx at warn).
+	AccessLog bool
+	// SummaryEvery is how often the summary of the requests answered is
+	// logged at info (DefaultSummaryEvery when 0; below 0: never). An idle
+	// interval logs nothing.
+	SummaryEvery time.Duration
 	// AdminToken, when set, is required as "Authorization: Bearer <token>"
 	// on every /_sim/ call.
 	AdminToken string
@@ -68,6 +76,11 @@ type Server struct {
 	handler http.Handler
 	replays *replayCache // nil unless RejectReplays
 	limiter *rateLimiter // nil unless RateLimit > 0
+	access  accessLog
+	counts  counters
+	// stopSummary ends the summary goroutine Open starts; summaryDone is
+	// closed when it has.
+	stopSummary, summaryDone chan struct{}
 
 	ln  net.Listener
 	srv *http.Server
@@ -87,7 +100,11 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SummaryEvery == 0 {
+		cfg.SummaryEvery = DefaultSummaryEvery
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, journal: NewJournal(cfg.JournalSize)}
+	s.access = newAccessLog(cfg, cfg.Logger)
 	s.faults.set(Faults{OfflineGateways: []string{}})
 	if cfg.RejectReplays {
 		s.replays = newReplayCache(cfg.Auth, DefaultReplayCap, func() {
@@ -175,6 +192,10 @@ func (s *Server) Open(addr string) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	if s.cfg.SummaryEvery > 0 {
+		s.stopSummary, s.summaryDone = make(chan struct{}), make(chan struct{})
+		go s.summarize(s.cfg.SummaryEvery, s.stopSummary, s.summaryDone)
+	}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("serve stopped", "err", err)
@@ -199,6 +220,11 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 func (s *Server) Close() error {
 	if s.srv == nil {
 		return nil
+	}
+	if s.stopSummary != nil {
+		close(s.stopSummary)
+		<-s.summaryDone
+		s.stopSummary = nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()

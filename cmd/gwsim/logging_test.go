@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/simulator/simtest"
+)
+
+// serveLogged runs gwsim serve with args, sends a command in each format
+// to the demo fleet, stops it and returns its log (stderr).
+func serveLogged(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	exit := make(chan int, 1)
+	go func() { exit <- Run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), stdout, stderr) }()
+	deadline := time.Now().Add(10 * time.Second)
+	var url string
+	for url == "" {
+		if m := listening.FindStringSubmatch(stdout.String()); m != nil {
+			url = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no banner: %q %q", stdout.String(), stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tg, _ := fleet.Demo().Target()
+	c := simtest.NewClient(t, url)
+	c.APIKey, c.Secret, c.Account, c.MAC = tg.Key.Key, tg.Key.Secret, tg.AccountID, tg.MAC
+	for _, format := range []device.Format{device.JSON, device.XML} {
+		c.Send(device.SendCommand, format, c.Command(tg.Devices["Light Dimmer"].SN, "Light Dimmer", simtest.S("dimming", "33"))).OK(t, format)
+	}
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if code := <-exit; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	return stderr.String()
+}
+
+// gwsim serve with its default flags logs start-up and shutdown but no
+// line per request; --access-log adds one per request, without the
+// secret; --log-summary writes the summary.
+func TestServeLogging(t *testing.T) {
+	tg, _ := fleet.Demo().Target()
+	def := serveLogged(t)
+	if strings.Contains(def, "msg=request") || !strings.Contains(def, "msg=stopped") {
+		t.Errorf("default log:\n%s", def)
+	}
+	acc := serveLogged(t, "--access-log")
+	if n := strings.Count(acc, "msg=request"); n != 2 || !strings.Contains(acc, "format=xml") || strings.Contains(acc, tg.Key.Secret) {
+		t.Errorf("--access-log: %d request lines:\n%s", n, acc)
+	}
+	sum := serveLogged(t, "--log-summary", "20ms", "--log-format", "json")
+	if !strings.Contains(sum, `"msg":"summary"`) || !strings.Contains(sum, `"total":2`) || strings.Contains(sum, `"msg":"request"`) {
+		t.Errorf("--log-summary 20ms:\n%s", sum)
+	}
+	if code, _, errb := run("serve", "--log-summary", "-1s"); code != 2 || !strings.Contains(errb, "--log-summary") {
+		t.Errorf("--log-summary -1s: exit %d %s", code, errb)
+	}
+}
