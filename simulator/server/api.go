@@ -27,12 +27,21 @@ func (s *Server) operation(op device.Operation) http.Handler {
 			}
 			s.fail(w, orJSON(format), derr)
 		} else {
-			w.Header().Set("Content-Type", codec.ContentType(format))
+			// A shared, never-modified value: Header().Set would allocate
+			// a slice per request.
+			w.Header()["Content-Type"] = successContentType[format]
 			w.WriteHeader(http.StatusOK)
 			w.Write(codec.Success(format))
 		}
 		s.record(r, start, format, status, derr, req)
 	})
+}
+
+// successContentType is the Content-Type header value of a success
+// answer, by format; shared by every answer, so it must not be modified.
+var successContentType = map[device.Format][]string{
+	device.JSON: {codec.ContentType(device.JSON)},
+	device.XML:  {codec.ContentType(device.XML)},
 }
 
 // formatOf is the format a request's Content-Type names, or 0 when it
@@ -64,11 +73,14 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	if derr != nil {
 		return nil, 0, derr
 	}
-	body, derr := s.readBody(w, r)
+	body, buf, derr := s.readBody(w, r)
 	if derr != nil {
 		return nil, format, derr
 	}
+	// Decode copies what it keeps, so the body's buffer goes back to the
+	// pool at once.
 	pairs, derr := codec.Decode(format, body)
+	putBody(buf)
 	if derr != nil {
 		return nil, format, derr
 	}

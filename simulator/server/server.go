@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator/auth"
@@ -77,6 +78,7 @@ type Server struct {
 	replays *replayCache // nil unless RejectReplays
 	limiter *rateLimiter // nil unless RateLimit > 0
 	access  accessLog
+	ops     []opRoute // the operations' exact paths
 	counts  counters
 	// stopSummary ends the summary goroutine Open starts; summaryDone is
 	// closed when it has.
@@ -84,6 +86,11 @@ type Server struct {
 
 	ln  net.Listener
 	srv *http.Server
+}
+
+type opRoute struct {
+	path string
+	h    http.Handler
 }
 
 // New builds a server; Open starts it listening.
@@ -116,7 +123,9 @@ func New(cfg Config) *Server {
 	}
 	mux := http.NewServeMux()
 	for _, op := range device.Operations {
-		mux.Handle(op.Path(), s.operation(op))
+		h := s.operation(op)
+		mux.Handle(op.Path(), h)
+		s.ops = append(s.ops, opRoute{op.Path(), h})
 	}
 	s.adminRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -137,6 +146,17 @@ func New(cfg Config) *Server {
 func (s *Server) cleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
+		if r.URL.RawPath == "" {
+			// The operations, the requests that come by the thousand, go
+			// straight to their handler: the same one ServeMux would pick
+			// for these exact paths, without its matching.
+			for i := range s.ops {
+				if s.ops[i].path == p {
+					s.ops[i].h.ServeHTTP(w, r)
+					return
+				}
+			}
+		}
 		if (strings.Contains(p, "//") || strings.Contains(p, "/.")) && strings.HasPrefix(p, "/") && path.Clean(p) != strings.TrimSuffix(p, "/") && p != "/" {
 			e := device.Errorf(device.CodeNotFound, "", "no operation or admin call at %s: a path must not have empty, . or .. segments", truncate(p, 200))
 			if strings.HasPrefix(p, "/_sim/") {
@@ -235,24 +255,57 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// readBody reads at most MaxBody bytes.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *device.Error) {
+// bodyPool holds request body buffers: a body is read into one, decoded
+// (the codec copies what it keeps) and the buffer returned, so that reading
+// a body allocates nothing in the steady state.
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// putBody returns a buffer of readBody's to the pool; nil is ignored, and
+// a buffer grown beyond DefaultMaxBody is left to the collector.
+func putBody(b *[]byte) {
+	if b != nil && cap(*b) <= DefaultMaxBody {
+		bodyPool.Put(b)
+	}
+}
+
+// readBody reads at most MaxBody bytes. A body of known length is read
+// into a pooled buffer returned as buf (give it back with putBody once the
+// body is no longer used); a chunked one into a fresh slice (buf nil).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, buf *[]byte, derr *device.Error) {
 	if r.ContentLength > s.cfg.MaxBody {
 		// Said at once rather than after waiting for a body that will not
 		// be read; net/http then closes the connection.
-		return nil, device.Errorf(device.CodeBodyTooLarge, "", "the body is larger than %d bytes (Content-Length %d)", s.cfg.MaxBody, r.ContentLength)
+		return nil, nil, device.Errorf(device.CodeBodyTooLarge, "", "the body is larger than %d bytes (Content-Length %d)", s.cfg.MaxBody, r.ContentLength)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	var err error
+	if r.ContentLength >= 0 {
+		// net/http stops the body at Content-Length, which is within the
+		// limit: no MaxBytesReader needed.
+		buf = bodyPool.Get().(*[]byte)
+		n := int(r.ContentLength)
+		if cap(*buf) < n {
+			*buf = make([]byte, n)
+		}
+		body = (*buf)[:n]
+		_, err = io.ReadFull(r.Body, body)
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) && n > 0 {
+			putBody(buf)
+			return nil, nil, device.Errorf(device.CodeMalformedBody, "", "the body ended before its Content-Length (%d bytes)", n)
+		}
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	}
 	if err != nil {
+		putBody(buf)
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, device.Errorf(device.CodeBodyTooLarge, "", "the body is larger than %d bytes", s.cfg.MaxBody)
+			return nil, nil, device.Errorf(device.CodeBodyTooLarge, "", "the body is larger than %d bytes", s.cfg.MaxBody)
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return nil, device.Errorf(device.CodeTimeout, "", "the body did not arrive in time")
+			return nil, nil, device.Errorf(device.CodeTimeout, "", "the body did not arrive in time")
 		}
-		return nil, device.Errorf(device.CodeMalformedBody, "", "the body could not be read: %v", err)
+		return nil, nil, device.Errorf(device.CodeMalformedBody, "", "the body could not be read: %v", err)
 	}
-	return body, nil
+	return body, buf, nil
 }
