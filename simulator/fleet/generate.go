@@ -38,41 +38,79 @@ func Generate(seed int64, gateways, perGateway int) *Fleet {
 	}
 	a.Gateways = make([]Gateway, 0, gateways)
 	macs := make(map[string]bool, gateways)
+	// Per gateway, the sn and name of every device are written into one
+	// buffer that becomes one string, which the devices' strings slice:
+	// two allocations a gateway instead of two or three a device, and
+	// nothing for the collector to mark per device. Repeated sns are told
+	// by their two random words, without a string.
+	sns := make(map[[2]uint64]struct{}, perGateway)
+	var buf []byte
+	type span struct {
+		sn, name, end int
+		typ          string
+	}
+	spans := make([]span, 0, perGateway)
 	for len(a.Gateways) < gateways {
 		mac := hexOf(fake, 12)
 		if macs[mac] {
 			continue
 		}
 		macs[mac] = true
-		g := Gateway{MAC: mac, Devices: make([]Device, 0, perGateway)}
-		sns := make(map[string]bool, perGateway)
-		for len(g.Devices) < perGateway {
-			sn := hexOf(fake, 32)
-			if sns[sn] {
+		clear(sns)
+		buf, spans = buf[:0], spans[:0]
+		for len(spans) < perGateway {
+			w := [2]uint64{fake.Rand.Uint64(), fake.Rand.Uint64()}
+			if _, dup := sns[w]; dup {
 				continue
 			}
-			sns[sn] = true
+			sns[w] = struct{}{}
+			sp := span{sn: len(buf)}
+			buf = appendHex(appendHex(buf, w[0], 16), w[1], 16)
 			t := device.Types[fake.Number(0, len(device.Types)-1)]
-			g.Devices = append(g.Devices, Device{SN: sn, Type: t.Name, Name: deviceName(fake, t.Name)})
+			sp.name, sp.typ = len(buf), t.Name
+			buf = appendDeviceName(buf, fake, t.Name)
+			sp.end = len(buf)
+			spans = append(spans, sp)
+		}
+		all := string(buf)
+		g := Gateway{MAC: mac, Devices: make([]Device, len(spans))}
+		for i, sp := range spans {
+			g.Devices[i] = Device{SN: all[sp.sn:sp.name], Type: sp.typ, Name: all[sp.name:sp.end]}
 		}
 		a.Gateways = append(a.Gateways, g)
 	}
 	return &Fleet{Sign: "md5", Accounts: []Account{a}}
 }
 
-// deviceName is a name people give a device of the type: mostly the room
-// and what it is, sometimes whose it is, sometimes numbered.
-func deviceName(fake *gofakeit.Faker, typ string) string {
+// appendDeviceName appends a name people give a device of the type:
+// mostly the room and what it is, sometimes whose it is, sometimes
+// numbered.
+func appendDeviceName(b []byte, fake *gofakeit.Faker, typ string) []byte {
 	n := nouns[typ]
 	noun := n[fake.Number(0, len(n)-1)]
 	switch r := fake.Number(0, 9); {
 	case r < 2:
-		return fake.FirstName() + "'s " + noun
+		b = append(b, fake.FirstName()...)
+		b = append(b, "'s "...)
+		return append(b, noun...)
 	case r < 4:
-		return rooms[fake.Number(0, len(rooms)-1)] + " " + noun + " " + strconv.Itoa(fake.Number(2, 4))
+		b = append(b, rooms[fake.Number(0, len(rooms)-1)]...)
+		b = append(append(append(b, ' '), noun...), ' ')
+		return strconv.AppendInt(b, int64(fake.Number(2, 4)), 10)
 	default:
-		return rooms[fake.Number(0, len(rooms)-1)] + " " + noun
+		b = append(b, rooms[fake.Number(0, len(rooms)-1)]...)
+		return append(append(b, ' '), noun...)
 	}
+}
+
+// appendHex appends n (at most 16) hex digits of r, lowest first, as
+// hexOf writes a draw.
+func appendHex(b []byte, r uint64, n int) []byte {
+	for i := 0; i < n; i++ {
+		b = append(b, hexDigits[r&15])
+		r >>= 4
+	}
+	return b
 }
 
 const hexDigits = "0123456789abcdef"

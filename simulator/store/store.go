@@ -41,8 +41,10 @@ func ParseSN(s string) (SN, bool) {
 
 func (sn SN) String() string { return hex.EncodeToString(sn[:]) }
 
-// record is one device's changing part; kept small because fleets reach
-// millions. Its sn is the fleet's (gateway.loaded), not repeated here.
+// record is one device's changing part. A device holds one only once it
+// differs from the fleet (data.changed): an untouched device costs its
+// type byte and its slot in the sn index, because fleets reach millions.
+// Its sn is the fleet's (gateway.loaded), not repeated here.
 type record struct {
 	name  string
 	state device.State
@@ -62,9 +64,10 @@ type gateway struct {
 	account string
 	// loaded are the gateway's devices as the fleet lists them, in the
 	// order of devices; their sn strings are the index's keys.
-	loaded  []fleet.Device
-	index   snIndex
-	devices []record
+	loaded []fleet.Device
+	index  snIndex
+	// types[pos] is the type ID of device pos.
+	types []uint8
 
 	msgMu    sync.Mutex
 	messages []Message // ring of at most limit
@@ -85,7 +88,13 @@ type data struct {
 	byMAC    map[string]*gateway
 	gwOrder  []*gateway
 	locks    [stripes]sync.Mutex
+	// changed[h] holds the records of the devices whose lock is locks[h]
+	// and that differ from the fleet as loaded, by key(g, pos); guarded
+	// by locks[h]; nil until the first.
+	changed [stripes]map[uint64]record
 }
+
+func key(g *gateway, pos uint32) uint64 { return uint64(g.id)<<32 | uint64(pos) }
 
 // Store is the in-memory fleet. All methods are safe for concurrent use.
 type Store struct {
@@ -113,18 +122,26 @@ func load(f *fleet.Fleet) *data {
 		d.order = append(d.order, fa.ID)
 		for _, fg := range fa.Gateways {
 			g := &gateway{mac: fg.MAC, account: fa.ID, loaded: fg.Devices, index: newSNIndex(fg.Devices),
-				devices: make([]record, len(fg.Devices))}
-			for i, fd := range fg.Devices {
-				t, _ := device.LookupType(fd.Type)
-				st, _ := t.ParseState(fd.State) // the fleet was checked on load
-				g.devices[i] = record{typ: t.ID, name: fd.Name, state: st}
+				types: make([]uint8, len(fg.Devices)), id: uint32(len(d.gwOrder))}
+			var t *device.Type
+			for i := range fg.Devices {
+				fd := &fg.Devices[i]
+				if t == nil || t.Name != fd.Type { // fleets often repeat a type
+					t, _ = device.LookupType(fd.Type)
+				}
+				g.types[i] = t.ID
+				if len(fd.State) > 0 {
+					st, _ := t.ParseState(fd.State) // the fleet was checked on load
+					if st != t.DefaultState() {
+						d.set(g, uint32(i), record{typ: t.ID, name: fd.Name, state: st})
+					}
+				}
 			}
 			a.gateways[fg.MAC] = g
 			a.order = append(a.order, fg.MAC)
 			if _, dup := d.byMAC[fg.MAC]; !dup {
 				d.byMAC[fg.MAC] = g
 			}
-			g.id = uint32(len(d.gwOrder))
 			d.gwOrder = append(d.gwOrder, g)
 		}
 	}
@@ -137,9 +154,27 @@ func (s *Store) Reset() { s.cur.Store(load(s.fleet)) }
 // Fleet is the fleet the store was loaded from.
 func (s *Store) Fleet() *fleet.Fleet { return s.fleet }
 
-func (d *data) lock(g *gateway, pos uint32) *sync.Mutex {
-	h := (g.id*2654435761 + pos) & (stripes - 1)
-	return &d.locks[h]
+func stripe(g *gateway, pos uint32) uint32 { return (g.id*2654435761 + pos) & (stripes - 1) }
+
+func (d *data) lock(g *gateway, pos uint32) *sync.Mutex { return &d.locks[stripe(g, pos)] }
+
+// get is a device's record: its change, or the fleet's as loaded. The
+// device's lock must be held.
+func (d *data) get(g *gateway, pos uint32) record {
+	if rec, ok := d.changed[stripe(g, pos)][key(g, pos)]; ok {
+		return rec
+	}
+	t := device.Types[g.types[pos]]
+	return record{typ: t.ID, name: g.loaded[pos].Name, state: t.DefaultState()}
+}
+
+// set keeps a device's changed record. The device's lock must be held.
+func (d *data) set(g *gateway, pos uint32, rec record) {
+	h := stripe(g, pos)
+	if d.changed[h] == nil {
+		d.changed[h] = map[uint64]record{}
+	}
+	d.changed[h][key(g, pos)] = rec
 }
 
 func (d *data) gateway(accountID, mac string) (*gateway, *device.Error) {
@@ -203,7 +238,12 @@ func (s *Store) update(accountID, mac, sn string, fn func(*record) *device.Error
 	mu := d.lock(g, pos)
 	mu.Lock()
 	defer mu.Unlock()
-	return fn(&g.devices[pos])
+	rec := d.get(g, pos)
+	if err := fn(&rec); err != nil {
+		return err
+	}
+	d.set(g, pos, rec)
+	return nil
 }
 
 // read returns a copy of a device's record, taken under its lock.
@@ -211,7 +251,7 @@ func (d *data) read(g *gateway, pos uint32) record {
 	mu := d.lock(g, pos)
 	mu.Lock()
 	defer mu.Unlock()
-	return g.devices[pos]
+	return d.get(g, pos)
 }
 
 // Message records a message received by a gateway.
@@ -294,8 +334,8 @@ func (s *Store) Dump(maxDevices int) (accounts []AccountView, truncated bool) {
 		av := AccountView{ID: id, Gateways: []GatewayView{}}
 		for _, mac := range a.order {
 			g := a.gateways[mac]
-			gv := GatewayView{MAC: mac, Devices: make([]DeviceView, 0, len(g.devices))}
-			for pos := range g.devices {
+			gv := GatewayView{MAC: mac, Devices: make([]DeviceView, 0, len(g.types))}
+			for pos := range g.types {
 				if maxDevices > 0 && n >= maxDevices {
 					truncated = true
 					break
@@ -324,7 +364,7 @@ func (s *Store) messagesOf(g *gateway) ([]Message, uint64, bool) {
 func (s *Store) Counts() (accounts, gateways, devices int) {
 	d := s.cur.Load()
 	for _, g := range d.gwOrder {
-		devices += len(g.devices)
+		devices += len(g.types)
 	}
 	return len(d.accounts), len(d.gwOrder), devices
 }
