@@ -1,8 +1,8 @@
 // Command gwbench measures gwsim and gwconform and writes
 // docs/benchmarks.md (make bench runs it). It only wires package
-// simulator/benchmark to the command line.
+// cmd/gwbench/bench to the command line.
 //
-//	gwbench [--out docs/benchmarks.md] [--duration 4s] [--rounds 3] [--connections 4] ...
+//	gwbench [--out docs/benchmarks.md] [--duration 3s] [--rounds 3] [--connections 4,32] ...
 //	gwbench bare --addr 127.0.0.1:0          the bare handler gwsim is compared with
 //	gwbench fleetmem --devices N             heap and load time of a generated fleet, as JSON
 package main
@@ -21,7 +21,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/gwdmi/gwtools/simulator/benchmark"
+	"github.com/gwdmi/gwtools/cmd/gwbench/bench"
 )
 
 func main() {
@@ -39,7 +39,7 @@ func run(ctx context.Context, args []string) int {
 			if err := fs.Parse(args[1:]); err != nil {
 				return 2
 			}
-			if err := benchmark.ServeBare(ctx, *addr, os.Stdout); err != nil {
+			if err := bench.ServeBare(ctx, *addr, os.Stdout); err != nil {
 				fmt.Fprintln(os.Stderr, "gwbench bare:", err)
 				return 1
 			}
@@ -50,12 +50,12 @@ func run(ctx context.Context, args []string) int {
 			if err := fs.Parse(args[1:]); err != nil || *n < 1 {
 				return 2
 			}
-			json.NewEncoder(os.Stdout).Encode(benchmark.MeasureFleet(*n))
+			json.NewEncoder(os.Stdout).Encode(bench.MeasureFleet(*n))
 			return 0
 		}
 	}
 	fs := flag.NewFlagSet("gwbench", flag.ContinueOnError)
-	var o benchmark.Options
+	var o bench.Options
 	out := fs.String("out", "docs/benchmarks.md", "the Markdown file to write")
 	jsonOut := fs.String("json", "", "also write every figure as JSON to this file")
 	fs.StringVar(&o.Dir, "dir", ".", "the repository's root")
@@ -63,8 +63,10 @@ func run(ctx context.Context, args []string) int {
 	fs.StringVar(&o.Work, "work", "", "keep the bench fleet, bodies, wrk script and profiles here (default: a temporary directory, removed)")
 	fs.StringVar(&o.Wrk, "wrk", "", `wrk program (default: found on PATH; "none": gwconform load drives everything)`)
 	fs.DurationVar(&o.Duration, "duration", 0, "each load run (default 3s)")
-	fs.IntVar(&o.Rounds, "rounds", 0, "rounds of the load comparison (default 5)")
-	fs.IntVar(&o.Connections, "connections", 0, "wrk connections and gwconform load workers (default 4)")
+	fs.IntVar(&o.Rounds, "rounds", 0, "rounds of the load comparison (default 3)")
+	conns := fs.String("connections", "4,32", "wrk connections and gwconform load workers, one comparison each, comma-separated")
+	fs.IntVar(&o.BigFleet, "big-fleet", 0, "devices of the large fleet gwsim serve is timed with (default 10000000; -1: none)")
+	fs.IntVar(&o.Parallel, "parallel", 0, "gwconform run --parallel of the harness figures (default 8)")
 	fs.IntVar(&o.Threads, "threads", 0, "wrk threads and gwconform load's GOMAXPROCS (default 1)")
 	fs.IntVar(&o.AltThreads, "alt-threads", 2, "threads of one more round of JSON runs (0: none)")
 	fs.IntVar(&o.SuiteRuns, "suite-runs", 0, "times the suite is timed (default 3)")
@@ -77,16 +79,15 @@ func run(ctx context.Context, args []string) int {
 		}
 		return 2
 	}
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "gwbench: --fleets: %q is not a number of devices\n", s)
-			return 2
-		}
-		o.FleetSizes = append(o.FleetSizes, n)
+	var ok bool
+	if o.FleetSizes, ok = counts("--fleets", *sizes); !ok {
+		return 2
+	}
+	if o.Connections, ok = counts("--connections", *conns); !ok {
+		return 2
 	}
 	o.Log = os.Stderr
-	r, err := benchmark.Run(ctx, o)
+	r, err := bench.Run(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gwbench:", err)
 		return 1
@@ -114,6 +115,8 @@ func run(ctx context.Context, args []string) int {
 	for _, g := range r.Goals() {
 		verdict := "met"
 		switch {
+		case g.Info && g.Known:
+			verdict = "reported"
 		case !g.Known:
 			verdict = "not measured"
 		case !g.Met:
@@ -122,4 +125,18 @@ func run(ctx context.Context, args []string) int {
 		fmt.Fprintf(os.Stderr, "  %-8s %s: %s\n", verdict, g.Name, g.Measured)
 	}
 	return 0
+}
+
+// counts reads a comma-separated list of positive numbers.
+func counts(flagName, list string) ([]int, bool) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "gwbench: %s: %q is not a positive number\n", flagName, s)
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
 }

@@ -1,4 +1,4 @@
-package benchmark
+package bench
 
 import (
 	"context"
@@ -24,8 +24,10 @@ type LoadRun struct {
 	Tool   string `json:"tool"`
 	Target string `json:"target"` // "gwsim" or "bare"
 	Format string `json:"format"`
-	// Threads are wrk's threads or gwconform load's GOMAXPROCS.
-	Threads int `json:"threads"`
+	// Threads are wrk's threads or gwconform load's GOMAXPROCS;
+	// Connections wrk's connections or gwconform load's workers.
+	Threads     int `json:"threads"`
+	Connections int `json:"connections"`
 	// Rate is the rate asked for; 0 is as fast as answered.
 	Rate     float64       `json:"rate"`
 	Command  string        `json:"command"`

@@ -1,13 +1,15 @@
-// Package benchmark measures gwsim and gwconform and writes
-// docs/benchmarks.md: Go benchmarks of the request path; a load comparison,
-// in one run, of gwsim's command endpoint with a bare net/http handler on
-// loopback, driven by wrk (or by gwconform load where wrk is missing); the
-// heap and load time of fleets up to a million devices; and the wall time
-// of the conformance suite. It drives the built programs (bin/gwsim,
+// Package bench measures gwsim and gwconform and writes
+// docs/benchmarks.md: a load comparison, in one run, of gwsim's command
+// endpoint (default flags) with a bare net/http handler on loopback at 4
+// and 32 connections, driven by wrk (or by gwconform load where wrk is
+// missing); the heap, RSS and start-up of fleets up to ten million
+// devices; the wall time of the conformance suite, serial and parallel;
+// Go benchmarks and profiles of the request path. Each part is a Section
+// (sections.go): a list that new measurements extend. It drives the built programs (bin/gwsim,
 // bin/gwconform) and wrk as separate processes, as a user would, so that
 // every figure comes with the command line that reproduces it. cmd/gwbench
 // is its command line; make bench runs it.
-package benchmark
+package bench
 
 import (
 	"context"
@@ -46,18 +48,25 @@ type Options struct {
 	// Wrk is the wrk program; found on PATH when empty; "none" uses
 	// gwconform load for the whole comparison.
 	Wrk string
-	// Duration of each load run (3s), Rounds of the comparison (5),
-	// Connections of wrk and workers of gwconform load (4), Threads of
+	// Duration of each load run (3s), Rounds of the comparison (3),
+	// Connections of wrk and workers of gwconform load, one comparison
+	// for each (4 and 32; gwconform load, the half-rate latency and the
+	// AltThreads round at the first only), Threads of
 	// wrk and GOMAXPROCS of gwconform load (1: one core for the generator,
 	// the other for the target, on a two-core machine), AltThreads of one
 	// more round of JSON runs (2; 0: none).
 	Duration    time.Duration
 	Rounds      int
-	Connections int
+	Connections []int
 	Threads     int
 	AltThreads  int
 	// FleetSizes are the fleets measured for memory and load time.
 	FleetSizes []int
+	// BigFleet is the device count of the large fleet gwsim serve is
+	// started with, timed and its RSS read (10M; below 0: none).
+	BigFleet int
+	// Parallel is gwconform run --parallel of the harness figures (8).
+	Parallel int
 	// SuiteRuns is how often the suite is timed (3).
 	SuiteRuns int
 	// BenchTime is go test's -benchtime (1s).
@@ -96,10 +105,16 @@ func (o *Options) defaults() error {
 		o.Duration = 3 * time.Second
 	}
 	if o.Rounds <= 0 {
-		o.Rounds = 5
+		o.Rounds = 3
 	}
-	if o.Connections <= 0 {
-		o.Connections = 4
+	if len(o.Connections) == 0 {
+		o.Connections = []int{4, 32}
+	}
+	if o.BigFleet == 0 {
+		o.BigFleet = 10_000_000
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 8
 	}
 	if o.Threads <= 0 {
 		o.Threads = 1
@@ -132,7 +147,7 @@ type Report struct {
 	Fleets      []FleetRun    `json:"fleets"`
 	Tool        string        `json:"tool"` // what drove the comparison
 	Rounds      int           `json:"rounds"`
-	Connections int           `json:"connections"`
+	Connections []int         `json:"connections"`
 	Threads     int           `json:"threads"`
 	Duration    time.Duration `json:"duration_ns"`
 	Runs        []LoadRun     `json:"runs"`
@@ -146,7 +161,15 @@ type Report struct {
 	GwsimCmd   string            `json:"gwsim_command"`
 	BareCmd    string            `json:"bare_command"`
 	Suite      SuiteRun          `json:"suite"`
-	Notes      []string          `json:"notes"`
+	// RSS is gwsim serve's resident memory, demo fleet against 1M
+	// devices; Big the large fleet's start-up and RSS.
+	RSS RSSRun      `json:"rss"`
+	Big BigFleetRun `json:"big_fleet"`
+	// Harness is gwconform run serial and parallel against a slow gwsim.
+	Harness HarnessRun `json:"harness"`
+	// Extra holds the figures of sections defined elsewhere, by name.
+	Extra map[string]any `json:"extra,omitempty"`
+	Notes []string       `json:"notes"`
 }
 
 // Environment is where the figures were taken.
@@ -212,31 +235,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	} else if err := os.MkdirAll(o.Work, 0o755); err != nil {
 		return nil, err
 	}
-	r := &Report{Env: environment(ctx, o), Rounds: o.Rounds, Connections: o.Connections, Threads: o.Threads, Duration: o.Duration}
+	r := &Report{Env: environment(ctx, o), Rounds: o.Rounds, Connections: o.Connections, Threads: o.Threads, Duration: o.Duration,
+		Extra: map[string]any{}}
 	logf := func(format string, a ...any) { fmt.Fprintf(o.Log, "gwbench: "+format+"\n", a...) }
-
-	if !o.SkipGoBench {
-		logf("Go benchmarks (go test -bench, %s each)", o.BenchTime)
-		if err := r.goBenchmarks(ctx, o); err != nil {
-			return nil, err
+	for _, sec := range Sections() {
+		if sec.Measure == nil || (o.SkipGoBench && sec.Name == SectionGoBench) {
+			continue
 		}
-	}
-	logf("fleets of %v devices", o.FleetSizes)
-	for _, n := range o.FleetSizes {
-		fr, err := measureFleet(ctx, o, n)
-		if err != nil {
-			return nil, err
+		logf("%s", sec.Name)
+		if err := sec.Measure(ctx, o, r, logf); err != nil {
+			return nil, fmt.Errorf("%s: %w", sec.Name, err)
 		}
-		logf("  %d devices: %.0f B/device, generated in %s, loaded in %s, gwsim serve listening after %s",
-			fr.Devices, fr.PerDevice(fr.TotalBytes()), fr.Generate.Round(time.Millisecond), fr.Load.Round(time.Millisecond), fr.Startup.Round(time.Millisecond))
-		r.Fleets = append(r.Fleets, fr)
-	}
-	if err := r.loadComparison(ctx, o, logf); err != nil {
-		return nil, err
-	}
-	logf("the suite against the embedded simulator, %d times", o.SuiteRuns)
-	if err := r.suite(ctx, o); err != nil {
-		return nil, err
 	}
 	r.Env.LoadAfter = loadAverage()
 	r.Took = time.Since(start)
@@ -305,6 +314,24 @@ func (r *Report) goBenchmarks(ctx context.Context, o Options) error {
 	return nil
 }
 
+// measureFleets measures each of o.FleetSizes, then gwsim serve's RSS
+// per device and the big fleet.
+func (r *Report) measureFleets(ctx context.Context, o Options, logf func(string, ...any)) error {
+	for _, n := range o.FleetSizes {
+		fr, err := measureFleet(ctx, o, n)
+		if err != nil {
+			return err
+		}
+		logf("  %d devices: %.0f B/device of heap, generated in %s, loaded in %s, gwsim serve listening after %s, RSS %s",
+			fr.Devices, fr.PerDevice(fr.TotalBytes()), fr.Generate.Round(time.Millisecond), fr.Load.Round(time.Millisecond), fr.Startup.Round(time.Millisecond), mib(fr.RSS))
+		r.Fleets = append(r.Fleets, fr)
+	}
+	if err := r.measureRSS(ctx, o, logf); err != nil {
+		return err
+	}
+	return r.measureBig(ctx, o, logf)
+}
+
 func measureFleet(ctx context.Context, o Options, n int) (FleetRun, error) {
 	argv := []string{o.Self, "fleetmem", "--devices", strconv.Itoa(n)}
 	out, err := output(ctx, o.Dir, argv...)
@@ -319,13 +346,13 @@ func measureFleet(ctx context.Context, o Options, n int) (FleetRun, error) {
 	per := min(n, PerGateway)
 	gw := strconv.Itoa(max(1, n/max(per, 1)))
 	serve := []string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--seed", "1",
-		"--gateways", gw, "--devices-per-gateway", strconv.Itoa(per), "--log-level", "warn"}
+		"--gateways", gw, "--devices-per-gateway", strconv.Itoa(per)}
 	fr.ServeCmd = strings.Join(shortArgv(serve), " ")
 	s, err := startServer(serve, 2*time.Minute)
 	if err != nil {
 		return fr, err
 	}
-	fr.Startup, fr.RSS = s.started, s.rss()
+	fr.Startup, fr.RSS = s.started, s.settledRSS()
 	s.stop()
 	file := filepath.Join(o.Work, fmt.Sprintf("fleet-%d.yaml", n))
 	write := []string{filepath.Join(o.Bin, "gwsim"), "fleet", "--seed", "1", "--gateways", gw,
@@ -405,7 +432,8 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 	if err != nil {
 		return err
 	}
-	gwsimArgv := []string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile, "--log-level", "warn"}
+	// gwsim as a user starts it: default flags.
+	gwsimArgv := []string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile}
 	bareArgv := []string{o.Self, "bare", "--addr", "127.0.0.1:0"}
 	r.GwsimCmd, r.BareCmd = strings.Join(shortArgv(gwsimArgv), " "), strings.Join(shortArgv(bareArgv), " ")
 	gwsim, err := startServer(gwsimArgv, time.Minute)
@@ -454,16 +482,16 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 	// measure runs one tool against one target; threads are wrk's, and
 	// gwconform load's GOMAXPROCS, so that both generators have as many
 	// threads running their code.
-	measure := func(tool, target, format string, threads int, rate float64) (LoadRun, error) {
+	measure := func(tool, target, format string, threads, conns int, rate float64) (LoadRun, error) {
 		s := targets[target]
 		busy0, busyOK := machineBusy()
 		cpu0, cpuOK := s.cpu()
 		var run LoadRun
 		var err error
 		if tool == ToolWrk {
-			run, err = runWrk(ctx, wrk, script, bodies[format], contentTypes[format], s.url+path, threads, o.Connections, o.Duration)
+			run, err = runWrk(ctx, wrk, script, bodies[format], contentTypes[format], s.url+path, threads, conns, o.Duration)
 		} else {
-			run, err = runLoad(ctx, gwconform, fleetFile, s.url, format, threads, o.Connections, o.Duration, rate)
+			run, err = runLoad(ctx, gwconform, fleetFile, s.url, format, threads, conns, o.Duration, rate)
 		}
 		if err != nil {
 			return run, err
@@ -475,13 +503,13 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 			other := busy1 - busy0 - run.ServerCPU - run.GenCPU
 			run.OtherShare = max(0, float64(other)/(float64(run.Elapsed)*float64(runtime.NumCPU())))
 		}
-		run.Target, run.Format, run.Threads = target, format, threads
+		run.Target, run.Format, run.Threads, run.Connections = target, format, threads, conns
 		run.Command = strings.ReplaceAll(run.Command, s.url, strings.ToUpper(target)+"_URL")
 		asked := ""
 		if rate > 0 {
 			asked = fmt.Sprintf(" (%.0f asked)", rate)
 		}
-		logf("  %-14s %-5s %-4s %d thread(s) %8.0f req/s%s  p50 %s  p99 %s  errors %d", tool, target, format, threads, run.RPS, asked,
+		logf("  %-14s %-5s %-4s %2d conns %d thread(s) %8.0f req/s%s  p50 %s  p99 %s  errors %d", tool, target, format, conns, threads, run.RPS, asked,
 			run.P50.Round(time.Microsecond), run.P99.Round(time.Microsecond), run.Errors)
 		return run, nil
 	}
@@ -489,20 +517,27 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 	if r.Tool == ToolWrk {
 		tools = append(tools, ToolLoad)
 	}
-	logf("load comparison: %d rounds of %s runs, %d connections, %d generator thread(s), %s", o.Rounds, secs(o.Duration), o.Connections, o.Threads, strings.Join(tools, " and "))
+	first := o.Connections[0]
+	logf("load comparison: %d rounds of %s runs, %v connections, %d generator thread(s), %s (gwconform load at %d connections only)",
+		o.Rounds, secs(o.Duration), o.Connections, o.Threads, strings.Join(tools, " and "), first)
 	for round := 0; round < o.Rounds; round++ {
 		order := []string{"bare", "gwsim"}
 		if round%2 == 1 {
 			order = []string{"gwsim", "bare"}
 		}
-		for _, tool := range tools {
-			for _, format := range []string{"json", "xml"} {
-				for _, target := range order {
-					run, err := measure(tool, target, format, o.Threads, 0)
-					if err != nil {
-						return err
+		for _, conns := range o.Connections {
+			for _, tool := range tools {
+				if tool == ToolLoad && r.Tool == ToolWrk && conns != first {
+					continue
+				}
+				for _, format := range []string{"json", "xml"} {
+					for _, target := range order {
+						run, err := measure(tool, target, format, o.Threads, conns, 0)
+						if err != nil {
+							return err
+						}
+						r.Runs = append(r.Runs, run)
 					}
-					r.Runs = append(r.Runs, run)
 				}
 			}
 		}
@@ -510,11 +545,11 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 	// Latency at half the measured maximum: gwconform load holds a rate,
 	// which wrk cannot.
 	for _, format := range []string{"json", "xml"} {
-		rate := math.Floor(r.MedianRPS(r.Tool, "gwsim", format) / 2)
+		rate := math.Floor(r.MedianRPS(r.Tool, "gwsim", format, first) / 2)
 		if rate < 1 {
 			continue
 		}
-		run, err := measure(ToolLoad, "gwsim", format, o.Threads, rate)
+		run, err := measure(ToolLoad, "gwsim", format, o.Threads, first, rate)
 		if err != nil {
 			return err
 		}
@@ -526,7 +561,7 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 		logf("the JSON runs again with %d generator threads", o.AltThreads)
 		for _, tool := range tools {
 			for _, target := range []string{"bare", "gwsim"} {
-				run, err := measure(tool, target, "json", o.AltThreads, 0)
+				run, err := measure(tool, target, "json", o.AltThreads, first, 0)
 				if err != nil {
 					return err
 				}
@@ -551,11 +586,12 @@ func checkSuccess(url, contentType, body string) error {
 	return nil
 }
 
-// RunsOf are the comparison's runs of a tool against a target in a format.
-func (r *Report) RunsOf(tool, target, format string) []LoadRun {
+// RunsOf are the comparison's runs of a tool against a target in a format
+// at a number of connections.
+func (r *Report) RunsOf(tool, target, format string, conns int) []LoadRun {
 	var out []LoadRun
 	for _, run := range r.Runs {
-		if run.Tool == tool && run.Target == target && run.Format == format {
+		if run.Tool == tool && run.Target == target && run.Format == format && run.Connections == conns {
 			out = append(out, run)
 		}
 	}
@@ -563,8 +599,17 @@ func (r *Report) RunsOf(tool, target, format string) []LoadRun {
 }
 
 // MedianRPS is the median requests/s of those runs.
-func (r *Report) MedianRPS(tool, target, format string) float64 {
-	return median(r.RunsOf(tool, target, format), func(l LoadRun) float64 { return l.RPS })
+func (r *Report) MedianRPS(tool, target, format string, conns int) float64 {
+	return median(r.RunsOf(tool, target, format, conns), func(l LoadRun) float64 { return l.RPS })
+}
+
+// FirstConns is the first number of connections of the comparison: the
+// one gwconform load, the half-rate latency and the AltThreads round use.
+func (r *Report) FirstConns() int {
+	if len(r.Connections) == 0 {
+		return 0
+	}
+	return r.Connections[0]
 }
 
 // RoundRatios are a's requests/s over b's, round by round: each round runs

@@ -1,4 +1,4 @@
-package benchmark
+package bench
 
 import (
 	"bufio"
@@ -124,6 +124,17 @@ func (s *server) rss() int64 {
 		}
 	}
 	return 0
+}
+
+// settleTime is how long a server is left after it listens before its
+// RSS is read: what a user sees once it serves, not a figure taken while
+// the runtime is still returning start-up memory.
+const settleTime = time.Second
+
+// settledRSS is the process's RSS settleTime after it listened.
+func (s *server) settledRSS() int64 {
+	time.Sleep(settleTime)
+	return s.rss()
 }
 
 // output runs a command to completion and returns its stdout.
