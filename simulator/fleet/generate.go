@@ -47,7 +47,7 @@ func Generate(seed int64, gateways, perGateway int) *Fleet {
 	var buf []byte
 	type span struct {
 		sn, name, end int
-		typ          string
+		typ           string
 	}
 	spans := make([]span, 0, perGateway)
 	for len(a.Gateways) < gateways {
