@@ -91,7 +91,7 @@ type data struct {
 	// changed[h] holds the records of the devices whose lock is locks[h]
 	// and that differ from the fleet as loaded, by key(g, pos); guarded
 	// by locks[h]; nil until the first.
-	changed [stripes]map[uint64]record
+	changed [stripes]map[uint64]*record
 }
 
 func key(g *gateway, pos uint32) uint64 { return uint64(g.id)<<32 | uint64(pos) }
@@ -133,7 +133,7 @@ func load(f *fleet.Fleet) *data {
 				if len(fd.State) > 0 {
 					st, _ := t.ParseState(fd.State) // the fleet was checked on load
 					if st != t.DefaultState() {
-						d.set(g, uint32(i), record{typ: t.ID, name: fd.Name, state: st})
+						d.set(g, uint32(i), &record{typ: t.ID, name: fd.Name, state: st})
 					}
 				}
 			}
@@ -162,17 +162,17 @@ func (d *data) lock(g *gateway, pos uint32) *sync.Mutex { return &d.locks[stripe
 // device's lock must be held.
 func (d *data) get(g *gateway, pos uint32) record {
 	if rec, ok := d.changed[stripe(g, pos)][key(g, pos)]; ok {
-		return rec
+		return *rec
 	}
 	t := device.Types[g.types[pos]]
 	return record{typ: t.ID, name: g.loaded[pos].Name, state: t.DefaultState()}
 }
 
 // set keeps a device's changed record. The device's lock must be held.
-func (d *data) set(g *gateway, pos uint32, rec record) {
+func (d *data) set(g *gateway, pos uint32, rec *record) {
 	h := stripe(g, pos)
 	if d.changed[h] == nil {
-		d.changed[h] = map[uint64]record{}
+		d.changed[h] = map[uint64]*record{}
 	}
 	d.changed[h][key(g, pos)] = rec
 }
@@ -224,7 +224,9 @@ func (s *Store) Rename(accountID, mac, sn, name string) *device.Error {
 }
 
 // update runs fn on an account's device with the device's lock held, so
-// that a change is applied whole or, when fn refuses it, not at all.
+// that a change is applied whole or, when fn refuses it, not at all: fn
+// must leave the record as it was when it returns an error. A device
+// changed before is changed in place, without allocating.
 func (s *Store) update(accountID, mac, sn string, fn func(*record) *device.Error) *device.Error {
 	d := s.cur.Load()
 	g, err := d.gateway(accountID, mac)
@@ -238,11 +240,14 @@ func (s *Store) update(accountID, mac, sn string, fn func(*record) *device.Error
 	mu := d.lock(g, pos)
 	mu.Lock()
 	defer mu.Unlock()
+	if rec, ok := d.changed[stripe(g, pos)][key(g, pos)]; ok {
+		return fn(rec)
+	}
 	rec := d.get(g, pos)
 	if err := fn(&rec); err != nil {
 		return err
 	}
-	d.set(g, pos, rec)
+	d.set(g, pos, &rec)
 	return nil
 }
 
