@@ -238,3 +238,51 @@ func TestParseSN(t *testing.T) {
 		}
 	}
 }
+
+// A device keeps a record only once it differs from the fleet: the
+// fleet's own state and name show until then, a refused change on an
+// untouched device leaves it untouched, devices at the same position on
+// other gateways are apart, and Reset goes back to the fleet.
+func TestChangesOverlayTheFleet(t *testing.T) {
+	f := testFleet(3, len(device.Types))
+	dimSN := sn(1, 5)
+	f.Accounts[0].Gateways[1].Devices[5].State = map[string]any{"dimming": 10}
+	s := New(f, 0)
+	if d, _ := s.Device(mac(1), dimSN); d.State["dimming"] != int64(10) || d.Name != "d5" {
+		t.Fatalf("the fleet's state: %+v", d)
+	}
+	if d, _ := s.Device(mac(0), sn(0, 5)); d.State["dimming"] != int64(100) {
+		t.Fatalf("the default state: %+v", d)
+	}
+	if err := s.Command(acct, mac(2), sn(2, 0), dimmer(), []device.Setting{setDim(7)}); err == nil {
+		t.Fatal("a dimmer command to an Appliance Module was accepted")
+	}
+	if d, _ := s.Device(mac(2), sn(2, 0)); d.Type != "Appliance Module" || d.Name != "d0" || d.State["io"] != "Off" {
+		t.Errorf("a refused command changed an untouched device: %+v", d)
+	}
+	for g := 0; g < 3; g++ {
+		if err := s.Command(acct, mac(g), sn(g, 5), dimmer(), []device.Setting{setDim(20 + g)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Rename(acct, mac(1), dimSN, "Porch"); err != nil {
+		t.Fatal(err)
+	}
+	for g := 0; g < 3; g++ {
+		d, _ := s.Device(mac(g), sn(g, 5))
+		want := "d5"
+		if g == 1 {
+			want = "Porch"
+		}
+		if d.State["dimming"] != int64(20+g) || d.Name != want {
+			t.Errorf("gateway %d: %+v", g, d)
+		}
+	}
+	s.Reset()
+	if d, _ := s.Device(mac(1), dimSN); d.State["dimming"] != int64(10) || d.Name != "d5" {
+		t.Errorf("after reset: %+v", d)
+	}
+	if d, _ := s.Device(mac(2), sn(2, 5)); d.State["dimming"] != int64(100) {
+		t.Errorf("after reset: %+v", d)
+	}
+}
