@@ -65,6 +65,14 @@ func malformed(format string, args ...any) *device.Error {
 
 // Decode reads the control fields of a body in the given format.
 func Decode(f device.Format, body []byte) ([]device.Pair, *device.Error) {
+	return DecodeInto(f, body, nil)
+}
+
+// DecodeInto is Decode reusing dst's storage for the pairs where it can
+// (the pairs' strings never alias body or dst), so that a server can keep
+// one slice per request in a pool: the result may be dst's storage or a
+// new slice.
+func DecodeInto(f device.Format, body []byte, dst []device.Pair) ([]device.Pair, *device.Error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, malformed("the body is empty; it must hold a control element")
 	}
@@ -72,12 +80,12 @@ func Decode(f device.Format, body []byte) ([]device.Pair, *device.Error) {
 		return nil, malformed("the body is not valid UTF-8")
 	}
 	if f == device.XML {
-		if pairs, ok := fastXML(body); ok {
+		if pairs, ok := fastXMLInto(body, dst); ok {
 			return pairs, nil
 		}
 		return decodeXML(body)
 	}
-	if pairs, ok := fastJSON(body); ok {
+	if pairs, ok := fastJSONInto(body, dst); ok {
 		return pairs, nil
 	}
 	return decodeJSON(body)

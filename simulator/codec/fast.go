@@ -21,7 +21,18 @@ const fastPairs = 12
 
 // fastJSON reads {"control":{...}} whose members are strings without
 // escapes, numbers, true, false or null.
-func fastJSON(body []byte) ([]device.Pair, bool) {
+func fastJSON(body []byte) ([]device.Pair, bool) { return fastJSONInto(body, nil) }
+
+// pairsOf is dst emptied, or a new slice of fastPairs when dst has no room.
+func pairsOf(dst []device.Pair) []device.Pair {
+	if cap(dst) == 0 {
+		return make([]device.Pair, 0, fastPairs)
+	}
+	return dst[:0]
+}
+
+// fastJSONInto is fastJSON appending to dst's storage.
+func fastJSONInto(body []byte, dst []device.Pair) ([]device.Pair, bool) {
 	p := scanner{s: string(body)}
 	if !p.skip('{') {
 		return nil, false
@@ -29,7 +40,7 @@ func fastJSON(body []byte) ([]device.Pair, bool) {
 	if key, ok := p.jsonString(); !ok || key != "control" || !p.skip(':') || !p.skip('{') {
 		return nil, false
 	}
-	pairs := make([]device.Pair, 0, fastPairs)
+	pairs := pairsOf(dst)
 	if !p.skip('}') {
 		for {
 			key, ok := p.jsonString()
@@ -192,7 +203,10 @@ var xmlDeclarations = []string{
 // fastXML reads <xml><control><name>text</name>...</control></xml>, with
 // an optional declaration and white space between elements, whose names
 // are ASCII words and whose text has no markup, entity or carriage return.
-func fastXML(body []byte) ([]device.Pair, bool) {
+func fastXML(body []byte) ([]device.Pair, bool) { return fastXMLInto(body, nil) }
+
+// fastXMLInto is fastXML appending to dst's storage.
+func fastXMLInto(body []byte, dst []device.Pair) ([]device.Pair, bool) {
 	p := scanner{s: string(body)}
 	for _, d := range xmlDeclarations {
 		if len(p.s) >= len(d) && p.s[:len(d)] == d {
@@ -203,7 +217,7 @@ func fastXML(body []byte) ([]device.Pair, bool) {
 	if !p.tag("xml", false) || !p.tag("control", false) {
 		return nil, false
 	}
-	pairs := make([]device.Pair, 0, fastPairs)
+	pairs := pairsOf(dst)
 	for {
 		p.space()
 		if p.tag("control", true) {

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator/codec"
@@ -36,6 +37,14 @@ func (s *Server) operation(op device.Operation) http.Handler {
 		s.record(r, start, format, status, derr, req)
 	})
 }
+
+// pairsCap is the capacity of the pooled pair slices: more than the
+// largest published request's 12 fields.
+const pairsCap = 16
+
+// pairsPool holds the slices codec.DecodeInto fills, one per request in
+// flight.
+var pairsPool = sync.Pool{New: func() any { p := make([]device.Pair, 0, pairsCap); return &p }}
 
 // successContentType is the Content-Type header value of a success
 // answer, by format; shared by every answer, so it must not be modified.
@@ -78,13 +87,22 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 		return nil, format, derr
 	}
 	// Decode copies what it keeps, so the body's buffer goes back to the
-	// pool at once.
-	pairs, derr := codec.Decode(format, body)
+	// pool at once; Parse copies what it keeps of the pairs, so their
+	// slice goes back once it is done.
+	pp := pairsPool.Get().(*[]device.Pair)
+	pairs, derr := codec.DecodeInto(format, body, *pp)
 	putBody(buf)
 	if derr != nil {
+		clear((*pp)[:cap(*pp)]) // a fast reader may have filled some before giving up
+		pairsPool.Put(pp)
 		return nil, format, derr
 	}
 	req, derr := device.Parse(op, format, pairs)
+	if cap(pairs) <= 4*pairsCap {
+		clear(pairs) // no strings kept alive by the pool
+		*pp = pairs[:0]
+		pairsPool.Put(pp)
+	}
 	if derr != nil {
 		return nil, format, derr
 	}
