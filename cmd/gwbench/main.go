@@ -97,7 +97,8 @@ func run(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "gwbench:", err)
 		return 1
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err == nil {
+	err = os.MkdirAll(filepath.Dir(*out), 0o755)
+	if err == nil {
 		err = os.WriteFile(*out, b.Bytes(), 0o644)
 	}
 	if err != nil {
