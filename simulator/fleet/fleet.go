@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -101,23 +100,28 @@ func Load(path string) (*Fleet, error) {
 // Parse reads and checks a fleet from YAML (or JSON) bytes. Unknown keys are
 // errors, so that a misspelt key is not silently ignored.
 func Parse(b []byte) (*Fleet, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	var f Fleet
-	if err := dec.Decode(&f); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("fleet file is empty")
-		}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
 		// yaml lists several errors on several lines; programs print the
 		// reason on one line.
+		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, errors.New("fleet file is empty")
+	}
+	if err := checkShape(&doc); err != nil {
+		return nil, err
+	}
+	var f Fleet
+	if err := doc.Decode(&f); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
-			return nil, errors.New("yaml: " + strings.Join(te.Errors, "; "))
+			return nil, errors.New(strings.Join(te.Errors, "; "))
 		}
 		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	if err := f.Check(); err != nil {
-		return nil, err
+		return nil, withLine(&doc, err)
 	}
 	return &f, nil
 }

@@ -202,3 +202,65 @@ func TestGenerate(t *testing.T) {
 		t.Errorf("empty gateway: %v", err)
 	}
 }
+
+// TestParseErrorsNameKeyAndLine: a vendor's mistake in a fleet file is told
+// with the YAML key, its line and what is expected there, never in Go's
+// words (field api_key not found in type fleet.Account).
+func TestParseErrorsNameKeyAndLine(t *testing.T) {
+	cases := []struct{ name, src, want string }{
+		{"key at the wrong level", "accounts:\n  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d\n    api_key: k\n",
+			`line 3: accounts[0]: unknown key "api_key"; expected one of myservice_id, api_keys, gateways (did you mean api_keys?)`},
+		{"misspelt top key", "sign: md5\nacounts: []\n", `line 2: the fleet: unknown key "acounts"`},
+		{"accounts not a list", "accounts: 5f3a9c0e1b2d4f6a8c0e1b2d\n",
+			`line 1: accounts: expected a list of accounts (items starting with -), found "5f3a9c0e1b2d4f6a8c0e1b2d"`},
+		{"device not a mapping", "accounts:\n  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d\n    gateways:\n      - mac: a4c138f0e2b1\n        devices:\n          - Light Dimmer\n",
+			`line 6: accounts[0].gateways[0].devices[0]: expected a device: {sn, type, name, state}, found "Light Dimmer"`},
+		{"bad mac", "accounts:\n  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d\n    gateways:\n      - mac: nothex\n",
+			`line 4: accounts[0].gateways[0].mac: "nothex" must be 12 hexadecimal characters`},
+		{"bad type", "accounts:\n  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d\n    gateways:\n      - mac: a4c138f0e2b1\n        devices:\n          - sn: 0123456789abcdef0123456789abcdef\n            type: Toaster\n",
+			`line 7: accounts[0].gateways[0].devices[0].type: "Toaster" is not one of`},
+		{"state as a list", "accounts:\n  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d\n    gateways:\n      - mac: a4c138f0e2b1\n        devices:\n          - {sn: 0123456789abcdef0123456789abcdef, type: Light Dimmer, state: [40]}\n",
+			`accounts[0].gateways[0].devices[0].state: expected a mapping of state keys to values`},
+		{"key twice", "sign: md5\nsign: off\naccounts: []\n", `line 2: sign: the key appears twice`},
+	}
+	for _, tc := range cases {
+		_, err := Parse([]byte(tc.src))
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, err, tc.want)
+		}
+		for _, goWord := range []string{"fleet.", "type Fleet", "!!str", "unmarshal"} {
+			if strings.Contains(err.Error(), goWord) {
+				t.Errorf("%s: %q speaks Go (%s)", tc.name, err, goWord)
+			}
+		}
+	}
+}
+
+// TestFleetTemplate: the commented template vendors start from is a valid
+// fleet that holds everything a full certification needs.
+func TestFleetTemplate(t *testing.T) {
+	f, err := Load("../../fixtures/fleet-template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Accounts) < 2 || len(f.Accounts[1].APIKeys) == 0 || len(f.Accounts[1].Gateways) == 0 {
+		t.Errorf("the template needs a second account with a key and a gateway")
+	}
+	first := f.Accounts[0]
+	if len(first.Gateways) < 2 || len(first.Gateways[1].Devices) == 0 {
+		t.Errorf("the template needs a second gateway with a device on the first account")
+	}
+	have := map[string]bool{}
+	for _, d := range first.Gateways[0].Devices {
+		have[d.Type] = true
+	}
+	for _, name := range device.TypeNames() {
+		if !have[name] {
+			t.Errorf("the template's first gateway has no %s", name)
+		}
+	}
+}
