@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,7 +94,23 @@ type Config struct {
 	OnExchange func(Exchange)
 	// Transport replaces the client's own transport, for tests.
 	Transport http.RoundTripper
+	// RetryBudget is the most time the client waits in all, across every
+	// request, for targets that answer 429 or 503 with Retry-After: such an
+	// answer is waited out and the request sent again (signed afresh) while
+	// the budget lasts, so a shared staging that sheds load is not blamed
+	// for it. Zero: DefaultRetryBudget; negative: never retry.
+	RetryBudget time.Duration
 }
+
+// Retries of answers that ask for them (429 and 503 with Retry-After).
+const (
+	DefaultRetryBudget = 2 * time.Minute
+	// MaxRetryAfter is the longest single wait; a target asking for more is
+	// taken at its word: the answer stands.
+	MaxRetryAfter = 30 * time.Second
+	// MaxRetries is the most times one request is sent again.
+	MaxRetries = 5
+)
 
 // Client sends requests to one target. It is safe for concurrent use.
 type Client struct {
@@ -104,6 +121,7 @@ type Client struct {
 	onExchange func(Exchange)
 	http       *http.Client
 	limit      *limiter
+	retry      retryBudget
 }
 
 // New checks cfg and makes a Client.
@@ -139,6 +157,12 @@ func New(cfg Config) (*Client, error) {
 	}
 	if c.max == 0 {
 		c.max = DefaultMaxResponseBytes
+	}
+	switch {
+	case cfg.RetryBudget == 0:
+		c.retry.left = DefaultRetryBudget
+	case cfg.RetryBudget > 0:
+		c.retry.left = cfg.RetryBudget
 	}
 	rt := cfg.Transport
 	if rt == nil {
@@ -198,18 +222,99 @@ var errTimeout = errors.New("timeout")
 // and when the body was cut by the network the partial Response comes too.
 // A body cut at MaxResponseBytes is not an error: Response.Truncated says so.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, error) {
-	ex := Exchange{Method: req.Method, URL: c.URL(req.Path)}
-	if ex.Method == "" {
-		ex.Method = http.MethodPost
+	for attempt := 0; ; attempt++ {
+		ex := Exchange{Method: req.Method, URL: c.URL(req.Path), Retries: attempt}
+		if ex.Method == "" {
+			ex.Method = http.MethodPost
+		}
+		resp, err := c.do(ctx, req, &ex)
+		if err != nil {
+			ex.Error = err.Error()
+		}
+		if err == nil && attempt < MaxRetries {
+			if d, ok := retryAfter(resp, time.Now()); ok && c.retry.take(d) {
+				ex.RetriedAfter = d
+				if c.onExchange != nil {
+					c.onExchange(ex)
+				}
+				if werr := sleep(ctx, d); werr != nil {
+					return resp, ex, nil
+				}
+				continue
+			}
+		}
+		if c.onExchange != nil {
+			c.onExchange(ex)
+		}
+		return resp, ex, err
 	}
-	resp, err := c.do(ctx, req, &ex)
-	if err != nil {
-		ex.Error = err.Error()
+}
+
+// Retried is how many requests were sent again after a 429 or 503 with
+// Retry-After, and how long the client waited for them in all.
+func (c *Client) Retried() (n int, waited time.Duration) {
+	c.retry.mu.Lock()
+	defer c.retry.mu.Unlock()
+	return c.retry.n, c.retry.waited
+}
+
+// retryBudget is the time left for waiting out Retry-After answers.
+type retryBudget struct {
+	mu     sync.Mutex
+	left   time.Duration
+	n      int
+	waited time.Duration
+}
+
+func (b *retryBudget) take(d time.Duration) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if d > b.left {
+		return false
 	}
-	if c.onExchange != nil {
-		c.onExchange(ex)
+	b.left -= d
+	b.n++
+	b.waited += d
+	return true
+}
+
+// retryAfter reads the wait a 429 or 503 asks for (seconds or an HTTP
+// date), at most MaxRetryAfter; ok is false when the answer asks for none.
+func retryAfter(r *Response, now time.Time) (time.Duration, bool) {
+	if r == nil || (r.Status != http.StatusTooManyRequests && r.Status != http.StatusServiceUnavailable) {
+		return 0, false
 	}
-	return resp, ex, err
+	v := strings.TrimSpace(r.Header.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = max(t.Sub(now), 0)
+	} else {
+		return 0, false
+	}
+	if d > MaxRetryAfter {
+		return 0, false
+	}
+	// Retry-After: 0 still means "later": wait a little, not at once.
+	return max(d, 50*time.Millisecond), true
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, error) {

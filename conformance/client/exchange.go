@@ -23,6 +23,11 @@ type Exchange struct {
 	Duration     time.Duration `json:"duration_ns"`
 	// Error is why no complete answer came (timeout, refused, reset...).
 	Error string `json:"error,omitempty"`
+	// Retries is how many times the request had been sent before this
+	// exchange; RetriedAfter, when set, says this answer asked to retry
+	// (429 or 503 with Retry-After) and the client did after that wait.
+	Retries      int           `json:"retries,omitempty"`
+	RetriedAfter time.Duration `json:"retried_after_ns,omitempty"`
 }
 
 // Curl is a shell command that sends the same request again.
