@@ -203,7 +203,7 @@ func send(ctx context.Context, c call, f device.Format) *client.Response {
 		}
 		ex := client.Exchange{Method: method, URL: env.Client.URL(req.Path), RequestBody: string(body),
 			RequestHeaders: map[string]string{"Content-Type": strings.ReplaceAll(ct, client.NoContentType, "")}}
-		ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
+		ginkgo.AddReportEntry("exchange", ex.Redacted(), ginkgo.ReportEntryVisibilityNever)
 		ginkgo.Skip("dry run: not sent")
 	}
 	resp, err := exchange(ctx, req)
@@ -252,6 +252,7 @@ const (
 // maxRecordedHeaders (a header named "…" then says how many were left out).
 // Cut parts are copied: a slice would keep the whole answer alive.
 func record(ex client.Exchange) {
+	ex = ex.Redacted()
 	if len(ex.ResponseBody) > maxRecordedBody {
 		ex.ResponseBody, ex.Truncated = strings.Clone(ex.ResponseBody[:maxRecordedBody]), true
 	}

@@ -11,7 +11,6 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,7 +22,6 @@ import (
 	"github.com/gwdmi/gwtools/conformance/client"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/simulator"
-	"github.com/gwdmi/gwtools/simulator/auth"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
@@ -198,20 +196,7 @@ func prepare(ctx context.Context, o Options) (*Env, func(), error) {
 		}
 		e.BaseURL = strings.TrimRight(o.Target, "/")
 	}
-	switch {
-	case len(f.SignCommand) > 0:
-		argv := append([]string(nil), f.SignCommand...)
-		// ./sign.sh in a fleet file means beside the fleet file, wherever
-		// gwconform is started from.
-		if o.FleetFile != "" && strings.Contains(argv[0], "/") && !filepath.IsAbs(argv[0]) {
-			argv[0] = filepath.Join(filepath.Dir(o.FleetFile), argv[0])
-		}
-		e.Signer, e.KnownSign = client.CommandSigner{Argv: argv, Timeout: 10 * time.Second}, true
-	case f.Scheme() == auth.MD5:
-		e.Signer, e.KnownSign = client.MD5Signer{APIKey: tgt.Key.Key, Secret: tgt.Key.Secret}, true
-	default:
-		e.Signer = client.FormatSigner{}
-	}
+	e.Signer, e.KnownSign = SignerFor(f, o.FleetFile)
 	e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate})
 	if err != nil {
 		cleanup()

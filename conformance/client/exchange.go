@@ -30,9 +30,17 @@ type Exchange struct {
 	RetriedAfter time.Duration `json:"retried_after_ns,omitempty"`
 }
 
-// Curl is a shell command that sends the same request again.
+// Curl is a shell command that sends the same request again. A body whose
+// sign was redacted (SignMarker) is piped through `gwconform sign`, which
+// renews its timestamp and signs it afresh with the fleet's credentials
+// ($GWCONFORM_FLEET, or the demo fleet), so the line works whenever it is
+// pasted and no report ever carries a sign or a secret.
 func (e Exchange) Curl() string {
 	var b strings.Builder
+	resign := strings.Contains(e.RequestBody, SignMarker) || strings.Contains(e.RequestBody, xmlEscape(SignMarker))
+	if resign {
+		b.WriteString("printf '%s' " + shellQuote(e.RequestBody) + " | gwconform sign | ")
+	}
 	b.WriteString("curl -sS -i")
 	if e.Method != "" && e.Method != "GET" {
 		b.WriteString(" -X " + e.Method)
@@ -45,7 +53,10 @@ func (e Exchange) Curl() string {
 	for _, k := range keys {
 		b.WriteString(" -H " + shellQuote(k+": "+e.RequestHeaders[k]))
 	}
-	if e.RequestBody != "" {
+	switch {
+	case resign:
+		b.WriteString(" --data-binary @-")
+	case e.RequestBody != "":
 		b.WriteString(" --data-binary " + shellQuote(e.RequestBody))
 	}
 	b.WriteString(" " + shellQuote(e.URL))

@@ -170,6 +170,28 @@ func (f *Fleet) Keys() map[string]auth.Key {
 	return keys
 }
 
+// Secret is the secret of an api_key of the fleet.
+func (f *Fleet) Secret(apiKey string) (string, bool) {
+	for _, a := range f.Accounts {
+		for _, k := range a.APIKeys {
+			if k.Key == apiKey {
+				return k.Secret, true
+			}
+		}
+	}
+	return "", false
+}
+
+// KeyOf is the first api_key of an account (myservice_id, lower-case).
+func (f *Fleet) KeyOf(accountID string) (string, bool) {
+	for _, a := range f.Accounts {
+		if a.ID == accountID && len(a.APIKeys) > 0 {
+			return a.APIKeys[0].Key, true
+		}
+	}
+	return "", false
+}
+
 // Authenticator is the fleet's authentication settings.
 func (f *Fleet) Authenticator() *auth.Authenticator {
 	return &auth.Authenticator{Keys: f.Keys(), Scheme: f.Scheme(), Window: f.Window(), Location: f.Location()}

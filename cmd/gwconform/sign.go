@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+const signUsage = `Usage: gwconform sign [--fleet FILE] < body > signed-body
+
+Reads a request body (JSON or XML) on stdin and writes it on stdout with a
+fresh timestamp and sign, computed with the fleet's credentials: an api_key
+written as <API_KEY> becomes the first key of the body's myservice_id. The
+curl line of every check in gwconform's reports pipes its body through it,
+so a pasted line works at any time:
+
+  printf '%s' '{"control":{...,"sign":"<SIGNATURE>",...}}' | gwconform sign | curl ... --data-binary @- URL
+
+The fleet comes from --fleet, else $GWCONFORM_FLEET, else the demo fleet.
+Nothing but the body is written: never the secret.
+
+Flags:
+`
+
+// signMain is gwconform sign.
+func signMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gwconform sign", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fleetFile := fs.String("fleet", "", "fleet file with the credentials (default: from $GWCONFORM_FLEET, else the demo fleet)")
+	fs.Usage = func() { io.WriteString(stderr, signUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return conformance.ExitPass
+		}
+		return conformance.ExitConfig
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "gwconform sign: unexpected argument %q; the body comes on stdin\n", fs.Arg(0))
+		return conformance.ExitConfig
+	}
+	path := *fleetFile
+	if path == "" {
+		path = os.Getenv("GWCONFORM_FLEET")
+	}
+	f := fleet.Demo()
+	if path != "" {
+		var err error
+		if f, err = fleet.Load(path); err != nil {
+			fmt.Fprintln(stderr, "gwconform sign: fleet:", err)
+			return conformance.ExitConfig
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(stdin, 1<<20+1))
+	if err != nil || len(body) > 1<<20 {
+		fmt.Fprintln(stderr, "gwconform sign: the body on stdin must be at most 1 MiB")
+		return conformance.ExitConfig
+	}
+	var signer client.Signer
+	switch {
+	case len(f.SignCommand) > 0:
+		signer, _ = conformance.SignerFor(f, path)
+	case f.Scheme() != auth.MD5:
+		signer = client.FormatSigner{}
+	}
+	out, err := client.Resign(ctx, body, f, signer, time.Now(), f.Location())
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform sign:", err)
+		return conformance.ExitConfig
+	}
+	stdout.Write(out)
+	return conformance.ExitPass
+}
