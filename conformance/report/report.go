@@ -586,3 +586,12 @@ func chunk(s string) (string, string) {
 	}
 	return s[:i], s[i:]
 }
+
+// Recount recomputes a document's summary and verdict from its results
+// alone, as gwconform verify does with a report it did not write: a count
+// or verdict edited by hand no longer matches.
+func Recount(d Document) Document {
+	d.Summary = summarize(d.Results)
+	d.Verdict = verdict(d)
+	return d
+}

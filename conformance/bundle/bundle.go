@@ -1,0 +1,274 @@
+// Package bundle writes and verifies certification bundles: one .tar.gz
+// with a run's reports, its console log, the fleet without its secrets and
+// a manifest that names the product, the harness, the catalog and the
+// texts it was built from, with a SHA-256 of every file. Anyone can check a
+// bundle with gwconform verify; nothing in it can sign a request.
+package bundle
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+// FormatVersion is the bundle layout this package writes and reads.
+const FormatVersion = "gwconform-bundle/1"
+
+// Names of the files in a bundle.
+const (
+	ManifestFile = "manifest.json"
+	ReportFile   = "report.json"
+	JUnitFile    = "junit.xml"
+	HTMLFile     = "report.html"
+	ConsoleFile  = "console.log"
+	FleetFile    = "fleet.yaml"
+	BaselineFile = "baseline.yaml"
+)
+
+// Modes of a run. Only a certified run's bundle is a certification.
+const (
+	ModeCertified = "certified"
+	ModeOrdinary  = "ordinary"
+)
+
+// Manifest says what a bundle is. Files maps every other file of the
+// bundle to its SHA-256.
+type Manifest struct {
+	Format  string  `json:"format"`
+	Mode    string  `json:"mode"`
+	Product Product `json:"product"`
+	Harness Harness `json:"harness"`
+	Catalog Catalog `json:"catalog"`
+	// Sources are the SHA-256 of the texts the catalog was built from.
+	Sources Sources `json:"sources"`
+	// FleetSHA256 is the hash of the fleet as bundled (secrets removed).
+	FleetSHA256 string    `json:"fleet_sha256"`
+	Seed        int64     `json:"seed"`
+	Target      string    `json:"target"`
+	StartedAt   time.Time `json:"started_at"`
+	EndedAt     time.Time `json:"ended_at"`
+	// Verdict and FailOn are the run's, as report.json has them.
+	Verdict string            `json:"verdict"`
+	FailOn  string            `json:"fail_on"`
+	Files   map[string]string `json:"files"`
+}
+
+// Product is the implementation under test, as its vendor names it.
+type Product struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Harness is the gwconform that ran.
+type Harness struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit,omitempty"`
+	GoVersion string `json:"go_version"`
+}
+
+// Catalog is the catalog of checks that judged the run.
+type Catalog struct {
+	Version string `json:"version"`
+	Hash    string `json:"hash"`
+}
+
+// Sources are the published interface and CONTRACT hashes.
+type Sources struct {
+	Interface string `json:"interface_sha256"`
+	Contract  string `json:"contract_sha256"`
+}
+
+// Input is what Write bundles.
+type Input struct {
+	Manifest Manifest
+	// ReportDir holds report.json, junit.xml and report.html.
+	ReportDir string
+	Console   []byte
+	Fleet     *fleet.Fleet
+	// Baseline, when not nil, is the baseline file the run used.
+	Baseline []byte
+}
+
+// Write writes the bundle at path. Every file is cleaned of the fleet's
+// api keys and secrets and of any sign before it is hashed and written.
+func Write(path string, in Input) error {
+	files := map[string][]byte{}
+	for _, name := range []string{ReportFile, JUnitFile, HTMLFile} {
+		b, err := os.ReadFile(in.ReportDir + "/" + name)
+		if err != nil {
+			return fmt.Errorf("bundle: %w", err)
+		}
+		files[name] = b
+	}
+	files[ConsoleFile] = in.Console
+	fy, err := redactedFleet(in.Fleet)
+	if err != nil {
+		return err
+	}
+	files[FleetFile] = fy
+	if in.Baseline != nil {
+		files[BaselineFile] = in.Baseline
+	}
+	secrets := credentials(in.Fleet)
+	m := in.Manifest
+	m.Format = FormatVersion
+	m.Files = map[string]string{}
+	for name, b := range files {
+		b = Scrub(b, secrets)
+		files[name] = b
+		m.Files[name] = sum(b)
+	}
+	m.FleetSHA256 = m.Files[FleetFile]
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	files[ManifestFile] = append(mb, '\n')
+	return writeTarGz(path, files)
+}
+
+// credentials are the values a bundle must not carry, each with the marker
+// that replaces it, longest first so that a key inside another is not cut.
+func credentials(f *fleet.Fleet) [][2]string {
+	var out [][2]string
+	for _, a := range f.Accounts {
+		for _, k := range a.APIKeys {
+			if k.Secret != "" {
+				out = append(out, [2]string{k.Secret, client.SecretMarker})
+			}
+			if k.Key != "" {
+				out = append(out, [2]string{k.Key, client.APIKeyMarker})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i][0]) > len(out[j][0]) })
+	return out
+}
+
+// signAnywhere is a sign value in any of the encodings a report uses: a raw
+// JSON or XML body, a body inside a JSON string, or HTML- or XML-escaped.
+var signAnywhere = regexp.MustCompile(`(?i)(sign(?:\\"|&#34;|&quot;|")?\s*(?::|>|&gt;)\s*(?:\\"|&#34;|&quot;|")?)[0-9a-f]{32}`)
+
+// Scrub replaces every credential value and any sign in b by its marker.
+func Scrub(b []byte, creds [][2]string) []byte {
+	s := string(b)
+	for _, c := range creds {
+		if len(c[0]) < 4 {
+			continue // too short to tell from other text; never a real secret
+		}
+		s = strings.ReplaceAll(s, c[0], c[1])
+	}
+	s = signAnywhere.ReplaceAllString(s, "${1}"+strings.Trim(client.SignMarker, "<>"))
+	return []byte(s)
+}
+
+// redactedFleet is the fleet as YAML with every secret and key replaced.
+func redactedFleet(f *fleet.Fleet) ([]byte, error) {
+	c := *f
+	c.Accounts = make([]fleet.Account, len(f.Accounts))
+	for i, a := range f.Accounts {
+		a.APIKeys = append([]fleet.APIKey(nil), a.APIKeys...)
+		for j := range a.APIKeys {
+			a.APIKeys[j] = fleet.APIKey{Key: client.APIKeyMarker, Secret: client.SecretMarker}
+		}
+		c.Accounts[i] = a
+	}
+	b, err := c.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("bundle: fleet: %w", err)
+	}
+	return b, nil
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func writeTarGz(path string, files map[string][]byte) error {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b := files[n]
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(b); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := gz.Close(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	return nil
+}
+
+// maxBundle bounds what Read takes in, so that a hostile archive cannot
+// fill memory.
+const maxBundle = 256 << 20
+
+// Read reads every regular file of a bundle.
+func Read(path string) (map[string][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a gzip archive: %v", path, err)
+	}
+	tr := tar.NewReader(io.LimitReader(gz, maxBundle))
+	files := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a tar archive: %v", path, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			return nil, fmt.Errorf("%s: %s is not a regular file", path, h.Name)
+		}
+		name := path2name(h.Name)
+		if _, dup := files[name]; dup {
+			return nil, fmt.Errorf("%s: %s appears twice", path, name)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", path, name, err)
+		}
+		files[name] = b
+	}
+	return files, nil
+}
+
+func path2name(n string) string { return path.Clean(strings.TrimPrefix(n, "./")) }
