@@ -217,7 +217,7 @@ func fieldCases(t *device.Type, f device.Field) []Case {
 				valid(strconv.Itoa(hi), strconv.Itoa(hi)+" (highest)", strconv.Itoa(hi)))
 			drawn := valid("drawn", "drawn from the run's seed", "")
 			drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
-				c.set(f.Name, strconv.Itoa(e.faker(id).Number(lo+1, hi-1)))
+				c.set(f.Name, drawInteger(e.faker(id), &f))
 				return ""
 			})
 			cs = append(cs, drawn)
@@ -238,8 +238,7 @@ func fieldCases(t *device.Type, f device.Field) []Case {
 	case device.Decimal:
 		drawn := valid("drawn", "a decimal drawn from the run's seed", "")
 		drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
-			fk := e.faker(id)
-			c.set(f.Name, fmt.Sprintf("%d.%d", fk.Number(16, 29), fk.Number(1, 9)))
+			c.set(f.Name, drawDecimal(e.faker(id), &f))
 			return ""
 		})
 		cs = append(cs, valid("integer", `"21" (a whole number)`, "21"), drawn,
@@ -519,8 +518,7 @@ func operationCases() []Case {
 	}
 	msg("message_value.drawn", "whose message_value is a setting drawn from the run's seed",
 		func(e *Env, c *call, _ device.Format, id string) string {
-			fk := e.faker(id)
-			c.set(device.FieldMessageValue, fmt.Sprintf("%s_%s=%d", strings.ToLower(fk.Noun()), "level", fk.Number(0, 1000)))
+			c.set(device.FieldMessageValue, drawMessageValue(e.faker(id)))
 			return ""
 		}, expect{ok: true, status: 200})
 
@@ -540,8 +538,7 @@ func operationCases() []Case {
 	name("name.control-character", "with a tab in the name", "3", setTo(device.FieldName, "Hall\tLight"),
 		expect{status: 400, codes: []string{device.CodeInvalidField}, field: device.FieldName})
 	name("name.drawn", "with a name drawn from the run's seed", "3", func(e *Env, c *call, _ device.Format, id string) string {
-		fk := e.faker(id)
-		c.set(device.FieldName, fk.FirstName()+"'s "+fk.RandomString([]string{"Lamp", "Heater", "Fan", "Light"}))
+		c.set(device.FieldName, drawName(e.faker(id)))
 		return ""
 	}, expect{ok: true, status: 200})
 	name("name.unicode", "with a name in another script", "3", setTo(device.FieldName, "Küche Licht 台所"),
