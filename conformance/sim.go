@@ -26,8 +26,8 @@ func declareSim(c Case, f device.Format, id string) {
 		m.Assertion = capital(c.Title) + " SHOULD be rejected and change nothing the admin API shows (CONTRACT 3)."
 	}
 	check.It(m, func(ctx ginkgo.SpecContext) {
-		if env.Admin == "" {
-			ginkgo.Skip("the target has no gwsim admin API")
+		if why := env.adminSkip(); why != "" {
+			ginkgo.Skip(why)
 		}
 		req := buildCase(c, f)
 		before := snapshot(ctx, req)
