@@ -60,6 +60,9 @@ type Case struct {
 	// Field and Value: for valid command values, the state the device must
 	// show after (sim checks).
 	Field, Value string
+	// NoSim: the case is about another gateway or account than the tested
+	// one, whose state the sim check does not read.
+	NoSim bool
 }
 
 func (c *Case) formats() []device.Format {
@@ -145,6 +148,7 @@ func Cases() []Case {
 	cs = append(cs, envelopeCases()...)
 	cs = append(cs, operationCases()...)
 	cs = append(cs, transportCases()...)
+	cs = append(cs, fleetCases()...)
 	return cs
 }
 
@@ -447,7 +451,7 @@ func envelopeCases() []Case {
 			}
 			c.set(device.FieldAccount, e.Target.OtherAccount)
 			return ""
-		}, expect{status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount}, "auth")
+		}, expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount}, "auth")
 		add("mac.unknown", "a gateway the account does not have", "2.1", func(e *Env, c *call, _ device.Format, id string) string {
 			c.set(device.FieldMAC, hexN(e.faker(id), 12))
 			return ""

@@ -30,7 +30,7 @@ accounts:
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, tail(r.stdout), r.stderr)
 	}
-	for _, want := range []string{"PARTIAL", "Not covered:", "device type Thermostat", "device type Appliance Module Plus"} {
+	for _, want := range []string{"PARTIAL", "Not covered:", "device type Thermostat", "device type Appliance Module Plus", "cross-account isolation not covered", "cross-gateway isolation not covered"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the console does not say %q:\n%s", want, tail(r.stdout))
 		}
