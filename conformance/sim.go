@@ -82,13 +82,16 @@ func expectApplied(c call, before, after state) {
 		for k, v := range before.Device.State {
 			want[k] = v
 		}
+		// The expected state is written here from what was sent, not by
+		// the simulator's own parsing or apply code: a bug in the shared
+		// domain code cannot hide itself.
 		for i := range t.Fields {
 			fd := &t.Fields[i]
 			for _, kv := range c.fields {
 				if kv.name == fd.Name && kv.wire == "" {
-					set, err := fd.Parse(i, device.Str(kv.value))
-					gomega.Expect(err).To(gomega.BeNil(), "the check sent an invalid value")
-					want[fd.Name] = t.Get(t.Apply(device.State{}, set), i)
+					v, ok := canonical(fd, kv.value)
+					gomega.Expect(ok).To(gomega.BeTrue(), "the check sent %q for %s, which has no canonical form", kv.value, fd.Name)
+					want[fd.Name] = v
 				}
 			}
 		}
@@ -104,6 +107,29 @@ func expectApplied(c call, before, after state) {
 		gomega.Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.get(device.FieldName))), "name after update_name")
 		gomega.Expect(after.Device.State).To(gomega.Equal(before.Device.State), "update_name changed the state")
 	}
+}
+
+// canonical is the state a valid value must leave, written independently
+// of package device's parsing: an enumerated value in the case of the
+// published table, a number in its shortest decimal form, text trimmed.
+func canonical(f *device.Field, v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	switch f.Kind {
+	case device.Enum:
+		for _, allowed := range f.Values {
+			if strings.EqualFold(allowed, v) {
+				return allowed, true
+			}
+		}
+		return "", false
+	case device.Integer, device.Decimal:
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return "", false
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	}
+	return v, v != ""
 }
 
 // normalize writes every value as text so that 40, 40.0 and "40" compare
