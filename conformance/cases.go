@@ -262,8 +262,8 @@ func fieldCases(t *device.Type, f device.Field) []Case {
 		cs = append(cs,
 			should(valid("lowest", lo+" (the lowest)", lo)), should(valid("highest", hi+" (the highest)", hi)),
 			valid("zero", "0", "0"), valid("negative", `"-5.5" (negative)`, "-5.5"),
-			bad("below-by-0.1", strconv.FormatFloat(f.Min-0.1, 'f', 1, 64)+" (0.1 below the range)", strconv.FormatFloat(f.Min-0.1, 'f', 1, 64), false),
-			bad("above-by-0.1", strconv.FormatFloat(f.Max+0.1, 'f', 1, 64)+" (0.1 above the range)", strconv.FormatFloat(f.Max+0.1, 'f', 1, 64), false),
+			bad("below-by-a-tenth", strconv.FormatFloat(f.Min-0.1, 'f', 1, 64)+" (0.1 below the range)", strconv.FormatFloat(f.Min-0.1, 'f', 1, 64), false),
+			bad("above-by-a-tenth", strconv.FormatFloat(f.Max+0.1, 'f', 1, 64)+" (0.1 above the range)", strconv.FormatFloat(f.Max+0.1, 'f', 1, 64), false),
 		)
 		cs = append(cs, valid("integer", `"21" (a whole number)`, "21"), drawn,
 			bad("not-a-number", `"warm"`, "warm", true),
