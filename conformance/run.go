@@ -142,7 +142,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e.Seed = suiteConfig.RandomSeed
 	env = e
 	outcome.target, outcome.dir = e.BaseURL, o.ReportDir
-	outcome.opts = report.WriteOptions{FailOnShould: o.FailOn == "should"}
+	outcome.opts = report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial}
 	if e.Embedded {
 		outcome.target = e.BaseURL + " (embedded gwsim)"
 	}

@@ -358,7 +358,9 @@ func TestSignCommandBesideTheFleetFile(t *testing.T) {
 in=$(cat)
 key=$(printf '%s' "$in" | sed -n 's/.*"api_key":"\([^"]*\)".*/\1/p')
 ts=$(printf '%s' "$in" | sed -n 's/.*"timestamp":"\([^"]*\)".*/\1/p')
-printf '%s' "${key}demo-secret${ts}" | md5sum | cut -c1-32
+# A sign command signs for whichever key the fields carry.
+case "$key" in other-key) secret=other-secret;; *) secret=demo-secret;; esac
+printf '%s' "${key}${secret}${ts}" | md5sum | cut -c1-32
 `
 	if err := os.WriteFile(filepath.Join(dir, "sign.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)

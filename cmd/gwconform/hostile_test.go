@@ -500,7 +500,8 @@ func TestHostileTargets(t *testing.T) {
 			}
 			return false
 		})
-		// Eight XML checks, whose put-back hangs, and the valid JSON ones.
+		// Nine XML checks (the dimming cases, negative included), whose
+		// put-back hangs, and the valid JSON ones.
 		h := runHostile(t, url, "--timeout", "300ms", "--ginkgo.label-filter=type:light-dimmer && level:MUST && (format:xml || valid)")
 		passed := 0
 		for _, res := range h.ran() {
@@ -514,7 +515,7 @@ func TestHostileTargets(t *testing.T) {
 				t.Errorf("%s %s although the target never answers JSON", res.ID, res.Outcome)
 			}
 		}
-		if passed != 8 {
+		if passed != 9 {
 			t.Errorf("only %d XML checks passed; a hanging request stopped the others", passed)
 		}
 		expectReasons(t, h, "no complete answer within 300ms")

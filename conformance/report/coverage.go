@@ -133,6 +133,16 @@ func gaps(d Document, cfg types.SuiteConfig) []Gap {
 	if ran == 0 {
 		out = append(out, Gap{What: "checks", Why: "no check ran"})
 	}
+	// The skip reasons first: they are few and say why; then each device
+	// type, format, operation and rule of which no check ran.
+	rs := make([]string, 0, len(reasons))
+	for r := range reasons {
+		rs = append(rs, r)
+	}
+	sort.Strings(rs)
+	for _, r := range rs {
+		out = append(out, Gap{What: "checks skipped", Why: r, Checks: reasons[r]})
+	}
 	keys := make([]string, 0, len(dims))
 	for k, t := range dims {
 		if t.ran == 0 && t.skipped > 0 {
@@ -140,22 +150,8 @@ func gaps(d Document, cfg types.SuiteConfig) []Gap {
 		}
 	}
 	sort.Strings(keys)
-	told := map[string]bool{}
 	for _, k := range keys {
-		why := topReason(dimReason[k])
-		told[why] = true
-		out = append(out, Gap{What: k, Why: "no check of it ran: " + why, Checks: dims[k].skipped})
-	}
-	rs := make([]string, 0, len(reasons))
-	for r := range reasons {
-		rs = append(rs, r)
-	}
-	sort.Strings(rs)
-	for _, r := range rs {
-		if told[r] {
-			continue
-		}
-		out = append(out, Gap{What: "checks skipped", Why: r, Checks: reasons[r]})
+		out = append(out, Gap{What: k, Why: "no check of it ran: " + topReason(dimReason[k]), Checks: dims[k].skipped})
 	}
 	return out
 }
@@ -226,7 +222,12 @@ func junitAgrees(r types.Report, failOnShould bool) types.Report {
 
 // addSuiteProperties adds the verdict and what was not covered to every
 // test suite of a JUnit file written by Ginkgo.
-func addSuiteProperties(path string, d Document) error {
+//
+// A PARTIAL run that fails (no allowPartial) gets one more test case,
+// "[gwconform.coverage]", failed with what was not covered, so that the
+// JUnit report fails exactly when the exit code is 1; with allowPartial it
+// is skipped with the same message.
+func addSuiteProperties(path string, d Document, allowPartial bool) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -240,8 +241,29 @@ func addSuiteProperties(path string, d Document) error {
 		props = append(props, reporters.JUnitProperty{Name: fmt.Sprintf("gwconform.not_covered.%d", i+1), Value: g.String()})
 	}
 	for i := range suites.TestSuites {
-		p := &suites.TestSuites[i].Properties
-		p.Properties = append(props, p.Properties...)
+		ts := &suites.TestSuites[i]
+		ts.Properties.Properties = append(props, ts.Properties.Properties...)
+		if d.Verdict != VerdictPartial || i > 0 {
+			continue
+		}
+		var gaps []string
+		for _, g := range d.NotCovered {
+			gaps = append(gaps, g.String())
+		}
+		msg := "the run was PARTIAL: not covered: " + strings.Join(gaps, "; ")
+		tc := reporters.JUnitTestCase{Name: "[gwconform.coverage] the run covers the whole interface", Classname: ts.Name}
+		ts.Tests++
+		suites.Tests++
+		if allowPartial {
+			tc.Status, tc.Skipped = "skipped", &reporters.JUnitSkipped{Message: msg + " (allowed by --allow-partial)"}
+			ts.Skipped++
+			suites.Disabled++
+		} else {
+			tc.Status, tc.Failure = "failed", &reporters.JUnitFailure{Message: msg, Type: "failed", Description: msg}
+			ts.Failures++
+			suites.Failures++
+		}
+		ts.TestCases = append(ts.TestCases, tc)
 	}
 	out, err := xml.MarshalIndent(suites, "", "  ")
 	if err != nil {

@@ -87,9 +87,10 @@ func TestJUnitAgreesWithTheExitCode(t *testing.T) {
 	should.Failure.Message = "status 422, want 400"
 	thermo := skipped("[J.3] thermostat", "the fleet has no Thermostat", "level:MUST", "section:2.3", "type:thermostat", "format:json")
 	r := types.Report{SuiteDescription: "gwconform", SpecReports: types.SpecReports{pass, should, thermo}}
-	for _, failOnShould := range []bool{false, true} {
+	for _, o := range []report.WriteOptions{{}, {FailOnShould: true}, {AllowPartial: true}, {FailOnShould: true, AllowPartial: true}} {
+		failOnShould := o.FailOnShould
 		dir := t.TempDir()
-		d, err := report.WriteAllWith(dir, r, "x", report.WriteOptions{FailOnShould: failOnShould})
+		d, err := report.WriteAllWith(dir, r, "x", o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,9 +100,12 @@ func TestJUnitAgreesWithTheExitCode(t *testing.T) {
 			t.Fatal(err)
 		}
 		failOn := map[bool]string{false: "must", true: "should"}[failOnShould]
-		exit := report.ExitCode(d, failOn, true)
+		exit := report.ExitCode(d, failOn, o.AllowPartial)
 		if (j.Failures > 0) != (exit != 0) {
-			t.Errorf("fail-on %s: junit has %d failures, exit code %d", failOn, j.Failures, exit)
+			t.Errorf("%+v: junit has %d failures, exit code %d", o, j.Failures, exit)
+		}
+		if !strings.Contains(string(b), "gwconform.coverage") {
+			t.Errorf("%+v: no coverage test case in a PARTIAL run's junit.xml", o)
 		}
 		if !failOnShould && !strings.Contains(string(b), "SHOULD check failed") {
 			t.Errorf("the SHOULD failure is not shown in junit.xml:\n%s", b)

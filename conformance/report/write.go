@@ -37,13 +37,13 @@ func WriteJSON(path string, d Document) error {
 // the properties check.id, check.level, check.section and check.assertion
 // before its exchanges.
 func WriteJUnit(path string, r types.Report) error {
-	return writeJUnit(path, r, nil, false)
+	return writeJUnit(path, r, nil, false, false)
 }
 
 // writeJUnit writes the JUnit report; with d, its suites carry the verdict
 // and what was not covered as properties, and a failed SHOULD check is a
 // JUnit failure only when failOnShould (see junitAgrees).
-func writeJUnit(path string, r types.Report, d *Document, failOnShould bool) error {
+func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPartial bool) error {
 	if d != nil {
 		r = junitAgrees(r, failOnShould)
 	}
@@ -76,7 +76,7 @@ func writeJUnit(path string, r types.Report, d *Document, failOnShould bool) err
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}
 	if d != nil {
-		return addSuiteProperties(path, *d)
+		return addSuiteProperties(path, *d, allowPartial)
 	}
 	return nil
 }
@@ -105,6 +105,9 @@ type WriteOptions struct {
 	// FailOnShould: the run fails on SHOULD checks too (--fail-on should),
 	// so a failed SHOULD check is a JUnit failure.
 	FailOnShould bool
+	// AllowPartial: a PARTIAL run exits 0 (--allow-partial), so its JUnit
+	// report does not fail on coverage either.
+	AllowPartial bool
 }
 
 // WriteAllWith is WriteAll with the run's options.
@@ -119,7 +122,7 @@ func WriteAllWith(dir string, r types.Report, target string, o WriteOptions) (Do
 		JSON:  filepath.Join(dir, JSONFile),
 		HTML:  filepath.Join(dir, HTMLFile),
 	}
-	if err := writeJUnit(d.Files.JUnit, r, &d, o.FailOnShould); err != nil {
+	if err := writeJUnit(d.Files.JUnit, r, &d, o.FailOnShould, o.AllowPartial); err != nil {
 		return d, err
 	}
 	if err := WriteJSON(d.Files.JSON, d); err != nil {
