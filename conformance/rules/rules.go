@@ -99,8 +99,19 @@ const (
 	Forbidden Side = "forbidden"
 )
 
+var forCache sync.Map // case ID -> []Rule
+
 // For lists the rules a case ID is mapped to, on either side.
 func For(caseID string) []Rule {
+	if v, ok := forCache.Load(caseID); ok {
+		return v.([]Rule)
+	}
+	out := forUncached(caseID)
+	forCache.Store(caseID, out)
+	return out
+}
+
+func forUncached(caseID string) []Rule {
 	var out []Rule
 	for _, r := range All() {
 		if matchAny(r.Allowed, caseID) || matchAny(r.Forbidden, caseID) {
