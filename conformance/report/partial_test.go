@@ -37,6 +37,8 @@ func TestPartialNamesWhatWasNotCovered(t *testing.T) {
 		gapHas string
 	}{
 		{"complete", types.Report{SpecReports: types.SpecReports{pass, sim}}, report.VerdictPass, ""},
+		{"merged from workers: skipped in one, ran in another", types.Report{SpecReports: types.SpecReports{pass,
+			skipped("[P.1] dimmer passes", "this worker has no Light Dimmer", "level:MUST", "section:2.3", "type:light-dimmer", "format:json", "op:command")}}, report.VerdictPass, ""},
 		{"a type not covered", types.Report{SpecReports: types.SpecReports{pass, thermo}}, report.VerdictPartial, "device type Thermostat"},
 		{"admin API wants a token", types.Report{SpecReports: types.SpecReports{pass, simToken}}, report.VerdictPartial, "--admin-token"},
 		{"focus", types.Report{SpecReports: types.SpecReports{pass, filtered}, SuiteConfig: types.SuiteConfig{FocusStrings: []string{"dimmer"}}}, report.VerdictPartial, "--ginkgo.focus=dimmer"},
