@@ -60,6 +60,9 @@ type Case struct {
 	// Field and Value: for valid command values, the state the device must
 	// show after (sim checks).
 	Field, Value string
+	// NoSim: the case is about another gateway or account than the tested
+	// one, whose state the sim check does not read.
+	NoSim bool
 }
 
 func (c *Case) formats() []device.Format {
@@ -145,6 +148,8 @@ func Cases() []Case {
 	cs = append(cs, envelopeCases()...)
 	cs = append(cs, operationCases()...)
 	cs = append(cs, transportCases()...)
+	cs = append(cs, structureCases()...)
+	cs = append(cs, fleetCases()...)
 	return cs
 }
 
@@ -203,6 +208,10 @@ func fieldCases(t *device.Type, f device.Field) []Case {
 	case device.Enum:
 		for _, v := range f.Values {
 			cs = append(cs, valid(valueSlug(v), v, v))
+			// CONTRACT 2: any letter case, stored in the canonical case.
+			lower, upper := strings.ToLower(v), strings.ToUpper(v)
+			cs = append(cs, should(valid(valueSlug(v)+".lower-case", `"`+lower+`" (lower case)`, lower, "letter-case")),
+				should(valid(valueSlug(v)+".upper-case", `"`+upper+`" (upper case)`, upper, "letter-case")))
 		}
 		cs = append(cs, bad("not-allowed", `"Maybe" (not one of `+strings.Join(f.Values, ", ")+")", "Maybe", true))
 		cs = append(cs, bad("empty", "empty", "", true))
@@ -217,10 +226,16 @@ func fieldCases(t *device.Type, f device.Field) []Case {
 				valid(strconv.Itoa(hi), strconv.Itoa(hi)+" (highest)", strconv.Itoa(hi)))
 			drawn := valid("drawn", "drawn from the run's seed", "")
 			drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
-				c.set(f.Name, strconv.Itoa(e.faker(id).Number(lo+1, hi-1)))
+				c.set(f.Name, drawInteger(e.faker(id), &f))
 				return ""
 			})
 			cs = append(cs, drawn)
+		}
+		if lo-1 != 0 {
+			cs = append(cs, bad("zero", "0", "0", true))
+		}
+		if lo-1 != -1 {
+			cs = append(cs, bad("negative", "-1 (negative)", "-1", true))
 		}
 		cs = append(cs,
 			bad(strconv.Itoa(lo-1), strconv.Itoa(lo-1)+" (below the range)", strconv.Itoa(lo-1), true),
@@ -238,10 +253,18 @@ func fieldCases(t *device.Type, f device.Field) []Case {
 	case device.Decimal:
 		drawn := valid("drawn", "a decimal drawn from the run's seed", "")
 		drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
-			fk := e.faker(id)
-			c.set(f.Name, fmt.Sprintf("%d.%d", fk.Number(16, 29), fk.Number(1, 9)))
+			c.set(f.Name, drawDecimal(e.faker(id), &f))
 			return ""
 		})
+		lo, hi := strconv.FormatFloat(f.Min, 'f', -1, 64), strconv.FormatFloat(f.Max, 'f', -1, 64)
+		// The range is the CONTRACT's (3): its edges are SHOULD, and so is
+		// one step (0.1) outside.
+		cs = append(cs,
+			should(valid("lowest", lo+" (the lowest)", lo)), should(valid("highest", hi+" (the highest)", hi)),
+			valid("zero", "0", "0"), valid("negative", `"-5.5" (negative)`, "-5.5"),
+			bad("below-by-a-tenth", strconv.FormatFloat(f.Min-0.1, 'f', 1, 64)+" (0.1 below the range)", strconv.FormatFloat(f.Min-0.1, 'f', 1, 64), false),
+			bad("above-by-a-tenth", strconv.FormatFloat(f.Max+0.1, 'f', 1, 64)+" (0.1 above the range)", strconv.FormatFloat(f.Max+0.1, 'f', 1, 64), false),
+		)
 		cs = append(cs, valid("integer", `"21" (a whole number)`, "21"), drawn,
 			bad("not-a-number", `"warm"`, "warm", true),
 			bad("nan", `"NaN"`, "NaN", true),
@@ -408,6 +431,47 @@ func envelopeCases() []Case {
 				return ""
 			}, invalidField(n))
 		}
+		for _, name := range hexFields {
+			n := name
+			section := "2.1"
+			if n == device.FieldSN {
+				section = "2.2"
+			}
+			// CONTRACT 2: hex fields in either case.
+			cs = append(cs, Case{ID: p + n + ".upper-case", Op: op, Title: "a " + op.Name() + " request with " + n + " in upper case",
+				Section: section, Contract: "2", Tags: []string{"envelope", "letter-case"}, Want: expect{contractOK: true, status: 200},
+				Build: onOp(op, func(e *Env, c *call, f device.Format, _ string) string {
+					if n == device.FieldSign {
+						if skip := e.signAs(c, f, e.Target.Key); skip != "" {
+							return skip
+						}
+					}
+					c.set(n, strings.ToUpper(c.get(n)))
+					return ""
+				})})
+		}
+		window := func(d time.Duration) func(*Env, *call, device.Format, string) string {
+			return func(e *Env, c *call, _ device.Format, _ string) string {
+				w := e.Fleet.Window()
+				if w == 0 {
+					return "the fleet disables the timestamp window"
+				}
+				off := w * time.Duration(d) / 100 // d is a percentage of the window
+				c.set(device.FieldTimestamp, e.Now().Add(off).In(e.Location).Format(device.TimestampLayout))
+				return ""
+			}
+		}
+		// CONTRACT 1: the window holds both ways; inside it, past and future
+		// are valid.
+		add("timestamp.past-inside-window", "a timestamp half the window in the past", "5", window(-50), expect{contractOK: true, status: 200}, "auth")
+		add("timestamp.future-inside-window", "a timestamp half the window in the future", "5", window(50), expect{contractOK: true, status: 200}, "auth")
+		add("timestamp.future", "a timestamp one day ahead", "5", func(e *Env, c *call, _ device.Format, _ string) string {
+			if e.Fleet.Window() == 0 {
+				return "the fleet disables the timestamp window"
+			}
+			c.set(device.FieldTimestamp, e.Now().Add(24*time.Hour).In(e.Location).Format(device.TimestampLayout))
+			return ""
+		}, expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}, "auth")
 		add("timestamp.13-digits", "a 13-digit timestamp", "5", func(_ *Env, c *call, _ device.Format, _ string) string {
 			v := c.get(device.FieldTimestamp)
 			c.set(device.FieldTimestamp, v[:13])
@@ -448,7 +512,7 @@ func envelopeCases() []Case {
 			}
 			c.set(device.FieldAccount, e.Target.OtherAccount)
 			return ""
-		}, expect{status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount}, "auth")
+		}, expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount}, "auth")
 		add("mac.unknown", "a gateway the account does not have", "2.1", func(e *Env, c *call, _ device.Format, id string) string {
 			c.set(device.FieldMAC, hexN(e.faker(id), 12))
 			return ""
@@ -519,8 +583,7 @@ func operationCases() []Case {
 	}
 	msg("message_value.drawn", "whose message_value is a setting drawn from the run's seed",
 		func(e *Env, c *call, _ device.Format, id string) string {
-			fk := e.faker(id)
-			c.set(device.FieldMessageValue, fmt.Sprintf("%s_%s=%d", strings.ToLower(fk.Noun()), "level", fk.Number(0, 1000)))
+			c.set(device.FieldMessageValue, drawMessageValue(e.faker(id)))
 			return ""
 		}, expect{ok: true, status: 200})
 
@@ -540,8 +603,7 @@ func operationCases() []Case {
 	name("name.control-character", "with a tab in the name", "3", setTo(device.FieldName, "Hall\tLight"),
 		expect{status: 400, codes: []string{device.CodeInvalidField}, field: device.FieldName})
 	name("name.drawn", "with a name drawn from the run's seed", "3", func(e *Env, c *call, _ device.Format, id string) string {
-		fk := e.faker(id)
-		c.set(device.FieldName, fk.FirstName()+"'s "+fk.RandomString([]string{"Lamp", "Heater", "Fan", "Light"}))
+		c.set(device.FieldName, drawName(e.faker(id)))
 		return ""
 	}, expect{ok: true, status: 200})
 	name("name.unicode", "with a name in another script", "3", setTo(device.FieldName, "Küche Licht 台所"),

@@ -32,6 +32,8 @@ func Catalog() string {
 	b.WriteString("so `gwconform run --ginkgo.label-filter='level:MUST && type:light-dimmer'` runs just those.\n")
 	b.WriteString("IDs are stable: `<case>.<format>` is the verdict, `.contract` the CONTRACT's status and error, `.sim` the\n")
 	b.WriteString("simulator's state (label `sim`), `.parity` the agreement of JSON and XML.\n\n")
+	b.WriteString(rulesSection())
+	b.WriteString(mutationSection())
 	known := map[string]bool{}
 	for _, s := range check.Sections {
 		known[s.Number] = true

@@ -39,6 +39,10 @@ type Env struct {
 	// has none) and AdminToken its bearer token.
 	Admin      string
 	AdminToken string
+	// AdminNeedsToken: the target has gwsim's admin API, but it answered
+	// 401 to the run's token (or to none): the sim checks need
+	// --admin-token.
+	AdminNeedsToken bool
 	// Embedded says the target is the in-process simulator.
 	Embedded bool
 	// DryRun records each request and skips the check instead of sending.
@@ -102,7 +106,7 @@ func (e *Env) adminGet(ctx context.Context, path string, v any) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(body)))
+		return &adminError{path: path, status: resp.StatusCode, body: strings.TrimSpace(string(body))}
 	}
 	return json.Unmarshal(body, v)
 }
@@ -120,9 +124,37 @@ type deviceState struct {
 	State map[string]any `json:"state"`
 }
 
-// probeAdmin reports whether base serves gwsim's admin API.
-func probeAdmin(ctx context.Context, base, token string) bool {
+// adminError is an admin API answer other than 200.
+type adminError struct {
+	path   string
+	status int
+	body   string
+}
+
+func (e *adminError) Error() string {
+	return fmt.Sprintf("GET %s: %d %s", e.path, e.status, e.body)
+}
+
+// probeAdmin reports whether base serves gwsim's admin API, and whether it
+// does but refused the token given (401: the sim checks need
+// --admin-token).
+func probeAdmin(ctx context.Context, base, token string) (ok, needsToken bool) {
 	e := &Env{Admin: base, AdminToken: token}
 	var health struct{ Status string }
-	return e.adminGet(ctx, "/_sim/health", &health) == nil && health.Status == "ok"
+	err := e.adminGet(ctx, "/_sim/health", &health)
+	if ae, isAdmin := err.(*adminError); isAdmin && ae.status == http.StatusUnauthorized {
+		return false, true
+	}
+	return err == nil && health.Status == "ok", false
+}
+
+// adminSkip is why a sim check cannot run, or "" when it can.
+func (e *Env) adminSkip() string {
+	switch {
+	case e.Admin != "":
+		return ""
+	case e.AdminNeedsToken:
+		return "the target's gwsim admin API answered 401: needs --admin-token"
+	}
+	return "the target has no gwsim admin API"
 }

@@ -43,6 +43,12 @@ type Options struct {
 	Timeout    time.Duration
 	AdminToken string
 	Seed       int64
+	// AllowPartial: a PARTIAL run (filtered, or a device type, format,
+	// operation or rule not covered) exits 0 instead of 1.
+	AllowPartial bool
+	// SkipPreflight runs the checks even when the target's answers to the
+	// pre-flight requests are not this interface's.
+	SkipPreflight bool
 }
 
 // failer is the testing.T that RunSpecs needs: a value with Fail().
@@ -56,19 +62,24 @@ var outcome struct {
 	err    error
 	target string
 	dir    string
+	opts   report.WriteOptions
 }
 
 var _ = ginkgo.ReportAfterSuite("gwconform reports", func(r ginkgo.Report) {
-	outcome.doc, outcome.err = report.WriteAll(outcome.dir, r, outcome.target)
+	outcome.doc, outcome.err = report.WriteAllWith(outcome.dir, r, outcome.target, outcome.opts)
 })
 
 const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
-                     [--rate R] [--dry-run] [--timeout D] [--admin-token T] [--seed N] [--ginkgo.* flags]
+                     [--rate R] [--dry-run] [--timeout D] [--admin-token T] [--seed N]
+                     [--allow-partial] [--skip-preflight] [--ginkgo.* flags]
 
 Runs the conformance checks against URL, or against the simulator started
 in-process when no --target is given. Exit 0: no check failed at the
---fail-on level; 1: some did; 2: bad arguments, unreadable fleet or
-unreachable target.
+--fail-on level and the run covered the whole interface; 1: some check
+failed, or the run was PARTIAL (filtered, or a device type, format,
+operation or rule not covered) without --allow-partial; 2: bad arguments,
+unreadable fleet, unreachable target, or a target whose answers are not
+this interface's (pre-flight).
 
 Ginkgo's own flags work with the ginkgo. prefix, for example
 --ginkgo.label-filter='level:MUST && format:xml' or --ginkgo.focus=dimming.
@@ -97,6 +108,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one request, reading the answer included")
 	fs.StringVar(&o.AdminToken, "admin-token", os.Getenv("GWSIM_ADMIN_TOKEN"), "bearer token of a gwsim target's admin API")
 	fs.Int64Var(&o.Seed, "seed", 0, "seed of the values drawn and the spec order (0: Ginkgo picks one and reports it)")
+	fs.BoolVar(&o.AllowPartial, "allow-partial", false, "exit 0 on a PARTIAL run (filtered, or a device type, format, operation or rule not covered)")
+	fs.BoolVar(&o.SkipPreflight, "skip-preflight", false, "run the checks even when the target's answers are not this interface's")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitPass
@@ -127,6 +140,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e.Seed = suiteConfig.RandomSeed
 	env = e
 	outcome.target, outcome.dir = e.BaseURL, o.ReportDir
+	outcome.opts = report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial}
 	if e.Embedded {
 		outcome.target = e.BaseURL + " (embedded gwsim)"
 	}
@@ -143,16 +157,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printDryRun(stdout, outcome.doc)
 		return ExitPass
 	}
-	failed := outcome.doc.FailedAt("MUST")
-	if o.FailOn == "should" {
-		failed += outcome.doc.FailedAt("SHOULD")
-	}
 	// A run cut short (interrupted, suite timeout) proves nothing about the
-	// checks it did not reach.
-	if failed > 0 || len(outcome.doc.SuiteFailureReasons) > 0 {
-		return ExitFail
-	}
-	return ExitPass
+	// checks it did not reach; a PARTIAL one covered less than the
+	// interface.
+	return report.ExitCode(outcome.doc, o.FailOn, o.AllowPartial)
 }
 
 // prepare checks the options, loads the fleet, starts the embedded
@@ -209,10 +217,17 @@ func prepare(ctx context.Context, o Options) (*Env, func(), error) {
 		// Bounded by the run's timeout: a target that never answers must
 		// not hold the run here for the admin API's own 10 s.
 		actx, cancel := context.WithTimeout(ctx, o.Timeout)
-		admin := probeAdmin(actx, e.BaseURL, o.AdminToken)
+		admin, needsToken := probeAdmin(actx, e.BaseURL, o.AdminToken)
 		cancel()
 		if admin {
 			e.Admin = e.BaseURL
+		}
+		e.AdminNeedsToken = needsToken
+	}
+	if !o.DryRun && !o.SkipPreflight {
+		if err := Preflight(ctx, e.Client, PreflightRequests(e)); err != nil {
+			cleanup()
+			return nil, noop, err
 		}
 	}
 	return e, cleanup, nil

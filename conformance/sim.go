@@ -26,8 +26,8 @@ func declareSim(c Case, f device.Format, id string) {
 		m.Assertion = capital(c.Title) + " SHOULD be rejected and change nothing the admin API shows (CONTRACT 3)."
 	}
 	check.It(m, func(ctx ginkgo.SpecContext) {
-		if env.Admin == "" {
-			ginkgo.Skip("the target has no gwsim admin API")
+		if why := env.adminSkip(); why != "" {
+			ginkgo.Skip(why)
 		}
 		req := buildCase(c, f)
 		before := snapshot(ctx, req)
@@ -61,6 +61,12 @@ func snapshot(ctx context.Context, c call) state {
 		}
 		s.Device = &d
 	}
+	if c.op != device.SendMessage {
+		// The message log only changes by send message; reading it (up to
+		// a thousand entries) for every command would cost more than the
+		// rest of the check.
+		return s
+	}
 	var msgs []map[string]any
 	if err := env.adminGet(ctx, "/_sim/gateways/"+env.Target.MAC+"/messages", &msgs); err != nil {
 		ginkgo.Fail("reading the messages from the admin API: " + err.Error())
@@ -82,13 +88,16 @@ func expectApplied(c call, before, after state) {
 		for k, v := range before.Device.State {
 			want[k] = v
 		}
+		// The expected state is written here from what was sent, not by
+		// the simulator's own parsing or apply code: a bug in the shared
+		// domain code cannot hide itself.
 		for i := range t.Fields {
 			fd := &t.Fields[i]
 			for _, kv := range c.fields {
 				if kv.name == fd.Name && kv.wire == "" {
-					set, err := fd.Parse(i, device.Str(kv.value))
-					gomega.Expect(err).To(gomega.BeNil(), "the check sent an invalid value")
-					want[fd.Name] = t.Get(t.Apply(device.State{}, set), i)
+					v, ok := canonical(fd, kv.value)
+					gomega.Expect(ok).To(gomega.BeTrue(), "the check sent %q for %s, which has no canonical form", kv.value, fd.Name)
+					want[fd.Name] = v
 				}
 			}
 		}
@@ -104,6 +113,29 @@ func expectApplied(c call, before, after state) {
 		gomega.Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.get(device.FieldName))), "name after update_name")
 		gomega.Expect(after.Device.State).To(gomega.Equal(before.Device.State), "update_name changed the state")
 	}
+}
+
+// canonical is the state a valid value must leave, written independently
+// of package device's parsing: an enumerated value in the case of the
+// published table, a number in its shortest decimal form, text trimmed.
+func canonical(f *device.Field, v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	switch f.Kind {
+	case device.Enum:
+		for _, allowed := range f.Values {
+			if strings.EqualFold(allowed, v) {
+				return allowed, true
+			}
+		}
+		return "", false
+	case device.Integer, device.Decimal:
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return "", false
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	}
+	return v, v != ""
 }
 
 // normalize writes every value as text so that 40, 40.0 and "40" compare

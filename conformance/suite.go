@@ -11,6 +11,8 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/simulator/device"
 )
 
@@ -25,6 +27,9 @@ var _ = ginkgo.Describe("Gateway Device Management Interface", func() {
 func (c *Case) meta(id string, level check.Level, f device.Format, title, assertion string, tags ...string) check.Meta {
 	m := check.Meta{ID: id, Level: level, Section: c.Section, Title: title, Assertion: assertion,
 		Operation: c.Op.Name(), DeviceType: c.Type, Tags: append(append([]string{}, c.Tags...), tags...)}
+	for _, r := range rules.For(c.ID) {
+		m.Tags = append(m.Tags, report.RuleTag+r.ID)
+	}
 	if level != check.Must {
 		m.Contract = c.Contract
 	}
@@ -77,7 +82,9 @@ func declare(c Case) {
 				gomega.Expect(r.StatusField).To(gomega.Equal("success"))
 			})
 		}
-		declareSim(c, f, id)
+		if !c.NoSim {
+			declareSim(c, f, id)
+		}
 	}
 	if len(c.formats()) == 2 {
 		level := check.Should

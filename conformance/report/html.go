@@ -88,6 +88,8 @@ func newView(d Document) view {
 		v.VerdictReason = "the suite itself failed (see failures)"
 	case d.Verdict == VerdictIncomplete:
 		v.VerdictReason = "no MUST check ran"
+	case d.Verdict == VerdictPartial:
+		v.VerdictReason = "no MUST check failed, but " + plural(len(d.NotCovered), "part") + " of the interface not covered"
 	default:
 		v.VerdictReason = "all " + plural(must.Passed, "MUST check") + " that ran passed"
 		if must.Skipped > 0 {
@@ -267,6 +269,7 @@ dl.facts dt{color:var(--mute)}dl.facts dd{margin:0}
 .verdict b{font-size:34px;letter-spacing:.06em}
 .v-PASS{background:var(--pass-bg);color:var(--pass);border:2px solid var(--pass)}
 .v-FAIL{background:var(--fail-bg);color:var(--fail);border:2px solid var(--fail)}
+.v-PARTIAL{background:var(--warn-bg);color:var(--warn);border:2px solid var(--warn)}
 .v-INCOMPLETE{background:var(--warn-bg);color:var(--warn);border:2px solid var(--warn)}
 .bar{display:flex;height:10px;border-radius:5px;overflow:hidden;background:var(--skip-bg);min-width:160px}
 .bar span{display:block;height:100%}
@@ -316,7 +319,9 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
  <div class="verdict v-{{.Verdict}}"><b>{{.Verdict}}</b><span>{{.VerdictReason}}</span></div>
 </header>
 
-<h2 id="levels">Results by level</h2>
+{{if .NotCovered}}<h2 id="not-covered">Not covered ({{len .NotCovered}})</h2>
+<ul>{{range .NotCovered}}<li><b>{{.What}}</b>: {{.Why}}{{if .Checks}} ({{.Checks}} checks not run){{end}}</li>{{end}}</ul>
+{{end}}<h2 id="levels">Results by level</h2>
 <table>
 <tr><th>Level</th><th>Meaning</th><th class="num">Checks</th><th class="num">Passed</th><th class="num">Failed</th><th class="num">Skipped</th>{{if or .Summary.Pending .Summary.Interrupted}}<th class="num">Pending</th><th class="num">Interrupted</th>{{end}}<th></th></tr>
 {{- range .Levels}}
@@ -391,7 +396,7 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
 <td class="num">{{ms .DurationMS}}</td></tr>
 {{- end}}
 </table>
-<footer>Levels: MUST follows from the published interface; SHOULD only from our CONTRACT; INFO probes a gap. The verdict is PASS when no MUST check failed and the run was complete. Machine-readable: report.json, junit.xml.</footer>
+<footer>Levels: MUST follows from the published interface; SHOULD only from our CONTRACT; INFO probes a gap. The verdict is PASS when no MUST check failed and the run covered every device type, format, operation and rule; PARTIAL when no MUST check failed but something was not covered. Machine-readable: report.json, junit.xml.</footer>
 </main>
 </body>
 </html>

@@ -226,6 +226,9 @@ type Document struct {
 	Grid                []Row             `json:"grid"`
 	// Results: checks in ID order, then plain specs in run order.
 	Results []Result `json:"results"`
+	// NotCovered lists what the run did not cover; a run that would
+	// otherwise PASS is PARTIAL when it is not empty.
+	NotCovered []Gap `json:"not_covered,omitempty"`
 	// Files is set by WriteAll.
 	Files Files `json:"-"`
 }
@@ -296,6 +299,7 @@ func Build(r types.Report, target string) Document {
 	d.Summary = summarize(d.Results)
 	d.Sections = coverage(d.Results)
 	d.Grid = grid(d.Results)
+	d.NotCovered = gaps(d, r.SuiteConfig)
 	d.Verdict = verdict(d)
 	return d
 }
@@ -484,7 +488,11 @@ func verdict(d Document) string {
 	switch {
 	case must.Failed > 0:
 		return VerdictFail
-	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, must.Passed == 0, len(d.SuiteFailureReasons) > 0:
+	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, len(d.SuiteFailureReasons) > 0:
+		return VerdictIncomplete
+	case len(d.NotCovered) > 0:
+		return VerdictPartial
+	case must.Passed == 0:
 		return VerdictIncomplete
 	default:
 		return VerdictPass

@@ -43,7 +43,9 @@ func TestReport(t *testing.T) {
 	t.Run("Build", func(t *testing.T) { checkDocument(t, d, true) })
 
 	dir := filepath.Join(t.TempDir(), "a", "b")
-	written, err := report.WriteAll(dir, r, target)
+	// With --fail-on should, a failed or panicked SHOULD check is a JUnit
+	// failure (see TestJUnitAgreesWithTheExitCode for the default).
+	written, err := report.WriteAllWith(dir, r, target, report.WriteOptions{FailOnShould: true})
 	if err != nil {
 		t.Fatal(err)
 	}

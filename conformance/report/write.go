@@ -37,6 +37,16 @@ func WriteJSON(path string, d Document) error {
 // the properties check.id, check.level, check.section and check.assertion
 // before its exchanges.
 func WriteJUnit(path string, r types.Report) error {
+	return writeJUnit(path, r, nil, false, false)
+}
+
+// writeJUnit writes the JUnit report; with d, its suites carry the verdict
+// and what was not covered as properties, and a failed SHOULD check is a
+// JUnit failure only when failOnShould (see junitAgrees).
+func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPartial bool) error {
+	if d != nil {
+		r = junitAgrees(r, failOnShould)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -65,6 +75,9 @@ func WriteJUnit(path string, r types.Report) error {
 	if err != nil {
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}
+	if d != nil {
+		return addSuiteProperties(path, *d, allowPartial)
+	}
 	return nil
 }
 
@@ -84,6 +97,21 @@ func WriteHTML(path string, d Document) error {
 // WriteAll creates dir if needed and writes junit.xml, report.json and
 // report.html into it. The Document it returns knows where (Files).
 func WriteAll(dir string, r types.Report, target string) (Document, error) {
+	return WriteAllWith(dir, r, target, WriteOptions{})
+}
+
+// WriteOptions are what the reports need to know of the run's flags.
+type WriteOptions struct {
+	// FailOnShould: the run fails on SHOULD checks too (--fail-on should),
+	// so a failed SHOULD check is a JUnit failure.
+	FailOnShould bool
+	// AllowPartial: a PARTIAL run exits 0 (--allow-partial), so its JUnit
+	// report does not fail on coverage either.
+	AllowPartial bool
+}
+
+// WriteAllWith is WriteAll with the run's options.
+func WriteAllWith(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
 	d := Build(r, target)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
@@ -94,7 +122,7 @@ func WriteAll(dir string, r types.Report, target string) (Document, error) {
 		JSON:  filepath.Join(dir, JSONFile),
 		HTML:  filepath.Join(dir, HTMLFile),
 	}
-	if err := WriteJUnit(d.Files.JUnit, r); err != nil {
+	if err := writeJUnit(d.Files.JUnit, r, &d, o.FailOnShould, o.AllowPartial); err != nil {
 		return d, err
 	}
 	if err := WriteJSON(d.Files.JSON, d); err != nil {
@@ -138,6 +166,16 @@ func WriteSummary(w io.Writer, d Document) {
 	}
 	for _, reason := range d.SuiteFailureReasons {
 		fmt.Fprintf(w, "  suite: %s\n", reason)
+	}
+	if len(d.NotCovered) > 0 {
+		fmt.Fprintln(w, "Not covered:")
+		for i, g := range d.NotCovered {
+			if i == MaxListed {
+				fmt.Fprintf(w, "  ... and %d more (see the reports)\n", len(d.NotCovered)-MaxListed)
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", g)
+		}
 	}
 	var failed []Result
 	for _, r := range d.Results {

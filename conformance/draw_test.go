@@ -1,0 +1,80 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/brianvoe/gofakeit/v6"
+
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// TestDrawnValuesAreValid draws from every generator for 10,000 seeds: every
+// value is one the domain accepts, and the generators draw (the fallback
+// is rare), so the checks that send them never blame a target for refusing
+// a value the harness should not have sent.
+func TestDrawnValuesAreValid(t *testing.T) {
+	const seeds = 10000
+	type gen struct {
+		name     string
+		draw     func(*gofakeit.Faker) string
+		valid    func(string) bool
+		fallback string
+	}
+	var gens []gen
+	for _, typ := range device.Types {
+		for i := range typ.Fields {
+			f := &typ.Fields[i]
+			switch f.Kind {
+			case device.Integer:
+				if f.Max-f.Min > 4 {
+					gens = append(gens, gen{typ.Name + "." + f.Name, func(fk *gofakeit.Faker) string { return drawInteger(fk, f) },
+						func(v string) bool { return validFieldValue(f, v) }, f.Example})
+				}
+			case device.Decimal:
+				gens = append(gens, gen{typ.Name + "." + f.Name, func(fk *gofakeit.Faker) string { return drawDecimal(fk, f) },
+					func(v string) bool { return validFieldValue(f, v) }, f.Example})
+			}
+		}
+	}
+	gens = append(gens,
+		gen{"message_value", drawMessageValue, validMessageValue, "brightness=80"},
+		gen{"name", drawName, validName, "Conformance Check"})
+	for _, g := range gens {
+		fallbacks, distinct := 0, map[string]bool{}
+		for seed := int64(1); seed <= seeds; seed++ {
+			e := &Env{Seed: seed}
+			v := g.draw(e.faker("message.message_value.drawn"))
+			if !g.valid(v) {
+				t.Fatalf("%s: seed %d drew %q, which the domain refuses", g.name, seed, v)
+			}
+			if v == g.fallback {
+				fallbacks++
+			}
+			distinct[v] = true
+		}
+		if fallbacks > seeds/100 {
+			t.Errorf("%s: %d of %d seeds fell back to %q: the generator draws mostly invalid values", g.name, fallbacks, seeds, g.fallback)
+		}
+		if len(distinct) < 50 {
+			t.Errorf("%s: only %d distinct values in %d seeds", g.name, len(distinct), seeds)
+		}
+	}
+}
+
+// TestDrawnMessageValueSeed1795380519 is the seed that drew "trench
+// coat_level=301", a setting name with a space, and blamed the target for
+// refusing it.
+func TestDrawnMessageValueSeed1795380519(t *testing.T) {
+	e := &Env{Seed: 1795380519}
+	v := drawMessageValue(e.faker("message.message_value.drawn"))
+	if strings.Contains(v, " ") || !validMessageValue(v) {
+		t.Fatalf("drew %q", v)
+	}
+	if !strings.HasPrefix(v, "trench_coat_level=") {
+		t.Logf("seed 1795380519 now draws %q", v)
+	}
+	if validMessageValue("trench coat_level=301") {
+		t.Fatal("the domain accepts a setting name with a space")
+	}
+}
