@@ -23,8 +23,14 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# The two heavy suite-level tests (every seed, every deviation) run the whole
+# suite dozens of times: once without the race detector, which would make
+# them several times slower and adds nothing to what the rest finds.
+HEAVY := TestMutationScore|TestNoFalseFailureOnAnySeed
+
 test: vet fmt-check tools
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -skip '$(HEAVY)' ./...
+	$(GO) test -count=1 -run '$(HEAVY)' ./cmd/gwconform
 
 # The examples test sends the published examples with curl, as an app
 # developer would; install it where it is missing and we can.
