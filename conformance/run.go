@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -49,6 +50,9 @@ type Options struct {
 	// SkipPreflight runs the checks even when the target's answers to the
 	// pre-flight requests are not this interface's.
 	SkipPreflight bool
+	// Cert is the bundle and mode (--bundle, --mode, --product...).
+	Cert        Certification
+	ProductFile string
 }
 
 // failer is the testing.T that RunSpecs needs: a value with Fail().
@@ -110,6 +114,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&o.Seed, "seed", 0, "seed of the values drawn and the spec order (0: Ginkgo picks one and reports it)")
 	fs.BoolVar(&o.AllowPartial, "allow-partial", false, "exit 0 on a PARTIAL run (filtered, or a device type, format, operation or rule not covered)")
 	fs.BoolVar(&o.SkipPreflight, "skip-preflight", false, "run the checks even when the target's answers are not this interface's")
+	fs.StringVar(&o.Cert.Bundle, "bundle", "", "also write a certification bundle (FILE.tar.gz): reports, console log, manifest, fleet without secrets, hashes")
+	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
+	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
+	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
+	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitPass
@@ -118,6 +127,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gwconform: unexpected argument %q\n", fs.Arg(0))
+		return ExitConfig
+	}
+	// The console goes into a bundle as it was shown.
+	var console bytes.Buffer
+	if o.Cert.Bundle != "" {
+		stdout, stderr = io.MultiWriter(stdout, &console), io.MultiWriter(stderr, &console)
+	}
+	if err := checkCert(&o); err != nil {
+		fmt.Fprintln(stderr, "gwconform:", err)
 		return ExitConfig
 	}
 	e, cleanup, err := prepare(ctx, o)
@@ -134,6 +152,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if suiteConfig.LabelFilter != "" {
 		if _, err := types.ParseLabelFilter(suiteConfig.LabelFilter); err != nil {
 			fmt.Fprintln(stderr, "gwconform: --ginkgo.label-filter:", err)
+			return ExitConfig
+		}
+	}
+	if o.Cert.Mode == "certified" {
+		if refusals := CertifiedRefusals(suiteConfig, o.AllowPartial, e.Fleet, nil); len(refusals) > 0 {
+			for _, r := range refusals {
+				fmt.Fprintln(stderr, "gwconform:", r)
+			}
 			return ExitConfig
 		}
 	}
@@ -157,10 +183,52 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		printDryRun(stdout, outcome.doc)
 		return ExitPass
 	}
+	code := report.ExitCode(outcome.doc, o.FailOn, o.AllowPartial)
+	if o.Cert.Bundle != "" {
+		if err := WriteBundle(o.Cert, outcome.doc, o.ReportDir, console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
+			fmt.Fprintln(stderr, "gwconform: writing the bundle:", err)
+			return ExitConfig
+		}
+		kind := "bundle"
+		if o.Cert.Mode == "certified" {
+			kind = "certification bundle"
+		}
+		fmt.Fprintf(stdout, "%s: %s (check it with: gwconform verify %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle)
+	}
 	// A run cut short (interrupted, suite timeout) proves nothing about the
 	// checks it did not reach; a PARTIAL one covered less than the
 	// interface.
-	return report.ExitCode(outcome.doc, o.FailOn, o.AllowPartial)
+	return code
+}
+
+// checkCert checks the bundle and mode flags.
+func checkCert(o *Options) error {
+	switch o.Cert.Mode {
+	case "ordinary", "certified":
+	default:
+		return fmt.Errorf("--mode must be ordinary or certified, not %q", o.Cert.Mode)
+	}
+	if o.ProductFile != "" {
+		name, version, err := productFile(o.ProductFile)
+		if err != nil {
+			return fmt.Errorf("--product-file: %w", err)
+		}
+		o.Cert.Product, o.Cert.ProductVersion = name, version
+	}
+	if o.Cert.Mode == "certified" {
+		switch {
+		case o.Cert.Bundle == "":
+			return errors.New("--mode certified writes a bundle: give --bundle FILE.tar.gz")
+		case o.Cert.Product == "" || o.Cert.ProductVersion == "":
+			return errors.New("--mode certified names the product: give --product and --product-version (or --product-file)")
+		case o.DryRun:
+			return errors.New("--mode certified sends every check: drop --dry-run")
+		}
+	}
+	if o.Cert.Bundle != "" && o.DryRun {
+		return errors.New("--bundle records a run: a dry run sends nothing to bundle")
+	}
+	return nil
 }
 
 // prepare checks the options, loads the fleet, starts the embedded

@@ -1,7 +1,11 @@
 package main_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -11,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/gwdmi/gwtools/conformance/bundle"
 )
 
 // signInBody finds a sign value of 32 hex characters in a JSON or XML body,
@@ -101,5 +107,198 @@ func TestShedding429IsCertifiedWithoutFalseFailure(t *testing.T) {
 	}
 	if n.Load() < 100 {
 		t.Fatalf("only %d requests reached the target", n.Load())
+	}
+}
+
+// bundleFiles reads a bundle's files.
+func bundleFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	files, err := bundle.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// rewrite writes files as a bundle at a new path; with rehash, the
+// manifest's hashes are made to match again, as a careful forger would.
+func rewrite(t *testing.T, files map[string][]byte, rehash bool) string {
+	t.Helper()
+	if rehash {
+		var m map[string]any
+		if err := json.Unmarshal(files[bundle.ManifestFile], &m); err != nil {
+			t.Fatal(err)
+		}
+		hashes := map[string]any{}
+		for name, b := range files {
+			if name != bundle.ManifestFile {
+				h := sha256.Sum256(b)
+				hashes[name] = hex.EncodeToString(h[:])
+			}
+		}
+		m["files"] = hashes
+		m["fleet_sha256"] = hashes[bundle.FleetFile]
+		files[bundle.ManifestFile], _ = json.Marshal(m)
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for name, b := range files {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg})
+		tw.Write(b)
+	}
+	tw.Close()
+	gz.Close()
+	path := filepath.Join(t.TempDir(), "forged.tar.gz")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func verify(t *testing.T, path string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(bins.gwconform, "verify", path)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(out)
+}
+
+// editJSON changes report.json or the manifest through a function.
+func editJSON(t *testing.T, b []byte, edit func(map[string]any)) []byte {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	edit(v)
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestBundleVerifiesAndEveryTamperingFails: a certified run's bundle
+// verifies; editing a result, dropping a check, changing a hash or the
+// catalog version is each caught, even when the forger fixes the hashes.
+func TestBundleVerifiesAndEveryTamperingFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cert.tar.gz")
+	r := gwconform(t, "--bundle", path, "--mode", "certified", "--product", "Acme Hub", "--product-version", "2.1")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	if code, out := verify(t, path); code != 0 || !strings.Contains(out, "verified: certified run of Acme Hub 2.1") {
+		t.Fatalf("the genuine bundle: exit %d\n%s", code, out)
+	}
+	files := bundleFiles(t, path)
+	for name, b := range files {
+		if bytes.Contains(b, []byte("demo-secret")) || bytes.Contains(b, []byte("demo-key")) || signInBody.Match(b) {
+			t.Errorf("%s carries a credential", name)
+		}
+	}
+	var manifest struct {
+		Mode    string `json:"mode"`
+		Catalog struct{ Version, Hash string }
+		Sources map[string]string `json:"sources"`
+	}
+	json.Unmarshal(files[bundle.ManifestFile], &manifest)
+	if manifest.Mode != "certified" || manifest.Catalog.Hash == "" || len(manifest.Sources["interface_sha256"]) != 64 {
+		t.Errorf("manifest: %s", files[bundle.ManifestFile])
+	}
+
+	firstPassed := func(v map[string]any) map[string]any {
+		for _, r := range v["results"].([]any) {
+			if res := r.(map[string]any); res["outcome"] == "passed" && res["level"] == "MUST" {
+				return res
+			}
+		}
+		t.Fatal("no passed MUST check")
+		return nil
+	}
+	cases := []struct {
+		name   string
+		forge  func(files map[string][]byte)
+		rehash bool
+		want   string
+	}{
+		{"a result edited", func(f map[string][]byte) {
+			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { firstPassed(v)["outcome"] = "failed" })
+		}, false, "changed after the run"},
+		{"a result edited, hashes fixed", func(f map[string][]byte) {
+			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { firstPassed(v)["outcome"] = "failed" })
+		}, true, "do not follow from its results"},
+		{"a check dropped, hashes fixed", func(f map[string][]byte) {
+			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) {
+				res := v["results"].([]any)
+				v["results"] = res[1:]
+			})
+		}, true, "have no result"},
+		{"a hash changed", func(f map[string][]byte) {
+			f[bundle.ManifestFile] = editJSON(t, f[bundle.ManifestFile], func(v map[string]any) {
+				v["files"].(map[string]any)[bundle.JUnitFile] = strings.Repeat("0", 64)
+			})
+		}, false, "junit.xml has SHA-256"},
+		{"the catalog version changed", func(f map[string][]byte) {
+			f[bundle.ManifestFile] = editJSON(t, f[bundle.ManifestFile], func(v map[string]any) {
+				v["catalog"].(map[string]any)["version"] = "1999.1.1"
+			})
+		}, false, "judged by catalog 1999.1.1"},
+		{"a file added", func(f map[string][]byte) { f["extra.txt"] = []byte("hello") }, false, "not in the manifest"},
+		{"the verdict edited, hashes fixed", func(f map[string][]byte) {
+			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { v["verdict"] = "FAIL" })
+		}, true, "but its results give PASS"},
+	}
+	for _, tc := range cases {
+		forged := map[string][]byte{}
+		for k, v := range bundleFiles(t, path) {
+			forged[k] = v
+		}
+		tc.forge(forged)
+		code, out := verify(t, rewrite(t, forged, tc.rehash))
+		if code != 1 || !strings.Contains(out, tc.want) || !strings.Contains(out, "NOT VERIFIED") {
+			t.Errorf("%s: exit %d, want 1 and %q:\n%s", tc.name, code, tc.want, out)
+		}
+	}
+}
+
+// TestCertifiedModeRefusesWhatIsNotACertification: focus, label filters,
+// --allow-partial and a fleet without a second gateway or account or a
+// device type are refused up front, with exit 2 and the reason.
+func TestCertifiedModeRefusesWhatIsNotACertification(t *testing.T) {
+	partial := filepath.Join(t.TempDir(), "dimmer-only.yaml")
+	os.WriteFile(partial, []byte(`accounts:
+  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d
+    api_keys: [{api_key: demo-key, secret: demo-secret}]
+    gateways:
+      - mac: a4c138f0e2b1
+        devices: [{sn: 0123456789abcdef0123456789abcd06, type: Light Dimmer}]
+`), 0o600)
+	cert := []string{"--bundle", filepath.Join(t.TempDir(), "b.tar.gz"), "--mode", "certified", "--product", "P", "--product-version", "1"}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ginkgo.focus", "dimming"}, "drop --ginkgo.focus"},
+		{[]string{"--ginkgo.label-filter", "level:MUST"}, "drop --ginkgo.label-filter"},
+		{[]string{"--allow-partial"}, "drop --allow-partial"},
+		{[]string{"--fleet", partial}, "has no Appliance Module"},
+		{[]string{"--fleet", partial}, "no second account"},
+		{[]string{"--fleet", partial}, "no second gateway"},
+	}
+	for _, tc := range cases {
+		r := gwconform(t, append(append([]string{}, cert...), tc.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 and %q\n%s", tc.args, r.code, tc.want, r.stderr)
+		}
+	}
+	r := gwconform(t, "--mode", "certified", "--product", "P", "--product-version", "1")
+	if r.code != 2 || !strings.Contains(r.stderr, "--bundle") {
+		t.Errorf("certified without --bundle: exit %d\n%s", r.code, r.stderr)
 	}
 }

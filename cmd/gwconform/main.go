@@ -22,6 +22,8 @@ const usage = `gwconform certifies an implementation of the Gateway Device Manag
 Usage:
   gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should] ...
   gwconform checks      print the catalog of checks as Markdown
+  gwconform verify FILE.tar.gz
+                        check a bundle written by run --bundle: hashes, counts, verdict, catalog
   gwconform sign        renew the timestamp and sign of a request body (stdin to stdout)
   gwconform load [--target URL] [--fleet FILE] --rate R --duration D --concurrency C ...
                         send valid, signed requests as load and measure the answers
@@ -41,6 +43,8 @@ func main() {
 		os.Exit(conformance.Run(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "load":
 		os.Exit(load.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "verify":
+		os.Exit(verifyMain(os.Args[2:], os.Stdout, os.Stderr))
 	case "sign":
 		os.Exit(signMain(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	case "checks":

@@ -124,12 +124,12 @@ func Write(path string, in Input) error {
 	if in.Baseline != nil {
 		files[BaselineFile] = in.Baseline
 	}
-	secrets := credentials(in.Fleet)
+	secretValues, keys := credentials(in.Fleet)
 	m := in.Manifest
 	m.Format = FormatVersion
 	m.Files = map[string]string{}
 	for name, b := range files {
-		b = Scrub(b, secrets)
+		b = Scrub(b, secretValues, keys)
 		files[name] = b
 		m.Files[name] = sum(b)
 	}
@@ -142,39 +142,115 @@ func Write(path string, in Input) error {
 	return writeTarGz(path, files)
 }
 
-// credentials are the values a bundle must not carry, each with the marker
-// that replaces it, longest first so that a key inside another is not cut.
-func credentials(f *fleet.Fleet) [][2]string {
-	var out [][2]string
+// Markers that stand in a bundle for what it must not carry. They are
+// plain words, safe in JSON, XML, HTML and YAML alike.
+const (
+	RedactedAPIKey = "API_KEY_REDACTED"
+	RedactedSecret = "SECRET_REDACTED"
+	RedactedSign   = "SIGNATURE_REDACTED"
+)
+
+// secrets are the fleet's secrets, which must appear nowhere, and its api
+// keys, each longest first.
+func credentials(f *fleet.Fleet) (secretValues, keys []string) {
 	for _, a := range f.Accounts {
 		for _, k := range a.APIKeys {
-			if k.Secret != "" {
-				out = append(out, [2]string{k.Secret, client.SecretMarker})
+			if len(k.Secret) >= 6 {
+				secretValues = append(secretValues, k.Secret)
 			}
-			if k.Key != "" {
-				out = append(out, [2]string{k.Key, client.APIKeyMarker})
+			if len(k.Key) >= 4 {
+				keys = append(keys, k.Key)
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i][0]) > len(out[j][0]) })
-	return out
+	longest := func(v []string) { sort.Slice(v, func(i, j int) bool { return len(v[i]) > len(v[j]) }) }
+	longest(secretValues)
+	longest(keys)
+	return secretValues, keys
 }
 
-// signAnywhere is a sign value in any of the encodings a report uses: a raw
-// JSON or XML body, a body inside a JSON string, or HTML- or XML-escaped.
-var signAnywhere = regexp.MustCompile(`(?i)(sign(?:\\"|&#34;|&quot;|")?\s*(?::|>|&gt;)\s*(?:\\"|&#34;|&quot;|")?)[0-9a-f]{32}`)
-
-// Scrub replaces every credential value and any sign in b by its marker.
-func Scrub(b []byte, creds [][2]string) []byte {
-	s := string(b)
-	for _, c := range creds {
-		if len(c[0]) < 4 {
-			continue // too short to tell from other text; never a real secret
-		}
-		s = strings.ReplaceAll(s, c[0], c[1])
+// replaceWord replaces whole occurrences of w: not inside a longer word or
+// identifier, so that a check ID such as fleet.command.other-key-on-this-
+// account keeps its name when an api key is called other-key.
+func replaceWord(s, w, marker string) string {
+	word := func(c byte) bool {
+		return c == '_' || c == '-' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 	}
-	s = signAnywhere.ReplaceAllString(s, "${1}"+strings.Trim(client.SignMarker, "<>"))
+	var b strings.Builder
+	for {
+		i := strings.Index(s, w)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(w)
+		if (i > 0 && word(s[i-1])) || (end < len(s) && word(s[end])) {
+			b.WriteString(s[:end])
+		} else {
+			b.WriteString(s[:i] + marker)
+		}
+		s = s[end:]
+	}
+}
+
+// inAnyEncoding matches a field's value wherever a report writes a body: raw
+// JSON or XML, a body inside a JSON string (\"name\":\"v\"), and HTML- or
+// XML-escaped (&#34;name&#34;, &quot;name&quot;, &lt;name&gt;). Group 2 is
+// the value.
+func inAnyEncoding(name string) *regexp.Regexp {
+	q := `(?:\\?"|\\?&#34;|\\?&quot;)`
+	lt, gt := `(?:<|&lt;|\\u003c)`, `(?:>|&gt;|\\u003e)`
+	return regexp.MustCompile(`(?i)(` + q + name + q + `\s*:\s*` + q + `|` + lt + name + gt + `)([^"\\&<]*)`)
+}
+
+var (
+	apiKeyAnywhere = inAnyEncoding("api_key")
+	secretAnywhere = inAnyEncoding("secret")
+	signAnywhere   = inAnyEncoding("sign")
+)
+
+// Scrub replaces every api_key, secret and sign value in b, in whatever
+// encoding, by its marker; every fleet secret wherever it stands; and every
+// fleet api key wherever it stands as a word of its own.
+func Scrub(b []byte, secretValues, keys []string) []byte {
+	s := string(b)
+	for _, v := range secretValues {
+		s = strings.ReplaceAll(s, v, RedactedSecret)
+	}
+	s = apiKeyAnywhere.ReplaceAllString(s, "${1}"+RedactedAPIKey)
+	s = secretAnywhere.ReplaceAllString(s, "${1}"+RedactedSecret)
+	s = signAnywhere.ReplaceAllString(s, "${1}"+RedactedSign)
+	for _, k := range keys {
+		s = replaceWord(s, k, RedactedAPIKey)
+	}
 	return []byte(s)
+}
+
+// leaks finds a credential value left in b: a value of an api_key, secret
+// or sign field that is not a marker.
+func leaks(b []byte) string {
+	for _, p := range []struct {
+		re     *regexp.Regexp
+		allows []string
+	}{
+		{apiKeyAnywhere, []string{RedactedAPIKey}},
+		{secretAnywhere, []string{RedactedSecret}},
+		{signAnywhere, []string{RedactedSign, client.SignMarker, "SIGNATURE&gt;", "&lt;SIGNATURE&gt;"}},
+	} {
+		for _, m := range p.re.FindAllSubmatch(b, -1) {
+			v := string(m[2])
+			ok := v == ""
+			for _, a := range p.allows {
+				if v == a || strings.HasPrefix(a, v) {
+					ok = true
+				}
+			}
+			if !ok {
+				return string(m[0])
+			}
+		}
+	}
+	return ""
 }
 
 // redactedFleet is the fleet as YAML with every secret and key replaced.
@@ -184,7 +260,7 @@ func redactedFleet(f *fleet.Fleet) ([]byte, error) {
 	for i, a := range f.Accounts {
 		a.APIKeys = append([]fleet.APIKey(nil), a.APIKeys...)
 		for j := range a.APIKeys {
-			a.APIKeys[j] = fleet.APIKey{Key: client.APIKeyMarker, Secret: client.SecretMarker}
+			a.APIKeys[j] = fleet.APIKey{Key: RedactedAPIKey, Secret: RedactedSecret}
 		}
 		c.Accounts[i] = a
 	}

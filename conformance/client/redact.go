@@ -122,7 +122,7 @@ func Resign(ctx context.Context, body []byte, keys Keys, signer Signer, now time
 			account = p.Value.Text
 		}
 	}
-	if apiKey == APIKeyMarker {
+	if apiKey == APIKeyMarker || apiKey == "API_KEY_REDACTED" {
 		k, ok := keys.KeyOf(strings.ToLower(account))
 		if !ok {
 			return nil, fmt.Errorf("the fleet has no api key for myservice_id %q", account)

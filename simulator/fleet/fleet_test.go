@@ -138,12 +138,13 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// TestDemo: the built-in demo fleet's first account has a key and one
-// gateway with one device of every published type; a second account lets
-// the harness show 403 account_mismatch.
+// TestDemo: the built-in demo fleet's first account has a key, a gateway
+// with one device of every published type and a second gateway; a second
+// account lets the harness show 403 account_mismatch. That is a full
+// certification fleet, so make conformance covers everything.
 func TestDemo(t *testing.T) {
 	f := Demo()
-	if len(f.Accounts) != 2 || len(f.Accounts[0].Gateways) != 1 || len(f.Accounts[0].APIKeys) == 0 {
+	if len(f.Accounts) != 2 || len(f.Accounts[0].Gateways) != 2 || len(f.Accounts[0].APIKeys) == 0 {
 		t.Fatalf("demo fleet: %+v", f)
 	}
 	tg, err := f.Target()

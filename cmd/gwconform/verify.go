@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/bundle"
+)
+
+const verifyUsage = `Usage: gwconform verify FILE.tar.gz
+
+Checks a bundle written by gwconform run --bundle: every file's SHA-256
+against the manifest, every count and the verdict recomputed from the
+results, every check of this gwconform's catalog present (a bundle of
+another catalog names the catalog it needs), and, for a certified bundle,
+that nothing was filtered, skipped or left uncovered. One line per problem;
+exit 0 only when all hold, 1 when any does not, 2 on bad usage.
+`
+
+// verifyMain is gwconform verify.
+func verifyMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gwconform verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { io.WriteString(stderr, verifyUsage) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return conformance.ExitPass
+		}
+		return conformance.ExitConfig
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return conformance.ExitConfig
+	}
+	path := fs.Arg(0)
+	problems := bundle.Verify(path, conformance.VerifyExpect())
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "%s: %s\n", path, p)
+		}
+		fmt.Fprintf(stdout, "%s: NOT VERIFIED (%d problem(s))\n", path, len(problems))
+		return conformance.ExitFail
+	}
+	files, _ := bundle.Read(path)
+	var m bundle.Manifest
+	json.Unmarshal(files[bundle.ManifestFile], &m)
+	fmt.Fprintf(stdout, "%s: verified: %s run of %s %s against %s, verdict %s, catalog %s, gwconform %s\n",
+		path, m.Mode, orNone(m.Product.Name), orNone(m.Product.Version), m.Target, m.Verdict, m.Catalog.Version, m.Harness.Version)
+	return conformance.ExitPass
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(unnamed)"
+	}
+	return s
+}

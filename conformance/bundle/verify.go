@@ -1,0 +1,270 @@
+package bundle
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+	"go.yaml.in/yaml/v3"
+)
+
+// Expect is what the verifying gwconform carries: its catalog of checks.
+type Expect struct {
+	CatalogVersion string
+	CatalogHash    string
+	// Checks are the IDs of every check of that catalog, with their level.
+	Checks map[string]check.Level
+	// HarnessVersion names the verifying binary in messages.
+	HarnessVersion string
+}
+
+// Verify checks a bundle and returns one line per problem; none means the
+// bundle is whole, its counts and verdict follow from its results, and it
+// was judged by the catalog this gwconform carries.
+func Verify(path string, want Expect) []string {
+	files, err := Read(path)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	mb, ok := files[ManifestFile]
+	if !ok {
+		return []string{"the bundle has no " + ManifestFile}
+	}
+	var m Manifest
+	if err := json.Unmarshal(mb, &m); err != nil {
+		return []string{ManifestFile + " does not parse: " + err.Error()}
+	}
+	if m.Format != FormatVersion {
+		bad("the bundle's format is %q; this gwconform reads %q", m.Format, FormatVersion)
+	}
+
+	// Every file is listed with its hash, and nothing else is there.
+	for _, name := range []string{ReportFile, JUnitFile, HTMLFile, ConsoleFile, FleetFile} {
+		if _, listed := m.Files[name]; !listed {
+			bad("%s is not listed in the manifest", name)
+		}
+	}
+	names := make([]string, 0, len(m.Files))
+	for n := range m.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		b, ok := files[name]
+		if !ok {
+			bad("%s is listed in the manifest but missing", name)
+			continue
+		}
+		if got := sum(b); got != m.Files[name] {
+			bad("%s has SHA-256 %s, the manifest says %s: it was changed after the run", name, got, m.Files[name])
+		}
+	}
+	for name := range files {
+		if _, listed := m.Files[name]; !listed && name != ManifestFile {
+			bad("%s is in the bundle but not in the manifest", name)
+		}
+	}
+	if m.FleetSHA256 != m.Files[FleetFile] {
+		bad("the manifest's fleet_sha256 %s is not the hash of %s", m.FleetSHA256, FleetFile)
+	}
+
+	// The catalog is this gwconform's.
+	if m.Catalog.Version != want.CatalogVersion {
+		bad("the bundle was judged by catalog %s; this gwconform (%s) carries catalog %s: verify it with a gwconform of catalog %s",
+			m.Catalog.Version, want.HarnessVersion, want.CatalogVersion, m.Catalog.Version)
+	} else if m.Catalog.Hash != want.CatalogHash {
+		bad("the bundle's catalog hash %s is not this gwconform's %s for catalog %s", m.Catalog.Hash, want.CatalogHash, want.CatalogVersion)
+	}
+
+	// Counts and verdict follow from the results.
+	rb, ok := files[ReportFile]
+	if !ok {
+		return append(problems, "the bundle has no "+ReportFile)
+	}
+	var doc report.Document
+	if err := json.Unmarshal(rb, &doc); err != nil {
+		return append(problems, ReportFile+" does not parse: "+err.Error())
+	}
+	re := report.Recount(doc)
+	if !reflect.DeepEqual(normal(re.Summary), normal(doc.Summary)) {
+		bad("the counts in %s do not follow from its results (recounted: %s; written: %s)", ReportFile, counts(re.Summary), counts(doc.Summary))
+	}
+	if re.Verdict != doc.Verdict {
+		bad("the verdict in %s is %s, but its results give %s", ReportFile, doc.Verdict, re.Verdict)
+	}
+	if m.Verdict != re.Verdict {
+		bad("the manifest's verdict is %s, but the results give %s", m.Verdict, re.Verdict)
+	}
+	if m.Seed != doc.Seed {
+		bad("the manifest's seed %d is not the report's %d", m.Seed, doc.Seed)
+	}
+
+	// Every check of the catalog has a result, and no result is foreign.
+	seen := map[string]report.Result{}
+	for _, r := range doc.Results {
+		if r.ID == "" {
+			continue
+		}
+		if _, dup := seen[r.ID]; dup {
+			bad("check %s has two results", r.ID)
+		}
+		seen[r.ID] = r
+		if lvl, known := want.Checks[r.ID]; !known && m.Catalog.Version == want.CatalogVersion {
+			bad("check %s is not in catalog %s", r.ID, want.CatalogVersion)
+		} else if known && string(lvl) != r.Level {
+			bad("check %s is %s in the catalog but %s in the report", r.ID, lvl, r.Level)
+		}
+	}
+	if m.Catalog.Version == want.CatalogVersion {
+		var missing []string
+		for id := range want.Checks {
+			if _, ok := seen[id]; !ok {
+				missing = append(missing, id)
+			}
+		}
+		sort.Strings(missing)
+		if len(missing) > 0 {
+			bad("%d check(s) of the catalog have no result: %s", len(missing), abbreviate(missing))
+		}
+	}
+
+	// The JUnit report names the same checks.
+	if jb, ok := files[JUnitFile]; ok {
+		if err := junitNames(jb, seen); err != "" {
+			bad("%s", err)
+		}
+	}
+
+	// A certification: run as one, nothing filtered, nothing left out.
+	switch m.Mode {
+	case ModeCertified:
+		if doc.LabelFilter != "" {
+			bad("a certified run has no label filter; this one had %q", doc.LabelFilter)
+		}
+		if doc.Verdict == report.VerdictPartial || len(doc.NotCovered) > 0 {
+			bad("a certified run covers everything; this one left %d thing(s) uncovered", len(doc.NotCovered))
+		}
+		for _, r := range doc.Results {
+			if r.Outcome == report.Skipped && r.Level != string(check.Info) && !isSimOnly(r) {
+				bad("a certified run skips no check; %s was skipped (%s)", r.ID, r.Reason)
+				break
+			}
+		}
+		if m.Product.Name == "" || m.Product.Version == "" {
+			bad("a certified bundle names the product and its version")
+		}
+	case ModeOrdinary:
+	default:
+		bad("the manifest's mode %q is neither %s nor %s", m.Mode, ModeCertified, ModeOrdinary)
+	}
+
+	// Nothing in the bundle can sign a request.
+	for _, name := range sortedNames(files) {
+		if leak := leaks(files[name]); leak != "" {
+			bad("%s carries a credential: %.60s", name, leak)
+		}
+	}
+	if fb, ok := files[FleetFile]; ok {
+		var f fleet.Fleet
+		if err := yaml.Unmarshal(fb, &f); err != nil {
+			bad("%s does not parse as a fleet: %v", FleetFile, err)
+		} else {
+			for _, a := range f.Accounts {
+				for _, k := range a.APIKeys {
+					if k.Key != RedactedAPIKey || k.Secret != RedactedSecret {
+						bad("%s carries an api key or secret of account %s", FleetFile, a.ID)
+					}
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// isSimOnly says a check judges gwsim's own state through its admin API:
+// against any other target it is skipped by design.
+func sortedNames(files map[string][]byte) []string {
+	out := make([]string, 0, len(files))
+	for n := range files {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func isSimOnly(r report.Result) bool {
+	for _, t := range r.Tags {
+		if t == "sim" {
+			return true
+		}
+	}
+	return false
+}
+
+func normal(s report.Summary) report.Summary {
+	if s.FailedChecks == nil {
+		s.FailedChecks = []string{}
+	}
+	return s
+}
+
+func counts(s report.Summary) string {
+	var parts []string
+	for _, l := range check.Levels {
+		c := s.ByLevel[string(l)]
+		parts = append(parts, fmt.Sprintf("%s %d passed %d failed %d skipped", l, c.Passed, c.Failed, c.Skipped))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func abbreviate(ids []string) string {
+	if len(ids) > 5 {
+		return strings.Join(ids[:5], ", ") + fmt.Sprintf(" and %d more", len(ids)-5)
+	}
+	return strings.Join(ids, ", ")
+}
+
+var bracketed = regexp.MustCompile(`\[([^\]\s]+)\]`)
+
+// junitNames checks that every check of report.json appears in junit.xml.
+func junitNames(b []byte, checks map[string]report.Result) string {
+	var suites struct {
+		Suites []struct {
+			Cases []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &suites); err != nil {
+		return JUnitFile + " does not parse: " + err.Error()
+	}
+	names := map[string]bool{}
+	for _, s := range suites.Suites {
+		for _, c := range s.Cases {
+			for _, m := range bracketed.FindAllStringSubmatch(c.Name, -1) {
+				names[m[1]] = true
+			}
+		}
+	}
+	var missing []string
+	for id := range checks {
+		if !names[id] {
+			missing = append(missing, id)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		return fmt.Sprintf("%s lacks %d check(s) that %s has: %s", JUnitFile, len(missing), ReportFile, abbreviate(missing))
+	}
+	return ""
+}

@@ -1,0 +1,162 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/gwdmi/gwtools/conformance/bundle"
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+// Certification is what a run needs to write a bundle.
+type Certification struct {
+	// Bundle is the .tar.gz to write; empty writes none.
+	Bundle string
+	// Mode is bundle.ModeCertified or bundle.ModeOrdinary.
+	Mode                    string
+	Product, ProductVersion string
+	// Baseline is the baseline file's content, when the run used one.
+	Baseline []byte
+}
+
+// HarnessInfo is this gwconform's version, commit and Go version, from the
+// build information Go records in every binary.
+func HarnessInfo() bundle.Harness {
+	h := bundle.Harness{Version: "(devel)", GoVersion: runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			h.Version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				h.Commit = s.Value
+			}
+		}
+	}
+	return h
+}
+
+// CertifiedRefusals lists why a run cannot be a certification: a certified
+// run covers everything, so it takes no filter, no skip, no
+// --allow-partial, and a fleet that holds every device type, a second
+// gateway and a second account. Empty means it may run.
+func CertifiedRefusals(cfg types.SuiteConfig, allowPartial bool, f *fleet.Fleet, extra []string) []string {
+	var out []string
+	if len(cfg.FocusStrings) > 0 || len(cfg.FocusFiles) > 0 {
+		out = append(out, "--mode certified runs every check: drop --ginkgo.focus")
+	}
+	if len(cfg.SkipStrings) > 0 || len(cfg.SkipFiles) > 0 {
+		out = append(out, "--mode certified runs every check: drop --ginkgo.skip")
+	}
+	if cfg.LabelFilter != "" {
+		out = append(out, "--mode certified runs every check: drop --ginkgo.label-filter")
+	}
+	if allowPartial {
+		out = append(out, "--mode certified cannot be partial: drop --allow-partial")
+	}
+	out = append(out, extra...)
+	out = append(out, FleetGaps(f)...)
+	return out
+}
+
+// FleetGaps says what a fleet lacks for a full certification.
+func FleetGaps(f *fleet.Fleet) []string {
+	t, err := f.Target()
+	if err != nil {
+		return []string{"the fleet: " + err.Error()}
+	}
+	var out []string
+	var missing []string
+	for _, typ := range device.Types {
+		if _, ok := t.Devices[typ.Name]; !ok {
+			missing = append(missing, typ.Name)
+		}
+	}
+	if len(missing) > 0 {
+		out = append(out, fmt.Sprintf("the fleet's tested gateway %s has no %s: a certification covers every device type", t.MAC, strings.Join(missing, ", ")))
+	}
+	secondGateway, secondAccount := false, false
+	for _, a := range f.Accounts {
+		for _, g := range a.Gateways {
+			if g.MAC != t.MAC && len(g.Devices) > 0 && a.ID == t.AccountID {
+				secondGateway = true
+			}
+		}
+		if a.ID != t.AccountID && len(a.APIKeys) > 0 && len(a.Gateways) > 0 {
+			secondAccount = true
+		}
+	}
+	if !secondGateway {
+		out = append(out, "the fleet has no second gateway with a device on the tested account: a certification checks that a device is not reachable through a gateway it is not on")
+	}
+	if !secondAccount {
+		out = append(out, "the fleet has no second account with a key and a gateway: a certification checks that one account's key cannot act on another's")
+	}
+	return out
+}
+
+// WriteBundle writes the run's bundle: its reports from reportDir, the
+// console, the fleet without secrets and the manifest.
+func WriteBundle(c Certification, doc report.Document, reportDir string, console []byte, f *fleet.Fleet, failOn string, ended time.Time) error {
+	iface, contract := SourceHashes()
+	m := bundle.Manifest{
+		Mode:      c.Mode,
+		Product:   bundle.Product{Name: c.Product, Version: c.ProductVersion},
+		Harness:   HarnessInfo(),
+		Catalog:   bundle.Catalog{Version: CatalogVersion, Hash: CatalogHash()},
+		Sources:   bundle.Sources{Interface: iface, Contract: contract},
+		Seed:      doc.Seed,
+		Target:    doc.Target,
+		StartedAt: doc.StartedAt,
+		EndedAt:   ended,
+		Verdict:   doc.Verdict,
+		FailOn:    failOn,
+	}
+	if m.Mode == "" {
+		m.Mode = bundle.ModeOrdinary
+	}
+	return bundle.Write(c.Bundle, bundle.Input{Manifest: m, ReportDir: reportDir, Console: console, Fleet: f, Baseline: c.Baseline})
+}
+
+// VerifyExpect is what this gwconform checks a bundle against.
+func VerifyExpect() bundle.Expect {
+	checks := map[string]check.Level{}
+	for _, m := range catalog() {
+		checks[m.ID] = m.Level
+	}
+	return bundle.Expect{CatalogVersion: CatalogVersion, CatalogHash: CatalogHash(), Checks: checks, HarnessVersion: HarnessInfo().Version}
+}
+
+// productFile reads --product-file: "name: X" and "version: Y" lines.
+func productFile(path string) (name, version string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v = strings.Trim(strings.TrimSpace(v), `"'`)
+		switch strings.TrimSpace(k) {
+		case "name":
+			name = v
+		case "version":
+			version = v
+		}
+	}
+	if name == "" || version == "" {
+		return "", "", fmt.Errorf("%s needs a name: and a version: line", path)
+	}
+	return name, version, nil
+}
