@@ -53,6 +53,11 @@ type Options struct {
 	// Cert is the bundle and mode (--bundle, --mode, --product...).
 	Cert        Certification
 	ProductFile string
+	// BaselineFile lists known failures (--baseline).
+	BaselineFile string
+	// RerunFailed is a report.json or bundle whose failed checks are run
+	// again, alone, with its seed (--rerun-failed).
+	RerunFailed string
 }
 
 // failer is the testing.T that RunSpecs needs: a value with Fail().
@@ -118,6 +123,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
 	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
 	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
+	fs.StringVar(&o.RerunFailed, "rerun-failed", "", "run exactly the checks that failed in this report.json or bundle, with its seed")
+	fs.StringVar(&o.BaselineFile, "baseline", "", "YAML file of known failures (check, reason, owner, link, expires): shown as expected failures, not counted; an entry that passes, expired or names no check fails the run")
 	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -155,8 +162,26 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitConfig
 		}
 	}
+	if o.RerunFailed != "" {
+		ids, seed, err := FailedIn(o.RerunFailed)
+		if err != nil {
+			fmt.Fprintln(stderr, "gwconform: --rerun-failed:", err)
+			return ExitConfig
+		}
+		if o.Seed == 0 {
+			suiteConfig.RandomSeed = seed
+		}
+		suiteConfig.FocusStrings = append(suiteConfig.FocusStrings, FocusOn(ids))
+		// A rerun is partial by design: it passes when its checks do.
+		o.AllowPartial = true
+		fmt.Fprintf(stdout, "gwconform: running again the %d check(s) that failed in %s, seed %d\n", len(ids), o.RerunFailed, suiteConfig.RandomSeed)
+	}
 	if o.Cert.Mode == "certified" {
-		if refusals := CertifiedRefusals(suiteConfig, o.AllowPartial, e.Fleet, nil); len(refusals) > 0 {
+		var extra []string
+		if o.RerunFailed != "" {
+			extra = append(extra, "--mode certified runs every check: drop --rerun-failed")
+		}
+		if refusals := CertifiedRefusals(suiteConfig, o.AllowPartial && o.RerunFailed == "", e.Fleet, extra); len(refusals) > 0 {
 			for _, r := range refusals {
 				fmt.Fprintln(stderr, "gwconform:", r)
 			}
@@ -166,7 +191,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e.Seed = suiteConfig.RandomSeed
 	env = e
 	outcome.target, outcome.dir = e.BaseURL, o.ReportDir
-	outcome.opts = report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial}
+	outcome.opts = report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now()}
+	if o.BaselineFile != "" {
+		b, err := os.ReadFile(o.BaselineFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "gwconform: --baseline:", err)
+			return ExitConfig
+		}
+		if outcome.opts.Baseline, err = report.ParseBaseline(b); err != nil {
+			fmt.Fprintf(stderr, "gwconform: %s: %v\n", o.BaselineFile, err)
+			return ExitConfig
+		}
+		o.Cert.Baseline = b
+	}
 	if e.Embedded {
 		outcome.target = e.BaseURL + " (embedded gwsim)"
 	}

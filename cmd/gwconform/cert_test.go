@@ -302,3 +302,115 @@ func TestCertifiedModeRefusesWhatIsNotACertification(t *testing.T) {
 		t.Errorf("certified without --bundle: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// acceptsDimming101 is a target that accepts a dimming of 101, above the
+// published range, and is faithful otherwise.
+func acceptsDimming101(t *testing.T) string {
+	return faulty(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if !regexp.MustCompile(`"dimming":"101"|<dimming>101</dimming>`).Match(body) {
+			return false
+		}
+		success(w, r)
+		return true
+	})
+}
+
+func command(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(bins.gwconform, args...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(out)
+}
+
+// TestBaselineRerunAndReplay: a run's failures become a baseline that lets
+// the run pass while it shows them; a baseline that hides a fixed failure,
+// an expired entry or one naming no check fails the run; --rerun-failed
+// runs exactly the failed checks; replay reproduces a failure against the
+// faulty target and sees it fixed against a faithful one.
+func TestBaselineRerunAndReplay(t *testing.T) {
+	bad := acceptsDimming101(t)
+	first := gwconform(t, "--target", bad)
+	if first.code != 1 {
+		t.Fatalf("the faulty target: exit %d, want 1\n%s", first.code, tail(first.stdout))
+	}
+	report := filepath.Join(first.dir, "report.json")
+	failedIDs := failed(reports(t, first.dir))
+	for _, id := range []string{"command.light-dimmer.dimming.101.json", "command.light-dimmer.dimming.101.xml"} {
+		if failedIDs[id] != "MUST" {
+			t.Fatalf("%s did not fail: %v", id, failedIDs)
+		}
+	}
+
+	// A starting baseline from the failures, given reasons and an owner.
+	code, out := command(t, "baseline", report)
+	if code != 0 || !strings.Contains(out, "command.light-dimmer.dimming.101.json") {
+		t.Fatalf("gwconform baseline: exit %d\n%s", code, out)
+	}
+	good := strings.NewReplacer("owner: TODO", "owner: firmware-team", "TODO: ", "accepted above 100 until v2.2: ").Replace(out)
+	goodFile := filepath.Join(t.TempDir(), "baseline.yaml")
+	os.WriteFile(goodFile, []byte(good), 0o644)
+	withBaseline := gwconform(t, "--target", bad, "--baseline", goodFile)
+	if withBaseline.code != 0 || !strings.Contains(withBaseline.stdout, "Expected failures (baseline)") || !strings.Contains(withBaseline.stdout, "firmware-team") {
+		t.Fatalf("with the baseline: exit %d, want 0 and the expected failures shown\n%s\n%s", withBaseline.code, tail(withBaseline.stdout), withBaseline.stderr)
+	}
+
+	// A baseline only shrinks: against the faithful target its entries
+	// hide nothing and fail the run; expired and unknown entries too.
+	sim := startGwsim(t)
+	fixed := gwconform(t, "--target", sim, "--baseline", goodFile)
+	if fixed.code != 1 || !strings.Contains(fixed.stdout, "its checks pass now") {
+		t.Errorf("a baseline hiding a fixed failure: exit %d, want 1 and a line saying so\n%s", fixed.code, tail(fixed.stdout))
+	}
+	staleFile := filepath.Join(t.TempDir(), "stale.yaml")
+	os.WriteFile(staleFile, []byte(`entries:
+  - {check: "command.light-dimmer.dimming.101.*", reason: known, owner: me, expires: 2020-01-01}
+  - {check: "no.such.check.*", reason: typo, owner: me, expires: 2099-01-01}
+`), 0o644)
+	stale := gwconform(t, "--target", bad, "--baseline", staleFile)
+	if stale.code != 1 || !strings.Contains(stale.stdout, "expired on 2020-01-01") || !strings.Contains(stale.stdout, "names no check") {
+		t.Errorf("expired and unknown entries: exit %d\n%s", stale.code, tail(stale.stdout))
+	}
+
+	// --rerun-failed runs exactly the checks that failed, with the seed.
+	rerun := gwconform(t, "--target", bad, "--rerun-failed", report)
+	if rerun.code != 1 {
+		t.Errorf("rerun against the same faulty target: exit %d, want 1", rerun.code)
+	}
+	doc := reports(t, rerun.dir)
+	ran := map[string]bool{}
+	for _, r := range doc.Results {
+		if r.Outcome == "passed" || r.Outcome == "failed" {
+			ran[r.ID] = true
+		}
+	}
+	if len(ran) != len(failedIDs) {
+		t.Errorf("rerun ran %d checks, want the %d that failed", len(ran), len(failedIDs))
+	}
+	for id := range failedIDs {
+		if !ran[id] {
+			t.Errorf("rerun did not run %s", id)
+		}
+	}
+	if r := gwconform(t, "--target", sim, "--rerun-failed", report); r.code != 0 {
+		t.Errorf("rerun against the faithful target: exit %d, want 0\n%s", r.code, tail(r.stdout))
+	}
+
+	// replay sends the recorded requests, signed afresh.
+	code, out = command(t, "replay", report, "command.light-dimmer.dimming.101.xml", "--target", bad)
+	if code != 0 || !strings.Contains(out, "REPRODUCED") || !strings.Contains(out, "< 200 OK") {
+		t.Errorf("replay against the faulty target: exit %d\n%s", code, out)
+	}
+	code, out = command(t, "replay", report, "command.light-dimmer.dimming.101.json", "--target", sim)
+	if code != 1 || !strings.Contains(out, "CHANGED") || !strings.Contains(out, "< 400 Bad Request") || !strings.Contains(out, "invalid_field") {
+		t.Errorf("replay against the faithful target: exit %d\n%s", code, out)
+	}
+	if signInBody.MatchString(out) {
+		t.Errorf("replay printed a sign:\n%s", out)
+	}
+}

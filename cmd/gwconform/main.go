@@ -22,6 +22,10 @@ const usage = `gwconform certifies an implementation of the Gateway Device Manag
 Usage:
   gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should] ...
   gwconform checks      print the catalog of checks as Markdown
+  gwconform replay REPORT.json CHECK-ID [--target URL] [--fleet FILE]
+                        send a check's recorded requests again, signed afresh, and compare the answers
+  gwconform baseline REPORT.json
+                        write a starting baseline (known failures with an end date) from a run's failures
   gwconform verify FILE.tar.gz
                         check a bundle written by run --bundle: hashes, counts, verdict, catalog
   gwconform sign        renew the timestamp and sign of a request body (stdin to stdout)
@@ -43,6 +47,10 @@ func main() {
 		os.Exit(conformance.Run(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "load":
 		os.Exit(load.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "replay":
+		os.Exit(replayMain(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "baseline":
+		os.Exit(baselineMain(os.Args[2:], os.Stdout, os.Stderr))
 	case "verify":
 		os.Exit(verifyMain(os.Args[2:], os.Stdout, os.Stderr))
 	case "sign":

@@ -197,7 +197,7 @@ func ExitCode(d Document, failOn string, allowPartial bool) int {
 		failed += d.FailedAt(string(check.Should))
 	}
 	switch {
-	case failed > 0, len(d.SuiteFailureReasons) > 0, d.Verdict == VerdictFail, d.Verdict == VerdictIncomplete:
+	case failed > 0, len(d.SuiteFailureReasons) > 0, len(d.BaselineProblems) > 0, d.Verdict == VerdictFail, d.Verdict == VerdictIncomplete:
 		return exitFail
 	case d.Verdict == VerdictPartial && !allowPartial:
 		return exitFail

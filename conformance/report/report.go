@@ -117,6 +117,8 @@ type Counts struct {
 	Skipped     int `json:"skipped"`
 	Pending     int `json:"pending,omitempty"`
 	Interrupted int `json:"interrupted,omitempty"`
+	// Expected are failures the run's baseline lists.
+	Expected int `json:"expected_failures,omitempty"`
 }
 
 func (c *Counts) add(outcome string) {
@@ -132,6 +134,8 @@ func (c *Counts) add(outcome string) {
 		c.Pending++
 	case Interrupted:
 		c.Interrupted++
+	case ExpectedFailure:
+		c.Expected++
 	}
 }
 
@@ -229,6 +233,10 @@ type Document struct {
 	// NotCovered lists what the run did not cover; a run that would
 	// otherwise PASS is PARTIAL when it is not empty.
 	NotCovered []Gap `json:"not_covered,omitempty"`
+	// BaselineProblems says what is wrong with the run's baseline: an entry
+	// whose checks pass, an expired entry, one naming no check. Each fails
+	// the run.
+	BaselineProblems []string `json:"baseline_problems,omitempty"`
 	// Files is set by WriteAll.
 	Files Files `json:"-"`
 }
@@ -486,7 +494,7 @@ func summarize(results []Result) Summary {
 func verdict(d Document) string {
 	must := d.Summary.ByLevel[string(check.Must)]
 	switch {
-	case must.Failed > 0:
+	case must.Failed > 0, len(d.BaselineProblems) > 0:
 		return VerdictFail
 	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, len(d.SuiteFailureReasons) > 0:
 		return VerdictIncomplete

@@ -45,6 +45,7 @@ func WriteJUnit(path string, r types.Report) error {
 // JUnit failure only when failOnShould (see junitAgrees).
 func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPartial bool) error {
 	if d != nil {
+		r = junitExpected(r, d)
 		r = junitAgrees(r, failOnShould)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -108,11 +109,16 @@ type WriteOptions struct {
 	// AllowPartial: a PARTIAL run exits 0 (--allow-partial), so its JUnit
 	// report does not fail on coverage either.
 	AllowPartial bool
+	// Baseline, when set, turns the failures it lists into expected
+	// failures (as of Today).
+	Baseline *Baseline
+	Today    time.Time
 }
 
 // WriteAllWith is WriteAll with the run's options.
 func WriteAllWith(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
 	d := Build(r, target)
+	d = applyBaseline(d, o.Baseline, o.Today)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
 	}
@@ -200,6 +206,25 @@ func WriteSummary(w io.Writer, d Document) {
 			}
 			fmt.Fprintln(w)
 		}
+	}
+	var expected []Result
+	for _, r := range d.Results {
+		if r.Outcome == ExpectedFailure {
+			expected = append(expected, r)
+		}
+	}
+	if len(expected) > 0 {
+		fmt.Fprintf(w, "Expected failures (baseline), not counted: %d\n", len(expected))
+		for i, r := range expected {
+			if i == MaxListed {
+				fmt.Fprintf(w, "  ... and %d more\n", len(expected)-MaxListed)
+				break
+			}
+			fmt.Fprintf(w, "  %-6s [%s] %s\n", r.Level, r.ID, r.Reason)
+		}
+	}
+	for _, p := range d.BaselineProblems {
+		fmt.Fprintf(w, "Baseline: %s\n", p)
 	}
 	if d.Files.Dir != "" {
 		fmt.Fprintf(w, "Reports: %s (also %s, %s)\n", d.Files.HTML, filepath.Base(d.Files.JSON), filepath.Base(d.Files.JUnit))
