@@ -50,8 +50,12 @@ type Env struct {
 	Seed   int64
 	// Now is the clock for timestamps.
 	Now func() time.Time
-	// silent counts requests in a row that got no answer.
+	// MaxRequests caps the requests of a run (--max-requests; 0: none).
+	MaxRequests int
+	// silent counts requests in a row that got no answer or a 5xx; sent
+	// counts every request.
 	silent atomic.Int64
+	sent   atomic.Int64
 }
 
 // env is the run's Env; Run sets it before RunSpecs.

@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/simulator/device"
 )
 
@@ -214,12 +215,17 @@ func send(ctx context.Context, c call, f device.Format) *client.Response {
 }
 
 // exchange sends one request and records it in the spec's report. Once
-// maxSilent requests in a row got no answer it sends nothing more and says
-// so, so that a target that has stopped answering fails the rest of the run
-// at once instead of costing every remaining request its timeout.
+// maxSilent requests in a row got no answer or a 5xx, or the run has sent
+// --max-requests, it sends nothing more: the run stops there with verdict
+// INCOMPLETE and the reason, so that a target that has stopped answering
+// (or a shared staging that is failing) does not cost every remaining
+// request its timeout, and is not blamed check by check for it.
 func exchange(ctx context.Context, req client.Request) (*client.Response, error) {
 	if n := env.silent.Load(); n >= maxSilent {
-		return nil, fmt.Errorf("not sent: the target gave no answer to the last %d requests", n)
+		ginkgo.AbortSuite(fmt.Sprintf("not sent: the target gave no answer or a 5xx to the last %d requests in a row; "+report.StopMarker, n))
+	}
+	if max := env.MaxRequests; max > 0 && env.sent.Add(1) > int64(max) {
+		ginkgo.AbortSuite(fmt.Sprintf("not sent: the run reached --max-requests %d; "+report.StopMarker, max))
 	}
 	resp, ex, err := env.Client.Do(ctx, req)
 	record(ex)
@@ -227,13 +233,17 @@ func exchange(ctx context.Context, req client.Request) (*client.Response, error)
 		env.silent.Add(1)
 		return nil, fmt.Errorf("no answer from the target: %v", err)
 	}
-	env.silent.Store(0)
+	if resp.Status >= 500 {
+		env.silent.Add(1)
+	} else {
+		env.silent.Store(0)
+	}
 	return resp, nil
 }
 
-// maxSilent is how many requests in a row may go unanswered before the
-// remaining checks fail without sending: against a target that has stopped
-// answering, a full run would otherwise take every check's timeout in turn.
+// maxSilent is how many requests in a row may go unanswered (or answered
+// 5xx) before the run stops: against a target that has stopped answering,
+// a full run would otherwise take every check's timeout in turn.
 const maxSilent = 20
 
 // What the reports keep of each exchange's answer. The client reads up to

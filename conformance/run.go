@@ -55,6 +55,10 @@ type Options struct {
 	ProductFile string
 	// BaselineFile lists known failures (--baseline).
 	BaselineFile string
+	// MaxRequests caps the run's requests (--max-requests).
+	MaxRequests int
+	// RatePerOp limits each operation's requests per second (--rate-per-op).
+	RatePerOp float64
 	// RerunFailed is a report.json or bundle whose failed checks are run
 	// again, alone, with its seed (--rerun-failed).
 	RerunFailed string
@@ -123,6 +127,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
 	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
 	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
+	fs.IntVar(&o.MaxRequests, "max-requests", 0, "send at most this many requests; a run that reaches it stops, INCOMPLETE (0: no limit)")
+	fs.Float64Var(&o.RatePerOp, "rate-per-op", 0, "at most this many requests per second to each operation's path, besides --rate overall (0: no limit)")
 	fs.StringVar(&o.RerunFailed, "rerun-failed", "", "run exactly the checks that failed in this report.json or bundle, with its seed")
 	fs.StringVar(&o.BaselineFile, "baseline", "", "YAML file of known failures (check, reason, owner, link, expires): shown as expected failures, not counted; an entry that passes, expired or names no check fails the run")
 	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
@@ -275,8 +281,8 @@ func prepare(ctx context.Context, o Options) (*Env, func(), error) {
 	if o.FailOn != "must" && o.FailOn != "should" {
 		return nil, noop, fmt.Errorf("--fail-on must be must or should, not %q", o.FailOn)
 	}
-	if o.Rate < 0 || o.Timeout <= 0 {
-		return nil, noop, errors.New("--rate must be >= 0 and --timeout > 0")
+	if o.Rate < 0 || o.RatePerOp < 0 || o.Timeout <= 0 || o.MaxRequests < 0 {
+		return nil, noop, errors.New("--rate, --rate-per-op and --max-requests must be >= 0 and --timeout > 0")
 	}
 	if o.ReportDir == "" {
 		return nil, noop, errors.New("--report-dir must not be empty")
@@ -292,7 +298,7 @@ func prepare(ctx context.Context, o Options) (*Env, func(), error) {
 	if err != nil {
 		return nil, noop, fmt.Errorf("fleet: %w", err)
 	}
-	e := &Env{Fleet: f, Target: tgt, Location: f.Location(), DryRun: o.DryRun, Now: time.Now, AdminToken: o.AdminToken}
+	e := &Env{Fleet: f, Target: tgt, Location: f.Location(), DryRun: o.DryRun, Now: time.Now, AdminToken: o.AdminToken, MaxRequests: o.MaxRequests}
 	cleanup := noop
 	if o.Target == "" {
 		sim, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: f,
@@ -310,7 +316,7 @@ func prepare(ctx context.Context, o Options) (*Env, func(), error) {
 		e.BaseURL = strings.TrimRight(o.Target, "/")
 	}
 	e.Signer, e.KnownSign = SignerFor(f, o.FleetFile)
-	e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate})
+	e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate, RatePerPath: o.RatePerOp})
 	if err != nil {
 		cleanup()
 		return nil, noop, err

@@ -89,6 +89,9 @@ type Config struct {
 	// Rate is the most requests per second across all goroutines; zero is
 	// unlimited.
 	Rate float64
+	// RatePerPath is the most requests per second to each path (each
+	// operation), on top of Rate; zero is unlimited.
+	RatePerPath float64
 	// OnExchange is called after every exchange, failed ones included, from
 	// the goroutine that called Do; it must be safe for concurrent use.
 	OnExchange func(Exchange)
@@ -121,6 +124,9 @@ type Client struct {
 	onExchange func(Exchange)
 	http       *http.Client
 	limit      *limiter
+	perPath    float64
+	pathMu     sync.Mutex
+	pathLimits map[string]*limiter
 	retry      retryBudget
 }
 
@@ -142,8 +148,8 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Timeout < 0 || cfg.MaxResponseBytes < 0 {
 		return nil, errors.New("client: Timeout and MaxResponseBytes must not be negative")
 	}
-	if cfg.Rate < 0 || math.IsNaN(cfg.Rate) {
-		return nil, fmt.Errorf("client: Rate %v must be zero (unlimited) or positive", cfg.Rate)
+	if cfg.Rate < 0 || math.IsNaN(cfg.Rate) || cfg.RatePerPath < 0 || math.IsNaN(cfg.RatePerPath) {
+		return nil, fmt.Errorf("client: Rate %v and RatePerPath %v must be zero (unlimited) or positive", cfg.Rate, cfg.RatePerPath)
 	}
 	c := &Client{
 		base:       strings.TrimSuffix(u.String(), "/"),
@@ -176,6 +182,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.Rate > 0 && !math.IsInf(cfg.Rate, 1) {
 		c.limit = &limiter{interval: time.Duration(float64(time.Second) / cfg.Rate)}
+	}
+	if cfg.RatePerPath > 0 && !math.IsInf(cfg.RatePerPath, 1) {
+		c.perPath = cfg.RatePerPath
 	}
 	return c, nil
 }
@@ -356,6 +365,9 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, 
 		ex.RequestHeaders[k] = strings.Join(vs, ", ")
 	}
 
+	if err := c.pathLimit(req.Path).wait(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.limit.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -443,6 +455,24 @@ func (c *Client) explain(ctx context.Context, err error) error {
 		return fmt.Errorf("no complete answer within %s: %w", c.timeout, err)
 	}
 	return err
+}
+
+// pathLimit is the limiter of one path, or nil when paths are not limited.
+func (c *Client) pathLimit(path string) *limiter {
+	if c.perPath == 0 {
+		return nil
+	}
+	c.pathMu.Lock()
+	defer c.pathMu.Unlock()
+	l, ok := c.pathLimits[path]
+	if !ok {
+		if c.pathLimits == nil {
+			c.pathLimits = map[string]*limiter{}
+		}
+		l = &limiter{interval: time.Duration(float64(time.Second) / c.perPath)}
+		c.pathLimits[path] = l
+	}
+	return l
 }
 
 // limiter spaces requests at least interval apart across all goroutines:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sort"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,5 +103,43 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 	r := &Response{Status: 429, Header: http.Header{"Retry-After": {now.Add(2 * time.Second).Format(http.TimeFormat)}}}
 	if d, ok := retryAfter(r, now); !ok || d != 2*time.Second {
 		t.Errorf("HTTP date two seconds ahead: %s %v", d, ok)
+	}
+}
+
+// TestRatePerPath: each path gets at most its own rate, whatever the other
+// paths do; the overall rate is not limited by it.
+func TestRatePerPath(t *testing.T) {
+	var mu sync.Mutex
+	at := map[string][]time.Time{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		at[r.URL.Path] = append(at[r.URL.Path], time.Now())
+		mu.Unlock()
+		w.Write([]byte(`{"status":"success"}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, Config{BaseURL: srv.URL, RatePerPath: 20})
+	var wg sync.WaitGroup
+	for _, p := range []string{"/a", "/b"} {
+		for i := 0; i < 6; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.Do(context.Background(), Request{Path: p, RawBody: []byte("{}")})
+			}()
+		}
+	}
+	wg.Wait()
+	for p, ts := range at {
+		if len(ts) != 6 {
+			t.Fatalf("%s got %d requests", p, len(ts))
+		}
+		sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+		if span := ts[5].Sub(ts[0]); span < 5*45*time.Millisecond {
+			t.Errorf("%s: 6 requests at 20/s came within %s", p, span)
+		}
+	}
+	if _, err := New(Config{BaseURL: srv.URL, RatePerPath: -1}); err == nil {
+		t.Error("a negative RatePerPath was accepted")
 	}
 }

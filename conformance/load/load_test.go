@@ -391,7 +391,6 @@ func TestSignMatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r request
-	key := f.Accounts[0].APIKeys[0]
 	for i := 0; i < 20; i++ {
 		if err := p.draw(context.Background(), newRNG(uint64(i)), time.Now(), &r); err != nil {
 			t.Fatal(err)
@@ -400,7 +399,8 @@ func TestSignMatches(t *testing.T) {
 		for _, f := range r.fields {
 			got[f.k] = f.v
 		}
-		if got["sign"] != auth.Sign(key.Key, key.Secret, got["timestamp"]) {
+		secret, _ := f.Secret(got["api_key"])
+		if got["sign"] != auth.Sign(got["api_key"], secret, got["timestamp"]) || secret == "" {
 			t.Errorf("sign %v", got)
 		}
 	}

@@ -237,6 +237,10 @@ type Document struct {
 	// whose checks pass, an expired entry, one naming no check. Each fails
 	// the run.
 	BaselineProblems []string `json:"baseline_problems,omitempty"`
+	// Stopped is why the run stopped itself before the end (a target
+	// that stopped answering or answered 5xx, --max-requests): what it
+	// did not reach is not judged, so the verdict is INCOMPLETE.
+	Stopped string `json:"stopped,omitempty"`
 	// Files is set by WriteAll.
 	Files Files `json:"-"`
 }
@@ -305,6 +309,7 @@ func Build(r types.Report, target string) Document {
 	sort.SliceStable(checks, func(i, j int) bool { return naturalLess(checks[i].ID, checks[j].ID) })
 	d.Results = append(checks, plain...)
 	d.Summary = summarize(d.Results)
+	d.Stopped = stopped(d.Results)
 	d.Sections = coverage(d.Results)
 	d.Grid = grid(d.Results)
 	d.NotCovered = gaps(d, r.SuiteConfig)
@@ -368,7 +373,9 @@ func outcome(s types.SpecState) string {
 		return Skipped
 	case s.Is(types.SpecStatePending):
 		return Pending
-	case s.Is(types.SpecStateInterrupted):
+	case s.Is(types.SpecStateInterrupted | types.SpecStateAborted):
+		// Aborted: the run stopped itself (a silent or failing target,
+		// --max-requests): what was not reached is not judged.
 		return Interrupted
 	case s.Is(types.SpecStateFailureStates):
 		return Failed
@@ -494,6 +501,8 @@ func summarize(results []Result) Summary {
 func verdict(d Document) string {
 	must := d.Summary.ByLevel[string(check.Must)]
 	switch {
+	case d.Stopped != "":
+		return VerdictIncomplete
 	case must.Failed > 0, len(d.BaselineProblems) > 0:
 		return VerdictFail
 	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, len(d.SuiteFailureReasons) > 0:
@@ -603,11 +612,26 @@ func chunk(s string) (string, string) {
 	return s[:i], s[i:]
 }
 
+// StopMarker ends the reason a run gives when it stops itself.
+const StopMarker = "the run stops here, INCOMPLETE"
+
+// stopped is the reason the run stopped itself, if it did.
+func stopped(results []Result) string {
+	for _, r := range results {
+		if r.Outcome == Interrupted && strings.Contains(r.Failure, StopMarker) {
+			line, _, _ := strings.Cut(r.Failure, "\n")
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
 // Recount recomputes a document's summary and verdict from its results
 // alone, as gwconform verify does with a report it did not write: a count
 // or verdict edited by hand no longer matches.
 func Recount(d Document) Document {
 	d.Summary = summarize(d.Results)
+	d.Stopped = stopped(d.Results)
 	d.Verdict = verdict(d)
 	return d
 }

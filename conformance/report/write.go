@@ -170,6 +170,9 @@ func WriteSummary(w io.Writer, d Document) {
 	if d.Summary.Other.Total > 0 {
 		fmt.Fprintf(w, "  %-6s %3d specs:  %s\n", "other", d.Summary.Other.Total, countsText(d.Summary.Other, false))
 	}
+	if d.Stopped != "" {
+		fmt.Fprintf(w, "  stopped: %s\n", d.Stopped)
+	}
 	for _, reason := range d.SuiteFailureReasons {
 		fmt.Fprintf(w, "  suite: %s\n", reason)
 	}
