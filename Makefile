@@ -4,13 +4,13 @@ BIN     := bin
 REPORTS ?= reports/latest
 FUZZTIME ?= 30s
 
-.PHONY: all build test tools conformance bench fuzz vet fmt-check checks-doc clean
+.PHONY: all build test tools conformance bench fuzz vet fmt-check lint checks-doc clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN)/gwsim ./cmd/gwsim
-	$(GO) build -o $(BIN)/gwconform ./cmd/gwconform
+	$(GO) build -buildvcs=auto -o $(BIN)/gwsim ./cmd/gwsim
+	$(GO) build -buildvcs=auto -o $(BIN)/gwconform ./cmd/gwconform
 
 # The whole suite against the embedded simulator; reports in $(REPORTS).
 conformance: build
@@ -28,7 +28,13 @@ fmt-check:
 # them several times slower and adds nothing to what the rest finds.
 HEAVY := TestMutationScore|TestNoFalseFailureOnAnySeed
 
-test: vet fmt-check tools
+# staticcheck, pinned: the same findings on every machine.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+lint:
+	$(GO) run $(STATICCHECK) ./...
+
+test: vet fmt-check lint tools
 	$(GO) test -race -count=1 -skip '$(HEAVY)' ./...
 	$(GO) test -count=1 -run '$(HEAVY)' ./cmd/gwconform
 

@@ -72,16 +72,6 @@ func (c *Case) formats() []device.Format {
 	return []device.Format{device.JSON, device.XML}
 }
 
-func opSection(op device.Operation) string {
-	switch op {
-	case device.SendCommand:
-		return "4.1"
-	case device.SendMessage:
-		return "4.2"
-	}
-	return "4.3"
-}
-
 // commandOn builds a command to the fleet's device of a type.
 func commandOn(typeName string, change func(e *Env, c *call, f device.Format, id string) string) func(*Env, device.Format, string) (call, string) {
 	return func(e *Env, f device.Format, id string) (call, string) {

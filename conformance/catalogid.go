@@ -47,3 +47,6 @@ func SourceHashes() (iface, contract string) {
 	a, b := sha256.Sum256(docs.Interface), sha256.Sum256(docs.Contract)
 	return hex.EncodeToString(a[:]), hex.EncodeToString(b[:])
 }
+
+// Checks is every check of the catalog, sorted by ID.
+func Checks() []check.Meta { return catalog() }

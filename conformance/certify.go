@@ -3,8 +3,6 @@ package conformance
 import (
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/simulator/version"
 )
 
 // Certification is what a run needs to write a bundle.
@@ -28,21 +27,14 @@ type Certification struct {
 	Baseline []byte
 }
 
-// HarnessInfo is this gwconform's version, commit and Go version, from the
-// build information Go records in every binary.
+// HarnessInfo is this gwconform's version, commit and Go version.
 func HarnessInfo() bundle.Harness {
-	h := bundle.Harness{Version: "(devel)", GoVersion: runtime.Version()}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			h.Version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				h.Commit = s.Value
-			}
-		}
+	v := version.Get()
+	commit := v.Commit
+	if v.Modified && commit != "" {
+		commit += "+modified"
 	}
-	return h
+	return bundle.Harness{Version: v.Version, Commit: commit, GoVersion: v.GoVersion}
 }
 
 // CertifiedRefusals lists why a run cannot be a certification: a certified

@@ -64,12 +64,6 @@ func wireName(f device.Format, name string) string {
 	return name
 }
 
-// clone copies a call so that a case changes only its own copy.
-func (c call) clone() call {
-	c.fields = append([]kv(nil), c.fields...)
-	return c
-}
-
 // set replaces a field's value, or appends the field when absent.
 func (c *call) set(name, value string) *call {
 	for i := range c.fields {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -59,14 +58,4 @@ func FailedIn(path string) ([]string, int64, error) {
 	}
 	sort.Strings(ids)
 	return ids, d.Seed, nil
-}
-
-// FocusOn is a Ginkgo focus expression that selects exactly these checks
-// by the "[ID]" their spec text starts with.
-func FocusOn(ids []string) string {
-	quoted := make([]string, len(ids))
-	for i, id := range ids {
-		quoted[i] = regexp.QuoteMeta(id)
-	}
-	return `\[(` + strings.Join(quoted, "|") + `)\]`
 }

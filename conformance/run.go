@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,11 @@ type Options struct {
 	ProductFile string
 	// BaselineFile lists known failures (--baseline).
 	BaselineFile string
+	// Color is auto, always or never; Verbose shows every observation.
+	Color   string
+	Verbose bool
+	// Checks and Skips select checks by ID or glob (--check, --skip).
+	Checks, Skips listFlag
 	// MaxRequests caps the run's requests (--max-requests).
 	MaxRequests int
 	// RatePerOp limits each operation's requests per second (--rate-per-op).
@@ -79,6 +85,8 @@ var outcome struct {
 }
 
 var _ = ginkgo.ReportAfterSuite("gwconform reports", func(r ginkgo.Report) {
+	// The catalog is known once the tree is built, which it is by now.
+	outcome.opts.Catalog = report.CatalogID{Harness: HarnessInfo().Version, Version: CatalogVersion, Hash: CatalogHash()}
 	outcome.doc, outcome.err = report.WriteAllWith(outcome.dir, r, outcome.target, outcome.opts)
 })
 
@@ -107,7 +115,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, runUsage, "\nFlags:\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			if !strings.HasPrefix(f.Name, "ginkgo.") && !strings.HasPrefix(f.Name, "test.") {
-				fmt.Fprintf(stderr, "  --%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
+				if f.DefValue == "" || f.DefValue == "0" || f.DefValue == "false" {
+					fmt.Fprintf(stderr, "  --%s\t%s\n", f.Name, f.Usage)
+				} else {
+					fmt.Fprintf(stderr, "  --%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
+				}
 			}
 		})
 	}
@@ -119,7 +131,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one request, reading the answer included")
-	fs.StringVar(&o.AdminToken, "admin-token", os.Getenv("GWSIM_ADMIN_TOKEN"), "bearer token of a gwsim target's admin API")
+	fs.StringVar(&o.AdminToken, "admin-token", "", "bearer token of a gwsim target's admin API (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.Int64Var(&o.Seed, "seed", 0, "seed of the values drawn and the spec order (0: Ginkgo picks one and reports it)")
 	fs.BoolVar(&o.AllowPartial, "allow-partial", false, "exit 0 on a PARTIAL run (filtered, or a device type, format, operation or rule not covered)")
 	fs.BoolVar(&o.SkipPreflight, "skip-preflight", false, "run the checks even when the target's answers are not this interface's")
@@ -127,6 +139,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
 	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
 	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
+	fs.StringVar(&o.Color, "color", "auto", "colour on the console: auto (only on a terminal, not with NO_COLOR or TERM=dumb), always or never")
+	fs.BoolVar(&o.Verbose, "v", false, "verbose: every check and every INFO observation on the console (the reports always have them)")
+	fs.Var(&o.Checks, "check", "run only this check (an ID, or a glob such as 'command.light-dimmer.*'); repeatable")
+	fs.Var(&o.Skips, "skip", "do not run this check (an ID or a glob); repeatable")
 	fs.IntVar(&o.MaxRequests, "max-requests", 0, "send at most this many requests; a run that reaches it stops, INCOMPLETE (0: no limit)")
 	fs.Float64Var(&o.RatePerOp, "rate-per-op", 0, "at most this many requests per second to each operation's path, besides --rate overall (0: no limit)")
 	fs.StringVar(&o.RerunFailed, "rerun-failed", "", "run exactly the checks that failed in this report.json or bundle, with its seed")
@@ -141,6 +157,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gwconform: unexpected argument %q\n", fs.Arg(0))
 		return ExitConfig
+	}
+	if o.AdminToken == "" {
+		o.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+	}
+	// A dry run sends nothing and overwrites no real report: it writes
+	// reports only where --report-dir says.
+	reportDirSet := false
+	fs.Visit(func(f *flag.Flag) { reportDirSet = reportDirSet || f.Name == "report-dir" })
+	if o.DryRun && !reportDirSet {
+		dir, err := os.MkdirTemp("", "gwconform-dry-run")
+		if err != nil {
+			fmt.Fprintln(stderr, "gwconform:", err)
+			return ExitConfig
+		}
+		defer os.RemoveAll(dir)
+		o.ReportDir = dir
 	}
 	// The console goes into a bundle as it was shown.
 	var console bytes.Buffer
@@ -162,6 +194,25 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.Seed != 0 {
 		suiteConfig.RandomSeed = o.Seed
 	}
+	switch o.Color {
+	case "always":
+	case "never":
+		reporterConfig.NoColor = true
+	case "auto":
+		reporterConfig.NoColor = reporterConfig.NoColor || !colorful(stdout)
+	default:
+		fmt.Fprintf(stderr, "gwconform: --color must be auto, always or never, not %q\n", o.Color)
+		return ExitConfig
+	}
+	if o.Verbose {
+		reporterConfig.Verbose = true
+	}
+	if len(o.Checks) > 0 {
+		suiteConfig.FocusStrings = append(suiteConfig.FocusStrings, FocusOnGlobs(o.Checks))
+	}
+	if len(o.Skips) > 0 {
+		suiteConfig.SkipStrings = append(suiteConfig.SkipStrings, FocusOnGlobs(o.Skips))
+	}
 	if suiteConfig.LabelFilter != "" {
 		if _, err := types.ParseLabelFilter(suiteConfig.LabelFilter); err != nil {
 			fmt.Fprintln(stderr, "gwconform: --ginkgo.label-filter:", err)
@@ -177,7 +228,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.Seed == 0 {
 			suiteConfig.RandomSeed = seed
 		}
-		suiteConfig.FocusStrings = append(suiteConfig.FocusStrings, FocusOn(ids))
+		suiteConfig.FocusStrings = append(suiteConfig.FocusStrings, FocusOnGlobs(ids))
 		// A rerun is partial by design: it passes when its checks do.
 		o.AllowPartial = true
 		fmt.Fprintf(stdout, "gwconform: running again the %d check(s) that failed in %s, seed %d\n", len(ids), o.RerunFailed, suiteConfig.RandomSeed)
@@ -379,9 +430,48 @@ func reachable(ctx context.Context, base string, timeout time.Duration) error {
 // printDryRun lists every check with the requests it would send.
 func printDryRun(w io.Writer, d report.Document) {
 	for _, r := range d.Results {
+		if len(r.Exchanges) == 0 && !strings.Contains(r.Reason, "dry run") {
+			continue // filtered out: it would not run
+		}
 		fmt.Fprintf(w, "%-7s %s\n", r.Level, r.ID)
 		for _, ex := range r.Exchanges {
 			fmt.Fprintf(w, "        %s %s (%d bytes)\n", ex.Method, ex.URL, len(ex.RequestBody))
+			if ex.RequestBody != "" {
+				fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(ex.RequestBody, "\n", "\n        "))
+			}
 		}
 	}
+}
+
+// listFlag is a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// FocusOnGlobs is a Ginkgo focus (or skip) expression selecting the
+// checks whose ID matches one of the globs (* any run of characters, ?
+// one).
+func FocusOnGlobs(globs []string) string {
+	parts := make([]string, len(globs))
+	for i, g := range globs {
+		q := regexp.QuoteMeta(g)
+		q = strings.ReplaceAll(q, `\*`, `[^\]]*`)
+		parts[i] = strings.ReplaceAll(q, `\?`, `[^\]]`)
+	}
+	return `\[(` + strings.Join(parts, "|") + `)\]`
+}
+
+// colorful says whether colour suits w: a terminal, with neither NO_COLOR
+// nor TERM=dumb in the environment (clig.dev).
+func colorful(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/load"
+	"github.com/gwdmi/gwtools/simulator/version"
 )
 
 const usage = `gwconform certifies an implementation of the Gateway Device Management Interface.
@@ -56,7 +57,9 @@ func main() {
 	case "sign":
 		os.Exit(signMain(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	case "checks":
-		fmt.Print(conformance.Catalog())
+		os.Exit(checksMain(os.Args[2:], os.Stdout, os.Stderr))
+	case "--version", "-version", "version":
+		fmt.Println("gwconform", version.Get(), "catalog", conformance.CatalogVersion)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

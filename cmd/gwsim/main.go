@@ -24,6 +24,7 @@ import (
 	"github.com/gwdmi/gwtools/simulator/auth"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 	"github.com/gwdmi/gwtools/simulator/server"
+	"github.com/gwdmi/gwtools/simulator/version"
 )
 
 func main() {
@@ -78,6 +79,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "--version", "-version", "version":
+		fmt.Fprintln(stdout, "gwsim", version.Get())
+		return 0
 	}
 	fmt.Fprintf(stderr, "gwsim: unknown command %q\n\n%s", args[0], usage)
 	return 2
@@ -120,7 +124,9 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.Int64Var(&m.Seed, "seed", 0, "generate a fleet from this seed instead (with --gateways and --devices-per-gateway)")
 	fs.IntVar(&m.Gateways, "gateways", 1, "gateways in a generated fleet")
 	fs.IntVar(&m.PerGateway, "devices-per-gateway", 6, "devices per gateway in a generated fleet")
-	fs.StringVar(&m.AdminToken, "admin-token", os.Getenv("GWSIM_ADMIN_TOKEN"), "require Authorization: Bearer TOKEN on /_sim/ (env GWSIM_ADMIN_TOKEN)")
+	// The token's default comes from the environment after parsing, so
+	// that no usage text ever shows its value.
+	fs.StringVar(&m.AdminToken, "admin-token", "", "require Authorization: Bearer TOKEN on /_sim/ (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error. At info: start-up, warnings, errors and a\n"+
 		"summary of the requests every --log-summary; at debug also one line per request")
 	fs.BoolVar(&m.AccessLog, "access-log", false, "log one line per request at info (method, path, status, duration, mac, sn;\n"+
@@ -142,6 +148,9 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if m.AdminToken == "" {
+		m.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(m.LogLevel)); err != nil {

@@ -95,9 +95,18 @@ var (
 	registry = map[string]Meta{}
 )
 
+// article puts "an" before a vowel: titles are built from parts ("a " +
+// type name), and "a Appliance Module" or "a update_name request" reads
+// badly in a report a certifier reads.
+var article = regexp.MustCompile(`\b([Aa]) ([AEIOUaeiou])`)
+
+// English mends the articles of a title or assertion built from parts.
+func English(s string) string { return article.ReplaceAllString(s, "${1}n $2") }
+
 // It declares one check as a Ginkgo spec. It panics on a duplicate or
 // incomplete ID while the tree is built, so a broken catalog never runs.
 func It(m Meta, body func(ginkgo.SpecContext), decorations ...any) bool {
+	m.Title, m.Assertion = English(m.Title), English(m.Assertion)
 	register(m)
 	args := append([]any{m.Labels()}, decorations...)
 	args = append(args, body)

@@ -250,6 +250,9 @@ func addSuiteProperties(path string, d Document, allowPartial bool) error {
 	}
 	var props strings.Builder
 	fmt.Fprintf(&props, "\n      <property name=\"gwconform.verdict\" value=\"%s\"></property>", esc(d.Verdict))
+	fmt.Fprintf(&props, "\n      <property name=\"gwconform.harness_version\" value=\"%s\"></property>", esc(d.Catalog.Harness))
+	fmt.Fprintf(&props, "\n      <property name=\"gwconform.catalog_version\" value=\"%s\"></property>", esc(d.Catalog.Version))
+	fmt.Fprintf(&props, "\n      <property name=\"gwconform.catalog_hash\" value=\"%s\"></property>", esc(d.Catalog.Hash))
 	var gaps []string
 	for i, g := range d.NotCovered {
 		fmt.Fprintf(&props, "\n      <property name=\"gwconform.not_covered.%d\" value=\"%s\"></property>", i+1, esc(g.String()))

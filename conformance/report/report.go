@@ -13,6 +13,7 @@ package report
 
 import (
 	"encoding/json"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,7 +72,7 @@ type Result struct {
 	DeviceType string   `json:"device_type,omitempty"`
 	Tags       []string `json:"tags,omitempty"`
 	// Text is the spec's full Ginkgo text (containers and leaf).
-	Text string `json:"text"`
+	Text string `json:"text,omitempty"`
 	// Node is the Ginkgo node type when it is not an It (a failed
 	// BeforeSuite, for instance).
 	Node string `json:"node,omitempty"`
@@ -85,6 +86,9 @@ type Result struct {
 	Reason     string            `json:"reason,omitempty"`
 	DurationMS float64           `json:"duration_ms"`
 	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
+	// ExchangesOmitted counts the exchanges of a passed check left out of
+	// the reports (see PassedSample).
+	ExchangesOmitted int `json:"exchanges_omitted,omitempty"`
 	// Curl holds one command per exchange, in the same order.
 	Curl []string `json:"curl,omitempty"`
 	// Observations are what an INFO probe reported seeing.
@@ -160,7 +164,7 @@ type Summary struct {
 type CheckRef struct {
 	ID      string `json:"id"`
 	Level   string `json:"level"`
-	Title   string `json:"title"`
+	Title   string `json:"title,omitempty"`
 	Outcome string `json:"outcome"`
 }
 
@@ -215,7 +219,9 @@ type Files struct {
 type Document struct {
 	Target string `json:"target"`
 	Suite  string `json:"suite,omitempty"`
-	Seed   int64  `json:"seed"`
+	// Catalog is the harness version, catalog version and catalog hash.
+	Catalog CatalogID `json:"catalog"`
+	Seed    int64     `json:"seed"`
 	// LabelFilter is the --ginkgo.label-filter the run used, if any.
 	LabelFilter string    `json:"label_filter,omitempty"`
 	StartedAt   time.Time `json:"started_at"`
@@ -342,6 +348,8 @@ func result(sr types.SpecReport) Result {
 		res.ID, res.Level, res.Section, res.Contract = m.ID, string(m.Level), m.Section, m.Contract
 		res.Title, res.Assertion = m.Title, m.Assertion
 		res.Operation, res.Format, res.DeviceType, res.Tags = m.Operation, m.Format, m.DeviceType, m.Tags
+		// The spec text and labels say again what the metadata says.
+		res.Text, res.Labels = "", nil
 	}
 	switch {
 	case sr.State.Is(types.SpecStateSkipped | types.SpecStatePending):
@@ -349,6 +357,7 @@ func result(sr types.SpecReport) Result {
 	case sr.State.Is(types.SpecStateFailureStates):
 		res.Failure = failureText(sr)
 	}
+	keep := KeepsExchanges(res.ID, res.Level, res.Outcome)
 	for _, e := range sr.ReportEntries {
 		if e.Name == ObservationEntry {
 			res.Observations = append(res.Observations, e.StringRepresentation())
@@ -357,12 +366,33 @@ func result(sr types.SpecReport) Result {
 		if e.Name != ExchangeEntry {
 			continue
 		}
+		if !keep {
+			res.ExchangesOmitted++
+			continue
+		}
 		if ex, ok := exchange(e); ok {
 			res.Exchanges = append(res.Exchanges, ex)
 			res.Curl = append(res.Curl, ex.Curl())
 		}
 	}
 	return res
+}
+
+// PassedSample is one in how many passed checks keep their exchanges in
+// the reports. A failed, interrupted or expected failure and every INFO
+// probe keep all of theirs; a passed check is kept as a sample, chosen by
+// its ID so that runs keep the same ones, which bounds a passing run's
+// reports (about 2,000 checks, two exchanges each) to a few hundred KB.
+const PassedSample = 50
+
+// KeepsExchanges says whether a result's exchanges go into the reports.
+func KeepsExchanges(id, level, outcome string) bool {
+	if outcome != Passed || level == string(check.Info) {
+		return true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return h.Sum32()%PassedSample == 0
 }
 
 func outcome(s types.SpecState) string {

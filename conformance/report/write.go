@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,9 +25,69 @@ const (
 	HTMLFile  = "report.html"
 )
 
-// WriteJSON writes d as indented JSON.
+// marshalLines writes d as JSON with each result on a line of its own.
+//
+// A passed check is written abridged: its ID, level, section, operation,
+// format, type, outcome, time and any sampled exchanges (without curl
+// lines, which the exchanges give); its title and assertion are the
+// catalog's (gwconform checks, docs/checks.md), so a passing run's
+// report stays small. A check that did not pass is written whole.
+func marshalLines(d Document) ([]byte, error) {
+	results, sections := d.Results, d.Sections
+	d.Results, d.Sections = nil, nil
+	head, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	results = append([]Result(nil), results...) // the HTML report keeps them whole
+	for i := range results {
+		r := &results[i]
+		r.DurationMS = math.Round(r.DurationMS*1000) / 1000
+		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
+			r.Title, r.Assertion, r.Tags, r.State, r.Curl = "", "", nil, "", nil
+		}
+	}
+	for i := range sections {
+		refs := append([]CheckRef(nil), sections[i].Checks...)
+		for j := range refs {
+			refs[j].Title = ""
+		}
+		sections[i].Checks = refs
+	}
+	head, err = placeLines(head, `"results": null`, results)
+	if err != nil {
+		return nil, err
+	}
+	return placeLines(head, `"sections": null`, sections)
+}
+
+// placeLines puts a list, one element a line, where slot stands in head.
+func placeLines[T any](head []byte, slot string, list []T) ([]byte, error) {
+	if bytes.Count(head, []byte(slot)) != 1 {
+		return nil, errors.New("report: cannot place " + slot)
+	}
+	var b bytes.Buffer
+	b.WriteString(slot[:strings.Index(slot, ":")+1] + " [")
+	for i, v := range list {
+		line, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		b.Write(line)
+	}
+	b.WriteString("\n  ]")
+	return bytes.Replace(head, []byte(slot), b.Bytes(), 1), nil
+}
+
+// WriteJSON writes d as JSON, one result a line.
 func WriteJSON(path string, d Document) error {
-	b, err := json.MarshalIndent(d, "", "  ")
+	// One result a line: readable, diffable, and a third smaller than
+	// indenting every field.
+	b, err := marshalLines(d)
 	if err != nil {
 		return fmt.Errorf("report: encode %s: %w", path, err)
 	}
@@ -57,6 +119,22 @@ func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPar
 		if !ok {
 			continue
 		}
+		if !KeepsExchanges(m.ID, string(m.Level), outcome(sr.State)) {
+			var kept []types.ReportEntry
+			for _, e := range sr.ReportEntries {
+				if e.Name != ExchangeEntry {
+					kept = append(kept, e)
+				}
+			}
+			sr.ReportEntries = kept
+		}
+		// A check that passed (or was skipped) carries its ID and labels
+		// in its name; the properties that explain a failure are written
+		// where there is one, so that a passing run's report stays small.
+		if sr.State.Is(types.SpecStatePassed | types.SpecStateSkipped) {
+			r.SpecReports[i].ReportEntries = sr.ReportEntries
+			continue
+		}
 		props := []types.ReportEntry{
 			entry("check.id", m.ID),
 			entry("check.level", string(m.Level)),
@@ -72,6 +150,7 @@ func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPar
 	}
 	err := reporters.GenerateJUnitReportWithConfig(r, path, reporters.JunitReportConfig{
 		OmitTimelinesForSpecState: types.SpecStatePassed | types.SpecStateSkipped | types.SpecStatePending,
+		OmitLeafNodeType:          true,
 	})
 	if err != nil {
 		return fmt.Errorf("report: write %s: %w", path, err)
@@ -113,12 +192,22 @@ type WriteOptions struct {
 	// failures (as of Today).
 	Baseline *Baseline
 	Today    time.Time
+	// Catalog names the harness and catalog that judged the run.
+	Catalog CatalogID
+}
+
+// CatalogID is the harness and catalog of checks behind a report.
+type CatalogID struct {
+	Harness string `json:"harness_version"`
+	Version string `json:"catalog_version"`
+	Hash    string `json:"catalog_hash"`
 }
 
 // WriteAllWith is WriteAll with the run's options.
 func WriteAllWith(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
 	d := Build(r, target)
 	d = applyBaseline(d, o.Baseline, o.Today)
+	d.Catalog = o.Catalog
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
 	}

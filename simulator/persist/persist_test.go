@@ -233,7 +233,7 @@ func TestRefusals(t *testing.T) {
 	})
 	db.Close()
 	unknownDevice := filepath.Join(dir, "unknown-device.db")
-	st, pf = open(t, unknownDevice, simtest.Fleet())
+	_, pf = open(t, unknownDevice, simtest.Fleet())
 	pf.Close()
 	db, _ = bolt.Open(unknownDevice, 0o600, nil)
 	db.Update(func(tx *bolt.Tx) error {
