@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-
 	"github.com/gwdmi/gwtools/conformance/check"
 )
 
