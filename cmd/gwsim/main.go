@@ -36,8 +36,10 @@ Usage:
   gwsim serve [--addr 127.0.0.1:8080] [--fleet FILE | --seed N --gateways G --devices-per-gateway D]
               [--state-file PATH] [--reject-replays] [--rate-limit N]
   gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
+  gwsim send command|message|rename [--target URL] [--format json|xml] [--fleet FILE] FIELD=VALUE...
+  gwsim openapi         print the OpenAPI 3.1 document of the interface (docs/openapi.yaml)
 
-Run "gwsim serve -h" or "gwsim fleet -h" for the flags of each.
+Run "gwsim serve -h", "gwsim fleet -h" or "gwsim send -h" for the flags of each.
 `
 
 // Run runs one gwsim command and returns its exit code: 0 success, 1 the
@@ -72,6 +74,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "fleet":
 		return fleetCmd(args[1:], stdout, stderr)
+	case "send":
+		return sendCmd(ctx, args[1:], stdout, stderr)
+	case "openapi":
+		return openAPICmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

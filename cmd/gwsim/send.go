@@ -1,0 +1,8 @@
+package main
+
+import (
+	"context"
+	"io"
+)
+
+func sendCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int { return 2 }
