@@ -108,6 +108,8 @@ type Main struct {
 
 	Sim *simulator.Simulator
 	log *slog.Logger
+	// checkOnly stops ParseFlags once the flags are read (checkArgs).
+	checkOnly bool
 }
 
 // ParseFlags reads the serve flags and loads or generates the fleet.
@@ -149,6 +151,9 @@ func (m *Main) ParseFlags(args []string) error {
 		m.log = slog.New(slog.NewJSONHandler(m.Stderr, opts))
 	default:
 		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
+	}
+	if m.checkOnly {
+		return nil
 	}
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
@@ -250,6 +255,12 @@ func (m *Main) printBanner() {
 }
 
 func fleetCmd(args []string, stdout, stderr io.Writer) int {
+	return fleetRun(args, stdout, stderr, false)
+}
+
+// fleetRun is gwsim fleet; with checkOnly it stops once the arguments are
+// checked (checkArgs).
+func fleetRun(args []string, stdout, stderr io.Writer, checkOnly bool) int {
 	fs := flag.NewFlagSet("gwsim fleet", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Int64("seed", 1, "seed: the same seed gives the same fleet")
@@ -266,6 +277,9 @@ func fleetCmd(args []string, stdout, stderr io.Writer) int {
 	if *gateways < 1 || *per < 0 || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "gwsim fleet: --gateways must be at least 1, --devices-per-gateway at least 0, and no other arguments")
 		return 2
+	}
+	if checkOnly {
+		return 0
 	}
 	// Streamed: a million devices would be gigabytes as a YAML node tree.
 	f := fleet.Generate(*seed, *gateways, *per)

@@ -42,6 +42,7 @@ type sendMain struct {
 	account, mac, typ, sn, name string
 	timeout                     time.Duration
 	positional                  []string
+	checkOnly                   bool
 	cred                        send.Credentials
 	req                         send.Request
 }
@@ -94,7 +95,10 @@ func (m *sendMain) ParseFlags(args []string) error {
 	if !ok {
 		return fmt.Errorf("--format: %q is not json or xml", m.format)
 	}
-	if err := m.credentials(); err != nil {
+	if m.checkOnly {
+		// The fleet file and the secret are the deployment's, not here.
+		m.cred.APIKey = "checked"
+	} else if err := m.credentials(); err != nil {
 		return err
 	}
 	m.req = send.Request{Op: m.op, Format: format, SN: m.sn}
@@ -130,6 +134,9 @@ func (m *sendMain) ParseFlags(args []string) error {
 	}
 	if m.op != device.SendCommand && m.op != device.SendMessage && m.typ != "" {
 		return errors.New("send rename takes no --type")
+	}
+	if m.checkOnly && m.req.Op == device.SendCommand && m.req.SN == "" {
+		m.req.SN = "from the fleet"
 	}
 	return m.req.Check()
 }
