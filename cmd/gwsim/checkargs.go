@@ -23,7 +23,7 @@ func checkArgs(args []string) error {
 		if err == nil || errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" && !strings.Contains(msg, err.Error()) {
 			return fmt.Errorf("%w (%s)", err, firstLine(msg))
 		}
 		return err
