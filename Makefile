@@ -4,7 +4,7 @@ BIN     := bin
 REPORTS ?= reports/latest
 FUZZTIME ?= 30s
 
-.PHONY: all build test tools conformance bench fuzz vet fmt-check lint checks-doc clean
+.PHONY: all build test tools conformance bench fuzz vet fmt-check lint checks-doc clean openapi openapi-check
 
 all: build
 
@@ -83,3 +83,27 @@ clean:
 # Rewrite docs/checks.md from the suite's own metadata.
 checks-doc:
 	$(GO) run ./cmd/gwconform checks > docs/checks.md
+
+# Rewrite docs/openapi.yaml (and Redocly's list of XML examples to skip)
+# from the device table, the status table and the published examples. A
+# test in make test fails when they are stale.
+openapi:
+	$(GO) test -count=1 -run '^TestDocumentIsCurrent$$' ./simulator/openapi -args -update
+
+# Independent tools check docs/openapi.yaml: Redocly CLI lints it, and
+# Prism, as a validating proxy in front of a real gwsim serve, checks every
+# answer while the whole conformance suite runs through it. The npm tools
+# are pinned in .ci/openapi/package-lock.json and installed there with
+# npm ci (node_modules is not committed). Node.js 20+ and npm are needed:
+# installed here when missing and possible (root and apt-get).
+OPENAPI_TOOLS := .ci/openapi
+openapi-check:
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "openapi-check: installing nodejs and npm (apt-get install -y nodejs npm)"; \
+	    { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm >/dev/null 2>&1; }; \
+	  fi; command -v npm >/dev/null 2>&1 || { echo "openapi-check: Node.js 20+ with npm is needed"; exit 1; }; }
+	cd $(OPENAPI_TOOLS) && npm ci --no-audit --no-fund --loglevel=error
+	$(GO) test -count=1 -run '^TestDocumentIsCurrent$$' ./simulator/openapi
+	cd $(OPENAPI_TOOLS) && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true ./node_modules/.bin/redocly lint --config redocly.yaml ../../docs/openapi.yaml
+	$(GO) test -count=1 -v -run '^TestPrismProxy$$' ./simulator/openapi -args -prism=$(CURDIR)/$(OPENAPI_TOOLS)/node_modules/.bin/prism

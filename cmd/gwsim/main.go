@@ -40,8 +40,10 @@ Usage:
               [--state-file PATH] [--reject-replays] [--rate-limit N]
               [--log-level info] [--access-log] [--log-summary 1m]
   gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
+  gwsim send command|message|rename [--target URL] [--format json|xml] [--fleet FILE] FIELD=VALUE...
+  gwsim openapi         print the OpenAPI 3.1 document of the interface (docs/openapi.yaml)
 
-Run "gwsim serve -h" or "gwsim fleet -h" for the flags of each.
+Run "gwsim serve -h", "gwsim fleet -h" or "gwsim send -h" for the flags of each.
 `
 
 // Run runs one gwsim command and returns its exit code: 0 success, 1 the
@@ -76,6 +78,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "fleet":
 		return fleetCmd(args[1:], stdout, stderr)
+	case "send":
+		return sendCmd(ctx, args[1:], stdout, stderr)
+	case "openapi":
+		return openAPICmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -113,6 +119,8 @@ type Main struct {
 
 	Sim *simulator.Simulator
 	log *slog.Logger
+	// checkOnly stops ParseFlags once the flags are read (checkArgs).
+	checkOnly bool
 }
 
 // ParseFlags reads the serve flags and loads or generates the fleet.
@@ -164,6 +172,9 @@ func (m *Main) ParseFlags(args []string) error {
 		m.log = slog.New(slog.NewJSONHandler(m.Stderr, opts))
 	default:
 		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
+	}
+	if m.checkOnly {
+		return nil
 	}
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
@@ -278,6 +289,12 @@ func (m *Main) printBanner() {
 }
 
 func fleetCmd(args []string, stdout, stderr io.Writer) int {
+	return fleetRun(args, stdout, stderr, false)
+}
+
+// fleetRun is gwsim fleet; with checkOnly it stops once the arguments are
+// checked (checkArgs).
+func fleetRun(args []string, stdout, stderr io.Writer, checkOnly bool) int {
 	fs := flag.NewFlagSet("gwsim fleet", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Int64("seed", 1, "seed: the same seed gives the same fleet")
@@ -294,6 +311,9 @@ func fleetCmd(args []string, stdout, stderr io.Writer) int {
 	if *gateways < 1 || *per < 0 || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "gwsim fleet: --gateways must be at least 1, --devices-per-gateway at least 0, and no other arguments")
 		return 2
+	}
+	if checkOnly {
+		return 0
 	}
 	// Streamed: a million devices would be gigabytes as a YAML node tree.
 	f := fleet.Generate(*seed, *gateways, *per)

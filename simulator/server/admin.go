@@ -66,6 +66,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		s.faults.set(Faults{OfflineGateways: []string{}})
 		writeJSON(w, http.StatusOK, s.faults.get())
 	})
+	h("GET /_sim/openapi.yaml", s.openAPI)
 	h("GET /_sim/{$}", s.dashboard)
 	h("/_sim/", func(w http.ResponseWriter, r *http.Request) {
 		adminError(w, device.Errorf(device.CodeNotFound, "", "no admin call %s %s", r.Method, r.URL.Path))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"net/http"
 
 	"github.com/gwdmi/gwtools/simulator/device"
@@ -43,3 +44,7 @@ func StatusOf(code string) int {
 	}
 	return http.StatusBadRequest
 }
+
+// Codes is a copy of the table from error codes to HTTP status codes, for
+// the OpenAPI document (simulator/openapi).
+func Codes() map[string]int { return maps.Clone(statusOf) }

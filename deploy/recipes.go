@@ -1,0 +1,466 @@
+// Package deploy holds the container, Compose, Kubernetes and CI recipes
+// of gwtools (files beside this one) and reads the command lines they give
+// gwsim and gwconform, so that tests can check every one against the
+// programs' own flag parsing (checkArgs in cmd/gwsim and cmd/gwconform):
+// recipes that cannot run here must still not rot.
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// CommandLine is one invocation of gwsim or gwconform found in a recipe.
+type CommandLine struct {
+	// Where is the file and line (or YAML path) it comes from.
+	Where string
+	// Program is gwsim or gwconform.
+	Program string
+	// Args follow the program name: the subcommand and its flags.
+	Args []string
+}
+
+func (c CommandLine) String() string {
+	return fmt.Sprintf("%s: %s %s", c.Where, c.Program, strings.Join(c.Args, " "))
+}
+
+// Programs are the names recognised as the first word of a command.
+var Programs = []string{"gwsim", "gwconform"}
+
+func program(word string) string {
+	base := path.Base(word)
+	for _, p := range Programs {
+		if base == p {
+			return p
+		}
+	}
+	return ""
+}
+
+// YAMLFiles lists the YAML recipes under root (the repository): deploy/
+// and its subdirectories.
+func YAMLFiles(root string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(filepath.Join(root, "deploy"), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// ParseYAML reads every document of a YAML file; an empty file or one
+// without documents is an error.
+func ParseYAML(file string) ([]*yaml.Node, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var docs []*yaml.Node
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		docs = append(docs, &n)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%s: no YAML document", file)
+	}
+	return docs, nil
+}
+
+// shellKeys are the YAML keys whose string values are shell commands:
+// GitHub Actions run, GitLab CI script, Compose/Kubernetes command strings
+// and health checks.
+var shellKeys = map[string]bool{"run": true, "script": true, "before_script": true, "after_script": true,
+	"command": true, "entrypoint": true, "test": true, "args": true}
+
+// FromYAML finds the command lines of a parsed YAML file: a container's
+// command and args (Kubernetes), entrypoint and command (Compose, GitLab
+// services), written as lists or strings; and the shell lines of run and
+// script blocks (GitHub Actions, GitLab CI).
+func FromYAML(file string, docs []*yaml.Node) []CommandLine {
+	var out []CommandLine
+	var walk func(n *yaml.Node, where string)
+	walk = func(n *yaml.Node, where string) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, where)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", where, i))
+			}
+		case yaml.MappingNode:
+			m := map[string]*yaml.Node{}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				m[n.Content[i].Value] = n.Content[i+1]
+			}
+			// An exec form: program from entrypoint or command, then the
+			// rest (command after entrypoint, args after command).
+			head, tail := m["entrypoint"], m["command"]
+			if head == nil {
+				head, tail = m["command"], m["args"]
+			}
+			used := map[string]bool{}
+			if head != nil && head.Kind == yaml.SequenceNode {
+				words := strs(head)
+				if tail != nil && tail.Kind == yaml.SequenceNode {
+					words = append(words, strs(tail)...)
+				}
+				if len(words) > 0 && program(words[0]) != "" {
+					out = append(out, CommandLine{Where: fmt.Sprintf("%s:%d %s", file, head.Line, where), Program: program(words[0]), Args: words[1:]})
+					for k, v := range m {
+						if v == head || v == tail {
+							used[k] = true
+						}
+					}
+				}
+			}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i].Value, n.Content[i+1]
+				if used[k] {
+					continue
+				}
+				if shellKeys[k] {
+					switch v.Kind {
+					case yaml.ScalarNode:
+						out = append(out, FromShell(fmt.Sprintf("%s:%d", file, v.Line), v.Value)...)
+						continue
+					case yaml.SequenceNode:
+						for _, s := range v.Content {
+							if s.Kind == yaml.ScalarNode {
+								out = append(out, FromShell(fmt.Sprintf("%s:%d", file, s.Line), s.Value)...)
+							}
+						}
+						continue
+					}
+				}
+				walk(v, where+"."+k)
+			}
+		}
+	}
+	for _, d := range docs {
+		walk(d, "")
+	}
+	return out
+}
+
+func strs(n *yaml.Node) []string {
+	var out []string
+	for _, c := range n.Content {
+		out = append(out, c.Value)
+	}
+	return out
+}
+
+// FromShell finds the command lines in shell text: each simple command
+// whose first word (after VAR=value assignments, exec, or a path) is gwsim
+// or gwconform, up to a pipe, list operator, redirection or comment.
+// Backslash-newline continues a line.
+func FromShell(where, text string) []CommandLine {
+	text = strings.ReplaceAll(text, "\\\n", " ")
+	var out []CommandLine
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		words := shellWords(sc.Text())
+		for start := 0; start < len(words); {
+			end := start
+			for end < len(words) && !isOperator(words[end]) {
+				end++
+			}
+			cmd := words[start:end]
+			for len(cmd) > 0 && (isAssignment(cmd[0]) || cmd[0] == "exec" || cmd[0] == "sudo" || cmd[0] == "time") {
+				cmd = cmd[1:]
+			}
+			if len(cmd) > 0 {
+				if p := program(cmd[0]); p != "" {
+					out = append(out, CommandLine{Where: where, Program: p, Args: cmd[1:]})
+				} else if wrapper(cmd) {
+					// docker run [flags] IMAGE gwsim ..., kubectl exec POD -- gwconform ...,
+					// go run ./cmd/gwsim ...
+					for i := 1; i < len(cmd); i++ {
+						// kubectl names resources like deployment/gwsim: only
+						// what follows -- is a command there.
+						afterFlag := strings.HasPrefix(cmd[i-1], "-") && cmd[i-1] != "--"
+						if cmd[0] == "kubectl" && cmd[i-1] != "--" {
+							continue
+						}
+						if p := program(cmd[i]); p != "" && !afterFlag {
+							out = append(out, CommandLine{Where: where, Program: p, Args: cmd[i+1:]})
+							break
+						}
+					}
+				}
+			}
+			start = end + 1
+		}
+	}
+	return out
+}
+
+// wrapper reports a command that runs another: a container runtime, or go run.
+func wrapper(cmd []string) bool {
+	switch cmd[0] {
+	case "docker", "podman", "nerdctl", "kubectl":
+		return true
+	case "go":
+		return len(cmd) > 1 && cmd[1] == "run"
+	}
+	return false
+}
+
+func isAssignment(w string) bool {
+	eq := strings.IndexByte(w, '=')
+	return eq > 0 && !strings.HasPrefix(w, "-") && !strings.ContainsAny(w[:eq], "/. ")
+}
+
+func isOperator(w string) bool {
+	switch w {
+	case "|", "||", "&&", ";", "&", "(", ")", "\x00#":
+		return true
+	}
+	return strings.HasPrefix(w, ">") || strings.HasPrefix(w, "<") || strings.HasPrefix(w, "2>") || strings.HasPrefix(w, "1>") || strings.HasPrefix(w, "&>")
+}
+
+// shellWords splits one line as a POSIX shell would for our purposes:
+// quotes, backslashes, and operators as their own words; a comment ends
+// the line (reported as the operator "\x00#").
+func shellWords(line string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	flush := func() {
+		if inWord {
+			words = append(words, cur.String())
+			cur.Reset()
+			inWord = false
+		}
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				j = len(line) - i - 1
+			}
+			cur.WriteString(line[i+1 : i+1+j])
+			inWord = true
+			i += j + 1
+		case c == '"':
+			inWord = true
+			for i++; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\"\\$`", line[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(line[i])
+			}
+		case c == '\\' && i+1 < len(line):
+			i++
+			cur.WriteByte(line[i])
+			inWord = true
+		case c == ' ' || c == '\t':
+			flush()
+		case c == '#' && !inWord:
+			flush()
+			words = append(words, "\x00#")
+			return words
+		case c == '|' || c == '&' || c == ';' || c == '(' || c == ')':
+			if c == '&' && inWord && (cur.String() == "2>" || cur.String() == ">") {
+				cur.WriteByte(c)
+				continue
+			}
+			flush()
+			op := string(c)
+			if i+1 < len(line) && (line[i+1] == c) {
+				op += string(c)
+				i++
+			}
+			words = append(words, op)
+		case (c == '>' || c == '<') && !inWord:
+			cur.WriteByte(c)
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	flush()
+	return words
+}
+
+// FromMarkdown finds the command lines in the fenced code blocks of a
+// Markdown file: shell blocks line by line, YAML blocks as YAML.
+func FromMarkdown(file string) ([]CommandLine, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var out []CommandLine
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		fence := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(fence, "```") {
+			continue
+		}
+		lang := strings.TrimPrefix(fence, "```")
+		start := i + 1
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+		}
+		body := strings.Join(lines[start:min(i, len(lines))], "\n")
+		where := fmt.Sprintf("%s:%d", file, start)
+		switch lang {
+		case "yaml", "yml":
+			docs, err := parseYAMLText(body)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			out = append(out, FromYAML(where, docs)...)
+		case "dockerfile", "Dockerfile":
+			out = append(out, FromDockerfile(where, body)...)
+		default:
+			out = append(out, FromShell(where, body)...)
+		}
+	}
+	return out, nil
+}
+
+func parseYAMLText(text string) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	var docs []*yaml.Node
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, &n)
+	}
+}
+
+// Instruction is one instruction of a Dockerfile.
+type Instruction struct {
+	Line int
+	// Cmd is the instruction in upper case (FROM, RUN, USER...).
+	Cmd  string
+	Args string
+}
+
+// ParseDockerfile splits a Dockerfile into instructions, joining
+// continuation lines and dropping comments.
+func ParseDockerfile(text string) []Instruction {
+	var out []Instruction
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n := i + 1
+		for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
+			i++
+			next := strings.TrimSpace(lines[i])
+			if strings.HasPrefix(next, "#") {
+				continue
+			}
+			line = strings.TrimSuffix(line, "\\") + " " + next
+		}
+		cmd, args, _ := strings.Cut(line, " ")
+		out = append(out, Instruction{Line: n, Cmd: strings.ToUpper(cmd), Args: strings.TrimSpace(args)})
+	}
+	return out
+}
+
+// FromDockerfile finds the command lines of a Dockerfile: RUN lines as
+// shell, and the image's default command, ENTRYPOINT followed by CMD.
+func FromDockerfile(where, text string) []CommandLine {
+	var out []CommandLine
+	var entry, cmd []string
+	for _, in := range ParseDockerfile(text) {
+		switch in.Cmd {
+		case "RUN", "HEALTHCHECK":
+			out = append(out, FromShell(fmt.Sprintf("%s:%d", where, in.Line), in.Args)...)
+		case "ENTRYPOINT":
+			entry = execForm(in.Args)
+		case "CMD":
+			cmd = execForm(in.Args)
+		case "FROM":
+			entry, cmd = nil, nil
+		}
+	}
+	words := append(append([]string{}, entry...), cmd...)
+	if len(words) > 0 && program(words[0]) != "" {
+		out = append(out, CommandLine{Where: where + " ENTRYPOINT+CMD", Program: program(words[0]), Args: words[1:]})
+	}
+	return out
+}
+
+// execForm reads ["a", "b"] (JSON array form) or a shell form as words.
+func execForm(s string) []string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "[") {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(s), &n); err == nil && len(n.Content) == 1 && n.Content[0].Kind == yaml.SequenceNode {
+			return strs(n.Content[0])
+		}
+	}
+	return shellWords(s)
+}
+
+// All is every command line of the repository's recipes: the YAML files
+// under deploy/, the Dockerfile, and docs/ci.md and docs/deploy.md.
+func All(root string) ([]CommandLine, error) {
+	var out []CommandLine
+	files, err := YAMLFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		docs, err := ParseYAML(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, FromYAML(f, docs)...)
+	}
+	df := filepath.Join(root, "Dockerfile")
+	b, err := os.ReadFile(df)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, FromDockerfile(df, string(b))...)
+	for _, md := range []string{"docs/ci.md", "docs/deploy.md"} {
+		lines, err := FromMarkdown(filepath.Join(root, md))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lines...)
+	}
+	return out, nil
+}
