@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -124,30 +125,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		})
 	}
 	var o Options
-	fs.StringVar(&o.Target, "target", "", "base URL of the implementation under test; empty: the simulator, in-process")
-	fs.StringVar(&o.FleetFile, "fleet", "", "fleet file with the target's credentials, gateway and devices; default: the demo fleet")
-	fs.StringVar(&o.ReportDir, "report-dir", "reports/latest", "where junit.xml, report.json and report.html are written")
-	fs.StringVar(&o.FailOn, "fail-on", "must", "exit 1 when a check fails at this level: must or should")
-	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
-	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one request, reading the answer included")
-	fs.StringVar(&o.AdminToken, "admin-token", "", "bearer token of a gwsim target's admin API (default: from $GWSIM_ADMIN_TOKEN)")
-	fs.Int64Var(&o.Seed, "seed", 0, "seed of the values drawn and the spec order (0: Ginkgo picks one and reports it)")
-	fs.BoolVar(&o.AllowPartial, "allow-partial", false, "exit 0 on a PARTIAL run (filtered, or a device type, format, operation or rule not covered)")
-	fs.BoolVar(&o.SkipPreflight, "skip-preflight", false, "run the checks even when the target's answers are not this interface's")
-	fs.StringVar(&o.Cert.Bundle, "bundle", "", "also write a certification bundle (FILE.tar.gz): reports, console log, manifest, fleet without secrets, hashes")
-	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
-	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
-	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
-	fs.StringVar(&o.Color, "color", "auto", "colour on the console: auto (only on a terminal, not with NO_COLOR or TERM=dumb), always or never")
-	fs.BoolVar(&o.Verbose, "v", false, "verbose: every check and every INFO observation on the console (the reports always have them)")
-	fs.Var(&o.Checks, "check", "run only this check (an ID, or a glob such as 'command.light-dimmer.*'); repeatable")
-	fs.Var(&o.Skips, "skip", "do not run this check (an ID or a glob); repeatable")
-	fs.IntVar(&o.MaxRequests, "max-requests", 0, "send at most this many requests; a run that reaches it stops, INCOMPLETE (0: no limit)")
-	fs.Float64Var(&o.RatePerOp, "rate-per-op", 0, "at most this many requests per second to each operation's path, besides --rate overall (0: no limit)")
-	fs.StringVar(&o.RerunFailed, "rerun-failed", "", "run exactly the checks that failed in this report.json or bundle, with its seed")
-	fs.StringVar(&o.BaselineFile, "baseline", "", "YAML file of known failures (check, reason, owner, link, expires): shown as expected failures, not counted; an entry that passes, expired or names no check fails the run")
-	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
+	o.define(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitPass
@@ -293,6 +271,85 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// checks it did not reach; a PARTIAL one covered less than the
 	// interface.
 	return code
+}
+
+// define puts gwconform run's own flags on fs.
+func (o *Options) define(fs *flag.FlagSet) {
+	fs.StringVar(&o.Target, "target", "", "base URL of the implementation under test; empty: the simulator, in-process")
+	fs.StringVar(&o.FleetFile, "fleet", "", "fleet file with the target's credentials, gateway and devices; default: the demo fleet")
+	fs.StringVar(&o.ReportDir, "report-dir", "reports/latest", "where junit.xml, report.json and report.html are written")
+	fs.StringVar(&o.FailOn, "fail-on", "must", "exit 1 when a check fails at this level: must or should")
+	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one request, reading the answer included")
+	fs.StringVar(&o.AdminToken, "admin-token", "", "bearer token of a gwsim target's admin API (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.Int64Var(&o.Seed, "seed", 0, "seed of the values drawn and the spec order (0: Ginkgo picks one and reports it)")
+	fs.BoolVar(&o.AllowPartial, "allow-partial", false, "exit 0 on a PARTIAL run (filtered, or a device type, format, operation or rule not covered)")
+	fs.BoolVar(&o.SkipPreflight, "skip-preflight", false, "run the checks even when the target's answers are not this interface's")
+	fs.StringVar(&o.Cert.Bundle, "bundle", "", "also write a certification bundle (FILE.tar.gz): reports, console log, manifest, fleet without secrets, hashes")
+	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
+	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
+	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
+	fs.StringVar(&o.Color, "color", "auto", "colour on the console: auto (only on a terminal, not with NO_COLOR or TERM=dumb), always or never")
+	fs.BoolVar(&o.Verbose, "v", false, "verbose: every check and every INFO observation on the console (the reports always have them)")
+	fs.Var(&o.Checks, "check", "run only this check (an ID, or a glob such as 'command.light-dimmer.*'); repeatable")
+	fs.Var(&o.Skips, "skip", "do not run this check (an ID or a glob); repeatable")
+	fs.IntVar(&o.MaxRequests, "max-requests", 0, "send at most this many requests; a run that reaches it stops, INCOMPLETE (0: no limit)")
+	fs.Float64Var(&o.RatePerOp, "rate-per-op", 0, "at most this many requests per second to each operation's path, besides --rate overall (0: no limit)")
+	fs.StringVar(&o.RerunFailed, "rerun-failed", "", "run exactly the checks that failed in this report.json or bundle, with its seed")
+	fs.StringVar(&o.BaselineFile, "baseline", "", "YAML file of known failures (check, reason, owner, link, expires): shown as expected failures, not counted; an entry that passes, expired or names no check fails the run")
+	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
+}
+
+// CheckRunArgs parses gwconform run's flags (Ginkgo's included) as Run
+// would and checks what can be checked without running anything: the
+// recipes and manifests of deploy/ and docs/ are kept honest with it.
+func CheckRunArgs(args []string) error {
+	fs := flag.NewFlagSet("gwconform run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o Options
+	o.define(fs)
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "ginkgo.") {
+			fs.Var(discardValue{f.Value}, f.Name, f.Usage)
+		}
+	})
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.FailOn != "must" && o.FailOn != "should" {
+		return fmt.Errorf("--fail-on must be must or should, not %q", o.FailOn)
+	}
+	switch o.Color {
+	case "auto", "always", "never":
+	default:
+		return fmt.Errorf("--color must be auto, always or never, not %q", o.Color)
+	}
+	if o.ProductFile != "" {
+		o.Cert.Product, o.Cert.ProductVersion = "from", "file" // read at run time
+		o.ProductFile = ""
+	}
+	return checkCert(&o)
+}
+
+// discardValue parses like the flag it wraps but keeps nothing, so that
+// checking a command line changes none of Ginkgo's settings.
+type discardValue struct{ v flag.Value }
+
+func (d discardValue) String() string { return d.v.String() }
+func (d discardValue) Set(s string) error {
+	if bf, ok := d.v.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+		_, err := strconv.ParseBool(s)
+		return err
+	}
+	return nil
+}
+func (d discardValue) IsBoolFlag() bool {
+	bf, ok := d.v.(interface{ IsBoolFlag() bool })
+	return ok && bf.IsBoolFlag()
 }
 
 // checkCert checks the bundle and mode flags.

@@ -2,12 +2,14 @@ package main
 
 import "testing"
 
-func TestCheckArgsStandIn(t *testing.T) {
+func TestCheckArgs(t *testing.T) {
 	for _, ok := range [][]string{
 		{"run"},
 		{"run", "--target", "https://staging.example.com", "--fleet", "fleet.yaml", "--report-dir", "reports", "--fail-on", "should"},
 		{"run", "--ginkgo.label-filter=level:MUST", "--timeout", "30s", "--rate", "5"},
 		{"checks"},
+		{"run", "--bundle", "b.tar.gz", "--mode", "certified", "--product", "P", "--product-version", "1", "--baseline", "b.yaml"},
+		{"run", "--check", "command.*", "--skip", "*.xml", "--color", "never", "-v", "--max-requests", "100", "--rate-per-op", "2"},
 	} {
 		if err := checkArgs(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
@@ -20,6 +22,9 @@ func TestCheckArgsStandIn(t *testing.T) {
 		{"run", "--timeout", "soon"},
 		{"run", "extra"},
 		{"certify"},
+		{"run", "--mode", "certified"},
+		{"run", "--color", "sometimes"},
+		{"run", "--bundle", "b.tar.gz", "--dry-run"},
 	} {
 		if err := checkArgs(bad); err == nil {
 			t.Errorf("%q accepted", bad)
