@@ -337,3 +337,83 @@ func TestDashboard(t *testing.T) {
 		t.Error("dashboard does not escape a device name")
 	}
 }
+
+// TestDeviceFaults: a device that does not answer its gateway, a slow
+// device, and faults limited to one operation, set through the admin API,
+// in both formats; a refused fault setting changes nothing.
+func TestDeviceFaults(t *testing.T) {
+	t.Parallel()
+	_, c := start(t, simulator.Options{})
+	dim := func(v string) []simtest.F { return c.Command(snOf(dimmer), dimmer, S("dimming", v)) }
+	rename := func(sn, name string) []simtest.F { return append(c.Envelope(), S("sn", sn), S("name", name)) }
+	renamed := func(typeName, name string) *change {
+		return &change{mac: simtest.MACA, sn: snOf(typeName), name: &name}
+	}
+
+	t.Run("unreachable device", func(t *testing.T) {
+		var f server.Faults
+		c.AdminJSON("PUT", "/_sim/faults", `{"unreachable_devices":["`+strings.ToUpper(snOf(dimmer))+`"]}`, &f)
+		if !reflect.DeepEqual(f.UnreachableDevices, []string{snOf(dimmer)}) {
+			t.Errorf("stored as %v", f.UnreachableDevices)
+		}
+		for _, format := range formats {
+			expect(t, c, format, sendOp(c, device.SendCommand, format, dim("41")), rejected(504, device.CodeDeviceUnreachable, device.FieldSN))
+			expect(t, c, format, sendOp(c, device.UpdateName, format, rename(snOf(dimmer), "Gone")), rejected(504, device.CodeDeviceUnreachable, device.FieldSN))
+			// The gateway answers: messages and other devices work.
+			expect(t, c, format, sendOp(c, device.SendMessage, format, message(c, "a=1")),
+				ok(&change{mac: simtest.MACA, message: &store.Message{Type: "message", Value: "a=1"}}))
+			expect(t, c, format, sendOp(c, device.UpdateName, format, rename(snOf(relay), "Here "+format.String())), ok(renamed(relay, "Here "+format.String())))
+			// Bad input is still a 400, never a 5xx.
+			expect(t, c, format, sendOp(c, device.SendCommand, format, dim("0")), bad(device.CodeInvalidField, "dimming"))
+		}
+		c.AdminJSON("DELETE", "/_sim/faults", "", nil)
+		expect(t, c, device.XML, sendOp(c, device.SendCommand, device.XML, dim("42")), ok(setState(dimmer, "dimming", 42.0)))
+	})
+	t.Run("slow device", func(t *testing.T) {
+		c.AdminJSON("PUT", "/_sim/faults", `{"slow_devices":{"`+snOf(dimmer)+`":"300ms"}}`, nil)
+		for _, format := range formats {
+			began := time.Now()
+			expect(t, c, format, sendOp(c, device.SendCommand, format, dim("43")), ok(setState(dimmer, "dimming", 43.0)))
+			if d := time.Since(began); d < 300*time.Millisecond {
+				t.Errorf("the slow device answered after %s", d)
+			}
+			began = time.Now()
+			expect(t, c, format, sendOp(c, device.UpdateName, format, rename(snOf(relay), "Quick "+format.String())), ok(renamed(relay, "Quick "+format.String())))
+			if d := time.Since(began); d >= 300*time.Millisecond {
+				t.Errorf("another device waited %s too", d)
+			}
+		}
+		c.AdminJSON("DELETE", "/_sim/faults", "", nil)
+	})
+	t.Run("one operation", func(t *testing.T) {
+		c.AdminJSON("PUT", "/_sim/faults", `{"operations":{"update_name":{"error_rate":1}}}`, nil)
+		for _, format := range formats {
+			expect(t, c, format, sendOp(c, device.UpdateName, format, rename(snOf(relay), "Never")), rejected(503, device.CodeInjectedFault, ""))
+			expect(t, c, format, sendOp(c, device.SendCommand, format, dim("44")), ok(setState(dimmer, "dimming", 44.0)))
+		}
+		c.AdminJSON("DELETE", "/_sim/faults", "", nil)
+	})
+	t.Run("bad device faults", func(t *testing.T) {
+		c.AdminJSON("PUT", "/_sim/faults", `{"slow_devices":{"`+snOf(dimmer)+`":"10ms"}}`, nil)
+		var before server.Faults
+		c.AdminJSON("GET", "/_sim/faults", "", &before)
+		for body, code := range map[string]string{
+			`{"unreachable_devices":["abc"]}`:                  device.CodeInvalidField,
+			`{"unreachable_devices":"abc"}`:                    device.CodeMalformedBody,
+			`{"slow_devices":{"nothex":"1s"}}`:                 device.CodeInvalidField,
+			`{"slow_devices":{"` + snOf(dimmer) + `":"2h"}}`:   device.CodeInvalidField,
+			`{"slow_devices":{"` + snOf(dimmer) + `":"soon"}}`: device.CodeMalformedBody,
+			`{"operations":{"reboot":{"error_rate":1}}}`:       device.CodeInvalidField,
+			`{"operations":{"command":{"error_rate":2}}}`:      device.CodeInvalidField,
+			`{"operations":{"command":{"latency":"-1s"}}}`:     device.CodeInvalidField,
+		} {
+			adminErr(t, c, "PUT", "/_sim/faults", body, 400, code)
+		}
+		var after server.Faults
+		c.AdminJSON("GET", "/_sim/faults", "", &after)
+		if !reflect.DeepEqual(after, before) {
+			t.Errorf("a refused PUT changed the faults: %+v, was %+v", after, before)
+		}
+		c.AdminJSON("DELETE", "/_sim/faults", "", nil)
+	})
+}

@@ -25,9 +25,12 @@ const (
 	CodeTypeMismatch         = "type_mismatch"
 	CodeGatewayOffline       = "gateway_offline"
 	CodeInjectedFault        = "injected_fault"
-	CodeRateLimited          = "rate_limited"
-	CodeUnauthorized         = "unauthorized"
-	CodeTimeout              = "request_timeout"
+	// CodeDeviceUnreachable: fault injection says the gateway answers but
+	// the device does not (our extension of CONTRACT 4).
+	CodeDeviceUnreachable = "device_unreachable"
+	CodeRateLimited       = "rate_limited"
+	CodeUnauthorized      = "unauthorized"
+	CodeTimeout           = "request_timeout"
 	// CodeStorageFailed: a change could not be saved to the state file.
 	CodeStorageFailed = "storage_failed"
 )

@@ -132,7 +132,7 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 
 // inject applies fault injection: latency, offline gateways, error rate.
 func (s *Server) inject(r *http.Request, req *device.Request) *device.Error {
-	latency, fail := s.faults.draw()
+	latency, fail := s.faults.draw(req.Op.Name(), req.SN)
 	if latency > 0 {
 		t := time.NewTimer(latency)
 		select {
@@ -143,6 +143,11 @@ func (s *Server) inject(r *http.Request, req *device.Request) *device.Error {
 	}
 	if s.faults.isOffline(req.MAC) && s.cfg.Store.HasGateway(req.AccountID, req.MAC) {
 		return device.Errorf(device.CodeGatewayOffline, device.FieldMAC, "gateway %s is offline (fault injection)", req.MAC)
+	}
+	if req.SN != "" && s.faults.isUnreachable(req.SN) {
+		if _, ok := s.cfg.Store.Device(req.MAC, req.SN); ok {
+			return device.Errorf(device.CodeDeviceUnreachable, device.FieldSN, "device %s does not answer its gateway (fault injection)", req.SN)
+		}
 	}
 	if fail {
 		return device.Errorf(device.CodeInjectedFault, "", "injected failure (fault injection error_rate)")

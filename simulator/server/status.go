@@ -30,8 +30,9 @@ var statusOf = map[string]int{
 	device.CodeUnauthorized:         http.StatusUnauthorized,
 	device.CodeTimeout:              http.StatusRequestTimeout,
 	// Injected on purpose by fault injection, never for bad input.
-	device.CodeGatewayOffline: http.StatusGatewayTimeout,
-	device.CodeInjectedFault:  http.StatusServiceUnavailable,
+	device.CodeGatewayOffline:    http.StatusGatewayTimeout,
+	device.CodeInjectedFault:     http.StatusServiceUnavailable,
+	device.CodeDeviceUnreachable: http.StatusGatewayTimeout,
 	// The state file could not be written: a server failure, not bad input.
 	device.CodeStorageFailed: http.StatusServiceUnavailable,
 }
