@@ -50,6 +50,9 @@ type Env struct {
 	Seed   int64
 	// Now is the clock for timestamps.
 	Now func() time.Time
+	// Worker is this process's worker number and Workers how many there
+	// are in a --parallel run (0 and 1 when serial).
+	Worker, Workers int
 	// MaxRequests caps the requests of a run (--max-requests; 0: none).
 	MaxRequests int
 	// silent counts requests in a row that got no answer or a 5xx; sent

@@ -30,7 +30,7 @@ func declareProbes() {
 			m := check.Meta{ID: "probe." + p.id + "." + f.String(), Level: check.Info, Section: p.section, Contract: p.contract,
 				Title: capital(p.title) + " (" + f.String() + ")", Assertion: "Reports " + p.title + "; judges nothing.",
 				Operation: p.op.Name(), Format: f.String(), DeviceType: p.typ, Tags: []string{"probe"}}
-			check.It(m, func(ctx ginkgo.SpecContext) { p.run(ctx, f) })
+			it(m, func(ctx ginkgo.SpecContext) { p.run(ctx, f) })
 		}
 	}
 }

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,6 +58,11 @@ type Options struct {
 	ProductFile string
 	// BaselineFile lists known failures (--baseline).
 	BaselineFile string
+	// Parallel is how many workers share the checks (--parallel); Worker,
+	// Workers and WorkerReport are set by the run that starts a worker.
+	Parallel        int
+	Worker, Workers int
+	WorkerReport    string
 	// Color is auto, always or never; Verbose shows every observation.
 	Color   string
 	Verbose bool
@@ -83,9 +89,26 @@ var outcome struct {
 	target string
 	dir    string
 	opts   report.WriteOptions
+	// workers are the other processes of a --parallel run;
+	// workerReport is where this process, a worker, writes its results.
+	workers      []*worker
+	workerReport string
 }
 
 var _ = ginkgo.ReportAfterSuite("gwconform reports", func(r ginkgo.Report) {
+	if outcome.workerReport != "" {
+		// A worker of a --parallel run: its results go to the run that
+		// started it, which writes the reports.
+		b, err := json.Marshal(r)
+		if err == nil {
+			err = os.WriteFile(outcome.workerReport, b, 0o600)
+		}
+		outcome.err = err
+		return
+	}
+	if len(outcome.workers) > 0 {
+		r = mergeWorkers(r, outcome.workers)
+	}
 	// The catalog is known once the tree is built, which it is by now.
 	outcome.opts.Catalog = report.CatalogID{Harness: HarnessInfo().Version, Version: CatalogVersion, Hash: CatalogHash()}
 	outcome.doc, outcome.err = report.WriteAllWith(outcome.dir, r, outcome.target, outcome.opts)
@@ -110,7 +133,15 @@ Ginkgo's own flags work with the ginkgo. prefix, for example
 // Run is `gwconform run`. It may be called once per process: Ginkgo runs a
 // suite once.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.CommandLine // Ginkgo's flags live here with the ginkgo. prefix
+	// Ginkgo's flags live on flag.CommandLine with the ginkgo. prefix; they
+	// are parsed here through their own values, so that Ginkgo sees their
+	// settings but not our --parallel as go test's -parallel.
+	fs := flag.NewFlagSet("gwconform run", flag.ContinueOnError)
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "ginkgo.") {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage, "\nFlags:\n")
@@ -224,6 +255,30 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	e.Seed = suiteConfig.RandomSeed
+	if o.Workers > 1 {
+		// A worker: its own devices, its share of the checks.
+		e.Worker, e.Workers = o.Worker, o.Workers
+		e.Target = workerTarget(e.Fleet, e.Target, o.Worker)
+		outcome.workerReport = o.WorkerReport
+	} else if n := parallelism(o, e.Fleet, stderr); n > 1 {
+		dir, err := os.MkdirTemp("", "gwconform-workers")
+		if err != nil {
+			fmt.Fprintln(stderr, "gwconform:", err)
+			return ExitConfig
+		}
+		defer os.RemoveAll(dir)
+		e.Worker, e.Workers = 0, n
+		ws, err := startWorkers(ctx, o, e, n, dir)
+		outcome.workers = ws
+		if err != nil {
+			fmt.Fprintln(stderr, "gwconform:", err)
+			for _, w := range ws {
+				w.cmd.Process.Kill()
+			}
+			return ExitConfig
+		}
+		fmt.Fprintf(stdout, "gwconform: %d workers, each on its own devices\n", n)
+	}
 	env = e
 	outcome.target, outcome.dir = e.BaseURL, o.ReportDir
 	outcome.opts = report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now()}
@@ -290,6 +345,11 @@ func (o *Options) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
 	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
 	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
+	fs.IntVar(&o.Parallel, "parallel", 0, "run the checks in this many worker processes, each on its own devices (default: up to 8, as many\n"+
+		"as the fleet has devices of every type on the tested gateway; 1 with the demo fleet)")
+	fs.IntVar(&o.Worker, "worker", 0, "internal: this process is worker N of a --parallel run")
+	fs.IntVar(&o.Workers, "workers", 0, "internal: the number of workers of a --parallel run")
+	fs.StringVar(&o.WorkerReport, "worker-report", "", "internal: where a worker writes its results for the run that started it")
 	fs.StringVar(&o.Color, "color", "auto", "colour on the console: auto (only on a terminal, not with NO_COLOR or TERM=dumb), always or never")
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: every check and every INFO observation on the console (the reports always have them)")
 	fs.Var(&o.Checks, "check", "run only this check (an ID, or a glob such as 'command.light-dimmer.*'); repeatable")
@@ -352,6 +412,24 @@ func (d discardValue) IsBoolFlag() bool {
 	return ok && bf.IsBoolFlag()
 }
 
+// parallelism is how many workers a run uses: --parallel, or up to
+// maxParallel, never more than the fleet has devices of every type on the
+// tested gateway, and 1 for a dry run.
+func parallelism(o Options, f *fleet.Fleet, stderr io.Writer) int {
+	if o.DryRun {
+		return 1
+	}
+	c := capacity(f)
+	if o.Parallel == 0 {
+		return min(maxParallel, c)
+	}
+	if o.Parallel > c {
+		fmt.Fprintf(stderr, "gwconform: --parallel %d: the fleet has %d device(s) of some type on the tested gateway, so %d worker(s) run\n", o.Parallel, c, c)
+		return c
+	}
+	return o.Parallel
+}
+
 // checkCert checks the bundle and mode flags.
 func checkCert(o *Options) error {
 	switch o.Cert.Mode {
@@ -389,8 +467,8 @@ func prepare(ctx context.Context, o Options) (*Env, func(), error) {
 	if o.FailOn != "must" && o.FailOn != "should" {
 		return nil, noop, fmt.Errorf("--fail-on must be must or should, not %q", o.FailOn)
 	}
-	if o.Rate < 0 || o.RatePerOp < 0 || o.Timeout <= 0 || o.MaxRequests < 0 {
-		return nil, noop, errors.New("--rate, --rate-per-op and --max-requests must be >= 0 and --timeout > 0")
+	if o.Rate < 0 || o.RatePerOp < 0 || o.Timeout <= 0 || o.MaxRequests < 0 || o.Parallel < 0 {
+		return nil, noop, errors.New("--rate, --rate-per-op, --max-requests and --parallel must be >= 0 and --timeout > 0")
 	}
 	if o.ReportDir == "" {
 		return nil, noop, errors.New("--report-dir must not be empty")

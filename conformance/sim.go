@@ -25,7 +25,7 @@ func declareSim(c Case, f device.Format, id string) {
 	} else {
 		m.Assertion = capital(c.Title) + " SHOULD be rejected and change nothing the admin API shows (CONTRACT 3)."
 	}
-	check.It(m, func(ctx ginkgo.SpecContext) {
+	it(m, func(ctx ginkgo.SpecContext) {
 		if why := env.adminSkip(); why != "" {
 			ginkgo.Skip(why)
 		}

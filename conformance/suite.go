@@ -46,26 +46,26 @@ func declare(c Case) {
 		id := c.ID + "." + f.String()
 		switch {
 		case c.Want.ok:
-			check.It(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
+			it(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" MUST be answered with status success."), func(ctx ginkgo.SpecContext) {
 				r := sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
 			})
 		case c.Want.contractOK:
-			check.It(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
+			it(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), func(ctx ginkgo.SpecContext) {
 				r := sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
 			})
 		case c.Want.must:
-			check.It(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
+			it(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered with success."), func(ctx ginkgo.SpecContext) {
 				r := sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 			})
 		}
 		if !c.Want.ok && !c.Want.contractOK {
-			check.It(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
+			it(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
 				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), func(ctx ginkgo.SpecContext) {
 				r := sendCase(ctx, c, f)
 				expectError(r, c.Want, f)
@@ -75,7 +75,7 @@ func declare(c Case) {
 			m := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
 				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
 			m.Section = "2.5" // the response's status field
-			check.It(m, func(ctx ginkgo.SpecContext) {
+			it(m, func(ctx ginkgo.SpecContext) {
 				r := sendCase(ctx, c, f)
 				gomega.Expect(r.Status).To(gomega.Equal(200), "status: %s", describe(r))
 				expectFormat(r, f)
@@ -91,7 +91,7 @@ func declare(c Case) {
 		if c.Want.ok || c.Want.must {
 			level = check.Must
 		}
-		check.It(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
+		it(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
 			capital(c.Title)+" "+map[check.Level]string{check.Must: "MUST", check.Should: "SHOULD"}[level]+
 				" get the same verdict and status code in JSON as in XML.", "parity"), func(ctx ginkgo.SpecContext) {
 			ginkgo.By("sending the case in JSON")
