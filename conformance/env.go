@@ -59,6 +59,8 @@ type Env struct {
 	// counts every request.
 	silent atomic.Int64
 	sent   atomic.Int64
+	// done counts the checks finished, for progress lines.
+	done atomic.Int64
 }
 
 // env is the run's Env; Run sets it before RunSpecs.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/formatter"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
@@ -94,6 +95,12 @@ var outcome struct {
 	workers      []*worker
 	workerReport string
 }
+
+var _ = ginkgo.ReportAfterEach(func(ginkgo.SpecReport) {
+	if env != nil {
+		env.done.Add(1)
+	}
+})
 
 var _ = ginkgo.ReportAfterSuite("gwconform reports", func(r ginkgo.Report) {
 	if outcome.workerReport != "" {
@@ -297,7 +304,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if e.Embedded {
 		outcome.target = e.BaseURL + " (embedded gwsim)"
 	}
-	gomega.RegisterFailHandler(ginkgo.Fail)
+	// Failures read as sentences: what was expected, what came.
+	gomega.RegisterFailHandler(failInWords)
+	if !o.Verbose {
+		reporterConfig.Succinct, reporterConfig.SilenceSkips = true, true
+	}
+	// Off a terminal (a CI log) a line every few seconds says the run is
+	// alive; on a terminal Ginkgo's own progress does.
+	if !colorful(stdout) || os.Getenv("NO_COLOR") != "" {
+		stop := progress(stdout, e, 5*time.Second)
+		defer stop()
+		if !o.Verbose {
+			// Ginkgo's dot per passing check says nothing in a log;
+			// failures and the summary still come through.
+			formatter.ColorableStdOut = dotless{os.Stdout}
+		}
+	}
 	fmt.Fprintf(stdout, "gwconform: %s against %s, seed %d\n", map[bool]string{true: "dry run", false: "checking"}[o.DryRun], outcome.target, e.Seed)
 	t := &failer{}
 	ginkgo.RunSpecs(t, "gwconform", suiteConfig, reporterConfig)
@@ -410,6 +432,38 @@ func (d discardValue) Set(s string) error {
 func (d discardValue) IsBoolFlag() bool {
 	bf, ok := d.v.(interface{ IsBoolFlag() bool })
 	return ok && bf.IsBoolFlag()
+}
+
+// dotless drops Ginkgo's succinct progress (a dot per passed check, its
+// header and closing line) and passes everything else through.
+type dotless struct{ w io.Writer }
+
+var succinctNoise = regexp.MustCompile(`^(\x1b\[[0-9;]*m)*(\[\d+\] gwconform |- \d+/\d+ specs |•+| ?SUCCESS! \S+ |\s+)(\x1b\[[0-9;]*m)*$`)
+
+func (d dotless) Write(p []byte) (int, error) {
+	if succinctNoise.Match(p) {
+		return len(p), nil
+	}
+	return d.w.Write(p)
+}
+
+// progress prints how many checks are done every interval until stopped.
+func progress(w io.Writer, e *Env, every time.Duration) func() {
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintf(w, "gwconform: %d checks done, %s\n", e.done.Load(), time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // parallelism is how many workers a run uses: --parallel, or up to
