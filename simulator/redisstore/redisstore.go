@@ -30,6 +30,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,6 +63,9 @@ type Options struct {
 	JournalSize int
 	// Timeout bounds each Redis call while serving (1 s when 0).
 	Timeout time.Duration
+	// Index, when set, is an in-memory store of the same fleet used for
+	// its structure only (saves building a second one).
+	Index *store.Store
 	// OnLoad, when set, is told how many devices were loaded so far.
 	OnLoad func(done, total int)
 }
@@ -91,7 +95,11 @@ func Redact(raw string) string {
 		return "the --store URL"
 	}
 	if u.User != nil {
-		u.User = url.User(u.User.Username())
+		if name := u.User.Username(); name != "" {
+			u.User = url.User(name)
+		} else {
+			u.User = nil
+		}
 	}
 	u.RawQuery = ""
 	return u.String()
@@ -100,6 +108,7 @@ func Redact(raw string) string {
 // NewClient makes a client from a redis:// or rediss:// URL; more than one
 // address (the addr query parameter) makes a Cluster client.
 func NewClient(raw string) (redis.UniversalClient, error) {
+	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 		return nil, fmt.Errorf("--store must be redis://HOST:PORT/DB or rediss://HOST:PORT/DB, not %s", Redact(raw))
@@ -117,6 +126,14 @@ func NewClient(raw string) (redis.UniversalClient, error) {
 	}
 	return redis.NewClient(o), nil
 }
+
+var quietOnce sync.Once
+
+// quiet drops go-redis's own log lines (dial retries): a lost Redis is
+// reported once by our own code, without the URL.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // scrub removes the URL's password from a message.
 func scrub(msg, raw string) string {
@@ -170,7 +187,10 @@ func open(ctx context.Context, rdb redis.UniversalClient, f *fleet.Fleet, o Opti
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{rdb: rdb, prefix: o.Prefix, replica: o.Replica, fleet: f, hash: h, index: store.New(f, 1),
+	if o.Index == nil {
+		o.Index = store.New(f, 1)
+	}
+	s := &Store{rdb: rdb, prefix: o.Prefix, replica: o.Replica, fleet: f, hash: h, index: o.Index,
 		firstAcc: map[string]string{}, limit: o.MessageLimit, jsize: o.JournalSize, timeout: o.Timeout}
 	for _, a := range f.Accounts {
 		for _, g := range a.Gateways {
