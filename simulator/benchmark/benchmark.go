@@ -147,6 +147,8 @@ type Report struct {
 	BareCmd    string            `json:"bare_command"`
 	Suite      SuiteRun          `json:"suite"`
 	Notes      []string          `json:"notes"`
+	// Redis is gwsim on Redis (redis.go).
+	Redis *RedisRun `json:"redis,omitempty"`
 }
 
 // Environment is where the figures were taken.

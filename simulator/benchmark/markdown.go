@@ -286,6 +286,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 
 	r.writeLoad(p)
 	r.writeFleets(p)
+	r.writeRedis(p)
 	r.writeSuite(p)
 	r.writeGoBench(p)
 	r.writeProfiles(p)
