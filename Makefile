@@ -47,6 +47,13 @@ tools:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y curl >/dev/null 2>&1 || \
 	      { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y curl >/dev/null 2>&1; }; \
 	  fi; command -v curl >/dev/null 2>&1 || { echo "test: curl is needed (fixtures/examples_test.go)"; exit 1; }; }
+	@# The Redis tests (simulator/redisstore) start a real redis-server.
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "test: installing redis-server (apt-get install -y redis-server)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null 2>&1 || \
+	      { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null 2>&1; }; \
+	  fi; command -v redis-server >/dev/null 2>&1 || { echo "test: redis-server is needed (simulator/redisstore tests)"; exit 1; }; }
 
 # Each fuzz target in turn for $(FUZZTIME) (make fuzz FUZZTIME=5m). Their
 # seeds (testdata/fuzz/) also run in make test; crashers found are written

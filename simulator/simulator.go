@@ -4,11 +4,14 @@
 package simulator
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator/fleet"
 	"github.com/gwdmi/gwtools/simulator/persist"
+	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/server"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
@@ -34,6 +37,14 @@ type Options struct {
 	// AccessLog and SummaryEvery: see server.Config.
 	AccessLog    bool
 	SummaryEvery time.Duration
+	// StoreURL, when set (redis://HOST:PORT/DB, rediss://…), keeps the
+	// state in Redis, shared by every replica started with it (package
+	// redisstore); StoreReset replaces a different fleet found there.
+	StoreURL   string
+	StoreReset bool
+	// Replica names this process in the shared journal (host-pid when
+	// empty).
+	Replica string
 }
 
 // Simulator is a running gwsim.
@@ -42,6 +53,8 @@ type Simulator struct {
 	Store  *store.Store
 	Server *server.Server
 	state  *persist.File
+	// Redis is the shared store when Options.StoreURL is set.
+	Redis *redisstore.Store
 }
 
 // New builds a simulator without listening; Open starts it. It panics
@@ -67,6 +80,18 @@ func Build(o Options) (*Simulator, error) {
 	cfg := server.Config{Store: st, Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery}
+	if o.StoreURL != "" {
+		if o.StateFile != "" {
+			return nil, errors.New("--store and --state-file exclude each other: with Redis the state lives in Redis")
+		}
+		rs, err := redisstore.Open(context.Background(), f, redisstore.Options{URL: o.StoreURL, Reset: o.StoreReset,
+			Replica: o.Replica, Index: st, MessageLimit: o.MessageLimit, JournalSize: o.JournalSize})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Shared = rs.Shared(a.Window)
+		return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), Redis: rs}, nil
+	}
 	var state *persist.File
 	if o.StateFile != "" {
 		var err error
@@ -102,6 +127,11 @@ func (s *Simulator) URL() string { return s.Server.URL() }
 // closes the state file.
 func (s *Simulator) Close() error {
 	err := s.Server.Close()
+	if s.Redis != nil {
+		if rerr := s.Redis.Close(); err == nil {
+			err = rerr
+		}
+	}
 	if s.state != nil {
 		if serr := s.state.Close(); err == nil {
 			err = serr

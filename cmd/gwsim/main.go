@@ -23,6 +23,7 @@ import (
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/auth"
 	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/server"
 	"github.com/gwdmi/gwtools/simulator/version"
 )
@@ -37,7 +38,8 @@ const usage = `gwsim simulates the Gateway Device Management Interface.
 
 Usage:
   gwsim serve [--addr 127.0.0.1:8080] [--fleet FILE | --seed N --gateways G --devices-per-gateway D]
-              [--state-file PATH] [--reject-replays] [--rate-limit N]
+              [--state-file PATH | --store redis://HOST:PORT/DB [--store-reset]]
+              [--reject-replays] [--rate-limit N]
               [--log-level info] [--access-log] [--log-summary 1m]
   gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
   gwsim send command|message|rename [--target URL] [--format json|xml] [--fleet FILE] FIELD=VALUE...
@@ -116,6 +118,10 @@ type Main struct {
 	StateFile     string
 	RejectReplays bool
 	RateLimit     int
+	// Store is a redis:// URL: the state shared by replicas in Redis;
+	// StoreReset replaces another fleet found there.
+	Store      string
+	StoreReset bool
 
 	Sim *simulator.Simulator
 	log *slog.Logger
@@ -151,8 +157,18 @@ func (m *Main) ParseFlags(args []string) error {
 		"timestamp is in the window (with the md5 sign: at most one request per key per second)")
 	fs.IntVar(&m.RateLimit, "rate-limit", 0, "at most `N` operation requests a second per client IP (IPv6: per /64), burst N;\n"+
 		"beyond: 429 rate_limited with Retry-After. 0: no limit")
+	fs.StringVar(&m.Store, "store", "", "keep the state in Redis at `URL` (redis://[user:password@]HOST:PORT/DB, rediss:// for TLS,\n"+
+		"redis://H1:P1?addr=H2:P2 for a Cluster; env GWSIM_STORE), shared by every gwsim started with it:\n"+
+		"device states, names, message logs, journal, replay protection, rate counts, faults. Default: in memory")
+	fs.BoolVar(&m.StoreReset, "store-reset", false, "with --store: empty gwsim's keys in Redis and load this fleet, even when Redis holds another fleet")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if m.Store == "" { // not a flag default: a URL may carry a password, and -h prints defaults
+		m.Store = os.Getenv("GWSIM_STORE")
+	}
+	if m.StoreReset && m.Store == "" {
+		return errors.New("--store-reset needs --store")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -214,7 +230,8 @@ func (m *Main) ParseFlags(args []string) error {
 	var err error
 	m.Sim, err = simulator.Build(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
-		AccessLog: m.AccessLog, SummaryEvery: summary})
+		AccessLog: m.AccessLog, SummaryEvery: summary,
+		StoreURL: m.Store, StoreReset: m.StoreReset})
 	return err
 }
 
@@ -259,6 +276,9 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
 	if m.StateFile != "" {
 		fmt.Fprintf(w, "  state file: %s\n", m.StateFile)
+	}
+	if m.Sim.Redis != nil {
+		fmt.Fprintf(w, "  store: %s (replica %s)\n", redisstore.Redact(m.Store), m.Sim.Redis.Replica())
 	}
 	t, err := f.Target()
 	if err != nil {

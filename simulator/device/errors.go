@@ -33,6 +33,9 @@ const (
 	CodeTimeout           = "request_timeout"
 	// CodeStorageFailed: a change could not be saved to the state file.
 	CodeStorageFailed = "storage_failed"
+	// CodeStorageUnavailable: the shared store (Redis) cannot be reached;
+	// nothing was changed. Answered with Retry-After.
+	CodeStorageUnavailable = "storage_unavailable"
 )
 
 // Error is a rejection of a request: a code from the list above, the field it

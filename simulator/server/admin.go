@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -19,11 +20,15 @@ const DefaultDumpLimit = 100000
 func (s *Server) adminRoutes(mux *http.ServeMux) {
 	h := func(pattern string, fn http.HandlerFunc) { mux.Handle(pattern, s.admin(fn)) }
 	h("GET /_sim/health", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		s.health(w, r)
 	})
 	h("GET /_sim/state", s.adminState)
 	h("GET /_sim/gateways/{mac}/devices/{sn}", func(w http.ResponseWriter, r *http.Request) {
-		d, ok := s.cfg.Store.Device(r.PathValue("mac"), r.PathValue("sn"))
+		d, ok, derr := s.store.Device(r.PathValue("mac"), r.PathValue("sn"))
+		if derr != nil {
+			adminError(w, derr)
+			return
+		}
 		if !ok {
 			adminError(w, device.Errorf(device.CodeDeviceNotFound, "sn", "no device %s on gateway %s", r.PathValue("sn"), r.PathValue("mac")))
 			return
@@ -31,7 +36,11 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, d)
 	})
 	h("GET /_sim/gateways/{mac}/messages", func(w http.ResponseWriter, r *http.Request) {
-		msgs, total, ok := s.cfg.Store.Messages(r.PathValue("mac"))
+		msgs, total, ok, derr := s.store.Messages(r.PathValue("mac"))
+		if derr != nil {
+			adminError(w, derr)
+			return
+		}
 		if !ok {
 			adminError(w, device.Errorf(device.CodeGatewayNotFound, "mac", "no gateway %s", r.PathValue("mac")))
 			return
@@ -51,6 +60,11 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 	})
 	h("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.reset(); err != nil {
+			var derr *device.Error
+			if errors.As(err, &derr) {
+				adminError(w, derr)
+				return
+			}
 			s.log.Error("reset: the state file could not be emptied", "err", err)
 			adminError(w, device.Errorf(device.CodeStorageFailed, "", "the state was reset in memory but the state file could not be emptied: %v", err))
 			return
@@ -63,7 +77,10 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 	})
 	h("PUT /_sim/faults", s.putFaults)
 	h("DELETE /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
-		s.faults.set(Faults{OfflineGateways: []string{}})
+		if derr := s.setFaults(Faults{OfflineGateways: []string{}}); derr != nil {
+			adminError(w, derr)
+			return
+		}
 		writeJSON(w, http.StatusOK, s.faults.get())
 	})
 	h("GET /_sim/openapi.yaml", s.openAPI)
@@ -103,7 +120,11 @@ func (s *Server) adminState(w http.ResponseWriter, r *http.Request) {
 		adminError(w, derr)
 		return
 	}
-	accounts, truncated := s.cfg.Store.Dump(n)
+	accounts, truncated, derr := s.store.Dump(n)
+	if derr != nil {
+		adminError(w, derr)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"accounts": accounts, "truncated": truncated})
 }
 
@@ -120,7 +141,10 @@ func (s *Server) putFaults(w http.ResponseWriter, r *http.Request) {
 		adminError(w, device.Errorf(device.CodeInvalidField, strings.SplitN(field, "[", 2)[0], "%v", err))
 		return
 	}
-	s.faults.set(f)
+	if derr := s.setFaults(f); derr != nil {
+		adminError(w, derr)
+		return
+	}
 	s.log.Info("faults set", "latency", f.Latency.String(), "error_rate", f.ErrorRate, "offline_gateways", f.OfflineGateways)
 	writeJSON(w, http.StatusOK, s.faults.get())
 }
@@ -146,6 +170,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func adminError(w http.ResponseWriter, e *device.Error) {
+	if e.Code == device.CodeStorageUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
 	writeJSON(w, StatusOf(e.Code), map[string]any{"status": "error",
 		"error": map[string]string{"code": e.Code, "field": e.Field, "message": e.Message}})
 }

@@ -115,7 +115,7 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	if derr := s.inject(r, req); derr != nil {
 		return req, format, derr
 	}
-	st := s.cfg.Store
+	st := s.store
 	switch op {
 	case device.SendCommand:
 		derr = st.Command(req.AccountID, req.MAC, req.SN, req.Type, req.Settings)
@@ -141,8 +141,14 @@ func (s *Server) inject(r *http.Request, req *device.Request) *device.Error {
 			t.Stop()
 		}
 	}
-	if s.faults.isOffline(req.MAC) && s.cfg.Store.HasGateway(req.AccountID, req.MAC) {
-		return device.Errorf(device.CodeGatewayOffline, device.FieldMAC, "gateway %s is offline (fault injection)", req.MAC)
+	if s.faults.isOffline(req.MAC) {
+		has, derr := s.store.HasGateway(req.AccountID, req.MAC)
+		if derr != nil {
+			return derr
+		}
+		if has {
+			return device.Errorf(device.CodeGatewayOffline, device.FieldMAC, "gateway %s is offline (fault injection)", req.MAC)
+		}
 	}
 	if req.SN != "" && s.faults.isUnreachable(req.SN) {
 		if _, ok := s.cfg.Store.Device(req.MAC, req.SN); ok {
@@ -158,6 +164,9 @@ func (s *Server) inject(r *http.Request, req *device.Request) *device.Error {
 func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 	w.Header().Set("Content-Type", codec.ContentType(f))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if e.Code == device.CodeStorageUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
 	w.WriteHeader(StatusOf(e.Code))
 	w.Write(codec.Error(f, e))
 }

@@ -56,7 +56,11 @@ Faults: latency {{.Faults.Latency}}, error rate {{.Faults.ErrorRate}}, offline {
 </body></html>`))
 
 func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
-	state, truncated := s.cfg.Store.Dump(dashboardDevices)
+	state, truncated, derr := s.store.Dump(dashboardDevices)
+	if derr != nil {
+		adminError(w, derr)
+		return
+	}
 	for i := range state {
 		for j := range state[i].Gateways {
 			// The newest messages are the interesting ones on a dashboard.
@@ -69,7 +73,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	for i, j := 0, len(entries)-1; i < j; i, j = i+1, j-1 {
 		entries[i], entries[j] = entries[j], entries[i]
 	}
-	a, g, d := s.cfg.Store.Counts()
+	a, g, d := s.store.Counts()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	dashboardTmpl.Execute(w, struct {
 		Accounts, Gateways, Devices int

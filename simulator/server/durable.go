@@ -37,6 +37,12 @@ func (s *Server) sync(op device.Operation, req *device.Request) *device.Error {
 
 // reset puts the fleet back as loaded, the saved state too.
 func (s *Server) reset() error {
+	if s.cfg.Shared != nil {
+		if derr := s.store.Reset(); derr != nil {
+			return derr
+		}
+		return nil
+	}
 	if s.cfg.Durable == nil {
 		s.cfg.Store.Reset()
 		return nil

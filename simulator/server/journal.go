@@ -18,6 +18,9 @@ type Entry struct {
 	MAC        string    `json:"mac,omitempty"`
 	SN         string    `json:"sn,omitempty"`
 	DurationUS int64     `json:"duration_us"`
+	// Replica names the gwsim process that served the request, when
+	// replicas share one journal (Config.Shared).
+	Replica string `json:"replica,omitempty"`
 }
 
 // Journal is a bounded ring of the last requests. Adding takes no lock

@@ -151,7 +151,15 @@ func (h *expiryHeap) Pop() any {
 // checkReplay refuses an authenticated request seen before, when replay
 // protection is on.
 func (s *Server) checkReplay(e *device.Envelope) *device.Error {
-	if s.replays == nil || !s.replays.seen(e, s.cfg.Now()) {
+	if sh := s.cfg.Shared; sh != nil && s.cfg.RejectReplays && sh.Replays != nil {
+		seen, derr := sh.Replays(e, s.cfg.Now())
+		if derr != nil {
+			return derr
+		}
+		if !seen {
+			return nil
+		}
+	} else if s.replays == nil || !s.replays.seen(e, s.cfg.Now()) {
 		return nil
 	}
 	return device.Errorf(device.CodeReplayedRequest, "",

@@ -66,13 +66,18 @@ type Config struct {
 	// requests a second (burst the same); beyond: 429 rate_limited with
 	// Retry-After.
 	RateLimit int
+	// Shared, when set, keeps the state, journal, replay protection, rate
+	// counts and faults outside the process (package redisstore), shared
+	// by every replica; Store is then only the fleet's local index.
+	Shared *Shared
 }
 
 // Server serves the interface and the admin API on one listener.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	journal *Journal
+	journal JournalStore
+	store   StateStore
 	faults  faultState
 	handler http.Handler
 	replays *replayCache // nil unless RejectReplays
@@ -86,6 +91,9 @@ type Server struct {
 
 	ln  net.Listener
 	srv *http.Server
+
+	stopPoll chan struct{}
+	polled   []byte // the faults JSON last read from Shared
 }
 
 type opRoute struct {
@@ -110,15 +118,22 @@ func New(cfg Config) *Server {
 	if cfg.SummaryEvery == 0 {
 		cfg.SummaryEvery = DefaultSummaryEvery
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, journal: NewJournal(cfg.JournalSize)}
+	s := &Server{cfg: cfg, log: cfg.Logger}
 	s.access = newAccessLog(cfg, cfg.Logger)
 	s.faults.set(Faults{OfflineGateways: []string{}})
-	if cfg.RejectReplays {
+	if sh := cfg.Shared; sh != nil {
+		s.store, s.journal = sh.Store, sh.Journal
+	} else {
+		s.store, s.journal = memStore{cfg.Store}, NewJournal(cfg.JournalSize)
+	}
+	if cfg.Shared != nil {
+		// Shared replay and rate limit state: see checkReplay and limited.
+	} else if cfg.RejectReplays {
 		s.replays = newReplayCache(cfg.Auth, DefaultReplayCap, func() {
 			s.log.Warn("replay protection is full: the oldest requests are forgotten early", "cap", DefaultReplayCap)
 		})
 	}
-	if cfg.RateLimit > 0 {
+	if cfg.RateLimit > 0 && cfg.Shared == nil {
 		s.limiter = newRateLimiter(cfg.RateLimit, DefaultRateLimitClients, nil)
 	}
 	mux := http.NewServeMux()
@@ -175,8 +190,9 @@ func (s *Server) cleanPaths(next http.Handler) http.Handler {
 // Handler is the server's whole HTTP handler, for tests and embedding.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Journal is the server's request journal.
-func (s *Server) Journal() *Journal { return s.journal }
+// Journal is the server's request journal (shared by the replicas when
+// Config.Shared is set).
+func (s *Server) Journal() JournalStore { return s.journal }
 
 // Timeouts of the HTTP server when Config leaves them 0.
 const (
@@ -202,6 +218,7 @@ func (s *Server) Open(addr string) error {
 		return err
 	}
 	ln = noFiveXXListener{ln}
+	s.startFaultPoll()
 	s.ln = ln
 	s.srv = &http.Server{
 		Handler:           s.handler,
@@ -245,6 +262,10 @@ func (s *Server) Close() error {
 		close(s.stopSummary)
 		<-s.summaryDone
 		s.stopSummary = nil
+	}
+	if s.stopPoll != nil {
+		close(s.stopPoll)
+		s.stopPoll = nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()

@@ -35,6 +35,8 @@ var statusOf = map[string]int{
 	device.CodeDeviceUnreachable: http.StatusGatewayTimeout,
 	// The state file could not be written: a server failure, not bad input.
 	device.CodeStorageFailed: http.StatusServiceUnavailable,
+	// The shared store (Redis) cannot be reached.
+	device.CodeStorageUnavailable: http.StatusServiceUnavailable,
 }
 
 // StatusOf maps an error code to its HTTP status (400 for an unknown code,

@@ -347,6 +347,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			sec.Write(r, p)
 		}
 	}
+	r.writeRedis(p)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

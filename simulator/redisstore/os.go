@@ -1,0 +1,8 @@
+package redisstore
+
+import "os"
+
+var (
+	osHostname = os.Hostname
+	osPid      = os.Getpid
+)

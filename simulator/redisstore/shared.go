@@ -1,0 +1,100 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/simulator/server"
+)
+
+// Shared is the store as the server's seams: state, journal, replay
+// protection, rate counts, faults and health, all in Redis. window is the
+// authenticator's timestamp window (auth.DefaultWindow when 0).
+func (s *Store) Shared(window time.Duration) *server.Shared {
+	if window <= 0 {
+		window = auth.DefaultWindow
+	}
+	return &server.Shared{
+		Store:   s,
+		Journal: s.journal,
+		Replays: func(e *device.Envelope, now time.Time) (bool, *device.Error) {
+			return s.seen(e, window)
+		},
+		Allow:      s.allow,
+		LoadFaults: s.loadFaults,
+		SaveFaults: s.saveFaults,
+		Health:     func(ctx context.Context) error { return s.rdb.Ping(ctx).Err() },
+	}
+}
+
+// seen records an envelope with SET NX PX: whichever replica gets a
+// replay, the key is there. A request passes authentication only with a
+// timestamp within window of now, so it is kept for twice the window.
+func (s *Store) seen(e *device.Envelope, window time.Duration) (bool, *device.Error) {
+	h := sha256.New()
+	for _, p := range []string{e.APIKey, e.Timestamp, strings.ToLower(e.Sign)} {
+		h.Write([]byte(strconv.Itoa(len(p)) + ":" + p))
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	ok, err := s.rdb.SetNX(ctx, s.key("replay", hex.EncodeToString(h.Sum(nil)[:16])), 1, 2*window).Result()
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return !ok, nil
+}
+
+// allow counts a client's requests in the current second across replicas
+// (INCR + PEXPIRE): a fixed one-second window, limit requests in each.
+func (s *Store) allow(client netip.Addr, limit int) (bool, time.Duration, *device.Error) {
+	now := time.Now()
+	sec := now.Unix()
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var n *redis.IntCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		k := s.key("rl", client.String(), strconv.FormatInt(sec, 10))
+		n = p.Incr(ctx, k)
+		p.PExpire(ctx, k, 2*time.Second)
+		return nil
+	})
+	if err != nil {
+		return false, 0, unavailable(err)
+	}
+	if n.Val() <= int64(limit) {
+		return true, 0, nil
+	}
+	return false, time.Unix(sec+1, 0).Sub(now), nil
+}
+
+func (s *Store) loadFaults() ([]byte, *device.Error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	b, err := s.rdb.Get(ctx, s.key("faults")).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return []byte(`{"latency":"0s","error_rate":0,"offline_gateways":[]}`), nil
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return b, nil
+}
+
+func (s *Store) saveFaults(b []byte) *device.Error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if err := s.rdb.Set(ctx, s.key("faults"), b, 0).Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// setFaults replaces the faults: in the shared store first (so that a
+// change no replica can see is not acknowledged), then here.
+func (s *Server) setFaults(f Faults) *device.Error {
+	if sh := s.cfg.Shared; sh != nil && sh.SaveFaults != nil {
+		b, err := json.Marshal(f)
+		if err != nil {
+			return device.Errorf(device.CodeMalformedBody, "", "faults: %v", err)
+		}
+		if derr := sh.SaveFaults(b); derr != nil {
+			return derr
+		}
+	}
+	s.faults.set(f)
+	return nil
+}
+
+// pollFaults reads the shared faults and applies them when they changed.
+func (s *Server) pollFaults() {
+	b, derr := s.cfg.Shared.LoadFaults()
+	if derr != nil || len(b) == 0 || bytes.Equal(b, s.polled) {
+		return
+	}
+	var f Faults
+	if err := json.Unmarshal(b, &f); err != nil || f.check() != nil {
+		s.log.Warn("shared faults could not be read; keeping the current ones", "err", err)
+		return
+	}
+	s.polled = append(s.polled[:0], b...)
+	s.faults.set(f)
+}
+
+// startFaultPoll follows the shared faults, so that PUT /_sim/faults on
+// one replica applies to all within FaultsPoll.
+func (s *Server) startFaultPoll() {
+	sh := s.cfg.Shared
+	if sh == nil || sh.LoadFaults == nil {
+		return
+	}
+	s.pollFaults()
+	every := sh.FaultsPoll
+	if every <= 0 {
+		every = 200 * time.Millisecond
+	}
+	stop := make(chan struct{})
+	s.stopPoll = stop
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				s.pollFaults()
+			}
+		}
+	}()
+}
+
+// health answers 200 {"status":"ok"}, or, when the shared store cannot be
+// reached, 503 {"status":"degraded"} so that a readiness probe takes the
+// replica out of a load balancer until the store is back.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if sh := s.cfg.Shared; sh != nil && sh.Health != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := sh.Health(ctx); err != nil {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "degraded", "store": "unavailable"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "store": "redis"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
