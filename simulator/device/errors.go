@@ -25,12 +25,9 @@ const (
 	CodeTypeMismatch         = "type_mismatch"
 	CodeGatewayOffline       = "gateway_offline"
 	CodeInjectedFault        = "injected_fault"
-	// CodeDeviceUnreachable: fault injection says the gateway answers but
-	// the device does not (our extension of CONTRACT 4).
-	CodeDeviceUnreachable = "device_unreachable"
-	CodeRateLimited       = "rate_limited"
-	CodeUnauthorized      = "unauthorized"
-	CodeTimeout           = "request_timeout"
+	CodeRateLimited          = "rate_limited"
+	CodeUnauthorized         = "unauthorized"
+	CodeTimeout              = "request_timeout"
 	// CodeStorageFailed: a change could not be saved to the state file.
 	CodeStorageFailed = "storage_failed"
 	// CodeStorageUnavailable: the shared store (Redis) cannot be reached;

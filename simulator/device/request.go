@@ -19,17 +19,6 @@ const (
 // Operations lists the three operations in published order.
 var Operations = []Operation{SendCommand, SendMessage, UpdateName}
 
-// LookupOperation finds an operation by its Name ("command", "message",
-// "update_name").
-func LookupOperation(name string) (Operation, bool) {
-	for _, o := range Operations {
-		if o.Name() == name {
-			return o, true
-		}
-	}
-	return 0, false
-}
-
 // Path is the operation's published path below the base URL.
 func (o Operation) Path() string {
 	switch o {

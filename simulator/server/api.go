@@ -132,7 +132,7 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 
 // inject applies fault injection: latency, offline gateways, error rate.
 func (s *Server) inject(r *http.Request, req *device.Request) *device.Error {
-	latency, fail := s.faults.draw(req.Op.Name(), req.SN)
+	latency, fail := s.faults.draw()
 	if latency > 0 {
 		t := time.NewTimer(latency)
 		select {
@@ -148,11 +148,6 @@ func (s *Server) inject(r *http.Request, req *device.Request) *device.Error {
 		}
 		if has {
 			return device.Errorf(device.CodeGatewayOffline, device.FieldMAC, "gateway %s is offline (fault injection)", req.MAC)
-		}
-	}
-	if req.SN != "" && s.faults.isUnreachable(req.SN) {
-		if _, ok := s.cfg.Store.Device(req.MAC, req.SN); ok {
-			return device.Errorf(device.CodeDeviceUnreachable, device.FieldSN, "device %s does not answer its gateway (fault injection)", req.SN)
 		}
 	}
 	if fail {

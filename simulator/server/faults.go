@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/gwdmi/gwtools/simulator/device"
 )
 
 // Faults is what fault injection currently does to interface requests.
@@ -19,20 +17,6 @@ type Faults struct {
 	ErrorRate float64 `json:"error_rate"`
 	// OfflineGateways answer 504 gateway_offline.
 	OfflineGateways []string `json:"offline_gateways"`
-	// UnreachableDevices (by sn) answer 504 device_unreachable to commands
-	// and renames: the gateway answers, the device does not.
-	UnreachableDevices []string `json:"unreachable_devices"`
-	// SlowDevices add their latency (by sn) to requests about them.
-	SlowDevices map[string]Duration `json:"slow_devices"`
-	// Operations limit latency and an error rate to one operation
-	// ("command", "message", "update_name"), on top of the ones above.
-	Operations map[string]OperationFaults `json:"operations"`
-}
-
-// OperationFaults are faults of one operation only.
-type OperationFaults struct {
-	Latency   Duration `json:"latency"`
-	ErrorRate float64  `json:"error_rate"`
 }
 
 // Duration is a time.Duration written as "150ms" in JSON.
@@ -77,46 +61,7 @@ func (f *Faults) check() error {
 	if f.OfflineGateways == nil {
 		f.OfflineGateways = []string{}
 	}
-	for i, sn := range f.UnreachableDevices {
-		f.UnreachableDevices[i] = strings.ToLower(strings.TrimSpace(sn))
-		if !isHex(f.UnreachableDevices[i], 32) {
-			return fmt.Errorf("unreachable_devices[%d] must be a 32-hex sn", i)
-		}
-	}
-	if f.UnreachableDevices == nil {
-		f.UnreachableDevices = []string{}
-	}
-	slow := make(map[string]Duration, len(f.SlowDevices))
-	for sn, d := range f.SlowDevices {
-		k := strings.ToLower(strings.TrimSpace(sn))
-		if !isHex(k, 32) {
-			return fmt.Errorf("slow_devices must be keyed by 32-hex sn, not %q", sn)
-		}
-		if d.Duration < 0 || d.Duration > MaxLatency {
-			return fmt.Errorf("slow_devices latency of %s must be from 0 to %s", k, MaxLatency)
-		}
-		slow[k] = d
-	}
-	f.SlowDevices = slow
-	if f.Operations == nil {
-		f.Operations = map[string]OperationFaults{}
-	}
-	for name, of := range f.Operations {
-		if _, ok := device.LookupOperation(name); !ok {
-			return fmt.Errorf("operations must be keyed by command, message or update_name, not %q", name)
-		}
-		if of.Latency.Duration < 0 || of.Latency.Duration > MaxLatency {
-			return fmt.Errorf("operations latency of %s must be from 0 to %s", name, MaxLatency)
-		}
-		if of.ErrorRate < 0 || of.ErrorRate > 1 || of.ErrorRate != of.ErrorRate {
-			return fmt.Errorf("operations error_rate of %s must be from 0 to 1", name)
-		}
-	}
 	return nil
-}
-
-func isHex(s string, n int) bool {
-	return len(s) == n && strings.Trim(s, "0123456789abcdef") == ""
 }
 
 // faultState holds the faults as an immutable snapshot that set replaces
@@ -127,64 +72,30 @@ type faultState struct {
 }
 
 type faultSnapshot struct {
-	f           Faults
-	offline     map[string]bool
-	unreachable map[string]bool
+	f       Faults
+	offline map[string]bool
 }
 
 func (s *faultState) get() Faults {
-	return s.cur.Load().f.clone()
-}
-
-// clone copies the lists and maps, so that a caller cannot change the
-// snapshot every request reads.
-func (f Faults) clone() Faults {
-	f.OfflineGateways = append([]string{}, f.OfflineGateways...)
-	f.UnreachableDevices = append([]string{}, f.UnreachableDevices...)
-	slow := make(map[string]Duration, len(f.SlowDevices))
-	for k, v := range f.SlowDevices {
-		slow[k] = v
-	}
-	ops := make(map[string]OperationFaults, len(f.Operations))
-	for k, v := range f.Operations {
-		ops[k] = v
-	}
-	f.SlowDevices, f.Operations = slow, ops
+	p := s.cur.Load()
+	f := p.f
+	f.OfflineGateways = append([]string{}, p.f.OfflineGateways...)
 	return f
 }
 
 func (s *faultState) set(f Faults) {
-	f = f.clone()
-	snap := &faultSnapshot{f: f, offline: make(map[string]bool, len(f.OfflineGateways)), unreachable: make(map[string]bool, len(f.UnreachableDevices))}
+	off := make(map[string]bool, len(f.OfflineGateways))
 	for _, m := range f.OfflineGateways {
-		snap.offline[m] = true
+		off[m] = true
 	}
-	for _, sn := range f.UnreachableDevices {
-		snap.unreachable[sn] = true
-	}
-	s.cur.Store(snap)
+	f.OfflineGateways = append([]string{}, f.OfflineGateways...)
+	s.cur.Store(&faultSnapshot{f: f, offline: off})
 }
 
-// draw returns the latency to add to a request of an operation about a
-// device (sn empty for a message), and whether to fail it.
-func (s *faultState) draw(op, sn string) (time.Duration, bool) {
+// draw returns the latency to add and whether to fail this request.
+func (s *faultState) draw() (time.Duration, bool) {
 	p := s.cur.Load()
-	latency, rate := p.f.Latency.Duration, p.f.ErrorRate
-	if len(p.f.Operations) > 0 {
-		if of, ok := p.f.Operations[op]; ok {
-			latency += of.Latency.Duration
-			rate = 1 - (1-rate)*(1-of.ErrorRate)
-		}
-	}
-	if len(p.f.SlowDevices) > 0 && sn != "" {
-		latency += p.f.SlowDevices[sn].Duration
-	}
-	return latency, rate > 0 && rand.Float64() < rate
-}
-
-func (s *faultState) isUnreachable(sn string) bool {
-	p := s.cur.Load()
-	return len(p.unreachable) > 0 && p.unreachable[sn]
+	return p.f.Latency.Duration, p.f.ErrorRate > 0 && rand.Float64() < p.f.ErrorRate
 }
 
 func (s *faultState) isOffline(mac string) bool {

@@ -30,9 +30,8 @@ var statusOf = map[string]int{
 	device.CodeUnauthorized:         http.StatusUnauthorized,
 	device.CodeTimeout:              http.StatusRequestTimeout,
 	// Injected on purpose by fault injection, never for bad input.
-	device.CodeGatewayOffline:    http.StatusGatewayTimeout,
-	device.CodeInjectedFault:     http.StatusServiceUnavailable,
-	device.CodeDeviceUnreachable: http.StatusGatewayTimeout,
+	device.CodeGatewayOffline: http.StatusGatewayTimeout,
+	device.CodeInjectedFault:  http.StatusServiceUnavailable,
 	// The state file could not be written: a server failure, not bad input.
 	device.CodeStorageFailed: http.StatusServiceUnavailable,
 	// The shared store (Redis) cannot be reached.
