@@ -30,6 +30,9 @@ const (
 	CodeTimeout              = "request_timeout"
 	// CodeStorageFailed: a change could not be saved to the state file.
 	CodeStorageFailed = "storage_failed"
+	// CodeDeviceUnreachable: the gateway answered but the device did not
+	// (fault injection; our extension of CONTRACT 4).
+	CodeDeviceUnreachable = "device_unreachable"
 )
 
 // Error is a rejection of a request: a code from the list above, the field it

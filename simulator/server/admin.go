@@ -63,7 +63,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 	})
 	h("PUT /_sim/faults", s.putFaults)
 	h("DELETE /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
-		s.faults.set(Faults{OfflineGateways: []string{}})
+		s.faults.set(noFaults())
 		writeJSON(w, http.StatusOK, s.faults.get())
 	})
 	h("GET /_sim/{$}", s.dashboard)
@@ -111,16 +111,17 @@ func (s *Server) putFaults(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		adminError(w, device.Errorf(device.CodeMalformedBody, "", "faults must be a JSON object {latency, error_rate, offline_gateways}: %v", err))
+		adminError(w, device.Errorf(device.CodeMalformedBody, "", "faults must be a JSON object {latency, error_rate, offline_gateways, unreachable_devices, slow_devices, operation_error_rates}: %v", err))
 		return
 	}
 	if err := f.check(); err != nil {
 		field := strings.SplitN(err.Error(), " ", 2)[0]
-		adminError(w, device.Errorf(device.CodeInvalidField, strings.SplitN(field, "[", 2)[0], "%v", err))
+		adminError(w, device.Errorf(device.CodeInvalidField, field, "%v", err))
 		return
 	}
 	s.faults.set(f)
-	s.log.Info("faults set", "latency", f.Latency.String(), "error_rate", f.ErrorRate, "offline_gateways", f.OfflineGateways)
+	s.log.Info("faults set", "latency", f.Latency.String(), "error_rate", f.ErrorRate, "offline_gateways", f.OfflineGateways,
+		"unreachable_devices", len(f.UnreachableDevices), "slow_devices", len(f.SlowDevices), "operation_error_rates", f.OperationErrorRates)
 	writeJSON(w, http.StatusOK, s.faults.get())
 }
 

@@ -88,7 +88,7 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, journal: NewJournal(cfg.JournalSize)}
-	s.faults.set(Faults{OfflineGateways: []string{}})
+	s.faults.set(noFaults())
 	if cfg.RejectReplays {
 		s.replays = newReplayCache(cfg.Auth, DefaultReplayCap, func() {
 			s.log.Warn("replay protection is full: the oldest requests are forgotten early", "cap", DefaultReplayCap)
