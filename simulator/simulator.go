@@ -18,7 +18,9 @@ type Options struct {
 	// Fleet to simulate; the built-in demo fleet when nil.
 	Fleet      *fleet.Fleet
 	AdminToken string
-	Logger     *slog.Logger
+	// HealthNeedsToken puts /_sim/health behind AdminToken too.
+	HealthNeedsToken bool
+	Logger           *slog.Logger
 	// JournalSize and MessageLimit bound the journal and each gateway's
 	// message log.
 	JournalSize  int
@@ -62,7 +64,8 @@ func Build(o Options) (*Simulator, error) {
 	a.Now = o.Now
 	st := store.New(f, o.MessageLimit)
 	cfg := server.Config{Store: st, Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
-		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit}
+		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
+		HealthNeedsToken: o.HealthNeedsToken}
 	var state *persist.File
 	if o.StateFile != "" {
 		var err error

@@ -99,6 +99,8 @@ type Main struct {
 	StateFile     string
 	RejectReplays bool
 	RateLimit     int
+	// HealthNeedsToken puts /_sim/health behind --admin-token too.
+	HealthNeedsToken bool
 
 	Sim *simulator.Simulator
 	log *slog.Logger
@@ -114,6 +116,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.IntVar(&m.Gateways, "gateways", 1, "gateways in a generated fleet")
 	fs.IntVar(&m.PerGateway, "devices-per-gateway", 6, "devices per gateway in a generated fleet")
 	fs.StringVar(&m.AdminToken, "admin-token", os.Getenv("GWSIM_ADMIN_TOKEN"), "require Authorization: Bearer TOKEN on /_sim/ (env GWSIM_ADMIN_TOKEN)")
+	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
 	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.IntVar(&m.Journal, "journal-size", 1000, "requests kept in the journal")
@@ -169,7 +172,8 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	var err error
 	m.Sim, err = simulator.Build(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
-		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit})
+		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
+		HealthNeedsToken: m.HealthNeedsToken})
 	return err
 }
 

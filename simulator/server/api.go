@@ -151,6 +151,7 @@ func (s *Server) record(r *http.Request, start time.Time, f device.Format, statu
 		ent.MAC, ent.SN = req.MAC, req.SN
 	}
 	s.journal.Add(ent)
+	s.changes.Publish(Change{Kind: "request", Entry: &ent})
 	if !s.log.Enabled(r.Context(), levelOf(status)) {
 		return
 	}

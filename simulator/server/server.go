@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -57,17 +58,26 @@ type Config struct {
 	// requests a second (burst the same); beyond: 429 rate_limited with
 	// Retry-After.
 	RateLimit int
+	// HealthNeedsToken puts /_sim/health behind AdminToken too; otherwise
+	// it stays open for liveness probes.
+	HealthNeedsToken bool
+	// Changes is the dashboard's event feed (an in-memory Hub when nil).
+	Changes Changes
 }
 
 // Server serves the interface and the admin API on one listener.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	journal *Journal
-	faults  faultState
-	handler http.Handler
-	replays *replayCache // nil unless RejectReplays
-	limiter *rateLimiter // nil unless RateLimit > 0
+	cfg      Config
+	log      *slog.Logger
+	journal  *Journal
+	faults   faultState
+	handler  http.Handler
+	replays  *replayCache // nil unless RejectReplays
+	limiter  *rateLimiter // nil unless RateLimit > 0
+	changes  Changes
+	sessions *sessions
+	bearer   [sha256.Size]byte // SHA-256 of "Bearer <AdminToken>"
+	closing  chan struct{}     // closed when the server shuts down
 
 	ln  net.Listener
 	srv *http.Server
@@ -87,7 +97,12 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, journal: NewJournal(cfg.JournalSize)}
+	if cfg.Changes == nil {
+		cfg.Changes = NewHub()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, journal: NewJournal(cfg.JournalSize), changes: cfg.Changes,
+		sessions: newSessions(cfg.AdminToken, cfg.Now), bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)),
+		closing: make(chan struct{})}
 	s.faults.set(noFaults())
 	if cfg.RejectReplays {
 		s.replays = newReplayCache(cfg.Auth, DefaultReplayCap, func() {
@@ -175,6 +190,7 @@ func (s *Server) Open(addr string) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	s.srv.RegisterOnShutdown(func() { close(s.closing) })
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("serve stopped", "err", err)
