@@ -106,7 +106,7 @@ func tab(t *testing.T) context.Context {
 }
 
 func screenshot(t *testing.T, ctx context.Context, name string) {
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Logf("screenshot %s: %v", name, err)
 		return
