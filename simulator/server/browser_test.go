@@ -349,7 +349,10 @@ func TestBrowserFaults(t *testing.T) {
 	// Clear, then make the dimmer unreachable with its own button.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#faults-clear`)),
 		chromedp.WaitVisible(chromedp.CSS(`#faults-now[data-faults="none"]`)),
-		chromedp.Click(chromedp.CSS(`.device[data-sn="`+dimmerSN+`"] .toggle-unreachable`)),
+		// The cards are redrawn on every event, so the button is found
+		// and clicked in one step inside the page.
+		until(`(() => { const b = document.querySelector('.device[data-sn="`+dimmerSN+`"] .toggle-unreachable');
+			if (!b) return false; b.click(); return true; })()`),
 		chromedp.WaitVisible(chromedp.CSS(`.device.unreachable[data-sn="`+dimmerSN+`"]`))); err != nil {
 		t.Fatalf("making the dimmer unreachable from the page: %v", err)
 	}
