@@ -54,6 +54,13 @@ tools:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null 2>&1 || \
 	      { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null 2>&1; }; \
 	  fi; command -v redis-server >/dev/null 2>&1 || { echo "test: redis-server is needed (simulator/redisstore tests)"; exit 1; }; }
+	@# The dashboard's browser tests drive Debian's Chromium (simulator/server/browser_test.go).
+	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "test: installing chromium (apt-get install -y chromium)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null 2>&1 || \
+	      { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null 2>&1; }; \
+	  fi; command -v chromium >/dev/null 2>&1 || { echo "test: chromium is needed (simulator/server/browser_test.go)"; exit 1; }; }
 
 # Each fuzz target in turn for $(FUZZTIME) (make fuzz FUZZTIME=5m). Their
 # seeds (testdata/fuzz/) also run in make test; crashers found are written

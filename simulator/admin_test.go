@@ -277,8 +277,8 @@ func TestAdminToken(t *testing.T) {
 	t.Parallel()
 	_, c := start(t, simulator.Options{AdminToken: "s3cret"})
 	calls := []struct{ method, path, body string }{
-		{"GET", "/_sim/health", ""},
 		{"GET", "/_sim/state", ""},
+		{"GET", "/_sim/dashboard/data", ""},
 		{"GET", "/_sim/gateways/" + simtest.MACA + "/devices/" + snOf(dimmer), ""},
 		{"GET", "/_sim/gateways/" + simtest.MACA + "/messages", ""},
 		{"GET", "/_sim/journal", ""},
@@ -286,7 +286,6 @@ func TestAdminToken(t *testing.T) {
 		{"PUT", "/_sim/faults", `{}`},
 		{"DELETE", "/_sim/faults", ""},
 		{"POST", "/_sim/reset", ""},
-		{"GET", "/_sim/", ""},
 	}
 	for _, auth := range []string{"", "wrong", "S3CRET", "s3cret2"} {
 		c.AdminToken = auth
@@ -294,8 +293,21 @@ func TestAdminToken(t *testing.T) {
 			adminErr(t, c, call.method, call.path, call.body, 401, device.CodeUnauthorized)
 		}
 	}
+	// The event stream (which, open, would stream forever) too.
+	for _, auth := range []string{"", "wrong"} {
+		c.AdminToken = auth
+		adminErr(t, c, "GET", "/_sim/events", "", 401, device.CodeUnauthorized)
+	}
+	c.AdminToken = ""
+	// The health check and the dashboard's page (which holds no data and
+	// offers the sign-in) stay open.
+	for _, open := range []string{"/_sim/health", "/_sim/", "/_sim/static/dashboard.js", "/_sim/session"} {
+		if status, _, _ := c.Admin("GET", open, ""); status != 200 {
+			t.Errorf("GET %s without the token: %d, want 200", open, status)
+		}
+	}
 	for _, header := range []string{"s3cret", "Basic s3cret", "Bearer", "bearer s3cret"} {
-		req, _ := http.NewRequest("GET", c.Base+"/_sim/health", nil)
+		req, _ := http.NewRequest("GET", c.Base+"/_sim/state", nil)
 		req.Header.Set("Authorization", header)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -323,17 +335,26 @@ func TestDashboard(t *testing.T) {
 	c.Send(device.UpdateName, device.JSON, append(c.Envelope(), S("sn", snOf(relay)), S("name", "Tom & Jerry's <Door>"))).OK(t, device.JSON)
 	c.Send(device.SendMessage, device.XML, message(c, "volume=11")).OK(t, device.XML)
 	status, h, b := c.Admin("GET", "/_sim/", "")
-	page := string(b)
-	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
-		t.Fatalf("dashboard: %d %s", status, h.Get("Content-Type"))
+	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !strings.Contains(string(b), "/_sim/static/dashboard.js") {
+		t.Fatalf("dashboard: %d %s %s", status, h.Get("Content-Type"), b)
 	}
-	for _, want := range []string{"<html", simtest.MACA, snOf(dimmer), dimmer + " a", "Tom &amp; Jerry&#39;s &lt;Door&gt;",
-		"volume=11", device.UpdateName.Path()} {
-		if !strings.Contains(page, want) {
-			t.Errorf("dashboard lacks %q", want)
+	for _, asset := range []string{"/_sim/static/dashboard.js", "/_sim/static/dashboard.css"} {
+		if status, _, b := c.Admin("GET", asset, ""); status != 200 || len(b) == 0 {
+			t.Errorf("%s: %d", asset, status)
 		}
 	}
-	if strings.Contains(page, "<Door>") {
-		t.Error("dashboard does not escape a device name")
+	var data server.DashboardData
+	c.AdminJSON("GET", "/_sim/dashboard/data", "", &data)
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(data)
+	raw := buf.String()
+	for _, want := range []string{simtest.MACA, snOf(dimmer), dimmer + " a", "Tom \u0026 Jerry's \u003cDoor\u003e",
+		"volume=11", device.UpdateName.Path()} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("dashboard data lacks %q", want)
+		}
 	}
+	adminErr(t, c, "GET", "/_sim/dashboard/data?page=x", "", 400, device.CodeInvalidField)
 }

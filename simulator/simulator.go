@@ -21,7 +21,9 @@ type Options struct {
 	// Fleet to simulate; the built-in demo fleet when nil.
 	Fleet      *fleet.Fleet
 	AdminToken string
-	Logger     *slog.Logger
+	// HealthNeedsToken puts /_sim/health behind AdminToken too.
+	HealthNeedsToken bool
+	Logger           *slog.Logger
 	// JournalSize and MessageLimit bound the journal and each gateway's
 	// message log.
 	JournalSize  int
@@ -79,7 +81,7 @@ func Build(o Options) (*Simulator, error) {
 	st := store.New(f, o.MessageLimit)
 	cfg := server.Config{Store: st, Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
-		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery}
+		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken}
 	if o.StoreURL != "" {
 		if o.StateFile != "" {
 			return nil, errors.New("--store and --state-file exclude each other: with Redis the state lives in Redis")

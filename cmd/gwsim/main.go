@@ -122,6 +122,8 @@ type Main struct {
 	// StoreReset replaces another fleet found there.
 	Store      string
 	StoreReset bool
+	// HealthNeedsToken puts /_sim/health behind --admin-token too.
+	HealthNeedsToken bool
 
 	Sim *simulator.Simulator
 	log *slog.Logger
@@ -147,6 +149,7 @@ func (m *Main) ParseFlags(args []string) error {
 		"never a sign or secret). Off by default: a line per request costs throughput")
 	fs.DurationVar(&m.LogSummary, "log-summary", server.DefaultSummaryEvery, "log a summary of the requests answered (count, rate, errors) this often\n"+
 		"when there were any; 0: never")
+	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.IntVar(&m.Journal, "journal-size", 1000, "requests kept in the journal")
 	fs.StringVar(&m.StateFile, "state-file", "", "keep device states, names and message logs in the file at `PATH` across restarts (a bbolt\n"+
@@ -231,7 +234,7 @@ func (m *Main) ParseFlags(args []string) error {
 	m.Sim, err = simulator.Build(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
-		StoreURL: m.Store, StoreReset: m.StoreReset})
+		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken})
 	return err
 }
 

@@ -254,7 +254,7 @@ func TestServeFleetFileAndToken(t *testing.T) {
 		}
 	}
 	c := simtest.NewClient(t, url)
-	if status, _, _ := c.Admin("GET", "/_sim/health", ""); status != 401 {
+	if status, _, _ := c.Admin("GET", "/_sim/state", ""); status != 401 {
 		t.Errorf("admin without the token: %d", status)
 	}
 	c.AdminToken = "tok"

@@ -33,6 +33,9 @@ const (
 	// CodeStorageUnavailable: the shared store (Redis) cannot be reached;
 	// nothing was changed. Answered with Retry-After.
 	CodeStorageUnavailable = "storage_unavailable"
+	// CodeDeviceUnreachable: the gateway answered but the device did not
+	// (fault injection; our extension of CONTRACT 4).
+	CodeDeviceUnreachable = "device_unreachable"
 )
 
 // Error is a rejection of a request: a code from the list above, the field it

@@ -19,9 +19,13 @@ const DefaultDumpLimit = 100000
 
 func (s *Server) adminRoutes(mux *http.ServeMux) {
 	h := func(pattern string, fn http.HandlerFunc) { mux.Handle(pattern, s.admin(fn)) }
-	h("GET /_sim/health", func(w http.ResponseWriter, r *http.Request) {
-		s.health(w, r)
-	})
+	if s.cfg.HealthNeedsToken {
+		h("GET /_sim/health", s.health)
+	} else {
+		// Open for liveness probes, which carry no token.
+		mux.HandleFunc("GET /_sim/health", s.health)
+	}
+	s.dashboardRoutes(mux, h)
 	h("GET /_sim/state", s.adminState)
 	h("GET /_sim/gateways/{mac}/devices/{sn}", func(w http.ResponseWriter, r *http.Request) {
 		d, ok, derr := s.store.Device(r.PathValue("mac"), r.PathValue("sn"))
@@ -70,6 +74,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 			return
 		}
 		s.log.Info("state reset to the fleet as loaded")
+		s.changes.Publish(Change{Kind: "reset"})
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	h("GET /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
@@ -77,29 +82,30 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 	})
 	h("PUT /_sim/faults", s.putFaults)
 	h("DELETE /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
-		if derr := s.setFaults(Faults{OfflineGateways: []string{}}); derr != nil {
+		if derr := s.setFaults(noFaults()); derr != nil {
 			adminError(w, derr)
 			return
 		}
+		s.changes.Publish(Change{Kind: "faults"})
 		writeJSON(w, http.StatusOK, s.faults.get())
 	})
 	h("GET /_sim/openapi.yaml", s.openAPI)
-	h("GET /_sim/{$}", s.dashboard)
 	h("/_sim/", func(w http.ResponseWriter, r *http.Request) {
 		adminError(w, device.Errorf(device.CodeNotFound, "", "no admin call %s %s", r.Method, r.URL.Path))
 	})
 }
 
-// admin wraps an admin handler with the optional bearer token check.
+// admin wraps an admin handler with the optional token check: the bearer
+// header, or the dashboard's sign-in cookie.
 func (s *Server) admin(next http.HandlerFunc) http.Handler {
-	want := sha256.Sum256([]byte("Bearer " + s.cfg.AdminToken))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.AdminToken != "" {
-			if !tokenMatches(r.Header.Get("Authorization"), want) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="gwsim admin"`)
-				adminError(w, device.Errorf(device.CodeUnauthorized, "Authorization", "the admin API needs Authorization: Bearer <admin token>"))
-				return
+		if ok, derr := s.authorized(r); !ok {
+			if derr == nil {
+				derr = device.Errorf(device.CodeUnauthorized, "Authorization", "the admin API needs Authorization: Bearer <admin token> (or the dashboard's sign-in)")
 			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gwsim admin"`)
+			adminError(w, derr)
+			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		next(w, r)
@@ -133,19 +139,21 @@ func (s *Server) putFaults(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		adminError(w, device.Errorf(device.CodeMalformedBody, "", "faults must be a JSON object {latency, error_rate, offline_gateways}: %v", err))
+		adminError(w, device.Errorf(device.CodeMalformedBody, "", "faults must be a JSON object {latency, error_rate, offline_gateways, unreachable_devices, slow_devices, operation_error_rates}: %v", err))
 		return
 	}
 	if err := f.check(); err != nil {
 		field := strings.SplitN(err.Error(), " ", 2)[0]
-		adminError(w, device.Errorf(device.CodeInvalidField, strings.SplitN(field, "[", 2)[0], "%v", err))
+		adminError(w, device.Errorf(device.CodeInvalidField, field, "%v", err))
 		return
 	}
 	if derr := s.setFaults(f); derr != nil {
 		adminError(w, derr)
 		return
 	}
-	s.log.Info("faults set", "latency", f.Latency.String(), "error_rate", f.ErrorRate, "offline_gateways", f.OfflineGateways)
+	s.changes.Publish(Change{Kind: "faults"})
+	s.log.Info("faults set", "latency", f.Latency.String(), "error_rate", f.ErrorRate, "offline_gateways", f.OfflineGateways,
+		"unreachable_devices", len(f.UnreachableDevices), "slow_devices", len(f.SlowDevices), "operation_error_rates", f.OperationErrorRates)
 	writeJSON(w, http.StatusOK, s.faults.get())
 }
 

@@ -112,7 +112,7 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	if derr := s.checkReplay(&req.Envelope); derr != nil {
 		return req, format, derr
 	}
-	if derr := s.inject(r, req); derr != nil {
+	if derr := s.inject(r, op, req); derr != nil {
 		return req, format, derr
 	}
 	st := s.store
@@ -131,8 +131,10 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 }
 
 // inject applies fault injection: latency, offline gateways, error rate.
-func (s *Server) inject(r *http.Request, req *device.Request) *device.Error {
+func (s *Server) inject(r *http.Request, op device.Operation, req *device.Request) *device.Error {
 	latency, fail := s.faults.draw()
+	slow, unreachable, opFail := s.faults.device(op, req.MAC, req.SN)
+	latency += slow
 	if latency > 0 {
 		t := time.NewTimer(latency)
 		select {
@@ -150,8 +152,14 @@ func (s *Server) inject(r *http.Request, req *device.Request) *device.Error {
 			return device.Errorf(device.CodeGatewayOffline, device.FieldMAC, "gateway %s is offline (fault injection)", req.MAC)
 		}
 	}
+	if unreachable && req.SN != "" {
+		return device.Errorf(device.CodeDeviceUnreachable, device.FieldSN, "device %s on gateway %s does not answer (fault injection)", req.SN, req.MAC)
+	}
 	if fail {
 		return device.Errorf(device.CodeInjectedFault, "", "injected failure (fault injection error_rate)")
+	}
+	if opFail {
+		return device.Errorf(device.CodeInjectedFault, "", "injected failure (fault injection operation_error_rates.%s)", op.Name())
 	}
 	return nil
 }
@@ -181,6 +189,7 @@ func (s *Server) record(r *http.Request, start time.Time, f device.Format, statu
 		ent.MAC, ent.SN = req.MAC, req.SN
 	}
 	s.journal.Add(ent)
+	s.changes.Publish(Change{Kind: "request", Entry: &ent})
 	s.counts.count(status)
 	if s.access.on {
 		s.logRequest(r, &ent, e)

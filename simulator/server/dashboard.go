@@ -1,87 +1,139 @@
 package server
 
 import (
-	"fmt"
-	"html/template"
+	"embed"
+	"io/fs"
 	"net/http"
-	"sort"
-	"strings"
+	"strconv"
 
+	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 
-// dashboardDevices bounds the devices the dashboard lists.
-const dashboardDevices = 500
+// The dashboard is static HTML, CSS and plain JavaScript embedded in the
+// binary: no build step, no framework. The page itself holds no data (it is
+// open, so that it can offer the sign-in); the data comes from admin calls
+// (GET /_sim/dashboard/data, GET /_sim/events) behind the token or cookie.
+//
+//go:embed dashboard
+var dashboardFiles embed.FS
 
-var dashboardTmpl = template.Must(template.New("dash").Funcs(template.FuncMap{
-	"state": func(m map[string]any) string {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%s=%v", k, m[k])
-		}
-		return strings.Join(parts, "  ")
-	},
-	"ok": func(status int) bool { return status < 400 },
-}).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="3">
-<title>gwsim dashboard</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}
-th{background:#f4f4f4}code{font-size:12px}.ok{color:#176f2c}.bad{color:#b00020;font-weight:600}
-.muted{color:#777}.pill{display:inline-block;padding:0 .5em;border-radius:1em;background:#eef}
-</style></head><body>
-<h1>gwsim</h1>
-<div class="muted">{{.Accounts}} account(s), {{.Gateways}} gateway(s), {{.Devices}} device(s); {{.Requests}} request(s) served. Refreshes every 3 s.
-Faults: latency {{.Faults.Latency}}, error rate {{.Faults.ErrorRate}}, offline {{if .Faults.OfflineGateways}}{{range .Faults.OfflineGateways}}<code>{{.}}</code> {{end}}{{else}}none{{end}}.</div>
-{{range .State}}<h2>Account <code>{{.ID}}</code></h2>
-{{range .Gateways}}<h3>Gateway <code>{{.MAC}}</code> <span class="pill">{{.MessagesTotal}} message(s)</span></h3>
-<table><tr><th>sn</th><th>type</th><th>name</th><th>state</th></tr>
-{{range .Devices}}<tr><td><code>{{.SN}}</code></td><td>{{.Type}}</td><td>{{.Name}}</td><td><code>{{state .State}}</code></td></tr>{{end}}</table>
-{{if .Messages}}<p>Messages, oldest first:</p><table><tr><th>time (UTC)</th><th>type</th><th>value</th></tr>
-{{range .Messages}}<tr><td>{{.Time.Format "15:04:05.000"}}</td><td>{{.Type}}</td><td><code>{{.Value}}</code></td></tr>{{end}}</table>{{end}}
-{{end}}{{end}}
-<h2>Last requests, newest first</h2>
-<table><tr><th>time (UTC)</th><th>method</th><th>path</th><th>format</th><th>status</th><th>error</th><th>gateway / device</th></tr>
-{{range .Journal}}<tr><td>{{.Time.Format "15:04:05.000"}}</td><td>{{.Method}}</td><td><code>{{.Path}}</code></td><td>{{.Format}}</td>
-<td class="{{if ok .Status}}ok{{else}}bad{{end}}">{{.Status}}</td><td>{{.Code}}{{if .Field}} ({{.Field}}){{end}}</td><td><code>{{.MAC}} {{.SN}}</code></td></tr>
-{{else}}<tr><td colspan="7" class="muted">No requests yet.</td></tr>{{end}}</table>
-{{if .Truncated}}<p class="muted">Only the first {{.Limit}} devices are listed; GET /_sim/state has them all.</p>{{end}}
-</body></html>`))
+// DashboardPageSize is how many devices one page of the dashboard draws;
+// DashboardMaxPages bounds the pages, so that a million-device fleet is
+// never sent whole (GET /_sim/state?limit= has it all).
+const (
+	DashboardPageSize = 100
+	DashboardMaxPages = 100
+	// dashboardJournal is how many requests the dashboard lists.
+	dashboardJournal = 50
+	// dashboardMessages is how many of each gateway's newest messages it shows.
+	dashboardMessages = 20
+)
 
-func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
-	state, truncated, derr := s.store.Dump(dashboardDevices)
+func (s *Server) dashboardRoutes(mux *http.ServeMux, h func(string, http.HandlerFunc)) {
+	static, _ := fs.Sub(dashboardFiles, "dashboard")
+	files := http.StripPrefix("/_sim/static/", http.FileServerFS(static))
+	page := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		http.ServeFileFS(w, r, static, "index.html")
+	}
+	mux.HandleFunc("GET /_sim/{$}", page)
+	mux.HandleFunc("GET /_sim/static/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	})
+	mux.HandleFunc("GET /_sim/session", s.session)
+	mux.HandleFunc("POST /_sim/session", s.signIn)
+	mux.HandleFunc("DELETE /_sim/session", s.signOut)
+	h("GET /_sim/dashboard/data", s.dashboardData)
+	h("GET /_sim/events", s.events)
+}
+
+// DashboardData is what the dashboard draws: one page of devices, the
+// newest requests, the faults in force.
+type DashboardData struct {
+	Accounts  int                 `json:"accounts"`
+	Gateways  int                 `json:"gateways"`
+	Devices   int                 `json:"devices"`
+	Requests  uint64              `json:"requests"`
+	Page      int                 `json:"page"`
+	Pages     int                 `json:"pages"`
+	PageSize  int                 `json:"page_size"`
+	State     []store.AccountView `json:"state"`
+	Journal   []Entry             `json:"journal"`
+	Faults    Faults              `json:"faults"`
+	Types     map[string][]string `json:"types"`
+	AdminAuth bool                `json:"token_required"`
+}
+
+func (s *Server) dashboardData(w http.ResponseWriter, r *http.Request) {
+	page := 0
+	if v := r.URL.Query().Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n >= DashboardMaxPages {
+			adminError(w, device.Errorf(device.CodeInvalidField, "page", "page must be a whole number from 0 to %d, not %q", DashboardMaxPages-1, v))
+			return
+		}
+		page = n
+	}
+	a, g, d := s.store.Counts()
+	pages := (d + DashboardPageSize - 1) / DashboardPageSize
+	if pages > DashboardMaxPages {
+		pages = DashboardMaxPages
+	}
+	if pages == 0 {
+		pages = 1
+	}
+	if page >= pages {
+		page = pages - 1
+	}
+	all, _, derr := s.store.Dump((page + 1) * DashboardPageSize)
 	if derr != nil {
 		adminError(w, derr)
 		return
 	}
-	for i := range state {
-		for j := range state[i].Gateways {
-			// The newest messages are the interesting ones on a dashboard.
-			if m := state[i].Gateways[j].Messages; len(m) > 20 {
-				state[i].Gateways[j].Messages = m[len(m)-20:]
-			}
-		}
-	}
-	entries, total := s.journal.Last(25)
+	state := pageOf(all, page*DashboardPageSize)
+	entries, total := s.journal.Last(dashboardJournal)
 	for i, j := 0, len(entries)-1; i < j; i, j = i+1, j-1 {
 		entries[i], entries[j] = entries[j], entries[i]
 	}
-	a, g, d := s.store.Counts()
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	dashboardTmpl.Execute(w, struct {
-		Accounts, Gateways, Devices int
-		Requests                    uint64
-		Faults                      Faults
-		Journal                     []Entry
-		State                       []store.AccountView
-		Truncated                   bool
-		Limit                       int
-	}{a, g, d, total, s.faults.get(), entries, state, truncated, dashboardDevices})
+	types := map[string][]string{}
+	for _, t := range device.Types {
+		for _, f := range t.Fields {
+			types[t.Name] = append(types[t.Name], f.Name)
+		}
+	}
+	writeJSON(w, http.StatusOK, DashboardData{Accounts: a, Gateways: g, Devices: d, Requests: total,
+		Page: page, Pages: pages, PageSize: DashboardPageSize, State: state, Journal: entries,
+		Faults: s.faults.get(), Types: types, AdminAuth: s.cfg.AdminToken != ""})
+}
+
+// pageOf drops the first skip devices of a dump, and the gateways and
+// accounts left empty by that, and keeps each gateway's newest messages.
+func pageOf(all []store.AccountView, skip int) []store.AccountView {
+	out := []store.AccountView{}
+	for _, a := range all {
+		av := store.AccountView{ID: a.ID, Gateways: []store.GatewayView{}}
+		for _, g := range a.Gateways {
+			if skip > 0 && skip >= len(g.Devices) {
+				skip -= len(g.Devices)
+				continue
+			}
+			g.Devices = g.Devices[skip:]
+			skip = 0
+			if len(g.Messages) > dashboardMessages {
+				g.Messages = g.Messages[len(g.Messages)-dashboardMessages:]
+			}
+			av.Gateways = append(av.Gateways, g)
+		}
+		if len(av.Gateways) > 0 {
+			out = append(out, av)
+		}
+	}
+	return out
 }

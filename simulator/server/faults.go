@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/gwdmi/gwtools/simulator/device"
 )
 
 // Faults is what fault injection currently does to interface requests.
@@ -17,6 +19,26 @@ type Faults struct {
 	ErrorRate float64 `json:"error_rate"`
 	// OfflineGateways answer 504 gateway_offline.
 	OfflineGateways []string `json:"offline_gateways"`
+	// UnreachableDevices answer 504 device_unreachable: the gateway is
+	// there, the device behind it does not answer.
+	UnreachableDevices []DeviceRef `json:"unreachable_devices"`
+	// SlowDevices add their own latency to requests naming that device.
+	SlowDevices []SlowDevice `json:"slow_devices"`
+	// OperationErrorRates is an error rate for one operation only, keyed
+	// by its name: "command", "message" or "update_name".
+	OperationErrorRates map[string]float64 `json:"operation_error_rates"`
+}
+
+// DeviceRef names one device: its gateway's mac and its sn.
+type DeviceRef struct {
+	MAC string `json:"mac"`
+	SN  string `json:"sn"`
+}
+
+// SlowDevice is a device whose requests wait Latency more.
+type SlowDevice struct {
+	DeviceRef
+	Latency Duration `json:"latency"`
 }
 
 // Duration is a time.Duration written as "150ms" in JSON.
@@ -61,6 +83,53 @@ func (f *Faults) check() error {
 	if f.OfflineGateways == nil {
 		f.OfflineGateways = []string{}
 	}
+	for i := range f.UnreachableDevices {
+		if err := f.UnreachableDevices[i].check(fmt.Sprintf("unreachable_devices[%d]", i)); err != nil {
+			return err
+		}
+	}
+	if f.UnreachableDevices == nil {
+		f.UnreachableDevices = []DeviceRef{}
+	}
+	for i := range f.SlowDevices {
+		name := fmt.Sprintf("slow_devices[%d]", i)
+		if err := f.SlowDevices[i].check(name); err != nil {
+			return err
+		}
+		if l := f.SlowDevices[i].Latency.Duration; l <= 0 || l > MaxLatency {
+			return fmt.Errorf("%s.latency must be above 0 and at most %s", name, MaxLatency)
+		}
+	}
+	if f.SlowDevices == nil {
+		f.SlowDevices = []SlowDevice{}
+	}
+	for op, rate := range f.OperationErrorRates {
+		known := false
+		for _, o := range device.Operations {
+			known = known || o.Name() == op
+		}
+		if !known {
+			return fmt.Errorf("operation_error_rates.%s is not an operation: use command, message or update_name", op)
+		}
+		if rate < 0 || rate > 1 || rate != rate {
+			return fmt.Errorf("operation_error_rates.%s must be from 0 to 1", op)
+		}
+	}
+	if f.OperationErrorRates == nil {
+		f.OperationErrorRates = map[string]float64{}
+	}
+	return nil
+}
+
+func (d *DeviceRef) check(name string) error {
+	d.MAC = strings.ToLower(strings.TrimSpace(d.MAC))
+	if len(d.MAC) != 12 || strings.Trim(d.MAC, "0123456789abcdef") != "" {
+		return fmt.Errorf("%s.mac must be a 12-hex mac", name)
+	}
+	d.SN = strings.TrimSpace(d.SN)
+	if d.SN == "" || len(d.SN) > 64 {
+		return fmt.Errorf("%s.sn must be a device's sn", name)
+	}
 	return nil
 }
 
@@ -72,14 +141,29 @@ type faultState struct {
 }
 
 type faultSnapshot struct {
-	f       Faults
-	offline map[string]bool
+	f           Faults
+	offline     map[string]bool
+	unreachable map[DeviceRef]bool
+	slow        map[DeviceRef]time.Duration
 }
 
 func (s *faultState) get() Faults {
 	p := s.cur.Load()
 	f := p.f
 	f.OfflineGateways = append([]string{}, p.f.OfflineGateways...)
+	f.UnreachableDevices = append([]DeviceRef{}, p.f.UnreachableDevices...)
+	f.SlowDevices = append([]SlowDevice{}, p.f.SlowDevices...)
+	f.OperationErrorRates = make(map[string]float64, len(p.f.OperationErrorRates))
+	for k, v := range p.f.OperationErrorRates {
+		f.OperationErrorRates[k] = v
+	}
+	return f
+}
+
+// noFaults is the empty fault set, with empty lists rather than nulls.
+func noFaults() Faults {
+	f := Faults{}
+	f.check()
 	return f
 }
 
@@ -89,7 +173,30 @@ func (s *faultState) set(f Faults) {
 		off[m] = true
 	}
 	f.OfflineGateways = append([]string{}, f.OfflineGateways...)
-	s.cur.Store(&faultSnapshot{f: f, offline: off})
+	snap := &faultSnapshot{f: f, offline: off, unreachable: map[DeviceRef]bool{}, slow: map[DeviceRef]time.Duration{}}
+	for _, d := range f.UnreachableDevices {
+		snap.unreachable[d] = true
+	}
+	for _, d := range f.SlowDevices {
+		snap.slow[d.DeviceRef] += d.Latency.Duration
+	}
+	rates := make(map[string]float64, len(f.OperationErrorRates))
+	for k, v := range f.OperationErrorRates {
+		rates[k] = v
+	}
+	snap.f.OperationErrorRates = rates
+	snap.f.UnreachableDevices = append([]DeviceRef{}, f.UnreachableDevices...)
+	snap.f.SlowDevices = append([]SlowDevice{}, f.SlowDevices...)
+	s.cur.Store(snap)
+}
+
+// device returns the latency a slow device adds, whether the device is
+// unreachable, and whether this operation's own error rate fails it.
+func (s *faultState) device(op device.Operation, mac, sn string) (time.Duration, bool, bool) {
+	p := s.cur.Load()
+	ref := DeviceRef{MAC: mac, SN: sn}
+	rate := p.f.OperationErrorRates[op.Name()]
+	return p.slow[ref], p.unreachable[ref], rate > 0 && rand.Float64() < rate
 }
 
 // draw returns the latency to add and whether to fail this request.

@@ -260,7 +260,7 @@ func TestAdminTokenCompare(t *testing.T) {
 	_, c := testServer(t, nil, Config{AdminToken: "s3cret-token"}, nil)
 	for _, h := range []string{"", "Bearer", "Bearer ", "Bearer s3cret-toke", "Bearer s3cret-tokenX", "bearer s3cret-token",
 		"Bearer S3CRET-TOKEN", "Bearer s3cret-tokeN", "Basic s3cret-token", "s3cret-token"} {
-		req, _ := http.NewRequest(http.MethodGet, c.Base+"/_sim/health", nil)
+		req, _ := http.NewRequest(http.MethodGet, c.Base+"/_sim/state", nil)
 		if h != "" {
 			req.Header.Set("Authorization", h)
 		}

@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +71,11 @@ type Config struct {
 	// counts and faults outside the process (package redisstore), shared
 	// by every replica; Store is then only the fleet's local index.
 	Shared *Shared
+	// HealthNeedsToken puts /_sim/health behind AdminToken too; otherwise
+	// it stays open for liveness probes.
+	HealthNeedsToken bool
+	// Changes is the dashboard's event feed (an in-memory Hub when nil).
+	Changes Changes
 }
 
 // Server serves the interface and the admin API on one listener.
@@ -88,6 +94,10 @@ type Server struct {
 	// stopSummary ends the summary goroutine Open starts; summaryDone is
 	// closed when it has.
 	stopSummary, summaryDone chan struct{}
+	changes                  Changes
+	sessions                 *sessions
+	bearer                   [sha256.Size]byte // SHA-256 of "Bearer <AdminToken>"
+	closing                  chan struct{}     // closed when the server shuts down
 
 	ln  net.Listener
 	srv *http.Server
@@ -118,9 +128,14 @@ func New(cfg Config) *Server {
 	if cfg.SummaryEvery == 0 {
 		cfg.SummaryEvery = DefaultSummaryEvery
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger}
+	if cfg.Changes == nil {
+		cfg.Changes = NewHub()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, changes: cfg.Changes,
+		sessions: newSessions(cfg.AdminToken, cfg.Now), bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)),
+		closing: make(chan struct{})}
 	s.access = newAccessLog(cfg, cfg.Logger)
-	s.faults.set(Faults{OfflineGateways: []string{}})
+	s.faults.set(noFaults())
 	if sh := cfg.Shared; sh != nil {
 		s.store, s.journal = sh.Store, sh.Journal
 	} else {
@@ -233,6 +248,7 @@ func (s *Server) Open(addr string) error {
 		s.stopSummary, s.summaryDone = make(chan struct{}), make(chan struct{})
 		go s.summarize(s.cfg.SummaryEvery, s.stopSummary, s.summaryDone)
 	}
+	s.srv.RegisterOnShutdown(func() { close(s.closing) })
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("serve stopped", "err", err)

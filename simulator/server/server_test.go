@@ -52,7 +52,7 @@ func TestStatusOf(t *testing.T) {
 		device.CodeGatewayNotFound: 404, device.CodeDeviceNotFound: 404, device.CodeTypeMismatch: 409,
 		device.CodeGatewayOffline: 504, device.CodeInjectedFault: 503, device.CodeUnauthorized: 401,
 		device.CodeReplayedRequest: 401, device.CodeRateLimited: 429, device.CodeStorageFailed: 503,
-		device.CodeStorageUnavailable: 503, "no_such_code": 400,
+		device.CodeStorageUnavailable: 503, device.CodeDeviceUnreachable: 504, "no_such_code": 400,
 	}
 	for code, status := range want {
 		if got := StatusOf(code); got != status {
@@ -60,7 +60,7 @@ func TestStatusOf(t *testing.T) {
 		}
 	}
 	for code, status := range statusOf {
-		if status >= 500 && code != device.CodeGatewayOffline && code != device.CodeInjectedFault && code != device.CodeStorageFailed && code != device.CodeStorageUnavailable {
+		if status >= 500 && code != device.CodeGatewayOffline && code != device.CodeInjectedFault && code != device.CodeStorageFailed && code != device.CodeStorageUnavailable && code != device.CodeDeviceUnreachable {
 			t.Errorf("%s is a %d", code, status)
 		}
 		if http.StatusText(status) == "" {

@@ -32,6 +32,8 @@ var statusOf = map[string]int{
 	// Injected on purpose by fault injection, never for bad input.
 	device.CodeGatewayOffline: http.StatusGatewayTimeout,
 	device.CodeInjectedFault:  http.StatusServiceUnavailable,
+	// The gateway answers, the device behind it does not (fault injection).
+	device.CodeDeviceUnreachable: http.StatusGatewayTimeout,
 	// The state file could not be written: a server failure, not bad input.
 	device.CodeStorageFailed: http.StatusServiceUnavailable,
 	// The shared store (Redis) cannot be reached.

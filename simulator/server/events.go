@@ -1,0 +1,115 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Changes is the dashboard's event feed: the server publishes every
+// journaled request and every admin change to it, and each open
+// GET /_sim/events subscribes. The in-memory Hub is the default; a shared
+// store (Redis) can put its own pub/sub behind the same two methods so that
+// several gwsim processes feed one dashboard.
+type Changes interface {
+	// Publish tells subscribers that something changed; it never blocks.
+	Publish(Change)
+	// Subscribe returns a channel of changes and a function that ends the
+	// subscription. A slow subscriber misses changes rather than slowing
+	// requests: it is told to reload everything instead.
+	Subscribe() (<-chan Change, func())
+}
+
+// Change is one event of the feed: a request (Entry set) or an admin
+// change such as "faults" or "reset" (Kind set).
+type Change struct {
+	Kind  string `json:"kind"`
+	Entry *Entry `json:"entry,omitempty"`
+}
+
+// Hub is the in-memory Changes.
+type Hub struct {
+	mu   sync.Mutex
+	subs map[chan Change]struct{}
+	n    atomic.Int32 // len(subs), read without the lock on every request
+}
+
+// NewHub returns an empty feed.
+func NewHub() *Hub { return &Hub{subs: map[chan Change]struct{}{}} }
+
+// Publish sends c to every subscriber that has room for it.
+func (h *Hub) Publish(c Change) {
+	if h.n.Load() == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs {
+		select {
+		case ch <- c:
+		default: // full: the subscriber reloads the snapshot anyway
+		}
+	}
+}
+
+// Subscribe adds a subscriber with a small buffer.
+func (h *Hub) Subscribe() (<-chan Change, func()) {
+	ch := make(chan Change, 64)
+	h.mu.Lock()
+	h.subs[ch] = struct{}{}
+	h.n.Store(int32(len(h.subs)))
+	h.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			delete(h.subs, ch)
+			h.n.Store(int32(len(h.subs)))
+			h.mu.Unlock()
+		})
+	}
+}
+
+// eventKeepAlive is how often an idle event stream gets a comment, so that
+// proxies keep it open and a dead client is noticed.
+const eventKeepAlive = 15 * time.Second
+
+// events serves GET /_sim/events as server-sent events: one "change" event
+// per request journaled or admin change, each carrying the Change as JSON.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	// The server's WriteTimeout would cut the stream: this one lives as
+	// long as the client (or the server) does.
+	rc.SetWriteDeadline(time.Time{})
+	ch, cancel := s.changes.Subscribe()
+	defer cancel()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte("retry: 1000\n: gwsim events\n\n"))
+	if rc.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(eventKeepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			return
+		case <-tick.C:
+			w.Write([]byte(": keep-alive\n\n"))
+		case c := <-ch:
+			b, _ := json.Marshal(c)
+			w.Write([]byte("event: change\ndata: "))
+			w.Write(b)
+			w.Write([]byte("\n\n"))
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+}
