@@ -358,15 +358,6 @@ func errorSchema(desc string, codes []string) obj {
 	)
 }
 
-func (g *gen) allCodes() []string {
-	var out []string
-	for c := range g.codes {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
-}
-
 var errorExamples = map[string]obj{
 	device.CodeInvalidField:    o("code", device.CodeInvalidField, "field", "dimming", "message", "dimming must be an integer from 1 to 100"),
 	device.CodeUnknownAPIKey:   o("code", device.CodeUnknownAPIKey, "field", device.FieldAPIKey, "message", "api_key is not registered"),

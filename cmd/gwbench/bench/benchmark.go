@@ -170,8 +170,6 @@ type Report struct {
 	// Extra holds the figures of sections defined elsewhere, by name.
 	Extra map[string]any `json:"extra,omitempty"`
 	Notes []string       `json:"notes"`
-	// Redis is gwsim on Redis (redis.go).
-	Redis *RedisRun `json:"redis,omitempty"`
 }
 
 // Environment is where the figures were taken.

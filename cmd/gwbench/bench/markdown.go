@@ -347,7 +347,6 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			sec.Write(r, p)
 		}
 	}
-	r.writeRedis(p)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
