@@ -298,7 +298,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	e := r.Env
 	p("# Benchmarks\n\n")
 	p("Written by `make bench` (`cmd/gwbench`, package `cmd/gwbench/bench`) on %s at commit %s; the run took %s. "+
-		"Do not edit by hand: run `make bench` again. Every figure below comes with the command line that reproduces it.\n\n",
+		"Do not edit by hand: run `make bench` again. Every figure below comes with the command line that reproduces it. "+
+		"Where a request's time goes, from CPU and allocation profiles, and what was changed for it: [benchmarks-notes.md](benchmarks-notes.md).\n\n",
 		e.Date, orUnknown(e.Commit), r.Took.Round(time.Second))
 
 	p("## Goals\n\n| Goal | Target | Measured | |\n|---|---|---|---|\n")
