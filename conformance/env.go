@@ -150,11 +150,20 @@ func (e *adminError) Error() string {
 func probeAdmin(ctx context.Context, base, token string) (ok, needsToken bool) {
 	e := &Env{Admin: base, AdminToken: token}
 	var health struct{ Status string }
-	err := e.adminGet(ctx, "/_sim/health", &health)
+	if err := e.adminGet(ctx, "/_sim/health", &health); err != nil || health.Status != "ok" {
+		if ae, isAdmin := err.(*adminError); isAdmin && ae.status == http.StatusUnauthorized {
+			return false, true
+		}
+		return false, false
+	}
+	// Health stays open for liveness probes; whether the token opens the
+	// rest of the admin API is seen on a call that needs it.
+	var faults map[string]any
+	err := e.adminGet(ctx, "/_sim/faults", &faults)
 	if ae, isAdmin := err.(*adminError); isAdmin && ae.status == http.StatusUnauthorized {
 		return false, true
 	}
-	return err == nil && health.Status == "ok", false
+	return err == nil, false
 }
 
 // adminSkip is why a sim check cannot run, or "" when it can.
