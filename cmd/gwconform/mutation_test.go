@@ -119,15 +119,17 @@ func refuses(field string, cond func(q req) bool) deviation {
 }
 
 const (
-	demoAccount  = "5f3a9c0e1b2d4f6a8c0e1b2d"
-	demoMAC      = "a4c138f0e2b1"
-	otherMAC     = "b5d249a1f3c2"
-	otherSN      = "fedcba9876543210fedcba9876543210"
-	messagePath  = "/v1/services/gateway/message"
-	commandPath  = "/v1/services/gateway/command"
-	renamePath   = "/v1/services/device/update_name"
-	wrongSign    = "0123456789abcdef0123456789abcdef"
-	canonicalEnu = "On Off Auto Cool Heat"
+	demoAccount = "5f3a9c0e1b2d4f6a8c0e1b2d"
+	demoMAC     = "a4c138f0e2b1"
+	otherMAC    = "b5d249a1f3c2"
+	// secondGatewaySN is the device on the demo account's second gateway.
+	secondGatewaySN = "0123456789abcdef0123456789abcd07"
+	otherSN         = "fedcba9876543210fedcba9876543210"
+	messagePath     = "/v1/services/gateway/message"
+	commandPath     = "/v1/services/gateway/command"
+	renamePath      = "/v1/services/device/update_name"
+	wrongSign       = "0123456789abcdef0123456789abcdef"
+	canonicalEnu    = "On Off Auto Cool Heat"
 )
 
 func isEnum(v string) bool {
@@ -167,16 +169,18 @@ var deviations = map[string]deviation{
 	"accepts-other-key-for-this-account": accepts(func(q req) bool {
 		return q.is("api_key", "other-key") && q.is("myservice_id", demoAccount)
 	}),
-	"accepts-device-through-other-gateway": accepts(func(q req) bool { return q.is("mac", demoMAC) && q.is("sn", otherSN) }),
-	"accepts-key-on-other-gateway":         accepts(func(q req) bool { return q.is("api_key", "demo-key") && q.is("mac", otherMAC) }),
-	"accepts-timestamp-13-digits":          accepts(func(q req) bool { v, _ := q.field("timestamp"); return len(v) == 13 }),
-	"accepts-mac-not-hex":                  accepts(func(q req) bool { v, _ := q.field("mac"); return strings.HasSuffix(v, "g") }),
-	"accepts-sn-short":                     accepts(func(q req) bool { v, ok := q.field("sn"); return ok && len(v) == 31 }),
-	"accepts-json-extra-member":            accepts(func(q req) bool { return !q.xml && strings.Contains(q.body, `,"extra":{}}`) }),
-	"accepts-xml-extra-child":              accepts(func(q req) bool { return q.xml && strings.Contains(q.body, "</control><extra>") }),
-	"accepts-get":                          accepts(func(q req) bool { return q.r.Method == http.MethodGet && strings.HasPrefix(q.r.URL.Path, "/v1/") }),
-	"accepts-text-plain":                   accepts(func(q req) bool { return strings.HasPrefix(q.r.Header.Get("Content-Type"), "text/plain") }),
-	"accepts-v2-path":                      accepts(func(q req) bool { return strings.HasPrefix(q.r.URL.Path, "/v2/") }),
+	"accepts-device-through-other-gateway": accepts(func(q req) bool {
+		return q.is("mac", demoMAC) && (q.is("sn", otherSN) || q.is("sn", secondGatewaySN))
+	}),
+	"accepts-key-on-other-gateway": accepts(func(q req) bool { return q.is("api_key", "demo-key") && q.is("mac", otherMAC) }),
+	"accepts-timestamp-13-digits":  accepts(func(q req) bool { v, _ := q.field("timestamp"); return len(v) == 13 }),
+	"accepts-mac-not-hex":          accepts(func(q req) bool { v, _ := q.field("mac"); return strings.HasSuffix(v, "g") }),
+	"accepts-sn-short":             accepts(func(q req) bool { v, ok := q.field("sn"); return ok && len(v) == 31 }),
+	"accepts-json-extra-member":    accepts(func(q req) bool { return !q.xml && strings.Contains(q.body, `,"extra":{}}`) }),
+	"accepts-xml-extra-child":      accepts(func(q req) bool { return q.xml && strings.Contains(q.body, "</control><extra>") }),
+	"accepts-get":                  accepts(func(q req) bool { return q.r.Method == http.MethodGet && strings.HasPrefix(q.r.URL.Path, "/v1/") }),
+	"accepts-text-plain":           accepts(func(q req) bool { return strings.HasPrefix(q.r.Header.Get("Content-Type"), "text/plain") }),
+	"accepts-v2-path":              accepts(func(q req) bool { return strings.HasPrefix(q.r.URL.Path, "/v2/") }),
 	"accepts-message-value-without-equals": accepts(func(q req) bool {
 		v, ok := q.field("message_value")
 		return q.op(messagePath) && ok && v != "" && !strings.Contains(v, "=")
