@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
 const replayUsage = `Usage: gwconform replay REPORT.json|BUNDLE.tar.gz CHECK-ID [--target URL] [--fleet FILE]
@@ -71,23 +68,10 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "gwconform replay: check %s recorded no exchange (outcome %s)\n", res.ID, res.Outcome)
 		return conformance.ExitConfig
 	}
-	path := *fleetFile
-	if path == "" {
-		path = os.Getenv("GWCONFORM_FLEET")
-	}
-	f := fleet.Demo()
-	if path != "" {
-		if f, err = fleet.Load(path); err != nil {
-			fmt.Fprintln(stderr, "gwconform replay: fleet:", err)
-			return conformance.ExitConfig
-		}
-	}
-	var signer client.Signer
-	switch {
-	case len(f.SignCommand) > 0:
-		signer, _ = conformance.SignerFor(f, path)
-	case f.Scheme() != auth.MD5:
-		signer = client.FormatSigner{}
+	f, signer, err := resigner(*fleetFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform replay: fleet:", err)
+		return conformance.ExitConfig
 	}
 	recordedBase := strings.TrimSuffix(doc.Target, " (embedded gwsim)")
 	hc := &http.Client{Timeout: *timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -31,6 +31,30 @@ Nothing but the body is written: never the secret.
 Flags:
 `
 
+// resigner is the fleet that signs afresh (from path, else
+// $GWCONFORM_FLEET, else the demo fleet) and its signer for client.Resign:
+// nil for md5, which Resign does with the secret of the body's api_key.
+func resigner(path string) (*fleet.Fleet, client.Signer, error) {
+	if path == "" {
+		path = os.Getenv("GWCONFORM_FLEET")
+	}
+	f := fleet.Demo()
+	if path != "" {
+		var err error
+		if f, err = fleet.Load(path); err != nil {
+			return nil, nil, err
+		}
+	}
+	switch {
+	case len(f.SignCommand) > 0:
+		s, _ := conformance.SignerFor(f, path)
+		return f, s, nil
+	case f.Scheme() != auth.MD5:
+		return f, client.FormatSigner{}, nil
+	}
+	return f, nil, nil
+}
+
 // signMain is gwconform sign.
 func signMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gwconform sign", flag.ContinueOnError)
@@ -47,29 +71,15 @@ func signMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "gwconform sign: unexpected argument %q; the body comes on stdin\n", fs.Arg(0))
 		return conformance.ExitConfig
 	}
-	path := *fleetFile
-	if path == "" {
-		path = os.Getenv("GWCONFORM_FLEET")
-	}
-	f := fleet.Demo()
-	if path != "" {
-		var err error
-		if f, err = fleet.Load(path); err != nil {
-			fmt.Fprintln(stderr, "gwconform sign: fleet:", err)
-			return conformance.ExitConfig
-		}
+	f, signer, err := resigner(*fleetFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform sign: fleet:", err)
+		return conformance.ExitConfig
 	}
 	body, err := io.ReadAll(io.LimitReader(stdin, 1<<20+1))
 	if err != nil || len(body) > 1<<20 {
 		fmt.Fprintln(stderr, "gwconform sign: the body on stdin must be at most 1 MiB")
 		return conformance.ExitConfig
-	}
-	var signer client.Signer
-	switch {
-	case len(f.SignCommand) > 0:
-		signer, _ = conformance.SignerFor(f, path)
-	case f.Scheme() != auth.MD5:
-		signer = client.FormatSigner{}
 	}
 	out, err := client.Resign(ctx, body, f, signer, time.Now(), f.Location())
 	if err != nil {
