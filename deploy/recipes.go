@@ -464,3 +464,33 @@ func All(root string) ([]CommandLine, error) {
 	}
 	return out, nil
 }
+
+// CheckPrograms runs every command line of one program found in the
+// recipes below root through that program's own flag parsing (its
+// checkArgs) and reports each it refuses; both programs' tests call it.
+func CheckPrograms(t interface {
+	Helper()
+	Errorf(string, ...any)
+	Fatal(...any)
+	Logf(string, ...any)
+}, root, program string, checkArgs func([]string) error) {
+	t.Helper()
+	lines, err := All(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range lines {
+		if l.Program != program {
+			continue
+		}
+		n++
+		if err := checkArgs(l.Args); err != nil {
+			t.Errorf("%s\n    refused: %v", l, err)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no " + program + " command line found in the recipes")
+	}
+	t.Logf("%d %s command lines checked", n, program)
+}

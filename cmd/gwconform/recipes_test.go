@@ -10,22 +10,5 @@ import (
 // the Dockerfile, docs/ci.md, docs/deploy.md) is accepted by gwconform's own
 // flag parsing.
 func TestRecipeCommandLines(t *testing.T) {
-	lines, err := deploy.All("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, l := range lines {
-		if l.Program != "gwconform" {
-			continue
-		}
-		n++
-		if err := checkArgs(l.Args); err != nil {
-			t.Errorf("%s\n    refused: %v", l, err)
-		}
-	}
-	if n == 0 {
-		t.Fatal("no gwconform command line found in the recipes")
-	}
-	t.Logf("%d gwconform command lines checked", n)
+	deploy.CheckPrograms(t, "../..", "gwconform", checkArgs)
 }
