@@ -40,28 +40,18 @@ const maxParallel = 8
 // capacity is how many workers a fleet supports: the fewest devices of any
 // type present on the tested gateway.
 func capacity(f *fleet.Fleet) int {
-	t, err := f.Target()
+	_, g, err := f.TestedGateway()
 	if err != nil {
 		return 1
 	}
+	count := map[string]int{}
+	for _, d := range g.Devices {
+		count[d.Type]++
+	}
 	n := 0
-	for _, a := range f.Accounts {
-		if a.ID != t.AccountID {
-			continue
-		}
-		for _, g := range a.Gateways {
-			if g.MAC != t.MAC {
-				continue
-			}
-			count := map[string]int{}
-			for _, d := range g.Devices {
-				count[d.Type]++
-			}
-			for _, c := range count {
-				if n == 0 || c < n {
-					n = c
-				}
-			}
+	for _, c := range count {
+		if n == 0 || c < n {
+			n = c
 		}
 	}
 	return max(n, 1)
@@ -72,22 +62,16 @@ func capacity(f *fleet.Fleet) int {
 func workerTarget(f *fleet.Fleet, t *fleet.Target, i int) *fleet.Target {
 	w := *t
 	w.Devices = map[string]fleet.Device{}
+	_, g, err := f.TestedGateway()
+	if err != nil {
+		return &w
+	}
 	seen := map[string]int{}
-	for _, a := range f.Accounts {
-		if a.ID != t.AccountID {
-			continue
+	for _, d := range g.Devices {
+		if seen[d.Type] == i {
+			w.Devices[d.Type] = d
 		}
-		for _, g := range a.Gateways {
-			if g.MAC != t.MAC {
-				continue
-			}
-			for _, d := range g.Devices {
-				if seen[d.Type] == i {
-					w.Devices[d.Type] = d
-				}
-				seen[d.Type]++
-			}
-		}
+		seen[d.Type]++
 	}
 	return &w
 }

@@ -326,6 +326,23 @@ func (f *Fleet) Target() (*Target, error) {
 	return nil, errors.New("no account in the fleet has an api key")
 }
 
+// TestedGateway is the gateway Target picks, with all its devices.
+func (f *Fleet) TestedGateway() (*Target, *Gateway, error) {
+	t, err := f.Target()
+	if err != nil {
+		return nil, nil, err
+	}
+	for ai := range f.Accounts {
+		a := &f.Accounts[ai]
+		for gi := range a.Gateways {
+			if a.ID == t.AccountID && a.Gateways[gi].MAC == t.MAC {
+				return t, &a.Gateways[gi], nil
+			}
+		}
+	}
+	return nil, nil, errors.New("the tested gateway is not in the fleet")
+}
+
 // DeviceCount is the number of devices in the fleet.
 func (f *Fleet) DeviceCount() int {
 	n := 0

@@ -189,7 +189,10 @@ func (s *Server) record(r *http.Request, start time.Time, f device.Format, statu
 		ent.MAC, ent.SN = req.MAC, req.SN
 	}
 	s.journal.Add(ent)
-	s.changes.Publish(Change{Kind: "request", Entry: &ent})
+	if s.changes.Watched() {
+		published := ent // only this copy escapes to the heap
+		s.changes.Publish(Change{Kind: "request", Entry: &published})
+	}
 	s.counts.count(status)
 	if s.access.on {
 		s.logRequest(r, &ent, e)

@@ -20,6 +20,9 @@ type Changes interface {
 	// subscription. A slow subscriber misses changes rather than slowing
 	// requests: it is told to reload everything instead.
 	Subscribe() (<-chan Change, func())
+	// Watched says whether anyone subscribes, so that a request builds no
+	// Change (and allocates nothing) when nobody listens.
+	Watched() bool
 }
 
 // Change is one event of the feed: a request (Entry set) or an admin
@@ -53,6 +56,9 @@ func (h *Hub) Publish(c Change) {
 		}
 	}
 }
+
+// Watched implements Changes.
+func (h *Hub) Watched() bool { return h.n.Load() > 0 }
 
 // Subscribe adds a subscriber with a small buffer.
 func (h *Hub) Subscribe() (<-chan Change, func()) {
