@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,11 @@ type Env struct {
 	sent   atomic.Int64
 	// done counts the checks finished, for progress lines.
 	done atomic.Int64
+	// touched holds each device the run changed as it was before, to be
+	// put back when the run ends (putBack, putBackAll).
+	touchMu    sync.Mutex
+	touched    map[string]*touched
+	touchOrder []string
 }
 
 // env is the run's Env; Run sets it before RunSpecs.
@@ -93,31 +99,37 @@ func (e *Env) anyDevice() (fleet.Device, bool) {
 
 // adminGet reads a gwsim admin API path into v.
 func (e *Env) adminGet(ctx context.Context, path string, v any) error {
+	_, err := e.adminGetHeader(ctx, path, v)
+	return err
+}
+
+// adminGetHeader is adminGet that also returns the answer's headers.
+func (e *Env) adminGetHeader(ctx context.Context, path string, v any) (http.Header, error) {
 	if e.Admin == "" {
-		return fmt.Errorf("the target has no gwsim admin API")
+		return nil, fmt.Errorf("the target has no gwsim admin API")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(e.Admin, "/")+path, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if e.AdminToken != "" {
 		req.Header.Set("Authorization", "Bearer "+e.AdminToken)
 	}
 	resp, err := adminHTTP.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return &adminError{path: path, status: resp.StatusCode, body: strings.TrimSpace(string(body))}
+		return nil, &adminError{path: path, status: resp.StatusCode, body: strings.TrimSpace(string(body))}
 	}
-	return json.Unmarshal(body, v)
+	return resp.Header, json.Unmarshal(body, v)
 }
 
 // adminHTTP follows no redirect: a hostile target must not lead the harness,

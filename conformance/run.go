@@ -102,6 +102,13 @@ var _ = ginkgo.ReportAfterEach(func(ginkgo.SpecReport) {
 	}
 })
 
+// Every device the run changed is put back once, after the last check.
+var _ = ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) {
+	if env != nil {
+		putBackAll(ctx)
+	}
+})
+
 var _ = ginkgo.ReportAfterSuite("gwconform reports", func(r ginkgo.Report) {
 	if outcome.workerReport != "" {
 		// A worker of a --parallel run: its results go to the run that

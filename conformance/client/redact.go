@@ -36,21 +36,36 @@ var (
 	timestampValue = fieldValue(device.FieldTimestamp)
 )
 
-// replaceValue sets every value of a field in a raw body to v.
+// replaceValue sets every value of a field in a raw body to v, in one pass
+// over the body.
 func replaceValue(re *regexp.Regexp, body, v string) string {
-	return re.ReplaceAllStringFunc(body, func(m string) string {
-		sm := re.FindStringSubmatch(m)
-		if sm[1] != "" {
-			return sm[1] + `"` + v + `"`
+	ms := re.FindAllStringSubmatchIndex(body, -1)
+	if ms == nil {
+		return body
+	}
+	var b strings.Builder
+	b.Grow(len(body) + len(ms)*len(v))
+	last := 0
+	for _, m := range ms {
+		b.WriteString(body[last:m[0]])
+		if m[2] >= 0 { // JSON: group 1 is `"name":`
+			b.WriteString(body[m[2]:m[3]])
+			b.WriteString(`"` + v + `"`)
+		} else { // XML: group 3 is <name>
+			open := body[m[6]:m[7]]
+			b.WriteString(open)
+			b.WriteString(xmlEscape(v))
+			b.WriteString("</" + open[1:])
 		}
-		name := strings.TrimSuffix(strings.TrimPrefix(sm[3], "<"), ">")
-		return sm[3] + xmlEscape(v) + "</" + name + ">"
-	})
+		last = m[1]
+	}
+	b.WriteString(body[last:])
+	return b.String()
 }
 
-func xmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+func xmlEscape(s string) string { return xmlEscaper.Replace(s) }
 
 // RedactSign replaces every sign value in a request body with SignMarker:
 // reports keep what was sent but never a sign, which could be replayed

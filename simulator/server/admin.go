@@ -40,6 +40,13 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, d)
 	})
 	h("GET /_sim/gateways/{mac}/messages", func(w http.ResponseWriter, r *http.Request) {
+		// ?limit=N: only the newest N (a poller that wants the latest
+		// message need not read the whole log each time); default all.
+		n, derr := limitParam(r, -1)
+		if derr != nil {
+			adminError(w, derr)
+			return
+		}
 		msgs, total, ok, derr := s.store.Messages(r.PathValue("mac"))
 		if derr != nil {
 			adminError(w, derr)
@@ -48,6 +55,9 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		if !ok {
 			adminError(w, device.Errorf(device.CodeGatewayNotFound, "mac", "no gateway %s", r.PathValue("mac")))
 			return
+		}
+		if n >= 0 && n < len(msgs) {
+			msgs = msgs[len(msgs)-n:]
 		}
 		w.Header().Set("X-Total-Count", strconv.FormatUint(total, 10))
 		writeJSON(w, http.StatusOK, msgs)
