@@ -114,6 +114,23 @@ func TestAdminMessagesBounded(t *testing.T) {
 	if h.Get("X-Total-Count") != "5" {
 		t.Errorf("X-Total-Count %q, want 5", h.Get("X-Total-Count"))
 	}
+	// ?limit=N: the newest N, oldest first; 0 none; more than there are: all.
+	for limit, want := range map[string]string{"1": "n=5", "2": "n=4 n=5", "0": "", "9": "n=3 n=4 n=5"} {
+		var got []struct {
+			Value string `json:"message_value"`
+		}
+		path := "/_sim/gateways/" + simtest.MACA + "/messages?limit=" + limit
+		c.AdminJSON("GET", path, "", &got)
+		_, h, _ := c.Admin("GET", path, "")
+		var vs []string
+		for _, m := range got {
+			vs = append(vs, m.Value)
+		}
+		if strings.Join(vs, " ") != want || h.Get("X-Total-Count") != "5" {
+			t.Errorf("limit=%s: %v (X-Total-Count %q), want %q and 5", limit, vs, h.Get("X-Total-Count"), want)
+		}
+	}
+	adminErr(t, c, "GET", "/_sim/gateways/"+simtest.MACA+"/messages?limit=-1", "", 400, device.CodeInvalidField)
 	if g := gatewayOf(t, c.State(), simtest.MACA); g.MessagesTotal != 5 || len(g.Messages) != 3 {
 		t.Errorf("state: %s", dump(g))
 	}
