@@ -22,12 +22,17 @@ var previewOnce sync.Once
 
 // catalog is every declared check. The suite's tree is built by Ginkgo
 // when a run starts; a process that runs none (gwconform verify, checks)
-// builds it once with a preview, which runs nothing.
+// builds it once with a preview, which runs nothing. The catalog is the
+// same for every run: what previewOnce and package check's registry keep
+// is no run's state.
 func catalog() []check.Meta {
 	if all := check.All(); len(all) > 0 {
 		return all
 	}
-	previewOnce.Do(func() { ginkgo.PreviewSpecs("gwconform") })
+	previewOnce.Do(func() {
+		(&Env{}).declareChecks()
+		ginkgo.PreviewSpecs("gwconform")
+	})
 	return check.All()
 }
 

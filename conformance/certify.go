@@ -128,8 +128,8 @@ func VerifyExpect() bundle.Expect {
 	return bundle.Expect{CatalogVersion: CatalogVersion, CatalogHash: CatalogHash(), Checks: checks, HarnessVersion: HarnessInfo().Version}
 }
 
-// productFile reads --product-file: "name: X" and "version: Y" lines.
-func productFile(path string) (name, version string, err error) {
+// ProductFile reads --product-file: "name: X" and "version: Y" lines.
+func ProductFile(path string) (name, version string, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", "", err

@@ -67,30 +67,30 @@ type Env struct {
 	touchMu    sync.Mutex
 	touched    map[string]*touched
 	touchOrder []string
+	// assignment is the worker of each check in a --parallel run.
+	assignOnce sync.Once
+	assignment map[string]int
 }
-
-// env is the run's Env; Run sets it before RunSpecs.
-var env *Env
 
 // faker gives a check its own reproducible stream of values: the same run
 // seed and check ID draw the same values whatever else ran before.
-func (e *Env) faker(id string) *gofakeit.Faker {
+func (env *Env) faker(id string) *gofakeit.Faker {
 	h := fnv.New64a()
 	io.WriteString(h, id)
-	return gofakeit.New(e.Seed ^ int64(h.Sum64()))
+	return gofakeit.New(env.Seed ^ int64(h.Sum64()))
 }
 
 // device returns the fleet's device of a type, if the target has one.
-func (e *Env) device(typeName string) (fleet.Device, bool) {
-	d, ok := e.Target.Devices[typeName]
+func (env *Env) device(typeName string) (fleet.Device, bool) {
+	d, ok := env.Target.Devices[typeName]
 	return d, ok
 }
 
 // anyDevice is a device for checks about the envelope rather than a type:
 // the first type in published order that the fleet has.
-func (e *Env) anyDevice() (fleet.Device, bool) {
+func (env *Env) anyDevice() (fleet.Device, bool) {
 	for _, t := range device.Types {
-		if d, ok := e.Target.Devices[t.Name]; ok {
+		if d, ok := env.Target.Devices[t.Name]; ok {
 			return d, true
 		}
 	}
@@ -98,24 +98,24 @@ func (e *Env) anyDevice() (fleet.Device, bool) {
 }
 
 // adminGet reads a gwsim admin API path into v.
-func (e *Env) adminGet(ctx context.Context, path string, v any) error {
-	_, err := e.adminGetHeader(ctx, path, v)
+func (env *Env) adminGet(ctx context.Context, path string, v any) error {
+	_, err := env.adminGetHeader(ctx, path, v)
 	return err
 }
 
 // adminGetHeader is adminGet that also returns the answer's headers.
-func (e *Env) adminGetHeader(ctx context.Context, path string, v any) (http.Header, error) {
-	if e.Admin == "" {
+func (env *Env) adminGetHeader(ctx context.Context, path string, v any) (http.Header, error) {
+	if env.Admin == "" {
 		return nil, fmt.Errorf("the target has no gwsim admin API")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(e.Admin, "/")+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(env.Admin, "/")+path, nil)
 	if err != nil {
 		return nil, err
 	}
-	if e.AdminToken != "" {
-		req.Header.Set("Authorization", "Bearer "+e.AdminToken)
+	if env.AdminToken != "" {
+		req.Header.Set("Authorization", "Bearer "+env.AdminToken)
 	}
 	resp, err := adminHTTP.Do(req)
 	if err != nil {
@@ -156,10 +156,10 @@ func (e *adminError) Error() string {
 	return fmt.Sprintf("GET %s: %d %s", e.path, e.status, e.body)
 }
 
-// probeAdmin reports whether base serves gwsim's admin API, and whether it
+// ProbeAdmin reports whether base serves gwsim's admin API, and whether it
 // does but refused the token given (401: the sim checks need
 // --admin-token).
-func probeAdmin(ctx context.Context, base, token string) (ok, needsToken bool) {
+func ProbeAdmin(ctx context.Context, base, token string) (ok, needsToken bool) {
 	e := &Env{Admin: base, AdminToken: token}
 	var health struct{ Status string }
 	if err := e.adminGet(ctx, "/_sim/health", &health); err != nil || health.Status != "ok" {
@@ -179,11 +179,11 @@ func probeAdmin(ctx context.Context, base, token string) (ok, needsToken bool) {
 }
 
 // adminSkip is why a sim check cannot run, or "" when it can.
-func (e *Env) adminSkip() string {
+func (env *Env) adminSkip() string {
 	switch {
-	case e.Admin != "":
+	case env.Admin != "":
 		return ""
-	case e.AdminNeedsToken:
+	case env.AdminNeedsToken:
 		return "the target's gwsim admin API answered 401: needs --admin-token"
 	}
 	return "the target has no gwsim admin API"

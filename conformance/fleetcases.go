@@ -33,9 +33,9 @@ const (
 
 // otherAccount is the first account other than the tested one that has a
 // key and a gateway.
-func (e *Env) otherAccount() (peer, bool) {
-	for _, a := range e.Fleet.Accounts {
-		if a.ID == e.Target.AccountID || len(a.APIKeys) == 0 || len(a.Gateways) == 0 {
+func (env *Env) otherAccount() (peer, bool) {
+	for _, a := range env.Fleet.Accounts {
+		if a.ID == env.Target.AccountID || len(a.APIKeys) == 0 || len(a.Gateways) == 0 {
 			continue
 		}
 		p := peer{AccountID: a.ID, Key: a.APIKeys[0], MAC: a.Gateways[0].MAC}
@@ -49,14 +49,14 @@ func (e *Env) otherAccount() (peer, bool) {
 
 // foreignDevice is a device on a gateway other than the tested one: of the
 // tested account if it has one, else of any account.
-func (e *Env) foreignDevice() (fleet.Device, bool) {
+func (env *Env) foreignDevice() (fleet.Device, bool) {
 	var other *fleet.Device
-	for _, a := range e.Fleet.Accounts {
+	for _, a := range env.Fleet.Accounts {
 		for _, g := range a.Gateways {
-			if g.MAC == e.Target.MAC || len(g.Devices) == 0 {
+			if g.MAC == env.Target.MAC || len(g.Devices) == 0 {
 				continue
 			}
-			if a.ID == e.Target.AccountID {
+			if a.ID == env.Target.AccountID {
 				return g.Devices[0], true
 			}
 			if other == nil {
@@ -74,9 +74,9 @@ func (e *Env) foreignDevice() (fleet.Device, bool) {
 // signAs signs a call with another key of the fleet: by md5 with that key's
 // secret, else with the run's signer (a sign command is given the api_key
 // among the fields and signs for it).
-func (e *Env) signAs(c *call, f device.Format, key fleet.APIKey) string {
-	s := e.Signer
-	if e.Fleet.Scheme() == auth.MD5 && len(e.Fleet.SignCommand) == 0 {
+func (env *Env) signAs(c *call, f device.Format, key fleet.APIKey) string {
+	s := env.Signer
+	if env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0 {
 		s = client.MD5Signer{APIKey: key.Key, Secret: key.Secret}
 	}
 	c.set(device.FieldAPIKey, key.Key)

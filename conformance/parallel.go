@@ -2,16 +2,11 @@ package conformance
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -33,13 +28,13 @@ import (
 // replaces it with that worker's result.
 const otherWorker = "run by another worker"
 
-// maxParallel bounds --parallel's default: the checks wait on the network,
+// MaxParallel bounds --parallel's default: the checks wait on the network,
 // not the CPU, so more workers than cores still pay.
-const maxParallel = 8
+const MaxParallel = 8
 
-// capacity is how many workers a fleet supports: the fewest devices of any
+// Capacity is how many workers a fleet supports: the fewest devices of any
 // type present on the tested gateway.
-func capacity(f *fleet.Fleet) int {
+func Capacity(f *fleet.Fleet) int {
 	_, g, err := f.TestedGateway()
 	if err != nil {
 		return 1
@@ -57,9 +52,9 @@ func capacity(f *fleet.Fleet) int {
 	return max(n, 1)
 }
 
-// workerTarget is the fleet's target with worker i's device of each type:
+// WorkerTarget is the fleet's target with worker i's device of each type:
 // the i-th device of that type on the tested gateway.
-func workerTarget(f *fleet.Fleet, t *fleet.Target, i int) *fleet.Target {
+func WorkerTarget(f *fleet.Fleet, t *fleet.Target, i int) *fleet.Target {
 	w := *t
 	w.Devices = map[string]fleet.Device{}
 	_, g, err := f.TestedGateway()
@@ -91,18 +86,13 @@ func caseOf(id string) string {
 }
 
 // workerOf is the worker that runs a check.
-func workerOf(id string, workers int) int {
+func (env *Env) workerOf(id string, workers int) int {
 	if workers <= 1 {
 		return 0
 	}
-	assignOnce.Do(func() { assignment = assign(check.All(), workers) })
-	return assignment[id]
+	env.assignOnce.Do(func() { env.assignment = assign(check.All(), workers) })
+	return env.assignment[id]
 }
-
-var (
-	assignOnce sync.Once
-	assignment map[string]int
-)
 
 // assign shares the checks between workers. Worker 0 takes what shares
 // more than a device: the whole-fleet checks, the probes, every message
@@ -166,92 +156,19 @@ func assign(all []check.Meta, workers int) map[string]int {
 }
 
 // it declares a check that runs on its own worker only.
-func it(m check.Meta, body func(ginkgo.SpecContext)) bool {
+func (env *Env) it(m check.Meta, body func(ginkgo.SpecContext)) bool {
 	return check.It(m, func(ctx ginkgo.SpecContext) {
-		if env.Workers > 1 && workerOf(m.ID, env.Workers) != env.Worker {
+		if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
 			ginkgo.Skip(otherWorker)
 		}
 		body(ctx)
 	})
 }
 
-// worker is a started worker process.
-type worker struct {
-	n      int
-	cmd    *exec.Cmd
-	report string
-	log    string
-	done   chan error
-}
-
-// startWorkers starts workers 1..n-1 on the same target, fleet and seed;
-// each writes its Ginkgo report as JSON into dir.
-func startWorkers(ctx context.Context, o Options, e *Env, n int, dir string) ([]*worker, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("--parallel: cannot find this program to start workers: %w", err)
-	}
-	var ws []*worker
-	for i := 1; i < n; i++ {
-		w := &worker{n: i, report: filepath.Join(dir, fmt.Sprintf("worker-%d.json", i)), log: filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)), done: make(chan error, 1)}
-		args := []string{"run", "--target", e.BaseURL, "--seed", strconv.FormatInt(e.Seed, 10),
-			"--worker", strconv.Itoa(i), "--workers", strconv.Itoa(n), "--worker-report", w.report,
-			"--report-dir", filepath.Join(dir, strconv.Itoa(i)), "--skip-preflight", "--allow-partial", "--color", "never",
-			"--timeout", o.Timeout.String(), "--fail-on", o.FailOn}
-		if o.FleetFile != "" {
-			args = append(args, "--fleet", o.FleetFile)
-		}
-		if o.Rate > 0 {
-			args = append(args, "--rate", strconv.FormatFloat(o.Rate/float64(n), 'f', -1, 64))
-		}
-		if o.RatePerOp > 0 {
-			args = append(args, "--rate-per-op", strconv.FormatFloat(o.RatePerOp/float64(n), 'f', -1, 64))
-		}
-		if o.MaxRequests > 0 {
-			args = append(args, "--max-requests", strconv.Itoa(max(o.MaxRequests/n, 1)))
-		}
-		for _, c := range o.Checks {
-			args = append(args, "--check", c)
-		}
-		for _, s := range o.Skips {
-			args = append(args, "--skip", s)
-		}
-		if o.RerunFailed != "" {
-			args = append(args, "--rerun-failed", o.RerunFailed)
-		}
-		cfg, _ := ginkgo.GinkgoConfiguration()
-		if cfg.LabelFilter != "" {
-			args = append(args, "--ginkgo.label-filter", cfg.LabelFilter)
-		}
-		for _, f := range cfg.FocusStrings {
-			args = append(args, "--ginkgo.focus", f)
-		}
-		for _, s := range cfg.SkipStrings {
-			args = append(args, "--ginkgo.skip", s)
-		}
-		logf, err := os.Create(w.log)
-		if err != nil {
-			return ws, err
-		}
-		w.cmd = exec.CommandContext(ctx, exe, args...)
-		w.cmd.Stdout, w.cmd.Stderr = logf, logf
-		// The admin token goes by the environment, never the command line
-		// (which any user of the machine can read).
-		w.cmd.Env = append(os.Environ(), "GWSIM_ADMIN_TOKEN="+e.AdminToken, "NO_COLOR=1")
-		if err := w.cmd.Start(); err != nil {
-			logf.Close()
-			return ws, fmt.Errorf("--parallel: starting worker %d: %w", i, err)
-		}
-		go func() { w.done <- w.cmd.Wait(); logf.Close() }()
-		ws = append(ws, w)
-	}
-	return ws, nil
-}
-
 // mergeWorkers waits for the workers and puts each check's result from
 // the worker that ran it into r. A worker that failed leaves its checks
 // unrun, and the run says so: it cannot pass.
-func mergeWorkers(r types.Report, ws []*worker) types.Report {
+func mergeWorkers(r types.Report, ws []*Worker) types.Report {
 	byText := map[string]int{}
 	for i, sr := range r.SpecReports {
 		if sr.LeafNodeType.Is(types.NodeTypeIt) {
@@ -260,19 +177,19 @@ func mergeWorkers(r types.Report, ws []*worker) types.Report {
 	}
 	r.SpecReports = append(types.SpecReports(nil), r.SpecReports...)
 	for _, w := range ws {
-		err := <-w.done
-		b, rerr := os.ReadFile(w.report)
+		err := <-w.Done
+		b, rerr := os.ReadFile(w.Report)
 		var wr types.Report
 		if rerr == nil {
 			rerr = json.Unmarshal(b, &wr)
 		}
 		if rerr != nil {
-			logTail, _ := os.ReadFile(w.log)
+			logTail, _ := os.ReadFile(w.Log)
 			if len(logTail) > 400 {
 				logTail = logTail[len(logTail)-400:]
 			}
 			r.SpecialSuiteFailureReasons = append(r.SpecialSuiteFailureReasons,
-				fmt.Sprintf("worker %d of --parallel gave no report (%v): %s", w.n, firstErr(err, rerr), bytes.TrimSpace(logTail)))
+				fmt.Sprintf("worker %d of --parallel gave no report (%v): %s", w.N, firstErr(err, rerr), bytes.TrimSpace(logTail)))
 			r.SuiteSucceeded = false
 			continue
 		}
@@ -290,7 +207,7 @@ func mergeWorkers(r types.Report, ws []*worker) types.Report {
 		}
 		if !wr.SuiteSucceeded {
 			for _, reason := range wr.SpecialSuiteFailureReasons {
-				r.SpecialSuiteFailureReasons = append(r.SpecialSuiteFailureReasons, fmt.Sprintf("worker %d: %s", w.n, reason))
+				r.SpecialSuiteFailureReasons = append(r.SpecialSuiteFailureReasons, fmt.Sprintf("worker %d: %s", w.N, reason))
 			}
 		}
 		if wr.EndTime.After(r.EndTime) {

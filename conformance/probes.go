@@ -22,15 +22,15 @@ type probe struct {
 	run                               func(ctx context.Context, f device.Format)
 }
 
-func declareProbes() {
-	for _, p := range probes() {
+func (env *Env) declareProbes() {
+	for _, p := range env.probes() {
 		p := p
 		for _, f := range []device.Format{device.JSON, device.XML} {
 			f := f
 			m := check.Meta{ID: "probe." + p.id + "." + f.String(), Level: check.Info, Section: p.section, Contract: p.contract,
 				Title: capital(p.title) + " (" + f.String() + ")", Assertion: "Reports " + p.title + "; judges nothing.",
 				Operation: p.op.Name(), Format: f.String(), DeviceType: p.typ, Tags: []string{"probe"}}
-			it(m, func(ctx ginkgo.SpecContext) { p.run(ctx, f) })
+			env.it(m, func(ctx ginkgo.SpecContext) { p.run(ctx, f) })
 		}
 	}
 }
@@ -44,11 +44,11 @@ func observe(format string, args ...any) {
 }
 
 // ask sends a call and says what came back, failing nothing.
-func ask(ctx context.Context, c call, f device.Format) (*client.Response, string) {
+func (env *Env) ask(ctx context.Context, c call, f device.Format) (*client.Response, string) {
 	if env.DryRun {
-		send(ctx, c, f) // records and skips
+		env.send(ctx, c, f) // records and skips
 	}
-	r, err := exchange(ctx, c.request(f))
+	r, err := env.exchange(ctx, c.request(f))
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -59,7 +59,7 @@ func ask(ctx context.Context, c call, f device.Format) (*client.Response, string
 	return r, verdict + " (" + describe(r) + ")"
 }
 
-func needDevice(typeName string) (string, bool) {
+func (env *Env) needDevice(typeName string) (string, bool) {
 	d, ok := env.device(typeName)
 	if !ok {
 		ginkgo.Skip("the fleet has no " + typeName + ": not covered")
@@ -67,7 +67,7 @@ func needDevice(typeName string) (string, bool) {
 	return d.SN, ok
 }
 
-func probes() []probe {
+func (env *Env) probes() []probe {
 	var ps []probe
 	for _, t := range device.Types {
 		for _, fd := range t.Fields {
@@ -79,12 +79,12 @@ func probes() []probe {
 				typ: t.Name, op: device.SendCommand,
 				title: fmt.Sprintf("whether %s of a %s is accepted in lower and upper case", fd.Name, t.Name),
 				run: func(ctx context.Context, f device.Format) {
-					sn, _ := needDevice(t.Name)
+					sn, _ := env.needDevice(t.Name)
 					for _, v := range []string{strings.ToLower(fd.Values[0]), strings.ToUpper(fd.Values[0])} {
 						c := env.base(device.SendCommand, sn, t.Name)
 						c.set(fd.Name, v)
-						putBack(ctx, c)
-						_, got := ask(ctx, c, f)
+						env.putBack(ctx, c)
+						_, got := env.ask(ctx, c, f)
 						observe("%s %q: %s", fd.Name, v, got)
 					}
 				}})
@@ -95,7 +95,7 @@ func probes() []probe {
 			run: func(ctx context.Context, f device.Format) {
 				var sn, typ string
 				if typeName != "" {
-					sn, _ = needDevice(typeName)
+					sn, _ = env.needDevice(typeName)
 					typ = typeName
 				} else {
 					d, ok := env.anyDevice()
@@ -106,8 +106,8 @@ func probes() []probe {
 				}
 				c := env.base(device.SendCommand, sn, typ)
 				change(&c)
-				putBack(ctx, c)
-				_, got := ask(ctx, c, f)
+				env.putBack(ctx, c)
+				_, got := env.ask(ctx, c, f)
 				observe("%s: %s", title, got)
 			}}
 	}
@@ -137,8 +137,8 @@ func probes() []probe {
 			}
 			c := env.base(device.SendCommand, d.SN, d.Type)
 			c.set(device.FieldFormat, f.String())
-			putBack(ctx, c)
-			_, got := ask(ctx, c, f)
+			env.putBack(ctx, c)
+			_, got := env.ask(ctx, c, f)
 			observe("format=%s in a %s body: %s", f, f, got)
 		}})
 	ps = append(ps,
@@ -146,7 +146,7 @@ func probes() []probe {
 			run: func(ctx context.Context, f device.Format) {
 				c := env.base(device.SendMessage, "", "")
 				c.set(device.FieldMessageType, "alert")
-				_, got := ask(ctx, c, f)
+				_, got := env.ask(ctx, c, f)
 				observe("message_type alert: %s", got)
 			}},
 		probe{id: "name-longest", title: "the longest name the target accepts", section: "8", contract: "3", op: device.UpdateName,
@@ -159,8 +159,8 @@ func probes() []probe {
 				for _, n := range []int{1, 32, 64, 65, 128, 255, 256, 1024, 4096} {
 					c := env.base(device.UpdateName, d.SN, d.Type)
 					c.set(device.FieldName, strings.Repeat("n", n))
-					putBack(ctx, c)
-					r, got := ask(ctx, c, f)
+					env.putBack(ctx, c)
+					r, got := env.ask(ctx, c, f)
 					observe("a name of %d characters: %s", n, got)
 					if accepted(r) {
 						longest = n
@@ -176,7 +176,7 @@ func probes() []probe {
 					-60 * time.Second, 60 * time.Second, 299 * time.Second, 301 * time.Second, time.Hour} {
 					c := env.base(device.SendMessage, "", "")
 					c.set(device.FieldTimestamp, env.Now().Add(d).In(env.Location).Format(device.TimestampLayout))
-					r, got := ask(ctx, c, f)
+					r, got := env.ask(ctx, c, f)
 					observe("timestamp %+v from now: %s", d, got)
 					if accepted(r) {
 						ok = append(ok, d.String())
@@ -195,10 +195,10 @@ func probes() []probe {
 					observe("%s: %s; Content-Type %q; body %s", what, got, r.ContentType, strconv.Quote(cut(string(r.Body), 300)))
 				}
 				c := env.base(device.SendMessage, "", "")
-				r, got := ask(ctx, c, f)
+				r, got := env.ask(ctx, c, f)
 				layout("success", r, got)
 				c.set(device.FieldMessageValue, "brightness")
-				r, got = ask(ctx, c, f)
+				r, got = env.ask(ctx, c, f)
 				layout("error", r, got)
 			}},
 	)

@@ -156,9 +156,9 @@ func (c call) request(f device.Format) client.Request {
 // base builds the valid request of an operation about a device (sn may be
 // empty for send message), in published field order with the example
 // values of the device's type.
-func (e *Env) base(op device.Operation, sn, typeName string) call {
+func (env *Env) base(op device.Operation, sn, typeName string) call {
 	c := call{op: op, sn: sn, typ: typeName}
-	for _, f := range e.Client.Envelope(e.Target.Key, e.Target.AccountID, e.Target.MAC, e.Now(), e.Location) {
+	for _, f := range env.Client.Envelope(env.Target.Key, env.Target.AccountID, env.Target.MAC, env.Now(), env.Location) {
 		c.fields = append(c.fields, kv{name: f.Key, value: fmt.Sprint(f.Value)})
 	}
 	switch op {
@@ -180,7 +180,7 @@ func (e *Env) base(op device.Operation, sn, typeName string) call {
 // send sends a call in a format, records the exchange in the spec's report
 // and fails the spec when no answer came. In a dry run it records the
 // request and skips the spec instead.
-func send(ctx context.Context, c call, f device.Format) *client.Response {
+func (env *Env) send(ctx context.Context, c call, f device.Format) *client.Response {
 	ginkgo.GinkgoHelper()
 	req := c.request(f)
 	if env.DryRun {
@@ -201,7 +201,7 @@ func send(ctx context.Context, c call, f device.Format) *client.Response {
 		ginkgo.AddReportEntry("exchange", ex.Redacted(), ginkgo.ReportEntryVisibilityNever)
 		ginkgo.Skip("dry run: not sent")
 	}
-	resp, err := exchange(ctx, req)
+	resp, err := env.exchange(ctx, req)
 	if err != nil {
 		ginkgo.Fail(err.Error())
 	}
@@ -214,7 +214,7 @@ func send(ctx context.Context, c call, f device.Format) *client.Response {
 // INCOMPLETE and the reason, so that a target that has stopped answering
 // (or a shared staging that is failing) does not cost every remaining
 // request its timeout, and is not blamed check by check for it.
-func exchange(ctx context.Context, req client.Request) (*client.Response, error) {
+func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Response, error) {
 	if n := env.silent.Load(); n >= maxSilent {
 		ginkgo.AbortSuite(fmt.Sprintf("not sent: the target gave no answer or a 5xx to the last %d requests in a row; "+report.StopMarker, n))
 	}

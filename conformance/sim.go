@@ -18,7 +18,7 @@ import (
 // declareSim adds the simulator-only state check of a case: after an
 // accepted request the admin API shows what was sent; after a rejected one
 // nothing changed. They need gwsim's admin API, so they carry label sim.
-func declareSim(c Case, f device.Format, id string) {
+func (env *Env) declareSim(c Case, f device.Format, id string) {
 	m := c.meta(id+".sim", check.Should, f, capital(c.Title)+": the simulator's state follows", "", "sim")
 	m.Section, m.Contract = "3", "3"
 	valid := c.Want.ok || c.Want.contractOK
@@ -27,14 +27,14 @@ func declareSim(c Case, f device.Format, id string) {
 	} else {
 		m.Assertion = capital(c.Title) + " SHOULD be rejected and change nothing the admin API shows (CONTRACT 3)."
 	}
-	it(m, func(ctx ginkgo.SpecContext) {
+	env.it(m, func(ctx ginkgo.SpecContext) {
 		if why := env.adminSkip(); why != "" {
 			ginkgo.Skip(why)
 		}
-		req := buildCase(c, f)
-		before := snapshot(ctx, req)
-		sent, r := sendCaseCall(ctx, c, f)
-		after := snapshot(ctx, req)
+		req := env.buildCase(c, f)
+		before := env.snapshot(ctx, req)
+		sent, r := env.sendCaseCall(ctx, c, f)
+		after := env.snapshot(ctx, req)
 		if !valid {
 			gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 			gomega.Expect(after).To(gomega.Equal(before), "a rejected request changed the state")
@@ -53,7 +53,7 @@ type state struct {
 	Last     map[string]any
 }
 
-func snapshot(ctx context.Context, c call) state {
+func (env *Env) snapshot(ctx context.Context, c call) state {
 	ginkgo.GinkgoHelper()
 	var s state
 	if c.sn != "" {
@@ -171,7 +171,7 @@ func normalize(m map[string]any) map[string]string {
 // checks never depend on a device's state before them (the simulator
 // checks read it), and a read and a restoring command around each of
 // some 1,500 checks would double the requests of a run.
-func putBack(ctx context.Context, c call) {
+func (env *Env) putBack(ctx context.Context, c call) {
 	if env.DryRun || c.sn == "" || c.op == device.SendMessage {
 		return
 	}
@@ -209,14 +209,14 @@ type touched struct {
 // and its whole state when it is known. It runs after the last check
 // (AfterSuite, also when the run was interrupted or aborted), records
 // nothing in the reports and counts for no check.
-func putBackAll(ctx context.Context) {
+func (env *Env) putBackAll(ctx context.Context) {
 	env.touchMu.Lock()
 	defer env.touchMu.Unlock()
 	defer func() { env.touched, env.touchOrder = nil, nil }()
 	if env.silent.Load() >= maxSilent {
 		return // the target stopped answering: do not wait on it once more per device
 	}
-	send := func(r client.Request) bool {
+	put := func(r client.Request) bool {
 		_, _, err := env.Client.Do(ctx, r)
 		return err == nil
 	}
@@ -226,7 +226,7 @@ func putBackAll(ctx context.Context) {
 		if t.name != "" {
 			r := env.base(device.UpdateName, d.SN, d.Type)
 			r.set(device.FieldName, t.name)
-			if !send(r.request(device.JSON)) {
+			if !put(r.request(device.JSON)) {
 				return
 			}
 		}
@@ -238,7 +238,7 @@ func putBackAll(ctx context.Context) {
 		for _, fd := range ty.Fields {
 			r.set(fd.Name, normalize(map[string]any{"v": t.state[fd.Name]})["v"])
 		}
-		if !send(r.request(device.JSON)) {
+		if !put(r.request(device.JSON)) {
 			return
 		}
 	}

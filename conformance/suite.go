@@ -16,12 +16,16 @@ import (
 	"github.com/gwdmi/gwtools/simulator/device"
 )
 
-var _ = ginkgo.Describe("Gateway Device Management Interface", func() {
-	for _, c := range Cases() {
-		declare(c)
-	}
-	declareProbes()
-})
+// declareChecks declares every check of the suite, each reading env, the
+// run's own Env, when it runs.
+func (env *Env) declareChecks() {
+	ginkgo.Describe("Gateway Device Management Interface", func() {
+		for _, c := range Cases() {
+			env.declare(c)
+		}
+		env.declareProbes()
+	})
+}
 
 // meta fills the metadata every check of a case shares.
 func (c *Case) meta(id string, level check.Level, f device.Format, title, assertion string, tags ...string) check.Meta {
@@ -40,34 +44,34 @@ func (c *Case) meta(id string, level check.Level, f device.Format, title, assert
 	return m
 }
 
-func declare(c Case) {
+func (env *Env) declare(c Case) {
 	for _, f := range c.formats() {
 		f := f
 		id := c.ID + "." + f.String()
 		switch {
 		case c.Want.ok:
-			it(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
+			env.it(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" MUST be answered with status success."), func(ctx ginkgo.SpecContext) {
-				r := sendCase(ctx, c, f)
+				r := env.sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
 			})
 		case c.Want.contractOK:
-			it(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
+			env.it(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), func(ctx ginkgo.SpecContext) {
-				r := sendCase(ctx, c, f)
+				r := env.sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
 			})
 		case c.Want.must:
-			it(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
+			env.it(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered with success."), func(ctx ginkgo.SpecContext) {
-				r := sendCase(ctx, c, f)
+				r := env.sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 			})
 		}
 		if !c.Want.ok && !c.Want.contractOK {
-			it(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
+			env.it(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
 				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), func(ctx ginkgo.SpecContext) {
-				r := sendCase(ctx, c, f)
+				r := env.sendCase(ctx, c, f)
 				expectError(r, c.Want, f)
 			})
 		}
@@ -75,15 +79,15 @@ func declare(c Case) {
 			m := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
 				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
 			m.Section = "2.5" // the response's status field
-			it(m, func(ctx ginkgo.SpecContext) {
-				r := sendCase(ctx, c, f)
+			env.it(m, func(ctx ginkgo.SpecContext) {
+				r := env.sendCase(ctx, c, f)
 				gomega.Expect(r.Status).To(gomega.Equal(200), "status: %s", describe(r))
 				expectFormat(r, f)
 				gomega.Expect(r.StatusField).To(gomega.Equal("success"))
 			})
 		}
 		if !c.NoSim {
-			declareSim(c, f, id)
+			env.declareSim(c, f, id)
 		}
 	}
 	if len(c.formats()) == 2 {
@@ -91,13 +95,13 @@ func declare(c Case) {
 		if c.Want.ok || c.Want.must {
 			level = check.Must
 		}
-		it(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
+		env.it(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
 			capital(c.Title)+" "+map[check.Level]string{check.Must: "MUST", check.Should: "SHOULD"}[level]+
 				" get the same verdict and status code in JSON as in XML.", "parity"), func(ctx ginkgo.SpecContext) {
 			ginkgo.By("sending the case in JSON")
-			rj := sendCase(ctx, c, device.JSON)
+			rj := env.sendCase(ctx, c, device.JSON)
 			ginkgo.By("sending the case in XML")
-			rx := sendCase(ctx, c, device.XML)
+			rx := env.sendCase(ctx, c, device.XML)
 			gomega.Expect(accepted(rx)).To(gomega.Equal(accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
 			gomega.Expect(rx.Status).To(gomega.Equal(rj.Status), "JSON: %s; XML: %s", describe(rj), describe(rx))
 		})
@@ -106,21 +110,21 @@ func declare(c Case) {
 
 // sendCase builds a case's request, arranges for the device to be put back
 // afterwards, and sends it.
-func sendCase(ctx context.Context, c Case, f device.Format) *client.Response {
+func (env *Env) sendCase(ctx context.Context, c Case, f device.Format) *client.Response {
 	ginkgo.GinkgoHelper()
-	_, r := sendCaseCall(ctx, c, f)
+	_, r := env.sendCaseCall(ctx, c, f)
 	return r
 }
 
-func sendCaseCall(ctx context.Context, c Case, f device.Format) (call, *client.Response) {
+func (env *Env) sendCaseCall(ctx context.Context, c Case, f device.Format) (call, *client.Response) {
 	ginkgo.GinkgoHelper()
-	req := buildCase(c, f)
-	putBack(ctx, req)
+	req := env.buildCase(c, f)
+	env.putBack(ctx, req)
 	ginkgo.By(fmt.Sprintf("sending %s in %s", c.Title, f))
-	return req, send(ctx, req, f)
+	return req, env.send(ctx, req, f)
 }
 
-func buildCase(c Case, f device.Format) call {
+func (env *Env) buildCase(c Case, f device.Format) call {
 	ginkgo.GinkgoHelper()
 	req, skip := c.Build(env, f, c.ID)
 	if skip != "" {

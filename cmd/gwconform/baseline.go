@@ -28,24 +28,24 @@ func baselineMain(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { io.WriteString(stderr, baselineUsage) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return conformance.ExitPass
+			return exitPass
 		}
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	d, err := conformance.LoadReport(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform baseline:", err)
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	b, err := report.StartingBaseline(d, time.Now())
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform baseline:", err)
-		return conformance.ExitFail
+		return exitFail
 	}
 	stdout.Write(b)
-	return conformance.ExitPass
+	return exitPass
 }

@@ -2,9 +2,9 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
-
-	"github.com/gwdmi/gwtools/conformance"
+	"io"
 )
 
 // checkArgs parses a whole gwconform command line (subcommand and flags,
@@ -16,7 +16,11 @@ func checkArgs(args []string) error {
 	}
 	switch args[0] {
 	case "run":
-		return conformance.CheckRunArgs(args[1:])
+		m := &runMain{Stdout: io.Discard, Stderr: io.Discard, checkOnly: true}
+		if err := m.ParseFlags(args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return nil
 	case "checks", "load", "sign", "verify", "replay", "baseline", "-h", "--help", "help", "--version", "version":
 		return nil
 	}

@@ -30,24 +30,24 @@ func checksMain(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { io.WriteString(stderr, checksUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return conformance.ExitPass
+			return exitPass
 		}
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gwconform checks: unexpected argument %q\n", fs.Arg(0))
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	lvl := check.Level(strings.ToUpper(*level))
 	if *level != "" && lvl != check.Must && lvl != check.Should && lvl != check.Info {
 		fmt.Fprintf(stderr, "gwconform checks: --level must be MUST, SHOULD or INFO, not %q\n", *level)
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	switch *format {
 	case "md":
 		if *level == "" {
 			io.WriteString(stdout, conformance.Catalog())
-			return conformance.ExitPass
+			return exitPass
 		}
 		fmt.Fprintf(stdout, "# %s checks\n\n| ID | section | title |\n|---|---|---|\n", lvl)
 		for _, m := range conformance.Checks() {
@@ -67,7 +67,7 @@ func checksMain(args []string, stdout, stderr io.Writer) int {
 		enc.Encode(map[string]any{"catalog_version": conformance.CatalogVersion, "catalog_hash": conformance.CatalogHash(), "checks": out})
 	default:
 		fmt.Fprintf(stderr, "gwconform checks: --format must be md or json, not %q\n", *format)
-		return conformance.ExitConfig
+		return exitConfig
 	}
-	return conformance.ExitPass
+	return exitPass
 }

@@ -1,4 +1,4 @@
-package main_test
+package main
 
 import (
 	"bytes"
@@ -26,6 +26,11 @@ import (
 var bins struct{ gwsim, gwconform string }
 
 func TestMain(m *testing.M) {
+	// This test binary started again as gwconform with a deviant embedded
+	// simulator (TestMutationScore).
+	if id, ok := os.LookupEnv(deviationEnv); ok {
+		os.Exit(runDeviation(id, os.Args[1:]))
+	}
 	dir, err := os.MkdirTemp("", "gwconform-e2e")
 	if err != nil {
 		panic(err)
@@ -55,13 +60,23 @@ type result struct {
 
 func gwconform(t *testing.T, args ...string) result {
 	t.Helper()
+	return runGwconform(t, bins.gwconform, nil, args...)
+}
+
+// runGwconform runs gwconform run as the program bin, with env added to
+// the environment.
+func runGwconform(t *testing.T, bin string, env []string, args ...string) result {
+	t.Helper()
 	dir := t.TempDir()
 	if !hasFlag(args, "--report-dir") {
 		args = append(args, "--report-dir", dir)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bins.gwconform, append([]string{"run"}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"run"}, args...)...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()

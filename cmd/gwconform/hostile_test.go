@@ -6,7 +6,7 @@
 // crash and not 2), finish within its timeouts, keep its memory bounded and
 // still write all three reports. Linux only: the peak memory is read from
 // the child's rusage, whose Maxrss is in KiB there.
-package main_test
+package main
 
 import (
 	"bufio"

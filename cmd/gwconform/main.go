@@ -36,16 +36,23 @@ Usage:
 Run "gwconform run -h" or "gwconform load -h" for every flag.
 `
 
+// Exit codes of gwconform (CONTRACT 6).
+const (
+	exitPass   = 0
+	exitFail   = 1
+	exitConfig = 2
+)
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
-		os.Exit(conformance.ExitConfig)
+		os.Exit(exitConfig)
 	}
 	switch os.Args[1] {
 	case "run":
-		os.Exit(conformance.Run(ctx, os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(runCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "load":
 		os.Exit(load.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "replay":
@@ -64,6 +71,6 @@ func main() {
 		fmt.Print(usage)
 	default:
 		fmt.Fprintf(os.Stderr, "gwconform: unknown command %q\n\n%s", os.Args[1], usage)
-		os.Exit(conformance.ExitConfig)
+		os.Exit(exitConfig)
 	}
 }

@@ -1,7 +1,8 @@
-package main_test
+package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
 // The mutation score of the harness: every deviation of
@@ -331,17 +333,47 @@ var deviations = map[string]deviation{
 	}},
 }
 
-// deviant serves a fresh demo simulator wrapped in deviation d (nil: the
-// faithful simulator).
-func deviant(t *testing.T, d *deviation) string {
-	t.Helper()
-	sim := simulator.New(simulator.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	h := sim.Server.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d == nil {
-			h.ServeHTTP(w, r)
-			return
+// deviationEnv names the deviation this test binary, started again as
+// gwconform run, serves as its embedded target ("" for the faithful
+// simulator). The run, its target and the deviation share one process, as
+// a run against the embedded simulator does: a full run costs a third of
+// the CPU of one against another process.
+const deviationEnv = "GWCONFORM_TEST_DEVIATION"
+
+// runDeviation is gwconform run with the embedded simulator behind the
+// deviation id.
+func runDeviation(id string, args []string) int {
+	var d *deviation
+	if id != "" {
+		impl, ok := deviations[id]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "no deviation %q\n", id)
+			return 2
 		}
+		d = &impl
+	}
+	if len(args) == 0 || args[0] != "run" {
+		fmt.Fprintln(os.Stderr, "usage: run [flags]")
+		return 2
+	}
+	m := &runMain{Stdout: os.Stdout, Stderr: os.Stderr, StartEmbedded: func(f *fleet.Fleet) (Embedded, error) {
+		sim := simulator.New(simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		return deviantServer{httptest.NewServer(deviant(sim.Server.Handler(), d))}, nil
+	}}
+	return m.Main(context.Background(), args[1:])
+}
+
+type deviantServer struct{ *httptest.Server }
+
+func (s deviantServer) URL() string  { return s.Server.URL }
+func (s deviantServer) Close() error { s.Server.Close(); return nil }
+
+// deviant wraps the simulator's handler h in deviation d (nil: h as it is).
+func deviant(h http.Handler, d *deviation) http.Handler {
+	if d == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		ct := r.Header.Get("Content-Type")
 		q := req{r: r, body: string(body), xml: strings.Contains(ct, "xml") || strings.HasPrefix(strings.TrimSpace(string(body)), "<")}
@@ -366,9 +398,7 @@ func deviant(t *testing.T, d *deviation) string {
 		w.Header().Del("Content-Length")
 		w.WriteHeader(rec.Code)
 		w.Write(rec.Body.Bytes())
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	})
 }
 
 type mutantResult struct {
@@ -412,8 +442,8 @@ func TestMutationScore(t *testing.T) {
 			jobs = append(jobs, job{&ds[i], &impl})
 		}
 	}
-	// Each run waits on the network as much as it computes: one more
-	// worker than cores keeps them busy.
+	// Each run computes more than it waits, its target in its own
+	// process: one more run than cores keeps them busy.
 	workers := runtime.NumCPU() + 1
 	var (
 		wg       sync.WaitGroup
@@ -426,8 +456,13 @@ func TestMutationScore(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range next {
-				url := deviant(t, j.impl)
-				r := gwconform(t, "--target", url, "--fail-on", "should", "--skip-preflight")
+				id := ""
+				if j.dev != nil {
+					id = j.dev.ID
+				}
+				// One thread each: a run is a request and its answer in
+				// turn, and the runs side by side keep the cores busy.
+				r := runGwconform(t, os.Args[0], []string{deviationEnv + "=" + id, "GOMAXPROCS=1"}, "--fail-on", "should", "--skip-preflight")
 				b, err := os.ReadFile(filepath.Join(r.dir, "report.json"))
 				var doc struct {
 					Results []mutantResult `json:"results"`

@@ -40,9 +40,9 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return conformance.ExitPass
+				return exitPass
 			}
-			return conformance.ExitConfig
+			return exitConfig
 		}
 		if fs.NArg() == 0 {
 			break
@@ -52,26 +52,26 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if len(pos) != 2 {
 		fs.Usage()
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	doc, err := conformance.LoadReport(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform replay:", err)
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	res, ok := doc.Result(pos[1])
 	if !ok {
 		fmt.Fprintf(stderr, "gwconform replay: %s has no check %s\n", pos[0], pos[1])
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	if len(res.Exchanges) == 0 {
 		fmt.Fprintf(stderr, "gwconform replay: check %s recorded no exchange (outcome %s)\n", res.ID, res.Outcome)
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	f, signer, err := resigner(*fleetFile)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform replay: fleet:", err)
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	recordedBase := strings.TrimSuffix(doc.Target, " (embedded gwsim)")
 	hc := &http.Client{Timeout: *timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -92,13 +92,13 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if strings.Contains(ex.RequestBody, client.SignMarker) || strings.Contains(ex.RequestBody, "&lt;SIGNATURE&gt;") || strings.Contains(ex.RequestBody, "SIGNATURE_REDACTED") {
 			if body, err = client.Resign(ctx, body, f, signer, time.Now(), f.Location()); err != nil {
 				fmt.Fprintf(stderr, "gwconform replay: exchange %d: %v\n", i+1, err)
-				return conformance.ExitConfig
+				return exitConfig
 			}
 		}
 		req, err := http.NewRequestWithContext(ctx, ex.Method, url, strings.NewReader(string(body)))
 		if err != nil {
 			fmt.Fprintf(stderr, "gwconform replay: exchange %d: %v\n", i+1, err)
-			return conformance.ExitConfig
+			return exitConfig
 		}
 		for _, k := range sortedKeys(ex.RequestHeaders) {
 			if strings.EqualFold(k, "Host") {
@@ -136,10 +136,10 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if same {
 		fmt.Fprintf(stdout, "\nREPRODUCED: the target answers as it did in the run (check %s)\n", res.Outcome)
-		return conformance.ExitPass
+		return exitPass
 	}
 	fmt.Fprintln(stdout, "\nCHANGED: the target no longer answers as it did in the run")
-	return conformance.ExitFail
+	return exitFail
 }
 
 func sortedKeys(m map[string]string) []string {

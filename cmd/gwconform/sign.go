@@ -63,29 +63,29 @@ func signMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Usage = func() { io.WriteString(stderr, signUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return conformance.ExitPass
+			return exitPass
 		}
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gwconform sign: unexpected argument %q; the body comes on stdin\n", fs.Arg(0))
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	f, signer, err := resigner(*fleetFile)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform sign: fleet:", err)
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	body, err := io.ReadAll(io.LimitReader(stdin, 1<<20+1))
 	if err != nil || len(body) > 1<<20 {
 		fmt.Fprintln(stderr, "gwconform sign: the body on stdin must be at most 1 MiB")
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	out, err := client.Resign(ctx, body, f, signer, time.Now(), f.Location())
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform sign:", err)
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	stdout.Write(out)
-	return conformance.ExitPass
+	return exitPass
 }

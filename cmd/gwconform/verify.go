@@ -28,13 +28,13 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { io.WriteString(stderr, verifyUsage) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return conformance.ExitPass
+			return exitPass
 		}
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return conformance.ExitConfig
+		return exitConfig
 	}
 	path := fs.Arg(0)
 	problems := bundle.Verify(path, conformance.VerifyExpect())
@@ -43,14 +43,14 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s: %s\n", path, p)
 		}
 		fmt.Fprintf(stdout, "%s: NOT VERIFIED (%d problem(s))\n", path, len(problems))
-		return conformance.ExitFail
+		return exitFail
 	}
 	files, _ := bundle.Read(path)
 	var m bundle.Manifest
 	json.Unmarshal(files[bundle.ManifestFile], &m)
 	fmt.Fprintf(stdout, "%s: verified: %s run of %s %s against %s, verdict %s, catalog %s, gwconform %s\n",
 		path, m.Mode, orNone(m.Product.Name), orNone(m.Product.Version), m.Target, m.Verdict, m.Catalog.Version, m.Harness.Version)
-	return conformance.ExitPass
+	return exitPass
 }
 
 func orNone(s string) string {

@@ -1,0 +1,688 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/formatter"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/fleet"
+)
+
+// runOptions are gwconform run's flags.
+type runOptions struct {
+	Target     string
+	FleetFile  string
+	ReportDir  string
+	FailOn     string
+	Rate       float64
+	DryRun     bool
+	Timeout    time.Duration
+	AdminToken string
+	Seed       int64
+	// AllowPartial: a PARTIAL run (filtered, or a device type, format,
+	// operation or rule not covered) exits 0 instead of 1.
+	AllowPartial bool
+	// SkipPreflight runs the checks even when the target's answers to the
+	// pre-flight requests are not this interface's.
+	SkipPreflight bool
+	// Cert is the bundle and mode (--bundle, --mode, --product...).
+	Cert        conformance.Certification
+	ProductFile string
+	// BaselineFile lists known failures (--baseline).
+	BaselineFile string
+	// Parallel is how many workers share the checks (--parallel); Worker,
+	// Workers and WorkerReport are set by the run that starts a worker.
+	Parallel        int
+	Worker, Workers int
+	WorkerReport    string
+	// Color is auto, always or never; Verbose shows every observation.
+	Color   string
+	Verbose bool
+	// Checks and Skips select checks by ID or glob (--check, --skip).
+	Checks, Skips listFlag
+	// MaxRequests caps the run's requests (--max-requests).
+	MaxRequests int
+	// RatePerOp limits each operation's requests per second (--rate-per-op).
+	RatePerOp float64
+	// RerunFailed is a report.json or bundle whose failed checks are run
+	// again, alone, with its seed (--rerun-failed).
+	RerunFailed string
+}
+
+// Embedded is a target started in this process: its base URL, serving
+// the interface and gwsim's admin API.
+type Embedded interface {
+	URL() string
+	Close() error
+}
+
+// startSimulator starts the embedded target: gwsim, with the run's fleet,
+// on a free loopback port.
+func startSimulator(f *fleet.Fleet) (Embedded, error) {
+	return simulator.Start("127.0.0.1:0", simulator.Options{Fleet: f,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+}
+
+// runMain is gwconform run: ParseFlags reads and checks the command line,
+// Open prepares the target (the fleet, the embedded simulator when there
+// is no --target, reachability, gwsim's admin API, the pre-flight), Run
+// runs the suite and says the exit code, Close stops what Open started.
+type runMain struct {
+	Stdout, Stderr io.Writer
+	opts           runOptions
+	// StartEmbedded starts the target when there is no --target
+	// (startSimulator; the tests start a simulator with a deviation).
+	StartEmbedded func(*fleet.Fleet) (Embedded, error)
+
+	suite    types.SuiteConfig
+	reporter types.ReporterConfig
+	env      *conformance.Env
+	embedded Embedded
+	target   string
+	baseline []byte
+	console  bytes.Buffer
+	// cleanups run at Close, last first.
+	cleanups []func()
+	// checkOnly stops ParseFlags once the flags are read (checkArgs).
+	checkOnly bool
+}
+
+// runCmd is gwconform run with its exit code: 0 pass, 1 failed or
+// PARTIAL, 2 bad arguments, unreadable fleet, unreachable target, failed
+// pre-flight.
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	m := &runMain{Stdout: stdout, Stderr: stderr, StartEmbedded: startSimulator}
+	return m.Main(ctx, args)
+}
+
+// Main parses args, opens the target, runs and closes.
+func (m *runMain) Main(ctx context.Context, args []string) int {
+	defer m.Close()
+	if err := m.ParseFlags(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(m.Stderr, "gwconform:", err)
+		}
+		return exitConfig
+	}
+	if err := m.Open(ctx); err != nil {
+		fmt.Fprintln(m.Stderr, "gwconform:", err)
+		return exitConfig
+	}
+	return m.Run(ctx)
+}
+
+// errUsage is a flag error the flag package has already printed, with
+// the usage.
+var errUsage = errors.New("usage")
+
+// ParseFlags reads gwconform run's flags (Ginkgo's, with the ginkgo.
+// prefix, included) and checks them.
+func (m *runMain) ParseFlags(args []string) error {
+	// Ginkgo's flags live on flag.CommandLine with the ginkgo. prefix; they
+	// are parsed here through their own values, so that Ginkgo sees their
+	// settings but not our --parallel as go test's -parallel.
+	fs := flag.NewFlagSet("gwconform run", flag.ContinueOnError)
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "ginkgo.") {
+			if m.checkOnly {
+				fs.Var(discardValue{f.Value}, f.Name, f.Usage)
+			} else {
+				fs.Var(f.Value, f.Name, f.Usage)
+			}
+		}
+	})
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(m.Stderr, runUsage, "\nFlags:\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			// Ginkgo's own flags are named in the text above; the
+			// hidden worker flags are for the run that starts workers.
+			if !strings.HasPrefix(f.Name, "ginkgo.") && !strings.HasPrefix(f.Name, "test.") && !strings.HasPrefix(f.Usage, "internal:") {
+				if f.DefValue == "" || f.DefValue == "0" || f.DefValue == "false" {
+					fmt.Fprintf(m.Stderr, "  --%s\t%s\n", f.Name, f.Usage)
+				} else {
+					fmt.Fprintf(m.Stderr, "  --%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
+				}
+			}
+		})
+	}
+	o := &m.opts
+	o.define(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) || m.checkOnly {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	// The token's default is read after parsing, so that no usage text
+	// ever shows it.
+	if o.AdminToken == "" {
+		o.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+	}
+	if o.FailOn != "must" && o.FailOn != "should" {
+		return fmt.Errorf("--fail-on must be must or should, not %q", o.FailOn)
+	}
+	switch o.Color {
+	case "auto", "always", "never":
+	default:
+		return fmt.Errorf("--color must be auto, always or never, not %q", o.Color)
+	}
+	if o.Rate < 0 || o.RatePerOp < 0 || o.Timeout <= 0 || o.MaxRequests < 0 || o.Parallel < 0 {
+		return errors.New("--rate, --rate-per-op, --max-requests and --parallel must be >= 0 and --timeout > 0")
+	}
+	if o.ReportDir == "" {
+		return errors.New("--report-dir must not be empty")
+	}
+	if o.Target != "" {
+		u, err := url.Parse(o.Target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--target %q is not an http(s) URL", o.Target)
+		}
+	}
+	if m.checkOnly {
+		if o.ProductFile != "" {
+			o.Cert.Product, o.Cert.ProductVersion = "from", "file" // read at run time
+			o.ProductFile = ""
+		}
+		return checkCert(o)
+	}
+	if err := checkCert(o); err != nil {
+		return err
+	}
+	m.suite, m.reporter = ginkgo.GinkgoConfiguration()
+	if o.Seed != 0 {
+		m.suite.RandomSeed = o.Seed
+	}
+	switch o.Color {
+	case "never":
+		m.reporter.NoColor = true
+	case "auto":
+		m.reporter.NoColor = m.reporter.NoColor || !conformance.Colorful(m.Stdout)
+	}
+	if o.Verbose {
+		m.reporter.Verbose = true
+	} else {
+		m.reporter.Succinct, m.reporter.SilenceSkips = true, true
+	}
+	if len(o.Checks) > 0 {
+		m.suite.FocusStrings = append(m.suite.FocusStrings, conformance.FocusOnGlobs(o.Checks))
+	}
+	if len(o.Skips) > 0 {
+		m.suite.SkipStrings = append(m.suite.SkipStrings, conformance.FocusOnGlobs(o.Skips))
+	}
+	if m.suite.LabelFilter != "" {
+		if _, err := types.ParseLabelFilter(m.suite.LabelFilter); err != nil {
+			return fmt.Errorf("--ginkgo.label-filter: %w", err)
+		}
+	}
+	if o.RerunFailed != "" {
+		ids, seed, err := conformance.FailedIn(o.RerunFailed)
+		if err != nil {
+			return fmt.Errorf("--rerun-failed: %w", err)
+		}
+		if o.Seed == 0 {
+			m.suite.RandomSeed = seed
+		}
+		m.suite.FocusStrings = append(m.suite.FocusStrings, conformance.FocusOnGlobs(ids))
+		// A rerun is partial by design: it passes when its checks do.
+		o.AllowPartial = true
+		fmt.Fprintf(m.Stdout, "gwconform: running again the %d check(s) that failed in %s, seed %d\n", len(ids), o.RerunFailed, m.suite.RandomSeed)
+	}
+	if o.BaselineFile != "" {
+		b, err := os.ReadFile(o.BaselineFile)
+		if err != nil {
+			return fmt.Errorf("--baseline: %w", err)
+		}
+		if _, err := report.ParseBaseline(b); err != nil {
+			return fmt.Errorf("%s: %w", o.BaselineFile, err)
+		}
+		m.baseline = b
+		o.Cert.Baseline = b
+	}
+	// A dry run sends nothing and overwrites no real report: it writes
+	// reports only where --report-dir says.
+	reportDirSet := false
+	fs.Visit(func(f *flag.Flag) { reportDirSet = reportDirSet || f.Name == "report-dir" })
+	if o.DryRun && !reportDirSet {
+		dir, err := os.MkdirTemp("", "gwconform-dry-run")
+		if err != nil {
+			return err
+		}
+		m.cleanups = append(m.cleanups, func() { os.RemoveAll(dir) })
+		o.ReportDir = dir
+	}
+	// The console goes into a bundle as it was shown.
+	if o.Cert.Bundle != "" {
+		m.Stdout, m.Stderr = io.MultiWriter(m.Stdout, &m.console), io.MultiWriter(m.Stderr, &m.console)
+	}
+	return nil
+}
+
+// Open loads the fleet, starts the embedded simulator when there is no
+// target, makes the client, and checks that the target answers: it can be
+// connected to, whether it has gwsim's admin API, and the pre-flight.
+func (m *runMain) Open(ctx context.Context) error {
+	o := m.opts
+	f := fleet.Demo()
+	if o.FleetFile != "" {
+		var err error
+		if f, err = fleet.Load(o.FleetFile); err != nil {
+			return fmt.Errorf("fleet: %w", err)
+		}
+	}
+	tgt, err := f.Target()
+	if err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	e := &conformance.Env{Fleet: f, Target: tgt, Location: f.Location(), DryRun: o.DryRun, Now: time.Now,
+		AdminToken: o.AdminToken, MaxRequests: o.MaxRequests}
+	if o.Target == "" {
+		sim, err := m.StartEmbedded(f)
+		if err != nil {
+			return fmt.Errorf("starting the embedded simulator: %w", err)
+		}
+		m.embedded = sim
+		e.BaseURL, e.Admin, e.Embedded = sim.URL(), sim.URL(), true
+		m.target = e.BaseURL + " (embedded gwsim)"
+	} else {
+		e.BaseURL = strings.TrimRight(o.Target, "/")
+		m.target = e.BaseURL
+	}
+	e.Signer, e.KnownSign = conformance.SignerFor(f, o.FleetFile)
+	if e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate, RatePerPath: o.RatePerOp}); err != nil {
+		return err
+	}
+	if !o.DryRun && !e.Embedded {
+		if err := reachable(ctx, e.BaseURL, o.Timeout); err != nil {
+			return fmt.Errorf("target unreachable: %v", err)
+		}
+		// Bounded by the run's timeout: a target that never answers must
+		// not hold the run here for the admin API's own 10 s.
+		actx, cancel := context.WithTimeout(ctx, o.Timeout)
+		admin, needsToken := conformance.ProbeAdmin(actx, e.BaseURL, o.AdminToken)
+		cancel()
+		if admin {
+			e.Admin = e.BaseURL
+		}
+		e.AdminNeedsToken = needsToken
+	}
+	if !o.DryRun && !o.SkipPreflight {
+		if err := conformance.Preflight(ctx, e.Client, conformance.PreflightRequests(e)); err != nil {
+			return err
+		}
+	}
+	m.env = e
+	return nil
+}
+
+// Close stops the embedded simulator and removes temporary files.
+func (m *runMain) Close() error {
+	for i := len(m.cleanups) - 1; i >= 0; i-- {
+		m.cleanups[i]()
+	}
+	m.cleanups = nil
+	if m.embedded != nil {
+		err := m.embedded.Close()
+		m.embedded = nil
+		return err
+	}
+	return nil
+}
+
+// Run runs the suite (with its workers when --parallel) and returns the
+// exit code.
+func (m *runMain) Run(ctx context.Context) int {
+	o, e := m.opts, m.env
+	if o.Cert.Mode == "certified" {
+		var extra []string
+		if o.RerunFailed != "" {
+			extra = append(extra, "--mode certified runs every check: drop --rerun-failed")
+		}
+		if refusals := conformance.CertifiedRefusals(m.suite, o.AllowPartial && o.RerunFailed == "", e.Fleet, extra); len(refusals) > 0 {
+			for _, r := range refusals {
+				fmt.Fprintln(m.Stderr, "gwconform:", r)
+			}
+			return exitConfig
+		}
+	}
+	e.Seed = m.suite.RandomSeed
+	cfg := conformance.Config{Env: e, Suite: m.suite, Reporter: m.reporter, Target: m.target, ReportDir: o.ReportDir,
+		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now()}}
+	if m.baseline != nil {
+		cfg.Write.Baseline, _ = report.ParseBaseline(m.baseline) // checked by ParseFlags
+	}
+	if o.Workers > 1 {
+		// A worker: its own devices, its share of the checks.
+		e.Worker, e.Workers = o.Worker, o.Workers
+		e.Target = conformance.WorkerTarget(e.Fleet, e.Target, o.Worker)
+		cfg.WorkerReport = o.WorkerReport
+	} else if n := parallelism(o, e.Fleet, m.Stderr); n > 1 {
+		dir, err := os.MkdirTemp("", "gwconform-workers")
+		if err != nil {
+			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			return exitConfig
+		}
+		defer os.RemoveAll(dir)
+		e.Worker, e.Workers = 0, n
+		ws, cmds, err := m.startWorkers(ctx, n, dir)
+		if err != nil {
+			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			for _, c := range cmds {
+				c.Process.Kill()
+			}
+			return exitConfig
+		}
+		cfg.Workers = ws
+		fmt.Fprintf(m.Stdout, "gwconform: %d workers, each on its own devices\n", n)
+	}
+	// Off a terminal (a CI log) a line every few seconds says the run is
+	// alive; on a terminal Ginkgo's own progress does.
+	if !conformance.Colorful(m.Stdout) {
+		cfg.Progress, cfg.ProgressEvery = m.Stdout, 5*time.Second
+		if !o.Verbose {
+			// Ginkgo's dot per passing check says nothing in a log;
+			// failures and the summary still come through.
+			formatter.ColorableStdOut = conformance.Dotless{W: os.Stdout}
+		}
+	}
+	fmt.Fprintf(m.Stdout, "gwconform: %s against %s, seed %d\n", map[bool]string{true: "dry run", false: "checking"}[o.DryRun], m.target, e.Seed)
+	doc, err := conformance.Execute(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(m.Stderr, "gwconform: writing reports:", err)
+		return exitConfig
+	}
+	if cfg.WorkerReport != "" {
+		return exitPass // the run that started this worker judges
+	}
+	report.WriteSummary(m.Stdout, doc)
+	if o.DryRun {
+		printDryRun(m.Stdout, doc)
+		return exitPass
+	}
+	// A run cut short (interrupted, suite timeout) proves nothing about the
+	// checks it did not reach; a PARTIAL one covered less than the
+	// interface.
+	code := report.ExitCode(doc, o.FailOn, o.AllowPartial)
+	if o.Cert.Bundle != "" {
+		if err := conformance.WriteBundle(o.Cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
+			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
+			return exitConfig
+		}
+		kind := "bundle"
+		if o.Cert.Mode == "certified" {
+			kind = "certification bundle"
+		}
+		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle)
+	}
+	return code
+}
+
+// startWorkers starts workers 1..n-1: this program again, as gwconform
+// run with the hidden --worker flags, on the same target, fleet and seed;
+// each writes its Ginkgo report as JSON into dir.
+func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*conformance.Worker, []*exec.Cmd, error) {
+	o, e := m.opts, m.env
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("--parallel: cannot find this program to start workers: %w", err)
+	}
+	var (
+		ws   []*conformance.Worker
+		cmds []*exec.Cmd
+	)
+	for i := 1; i < n; i++ {
+		done := make(chan error, 1)
+		w := &conformance.Worker{N: i, Report: filepath.Join(dir, fmt.Sprintf("worker-%d.json", i)),
+			Log: filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)), Done: done}
+		args := []string{"run", "--target", e.BaseURL, "--seed", strconv.FormatInt(e.Seed, 10),
+			"--worker", strconv.Itoa(i), "--workers", strconv.Itoa(n), "--worker-report", w.Report,
+			"--report-dir", filepath.Join(dir, strconv.Itoa(i)), "--skip-preflight", "--allow-partial", "--color", "never",
+			"--timeout", o.Timeout.String(), "--fail-on", o.FailOn}
+		if o.FleetFile != "" {
+			args = append(args, "--fleet", o.FleetFile)
+		}
+		if o.Rate > 0 {
+			args = append(args, "--rate", strconv.FormatFloat(o.Rate/float64(n), 'f', -1, 64))
+		}
+		if o.RatePerOp > 0 {
+			args = append(args, "--rate-per-op", strconv.FormatFloat(o.RatePerOp/float64(n), 'f', -1, 64))
+		}
+		if o.MaxRequests > 0 {
+			args = append(args, "--max-requests", strconv.Itoa(max(o.MaxRequests/n, 1)))
+		}
+		for _, c := range o.Checks {
+			args = append(args, "--check", c)
+		}
+		for _, s := range o.Skips {
+			args = append(args, "--skip", s)
+		}
+		if o.RerunFailed != "" {
+			args = append(args, "--rerun-failed", o.RerunFailed)
+		}
+		if m.suite.LabelFilter != "" {
+			args = append(args, "--ginkgo.label-filter", m.suite.LabelFilter)
+		}
+		// Focus and skip as the user gave them (--check and --skip are
+		// passed as such above and become focus again in the worker).
+		cfg, _ := ginkgo.GinkgoConfiguration()
+		for _, f := range cfg.FocusStrings {
+			args = append(args, "--ginkgo.focus", f)
+		}
+		for _, s := range cfg.SkipStrings {
+			args = append(args, "--ginkgo.skip", s)
+		}
+		logf, err := os.Create(w.Log)
+		if err != nil {
+			return ws, cmds, err
+		}
+		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		// The admin token goes by the environment, never the command line
+		// (which any user of the machine can read).
+		cmd.Env = append(os.Environ(), "GWSIM_ADMIN_TOKEN="+e.AdminToken, "NO_COLOR=1")
+		if err := cmd.Start(); err != nil {
+			logf.Close()
+			return ws, cmds, fmt.Errorf("--parallel: starting worker %d: %w", i, err)
+		}
+		go func() { done <- cmd.Wait(); logf.Close() }()
+		ws = append(ws, w)
+		cmds = append(cmds, cmd)
+	}
+	return ws, cmds, nil
+}
+
+const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
+                     [--rate R] [--dry-run] [--timeout D] [--admin-token T] [--seed N]
+                     [--allow-partial] [--skip-preflight] [--ginkgo.* flags]
+
+Runs the conformance checks against URL, or against the simulator started
+in-process when no --target is given. Exit 0: no check failed at the
+--fail-on level and the run covered the whole interface; 1: some check
+failed, or the run was PARTIAL (filtered, or a device type, format,
+operation or rule not covered) without --allow-partial; 2: bad arguments,
+unreadable fleet, unreachable target, or a target whose answers are not
+this interface's (pre-flight).
+
+Ginkgo's own flags work with the ginkgo. prefix, for example
+--ginkgo.label-filter='level:MUST && format:xml' or --ginkgo.focus=dimming.
+`
+
+// define puts gwconform run's own flags on fs.
+func (o *runOptions) define(fs *flag.FlagSet) {
+	fs.StringVar(&o.Target, "target", "", "base URL of the implementation under test; empty: the simulator, in-process")
+	fs.StringVar(&o.FleetFile, "fleet", "", "fleet file with the target's credentials, gateway and devices; default: the demo fleet")
+	fs.StringVar(&o.ReportDir, "report-dir", "reports/latest", "where junit.xml, report.json and report.html are written")
+	fs.StringVar(&o.FailOn, "fail-on", "must", "exit 1 when a check fails at this level: must or should")
+	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one request, reading the answer included")
+	fs.StringVar(&o.AdminToken, "admin-token", "", "bearer token of a gwsim target's admin API (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.Int64Var(&o.Seed, "seed", 0, "seed of the values drawn and the spec order (0: Ginkgo picks one and reports it)")
+	fs.BoolVar(&o.AllowPartial, "allow-partial", false, "exit 0 on a PARTIAL run (filtered, or a device type, format, operation or rule not covered)")
+	fs.BoolVar(&o.SkipPreflight, "skip-preflight", false, "run the checks even when the target's answers are not this interface's")
+	fs.StringVar(&o.Cert.Bundle, "bundle", "", "also write a certification bundle (FILE.tar.gz): reports, console log, manifest, fleet without secrets, hashes")
+	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
+	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
+	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
+	fs.IntVar(&o.Parallel, "parallel", 0, "run the checks in this many worker processes, each on its own devices (default: up to 8, as many\n"+
+		"as the fleet has devices of every type on the tested gateway; 1 with the demo fleet)")
+	fs.IntVar(&o.Worker, "worker", 0, "internal: this process is worker N of a --parallel run")
+	fs.IntVar(&o.Workers, "workers", 0, "internal: the number of workers of a --parallel run")
+	fs.StringVar(&o.WorkerReport, "worker-report", "", "internal: where a worker writes its results for the run that started it")
+	fs.StringVar(&o.Color, "color", "auto", "colour on the console: auto (only on a terminal, not with NO_COLOR or TERM=dumb), always or never")
+	fs.BoolVar(&o.Verbose, "v", false, "verbose: every check and every INFO observation on the console (the reports always have them)")
+	fs.Var(&o.Checks, "check", "run only this check (an ID, or a glob such as 'command.light-dimmer.*'); repeatable")
+	fs.Var(&o.Skips, "skip", "do not run this check (an ID or a glob); repeatable")
+	fs.IntVar(&o.MaxRequests, "max-requests", 0, "send at most this many requests; a run that reaches it stops, INCOMPLETE (0: no limit)")
+	fs.Float64Var(&o.RatePerOp, "rate-per-op", 0, "at most this many requests per second to each operation's path, besides --rate overall (0: no limit)")
+	fs.StringVar(&o.RerunFailed, "rerun-failed", "", "run exactly the checks that failed in this report.json or bundle, with its seed")
+	fs.StringVar(&o.BaselineFile, "baseline", "", "YAML file of known failures (check, reason, owner, link, expires): shown as expected failures, not counted; an entry that passes, expired or names no check fails the run")
+	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
+}
+
+// checkCert checks the bundle and mode flags.
+func checkCert(o *runOptions) error {
+	switch o.Cert.Mode {
+	case "ordinary", "certified":
+	default:
+		return fmt.Errorf("--mode must be ordinary or certified, not %q", o.Cert.Mode)
+	}
+	if o.ProductFile != "" {
+		name, version, err := conformance.ProductFile(o.ProductFile)
+		if err != nil {
+			return fmt.Errorf("--product-file: %w", err)
+		}
+		o.Cert.Product, o.Cert.ProductVersion = name, version
+	}
+	if o.Cert.Mode == "certified" {
+		switch {
+		case o.Cert.Bundle == "":
+			return errors.New("--mode certified writes a bundle: give --bundle FILE.tar.gz")
+		case o.Cert.Product == "" || o.Cert.ProductVersion == "":
+			return errors.New("--mode certified names the product: give --product and --product-version (or --product-file)")
+		case o.DryRun:
+			return errors.New("--mode certified sends every check: drop --dry-run")
+		}
+	}
+	if o.Cert.Bundle != "" && o.DryRun {
+		return errors.New("--bundle records a run: a dry run sends nothing to bundle")
+	}
+	return nil
+}
+
+// reachable reports whether the target can be connected to, within the
+// run's timeout. It sends a HEAD and is content once a connection (TLS
+// included) is made: what the target then does with a request (never
+// answer, answer garbage, close the connection) is its behaviour, which the
+// checks judge one by one, failing with a reason in the reports (exit 1).
+// Unreachable (exit 2) is kept for a target that cannot be connected to at
+// all: refused, unknown host, no route, dial or TLS handshake timed out.
+func reachable(ctx context.Context, base string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var connected atomic.Bool
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodHead, base+"/", nil)
+	if err != nil {
+		return err
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		if connected.Load() {
+			return nil
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return ue.Err
+		}
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// printDryRun lists every check with the requests it would send.
+func printDryRun(w io.Writer, d report.Document) {
+	for _, r := range d.Results {
+		if len(r.Exchanges) == 0 && !strings.Contains(r.Reason, "dry run") {
+			continue // filtered out: it would not run
+		}
+		fmt.Fprintf(w, "%-7s %s\n", r.Level, r.ID)
+		for _, ex := range r.Exchanges {
+			fmt.Fprintf(w, "        %s %s (%d bytes)\n", ex.Method, ex.URL, len(ex.RequestBody))
+			if ex.RequestBody != "" {
+				fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(ex.RequestBody, "\n", "\n        "))
+			}
+		}
+	}
+}
+
+// listFlag is a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// discardValue parses like the flag it wraps but keeps nothing, so that
+// checking a command line changes none of Ginkgo's settings.
+type discardValue struct{ v flag.Value }
+
+func (d discardValue) String() string { return d.v.String() }
+func (d discardValue) Set(s string) error {
+	if bf, ok := d.v.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+		_, err := strconv.ParseBool(s)
+		return err
+	}
+	return nil
+}
+func (d discardValue) IsBoolFlag() bool {
+	bf, ok := d.v.(interface{ IsBoolFlag() bool })
+	return ok && bf.IsBoolFlag()
+}
+
+// parallelism is how many workers a run uses: --parallel, or up to
+// conformance.MaxParallel, never more than the fleet has devices of every type on the
+// tested gateway, and 1 for a dry run.
+func parallelism(o runOptions, f *fleet.Fleet, stderr io.Writer) int {
+	if o.DryRun {
+		return 1
+	}
+	c := conformance.Capacity(f)
+	if o.Parallel == 0 {
+		return min(conformance.MaxParallel, c)
+	}
+	if o.Parallel > c {
+		fmt.Fprintf(stderr, "gwconform: --parallel %d: the fleet has %d device(s) of some type on the tested gateway, so %d worker(s) run\n", o.Parallel, c, c)
+		return c
+	}
+	return o.Parallel
+}
