@@ -2,7 +2,11 @@ package load
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"slices"
+	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -120,4 +124,114 @@ func (l *ackLog) record(r *request, target, status string, why error) {
 		_, err = l.w.Write(append(b, '\n'))
 	}
 	l.err = err
+}
+
+// ReadAckLog reads an ack log's lines.
+func ReadAckLog(r io.Reader) ([]AckEntry, error) {
+	var out []AckEntry
+	dec := json.NewDecoder(r)
+	for {
+		var e AckEntry
+		err := dec.Decode(&e)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("ack log line %d: %w", len(out)+1, err)
+		}
+		out = append(out, e)
+	}
+}
+
+// Expected is what an ack log says one device must show at the end, for
+// its name and each field a command set: the last acknowledged value, or
+// one of the values of attempts sent after it that got no answer (each
+// may or may not have been applied). A field never acknowledged is not
+// held to anything.
+type Expected struct {
+	MAC, SN string
+	// Name and Values hold, per field, the last acknowledged value first,
+	// then the unanswered ones sent after it; Name is empty when no rename
+	// was acknowledged.
+	Name   []string
+	Values map[string][]string
+}
+
+// Expectations reads the ack log's lines, in their order, into what each
+// device renamed or commanded must show, by "mac/sn". The order per device
+// is the order of its attempts: gwconform load owns each device by one
+// worker when it writes an ack log.
+func Expectations(entries []AckEntry) map[string]*Expected {
+	out := map[string]*Expected{}
+	note := func(e AckEntry, field, v string) {
+		key := e.MAC + "/" + e.SN
+		x := out[key]
+		if x == nil {
+			x = &Expected{MAC: e.MAC, SN: e.SN, Values: map[string][]string{}}
+			out[key] = x
+		}
+		cur := x.Values[field]
+		if field == "" {
+			cur = x.Name
+		}
+		switch {
+		case e.Status == AckAcknowledged:
+			cur = []string{v}
+		case len(cur) > 0:
+			cur = append(cur, v)
+		default: // unanswered before any acknowledgement: nothing to hold
+			return
+		}
+		if field == "" {
+			x.Name = cur
+		} else {
+			x.Values[field] = cur
+		}
+	}
+	for _, e := range entries {
+		switch e.Op {
+		case device.UpdateName.Name():
+			note(e, "", e.Name)
+		case device.SendCommand.Name():
+			for k, v := range e.Values {
+				note(e, k, v)
+			}
+		}
+	}
+	return out
+}
+
+// Mismatches compares what a device shows (its name and its state, as
+// the admin API gives them) with what the ack log allows; it returns one
+// sentence per difference.
+func (x *Expected) Mismatches(name string, state map[string]any) []string {
+	var out []string
+	if len(x.Name) > 0 && !slices.Contains(x.Name, name) {
+		out = append(out, fmt.Sprintf("%s/%s: name %q, last acknowledged %q (unanswered after it: %q)", x.MAC, x.SN, name, x.Name[0], x.Name[1:]))
+	}
+	fields := make([]string, 0, len(x.Values))
+	for k := range x.Values {
+		fields = append(fields, k)
+	}
+	sort.Strings(fields)
+	for _, k := range fields {
+		allowed := x.Values[k]
+		got, ok := state[k]
+		if !ok || !slices.ContainsFunc(allowed, func(v string) bool { return sameValue(v, got) }) {
+			out = append(out, fmt.Sprintf("%s/%s: %s = %v, last acknowledged %s (unanswered after it: %q)", x.MAC, x.SN, k, got, allowed[0], allowed[1:]))
+		}
+	}
+	return out
+}
+
+// sameValue compares a value as sent with one the admin API shows:
+// numbers as numbers, the rest as text.
+func sameValue(sent string, got any) bool {
+	g := fmt.Sprint(got)
+	a, errA := strconv.ParseFloat(sent, 64)
+	b, errB := strconv.ParseFloat(g, 64)
+	if errA == nil && errB == nil {
+		return a == b
+	}
+	return sent == g
 }
