@@ -235,3 +235,46 @@ func TestMainTargetsAndAckLog(t *testing.T) {
 		}
 	}
 }
+
+// Expectations: the last acknowledged value, or an unanswered one sent
+// after it; an unanswered value followed by an acknowledgement is no
+// longer allowed, nor is an older acknowledged one.
+func TestExpectations(t *testing.T) {
+	rename := func(status, name string) AckEntry {
+		return AckEntry{Status: status, Op: "update_name", MAC: "m", SN: "s", Name: name}
+	}
+	command := func(status string, values map[string]string) AckEntry {
+		return AckEntry{Status: status, Op: "command", MAC: "m", SN: "s", Values: values}
+	}
+	x := Expectations([]AckEntry{
+		rename(AckAcknowledged, "old"),
+		rename(AckNoAnswer, "lost"),
+		rename(AckAcknowledged, "last"),
+		rename(AckNoAnswer, "maybe"),
+		command(AckNoAnswer, map[string]string{"mode": "Heat"}), // before any ack: not held
+		command(AckAcknowledged, map[string]string{"mode": "Cool", "heating_point": "20"}),
+		command(AckAcknowledged, map[string]string{"heating_point": "21.5"}),
+		command(AckNoAnswer, map[string]string{"heating_point": "22"}),
+		{Status: AckAcknowledged, Op: "message", MAC: "m", MessageType: "message", MessageValue: "v"},
+	})["m/s"]
+	if x == nil {
+		t.Fatal("no expectation for m/s")
+	}
+	for _, c := range []struct {
+		name  string
+		state map[string]any
+		ok    bool
+	}{
+		{"last", map[string]any{"mode": "Cool", "heating_point": 21.5}, true},
+		{"maybe", map[string]any{"mode": "Cool", "heating_point": 22.0}, true},
+		{"old", map[string]any{"mode": "Cool", "heating_point": 21.5}, false},
+		{"lost", map[string]any{"mode": "Cool", "heating_point": 21.5}, false},
+		{"last", map[string]any{"mode": "Heat", "heating_point": 21.5}, false},
+		{"last", map[string]any{"mode": "Cool", "heating_point": 20}, false},
+		{"last", map[string]any{"mode": "Cool"}, false},
+	} {
+		if m := x.Mismatches(c.name, c.state); (len(m) == 0) != c.ok {
+			t.Errorf("%q %v: mismatches %q, want ok=%v", c.name, c.state, m, c.ok)
+		}
+	}
+}
