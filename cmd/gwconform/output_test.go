@@ -63,6 +63,8 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		{"run", "-h"}, {"run", "--bogus"}, {"run", "--admin-token", flagToken, "--bogus"}, {"load", "-h"}, {"load", "--bogus"},
 		{"checks", "-h"}, {"sign", "-h"}, {"verify", "-h"}, {"replay", "-h"}, {"baseline", "-h"}, {"-h"}, {"--version"},
 		{"run", "--fleet", fleetFile, "--admin-token", flagToken, "--target", "http://127.0.0.1:1"},
+		{"load", "--fleet", fleetFile, "--target", "http://gw:" + flagToken + "@127.0.0.1:1", "--requests", "1"},
+		{"load", "--fleet", fleetFile, "--target", "ftp://gw:" + flagToken + "@127.0.0.1:1", "--requests", "1"},
 	} {
 		outputs = append(outputs, "gwconform "+label(args)+"\n"+runProgram(t, dir, bins.gwconform, args...))
 	}
@@ -72,6 +74,16 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "run", "--target", sim.URL, "--fleet", fleetFile,
 		"--admin-token", flagToken, "--report-dir", reportDir, "--bundle", filepath.Join(dir, "b.tar.gz"), "--fail-on", "should"))
 	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "--target", sim.URL, "--fleet", fleetFile, "--requests", "50"))
+	// Over two targets, with an ack log: neither the output nor the log
+	// holds a key, secret or sign.
+	ackLog := filepath.Join(dir, "acks.jsonl")
+	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "--target", sim.URL+","+sim.URL, "--fleet", fleetFile,
+		"--requests", "50", "--mix", "command=1,message=1,rename=1", "--ack-log", ackLog))
+	if b, err := os.ReadFile(ackLog); err != nil || strings.Count(string(b), "\n") != 50 || strings.Contains(string(b), fleetKey) {
+		t.Errorf("load --ack-log (50 lines, no api key, no secret, no sign): %v, %q", err, b)
+	} else {
+		outputs = append(outputs, "load --ack-log\n"+string(b))
+	}
 	outputs = append(outputs, sim.Stderr())
 	for _, name := range []string{"report.json", "junit.xml", "report.html"} {
 		b, err := os.ReadFile(filepath.Join(reportDir, name))

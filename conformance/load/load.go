@@ -25,11 +25,17 @@ import (
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
-// Config is one run. Target and Fleet are required, and Duration or
-// Requests (or both: whichever ends first).
+// Config is one run. Target (or Targets) and Fleet are required, and
+// Duration or Requests (or both: whichever ends first).
 type Config struct {
 	// Target is the base URL of the implementation.
 	Target string
+	// Targets, when set, are several base URLs of one implementation (its
+	// replicas behind no balancer) and Target is not used: the k-th
+	// request of the run goes to Targets[k % len(Targets)], round-robin.
+	// A target that stops answering counts its errors; the load goes on
+	// to the others.
+	Targets []string
 	// Fleet gives the credentials, gateways and devices to send to.
 	Fleet *fleet.Fleet
 	// Rate is requests per second across all workers; 0 is as fast as the
@@ -62,6 +68,15 @@ type Config struct {
 	Seed uint64
 	// Transport replaces the generator's own transport, for tests.
 	Transport http.RoundTripper
+	// AckLog, when set, receives one JSON line (AckEntry) per
+	// acknowledged request (200 with status success) and per request sent
+	// that got no complete answer, which may or may not have been applied.
+	// Each device is then owned by one worker (device i by worker i mod
+	// Concurrency), so a device's requests are sequential and its lines
+	// are in the order of its attempts: the last acknowledged change of
+	// each device is well defined. Concurrency must not exceed the fleet's
+	// devices.
+	AckLog io.Writer
 }
 
 // Result is what a run measured.
@@ -89,6 +104,23 @@ type Result struct {
 	Failures map[string]int64 `json:"failures,omitempty"`
 	// Operations counts requests by operation and format ("command/json").
 	Operations map[string]int64 `json:"operations"`
+	// Targets counts requests and errors per target when there are
+	// several.
+	Targets []TargetResult `json:"targets,omitempty"`
+	// Acknowledged and Unanswered count the ack log's lines (with
+	// Config.AckLog only).
+	Acknowledged int64 `json:"acknowledged,omitempty"`
+	Unanswered   int64 `json:"unanswered,omitempty"`
+}
+
+// TargetResult is what one of several targets got.
+type TargetResult struct {
+	URL      string `json:"url"`
+	Requests int64  `json:"requests"`
+	// Errors counts every request that did not get success; NoAnswer
+	// those of them that got no complete answer.
+	Errors   int64 `json:"errors"`
+	NoAnswer int64 `json:"no_answer"`
 }
 
 // Latency is the distribution of the time from sending a request to
@@ -112,6 +144,10 @@ const (
 // counted under "other".
 const maxFailureKinds = 50
 
+// ErrOwnedDevices: with an ack log each device is owned by one worker, so
+// there must be no more workers than devices.
+var ErrOwnedDevices = errors.New("each device is owned by one worker, so there must be no more workers than devices")
+
 // Run sends the load and measures it. It returns an error only when the
 // run could not start (bad config, unusable fleet); errors of requests are
 // in the Result. Cancelling ctx stops the run early with what was measured.
@@ -119,13 +155,29 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	base, err := url.Parse(strings.TrimSuffix(cfg.Target, "/"))
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("target %q must be an http:// or https:// base URL", cfg.Target)
+	targets := cfg.Targets
+	if len(targets) == 0 {
+		targets = []string{cfg.Target}
+	}
+	bases := make([]*url.URL, len(targets))
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		base, err := url.Parse(strings.TrimSuffix(t, "/"))
+		if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+			return nil, fmt.Errorf("target %q must be an http:// or https:// base URL", redactURL(t))
+		}
+		bases[i], names[i] = base, base.Redacted()
 	}
 	p, err := newPlan(cfg.Fleet, cfg.Mix, cfg.Formats)
 	if err != nil {
 		return nil, err
+	}
+	var acks *ackLog
+	if cfg.AckLog != nil {
+		if cfg.Concurrency > p.devices {
+			return nil, fmt.Errorf("%w: %d workers, %d devices", ErrOwnedDevices, cfg.Concurrency, p.devices)
+		}
+		acks = &ackLog{w: cfg.AckLog}
 	}
 	rt := cfg.Transport
 	if rt == nil {
@@ -136,12 +188,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	headers := formatHeaders()
 	via := cfg.Via
 	if via == "" {
-		via = ViaHTTP
-		if base.Scheme == "http" && cfg.Transport == nil && !proxied(base) {
-			via = ViaRaw
+		via = ViaRaw
+		for _, base := range bases {
+			if base.Scheme != "http" || cfg.Transport != nil || proxied(base) {
+				via = ViaHTTP
+			}
 		}
 	}
-	newSender := func() (sender, error) {
+	newSender := func(base *url.URL) (sender, error) {
 		switch via {
 		case ViaRaw:
 			if base.Scheme != "http" {
@@ -158,23 +212,32 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("via %q: use raw, http or client", via)
 	}
 
-	r := &run{cfg: cfg, plan: p}
+	r := &run{cfg: cfg, plan: p, targets: names, acks: acks}
 	defer func() {
 		for _, w := range r.workers {
-			if c, ok := w.send.(interface{ close() }); ok {
-				c.close()
+			for _, s := range w.sends {
+				if c, ok := s.(interface{ close() }); ok {
+					c.close()
+				}
 			}
 		}
 	}()
 	workers := make([]*worker, cfg.Concurrency)
 	r.workers = workers
 	for i := range workers {
-		s, err := newSender()
-		if err != nil {
-			return nil, err
+		w := &worker{run: r, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i))),
+			failures: map[string]int64{}, perTarget: make([]TargetResult, len(bases)), part: 0, of: 1}
+		if acks != nil {
+			w.part, w.of = i, cfg.Concurrency
 		}
-		workers[i] = &worker{run: r, send: s, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i))),
-			failures: map[string]int64{}}
+		for _, base := range bases {
+			s, err := newSender(base)
+			if err != nil {
+				return nil, err
+			}
+			w.sends = append(w.sends, s)
+		}
+		workers[i] = w
 	}
 
 	stop, cancel := context.WithCancel(ctx)
@@ -204,9 +267,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if progressDone != nil {
 		<-progressDone
 	}
-	res := r.result(workers, base.String(), elapsed)
+	res := r.result(workers, strings.Join(names, ","), elapsed)
 	res.Via = via
 	return res, nil
+}
+
+// redactURL hides the password of a URL given as a target, for messages.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	return raw
 }
 
 // proxied reports whether the environment sends requests to base through
@@ -249,6 +320,8 @@ func (cfg *Config) defaults() error {
 type run struct {
 	cfg     Config
 	plan    *plan
+	targets []string // base URLs without user info, for results and the ack log
+	acks    *ackLog  // nil without Config.AckLog
 	workers []*worker
 	start   time.Time
 	issued  atomic.Int64 // requests given a slot in the schedule
@@ -256,22 +329,22 @@ type run struct {
 	errs    atomic.Int64
 }
 
-// slot takes the next request's turn and waits for its time when a rate
-// is set. It reports false when the run is over.
-func (r *run) slot(stop context.Context, timer **time.Timer) bool {
-	k := r.issued.Add(1) - 1
+// slot takes the next request's turn, k from 0, and waits for its time
+// when a rate is set. It reports false when the run is over.
+func (r *run) slot(stop context.Context, timer **time.Timer) (k int64, ok bool) {
+	k = r.issued.Add(1) - 1
 	if r.cfg.Requests > 0 && k >= r.cfg.Requests {
-		return false
+		return k, false
 	}
 	// The clock, not only the stop context's timer (which a busy machine
 	// may run late), decides that the duration is over.
 	if r.cfg.Duration > 0 && time.Since(r.start) >= r.cfg.Duration {
-		return false
+		return k, false
 	}
 	if r.cfg.Rate > 0 {
 		at := time.Duration(float64(k) * float64(time.Second) / r.cfg.Rate)
 		if r.cfg.Duration > 0 && at >= r.cfg.Duration {
-			return false
+			return k, false
 		}
 		due := r.start.Add(at)
 		if d := time.Until(due); d > 0 {
@@ -283,11 +356,11 @@ func (r *run) slot(stop context.Context, timer **time.Timer) bool {
 			select {
 			case <-(*timer).C:
 			case <-stop.Done():
-				return false
+				return k, false
 			}
 		}
 	}
-	return stop.Err() == nil
+	return k, stop.Err() == nil
 }
 
 func (r *run) progress(stop context.Context, done chan<- struct{}) {
@@ -309,15 +382,19 @@ func (r *run) progress(stop context.Context, done chan<- struct{}) {
 }
 
 type worker struct {
-	run      *run
-	send     sender
-	rng      *rand.Rand
-	req      request
-	hist     histogram
-	status   [600]int64 // by HTTP status; 0 is no answer
-	failures map[string]int64
-	ops      [4][3]int64 // by device.Operation and device.Format
-	n, errs  int64
+	run   *run
+	sends []sender // one per target
+	// part and of: the worker draws the devices whose index is part mod
+	// of (0 and 1: every device).
+	part, of  int
+	perTarget []TargetResult
+	rng       *rand.Rand
+	req       request
+	hist      histogram
+	status    [600]int64 // by HTTP status; 0 is no answer
+	failures  map[string]int64
+	ops       [4][3]int64 // by device.Operation and device.Format
+	n, errs   int64
 }
 
 // loop sends requests until the run is over. Requests in flight when it
@@ -330,29 +407,43 @@ func (w *worker) loop(ctx, stop context.Context) {
 			timer.Stop()
 		}
 	}()
-	for w.run.slot(stop, &timer) {
-		w.one(ctx)
+	for {
+		k, ok := w.run.slot(stop, &timer)
+		if !ok {
+			return
+		}
+		w.one(ctx, int(k%int64(len(w.sends))))
 	}
 }
 
-func (w *worker) one(ctx context.Context) {
+// one sends one request to target t (an index in the run's targets).
+func (w *worker) one(ctx context.Context, t int) {
 	r := w.run
 	start := time.Now()
-	if err := r.plan.draw(ctx, w.rng, start, &w.req); err != nil {
-		w.count(answer{err: err}, 0)
+	if err := r.plan.drawOwned(ctx, w.rng, start, &w.req, w.part, w.of); err != nil {
+		w.count(answer{err: err}, t, 0)
 		return
 	}
-	a := w.send.send(ctx, &w.req)
-	if a.err != nil && ctx.Err() != nil {
-		return // interrupted by the caller: neither sent nor failed
+	a := w.sends[t].send(ctx, &w.req)
+	if r.acks != nil {
+		switch {
+		case a.ok:
+			r.acks.record(&w.req, r.targets[t], AckAcknowledged, nil)
+		case a.err != nil && a.sent:
+			r.acks.record(&w.req, r.targets[t], AckNoAnswer, a.err)
+		}
 	}
-	w.count(a, time.Since(start))
+	if a.err != nil && ctx.Err() != nil {
+		return // interrupted by the caller: not counted as failed
+	}
+	w.count(a, t, time.Since(start))
 }
 
-func (w *worker) count(a answer, took time.Duration) {
+func (w *worker) count(a answer, t int, took time.Duration) {
 	r := w.run
 	w.ops[w.req.op][w.req.format]++
 	w.n++
+	w.perTarget[t].Requests++
 	if a.status >= 0 && a.status < len(w.status) {
 		w.status[a.status]++
 	}
@@ -361,6 +452,10 @@ func (w *worker) count(a answer, took time.Duration) {
 	}
 	if !a.ok {
 		w.errs++
+		w.perTarget[t].Errors++
+		if a.err != nil {
+			w.perTarget[t].NoAnswer++
+		}
 		r.errs.Add(1)
 		kind := fmt.Sprintf("%d %s", a.status, a.code)
 		if a.err != nil {
@@ -379,7 +474,25 @@ func (r *run) result(workers []*worker, target string, elapsed time.Duration) *R
 	res := &Result{Target: target, Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Elapsed: elapsed,
 		Status: map[int]int64{}, Failures: map[string]int64{}, Operations: map[string]int64{}}
 	var h histogram
+	if len(r.targets) > 1 {
+		res.Targets = make([]TargetResult, len(r.targets))
+		for i, name := range r.targets {
+			res.Targets[i].URL = name
+		}
+	}
+	if r.acks != nil {
+		r.acks.mu.Lock()
+		res.Acknowledged, res.Unanswered = r.acks.acked, r.acks.lost
+		r.acks.mu.Unlock()
+	}
 	for _, w := range workers {
+		for i, tr := range w.perTarget {
+			if res.Targets != nil {
+				res.Targets[i].Requests += tr.Requests
+				res.Targets[i].Errors += tr.Errors
+				res.Targets[i].NoAnswer += tr.NoAnswer
+			}
+		}
 		h.merge(&w.hist)
 		res.Requests += w.n
 		res.Errors += w.errs
@@ -428,6 +541,16 @@ func (res *Result) WriteText(w io.Writer) {
 		return fmt.Sprint(k)
 	}))
 	fmt.Fprintf(w, "  operations  %s\n", countList(res.Operations, func(k string) string { return k }))
+	for i, t := range res.Targets {
+		label := "            "
+		if i == 0 {
+			label = "  targets   "
+		}
+		fmt.Fprintf(w, "%s  %s: %d requests, %d errors (%d without an answer)\n", label, t.URL, t.Requests, t.Errors, t.NoAnswer)
+	}
+	if res.Acknowledged > 0 || res.Unanswered > 0 {
+		fmt.Fprintf(w, "  ack log     %d acknowledged, %d sent without an answer\n", res.Acknowledged, res.Unanswered)
+	}
 	if res.Errors == 0 {
 		fmt.Fprintf(w, "  errors      0\n")
 		return

@@ -197,12 +197,18 @@ type request struct {
 
 // draw fills r with a new valid request signed for now. fields is reused.
 func (p *plan) draw(ctx context.Context, rng *rand.Rand, now time.Time, r *request) error {
+	return p.drawOwned(ctx, rng, now, r, 0, 1)
+}
+
+// drawOwned is draw over the devices whose index in the fleet is part
+// mod of only (part < of, part < p.devices): a worker's own devices.
+func (p *plan) drawOwned(ctx context.Context, rng *rand.Rand, now time.Time, r *request, part, of int) error {
 	r.op = p.ops[rng.IntN(len(p.ops))]
 	r.format = p.formats[rng.IntN(len(p.formats))]
 	var g *gateway
 	var d *fleet.Device
 	if p.devices > 0 {
-		n := rng.IntN(p.devices)
+		n := part + of*rng.IntN((p.devices-part+of-1)/of)
 		gi := sort.SearchInts(p.cum, n+1)
 		g = &p.gateways[gi]
 		if gi > 0 {

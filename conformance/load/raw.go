@@ -75,7 +75,9 @@ func (s *rawSender) send(ctx context.Context, r *request) answer {
 	}
 	a, retry := s.exchange()
 	if retry {
+		sent := a.sent
 		a, _ = s.exchange()
+		a.sent = a.sent || sent // the first try may have been applied
 	}
 	return a
 }
@@ -86,7 +88,7 @@ func (s *rawSender) exchange() (a answer, retry bool) {
 	if s.conn == nil {
 		c, err := dialWire(s.addr, s.timeout)
 		if err != nil {
-			return answer{err: err}, false
+			return answer{err: err}, false // not sent
 		}
 		s.conn, s.reused = c, false
 		if s.br == nil {
@@ -99,14 +101,16 @@ func (s *rawSender) exchange() (a answer, retry bool) {
 	s.reused = true
 	if _, err := s.conn.Write(s.out); err != nil {
 		s.drop()
-		return answer{err: err}, reused
+		return answer{err: err, sent: true}, reused
 	}
 	status, closeAfter, err := s.readAnswer()
 	if err != nil {
 		s.drop()
 		// Nothing at all came back on a reused connection: the server
-		// closed it while idle, and the request was not processed.
-		return answer{err: err}, reused && errors.Is(err, errNoAnswer)
+		// closed it while idle, and the request was not processed; or the
+		// server died with it in flight (then it may have been applied,
+		// and the retry finds the server gone).
+		return answer{err: err, sent: true}, reused && errors.Is(err, errNoAnswer)
 	}
 	if closeAfter {
 		s.drop()

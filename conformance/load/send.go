@@ -24,6 +24,17 @@ type answer struct {
 	code   string // the error code of a rejection, where the body has one
 	ok     bool   // 200 with status success
 	err    error  // why no complete answer came
+	// sent: with err, the request was (or may have been) written to the
+	// target, which may have applied it; false when it surely was not
+	// (the connection could not be made).
+	sent bool
+}
+
+// noAnswer is the answer of a request that got no complete answer; a
+// failed dial means it was not sent.
+func noAnswer(err error) answer {
+	var oe *net.OpError
+	return answer{err: err, sent: !(errors.As(err, &oe) && oe.Op == "dial")}
 }
 
 // sender sends one drawn request. Each worker has its own, so a sender
@@ -89,12 +100,12 @@ func (s *leanSender) send(ctx context.Context, r *request) answer {
 	req.ContentLength = int64(len(body))
 	resp, err := s.rt.RoundTrip(req)
 	if err != nil {
-		return answer{err: err}
+		return noAnswer(err)
 	}
 	defer resp.Body.Close()
 	s.resp, err = readUpTo(s.resp[:0], resp.Body, maxAnswer)
 	if err != nil {
-		return answer{err: err}
+		return answer{err: err, sent: true}
 	}
 	return judge(resp.StatusCode, resp.Header.Get("Content-Type"), s.resp)
 }
@@ -181,7 +192,7 @@ func (s *clientSender) send(ctx context.Context, r *request) answer {
 	}
 	resp, _, err := s.c.Do(ctx, client.Request{Path: r.op.Path(), Format: r.format, Fields: s.fields, Sign: client.SignKeep})
 	if err != nil {
-		return answer{err: err}
+		return noAnswer(err)
 	}
 	return answer{status: resp.Status, code: resp.ErrorCode, ok: resp.Status == http.StatusOK && resp.StatusField == "success"}
 }

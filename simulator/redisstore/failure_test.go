@@ -1,15 +1,20 @@
 package redisstore_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/load"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
@@ -84,68 +89,94 @@ func TestRedisLostAndBack(t *testing.T) {
 	c.Send(device.SendCommand, device.XML, c.Command(sn, ty.Name, simtest.N(wire(ty, "heating_point", device.XML), "19"))).OK(t, device.XML)
 }
 
-// Renames spread over two replicas, one of them killed with kill -9 in
-// the middle: every device ends with its last acknowledged name (or the
-// one in flight when the replica died, which may or may not have been
-// applied), never an older one.
-func TestReplicaKilledMidLoseNoAcknowledgedChange(t *testing.T) {
+// gwconform load spread round-robin over three replicas, one of them
+// killed with kill -9 in the middle: the load goes on to the other two,
+// and every device ends, for its name and each field, with its last
+// acknowledged value from the ack log, or with a value sent after it that
+// got no answer (in flight when the replica died: it may or may not have
+// been applied), never an older one.
+func TestReplicaKilledMidLoadLosesNoAcknowledgedChange(t *testing.T) {
 	r := simtest.StartRedis(t, false)
-	ps := replicas(t, r, 2)
-	type track struct{ acked, inflight string }
-	n := len(device.Types)
-	tracks := make([]track, n)
-	var killed atomic.Bool
-	var wg sync.WaitGroup
-	var sent atomic.Int64
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sn := simtest.SN('a', i)
-			for k := 0; k < 60; k++ {
-				p := ps[k%2]
-				if killed.Load() {
-					p = ps[1]
-				}
-				c := simtest.NewClient(t, p.URL)
-				name := fmt.Sprintf("n%d-%d", i, k)
-				f := []device.Format{device.JSON, device.XML}[k%2]
-				tracks[i].inflight = name
-				res, err := sendNoFail(c, f, append(c.Envelope(), simtest.S("sn", sn), simtest.S("name", name)))
-				sent.Add(1)
-				if err == nil && res.Status == http.StatusOK {
-					tracks[i].acked = name
-				}
-			}
-		}()
+	ps := replicas(t, r, 3)
+	dir := t.TempDir()
+	ackFile := filepath.Join(dir, "acks.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gwconform(t), "load", "--target", ps[0].URL, "--target", ps[1].URL+","+ps[2].URL,
+		"--fleet", fleetFile(t), "--mix", "rename=1,command=1", "--duration", "8s", "--rate", "300", "--concurrency", "4",
+		"--ack-log", ackFile, "--json", "--quiet")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	for sent.Load() < int64(n*20) {
-		time.Sleep(5 * time.Millisecond)
+	lines := func() int {
+		b, _ := os.ReadFile(ackFile)
+		return bytes.Count(b, []byte("\n"))
 	}
-	ps[0].Kill() // SIGKILL
-	killed.Store(true)
-	wg.Wait()
-	c := simtest.NewClient(t, ps[1].URL)
-	for i := 0; i < n; i++ {
-		got := c.Device(simtest.MACA, simtest.SN('a', i)).Name
-		if tracks[i].acked == "" || (got != tracks[i].acked && got != tracks[i].inflight) {
-			t.Errorf("device %d: name %q, last acknowledged %q", i, got, tracks[i].acked)
+	deadline := time.Now().Add(30 * time.Second)
+	for lines() < 300 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the ack log has %d lines after 30 s\n%s%s", lines(), stdout.String(), stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ps[1].Kill() // SIGKILL, mid-load
+	killedAt := time.Now()
+	atKill := lines()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != load.ExitErrors {
+		t.Fatalf("gwconform load with a replica killed: %v (want exit %d: the killed replica's requests fail)\n%s%s",
+			err, load.ExitErrors, stdout.String(), stderr.String())
+	}
+	var res load.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("result: %v\n%s", err, stdout.String())
+	}
+	if len(res.Targets) != 3 || res.Targets[0].Errors != 0 || res.Targets[2].Errors != 0 || res.Targets[1].Errors == 0 ||
+		res.Targets[0].Requests < res.Targets[1].Requests/2 {
+		t.Errorf("per target: %+v (the killed replica, and only it, should count errors; the load goes on to the others)", res.Targets)
+	}
+
+	f, err := os.Open(ackFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := load.ReadAckLog(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(entries)) != res.Acknowledged+res.Unanswered || len(entries) < atKill+100 {
+		t.Errorf("ack log: %d lines (%d at the kill); result: %d acknowledged, %d unanswered",
+			len(entries), atKill, res.Acknowledged, res.Unanswered)
+	}
+	after := map[string]bool{}
+	for _, e := range entries[atKill:] {
+		if e.Status == load.AckAcknowledged {
+			after[e.Target] = true
+		}
+		// (An answer read just before the kill may be logged a moment after.)
+		if e.Target == ps[1].URL && e.Status == load.AckAcknowledged && e.Time.After(killedAt.Add(time.Second)) {
+			t.Errorf("acknowledged by the killed replica a second after the kill: %+v", e)
 		}
 	}
-}
-
-// sendNoFail sends a rename and returns a transport error instead of
-// failing the test (the replica may have been killed).
-func sendNoFail(c *simtest.Client, f device.Format, fields []simtest.F) (res *simtest.Response, err error) {
-	req, err := http.NewRequest(http.MethodPost, c.Base+device.UpdateName.Path(), strings.NewReader(string(simtest.Body(f, fields))))
-	if err != nil {
-		return nil, err
+	if !after[ps[0].URL] || !after[ps[2].URL] {
+		t.Errorf("after the kill, changes were acknowledged by %v; want both surviving replicas", after)
 	}
-	req.Header.Set("Content-Type", simtest.ContentType(f))
-	hr, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, err
+	want := load.Expectations(entries)
+	if len(want) < 2*len(device.Types) {
+		t.Errorf("only %d devices changed", len(want))
 	}
-	hr.Body.Close()
-	return &simtest.Response{Status: hr.StatusCode}, nil
+	c := simtest.NewClient(t, ps[2].URL)
+	for _, x := range want {
+		d := c.Device(x.MAC, x.SN)
+		for _, m := range x.Mismatches(d.Name, d.State) {
+			t.Error(m)
+		}
+	}
+	t.Logf("%d lines, %d unanswered, %d devices checked; targets %+v", len(entries), res.Unanswered, len(want), res.Targets)
 }

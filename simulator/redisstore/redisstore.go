@@ -278,35 +278,51 @@ func (s *Store) load(ctx context.Context, progress func(done, total int)) error 
 	return s.rdb.HSet(ctx, s.key("meta"), "fleet", s.hash, "loaded_at", time.Now().UTC().Format(time.RFC3339)).Err()
 }
 
-// clear unlinks every key under the prefix but the lock.
+// clear unlinks every key under the prefix but the lock. On a Cluster
+// each master is scanned, and its keys are unlinked one per command (in a
+// pipeline): a multi-key UNLINK must name keys of one slot only.
 func (s *Store) clear(ctx context.Context) error {
-	del := func(ctx context.Context, c *redis.Client) error {
+	del := func(ctx context.Context, c *redis.Client, perKey bool) error {
 		iter := c.Scan(ctx, 0, s.prefix+"*", 5000).Iterator()
 		var batch []string
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			var err error
+			if perKey {
+				_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for _, k := range batch {
+						p.Unlink(ctx, k)
+					}
+					return nil
+				})
+			} else {
+				err = c.Unlink(ctx, batch...).Err()
+			}
+			batch = batch[:0]
+			return err
+		}
 		for iter.Next(ctx) {
 			if k := iter.Val(); k != s.key("lock") {
 				batch = append(batch, k)
 			}
 			if len(batch) == 5000 {
-				if err := c.Unlink(ctx, batch...).Err(); err != nil {
+				if err := flush(); err != nil {
 					return err
 				}
-				batch = batch[:0]
 			}
 		}
 		if err := iter.Err(); err != nil {
 			return err
 		}
-		if len(batch) > 0 {
-			return c.Unlink(ctx, batch...).Err()
-		}
-		return nil
+		return flush()
 	}
 	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, del)
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return del(ctx, c, true) })
 	}
 	if c, ok := s.rdb.(*redis.Client); ok {
-		return del(ctx, c)
+		return del(ctx, c, false)
 	}
 	return errors.New("redis: unsupported client")
 }

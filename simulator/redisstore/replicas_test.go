@@ -21,8 +21,10 @@ import (
 // (simtest.StartRedis), on loopback, and stop both by PID.
 
 var (
-	buildOnce sync.Once
-	gwsimBin  string
+	buildOnce    sync.Once
+	gwsimBin     string
+	conformOnce  sync.Once
+	gwconformBin string
 )
 
 func gwsim(t *testing.T) string {
@@ -31,6 +33,21 @@ func gwsim(t *testing.T) string {
 		gwsimBin = simtest.BuildGwsim(t) // the first test's temp dir is gone
 	}
 	return gwsimBin
+}
+
+// gwconform builds cmd/gwconform once for the package's tests.
+func gwconform(t *testing.T) string {
+	build := func() {
+		gwconformBin = filepath.Join(t.TempDir(), "gwconform")
+		if out, err := exec.Command("go", "build", "-o", gwconformBin, "github.com/gwdmi/gwtools/cmd/gwconform").CombinedOutput(); err != nil {
+			t.Fatalf("go build gwconform: %v\n%s", err, out)
+		}
+	}
+	conformOnce.Do(build)
+	if _, err := os.Stat(gwconformBin); err != nil {
+		build() // the first test's temp dir is gone
+	}
+	return gwconformBin
 }
 
 func fleetFile(t *testing.T) string {
@@ -46,8 +63,12 @@ func fleetFile(t *testing.T) string {
 	return p
 }
 
-// replicas starts n gwsim processes on one Redis with the test fleet.
-func replicas(t *testing.T, r *simtest.Redis, n int, args ...string) []*simtest.Process {
+// redisURL is a *simtest.Redis or a *simtest.Cluster.
+type redisURL interface{ URL() string }
+
+// replicas starts n gwsim processes on one Redis (or Cluster) with the
+// test fleet.
+func replicas(t *testing.T, r redisURL, n int, args ...string) []*simtest.Process {
 	bin, fl := gwsim(t), fleetFile(t)
 	var ps []*simtest.Process
 	for i := 0; i < n; i++ {
@@ -132,12 +153,15 @@ func TestReplicasShareOneFleet(t *testing.T) {
 // The whole conformance suite passes against each replica.
 func TestConformanceOnEachReplica(t *testing.T) {
 	r := simtest.StartRedis(t, false)
-	ps := replicas(t, r, 3)
+	conformOnEach(t, replicas(t, r, 3))
+}
+
+// conformOnEach runs gwconform run against each replica in turn: every
+// check must pass.
+func conformOnEach(t *testing.T, ps []*simtest.Process) {
+	t.Helper()
 	dir := t.TempDir()
-	conform := filepath.Join(dir, "gwconform")
-	if out, err := exec.Command("go", "build", "-o", conform, "github.com/gwdmi/gwtools/cmd/gwconform").CombinedOutput(); err != nil {
-		t.Fatalf("go build gwconform: %v\n%s", err, out)
-	}
+	conform := gwconform(t)
 	fl := fleetFile(t)
 	for k, p := range ps {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -20,7 +20,9 @@ type Redis struct {
 	Port    int
 	Dir     string
 	Durable bool
-	cmd     *exec.Cmd
+	// Args are more redis-server arguments (a Cluster node's).
+	Args []string
+	cmd  *exec.Cmd
 }
 
 // StartRedis starts redis-server. durable turns on the append-only file
@@ -29,19 +31,34 @@ type Redis struct {
 // tools` installs it.
 func StartRedis(t testing.TB, durable bool) *Redis {
 	t.Helper()
+	needRedisServer(t)
+	r := &Redis{t: t, Dir: t.TempDir(), Durable: durable, Port: freePort(t)}
+	r.Start()
+	t.Cleanup(r.Kill)
+	return r
+}
+
+// needRedisServer fails the test (never skips it) when redis-server is
+// not installed.
+func needRedisServer(t testing.TB) {
+	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatalf("redis-server is not installed (make tools installs it: apt-get install -y redis-server): %v", err)
 	}
-	r := &Redis{t: t, Dir: t.TempDir(), Durable: durable}
+}
+
+// Addr is host:port of the server.
+func (r *Redis) Addr() string { return fmt.Sprintf("127.0.0.1:%d", r.Port) }
+
+// freePort is a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	r.Start()
-	t.Cleanup(r.Kill)
-	return r
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // URL is the redis:// URL of database 0.
@@ -58,6 +75,7 @@ func (r *Redis) Start() {
 	} else {
 		args = append(args, "--appendonly", "no")
 	}
+	args = append(args, r.Args...)
 	r.cmd = exec.Command("redis-server", args...)
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("redis-server: %v", err)

@@ -1,0 +1,237 @@
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator/device"
+)
+
+// Statuses of an AckEntry.
+const (
+	// AckAcknowledged: the target answered 200 with status success; the
+	// change was acknowledged and must not be lost.
+	AckAcknowledged = "acked"
+	// AckNoAnswer: the request was (or may have been) sent, and no
+	// complete answer came (the target died or the connection broke while
+	// it was in flight): the change may or may not have been applied.
+	AckNoAnswer = "no_answer"
+)
+
+// AckEntry is one line of the ack log (Config.AckLog): an acknowledged
+// change, or an attempt that got no answer. It never carries the api key,
+// the timestamp or the sign, only what the request set.
+type AckEntry struct {
+	// Seq numbers the lines in the order they were written, from 1.
+	Seq int64 `json:"seq"`
+	// Status is AckAcknowledged or AckNoAnswer.
+	Status string `json:"status"`
+	// Op is command, message or update_name (device.Operation.Name).
+	Op     string `json:"op"`
+	Format string `json:"format"`
+	// Target is the base URL the request went to (without user info).
+	Target  string `json:"target"`
+	Account string `json:"account"`
+	MAC     string `json:"mac"`
+	// SN and Type name the device of a command or a rename.
+	SN   string `json:"sn,omitempty"`
+	Type string `json:"type,omitempty"`
+	// Values are a command's settings: field name (as the admin API's
+	// state names it, whatever the format's wire name) to the value sent.
+	Values map[string]string `json:"values,omitempty"`
+	// Name is a rename's new name.
+	Name string `json:"name,omitempty"`
+	// MessageType and MessageValue are a message's.
+	MessageType  string `json:"message_type,omitempty"`
+	MessageValue string `json:"message_value,omitempty"`
+	// Error is why no answer came (AckNoAnswer only).
+	Error string `json:"error,omitempty"`
+	// Time is when the answer came, or when the attempt was given up.
+	Time time.Time `json:"time"`
+}
+
+// ackLog writes AckEntry lines, each in one write as soon as its answer
+// came, so that a reader sees the log grow while the run lasts. Each
+// device is owned by one worker (see Run), so the lines of one device are
+// in the order of its attempts.
+type ackLog struct {
+	mu          sync.Mutex
+	w           io.Writer
+	seq         int64
+	acked, lost int64
+	err         error
+}
+
+func (l *ackLog) record(r *request, target, status string, why error) {
+	e := AckEntry{Status: status, Op: r.op.Name(), Format: r.format.String(), Target: target, Time: time.Now().UTC()}
+	if why != nil {
+		e.Error = describeErr(why)
+	}
+	var t *device.Type // a command's type, once its type field is read
+	for _, f := range r.fields {
+		if t != nil { // a command's settings follow its type
+			for i := range t.Fields {
+				if t.Fields[i].WireName(r.format) == f.k {
+					if e.Values == nil {
+						e.Values = make(map[string]string, len(r.fields))
+					}
+					e.Values[t.Fields[i].Name] = f.v
+				}
+			}
+			continue
+		}
+		switch f.k {
+		case device.FieldAccount:
+			e.Account = f.v
+		case device.FieldMAC:
+			e.MAC = f.v
+		case device.FieldSN:
+			e.SN = f.v
+		case device.FieldType:
+			e.Type = f.v
+			if r.op == device.SendCommand {
+				t, _ = device.LookupType(f.v)
+			}
+		case device.FieldName:
+			e.Name = f.v
+		case device.FieldMessageType:
+			e.MessageType = f.v
+		case device.FieldMessageValue:
+			e.MessageValue = f.v
+		}
+		// The api key, timestamp and sign are never written.
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	e.Seq = l.seq
+	if status == AckAcknowledged {
+		l.acked++
+	} else {
+		l.lost++
+	}
+	if l.err != nil {
+		return
+	}
+	b, err := json.Marshal(e)
+	if err == nil {
+		_, err = l.w.Write(append(b, '\n'))
+	}
+	l.err = err
+}
+
+// ReadAckLog reads an ack log's lines.
+func ReadAckLog(r io.Reader) ([]AckEntry, error) {
+	var out []AckEntry
+	dec := json.NewDecoder(r)
+	for {
+		var e AckEntry
+		err := dec.Decode(&e)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("ack log line %d: %w", len(out)+1, err)
+		}
+		out = append(out, e)
+	}
+}
+
+// Expected is what an ack log says one device must show at the end, for
+// its name and each field a command set: the last acknowledged value, or
+// one of the values of attempts sent after it that got no answer (each
+// may or may not have been applied). A field never acknowledged is not
+// held to anything.
+type Expected struct {
+	MAC, SN string
+	// Name and Values hold, per field, the last acknowledged value first,
+	// then the unanswered ones sent after it; Name is empty when no rename
+	// was acknowledged.
+	Name   []string
+	Values map[string][]string
+}
+
+// Expectations reads the ack log's lines, in their order, into what each
+// device renamed or commanded must show, by "mac/sn". The order per device
+// is the order of its attempts: gwconform load owns each device by one
+// worker when it writes an ack log.
+func Expectations(entries []AckEntry) map[string]*Expected {
+	out := map[string]*Expected{}
+	note := func(e AckEntry, field, v string) {
+		key := e.MAC + "/" + e.SN
+		x := out[key]
+		if x == nil {
+			x = &Expected{MAC: e.MAC, SN: e.SN, Values: map[string][]string{}}
+			out[key] = x
+		}
+		cur := x.Values[field]
+		if field == "" {
+			cur = x.Name
+		}
+		switch {
+		case e.Status == AckAcknowledged:
+			cur = []string{v}
+		case len(cur) > 0:
+			cur = append(cur, v)
+		default: // unanswered before any acknowledgement: nothing to hold
+			return
+		}
+		if field == "" {
+			x.Name = cur
+		} else {
+			x.Values[field] = cur
+		}
+	}
+	for _, e := range entries {
+		switch e.Op {
+		case device.UpdateName.Name():
+			note(e, "", e.Name)
+		case device.SendCommand.Name():
+			for k, v := range e.Values {
+				note(e, k, v)
+			}
+		}
+	}
+	return out
+}
+
+// Mismatches compares what a device shows (its name and its state, as
+// the admin API gives them) with what the ack log allows; it returns one
+// sentence per difference.
+func (x *Expected) Mismatches(name string, state map[string]any) []string {
+	var out []string
+	if len(x.Name) > 0 && !slices.Contains(x.Name, name) {
+		out = append(out, fmt.Sprintf("%s/%s: name %q, last acknowledged %q (unanswered after it: %q)", x.MAC, x.SN, name, x.Name[0], x.Name[1:]))
+	}
+	fields := make([]string, 0, len(x.Values))
+	for k := range x.Values {
+		fields = append(fields, k)
+	}
+	sort.Strings(fields)
+	for _, k := range fields {
+		allowed := x.Values[k]
+		got, ok := state[k]
+		if !ok || !slices.ContainsFunc(allowed, func(v string) bool { return sameValue(v, got) }) {
+			out = append(out, fmt.Sprintf("%s/%s: %s = %v, last acknowledged %s (unanswered after it: %q)", x.MAC, x.SN, k, got, allowed[0], allowed[1:]))
+		}
+	}
+	return out
+}
+
+// sameValue compares a value as sent with one the admin API shows:
+// numbers as numbers, the rest as text.
+func sameValue(sent string, got any) bool {
+	g := fmt.Sprint(got)
+	a, errA := strconv.ParseFloat(sent, 64)
+	b, errB := strconv.ParseFloat(g, 64)
+	if errA == nil && errB == nil {
+		return a == b
+	}
+	return sent == g
+}
