@@ -14,7 +14,6 @@ import (
 	"syscall"
 
 	"github.com/gwdmi/gwtools/conformance"
-	"github.com/gwdmi/gwtools/conformance/load"
 	"github.com/gwdmi/gwtools/simulator/version"
 )
 
@@ -54,7 +53,7 @@ func main() {
 	case "run":
 		os.Exit(runCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "load":
-		os.Exit(load.Main(ctx, os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(loadCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "replay":
 		os.Exit(replayMain(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "baseline":

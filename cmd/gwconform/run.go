@@ -201,7 +201,8 @@ func (m *runMain) ParseFlags(args []string) error {
 	if o.ReportDir == "" {
 		return errors.New("--report-dir must not be empty")
 	}
-	if o.Target != "" {
+	// A recipe's $VARIABLE is filled in where it runs.
+	if o.Target != "" && !(m.checkOnly && strings.HasPrefix(o.Target, "$")) {
 		u, err := url.Parse(o.Target)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--target %q is not an http(s) URL", o.Target)

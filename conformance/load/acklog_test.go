@@ -6,13 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/auth"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
@@ -185,53 +182,6 @@ func TestTargetThatStopsAnswering(t *testing.T) {
 		if !strings.Contains(out.String(), refused+": 30 requests, 30 errors (30 without an answer)") ||
 			!strings.Contains(out.String(), "ack log     30 acknowledged, 30 sent without an answer") {
 			t.Errorf("%s: result text:\n%s", via, out.String())
-		}
-	}
-}
-
-// gwconform load takes --target repeated and comma-separated, writes the
-// ack log, and names the flag of each bad value.
-func TestMainTargetsAndAckLog(t *testing.T) {
-	f := fleet.Generate(1, 1, 4)
-	sim := startSim(t, f)
-	dir := t.TempDir()
-	fleetFile := filepath.Join(dir, "fleet.yaml")
-	fh, err := os.Create(fleetFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.WriteYAML(fh); err != nil {
-		t.Fatal(err)
-	}
-	fh.Close()
-	ackFile := filepath.Join(dir, "acks.jsonl")
-	var out, errOut bytes.Buffer
-	code := Main(context.Background(), []string{"--target", sim.URL(), "--target", sim.URL() + "," + sim.URL(), "--fleet", fleetFile,
-		"--requests", "60", "--ack-log", ackFile, "--quiet", "--json"}, &out, &errOut)
-	if code != ExitOK || !strings.Contains(out.String(), `"acknowledged": 60`) || strings.Count(out.String(), `"requests": 20`) != 3 {
-		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
-	}
-	b, err := os.ReadFile(ackFile)
-	if err != nil || bytes.Count(b, []byte("\n")) != 60 {
-		t.Errorf("ack log: %v, %d lines", err, bytes.Count(b, []byte("\n")))
-	}
-	sign := auth.Sign(f.Accounts[0].APIKeys[0].Key, f.Accounts[0].APIKeys[0].Secret, auth.Timestamp(time.Now(), f.Location()))
-	if bytes.Contains(b, []byte(f.Accounts[0].APIKeys[0].Key)) || bytes.Contains(b, []byte(sign[:16])) {
-		t.Error("the ack log holds the api key or a sign")
-	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--target", "ftp://x", "--requests", "1"}, `--target "ftp://x"`},
-		{[]string{"--target", sim.URL() + ",", "--requests", "1"}, "-target"},
-		{[]string{"--target", sim.URL(), "--target", "http://127.0.0.1:1", "--requests", "1"}, "--target http://127.0.0.1:1 unreachable"},
-		{[]string{"--target", sim.URL(), "--requests", "1", "--ack-log", filepath.Join(dir, "no", "such", "dir")}, "--ack-log"},
-		{[]string{"--target", sim.URL(), "--fleet", fleetFile, "--requests", "1", "--ack-log", ackFile, "--concurrency", "5"}, "--concurrency 5 with --ack-log"},
-	} {
-		errOut.Reset()
-		if code := Main(context.Background(), c.args, &out, &errOut); code != ExitConfig || !strings.Contains(errOut.String(), c.want) {
-			t.Errorf("%v: exit %d, want 2 and %q in:\n%s", c.args, code, c.want, errOut.String())
 		}
 	}
 }

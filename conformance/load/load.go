@@ -164,7 +164,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for i, t := range targets {
 		base, err := url.Parse(strings.TrimSuffix(t, "/"))
 		if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-			return nil, fmt.Errorf("target %q must be an http:// or https:// base URL", redactURL(t))
+			return nil, fmt.Errorf("target %q must be an http:// or https:// base URL", RedactURL(t))
 		}
 		bases[i], names[i] = base, base.Redacted()
 	}
@@ -272,8 +272,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// redactURL hides the password of a URL given as a target, for messages.
-func redactURL(raw string) string {
+// RedactURL hides the password of a URL given as a target, for messages.
+func RedactURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
 		return u.Redacted()
 	}

@@ -147,10 +147,14 @@ func TestCountsEveryRejection(t *testing.T) {
 	}
 	srv := httptest.NewServer(&rejecter{})
 	defer srv.Close()
-	var out, errOut bytes.Buffer
-	code := Main(context.Background(), []string{"--target", srv.URL, "--requests", "30", "--quiet"}, &out, &errOut)
-	if code != ExitErrors || !strings.Contains(out.String(), "401 bad_signature") {
-		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
+	res, err := Run(context.Background(), Config{Target: srv.URL, Fleet: f, Requests: 30, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	res.WriteText(&out)
+	if res.OK() || !strings.Contains(out.String(), "401 bad_signature") {
+		t.Errorf("OK %v\n%s", res.OK(), out.String())
 	}
 }
 
@@ -246,34 +250,6 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
-}
-
-func TestMainExitCodes(t *testing.T) {
-	var out, errOut bytes.Buffer
-	for _, args := range [][]string{
-		{"--concurrency", "0"},
-		{"--format", "yaml"},
-		{"--mix", "command=x"},
-		{"--mix", "command=0"},
-		{"--via", "carrier-pigeon"},
-		{"--duration", "0"},
-		{"--fleet", "/nonexistent.yaml"},
-		{"--target", "http://127.0.0.1:1", "--requests", "1"},
-		{"extra"},
-	} {
-		if code := Main(context.Background(), args, &out, &errOut); code != ExitConfig {
-			t.Errorf("%v: exit %d", args, code)
-		}
-	}
-	if code := Main(context.Background(), []string{"-h"}, &out, &errOut); code != ExitOK {
-		t.Errorf("-h: exit %d", code)
-	}
-	out.Reset()
-	errOut.Reset()
-	code := Main(context.Background(), []string{"--requests", "50", "--json"}, &out, &errOut)
-	if code != ExitOK || !strings.Contains(out.String(), `"requests": 50`) || !strings.Contains(errOut.String(), "in-process") {
-		t.Errorf("embedded: exit %d\n%s%s", code, out.String(), errOut.String())
-	}
 }
 
 func TestParseMix(t *testing.T) {
