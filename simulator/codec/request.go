@@ -63,9 +63,10 @@ const (
 // typed) and as xml.EscapeText does; either way invalid UTF-8 becomes
 // U+FFFD, and in XML so does every character XML cannot hold.
 //
-// It fails, returning dst unchanged, on a Number or JSONValue that is not
-// one, or in XML on a key that is not an element name. It allocates
-// nothing but dst's growth, so that a caller reusing dst encodes for free.
+// It fails, having appended nothing, on a Number or JSONValue that is not
+// one, or in XML on a key that is not an element name (then it allocates
+// the error). Otherwise it allocates nothing but dst's growth, so that a
+// caller reusing dst encodes for free.
 func AppendRequest(dst []byte, f device.Format, fields []Field) ([]byte, error) {
 	start := len(dst)
 	var err error
@@ -82,8 +83,8 @@ func AppendRequest(dst []byte, f device.Format, fields []Field) ([]byte, error) 
 
 // AppendJSONControl appends the JSON control object alone, {...}, as
 // AppendRequest writes it inside a JSON body: what a fleet's sign command
-// reads on its stdin (CONTRACT section 5). It fails, returning dst
-// unchanged, as AppendRequest does.
+// reads on its stdin (CONTRACT section 5). It fails, having appended
+// nothing, as AppendRequest does.
 func AppendJSONControl(dst []byte, fields []Field) ([]byte, error) {
 	start := len(dst)
 	dst, err := appendJSONObject(append(dst, '{'), fields)

@@ -305,6 +305,7 @@ func TestAppendRequestAllocatesNothing(t *testing.T) {
 	fields := []Field{
 		{Key: "api_key", Value: "key-a"}, {Key: "name", Value: `Hall "<&>" ☃ ` + "\t\u2028\xff"},
 		{Key: "dimming", Value: "50", Kind: Number}, {Key: "z", Kind: Null}, {Key: "r", Value: "1", Kind: Raw},
+		{Key: "o", Value: `{"a":[1,2,"` + strings.Repeat("x", 100) + `"]}`, Kind: JSONValue},
 	}
 	for _, f := range formats {
 		buf := make([]byte, 0, 1024)
