@@ -1,15 +1,12 @@
 package client
 
 import (
-	"bytes"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/codec"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
@@ -47,83 +44,74 @@ func (c *Client) Envelope(key fleet.APIKey, accountID, mac string, now time.Time
 }
 
 // Encode writes fields as a request body of the given format (JSON when
-// format is zero), keeping their order and any duplicates: JSON
-// {"control":{...}}, XML <xml><control>...</control></xml>. It fails only
-// on a value type it does not know, an invalid json.RawMessage or a key that
-// cannot be an XML element name; a malformed body is sent with
+// format is zero) with codec.AppendRequest, the one request encoder, keeping
+// their order and any duplicates: JSON {"control":{...}}, XML
+// <xml><control>...</control></xml>. It fails only on a value type it does
+// not know, an invalid json.Number or json.RawMessage in JSON, or a key
+// that cannot be an XML element name; a malformed body is sent with
 // Request.RawBody instead.
 func Encode(format device.Format, fields []Field) ([]byte, error) {
-	var b bytes.Buffer
-	if format == device.XML {
-		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><xml><control>`)
-		for _, f := range fields {
-			if !isXMLName(f.Key) {
-				return nil, fmt.Errorf("client: %q cannot be an XML element name", f.Key)
-			}
-			text, err := valueText(f.Value)
-			if err != nil {
-				return nil, fmt.Errorf("client: field %q: %w", f.Key, err)
-			}
-			b.WriteString("<" + f.Key + ">")
-			if err := xml.EscapeText(&b, []byte(text)); err != nil {
-				return nil, err
-			}
-			b.WriteString("</" + f.Key + ">")
-		}
-		b.WriteString(`</control></xml>`)
-		return b.Bytes(), nil
-	}
-	b.WriteString(`{"control":`)
-	if err := writeObject(&b, fields); err != nil {
+	cf, err := codecFields(format, fields)
+	if err != nil {
 		return nil, err
 	}
-	b.WriteString(`}`)
-	return b.Bytes(), nil
+	b, err := codec.AppendRequest(nil, format, cf)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return b, nil
 }
 
-// writeObject writes fields as one JSON object in their order; a map or a
-// struct would lose the order and the duplicates.
-func writeObject(b *bytes.Buffer, fields []Field) error {
-	b.WriteByte('{')
+// jsonObject is fields as one JSON object in their order, as inside a JSON
+// body: what signers hash or read.
+func jsonObject(fields []Field) ([]byte, error) {
+	cf, err := codecFields(device.JSON, fields)
+	if err != nil {
+		return nil, err
+	}
+	b, err := codec.AppendJSONControl(nil, cf)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return b, nil
+}
+
+// codecFields is fields for the encoder in format.
+func codecFields(format device.Format, fields []Field) ([]codec.Field, error) {
+	cf := make([]codec.Field, len(fields))
 	for i, f := range fields {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if err := writeJSON(b, f.Key); err != nil {
-			return err
-		}
-		b.WriteByte(':')
-		switch v := f.Value.(type) {
-		case string, json.Number:
-			if err := writeJSON(b, v); err != nil {
-				return fmt.Errorf("client: field %q: %w", f.Key, err)
-			}
-		case json.RawMessage:
-			if !json.Valid(v) {
-				return fmt.Errorf("client: field %q: %q is not a JSON value", f.Key, v)
-			}
-			b.Write(v)
-		case nil:
-			b.WriteString("null")
-		default:
-			return fmt.Errorf("client: field %q: value of type %T; use a string, json.Number or json.RawMessage", f.Key, f.Value)
+		var err error
+		if cf[i], err = codecField(format, f); err != nil {
+			return nil, fmt.Errorf("client: field %q: %w", f.Key, err)
 		}
 	}
-	b.WriteByte('}')
-	return nil
+	return cf, nil
 }
 
-// writeJSON writes one string or number without HTML escaping, so that
-// bodies in reports and curl commands read as they were typed.
-func writeJSON(b *bytes.Buffer, v any) error {
-	var tmp bytes.Buffer
-	enc := json.NewEncoder(&tmp)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
+// codecField is f for the encoder: in XML every value is element text; in
+// JSON a json.Number is a number literal (encoding/json's "0" when empty,
+// as the client has always sent it), a json.RawMessage a JSON value and nil
+// null.
+func codecField(format device.Format, f Field) (codec.Field, error) {
+	if format == device.XML {
+		text, err := valueText(f.Value)
+		return codec.Field{Key: f.Key, Value: text}, err
 	}
-	b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
-	return nil
+	switch v := f.Value.(type) {
+	case string:
+		return codec.Field{Key: f.Key, Value: v}, nil
+	case json.Number:
+		if v == "" {
+			v = "0"
+		}
+		return codec.Field{Key: f.Key, Value: string(v), Kind: codec.Number}, nil
+	case json.RawMessage:
+		return codec.Field{Key: f.Key, Value: string(v), Kind: codec.JSONValue}, nil
+	case nil:
+		return codec.Field{Key: f.Key, Kind: codec.Null}, nil
+	}
+	_, err := valueText(f.Value)
+	return codec.Field{}, err
 }
 
 // valueText is a field's value as text: the XML element content, and what
@@ -140,22 +128,4 @@ func valueText(v any) (string, error) {
 		return "", nil
 	}
 	return "", fmt.Errorf("value of type %T; use a string, json.Number or json.RawMessage", v)
-}
-
-// isXMLName reports whether s is an XML element name (the Name production,
-// simplified to Unicode letters and digits), so that Encode never writes a
-// malformed body by accident.
-func isXMLName(s string) bool {
-	if s == "" || !utf8.ValidString(s) {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_' || r == ':' || unicode.IsLetter(r):
-		case i > 0 && (r == '-' || r == '.' || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)):
-		default:
-			return false
-		}
-	}
-	return true
 }

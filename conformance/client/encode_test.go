@@ -169,3 +169,80 @@ func TestEnvelopeOrderAndTimestamp(t *testing.T) {
 		t.Fatalf("sign %v", f[2].Value)
 	}
 }
+
+// oldEncode is the client's encoder before codec.AppendRequest replaced it,
+// on encoding/json and encoding/xml: the bytes on the wire (and so signed
+// bodies, curl lines and reports) must not change.
+func oldEncode(format device.Format, fields []Field) []byte {
+	str := func(v any) string {
+		var tmp bytes.Buffer
+		enc := json.NewEncoder(&tmp)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			panic(err)
+		}
+		return strings.TrimSuffix(tmp.String(), "\n")
+	}
+	var b bytes.Buffer
+	if format == device.XML {
+		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><xml><control>`)
+		for _, f := range fields {
+			text, _ := valueText(f.Value)
+			b.WriteString("<" + f.Key + ">")
+			xml.EscapeText(&b, []byte(text))
+			b.WriteString("</" + f.Key + ">")
+		}
+		b.WriteString(`</control></xml>`)
+		return b.Bytes()
+	}
+	b.WriteString(`{"control":{`)
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(str(f.Key) + ":")
+		switch v := f.Value.(type) {
+		case json.RawMessage:
+			b.Write(v)
+		case nil:
+			b.WriteString("null")
+		default:
+			b.WriteString(str(v))
+		}
+	}
+	b.WriteString(`}}`)
+	return b.Bytes()
+}
+
+func TestEncodeWritesWhatItAlwaysWrote(t *testing.T) {
+	odd := []string{"", "plain", `quo"te`, `back\slash`, "tab\tnew\nline\rcr", "\x00\x01\x1f\x7f", "<&>'", "&amp;", "Zoë ☃ 𝄞",
+		"\u2028\u2029", "bad\xffutf8", "\ufffd\ufffe", "\b\f", "]]>"}
+	for _, format := range []device.Format{device.JSON, device.XML} {
+		for _, v := range odd {
+			fields := []Field{{Key: "name", Value: v}, {Key: "sn", Value: "0123"}, {Key: "name", Value: v + v}}
+			if format == device.JSON {
+				fields = append(fields, Field{Key: v, Value: "k"})
+			}
+			got, err := Encode(format, fields)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := oldEncode(format, fields); !bytes.Equal(got, want) {
+				t.Errorf("%s %q:\n got %s\nwant %s", format, v, got, want)
+			}
+		}
+		other := []Field{{Key: "dimming", Value: json.Number("50")}, {Key: "e", Value: json.Number("")},
+			{Key: "t", Value: json.RawMessage(` true `)}, {Key: "o", Value: json.RawMessage(`{"a":"<b>"}`)}, {Key: "z", Value: nil}}
+		got, err := Encode(format, other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := oldEncode(format, other); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", format, got, want)
+		}
+		obj, err := jsonObject(other)
+		if want := oldEncode(device.JSON, other); err != nil || `{"control":`+string(obj)+`}` != string(want) {
+			t.Errorf("the signers' object %s, want the body's %s (%v)", obj, want, err)
+		}
+	}
+}

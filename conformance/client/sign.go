@@ -61,11 +61,11 @@ type FormatSigner struct{}
 
 // Sign implements Signer.
 func (FormatSigner) Sign(_ context.Context, fields []Field) (string, error) {
-	var b bytes.Buffer
-	if err := writeObject(&b, fields); err != nil {
+	b, err := jsonObject(fields)
+	if err != nil {
 		return "", err
 	}
-	sum := md5.Sum(b.Bytes())
+	sum := md5.Sum(b)
 	return hex.EncodeToString(sum[:]), nil
 }
 
@@ -97,8 +97,8 @@ func (s CommandSigner) Sign(ctx context.Context, fields []Field) (string, error)
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
 		return "", errors.New("sign command: no program given")
 	}
-	var in bytes.Buffer
-	if err := writeObject(&in, fields); err != nil {
+	in, err := jsonObject(fields)
+	if err != nil {
 		return "", fmt.Errorf("sign command: %w", err)
 	}
 	timeout := s.Timeout
@@ -108,7 +108,7 @@ func (s CommandSigner) Sign(ctx context.Context, fields []Field) (string, error)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
-	cmd.Stdin = &in
+	cmd.Stdin = bytes.NewReader(in)
 	stdout := &capWriter{max: maxSignOutput}
 	stderr := &capWriter{max: maxStderrQuote}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -117,7 +117,7 @@ func (s CommandSigner) Sign(ctx context.Context, fields []Field) (string, error)
 	cmd.WaitDelay = time.Second
 	ownGroup(cmd)
 	name := strings.Join(s.Argv, " ")
-	err := cmd.Run()
+	err = cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
 		return "", fmt.Errorf("sign command %q did not finish within %s%s", name, timeout, stderr.quote())
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/simulator/codec"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
@@ -80,7 +81,9 @@ func BenchmarkDraw(b *testing.B) {
 				if err := p.draw(context.Background(), rng, time.Now(), &r); err != nil {
 					b.Fatal(err)
 				}
-				body = appendBody(body[:0], r.format, r.fields)
+				if body, err = codec.AppendRequest(body[:0], r.format, r.fields); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

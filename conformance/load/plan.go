@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/client"
 	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/codec"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
@@ -56,8 +57,8 @@ func (m Mix) String() string {
 	return fmt.Sprintf("command=%d,message=%d,rename=%d", m.Command, m.Message, m.Rename)
 }
 
-// kv is one control field as sent.
-type kv struct{ k, v string }
+// kv is one control field as sent, a string, for codec.AppendRequest.
+type kv = codec.Field
 
 // account is what signing needs of one account; the sign is made once a
 // second (the timestamp's resolution) and shared by every request.
@@ -220,31 +221,31 @@ func (p *plan) drawOwned(ctx context.Context, rng *rand.Rand, now time.Time, r *
 	}
 	st := g.acct.stampAt(now)
 	f := append(r.fields[:0],
-		kv{device.FieldAPIKey, g.acct.key.Key},
-		kv{device.FieldTimestamp, st.timestamp},
-		kv{device.FieldSign, st.sign},
-		kv{device.FieldAccount, g.acct.id},
-		kv{device.FieldMAC, g.mac})
+		kv{Key: device.FieldAPIKey, Value: g.acct.key.Key},
+		kv{Key: device.FieldTimestamp, Value: st.timestamp},
+		kv{Key: device.FieldSign, Value: st.sign},
+		kv{Key: device.FieldAccount, Value: g.acct.id},
+		kv{Key: device.FieldMAC, Value: g.mac})
 	switch r.op {
 	case device.SendCommand:
 		t, ok := device.LookupType(d.Type)
 		if !ok {
 			return fmt.Errorf("device %s has type %q, which is not a published type", d.SN, d.Type)
 		}
-		f = append(f, kv{device.FieldSN, d.SN}, kv{device.FieldType, t.Name})
+		f = append(f, kv{Key: device.FieldSN, Value: d.SN}, kv{Key: device.FieldType, Value: t.Name})
 		// A random non-empty subset of the type's fields.
 		mask := 1 + rng.IntN(1<<len(t.Fields)-1)
 		for i := range t.Fields {
 			if mask&(1<<i) != 0 {
 				fd := &t.Fields[i]
 				vs := p.values[fd]
-				f = append(f, kv{fd.WireName(r.format), vs[rng.IntN(len(vs))]})
+				f = append(f, kv{Key: fd.WireName(r.format), Value: vs[rng.IntN(len(vs))]})
 			}
 		}
 	case device.SendMessage:
-		f = append(f, kv{device.FieldMessageType, "message"}, kv{device.FieldMessageValue, p.messages[rng.IntN(len(p.messages))]})
+		f = append(f, kv{Key: device.FieldMessageType, Value: "message"}, kv{Key: device.FieldMessageValue, Value: p.messages[rng.IntN(len(p.messages))]})
 	case device.UpdateName:
-		f = append(f, kv{device.FieldSN, d.SN}, kv{device.FieldName, p.names[rng.IntN(len(p.names))]})
+		f = append(f, kv{Key: device.FieldSN, Value: d.SN}, kv{Key: device.FieldName, Value: p.names[rng.IntN(len(p.names))]})
 	}
 	r.fields = f
 	if g.acct.signer != nil {
@@ -258,8 +259,8 @@ func (p *plan) drawOwned(ctx context.Context, rng *rand.Rand, now time.Time, r *
 func (p *plan) signSlow(ctx context.Context, a *account, r *request) error {
 	fields := make([]client.Field, 0, len(r.fields))
 	for _, f := range r.fields {
-		if f.k != device.FieldSign {
-			fields = append(fields, client.Field{Key: f.k, Value: f.v})
+		if f.Key != device.FieldSign {
+			fields = append(fields, client.Field{Key: f.Key, Value: f.Value})
 		}
 	}
 	s, err := a.signer.Sign(ctx, fields)
@@ -267,8 +268,8 @@ func (p *plan) signSlow(ctx context.Context, a *account, r *request) error {
 		return err
 	}
 	for i := range r.fields {
-		if r.fields[i].k == device.FieldSign {
-			r.fields[i].v = s
+		if r.fields[i].Key == device.FieldSign {
+			r.fields[i].Value = s
 		}
 	}
 	return nil

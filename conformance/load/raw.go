@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/simulator/codec"
 	"github.com/gwdmi/gwtools/simulator/device"
 )
 
@@ -65,7 +66,10 @@ func newRawSender(base *url.URL, timeout time.Duration) *rawSender {
 }
 
 func (s *rawSender) send(ctx context.Context, r *request) answer {
-	s.body = appendBody(s.body[:0], r.format, r.fields)
+	var err error
+	if s.body, err = codec.AppendRequest(s.body[:0], r.format, r.fields); err != nil {
+		return answer{err: err}
+	}
 	out := append(s.out[:0], s.heads[r.op][r.format]...)
 	out = strconv.AppendInt(out, int64(len(s.body)), 10)
 	out = append(out, "\r\n\r\n"...)

@@ -89,7 +89,10 @@ func formatHeaders() map[device.Format]http.Header {
 const UserAgent = "gwconform-load/1"
 
 func (s *leanSender) send(ctx context.Context, r *request) answer {
-	s.scratch = appendBody(s.scratch[:0], r.format, r.fields)
+	var err error
+	if s.scratch, err = codec.AppendRequest(s.scratch[:0], r.format, r.fields); err != nil {
+		return answer{err: err}
+	}
 	// The transport may still hold the body after the answer came, so each
 	// request gets its own copy; the encoding itself reuses the scratch.
 	body := bytes.Clone(s.scratch)
@@ -188,7 +191,7 @@ type clientSender struct {
 func (s *clientSender) send(ctx context.Context, r *request) answer {
 	s.fields = s.fields[:0]
 	for _, f := range r.fields {
-		s.fields = append(s.fields, client.Field{Key: f.k, Value: f.v})
+		s.fields = append(s.fields, client.Field{Key: f.Key, Value: f.Value})
 	}
 	resp, _, err := s.c.Do(ctx, client.Request{Path: r.op.Path(), Format: r.format, Fields: s.fields, Sign: client.SignKeep})
 	if err != nil {

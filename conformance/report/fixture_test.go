@@ -32,27 +32,25 @@ func record(ex client.Exchange) {
 }
 
 func commandExchange(t *device.Type, format string) client.Exchange {
-	var body, ctype, answer string
-	if format == "json" {
-		fields := `"api_key":"demo-key","timestamp":"20260102030405","sign":"0123456789abcdef0123456789abcdef","myservice_id":"5f3a9c0e1b2d4f6a8c0e1b2d","mac":"a4c138f0e2b1","sn":"0123456789abcdef0123456789abcdef","type":"` + t.Name + `"`
-		for _, f := range t.Fields {
-			fields += `,"` + f.JSON + `":"` + f.Example + `"`
-		}
-		body, ctype, answer = `{"control":{`+fields+`}}`, "application/json", `{"status":"success"}`
-	} else {
-		var b strings.Builder
-		b.WriteString("<xml><control><api_key>demo-key</api_key><timestamp>20260102030405</timestamp><sign>0123456789abcdef0123456789abcdef</sign><myservice_id>5f3a9c0e1b2d4f6a8c0e1b2d</myservice_id><mac>a4c138f0e2b1</mac><sn>0123456789abcdef0123456789abcdef</sn><type>" + t.Name + "</type>")
-		for _, f := range t.Fields {
-			b.WriteString("<" + f.Name + ">" + f.Example + "</" + f.Name + ">")
-		}
-		b.WriteString("</control></xml>")
-		body, ctype, answer = b.String(), "application/xml", `<?xml version="1.0" encoding="UTF-8"?><xml><status>success</status></xml>`
+	f, ctype, answer := device.JSON, "application/json", `{"status":"success"}`
+	if format == "xml" {
+		f, ctype, answer = device.XML, "application/xml", `<?xml version="1.0" encoding="UTF-8"?><xml><status>success</status></xml>`
+	}
+	fields := []client.Field{{Key: "api_key", Value: "demo-key"}, {Key: "timestamp", Value: "20260102030405"},
+		{Key: "sign", Value: "0123456789abcdef0123456789abcdef"}, {Key: "myservice_id", Value: "5f3a9c0e1b2d4f6a8c0e1b2d"},
+		{Key: "mac", Value: "a4c138f0e2b1"}, {Key: "sn", Value: "0123456789abcdef0123456789abcdef"}, {Key: "type", Value: t.Name}}
+	for _, fd := range t.Fields {
+		fields = append(fields, client.Field{Key: fd.WireName(f), Value: fd.Example})
+	}
+	b, err := client.Encode(f, fields)
+	if err != nil {
+		panic(err)
 	}
 	return client.Exchange{
 		Method:          "POST",
 		URL:             base + "/v1/services/gateway/command",
 		RequestHeaders:  map[string]string{"Content-Type": ctype},
-		RequestBody:     body,
+		RequestBody:     string(b),
 		Status:          200,
 		ResponseHeaders: map[string]string{"Content-Type": ctype},
 		ResponseBody:    answer,

@@ -1,7 +1,9 @@
 // Package codec turns request bodies into the control fields of the domain
-// and domain answers into response bodies, in JSON and XML. It reads
-// streams token by token and stops at the first thing that is not the
-// published envelope, so that hostile nesting or entities cost nothing.
+// and domain answers into response bodies, in JSON and XML; and, for every
+// client of the interface, control fields into request bodies
+// (AppendRequest). It reads streams token by token and stops at the first
+// thing that is not the published envelope, so that hostile nesting or
+// entities cost nothing.
 package codec
 
 import (

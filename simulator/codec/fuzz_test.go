@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // The fuzz targets below hold the decoders to what the rest of the
@@ -91,7 +90,7 @@ func checkDecode(t *testing.T, f device.Format, body []byte) {
 		}
 	}
 	// Written out again, the pairs read back the same.
-	again := encodePairs(f, pairs)
+	again := encodePairs(t, f, pairs)
 	back, err := Decode(f, again)
 	if err != nil {
 		t.Fatalf("Decode(%q) = %s, but written out again as %q: %v", body, pairsText(pairs), again, err)
@@ -101,23 +100,28 @@ func checkDecode(t *testing.T, f device.Format, body []byte) {
 	}
 }
 
-// encodePairs writes pairs as a body of format f, with simtest.Body: a
+// encodePairs writes pairs as a body of format f with AppendRequest: a
 // JSON number, true or null as the literal it was.
-func encodePairs(f device.Format, pairs []device.Pair) []byte {
-	fields := make([]simtest.F, len(pairs))
+func encodePairs(t *testing.T, f device.Format, pairs []device.Pair) []byte {
+	t.Helper()
+	fields := make([]Field, len(pairs))
 	for i, p := range pairs {
 		switch {
 		case p.Value.Kind == device.Number:
-			fields[i] = simtest.N(p.Key, p.Value.Text)
+			fields[i] = Field{Key: p.Key, Value: p.Value.Text, Kind: Number}
 		case p.Value.Kind == device.Other && p.Value.Text == "null":
-			fields[i] = simtest.N(p.Key, "null")
+			fields[i] = Field{Key: p.Key, Kind: Null}
 		case p.Value.Kind == device.Other:
-			fields[i] = simtest.N(p.Key, "true")
+			fields[i] = Field{Key: p.Key, Value: "true", Kind: JSONValue}
 		default:
-			fields[i] = simtest.S(p.Key, p.Value.Text)
+			fields[i] = Field{Key: p.Key, Value: p.Value.Text}
 		}
 	}
-	return simtest.Body(f, fields)
+	b, err := AppendRequest(nil, f, fields)
+	if err != nil {
+		t.Fatalf("pairs %s cannot be written out again: %v", pairsText(pairs), err)
+	}
+	return b
 }
 
 // checkErrorBody checks that the answer to a rejection parses in its

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/codec"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 	"github.com/gwdmi/gwtools/simulator/store"
@@ -105,41 +106,24 @@ func Without(fields []F, key string) []F {
 	return out
 }
 
-// Body writes fields as a request body: {"control":{...}} or
-// <xml><control>...</control></xml>.
+// Body writes fields as a request body with codec.AppendRequest, the
+// encoder every client shares: {"control":{...}} or
+// <xml><control>...</control></xml>, Raw values as they are, unchecked. It
+// panics on what the encoder refuses (in XML, a key that is no element
+// name): a body that cannot be written is the test's mistake.
 func Body(format device.Format, fields []F) []byte {
-	var b bytes.Buffer
-	if format == device.XML {
-		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<xml><control>")
-		for _, f := range fields {
-			b.WriteString("<" + f.Key + ">")
-			if f.Raw {
-				b.WriteString(f.Val)
-			} else {
-				xml.EscapeText(&b, []byte(f.Val))
-			}
-			b.WriteString("</" + f.Key + ">")
-		}
-		b.WriteString("</control></xml>")
-		return b.Bytes()
-	}
-	b.WriteString(`{"control":{`)
+	cf := make([]codec.Field, len(fields))
 	for i, f := range fields {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(f.Key)
-		b.Write(k)
-		b.WriteByte(':')
+		cf[i] = codec.Field{Key: f.Key, Value: f.Val}
 		if f.Raw {
-			b.WriteString(f.Val)
-		} else {
-			v, _ := json.Marshal(f.Val)
-			b.Write(v)
+			cf[i].Kind = codec.Raw
 		}
 	}
-	b.WriteString("}}")
-	return b.Bytes()
+	b, err := codec.AppendRequest(nil, format, cf)
+	if err != nil {
+		panic("simtest: " + err.Error())
+	}
+	return b
 }
 
 // ContentType is the request Content-Type of a format.

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/codec"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
@@ -407,12 +408,8 @@ func (r *Report) benchFleet(ctx context.Context, o Options) (fleetFile string, b
 	if !ok {
 		return "", nil, errors.New("the bench fleet's first gateway has no Light Dimmer")
 	}
-	sign := auth.Sign(t.Key.Key, t.Key.Secret, benchTimestamp)
-	r.Bodies = map[string]string{
-		"json": fmt.Sprintf(`{"control":{"api_key":%q,"timestamp":%q,"sign":%q,"myservice_id":%q,"mac":%q,"sn":%q,"type":"Light Dimmer","dimming":"50"}}`,
-			t.Key.Key, benchTimestamp, sign, t.AccountID, t.MAC, d.SN),
-		"xml": fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?><xml><control><api_key>%s</api_key><timestamp>%s</timestamp><sign>%s</sign><myservice_id>%s</myservice_id><mac>%s</mac><sn>%s</sn><type>Light Dimmer</type><dimming>50</dimming></control></xml>`,
-			t.Key.Key, benchTimestamp, sign, t.AccountID, t.MAC, d.SN),
+	if r.Bodies, err = commandBodies(t, d.SN); err != nil {
+		return "", nil, err
 	}
 	bodies = map[string]string{}
 	for format, body := range r.Bodies {
@@ -423,6 +420,31 @@ func (r *Report) benchFleet(ctx context.Context, o Options) (fleetFile string, b
 		bodies[format] = p
 	}
 	return fleetFile, bodies, nil
+}
+
+// commandBodies are the bench's Light Dimmer command to sn in each format,
+// signed for benchTimestamp, written by the request encoder every client
+// shares.
+func commandBodies(t *fleet.Target, sn string) (map[string]string, error) {
+	fields := []codec.Field{
+		{Key: device.FieldAPIKey, Value: t.Key.Key},
+		{Key: device.FieldTimestamp, Value: benchTimestamp},
+		{Key: device.FieldSign, Value: auth.Sign(t.Key.Key, t.Key.Secret, benchTimestamp)},
+		{Key: device.FieldAccount, Value: t.AccountID},
+		{Key: device.FieldMAC, Value: t.MAC},
+		{Key: device.FieldSN, Value: sn},
+		{Key: device.FieldType, Value: "Light Dimmer"},
+		{Key: "dimming", Value: "50"},
+	}
+	bodies := map[string]string{}
+	for name, f := range map[string]device.Format{"json": device.JSON, "xml": device.XML} {
+		b, err := codec.AppendRequest(nil, f, fields)
+		if err != nil {
+			return nil, err
+		}
+		bodies[name] = string(b)
+	}
+	return bodies, nil
 }
 
 var contentTypes = map[string]string{"json": "application/json", "xml": "application/xml"}

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/simulator/auth"
+	"github.com/gwdmi/gwtools/simulator/codec"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
@@ -207,5 +210,38 @@ func TestSections(t *testing.T) {
 	}
 	if !names[SectionGoBench] {
 		t.Error("no Go benchmark section: --skip-go-bench would skip nothing")
+	}
+}
+
+// The bench's bodies are the shared encoder's, byte for byte what the
+// bench always sent, and a valid command.
+func TestCommandBodies(t *testing.T) {
+	tg, err := fleet.Generate(benchSeed, 1, 10).Target()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := tg.Devices["Light Dimmer"]
+	got, err := commandBodies(tg, d.SN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := auth.Sign(tg.Key.Key, tg.Key.Secret, benchTimestamp)
+	want := map[string]string{
+		"json": fmt.Sprintf(`{"control":{"api_key":%q,"timestamp":%q,"sign":%q,"myservice_id":%q,"mac":%q,"sn":%q,"type":"Light Dimmer","dimming":"50"}}`,
+			tg.Key.Key, benchTimestamp, sign, tg.AccountID, tg.MAC, d.SN),
+		"xml": fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?><xml><control><api_key>%s</api_key><timestamp>%s</timestamp><sign>%s</sign><myservice_id>%s</myservice_id><mac>%s</mac><sn>%s</sn><type>Light Dimmer</type><dimming>50</dimming></control></xml>`,
+			tg.Key.Key, benchTimestamp, sign, tg.AccountID, tg.MAC, d.SN),
+	}
+	for name, f := range map[string]device.Format{"json": device.JSON, "xml": device.XML} {
+		if got[name] != want[name] {
+			t.Errorf("%s:\n got %s\nwant %s", name, got[name], want[name])
+		}
+		pairs, derr := codec.Decode(f, []byte(got[name]))
+		if derr != nil {
+			t.Fatalf("%s: %v", name, derr)
+		}
+		if _, perr := device.Parse(device.SendCommand, f, pairs); perr != nil {
+			t.Errorf("%s: %v", name, perr)
+		}
 	}
 }
