@@ -77,33 +77,33 @@ func (l *ackLog) record(r *request, target, status string, why error) {
 	for _, f := range r.fields {
 		if t != nil { // a command's settings follow its type
 			for i := range t.Fields {
-				if t.Fields[i].WireName(r.format) == f.k {
+				if t.Fields[i].WireName(r.format) == f.Key {
 					if e.Values == nil {
 						e.Values = make(map[string]string, len(r.fields))
 					}
-					e.Values[t.Fields[i].Name] = f.v
+					e.Values[t.Fields[i].Name] = f.Value
 				}
 			}
 			continue
 		}
-		switch f.k {
+		switch f.Key {
 		case device.FieldAccount:
-			e.Account = f.v
+			e.Account = f.Value
 		case device.FieldMAC:
-			e.MAC = f.v
+			e.MAC = f.Value
 		case device.FieldSN:
-			e.SN = f.v
+			e.SN = f.Value
 		case device.FieldType:
-			e.Type = f.v
+			e.Type = f.Value
 			if r.op == device.SendCommand {
-				t, _ = device.LookupType(f.v)
+				t, _ = device.LookupType(f.Value)
 			}
 		case device.FieldName:
-			e.Name = f.v
+			e.Name = f.Value
 		case device.FieldMessageType:
-			e.MessageType = f.v
+			e.MessageType = f.Value
 		case device.FieldMessageValue:
-			e.MessageValue = f.v
+			e.MessageValue = f.Value
 		}
 		// The api key, timestamp and sign are never written.
 	}

@@ -132,8 +132,8 @@ func TestAckLogOwnsEachDeviceByOneWorker(t *testing.T) {
 
 func field(fs []kv, k string) string {
 	for _, f := range fs {
-		if f.k == k {
-			return f.v
+		if f.Key == k {
+			return f.Value
 		}
 	}
 	return ""
