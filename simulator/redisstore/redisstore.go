@@ -83,6 +83,7 @@ type Store struct {
 	jsize    int
 	timeout  time.Duration
 	journal  *journal
+	updates  *batcher
 }
 
 // ErrFleetMismatch: Redis holds another fleet.
@@ -203,6 +204,7 @@ func open(ctx context.Context, rdb redis.UniversalClient, f *fleet.Fleet, o Opti
 		return nil, err
 	}
 	s.journal = newJournal(s)
+	s.updates = newBatcher(s)
 	return s, nil
 }
 
@@ -382,6 +384,7 @@ func deviceFields(t *device.Type, name string, st device.State) []any {
 
 // Close closes the connections.
 func (s *Store) Close() error {
+	s.updates.close()
 	s.journal.close()
 	return s.rdb.Close()
 }

@@ -48,10 +48,8 @@ func (s *Store) check(accountID, mac, sn string) (*device.Type, *device.Error) {
 }
 
 func (s *Store) apply(accountID, mac, sn string, t *device.Type, fields []any) *device.Error {
-	ctx, cancel := s.ctx()
-	defer cancel()
 	args := append([]any{t.Name}, fields...)
-	n, err := update.Run(ctx, s.rdb, []string{s.devKey(accountID, mac, sn)}, args...).Int()
+	n, err := s.updates.update(s.devKey(accountID, mac, sn), args)
 	if err != nil {
 		return unavailable(err)
 	}
