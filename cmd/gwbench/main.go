@@ -2,7 +2,7 @@
 // docs/benchmarks.md (make bench runs it). It only wires package
 // cmd/gwbench/bench to the command line.
 //
-//	gwbench [--out docs/benchmarks.md] [--duration 3s] [--rounds 3] [--connections 4,32] ...
+//	gwbench [--out docs/benchmarks.md] [--duration 3s] [--rounds 5] [--connections 4,32] ...
 //	gwbench bare --addr 127.0.0.1:0          the bare handler gwsim is compared with
 //	gwbench fleetmem --devices N             heap and load time of a generated fleet, as JSON
 package main
@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string) int {
 	fs.StringVar(&o.Work, "work", "", "keep the bench fleet, bodies, wrk script and profiles here (default: a temporary directory, removed)")
 	fs.StringVar(&o.Wrk, "wrk", "", `wrk program (default: found on PATH; "none": gwconform load drives everything)`)
 	fs.DurationVar(&o.Duration, "duration", 0, "each load run (default 3s)")
-	fs.IntVar(&o.Rounds, "rounds", 0, "rounds of the load comparison (default 3)")
+	fs.IntVar(&o.Rounds, "rounds", 0, "rounds of the load comparison and of the Redis one (default 5: the median of fewer swings by a tenth on a shared machine)")
 	conns := fs.String("connections", "4,32", "wrk connections and gwconform load workers, one comparison each, comma-separated")
 	fs.IntVar(&o.BigFleet, "big-fleet", 0, "devices of the large fleet gwsim serve is timed with (default 10000000; -1: none)")
 	fs.IntVar(&o.Parallel, "parallel", 0, "gwconform run --parallel of the harness figures (default 8)")

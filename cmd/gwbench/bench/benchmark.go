@@ -49,7 +49,7 @@ type Options struct {
 	// Wrk is the wrk program; found on PATH when empty; "none" uses
 	// gwconform load for the whole comparison.
 	Wrk string
-	// Duration of each load run (3s), Rounds of the comparison (3),
+	// Duration of each load run (3s), Rounds of the comparison (5),
 	// Connections of wrk and workers of gwconform load, one comparison
 	// for each (4 and 32; gwconform load, the half-rate latency and the
 	// AltThreads round at the first only), Threads of
@@ -106,7 +106,7 @@ func (o *Options) defaults() error {
 		o.Duration = 3 * time.Second
 	}
 	if o.Rounds <= 0 {
-		o.Rounds = 3
+		o.Rounds = 5
 	}
 	if len(o.Connections) == 0 {
 		o.Connections = []int{4, 32}

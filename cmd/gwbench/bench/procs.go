@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,6 +22,7 @@ type server struct {
 	started time.Duration // from start until it said where it listens
 	stderr  *bytes.Buffer
 	done    chan error
+	once    sync.Once
 }
 
 var urlRe = regexp.MustCompile(`http://[0-9A-Za-z.:\[\]-]+`)
@@ -73,13 +75,15 @@ func (s *server) stop() {
 	if s == nil || s.cmd.Process == nil {
 		return
 	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(5 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-	}
+	s.once.Do(func() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(5 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+	})
 }
 
 // cpu is the CPU time (user and system) the process has used so far, from
