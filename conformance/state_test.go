@@ -1,0 +1,110 @@
+package conformance
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// packageVars are the only package-level variables the harness's packages
+// may have: values fixed at start (patterns, tables, templates, errors) and
+// caches of what the code and its embedded files define, the same for
+// every run. A run's state (its target, its devices, its progress, its
+// outcome) lives in the values a run makes (Env, Config, execution), so
+// that nothing of one run leaks into another; a new package variable
+// fails this test until it is listed here with the reason it holds no
+// run's state.
+var packageVars = map[string]string{
+	"bundle/bundle.go apiKeyAnywhere": "pattern",
+	"bundle/bundle.go secretAnywhere": "pattern",
+	"bundle/bundle.go signAnywhere":   "pattern",
+	"bundle/verify.go bracketed":      "pattern",
+	"catalogid.go previewOnce":        "the catalog, built once: the same for every run",
+	"check/check.go Levels":           "table",
+	"check/check.go labelUnsafe":      "pattern",
+	"check/check.go idInText":         "pattern",
+	"check/check.go mu":               "guards registry",
+	"check/check.go registry":         "the catalog's metadata, the same for every run",
+	"check/check.go article":          "pattern",
+	"check/sections.go Sections":      "table",
+	"client/client.go errTimeout":     "error value",
+	"client/redact.go signValue":      "pattern",
+	"client/redact.go apiKeyValue":    "pattern",
+	"client/redact.go secretValue":    "pattern",
+	"client/redact.go timestampValue": "pattern",
+	"client/redact.go xmlEscaper":     "fixed replacer",
+	"draw.go notSettingChar":          "pattern",
+	"env.go adminHTTP":                "an HTTP client without run state (its idle connections only)",
+	"failure.go typed":                "pattern",
+	"failure.go matcher":              "pattern",
+	"failure.go unary":                "pattern",
+	"load/load.go ErrOwnedDevices":    "error value",
+	"load/plan.go DefaultMix":         "default value",
+	"load/raw.go errNoAnswer":         "error value",
+	"load/send.go successJSON":        "fixed body",
+	"load/send.go successXML":         "fixed body",
+	"report/html.go levelMeaning":     "table",
+	"report/html.go funcs":            "template functions",
+	"report/html.go page":             "parsed template",
+	"report/report.go Formats":        "table",
+	"request.go jsonNames":            "table",
+	"rules/rules.go source":           "embedded file",
+	"rules/rules.go once":             "the rules, parsed once from the embedded file",
+	"rules/rules.go all":              "the rules, parsed once from the embedded file",
+	"rules/rules.go err":              "the rules, parsed once from the embedded file",
+	"rules/rules.go patterns":         "cache of compiled patterns of the rules",
+	"rules/rules.go forCache":         "cache of each case's rules",
+	"rules/rules.go deviationSource":  "embedded file",
+	"run.go succinctNoise":            "pattern",
+}
+
+func TestNoRunStateInPackageVariables(t *testing.T) {
+	var found []string
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range g.Specs {
+				for _, n := range spec.(*ast.ValueSpec).Names {
+					if n.Name != "_" {
+						found = append(found, filepath.ToSlash(p)+" "+n.Name)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(found)
+	seen := map[string]bool{}
+	for _, v := range found {
+		seen[v] = true
+		if _, ok := packageVars[v]; !ok {
+			t.Errorf("package variable %s: a run's state belongs in the values a run makes (Env, Config); if it holds none, list it in packageVars with why", v)
+		}
+	}
+	for v := range packageVars {
+		if !seen[v] {
+			t.Errorf("packageVars lists %s, which is gone: take it out", v)
+		}
+	}
+	if len(found) < 10 {
+		t.Fatalf("found only %d package variables: is the walk looking at the harness's packages?", len(found))
+	}
+}
