@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,15 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/auth"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
-func startSim(t *testing.T, f *fleet.Fleet) *simulator.Simulator {
+// startSim starts the embedded target as gwconform does.
+func startSim(t *testing.T, f *fleet.Fleet) Embedded {
 	t.Helper()
-	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: f,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	sim, err := startSimulator(f)
 	if err != nil {
 		t.Fatal(err)
 	}
