@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/onsi/ginkgo/v2"
-
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/docs"
 )
@@ -18,22 +16,42 @@ import (
 // by another catalog. CatalogHash pins the exact content.
 const CatalogVersion = "2026.11.2"
 
-var previewOnce sync.Once
+var (
+	catalogOnce  sync.Once
+	catalogOrder map[string]int
+)
 
-// catalog is every declared check. The suite's tree is built by Ginkgo
-// when a run starts; a process that runs none (gwconform verify, checks)
-// builds it once with a preview, which runs nothing. The catalog is the
-// same for every run: what previewOnce and package check's registry keep
-// is no run's state.
+// catalog is every check of the suite, sorted by ID. It is built once,
+// without Ginkgo, by declaring the checks into a list instead of a tree,
+// and registered with package check, so that every process knows every
+// check (a --parallel worker declares only its own as specs). The catalog
+// is the same for every run: what catalogOnce and package check's
+// registry keep is no run's state.
 func catalog() []check.Meta {
-	if all := check.All(); len(all) > 0 {
-		return all
-	}
-	previewOnce.Do(func() {
-		(&Env{}).declareChecks()
-		ginkgo.PreviewSpecs("gwconform")
-	})
+	buildCatalog()
 	return check.All()
+}
+
+func buildCatalog() {
+	catalogOnce.Do(func() {
+		var list []check.Meta
+		(&Env{collect: &list}).declareAll()
+		catalogOrder = make(map[string]int, len(list))
+		for i, m := range list {
+			check.Register(m)
+			catalogOrder[m.ID] = i
+		}
+	})
+}
+
+// declared is a check's place in the order of declaration (the order of
+// a serial run), -1 for an unknown ID.
+func declared(id string) int {
+	buildCatalog()
+	if i, ok := catalogOrder[id]; ok {
+		return i
+	}
+	return -1
 }
 
 // CatalogHash is the SHA-256 of the catalog: every check's ID, level,

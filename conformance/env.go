@@ -18,6 +18,7 @@ import (
 
 	"github.com/brianvoe/gofakeit/v6"
 
+	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/client"
 	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
@@ -67,6 +68,9 @@ type Env struct {
 	touchMu    sync.Mutex
 	touched    map[string]*touched
 	touchOrder []string
+	// collect, when set, makes the declarations list the checks instead
+	// of declaring specs: the catalog.
+	collect *[]check.Meta
 	// assignment is the worker of each check in a --parallel run.
 	assignOnce sync.Once
 	assignment map[string]int

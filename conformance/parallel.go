@@ -12,6 +12,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
@@ -23,10 +24,6 @@ import (
 // gateway's log; the whole-fleet checks; the probes) all run on worker 0.
 // Every check runs on exactly one worker, chosen by its case, so the
 // merged report has the same verdicts as a serial run with the same seed.
-
-// otherWorker is the skip reason of a check another worker runs; the merge
-// replaces it with that worker's result.
-const otherWorker = "run by another worker"
 
 // MaxParallel bounds --parallel's default: the checks wait on the network,
 // not the CPU, so more workers than cores still pay.
@@ -90,15 +87,16 @@ func (env *Env) workerOf(id string, workers int) int {
 	if workers <= 1 {
 		return 0
 	}
-	env.assignOnce.Do(func() { env.assignment = assign(check.All(), workers) })
+	env.assignOnce.Do(func() { env.assignment = assign(catalog(), workers) })
 	return env.assignment[id]
 }
 
 // assign shares the checks between workers. Worker 0 takes what shares
-// more than a device: the whole-fleet checks, the probes, every message
-// case that appends to the gateway's log (a valid one) and every check of
-// the log (.sim of a message case). The other cases go whole, in ID order,
-// to the worker with the fewest checks so far. Every process of a run
+// more than a device: the whole-fleet checks, the probes of messages, every
+// message case that appends to the gateway's log (a valid one) and every
+// check of the log (.sim of a message case). The other cases go whole to
+// the worker with the least work so far, heaviest first, weighed by what
+// their checks cost against a slow target. Every process of a run
 // builds the same catalog, so each computes the same assignment.
 func assign(all []check.Meta, workers int) map[string]int {
 	out := make(map[string]int, len(all))
@@ -113,8 +111,13 @@ func assign(all []check.Meta, workers int) map[string]int {
 	}
 	sort.Strings(order)
 	shared := func(c string) bool {
-		if strings.HasPrefix(c, "fleet.") || strings.HasPrefix(c, "probe.") {
+		if strings.HasPrefix(c, "fleet.") {
 			return true
+		}
+		if strings.HasPrefix(c, "probe.") {
+			// A probe of messages appends to the log; the others use
+			// the worker's own devices.
+			return cases[c][0].Operation == device.SendMessage.Name()
 		}
 		if strings.HasPrefix(c, "message.") {
 			for _, m := range cases[c] {
@@ -125,20 +128,66 @@ func assign(all []check.Meta, workers int) map[string]int {
 		}
 		return false
 	}
-	// Worker 0's share first, so that the rest is spread around it.
+	// What a check costs against a slow target: a request the target
+	// accepts goes all the way (its latency, its store), and so does one
+	// the store refuses; one refused before that is answered at once. So
+	// a check of a slow case weighs five, of another one; a parity check
+	// sends twice; a probe sends several. (Weights measured per kind of
+	// check balanced worse: each kind mixes slow and quick cases.)
+	slow := func(c string) bool {
+		for _, m := range cases[c] {
+			if strings.Contains(m.Assertion, "with status success") {
+				return true
+			}
+			// Refused by the store, once the request waited its
+			// latency like an accepted one.
+			for _, code := range []string{device.CodeDeviceNotFound, device.CodeGatewayNotFound, device.CodeTypeMismatch} {
+				if strings.Contains(m.Assertion, code) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	weight := func(c string, m check.Meta) int {
+		w := 1
+		switch {
+		case strings.HasPrefix(m.ID, "probe."):
+			w = 10
+		case slow(c):
+			w = 5
+		}
+		if strings.HasSuffix(m.ID, ".parity") {
+			w *= 2
+		}
+		return w
+	}
+	// Worker 0's share first; then the other cases, heaviest first, each
+	// whole to the worker with the least weight so far (longest
+	// processing time first: the workers end close together).
 	load := make([]int, workers)
+	caseWeight := map[string]int{}
 	for _, c := range order {
 		for _, m := range cases[c] {
 			if shared(c) || strings.HasPrefix(c, "message.") && strings.HasSuffix(m.ID, ".sim") {
 				out[m.ID] = 0
-				load[0]++
+				load[0] += weight(c, m)
+			} else {
+				caseWeight[c] += weight(c, m)
 			}
 		}
 	}
-	for _, c := range order {
-		if shared(c) {
-			continue
+	rest := make([]string, 0, len(caseWeight))
+	for c := range caseWeight {
+		rest = append(rest, c)
+	}
+	sort.Slice(rest, func(i, j int) bool {
+		if caseWeight[rest[i]] != caseWeight[rest[j]] {
+			return caseWeight[rest[i]] > caseWeight[rest[j]]
 		}
+		return rest[i] < rest[j]
+	})
+	for _, c := range rest {
 		w := 0
 		for i := range load {
 			if load[i] < load[w] {
@@ -148,41 +197,62 @@ func assign(all []check.Meta, workers int) map[string]int {
 		for _, m := range cases[c] {
 			if _, done := out[m.ID]; !done {
 				out[m.ID] = w
-				load[w]++
 			}
 		}
+		load[w] += caseWeight[c]
 	}
 	return out
 }
 
-// it declares a check that runs on its own worker only.
+// it declares a check as a spec of this process: in a --parallel run
+// only the checks of this worker are declared, each worker's report holds
+// its own, and the run that started them merges them in the order of
+// declaration. Building the catalog, it only lists the check.
 func (env *Env) it(m check.Meta, body func(ginkgo.SpecContext)) bool {
-	return check.It(m, func(ctx ginkgo.SpecContext) {
-		if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
-			ginkgo.Skip(otherWorker)
-		}
-		body(ctx)
-	})
+	if env.collect != nil {
+		*env.collect = append(*env.collect, check.Finish(m))
+		return false
+	}
+	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
+		return false
+	}
+	return check.It(m, body)
 }
 
-// mergeWorkers waits for the workers and puts each check's result from
-// the worker that ran it into r. A worker that failed leaves its checks
-// unrun, and the run says so: it cannot pass.
+// mergeWorkers waits for the workers and adds each one's results to r's,
+// in the order of declaration (that of a serial run). A worker that failed
+// leaves its checks unrun, and the run says so: it cannot pass.
 func mergeWorkers(r types.Report, ws []*Worker) types.Report {
-	byText := map[string]int{}
-	for i, sr := range r.SpecReports {
+	var its, others types.SpecReports
+	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType.Is(types.NodeTypeIt) {
-			byText[sr.FullText()] = i
+			its = append(its, sr)
+		} else {
+			others = append(others, sr)
 		}
 	}
-	r.SpecReports = append(types.SpecReports(nil), r.SpecReports...)
-	for _, w := range ws {
-		err := <-w.Done
-		b, rerr := os.ReadFile(w.Report)
-		var wr types.Report
-		if rerr == nil {
-			rerr = json.Unmarshal(b, &wr)
-		}
+	// Each worker's report is read as soon as it ends, all at once; they
+	// are merged in worker order.
+	type read struct {
+		wr        types.Report
+		err, rerr error
+	}
+	reads := make([]chan read, len(ws))
+	for i, w := range ws {
+		reads[i] = make(chan read, 1)
+		go func() {
+			var rd read
+			rd.err = <-w.Done
+			var b []byte
+			if b, rd.rerr = os.ReadFile(w.Report); rd.rerr == nil {
+				rd.rerr = json.Unmarshal(b, &rd.wr)
+			}
+			reads[i] <- rd
+		}()
+	}
+	for i, w := range ws {
+		rd := <-reads[i]
+		wr, err, rerr := rd.wr, rd.err, rd.rerr
 		if rerr != nil {
 			logTail, _ := os.ReadFile(w.Log)
 			if len(logTail) > 400 {
@@ -194,18 +264,12 @@ func mergeWorkers(r types.Report, ws []*Worker) types.Report {
 			continue
 		}
 		for _, sr := range wr.SpecReports {
-			if !sr.LeafNodeType.Is(types.NodeTypeIt) || (sr.State.Is(types.SpecStateSkipped) && sr.Failure.Message == otherWorker) {
-				continue
-			}
-			i, ok := byText[sr.FullText()]
-			if !ok {
-				continue
-			}
-			if cur := r.SpecReports[i]; cur.State.Is(types.SpecStateSkipped) && cur.Failure.Message == otherWorker {
-				r.SpecReports[i] = sr
+			if sr.LeafNodeType.Is(types.NodeTypeIt) {
+				its = append(its, sr)
 			}
 		}
 		if !wr.SuiteSucceeded {
+			r.SuiteSucceeded = false
 			for _, reason := range wr.SpecialSuiteFailureReasons {
 				r.SpecialSuiteFailureReasons = append(r.SpecialSuiteFailureReasons, fmt.Sprintf("worker %d: %s", w.N, reason))
 			}
@@ -214,6 +278,10 @@ func mergeWorkers(r types.Report, ws []*Worker) types.Report {
 			r.EndTime = wr.EndTime
 		}
 	}
+	sort.SliceStable(its, func(i, j int) bool {
+		return declared(check.IDFromText(its[i].LeafNodeText)) < declared(check.IDFromText(its[j].LeafNodeText))
+	})
+	r.SpecReports = append(others, its...)
 	r.RunTime = r.EndTime.Sub(r.StartTime)
 	return r
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -220,26 +221,34 @@ func (env *Env) putBackAll(ctx context.Context) {
 		_, _, err := env.Client.Do(ctx, r)
 		return err == nil
 	}
+	// Each device on its own, several at once: against a slow target one
+	// after another would add a round trip per device to every run.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
 	for _, sn := range env.touchOrder {
 		t := env.touched[sn]
-		d := t.dev
-		if t.name != "" {
-			r := env.base(device.UpdateName, d.SN, d.Type)
-			r.set(device.FieldName, t.name)
-			if !put(r.request(device.JSON)) {
-				return
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			d := t.dev
+			if t.name != "" {
+				r := env.base(device.UpdateName, d.SN, d.Type)
+				r.set(device.FieldName, t.name)
+				if !put(r.request(device.JSON)) {
+					return
+				}
 			}
-		}
-		ty, _ := device.LookupType(d.Type)
-		if len(t.state) < len(ty.Fields) {
-			continue // the fleet does not say the whole state; nothing to put back
-		}
-		r := env.base(device.SendCommand, d.SN, d.Type)
-		for _, fd := range ty.Fields {
-			r.set(fd.Name, normalize(map[string]any{"v": t.state[fd.Name]})["v"])
-		}
-		if !put(r.request(device.JSON)) {
-			return
-		}
+			ty, _ := device.LookupType(d.Type)
+			if len(t.state) < len(ty.Fields) {
+				return // the fleet does not say the whole state; nothing to put back
+			}
+			r := env.base(device.SendCommand, d.SN, d.Type)
+			for _, fd := range ty.Fields {
+				r.set(fd.Name, normalize(map[string]any{"v": t.state[fd.Name]})["v"])
+			}
+			put(r.request(device.JSON))
+		}()
 	}
+	wg.Wait()
 }

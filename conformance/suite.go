@@ -19,12 +19,15 @@ import (
 // declareChecks declares every check of the suite, each reading env, the
 // run's own Env, when it runs.
 func (env *Env) declareChecks() {
-	ginkgo.Describe("Gateway Device Management Interface", func() {
-		for _, c := range Cases() {
-			env.declare(c)
-		}
-		env.declareProbes()
-	})
+	ginkgo.Describe("Gateway Device Management Interface", env.declareAll)
+}
+
+// declareAll declares every check, in the order a serial run runs them.
+func (env *Env) declareAll() {
+	for _, c := range Cases() {
+		env.declare(c)
+	}
+	env.declareProbes()
 }
 
 // meta fills the metadata every check of a case shares.

@@ -509,6 +509,11 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 		// The admin token goes by the environment, never the command line
 		// (which any user of the machine can read).
 		cmd.Env = append(os.Environ(), "GWSIM_ADMIN_TOKEN="+e.AdminToken, "NO_COLOR=1")
+		if os.Getenv("GOMAXPROCS") == "" {
+			// A worker sends one request at a time: one thread each
+			// spares the machine the handoffs between threads.
+			cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
+		}
 		if err := cmd.Start(); err != nil {
 			logf.Close()
 			return ws, cmds, fmt.Errorf("--parallel: starting worker %d: %w", i, err)

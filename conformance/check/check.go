@@ -95,23 +95,53 @@ var (
 	registry = map[string]Meta{}
 )
 
-// article puts "an" before a vowel: titles are built from parts ("a " +
-// type name), and "a Appliance Module" or "a update_name request" reads
-// badly in a report a certifier reads.
-var article = regexp.MustCompile(`\b([Aa]) ([AEIOUaeiou])`)
+// English mends the articles of a title or assertion built from parts:
+// "an" before a vowel, since titles are built from parts ("a " + type
+// name), and "a Appliance Module" or "a update_name request" reads badly in
+// a report a certifier reads.
+func English(s string) string {
+	var b []byte
+	last := 0
+	for i := 0; i+2 < len(s); i++ {
+		if (s[i] == 'a' || s[i] == 'A') && s[i+1] == ' ' && strings.IndexByte("AEIOUaeiou", s[i+2]) >= 0 &&
+			(i == 0 || !isWordByte(s[i-1])) {
+			b = append(b, s[last:i+1]...)
+			b = append(b, 'n')
+			last = i + 1
+			i += 2 // as the pattern, which consumes the vowel: "a a a" is "an a a"
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
+}
 
-// English mends the articles of a title or assertion built from parts.
-func English(s string) string { return article.ReplaceAllString(s, "${1}n $2") }
+// isWordByte is regexp's \w: an ASCII letter, digit or underscore.
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
 
 // It declares one check as a Ginkgo spec. It panics on a duplicate or
 // incomplete ID while the tree is built, so a broken catalog never runs.
 func It(m Meta, body func(ginkgo.SpecContext), decorations ...any) bool {
-	m.Title, m.Assertion = English(m.Title), English(m.Assertion)
+	m = Finish(m)
 	register(m)
 	args := append([]any{m.Labels()}, decorations...)
 	args = append(args, body)
 	return ginkgo.It(m.Text(), args...)
 }
+
+// Finish is m as It declares it: titles and assertions read as English.
+func Finish(m Meta) Meta {
+	m.Title, m.Assertion = English(m.Title), English(m.Assertion)
+	return m
+}
+
+// Register records a check's metadata without declaring a spec: the
+// catalog, built once without Ginkgo, so that Lookup and All know every
+// check in every process (a --parallel worker declares only its own).
+func Register(m Meta) { register(m) }
 
 func register(m Meta) {
 	if m.ID == "" || m.Level == "" || m.Section == "" || m.Title == "" || m.Assertion == "" {

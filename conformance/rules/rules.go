@@ -8,7 +8,6 @@ package rules
 import (
 	_ "embed"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -75,20 +74,29 @@ func check(rs []Rule) error {
 	return nil
 }
 
-var patterns sync.Map // pattern -> *regexp.Regexp
-
 // Match reports whether a case ID matches a pattern, where * matches any
-// run of characters (dots included).
+// run of characters (dots included). It is called for every rule and case
+// when the catalog is built, so it matches directly, without a regexp.
 func Match(pattern, id string) bool {
-	re, ok := patterns.Load(pattern)
-	if !ok {
-		parts := strings.Split(pattern, "*")
-		for i := range parts {
-			parts[i] = regexp.QuoteMeta(parts[i])
-		}
-		re, _ = patterns.LoadOrStore(pattern, regexp.MustCompile("^"+strings.Join(parts, ".*")+"$"))
+	star := strings.IndexByte(pattern, '*')
+	if star < 0 {
+		return pattern == id
 	}
-	return re.(*regexp.Regexp).MatchString(id)
+	if !strings.HasPrefix(id, pattern[:star]) {
+		return false
+	}
+	id, pattern = id[star:], pattern[star+1:]
+	for {
+		star = strings.IndexByte(pattern, '*')
+		if star < 0 {
+			return strings.HasSuffix(id, pattern)
+		}
+		i := strings.Index(id, pattern[:star])
+		if i < 0 {
+			return false
+		}
+		id, pattern = id[i+star:], pattern[star+1:]
+	}
 }
 
 // Side is which side of a rule a case is on.

@@ -1,6 +1,10 @@
 package rules
 
-import "testing"
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
 
 func TestMatch(t *testing.T) {
 	for _, c := range []struct {
@@ -47,6 +51,27 @@ func TestListsParse(t *testing.T) {
 		}
 		if n == 0 {
 			t.Errorf("no %s rule", k)
+		}
+	}
+}
+
+// Match treats * as any run of characters, as a ^...$ pattern with .* for
+// each * would.
+func TestMatchAsAPattern(t *testing.T) {
+	ids := []string{"", "a", "command.light-dimmer.valid", "command.light-dimmer.dimming.zero", "message.envelope.sign.wrong",
+		"a.b.c", "abcabc", "*", "x*y"}
+	pats := []string{"", "*", "a", "a*", "*a", "*c", "a*c", "command.*", "command.*.valid", "*.envelope.*", "*.sign.*",
+		"abc*abc", "a*b*c", "**", "*.*.*", "message.envelope.sign.wrong", "x*y", "c*.*-*.*"}
+	for _, p := range pats {
+		parts := strings.Split(p, "*")
+		for i := range parts {
+			parts[i] = regexp.QuoteMeta(parts[i])
+		}
+		re := regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
+		for _, id := range ids {
+			if got, want := Match(p, id), re.MatchString(id); got != want {
+				t.Errorf("Match(%q, %q) = %v, want %v", p, id, got, want)
+			}
 		}
 	}
 }

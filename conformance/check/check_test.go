@@ -1,0 +1,32 @@
+package check
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"testing"
+)
+
+// English puts "an" before a vowel exactly where the pattern
+// \b([Aa]) ([AEIOUaeiou]) does, on made-up titles and random text.
+func TestEnglishAsThePattern(t *testing.T) {
+	article := regexp.MustCompile(`\b([Aa]) ([AEIOUaeiou])`)
+	cases := []string{
+		"", "a", "a ", "a A", "A update_name request", "a Appliance Module Plus is rejected",
+		"a Light Dimmer", "Na Ab", "_a ab", "(a e)", "é a i", "a a a a", "data apple", "1a e",
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aAeEbB _1.(é"
+	for i := 0; i < 20000; i++ {
+		b := make([]rune, r.IntN(12))
+		runes := []rune(alphabet)
+		for j := range b {
+			b[j] = runes[r.IntN(len(runes))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		if got, want := English(s), article.ReplaceAllString(s, "${1}n $2"); got != want {
+			t.Fatalf("English(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
