@@ -178,9 +178,16 @@ func TestWriteMarkdown(t *testing.T) {
 	r.Harness = HarnessRun{Measured: true, Parallel: 8, Serial: 40 * time.Second, ParallelT: 8 * time.Second, SerialCmd: "bin/gwconform run", ParallelCmd: "bin/gwconform run --parallel 8"}
 	b.Reset()
 	r.WriteMarkdown(&b)
-	if md := b.String(); !strings.Contains(md, "serial 40.00 s (exit 0), parallel 8.00 s (exit 0): 5.0 × faster | reported |") ||
+	if md := b.String(); !strings.Contains(md, "serial 40.00 s (exit 0), parallel 8.00 s (exit 0): 5.0 × faster | **met** |") ||
 		!strings.Contains(md, "bin/gwconform run --parallel 8") {
 		t.Errorf("the harness figures are not in the report:\n%s", md)
+	}
+	// Slower than a fifth of serial: missed, and said by how much.
+	r.Harness.ParallelT = 10 * time.Second
+	b.Reset()
+	r.WriteMarkdown(&b)
+	if md := b.String(); !strings.Contains(md, "4.0 × faster | **missed**: 4.0 × instead of 5 × |") {
+		t.Errorf("a harness goal missed is not said so:\n%s", md)
 	}
 }
 

@@ -195,10 +195,15 @@ func (r *Report) suiteGoals() []Goal {
 		goals = append(goals, goal)
 	}
 	h := r.Harness
-	goal := Goal{Name: fmt.Sprintf("gwconform run against gwsim with %s latency: serial and --parallel %d, wall time", HarnessLatency, h.Parallel),
-		Target: "figures only", Info: true, Known: h.Measured, Measured: "not measured: " + h.Why}
+	goal := Goal{Name: fmt.Sprintf("gwconform run against gwsim with %s latency: --parallel %d against serial, wall time", HarnessLatency, h.Parallel),
+		Target: "≤ 1/5 of serial", Known: h.Measured, Measured: "not measured: " + h.Why}
 	if h.Measured {
 		goal.Measured = fmt.Sprintf("serial %s (exit %d), parallel %s (exit %d): %.1f × faster", dur(h.Serial), h.SerialExit, dur(h.ParallelT), h.ParExit, h.Speedup())
+		goal.Met = h.Speedup() >= 5 && h.SerialExit == 0 && h.ParExit == 0
+		if !goal.Met {
+			goal.Miss = fmt.Sprintf("%.1f × instead of 5 ×", h.Speedup())
+			goal.Why = "worker 0 starts the others, runs the checks that share the gateway's message log and merges the reports; the workers share two cores"
+		}
 	}
 	if h.Parallel > 0 {
 		goals = append(goals, goal)
