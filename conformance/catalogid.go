@@ -16,10 +16,7 @@ import (
 // by another catalog. CatalogHash pins the exact content.
 const CatalogVersion = "2026.11.2"
 
-var (
-	catalogOnce  sync.Once
-	catalogOrder map[string]int
-)
+var catalogOnce sync.Once
 
 // catalog is every check of the suite, sorted by ID. It is built once,
 // without Ginkgo, by declaring the checks into a list instead of a tree,
@@ -36,22 +33,10 @@ func buildCatalog() {
 	catalogOnce.Do(func() {
 		var list []check.Meta
 		(&Env{collect: &list}).declareAll()
-		catalogOrder = make(map[string]int, len(list))
-		for i, m := range list {
+		for _, m := range list {
 			check.Register(m)
-			catalogOrder[m.ID] = i
 		}
 	})
-}
-
-// declared is a check's place in the order of declaration (the order of
-// a serial run), -1 for an unknown ID.
-func declared(id string) int {
-	buildCatalog()
-	if i, ok := catalogOrder[id]; ok {
-		return i
-	}
-	return -1
 }
 
 // CatalogHash is the SHA-256 of the catalog: every check's ID, level,

@@ -204,8 +204,8 @@ func assign(all []check.Meta, workers int) map[string]int {
 
 // it declares a check as a spec of this process: in a --parallel run
 // only the checks of this worker are declared, each worker's report holds
-// its own, and the run that started them merges them in the order of
-// declaration. Building the catalog, it only lists the check.
+// its own, and the run that started them merges them in a serial run's
+// order. Building the catalog, it only lists the check.
 func (env *Env) it(m check.Meta, body func(ginkgo.SpecContext)) bool {
 	if env.collect != nil {
 		*env.collect = append(*env.collect, check.Finish(m))
@@ -218,7 +218,7 @@ func (env *Env) it(m check.Meta, body func(ginkgo.SpecContext)) bool {
 }
 
 // mergeWorkers waits for the workers and adds each one's results to r's,
-// in the order of declaration (that of a serial run). A worker that failed
+// in the order of a serial run. A worker that failed
 // leaves its checks unrun, and the run says so: it cannot pass.
 func mergeWorkers(r types.Report, ws []*Worker) types.Report {
 	var its, others types.SpecReports
@@ -276,10 +276,12 @@ func mergeWorkers(r types.Report, ws []*Worker) types.Report {
 			r.EndTime = wr.EndTime
 		}
 	}
-	sort.SliceStable(its, func(i, j int) bool {
-		return declared(check.IDFromText(its[i].LeafNodeText)) < declared(check.IDFromText(its[j].LeafNodeText))
-	})
-	r.SpecReports = append(others, its...)
+	// In the order of a serial run: every check is declared from the one
+	// place in check.It, so Ginkgo orders them by their text.
+	sort.SliceStable(its, func(i, j int) bool { return its[i].LeafNodeText < its[j].LeafNodeText })
+	// The suite's own nodes (AfterSuite) come after the checks, as in a
+	// serial run.
+	r.SpecReports = append(its, others...)
 	r.RunTime = r.EndTime.Sub(r.StartTime)
 	return r
 }

@@ -25,7 +25,6 @@ var packageVars = map[string]string{
 	"bundle/bundle.go signAnywhere":   "pattern",
 	"bundle/verify.go bracketed":      "pattern",
 	"catalogid.go catalogOnce":        "the catalog, built once: the same for every run",
-	"catalogid.go catalogOrder":       "the catalog's order of declaration, built once",
 	"check/check.go Levels":           "table",
 	"check/check.go labelUnsafe":      "pattern",
 	"check/check.go idInText":         "pattern",

@@ -97,6 +97,28 @@ func TestParallelVerdictsEqualSerial(t *testing.T) {
 	if failedN == 0 || so["command.light-dimmer.dimming.101.json"] != "failed" {
 		t.Errorf("the deviation was not caught (%d failed)", failedN)
 	}
+	// The merged JUnit lists the checks in the serial run's order.
+	order := func(dir string) []string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, m := range regexp.MustCompile(`<testcase name="([^"]*)"`).FindAllSubmatch(b, -1) {
+			names = append(names, string(m[1]))
+		}
+		return names
+	}
+	if so, po := order(serial.dir), order(par.dir); len(so) < 1900 || strings.Join(so, "\n") != strings.Join(po, "\n") {
+		for i := range so {
+			if i < len(po) && so[i] != po[i] {
+				t.Errorf("junit.xml: test case %d is %s serial, %s parallel", i, so[i], po[i])
+				break
+			}
+		}
+		t.Errorf("junit.xml: %d test cases serial, %d parallel, or not in the same order", len(so), len(po))
+	}
 	// A fleet with one device of a type runs one worker.
 	one := gwconform(t, "--parallel", "4", "--check", "message.valid.*", "--allow-partial")
 	if strings.Contains(one.stdout, "workers") || !strings.Contains(one.stderr, "so 1 worker(s) run") {
