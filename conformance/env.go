@@ -65,9 +65,8 @@ type Env struct {
 	done atomic.Int64
 	// touched holds each device the run changed as it was before, to be
 	// put back when the run ends (putBack, putBackAll).
-	touchMu    sync.Mutex
-	touched    map[string]*touched
-	touchOrder []string
+	touchMu sync.Mutex
+	touched map[string]*touched
 	// collect, when set, makes the declarations list the checks instead
 	// of declaring specs: the catalog.
 	collect *[]check.Meta

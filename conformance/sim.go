@@ -196,7 +196,6 @@ func (env *Env) putBack(ctx context.Context, c call) {
 		env.touched = map[string]*touched{}
 	}
 	env.touched[d.SN] = saved
-	env.touchOrder = append(env.touchOrder, d.SN)
 }
 
 // touched is a device as it was before the run first changed it.
@@ -213,7 +212,7 @@ type touched struct {
 func (env *Env) putBackAll(ctx context.Context) {
 	env.touchMu.Lock()
 	defer env.touchMu.Unlock()
-	defer func() { env.touched, env.touchOrder = nil, nil }()
+	defer func() { env.touched = nil }()
 	if env.silent.Load() >= maxSilent {
 		return // the target stopped answering: do not wait on it once more per device
 	}
@@ -225,8 +224,7 @@ func (env *Env) putBackAll(ctx context.Context) {
 	// after another would add a round trip per device to every run.
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
-	for _, sn := range env.touchOrder {
-		t := env.touched[sn]
+	for _, t := range env.touched {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {

@@ -66,7 +66,6 @@ type loadMain struct {
 	asJSON    bool
 	quiet     bool
 	embedded  Embedded
-	ackLog    *errWriter
 	ackFH     *os.File
 }
 
@@ -176,8 +175,7 @@ func (m *loadMain) Open(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("--ack-log: %w", err)
 		}
-		m.ackFH, m.ackLog = fh, &errWriter{w: fh}
-		m.cfg.AckLog = m.ackLog
+		m.ackFH, m.cfg.AckLog = fh, fh
 	}
 	if len(m.targets) == 0 {
 		sim, err := m.StartEmbedded(f)
@@ -220,8 +218,8 @@ func (m *loadMain) Run(ctx context.Context) int {
 	} else {
 		res.WriteText(m.Stdout)
 	}
-	if m.ackLog != nil && m.ackLog.err != nil {
-		fmt.Fprintf(m.Stderr, "gwconform load: --ack-log %s: %v\n", m.ackFile, m.ackLog.err)
+	if res.AckLogError != "" {
+		fmt.Fprintf(m.Stderr, "gwconform load: --ack-log %s: %s\n", m.ackFile, res.AckLogError)
 		return exitFail
 	}
 	if res.Requests == 0 {
@@ -262,20 +260,4 @@ func (l *targetList) Set(v string) error {
 		*l = append(*l, t)
 	}
 	return nil
-}
-
-// errWriter keeps the first error of its writer (the ack log's file) for
-// the end of the run; the file is closed by Close.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }

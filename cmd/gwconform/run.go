@@ -101,7 +101,7 @@ type runMain struct {
 	env      *conformance.Env
 	embedded Embedded
 	target   string
-	baseline []byte
+	baseline *report.Baseline
 	console  bytes.Buffer
 	// cleanups run at Close, last first.
 	cleanups []func()
@@ -262,10 +262,9 @@ func (m *runMain) ParseFlags(args []string) error {
 		if err != nil {
 			return fmt.Errorf("--baseline: %w", err)
 		}
-		if _, err := report.ParseBaseline(b); err != nil {
+		if m.baseline, err = report.ParseBaseline(b); err != nil {
 			return fmt.Errorf("%s: %w", o.BaselineFile, err)
 		}
-		m.baseline = b
 		o.Cert.Baseline = b
 	}
 	// A dry run sends nothing and overwrites no real report: it writes
@@ -377,9 +376,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	e.Seed = m.suite.RandomSeed
 	cfg := conformance.Config{Env: e, Suite: m.suite, Reporter: m.reporter, Target: m.target, ReportDir: o.ReportDir,
 		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now()}}
-	if m.baseline != nil {
-		cfg.Write.Baseline, _ = report.ParseBaseline(m.baseline) // checked by ParseFlags
-	}
+	cfg.Write.Baseline = m.baseline
 	if o.Workers > 1 {
 		// A worker: its own devices, its share of the checks.
 		e.Worker, e.Workers = o.Worker, o.Workers

@@ -126,7 +126,7 @@ func isWordByte(c byte) bool {
 // incomplete ID while the tree is built, so a broken catalog never runs.
 func It(m Meta, body func(ginkgo.SpecContext), decorations ...any) bool {
 	m = Finish(m)
-	register(m)
+	Register(m)
 	args := append([]any{m.Labels()}, decorations...)
 	args = append(args, body)
 	return ginkgo.It(m.Text(), args...)
@@ -138,12 +138,12 @@ func Finish(m Meta) Meta {
 	return m
 }
 
-// Register records a check's metadata without declaring a spec: the
-// catalog, built once without Ginkgo, so that Lookup and All know every
-// check in every process (a --parallel worker declares only its own).
-func Register(m Meta) { register(m) }
-
-func register(m Meta) {
+// Register records a check's metadata; It does so for the specs it
+// declares, and the catalog, built once without Ginkgo, for every check, so
+// that Lookup and All know every check in every process (a --parallel
+// worker declares only its own). It panics on an incomplete or duplicate
+// ID.
+func Register(m Meta) {
 	if m.ID == "" || m.Level == "" || m.Section == "" || m.Title == "" || m.Assertion == "" {
 		panic(fmt.Sprintf("check: incomplete metadata %+v", m))
 	}

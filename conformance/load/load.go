@@ -111,6 +111,9 @@ type Result struct {
 	// Config.AckLog only).
 	Acknowledged int64 `json:"acknowledged,omitempty"`
 	Unanswered   int64 `json:"unanswered,omitempty"`
+	// AckLogError is the first error writing the ack log, after which no
+	// line was written.
+	AckLogError string `json:"ack_log_error,omitempty"`
 }
 
 // TargetResult is what one of several targets got.
@@ -483,6 +486,9 @@ func (r *run) result(workers []*worker, target string, elapsed time.Duration) *R
 	if r.acks != nil {
 		r.acks.mu.Lock()
 		res.Acknowledged, res.Unanswered = r.acks.acked, r.acks.lost
+		if r.acks.err != nil {
+			res.AckLogError = r.acks.err.Error()
+		}
 		r.acks.mu.Unlock()
 	}
 	for _, w := range workers {

@@ -108,27 +108,18 @@ func appendJSONObject(b []byte, fields []Field) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		if err := checkValue(fd); err != nil {
+			return b, err
+		}
 		b = appendJSONString(b, fd.Key)
 		b = append(b, ':')
 		switch fd.Kind {
 		case Text:
 			b = appendJSONString(b, fd.Value)
-		case Number:
-			if !isJSONNumber(fd.Value) {
-				return b, fmt.Errorf("codec: field %q: %q is not a JSON number", fd.Key, fd.Value)
-			}
-			b = append(b, fd.Value...)
-		case JSONValue:
-			if !jsonValid(fd.Value) {
-				return b, fmt.Errorf("codec: field %q: %q is not a JSON value", fd.Key, fd.Value)
-			}
-			b = append(b, fd.Value...)
 		case Null:
 			b = append(b, "null"...)
-		case Raw:
+		default: // Number, JSONValue and Raw as written
 			b = append(b, fd.Value...)
-		default:
-			return b, fmt.Errorf("codec: field %q: unknown kind %d", fd.Key, fd.Kind)
 		}
 	}
 	return b, nil
@@ -140,33 +131,44 @@ func appendXMLRequest(b []byte, fields []Field) ([]byte, error) {
 		if !isXMLName(fd.Key) {
 			return b, fmt.Errorf("codec: %q cannot be an XML element name", fd.Key)
 		}
+		if err := checkValue(fd); err != nil {
+			return b, err
+		}
 		b = append(b, '<')
 		b = append(b, fd.Key...)
 		b = append(b, '>')
 		switch fd.Kind {
-		case Text:
-			b = appendXMLText(b, fd.Value)
-		case Number:
-			if !isJSONNumber(fd.Value) {
-				return b, fmt.Errorf("codec: field %q: %q is not a JSON number", fd.Key, fd.Value)
-			}
-			b = appendXMLText(b, fd.Value)
-		case JSONValue:
-			if !jsonValid(fd.Value) {
-				return b, fmt.Errorf("codec: field %q: %q is not a JSON value", fd.Key, fd.Value)
-			}
-			b = appendXMLText(b, fd.Value)
 		case Null:
 		case Raw:
 			b = append(b, fd.Value...)
-		default:
-			return b, fmt.Errorf("codec: field %q: unknown kind %d", fd.Key, fd.Kind)
+		default: // Text, Number and JSONValue as element text
+			b = appendXMLText(b, fd.Value)
 		}
 		b = append(b, '<', '/')
 		b = append(b, fd.Key...)
 		b = append(b, '>')
 	}
 	return append(b, xmlTail...), nil
+}
+
+// checkValue refuses a Number or JSONValue that is not one, and an
+// unknown Kind; both formats write only what it lets through.
+func checkValue(fd Field) error {
+	switch fd.Kind {
+	case Text, Null, Raw:
+		return nil
+	case Number:
+		if !isJSONNumber(fd.Value) {
+			return fmt.Errorf("codec: field %q: %q is not a JSON number", fd.Key, fd.Value)
+		}
+		return nil
+	case JSONValue:
+		if !jsonValid(fd.Value) {
+			return fmt.Errorf("codec: field %q: %q is not a JSON value", fd.Key, fd.Value)
+		}
+		return nil
+	}
+	return fmt.Errorf("codec: field %q: unknown kind %d", fd.Key, fd.Kind)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -292,12 +294,10 @@ func isXMLName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '_':
-		case i > 0 && ('0' <= c && c <= '9' || c == '-' || c == '.'):
-		case c == ':' || c >= utf8.RuneSelf:
+		if c == ':' || c >= utf8.RuneSelf {
 			return xmlReadsName(s)
-		default:
+		}
+		if !isNameByte(c, i == 0) { // fastXML's own rule for ASCII names
 			return false
 		}
 	}
@@ -348,45 +348,10 @@ func xmlReadsName(s string) bool {
 func jsonValid(s string) bool { return json.Valid([]byte(s)) }
 
 // isJSONNumber reports whether s is a JSON number literal (RFC 8259's
-// number production), as encoding/json checks a json.Number.
+// number production), as encoding/json checks a json.Number: the fast
+// reader's own number rule, over the whole of s.
 func isJSONNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	if s[0] == '-' {
-		s = s[1:]
-		if s == "" {
-			return false
-		}
-	}
-	switch {
-	case s[0] == '0':
-		s = s[1:]
-	case '1' <= s[0] && s[0] <= '9':
-		s = s[1:]
-		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
-			s = s[1:]
-		}
-	default:
-		return false
-	}
-	if len(s) >= 2 && s[0] == '.' && '0' <= s[1] && s[1] <= '9' {
-		s = s[2:]
-		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
-			s = s[1:]
-		}
-	}
-	if len(s) >= 2 && (s[0] == 'e' || s[0] == 'E') {
-		s = s[1:]
-		if s[0] == '+' || s[0] == '-' {
-			s = s[1:]
-			if s == "" {
-				return false
-			}
-		}
-		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
-			s = s[1:]
-		}
-	}
-	return s == ""
+	p := scanner{s: s}
+	_, ok := p.jsonNumber()
+	return ok && p.i == len(s)
 }

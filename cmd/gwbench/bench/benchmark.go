@@ -23,7 +23,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -211,14 +210,7 @@ type SuiteRun struct {
 }
 
 // Median of the suite's wall times.
-func (s SuiteRun) Median() time.Duration {
-	if len(s.Times) == 0 {
-		return 0
-	}
-	t := append([]time.Duration(nil), s.Times...)
-	sort.Slice(t, func(i, j int) bool { return t[i] < t[j] })
-	return t[len(t)/2]
-}
+func (s SuiteRun) Median() time.Duration { return medianDuration(s.Times) }
 
 // Run measures everything and returns the report.
 func Run(ctx context.Context, o Options) (*Report, error) {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -172,9 +171,7 @@ func (r *Report) measureHarness(ctx context.Context, o Options, logf func(string
 			break
 		}
 	}
-	sorted := append([]time.Duration(nil), h.ParallelRuns...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	h.ParallelT = sorted[len(sorted)/2]
+	h.ParallelT = medianDuration(h.ParallelRuns)
 	h.Measured = true
 	logf("  harness against %s latency: serial %s (exit %d), --parallel %d %s (exit %d): %.1f ×", HarnessLatency,
 		h.Serial.Round(time.Millisecond), h.SerialExit, o.Parallel, h.ParallelT.Round(time.Millisecond), h.ParExit, h.Speedup())

@@ -184,18 +184,36 @@ func shortArgv(argv []string) []string {
 
 // median of the runs' figure.
 func median(runs []LoadRun, f func(LoadRun) float64) float64 {
-	if len(runs) == 0 {
-		return 0
-	}
 	v := make([]float64, len(runs))
 	for i, r := range runs {
 		v[i] = f(r)
 	}
-	sort.Float64s(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
+	return medianOf(v)
+}
+
+// medianOf is the median of v (the mean of the middle two when even; 0
+// when empty); v is left as it is.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
 	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	w := append([]float64(nil), v...)
+	sort.Float64s(w)
+	if len(w)%2 == 1 {
+		return w[len(w)/2]
+	}
+	return (w[len(w)/2-1] + w[len(w)/2]) / 2
+}
+
+// medianDuration is the middle of ts (the upper middle when even; 0 when
+// empty); ts is left as it is.
+func medianDuration(ts []time.Duration) time.Duration {
+	if len(ts) == 0 {
+		return 0
+	}
+	t := append([]time.Duration(nil), ts...)
+	sort.Slice(t, func(i, j int) bool { return t[i] < t[j] })
+	return t[len(t)/2]
 }
 
 func envCommand(ctx context.Context, argv []string, env ...string) *exec.Cmd {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,16 +266,4 @@ func (r *Report) writeRedis(p func(string, ...any)) {
 	}
 	p("A fleet of %d devices loaded into Redis in %s; Redis memory %.0f bytes a device (INFO used_memory, after minus before).\n\n",
 		fig.Devices, fig.LoadTime.Round(time.Millisecond), fig.BytesPerDevice)
-}
-
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	w := append([]float64(nil), v...)
-	sort.Float64s(w)
-	if len(w)%2 == 1 {
-		return w[len(w)/2]
-	}
-	return (w[len(w)/2-1] + w[len(w)/2]) / 2
 }
