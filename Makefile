@@ -66,9 +66,9 @@ tools:
 # seeds (testdata/fuzz/) also run in make test; crashers found are written
 # there: keep them, they are the regression tests.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) ./simulator/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeXML$$' -fuzztime $(FUZZTIME) ./simulator/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./simulator/device
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) ./gatewayapi/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeXML$$' -fuzztime $(FUZZTIME) ./gatewayapi/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./gatewayapi/device
 	$(GO) test -run '^$$' -fuzz '^FuzzHandler$$' -fuzztime $(FUZZTIME) ./simulator/server
 
 # Measure gwsim and gwconform and write docs/benchmarks.md, which gives the

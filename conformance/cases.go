@@ -9,7 +9,7 @@ import (
 	"github.com/brianvoe/gofakeit/v6"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // expect is what a case's answer should be.

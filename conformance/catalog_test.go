@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // TestChecksDocIsCurrent fails when docs/checks.md no longer says what the

@@ -11,9 +11,9 @@ import (
 	"github.com/gwdmi/gwtools/conformance/bundle"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
-	"github.com/gwdmi/gwtools/simulator/version"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/version"
 )
 
 // Certification is what a run needs to write a bundle.

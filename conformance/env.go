@@ -19,9 +19,9 @@ import (
 	"github.com/brianvoe/gofakeit/v6"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // Env is everything the checks need to know about the run, filled from the

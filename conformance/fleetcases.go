@@ -3,10 +3,10 @@ package conformance
 import (
 	"context"
 
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // The whole fleet: when the fleet file names more gateways or accounts than

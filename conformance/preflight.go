@@ -6,8 +6,8 @@ import (
 	"mime"
 	"strings"
 
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // PreflightRequests are one valid request per operation, about the fleet's

@@ -9,9 +9,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/gwdmi/gwtools/conformance/client"
 	"github.com/gwdmi/gwtools/conformance/report"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // kv is one control field by its canonical (XML) name; the JSON name is

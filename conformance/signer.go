@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // SignerFor is the signer of a fleet's scheme for its target account, and

@@ -3,7 +3,7 @@ package conformance
 import (
 	"strings"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // structureCases are the structural rules of both body formats (published

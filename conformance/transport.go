@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // encoded is the valid body of a call, to be broken on purpose.

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/server"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 	"github.com/gwdmi/gwtools/simulator/store"

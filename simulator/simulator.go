@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/persist"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/server"

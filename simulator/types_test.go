@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator"
-	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/load"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 const loadUsage = `Usage: gwconform load [--target URL]... [--fleet FILE] --rate R --duration D --concurrency C

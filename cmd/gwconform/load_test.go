@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // startSim starts the embedded target as gwconform does.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/gwdmi/gwtools/conformance"
-	"github.com/gwdmi/gwtools/simulator/version"
+	"github.com/gwdmi/gwtools/gatewayapi/version"
 )
 
 const usage = `gwconform certifies an implementation of the Gateway Device Management Interface.

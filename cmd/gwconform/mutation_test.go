@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/rules"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
-	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
 // The mutation score of the harness: every deviation of

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
-	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
 // wideFleet is the demo fleet with `per` devices of every type on the

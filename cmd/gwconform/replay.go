@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance"
-	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
 
 const replayUsage = `Usage: gwconform replay REPORT.json|BUNDLE.tar.gz CHECK-ID [--target URL] [--fleet FILE]

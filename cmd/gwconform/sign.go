@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance"
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 const signUsage = `Usage: gwconform sign [--fleet FILE] < body > signed-body

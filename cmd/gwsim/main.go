@@ -20,12 +20,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/fleet"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/server"
-	"github.com/gwdmi/gwtools/simulator/version"
 )
 
 func main() {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/send"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/send"
 )
 
 const sendUsage = `Usage:

@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // FormatVersion is the bundle layout this package writes and reads.

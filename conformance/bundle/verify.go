@@ -11,7 +11,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"go.yaml.in/yaml/v3"
 )
 

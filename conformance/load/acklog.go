@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // Statuses of an AckEntry.

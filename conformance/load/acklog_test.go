@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // With an ack log, every request acknowledged is one line naming what it

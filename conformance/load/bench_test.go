@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/codec"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // BenchmarkSend is one command, drawn, signed, encoded, sent and judged,

@@ -11,11 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/codec"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // Mix is the share of each operation in the load, as weights.

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/codec"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // rawSender speaks HTTP/1.1 over one kept-alive connection itself, the way

@@ -9,8 +9,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // The fixture suite: checks declared with check.It that pass, skip, and

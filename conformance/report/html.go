@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/client"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
 
 // RenderHTML writes d as one self-contained HTML page: inline CSS, no

@@ -22,8 +22,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/client"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // ExchangeEntry is the name of the report entries that carry a

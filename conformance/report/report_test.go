@@ -21,8 +21,8 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/client"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
 
 var sample = flag.String("sample", "", "also write the HTML report of the test data to this file")

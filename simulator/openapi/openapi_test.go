@@ -13,8 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator"
-	"github.com/gwdmi/gwtools/simulator/device"
 	"github.com/gwdmi/gwtools/simulator/openapi"
 	"github.com/gwdmi/gwtools/simulator/server"
 )

@@ -15,8 +15,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/persist"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 	"github.com/gwdmi/gwtools/simulator/store"

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/load"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/server"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/codec"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 

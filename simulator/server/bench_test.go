@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/fixtures"
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 

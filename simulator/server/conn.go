@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/gwdmi/gwtools/simulator/codec"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // net/http answers two kinds of bad input itself, before any handler runs,

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // Durable makes applied changes last beyond the process: a state file

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // DefaultRateLimitClients bounds how many clients the rate limiter keeps a

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // SessionCookie is the dashboard's sign-in cookie.

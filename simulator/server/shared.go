@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 

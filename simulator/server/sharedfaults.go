@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // setFaults replaces the faults: in the shared store first (so that a

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"net/http"
 
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // statusOf is the one table from domain error codes to HTTP status codes.

@@ -4,7 +4,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // snIndex finds a device's position on its gateway by sn in constant

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 func devicesOf(n int, sn func(int) string) []fleet.Device {

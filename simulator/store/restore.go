@@ -1,6 +1,6 @@
 package store
 
-import "github.com/gwdmi/gwtools/simulator/device"
+import "github.com/gwdmi/gwtools/gatewayapi/device"
 
 // This file is what a state file (package persist) needs from the store:
 // reads by account, which the admin views do not offer (they find a

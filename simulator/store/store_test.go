@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 const acct = "5f3a9c0e1b2d4f6a8c0e1b2d"

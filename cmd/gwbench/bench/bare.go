@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/codec"
-	"github.com/gwdmi/gwtools/simulator/device"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // The success bodies are gwsim's own.

@@ -27,10 +27,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/codec"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // Options is one benchmark run. Zero values take the defaults.

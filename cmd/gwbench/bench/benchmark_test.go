@@ -11,27 +11,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/auth"
-	"github.com/gwdmi/gwtools/simulator/codec"
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 func TestParseGoBench(t *testing.T) {
 	out := `goos: linux
-pkg: github.com/gwdmi/gwtools/simulator/codec
+pkg: github.com/gwdmi/gwtools/gatewayapi/codec
 BenchmarkDecode/json-2      	  862809	      1373 ns/op	  94.14 MB/s	     864 B/op	       2 allocs/op
 BenchmarkErrorBody/xml      	  170347	     23927 ns/op	    5088 B/op	      13 allocs/op
 PASS
-pkg: github.com/gwdmi/gwtools/simulator/auth
+pkg: github.com/gwdmi/gwtools/gatewayapi/auth
 BenchmarkSign-2    	 2832936	       515.5 ns/op	      32 B/op	       1 allocs/op
-ok  	github.com/gwdmi/gwtools/simulator/auth	2.650s
+ok  	github.com/gwdmi/gwtools/gatewayapi/auth	2.650s
 `
 	got := parseGoBench(out)
 	want := []GoBench{
-		{Package: "github.com/gwdmi/gwtools/simulator/codec", Name: "BenchmarkDecode/json", NsPerOp: 1373, MBPerSec: 94.14, BytesPerOp: 864, AllocsPerOp: 2},
-		{Package: "github.com/gwdmi/gwtools/simulator/codec", Name: "BenchmarkErrorBody/xml", NsPerOp: 23927, BytesPerOp: 5088, AllocsPerOp: 13},
-		{Package: "github.com/gwdmi/gwtools/simulator/auth", Name: "BenchmarkSign", NsPerOp: 515.5, BytesPerOp: 32, AllocsPerOp: 1},
+		{Package: "github.com/gwdmi/gwtools/gatewayapi/codec", Name: "BenchmarkDecode/json", NsPerOp: 1373, MBPerSec: 94.14, BytesPerOp: 864, AllocsPerOp: 2},
+		{Package: "github.com/gwdmi/gwtools/gatewayapi/codec", Name: "BenchmarkErrorBody/xml", NsPerOp: 23927, BytesPerOp: 5088, AllocsPerOp: 13},
+		{Package: "github.com/gwdmi/gwtools/gatewayapi/auth", Name: "BenchmarkSign", NsPerOp: 515.5, BytesPerOp: 32, AllocsPerOp: 1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)

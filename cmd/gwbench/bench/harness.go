@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/simulator/device"
-	"github.com/gwdmi/gwtools/simulator/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // HarnessLatency is the latency gwsim is given (PUT /_sim/faults) for the

@@ -555,11 +555,11 @@ func (r *Report) writeGoBench(p func(string, ...any)) {
 		return
 	}
 	p("## Go benchmarks\n\n")
-	p("Decoding (`simulator/codec`), validation (`simulator/device`), signing and authentication (`simulator/auth`), a whole request through " +
+	p("Decoding (`gatewayapi/codec`), validation (`gatewayapi/device`), signing and authentication (`gatewayapi/auth`), a whole request through " +
 		"gwsim's handler (`simulator/server`) and the load generator's senders (`conformance/load`), in JSON and XML. " +
 		"`BenchmarkDecodeStandard` is the encoding/json and encoding/xml path that gwsim keeps for bodies its fast readers give up on. " +
 		"`BenchmarkSend` sends one command to a bare handler in the same process through each of the load generator's three senders: " +
-		"its own HTTP/1.1 (raw, the default), net/http's transport, and conformance/client (what the checks use).\n\n")
+		"its own HTTP/1.1 (raw, the default), net/http's transport, and gatewayapi/client (what the checks use).\n\n")
 	p("| Package | Benchmark | ns/op | MB/s | B/op | allocs/op |\n|---|---|---|---|---|---|\n")
 	benches := append([]GoBench(nil), r.GoBench...)
 	sort.SliceStable(benches, func(i, j int) bool { return benches[i].Package < benches[j].Package })

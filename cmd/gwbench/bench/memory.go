@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
-	"github.com/gwdmi/gwtools/simulator/fleet"
 )
 
 // FleetMemory is what a generated fleet costs a simulator.

@@ -1,0 +1,135 @@
+// Package auth checks who sent a request: the api_key, the account it
+// belongs to, the timestamp window and the sign, by the schemes of
+// CONTRACT section 1. The harness uses Sign to sign what it sends.
+package auth
+
+import (
+	"crypto/md5"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Scheme is how the sign is computed and checked.
+type Scheme string
+
+const (
+	// MD5 is lowercase hex MD5 of api_key + secret + timestamp.
+	MD5 Scheme = "md5"
+	// FormatOnly checks only that the sign is 32 hex characters.
+	FormatOnly Scheme = "format"
+	// Off checks nothing; for demos.
+	Off Scheme = "off"
+)
+
+// ParseScheme reads a scheme name; empty means MD5.
+func ParseScheme(s string) (Scheme, error) {
+	switch Scheme(strings.ToLower(s)) {
+	case "", MD5:
+		return MD5, nil
+	case FormatOnly:
+		return FormatOnly, nil
+	case Off:
+		return Off, nil
+	}
+	return "", fmt.Errorf("sign scheme must be md5, format or off, not %q", s)
+}
+
+// Sign computes the md5 sign of CONTRACT section 1.
+func Sign(apiKey, secret, timestamp string) string {
+	var buf [signBuf]byte
+	sum := md5.Sum(append(append(append(buf[:0], apiKey...), secret...), timestamp...))
+	return hex.EncodeToString(sum[:])
+}
+
+// signBuf holds api_key + secret + timestamp of usual lengths on the stack.
+const signBuf = 256
+
+// signMatches reports whether sign, in either letter case, is the md5 sign,
+// comparing in constant time and without allocating: it runs on every
+// request.
+func signMatches(apiKey, secret, timestamp, sign string) bool {
+	var buf [signBuf]byte
+	sum := md5.Sum(append(append(append(buf[:0], apiKey...), secret...), timestamp...))
+	var want, got [2 * md5.Size]byte
+	hex.Encode(want[:], sum[:])
+	if len(sign) != len(got) { // the length is public: 32 hex characters
+		return false
+	}
+	for i := range got {
+		c := sign[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		got[i] = c
+	}
+	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
+}
+
+// Key is a registered api_key.
+type Key struct {
+	Secret    string
+	AccountID string
+}
+
+// DefaultWindow is the timestamp tolerance when a fleet sets none.
+const DefaultWindow = 300 * time.Second
+
+// Authenticator checks a request's envelope against the registered keys.
+// Its fields are set before use and not changed while requests are served.
+type Authenticator struct {
+	Keys   map[string]Key
+	Scheme Scheme
+	// Window is the allowed distance between the timestamp and now; zero
+	// disables the check.
+	Window time.Duration
+	// Location is the zone timestamps are read in (UTC when nil).
+	Location *time.Location
+	// Now returns the current time; time.Now when nil.
+	Now func() time.Time
+}
+
+// Check authenticates a parsed envelope.
+func (a *Authenticator) Check(e *device.Envelope) *device.Error {
+	key, ok := a.Keys[e.APIKey]
+	if !ok {
+		return device.Errorf(device.CodeUnknownAPIKey, device.FieldAPIKey, "api_key is not registered")
+	}
+	if key.AccountID != e.AccountID {
+		return device.Errorf(device.CodeAccountMismatch, device.FieldAccount, "api_key does not belong to account %s", e.AccountID)
+	}
+	if a.Window > 0 {
+		loc := a.Location
+		if loc == nil {
+			loc = time.UTC
+		}
+		t := e.Time
+		sent := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, loc)
+		now := time.Now()
+		if a.Now != nil {
+			now = a.Now()
+		}
+		if d := now.Sub(sent); d > a.Window || d < -a.Window {
+			return device.Errorf(device.CodeStaleTimestamp, device.FieldTimestamp,
+				"timestamp %s is %s from the server's clock; the window is ±%s", e.Timestamp, d.Round(time.Second), a.Window)
+		}
+	}
+	if a.Scheme == MD5 || a.Scheme == "" {
+		if !signMatches(e.APIKey, key.Secret, e.Timestamp, e.Sign) {
+			return device.Errorf(device.CodeBadSignature, device.FieldSign, "sign does not match md5(api_key + secret + timestamp)")
+		}
+	}
+	return nil
+}
+
+// Timestamp formats t as the published YYYYMMDDHHMMSS in loc (UTC if nil).
+func Timestamp(t time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format(device.TimestampLayout)
+}

@@ -1,0 +1,171 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Markers stand in the reports for what must not be written there: the
+// published interface's own placeholders (section 2.1).
+const (
+	SignMarker   = "<SIGNATURE>"
+	APIKeyMarker = "<API_KEY>"
+	SecretMarker = "<SECRET>"
+)
+
+// fieldValue finds one field's value in a raw body, in either format, as
+// our encoder and the published examples write it: "name":"value" in JSON,
+// <name>value</name> in XML. Group 2 (JSON) or 4 (XML) is the value.
+func fieldValue(name string) *regexp.Regexp {
+	q := regexp.QuoteMeta(name)
+	return regexp.MustCompile(`("` + q + `"\s*:\s*)"((?:[^"\\]|\\.)*)"|(<` + q + `>)([^<]*)</` + q + `>`)
+}
+
+var (
+	signValue      = fieldValue(device.FieldSign)
+	apiKeyValue    = fieldValue(device.FieldAPIKey)
+	secretValue    = fieldValue("secret")
+	timestampValue = fieldValue(device.FieldTimestamp)
+)
+
+// replaceValue sets every value of a field in a raw body to v, in one pass
+// over the body.
+func replaceValue(re *regexp.Regexp, body, v string) string {
+	ms := re.FindAllStringSubmatchIndex(body, -1)
+	if ms == nil {
+		return body
+	}
+	var b strings.Builder
+	b.Grow(len(body) + len(ms)*len(v))
+	last := 0
+	for _, m := range ms {
+		b.WriteString(body[last:m[0]])
+		if m[2] >= 0 { // JSON: group 1 is `"name":`
+			b.WriteString(body[m[2]:m[3]])
+			b.WriteString(`"` + v + `"`)
+		} else { // XML: group 3 is <name>
+			open := body[m[6]:m[7]]
+			b.WriteString(open)
+			b.WriteString(xmlEscape(v))
+			b.WriteString("</" + open[1:])
+		}
+		last = m[1]
+	}
+	b.WriteString(body[last:])
+	return b.String()
+}
+
+var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+func xmlEscape(s string) string { return xmlEscaper.Replace(s) }
+
+// RedactSign replaces every sign value in a request body with SignMarker:
+// reports keep what was sent but never a sign, which could be replayed
+// while its timestamp is in the window.
+func RedactSign(body string) string { return replaceValue(signValue, body, SignMarker) }
+
+// RedactCredentials replaces sign, api_key and secret values with their
+// markers: what a certification bundle keeps, from which no request can be
+// signed.
+func RedactCredentials(body string) string {
+	body = replaceValue(signValue, body, SignMarker)
+	body = replaceValue(apiKeyValue, body, APIKeyMarker)
+	return replaceValue(secretValue, body, SecretMarker)
+}
+
+// Redacted is the exchange with its sign removed from the request body and
+// any header that could carry a credential blanked; its Curl line then
+// signs the body afresh.
+func (e Exchange) Redacted() Exchange {
+	e.RequestBody = RedactSign(e.RequestBody)
+	if e.RequestHeaders != nil {
+		h := make(map[string]string, len(e.RequestHeaders))
+		for k, v := range e.RequestHeaders {
+			if strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "Cookie") {
+				v = "<REDACTED>"
+			}
+			h[k] = v
+		}
+		e.RequestHeaders = h
+	}
+	return e
+}
+
+// Keys finds the api key and secret to sign with.
+type Keys interface {
+	// Secret is the secret of an api_key; ok is false for an unknown key.
+	Secret(apiKey string) (secret string, ok bool)
+	// KeyOf is the first api_key of an account, for bodies whose api_key
+	// was replaced by APIKeyMarker.
+	KeyOf(accountID string) (apiKey string, ok bool)
+}
+
+// Resign makes a recorded request body current: the timestamp becomes now
+// (in loc), an api_key written as APIKeyMarker becomes the account's first
+// key, and the sign is computed afresh over the result, with signer when
+// given (a sign command) or by the md5 scheme with the key's secret.
+// Everything else is kept byte for byte, so a malformed or unusual body
+// stays what the check sent.
+func Resign(ctx context.Context, body []byte, keys Keys, signer Signer, now time.Time, loc *time.Location) ([]byte, error) {
+	s := string(body)
+	f := device.JSON
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "<") {
+		f = device.XML
+	}
+	if !timestampValue.MatchString(s) || !signValue.MatchString(s) {
+		return nil, errors.New("the body has no timestamp or sign field to renew")
+	}
+	s = replaceValue(timestampValue, s, auth.Timestamp(now, loc))
+	pairs, derr := codec.Decode(f, []byte(s))
+	if derr != nil {
+		return nil, fmt.Errorf("the body cannot be read as %s: %s", f, derr.Message)
+	}
+	var apiKey, account string
+	for _, p := range pairs {
+		switch p.Key {
+		case device.FieldAPIKey:
+			apiKey = p.Value.Text
+		case device.FieldAccount:
+			account = p.Value.Text
+		}
+	}
+	if apiKey == APIKeyMarker || apiKey == "API_KEY_REDACTED" {
+		k, ok := keys.KeyOf(strings.ToLower(account))
+		if !ok {
+			return nil, fmt.Errorf("the fleet has no api key for myservice_id %q", account)
+		}
+		s = replaceValue(apiKeyValue, s, k)
+		apiKey = k
+		for i := range pairs {
+			if pairs[i].Key == device.FieldAPIKey {
+				pairs[i].Value.Text = k
+			}
+		}
+	}
+	var fields []Field
+	for _, p := range pairs {
+		if p.Key != device.FieldSign {
+			fields = append(fields, Field{Key: p.Key, Value: p.Value.Text})
+		}
+	}
+	if signer == nil {
+		secret, ok := keys.Secret(apiKey)
+		if !ok {
+			return nil, errors.New("the fleet has no secret for the body's api_key")
+		}
+		signer = MD5Signer{APIKey: apiKey, Secret: secret}
+	}
+	sign, err := signer.Sign(ctx, fields)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(replaceValue(signValue, s, sign)), nil
+}

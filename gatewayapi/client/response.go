@@ -1,0 +1,173 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/antchfx/xmlquery"
+
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Response is what a target answered, read defensively: the body is cut at
+// the client's limit and its fields are taken only where they can be read,
+// because the target may be broken or hostile.
+type Response struct {
+	Status      int
+	ContentType string
+	// Header is every response header as received (Allow, Location...).
+	Header http.Header
+	// Body is at most Config.MaxResponseBytes long; Truncated says it was cut.
+	Body      []byte
+	Truncated bool
+	// Format is what the body was read as: by its Content-Type, else by its
+	// first character; zero when neither tells.
+	Format device.Format
+	// StatusField is the body's status ("success", "error"); empty when
+	// absent, not a string, or the body could not be read.
+	StatusField string
+	// ErrorCode, ErrorField and ErrorMessage are the error payload of
+	// CONTRACT section 4, where present.
+	ErrorCode, ErrorField, ErrorMessage string
+	// ParseError says why the body could not be read as Format; empty when
+	// it could.
+	ParseError string
+}
+
+// Success reports whether the target answered 200 with status success.
+func (r *Response) Success() bool {
+	return r != nil && r.Status == 200 && r.StatusField == "success"
+}
+
+// parseBody fills Format, StatusField, the error fields and ParseError from
+// Body and ContentType. It never fails and never panics: the body is
+// already bounded, and what cannot be read is reported in ParseError.
+func (r *Response) parseBody() {
+	r.Format = formatOf(r.ContentType, r.Body)
+	switch {
+	case len(bytes.TrimSpace(r.Body)) == 0:
+		r.ParseError = "empty body"
+	case r.Format == device.JSON:
+		r.ParseError = r.parseJSON()
+	case r.Format == device.XML:
+		r.ParseError = r.parseXML()
+	default:
+		r.ParseError = "body is neither JSON nor XML"
+	}
+	if r.ParseError != "" && r.Truncated {
+		r.ParseError += " (body was cut at the response limit)"
+	}
+}
+
+// formatOf decides a body's format by its declared media type, and sniffs
+// only when the type says neither, so that a body that contradicts its
+// Content-Type fails to parse rather than being quietly read the other way.
+func formatOf(contentType string, body []byte) device.Format {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt, _, _ = strings.Cut(contentType, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	switch {
+	case mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json"):
+		return device.JSON
+	case mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml"):
+		return device.XML
+	}
+	s := bytes.TrimLeft(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(s) > 0 {
+		switch s[0] {
+		case '{', '[':
+			return device.JSON
+		case '<':
+			return device.XML
+		}
+	}
+	return 0
+}
+
+// parseJSON reads the body as one JSON object. Members are matched by
+// exact name (encoding/json would match struct fields in any case) and a
+// member of the wrong type is left empty rather than failing the whole body.
+func (r *Response) parseJSON() string {
+	if !utf8.Valid(r.Body) {
+		// encoding/json would quietly replace the bad bytes.
+		return "body is not valid UTF-8"
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(r.Body, &top); err != nil {
+		return "not a JSON object: " + err.Error()
+	}
+	r.StatusField = jsonString(top["status"])
+	if raw, ok := top["error"]; ok {
+		var e map[string]json.RawMessage
+		if json.Unmarshal(raw, &e) == nil {
+			r.ErrorCode = jsonString(e["code"])
+			r.ErrorField = jsonString(e["field"])
+			r.ErrorMessage = jsonString(e["message"])
+		}
+	}
+	return ""
+}
+
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// parseXML reads status and error under the root element, whatever the
+// root is called. It walks direct children by hand rather than by XPath so
+// that a deeply nested hostile body costs no more than its parse.
+func (r *Response) parseXML() string {
+	doc, err := xmlquery.Parse(bytes.NewReader(r.Body))
+	if err != nil {
+		return "not XML: " + err.Error()
+	}
+	root := child(doc, "")
+	if root == nil {
+		return "not XML: no root element"
+	}
+	r.StatusField = xmlText(child(root, "status"))
+	if e := child(root, "error"); e != nil {
+		r.ErrorCode = xmlText(child(e, "code"))
+		r.ErrorField = xmlText(child(e, "field"))
+		r.ErrorMessage = xmlText(child(e, "message"))
+	}
+	return ""
+}
+
+// child is n's first child element with the given local name (any name
+// when empty), or nil.
+func child(n *xmlquery.Node, name string) *xmlquery.Node {
+	if n == nil {
+		return nil
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == xmlquery.ElementNode && (name == "" || c.Data == name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// xmlText is the text directly inside n, without surrounding white space,
+// which pretty-printed XML adds and which carries no meaning here.
+func xmlText(n *xmlquery.Node) string {
+	if n == nil {
+		return ""
+	}
+	var b strings.Builder
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == xmlquery.TextNode || c.Type == xmlquery.CharDataNode {
+			b.WriteString(c.Data)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
