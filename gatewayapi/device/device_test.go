@@ -43,7 +43,14 @@ func dimmer(v Value) []Pair {
 }
 
 func TestParseEnvelope(t *testing.T) {
-	r, err := Parse(SendCommand, JSON, replace(replace(dimmer(Str("7")), Pair{FieldMAC, Str(" A4C138F0E2B1 ")}),
+	// Hex fields in either case; a space around one is no hexadecimal
+	// character (published 2.1), so it is refused, not trimmed.
+	for _, m := range []string{" " + mac, mac + " ", " " + strings.ToUpper(mac) + " "} {
+		if _, err := Parse(SendCommand, JSON, replace(dimmer(Str("7")), Pair{FieldMAC, Str(m)})); err == nil || err.Field != FieldMAC {
+			t.Errorf("mac %q: %v", m, err)
+		}
+	}
+	r, err := Parse(SendCommand, JSON, replace(replace(dimmer(Str("7")), Pair{FieldMAC, Str("A4C138F0E2B1")}),
 		Pair{FieldSign, Str(strings.ToUpper(sign))}))
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +193,11 @@ func TestFieldValues(t *testing.T) {
 		ok   bool
 	}{
 		{&dim.Fields[0], Str("1"), 1, "", true},
-		{&dim.Fields[0], Str(" 100 "), 100, "", true},
+		{&dim.Fields[0], Str("100"), 100, "", true},
+		// Not trimmed: " 100 " is not a number in decimal digits, " On"
+		// not On (only name is trimmed, CONTRACT 3).
+		{&dim.Fields[0], Str(" 100 "), 0, "", false},
+		{&dim.Fields[0], Str("100 "), 0, "", false},
 		{&dim.Fields[0], num("100"), 100, "", true},
 		{&dim.Fields[0], Str("+5"), 5, "", true},
 		{&dim.Fields[0], Str("0"), 0, "", false},

@@ -190,7 +190,9 @@ func (p *parser) get(name string) (Value, bool) {
 	return Value{}, false
 }
 
-// str returns a required string field, trimmed.
+// str returns a required string field as sent. Values are not trimmed: a
+// mac of 12 hexadecimal characters with a space before it is 13 characters
+// (published 2.1); only name is trimmed (CONTRACT 3).
 func (p *parser) str(name string) (string, *Error) {
 	v, ok := p.get(name)
 	if !ok {
@@ -203,7 +205,7 @@ func (p *parser) str(name string) (string, *Error) {
 		}
 		return "", invalid(name, "%s must be a string, not %s", name, what)
 	}
-	return strings.TrimSpace(v.Text), nil
+	return v.Text, nil
 }
 
 func (p *parser) hex(name string) (string, *Error) {
@@ -251,7 +253,7 @@ func (p *parser) envelope(e *Envelope) *Error {
 	if e.APIKey, err = p.str(FieldAPIKey); err != nil {
 		return err
 	}
-	if e.APIKey == "" || len(e.APIKey) > MaxAPIKeyLen {
+	if strings.TrimSpace(e.APIKey) == "" || len(e.APIKey) > MaxAPIKeyLen {
 		return invalid(FieldAPIKey, "api_key must be 1 to %d characters", MaxAPIKeyLen)
 	}
 	if e.Timestamp, err = p.str(FieldTimestamp); err != nil {
@@ -427,6 +429,7 @@ func (p *parser) rename(r *Request) *Error {
 	if r.Name, err = p.str(FieldName); err != nil {
 		return err
 	}
+	r.Name = strings.TrimSpace(r.Name) // CONTRACT 3: 1 to 64 characters after trimming
 	return checkName(r.Name)
 }
 

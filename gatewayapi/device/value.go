@@ -95,7 +95,12 @@ func (f *Field) parse(index int, v Value, name string) (Setting, *Error) {
 	if v.Kind == Other {
 		return s, invalid(name, "%s must be %s, not %s", name, f.Rule, v.Text)
 	}
-	text := strings.TrimSpace(v.Text)
+	// Only text is trimmed: " On" is not On, nor " 50" a number in
+	// decimal digits.
+	text := v.Text
+	if f.Kind == Text {
+		text = strings.TrimSpace(text)
+	}
 	switch f.Kind {
 	case Enum:
 		if v.Kind == Number {
@@ -125,6 +130,9 @@ func (f *Field) parse(index int, v Value, name string) (Setting, *Error) {
 		n, err := strconv.ParseFloat(text, 64)
 		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || n < f.Min || n > f.Max {
 			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
+		}
+		if n == 0 {
+			n = 0 // -0 is stored as 0
 		}
 		s.Num = n
 		return s, nil
