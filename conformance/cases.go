@@ -2,13 +2,13 @@ package conformance
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/brianvoe/gofakeit/v6"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
@@ -118,18 +118,6 @@ func missingField(field string) expect {
 	return expect{must: true, status: 400, codes: []string{device.CodeMissingField}, field: field}
 }
 
-// valueSlug turns a value into an ID part.
-func valueSlug(v string) string {
-	if v == "" {
-		return "empty"
-	}
-	s := check.Slug(v)
-	if s == "" {
-		return "x" + strconv.Itoa(len(v))
-	}
-	return s
-}
-
 // Cases is the whole catalog of request cases, in a stable order.
 func Cases() []Case {
 	var cs []Case
@@ -161,13 +149,14 @@ func validCases() []Case {
 	return cs
 }
 
-// valueCases are every allowed value and boundary of every field of every
-// type, and the invalid classes of each field.
+// valueCases are every boundary, allowed form and broken form of every
+// field of every type, from the harness's own rule table (package oracle),
+// and the invalid type names.
 func valueCases() []Case {
 	var cs []Case
-	for _, t := range device.Types {
-		for _, f := range t.Fields {
-			cs = append(cs, fieldCases(t, f)...)
+	for _, t := range oracle.Types {
+		for i := range t.Fields {
+			cs = append(cs, fieldCases(t, &t.Fields[i])...)
 		}
 		cs = append(cs, typeCases(t)...)
 	}
@@ -178,113 +167,127 @@ func valueCases() []Case {
 	return cs
 }
 
-func fieldCases(t *device.Type, f device.Field) []Case {
+// wantOf is a case's expectation from the oracle's verdict on its value.
+func wantOf(v oracle.Verdict, field string) expect {
+	switch {
+	case v.OK && v.Must:
+		return expect{ok: true, status: 200}
+	case v.OK:
+		return expect{contractOK: true, status: 200}
+	}
+	return expect{must: v.Must, status: v.Status, codes: []string{v.Code}, field: field}
+}
+
+// setValue sets a field to a sample's value: a string, a JSON number or
+// another JSON value as written.
+func setValue(c *call, name string, v oracle.Value) {
+	switch v.Kind {
+	case oracle.Number:
+		c.setNum(name, v.Raw)
+	case oracle.Other:
+		c.set(name, v.Raw)
+		c.setRaw(name)
+	default:
+		c.set(name, v.Raw)
+	}
+}
+
+// sampleTag names a sample's class in the case's tags.
+var sampleTag = map[oracle.Class]string{oracle.Edge: "boundary", oracle.Form: "form", oracle.Broken: "broken"}
+
+// sampleCase is a case that sends one sample of a field, changed by set in
+// the request build makes; the oracle's verdict is the expectation.
+func sampleCase(id, title, section, contract string, op device.Operation, field string, s oracle.Sample,
+	build func(change func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string)) Case {
+	c := Case{ID: id + "." + s.Slug, Op: op, Title: title + " " + s.Title, Section: section, Contract: contract,
+		Want: wantOf(s.Verdict, field), Tags: []string{sampleTag[s.Class]},
+		Build: build(func(_ *Env, c *call, _ device.Format, _ string) string { setValue(c, field, s.Value); return "" })}
+	if s.Value.JSONOnly() {
+		c.Formats = []device.Format{device.JSON}
+	}
+	return c
+}
+
+func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 	base := "command." + check.Slug(t.Name) + "." + check.Slug(f.Name)
-	valid := func(slug, title, value string, tags ...string) Case {
+	title := fmt.Sprintf("a %s command with %s", t.Name, f.Name)
+	build := func(change func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string) {
+		return commandOn(t.Name, change)
+	}
+	valid := func(slug, what, value string, w expect, tags ...string) Case {
 		return Case{ID: base + "." + slug, Op: device.SendCommand, Type: t.Name, Section: "2.3", Contract: "3",
-			Title: fmt.Sprintf("a %s command with %s %s", t.Name, f.Name, title),
-			Build: commandOn(t.Name, setTo(f.Name, value)), Want: expect{ok: true, status: 200},
+			Title: title + " " + what, Build: commandOn(t.Name, setTo(f.Name, value)), Want: w,
 			Field: f.Name, Value: value, Tags: append([]string{"value"}, tags...)}
 	}
-	bad := func(slug, title, value string, must bool) Case {
-		w := invalidField(f.Name)
-		w.must = must
-		return Case{ID: base + "." + slug, Op: device.SendCommand, Type: t.Name, Section: "2.3", Contract: "3",
-			Title: fmt.Sprintf("a %s command with %s %s", t.Name, f.Name, title),
-			Build: commandOn(t.Name, setTo(f.Name, value)), Want: w, Field: f.Name, Tags: []string{"edge"}}
+	sample := func(s oracle.Sample) Case {
+		c := sampleCase(base, title, "2.3", "3", device.SendCommand, f.Name, s, build)
+		c.ID, c.Type = sampleID(base, f, s), t.Name
+		// A new broken form's verdict is its check; that a refusal changes
+		// nothing the state checks of the catalog's first ones show.
+		c.NoSim = !s.Verdict.OK && !legacySlug(f, s.Slug)
+		if s.Verdict.OK {
+			c.Field, c.Value = f.Name, s.Value.Raw
+			c.Tags = append(c.Tags, "value")
+		}
+		if strings.Contains(s.Slug, "case") {
+			c.Tags = append(c.Tags, "letter-case")
+		}
+		if strings.HasPrefix(s.Slug, "json-number") {
+			c.Tags = append(c.Tags, "json-number")
+		}
+		return c
 	}
 	var cs []Case
+	baseValue := f.Example
+	if f.Kind == oracle.Enum {
+		baseValue = f.Values[0]
+	}
+	for _, s := range f.Edges() {
+		cs = append(cs, sample(s))
+	}
+	for _, s := range f.Forms(baseValue) {
+		cs = append(cs, sample(s))
+	}
+	for _, s := range f.Broken(baseValue) {
+		cs = append(cs, sample(s))
+	}
+	// Cases of the catalog before the oracle's samples, kept under their
+	// IDs: a value drawn from the run's seed, and values further out.
 	switch f.Kind {
-	case device.Enum:
-		for _, v := range f.Values {
-			cs = append(cs, valid(valueSlug(v), v, v))
-			// CONTRACT 2: any letter case, stored in the canonical case.
-			lower, upper := strings.ToLower(v), strings.ToUpper(v)
-			cs = append(cs, should(valid(valueSlug(v)+".lower-case", `"`+lower+`" (lower case)`, lower, "letter-case")),
-				should(valid(valueSlug(v)+".upper-case", `"`+upper+`" (upper case)`, upper, "letter-case")))
-		}
-		cs = append(cs, bad("not-allowed", `"Maybe" (not one of `+strings.Join(f.Values, ", ")+")", "Maybe", true))
-		cs = append(cs, bad("empty", "empty", "", true))
-	case device.Integer:
-		lo, hi := int(f.Min), int(f.Max)
-		if hi-lo <= 4 {
-			for v := lo; v <= hi; v++ {
-				cs = append(cs, valid(strconv.Itoa(v), strconv.Itoa(v), strconv.Itoa(v)))
-			}
-		} else {
-			cs = append(cs, valid(strconv.Itoa(lo), strconv.Itoa(lo)+" (lowest)", strconv.Itoa(lo)),
-				valid(strconv.Itoa(hi), strconv.Itoa(hi)+" (highest)", strconv.Itoa(hi)))
-			drawn := valid("drawn", "drawn from the run's seed", "")
+	case oracle.Integer:
+		if f.Max-f.Min > 4 {
+			drawn := valid("drawn", "drawn from the run's seed", "", expect{ok: true, status: 200})
 			drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
-				c.set(f.Name, drawInteger(e.faker(id), &f))
+				c.set(f.Name, drawNumber(e.faker(id), f))
 				return ""
 			})
 			cs = append(cs, drawn)
 		}
-		if lo-1 != 0 {
-			cs = append(cs, bad("zero", "0", "0", true))
-		}
-		if lo-1 != -1 {
-			cs = append(cs, bad("negative", "-1 (negative)", "-1", true))
-		}
-		cs = append(cs,
-			bad(strconv.Itoa(lo-1), strconv.Itoa(lo-1)+" (below the range)", strconv.Itoa(lo-1), true),
-			bad(strconv.Itoa(hi+1), strconv.Itoa(hi+1)+" (above the range)", strconv.Itoa(hi+1), true),
-			bad("fraction", `"`+strconv.Itoa(lo)+`.5" (not an integer)`, strconv.Itoa(lo)+".5", true),
-			bad("not-a-number", `"abc"`, "abc", true),
-		)
-		num := valid("json-number", "as a JSON number", strconv.Itoa(hi), "json-number")
-		num.Formats, num.Section = []device.Format{device.JSON}, "2.3"
-		num.Build = commandOn(t.Name, func(_ *Env, c *call, _ device.Format, _ string) string {
-			c.setNum(f.Name, strconv.Itoa(hi))
-			return ""
-		})
-		cs = append(cs, should(num))
-	case device.Decimal:
-		drawn := valid("drawn", "a decimal drawn from the run's seed", "")
+		neg := oracle.Sample{Slug: "negative", Title: `"-1" (negative)`, Value: oracle.Str("-1"), Class: oracle.Edge}
+		neg.Verdict = f.Judge(device.XML, neg.Value)
+		cs = append(cs, sample(neg))
+	case oracle.Decimal:
+		drawn := valid("drawn", "a decimal drawn from the run's seed", "", expect{ok: true, status: 200})
 		drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
-			c.set(f.Name, drawDecimal(e.faker(id), &f))
+			c.set(f.Name, drawNumber(e.faker(id), f))
 			return ""
 		})
-		lo, hi := strconv.FormatFloat(f.Min, 'f', -1, 64), strconv.FormatFloat(f.Max, 'f', -1, 64)
-		// The range is the CONTRACT's (3): its edges are SHOULD, and so is
-		// one step (0.1) outside.
-		cs = append(cs,
-			should(valid("lowest", lo+" (the lowest)", lo)), should(valid("highest", hi+" (the highest)", hi)),
-			valid("zero", "0", "0"), valid("negative", `"-5.5" (negative)`, "-5.5"),
-			bad("below-by-a-tenth", strconv.FormatFloat(f.Min-0.1, 'f', 1, 64)+" (0.1 below the range)", strconv.FormatFloat(f.Min-0.1, 'f', 1, 64), false),
-			bad("above-by-a-tenth", strconv.FormatFloat(f.Max+0.1, 'f', 1, 64)+" (0.1 above the range)", strconv.FormatFloat(f.Max+0.1, 'f', 1, 64), false),
-		)
-		cs = append(cs, valid("integer", `"21" (a whole number)`, "21"), drawn,
-			bad("not-a-number", `"warm"`, "warm", true),
-			bad("nan", `"NaN"`, "NaN", true),
-			bad("too-low", `"-51" (below -50 °C)`, "-51", false),
-			bad("too-high", `"101" (above 100 °C)`, "101", false),
-			bad("exponent", `"2.1e1" (exponent notation)`, "2.1e1", false),
-		)
-		num := valid("json-number", "as a JSON number 22.5", "22.5", "json-number")
-		num.Formats = []device.Format{device.JSON}
-		num.Build = commandOn(t.Name, func(_ *Env, c *call, _ device.Format, _ string) string {
-			c.setNum(f.Name, "22.5")
-			return ""
-		})
-		cs = append(cs, should(num))
-	case device.Text:
-		cs = append(cs, valid(valueSlug(f.Example), f.Example, f.Example),
-			bad("empty", "empty", "", false),
-			bad("too-long", fmt.Sprintf("of %d characters", f.MaxLen+1), strings.Repeat("n", f.MaxLen+1), false))
+		cs = append(cs, drawn)
+		for _, x := range []struct{ slug, what, v string }{
+			{"below-by-a-tenth", "0.1 below the range", f.Format(f.Min - 100)},
+			{"above-by-a-tenth", "0.1 above the range", f.Format(f.Max + 100)},
+			{"too-low", "below -50 °C", f.Format(f.Min - 1000)},
+			{"too-high", "above 100 °C", f.Format(f.Max + 1000)},
+		} {
+			s := oracle.Sample{Slug: x.slug, Title: `"` + x.v + `" (` + x.what + ")", Value: oracle.Str(x.v), Class: oracle.Edge}
+			s.Verdict = f.Judge(device.XML, s.Value)
+			cs = append(cs, sample(s))
+		}
 	}
 	return cs
 }
 
-// should marks a valid case as valid only by the CONTRACT: its success is
-// a SHOULD.
-func should(c Case) Case {
-	c.Want = expect{contractOK: true, status: 200}
-	return c
-}
-
-func typeCases(t *device.Type) []Case {
+func typeCases(t *oracle.Type) []Case {
 	slug := "command." + check.Slug(t.Name)
 	var cs []Case
 	cs = append(cs, Case{
@@ -297,10 +300,10 @@ func typeCases(t *device.Type) []Case {
 		Want: expect{status: 400, codes: []string{device.CodeMissingField}, field: t.Fields[0].Name}, Tags: []string{"edge"},
 	})
 	// A field of another type.
-	var foreign *device.Field
-	for _, o := range device.Types {
+	var foreign *oracle.Field
+	for _, o := range oracle.Types {
 		for i := range o.Fields {
-			if _, _, own := t.Field(o.Fields[i].Name); !own && foreign == nil {
+			if _, own := t.Field(o.Fields[i].Name); !own && foreign == nil {
 				foreign = &o.Fields[i]
 			}
 		}
@@ -344,7 +347,7 @@ func typeCases(t *device.Type) []Case {
 			if !ok {
 				return call{}, "the fleet has no " + t.Name + ": not covered"
 			}
-			for _, o := range device.Types {
+			for _, o := range oracle.Types {
 				if o != t && !sameFields(o, t) {
 					c := e.base(device.SendCommand, d.SN, o.Name)
 					c.typ = t.Name
@@ -358,7 +361,7 @@ func typeCases(t *device.Type) []Case {
 	return cs
 }
 
-func sameFields(a, b *device.Type) bool {
+func sameFields(a, b *oracle.Type) bool {
 	if len(a.Fields) != len(b.Fields) {
 		return false
 	}
@@ -395,50 +398,33 @@ func envelopeCases() []Case {
 				return ""
 			}, missingField(device.FieldSN))
 		}
-		for _, name := range hexFields {
-			n := name
-			section := "2.1"
-			if n == device.FieldSN {
-				section = "2.2"
-			}
-			n0 := n
-			keep := n == device.FieldSign
-			add(n+".short", n+" cut short by one character", section, func(_ *Env, c *call, _ device.Format, _ string) string {
-				v := c.get(n0)
-				c.set(n0, v[:len(v)-1])
-				c.keepSign = keep
-				return ""
-			}, invalidField(n))
-			add(n+".long", n+" one character too long", section, func(_ *Env, c *call, _ device.Format, _ string) string {
-				c.set(n0, c.get(n0)+"0")
-				c.keepSign = keep
-				return ""
-			}, invalidField(n))
-			add(n+".not-hex", n+" with a character that is not hexadecimal", section, func(_ *Env, c *call, _ device.Format, _ string) string {
-				v := c.get(n0)
-				c.set(n0, v[:len(v)-1]+"g")
-				c.keepSign = keep
-				return ""
-			}, invalidField(n))
-		}
-		for _, name := range hexFields {
-			n := name
-			section := "2.1"
-			if n == device.FieldSN {
-				section = "2.2"
-			}
-			// CONTRACT 2: hex fields in either case.
-			cs = append(cs, Case{ID: p + n + ".upper-case", Op: op, Title: "a " + op.Name() + " request with " + n + " in upper case",
-				Section: section, Contract: "2", Tags: []string{"envelope", "letter-case"}, Want: expect{contractOK: true, status: 200},
-				Build: onOp(op, func(e *Env, c *call, f device.Format, _ string) string {
-					if n == device.FieldSign {
-						if skip := e.signAs(c, f, e.Target.Key); skip != "" {
-							return skip
+		// Every allowed form and every broken form of each envelope field
+		// and of sn, from the oracle (samplecases.go).
+		cs = append(cs, envelopeSamples(op, p, append([]string{device.FieldAPIKey, device.FieldTimestamp}, hexFields...))...)
+		if op == device.SendMessage {
+			// CONTRACT 1: one second inside and outside the window, both ways.
+			for _, w := range oracle.WindowEdges(300 * time.Second) {
+				want := expect{contractOK: true, status: 200}
+				if !w.OK {
+					want = expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}
+				}
+				slug := w.Slug
+				add("timestamp."+slug, "a timestamp "+w.Title, "5", func(e *Env, c *call, _ device.Format, _ string) string {
+					win := e.Fleet.Window()
+					if win == 0 {
+						return "the fleet disables the timestamp window"
+					}
+					for _, x := range oracle.WindowEdges(win) {
+						if x.Slug == slug {
+							// Send early in a second, so that the second
+							// the timestamp names is the one meant.
+							time.Sleep(oracle.Aligned(e.Now()))
+							c.set(device.FieldTimestamp, e.Now().Truncate(time.Second).Add(x.Offset).In(e.Location).Format(oracle.TimestampLayout))
 						}
 					}
-					c.set(n, strings.ToUpper(c.get(n)))
 					return ""
-				})})
+				}, want, "auth", "boundary")
+			}
 		}
 		window := func(d time.Duration) func(*Env, *call, device.Format, string) string {
 			return func(e *Env, c *call, _ device.Format, _ string) string {
@@ -447,7 +433,7 @@ func envelopeCases() []Case {
 					return "the fleet disables the timestamp window"
 				}
 				off := w * time.Duration(d) / 100 // d is a percentage of the window
-				c.set(device.FieldTimestamp, e.Now().Add(off).In(e.Location).Format(device.TimestampLayout))
+				c.set(device.FieldTimestamp, e.Now().Add(off).In(e.Location).Format(oracle.TimestampLayout))
 				return ""
 			}
 		}
@@ -459,29 +445,15 @@ func envelopeCases() []Case {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.set(device.FieldTimestamp, e.Now().Add(24*time.Hour).In(e.Location).Format(device.TimestampLayout))
+			c.set(device.FieldTimestamp, e.Now().Add(24*time.Hour).In(e.Location).Format(oracle.TimestampLayout))
 			return ""
 		}, expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}, "auth")
-		add("timestamp.13-digits", "a 13-digit timestamp", "5", func(_ *Env, c *call, _ device.Format, _ string) string {
-			v := c.get(device.FieldTimestamp)
-			c.set(device.FieldTimestamp, v[:13])
-			return ""
-		}, invalidField(device.FieldTimestamp))
-		add("timestamp.15-digits", "a 15-digit timestamp", "5", func(_ *Env, c *call, _ device.Format, _ string) string {
-			c.set(device.FieldTimestamp, c.get(device.FieldTimestamp)+"0")
-			return ""
-		}, invalidField(device.FieldTimestamp))
-		add("timestamp.month-13", "a timestamp in month 13", "5", func(_ *Env, c *call, _ device.Format, _ string) string {
-			v := c.get(device.FieldTimestamp)
-			c.set(device.FieldTimestamp, v[:4]+"13"+v[6:])
-			return ""
-		}, invalidField(device.FieldTimestamp))
 		stale := expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}
 		add("timestamp.stale", "a timestamp one day old", "5", func(e *Env, c *call, _ device.Format, _ string) string {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.set(device.FieldTimestamp, e.Now().Add(-24*time.Hour).In(e.Location).Format(device.TimestampLayout))
+			c.set(device.FieldTimestamp, e.Now().Add(-24*time.Hour).In(e.Location).Format(oracle.TimestampLayout))
 			return ""
 		}, stale, "auth")
 		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Env, c *call, _ device.Format, _ string) string {
@@ -542,14 +514,6 @@ func operationCases() []Case {
 			c.set(device.FieldDeviceID, hexN(e.faker(id), 32))
 			return ""
 		}, expect{status: 400, codes: []string{device.CodeInvalidField}, field: device.FieldDeviceID})
-	cmd("format.other", "whose format field names the other format", "4", "2",
-		func(_ *Env, c *call, f device.Format, _ string) string {
-			other := map[device.Format]string{device.JSON: "xml", device.XML: "json"}[f]
-			c.set(device.FieldFormat, other)
-			return ""
-		}, expect{status: 400, codes: []string{device.CodeInvalidField}, field: device.FieldFormat})
-	cmd("format.unknown", "whose format field is yaml", "4", "2", setTo(device.FieldFormat, "yaml"),
-		expect{status: 400, codes: []string{device.CodeInvalidField}, field: device.FieldFormat})
 
 	msg := func(id, title string, change func(*Env, *call, device.Format, string) string, w expect) {
 		cs = append(cs, Case{ID: "message." + id, Op: device.SendMessage, Title: "a message " + title, Section: "2.4",
@@ -561,15 +525,6 @@ func operationCases() []Case {
 			c.drop(n)
 			return ""
 		}, missingField(n))
-	}
-	for _, v := range []struct{ slug, value, title string }{
-		{"no-equals", "brightness", "brightness (no =)"},
-		{"no-name", "=80", "=80 (no setting name)"},
-		{"not-a-number", "brightness=high", "brightness=high (not a number)"},
-		{"empty", "", "empty"},
-	} {
-		msg("message_value."+v.slug, "whose message_value is "+v.title, setTo(device.FieldMessageValue, v.value),
-			invalidField(device.FieldMessageValue))
 	}
 	msg("message_value.drawn", "whose message_value is a setting drawn from the run's seed",
 		func(e *Env, c *call, _ device.Format, id string) string {
@@ -585,18 +540,25 @@ func operationCases() []Case {
 		c.drop(device.FieldName)
 		return ""
 	}, missingField(device.FieldName))
-	name("name.empty", "with an empty name", "3", setTo(device.FieldName, ""),
-		expect{status: 400, codes: []string{device.CodeInvalidField}, field: device.FieldName})
-	name("name.too-long", fmt.Sprintf("with a name of %d characters", device.MaxNameLen+1), "3",
-		setTo(device.FieldName, strings.Repeat("n", device.MaxNameLen+1)),
-		expect{status: 400, codes: []string{device.CodeInvalidField}, field: device.FieldName})
-	name("name.control-character", "with a tab in the name", "3", setTo(device.FieldName, "Hall\tLight"),
-		expect{status: 400, codes: []string{device.CodeInvalidField}, field: device.FieldName})
 	name("name.drawn", "with a name drawn from the run's seed", "3", func(e *Env, c *call, _ device.Format, id string) string {
 		c.set(device.FieldName, drawName(e.faker(id)))
 		return ""
 	}, expect{ok: true, status: 200})
 	name("name.unicode", "with a name in another script", "3", setTo(device.FieldName, "Küche Licht 台所"),
 		expect{contractOK: true, status: 200})
-	return cs
+	// A command that carries one field of its type (CONTRACT 3: at least
+	// one; the others keep their value).
+	for _, t := range oracle.Types {
+		if len(t.Fields) < 2 {
+			continue
+		}
+		first := t.Fields[0].Name
+		cs = append(cs, Case{ID: "command." + check.Slug(t.Name) + ".one-field", Op: device.SendCommand, Type: t.Name, Section: "4.1",
+			Contract: "3", Title: "a " + t.Name + " command with " + first + " alone", Want: expect{contractOK: true, status: 200},
+			Tags: []string{"form"}, Build: commandOn(t.Name, func(_ *Env, c *call, _ device.Format, _ string) string {
+				c.keep(device.FieldSN, device.FieldType, first)
+				return ""
+			})})
+	}
+	return append(cs, operationSamples()...)
 }

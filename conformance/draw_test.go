@@ -6,13 +6,14 @@ import (
 
 	"github.com/brianvoe/gofakeit/v6"
 
-	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/conformance/oracle"
 )
 
 // TestDrawnValuesAreValid draws from every generator for 10,000 seeds: every
-// value is one the domain accepts, and the generators draw (the fallback
-// is rare), so the checks that send them never blame a target for refusing
-// a value the harness should not have sent.
+// value is one the harness's own rules accept at the MUST level, and the
+// generators draw (the fallback is rare), so the checks that send them
+// never blame a target for refusing a value the harness should not have
+// sent.
 func TestDrawnValuesAreValid(t *testing.T) {
 	const seeds = 10000
 	type gen struct {
@@ -22,31 +23,25 @@ func TestDrawnValuesAreValid(t *testing.T) {
 		fallback string
 	}
 	var gens []gen
-	for _, typ := range device.Types {
+	for _, typ := range oracle.Types {
 		for i := range typ.Fields {
 			f := &typ.Fields[i]
-			switch f.Kind {
-			case device.Integer:
-				if f.Max-f.Min > 4 {
-					gens = append(gens, gen{typ.Name + "." + f.Name, func(fk *gofakeit.Faker) string { return drawInteger(fk, f) },
-						func(v string) bool { return validFieldValue(f, v) }, f.Example})
-				}
-			case device.Decimal:
-				gens = append(gens, gen{typ.Name + "." + f.Name, func(fk *gofakeit.Faker) string { return drawDecimal(fk, f) },
+			if f.Kind == oracle.Integer && f.Max-f.Min > 4 || f.Kind == oracle.Decimal {
+				gens = append(gens, gen{typ.Name + "." + f.Name, func(fk *gofakeit.Faker) string { return drawNumber(fk, f) },
 					func(v string) bool { return validFieldValue(f, v) }, f.Example})
 			}
 		}
 	}
 	gens = append(gens,
-		gen{"message_value", drawMessageValue, validMessageValue, "brightness=80"},
-		gen{"name", drawName, validName, "Conformance Check"})
+		gen{"message_value", drawMessageValue, validMessageValue, oracle.MessageValue.Example},
+		gen{"name", drawName, validName, oracle.Name.Example})
 	for _, g := range gens {
 		fallbacks, distinct := 0, map[string]bool{}
 		for seed := int64(1); seed <= seeds; seed++ {
 			e := &Env{Seed: seed}
 			v := g.draw(e.faker("message.message_value.drawn"))
 			if !g.valid(v) {
-				t.Fatalf("%s: seed %d drew %q, which the domain refuses", g.name, seed, v)
+				t.Fatalf("%s: seed %d drew %q, which the oracle refuses", g.name, seed, v)
 			}
 			if v == g.fallback {
 				fallbacks++
@@ -75,6 +70,6 @@ func TestDrawnMessageValueSeed1795380519(t *testing.T) {
 		t.Logf("seed 1795380519 now draws %q", v)
 	}
 	if validMessageValue("trench coat_level=301") {
-		t.Fatal("the domain accepts a setting name with a space")
+		t.Fatal("the oracle accepts a setting name with a space")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
@@ -69,9 +70,9 @@ func (env *Env) needDevice(typeName string) (string, bool) {
 
 func (env *Env) probes() []probe {
 	var ps []probe
-	for _, t := range device.Types {
+	for _, t := range oracle.Types {
 		for _, fd := range t.Fields {
-			if fd.Kind != device.Enum {
+			if fd.Kind != oracle.Enum {
 				continue
 			}
 			t, fd := t, fd
@@ -175,7 +176,7 @@ func (env *Env) probes() []probe {
 				for _, d := range []time.Duration{-24 * time.Hour, -time.Hour, -301 * time.Second, -299 * time.Second,
 					-60 * time.Second, 60 * time.Second, 299 * time.Second, 301 * time.Second, time.Hour} {
 					c := env.base(device.SendMessage, "", "")
-					c.set(device.FieldTimestamp, env.Now().Add(d).In(env.Location).Format(device.TimestampLayout))
+					c.set(device.FieldTimestamp, env.Now().Add(d).In(env.Location).Format(oracle.TimestampLayout))
 					r, got := env.ask(ctx, c, f)
 					observe("timestamp %+v from now: %s", d, got)
 					if accepted(r) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -20,8 +21,9 @@ import (
 type kv struct {
 	name  string
 	value string
-	// num sends the value as a JSON number literal.
-	num bool
+	// num sends the value as a JSON number literal; lit as any JSON value
+	// written as value (true, null, an array, an object).
+	num, lit bool
 	// wire, when set, is the key as written in every format, for checks that
 	// misspell or misplace a field on purpose.
 	wire string
@@ -45,7 +47,7 @@ type call struct {
 // jsonNames maps canonical names to JSON keys where they differ.
 var jsonNames = func() map[string]string {
 	m := map[string]string{}
-	for _, t := range device.Types {
+	for _, t := range oracle.Types {
 		for _, f := range t.Fields {
 			if f.JSON != f.Name {
 				m[f.Name] = f.JSON
@@ -68,7 +70,7 @@ func wireName(f device.Format, name string) string {
 func (c *call) set(name, value string) *call {
 	for i := range c.fields {
 		if c.fields[i].name == name && c.fields[i].wire == "" {
-			c.fields[i].value, c.fields[i].num = value, false
+			c.fields[i].value, c.fields[i].num, c.fields[i].lit = value, false, false
 			return c
 		}
 	}
@@ -82,6 +84,16 @@ func (c *call) setNum(name, value string) *call {
 	for i := range c.fields {
 		if c.fields[i].name == name {
 			c.fields[i].num = true
+		}
+	}
+	return c
+}
+
+// setRaw marks a field's value as a JSON value written as it is.
+func (c *call) setRaw(name string) *call {
+	for i := range c.fields {
+		if c.fields[i].name == name {
+			c.fields[i].lit = true
 		}
 	}
 	return c
@@ -142,8 +154,11 @@ func (c call) request(f device.Format) client.Request {
 			key = wireName(f, kv.name)
 		}
 		var v any = kv.value
-		if kv.num && f == device.JSON {
+		switch {
+		case kv.num && f == device.JSON:
 			v = json.Number(kv.value)
+		case kv.lit && f == device.JSON:
+			v = json.RawMessage(kv.value)
 		}
 		r.Fields = append(r.Fields, client.Field{Key: key, Value: v})
 	}
@@ -164,7 +179,7 @@ func (env *Env) base(op device.Operation, sn, typeName string) call {
 	switch op {
 	case device.SendCommand:
 		c.fields = append(c.fields, kv{name: device.FieldSN, value: sn}, kv{name: device.FieldType, value: typeName})
-		t, _ := device.LookupType(typeName)
+		t, _ := oracle.LookupType(typeName)
 		for _, f := range t.Fields {
 			c.fields = append(c.fields, kv{name: f.Name, value: f.Example})
 		}

@@ -47,5 +47,43 @@ func rulesSection() string {
 			esc(side(r.Allowed, r.NoAllowed)), esc(side(r.Forbidden, r.NoForbidden)))
 	}
 	b.WriteString("\n")
+	b.WriteString(boundariesSection(cases))
+	return b.String()
+}
+
+// boundariesSection lists, rule by rule, every boundary the suite judges:
+// each case that sends a value at a boundary, one smallest step inside it
+// or one step outside it (label boundary), with what the oracle expects.
+func boundariesSection(cases []Case) string {
+	var b strings.Builder
+	b.WriteString("### Boundaries\n\n")
+	b.WriteString("Every boundary of both texts is judged one smallest step inside it and one step outside it, on each side\n")
+	b.WriteString("(conformance/oracle: integers by 1, the thermostat points by 0.001 °C, lengths by one character in ASCII, in two-,\n")
+	b.WriteString("three- and four-byte UTF-8 and with combining characters, the timestamp window by one second each way). Each row is a\n")
+	b.WriteString("case; its checks are `<case>.json`, `.xml`, `.contract`, `.sim` and `.parity` (label `boundary`).\n\n")
+	b.WriteString("| Rule | Case | Sends | Expected |\n|---|---|---|---|\n")
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	for _, r := range rules.All() {
+		for _, c := range cases {
+			if !hasTag(c.Tags, "boundary") || !(r.On(rules.Allowed, c.ID) || r.On(rules.Forbidden, c.ID)) {
+				continue
+			}
+			var want string
+			switch {
+			case c.Want.ok:
+				want = "success (MUST)"
+			case c.Want.contractOK:
+				want = "success (SHOULD)"
+			default:
+				level := "SHOULD"
+				if c.Want.must {
+					level = "MUST"
+				}
+				want = fmt.Sprintf("refused (%s), %d %s", level, c.Want.status, strings.Join(c.Want.codes, " or "))
+			}
+			fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", r.ID, c.ID, esc(c.Title), want)
+		}
+	}
+	b.WriteString("\n")
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -125,27 +126,24 @@ func expectApplied(c call, before, after state) {
 	}
 }
 
-// canonical is the state a valid value must leave, written independently
-// of package device's parsing: an enumerated value in the case of the
-// published table, a number in its shortest decimal form, text trimmed.
+// canonical is the state a valid value must leave, from the harness's own
+// rule table (package oracle), never package device's parsing: an
+// enumerated value in the case of the published table, a number in its
+// shortest decimal form, text as stored.
 func canonical(f *device.Field, v string) (string, bool) {
-	v = strings.TrimSpace(v)
-	switch f.Kind {
-	case device.Enum:
-		for _, allowed := range f.Values {
-			if strings.EqualFold(allowed, v) {
-				return allowed, true
-			}
-		}
+	c, ok := oracle.Canonical(f.Name, oracle.Str(v))
+	if !ok {
 		return "", false
-	case device.Integer, device.Decimal:
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return "", false
-		}
-		return strconv.FormatFloat(x, 'f', -1, 64), true
 	}
-	return v, v != ""
+	switch x := c.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case string:
+		return x, true
+	}
+	return "", false
 }
 
 // normalize writes every value as text so that 40, 40.0 and "40" compare

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
@@ -161,30 +162,34 @@ func newPlan(f *fleet.Fleet, mix Mix, formats []device.Format) (*plan, error) {
 	return p, nil
 }
 
-// fieldValues are valid values of a field to draw from.
+// fieldValues are valid values of a field to draw from, from the
+// harness's own rule table (package oracle).
 func fieldValues(f *device.Field) []string {
+	o, ok := oracle.Lookup(f.Name)
+	if !ok {
+		return nil
+	}
 	var vs []string
-	switch f.Kind {
-	case device.Enum:
-		vs = f.Values
-	case device.Integer:
-		step := max(1, int(f.Max-f.Min)/100)
-		for n := int(f.Min); n <= int(f.Max); n += step {
-			vs = append(vs, strconv.Itoa(n))
+	switch o.Kind {
+	case oracle.Enum:
+		vs = o.Values
+	case oracle.Integer:
+		for n := o.Min; n <= o.Max; n += max(1, (o.Max-o.Min)/100) {
+			vs = append(vs, o.Format(n))
 		}
-	case device.Decimal:
-		for n := f.Min; n <= f.Max; n += max(0.5, (f.Max-f.Min)/200) {
-			vs = append(vs, strconv.FormatFloat(n, 'f', -1, 64))
+	case oracle.Decimal:
+		for n := o.Min; n <= o.Max; n += max(500, (o.Max-o.Min)/200) {
+			vs = append(vs, o.Format(n))
 		}
-	case device.Text:
+	case oracle.Text:
 		for _, w := range []string{"normal", "eco", "boost", "night"} {
-			if len(w) <= f.MaxLen {
+			if len(w) <= o.MaxLen {
 				vs = append(vs, w)
 			}
 		}
 	}
-	if len(vs) == 0 && f.Example != "" {
-		vs = []string{f.Example}
+	if len(vs) == 0 {
+		vs = []string{o.Example}
 	}
 	return vs
 }

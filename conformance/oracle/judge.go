@@ -268,12 +268,26 @@ func (f *Field) judgeNumber(format device.Format, v Value) Verdict {
 	if f.Kind == Integer {
 		stored = x.Num().Int64()
 	} else {
-		stored, _ = x.Float64()
+		f, _ := x.Float64()
+		if f == 0 {
+			f = 0 // -0 is stored as 0
+		}
+		stored = f
 	}
 	// A JSON number is CONTRACT 2's allowance; a plus sign or leading
-	// zeros are forms of a decimal number that the texts do not show.
-	return ok(plain && v.Kind == String && f.RangeMust, stored, what+" in "+f.RangeText())
+	// zeros are forms of a decimal number that the texts do not show. A
+	// range of the CONTRACT's alone is SHOULD near its edges (see Margin).
+	inner := f.RangeMust || x.Cmp(f.bound(f.Min+Margin)) >= 0 && x.Cmp(f.bound(f.Max-Margin)) <= 0
+	return ok(plain && v.Kind == String && inner, stored, what+" in "+f.RangeText())
 }
+
+// Margin is, for a Decimal whose range is the CONTRACT's alone (the
+// thermostat points), how far inside each bound (in units of Step: one
+// degree) a value's acceptance is still SHOULD. The published interface
+// allows any decimal number there but states no range; a vendor's
+// thermostat may have its own, so only values well inside the CONTRACT's
+// range MUST be accepted, and the CONTRACT's edges are SHOULD.
+const Margin = 1000
 
 // bound is a Min or Max as an exact number.
 func (f *Field) bound(n int64) *big.Rat {

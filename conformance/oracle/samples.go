@@ -28,10 +28,12 @@ type Sample struct {
 	// Slug is stable and unique among the field's samples: check IDs are
 	// built from it.
 	Slug string
-	// Title describes the value: `"101" (one above the range)`.
-	Title string
-	Value Value
-	Class Class
+	// Title describes the value: `"101" (one above the range)`; What is
+	// the part in brackets alone, "one above the range", for a value
+	// derived from another at run time.
+	Title, What string
+	Value       Value
+	Class       Class
 	// Verdict is Judge's, in XML, or in JSON for a value only JSON can
 	// carry (and, for the format argument, in the format base names); a
 	// sample is never Open.
@@ -55,7 +57,15 @@ func (f *Field) mk(class Class, slug, what string, v Value, base string) Sample 
 	if what != "" {
 		t += " (" + what + ")"
 	}
-	return Sample{Slug: slug, Title: t, Value: v, Class: class, Verdict: f.Judge(format, v)}
+	if what == "" {
+		what = strings.TrimPrefix(t, "JSON ")
+		if v.Kind == String {
+			what = "the value " + t
+		} else {
+			what = "the JSON value " + what
+		}
+	}
+	return Sample{Slug: slug, Title: t, What: what, Value: v, Class: class, Verdict: f.Judge(format, v)}
 }
 
 // keep drops the samples the texts leave open and repeated slugs.
@@ -199,6 +209,9 @@ func (f *Field) Forms(base string) []Sample {
 		add("json-number-integer", "a whole JSON number", Num("21"))
 	case Text:
 		add(valueSlug(f.Example), "", Str(f.Example))
+		if !f.Trim {
+			add("other-word", "another word than the example", Str("eco"))
+		}
 		add("non-ascii", "in other scripts", Str("Küche Licht 台所"))
 		add("emoji", "with an emoji outside the BMP", Str("Lamp 💡"))
 		add("combining", "with a combining accent", Str("Cafe\u0301 light"))
@@ -434,8 +447,8 @@ func (f *Field) Broken(base string) []Sample {
 		jsonTypes("1")
 	case TypeName:
 		add("unknown-type", "no published type", Str("Toaster"))
-		add("lower-case", "in lower case", Str(strings.ToLower(base)))
-		add("upper-case", "in upper case", Str(strings.ToUpper(base)))
+		add("in-lower-case", "in lower case", Str(strings.ToLower(base)))
+		add("in-upper-case", "in upper case", Str(strings.ToUpper(base)))
 		add("no-space", "without spaces", Str(strings.ReplaceAll(base, " ", "")))
 		add("underscore", "with _ for spaces", Str(strings.ReplaceAll(base, " ", "_")))
 		add("hyphen", "with - for spaces", Str(strings.ReplaceAll(base, " ", "-")))
@@ -513,7 +526,8 @@ func arabicIndic(s string) string {
 
 // Draw is a valid value of the field in its plain form, drawn from r: an
 // enumerated word in its published case, a number strictly inside the
-// range (a Decimal with up to three decimals), a name of a few words, a
+// range (a Decimal with up to three decimals, at least Margin inside a
+// range of the CONTRACT's), a name of a few words, a
 // message value <setting>=<number>, a token, or, for a hex field, Len
 // lower-case hex digits.
 func (f *Field) Draw(r *rand.Rand) string {
@@ -526,12 +540,16 @@ func (f *Field) Draw(r *rand.Rand) string {
 		}
 		return f.Format(f.Min + 1 + r.Int63n(f.Max-f.Min-1))
 	case Decimal:
-		n := f.Min + 1 + r.Int63n(f.Max-f.Min-1)
+		lo, hi := f.Min+1, f.Max-1
+		if !f.RangeMust {
+			lo, hi = f.Min+Margin, f.Max-Margin
+		}
+		n := lo + r.Int63n(hi-lo+1)
 		// Whole, tenths, hundredths or thousandths: every width of fraction.
 		unit := []int64{1000, 100, 10, 1}[r.Intn(4)]
 		n -= n % unit
-		if n <= f.Min || n >= f.Max {
-			n = (f.Min + f.Max) / 2
+		if n < lo {
+			n += unit
 		}
 		return f.Format(n)
 	case Text:
