@@ -127,6 +127,7 @@ func Cases() []Case {
 	cs = append(cs, operationCases()...)
 	cs = append(cs, transportCases()...)
 	cs = append(cs, structureCases()...)
+	cs = append(cs, structureSamples()...)
 	cs = append(cs, fleetCases()...)
 	return cs
 }

@@ -1,6 +1,9 @@
 package conformance
 
 import (
+	"bytes"
+	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -53,5 +56,128 @@ func structureCases() []Case {
 			return s[:i] + s[j:]
 		}, device.CodeMissingField)
 	}
+	return cs
+}
+
+// structureSamples break the structure of each format's body in every way
+// its grammar allows (published 2.1, CONTRACT 2), and write a valid body
+// in each form the format allows, on send message (the cheapest request:
+// the structure is the same for every operation, whose first breaks the
+// catalog already checks one by one above).
+func structureSamples() []Case {
+	var cs []Case
+	op := device.SendMessage
+	p := op.Name() + ".structure."
+	for _, b := range bodyForms() {
+		b := b
+		id := p + b.format.String() + ".invalid." + b.slug
+		if b.valid {
+			id = p + b.format.String() + ".valid." + b.slug
+			b.want = expect{contractOK: true, status: 200}
+		}
+		cs = append(cs, Case{ID: id, Op: op, Title: "a " + op.Name() + " request " + b.title, Section: "2.1",
+			Contract: "2", Formats: []device.Format{b.format}, Want: b.want, Tags: []string{"structure"}, NoSim: true,
+			Build: rawCase(op, func(_ *Env, v []byte, _ device.Format) []byte { return []byte(b.body(string(v))) })})
+	}
+	return cs
+}
+
+// bodyForm is a send message body of one format written from the valid
+// one: broken in one way, or valid in another form.
+type bodyForm struct {
+	format      device.Format
+	valid       bool
+	slug, title string
+	want        expect
+	body        func(valid string) string
+}
+
+func bodyForms() []bodyForm {
+	var cs []bodyForm
+	add := func(f device.Format, valid bool, slug, title string, w expect, body func(string) string) {
+		cs = append(cs, bodyForm{f, valid, slug, title, w, body})
+	}
+	malformed := func(must bool, codes ...string) expect {
+		return expect{must: must, status: 400, codes: append(codes, device.CodeMalformedBody)}
+	}
+	inner := func(s string) string { return strings.TrimSuffix(strings.TrimPrefix(s, `{"control":`), "}") }
+	j := device.JSON
+	add(j, false, "top-level-null", "whose JSON body is null", malformed(true), func(string) string { return "null" })
+	add(j, false, "top-level-string", "whose JSON body is a string", malformed(true), func(string) string { return `"control"` })
+	add(j, false, "top-level-number", "whose JSON body is a number", malformed(true), func(string) string { return "1" })
+	add(j, false, "empty-object", "whose JSON body is an empty object", malformed(true, device.CodeMissingField),
+		func(string) string { return "{}" })
+	add(j, false, "control-key-case", "whose JSON member is Control, not control", malformed(true, device.CodeMissingField, device.CodeUnexpectedField),
+		func(s string) string { return `{"Control":` + inner(s) + `}` })
+	add(j, false, "control-null", "whose JSON control is null", malformed(true), func(string) string { return `{"control":null}` })
+	add(j, false, "control-number", "whose JSON control is a number", malformed(true), func(string) string { return `{"control":1}` })
+	add(j, false, "control-empty", "whose JSON control is an empty object", malformed(true, device.CodeMissingField),
+		func(string) string { return `{"control":{}}` })
+	add(j, false, "trailing-garbage", "with text after the JSON object", malformed(true), func(s string) string { return s + "x" })
+	add(j, false, "trailing-comma", "with a comma after the last JSON member", malformed(true),
+		func(s string) string { return strings.TrimSuffix(s, "}}") + ",}}" })
+	add(j, false, "single-quotes", "written with single quotes", malformed(true), func(s string) string { return strings.ReplaceAll(s, `"`, `'`) })
+	add(j, false, "comment", "with a comment in the JSON", malformed(true), func(s string) string { return "{/* c */" + s[1:] })
+	add(j, true, "pretty-printed", "whose JSON is indented over several lines", expect{}, func(s string) string {
+		var b bytes.Buffer
+		if json.Indent(&b, []byte(s), "", "  ") != nil {
+			return s
+		}
+		return b.String()
+	})
+	add(j, true, "members-sorted", "whose JSON members are in alphabetical order, not the published one", expect{}, func(s string) string {
+		var c struct{ Control map[string]json.RawMessage }
+		if json.Unmarshal([]byte(s), &c) != nil {
+			return s
+		}
+		b, _ := json.Marshal(map[string]any{"control": c.Control})
+		return string(b)
+	})
+	add(j, true, "unicode-escapes", `whose message_type is written with \u escapes`, expect{}, func(s string) string {
+		return strings.Replace(s, `"message_type":"message"`, `"message_type":"\u006d\u0065ssage"`, 1)
+	})
+	x := device.XML
+	replace := func(old, new string) func(string) string {
+		return func(s string) string { return strings.Replace(s, old, new, 1) }
+	}
+	add(x, false, "root-upper-case", "whose XML root is XML, not xml", malformed(true, device.CodeMissingField),
+		func(s string) string { return strings.NewReplacer("<xml>", "<XML>", "</xml>", "</XML>").Replace(s) })
+	add(x, false, "control-upper-case", "whose XML child is Control, not control", malformed(true, device.CodeMissingField, device.CodeUnexpectedField),
+		func(s string) string {
+			return strings.NewReplacer("<control>", "<Control>", "</control>", "</Control>").Replace(s)
+		})
+	add(x, false, "field-with-child", "whose message_type element holds an element", expect{must: true, status: 400,
+		codes: []string{device.CodeInvalidField, device.CodeMalformedBody}},
+		replace("<message_type>message</message_type>", "<message_type><v>message</v></message_type>"))
+	add(x, false, "mismatched-tag", "whose message_type element is closed by another name", malformed(true),
+		replace("</message_type>", "</message_Type>"))
+	add(x, false, "text-in-root", "with text beside control in the XML root", malformed(false), replace("<xml>", "<xml>text"))
+	add(x, false, "undeclared-entity", "with an entity XML does not predefine", malformed(true),
+		replace("<message_type>message</message_type>", "<message_type>mess&nbsp;age</message_type>"))
+	add(x, false, "field-twice", "whose message_type element appears twice", expect{status: 400,
+		codes: []string{device.CodeInvalidField, device.CodeMalformedBody}},
+		replace("<message_type>message</message_type>", "<message_type>message</message_type><message_type>message</message_type>"))
+	add(x, true, "no-declaration", "without the XML declaration", expect{}, func(s string) string {
+		if i := strings.Index(s, "?>"); strings.HasPrefix(s, "<?xml") && i > 0 {
+			return s[i+2:]
+		}
+		return s
+	})
+	add(x, true, "single-quoted-declaration", "whose XML declaration uses single quotes", expect{}, func(s string) string {
+		if i := strings.Index(s, "?>"); strings.HasPrefix(s, "<?xml") && i > 0 {
+			return strings.ReplaceAll(s[:i], `"`, `'`) + s[i:]
+		}
+		return s
+	})
+	add(x, true, "pretty-printed", "whose XML elements are indented over several lines", expect{}, func(s string) string {
+		s = strings.Replace(s, "<control>", "\n  <control>", 1)
+		s = strings.Replace(s, "</control>", "\n  </control>\n", 1)
+		return regexp.MustCompile(`(</[a-z_]+>)(<[a-z_])`).ReplaceAllString(strings.Replace(s, "<control>", "<control>\n    ", 1), "$1\n    $2")
+	})
+	add(x, true, "cdata", "whose message_type is a CDATA section", expect{},
+		replace("<message_type>message</message_type>", "<message_type><![CDATA[message]]></message_type>"))
+	add(x, true, "character-reference", "whose message_type starts with a character reference", expect{},
+		replace("<message_type>message</message_type>", "<message_type>&#x6d;essage</message_type>"))
+	add(x, true, "comment", "with an XML comment inside control", expect{}, replace("<control>", "<control><!-- a comment -->"))
 	return cs
 }

@@ -63,6 +63,32 @@ func transportCases() []Case {
 		add("content-type.text-xml", "with Content-Type text/xml", "4", with(func(c *call, _ device.Format) {
 			c.contentType = "text/xml"
 		}), expect{contractOK: true, status: 200}, device.XML)
+		// The media type's grammar (RFC 9110 8.3.1: type/subtype, case
+		// insensitive, then parameters): each way to write it right, and
+		// each near miss.
+		both := func(j, x string) func(c *call, f device.Format) {
+			return func(c *call, f device.Format) {
+				c.contentType = map[device.Format]string{device.JSON: j, device.XML: x}[f]
+			}
+		}
+		add("content-type.upper-case", "whose Content-Type is in capitals", "4",
+			with(both("APPLICATION/JSON", "APPLICATION/XML")), expect{contractOK: true, status: 200})
+		add("content-type.param-without-space", "whose Content-Type carries ;charset=UTF-8 with no space", "4",
+			with(both("application/json;charset=UTF-8", "application/xml;charset=UTF-8")), expect{contractOK: true, status: 200})
+		add("content-type.longer-subtype", "whose Content-Type has a letter more than json or xml", "4",
+			with(both("application/jsonx", "application/xmlx")), media)
+		add("content-type.wildcard", "whose Content-Type is application/*", "4",
+			with(both("application/*", "application/*")), media)
+		add("content-type.form", "whose Content-Type is application/x-www-form-urlencoded", "4",
+			with(both("application/x-www-form-urlencoded", "application/x-www-form-urlencoded")), media)
+		add("content-type.text-json", "whose Content-Type is text/json", "4",
+			with(both("text/json", "text/json")), expect{status: 415, codes: []string{device.CodeUnsupportedMediaType}, jsonError: true})
+		add("path.trailing-slash", "sent to its path with a trailing /", "9", with(func(c *call, _ device.Format) {
+			c.path = op.Path() + "/"
+		}), expect{status: 404, codes: []string{device.CodeNotFound}})
+		add("path.upper-case", "sent to its path in capitals", "9", with(func(c *call, _ device.Format) {
+			c.path = strings.ToUpper(op.Path())
+		}), expect{status: 404, codes: []string{device.CodeNotFound}})
 		for _, m := range []string{"GET", "PUT", "DELETE", "PATCH"} {
 			method := m
 			add("method."+strings.ToLower(m), "sent with "+m, "4", with(func(c *call, _ device.Format) {
