@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
@@ -133,6 +134,29 @@ func transportCases() []Case {
 			i := strings.Index(s, "?>") + 2
 			return []byte(s[:i] + `<!DOCTYPE xml [<!ENTITY x "y">]>` + s[i:])
 		}), expect{status: 400, codes: []string{device.CodeMalformedBody}}, device.XML)
+		if op == device.SendMessage {
+			// CONTRACT 2's body limit at its edge: exactly 64 KiB, and one
+			// byte more, padded with white space between tokens.
+			pad := func(extra int) func(*Env, []byte, device.Format) []byte {
+				return func(_ *Env, b []byte, f device.Format) []byte {
+					n := oracle.MaxBody + extra - len(b)
+					if n < 0 {
+						return b
+					}
+					if f == device.JSON {
+						return []byte(`{` + strings.Repeat(" ", n) + string(b[1:]))
+					}
+					s := string(b)
+					i := strings.Index(s, "<control>")
+					return []byte(s[:i] + strings.Repeat(" ", n) + s[i:])
+				}
+			}
+			cs = append(cs, Case{ID: p + "body.largest", Op: op, Title: "a " + op.Name() + " request whose body is 64 KiB exactly", Section: "8",
+				Contract: "2", Build: rawCase(op, pad(0)), Want: expect{contractOK: true, status: 200}, Tags: []string{"transport", "boundary"}},
+				Case{ID: p + "body.one-byte-too-large", Op: op, Title: "a " + op.Name() + " request whose body is 64 KiB and one byte", Section: "8",
+					Contract: "2", Build: rawCase(op, pad(1)), Want: expect{status: 413, codes: []string{device.CodeBodyTooLarge}},
+					Tags: []string{"transport", "boundary"}})
+		}
 		add("body.too-large", "whose body is padded past 64 KiB", "8", rawCase(op, func(_ *Env, b []byte, f device.Format) []byte {
 			pad := strings.Repeat(" ", 70<<10)
 			if f == device.JSON {

@@ -78,6 +78,10 @@ const Step = 0.001
 // stepDigits is the number of fractional digits of Step.
 const stepDigits = 3
 
+// MaxBody is the body limit of CONTRACT 2, 64 KiB: a body of MaxBody
+// bytes is valid, one of MaxBody+1 is 413 body_too_large.
+const MaxBody = 64 << 10
+
 // Field is one field of a request and its grammar.
 type Field struct {
 	// Name is the field's name in XML and its key in the stored state
