@@ -26,7 +26,9 @@ func wideFleet(t *testing.T, per int) (*fleet.Fleet, string) {
 	base := append([]fleet.Device(nil), g.Devices...)
 	for k := 1; k < per; k++ {
 		for i, d := range base {
-			d.SN = fmt.Sprintf("%030x%02x", k, i)
+			// Two letters at least, as the demo fleet's sns have: the
+			// mixed-case checks of sn need some to mix.
+			d.SN = fmt.Sprintf("fa%028x%02x", k, i)
 			d.Name = fmt.Sprintf("%s %d", d.Name, k)
 			g.Devices = append(g.Devices, d)
 		}

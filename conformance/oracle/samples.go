@@ -222,7 +222,10 @@ func (f *Field) Forms(base string) []Sample {
 		}
 	case Hex:
 		add("upper-case", "in upper case", Str(strings.ToUpper(base)))
-		add("mixed-case", "in mixed case", Str(swapCase(mixLetters(base))))
+		if len(strings.Map(hexLetter, base)) >= 2 {
+			// Only an id with two letters or more has a mixed case.
+			add("mixed-case", "in mixed case", Str(mixCase(base)))
+		}
 	case Setting:
 		add("negative", "a negative number", Str("temperature=-5"))
 		add("fraction", "a fraction", Str("temperature=21.5"))
@@ -268,13 +271,18 @@ func swapCase(s string) string {
 	return string(b)
 }
 
-// mixLetters makes sure a hex id has letters to mix the case of, and
-// upper-cases every other letter.
-func mixLetters(s string) string {
-	b := []byte(s)
-	if !strings.ContainsAny(s, "abcdefABCDEF") && len(b) > 0 {
-		b[0] = 'a'
+// hexLetter keeps the letters of a hex id and drops the rest.
+func hexLetter(r rune) rune {
+	if 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F' {
+		return r
 	}
+	return -1
+}
+
+// mixCase upper-cases every other letter of a hex id and lower-cases the
+// others.
+func mixCase(s string) string {
+	b := []byte(strings.ToLower(s))
 	up := true
 	for i, c := range b {
 		if 'a' <= c && c <= 'f' {
@@ -284,7 +292,7 @@ func mixLetters(s string) string {
 			up = !up
 		}
 	}
-	return string(swapCase(string(b)))
+	return string(b)
 }
 
 // Broken are values that break the field's grammar, each in one way, with
