@@ -28,7 +28,9 @@ func Catalog() string {
 	b.WriteString("Every check is a Ginkgo spec labelled `level:…`, `section:…`, `op:…`, `format:…`, `type:…` and its tags,\n")
 	b.WriteString("so `gwconform run --ginkgo.label-filter='level:MUST && type:light-dimmer'` runs just those.\n")
 	b.WriteString("IDs are stable: `<case>.<format>` is the verdict, `.contract` the CONTRACT's status and error, `.sim` the\n")
-	b.WriteString("simulator's state (label `sim`), `.parity` the agreement of JSON and XML.\n\n")
+	b.WriteString("simulator's state (label `sim`), `.parity` the agreement of JSON and XML. Cases drawn from the harness's own\n")
+	b.WriteString("rule table ([oracle.md](oracle.md)) are `<field>.valid.<form>` and `<field>.invalid.<break>`, labelled `boundary`,\n")
+	b.WriteString("`form` or `broken`.\n\n")
 	b.WriteString(rulesSection())
 	b.WriteString(mutationSection())
 	known := map[string]bool{}
