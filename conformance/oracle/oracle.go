@@ -15,7 +15,8 @@
 //     MessageValue, Name), each with its grammar;
 //   - judging: Field.Judge for one value, Judge for a whole control element,
 //     InWindow for the timestamp window;
-//   - generating: Field.Draw for a valid value, Field.Edges for each
+//   - generating: Field.Draw for a valid value in its plain form,
+//     Field.DrawForm for one in any allowed form, Field.Edges for each
 //     boundary one step inside and outside, Field.Forms for every allowed
 //     form and Field.Broken for every way the field's grammar can be broken,
 //     each Sample carrying the oracle's verdict.

@@ -314,3 +314,36 @@ func TestWindow(t *testing.T) {
 		t.Error("Aligned")
 	}
 }
+
+// TestDrawForm: every value DrawForm draws is valid by the oracle, in the
+// body's format, and the forms vary (not only the plain one).
+func TestDrawForm(t *testing.T) {
+	for _, fb := range allFields() {
+		f := fb.f
+		if f.Kind == Key {
+			continue
+		}
+		for _, format := range []device.Format{device.JSON, device.XML} {
+			plain, other := 0, 0
+			for seed := int64(1); seed <= 300; seed++ {
+				r := rand.New(rand.NewSource(seed))
+				v := f.DrawForm(r, format)
+				if format == device.XML && v.JSONOnly() {
+					t.Fatalf("%s: drew %v for an XML body", f.Name, v)
+				}
+				j := f.Judge(format, v)
+				if !j.OK || j.Open {
+					t.Fatalf("%s %s: seed %d drew %q (%d): %s", f.Name, format, seed, v.Raw, v.Kind, j.Why)
+				}
+				if j.Must {
+					plain++
+				} else {
+					other++
+				}
+			}
+			if other == 0 && f.Kind != Timestamp && f.Kind != TypeName {
+				t.Errorf("%s %s: DrawForm drew only plain forms", f.Name, format)
+			}
+		}
+	}
+}

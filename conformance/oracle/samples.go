@@ -631,3 +631,50 @@ func Aligned(now time.Time) time.Duration {
 	}
 	return time.Second - frac
 }
+
+// DrawForm draws a valid value of the field in any form its rule allows:
+// the plain form of Draw, or a drawn value written with a plus sign,
+// leading zeros, as a JSON number (numbers), in another letter case
+// (enumerated words, hex ids), padded (name), or one of Forms' values. The
+// value may be valid by the CONTRACT only: Judge says at which level.
+// format is the body's format (a JSON number only in JSON; the format
+// argument names it).
+func (f *Field) DrawForm(r *rand.Rand, format device.Format) Value {
+	v := f.Draw(r)
+	if f.Kind == FormatName {
+		v = format.String()
+	}
+	var cands []Value
+	cands = append(cands, Str(v))
+	switch f.Kind {
+	case Integer, Decimal:
+		lead := "0" + v
+		if strings.HasPrefix(v, "-") {
+			lead = "-0" + v[1:]
+		}
+		cands = append(cands, Str("+"+v), Str(lead))
+		if format == device.JSON {
+			cands = append(cands, Num(v))
+		}
+	case Enum:
+		cands = append(cands, Str(strings.ToLower(v)), Str(strings.ToUpper(v)), Str(swapCase(v)))
+	case Hex:
+		cands = append(cands, Str(strings.ToUpper(v)), Str(mixCase(v)))
+	case Text:
+		if f.Trim {
+			cands = append(cands, Str(" "+v+"  "))
+		}
+	}
+	for _, s := range f.Forms(v) {
+		if !s.Value.JSONOnly() || format == device.JSON {
+			cands = append(cands, s.Value)
+		}
+	}
+	for i := 0; i < 8; i++ {
+		c := cands[r.Intn(len(cands))]
+		if j := f.Judge(format, c); j.OK && !j.Open {
+			return c
+		}
+	}
+	return Str(v)
+}
