@@ -28,7 +28,9 @@ func Catalog() string {
 	b.WriteString("Every check is a Ginkgo spec labelled `level:…`, `section:…`, `op:…`, `format:…`, `type:…` and its tags,\n")
 	b.WriteString("so `gwconform run --ginkgo.label-filter='level:MUST && type:light-dimmer'` runs just those.\n")
 	b.WriteString("IDs are stable: `<case>.<format>` is the verdict, `.contract` the CONTRACT's status and error, `.sim` the\n")
-	b.WriteString("simulator's state (label `sim`), `.parity` the agreement of JSON and XML.\n\n")
+	b.WriteString("state the observer shows after the case (labels `sim`, `effect`), `.parity` the agreement of JSON and XML;\n")
+	b.WriteString("`effect.…` are the effect checks, read through the observer (docs/observer.md). Every check that expects a\n")
+	b.WriteString("refusal has a control, the same request made valid: when the control is refused, the check is inconclusive.\n\n")
 	b.WriteString(rulesSection())
 	b.WriteString(mutationSection())
 	known := map[string]bool{}

@@ -114,6 +114,10 @@ func assign(all []check.Meta, workers int) map[string]int {
 		if strings.HasPrefix(c, "fleet.") {
 			return true
 		}
+		// Messages and what watches other devices: worker 0 alone.
+		if strings.HasPrefix(c, "effect.message.") || strings.HasSuffix(c, ".isolation") {
+			return true
+		}
 		if strings.HasPrefix(c, "probe.") {
 			// A probe of messages appends to the log; the others use
 			// the worker's own devices.
