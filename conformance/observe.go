@@ -174,7 +174,8 @@ func (before msgLog) gained(after msgLog) string {
 	switch {
 	case len(after.All) == len(before.All)+1 && sameMessages(after.All[:len(before.All)], before.All):
 		return ""
-	case len(after.All) == len(before.All) && len(before.All) > 0 && sameMessages(after.All[:len(after.All)-1], before.All[1:]):
+	case len(after.All) == len(before.All) && len(before.All) > 0 && !sameMessages(after.All, before.All) &&
+		sameMessages(after.All[:len(after.All)-1], before.All[1:]):
 		return "" // a full ring: the oldest went, one came
 	}
 	return fmt.Sprintf("the gateway's messages went from %d to %d, not the same ones and one more", len(before.All), len(after.All))

@@ -213,6 +213,8 @@ func TestIndependentTargetRefusingEverythingStopsAtThePreflight(t *testing.T) {
 			[]string{"stale_timestamp", "the clocks differ by 720"}}, // 7200 s, give or take the Date header's second
 		{"HTTP against TLS", strings.Replace(tlsTarget.URL, "https://", "http://", 1), good,
 			[]string{"speaks TLS", "https://"}},
+		{"TLS against HTTP", strings.Replace(faithful, "http://", "https://", 1), good,
+			[]string{"speaks plain HTTP", "http://"}},
 		{"a port that does not speak HTTP", "http://" + garbage.Addr().String(), good,
 			[]string{"does not speak HTTP"}},
 	} {

@@ -218,6 +218,10 @@ func (m *runMain) ParseFlags(args []string) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--observer %q is not an http(s) URL", o.Observer)
 		}
+		if u.User != nil {
+			// The URL is printed and recorded in the certificate.
+			return errors.New("--observer carries credentials in its URL: give the token with --admin-token (or $GWSIM_ADMIN_TOKEN) instead")
+		}
 	}
 	if o.Observer != "" && o.NoObserver {
 		return errors.New("--observer and --no-observer exclude each other")
