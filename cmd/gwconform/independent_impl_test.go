@@ -221,7 +221,16 @@ var (
 )
 
 func (t *indepTarget) api(w http.ResponseWriter, r *http.Request) {
+	// The format, where the Content-Type tells it: errors come in it.
 	format := ""
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil {
+		switch mt {
+		case "application/json":
+			format = "json"
+		case "application/xml", "text/xml":
+			format = "xml"
+		}
+	}
 	fail := func(e indepErr) { indepWrite(w, format, e) }
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
@@ -233,16 +242,7 @@ func (t *indepTarget) api(w http.ResponseWriter, r *http.Request) {
 		fail(indepErr{404, "not_found", "", "no such operation"})
 		return
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	switch {
-	case err != nil:
-		fail(indepErr{415, "unsupported_media_type", "", "Content-Type must be application/json or application/xml"})
-		return
-	case mt == "application/json":
-		format = "json"
-	case mt == "application/xml" || mt == "text/xml":
-		format = "xml"
-	default:
+	if format == "" {
 		fail(indepErr{415, "unsupported_media_type", "", "Content-Type must be application/json or application/xml"})
 		return
 	}
