@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gwdmi/gwtools/conformance/bundle"
 )
 
 // The harness against an implementation written from the two texts alone
@@ -81,7 +83,7 @@ func TestIndependentTargetPassesThroughItsObserver(t *testing.T) {
 	r := gwconform(t, "--target", api, "--observer", reads, "--fleet", indepFleetFile(t, indepKey, indepSecret))
 	d := readIndepDoc(t, r.dir)
 	var failedIDs []string
-	effects := 0
+	effects, states := 0, 0
 	for _, res := range d.Results {
 		if res.Outcome == "failed" && res.Level == "MUST" {
 			failedIDs = append(failedIDs, res.ID+": "+strings.SplitN(res.Failure, "\n", 2)[0])
@@ -89,12 +91,15 @@ func TestIndependentTargetPassesThroughItsObserver(t *testing.T) {
 		if strings.HasPrefix(res.ID, "effect.") && res.Outcome == "passed" {
 			effects++
 		}
+		if strings.HasSuffix(res.ID, ".sim") && res.Outcome == "passed" {
+			states++ // the cases' own state checks, through a plain observer
+		}
 	}
 	if r.code != 0 || d.Verdict != "PASS" {
 		t.Fatalf("exit %d, verdict %s, MUST failures:\n%s\n%s", r.code, d.Verdict, strings.Join(first(failedIDs, 20), "\n"), tail(r.stdout))
 	}
-	if effects < 60 || d.Effects != "" || strings.Contains(r.stdout, "effects not observed") {
-		t.Errorf("effect checks passed: %d; effects line %q", effects, d.Effects)
+	if effects < 60 || states < 500 || d.Effects != "" || strings.Contains(r.stdout, "effects not observed") {
+		t.Errorf("effect checks passed: %d, state checks passed: %d; effects line %q", effects, states, d.Effects)
 	}
 	if d.Summary.Inconclusive != 0 {
 		t.Errorf("%d inconclusive checks against a faithful target", d.Summary.Inconclusive)
@@ -311,5 +316,13 @@ func TestIndependentTargetWithoutObserver(t *testing.T) {
 	out, _ := exec.Command(bins.gwconform, "verify", bundlePath).CombinedOutput()
 	if !strings.Contains(string(out), "verified") || !strings.Contains(string(out), "effects not observed: --no-observer") {
 		t.Errorf("verify:\n%s", out)
+	}
+	files, err := bundle.Read(bundlePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m bundle.Manifest
+	if err := json.Unmarshal(files[bundle.ManifestFile], &m); err != nil || !m.NoObserver || !strings.HasPrefix(m.Effects, "effects not observed") {
+		t.Errorf("the manifest does not record --no-observer: %+v (%v)", m, err)
 	}
 }
