@@ -25,7 +25,8 @@ import (
 // nothing, or changes the wrong thing, cannot pass. The effect of a valid
 // request follows from the published interface (MUST); what only the
 // CONTRACT says (letter case, trimming, absent fields, a refused request
-// changes nothing) is a SHOULD. All carry the tag effect, and without an
+// changes nothing) is a SHOULD. All carry the tags sim and effect (as the
+// cases' own state checks do: they read the observer), and without an
 // observer they are skipped with the one line of NotObservedPrefix.
 
 // declareEffects declares every effect check.
@@ -233,7 +234,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 // effects are not observed, and in a dry run.
 func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, f device.Format, typ, title, assertion string, body func(context.Context)) {
 	m := check.Meta{ID: id, Level: level, Section: section, Title: capital(title) + " (" + f.String() + ")", Assertion: assertion,
-		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"effect"}}
+		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"}}
 	if level != check.Must {
 		m.Contract = contract
 	}

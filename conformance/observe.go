@@ -70,16 +70,35 @@ func (e *observerError) Error() string {
 }
 
 // observeGet reads a path of the observer into v and returns the answer's
-// headers.
+// headers. An answer 429 or 503 with a short Retry-After is waited out and
+// the read made again, twice at most: an observer behind the same load
+// shedding as the target is no reason to fail a check.
 func observeGet(ctx context.Context, base, token, path string, v any) (http.Header, error) {
+	for attempt := 0; ; attempt++ {
+		h, wait, err := observeOnce(ctx, base, token, path, v)
+		if wait < 0 || attempt == 2 {
+			return h, err
+		}
+		select {
+		case <-ctx.Done():
+			return h, err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// observeOnce is one read; wait is how long the observer asked to wait
+// before reading again (negative: it did not).
+func observeOnce(ctx context.Context, base, token, path string, v any) (_ http.Header, wait time.Duration, _ error) {
+	wait = -1
 	if base == "" {
-		return nil, fmt.Errorf("no observer")
+		return nil, wait, fmt.Errorf("no observer")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+path, nil)
 	if err != nil {
-		return nil, err
+		return nil, wait, err
 	}
 	req.Header.Set("Accept", "application/json")
 	if token != "" {
@@ -87,20 +106,25 @@ func observeGet(ctx context.Context, base, token, path string, v any) (http.Head
 	}
 	resp, err := observerHTTP.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, wait, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return nil, err
+		return nil, wait, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &observerError{path: path, status: resp.StatusCode, body: strings.TrimSpace(string(body))}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && s >= 0 && s <= 5 {
+				wait = time.Duration(s) * time.Second
+			}
+		}
+		return nil, wait, &observerError{path: path, status: resp.StatusCode, body: strings.TrimSpace(string(body))}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return nil, fmt.Errorf("GET %s: the answer is not the JSON of CONTRACT 7: %v", path, err)
+		return nil, wait, fmt.Errorf("GET %s: the answer is not the JSON of CONTRACT 7: %v", path, err)
 	}
-	return resp.Header, nil
+	return resp.Header, wait, nil
 }
 
 func devicePath(mac, sn string) string {
