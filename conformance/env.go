@@ -43,9 +43,6 @@ type Env struct {
 	// NotObserved is the one line saying why effects are not observed
 	// ("effects not observed: ..."), empty when Observer is set.
 	NotObserved string
-	// ObserverNeedsToken: the observer answered 401 to the run's token
-	// (or to none): the effect checks need --admin-token.
-	ObserverNeedsToken bool
 	// Embedded says the target is the in-process simulator.
 	Embedded bool
 	// DryRun records each request and skips the check instead of sending.

@@ -396,7 +396,6 @@ func (m *runMain) openObserver(ctx context.Context, e *conformance.Env) error {
 		case explicit:
 			return fmt.Errorf("--observer %s does not answer the CONTRACT 7 reads: %s (docs/observer.md)", base, p.Why)
 		case p.NeedsToken:
-			e.ObserverNeedsToken = true
 			e.NotObserved = conformance.NotObservedPrefix + ": the target's reads of CONTRACT 7 answered 401: needs --admin-token"
 		default:
 			e.NotObserved = conformance.NotObservedPrefix + ": the target does not answer the reads of CONTRACT 7; give --observer URL (docs/observer.md)"
