@@ -325,4 +325,13 @@ func TestIndependentTargetWithoutObserver(t *testing.T) {
 	if err := json.Unmarshal(files[bundle.ManifestFile], &m); err != nil || !m.NoObserver || !strings.HasPrefix(m.Effects, "effects not observed") {
 		t.Errorf("the manifest does not record --no-observer: %+v (%v)", m, err)
 	}
+	// A forger who says the effects were observed, hashes fixed, is caught.
+	var raw map[string]any
+	json.Unmarshal(files[bundle.ManifestFile], &raw)
+	raw["effects"], raw["no_observer"] = bundle.EffectsObserved, false
+	files[bundle.ManifestFile], _ = json.Marshal(raw)
+	out, _ = exec.Command(bins.gwconform, "verify", rewrite(t, files, true)).CombinedOutput()
+	if !strings.Contains(string(out), "NOT VERIFIED") || !strings.Contains(string(out), "effects") {
+		t.Errorf("verify of a manifest claiming observed effects:\n%s", out)
+	}
 }
