@@ -28,9 +28,11 @@ func Catalog() string {
 	b.WriteString("Every check is a Ginkgo spec labelled `level:…`, `section:…`, `op:…`, `format:…`, `type:…` and its tags,\n")
 	b.WriteString("so `gwconform run --ginkgo.label-filter='level:MUST && type:light-dimmer'` runs just those.\n")
 	b.WriteString("IDs are stable: `<case>.<format>` is the verdict, `.contract` the CONTRACT's status and error, `.sim` the\n")
-	b.WriteString("simulator's state (label `sim`), `.parity` the agreement of JSON and XML. Cases drawn from the harness's own\n")
-	b.WriteString("rule table ([oracle.md](oracle.md)) are `<field>.valid.<form>` and `<field>.invalid.<break>`, labelled `boundary`,\n")
-	b.WriteString("`form` or `broken`.\n\n")
+	b.WriteString("state the observer shows after the case (labels `sim`, `effect`), `.parity` the agreement of JSON and XML;\n")
+	b.WriteString("`effect.…` are the effect checks, read through the observer (docs/observer.md). Every check that expects a\n")
+	b.WriteString("refusal has a control, the same request made valid: when the control is refused, the check is inconclusive.\n" +
+		"Cases drawn from the harness's own rule table ([oracle.md](oracle.md)) are `<field>.valid.<form>` and\n" +
+		"`<field>.invalid.<break>`, labelled `boundary`, `form` or `broken`.\n\n")
 	b.WriteString(rulesSection())
 	b.WriteString(mutationSection())
 	known := map[string]bool{}

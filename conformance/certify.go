@@ -25,6 +25,10 @@ type Certification struct {
 	Product, ProductVersion string
 	// Baseline is the baseline file's content, when the run used one.
 	Baseline []byte
+	// Observer is the base URL that showed the run's effects (empty: not
+	// observed); NoObserver says the run was told not to observe them.
+	Observer   string
+	NoObserver bool
 }
 
 // HarnessInfo is this gwconform's version, commit and Go version.
@@ -112,6 +116,13 @@ func WriteBundle(c Certification, doc report.Document, reportDir string, console
 		EndedAt:   ended,
 		Verdict:   doc.Verdict,
 		FailOn:    failOn,
+		Effects:   doc.Effects,
+		Observer:  c.Observer,
+		// NoObserver is the certificate's record of --no-observer.
+		NoObserver: c.NoObserver,
+	}
+	if m.Effects == "" && c.Observer != "" {
+		m.Effects = bundle.EffectsObserved
 	}
 	if m.Mode == "" {
 		m.Mode = bundle.ModeOrdinary

@@ -5,13 +5,8 @@
 package conformance
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"hash/fnv"
 	"io"
-	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,14 +32,17 @@ type Env struct {
 	Signer    client.Signer
 	KnownSign bool
 	Location  *time.Location
-	// Admin is the base URL of a gwsim admin API (empty when the target
-	// has none) and AdminToken its bearer token.
-	Admin      string
-	AdminToken string
-	// AdminNeedsToken: the target has gwsim's admin API, but it answered
-	// 401 to the run's token (or to none): the sim checks need
-	// --admin-token.
-	AdminNeedsToken bool
+	// Observer is the base URL of a service answering the CONTRACT 7
+	// reads of the target's devices and messages (empty: effects are not
+	// observed, for the reason NotObserved gives), and AdminToken its
+	// bearer token. ObserverCounts says it also has gwsim's additions
+	// (?limit= and X-Total-Count on the messages), used when present.
+	Observer       string
+	AdminToken     string
+	ObserverCounts bool
+	// NotObserved is the one line saying why effects are not observed
+	// ("effects not observed: ..."), empty when Observer is set.
+	NotObserved string
 	// Embedded says the target is the in-process simulator.
 	Embedded bool
 	// DryRun records each request and skips the check instead of sending.
@@ -73,6 +71,10 @@ type Env struct {
 	// assignment is the worker of each check in a --parallel run.
 	assignOnce sync.Once
 	assignment map[string]int
+	// controls are the answers to the valid twins of refusals, one per
+	// operation, format and device (control).
+	ctlMu    sync.Mutex
+	controls map[controlKey]controlResult
 }
 
 // faker gives a check its own reproducible stream of values: the same run
@@ -98,96 +100,4 @@ func (env *Env) anyDevice() (fleet.Device, bool) {
 		}
 	}
 	return fleet.Device{}, false
-}
-
-// adminGet reads a gwsim admin API path into v.
-func (env *Env) adminGet(ctx context.Context, path string, v any) error {
-	_, err := env.adminGetHeader(ctx, path, v)
-	return err
-}
-
-// adminGetHeader is adminGet that also returns the answer's headers.
-func (env *Env) adminGetHeader(ctx context.Context, path string, v any) (http.Header, error) {
-	if env.Admin == "" {
-		return nil, fmt.Errorf("the target has no gwsim admin API")
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(env.Admin, "/")+path, nil)
-	if err != nil {
-		return nil, err
-	}
-	if env.AdminToken != "" {
-		req.Header.Set("Authorization", "Bearer "+env.AdminToken)
-	}
-	resp, err := adminHTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, &adminError{path: path, status: resp.StatusCode, body: strings.TrimSpace(string(body))}
-	}
-	return resp.Header, json.Unmarshal(body, v)
-}
-
-// adminHTTP follows no redirect: a hostile target must not lead the harness,
-// bearer token included, to another host.
-var adminHTTP = &http.Client{Timeout: 10 * time.Second,
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
-// deviceState is a device as GET /_sim/gateways/{mac}/devices/{sn} shows it.
-type deviceState struct {
-	SN    string         `json:"sn"`
-	Type  string         `json:"type"`
-	Name  string         `json:"name"`
-	State map[string]any `json:"state"`
-}
-
-// adminError is an admin API answer other than 200.
-type adminError struct {
-	path   string
-	status int
-	body   string
-}
-
-func (e *adminError) Error() string {
-	return fmt.Sprintf("GET %s: %d %s", e.path, e.status, e.body)
-}
-
-// ProbeAdmin reports whether base serves gwsim's admin API, and whether it
-// does but refused the token given (401: the sim checks need
-// --admin-token).
-func ProbeAdmin(ctx context.Context, base, token string) (ok, needsToken bool) {
-	e := &Env{Admin: base, AdminToken: token}
-	var health struct{ Status string }
-	if err := e.adminGet(ctx, "/_sim/health", &health); err != nil || health.Status != "ok" {
-		if ae, isAdmin := err.(*adminError); isAdmin && ae.status == http.StatusUnauthorized {
-			return false, true
-		}
-		return false, false
-	}
-	// Health stays open for liveness probes; whether the token opens the
-	// rest of the admin API is seen on a call that needs it.
-	var faults map[string]any
-	err := e.adminGet(ctx, "/_sim/faults", &faults)
-	if ae, isAdmin := err.(*adminError); isAdmin && ae.status == http.StatusUnauthorized {
-		return false, true
-	}
-	return err == nil, false
-}
-
-// adminSkip is why a sim check cannot run, or "" when it can.
-func (env *Env) adminSkip() string {
-	switch {
-	case env.Admin != "":
-		return ""
-	case env.AdminNeedsToken:
-		return "the target's gwsim admin API answered 401: needs --admin-token"
-	}
-	return "the target has no gwsim admin API"
 }

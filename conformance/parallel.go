@@ -93,8 +93,9 @@ func (env *Env) workerOf(id string, workers int) int {
 
 // assign shares the checks between workers. Worker 0 takes what shares
 // more than a device: the whole-fleet checks, the probes of messages, every
-// message case that appends to the gateway's log (a valid one) and every
-// check of the log (.sim of a message case). The other checks go to the
+// message case (a valid one appends to the gateway's log, and so does the
+// control of a refused one), the effect checks of messages and those that
+// watch other devices (.isolation). The other checks go to the
 // worker with the least work so far, heaviest first, weighed by what they
 // cost against a slow target. Every process of a run
 // builds the same catalog, so each computes the same assignment.
@@ -114,19 +115,18 @@ func assign(all []check.Meta, workers int) map[string]int {
 		if strings.HasPrefix(c, "fleet.") {
 			return true
 		}
+		// Messages and what watches other devices: worker 0 alone.
+		if strings.HasPrefix(c, "effect.message.") || strings.HasSuffix(c, ".isolation") {
+			return true
+		}
 		if strings.HasPrefix(c, "probe.") {
 			// A probe of messages appends to the log; the others use
 			// the worker's own devices.
 			return cases[c][0].Operation == device.SendMessage.Name()
 		}
-		if strings.HasPrefix(c, "message.") {
-			for _, m := range cases[c] {
-				if strings.Contains(m.Assertion, "with status success") {
-					return true
-				}
-			}
-		}
-		return false
+		// Every message case: a valid one appends to the gateway's log,
+		// and so does the control of a refused one (control.go).
+		return strings.HasPrefix(c, "message.")
 	}
 	// What a check costs against a slow target: a request the target
 	// accepts goes all the way (its latency, its store), and so does one

@@ -2,53 +2,124 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"mime"
+	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
-// PreflightRequests are one valid request per operation, about the fleet's
-// devices, that leave them as the fleet file describes them: the command
-// sends the state the fleet gives (the type's defaults where it gives
-// none), the rename the fleet's own name.
-func PreflightRequests(e *Env) []client.Request {
-	d, ok := e.anyDevice()
-	var out []client.Request
-	if ok {
-		c := e.base(device.SendCommand, d.SN, d.Type)
-		t, _ := device.LookupType(d.Type)
-		for _, f := range t.Fields {
-			v := f.Default
-			if s, ok := d.State[f.Name]; ok {
-				v = normalize(map[string]any{"v": s})["v"]
+// A pre-flight request: one valid request of the run, what it is about.
+type preflightRequest struct {
+	req  client.Request
+	what string
+	dev  fleet.Device
+}
+
+// preflightRequests are one valid request per operation, per format and
+// per device of the tested gateway, that leave the devices as they are:
+// the command sends the state the observer shows (else the fleet's, the
+// type's defaults where it gives none), the rename the device's own name.
+func preflightRequests(ctx context.Context, e *Env) []preflightRequest {
+	devices := testedDevices(e)
+	var out []preflightRequest
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		for _, d := range devices {
+			t, ok := device.LookupType(d.Type)
+			if !ok {
+				continue
 			}
-			c.set(f.Name, v)
+			name, st := d.Name, d.State
+			if e.Observer != "" {
+				if cur, err := e.readDevice(ctx, e.Target.MAC, d.SN); err == nil {
+					name, st = cur.Name, cur.State
+				}
+			}
+			c := e.base(device.SendCommand, d.SN, d.Type)
+			for _, fd := range t.Fields {
+				v := fd.Default
+				if s, ok := st[fd.Name]; ok {
+					v = normalize(map[string]any{"v": s})["v"]
+				}
+				c.set(fd.Name, v)
+			}
+			what := fmt.Sprintf("%s to %s %s in %s", device.SendCommand.Name(), d.Type, d.SN, f)
+			out = append(out, preflightRequest{req: c.request(f), what: what, dev: d})
+			if strings.TrimSpace(name) != "" {
+				c := e.base(device.UpdateName, d.SN, d.Type)
+				c.set(device.FieldName, name)
+				what := fmt.Sprintf("%s of %s %s in %s", device.UpdateName.Name(), d.Type, d.SN, f)
+				out = append(out, preflightRequest{req: c.request(f), what: what, dev: d})
+			}
 		}
-		out = append(out, c.request(device.JSON))
-	}
-	out = append(out, e.base(device.SendMessage, "", "").request(device.JSON))
-	if ok && strings.TrimSpace(d.Name) != "" {
-		c := e.base(device.UpdateName, d.SN, d.Type)
-		c.set(device.FieldName, d.Name)
-		out = append(out, c.request(device.JSON))
+		out = append(out, preflightRequest{req: e.base(device.SendMessage, "", "").request(f),
+			what: fmt.Sprintf("%s to gateway %s in %s", device.SendMessage.Name(), e.Target.MAC, f)})
 	}
 	return out
 }
 
-// Preflight sends each request and returns an error, one line saying why,
-// when an answer is not this interface's: not a JSON or XML body with a
-// status field. A request that gets no answer at all is no reason to stop:
-// the checks judge that one by one. A valid request that is refused is no
-// reason either (wrong credentials show up in the checks, with the
-// target's error).
-func Preflight(ctx context.Context, c *client.Client, reqs []client.Request) error {
-	for _, req := range reqs {
-		r, _, err := c.Do(ctx, req)
-		if err != nil || r == nil {
-			continue
+// testedDevices are the devices of the tested gateway the run uses: every
+// device the fleet lists on it, else the target's one of each type.
+func testedDevices(e *Env) []fleet.Device {
+	if e.Fleet != nil {
+		if _, g, err := e.Fleet.TestedGateway(); err == nil && g.MAC == e.Target.MAC {
+			return g.Devices
+		}
+	}
+	var out []fleet.Device
+	for _, t := range device.Types {
+		if d, ok := e.Target.Devices[t.Name]; ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Preflight sends the pre-flight requests (one valid request per
+// operation, per format and per device of the tested gateway) and returns
+// an error, one line naming the likely cause, when the run could judge
+// nothing: the target does not speak HTTP or this interface, or it refuses
+// a valid request (wrong secret, unedited template, clocks apart, the
+// base URL ending in /v1, a fleet the target does not have). Every check
+// that expects a refusal would otherwise pass by default.
+func Preflight(ctx context.Context, e *Env) error {
+	reqs := preflightRequests(ctx, e)
+	type answer struct {
+		p preflightRequest
+		r *client.Response
+	}
+	var answers []answer
+	for _, p := range reqs {
+		r, _, err := e.Client.Do(ctx, p.req)
+		if err != nil {
+			if cause := transportCause(e.BaseURL, err); cause != "" {
+				return errors.New(cause)
+			}
+			if r == nil {
+				return fmt.Errorf("pre-flight: the valid %s got no answer (%v): the target cannot be judged (--skip-preflight runs the checks anyway)", p.what, err)
+			}
+		}
+		answers = append(answers, answer{p, r})
+	}
+	// 404 to every request: the operations are not where they were sought.
+	all404 := len(answers) > 0
+	for _, a := range answers {
+		all404 = all404 && a.r.Status == http.StatusNotFound && a.r.ErrorCode != device.CodeGatewayNotFound && a.r.ErrorCode != device.CodeDeviceNotFound
+	}
+	if all404 {
+		return errors.New(notFoundCause(e.BaseURL, answers[0].r))
+	}
+	for _, a := range answers {
+		r := a.r
+		if strings.Contains(string(r.Body), "HTTP request to an HTTPS server") {
+			return fmt.Errorf("the target speaks TLS: give --target %s", withScheme(e.BaseURL, "https"))
 		}
 		if r.StatusField == "" {
 			mt, _, _ := mime.ParseMediaType(r.ContentType)
@@ -60,8 +131,120 @@ func Preflight(ctx context.Context, c *client.Client, reqs []client.Request) err
 				why = "no status field"
 			}
 			return fmt.Errorf("the target does not speak this interface: POST %s answered HTTP %d (%s: %s), not JSON or XML with a status; nothing checked (--skip-preflight runs the checks anyway)",
-				req.Path, r.Status, mt, why)
+				a.p.req.Path, r.Status, mt, why)
 		}
 	}
+	for _, a := range answers {
+		r := a.r
+		// A target that sheds load or fails now and then is judged check
+		// by check (and the run stops itself if it stops answering).
+		if accepted(r) || r.Status == http.StatusTooManyRequests || r.Status == http.StatusRequestTimeout || r.Status >= 500 {
+			continue
+		}
+		return errors.New(refusalCause(e, a.p, r))
+	}
 	return nil
+}
+
+// refusalCause says in one line why a valid pre-flight request was
+// refused, from the error the target gave.
+func refusalCause(e *Env, p preflightRequest, r *client.Response) string {
+	key := maskKey(e.Target.Key.Key)
+	head := fmt.Sprintf("pre-flight: the valid %s was refused (%s): ", p.what, describe(r))
+	tail := "; nothing checked (--skip-preflight runs the checks anyway)"
+	switch r.ErrorCode {
+	case device.CodeBadSignature:
+		return head + "check the secret of api_key " + key + " in the fleet file (and its sign scheme)" + tail
+	case device.CodeUnknownAPIKey:
+		return head + "the key " + key + " is not registered at the target; is this the unedited template?" + tail
+	case device.CodeStaleTimestamp:
+		return head + clockCause(e, r) + tail
+	case device.CodeAccountMismatch:
+		return head + fmt.Sprintf("the target does not have api_key %s on account %s (the fleet's first account with a key)", key, e.Target.AccountID) + tail
+	case device.CodeGatewayNotFound:
+		return head + fmt.Sprintf("the target does not have gateway %s on account %s (the fleet's tested gateway)", e.Target.MAC, e.Target.AccountID) + tail
+	case device.CodeDeviceNotFound:
+		return head + fmt.Sprintf("the target does not have device %s (%s) on gateway %s, as the fleet says", p.dev.SN, p.dev.Type, e.Target.MAC) + tail
+	case device.CodeTypeMismatch:
+		return head + fmt.Sprintf("the target's device %s on gateway %s is not a %s, as the fleet says", p.dev.SN, e.Target.MAC, p.dev.Type) + tail
+	}
+	return head + "a refusal of any other request would prove nothing" + tail
+}
+
+// clockCause is the stale_timestamp line: how far apart the clocks are,
+// from the answer's Date header when it has one.
+func clockCause(e *Env, r *client.Response) string {
+	now := time.Now()
+	if e.Now != nil {
+		now = e.Now()
+	}
+	if d, err := http.ParseTime(r.Header.Get("Date")); err == nil {
+		diff := int64(math.Round(d.Sub(now).Seconds()))
+		if diff < 0 {
+			diff = -diff
+		}
+		return fmt.Sprintf("the clocks differ by %d s (the target's Date: %s; window %s): set this machine's clock, or the fleet's timestamp_tz to the target's zone",
+			diff, r.Header.Get("Date"), e.Fleet.Window())
+	}
+	return "the target finds this machine's time stale and sends no Date header: the clocks differ, or the fleet's timestamp_tz is not the target's"
+}
+
+// notFoundCause is the line for a target that answered 404 to every
+// pre-flight request.
+func notFoundCause(base string, r *client.Response) string {
+	u, err := url.Parse(base)
+	path := ""
+	if err == nil {
+		path = strings.TrimRight(u.Path, "/")
+	}
+	if i := strings.Index(path+"/", "/v1/"); i >= 0 {
+		root := strings.TrimRight(base, "/")
+		root = root[:len(root)-len(path)] + path[:i]
+		return fmt.Sprintf("the target does not speak this interface at %s: every operation answered HTTP 404; the operations are expected at %s/v1/services/…, and you gave …%s: give --target %s",
+			base, root, path[i:], root)
+	}
+	mt, _, _ := mime.ParseMediaType(r.ContentType)
+	if mt == "" {
+		mt = "no Content-Type"
+	}
+	return fmt.Sprintf("the target does not speak this interface at %s: every operation answered HTTP 404 (%s); the operations are expected at %s/v1/services/…; nothing checked (--skip-preflight runs the checks anyway)",
+		base, mt, strings.TrimRight(base, "/"))
+}
+
+// transportCause names a connection that does not carry HTTP as the
+// target's URL says: a port that does not speak HTTP, HTTP against TLS or
+// TLS against plain HTTP. Empty for anything else (a timeout, a reset).
+func transportCause(base string, err error) string {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "server gave HTTP response to HTTPS client"), strings.Contains(s, "first record does not look like a TLS handshake"):
+		return fmt.Sprintf("the target speaks plain HTTP, not TLS: give --target %s", withScheme(base, "http"))
+	case strings.Contains(s, "malformed HTTP") && strings.Contains(s, `\x15\x03`):
+		return fmt.Sprintf("the target speaks TLS: give --target %s", withScheme(base, "https"))
+	case strings.Contains(s, "malformed HTTP"):
+		return fmt.Sprintf("the target %s does not speak HTTP: its answer is not an HTTP response (is it the right port?)", base)
+	}
+	return ""
+}
+
+// TransportCause is transportCause for the command line's reachability
+// check.
+func TransportCause(base string, err error) string { return transportCause(base, err) }
+
+func withScheme(base, scheme string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	u.Scheme = scheme
+	return u.String()
+}
+
+// maskKey shows an api_key's first four characters only.
+func maskKey(k string) string {
+	r := []rune(k)
+	if len(r) <= 4 {
+		return "…"
+	}
+	return string(r[:4]) + "…"
 }

@@ -17,21 +17,37 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
-// declareSim adds the simulator-only state check of a case: after an
-// accepted request the admin API shows what was sent; after a rejected one
-// nothing changed. They need gwsim's admin API, so they carry label sim.
+// declareSim adds the state check of a case, read through the observer
+// (CONTRACT 7): after an accepted request the device shows what was sent;
+// after a rejected one nothing changed. The effect of a request the
+// published interface calls valid is a MUST; of one only the CONTRACT
+// calls valid, and the rule that a rejected request changes nothing, a
+// SHOULD. They carry the tags sim and effect, and are skipped, with the
+// one line of NotObservedPrefix, when the run has no observer.
 func (env *Env) declareSim(c Case, f device.Format, id string) {
-	m := c.meta(id+".sim", check.Should, f, capital(c.Title)+": the simulator's state follows", "", "sim")
-	m.Section, m.Contract = "3", "3"
 	valid := c.Want.ok || c.Want.contractOK
-	if valid {
-		m.Assertion = capital(c.Title) + " SHOULD leave the state the admin API shows exactly as the request said (CONTRACT 3)."
-	} else {
-		m.Assertion = capital(c.Title) + " SHOULD be rejected and change nothing the admin API shows (CONTRACT 3)."
+	level := check.Should
+	if c.Want.ok {
+		level = check.Must
+	}
+	m := c.meta(id+".sim", level, f, capital(c.Title)+": the state the observer shows follows", "", "sim", "effect")
+	m.Section, m.Contract = "3", "3"
+	switch {
+	case c.Want.ok:
+		m.Section, m.Contract = c.Section, ""
+		m.Assertion = capital(c.Title) + " MUST leave the device or gateway as the request said, as the observer shows it (CONTRACT 7)."
+	case valid:
+		m.Assertion = capital(c.Title) + " SHOULD leave the state the observer shows exactly as the request said (CONTRACT 3)."
+	default:
+		m.Assertion = capital(c.Title) + " SHOULD be rejected and change nothing the observer shows (CONTRACT 3)."
 	}
 	env.it(m, func(ctx ginkgo.SpecContext) {
-		if why := env.adminSkip(); why != "" {
+		if why := env.observeSkip(); why != "" {
 			ginkgo.Skip(why)
+		}
+		var ctl controlResult
+		if !valid {
+			ctl = env.caseControl(ctx, c, f)
 		}
 		req := env.buildCase(c, f)
 		before := env.snapshot(ctx, req)
@@ -39,29 +55,30 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 		after := env.snapshot(ctx, req)
 		if !valid {
 			gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
-			gomega.Expect(after).To(gomega.Equal(before), "a rejected request changed the state")
+			gomega.Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
+			gomega.Expect(before.Log.same(after.Log)).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
+			ctl.conclude()
 			return
 		}
 		gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
-		expectApplied(sent, before, after)
+		expectApplied(sent, before, after, !c.Want.ok)
 	})
 }
 
-// state is what the admin API shows about the devices and gateway a call
+// state is what the observer shows about the device and gateway a call
 // concerns.
 type state struct {
-	Device   *deviceState
-	Messages int
-	Last     map[string]any
+	Device *deviceState
+	Log    msgLog
 }
 
 func (env *Env) snapshot(ctx context.Context, c call) state {
 	ginkgo.GinkgoHelper()
 	var s state
 	if c.sn != "" {
-		var d deviceState
-		if err := env.adminGet(ctx, fmt.Sprintf("/_sim/gateways/%s/devices/%s", env.Target.MAC, c.sn), &d); err != nil {
-			ginkgo.Fail("reading the device from the admin API: " + err.Error())
+		d, err := env.readDevice(ctx, env.Target.MAC, c.sn)
+		if err != nil {
+			ginkgo.Fail("reading the device from the observer: " + err.Error())
 		}
 		s.Device = &d
 	}
@@ -71,27 +88,18 @@ func (env *Env) snapshot(ctx context.Context, c call) state {
 		// rest of the check.
 		return s
 	}
-	// Only the newest message, and the count of all ever received from
-	// X-Total-Count: the log is a ring of up to a thousand entries, too
-	// much to read twice a check.
-	var msgs []map[string]any
-	h, err := env.adminGetHeader(ctx, "/_sim/gateways/"+env.Target.MAC+"/messages?limit=1", &msgs)
+	l, err := env.readLog(ctx, env.Target.MAC)
 	if err != nil {
-		ginkgo.Fail("reading the messages from the admin API: " + err.Error())
+		ginkgo.Fail("reading the messages from the observer: " + err.Error())
 	}
-	total, err := strconv.Atoi(h.Get("X-Total-Count"))
-	if err != nil {
-		ginkgo.Fail(fmt.Sprintf("the admin API gave no count of messages (X-Total-Count %q)", h.Get("X-Total-Count")))
-	}
-	s.Messages = total
-	if len(msgs) > 0 {
-		s.Last = msgs[len(msgs)-1]
-	}
+	s.Log = l
 	return s
 }
 
-// expectApplied checks that an accepted call did what it said.
-func expectApplied(c call, before, after state) {
+// expectApplied checks that an accepted call did what it said. strict
+// holds the CONTRACT's forms too (an enumerated value in its published
+// case); without it, a MUST check, letter case is not judged.
+func expectApplied(c call, before, after state, strict bool) {
 	ginkgo.GinkgoHelper()
 	switch c.op {
 	case device.SendCommand:
@@ -113,16 +121,33 @@ func expectApplied(c call, before, after state) {
 				}
 			}
 		}
-		gomega.Expect(normalize(after.Device.State)).To(gomega.Equal(normalize(want)), "device state after the command")
+		got, exp := normalize(after.Device.State), normalize(want)
+		if !strict {
+			foldEnums(t, got)
+			foldEnums(t, exp)
+		}
+		gomega.Expect(got).To(gomega.Equal(exp), "device state after the command")
 		gomega.Expect(after.Device.Name).To(gomega.Equal(before.Device.Name), "the command changed the name")
 	case device.SendMessage:
-		gomega.Expect(after.Messages).To(gomega.Equal(before.Messages+1), "messages received (X-Total-Count)")
-		gomega.Expect(after.Last).NotTo(gomega.BeNil(), "no message recorded")
-		gomega.Expect(after.Last["message_type"]).To(gomega.Equal(c.get(device.FieldMessageType)))
-		gomega.Expect(after.Last["message_value"]).To(gomega.Equal(c.get(device.FieldMessageValue)))
+		if why := before.Log.gained(after.Log); why != "" {
+			ginkgo.Fail(why)
+		}
+		gomega.Expect(after.Log.Last).NotTo(gomega.BeNil(), "no message recorded")
+		gomega.Expect(after.Log.Last.Type).To(gomega.Equal(c.get(device.FieldMessageType)), "message_type of the newest message")
+		gomega.Expect(after.Log.Last.Value).To(gomega.Equal(c.get(device.FieldMessageValue)), "message_value of the newest message")
 	case device.UpdateName:
 		gomega.Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.get(device.FieldName))), "name after update_name")
-		gomega.Expect(after.Device.State).To(gomega.Equal(before.Device.State), "update_name changed the state")
+		gomega.Expect(normalize(after.Device.State)).To(gomega.Equal(normalize(before.Device.State)), "update_name changed the state")
+	}
+}
+
+// foldEnums writes the enumerated values of a type's state in lower case,
+// for checks that do not judge their letter case.
+func foldEnums(t *device.Type, m map[string]string) {
+	for _, fd := range t.Fields {
+		if v, ok := m[fd.Name]; ok && fd.Kind == device.Enum {
+			m[fd.Name] = strings.ToLower(v)
+		}
 	}
 }
 
@@ -184,9 +209,8 @@ func (env *Env) putBack(ctx context.Context, c call) {
 		return
 	}
 	saved := &touched{dev: d, name: d.Name, state: d.State}
-	if env.Admin != "" {
-		var cur deviceState
-		if err := env.adminGet(ctx, fmt.Sprintf("/_sim/gateways/%s/devices/%s", env.Target.MAC, d.SN), &cur); err == nil {
+	if env.Observer != "" {
+		if cur, err := env.readDevice(ctx, env.Target.MAC, d.SN); err == nil {
 			saved.name, saved.state = cur.Name, cur.State
 		}
 	}

@@ -27,6 +27,7 @@ func (env *Env) declareAll() {
 	for _, c := range Cases() {
 		env.declare(c)
 	}
+	env.declareEffects()
 	env.declareProbes()
 }
 
@@ -67,15 +68,22 @@ func (env *Env) declare(c Case) {
 		case c.Want.must:
 			env.it(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered with success."), func(ctx ginkgo.SpecContext) {
+				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+				ctl.conclude()
 			})
 		}
 		if !c.Want.ok && !c.Want.contractOK {
 			env.it(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
 				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), func(ctx ginkgo.SpecContext) {
+				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
+				if !ctl.ok && !accepted(r) {
+					ctl.conclude() // its error may be the credentials', not the case's
+				}
 				expectError(r, c.Want, f)
+				ctl.conclude()
 			})
 		}
 		if c.Want.ok && hasTag(c.Tags, "valid") {
@@ -101,11 +109,26 @@ func (env *Env) declare(c Case) {
 		env.it(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
 			capital(c.Title)+" "+map[check.Level]string{check.Must: "MUST", check.Should: "SHOULD"}[level]+
 				" get the same verdict and status code in JSON as in XML.", "parity"), func(ctx ginkgo.SpecContext) {
+			refusal := !c.Want.ok && !c.Want.contractOK
+			var ctls []controlResult
+			if refusal {
+				ctls = append(ctls, env.caseControl(ctx, c, device.JSON), env.caseControl(ctx, c, device.XML))
+			}
 			ginkgo.By("sending the case in JSON")
 			rj := env.sendCase(ctx, c, device.JSON)
 			ginkgo.By("sending the case in XML")
 			rx := env.sendCase(ctx, c, device.XML)
 			gomega.Expect(accepted(rx)).To(gomega.Equal(accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
+			if refusal && !accepted(rj) && !accepted(rx) {
+				for _, ctl := range ctls {
+					ctl.conclude() // both refused: alike only if the valid ones are accepted
+				}
+			}
+			if !refusal && !accepted(rj) && !accepted(rx) {
+				// A valid request refused in both formats: its own checks
+				// fail; that the formats agree in refusing it proves nothing.
+				controlResult{what: "the valid request was refused in both formats (JSON: " + describe(rj) + "; XML: " + describe(rx) + ")"}.conclude()
+			}
 			gomega.Expect(rx.Status).To(gomega.Equal(rj.Status), "JSON: %s; XML: %s", describe(rj), describe(rx))
 		})
 	}

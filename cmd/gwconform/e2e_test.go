@@ -253,6 +253,9 @@ func TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck(t *testing.T) {
 		name  string
 		fault func(w http.ResponseWriter, r *http.Request, body []byte) bool
 		want  []string
+		// skipPreflight: the fault refuses a valid request, which stops
+		// the run at the pre-flight (exit 2) unless told to go on.
+		skipPreflight bool
 	}{
 		{"accepts dimming 101", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 			if regexp.MustCompile(`"dimming":"101"|<dimming>101</dimming>`).Match(body) {
@@ -260,7 +263,7 @@ func TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck(t *testing.T) {
 				return true
 			}
 			return false
-		}, []string{"command.light-dimmer.dimming.101.json", "command.light-dimmer.dimming.101.xml"}},
+		}, []string{"command.light-dimmer.dimming.101.json", "command.light-dimmer.dimming.101.xml"}, false},
 		{"rejects XML cooling_point", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 			if bytes.Contains(body, []byte("<cooling_point>")) {
 				w.Header().Set("Content-Type", "application/xml")
@@ -269,18 +272,22 @@ func TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck(t *testing.T) {
 				return true
 			}
 			return false
-		}, []string{"command.thermostat.valid.xml", "command.thermostat.cooling_point.integer.xml"}},
+		}, []string{"command.thermostat.valid.xml", "command.thermostat.cooling_point.integer.xml"}, true},
 		{"answers GET", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/") {
 				success(w, r)
 				return true
 			}
 			return false
-		}, []string{"command.method.get.json", "message.method.get.xml", "update_name.method.get.json"}},
+		}, []string{"command.method.get.json", "message.method.get.xml", "update_name.method.get.json"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := gwconform(t, "--target", faulty(t, c.fault))
+			args := []string{"--target", faulty(t, c.fault)}
+			if c.skipPreflight {
+				args = append(args, "--skip-preflight")
+			}
+			r := gwconform(t, args...)
 			if r.code != 1 {
 				t.Fatalf("exit %d, want 1\n%s\n%s", r.code, tail(r.stdout), r.stderr)
 			}

@@ -40,6 +40,11 @@ type runOptions struct {
 	DryRun     bool
 	Timeout    time.Duration
 	AdminToken string
+	// Observer is the base URL of a service answering the CONTRACT 7
+	// reads (--observer; default: the target, when it answers them);
+	// NoObserver runs without one on purpose (--no-observer).
+	Observer   string
+	NoObserver bool
 	Seed       int64
 	// AllowPartial: a PARTIAL run (filtered, or a device type, format,
 	// operation or rule not covered) exits 0 instead of 1.
@@ -208,6 +213,19 @@ func (m *runMain) ParseFlags(args []string) error {
 			return fmt.Errorf("--target %q is not an http(s) URL", o.Target)
 		}
 	}
+	if o.Observer != "" && !(m.checkOnly && strings.HasPrefix(o.Observer, "$")) {
+		u, err := url.Parse(o.Observer)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--observer %q is not an http(s) URL", o.Observer)
+		}
+		if u.User != nil {
+			// The URL is printed and recorded in the certificate.
+			return errors.New("--observer carries credentials in its URL: give the token with --admin-token (or $GWSIM_ADMIN_TOKEN) instead")
+		}
+	}
+	if o.Observer != "" && o.NoObserver {
+		return errors.New("--observer and --no-observer exclude each other")
+	}
 	if m.checkOnly {
 		if o.ProductFile != "" {
 			o.Cert.Product, o.Cert.ProductVersion = "from", "file" // read at run time
@@ -310,7 +328,10 @@ func (m *runMain) Open(ctx context.Context) error {
 			return fmt.Errorf("starting the embedded simulator: %w", err)
 		}
 		m.embedded = sim
-		e.BaseURL, e.Admin, e.Embedded = sim.URL(), sim.URL(), true
+		e.BaseURL, e.Embedded = sim.URL(), true
+		if o.Observer == "" && !o.NoObserver {
+			e.Observer, e.ObserverCounts = sim.URL(), true
+		}
 		m.target = e.BaseURL + " (embedded gwsim)"
 	} else {
 		e.BaseURL = strings.TrimRight(o.Target, "/")
@@ -322,24 +343,67 @@ func (m *runMain) Open(ctx context.Context) error {
 	}
 	if !o.DryRun && !e.Embedded {
 		if err := reachable(ctx, e.BaseURL, o.Timeout); err != nil {
+			if cause := conformance.TransportCause(e.BaseURL, err); cause != "" {
+				return errors.New(cause)
+			}
 			return fmt.Errorf("target unreachable: %v", err)
 		}
-		// Bounded by the run's timeout: a target that never answers must
-		// not hold the run here for the admin API's own 10 s.
-		actx, cancel := context.WithTimeout(ctx, o.Timeout)
-		admin, needsToken := conformance.ProbeAdmin(actx, e.BaseURL, o.AdminToken)
-		cancel()
-		if admin {
-			e.Admin = e.BaseURL
-		}
-		e.AdminNeedsToken = needsToken
+	}
+	if err := m.openObserver(ctx, e); err != nil {
+		return err
 	}
 	if !o.DryRun && !o.SkipPreflight {
-		if err := conformance.Preflight(ctx, e.Client, conformance.PreflightRequests(e)); err != nil {
+		if err := conformance.Preflight(ctx, e); err != nil {
 			return err
 		}
 	}
 	m.env = e
+	return nil
+}
+
+// openObserver finds who shows the effects of the run's requests: the
+// --observer given, else the target itself when it answers the CONTRACT 7
+// reads. An --observer that does not answer them is a bad argument; a
+// target that does not is run without effects, which the reports say in
+// one line. --mode certified needs an observer or --no-observer.
+func (m *runMain) openObserver(ctx context.Context, e *conformance.Env) error {
+	o := m.opts
+	switch {
+	case o.NoObserver:
+		e.Observer, e.NotObserved = "", conformance.NoObserverFlag
+	case e.Observer != "":
+		// The embedded simulator shows its own effects.
+	case o.DryRun:
+		e.Observer = o.Observer
+		if e.Observer == "" {
+			e.NotObserved = conformance.NotObservedPrefix + ": a dry run reads nothing"
+		}
+	default:
+		base, explicit := strings.TrimRight(o.Observer, "/"), o.Observer != ""
+		if !explicit {
+			base = e.BaseURL
+		}
+		// Bounded by the run's timeout: a target that never answers must
+		// not hold the run here for the observer's own 10 s.
+		actx, cancel := context.WithTimeout(ctx, o.Timeout)
+		p := conformance.ProbeObserver(actx, base, o.AdminToken, e.Target.MAC, e.AnyDeviceSN())
+		cancel()
+		switch {
+		case p.OK:
+			e.Observer, e.ObserverCounts = base, p.Counts
+		case explicit && p.NeedsToken:
+			return fmt.Errorf("--observer %s answered 401: give its token with --admin-token (or $GWSIM_ADMIN_TOKEN)", base)
+		case explicit:
+			return fmt.Errorf("--observer %s does not answer the CONTRACT 7 reads: %s (docs/observer.md)", base, p.Why)
+		case p.NeedsToken:
+			e.NotObserved = conformance.NotObservedPrefix + ": the target's reads of CONTRACT 7 answered 401: needs --admin-token"
+		default:
+			e.NotObserved = conformance.NotObservedPrefix + ": the target does not answer the reads of CONTRACT 7; give --observer URL (docs/observer.md)"
+		}
+	}
+	if o.Cert.Mode == "certified" && e.Observer == "" && !o.NoObserver {
+		return fmt.Errorf("--mode certified observes the effects of every request: give --observer URL (docs/observer.md), or --no-observer to certify without them, which the certificate records (%s)", e.NotObserved)
+	}
 	return nil
 }
 
@@ -377,6 +441,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	cfg := conformance.Config{Env: e, Suite: m.suite, Reporter: m.reporter, Target: m.target, ReportDir: o.ReportDir,
 		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now()}}
 	cfg.Write.Baseline = m.baseline
+	cfg.Write.Effects = e.NotObserved
 	if o.Workers > 1 {
 		// A worker: its own devices, its share of the checks.
 		e.Worker, e.Workers = o.Worker, o.Workers
@@ -430,7 +495,9 @@ func (m *runMain) Run(ctx context.Context) int {
 	// interface.
 	code := report.ExitCode(doc, o.FailOn, o.AllowPartial)
 	if o.Cert.Bundle != "" {
-		if err := conformance.WriteBundle(o.Cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
+		cert := o.Cert
+		cert.Observer, cert.NoObserver = e.Observer, o.NoObserver
+		if err := conformance.WriteBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
 			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
 			return exitConfig
 		}
@@ -466,6 +533,12 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 			"--timeout", o.Timeout.String(), "--fail-on", o.FailOn}
 		if o.FleetFile != "" {
 			args = append(args, "--fleet", o.FleetFile)
+		}
+		switch {
+		case o.NoObserver:
+			args = append(args, "--no-observer")
+		case e.Observer != "":
+			args = append(args, "--observer", e.Observer)
 		}
 		if o.Rate > 0 {
 			args = append(args, "--rate", strconv.FormatFloat(o.Rate/float64(n), 'f', -1, 64))
@@ -523,7 +596,8 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 }
 
 const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
-                     [--rate R] [--dry-run] [--timeout D] [--admin-token T] [--seed N]
+                     [--observer URL | --no-observer] [--admin-token T]
+                     [--rate R] [--dry-run] [--timeout D] [--seed N]
                      [--allow-partial] [--skip-preflight] [--ginkgo.* flags]
 
 Runs the conformance checks against URL, or against the simulator started
@@ -531,8 +605,10 @@ in-process when no --target is given. Exit 0: no check failed at the
 --fail-on level and the run covered the whole interface; 1: some check
 failed, or the run was PARTIAL (filtered, or a device type, format,
 operation or rule not covered) without --allow-partial; 2: bad arguments,
-unreadable fleet, unreachable target, or a target whose answers are not
-this interface's (pre-flight).
+unreadable fleet, unreachable target, or a pre-flight that failed: a target
+whose answers are not this interface's, or that refuses one of the valid
+requests sent first (one per operation, format and device), with one line
+naming the likely cause.
 
 Ginkgo's own flags work with the ginkgo. prefix, for example
 --ginkgo.label-filter='level:MUST && format:xml' or --ginkgo.focus=dimming.
@@ -547,7 +623,10 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one request, reading the answer included")
-	fs.StringVar(&o.AdminToken, "admin-token", "", "bearer token of a gwsim target's admin API (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.StringVar(&o.AdminToken, "admin-token", "", "bearer token of the observer (a gwsim target's admin API) (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.StringVar(&o.Observer, "observer", "", "base URL of a service answering the reads of CONTRACT 7 about the target's devices and messages,\n"+
+		"through which the effect checks see what each request did (docs/observer.md); default: the target, when it answers them")
+	fs.BoolVar(&o.NoObserver, "no-observer", false, "run without observing effects, on purpose (--mode certified needs an observer or this; the certificate records it)")
 	fs.Int64Var(&o.Seed, "seed", 0, "seed of the values drawn and the spec order (0: Ginkgo picks one and reports it)")
 	fs.BoolVar(&o.AllowPartial, "allow-partial", false, "exit 0 on a PARTIAL run (filtered, or a device type, format, operation or rule not covered)")
 	fs.BoolVar(&o.SkipPreflight, "skip-preflight", false, "run the checks even when the target's answers are not this interface's")

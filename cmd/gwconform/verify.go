@@ -50,6 +50,9 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	json.Unmarshal(files[bundle.ManifestFile], &m)
 	fmt.Fprintf(stdout, "%s: verified: %s run of %s %s against %s, verdict %s, catalog %s, gwconform %s\n",
 		path, m.Mode, orNone(m.Product.Name), orNone(m.Product.Version), m.Target, m.Verdict, m.Catalog.Version, m.Harness.Version)
+	if m.Effects != "" && m.Effects != bundle.EffectsObserved {
+		fmt.Fprintf(stdout, "%s: %s\n", path, m.Effects)
+	}
 	return exitPass
 }
 

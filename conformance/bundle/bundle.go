@@ -63,10 +63,20 @@ type Manifest struct {
 	StartedAt   time.Time `json:"started_at"`
 	EndedAt     time.Time `json:"ended_at"`
 	// Verdict and FailOn are the run's, as report.json has them.
-	Verdict string            `json:"verdict"`
-	FailOn  string            `json:"fail_on"`
-	Files   map[string]string `json:"files"`
+	Verdict string `json:"verdict"`
+	FailOn  string `json:"fail_on"`
+	// Effects is "observed", or the one line saying that the effects of
+	// the run's requests were not observed and why; Observer the base URL
+	// that showed them. NoObserver records --no-observer: a certified run
+	// without an observer was certified so on purpose.
+	Effects    string            `json:"effects"`
+	Observer   string            `json:"observer,omitempty"`
+	NoObserver bool              `json:"no_observer,omitempty"`
+	Files      map[string]string `json:"files"`
 }
+
+// EffectsObserved is the manifest's Effects when an observer showed them.
+const EffectsObserved = "observed"
 
 // Product is the implementation under test, as its vendor names it.
 type Product struct {

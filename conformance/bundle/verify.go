@@ -105,6 +105,9 @@ func Verify(path string, want Expect) []string {
 	if m.Verdict != re.Verdict {
 		bad("the manifest's verdict is %s, but the results give %s", m.Verdict, re.Verdict)
 	}
+	if doc.Effects != "" && m.Effects != doc.Effects || doc.Effects == "" && m.Effects != EffectsObserved && m.Effects != "" {
+		bad("the manifest says effects %q, but %s says %q", m.Effects, ReportFile, doc.Effects)
+	}
 	if m.Seed != doc.Seed {
 		bad("the manifest's seed %d is not the report's %d", m.Seed, doc.Seed)
 	}
@@ -154,8 +157,14 @@ func Verify(path string, want Expect) []string {
 		if doc.Verdict == report.VerdictPartial || len(doc.NotCovered) > 0 {
 			bad("a certified run covers everything; this one left %d thing(s) uncovered", len(doc.NotCovered))
 		}
+		if doc.Effects != "" && !m.NoObserver {
+			bad("a certified run observes the effects of its requests, or says --no-observer; this one did neither (%s)", doc.Effects)
+		}
 		for _, r := range doc.Results {
-			if r.Outcome == report.Skipped && r.Level != string(check.Info) && !isSimOnly(r) {
+			// Effect checks are skipped by a run certified without an
+			// observer on purpose (--no-observer), which the manifest
+			// records; no other check is skipped.
+			if r.Outcome == report.Skipped && r.Level != string(check.Info) && !(isSimOnly(r) && m.NoObserver) {
 				bad("a certified run skips no check; %s was skipped (%s)", r.ID, r.Reason)
 				break
 			}
@@ -191,8 +200,6 @@ func Verify(path string, want Expect) []string {
 	return problems
 }
 
-// isSimOnly says a check judges gwsim's own state through its admin API:
-// against any other target it is skipped by design.
 func sortedNames(files map[string][]byte) []string {
 	out := make([]string, 0, len(files))
 	for n := range files {
@@ -202,9 +209,11 @@ func sortedNames(files map[string][]byte) []string {
 	return out
 }
 
+// isSimOnly says a check judges the effects of a request through an
+// observer: without one it is skipped.
 func isSimOnly(r report.Result) bool {
 	for _, t := range r.Tags {
-		if t == "sim" {
+		if t == "sim" || t == "effect" {
 			return true
 		}
 	}

@@ -49,7 +49,9 @@ func counted(r Result) bool {
 		return false
 	}
 	for _, t := range r.Tags {
-		if t == "sim" {
+		if t == "sim" || t == "effect" {
+			// Not observed is said in one line of its own (Effects);
+			// an observer that wants a token the run did not give is a gap.
 			return strings.Contains(r.Reason, "--admin-token")
 		}
 	}
@@ -253,6 +255,10 @@ func addSuiteProperties(path string, d Document, allowPartial bool) error {
 	fmt.Fprintf(&props, "\n      <property name=\"gwconform.harness_version\" value=\"%s\"></property>", esc(d.Catalog.Harness))
 	fmt.Fprintf(&props, "\n      <property name=\"gwconform.catalog_version\" value=\"%s\"></property>", esc(d.Catalog.Version))
 	fmt.Fprintf(&props, "\n      <property name=\"gwconform.catalog_hash\" value=\"%s\"></property>", esc(d.Catalog.Hash))
+	fmt.Fprintf(&props, "\n      <property name=\"gwconform.inconclusive\" value=\"%d\"></property>", d.Summary.Inconclusive)
+	if d.Effects != "" {
+		fmt.Fprintf(&props, "\n      <property name=\"gwconform.effects\" value=\"%s\"></property>", esc(d.Effects))
+	}
 	var gaps []string
 	for i, g := range d.NotCovered {
 		fmt.Fprintf(&props, "\n      <property name=\"gwconform.not_covered.%d\" value=\"%s\"></property>", i+1, esc(g.String()))

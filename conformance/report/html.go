@@ -86,6 +86,8 @@ func newView(d Document) view {
 		v.VerdictReason = "the run was interrupted"
 	case d.Verdict == VerdictIncomplete && d.Summary.Other.Failed > 0:
 		v.VerdictReason = "the suite itself failed (see failures)"
+	case d.Verdict == VerdictIncomplete && must.Inconclusive > 0:
+		v.VerdictReason = plural(must.Inconclusive, "MUST check") + " inconclusive: the valid request was refused too"
 	case d.Verdict == VerdictIncomplete:
 		v.VerdictReason = "no MUST check ran"
 	case d.Verdict == VerdictPartial:
@@ -314,6 +316,8 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
    <dt>Duration</dt><dd>{{.Took}}</dd>
    {{- if .LabelFilter}}<dt>Label filter</dt><dd><code>{{.LabelFilter}}</code></dd>{{end}}
    {{- range .SuiteFailureReasons}}<dt>Suite</dt><dd class="err">{{.}}</dd>{{end}}
+   {{- if .Effects}}<dt>Effects</dt><dd>{{.Effects}}</dd>{{end}}
+   {{- if .Summary.Inconclusive}}<dt>Inconclusive</dt><dd class="err">{{.Summary.Inconclusive}} refusal check(s) whose valid request was refused too: counted apart, neither passed nor failed</dd>{{end}}
   </dl>
  </div>
  <div class="verdict v-{{.Verdict}}"><b>{{.Verdict}}</b><span>{{.VerdictReason}}</span></div>

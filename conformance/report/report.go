@@ -42,7 +42,16 @@ const (
 	Skipped     = "skipped"
 	Pending     = "pending"
 	Interrupted = "interrupted"
+	// Inconclusive: a check that expects a refusal, whose control (the
+	// same request made valid, sent to the same target in the same run)
+	// was refused too: the refusal proves nothing, so the check neither
+	// passed nor failed. The suite skips such a check with a reason that
+	// starts with InconclusiveMarker.
+	Inconclusive = "inconclusive"
 )
+
+// InconclusiveMarker starts the reason of an inconclusive check.
+const InconclusiveMarker = "inconclusive:"
 
 // Verdicts of a run.
 const (
@@ -121,6 +130,8 @@ type Counts struct {
 	Skipped     int `json:"skipped"`
 	Pending     int `json:"pending,omitempty"`
 	Interrupted int `json:"interrupted,omitempty"`
+	// Inconclusive are refusal checks whose control was refused too.
+	Inconclusive int `json:"inconclusive,omitempty"`
 	// Expected are failures the run's baseline lists.
 	Expected int `json:"expected_failures,omitempty"`
 }
@@ -140,6 +151,8 @@ func (c *Counts) add(outcome string) {
 		c.Interrupted++
 	case ExpectedFailure:
 		c.Expected++
+	case Inconclusive:
+		c.Inconclusive++
 	}
 }
 
@@ -243,6 +256,10 @@ type Document struct {
 	// whose checks pass, an expired entry, one naming no check. Each fails
 	// the run.
 	BaselineProblems []string `json:"baseline_problems,omitempty"`
+	// Effects is the one line saying that the run did not observe the
+	// effects of its requests, and why ("effects not observed: ..."); empty
+	// when an observer showed them.
+	Effects string `json:"effects,omitempty"`
 	// Stopped is why the run stopped itself before the end (a target
 	// that stopped answering or answered 5xx, --max-requests): what it
 	// did not reach is not judged, so the verdict is INCOMPLETE.
@@ -354,6 +371,9 @@ func result(sr types.SpecReport) Result {
 	switch {
 	case sr.State.Is(types.SpecStateSkipped | types.SpecStatePending):
 		res.Reason = sr.Failure.Message
+		if res.IsCheck() && strings.HasPrefix(res.Reason, InconclusiveMarker) {
+			res.Outcome = Inconclusive
+		}
 	case sr.State.Is(types.SpecStateFailureStates):
 		res.Failure = failureText(sr)
 	}
@@ -535,7 +555,9 @@ func verdict(d Document) string {
 		return VerdictIncomplete
 	case must.Failed > 0, len(d.BaselineProblems) > 0:
 		return VerdictFail
-	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, len(d.SuiteFailureReasons) > 0:
+	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, len(d.SuiteFailureReasons) > 0, must.Inconclusive > 0:
+		// A MUST refusal whose valid twin was refused proves nothing:
+		// the run cannot certify it.
 		return VerdictIncomplete
 	case len(d.NotCovered) > 0:
 		return VerdictPartial

@@ -132,6 +132,10 @@ func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPar
 		// in its name; the properties that explain a failure are written
 		// where there is one, so that a passing run's report stays small.
 		if sr.State.Is(types.SpecStatePassed | types.SpecStateSkipped) {
+			if sr.State.Is(types.SpecStateSkipped) && strings.HasPrefix(sr.Failure.Message, InconclusiveMarker) {
+				// Counted apart: neither passed nor an ordinary skip.
+				sr.ReportEntries = append([]types.ReportEntry{entry("check.outcome", Inconclusive)}, sr.ReportEntries...)
+			}
 			r.SpecReports[i].ReportEntries = sr.ReportEntries
 			continue
 		}
@@ -194,6 +198,8 @@ type WriteOptions struct {
 	Today    time.Time
 	// Catalog names the harness and catalog that judged the run.
 	Catalog CatalogID
+	// Effects is the run's "effects not observed" line, if it has one.
+	Effects string
 }
 
 // CatalogID is the harness and catalog of checks behind a report.
@@ -208,6 +214,7 @@ func WriteAllWith(dir string, r types.Report, target string, o WriteOptions) (Do
 	d := Build(r, target)
 	d = applyBaseline(d, o.Baseline, o.Today)
 	d.Catalog = o.Catalog
+	d.Effects = o.Effects
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
 	}
@@ -261,6 +268,12 @@ func WriteSummary(w io.Writer, d Document) {
 	}
 	if d.Stopped != "" {
 		fmt.Fprintf(w, "  stopped: %s\n", d.Stopped)
+	}
+	if d.Effects != "" {
+		fmt.Fprintf(w, "  %s\n", d.Effects)
+	}
+	if n := d.Summary.Inconclusive; n > 0 {
+		fmt.Fprintf(w, "  inconclusive: %d refusal check(s) whose valid request was refused too; they prove nothing (see the reports)\n", n)
 	}
 	for _, reason := range d.SuiteFailureReasons {
 		fmt.Fprintf(w, "  suite: %s\n", reason)
@@ -341,6 +354,9 @@ func countsText(c Counts, info bool) string {
 	}
 	if c.Interrupted > 0 {
 		parts = append(parts, fmt.Sprintf("%d interrupted", c.Interrupted))
+	}
+	if c.Inconclusive > 0 {
+		parts = append(parts, fmt.Sprintf("%d inconclusive", c.Inconclusive))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,99 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// No check passes by default: a check that expects a refusal proves
+// something only if the target accepts the same request made valid. Each
+// such check has a control, the valid request of its operation, in its
+// format, about its device, sent to the same target in the same run; when
+// the control is refused, the refusal check is inconclusive, not passed.
+// A control is sent once per operation, format and device and its answer
+// kept for the run's other checks.
+
+// controlKey names a control: an operation, a format and a device ("" for
+// send message).
+type controlKey struct {
+	op device.Operation
+	f  device.Format
+	sn string
+}
+
+// controlResult is a control's answer: ok when accepted; else what came.
+type controlResult struct {
+	ok   bool
+	what string
+}
+
+// control returns the answer to the valid twin of c in format f, sending
+// it the first time it is asked for. The exchange is recorded in the check
+// that sent it; a check that reuses it says so in a step.
+func (env *Env) control(ctx context.Context, c call, f device.Format) controlResult {
+	ginkgo.GinkgoHelper()
+	if env.DryRun {
+		return controlResult{ok: true}
+	}
+	sn, typ := c.sn, c.typ
+	if c.op == device.SendMessage {
+		sn, typ = "", ""
+	} else if _, ok := env.Target.Devices[typ]; !ok || sn == "" {
+		d, ok := env.anyDevice()
+		if !ok {
+			return controlResult{ok: true} // nothing to compare with; the check skips on its own
+		}
+		sn, typ = d.SN, d.Type
+	}
+	key := controlKey{op: c.op, f: f, sn: sn}
+	env.ctlMu.Lock()
+	res, done := env.controls[key]
+	env.ctlMu.Unlock()
+	what := fmt.Sprintf("%s in %s", c.op.Name(), f)
+	if sn != "" {
+		what += " to " + typ + " " + sn
+	}
+	if done {
+		ginkgo.By("control: the valid " + what + " was " + map[bool]string{true: "accepted", false: "refused"}[res.ok] + " earlier in the run")
+		return res
+	}
+	ginkgo.By("control: sending the valid " + what)
+	valid := env.base(c.op, sn, typ)
+	env.putBack(ctx, valid)
+	r, err := env.exchange(ctx, valid.request(f))
+	switch {
+	case err != nil:
+		res = controlResult{what: fmt.Sprintf("the valid %s got no answer (%v)", what, err)}
+	case !accepted(r):
+		res = controlResult{what: fmt.Sprintf("the valid %s was refused (%s)", what, describe(r))}
+	default:
+		res = controlResult{ok: true}
+	}
+	env.ctlMu.Lock()
+	if env.controls == nil {
+		env.controls = map[controlKey]controlResult{}
+	}
+	env.controls[key] = res
+	env.ctlMu.Unlock()
+	return res
+}
+
+// caseControl is the control of a case's request in format f.
+func (env *Env) caseControl(ctx context.Context, c Case, f device.Format) controlResult {
+	ginkgo.GinkgoHelper()
+	return env.control(ctx, env.buildCase(c, f), f)
+}
+
+// conclude ends a refusal check whose own assertions held: passed when its
+// control was accepted, inconclusive when it was not.
+func (r controlResult) conclude() {
+	ginkgo.GinkgoHelper()
+	if !r.ok {
+		ginkgo.Skip(report.InconclusiveMarker + " " + r.what + ": a refusal proves nothing while the valid request is refused too")
+	}
+}

@@ -1,0 +1,595 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/brianvoe/gofakeit/v6"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+)
+
+// The effect checks: what a request does, as the observer shows it. A
+// case's own state check (.sim) sends the case's values, which may be what
+// the device holds already; these send values that differ from what the
+// observer shows before, so that a target that answers success and changes
+// nothing, or changes the wrong thing, cannot pass. The effect of a valid
+// request follows from the published interface (MUST); what only the
+// CONTRACT says (letter case, trimming, absent fields, a refused request
+// changes nothing) is a SHOULD. All carry the tags sim and effect (as the
+// cases' own state checks do: they read the observer), and without an
+// observer they are skipped with the one line of NotObservedPrefix.
+
+// declareEffects declares every effect check.
+func (env *Env) declareEffects() {
+	effectFormats := []device.Format{device.JSON, device.XML}
+	for _, t := range device.Types {
+		t := t
+		slug := check.Slug(t.Name)
+		for _, f := range effectFormats {
+			f := f
+			cmd := func(kind string, level check.Level, contract, title, assertion string, body func(context.Context, fleet.Device, *gofakeit.Faker)) {
+				id := "effect.command." + slug + "." + kind + "." + f.String()
+				env.effect(id, level, "4.1", contract, device.SendCommand, f, t.Name, title, assertion, func(ctx context.Context) {
+					d, ok := env.device(t.Name)
+					if !ok {
+						ginkgo.Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
+					}
+					body(ctx, d, env.faker(id))
+				})
+			}
+			cmd("applied", check.Must, "", "a "+t.Name+" command that changes every field is applied field by field",
+				"A "+t.Name+" command accepted with values other than the device's MUST leave each field as sent and the name as it was, as the observer shows (CONTRACT 7).",
+				func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
+					before := env.mustRead(ctx, env.Target.MAC, d.SN)
+					c, sent := env.changedCommand(d, t, before, fk)
+					r := env.sendEffect(ctx, c, f)
+					gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", describe(r))
+					after := env.mustRead(ctx, env.Target.MAC, d.SN)
+					expectFields(t, before, after, sent, false)
+					gomega.Expect(after.Name).To(gomega.Equal(before.Name), "the command changed the device's name")
+				})
+			if len(t.Fields) > 1 {
+				cmd("absent-kept", check.Should, "3", "a "+t.Name+" command with one field leaves the others as they were",
+					"A "+t.Name+" command that carries only "+t.Fields[0].Name+" SHOULD set it and leave every field it does not carry as it was (CONTRACT 3).",
+					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
+						before := env.mustRead(ctx, env.Target.MAC, d.SN)
+						c := env.base(device.SendCommand, d.SN, t.Name)
+						c.keep(device.FieldSN, device.FieldType)
+						fd := &t.Fields[0]
+						v := otherValue(fd, before.State[fd.Name], fk)
+						c.set(fd.Name, v)
+						r := env.sendEffect(ctx, c, f)
+						gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
+						after := env.mustRead(ctx, env.Target.MAC, d.SN)
+						expectFields(t, before, after, map[string]string{fd.Name: v}, false)
+					})
+				cmd("refused-partly-invalid", check.Should, "3", "a "+t.Name+" command with one invalid field among changed ones changes nothing",
+					"A "+t.Name+" command that changes every field but gives "+t.Fields[len(t.Fields)-1].Name+" a value outside its published ones MUST NOT be answered with success, and SHOULD leave every field as it was (CONTRACT 3).",
+					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
+						env.expectRefusedUnchanged(ctx, f, d, func(before deviceState) call {
+							c, _ := env.changedCommand(d, t, before, fk)
+							last := &t.Fields[len(t.Fields)-1]
+							c.set(last.Name, invalidValue(last))
+							return c
+						})
+					})
+			}
+			cmd("refused-bad-sign", check.Should, "3", "a "+t.Name+" command with a wrong sign changes nothing",
+				"A "+t.Name+" command that changes every field but carries a well-formed wrong sign MUST NOT be answered with success, and SHOULD leave the device as it was (CONTRACT 3).",
+				func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
+					if !env.KnownSign {
+						ginkgo.Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
+					}
+					env.expectRefusedUnchanged(ctx, f, d, func(before deviceState) call {
+						c, _ := env.changedCommand(d, t, before, fk)
+						c.keepSign = true
+						c.set(device.FieldSign, "0123456789abcdef0123456789abcdef")
+						return c
+					})
+				})
+			if enum := firstEnum(t); enum != nil {
+				cmd("enum-case", check.Should, "2", "a "+t.Name+" command with "+enum.Name+" in lower case is stored in its published case",
+					"A "+t.Name+" command with "+enum.Name+" in lower case SHOULD be accepted and the observer SHOULD show the value in the case of the published table (CONTRACT 2).",
+					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
+						before := env.mustRead(ctx, env.Target.MAC, d.SN)
+						c, sent := env.changedCommand(d, t, before, fk)
+						c.set(enum.Name, strings.ToLower(sent[enum.Name]))
+						r := env.sendEffect(ctx, c, f)
+						gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
+						after := env.mustRead(ctx, env.Target.MAC, d.SN)
+						expectFields(t, before, after, sent, true)
+					})
+			}
+			id := "effect.update_name." + slug + ".stored." + f.String()
+			env.effect(id, check.Must, "4.3", "", device.UpdateName, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
+				"An update_name of a "+t.Name+" accepted with a new name MUST leave that name, and the device's state as it was, as the observer shows (CONTRACT 7).",
+				func(ctx context.Context) {
+					d, ok := env.device(t.Name)
+					if !ok {
+						ginkgo.Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
+					}
+					before := env.mustRead(ctx, env.Target.MAC, d.SN)
+					name := effectName(env.faker(id), before.Name)
+					c := env.base(device.UpdateName, d.SN, t.Name)
+					c.set(device.FieldName, name)
+					r := env.sendEffect(ctx, c, f)
+					gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
+					after := env.mustRead(ctx, env.Target.MAC, d.SN)
+					gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after update_name")
+					gomega.Expect(normalize(after.State)).To(gomega.Equal(normalize(before.State)), "update_name changed the device's state")
+				})
+		}
+	}
+	for _, f := range effectFormats {
+		f := f
+		env.declareGatewayEffects(f)
+	}
+}
+
+// declareGatewayEffects declares the effect checks about a gateway and the
+// rest of the fleet, in format f.
+func (env *Env) declareGatewayEffects(f device.Format) {
+	ids := func(s string) string { return "effect." + s + "." + f.String() }
+	id := ids("update_name.trimmed")
+	env.effect(id, check.Should, "4.3", "3", device.UpdateName, f, "", "a name sent with spaces around it is stored trimmed",
+		"An update_name whose name has spaces before and after it SHOULD be accepted and the observer SHOULD show the name trimmed (CONTRACT 3).",
+		func(ctx context.Context) {
+			d := env.needAnyDevice()
+			before := env.mustRead(ctx, env.Target.MAC, d.SN)
+			name := effectName(env.faker(id), before.Name)
+			c := env.base(device.UpdateName, d.SN, d.Type)
+			c.set(device.FieldName, "  "+name+"  ")
+			r := env.sendEffect(ctx, c, f)
+			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
+			after := env.mustRead(ctx, env.Target.MAC, d.SN)
+			gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
+		})
+	id = ids("message.stored")
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, f, "", "a message is stored on the gateway it names",
+		"A message accepted for the tested gateway MUST be the newest of that gateway's messages, with its message_type and message_value, as the observer shows (CONTRACT 7).",
+		func(ctx context.Context) {
+			before := env.mustLog(ctx, env.Target.MAC)
+			c := env.base(device.SendMessage, "", "")
+			v := effectMessage(env.faker(id))
+			c.set(device.FieldMessageValue, v)
+			r := env.sendEffect(ctx, c, f)
+			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			after := env.mustLog(ctx, env.Target.MAC)
+			if why := before.gained(after); why != "" {
+				ginkgo.Fail("the message is not stored on the gateway it names: " + why)
+			}
+			gomega.Expect(*after.Last).To(gomega.Equal(message{Type: "message", Value: v}), "the newest message of gateway %s", env.Target.MAC)
+		})
+	id = ids("message.other-gateway")
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, f, "", "a message to one gateway is not stored on another",
+		"A message accepted for the tested gateway MUST NOT appear among the messages of another gateway, as the observer shows (CONTRACT 7).",
+		func(ctx context.Context) {
+			mac, ok := env.otherGateway()
+			if !ok {
+				ginkgo.Skip(skipOneGateway)
+			}
+			before := env.mustLog(ctx, mac)
+			c := env.base(device.SendMessage, "", "")
+			c.set(device.FieldMessageValue, effectMessage(env.faker(id)))
+			r := env.sendEffect(ctx, c, f)
+			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			after := env.mustLog(ctx, mac)
+			gomega.Expect(before.same(after)).To(gomega.BeTrue(), "the messages of gateway %s changed (%d before, %d after) after a message to gateway %s", mac, before.Total, after.Total, env.Target.MAC)
+		})
+	id = ids("message.state-kept")
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, f, "", "a message leaves every device of the gateway as it was",
+		"A message accepted for the tested gateway MUST leave the name and state of each of its devices as they were, as the observer shows (CONTRACT 7).",
+		func(ctx context.Context) {
+			devs := env.ownDevices()
+			if len(devs) == 0 {
+				ginkgo.Skip("the fleet has no device on the tested gateway")
+			}
+			before := env.readAll(ctx, devs)
+			c := env.base(device.SendMessage, "", "")
+			c.set(device.FieldMessageValue, effectMessage(env.faker(id)))
+			r := env.sendEffect(ctx, c, f)
+			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			expectUnchanged(before, env.readAll(ctx, devs), "a message")
+		})
+	for _, op := range []device.Operation{device.SendCommand, device.UpdateName} {
+		op := op
+		id := ids(op.Name() + ".isolation")
+		section := map[device.Operation]string{device.SendCommand: "4.1", device.UpdateName: "4.3"}[op]
+		env.effect(id, check.Must, section, "", op, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
+			"A "+op.Name()+" accepted for one device MUST leave every other device of its gateway, of another gateway and of another account as it was, as the observer shows (CONTRACT 7).",
+			func(ctx context.Context) {
+				d := env.needAnyDevice()
+				others := env.bystanders(d.SN)
+				if len(others) == 0 {
+					ginkgo.Skip("the fleet has no other device to watch: not covered")
+				}
+				before := env.readAll(ctx, others)
+				self := env.mustRead(ctx, env.Target.MAC, d.SN)
+				var c call
+				if op == device.SendCommand {
+					t, _ := device.LookupType(d.Type)
+					c, _ = env.changedCommand(d, t, self, env.faker(id))
+				} else {
+					c = env.base(device.UpdateName, d.SN, d.Type)
+					c.set(device.FieldName, effectName(env.faker(id), self.Name))
+				}
+				r := env.sendEffect(ctx, c, f)
+				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
+				expectUnchanged(before, env.readAll(ctx, others), "a "+op.Name()+" to "+d.Type+" "+d.SN)
+			})
+	}
+}
+
+// effect declares one effect check: skipped with the run's reason when
+// effects are not observed, and in a dry run.
+func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, f device.Format, typ, title, assertion string, body func(context.Context)) {
+	m := check.Meta{ID: id, Level: level, Section: section, Title: capital(title) + " (" + f.String() + ")", Assertion: assertion,
+		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"}}
+	if level != check.Must {
+		m.Contract = contract
+	}
+	env.it(m, func(ctx ginkgo.SpecContext) {
+		if why := env.observeSkip(); why != "" {
+			ginkgo.Skip(why)
+		}
+		if env.DryRun {
+			ginkgo.Skip("dry run: not sent")
+		}
+		body(ctx)
+	})
+}
+
+// sendEffect arranges for the device to be put back when the run ends and
+// sends the call.
+func (env *Env) sendEffect(ctx context.Context, c call, f device.Format) *client.Response {
+	ginkgo.GinkgoHelper()
+	env.putBack(ctx, c)
+	ginkgo.By(fmt.Sprintf("sending %s in %s", c.op.Name(), f))
+	return env.send(ctx, c, f)
+}
+
+// expectRefusedUnchanged sends a command to d, built from what the
+// observer shows, that must be refused, and checks that the device is as
+// it was; the refusal is judged against its control, sent first (it may
+// change the device: the command is built from what it leaves).
+func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before deviceState) call) {
+	ginkgo.GinkgoHelper()
+	ctl := env.control(ctx, env.base(device.SendCommand, d.SN, d.Type), f)
+	before := env.mustRead(ctx, env.Target.MAC, d.SN)
+	c := build(before)
+	r := env.sendEffect(ctx, c, f)
+	gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+	after := env.mustRead(ctx, env.Target.MAC, d.SN)
+	gomega.Expect(after.Name).To(gomega.Equal(before.Name), "a refused command changed the device's name")
+	var changed []string
+	for _, k := range sortedKeys(before.State, after.State) {
+		b, a := normalize(map[string]any{"v": before.State[k]})["v"], normalize(map[string]any{"v": after.State[k]})["v"]
+		if a != b {
+			changed = append(changed, fmt.Sprintf("%s went from %s to %s", k, b, a))
+		}
+	}
+	if len(changed) > 0 {
+		ginkgo.Fail("a refused command changed the device: " + strings.Join(changed, "; "))
+	}
+	ctl.conclude()
+}
+
+// changedCommand is a command to d that gives every field of its type a
+// valid value other than the one the observer shows (the published
+// example for free text, whose other values are not shown), and the
+// values it sends.
+func (env *Env) changedCommand(d fleet.Device, t *device.Type, before deviceState, fk *gofakeit.Faker) (call, map[string]string) {
+	c := env.base(device.SendCommand, d.SN, t.Name)
+	sent := map[string]string{}
+	for i := range t.Fields {
+		fd := &t.Fields[i]
+		v := otherValue(fd, before.State[fd.Name], fk)
+		c.set(fd.Name, v)
+		sent[fd.Name] = v
+	}
+	return c, sent
+}
+
+// otherValue is a value the published table allows for a field, other
+// than cur where the field allows more than one: another of its values,
+// another whole number in its range, another decimal well inside both the
+// published and the CONTRACT's range. Free text keeps its published
+// example.
+func otherValue(fd *device.Field, cur any, fk *gofakeit.Faker) string {
+	now := strings.TrimSpace(fmt.Sprint(cur))
+	if cur == nil {
+		now = ""
+	}
+	switch fd.Kind {
+	case device.Enum:
+		vals := append([]string(nil), fd.Values...)
+		fk.ShuffleStrings(vals)
+		for _, v := range vals {
+			if !strings.EqualFold(v, now) {
+				return v
+			}
+		}
+		return vals[0]
+	case device.Integer:
+		lo, hi := int(fd.Min), int(fd.Max)
+		for i := 0; i < 16; i++ {
+			v := strconv.Itoa(fk.Number(lo, hi))
+			if !sameNumber(v, now) {
+				return v
+			}
+		}
+		if sameNumber(strconv.Itoa(lo), now) {
+			return strconv.Itoa(hi)
+		}
+		return strconv.Itoa(lo)
+	case device.Decimal:
+		for i := 0; i < 16; i++ {
+			v := fmt.Sprintf("%d.%d", fk.Number(10, 29), fk.Number(1, 9))
+			if !sameNumber(v, now) {
+				return v
+			}
+		}
+		return "19.5"
+	}
+	return fd.Example
+}
+
+// invalidValue is a value the published table forbids for a field.
+func invalidValue(fd *device.Field) string {
+	switch fd.Kind {
+	case device.Enum:
+		return "Maybe"
+	case device.Integer:
+		return "abc"
+	case device.Decimal:
+		return "warm"
+	}
+	return ""
+}
+
+func firstEnum(t *device.Type) *device.Field {
+	for i := range t.Fields {
+		if t.Fields[i].Kind == device.Enum {
+			return &t.Fields[i]
+		}
+	}
+	return nil
+}
+
+// sameNumber compares two numbers written as text; text that is not a
+// number compares as text.
+func sameNumber(a, b string) bool {
+	x, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	y, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	if err1 != nil || err2 != nil {
+		return strings.TrimSpace(a) == strings.TrimSpace(b)
+	}
+	return math.Abs(x-y) < 1e-9
+}
+
+// expectFields checks, field by field, that each field sent shows its
+// value and every other field its value before. strict judges the letter
+// case of enumerated values (CONTRACT 2); without it only the value.
+func expectFields(t *device.Type, before, after deviceState, sent map[string]string, strict bool) {
+	ginkgo.GinkgoHelper()
+	var wrong []string
+	for i := range t.Fields {
+		fd := &t.Fields[i]
+		got, present := after.State[fd.Name]
+		gs := normalize(map[string]any{"v": got})["v"]
+		want, isSent := sent[fd.Name]
+		if !isSent {
+			want = normalize(map[string]any{"v": before.State[fd.Name]})["v"]
+		}
+		ok := present
+		switch {
+		case !ok:
+		case fd.Kind == device.Integer || fd.Kind == device.Decimal:
+			ok = sameNumber(gs, want)
+		case fd.Kind == device.Enum && !strict:
+			ok = strings.EqualFold(gs, want)
+		default:
+			ok = gs == want
+		}
+		if ok {
+			continue
+		}
+		was := normalize(map[string]any{"v": before.State[fd.Name]})["v"]
+		if !present {
+			gs = "nothing"
+		}
+		if isSent {
+			wrong = append(wrong, fmt.Sprintf("%s: sent %q, the observer shows %s (before: %s)", fd.Name, want, gs, was))
+		} else {
+			wrong = append(wrong, fmt.Sprintf("%s: not sent, was %s, the observer shows %s", fd.Name, was, gs))
+		}
+	}
+	if len(wrong) > 0 {
+		ginkgo.Fail("the device's state after the command: " + strings.Join(wrong, "; "))
+	}
+}
+
+// devRef is a device the observer is asked about.
+type devRef struct{ mac, sn string }
+
+// ownDevices are the devices of the tested gateway this process uses.
+func (env *Env) ownDevices() []devRef {
+	var out []devRef
+	for _, t := range device.Types {
+		if d, ok := env.Target.Devices[t.Name]; ok {
+			out = append(out, devRef{env.Target.MAC, d.SN})
+		}
+	}
+	return out
+}
+
+// bystanders are devices a request to sn must leave alone: the other
+// devices of the tested gateway that no process of the run uses (in a
+// --parallel run the others are changed by other workers meanwhile), a
+// device of another gateway of the account and one of another account.
+// At most maxBystanders, read before and after.
+func (env *Env) bystanders(sn string) []devRef {
+	const maxBystanders = 12
+	busy := map[string]bool{strings.ToLower(sn): true}
+	if env.Workers > 1 {
+		for i := 0; i < env.Workers; i++ {
+			for _, d := range WorkerTarget(env.Fleet, env.Target, i).Devices {
+				busy[strings.ToLower(d.SN)] = true
+			}
+		}
+	}
+	var out []devRef
+	add := func(mac string, d fleet.Device) {
+		if !busy[strings.ToLower(d.SN)] && len(out) < maxBystanders {
+			busy[strings.ToLower(d.SN)] = true
+			out = append(out, devRef{mac, d.SN})
+		}
+	}
+	if env.Fleet != nil {
+		if _, g, err := env.Fleet.TestedGateway(); err == nil && g.MAC == env.Target.MAC {
+			for _, d := range g.Devices {
+				if env.Workers <= 1 || len(out) < maxBystanders/2 {
+					add(g.MAC, d)
+				}
+			}
+		}
+		for _, a := range env.Fleet.Accounts {
+			for _, g := range a.Gateways {
+				if g.MAC != env.Target.MAC && len(g.Devices) > 0 {
+					add(g.MAC, g.Devices[0])
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// otherGateway is a gateway of the fleet other than the tested one: of
+// the tested account if it has one, else of another account.
+func (env *Env) otherGateway() (string, bool) {
+	other := ""
+	for _, a := range env.Fleet.Accounts {
+		for _, g := range a.Gateways {
+			if g.MAC == env.Target.MAC {
+				continue
+			}
+			if a.ID == env.Target.AccountID {
+				return g.MAC, true
+			}
+			if other == "" {
+				other = g.MAC
+			}
+		}
+	}
+	return other, other != ""
+}
+
+func (env *Env) needAnyDevice() fleet.Device {
+	ginkgo.GinkgoHelper()
+	d, ok := env.anyDevice()
+	if !ok {
+		ginkgo.Skip("the fleet has no device on the tested gateway")
+	}
+	return d
+}
+
+// mustRead reads a device from the observer or fails the check.
+func (env *Env) mustRead(ctx context.Context, mac, sn string) deviceState {
+	ginkgo.GinkgoHelper()
+	d, err := env.readDevice(ctx, mac, sn)
+	if err != nil {
+		ginkgo.Fail("reading device " + sn + " of gateway " + mac + " from the observer: " + err.Error())
+	}
+	return d
+}
+
+// mustLog reads a gateway's messages from the observer or fails the check.
+func (env *Env) mustLog(ctx context.Context, mac string) msgLog {
+	ginkgo.GinkgoHelper()
+	l, err := env.readLog(ctx, mac)
+	if err != nil {
+		ginkgo.Fail("reading the messages of gateway " + mac + " from the observer: " + err.Error())
+	}
+	return l
+}
+
+// readAll reads devices from the observer, keyed by gateway and serial.
+func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]deviceState {
+	ginkgo.GinkgoHelper()
+	out := make(map[devRef]deviceState, len(ds))
+	for _, d := range ds {
+		out[d] = env.mustRead(ctx, d.mac, d.sn)
+	}
+	return out
+}
+
+// expectUnchanged fails naming each device whose name or state changed.
+func expectUnchanged(before, after map[devRef]deviceState, what string) {
+	ginkgo.GinkgoHelper()
+	var changed []string
+	for d, b := range before {
+		a := after[d]
+		if a.Name != b.Name || !equalStrings(normalize(a.State), normalize(b.State)) {
+			changed = append(changed, fmt.Sprintf("device %s of gateway %s (name %q, state %v before; name %q, state %v after)",
+				d.sn, d.mac, b.Name, normalize(b.State), a.Name, normalize(a.State)))
+		}
+	}
+	sort.Strings(changed)
+	if len(changed) > 0 {
+		ginkgo.Fail(what + " changed another device: " + strings.Join(changed, "; "))
+	}
+}
+
+func equalStrings(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !sameNumber(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys(ms ...map[string]any) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// effectName is a valid name other than cur: letters and a space, well
+// inside the CONTRACT's 64 characters.
+func effectName(fk *gofakeit.Faker, cur string) string {
+	for {
+		n := "Effect " + strings.ToLower(fk.LetterN(8))
+		if n != cur {
+			return n
+		}
+	}
+}
+
+// effectMessage is a <setting_name>=<number> value drawn from the seed.
+func effectMessage(fk *gofakeit.Faker) string {
+	return fmt.Sprintf("effect_%s=%d", strings.ToLower(fk.LetterN(6)), fk.Number(1, 999))
+}
