@@ -38,7 +38,7 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// Flags may come after the two arguments.
 	var pos []string
 	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return exitPass
 			}

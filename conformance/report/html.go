@@ -88,6 +88,8 @@ func newView(d Document) view {
 		v.VerdictReason = "the suite itself failed (see failures)"
 	case d.Verdict == VerdictIncomplete:
 		v.VerdictReason = "no MUST check ran"
+	case d.Verdict == VerdictPassKnown:
+		v.VerdictReason = "all " + plural(must.Passed, "MUST check") + " that ran passed; " + plural(d.KnownFailures, "known failure") + " excused by the baseline"
 	case d.Verdict == VerdictPartial:
 		v.VerdictReason = "no MUST check failed, but " + plural(len(d.NotCovered), "part") + " of the interface not covered"
 	default:
@@ -244,7 +246,7 @@ const pageTemplate = `<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Conformance {{.Verdict}}: {{.Target}}</title>
+<title>Conformance {{.VerdictLine}}: {{.Target}}</title>
 <style>
 :root{--pass:#1a7f37;--pass-bg:#dafbe1;--fail:#cf222e;--fail-bg:#ffebe9;--skip:#6e7781;--skip-bg:#eaeef2;--info:#0550ae;--info-bg:#ddf4ff;--warn:#9a6700;--warn-bg:#fff8c5;--line:#d0d7de;--ink:#1f2328;--mute:#59636e}
 *{box-sizing:border-box}
@@ -267,8 +269,10 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:
 dl.facts dt{color:var(--mute)}dl.facts dd{margin:0}
 .verdict{min-width:220px;border-radius:8px;padding:12px 18px;text-align:center;display:flex;flex-direction:column;justify-content:center}
 .verdict b{font-size:34px;letter-spacing:.06em}
+.v-PASS_WITH_KNOWN_FAILURES b{font-size:20px}
 .v-PASS{background:var(--pass-bg);color:var(--pass);border:2px solid var(--pass)}
 .v-FAIL{background:var(--fail-bg);color:var(--fail);border:2px solid var(--fail)}
+.v-PASS_WITH_KNOWN_FAILURES{background:var(--warn-bg);color:var(--warn);border:2px solid var(--warn)}
 .v-PARTIAL{background:var(--warn-bg);color:var(--warn);border:2px solid var(--warn)}
 .v-INCOMPLETE{background:var(--warn-bg);color:var(--warn);border:2px solid var(--warn)}
 .bar{display:flex;height:10px;border-radius:5px;overflow:hidden;background:var(--skip-bg);min-width:160px}
@@ -316,7 +320,7 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
    {{- range .SuiteFailureReasons}}<dt>Suite</dt><dd class="err">{{.}}</dd>{{end}}
   </dl>
  </div>
- <div class="verdict v-{{.Verdict}}"><b>{{.Verdict}}</b><span>{{.VerdictReason}}</span></div>
+ <div class="verdict v-{{.Verdict}}"><b>{{.VerdictLine}}</b><span>{{.VerdictReason}}</span></div>
 </header>
 
 {{if .NotCovered}}<h2 id="not-covered">Not covered ({{len .NotCovered}})</h2>

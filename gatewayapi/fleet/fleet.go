@@ -192,6 +192,26 @@ func (f *Fleet) KeyOf(accountID string) (string, bool) {
 	return "", false
 }
 
+// KeyWithPrefix is the api_key that starts with prefix (a key masked in a
+// report): the account's first such key, else any account's.
+func (f *Fleet) KeyWithPrefix(accountID, prefix string) (string, bool) {
+	found := ""
+	for _, a := range f.Accounts {
+		for _, k := range a.APIKeys {
+			if !strings.HasPrefix(k.Key, prefix) {
+				continue
+			}
+			if a.ID == accountID {
+				return k.Key, true
+			}
+			if found == "" {
+				found = k.Key
+			}
+		}
+	}
+	return found, found != ""
+}
+
 // Authenticator is the fleet's authentication settings.
 func (f *Fleet) Authenticator() *auth.Authenticator {
 	return &auth.Authenticator{Keys: f.Keys(), Scheme: f.Scheme(), Window: f.Window(), Location: f.Location()}
