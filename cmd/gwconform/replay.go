@@ -113,7 +113,7 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		for _, k := range sortedKeys(ex.RequestHeaders) {
 			fmt.Fprintf(stdout, "> %s: %s\n", k, ex.RequestHeaders[k])
 		}
-		fmt.Fprintf(stdout, ">\n%s\n", client.RedactSign(string(body)))
+		fmt.Fprintf(stdout, ">\n%s\n", client.MaskAPIKeys(client.RedactSign(string(body))))
 		resp, err := hc.Do(req)
 		if err != nil {
 			fmt.Fprintf(stdout, "< no answer: %v\n", err)
