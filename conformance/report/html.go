@@ -48,6 +48,9 @@ type view struct {
 	Failures      []Result
 	Infos         []Result
 	Skipped       int
+	// Outcomes and Types are the outcomes and device types the results
+	// have, for the filters of the "All checks" table.
+	Outcomes, Types []string
 }
 
 var levelMeaning = map[string]string{
@@ -77,6 +80,19 @@ func newView(d Document) view {
 		}
 	}
 	sort.SliceStable(v.Failures, func(i, j int) bool { return rank[v.Failures[i].Level] < rank[v.Failures[j].Level] })
+	seenOutcome, seenType := map[string]bool{}, map[string]bool{}
+	for _, r := range d.Results {
+		if !seenOutcome[r.Outcome] {
+			seenOutcome[r.Outcome] = true
+			v.Outcomes = append(v.Outcomes, r.Outcome)
+		}
+		if r.DeviceType != "" && !seenType[r.DeviceType] {
+			seenType[r.DeviceType] = true
+			v.Types = append(v.Types, r.DeviceType)
+		}
+	}
+	sort.Strings(v.Outcomes)
+	sort.Strings(v.Types)
 
 	must := d.Summary.ByLevel[string(check.Must)]
 	switch {
@@ -235,6 +251,7 @@ var funcs = template.FuncMap{
 	"join":         strings.Join,
 	"formats":      func() []string { return Formats },
 	"upper":        strings.ToUpper,
+	"firstLine":    firstLine,
 }
 
 var page = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
@@ -304,6 +321,19 @@ details summary{cursor:pointer}
 details.info{background:#fff;border:1px solid var(--line);border-left:5px solid var(--info);border-radius:6px;padding:8px 12px;margin:0 0 8px}
 .legend span{margin-right:10px}
 footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
+.o-expected_failure{background:var(--warn-bg);color:var(--warn);border-color:#d4a72c}
+.filters{display:flex;flex-wrap:wrap;gap:8px 14px;align-items:center;margin:0 0 8px}
+.filters label{font-size:12px;color:var(--mute)}
+.filters select,.filters input{font:13px system-ui,sans-serif;margin-left:4px}
+.filters input{width:220px}
+table.all{table-layout:fixed}
+table.all td{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;vertical-align:middle}
+table.all tr.r{cursor:pointer}
+table.all tr.r:hover td{background:#f6f8fa}
+table.all tr.d td{white-space:normal;background:#fbfcfd;font-size:13px}
+table.all td[class^="o-"]{border-color:var(--line)}
+table.all col.c-id{width:28%}table.all col.c-lv{width:7%}table.all col.c-sec{width:4%}table.all col.c-title{width:29%}
+table.all col.c-fmt{width:5%}table.all col.c-type{width:11%}table.all col.c-out{width:9%}table.all col.c-time{width:7%}
 </style>
 </head>
 <body>
@@ -331,7 +361,7 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
 {{- range .Levels}}
 <tr><td>{{if .Info}}<span class="lv lv-INFO">INFO</span>{{else if eq .Level "other"}}other{{else}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td class="muted">{{.Meaning}}</td>
 <td class="num">{{.Total}}</td>
-{{- if .Info}}<td class="num" colspan="2">{{.Ran}} ran{{if .Failed}} ({{.Failed}} could not complete){{end}}</td>{{else}}<td class="num">{{.Passed}}</td><td class="num">{{.Failed}}</td>{{end}}
+{{- if .Info}}<td class="num" title="INFO probes judge nothing: they ran">{{.Passed}} ran</td><td class="num" title="probes that could not complete">{{.Failed}}</td>{{else}}<td class="num">{{.Passed}}</td><td class="num">{{.Failed}}</td>{{end}}
 <td class="num">{{.Skipped}}</td>{{if or $.Summary.Pending $.Summary.Interrupted}}<td class="num">{{.Pending}}</td><td class="num">{{.Interrupted}}</td>{{end}}
 <td><div class="bar">{{if .Info}}<span class="b-info" style="width:{{.Pct .Ran}}%"></span>{{else}}<span class="b-pass" style="width:{{.Pct .Passed}}%"></span><span class="b-fail" style="width:{{.Pct .Failed}}%"></span>{{end}}<span class="b-skip" style="width:{{.Pct .Skipped}}%"></span></div></td></tr>
 {{- end}}
@@ -391,15 +421,69 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
 {{- end}}
 {{- end}}
 
+<section id="report-all">
 <h2 id="all">All checks ({{len .Results}})</h2>
-<table>
-<tr><th>ID</th><th>Level</th><th>§</th><th>Title</th><th>Operation</th><th>Format</th><th>Device type</th><th>Outcome</th><th class="num">Time</th></tr>
+<div class="filters" id="filters">
+ <label>Outcome<select id="f-outcome"><option value="">all</option>{{range .Outcomes}}<option value="{{.}}">{{.}}</option>{{end}}</select></label>
+ <label>Level<select id="f-level"><option value="">all</option><option>MUST</option><option>SHOULD</option><option>INFO</option></select></label>
+ <label>Device type<select id="f-type"><option value="">all</option>{{range .Types}}<option value="{{.}}">{{.}}</option>{{end}}<option value="-">none</option></select></label>
+ <label>Format<select id="f-format"><option value="">all</option><option>json</option><option>xml</option><option value="-">none</option></select></label>
+ <label>Text<input id="f-text" type="search" placeholder="ID, title, reason…"></label>
+ <span class="muted" id="f-count">{{len .Results}} shown</span>
+</div>
+<p class="muted" style="font-size:12px;margin:0 0 6px">Click a row for its assertion, reason and links.</p>
+<table class="all" id="all-checks">
+<colgroup><col class="c-id"><col class="c-lv"><col class="c-sec"><col class="c-title"><col class="c-fmt"><col class="c-type"><col class="c-out"><col class="c-time"></colgroup>
+<thead><tr><th>ID</th><th>Level</th><th>§</th><th>Title</th><th>Format</th><th>Device type</th><th>Outcome</th><th class="num">Time</th></tr></thead>
+<tbody>
 {{- range .Results}}
-<tr id="{{anchor .}}"><td><code>{{if .ID}}{{.ID}}{{else}}-{{end}}</code></td><td>{{if .Level}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td>{{.Section}}</td><td>{{if .ID}}{{.Title}}{{else}}{{.Text}}{{end}}</td><td>{{.Operation}}</td><td>{{.Format}}</td><td>{{.DeviceType}}</td>
-<td class="{{outcomeClass .Level .Outcome}}">{{if or (eq .Outcome "failed") (eq .Outcome "interrupted")}}<a href="#f-{{anchor .}}">{{outcomeText .}}</a>{{else if and (eq .Level "INFO") .Exchanges}}<a href="#i-{{anchor .}}">{{outcomeText .}}</a>{{else}}{{outcomeText .}}{{end}}{{if .Reason}}<div class="muted" style="font-weight:400">{{.Reason}}</div>{{end}}</td>
-<td class="num">{{ms .DurationMS}}</td></tr>
+<tr class="r" id="{{anchor .}}" data-outcome="{{.Outcome}}" data-level="{{.Level}}" data-type="{{if .DeviceType}}{{.DeviceType}}{{else}}-{{end}}" data-format="{{if .Format}}{{.Format}}{{else}}-{{end}}"><td title="{{.ID}}"><code>{{if .ID}}{{.ID}}{{else}}-{{end}}</code></td><td>{{if .Level}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td>{{.Section}}</td><td title="{{if .ID}}{{.Title}}{{else}}{{.Text}}{{end}}">{{if .ID}}{{.Title}}{{else}}{{.Text}}{{end}}</td><td>{{.Format}}</td><td>{{.DeviceType}}</td>
+<td class="{{outcomeClass .Level .Outcome}}">{{outcomeText .}}</td><td class="num">{{ms .DurationMS}}</td></tr>
+<tr class="d" hidden><td colspan="8"><dl class="facts">
+{{- if .Assertion}}<dt>Assertion</dt><dd>{{.Assertion}}</dd>{{end}}
+{{- if .Section}}<dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{end}}
+{{- if .Operation}}<dt>Operation</dt><dd>{{.Operation}}</dd>{{end}}
+{{- if .Reason}}<dt>Reason</dt><dd>{{.Reason}}</dd>{{end}}
+{{- if .Failure}}<dt>Failure</dt><dd>{{firstLine .Failure}} · <a href="#f-{{anchor .}}">details and exchanges</a></dd>{{end}}
+{{- if and (eq .Level "INFO") .Exchanges}}<dt>Seen</dt><dd><a href="#i-{{anchor .}}">the observation and its exchanges</a></dd>{{end}}
+{{- if .Tags}}<dt>Tags</dt><dd>{{join .Tags ", "}}</dd>{{end}}
+</dl></td></tr>
 {{- end}}
+</tbody>
 </table>
+<script>
+(function () {
+  var table = document.getElementById("all-checks");
+  var rows = Array.prototype.slice.call(table.querySelectorAll("tr.r"));
+  var text = rows.map(function (r) { return (r.textContent + " " + r.nextElementSibling.textContent).toLowerCase(); });
+  var sel = function (id) { return document.getElementById(id); };
+  function apply() {
+    var o = sel("f-outcome").value, l = sel("f-level").value, t = sel("f-type").value, f = sel("f-format").value;
+    var q = sel("f-text").value.trim().toLowerCase(), n = 0;
+    rows.forEach(function (r, i) {
+      var d = r.dataset;
+      var show = (!o || d.outcome === o) && (!l || d.level === l) && (!t || d.type === t) && (!f || d.format === f) && (!q || text[i].indexOf(q) >= 0);
+      r.hidden = !show;
+      if (!show) { r.nextElementSibling.hidden = true; } else { n++; }
+    });
+    sel("f-count").textContent = n + " of " + rows.length + " shown";
+  }
+  ["f-outcome", "f-level", "f-type", "f-format"].forEach(function (id) { sel(id).addEventListener("change", apply); });
+  sel("f-text").addEventListener("input", apply);
+  table.addEventListener("click", function (e) {
+    var r = e.target.closest("tr.r");
+    if (r && !e.target.closest("a")) { r.nextElementSibling.hidden = !r.nextElementSibling.hidden; }
+  });
+  // A link to a check's row (#c-…) shows it, whatever the filters.
+  function reveal() {
+    var r = location.hash && document.getElementById(location.hash.slice(1));
+    if (r && r.classList.contains("r")) { r.hidden = false; r.nextElementSibling.hidden = false; }
+  }
+  window.addEventListener("hashchange", reveal);
+  reveal();
+})();
+</script>
+</section>
 <footer>Levels: MUST follows from the published interface; SHOULD only from our CONTRACT; INFO probes a gap. The verdict is PASS when no MUST check failed and the run covered every device type, format, operation and rule; PARTIAL when no MUST check failed but something was not covered. Machine-readable: report.json, junit.xml.</footer>
 </main>
 </body>
