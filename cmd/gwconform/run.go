@@ -398,6 +398,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	cfg := conformance.Config{Env: e, Suite: m.suite, Reporter: m.reporter, Target: m.target, ReportDir: o.ReportDir,
 		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now()}}
 	cfg.Write.Baseline = m.baseline
+	cfg.Write.Filters = m.filters()
 	e.ReportCredentials = o.ReportCredentials
 	if o.Workers > 1 {
 		// A worker: its own devices, its share of the checks.

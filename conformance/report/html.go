@@ -94,27 +94,45 @@ func newView(d Document) view {
 	sort.Strings(v.Outcomes)
 	sort.Strings(v.Types)
 
+	v.VerdictReason = VerdictReason(d)
+	return v
+}
+
+// VerdictReason says in words why the run got its verdict: what failed,
+// why it is INCOMPLETE (stopped, interrupted, the suite itself failed, no
+// MUST check ran) or PARTIAL (how much was not covered).
+func VerdictReason(d Document) string {
 	must := d.Summary.ByLevel[string(check.Must)]
 	switch {
+	case d.Verdict == VerdictFail && must.Failed > 0:
+		return plural(must.Failed, "MUST check") + " failed"
 	case d.Verdict == VerdictFail:
-		v.VerdictReason = plural(must.Failed, "MUST check") + " failed"
+		return "the baseline has " + plural(len(d.BaselineProblems), "problem")
+	case d.Verdict == VerdictIncomplete && d.Stopped != "":
+		return "the run stopped: " + d.Stopped
+	case d.Verdict == VerdictIncomplete && len(d.SuiteFailureReasons) > 0:
+		return "the run was cut short: " + strings.Join(d.SuiteFailureReasons, "; ")
 	case d.Verdict == VerdictIncomplete && d.Summary.Interrupted > 0:
-		v.VerdictReason = "the run was interrupted"
+		return "the run was interrupted"
 	case d.Verdict == VerdictIncomplete && d.Summary.Other.Failed > 0:
-		v.VerdictReason = "the suite itself failed (see failures)"
+		return "the suite itself failed (see the failures)"
 	case d.Verdict == VerdictIncomplete:
-		v.VerdictReason = "no MUST check ran"
-	case d.Verdict == VerdictPassKnown:
-		v.VerdictReason = "all " + plural(must.Passed, "MUST check") + " that ran passed; " + plural(d.KnownFailures, "known failure") + " excused by the baseline"
+		return "no MUST check ran"
 	case d.Verdict == VerdictPartial:
-		v.VerdictReason = "no MUST check failed, but " + plural(len(d.NotCovered), "part") + " of the interface not covered"
-	default:
-		v.VerdictReason = "all " + plural(must.Passed, "MUST check") + " that ran passed"
-		if must.Skipped > 0 {
-			v.VerdictReason += "; " + strconv.Itoa(must.Skipped) + " skipped"
+		for _, g := range d.NotCovered {
+			if g.What == "filter" {
+				return "no MUST check failed, but the run was filtered"
+			}
 		}
+		return "no MUST check failed, but " + plural(len(d.NotCovered), "part") + " of the interface not covered"
+	case d.Verdict == VerdictPassKnown:
+		return "all " + plural(must.Passed, "MUST check") + " that ran passed; " + plural(d.KnownFailures, "known failure") + " excused by the baseline"
 	}
-	return v
+	s := "all " + plural(must.Passed, "MUST check") + " that ran passed"
+	if must.Skipped > 0 {
+		s += "; " + strconv.Itoa(must.Skipped) + " skipped"
+	}
+	return s
 }
 
 func plural(n int, what string) string {

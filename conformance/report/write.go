@@ -196,6 +196,10 @@ type WriteOptions struct {
 	Today    time.Time
 	// Catalog names the harness and catalog that judged the run.
 	Catalog CatalogID
+	// Filters are the options that selected the run's checks as the user
+	// gave them (--check 'command.*', --rerun-failed r.json): the reports
+	// name them rather than the focus expression they became.
+	Filters []string
 }
 
 // CatalogID is the harness and catalog of checks behind a report.
@@ -208,6 +212,13 @@ type CatalogID struct {
 // WriteAllWith is WriteAll with the run's options.
 func WriteAllWith(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
 	d := Build(r, target)
+	if len(o.Filters) > 0 {
+		for i, g := range d.NotCovered {
+			if g.What == "filter" {
+				d.NotCovered[i].Why = "the run was filtered (" + strings.Join(o.Filters, " ") + ")"
+			}
+		}
+	}
 	d = applyBaseline(d, o.Baseline, o.Today)
 	d.Catalog = o.Catalog
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -304,7 +315,7 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 	if colour == "" {
 		colour = "1;33"
 	}
-	fmt.Fprintf(w, "Conformance of %s: %s\n", orNone(d.Target), paint(colour, VerdictText(d.Verdict, d.KnownFailures)))
+	fmt.Fprintf(w, "Conformance of %s: %s (%s)\n", orNone(d.Target), paint(colour, VerdictText(d.Verdict, d.KnownFailures)), VerdictReason(d))
 	fmt.Fprintf(w, "  seed %d, %s", d.Seed, d.Duration().Round(time.Millisecond))
 	if d.LabelFilter != "" {
 		fmt.Fprintf(w, ", label filter %q", d.LabelFilter)
