@@ -262,11 +262,11 @@ const (
 // Cut parts are copied: a slice would keep the whole answer alive.
 func record(ex client.Exchange, wholeKeys bool) {
 	ex = ex.Redacted()
-	if !wholeKeys {
-		ex = ex.Masked()
-	}
 	if len(ex.ResponseBody) > maxRecordedBody {
 		ex.ResponseBody, ex.Truncated = strings.Clone(ex.ResponseBody[:maxRecordedBody]), true
+	}
+	if !wholeKeys {
+		ex = ex.Masked()
 	}
 	size := 0
 	for k, v := range ex.ResponseHeaders {

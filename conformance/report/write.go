@@ -115,7 +115,16 @@ func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPar
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	r.SpecReports = append(types.SpecReports(nil), r.SpecReports...)
+	// A suite-level reporting node that passed (the progress line's
+	// ReportBeforeSuite) is no test case.
+	var kept types.SpecReports
+	for _, sr := range r.SpecReports {
+		if sr.LeafNodeType.Is(types.NodeTypeReportBeforeSuite|types.NodeTypeReportAfterSuite) && !sr.State.Is(types.SpecStateFailureStates) {
+			continue
+		}
+		kept = append(kept, sr)
+	}
+	r.SpecReports = kept
 	for i, sr := range r.SpecReports {
 		m, ok := meta(sr)
 		if !ok {

@@ -94,22 +94,31 @@ func MaskAPIKey(k string) string {
 	return string(r[:4]) + MaskSuffix
 }
 
-// MaskAPIKeys masks every api_key value in a body (MaskAPIKey); the
-// markers stay as they are.
+// MaskAPIKeys masks every api_key value in a body (MaskAPIKey), in one
+// pass; the markers stay as they are.
 func MaskAPIKeys(body string) string {
-	ms := apiKeyValue.FindAllStringSubmatch(body, -1)
+	ms := apiKeyValue.FindAllStringSubmatchIndex(body, -1)
+	if ms == nil {
+		return body
+	}
+	var b strings.Builder
+	b.Grow(len(body))
+	last := 0
 	for _, m := range ms {
-		v := m[2]
-		if m[2] == "" {
-			v = m[4]
+		start, end := m[4], m[5] // JSON: group 2
+		if start < 0 {
+			start, end = m[8], m[9] // XML: group 4
 		}
-		if v == "" || v == APIKeyMarker || strings.HasSuffix(v, MaskSuffix) || v == xmlEscape(APIKeyMarker) {
+		v := body[start:end]
+		if v == "" || v == APIKeyMarker || v == xmlEscape(APIKeyMarker) || strings.HasSuffix(v, MaskSuffix) {
 			continue
 		}
-		masked := strings.Replace(m[0], v, MaskAPIKey(v), 1)
-		body = strings.Replace(body, m[0], masked, 1)
+		b.WriteString(body[last:start])
+		b.WriteString(MaskAPIKey(v))
+		last = end
 	}
-	return body
+	b.WriteString(body[last:])
+	return b.String()
 }
 
 // Masked is the exchange with every api_key in its bodies masked
