@@ -71,6 +71,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		{"serve", "-h"}, {"serve", "--bogus"}, {"serve", "--admin-token", flagToken, "--bogus"}, {"fleet", "-h"}, {"-h"}, {"--version"},
 		{"serve", "--fleet", fleetFile, "--admin-token", flagToken, "--addr", "bad address"},
 		{"serve", "--fleet", fleetFile, "--log-format", "json", "--admin-token", flagToken, "--addr", "bad address"},
+		{"serve", "--log-format", "json", "--admin-token", flagToken, "--bogus"},
 		{"send", "-h"}, {"send", "command", "--fleet", fleetFile, "--target", "http://127.0.0.1:1", "--type", "Light Dimmer", "dimming=40"},
 		{"send", "command", "--fleet", fleetFile, "--secret", fleetSec, "--api-key", fleetKey, "--bogus"},
 	} {
@@ -168,10 +169,13 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 			t.Errorf("%s shows a sign: %s", head, m)
 		}
 	}
-	// In JSON, everything gwsim serve writes is JSON.
-	for _, line := range strings.Split(strings.TrimSpace(sims[1].output.String()), "\n") {
-		if !json.Valid([]byte(line)) {
-			t.Errorf("gwsim serve --log-format json wrote a line that is not JSON: %s", line)
+	// In JSON, everything gwsim serve writes is JSON, its errors included.
+	for _, out := range []string{sims[1].output.String(), runProgram(t, dir, bins.gwsim, "serve", "--log-format", "json", "--bogus"),
+		runProgram(t, dir, bins.gwsim, "serve", "--log-format=json", "--addr", "bad address"), runProgram(t, dir, bins.gwsim, "serve", "--log-format", "json", "--fleet", "/nonexistent")} {
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if !json.Valid([]byte(line)) {
+				t.Errorf("gwsim serve --log-format json wrote a line that is not JSON: %s", line)
+			}
 		}
 	}
 }

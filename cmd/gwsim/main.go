@@ -140,6 +140,7 @@ type Main struct {
 func (m *Main) ParseFlags(args []string) error {
 	fs := flag.NewFlagSet("gwsim serve", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
+	jsonLogErrors(m, fs, args)
 	fs.StringVar(&m.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); port 0 picks a free one")
 	fs.StringVar(&m.FleetFile, "fleet", "", "fleet file (YAML or JSON, CONTRACT section 5); default: the built-in demo fleet")
 	fs.Int64Var(&m.Seed, "seed", 0, "generate a fleet from this seed instead (with --gateways and --devices-per-gateway)")
@@ -257,6 +258,28 @@ func (m *Main) Open() error {
 	}
 	m.printBanner()
 	return nil
+}
+
+// jsonLogErrors: with --log-format json on the command line, even a
+// mistake in the flags is reported as a JSON record (by fail), not by the
+// flag package's text; -h still prints the usage.
+func jsonLogErrors(m *Main, fs *flag.FlagSet, args []string) {
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == "log-format=json" || a == "log-format" && i+1 < len(args) && args[i+1] == "json" {
+			m.LogFormat, m.log = "json", slog.New(slog.NewJSONHandler(m.Stderr, nil))
+			fs.SetOutput(io.Discard)
+			usage := fs.Usage
+			fs.Usage = func() {}
+			for _, h := range args {
+				if h == "-h" || h == "--h" || h == "-help" || h == "--help" {
+					fs.SetOutput(m.Stderr)
+					fs.Usage = usage
+				}
+			}
+			return
+		}
+	}
 }
 
 // fail reports an error of gwsim serve: a JSON record once --log-format
