@@ -40,7 +40,9 @@ func startProgress(w io.Writer, inPlace bool, every time.Duration) func() {
 		p.total.Store(int64(r.PreRunStats.SpecsThatWillRun))
 	})
 	ginkgo.ReportAfterEach(func(sr ginkgo.SpecReport) {
-		if !sr.LeafNodeType.Is(types.NodeTypeIt) {
+		// Only the specs that will run count: a spec a filter left out
+		// is reported skipped without a reason.
+		if !sr.LeafNodeType.Is(types.NodeTypeIt) || sr.State.Is(types.SpecStateSkipped) && sr.Failure.Message == "" {
 			return
 		}
 		p.done.Add(1)
