@@ -284,6 +284,12 @@ func TestBundleVerifiesAndEveryTamperingFails(t *testing.T) {
 		{"the verdict edited, hashes fixed", func(f map[string][]byte) {
 			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { v["verdict"] = "FAIL" })
 		}, true, "but its results give PASS"},
+		{"an unedited baseline added, hashes fixed", func(f map[string][]byte) {
+			f[bundle.BaselineFile] = []byte("entries:\n  - {check: probe.device_id-alias.json, reason: \"TODO: why\", owner: TODO, expires: 2026-01-01}\n")
+		}, true, "baseline.yaml would not be accepted: baseline: entries[0].reason: still TODO"},
+		{"a MUST failure excused, hashes fixed", func(f map[string][]byte) {
+			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { firstPassed(v)["outcome"] = "expected_failure" })
+		}, true, "a certified run excuses no MUST failure; the baseline excused"},
 	}
 	for _, tc := range cases {
 		forged := map[string][]byte{}
