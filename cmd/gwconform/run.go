@@ -210,8 +210,18 @@ func (m *runMain) ParseFlags(args []string) error {
 	default:
 		return fmt.Errorf("--color must be auto, always or never, not %q", o.Color)
 	}
-	if o.Rate < 0 || o.RatePerOp < 0 || o.Timeout <= 0 || o.MaxRequests < 0 || o.Parallel < 0 {
-		return errors.New("--rate, --rate-per-op, --max-requests and --parallel must be >= 0 and --timeout > 0")
+	for _, c := range []struct {
+		bad  bool
+		name string
+		v    any
+	}{{o.Rate < 0, "--rate", o.Rate}, {o.RatePerOp < 0, "--rate-per-op", o.RatePerOp}, {o.MaxRequests < 0, "--max-requests", o.MaxRequests},
+		{o.Parallel < 0, "--parallel", o.Parallel}} {
+		if c.bad {
+			return fmt.Errorf("%s must be 0 or more, not %v", c.name, c.v)
+		}
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be more than 0, not %v", o.Timeout)
 	}
 	if o.ReportDir == "" {
 		return errors.New("--report-dir must not be empty")

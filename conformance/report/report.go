@@ -83,7 +83,8 @@ type Result struct {
 	// State is Ginkgo's exact spec state ("panicked", "timedout", ...).
 	Outcome string `json:"outcome"`
 	State   string `json:"state"`
-	// Failure is the failure message and where it happened, if any.
+	// Failure is the failure message, if any, and the suite-level node it
+	// happened in; never a source location.
 	Failure string `json:"failure,omitempty"`
 	// Reason is why the spec was skipped or is pending, if given.
 	Reason     string            `json:"reason,omitempty"`
