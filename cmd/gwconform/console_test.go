@@ -4,8 +4,10 @@ import (
 	"flag"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +112,57 @@ func TestMistypedFlagsAndTheSynopsis(t *testing.T) {
 	r := gwconform(t, append(cert, "--check", "command.*")...)
 	if r.code != 2 || !strings.Contains(r.stderr, "drop --check") || strings.Contains(r.stderr, "ginkgo") {
 		t.Errorf("--mode certified --check: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestSummaryOnItsOwnLineOnATerminal: on a terminal the progress line is
+// rewritten in place and wiped before the summary, which starts at the
+// beginning of a line of its own; the verdict is in colour.
+func TestSummaryOnItsOwnLineOnATerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("script (util-linux) is missing: it gives the run a terminal")
+		}
+		t.Skip("script (util-linux) not installed")
+	}
+	dir := t.TempDir()
+	typescript := filepath.Join(dir, "typescript")
+	cmd := exec.Command(script, "-qec", bins.gwconform+" run --check 'command.light-dimmer.*' --rate 100 --allow-partial --report-dir "+filepath.Join(dir, "r"), typescript)
+	cmd.Env = append(os.Environ(), "TERM=xterm")
+	cmd.Env = slices.DeleteFunc(cmd.Env, func(e string) bool { return strings.HasPrefix(e, "NO_COLOR=") })
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, err := os.ReadFile(typescript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(b)
+	i := strings.Index(out, "Conformance of")
+	if i < 0 {
+		t.Fatalf("no summary:\n%q", out)
+	}
+	// What a terminal shows before the summary on its line: after the last
+	// carriage return, the progress line wiped (ESC [K), then nothing.
+	seg := out[strings.LastIndex(out[:i], "\n")+1 : i]
+	if j := strings.LastIndex(seg, "\r"); j >= 0 {
+		seg = seg[j+1:]
+		if !strings.HasPrefix(seg, "\x1b[K") {
+			t.Errorf("the progress line is not wiped before the summary:\n%q", out)
+		}
+	}
+	if before := strings.ReplaceAll(seg, "\x1b[K", ""); before != "" {
+		t.Errorf("the summary shares its line with %q:\n%q", before, out)
+	}
+	// (--rate 100 makes the run last a few seconds: the line is shown.)
+	if !regexp.MustCompile(`\r\x1b\[Kgwconform: \d+/\d+ checks done, `).MatchString(out) {
+		t.Errorf("no progress line rewritten in place:\n%q", out)
+	}
+	if !strings.Contains(out, "\x1b[1;33mPARTIAL\x1b[0m") {
+		t.Errorf("no colour on a terminal:\n%q", out)
+	}
+	if strings.Contains(out, "•") {
+		t.Errorf("Ginkgo's dots on a terminal:\n%q", out)
 	}
 }
