@@ -99,6 +99,8 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 			"--type", "Light Dimmer", "dimming=40"))
 		add("gwsim send (rejected) to serve "+format, runProgram(t, dir, bins.gwsim, "send", "command", "--target", sim.url, "--fleet", fleetFile,
 			"--type", "Light Dimmer", "dimming=400"))
+		add("gwsim send (credentials as flags) to serve "+format, runProgram(t, dir, bins.gwsim, "send", "message", "--target", sim.url,
+			"--api-key", fleetKey, "--secret", fleetSec, "--fleet", fleetFile, "brightness=80"))
 	}
 	sim := sims[0]
 	events := sim.stream(t, "/_sim/events")
@@ -152,7 +154,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	}
 
 	all := strings.Join(outputs, "\n")
-	for _, want := range []string{"Conformance of", "credentials (from the fleet file", `"credentials_from":"the fleet file`, `"msg":"request"`, "msg=request", "verified:", "event:", "> POST " + sim.url} {
+	for _, want := range []string{"Conformance of", "credentials (from the fleet file", `"credentials_from":"the fleet file`, `"msg":"request"`, "msg=request", "verified:", "event:", "> POST " + sim.url, `"api_key":"flee…"`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no output has %q: something did not run", want)
 		}
