@@ -46,9 +46,11 @@ func TestConsoleForPeopleAndCILogs(t *testing.T) {
 	if !strings.Contains(out, "filter: the run was filtered (--check command.light-dimmer.*)") {
 		t.Errorf("the filter is not named as given:\n%s", out)
 	}
-	rj, _ := os.ReadFile(filepath.Join(r.dir, "report.json"))
-	if regexp.MustCompile(`\w+\.go:\d+`).Match(rj) {
-		t.Errorf("report.json names a source file: %s", regexp.MustCompile(`[\w/]+\.go:\d+`).Find(rj))
+	for _, name := range []string{"report.json", "junit.xml"} {
+		b, _ := os.ReadFile(filepath.Join(r.dir, name))
+		if m := regexp.MustCompile(`[\w/.-]+\.go:\d+`).Find(b); m != nil {
+			t.Errorf("%s names a source file: %s", name, m)
+		}
 	}
 	if console := string(bundleFiles(t, bundlePath)["console.log"]); console != r.stdout+r.stderr {
 		t.Errorf("console.log is not what the console showed:\n--- console.log\n%s\n--- console\n%s%s", console, r.stdout, r.stderr)
