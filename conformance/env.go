@@ -55,6 +55,9 @@ type Env struct {
 	Worker, Workers int
 	// MaxRequests caps the requests of a run (--max-requests; 0: none).
 	MaxRequests int
+	// ReportCredentials keeps api_keys whole in the reports
+	// (--report-credentials); by default they are masked.
+	ReportCredentials bool
 	// silent counts requests in a row that got no answer or a 5xx; sent
 	// counts every request.
 	silent atomic.Int64

@@ -213,7 +213,11 @@ func (env *Env) send(ctx context.Context, c call, f device.Format) *client.Respo
 		}
 		ex := client.Exchange{Method: method, URL: env.Client.URL(req.Path), RequestBody: string(body),
 			RequestHeaders: map[string]string{"Content-Type": strings.ReplaceAll(ct, client.NoContentType, "")}}
-		ginkgo.AddReportEntry("exchange", ex.Redacted(), ginkgo.ReportEntryVisibilityNever)
+		ex = ex.Redacted()
+		if !env.ReportCredentials {
+			ex = ex.Masked()
+		}
+		ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
 		ginkgo.Skip("dry run: not sent")
 	}
 	resp, err := env.exchange(ctx, req)
@@ -237,7 +241,7 @@ func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Respo
 		ginkgo.AbortSuite(fmt.Sprintf("not sent: the run reached --max-requests %d; "+report.StopMarker, max))
 	}
 	resp, ex, err := env.Client.Do(ctx, req)
-	record(ex)
+	record(ex, env.ReportCredentials)
 	if err != nil {
 		env.silent.Add(1)
 		return nil, fmt.Errorf("no answer from the target: %v", err)
@@ -266,14 +270,18 @@ const (
 	maxRecordedHeaders = 8 << 10
 )
 
-// record adds an exchange to the spec's report, its response body cut at
+// record adds an exchange to the spec's report, its sign redacted and,
+// unless wholeKeys, its api_keys masked, its response body cut at
 // maxRecordedBody (Truncated then says so) and its response headers at
 // maxRecordedHeaders (a header named "…" then says how many were left out).
 // Cut parts are copied: a slice would keep the whole answer alive.
-func record(ex client.Exchange) {
+func record(ex client.Exchange, wholeKeys bool) {
 	ex = ex.Redacted()
 	if len(ex.ResponseBody) > maxRecordedBody {
 		ex.ResponseBody, ex.Truncated = strings.Clone(ex.ResponseBody[:maxRecordedBody]), true
+	}
+	if !wholeKeys {
+		ex = ex.Masked()
 	}
 	size := 0
 	for k, v := range ex.ResponseHeaders {

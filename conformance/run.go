@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -36,9 +35,11 @@ type Config struct {
 	// leads (Env.Worker 0); their results are merged into the reports.
 	Workers []*Worker
 	// Progress, when not nil, gets a line every ProgressEvery saying how
-	// many checks are done (off a terminal, where Ginkgo's own is mute).
-	Progress      io.Writer
-	ProgressEvery time.Duration
+	// many checks of how many are done, and the time left; with
+	// ProgressInPlace (a terminal) the line is rewritten in place.
+	Progress        io.Writer
+	ProgressEvery   time.Duration
+	ProgressInPlace bool
 }
 
 // Worker is another process of a --parallel run, started by the command
@@ -78,11 +79,12 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	ginkgo.ReportAfterSuite("gwconform reports", x.writeReports)
 	// Failures read as sentences: what was expected, what came.
 	gomega.RegisterFailHandler(failInWords)
+	stop := func() {}
 	if cfg.Progress != nil {
-		stop := progress(cfg.Progress, env, cfg.ProgressEvery)
-		defer stop()
+		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery)
 	}
 	ginkgo.RunSpecs(&failer{}, "gwconform", cfg.Suite, cfg.Reporter)
+	stop()
 	return x.doc, x.err
 }
 
@@ -119,25 +121,6 @@ func (d Dotless) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return d.W.Write(p)
-}
-
-// progress prints how many checks are done every interval until stopped.
-func progress(w io.Writer, e *Env, every time.Duration) func() {
-	done := make(chan struct{})
-	start := time.Now()
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				fmt.Fprintf(w, "gwconform: %d checks done, %s\n", e.done.Load(), time.Since(start).Round(time.Second))
-			}
-		}
-	}()
-	return func() { close(done) }
 }
 
 // FocusOnGlobs is a Ginkgo focus (or skip) expression selecting the

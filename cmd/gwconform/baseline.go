@@ -26,7 +26,7 @@ func baselineMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gwconform baseline", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { io.WriteString(stderr, baselineUsage) }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitPass
 		}

@@ -7,7 +7,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gwdmi/gwtools/conformance/bundle"
 )
@@ -56,6 +59,14 @@ func TestReportsCarryNoSignAndCurlLinesSignAfresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Dir(bins.gwconform) + string(os.PathListSeparator) + os.Getenv("PATH")
+	curlPath, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl not installed")
+	}
+	curlOnly := t.TempDir()
+	if err := os.Symlink(curlPath, filepath.Join(curlOnly, "curl")); err != nil {
+		t.Fatal(err)
+	}
 	stale := regexp.MustCompile(`(timestamp(?:":"|>))\d{14}`)
 	tried := map[string]bool{}
 	for _, res := range doc.Results {
@@ -78,10 +89,31 @@ func TestReportsCarryNoSignAndCurlLinesSignAfresh(t *testing.T) {
 		if !strings.Contains(string(out), "200 OK") || !strings.Contains(string(out), "success") {
 			t.Errorf("%s: the pasted curl line did not reproduce the failure:\n%s\n%s", res.ID, line, out)
 		}
+		// Where gwconform is not on the PATH (curl is), the line sends
+		// nothing and says in one line how to get it.
+		cmd = exec.Command("bash", "-c", line)
+		cmd.Env = append(os.Environ(), "PATH="+curlOnly)
+		out, err = cmd.CombinedOutput()
+		if err == nil || strings.Count(string(out), "\n") != 1 || !strings.Contains(string(out), "go install github.com/gwdmi/gwtools/cmd/gwconform@latest") || strings.Contains(string(out), "HTTP/") {
+			t.Errorf("%s without gwconform on the PATH: %v, want a failure and one line saying how to get it:\n%s", res.ID, err, out)
+		}
 		tried[res.ID] = true
 	}
 	if len(tried) != 2 {
 		t.Fatalf("curl lines tried for %v; want the JSON and XML failures", tried)
+	}
+
+	// The reports show each api_key masked, unless --report-credentials.
+	for _, name := range []string{"report.json", "junit.xml", "report.html"} {
+		b, _ := os.ReadFile(filepath.Join(r.dir, name))
+		if bytes.Contains(b, []byte("demo-key")) || !bytes.Contains(b, []byte("demo…")) {
+			t.Errorf("%s does not mask the api_key as demo…", name)
+		}
+	}
+	whole := gwconform(t, "--target", url, "--allow-partial", "--check", "command.light-dimmer.dimming.101.json", "--report-credentials")
+	b, _ = os.ReadFile(filepath.Join(whole.dir, "report.json"))
+	if !bytes.Contains(b, []byte(`\"api_key\":\"demo-key\"`)) || bytes.Contains(b, []byte("demo-secret")) || signInBody.Match(b) {
+		t.Errorf("with --report-credentials, report.json does not show the api_key whole, or shows a secret or sign")
 	}
 }
 
@@ -252,6 +284,12 @@ func TestBundleVerifiesAndEveryTamperingFails(t *testing.T) {
 		{"the verdict edited, hashes fixed", func(f map[string][]byte) {
 			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { v["verdict"] = "FAIL" })
 		}, true, "but its results give PASS"},
+		{"an unedited baseline added, hashes fixed", func(f map[string][]byte) {
+			f[bundle.BaselineFile] = []byte("entries:\n  - {check: probe.device_id-alias.json, reason: \"TODO: why\", owner: TODO, expires: 2026-01-01}\n")
+		}, true, "baseline.yaml would not be accepted: baseline: entries[0].reason: still TODO"},
+		{"a MUST failure excused, hashes fixed", func(f map[string][]byte) {
+			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { firstPassed(v)["outcome"] = "expected_failure" })
+		}, true, "a certified run excuses no MUST failure; the baseline excused"},
 	}
 	for _, tc := range cases {
 		forged := map[string][]byte{}
@@ -351,12 +389,53 @@ func TestBaselineRerunAndReplay(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "command.light-dimmer.dimming.101.json") {
 		t.Fatalf("gwconform baseline: exit %d\n%s", code, out)
 	}
+	// Unedited, it is refused: its entries still say TODO.
+	unedited := filepath.Join(t.TempDir(), "unedited.yaml")
+	os.WriteFile(unedited, []byte(out), 0o644)
+	if r := gwconform(t, "--target", bad, "--baseline", unedited); r.code != 2 || !strings.Contains(r.stderr, "still TODO") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("an unedited baseline: exit %d, want 2 and one line saying TODO\n%s", r.code, r.stderr)
+	}
 	good := strings.NewReplacer("owner: TODO", "owner: firmware-team", "TODO: ", "accepted above 100 until v2.2: ").Replace(out)
 	goodFile := filepath.Join(t.TempDir(), "baseline.yaml")
 	os.WriteFile(goodFile, []byte(good), 0o644)
-	withBaseline := gwconform(t, "--target", bad, "--baseline", goodFile)
-	if withBaseline.code != 0 || !strings.Contains(withBaseline.stdout, "Expected failures (baseline)") || !strings.Contains(withBaseline.stdout, "firmware-team") {
+	bundleFile := filepath.Join(t.TempDir(), "b.tar.gz")
+	withBaseline := gwconform(t, "--target", bad, "--baseline", goodFile, "--bundle", bundleFile)
+	if withBaseline.code != 0 || !strings.Contains(withBaseline.stdout, "Known failures (expected by the baseline)") || !strings.Contains(withBaseline.stdout, "firmware-team") {
 		t.Fatalf("with the baseline: exit %d, want 0 and the expected failures shown\n%s\n%s", withBaseline.code, tail(withBaseline.stdout), withBaseline.stderr)
+	}
+	// Never a plain PASS: in words and in JSON.
+	known := len(failedIDs)
+	if !strings.Contains(withBaseline.stdout, fmt.Sprintf(": PASS with %d known failures (", known)) {
+		t.Errorf("with the baseline, the console does not say PASS with %d known failures:\n%s", known, tail(withBaseline.stdout))
+	}
+	var withDoc struct {
+		Verdict string `json:"verdict"`
+		Text    string `json:"verdict_text"`
+		Known   int    `json:"known_failures"`
+	}
+	rb, _ := os.ReadFile(filepath.Join(withBaseline.dir, "report.json"))
+	if err := json.Unmarshal(rb, &withDoc); err != nil || withDoc.Verdict != "PASS_WITH_KNOWN_FAILURES" || withDoc.Text != fmt.Sprintf("PASS with %d known failures", known) || withDoc.Known != known {
+		t.Errorf("report.json with the baseline: %+v %v", withDoc, err)
+	}
+	// verify names the known failures.
+	if code, out := command(t, "verify", bundleFile); code != 0 || !strings.Contains(out, fmt.Sprintf("verdict PASS with %d known failures", known)) ||
+		!strings.Contains(out, fmt.Sprintf("%d known failure(s)", known)) || !strings.Contains(out, "MUST   command.light-dimmer.dimming.101.xml: expected failure (baseline: accepted above 100") {
+		t.Errorf("verify of a bundle with known failures: exit %d\n%s", code, out)
+	}
+	// In a certification a baseline excuses no MUST check: refused before
+	// anything is sent.
+	var sent atomic.Int64
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent.Add(1) }))
+	defer counting.Close()
+	cert := gwconform(t, "--target", counting.URL, "--baseline", goodFile, "--mode", "certified", "--bundle", filepath.Join(t.TempDir(), "c.tar.gz"),
+		"--product", "P", "--product-version", "1")
+	if cert.code != 2 || !strings.Contains(cert.stderr, "covers 1 MUST check(s)") || strings.Count(cert.stderr, "\n") != 1 || sent.Load() != 0 {
+		t.Errorf("certified with a baseline of MUST checks: exit %d, %d requests sent, want 2, none and one line\n%s", cert.code, sent.Load(), cert.stderr)
+	}
+	far := filepath.Join(t.TempDir(), "far.yaml")
+	os.WriteFile(far, []byte("entries:\n  - {check: \"command.light-dimmer.dimming.101.*\", reason: known, owner: me, expires: 2099-01-01}\n"), 0o644)
+	if r := gwconform(t, "--target", bad, "--baseline", far); r.code != 2 || !strings.Contains(r.stderr, "more than 90 days away") {
+		t.Errorf("an entry expiring in 2099: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 
 	// A baseline only shrinks: against the faithful target its entries
@@ -369,7 +448,7 @@ func TestBaselineRerunAndReplay(t *testing.T) {
 	staleFile := filepath.Join(t.TempDir(), "stale.yaml")
 	os.WriteFile(staleFile, []byte(`entries:
   - {check: "command.light-dimmer.dimming.101.*", reason: known, owner: me, expires: 2020-01-01}
-  - {check: "no.such.check.*", reason: typo, owner: me, expires: 2099-01-01}
+  - {check: "no.such.check.*", reason: typo, owner: me, expires: `+time.Now().AddDate(0, 0, 30).Format(time.DateOnly)+`}
 `), 0o644)
 	stale := gwconform(t, "--target", bad, "--baseline", staleFile)
 	if stale.code != 1 || !strings.Contains(stale.stdout, "expired on 2020-01-01") || !strings.Contains(stale.stdout, "names no check") {
@@ -396,8 +475,13 @@ func TestBaselineRerunAndReplay(t *testing.T) {
 			t.Errorf("rerun did not run %s", id)
 		}
 	}
-	if r := gwconform(t, "--target", sim, "--rerun-failed", report); r.code != 0 {
-		t.Errorf("rerun against the faithful target: exit %d, want 0\n%s", r.code, tail(r.stdout))
+	// A rerun is PARTIAL (filtered): exit 1 as the README says, 0 with
+	// --allow-partial.
+	if r := gwconform(t, "--target", sim, "--rerun-failed", report); r.code != 1 || !strings.Contains(r.stdout, ": PARTIAL") {
+		t.Errorf("rerun against the faithful target: exit %d, want 1 (PARTIAL)\n%s", r.code, tail(r.stdout))
+	}
+	if r := gwconform(t, "--target", sim, "--rerun-failed", report, "--allow-partial"); r.code != 0 {
+		t.Errorf("rerun against the faithful target with --allow-partial: exit %d, want 0\n%s", r.code, tail(r.stdout))
 	}
 
 	// replay sends the recorded requests, signed afresh.
@@ -433,6 +517,10 @@ func TestRunStopsIncompleteOnAFailingTargetOrTheRequestCap(t *testing.T) {
 	}
 	if n.Load() > 260 {
 		t.Errorf("gwconform sent %d requests to a failing target", n.Load())
+	}
+	// Nothing was filtered: the checks not reached are said to be so.
+	if strings.Contains(r.stdout, "filter") || !strings.Contains(r.stdout, "not reached: the run stopped before them") {
+		t.Errorf("a target that fails mid-run: the summary does not give the true reason\n%s", tail(r.stdout))
 	}
 	sim := startGwsim(t)
 	r = gwconform(t, "--target", sim, "--max-requests", "50")

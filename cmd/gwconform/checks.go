@@ -28,7 +28,7 @@ func checksMain(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "md", "md or json")
 	level := fs.String("level", "", "only checks of this level: MUST, SHOULD or INFO")
 	fs.Usage = func() { io.WriteString(stderr, checksUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitPass
 		}

@@ -117,7 +117,7 @@ func (m *loadMain) ParseFlags(args []string) error {
 	fs.BoolVar(&m.asJSON, "json", false, "write the result as JSON")
 	fs.BoolVar(&m.quiet, "quiet", false, "no progress lines")
 	fs.Int64Var(&seed, "seed", 1, "seed of the devices and values drawn")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}

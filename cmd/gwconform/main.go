@@ -1,9 +1,11 @@
 // Command gwconform certifies an implementation of the Gateway Device
 // Management Interface.
 //
-//	gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
+//	gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should] ...
 //	gwconform checks            print the catalog of checks (docs/checks.md)
 //	gwconform load [--target URL] [--fleet FILE] --rate R --duration D --concurrency C
+//
+// "gwconform run -h" lists every flag of run.
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/gwdmi/gwtools/conformance"
@@ -20,7 +23,9 @@ import (
 const usage = `gwconform certifies an implementation of the Gateway Device Management Interface.
 
 Usage:
-  gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should] ...
+  gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
+                [--parallel N] [--check ID]... [--baseline FILE] [--bundle FILE --mode certified] ...
+                        run the conformance checks and write the reports
   gwconform checks      print the catalog of checks as Markdown
   gwconform replay REPORT.json CHECK-ID [--target URL] [--fleet FILE]
                         send a check's recorded requests again, signed afresh, and compare the answers
@@ -69,7 +74,23 @@ func main() {
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:
-		fmt.Fprintf(os.Stderr, "gwconform: unknown command %q\n\n%s", os.Args[1], usage)
+		fmt.Fprintln(os.Stderr, unknownCommand(os.Args[1]))
 		os.Exit(exitConfig)
 	}
+}
+
+// commands are gwconform's subcommands.
+var commands = []string{"run", "checks", "replay", "baseline", "verify", "sign", "load", "version", "help"}
+
+// unknownCommand is the one line for a mistyped subcommand (or a flag
+// given before one).
+func unknownCommand(arg string) string {
+	if strings.HasPrefix(arg, "-") {
+		return fmt.Sprintf("gwconform: %s needs a command first, such as gwconform run %s; \"gwconform -h\" lists the commands", arg, arg)
+	}
+	s := fmt.Sprintf("gwconform: unknown command %q", arg)
+	if near := nearestWord(strings.ToLower(arg), commands); near != "" {
+		s += fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return s + "; \"gwconform -h\" lists the commands"
 }

@@ -1,16 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance"
-	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // Secrets the test puts in every place one can come from.
@@ -48,17 +54,30 @@ func runProgram(t *testing.T, dir, bin string, args ...string) string {
 	return string(out)
 }
 
-// TestNoSecretInAnyOutput: with a known secret in every variable, flag and
-// fleet that can carry one, no usage text, error, log, console output or
-// report of either program shows it, or a sign.
+// TestNoSecretInAnyOutput: with a known secret, admin token and api_key
+// in every variable, flag and fleet that can carry one, no usage text,
+// error, banner, log (text and JSON), dashboard data or event stream,
+// journal, console output, report, bundle or ack log of either program
+// shows any of them, or a sign. (gwconform sign prints a sign by design:
+// its stdout alone is exempt.)
 func TestNoSecretInAnyOutput(t *testing.T) {
 	dir := t.TempDir()
 	fleetFile := secretFleet(t)
 	var outputs []string
+	add := func(name, out string) {
+		// The command line itself is not output: it is taken out.
+		out = strings.Replace(out, name, "", 1)
+		outputs = append(outputs, label(strings.Fields(name))+"\n"+out)
+	}
 	for _, args := range [][]string{
 		{"serve", "-h"}, {"serve", "--bogus"}, {"serve", "--admin-token", flagToken, "--bogus"}, {"fleet", "-h"}, {"-h"}, {"--version"},
+		{"serve", "--fleet", fleetFile, "--admin-token", flagToken, "--addr", "bad address"},
+		{"serve", "--fleet", fleetFile, "--log-format", "json", "--admin-token", flagToken, "--addr", "bad address"},
+		{"serve", "--log-format", "json", "--admin-token", flagToken, "--bogus"},
+		{"send", "-h"}, {"send", "command", "--fleet", fleetFile, "--target", "http://127.0.0.1:1", "--type", "Light Dimmer", "dimming=40"},
+		{"send", "command", "--fleet", fleetFile, "--secret", fleetSec, "--api-key", fleetKey, "--bogus"},
 	} {
-		outputs = append(outputs, "gwsim "+label(args)+"\n"+runProgram(t, dir, bins.gwsim, args...))
+		add("gwsim "+label(args), runProgram(t, dir, bins.gwsim, args...))
 	}
 	for _, args := range [][]string{
 		{"run", "-h"}, {"run", "--bogus"}, {"run", "--admin-token", flagToken, "--bogus"}, {"load", "-h"}, {"load", "--bogus"},
@@ -66,56 +85,214 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		{"run", "--fleet", fleetFile, "--admin-token", flagToken, "--target", "http://127.0.0.1:1"},
 		{"load", "--fleet", fleetFile, "--target", "http://gw:" + flagToken + "@127.0.0.1:1", "--requests", "1"},
 		{"load", "--fleet", fleetFile, "--target", "ftp://gw:" + flagToken + "@127.0.0.1:1", "--requests", "1"},
+		{"sign", "--fleet", fleetFile, "--bogus"}, {"verify", filepath.Join(dir, "none.tar.gz")},
 	} {
-		outputs = append(outputs, "gwconform "+label(args)+"\n"+runProgram(t, dir, bins.gwconform, args...))
+		add("gwconform "+label(args), runProgram(t, dir, bins.gwconform, args...))
 	}
-	// A full run against gwsim serve with the token, and its reports.
-	sim := simtest.Serve(t, bins.gwsim, "--fleet", fleetFile, "--admin-token", flagToken, "--access-log")
+
+	// gwsim serve with the secret fleet, the token and every log there is,
+	// in both formats: its banner, its logs, its dashboard's data and event
+	// stream, its journal.
+	var sims []*servedSim
+	for _, format := range []string{"text", "json"} {
+		sim := serveSim(t, "--fleet", fleetFile, "--admin-token", flagToken, "--access-log", "--log-level", "debug", "--log-format", format)
+		sims = append(sims, sim)
+		add("gwsim send to serve "+format, runProgram(t, dir, bins.gwsim, "send", "command", "--target", sim.url, "--fleet", fleetFile,
+			"--type", "Light Dimmer", "dimming=40"))
+		add("gwsim send (rejected) to serve "+format, runProgram(t, dir, bins.gwsim, "send", "command", "--target", sim.url, "--fleet", fleetFile,
+			"--type", "Light Dimmer", "dimming=400"))
+		add("gwsim send (credentials as flags) to serve "+format, runProgram(t, dir, bins.gwsim, "send", "message", "--target", sim.url,
+			"--api-key", fleetKey, "--secret", fleetSec, "--fleet", fleetFile, "brightness=80"))
+	}
+	sim := sims[0]
+	events := sim.stream(t, "/_sim/events")
 	reportDir := filepath.Join(dir, "reports")
-	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "run", "--target", sim.URL, "--fleet", fleetFile,
-		"--admin-token", flagToken, "--report-dir", reportDir, "--bundle", filepath.Join(dir, "b.tar.gz"), "--fail-on", "should"))
-	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "--target", sim.URL, "--fleet", fleetFile, "--requests", "50"))
+	bundlePath := filepath.Join(dir, "b.tar.gz")
+	add("gwconform run", runProgram(t, dir, bins.gwconform, "run", "--target", sim.url, "--fleet", fleetFile,
+		"--admin-token", flagToken, "--report-dir", reportDir, "--bundle", bundlePath, "--fail-on", "should"))
+	add("gwconform load", runProgram(t, dir, bins.gwconform, "load", "--target", sim.url, "--fleet", fleetFile, "--requests", "50", "--json"))
 	// Over two targets, with an ack log: neither the output nor the log
 	// holds a key, secret or sign.
 	ackLog := filepath.Join(dir, "acks.jsonl")
-	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "--target", sim.URL+","+sim.URL, "--fleet", fleetFile,
+	add("gwconform load --ack-log", runProgram(t, dir, bins.gwconform, "load", "--target", sim.url+","+sim.url, "--fleet", fleetFile,
 		"--requests", "50", "--mix", "command=1,message=1,rename=1", "--ack-log", ackLog))
-	if b, err := os.ReadFile(ackLog); err != nil || strings.Count(string(b), "\n") != 50 || strings.Contains(string(b), fleetKey) {
-		t.Errorf("load --ack-log (50 lines, no api key, no secret, no sign): %v, %q", err, b)
+	if b, err := os.ReadFile(ackLog); err != nil || strings.Count(string(b), "\n") != 50 {
+		t.Errorf("load --ack-log (50 lines): %v, %q", err, b)
 	} else {
-		outputs = append(outputs, "load --ack-log\n"+string(b))
+		add("ack log", string(b))
 	}
-	outputs = append(outputs, sim.Stderr())
+	for _, path := range []string{"/_sim/state", "/_sim/journal", "/_sim/dashboard/data", "/_sim/gateways/a4c138f0e2b1/messages",
+		"/_sim/gateways/a4c138f0e2b1/devices/0123456789abcdef0123456789abcd06", "/_sim/faults", "/_sim/health", "/_sim/session"} {
+		add("GET "+path, sim.get(t, path))
+	}
+	add("GET /_sim/events", events())
 	for _, name := range []string{"report.json", "junit.xml", "report.html"} {
 		b, err := os.ReadFile(filepath.Join(reportDir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		outputs = append(outputs, name+"\n"+string(b))
+		add(name, string(b))
 	}
-	for name, b := range bundleFiles(t, filepath.Join(dir, "b.tar.gz")) {
-		outputs = append(outputs, "bundle "+name+"\n"+string(b))
+	for name, b := range bundleFiles(t, bundlePath) {
+		add("bundle "+name, string(b))
 	}
-	if !strings.Contains(strings.Join(outputs, "\n"), "Conformance of") {
-		t.Fatal("the full run did not run")
+	// The tools that read a report: baseline, verify, replay, sign.
+	report := filepath.Join(reportDir, "report.json")
+	add("gwconform baseline", runProgram(t, dir, bins.gwconform, "baseline", report))
+	add("gwconform verify", runProgram(t, dir, bins.gwconform, "verify", bundlePath))
+	// (An INFO probe keeps its exchanges in the reports.)
+	add("gwconform replay", runProgram(t, dir, bins.gwconform, "replay", report, "probe.device_id-alias.json", "--target", sim.url, "--fleet", fleetFile))
+	add("gwconform replay (bundle)", runProgram(t, dir, bins.gwconform, "replay", bundlePath, "probe.device_id-alias.json", "--target", sim.url, "--fleet", fleetFile))
+	signCmd := exec.Command(bins.gwconform, "sign", "--fleet", fleetFile)
+	signCmd.Stdin = strings.NewReader(`{"control":{"api_key":"flee…","myservice_id":"5f3a9c0e1b2d4f6a8c0e1b2d","timestamp":"20200101000000","sign":"<SIGNATURE>"}}`)
+	var signErr strings.Builder
+	signCmd.Stderr = &signErr
+	if signed, err := signCmd.Output(); err != nil || !strings.Contains(string(signed), fleetKey) {
+		t.Errorf("gwconform sign with a masked api_key: %v %s %s", err, signed, signErr.String())
+	}
+	add("gwconform sign (stderr)", signErr.String())
+	for _, s := range sims {
+		add("gwsim serve --log-format "+s.format, s.stop(t))
+	}
+
+	all := strings.Join(outputs, "\n")
+	for _, want := range []string{"Conformance of", "credentials (from the fleet file", `"credentials_from":"the fleet file`, `"msg":"request"`, "msg=request", "verified:", "event:", "> POST " + sim.url, `"api_key":"flee…"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no output has %q: something did not run", want)
+		}
 	}
 	for _, out := range outputs {
 		head, _, _ := strings.Cut(out, "\n")
-		for _, secret := range []string{envToken, flagToken, fleetSec} {
+		for _, secret := range []string{envToken, flagToken, fleetSec, fleetKey} {
 			if strings.Contains(out, secret) {
 				i := strings.Index(out, secret)
-				t.Errorf("%s shows the secret %q: …%s…", head, secret, out[max(0, i-80):min(len(out), i+40)])
+				t.Errorf("%s shows %q: …%s…", head, secret, out[max(0, i-80):min(len(out), i+40)])
 			}
 		}
 		if m := signInBody.FindString(out); m != "" {
 			t.Errorf("%s shows a sign: %s", head, m)
 		}
 	}
+	// In JSON, everything gwsim serve writes is JSON, its errors included.
+	for _, out := range []string{sims[1].output.String(), runProgram(t, dir, bins.gwsim, "serve", "--log-format", "json", "--bogus"),
+		runProgram(t, dir, bins.gwsim, "serve", "--log-format=json", "--addr", "bad address"), runProgram(t, dir, bins.gwsim, "serve", "--log-format", "json", "--fleet", "/nonexistent")} {
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if !json.Valid([]byte(line)) {
+				t.Errorf("gwsim serve --log-format json wrote a line that is not JSON: %s", line)
+			}
+		}
+	}
+}
+
+// servedSim is gwsim serve started by a test, all its output kept.
+type servedSim struct {
+	url, format string
+	cmd         *exec.Cmd
+	output      *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+var servedURL = regexp.MustCompile(`(?:gwsim listening on |"url":")(http://[^\s"]+)`)
+
+// serveSim starts gwsim serve on a free port with the secret-carrying
+// environment and waits for its banner.
+func serveSim(t *testing.T, args ...string) *servedSim {
+	t.Helper()
+	s := &servedSim{output: &lockedBuffer{}, format: "text"}
+	for i, a := range args {
+		if a == "--log-format" && i+1 < len(args) {
+			s.format = args[i+1]
+		}
+	}
+	s.cmd = exec.Command(bins.gwsim, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	s.cmd.Env = append(os.Environ(), "GWSIM_ADMIN_TOKEN="+envToken, "GWSIM_SECRET="+fleetSec)
+	s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := servedURL.FindStringSubmatch(s.output.String()); m != nil {
+			s.url = m[1]
+			return s
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("gwsim serve printed no banner:\n%s", s.output.String())
+	return nil
+}
+
+func (s *servedSim) get(t *testing.T, path string) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", s.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+flagToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return fmt.Sprintf("%d %s", resp.StatusCode, b)
+}
+
+// stream reads an event stream in the background until the function it
+// returns is called, which returns what came.
+func (s *servedSim) stream(t *testing.T, path string) func() string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+flagToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	var got lockedBuffer
+	done := make(chan struct{})
+	go func() { io.Copy(&got, resp.Body); close(done) }()
+	return func() string {
+		cancel()
+		<-done
+		resp.Body.Close()
+		return got.String()
+	}
+}
+
+// stop interrupts gwsim serve and returns all it wrote.
+func (s *servedSim) stop(t *testing.T) string {
+	t.Helper()
+	s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		t.Errorf("gwsim serve did not stop")
+	}
+	return s.output.String()
 }
 
 // label names a command line in a message without the secret it carries.
 func label(args []string) string {
-	return strings.ReplaceAll(strings.Join(args, " "), flagToken, "TOKEN")
+	return strings.NewReplacer(flagToken, "TOKEN", fleetSec, "SECRET", fleetKey, "KEY").Replace(strings.Join(args, " "))
 }
 
 // TestQuietPlainVersionedOutput: a passing run off a terminal has no

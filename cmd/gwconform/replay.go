@@ -38,7 +38,7 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// Flags may come after the two arguments.
 	var pos []string
 	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return exitPass
 			}
@@ -113,7 +113,7 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		for _, k := range sortedKeys(ex.RequestHeaders) {
 			fmt.Fprintf(stdout, "> %s: %s\n", k, ex.RequestHeaders[k])
 		}
-		fmt.Fprintf(stdout, ">\n%s\n", client.RedactSign(string(body)))
+		fmt.Fprintf(stdout, ">\n%s\n", client.MaskAPIKeys(client.RedactSign(string(body))))
 		resp, err := hc.Do(req)
 		if err != nil {
 			fmt.Fprintf(stdout, "< no answer: %v\n", err)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -74,6 +76,9 @@ type runOptions struct {
 	// RerunFailed is a report.json or bundle whose failed checks are run
 	// again, alone, with its seed (--rerun-failed).
 	RerunFailed string
+	// ReportCredentials writes api_keys whole in the reports; by default
+	// they show their first four characters and "…".
+	ReportCredentials bool
 }
 
 // Embedded is a target started in this process: its base URL, serving
@@ -112,6 +117,14 @@ type runMain struct {
 	cleanups []func()
 	// checkOnly stops ParseFlags once the flags are read (checkArgs).
 	checkOnly bool
+	// rerunIDs is how many checks --rerun-failed runs again; userSuite is
+	// Ginkgo's configuration as its own flags set it, before --check,
+	// --skip and --rerun-failed add to its focus.
+	rerunIDs  int
+	userSuite types.SuiteConfig
+	// terminal: stdout is a terminal, where the progress line is
+	// rewritten in place.
+	terminal bool
 }
 
 // runCmd is gwconform run with its exit code: 0 pass, 1 failed or
@@ -135,7 +148,9 @@ func (m *runMain) Main(ctx context.Context, args []string) int {
 		return exitConfig
 	}
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform:", err)
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(m.Stderr, "gwconform:", err)
+		}
 		return exitConfig
 	}
 	return m.Run(ctx)
@@ -178,7 +193,7 @@ func (m *runMain) ParseFlags(args []string) error {
 	}
 	o := &m.opts
 	o.define(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) || m.checkOnly {
 			return err
 		}
@@ -200,8 +215,18 @@ func (m *runMain) ParseFlags(args []string) error {
 	default:
 		return fmt.Errorf("--color must be auto, always or never, not %q", o.Color)
 	}
-	if o.Rate < 0 || o.RatePerOp < 0 || o.Timeout <= 0 || o.MaxRequests < 0 || o.Parallel < 0 {
-		return errors.New("--rate, --rate-per-op, --max-requests and --parallel must be >= 0 and --timeout > 0")
+	for _, c := range []struct {
+		bad  bool
+		name string
+		v    any
+	}{{o.Rate < 0, "--rate", o.Rate}, {o.RatePerOp < 0, "--rate-per-op", o.RatePerOp}, {o.MaxRequests < 0, "--max-requests", o.MaxRequests},
+		{o.Parallel < 0, "--parallel", o.Parallel}} {
+		if c.bad {
+			return fmt.Errorf("%s must be 0 or more, not %v", c.name, c.v)
+		}
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be more than 0, not %v", o.Timeout)
 	}
 	if o.ReportDir == "" {
 		return errors.New("--report-dir must not be empty")
@@ -237,6 +262,8 @@ func (m *runMain) ParseFlags(args []string) error {
 		return err
 	}
 	m.suite, m.reporter = ginkgo.GinkgoConfiguration()
+	m.userSuite = m.suite
+	m.terminal = isTerminal(m.Stdout)
 	if o.Seed != 0 {
 		m.suite.RandomSeed = o.Seed
 	}
@@ -271,8 +298,9 @@ func (m *runMain) ParseFlags(args []string) error {
 			m.suite.RandomSeed = seed
 		}
 		m.suite.FocusStrings = append(m.suite.FocusStrings, conformance.FocusOnGlobs(ids))
-		// A rerun is partial by design: it passes when its checks do.
-		o.AllowPartial = true
+		// A rerun is PARTIAL by design, and exits 1 as any PARTIAL run
+		// does unless --allow-partial.
+		m.rerunIDs = len(ids)
 		fmt.Fprintf(m.Stdout, "gwconform: running again the %d check(s) that failed in %s, seed %d\n", len(ids), o.RerunFailed, m.suite.RandomSeed)
 	}
 	if o.BaselineFile != "" {
@@ -282,6 +310,11 @@ func (m *runMain) ParseFlags(args []string) error {
 		}
 		if m.baseline, err = report.ParseBaseline(b); err != nil {
 			return fmt.Errorf("%s: %w", o.BaselineFile, err)
+		}
+		if o.Cert.Mode == "certified" {
+			if err := mustCovered(m.baseline); err != nil {
+				return err
+			}
 		}
 		o.Cert.Baseline = b
 	}
@@ -319,6 +352,16 @@ func (m *runMain) Open(ctx context.Context) error {
 	tgt, err := f.Target()
 	if err != nil {
 		return fmt.Errorf("fleet: %w", err)
+	}
+	// A certification that cannot be one is refused before anything is
+	// sent.
+	if o.Cert.Mode == "certified" {
+		if refusals := m.certifiedRefusals(f); len(refusals) > 0 {
+			for _, r := range refusals {
+				fmt.Fprintln(m.Stderr, "gwconform:", r)
+			}
+			return errUsage
+		}
 	}
 	e := &conformance.Env{Fleet: f, Target: tgt, Location: f.Location(), DryRun: o.DryRun, Now: time.Now,
 		AdminToken: o.AdminToken, MaxRequests: o.MaxRequests}
@@ -425,23 +468,13 @@ func (m *runMain) Close() error {
 // exit code.
 func (m *runMain) Run(ctx context.Context) int {
 	o, e := m.opts, m.env
-	if o.Cert.Mode == "certified" {
-		var extra []string
-		if o.RerunFailed != "" {
-			extra = append(extra, "--mode certified runs every check: drop --rerun-failed")
-		}
-		if refusals := conformance.CertifiedRefusals(m.suite, o.AllowPartial && o.RerunFailed == "", e.Fleet, extra); len(refusals) > 0 {
-			for _, r := range refusals {
-				fmt.Fprintln(m.Stderr, "gwconform:", r)
-			}
-			return exitConfig
-		}
-	}
 	e.Seed = m.suite.RandomSeed
 	cfg := conformance.Config{Env: e, Suite: m.suite, Reporter: m.reporter, Target: m.target, ReportDir: o.ReportDir,
 		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now()}}
 	cfg.Write.Baseline = m.baseline
 	cfg.Write.Effects = e.NotObserved
+	cfg.Write.Filters = m.filters()
+	e.ReportCredentials = o.ReportCredentials
 	if o.Workers > 1 {
 		// A worker: its own devices, its share of the checks.
 		e.Worker, e.Workers = o.Worker, o.Workers
@@ -466,14 +499,20 @@ func (m *runMain) Run(ctx context.Context) int {
 		cfg.Workers = ws
 		fmt.Fprintf(m.Stdout, "gwconform: %d workers, each on its own devices\n", n)
 	}
-	// Off a terminal (a CI log) a line every few seconds says the run is
-	// alive; on a terminal Ginkgo's own progress does.
-	if !conformance.Colorful(m.Stdout) {
-		cfg.Progress, cfg.ProgressEvery = m.Stdout, 5*time.Second
-		if !o.Verbose {
-			// Ginkgo's dot per passing check says nothing in a log;
-			// failures and the summary still come through.
-			formatter.ColorableStdOut = conformance.Dotless{W: os.Stdout}
+	// The console is ours: a progress line (on a terminal rewritten in
+	// place, in a CI log a line every few seconds), then each failure once
+	// and the summary. Ginkgo's own report, with its decorations and
+	// source paths, shows only with -v (and goes into the bundle's
+	// console.log too).
+	if o.Verbose {
+		formatter.ColorableStdOut = m.Stdout
+	} else {
+		formatter.ColorableStdOut = io.Discard
+	}
+	if cfg.WorkerReport == "" && !o.Verbose {
+		cfg.Progress, cfg.ProgressEvery, cfg.ProgressInPlace = m.Stdout, 5*time.Second, m.terminal
+		if m.terminal {
+			cfg.ProgressEvery = time.Second
 		}
 	}
 	fmt.Fprintf(m.Stdout, "gwconform: %s against %s, seed %d\n", map[bool]string{true: "dry run", false: "checking"}[o.DryRun], m.target, e.Seed)
@@ -485,7 +524,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	if cfg.WorkerReport != "" {
 		return exitPass // the run that started this worker judges
 	}
-	report.WriteSummary(m.Stdout, doc)
+	report.WriteConsole(m.Stdout, doc, report.ConsoleOptions{Color: !m.reporter.NoColor, Filters: m.filters()})
 	if o.DryRun {
 		printDryRun(m.Stdout, doc)
 		return exitPass
@@ -497,15 +536,17 @@ func (m *runMain) Run(ctx context.Context) int {
 	if o.Cert.Bundle != "" {
 		cert := o.Cert
 		cert.Observer, cert.NoObserver = e.Observer, o.NoObserver
-		if err := conformance.WriteBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
-			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
-			return exitConfig
-		}
+		// Its line is printed first, so that the bundle's console.log
+		// holds all the console showed.
 		kind := "bundle"
 		if o.Cert.Mode == "certified" {
 			kind = "certification bundle"
 		}
 		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle)
+		if err := conformance.WriteBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
+			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
+			return exitConfig
+		}
 	}
 	return code
 }
@@ -558,6 +599,9 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 		if o.RerunFailed != "" {
 			args = append(args, "--rerun-failed", o.RerunFailed)
 		}
+		if o.ReportCredentials {
+			args = append(args, "--report-credentials")
+		}
 		if m.suite.LabelFilter != "" {
 			args = append(args, "--ginkgo.label-filter", m.suite.LabelFilter)
 		}
@@ -596,9 +640,12 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 }
 
 const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
-                     [--observer URL | --no-observer] [--admin-token T]
-                     [--rate R] [--dry-run] [--timeout D] [--seed N]
-                     [--allow-partial] [--skip-preflight] [--ginkgo.* flags]
+         [--check ID|GLOB]... [--skip ID|GLOB]... [--rerun-failed REPORT] [--baseline FILE]
+         [--parallel N] [--rate R] [--rate-per-op R] [--max-requests N] [--timeout D]
+         [--observer URL | --no-observer] [--admin-token T] [--seed N] [--allow-partial] [--skip-preflight] [--dry-run]
+         [--bundle FILE.tar.gz] [--mode ordinary|certified] [--product NAME]
+         [--product-version V] [--product-file FILE] [--report-credentials]
+         [--color auto|always|never] [-v] [--ginkgo.* flags]
 
 Runs the conformance checks against URL, or against the simulator started
 in-process when no --target is given. Exit 0: no check failed at the
@@ -648,6 +695,78 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.RerunFailed, "rerun-failed", "", "run exactly the checks that failed in this report.json or bundle, with its seed")
 	fs.StringVar(&o.BaselineFile, "baseline", "", "YAML file of known failures (check, reason, owner, link, expires): shown as expected failures, not counted; an entry that passes, expired or names no check fails the run")
 	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
+	fs.BoolVar(&o.ReportCredentials, "report-credentials", false, "write api_keys whole in the reports (default: their first four characters and …); secrets and signs never are")
+}
+
+// certifiedRefusals lists why this run cannot be a certification, naming
+// the flags as the user gave them.
+func (m *runMain) certifiedRefusals(f *fleet.Fleet) []string {
+	o := m.opts
+	var extra []string
+	if len(o.Checks) > 0 {
+		extra = append(extra, "--mode certified runs every check: drop --check")
+	}
+	if len(o.Skips) > 0 {
+		extra = append(extra, "--mode certified runs every check: drop --skip")
+	}
+	if o.RerunFailed != "" {
+		extra = append(extra, "--mode certified runs every check: drop --rerun-failed")
+	}
+	return conformance.CertifiedRefusals(m.userSuite, o.AllowPartial, f, extra)
+}
+
+// filters are the options that select checks, as the user gave them.
+func (m *runMain) filters() []string {
+	o := m.opts
+	var out []string
+	for _, c := range o.Checks {
+		out = append(out, "--check "+c)
+	}
+	for _, s := range o.Skips {
+		out = append(out, "--skip "+s)
+	}
+	if o.RerunFailed != "" {
+		out = append(out, fmt.Sprintf("--rerun-failed %s: %d check(s)", o.RerunFailed, m.rerunIDs))
+	}
+	for _, f := range m.userSuite.FocusStrings {
+		out = append(out, "--ginkgo.focus "+f)
+	}
+	for _, f := range m.userSuite.SkipStrings {
+		out = append(out, "--ginkgo.skip "+f)
+	}
+	if m.userSuite.LabelFilter != "" {
+		out = append(out, "--ginkgo.label-filter "+m.userSuite.LabelFilter)
+	}
+	return out
+}
+
+// isTerminal says whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// mustCovered refuses, before anything is sent, a certified run's baseline
+// that would excuse a MUST check: a certification admits no MUST failure.
+func mustCovered(b *report.Baseline) error {
+	levels := conformance.VerifyExpect().Checks
+	for _, e := range b.Entries {
+		var must []string
+		for id, l := range levels {
+			if l == check.Must && e.Matches(id) {
+				must = append(must, id)
+			}
+		}
+		if len(must) > 0 {
+			sort.Strings(must)
+			return fmt.Errorf("--mode certified: baseline entry %q covers %d MUST check(s) (%s): a certification excuses no MUST failure", e.Check, len(must), must[0])
+		}
+	}
+	return nil
 }
 
 // checkCert checks the bundle and mode flags.

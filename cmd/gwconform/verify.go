@@ -9,6 +9,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/bundle"
+	"github.com/gwdmi/gwtools/conformance/report"
 )
 
 const verifyUsage = `Usage: gwconform verify FILE.tar.gz
@@ -17,7 +18,10 @@ Checks a bundle written by gwconform run --bundle: every file's SHA-256
 against the manifest, every count and the verdict recomputed from the
 results, every check of this gwconform's catalog present (a bundle of
 another catalog names the catalog it needs), and, for a certified bundle,
-that nothing was filtered, skipped or left uncovered. One line per problem;
+that nothing was filtered, skipped or left uncovered, and that its baseline
+(if any) has no TODO, expires within 90 days of the run and, in a certified
+bundle, excuses no MUST check. The checks a baseline excused are listed.
+One line per problem;
 exit 0 only when all hold, 1 when any does not, 2 on bad usage.
 `
 
@@ -26,7 +30,7 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gwconform verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { io.WriteString(stderr, verifyUsage) }
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitPass
 		}
@@ -48,8 +52,23 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	files, _ := bundle.Read(path)
 	var m bundle.Manifest
 	json.Unmarshal(files[bundle.ManifestFile], &m)
+	var doc report.Document
+	json.Unmarshal(files[bundle.ReportFile], &doc)
+	var known []report.Result
+	for _, r := range doc.Results {
+		if r.Outcome == report.ExpectedFailure {
+			known = append(known, r)
+		}
+	}
 	fmt.Fprintf(stdout, "%s: verified: %s run of %s %s against %s, verdict %s, catalog %s, gwconform %s\n",
-		path, m.Mode, orNone(m.Product.Name), orNone(m.Product.Version), m.Target, m.Verdict, m.Catalog.Version, m.Harness.Version)
+		path, m.Mode, orNone(m.Product.Name), orNone(m.Product.Version), m.Target, report.VerdictText(m.Verdict, len(known)), m.Catalog.Version, m.Harness.Version)
+	// The failures a baseline excused are part of the verdict: each is named.
+	if len(known) > 0 {
+		fmt.Fprintf(stdout, "%s: %d known failure(s), excused by the run's baseline (%s):\n", path, len(known), bundle.BaselineFile)
+		for _, r := range known {
+			fmt.Fprintf(stdout, "  %-6s %s: %s\n", r.Level, r.ID, r.Reason)
+		}
+	}
 	if m.Effects != "" && m.Effects != bundle.EffectsObserved {
 		fmt.Fprintf(stdout, "%s: %s\n", path, m.Effects)
 	}

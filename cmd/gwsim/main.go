@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
@@ -63,17 +64,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if errors.Is(err, flag.ErrHelp) {
 				return 0
 			}
-			fmt.Fprintln(stderr, "gwsim:", err)
+			m.fail(err)
 			return 2
 		}
 		if err := m.Open(); err != nil {
-			fmt.Fprintln(stderr, "gwsim:", err)
+			m.fail(err)
 			return 2
 		}
 		<-ctx.Done()
 		m.log.Info("stopping: signal received; letting requests in flight finish")
 		if err := m.Close(); err != nil {
-			fmt.Fprintln(stderr, "gwsim:", err)
+			m.fail(err)
 			return 1
 		}
 		m.log.Info("stopped")
@@ -127,6 +128,10 @@ type Main struct {
 
 	Sim *simulator.Simulator
 	log *slog.Logger
+	// credentials says where the fleet's credentials come from, for the
+	// banner; demo: the built-in demo fleet, whose secrets are public.
+	credentials string
+	demo        bool
 	// checkOnly stops ParseFlags once the flags are read (checkArgs).
 	checkOnly bool
 }
@@ -135,6 +140,7 @@ type Main struct {
 func (m *Main) ParseFlags(args []string) error {
 	fs := flag.NewFlagSet("gwsim serve", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
+	jsonLogErrors(m, fs, args)
 	fs.StringVar(&m.Addr, "addr", "127.0.0.1:8080", "listen address (host:port); port 0 picks a free one")
 	fs.StringVar(&m.FleetFile, "fleet", "", "fleet file (YAML or JSON, CONTRACT section 5); default: the built-in demo fleet")
 	fs.Int64Var(&m.Seed, "seed", 0, "generate a fleet from this seed instead (with --gateways and --devices-per-gateway)")
@@ -198,6 +204,7 @@ func (m *Main) ParseFlags(args []string) error {
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
 	var f *fleet.Fleet
+	m.credentials, m.demo = "the built-in demo fleet, whose secrets are public", m.FleetFile == "" && !seedSet
 	switch {
 	case m.FleetFile != "" && seedSet:
 		return errors.New("--fleet and --seed exclude each other")
@@ -206,6 +213,7 @@ func (m *Main) ParseFlags(args []string) error {
 		if f, err = fleet.Load(m.FleetFile); err != nil {
 			return fmt.Errorf("fleet: %w", err)
 		}
+		m.credentials = "the fleet file " + m.FleetFile
 	case seedSet:
 		if m.Gateways < 1 || m.PerGateway < 0 {
 			return errors.New("--gateways must be at least 1 and --devices-per-gateway at least 0")
@@ -216,6 +224,7 @@ func (m *Main) ParseFlags(args []string) error {
 		// so the collector waits until the simulator is built.
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		f = fleet.Generate(m.Seed, m.Gateways, m.PerGateway)
+		m.credentials = fmt.Sprintf("the fleet generated from --seed %d (gwsim fleet --seed %d writes it, secrets included)", m.Seed, m.Seed)
 	}
 	if m.Journal < 1 {
 		return errors.New("--journal-size must be at least 1")
@@ -251,6 +260,38 @@ func (m *Main) Open() error {
 	return nil
 }
 
+// jsonLogErrors: with --log-format json on the command line, even a
+// mistake in the flags is reported as a JSON record (by fail), not by the
+// flag package's text; -h still prints the usage.
+func jsonLogErrors(m *Main, fs *flag.FlagSet, args []string) {
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == "log-format=json" || a == "log-format" && i+1 < len(args) && args[i+1] == "json" {
+			m.LogFormat, m.log = "json", slog.New(slog.NewJSONHandler(m.Stderr, nil))
+			fs.SetOutput(io.Discard)
+			usage := fs.Usage
+			fs.Usage = func() {}
+			for _, h := range args {
+				if h == "-h" || h == "--h" || h == "-help" || h == "--help" {
+					fs.SetOutput(m.Stderr)
+					fs.Usage = usage
+				}
+			}
+			return
+		}
+	}
+}
+
+// fail reports an error of gwsim serve: a JSON record once --log-format
+// json is known (everything gwsim then writes is JSON), a line otherwise.
+func (m *Main) fail(err error) {
+	if m.log != nil && m.LogFormat == "json" {
+		m.log.Error("gwsim: " + err.Error())
+		return
+	}
+	fmt.Fprintln(m.Stderr, "gwsim:", err)
+}
+
 // Close shuts down gracefully.
 func (m *Main) Close() error { return m.Sim.Close() }
 
@@ -263,50 +304,95 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// printBanner says where gwsim listens, what it serves and where the
+// credentials come from. A secret is shown only for the built-in demo
+// fleet, whose secrets are public; any other fleet's api_key shows its
+// first four characters. With --log-format json the banner is one JSON
+// record on stdout, like every other line gwsim writes.
 func (m *Main) printBanner() {
-	w := m.Stdout
 	url := m.Sim.URL()
 	f := m.Sim.Fleet
-	fmt.Fprintf(w, "gwsim listening on %s (%s)\n", url, f.Describe())
-	fmt.Fprintf(w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
-	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
 	scheme := map[auth.Scheme]string{auth.MD5: "md5 of api_key + secret + timestamp",
 		auth.FormatOnly: "any 32 hex characters (scheme format)", auth.Off: "not checked (scheme off)"}[f.Scheme()]
 	window := "timestamp window " + f.Window().String()
 	if f.Window() == 0 {
 		window = "no timestamp window"
 	}
+	var store string
+	if m.Sim.Redis != nil {
+		store = fmt.Sprintf("%s (replica %s)", redisstore.Redact(m.Store), m.Sim.Redis.Replica())
+	}
+	t, terr := f.Target()
+	key, secret := "", "not shown: it is in "+m.credentials
+	if terr == nil {
+		key = client.MaskAPIKey(t.Key.Key)
+		if m.demo {
+			key, secret = t.Key.Key, t.Key.Secret
+		}
+	}
+	var devices []fleet.Device
+	more := 0
+	if terr == nil {
+		for _, a := range f.Accounts {
+			for _, g := range a.Gateways {
+				if a.ID == t.AccountID && g.MAC == t.MAC {
+					devices = g.Devices
+				}
+			}
+		}
+		if len(devices) > 10 {
+			more, devices = len(devices)-10, devices[:10]
+		}
+	}
+
+	if m.LogFormat == "json" {
+		attrs := []any{"url", url, "fleet", f.Describe(), "credentials_from", m.credentials,
+			"operations", []string{"/v1/services/gateway/command", "/v1/services/gateway/message", "/v1/services/device/update_name"},
+			"dashboard", url + "/_sim/", "admin_api", url + "/_sim/state", "sign", scheme, "window", window}
+		if m.StateFile != "" {
+			attrs = append(attrs, "state_file", m.StateFile)
+		}
+		if store != "" {
+			attrs = append(attrs, "store", store)
+		}
+		if terr == nil {
+			attrs = append(attrs, "api_key", key, "myservice_id", t.AccountID, "mac", t.MAC)
+			if m.demo {
+				attrs = append(attrs, "secret", secret)
+			}
+			sns := make([]string, len(devices))
+			for i, d := range devices {
+				sns[i] = d.SN + " " + d.Type
+			}
+			attrs = append(attrs, "devices", sns, "more_devices", more)
+		}
+		slog.New(slog.NewJSONHandler(m.Stdout, nil)).Info("gwsim listening on "+url, attrs...)
+		return
+	}
+
+	w := m.Stdout
+	fmt.Fprintf(w, "gwsim listening on %s (%s)\n", url, f.Describe())
+	fmt.Fprintf(w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
+	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
 	if m.StateFile != "" {
 		fmt.Fprintf(w, "  state file: %s\n", m.StateFile)
 	}
-	if m.Sim.Redis != nil {
-		fmt.Fprintf(w, "  store: %s (replica %s)\n", redisstore.Redact(m.Store), m.Sim.Redis.Replica())
+	if store != "" {
+		fmt.Fprintf(w, "  store: %s\n", store)
 	}
-	t, err := f.Target()
-	if err != nil {
+	if terr != nil {
 		return
 	}
-	fmt.Fprintf(w, "credentials:\n  api_key:      %s\n  secret:       %s\n  myservice_id: %s\n  mac:          %s\n",
-		t.Key.Key, t.Key.Secret, t.AccountID, t.MAC)
-	shown := 0
-	for _, a := range f.Accounts {
-		if a.ID != t.AccountID {
-			continue
+	fmt.Fprintf(w, "credentials (from %s):\n  api_key:      %s\n  secret:       %s\n  myservice_id: %s\n  mac:          %s\n",
+		m.credentials, key, secret, t.AccountID, t.MAC)
+	if len(devices) > 0 {
+		fmt.Fprintln(w, "devices:")
+		for _, d := range devices {
+			fmt.Fprintf(w, "  %s  %-22s %s\n", d.SN, d.Type, d.Name)
 		}
-		for _, g := range a.Gateways {
-			if g.MAC != t.MAC {
-				continue
-			}
-			fmt.Fprintln(w, "devices:")
-			for _, d := range g.Devices {
-				if shown == 10 {
-					fmt.Fprintf(w, "  … and %d more (GET %s/_sim/state)\n", len(g.Devices)-shown, url)
-					break
-				}
-				fmt.Fprintf(w, "  %s  %-22s %s\n", d.SN, d.Type, d.Name)
-				shown++
-			}
+		if more > 0 {
+			fmt.Fprintf(w, "  … and %d more (GET %s/_sim/state)\n", more, url)
 		}
 	}
 }

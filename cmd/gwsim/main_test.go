@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/simtest"
@@ -139,7 +140,7 @@ func TestFleetCommand(t *testing.T) {
 	}
 }
 
-var listening = regexp.MustCompile(`gwsim listening on (http://\S+)`)
+var listening = regexp.MustCompile(`gwsim listening on (http://[^\s"]+)`)
 
 // serve runs gwsim serve through Run until the returned cancel is called;
 // it returns the URL from the banner and a channel with the exit code.
@@ -248,10 +249,15 @@ func TestServeFleetFileAndToken(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "fleet.yaml")
 	os.WriteFile(p, b, 0o644)
 	url, stdout, _, _ := serve(t, "--fleet", p, "--admin-token", "tok")
-	for _, want := range []string{simtest.KeyA, simtest.SecretA, simtest.AccountA, simtest.MACA, "2 account(s), 3 gateway(s)"} {
+	// Where the credentials come from, never the secret or the whole key.
+	for _, want := range []string{"credentials (from the fleet file " + p + ")", "api_key:      " + client.MaskAPIKey(simtest.KeyA) + "\n",
+		"secret:       not shown", simtest.AccountA, simtest.MACA, "2 account(s), 3 gateway(s)"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, stdout)
 		}
+	}
+	if strings.Contains(stdout.String(), simtest.SecretA) || strings.Contains(stdout.String(), simtest.KeyA) {
+		t.Errorf("the banner shows the fleet's secret or whole api_key:\n%s", stdout)
 	}
 	c := simtest.NewClient(t, url)
 	if status, _, _ := c.Admin("GET", "/_sim/state", ""); status != 401 {
@@ -293,8 +299,8 @@ func TestServeSeed(t *testing.T) {
 	url, stdout, _, _ := serve(t, "--seed", "7", "--gateways", "2", "--devices-per-gateway", "3")
 	f := fleet.Generate(7, 2, 3)
 	tg, _ := f.Target()
-	if !strings.Contains(stdout.String(), tg.Key.Secret) || !strings.Contains(stdout.String(), tg.MAC) {
-		t.Errorf("banner lacks the generated credentials:\n%s", stdout)
+	if strings.Contains(stdout.String(), tg.Key.Secret) || !strings.Contains(stdout.String(), tg.MAC) || !strings.Contains(stdout.String(), "gwsim fleet --seed 7") {
+		t.Errorf("banner: want the generated fleet's mac and how to get its secrets, not a secret:\n%s", stdout)
 	}
 	c := simtest.NewClient(t, url)
 	var state struct {

@@ -148,6 +148,24 @@ func Verify(path string, want Expect) []string {
 		}
 	}
 
+	// A baseline in the bundle is one gwconform run accepts: no TODO, no
+	// expiry more than 90 days after the run, and in a certification no
+	// MUST check excused.
+	if bb, ok := files[BaselineFile]; ok {
+		day := m.StartedAt
+		if day.IsZero() {
+			day = m.EndedAt
+		}
+		if _, err := report.ParseBaselineOn(bb, day); err != nil {
+			bad("%s would not be accepted: %v", BaselineFile, err)
+		}
+	}
+	for _, r := range doc.Results {
+		if r.Outcome == report.ExpectedFailure && r.Level == string(check.Must) && m.Mode == ModeCertified {
+			bad("a certified run excuses no MUST failure; the baseline excused %s", r.ID)
+		}
+	}
+
 	// A certification: run as one, nothing filtered, nothing left out.
 	switch m.Mode {
 	case ModeCertified:

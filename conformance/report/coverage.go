@@ -90,7 +90,11 @@ func gaps(d Document, cfg types.SuiteConfig) []Gap {
 			if dimReason[key] == nil {
 				dimReason[key] = map[string]int{}
 			}
-			dimReason[key][reasonOf(r)]++
+			why := reasonOf(r)
+			if r.Reason == "" && len(filters) == 0 {
+				why = unreached(d)
+			}
+			dimReason[key][why]++
 		} else {
 			t.ran++
 		}
@@ -133,12 +137,12 @@ func gaps(d Document, cfg types.SuiteConfig) []Gap {
 			}
 		}
 	}
-	if len(filters) > 0 || filtered > 0 {
-		why := "the run was filtered"
-		if len(filters) > 0 {
-			why += " (" + strings.Join(filters, " ") + ")"
-		}
-		out = append(out, Gap{What: "filter", Why: why, Checks: filtered})
+	switch {
+	case len(filters) > 0:
+		out = append(out, Gap{What: "filter", Why: "the run was filtered (" + strings.Join(filters, " ") + ")", Checks: filtered})
+	case filtered > 0:
+		// Nothing was filtered: the run ended before these checks.
+		out = append(out, Gap{What: "checks", Why: unreached(d), Checks: filtered})
 	}
 	if ran == 0 {
 		out = append(out, Gap{What: "checks", Why: "no check ran"})
@@ -171,6 +175,21 @@ func reasonOf(r Result) string {
 		return "filtered out"
 	}
 	return r.Reason
+}
+
+// stoppedEarly says the run ended before its end: it stopped itself, was
+// interrupted, or a suite-level node failed.
+func stoppedEarly(d Document) bool {
+	return d.Stopped != "" || d.Summary.Interrupted > 0 || len(d.SuiteFailureReasons) > 0 || d.Summary.Other.Failed > 0
+}
+
+// unreached says why checks skipped without a reason in a run that was
+// not filtered did not run.
+func unreached(d Document) string {
+	if stoppedEarly(d) {
+		return "not reached: the run stopped before them"
+	}
+	return "not run, for no reason given"
 }
 
 func topReason(m map[string]int) string {

@@ -135,7 +135,9 @@ func TestSummaryTruncates(t *testing.T) {
 	var b bytes.Buffer
 	report.WriteSummary(&b, d)
 	out := b.String()
-	if !strings.Contains(out, "[T.20] check 20") || strings.Contains(out, "[T.21]") || !strings.Contains(out, "and 5 more") {
+	// Twenty blocks, then a line each: every failure once.
+	if strings.Count(out, "FAILED") != 20 || !strings.Contains(out, "FAILED MUST   [T.20]\n  title:    check 20\n") ||
+		strings.Count(out, "[T.21]") != 1 || !strings.Contains(out, "5 more failed:\n  MUST   [T.21]: ") {
 		t.Errorf("summary:\n%s", out)
 	}
 	if strings.Contains(out, "Reports:") {

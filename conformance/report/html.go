@@ -48,6 +48,9 @@ type view struct {
 	Failures      []Result
 	Infos         []Result
 	Skipped       int
+	// Outcomes and Types are the outcomes and device types the results
+	// have, for the filters of the "All checks" table.
+	Outcomes, Types []string
 }
 
 var levelMeaning = map[string]string{
@@ -77,28 +80,61 @@ func newView(d Document) view {
 		}
 	}
 	sort.SliceStable(v.Failures, func(i, j int) bool { return rank[v.Failures[i].Level] < rank[v.Failures[j].Level] })
-
-	must := d.Summary.ByLevel[string(check.Must)]
-	switch {
-	case d.Verdict == VerdictFail:
-		v.VerdictReason = plural(must.Failed, "MUST check") + " failed"
-	case d.Verdict == VerdictIncomplete && d.Summary.Interrupted > 0:
-		v.VerdictReason = "the run was interrupted"
-	case d.Verdict == VerdictIncomplete && d.Summary.Other.Failed > 0:
-		v.VerdictReason = "the suite itself failed (see failures)"
-	case d.Verdict == VerdictIncomplete && must.Inconclusive > 0:
-		v.VerdictReason = plural(must.Inconclusive, "MUST check") + " inconclusive: the valid request was refused too"
-	case d.Verdict == VerdictIncomplete:
-		v.VerdictReason = "no MUST check ran"
-	case d.Verdict == VerdictPartial:
-		v.VerdictReason = "no MUST check failed, but " + plural(len(d.NotCovered), "part") + " of the interface not covered"
-	default:
-		v.VerdictReason = "all " + plural(must.Passed, "MUST check") + " that ran passed"
-		if must.Skipped > 0 {
-			v.VerdictReason += "; " + strconv.Itoa(must.Skipped) + " skipped"
+	seenOutcome, seenType := map[string]bool{}, map[string]bool{}
+	for _, r := range d.Results {
+		if !seenOutcome[r.Outcome] {
+			seenOutcome[r.Outcome] = true
+			v.Outcomes = append(v.Outcomes, r.Outcome)
+		}
+		if r.DeviceType != "" && !seenType[r.DeviceType] {
+			seenType[r.DeviceType] = true
+			v.Types = append(v.Types, r.DeviceType)
 		}
 	}
+	sort.Strings(v.Outcomes)
+	sort.Strings(v.Types)
+
+	v.VerdictReason = VerdictReason(d)
 	return v
+}
+
+// VerdictReason says in words why the run got its verdict: what failed,
+// why it is INCOMPLETE (stopped, interrupted, the suite itself failed, no
+// MUST check ran) or PARTIAL (how much was not covered).
+func VerdictReason(d Document) string {
+	must := d.Summary.ByLevel[string(check.Must)]
+	switch {
+	case d.Verdict == VerdictFail && must.Failed > 0:
+		return plural(must.Failed, "MUST check") + " failed"
+	case d.Verdict == VerdictFail:
+		return "the baseline has " + plural(len(d.BaselineProblems), "problem")
+	case d.Verdict == VerdictIncomplete && d.Stopped != "":
+		return "the run stopped: " + d.Stopped
+	case d.Verdict == VerdictIncomplete && len(d.SuiteFailureReasons) > 0:
+		return "the run was cut short: " + strings.Join(d.SuiteFailureReasons, "; ")
+	case d.Verdict == VerdictIncomplete && d.Summary.Interrupted > 0:
+		return "the run was interrupted"
+	case d.Verdict == VerdictIncomplete && d.Summary.Other.Failed > 0:
+		return "the suite itself failed (see the failures)"
+	case d.Verdict == VerdictIncomplete && must.Inconclusive > 0:
+		return plural(must.Inconclusive, "MUST check") + " inconclusive: the valid request was refused too"
+	case d.Verdict == VerdictIncomplete:
+		return "no MUST check ran"
+	case d.Verdict == VerdictPartial:
+		for _, g := range d.NotCovered {
+			if g.What == "filter" {
+				return "no MUST check failed, but the run was filtered"
+			}
+		}
+		return "no MUST check failed, but " + plural(len(d.NotCovered), "part") + " of the interface not covered"
+	case d.Verdict == VerdictPassKnown:
+		return "all " + plural(must.Passed, "MUST check") + " that ran passed; " + plural(d.KnownFailures, "known failure") + " excused by the baseline"
+	}
+	s := "all " + plural(must.Passed, "MUST check") + " that ran passed"
+	if must.Skipped > 0 {
+		s += "; " + strconv.Itoa(must.Skipped) + " skipped"
+	}
+	return s
 }
 
 func plural(n int, what string) string {
@@ -235,6 +271,7 @@ var funcs = template.FuncMap{
 	"join":         strings.Join,
 	"formats":      func() []string { return Formats },
 	"upper":        strings.ToUpper,
+	"firstLine":    firstLine,
 }
 
 var page = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
@@ -246,7 +283,7 @@ const pageTemplate = `<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Conformance {{.Verdict}}: {{.Target}}</title>
+<title>Conformance {{.VerdictLine}}: {{.Target}}</title>
 <style>
 :root{--pass:#1a7f37;--pass-bg:#dafbe1;--fail:#cf222e;--fail-bg:#ffebe9;--skip:#6e7781;--skip-bg:#eaeef2;--info:#0550ae;--info-bg:#ddf4ff;--warn:#9a6700;--warn-bg:#fff8c5;--line:#d0d7de;--ink:#1f2328;--mute:#59636e}
 *{box-sizing:border-box}
@@ -269,8 +306,10 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:
 dl.facts dt{color:var(--mute)}dl.facts dd{margin:0}
 .verdict{min-width:220px;border-radius:8px;padding:12px 18px;text-align:center;display:flex;flex-direction:column;justify-content:center}
 .verdict b{font-size:34px;letter-spacing:.06em}
+.v-PASS_WITH_KNOWN_FAILURES b{font-size:20px}
 .v-PASS{background:var(--pass-bg);color:var(--pass);border:2px solid var(--pass)}
 .v-FAIL{background:var(--fail-bg);color:var(--fail);border:2px solid var(--fail)}
+.v-PASS_WITH_KNOWN_FAILURES{background:var(--warn-bg);color:var(--warn);border:2px solid var(--warn)}
 .v-PARTIAL{background:var(--warn-bg);color:var(--warn);border:2px solid var(--warn)}
 .v-INCOMPLETE{background:var(--warn-bg);color:var(--warn);border:2px solid var(--warn)}
 .bar{display:flex;height:10px;border-radius:5px;overflow:hidden;background:var(--skip-bg);min-width:160px}
@@ -302,6 +341,19 @@ details summary{cursor:pointer}
 details.info{background:#fff;border:1px solid var(--line);border-left:5px solid var(--info);border-radius:6px;padding:8px 12px;margin:0 0 8px}
 .legend span{margin-right:10px}
 footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
+.o-expected_failure{background:var(--warn-bg);color:var(--warn);border-color:#d4a72c}
+.filters{display:flex;flex-wrap:wrap;gap:8px 14px;align-items:center;margin:0 0 8px}
+.filters label{font-size:12px;color:var(--mute)}
+.filters select,.filters input{font:13px system-ui,sans-serif;margin-left:4px}
+.filters input{width:220px}
+table.all{table-layout:fixed}
+table.all td{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;vertical-align:middle}
+table.all tr.r{cursor:pointer}
+table.all tr.r:hover td{background:#f6f8fa}
+table.all tr.d td{white-space:normal;background:#fbfcfd;font-size:13px}
+table.all td[class^="o-"]{border-color:var(--line)}
+table.all col.c-id{width:28%}table.all col.c-lv{width:7%}table.all col.c-sec{width:4%}table.all col.c-title{width:29%}
+table.all col.c-fmt{width:5%}table.all col.c-type{width:11%}table.all col.c-out{width:9%}table.all col.c-time{width:7%}
 </style>
 </head>
 <body>
@@ -320,7 +372,7 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
    {{- if .Summary.Inconclusive}}<dt>Inconclusive</dt><dd class="err">{{.Summary.Inconclusive}} refusal check(s) whose valid request was refused too: counted apart, neither passed nor failed</dd>{{end}}
   </dl>
  </div>
- <div class="verdict v-{{.Verdict}}"><b>{{.Verdict}}</b><span>{{.VerdictReason}}</span></div>
+ <div class="verdict v-{{.Verdict}}"><b>{{.VerdictLine}}</b><span>{{.VerdictReason}}</span></div>
 </header>
 
 {{if .NotCovered}}<h2 id="not-covered">Not covered ({{len .NotCovered}})</h2>
@@ -331,7 +383,7 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
 {{- range .Levels}}
 <tr><td>{{if .Info}}<span class="lv lv-INFO">INFO</span>{{else if eq .Level "other"}}other{{else}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td class="muted">{{.Meaning}}</td>
 <td class="num">{{.Total}}</td>
-{{- if .Info}}<td class="num" colspan="2">{{.Ran}} ran{{if .Failed}} ({{.Failed}} could not complete){{end}}</td>{{else}}<td class="num">{{.Passed}}</td><td class="num">{{.Failed}}</td>{{end}}
+{{- if .Info}}<td class="num" title="INFO probes judge nothing: they ran">{{.Passed}} ran</td><td class="num" title="probes that could not complete">{{.Failed}}</td>{{else}}<td class="num">{{.Passed}}</td><td class="num">{{.Failed}}</td>{{end}}
 <td class="num">{{.Skipped}}</td>{{if or $.Summary.Pending $.Summary.Interrupted}}<td class="num">{{.Pending}}</td><td class="num">{{.Interrupted}}</td>{{end}}
 <td><div class="bar">{{if .Info}}<span class="b-info" style="width:{{.Pct .Ran}}%"></span>{{else}}<span class="b-pass" style="width:{{.Pct .Passed}}%"></span><span class="b-fail" style="width:{{.Pct .Failed}}%"></span>{{end}}<span class="b-skip" style="width:{{.Pct .Skipped}}%"></span></div></td></tr>
 {{- end}}
@@ -391,15 +443,69 @@ footer{margin:32px 0 8px;color:var(--mute);font-size:12px}
 {{- end}}
 {{- end}}
 
+<section id="report-all">
 <h2 id="all">All checks ({{len .Results}})</h2>
-<table>
-<tr><th>ID</th><th>Level</th><th>§</th><th>Title</th><th>Operation</th><th>Format</th><th>Device type</th><th>Outcome</th><th class="num">Time</th></tr>
+<div class="filters" id="filters">
+ <label>Outcome<select id="f-outcome"><option value="">all</option>{{range .Outcomes}}<option value="{{.}}">{{.}}</option>{{end}}</select></label>
+ <label>Level<select id="f-level"><option value="">all</option><option>MUST</option><option>SHOULD</option><option>INFO</option></select></label>
+ <label>Device type<select id="f-type"><option value="">all</option>{{range .Types}}<option value="{{.}}">{{.}}</option>{{end}}<option value="-">none</option></select></label>
+ <label>Format<select id="f-format"><option value="">all</option><option>json</option><option>xml</option><option value="-">none</option></select></label>
+ <label>Text<input id="f-text" type="search" placeholder="ID, title, reason…"></label>
+ <span class="muted" id="f-count">{{len .Results}} shown</span>
+</div>
+<p class="muted" style="font-size:12px;margin:0 0 6px">Click a row for its assertion, reason and links.</p>
+<table class="all" id="all-checks">
+<colgroup><col class="c-id"><col class="c-lv"><col class="c-sec"><col class="c-title"><col class="c-fmt"><col class="c-type"><col class="c-out"><col class="c-time"></colgroup>
+<thead><tr><th>ID</th><th>Level</th><th>§</th><th>Title</th><th>Format</th><th>Device type</th><th>Outcome</th><th class="num">Time</th></tr></thead>
+<tbody>
 {{- range .Results}}
-<tr id="{{anchor .}}"><td><code>{{if .ID}}{{.ID}}{{else}}-{{end}}</code></td><td>{{if .Level}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td>{{.Section}}</td><td>{{if .ID}}{{.Title}}{{else}}{{.Text}}{{end}}</td><td>{{.Operation}}</td><td>{{.Format}}</td><td>{{.DeviceType}}</td>
-<td class="{{outcomeClass .Level .Outcome}}">{{if or (eq .Outcome "failed") (eq .Outcome "interrupted")}}<a href="#f-{{anchor .}}">{{outcomeText .}}</a>{{else if and (eq .Level "INFO") .Exchanges}}<a href="#i-{{anchor .}}">{{outcomeText .}}</a>{{else}}{{outcomeText .}}{{end}}{{if .Reason}}<div class="muted" style="font-weight:400">{{.Reason}}</div>{{end}}</td>
-<td class="num">{{ms .DurationMS}}</td></tr>
+<tr class="r" id="{{anchor .}}" data-outcome="{{.Outcome}}" data-level="{{.Level}}" data-type="{{if .DeviceType}}{{.DeviceType}}{{else}}-{{end}}" data-format="{{if .Format}}{{.Format}}{{else}}-{{end}}"><td title="{{.ID}}"><code>{{if .ID}}{{.ID}}{{else}}-{{end}}</code></td><td>{{if .Level}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td>{{.Section}}</td><td title="{{if .ID}}{{.Title}}{{else}}{{.Text}}{{end}}">{{if .ID}}{{.Title}}{{else}}{{.Text}}{{end}}</td><td>{{.Format}}</td><td>{{.DeviceType}}</td>
+<td class="{{outcomeClass .Level .Outcome}}">{{outcomeText .}}</td><td class="num">{{ms .DurationMS}}</td></tr>
+<tr class="d" hidden><td colspan="8"><dl class="facts">
+{{- if .Assertion}}<dt>Assertion</dt><dd>{{.Assertion}}</dd>{{end}}
+{{- if .Section}}<dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{end}}
+{{- if .Operation}}<dt>Operation</dt><dd>{{.Operation}}</dd>{{end}}
+{{- if .Reason}}<dt>Reason</dt><dd>{{.Reason}}</dd>{{end}}
+{{- if .Failure}}<dt>Failure</dt><dd>{{firstLine .Failure}} · <a href="#f-{{anchor .}}">details and exchanges</a></dd>{{end}}
+{{- if and (eq .Level "INFO") .Exchanges}}<dt>Seen</dt><dd><a href="#i-{{anchor .}}">the observation and its exchanges</a></dd>{{end}}
+{{- if .Tags}}<dt>Tags</dt><dd>{{join .Tags ", "}}</dd>{{end}}
+</dl></td></tr>
 {{- end}}
+</tbody>
 </table>
+<script>
+(function () {
+  var table = document.getElementById("all-checks");
+  var rows = Array.prototype.slice.call(table.querySelectorAll("tr.r"));
+  var text = rows.map(function (r) { return (r.textContent + " " + r.nextElementSibling.textContent).toLowerCase(); });
+  var sel = function (id) { return document.getElementById(id); };
+  function apply() {
+    var o = sel("f-outcome").value, l = sel("f-level").value, t = sel("f-type").value, f = sel("f-format").value;
+    var q = sel("f-text").value.trim().toLowerCase(), n = 0;
+    rows.forEach(function (r, i) {
+      var d = r.dataset;
+      var show = (!o || d.outcome === o) && (!l || d.level === l) && (!t || d.type === t) && (!f || d.format === f) && (!q || text[i].indexOf(q) >= 0);
+      r.hidden = !show;
+      if (!show) { r.nextElementSibling.hidden = true; } else { n++; }
+    });
+    sel("f-count").textContent = n + " of " + rows.length + " shown";
+  }
+  ["f-outcome", "f-level", "f-type", "f-format"].forEach(function (id) { sel(id).addEventListener("change", apply); });
+  sel("f-text").addEventListener("input", apply);
+  table.addEventListener("click", function (e) {
+    var r = e.target.closest("tr.r");
+    if (r && !e.target.closest("a")) { r.nextElementSibling.hidden = !r.nextElementSibling.hidden; }
+  });
+  // A link to a check's row (#c-…) shows it, whatever the filters.
+  function reveal() {
+    var r = location.hash && document.getElementById(location.hash.slice(1));
+    if (r && r.classList.contains("r")) { r.hidden = false; r.nextElementSibling.hidden = false; }
+  }
+  window.addEventListener("hashchange", reveal);
+  reveal();
+})();
+</script>
+</section>
 <footer>Levels: MUST follows from the published interface; SHOULD only from our CONTRACT; INFO probes a gap. The verdict is PASS when no MUST check failed and the run covered every device type, format, operation and rule; PARTIAL when no MUST check failed but something was not covered. Machine-readable: report.json, junit.xml.</footer>
 </main>
 </body>

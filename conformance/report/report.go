@@ -64,6 +64,9 @@ const (
 	// anything: it was interrupted or timed out, a suite-level node
 	// failed, or no MUST check ran at all.
 	VerdictIncomplete = "INCOMPLETE"
+	// VerdictPassKnown: it would be PASS, but the run's baseline excused
+	// failures: never a plain PASS (VerdictText says how many).
+	VerdictPassKnown = "PASS_WITH_KNOWN_FAILURES"
 )
 
 // Result is one check's (or plain spec's) outcome.
@@ -89,7 +92,8 @@ type Result struct {
 	// State is Ginkgo's exact spec state ("panicked", "timedout", ...).
 	Outcome string `json:"outcome"`
 	State   string `json:"state"`
-	// Failure is the failure message and where it happened, if any.
+	// Failure is the failure message, if any, and the suite-level node it
+	// happened in; never a source location.
 	Failure string `json:"failure,omitempty"`
 	// Reason is why the spec was skipped or is pending, if given.
 	Reason     string            `json:"reason,omitempty"`
@@ -240,6 +244,11 @@ type Document struct {
 	StartedAt   time.Time `json:"started_at"`
 	DurationMS  float64   `json:"duration_ms"`
 	Verdict     string    `json:"verdict"`
+	// VerdictLine is the verdict in words, as the console says it ("PASS
+	// with 3 known failures").
+	VerdictLine string `json:"verdict_text"`
+	// KnownFailures counts the failures the run's baseline excused.
+	KnownFailures int `json:"known_failures,omitempty"`
 	// SuiteSucceeded is Ginkgo's own verdict; SuiteFailureReasons its
 	// special reasons ("Interrupted by User", ...).
 	SuiteSucceeded      bool              `json:"suite_succeeded"`
@@ -336,7 +345,7 @@ func Build(r types.Report, target string) Document {
 	d.Sections = coverage(d.Results)
 	d.Grid = grid(d.Results)
 	d.NotCovered = gaps(d, r.SuiteConfig)
-	d.Verdict = verdict(d)
+	setVerdict(&d)
 	return d
 }
 
@@ -442,18 +451,14 @@ func failureText(sr types.SpecReport) string {
 	if f.ForwardedPanic != "" {
 		msg = strings.TrimSpace(msg + "\npanic: " + f.ForwardedPanic)
 	}
+	// No source location: a report is read by people who have the
+	// check's ID, not the harness's source.
 	b.WriteString(msg)
-	if loc := f.Location.String(); f.Location.FileName != "" || f.Location.CustomMessage != "" {
-		b.WriteString("\nat " + loc)
-	}
 	if f.FailureNodeType != types.NodeTypeInvalid && f.FailureNodeType != types.NodeTypeIt {
 		b.WriteString("\nin " + f.FailureNodeType.String())
 	}
 	for _, af := range sr.AdditionalFailures {
 		b.WriteString("\n\nalso " + af.State.String() + ": " + af.Failure.Message)
-		if af.Failure.Location.FileName != "" {
-			b.WriteString("\nat " + af.Failure.Location.String())
-		}
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -563,9 +568,30 @@ func verdict(d Document) string {
 		return VerdictPartial
 	case must.Passed == 0:
 		return VerdictIncomplete
+	case d.Summary.Expected > 0:
+		return VerdictPassKnown
 	default:
 		return VerdictPass
 	}
+}
+
+// VerdictText is a verdict in words: "PASS with 3 known failures" for
+// VerdictPassKnown, the verdict itself otherwise.
+func VerdictText(verdict string, known int) string {
+	if verdict == VerdictPassKnown {
+		if known == 1 {
+			return "PASS with 1 known failure"
+		}
+		return "PASS with " + strconv.Itoa(known) + " known failures"
+	}
+	return verdict
+}
+
+// setVerdict sets the verdict and the fields that say it.
+func setVerdict(d *Document) {
+	d.Verdict = verdict(*d)
+	d.KnownFailures = d.Summary.Expected
+	d.VerdictLine = VerdictText(d.Verdict, d.KnownFailures)
 }
 
 func coverage(results []Result) []SectionCoverage {
@@ -684,6 +710,6 @@ func stopped(results []Result) string {
 func Recount(d Document) Document {
 	d.Summary = summarize(d.Results)
 	d.Stopped = stopped(d.Results)
-	d.Verdict = verdict(d)
+	setVerdict(&d)
 	return d
 }

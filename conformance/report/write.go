@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -27,9 +28,9 @@ const (
 
 // marshalLines writes d as JSON with each result on a line of its own.
 //
-// A passed check is written abridged: its ID, level, section, operation,
-// format, type, outcome, time and any sampled exchanges (without curl
-// lines, which the exchanges give); its title and assertion are the
+// A passed check is written abridged: its ID, title, level, section,
+// operation, format, type, outcome, time and any sampled exchanges (without
+// curl lines, which the exchanges give); its assertion and tags are the
 // catalog's (gwconform checks, docs/checks.md), so a passing run's
 // report stays small. A check that did not pass is written whole.
 func marshalLines(d Document) ([]byte, error) {
@@ -44,7 +45,8 @@ func marshalLines(d Document) ([]byte, error) {
 		r := &results[i]
 		r.DurationMS = math.Round(r.DurationMS*1000) / 1000
 		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
-			r.Title, r.Assertion, r.Tags, r.State, r.Curl = "", "", nil, "", nil
+			// The title stays: every check is named in words.
+			r.Assertion, r.Tags, r.State, r.Curl = "", nil, "", nil
 		}
 	}
 	for i := range sections {
@@ -113,7 +115,19 @@ func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPar
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	r.SpecReports = append(types.SpecReports(nil), r.SpecReports...)
+	// A suite-level reporting node that passed (the progress line's
+	// ReportBeforeSuite) is no test case.
+	var kept types.SpecReports
+	for _, sr := range r.SpecReports {
+		if sr.LeafNodeType.Is(types.NodeTypeReportBeforeSuite|types.NodeTypeReportAfterSuite) && !sr.State.Is(types.SpecStateFailureStates) {
+			continue
+		}
+		kept = append(kept, sr)
+	}
+	r.SpecReports = kept
+	for i := range r.SpecReports {
+		r.SpecReports[i] = withoutSource(r.SpecReports[i])
+	}
 	for i, sr := range r.SpecReports {
 		m, ok := meta(sr)
 		if !ok {
@@ -165,6 +179,42 @@ func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPar
 	return nil
 }
 
+// withoutSource is a spec report without the harness's source locations,
+// which a JUnit report would otherwise print with each failure and step: a
+// report is read by people who have the check's ID, not our source.
+func withoutSource(sr types.SpecReport) types.SpecReport {
+	// Ginkgo writes a location's CustomMessage in place of file:line.
+	none := types.CodeLocation{CustomMessage: "gwconform"}
+	if id := check.IDFromText(sr.LeafNodeText); id != "" {
+		none.CustomMessage = "check " + id
+	}
+	sr.LeafNodeLocation = none
+	sr.ContainerHierarchyLocations = nil
+	sr.Failure.Location, sr.Failure.FailureNodeLocation = none, none
+	if len(sr.AdditionalFailures) > 0 {
+		af := append([]types.AdditionalFailure(nil), sr.AdditionalFailures...)
+		for i := range af {
+			af[i].Failure.Location, af[i].Failure.FailureNodeLocation = none, none
+		}
+		sr.AdditionalFailures = af
+	}
+	if len(sr.SpecEvents) > 0 {
+		ev := append(types.SpecEvents(nil), sr.SpecEvents...)
+		for i := range ev {
+			ev[i].CodeLocation = none
+		}
+		sr.SpecEvents = ev
+	}
+	if len(sr.ReportEntries) > 0 {
+		re := append([]types.ReportEntry(nil), sr.ReportEntries...)
+		for i := range re {
+			re[i].Location = none
+		}
+		sr.ReportEntries = re
+	}
+	return sr
+}
+
 func entry(name, value string) types.ReportEntry {
 	return types.ReportEntry{Name: name, Value: types.WrapEntryValue(value), Visibility: types.ReportEntryVisibilityNever}
 }
@@ -200,6 +250,10 @@ type WriteOptions struct {
 	Catalog CatalogID
 	// Effects is the run's "effects not observed" line, if it has one.
 	Effects string
+	// Filters are the options that selected the run's checks as the user
+	// gave them (--check 'command.*', --rerun-failed r.json): the reports
+	// name them rather than the focus expression they became.
+	Filters []string
 }
 
 // CatalogID is the harness and catalog of checks behind a report.
@@ -212,6 +266,13 @@ type CatalogID struct {
 // WriteAllWith is WriteAll with the run's options.
 func WriteAllWith(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
 	d := Build(r, target)
+	if len(o.Filters) > 0 {
+		for i, g := range d.NotCovered {
+			if g.What == "filter" {
+				d.NotCovered[i].Why = "the run was filtered (" + strings.Join(o.Filters, " ") + ")"
+			}
+		}
+	}
 	d = applyBaseline(d, o.Baseline, o.Today)
 	d.Catalog = o.Catalog
 	d.Effects = o.Effects
@@ -246,14 +307,70 @@ func writeFile(path string, b []byte) error {
 	return nil
 }
 
-// MaxListed is how many failed checks WriteSummary names.
-const MaxListed = 20
+// MaxListed is how many failed checks WriteSummary shows as a block of
+// their own; MaxLines how many more it names in a line each.
+const (
+	MaxListed = 20
+	MaxLines  = 200
+)
 
-// WriteSummary writes a short summary for the terminal: the verdict,
-// counts per level, the failed MUST and SHOULD checks (at most MaxListed)
-// and where the reports are.
-func WriteSummary(w io.Writer, d Document) {
-	fmt.Fprintf(w, "Conformance of %s: %s\n", orNone(d.Target), d.Verdict)
+// ConsoleOptions say how the console shows a run.
+type ConsoleOptions struct {
+	// Color marks the verdict and each failure's first line in colour.
+	Color bool
+	// Filters are the options that selected the run's checks, as the
+	// user gave them (--check 'command.*', --rerun-failed r.json).
+	Filters []string
+}
+
+// WriteSummary writes what the console shows once a run ends, plain (see
+// WriteConsole).
+func WriteSummary(w io.Writer, d Document) { WriteConsole(w, d, ConsoleOptions{}) }
+
+// WriteConsole writes what the console shows once a run ends: each failed
+// MUST and SHOULD check once, as a block (check ID, level, rule, what was
+// expected, what came, where the report shows it; the first MaxListed as
+// blocks, up to MaxLines more in a line each), then the summary: the
+// verdict, counts per level, why checks were skipped (each reason once,
+// with its count), what was not covered, the known failures the baseline
+// excused, what is wrong with the baseline, and where the reports are.
+// It names no source file.
+func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
+	paint := func(code, s string) string {
+		if !o.Color {
+			return s
+		}
+		return "\x1b[" + code + "m" + s + "\x1b[0m"
+	}
+	var failed []Result
+	for _, r := range d.Results {
+		if (r.Outcome == Failed || r.Outcome == Interrupted) && r.Level != string(check.Info) {
+			failed = append(failed, r)
+		}
+	}
+	for i, r := range failed {
+		if i == MaxListed {
+			fmt.Fprintf(w, "%d more failed:\n", len(failed)-MaxListed)
+		}
+		if i >= MaxListed+MaxLines {
+			fmt.Fprintf(w, "  ... and %d more (see the reports)\n", len(failed)-i)
+			break
+		}
+		if i >= MaxListed {
+			fmt.Fprintf(w, "  %-6s %s: %s\n", levelOr(r), nameOf(r), firstLine(r.Failure))
+			continue
+		}
+		writeBlock(w, d, r, paint)
+	}
+	if len(failed) > 0 {
+		fmt.Fprintln(w)
+	}
+
+	colour := map[string]string{VerdictPass: "1;32", VerdictFail: "1;31"}[d.Verdict]
+	if colour == "" {
+		colour = "1;33"
+	}
+	fmt.Fprintf(w, "Conformance of %s: %s (%s)\n", orNone(d.Target), paint(colour, VerdictText(d.Verdict, d.KnownFailures)), VerdictReason(d))
 	fmt.Fprintf(w, "  seed %d, %s", d.Seed, d.Duration().Round(time.Millisecond))
 	if d.LabelFilter != "" {
 		fmt.Fprintf(w, ", label filter %q", d.LabelFilter)
@@ -261,10 +378,10 @@ func WriteSummary(w io.Writer, d Document) {
 	fmt.Fprintln(w)
 	for _, l := range check.Levels {
 		c := d.Summary.ByLevel[string(l)]
-		fmt.Fprintf(w, "  %-6s %3d checks: %s\n", l, c.Total, countsText(c, l == check.Info))
+		fmt.Fprintf(w, "  %-6s %4d checks: %s\n", l, c.Total, countsText(c, l == check.Info))
 	}
 	if d.Summary.Other.Total > 0 {
-		fmt.Fprintf(w, "  %-6s %3d specs:  %s\n", "other", d.Summary.Other.Total, countsText(d.Summary.Other, false))
+		fmt.Fprintf(w, "  %-6s %4d specs:  %s\n", "other", d.Summary.Other.Total, countsText(d.Summary.Other, false))
 	}
 	if d.Stopped != "" {
 		fmt.Fprintf(w, "  stopped: %s\n", d.Stopped)
@@ -278,38 +395,35 @@ func WriteSummary(w io.Writer, d Document) {
 	for _, reason := range d.SuiteFailureReasons {
 		fmt.Fprintf(w, "  suite: %s\n", reason)
 	}
-	if len(d.NotCovered) > 0 {
+	if reasons, total := SkipReasons(d); total > 0 {
+		fmt.Fprintf(w, "Skipped: %s\n", plural(total, "check"))
+		for _, r := range reasons {
+			fmt.Fprintf(w, "  %5d  %s\n", r.Checks, r.Why)
+		}
+	}
+	// What a filter left out is one line: the rest follows from it.
+	var gaps []Gap
+	filtered := false
+	for _, g := range d.NotCovered {
+		filtered = filtered || g.What == "filter"
+	}
+	for _, g := range d.NotCovered {
+		if filtered && strings.HasSuffix(g.Why, ": filtered out") {
+			continue // the filter says it
+		}
+		if g.What == "filter" && len(o.Filters) > 0 {
+			g.Why = "the run was filtered (" + strings.Join(o.Filters, " ") + ")"
+		}
+		gaps = append(gaps, g)
+	}
+	if len(gaps) > 0 {
 		fmt.Fprintln(w, "Not covered:")
-		for i, g := range d.NotCovered {
+		for i, g := range gaps {
 			if i == MaxListed {
-				fmt.Fprintf(w, "  ... and %d more (see the reports)\n", len(d.NotCovered)-MaxListed)
+				fmt.Fprintf(w, "  ... and %d more (see the reports)\n", len(gaps)-MaxListed)
 				break
 			}
 			fmt.Fprintf(w, "  %s\n", g)
-		}
-	}
-	var failed []Result
-	for _, r := range d.Results {
-		if (r.Outcome == Failed || r.Outcome == Interrupted) && r.Level != string(check.Info) {
-			failed = append(failed, r)
-		}
-	}
-	if len(failed) > 0 {
-		fmt.Fprintln(w, "Failed:")
-		for i, r := range failed {
-			if i == MaxListed {
-				fmt.Fprintf(w, "  ... and %d more\n", len(failed)-MaxListed)
-				break
-			}
-			if r.IsCheck() {
-				fmt.Fprintf(w, "  %-6s [%s] %s", r.Level, r.ID, r.Title)
-			} else {
-				fmt.Fprintf(w, "  %-6s %s", "-", r.Text)
-			}
-			if r.Outcome != Failed {
-				fmt.Fprintf(w, " (%s)", r.Outcome)
-			}
-			fmt.Fprintln(w)
 		}
 	}
 	var expected []Result
@@ -319,10 +433,10 @@ func WriteSummary(w io.Writer, d Document) {
 		}
 	}
 	if len(expected) > 0 {
-		fmt.Fprintf(w, "Expected failures (baseline), not counted: %d\n", len(expected))
+		fmt.Fprintf(w, "Known failures (expected by the baseline), not counted: %d\n", len(expected))
 		for i, r := range expected {
-			if i == MaxListed {
-				fmt.Fprintf(w, "  ... and %d more\n", len(expected)-MaxListed)
+			if i == MaxListed+MaxLines {
+				fmt.Fprintf(w, "  ... and %d more\n", len(expected)-i)
 				break
 			}
 			fmt.Fprintf(w, "  %-6s [%s] %s\n", r.Level, r.ID, r.Reason)
@@ -334,6 +448,110 @@ func WriteSummary(w io.Writer, d Document) {
 	if d.Files.Dir != "" {
 		fmt.Fprintf(w, "Reports: %s (also %s, %s)\n", d.Files.HTML, filepath.Base(d.Files.JSON), filepath.Base(d.Files.JUnit))
 	}
+}
+
+// writeBlock writes one failure as a block.
+func writeBlock(w io.Writer, d Document, r Result, paint func(code, s string) string) {
+	head := "FAILED"
+	if r.Outcome == Interrupted {
+		head = "NOT FINISHED"
+	}
+	fmt.Fprintf(w, "%s %-6s %s\n", paint("1;31", head), levelOr(r), nameOf(r))
+	if r.IsCheck() {
+		fmt.Fprintf(w, "  title:    %s\n", r.Title)
+		fmt.Fprintf(w, "  rule:     %s\n", ruleOf(r))
+		if r.Assertion != "" {
+			fmt.Fprintf(w, "  expected: %s\n", r.Assertion)
+		}
+	}
+	got := strings.Split(strings.TrimSpace(r.Failure), "\n")
+	fmt.Fprintf(w, "  got:      %s\n", got[0])
+	for _, l := range got[1:] {
+		if l = strings.TrimSpace(l); l != "" {
+			fmt.Fprintf(w, "            %s\n", l)
+		}
+	}
+	if d.Files.HTML != "" {
+		fmt.Fprintf(w, "  report:   %s#%s\n", d.Files.HTML, anchor(r))
+	}
+}
+
+func levelOr(r Result) string {
+	if r.Level == "" {
+		return "-"
+	}
+	return r.Level
+}
+
+func nameOf(r Result) string {
+	if r.ID != "" {
+		return "[" + r.ID + "]"
+	}
+	return r.Text
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// ruleOf names what a check judges: its published section, the CONTRACT
+// section when the CONTRACT sets the rule, and the rules of the rule table.
+func ruleOf(r Result) string {
+	parts := []string{"section " + r.Section}
+	if t := check.SectionTitle(r.Section); t != "" {
+		parts[0] += " (" + t + ")"
+	}
+	if r.Contract != "" {
+		parts = append(parts, "CONTRACT "+r.Contract)
+	}
+	var rules []string
+	for _, t := range r.Tags {
+		if id, ok := strings.CutPrefix(t, RuleTag); ok {
+			rules = append(rules, id)
+		}
+	}
+	if len(rules) > 0 {
+		parts = append(parts, "rule "+strings.Join(rules, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// SkipReasons groups the skipped checks by their reason, most first, and
+// counts them all. A check skipped without a reason was filtered out.
+func SkipReasons(d Document) ([]Gap, int) {
+	filtered := false
+	for _, g := range d.NotCovered {
+		filtered = filtered || g.What == "filter"
+	}
+	count := map[string]int{}
+	total := 0
+	for _, r := range d.Results {
+		if r.Outcome != Skipped || !r.IsCheck() {
+			continue
+		}
+		total++
+		why := r.Reason
+		switch {
+		case why != "":
+		case filtered:
+			why = "filtered out: not selected by the run's filter"
+		default:
+			why = unreached(d)
+		}
+		count[why]++
+	}
+	out := make([]Gap, 0, len(count))
+	for why, n := range count {
+		out = append(out, Gap{What: "checks skipped", Why: why, Checks: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Checks != out[j].Checks {
+			return out[i].Checks > out[j].Checks
+		}
+		return out[i].Why < out[j].Why
+	})
+	return out, total
 }
 
 func countsText(c Counts, info bool) string {

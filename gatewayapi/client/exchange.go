@@ -35,10 +35,15 @@ type Exchange struct {
 // renews its timestamp and signs it afresh with the fleet's credentials
 // ($GWCONFORM_FLEET, or the demo fleet), so the line works whenever it is
 // pasted and no report ever carries a sign or a secret.
+//
+// Where gwconform is not on the PATH, the line sends nothing and says in
+// one line how to get it (NeedsGwconform), instead of letting curl send an
+// empty body.
 func (e Exchange) Curl() string {
 	var b strings.Builder
 	resign := strings.Contains(e.RequestBody, SignMarker) || strings.Contains(e.RequestBody, xmlEscape(SignMarker))
 	if resign {
+		b.WriteString("if ! command -v gwconform >/dev/null; then echo " + shellQuote(NeedsGwconform) + " >&2; false; else ")
 		b.WriteString("printf '%s' " + shellQuote(e.RequestBody) + " | gwconform sign | ")
 	}
 	b.WriteString("curl -sS -i")
@@ -60,8 +65,17 @@ func (e Exchange) Curl() string {
 		b.WriteString(" --data-binary " + shellQuote(e.RequestBody))
 	}
 	b.WriteString(" " + shellQuote(e.URL))
+	if resign {
+		b.WriteString("; fi")
+	}
 	return b.String()
 }
+
+// NeedsGwconform is what a curl line says where gwconform is not on the
+// PATH.
+const NeedsGwconform = "this line signs its request with gwconform, which is not on the PATH: " +
+	"go install github.com/gwdmi/gwtools/cmd/gwconform@latest (or make build in a clone and add bin/ to the PATH); " +
+	"set GWCONFORM_FLEET to your fleet file"
 
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -81,6 +81,54 @@ func RedactCredentials(body string) string {
 	return replaceValue(secretValue, body, SecretMarker)
 }
 
+// MaskSuffix ends a masked api_key: its first four characters, then this.
+const MaskSuffix = "…"
+
+// MaskAPIKey is an api_key as reports show it: its first four characters
+// and MaskSuffix, enough to tell the fleet's keys apart, not to use one.
+func MaskAPIKey(k string) string {
+	r := []rune(k)
+	if len(r) <= 4 {
+		return MaskSuffix
+	}
+	return string(r[:4]) + MaskSuffix
+}
+
+// MaskAPIKeys masks every api_key value in a body (MaskAPIKey), in one
+// pass; the markers stay as they are.
+func MaskAPIKeys(body string) string {
+	ms := apiKeyValue.FindAllStringSubmatchIndex(body, -1)
+	if ms == nil {
+		return body
+	}
+	var b strings.Builder
+	b.Grow(len(body))
+	last := 0
+	for _, m := range ms {
+		start, end := m[4], m[5] // JSON: group 2
+		if start < 0 {
+			start, end = m[8], m[9] // XML: group 4
+		}
+		v := body[start:end]
+		if v == "" || v == APIKeyMarker || v == xmlEscape(APIKeyMarker) || strings.HasSuffix(v, MaskSuffix) {
+			continue
+		}
+		b.WriteString(body[last:start])
+		b.WriteString(MaskAPIKey(v))
+		last = end
+	}
+	b.WriteString(body[last:])
+	return b.String()
+}
+
+// Masked is the exchange with every api_key in its bodies masked
+// (MaskAPIKeys).
+func (e Exchange) Masked() Exchange {
+	e.RequestBody = MaskAPIKeys(e.RequestBody)
+	e.ResponseBody = MaskAPIKeys(e.ResponseBody)
+	return e
+}
+
 // Redacted is the exchange with its sign removed from the request body and
 // any header that could carry a credential blanked; its Curl line then
 // signs the body afresh.
@@ -135,6 +183,26 @@ func Resign(ctx context.Context, body []byte, keys Keys, signer Signer, now time
 			apiKey = p.Value.Text
 		case device.FieldAccount:
 			account = p.Value.Text
+		}
+	}
+	if prefix, ok := strings.CutSuffix(apiKey, MaskSuffix); ok && apiKey != APIKeyMarker {
+		// A masked key: the fleet's key that starts so, the account's
+		// first.
+		k, ok := "", false
+		if mk, has := keys.(interface {
+			KeyWithPrefix(accountID, prefix string) (string, bool)
+		}); has {
+			k, ok = mk.KeyWithPrefix(strings.ToLower(account), prefix)
+		}
+		if !ok {
+			return nil, fmt.Errorf("the fleet has no api key starting %q", prefix)
+		}
+		s = replaceValue(apiKeyValue, s, k)
+		apiKey = k
+		for i := range pairs {
+			if pairs[i].Key == device.FieldAPIKey {
+				pairs[i].Value.Text = k
+			}
 		}
 	}
 	if apiKey == APIKeyMarker || apiKey == "API_KEY_REDACTED" {

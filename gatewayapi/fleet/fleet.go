@@ -5,12 +5,15 @@ package fleet
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -65,10 +68,10 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if secs, err := strconv.Atoi(s); err == nil {
 		d.Duration = time.Duration(secs) * time.Second
 	} else if d.Duration, err = time.ParseDuration(s); err != nil {
-		return fmt.Errorf("line %d: %q is not a duration such as 300s", n.Line, n.Value)
+		return fmt.Errorf("line %d: timestamp_window: %q is not a duration such as 300s (0: no window)", n.Line, n.Value)
 	}
 	if d.Duration < 0 {
-		return fmt.Errorf("line %d: duration must not be negative", n.Line)
+		return fmt.Errorf("line %d: timestamp_window: %q must not be negative", n.Line, n.Value)
 	}
 	return nil
 }
@@ -100,6 +103,14 @@ func Load(path string) (*Fleet, error) {
 // Parse reads and checks a fleet from YAML (or JSON) bytes. Unknown keys are
 // errors, so that a misspelt key is not silently ignored.
 func Parse(b []byte) (*Fleet, error) {
+	// A file that is JSON gets JSON's errors, with line and column: YAML
+	// would accept some broken JSON (a trailing comma) and name the rest
+	// in YAML's words.
+	if t := bytes.TrimSpace(b); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		if err := jsonSyntax(b); err != nil {
+			return nil, err
+		}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		// yaml lists several errors on several lines; programs print the
@@ -192,6 +203,26 @@ func (f *Fleet) KeyOf(accountID string) (string, bool) {
 	return "", false
 }
 
+// KeyWithPrefix is the api_key that starts with prefix (a key masked in a
+// report): the account's first such key, else any account's.
+func (f *Fleet) KeyWithPrefix(accountID, prefix string) (string, bool) {
+	found := ""
+	for _, a := range f.Accounts {
+		for _, k := range a.APIKeys {
+			if !strings.HasPrefix(k.Key, prefix) {
+				continue
+			}
+			if a.ID == accountID {
+				return k.Key, true
+			}
+			if found == "" {
+				found = k.Key
+			}
+		}
+	}
+	return found, found != ""
+}
+
 // Authenticator is the fleet's authentication settings.
 func (f *Fleet) Authenticator() *auth.Authenticator {
 	return &auth.Authenticator{Keys: f.Keys(), Scheme: f.Scheme(), Window: f.Window(), Location: f.Location()}
@@ -201,7 +232,7 @@ func (f *Fleet) Authenticator() *auth.Authenticator {
 // keys are unique. Hex identifiers are stored lower-case.
 func (f *Fleet) Check() error {
 	if _, err := auth.ParseScheme(f.Sign); err != nil {
-		return err
+		return fmt.Errorf("sign: %q is not a sign scheme: md5, format or off", f.Sign)
 	}
 	if f.TimestampTZ != "" {
 		if _, err := time.LoadLocation(f.TimestampTZ); err != nil {
@@ -352,4 +383,37 @@ func (f *Fleet) DeviceCount() int {
 		}
 	}
 	return n
+}
+
+// jsonSyntax checks that b is one JSON value, and says where it is not.
+func jsonSyntax(b []byte) error {
+	var v any
+	err := json.Unmarshal(b, &v)
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		line, col := lineColumn(b, se.Offset)
+		return fmt.Errorf("line %d, column %d: %s (the file is read as JSON)", line, col, se.Error())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := lineColumn(b, int64(len(b)))
+		return fmt.Errorf("line %d, column %d: the JSON ends before its last value does", line, col)
+	}
+	return nil // a type mismatch: the checks below name the key
+}
+
+// lineColumn is the 1-based line and column (in characters) of the byte
+// just before offset, where a JSON syntax error lies.
+func lineColumn(b []byte, offset int64) (int, int) {
+	if offset > int64(len(b)) {
+		offset = int64(len(b))
+	}
+	if offset > 0 {
+		offset--
+	}
+	before := b[:offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	start := bytes.LastIndexByte(before, '\n') + 1
+	return line, utf8.RuneCount(before[start:]) + 1
 }

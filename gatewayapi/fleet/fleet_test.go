@@ -223,6 +223,15 @@ func TestParseErrorsNameKeyAndLine(t *testing.T) {
 		{"state as a list", "accounts:\n  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d\n    gateways:\n      - mac: a4c138f0e2b1\n        devices:\n          - {sn: 0123456789abcdef0123456789abcdef, type: Light Dimmer, state: [40]}\n",
 			`accounts[0].gateways[0].devices[0].state: expected a mapping of state keys to values`},
 		{"key twice", "sign: md5\nsign: off\naccounts: []\n", `line 2: sign: the key appears twice`},
+		{"bad window", "timestamp_window: soon\naccounts: []\n", `line 1: timestamp_window: "soon" is not a duration`},
+		{"negative window", "accounts: []\ntimestamp_window: -5s\n", `line 2: timestamp_window: "-5s" must not be negative`},
+		{"JSON with a trailing comma", "{\n  \"sign\": \"md5\",\n  \"accounts\": [],\n}\n",
+			`line 4, column 1: invalid character '}' looking for beginning of object key string (the file is read as JSON)`},
+		{"JSON with a missing comma", "{\"accounts\": [\n  {\"myservice_id\": \"5f3a9c0e1b2d4f6a8c0e1b2d\"\n   \"api_keys\": []}]}\n",
+			`line 3, column 4: invalid character '"' after object key:value pair (the file is read as JSON)`},
+		{"JSON cut short", "{\"accounts\": [\n  {\"myservice_id\": \"x\"\n", `line 2, column 23: unexpected end of JSON input`},
+		{"bad scheme", "sign: sha1\naccounts: []\n", `line 1: sign: "sha1" is not a sign scheme: md5, format or off`},
+		{"JSON bad window", "{\"timestamp_window\": \"soon\", \"accounts\": []}", `line 1: timestamp_window: "soon" is not a duration`},
 	}
 	for _, tc := range cases {
 		_, err := Parse([]byte(tc.src))

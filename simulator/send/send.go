@@ -185,7 +185,10 @@ func Send(ctx context.Context, o Options, cred Credentials, req Request, out io.
 	}
 	resp, ex, err := c.Do(ctx, client.Request{Path: req.Op.Path(), Format: req.Format, Fields: fields, Sign: client.SignKeep})
 	ex.RequestBody = strings.ReplaceAll(ex.RequestBody, sign, SignMarker)
-	Print(out, ex)
+	// The api_key shows its first four characters, as in every output.
+	shown := ex
+	shown.RequestBody = client.MaskAPIKeys(ex.RequestBody)
+	Print(out, shown)
 	res := Result{Exchange: ex, Response: resp, OK: err == nil && resp.Success()}
 	if err != nil {
 		return res, fmt.Errorf("no answer from %s: %w", o.Target, err)

@@ -39,7 +39,9 @@ type Process struct {
 	waited chan error
 }
 
-var banner = regexp.MustCompile(`^gwsim listening on (http://\S+)`)
+// banner finds the URL in gwsim's banner, as text or (--log-format json)
+// as a JSON record.
+var banner = regexp.MustCompile(`^(?:gwsim listening on |\{.*"url":")(http://[^\s"]+)`)
 
 // Serve runs `bin serve --addr 127.0.0.1:0 --log-level warn args...` and
 // returns once the banner names the URL. The process is killed when the

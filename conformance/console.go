@@ -1,0 +1,116 @@
+package conformance
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// progressLine is the run's progress on the console: how many checks are
+// done of how many, how many failed so far, the time taken and an
+// estimate of the time left. Off a terminal it is a line every interval
+// (a CI log keeps each); on a terminal one line rewritten in place, wiped
+// when the run ends so that the summary starts on a line of its own.
+type progressLine struct {
+	w        io.Writer
+	inPlace  bool
+	every    time.Duration
+	start    time.Time
+	total    atomic.Int64
+	done     atomic.Int64
+	failed   atomic.Int64
+	mu       sync.Mutex // one write at a time, none after stop
+	stopped  bool
+	shown    bool
+	stopTick chan struct{}
+	ticked   chan struct{}
+}
+
+// startProgress registers the nodes that count the checks and starts
+// the line; the function it returns stops it and wipes an in-place line.
+func startProgress(w io.Writer, inPlace bool, every time.Duration) func() {
+	p := &progressLine{w: w, inPlace: inPlace, every: every, start: time.Now(),
+		stopTick: make(chan struct{}), ticked: make(chan struct{})}
+	ginkgo.ReportBeforeSuite(func(r ginkgo.Report) {
+		p.total.Store(int64(r.PreRunStats.SpecsThatWillRun))
+	})
+	ginkgo.ReportAfterEach(func(sr ginkgo.SpecReport) {
+		// Only the specs that will run count: a spec a filter left out
+		// is reported skipped without a reason.
+		if !sr.LeafNodeType.Is(types.NodeTypeIt) || sr.State.Is(types.SpecStateSkipped) && sr.Failure.Message == "" {
+			return
+		}
+		p.done.Add(1)
+		if sr.State.Is(types.SpecStateFailureStates) {
+			p.failed.Add(1)
+		}
+	})
+	go p.loop()
+	return p.stop
+}
+
+func (p *progressLine) loop() {
+	defer close(p.ticked)
+	t := time.NewTicker(p.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopTick:
+			return
+		case <-t.C:
+			p.show()
+		}
+	}
+}
+
+// Text is the progress in words.
+func (p *progressLine) Text(now time.Time) string {
+	done, total := p.done.Load(), p.total.Load()
+	elapsed := now.Sub(p.start)
+	s := fmt.Sprintf("gwconform: %d/%d checks done", done, total)
+	if f := p.failed.Load(); f > 0 {
+		s += fmt.Sprintf(", %d failed", f)
+	}
+	s += ", " + clock(elapsed)
+	if done > 0 && total > done {
+		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
+		s += ", about " + clock(left) + " left"
+	}
+	return s
+}
+
+// clock writes a duration as m:ss.
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d/time.Minute), int(d%time.Minute/time.Second))
+}
+
+func (p *progressLine) show() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	if p.inPlace {
+		fmt.Fprint(p.w, "\r\x1b[K"+p.Text(time.Now()))
+	} else {
+		fmt.Fprintln(p.w, p.Text(time.Now()))
+	}
+	p.shown = true
+}
+
+func (p *progressLine) stop() {
+	close(p.stopTick)
+	<-p.ticked
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	if p.inPlace && p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}

@@ -1,0 +1,49 @@
+package conformance
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProgressLine: the progress says done of total, the failures so far,
+// the time taken and the time left; on a terminal it is one line rewritten
+// in place and wiped at the end, so that the summary starts on a line of
+// its own.
+func TestProgressLine(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := &progressLine{start: start}
+	p.total.Store(1972)
+	p.done.Store(493)
+	p.failed.Store(3)
+	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30, about 1:30 left"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+	p.done.Store(1972)
+	p.failed.Store(0)
+	if got, want := p.Text(start.Add(125*time.Second)), "gwconform: 1972/1972 checks done, 2:05"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+
+	var b bytes.Buffer
+	term := &progressLine{w: &b, inPlace: true, start: time.Now(), stopTick: make(chan struct{}), ticked: make(chan struct{})}
+	term.total.Store(10)
+	close(term.ticked) // no ticker: lines are shown by hand
+	term.show()
+	term.show()
+	term.stop()
+	out := b.String()
+	if strings.Count(out, "\r\x1b[K") != 3 || strings.Contains(out, "\n") || !strings.HasSuffix(out, "\r\x1b[K") {
+		t.Errorf("on a terminal: %q, want the line rewritten in place and wiped at the end", out)
+	}
+	b.Reset()
+	log := &progressLine{w: &b, start: time.Now(), stopTick: make(chan struct{}), ticked: make(chan struct{})}
+	close(log.ticked)
+	log.show()
+	log.stop()
+	log.show() // after stop: nothing
+	if out := b.String(); strings.Count(out, "\n") != 1 || strings.Contains(out, "\r") {
+		t.Errorf("off a terminal: %q, want one line each time", out)
+	}
+}
