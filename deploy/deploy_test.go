@@ -291,3 +291,40 @@ func TestCommandLinesFound(t *testing.T) {
 		}
 	}
 }
+
+// TestHeavyTestsExist: every test that the Makefile's HEAVY moves out of
+// make test into make test-heavy exists in HEAVY_PKGS, so that a renamed
+// test is neither skipped by make test nor missed by make test-heavy.
+func TestHeavyTestsExist(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := func(name string) []string {
+		m := regexp.MustCompile(`(?m)^` + name + ` := (.+)$`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("the Makefile sets no %s", name)
+		}
+		return strings.FieldsFunc(string(m[1]), func(r rune) bool { return r == '|' || r == ' ' })
+	}
+	heavy, pkgs := value("HEAVY"), value("HEAVY_PKGS")
+	var src strings.Builder
+	for _, p := range pkgs {
+		files, _ := filepath.Glob(filepath.Join(root, p, "*_test.go"))
+		if len(files) == 0 {
+			t.Errorf("HEAVY_PKGS: %s has no tests", p)
+		}
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			src.Write(b)
+		}
+	}
+	for _, name := range heavy {
+		if !strings.Contains(src.String(), "func "+name+"(t *testing.T)") {
+			t.Errorf("HEAVY names %s, which is no test of %v", name, pkgs)
+		}
+	}
+	if len(heavy) < 2 {
+		t.Errorf("HEAVY: %v", heavy)
+	}
+}
