@@ -28,6 +28,10 @@ type CommandLine struct {
 	Program string
 	// Args follow the program name: the subcommand and its flags.
 	Args []string
+	// Docker is the whole docker run (podman, nerdctl) command line when
+	// the program runs in our image: its flags matter too (--user for a
+	// bind-mounted reports directory, --add-host for host.docker.internal).
+	Docker []string
 }
 
 func (c CommandLine) String() string {
@@ -218,15 +222,17 @@ func FromShell(where, text string) []CommandLine {
 				} else if img, args, entry, ok := dockerRun(cmd); ok && IsImage(img) {
 					// docker run [flags] IMAGE [ARGS]: our image runs its
 					// entrypoint rule on ARGS (or its CMD when none).
-					if len(args) > 0 || entry != "" {
-						if entry != "" {
-							if p := program(entry); p != "" {
-								out = append(out, CommandLine{Where: where, Program: p, Args: args})
-							}
-						} else {
-							p, rest := Entrypoint(args)
-							out = append(out, CommandLine{Where: where, Program: p, Args: rest})
+					switch {
+					case entry != "":
+						if p := program(entry); p != "" {
+							out = append(out, CommandLine{Where: where, Program: p, Args: args, Docker: cmd})
 						}
+					case len(args) > 0:
+						p, rest := Entrypoint(args)
+						out = append(out, CommandLine{Where: where, Program: p, Args: rest, Docker: cmd})
+					default:
+						// The image's CMD: All fills it in from the Dockerfile.
+						out = append(out, CommandLine{Where: where, Docker: cmd})
 					}
 				} else if wrapper(cmd) {
 					// docker run [flags] IMAGE gwsim ..., kubectl exec POD -- gwconform ...,
@@ -577,7 +583,15 @@ func All(root string) ([]CommandLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, FromDockerfile(df, string(b))...)
+	fromDockerfile := FromDockerfile(df, string(b))
+	out = append(out, fromDockerfile...)
+	var image *CommandLine // the image's ENTRYPOINT and CMD
+	for i := range fromDockerfile {
+		if strings.HasSuffix(fromDockerfile[i].Where, " ENTRYPOINT+CMD") {
+			image = &fromDockerfile[i]
+		}
+	}
+
 	docs, err := MarkdownFiles(root)
 	if err != nil {
 		return nil, err
@@ -588,6 +602,11 @@ func All(root string) ([]CommandLine, error) {
 			return nil, err
 		}
 		out = append(out, lines...)
+	}
+	for i := range out {
+		if out[i].Program == "" && out[i].Docker != nil && image != nil {
+			out[i].Program, out[i].Args = image.Program, image.Args
+		}
 	}
 	return out, nil
 }
