@@ -109,6 +109,9 @@ func distance(a, b string) int {
 
 // unknownCommand is the one line for a mistyped subcommand.
 func unknownCommand(word string) string {
+	if strings.HasPrefix(word, "-") {
+		return fmt.Sprintf("gwsim: %s before a command: the command comes first, e.g. gwsim serve %s (gwsim -h lists the commands)", word, word)
+	}
 	hint := ""
 	if s := suggest(word, commands); s != "" {
 		hint = ", did you mean " + s + "?"

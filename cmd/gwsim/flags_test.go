@@ -34,6 +34,7 @@ func TestMistakesOneLine(t *testing.T) {
 		{[]string{"sever"}, `did you mean serve?`},
 		{[]string{"fleat"}, `did you mean fleet?`},
 		{[]string{"frobnicate"}, `unknown command "frobnicate" (gwsim -h lists the commands)`},
+		{[]string{"--addr", ":8080"}, "gwsim: --addr before a command: the command comes first, e.g. gwsim serve --addr"},
 		{[]string{"serve", "--adr", ":8080"}, "unknown flag --adr, did you mean --addr?"},
 		{[]string{"serve", "--fleeet", "x.yaml"}, "did you mean --fleet?"},
 		{[]string{"serve", "--store-rest"}, "did you mean --store-reset?"},
