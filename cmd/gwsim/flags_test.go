@@ -1,12 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gwdmi/gwtools/deploy"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // TestVersionEverywhere: --version works after every subcommand (the
@@ -108,5 +113,27 @@ func TestEntrypointRule(t *testing.T) {
 	code, _, stderr := run("gwconform", "run")
 	if code != 2 || !strings.Contains(stderr, "go install github.com/gwdmi/gwtools/cmd/gwconform@latest") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("gwsim gwconform without gwconform: exit %d %q", code, stderr)
+	}
+}
+
+// TestEntrypointHandsOverToGwconform: the built gwsim, as the image runs
+// it, hands `gwsim gwconform ARGS` over to the gwconform beside it, with
+// the arguments, standard output and exit code unchanged.
+func TestEntrypointHandsOverToGwconform(t *testing.T) {
+	bin := simtest.BuildGwsim(t)
+	fake := filepath.Join(filepath.Dir(bin), "gwconform")
+	script := "#!/bin/sh\necho \"gwconform got: $*\"\nexit 3\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // beside gwsim, not from the PATH
+	out, err := exec.Command(bin, "gwconform", "run", "--target", "http://127.0.0.1:1", "--report-dir", "/reports").Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || string(out) != "gwconform got: run --target http://127.0.0.1:1 --report-dir /reports\n" {
+		t.Errorf("gwsim gwconform run ...: %v, output %q; want gwconform's exit 3 and its output", err, out)
+	}
+	out, err = exec.Command(bin, "gwsim", "--version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "gwsim ") {
+		t.Errorf("gwsim gwsim --version: %v %q", err, out)
 	}
 }
