@@ -1,7 +1,9 @@
 # gwsim and gwconform in one small image (docs/deploy.md).
 #   docker build -t gwtools .
 #   docker run --rm -p 8080:8080 gwtools                      # gwsim serve, demo fleet
-#   docker run --rm gwtools gwconform run --target http://host:8080 --report-dir /reports
+#   docker run --rm gwtools serve --seed 1 --gateways 3       # gwsim's own arguments
+#   docker run --rm gwtools gwsim --version                   # or name the program:
+#   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/reports:/reports" gwtools gwconform run --report-dir /reports
 
 # Build: static binaries (no cgo), so the runtime image needs no libc of ours.
 FROM golang:1.26-alpine AS build
@@ -13,12 +15,16 @@ ENV CGO_ENABLED=0 GOOS=linux
 RUN go build -trimpath -ldflags="-s -w" -o /out/gwsim ./cmd/gwsim && \
     go build -trimpath -ldflags="-s -w" -o /out/gwconform ./cmd/gwconform
 
-# Run: Alpine for its busybox wget (the health check) and CA certificates
-# (gwconform against https:// targets); an unprivileged user.
+# Run: Alpine for its busybox wget (the health check, the Kubernetes Job's
+# wait for gwsim) and CA certificates (gwconform against https:// targets);
+# an unprivileged user. /reports and /var/lib/gwsim are writable by any
+# user (sticky, like /tmp), so that `--user "$(id -u):$(id -g)"`, which a
+# bind-mounted reports directory needs, and named volumes both work.
 FROM alpine:3.22 AS run
 RUN apk add --no-cache ca-certificates && \
     addgroup -S -g 10001 gwtools && adduser -S -D -H -u 10001 -G gwtools gwtools && \
-    mkdir -p /reports /var/lib/gwsim && chown 10001:10001 /reports /var/lib/gwsim
+    mkdir -p /reports /var/lib/gwsim && chown 10001:10001 /reports /var/lib/gwsim && \
+    chmod 1777 /reports /var/lib/gwsim
 COPY --from=build /out/gwsim /out/gwconform /usr/local/bin/
 USER 10001:10001
 WORKDIR /var/lib/gwsim
@@ -26,5 +32,8 @@ EXPOSE 8080
 # /_sim/health answers {"status":"ok"} (and says degraded when the store is lost).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
     CMD wget -q -O /dev/null http://127.0.0.1:8080/_sim/health || exit 1
+# The entrypoint rule (gwsim's Entry): a first argument gwsim or gwconform
+# runs that program with the rest; anything else is gwsim's arguments. No
+# shell: gwsim hands over to gwconform beside it with exec.
 ENTRYPOINT ["gwsim"]
 CMD ["serve", "--addr", "0.0.0.0:8080", "--log-format", "json"]

@@ -20,8 +20,8 @@ func mutationSection() string {
 		len(ds), len(ds), kinds["accepts"])
 	fmt.Fprintf(&b, "forbidden, %d refuse something allowed, %d deviate in the answer's status, format or body shape, %d in the state\n",
 		kinds["refuses"], kinds["answer"], kinds["state"])
-	b.WriteString("the admin API shows). `TestMutationScore` (cmd/gwconform, part of `make test`; `-run 'TestMutationScore/<id>'` runs one\n")
-	b.WriteString("deviation, `/faithful` the faithful simulator) starts\n")
+	b.WriteString("the admin API shows). `TestMutationScore` (cmd/gwconform, part of `make test-heavy`, which CI runs; `-run 'TestMutationScore/<id>'`\n")
+	b.WriteString("runs one deviation, `/faithful` the faithful simulator) starts\n")
 	b.WriteString("its own test binary again as `gwconform run` whose embedded simulator is wrapped in one deviation, runs the full\n")
 	b.WriteString("suite against it, and fails unless a MUST rule's deviation fails a MUST check of that\n")
 	b.WriteString("rule (the run fails at `--fail-on must`) and a CONTRACT rule's fails a check of that rule (`--fail-on should`),\n")

@@ -291,3 +291,231 @@ func TestCommandLinesFound(t *testing.T) {
 		}
 	}
 }
+
+// TestHeavyTestsExist: every test that the Makefile's HEAVY moves out of
+// make test into make test-heavy exists in HEAVY_PKGS, so that a renamed
+// test is neither skipped by make test nor missed by make test-heavy.
+func TestHeavyTestsExist(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := func(name string) []string {
+		m := regexp.MustCompile(`(?m)^` + name + ` := (.+)$`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("the Makefile sets no %s", name)
+		}
+		return strings.FieldsFunc(string(m[1]), func(r rune) bool { return r == '|' || r == ' ' })
+	}
+	heavy, pkgs := value("HEAVY"), value("HEAVY_PKGS")
+	var src strings.Builder
+	for _, p := range pkgs {
+		files, _ := filepath.Glob(filepath.Join(root, p, "*_test.go"))
+		if len(files) == 0 {
+			t.Errorf("HEAVY_PKGS: %s has no tests", p)
+		}
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			src.Write(b)
+		}
+	}
+	for _, name := range heavy {
+		if !strings.Contains(src.String(), "func "+name+"(t *testing.T)") {
+			t.Errorf("HEAVY names %s, which is no test of %v", name, pkgs)
+		}
+	}
+	if len(heavy) < 2 {
+		t.Errorf("HEAVY: %v", heavy)
+	}
+}
+
+// TestContainerLines: every documented docker run of our image works as
+// written. It goes through the image's entrypoint rule (Entrypoint) to a
+// program and arguments, which the programs' own flag parsing then checks
+// (TestRecipeCommandLines in cmd/gwsim and cmd/gwconform); a bind-mounted
+// directory that gwconform writes reports to comes with --user, since the
+// image's uid cannot write a host directory it does not own; and
+// host.docker.internal comes with the --add-host it needs on Linux.
+func TestContainerLines(t *testing.T) {
+	lines, err := All(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]int{}
+	for _, l := range lines {
+		if l.Docker == nil {
+			continue
+		}
+		runs[l.Program]++
+		if l.Program == "" {
+			t.Errorf("%s: docker run %q runs no program", l.Where, l.Docker)
+			continue
+		}
+		words := strings.Join(l.Docker, " ")
+		reportDir := ""
+		for i, a := range l.Args {
+			if a == "--report-dir" && i+1 < len(l.Args) {
+				reportDir = l.Args[i+1]
+			}
+		}
+		user, addHost := false, false
+		for i := 0; i < len(l.Docker); i++ {
+			w := l.Docker[i]
+			next := ""
+			if i+1 < len(l.Docker) {
+				next = l.Docker[i+1]
+			}
+			switch {
+			case w == "--user" || w == "-u":
+				user = next != ""
+			case strings.HasPrefix(w, "--user="):
+				user = true
+			case w == "--add-host=host.docker.internal:host-gateway" || (w == "--add-host" && next == "host.docker.internal:host-gateway"):
+				addHost = true
+			case (w == "-v" || w == "--volume") && reportDir != "":
+				host, ctr, _ := strings.Cut(next, ":")
+				ctr, _, _ = strings.Cut(ctr, ":")
+				bind := strings.HasPrefix(host, "/") || strings.HasPrefix(host, ".") || strings.HasPrefix(host, "$") || strings.HasPrefix(host, "~")
+				if bind && (reportDir == ctr || strings.HasPrefix(reportDir, ctr+"/")) {
+					defer func(where string) {
+						if !user {
+							t.Errorf("%s: reports go to the bind mount %s, which uid 10001 may not write: add --user \"$(id -u):$(id -g)\"", where, next)
+						}
+					}(l.Where)
+				}
+			}
+		}
+		if strings.Contains(words, "host.docker.internal") && !addHost {
+			t.Errorf("%s: host.docker.internal without --add-host=host.docker.internal:host-gateway (needed on Linux)", l.Where)
+		}
+	}
+	if runs["gwsim"] < 3 || runs["gwconform"] < 2 {
+		t.Errorf("docker run lines of our image found: %v; want gwsim's and gwconform's", runs)
+	}
+	// Compose: a run of the conformance service, which writes to a bind
+	// mount, as the user.
+	doc, err := os.ReadFile(filepath.Join(root, "docs/deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(doc), "\n") {
+		if strings.Contains(line, "docker compose") && strings.Contains(line, " run ") && strings.Contains(line, "conformance") &&
+			!strings.Contains(line, `--user "$(id -u):$(id -g)"`) {
+			t.Errorf("docs/deploy.md:%d: the conformance service writes to a bind mount: run it with --user", i+1)
+		}
+	}
+}
+
+// TestEntrypointRule: the image's rule as the recipes are read with it,
+// and docker run lines read through it (cmd/gwsim's TestEntrypointRule
+// holds gwsim's own Entry to the same).
+func TestEntrypointRule(t *testing.T) {
+	for _, tc := range []struct {
+		line, want string
+	}{
+		{`docker run --rm -p 8080:8080 gwtools serve --addr 0.0.0.0:8080`, "gwsim serve --addr 0.0.0.0:8080"},
+		{`docker run --rm gwtools gwsim serve --seed 1`, "gwsim serve --seed 1"},
+		{`docker run --rm -v "$PWD/r:/reports" --user "$(id -u):$(id -g)" ghcr.io/gwdmi/gwtools:latest gwconform run --report-dir /reports`, "gwconform run --report-dir /reports"},
+		{`podman run --rm --add-host=host.docker.internal:host-gateway gwtools:local gwconform --version`, "gwconform --version"},
+		{`docker run --rm --entrypoint gwconform gwtools run`, "gwconform run"},
+		{`docker run --rm -p 8080:8080 gwtools`, " "}, // the image's CMD, filled in by All
+		{`docker run --rm redis:7 redis-server`, ""},
+	} {
+		var got []string
+		for _, l := range FromShell("t", tc.line) {
+			got = append(got, l.Program+" "+strings.Join(l.Args, " "))
+		}
+		if strings.Join(got, "|") != tc.want {
+			t.Errorf("%s: read as %q, want %q", tc.line, got, tc.want)
+		}
+	}
+	if !IsImage("gwtools") || !IsImage("ghcr.io/gwdmi/gwtools:v1.2") || !IsImage("gwtools@sha256:ab") || IsImage("gwtoolsx") || IsImage("registry:5000/other") {
+		t.Error("IsImage")
+	}
+}
+
+// TestKubernetesRollsAndWaits: the conformance Job waits for gwsim's
+// health, boundedly, before it runs; the fleet's ConfigMap name carries a
+// hash, so that a changed fleet rolls the Deployment; the docs say that a
+// changed fleet needs --store-reset and wait for the Job in a way that
+// ends when it fails.
+func TestKubernetesRollsAndWaits(t *testing.T) {
+	docs, err := ParseYAML(filepath.Join(root, "deploy/k8s/conformance-job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job map[string]any
+	for _, d := range docs {
+		var m map[string]any
+		d.Decode(&m)
+		if m["kind"] == "Job" {
+			job = m
+		}
+	}
+	spec := job["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	inits, _ := spec["initContainers"].([]any)
+	if len(inits) != 1 {
+		t.Fatalf("the Job has %d init containers, want one that waits for gwsim", len(inits))
+	}
+	wait := render(inits[0])
+	for _, want := range []string{"http://gwsim:8080/_sim/health", "seq 150", "exit 1", "image: gwtools"} {
+		if !strings.Contains(wait, want) {
+			t.Errorf("the Job's wait lacks %q:\n%s", want, wait)
+		}
+	}
+	kust, err := os.ReadFile(filepath.Join(root, "deploy/k8s/kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		GeneratorOptions struct {
+			DisableNameSuffixHash bool `yaml:"disableNameSuffixHash"`
+		} `yaml:"generatorOptions"`
+		ConfigMapGenerator []struct {
+			Name    string `yaml:"name"`
+			Options struct {
+				DisableNameSuffixHash bool `yaml:"disableNameSuffixHash"`
+			} `yaml:"options"`
+		} `yaml:"configMapGenerator"`
+	}
+	if err := yaml.Unmarshal(kust, &k); err != nil {
+		t.Fatal(err)
+	}
+	if k.GeneratorOptions.DisableNameSuffixHash {
+		t.Error("kustomization.yaml: disableNameSuffixHash for every generator: a changed fleet would not roll the pods")
+	}
+	for _, g := range k.ConfigMapGenerator {
+		if g.Name == "gwsim-fleet" && g.Options.DisableNameSuffixHash {
+			t.Error("kustomization.yaml: gwsim-fleet without its hash: a changed fleet would not roll the pods")
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs/deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	if !strings.Contains(text, "**Changing the fleet.**") || !strings.Contains(text, "needs `--store-reset`") {
+		t.Error("docs/deploy.md does not say that a changed fleet needs --store-reset")
+	}
+	for _, bad := range []string{"wait --for=condition=complete job/gwconform", "--timeout=10m"} {
+		if strings.Contains(text, "```sh\n") && strings.Contains(codeBlocks(text), bad) {
+			t.Errorf("docs/deploy.md tells to run %q, which waits its whole timeout on a failed run", bad)
+		}
+	}
+}
+
+// codeBlocks is the text of a Markdown page's fenced blocks.
+func codeBlocks(md string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			in = !in
+			continue
+		}
+		if in {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}

@@ -28,6 +28,10 @@ type CommandLine struct {
 	Program string
 	// Args follow the program name: the subcommand and its flags.
 	Args []string
+	// Docker is the whole docker run (podman, nerdctl) command line when
+	// the program runs in our image: its flags matter too (--user for a
+	// bind-mounted reports directory, --add-host for host.docker.internal).
+	Docker []string
 }
 
 func (c CommandLine) String() string {
@@ -125,7 +129,23 @@ func FromYAML(file string, docs []*yaml.Node) []CommandLine {
 				head, tail = m["command"], m["args"]
 			}
 			used := map[string]bool{}
-			if head != nil && head.Kind == yaml.SequenceNode {
+			if img := m["image"]; img != nil && IsImage(img.Value) && m["entrypoint"] == nil {
+				// Our image's entrypoint gets the arguments: Compose's
+				// command, or Kubernetes' args when no command replaces it.
+				var argsNode *yaml.Node
+				switch {
+				case strings.Contains(where, ".services.") && m["command"] != nil:
+					argsNode = m["command"]
+				case !strings.Contains(where, ".services.") && m["command"] == nil && m["args"] != nil:
+					argsNode = m["args"]
+				}
+				if argsNode != nil && argsNode.Kind == yaml.SequenceNode && len(argsNode.Content) > 0 {
+					p, rest := Entrypoint(strs(argsNode))
+					out = append(out, CommandLine{Where: fmt.Sprintf("%s:%d %s", file, argsNode.Line, where), Program: p, Args: rest})
+					used["command"], used["args"] = true, true
+				}
+			}
+			if head != nil && head.Kind == yaml.SequenceNode && !used["command"] {
 				words := strs(head)
 				if tail != nil && tail.Kind == yaml.SequenceNode {
 					words = append(words, strs(tail)...)
@@ -199,6 +219,21 @@ func FromShell(where, text string) []CommandLine {
 			if len(cmd) > 0 {
 				if p := program(cmd[0]); p != "" {
 					out = append(out, CommandLine{Where: where, Program: p, Args: cmd[1:]})
+				} else if img, args, entry, ok := dockerRun(cmd); ok && IsImage(img) {
+					// docker run [flags] IMAGE [ARGS]: our image runs its
+					// entrypoint rule on ARGS (or its CMD when none).
+					switch {
+					case entry != "":
+						if p := program(entry); p != "" {
+							out = append(out, CommandLine{Where: where, Program: p, Args: args, Docker: cmd})
+						}
+					case len(args) > 0:
+						p, rest := Entrypoint(args)
+						out = append(out, CommandLine{Where: where, Program: p, Args: rest, Docker: cmd})
+					default:
+						// The image's CMD: All fills it in from the Dockerfile.
+						out = append(out, CommandLine{Where: where, Docker: cmd})
+					}
 				} else if wrapper(cmd) {
 					// docker run [flags] IMAGE gwsim ..., kubectl exec POD -- gwconform ...,
 					// go run ./cmd/gwsim ...
@@ -220,6 +255,74 @@ func FromShell(where, text string) []CommandLine {
 		}
 	}
 	return out
+}
+
+// Image is the name of our image in the docs and manifests (docs/deploy.md):
+// gwtools, with any registry, path, tag or digest.
+const Image = "gwtools"
+
+// IsImage reports an image reference that names our image
+// (gwtools, gwtools:local, ghcr.io/gwdmi/gwtools:latest).
+func IsImage(ref string) bool {
+	ref, _, _ = strings.Cut(ref, "@")
+	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
+		ref = ref[:i]
+	}
+	return path.Base(ref) == Image
+}
+
+// Entrypoint is the image's entrypoint rule (gwsim's Entry, which runs as
+// ENTRYPOINT ["gwsim"]): a first argument gwsim or gwconform names the
+// program to run with the rest; anything else is gwsim's arguments.
+// cmd/gwsim's TestEntrypointRule holds the two equal.
+func Entrypoint(args []string) (program string, rest []string) {
+	if len(args) > 0 && (args[0] == "gwsim" || args[0] == "gwconform") {
+		return args[0], args[1:]
+	}
+	return "gwsim", args
+}
+
+// dockerValueFlags are the flags of docker run (and podman, nerdctl run)
+// that take a value as the next word; other flags stand alone.
+var dockerValueFlags = map[string]bool{
+	"-p": true, "--publish": true, "-v": true, "--volume": true, "-e": true, "--env": true, "--env-file": true,
+	"--name": true, "-u": true, "--user": true, "--add-host": true, "--network": true, "--net": true,
+	"-w": true, "--workdir": true, "--entrypoint": true, "--mount": true, "-l": true, "--label": true,
+	"--cpus": true, "-m": true, "--memory": true, "--restart": true, "--platform": true, "-h": true,
+	"--hostname": true, "--pull": true, "--tmpfs": true, "--ulimit": true, "--cap-add": true, "--cap-drop": true,
+	"--health-cmd": true, "--log-driver": true, "--dns": true, "--expose": true, "--group-add": true,
+	"--security-opt": true, "--stop-signal": true, "--stop-timeout": true,
+}
+
+// dockerRun reads `docker run [flags] IMAGE [ARGS...]` (also podman and
+// nerdctl): the image, the arguments given to its entrypoint, and an
+// --entrypoint override.
+func dockerRun(cmd []string) (image string, args []string, entrypoint string, ok bool) {
+	if len(cmd) < 3 || cmd[1] != "run" {
+		return "", nil, "", false
+	}
+	switch cmd[0] {
+	case "docker", "podman", "nerdctl":
+	default:
+		return "", nil, "", false
+	}
+	for i := 2; i < len(cmd); i++ {
+		w := cmd[i]
+		if !strings.HasPrefix(w, "-") {
+			return w, cmd[i+1:], entrypoint, true
+		}
+		name, value, hasValue := strings.Cut(w, "=")
+		if dockerValueFlags[name] && !hasValue {
+			i++
+			if i < len(cmd) {
+				value = cmd[i]
+			}
+		}
+		if name == "--entrypoint" {
+			entrypoint = value
+		}
+	}
+	return "", nil, "", false
 }
 
 // wrapper reports a command that runs another: a container runtime, or go run.
@@ -314,7 +417,8 @@ func shellWords(line string) []string {
 }
 
 // FromMarkdown finds the command lines in the fenced code blocks of a
-// Markdown file: shell blocks line by line, YAML blocks as YAML.
+// Markdown file: shell blocks line by line, YAML blocks as YAML; text
+// blocks (a program's output) are not read.
 func FromMarkdown(file string) ([]CommandLine, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -342,6 +446,8 @@ func FromMarkdown(file string) ([]CommandLine, error) {
 			out = append(out, FromYAML(where, docs)...)
 		case "dockerfile", "Dockerfile":
 			out = append(out, FromDockerfile(where, body)...)
+		case "text", "console", "output":
+			// What a program printed, not command lines.
 		default:
 			out = append(out, FromShell(where, body)...)
 		}
@@ -416,6 +522,11 @@ func FromDockerfile(where, text string) []CommandLine {
 		}
 	}
 	words := append(append([]string{}, entry...), cmd...)
+	if len(entry) == 1 && program(entry[0]) == "gwsim" {
+		// gwsim as the entrypoint applies the image's rule (Entrypoint).
+		p, rest := Entrypoint(cmd)
+		words = append([]string{p}, rest...)
+	}
 	if len(words) > 0 && program(words[0]) != "" {
 		out = append(out, CommandLine{Where: where + " ENTRYPOINT+CMD", Program: program(words[0]), Args: words[1:]})
 	}
@@ -434,8 +545,26 @@ func execForm(s string) []string {
 	return shellWords(s)
 }
 
-// All is every command line of the repository's recipes: the YAML files
-// under deploy/, the Dockerfile, and docs/ci.md and docs/deploy.md.
+// MarkdownFiles lists the documentation below root: README.md and every
+// page of docs/ but those a program writes (benchmarks.md by make bench,
+// whose command lines name placeholders; checks.md by make checks-doc).
+func MarkdownFiles(root string) ([]string, error) {
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(pages)
+	out := []string{filepath.Join(root, "README.md")}
+	for _, p := range pages {
+		if b := filepath.Base(p); b != "benchmarks.md" && b != "checks.md" {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// All is every command line of the repository's recipes and docs: the
+// YAML files under deploy/, the Dockerfile, README.md and docs/*.md.
 func All(root string) ([]CommandLine, error) {
 	var out []CommandLine
 	files, err := YAMLFiles(root)
@@ -454,13 +583,30 @@ func All(root string) ([]CommandLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, FromDockerfile(df, string(b))...)
-	for _, md := range []string{"docs/ci.md", "docs/deploy.md"} {
-		lines, err := FromMarkdown(filepath.Join(root, md))
+	fromDockerfile := FromDockerfile(df, string(b))
+	out = append(out, fromDockerfile...)
+	var image *CommandLine // the image's ENTRYPOINT and CMD
+	for i := range fromDockerfile {
+		if strings.HasSuffix(fromDockerfile[i].Where, " ENTRYPOINT+CMD") {
+			image = &fromDockerfile[i]
+		}
+	}
+
+	docs, err := MarkdownFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, md := range docs {
+		lines, err := FromMarkdown(md)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, lines...)
+	}
+	for i := range out {
+		if out[i].Program == "" && out[i].Docker != nil && image != nil {
+			out[i].Program, out[i].Args = image.Program, image.Args
+		}
 	}
 	return out, nil
 }

@@ -15,9 +15,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-
-	"github.com/gwdmi/gwtools/conformance"
-	"github.com/gwdmi/gwtools/gatewayapi/version"
 )
 
 const usage = `gwconform certifies an implementation of the Gateway Device Management Interface.
@@ -54,6 +51,10 @@ func main() {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(exitConfig)
 	}
+	if versionAsked(os.Args[1:]) {
+		printVersion(os.Stdout)
+		return
+	}
 	switch os.Args[1] {
 	case "run":
 		os.Exit(runCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
@@ -70,7 +71,7 @@ func main() {
 	case "checks":
 		os.Exit(checksMain(os.Args[2:], os.Stdout, os.Stderr))
 	case "--version", "-version", "version":
-		fmt.Println("gwconform", version.Get(), "catalog", conformance.CatalogVersion)
+		printVersion(os.Stdout)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

@@ -28,6 +28,9 @@ func checkArgs(args []string) error {
 		}
 		return err
 	}
+	if wantsVersion(args[1:]) {
+		return nil
+	}
 	switch args[0] {
 	case "serve":
 		m := &Main{Stdout: io.Discard, Stderr: &stderr, checkOnly: true}
@@ -45,10 +48,10 @@ func checkArgs(args []string) error {
 			return fmt.Errorf("gwsim openapi: unexpected argument %q", args[1])
 		}
 		return nil
-	case "-h", "--help", "help":
+	case "-h", "--help", "help", "version", "--version", "-version":
 		return nil
 	}
-	return fmt.Errorf("unknown command %q", args[0])
+	return errors.New(unknownCommand(args[0]))
 }
 
 func firstLine(s string) string {

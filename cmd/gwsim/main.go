@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +46,7 @@ Usage:
   gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
   gwsim send command|message|rename [--target URL] [--format json|xml] [--fleet FILE] FIELD=VALUE...
   gwsim openapi         print the OpenAPI 3.1 document of the interface (docs/openapi.yaml)
+  gwsim version         print the version (also --version, after any command)
 
 Run "gwsim serve -h", "gwsim fleet -h" or "gwsim send -h" for the flags of each.
 `
@@ -57,7 +59,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	if slices.Contains(commands, args[0]) && wantsVersion(args[1:]) {
+		fmt.Fprintln(stdout, "gwsim", version.Get())
+		return 0
+	}
 	switch args[0] {
+	case "gwsim": // the image's entrypoint rule (Entry): gwsim gwsim serve is gwsim serve
+		return Run(ctx, args[1:], stdout, stderr)
+	case "gwconform":
+		return execGwconform(args[1:], stderr)
 	case "serve":
 		m := &Main{Stdout: stdout, Stderr: stderr}
 		if err := m.ParseFlags(args[1:]); err != nil {
@@ -92,7 +102,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "gwsim", version.Get())
 		return 0
 	}
-	fmt.Fprintf(stderr, "gwsim: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintln(stderr, unknownCommand(args[0]))
 	return 2
 }
 
@@ -170,11 +180,16 @@ func (m *Main) ParseFlags(args []string) error {
 		"redis://H1:P1?addr=H2:P2 for a Cluster; env GWSIM_STORE), shared by every gwsim started with it:\n"+
 		"device states, names, message logs, journal, replay protection, rate counts, faults. Default: in memory")
 	fs.BoolVar(&m.StoreReset, "store-reset", false, "with --store: empty gwsim's keys in Redis and load this fleet, even when Redis holds another fleet")
-	if err := fs.Parse(args); err != nil {
+	fs.Bool("version", false, "print the version and exit")
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	storeFrom := "--store"
 	if m.Store == "" { // not a flag default: a URL may carry a password, and -h prints defaults
-		m.Store = os.Getenv("GWSIM_STORE")
+		m.Store, storeFrom = os.Getenv("GWSIM_STORE"), "GWSIM_STORE"
+	}
+	if err := checkStore(m.Store, storeFrom); err != nil {
+		return err
 	}
 	if m.StoreReset && m.Store == "" {
 		return errors.New("--store-reset needs --store")
@@ -411,10 +426,12 @@ func fleetRun(args []string, stdout, stderr io.Writer, checkOnly bool) int {
 	per := fs.Int("devices-per-gateway", 6, "devices per gateway")
 	out := fs.String("out", "", "write to this file instead of standard output")
 	window := fs.String("timestamp-window", "", "write timestamp_window: a duration such as 300s, or 0 to disable the check (default: none written, 300s)")
-	if err := fs.Parse(args); err != nil {
+	fs.Bool("version", false, "print the version and exit")
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintln(stderr, "gwsim fleet:", err)
 		return 2
 	}
 	if *gateways < 1 || *per < 0 || fs.NArg() > 0 {

@@ -12,7 +12,7 @@ import (
 // docs/openapi.yaml and GET /_sim/openapi.yaml serves.
 func openAPICmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprintln(stdout, "Usage: gwsim openapi\n\nPrints the OpenAPI 3.1 document of the interface (docs/openapi.yaml) on standard output.")
+		fmt.Fprintln(stdout, "Usage: gwsim openapi [--version]\n\nPrints the OpenAPI 3.1 document of the interface (docs/openapi.yaml) on standard output.")
 		return 0
 	}
 	if len(args) > 0 {

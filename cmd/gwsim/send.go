@@ -68,6 +68,7 @@ func (m *sendMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.sn, "sn", "", "device serial number (command, rename)")
 	fs.StringVar(&m.name, "name", "", "rename: the new display name")
 	fs.DurationVar(&m.timeout, "timeout", 10*time.Second, "time limit of the exchange")
+	fs.Bool("version", false, "print the version and exit")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fs.Usage()
@@ -77,12 +78,16 @@ func (m *sendMain) ParseFlags(args []string) error {
 	}
 	op, ok := sendOps[args[0]]
 	if !ok {
-		return fmt.Errorf("unknown operation %q: command, message or rename", args[0])
+		hint := ""
+		if s := suggest(args[0], []string{"command", "message", "rename"}); s != "" {
+			hint = ", did you mean " + s + "?"
+		}
+		return fmt.Errorf("unknown operation %q%s (command, message or rename)", args[0], hint)
 	}
 	m.op = op
 	rest := args[1:]
 	for {
-		if err := fs.Parse(rest); err != nil {
+		if err := parseFlags(fs, rest); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,13 +99,18 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 		return nil, format, derr
 	}
 	req, derr := device.Parse(op, format, pairs)
+	if derr != nil {
+		// Refused, but the body was read: the journal and the dashboard
+		// still name the gateway and device it was about.
+		req = named(pairs)
+	}
 	if cap(pairs) <= 4*pairsCap {
 		clear(pairs) // no strings kept alive by the pool
 		*pp = pairs[:0]
 		pairsPool.Put(pp)
 	}
 	if derr != nil {
-		return nil, format, derr
+		return req, format, derr
 	}
 	if derr := s.cfg.Auth.Check(&req.Envelope); derr != nil {
 		return req, format, derr
@@ -200,6 +206,33 @@ func (s *Server) record(r *http.Request, start time.Time, f device.Format, statu
 		// gwsim's own failure, not an injected one: always worth a line.
 		s.logRequest(r, &ent, e)
 	}
+}
+
+// namedMax bounds the mac and sn a refused body names in the journal: a
+// valid one is 12 or 32 characters.
+const namedMax = 64
+
+// named is a request holding only the mac and sn that a body which failed
+// validation named (trimmed, mac in lower case as Parse keeps it), for
+// the journal; nil when it named neither.
+func named(pairs []device.Pair) *device.Request {
+	var mac, sn string
+	for _, p := range pairs {
+		switch p.Key {
+		case device.FieldMAC:
+			mac = strings.ToLower(strings.TrimSpace(p.Value.Text))
+		case device.FieldSN, device.FieldDeviceID:
+			if sn == "" || p.Key == device.FieldSN {
+				sn = strings.ToLower(strings.TrimSpace(p.Value.Text))
+			}
+		}
+	}
+	if mac == "" && sn == "" {
+		return nil
+	}
+	req := &device.Request{SN: truncate(sn, namedMax)}
+	req.MAC = truncate(mac, namedMax)
+	return req
 }
 
 func truncate(s string, n int) string {

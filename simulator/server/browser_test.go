@@ -45,12 +45,10 @@ func TestMain(m *testing.M) {
 // the background networking that hangs on a closed network.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	// Missing: one line and a skip, or a failure under CI=true.
+	simtest.NeedTool(t, chromiumPath, "apt-get install -y chromium")
 	browserOnce.Do(func() {
 		path := chromiumPath
-		if _, err := os.Stat(path); err != nil {
-			browserErr = fmt.Errorf("%s is missing: make tools installs it (apt-get install -y chromium)", path)
-			return
-		}
 		dir, err := os.MkdirTemp("", "gwsim-chromium-")
 		if err != nil {
 			browserErr = err
@@ -364,5 +362,116 @@ func TestBrowserFaults(t *testing.T) {
 	}
 	if err := within(ctx, time.Second, chromedp.WaitVisible(chromedp.CSS(bulb(dimmerSN, "55")))); err != nil {
 		t.Errorf("a refused command changed the drawing: %v", err)
+	}
+}
+
+// TestBrowserMessages: a message sent in JSON and in XML shows on its
+// gateway as "type: value" (the data's message_type and message_value),
+// newest first, never as "undefined".
+func TestBrowserMessages(t *testing.T) {
+	_, c := testServer(t, nil, Config{}, nil)
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(c.Base+"/_sim/"), chromedp.WaitVisible(chromedp.CSS(`#live.on`))); err != nil {
+		t.Fatalf("dashboard did not go live: %v", err)
+	}
+	msg := func(typ, value string) []simtest.F {
+		return append(c.Envelope(), simtest.S(device.FieldMessageType, typ), simtest.S(device.FieldMessageValue, value))
+	}
+	c.Send(device.SendMessage, device.JSON, msg("brightness", "brightness=80")).OK(t, device.JSON)
+	c.Send(device.SendMessage, device.XML, msg("alarm", "level=3")).OK(t, device.XML)
+	if err := within(ctx, 2*time.Second, until(`document.querySelectorAll(".gateway .messages li.message").length === 2`)); err != nil {
+		t.Fatalf("the two messages are not listed: %v", err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll(".gateway .messages li.message")].map((li) => li.textContent.substring(13))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"alarm: level=3", "brightness: brightness=80"} // newest first
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("messages drawn as %q, want %q", got, want)
+	}
+	if page := text(ctx, `#devices`); strings.Contains(page, "undefined") {
+		t.Errorf("the page shows undefined: %q", page)
+	}
+}
+
+// TestBrowserJournalRejected: rejected requests whose body named a gateway
+// and a device keep them, in the journal API and on the page, in JSON and
+// XML; a body that could not be parsed names none. In a 1,280 px window
+// the journal, with long codes, fields and serial numbers, fits: nothing
+// runs past the window or its column.
+func TestBrowserJournalRejected(t *testing.T) {
+	_, c := testServer(t, nil, Config{}, nil)
+	ctx := tab(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800),
+		chromedp.Navigate(c.Base+"/_sim/"), chromedp.WaitVisible(chromedp.CSS(`#live.on`))); err != nil {
+		t.Fatalf("dashboard did not go live: %v", err)
+	}
+	mac := c.Envelope()
+	var gw string
+	for _, f := range mac {
+		if f.Key == device.FieldMAC {
+			gw = f.Val
+		}
+	}
+	// invalid_field in both formats, an unknown type (invalid_field type),
+	// a missing field: each body names the gateway and the dimmer.
+	c.Send(device.SendCommand, device.JSON, dimmer(c, c.Envelope(), "0")).Fail(t, device.JSON, 400, device.CodeInvalidField, "dimming")
+	c.Send(device.SendCommand, device.XML, dimmer(c, c.Envelope(), "101")).Fail(t, device.XML, 400, device.CodeInvalidField, "dimming")
+	c.Send(device.UpdateName, device.JSON, append(c.Envelope(), simtest.S("sn", dimmerSN))).Fail(t, device.JSON, 400, device.CodeMissingField, "name")
+	// Not parsed: no gateway or device to name.
+	c.Post(device.SendCommand.Path(), "application/json", []byte(`{"control": {"mac": "`+gw+`", "sn": `)).Fail(t, device.JSON, 400, device.CodeMalformedBody, "")
+
+	var journal []Entry
+	c.AdminJSON("GET", "/_sim/journal?limit=4", "", &journal)
+	if len(journal) != 4 {
+		t.Fatalf("journal: %d entries", len(journal))
+	}
+	for i, e := range journal[:3] {
+		if e.MAC != gw || e.SN != dimmerSN || e.Status != 400 {
+			t.Errorf("journal entry %d (%s %s): mac %q sn %q, want %s %s", i, e.Format, e.Code, e.MAC, e.SN, gw, dimmerSN)
+		}
+	}
+	if e := journal[3]; e.Code != device.CodeMalformedBody || e.MAC != "" || e.SN != "" {
+		t.Errorf("the malformed body's entry: %+v", e)
+	}
+
+	if err := within(ctx, 2*time.Second, until(`document.querySelectorAll("#journal tr.rejected").length === 4`)); err != nil {
+		t.Fatalf("the four rejected requests are not in the journal: %v", err)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]map[string]string](`[...document.querySelectorAll("#journal tr.rejected")].map((tr) => ({
+		code: tr.dataset.code, mac: tr.querySelector(".device-ref").dataset.mac, sn: tr.querySelector(".device-ref").dataset.sn,
+		text: tr.querySelector(".device-ref").textContent}))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Newest first: the malformed body, then the three that named the dimmer.
+	if rows[0]["code"] != device.CodeMalformedBody || rows[0]["text"] != "" {
+		t.Errorf("the malformed body's row: %v", rows[0])
+	}
+	for _, r := range rows[1:] {
+		if r["mac"] != gw || r["sn"] != dimmerSN || r["text"] != gw+dimmerSN {
+			t.Errorf("a rejected row lost its gateway or device: %v", r)
+		}
+	}
+
+	// Fits: nothing wider than the window, the journal within its column,
+	// no cell's content past its cell.
+	fit, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]float64](`(() => {
+		const t = document.getElementById("journal"), col = t.parentElement;
+		let over = 0;
+		for (const td of t.querySelectorAll("td")) over = Math.max(over, td.scrollWidth - td.clientWidth);
+		return {window: window.innerWidth, page: document.documentElement.scrollWidth,
+			right: t.getBoundingClientRect().right, table: t.scrollWidth, column: col.clientWidth, cell: over};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit["window"] != 1280 {
+		t.Fatalf("the window is %v px wide, want 1280", fit["window"])
+	}
+	if fit["page"] > fit["window"] || fit["right"] > fit["window"] || fit["table"] > fit["column"] || fit["cell"] > 0 {
+		t.Errorf("the journal does not fit a 1,280 px window: %v", fit)
 	}
 }

@@ -221,7 +221,11 @@
         if (g.messages && g.messages.length) {
           const ul = el("ul", {});
           for (const m of g.messages.slice().reverse()) {
-            ul.append(el("li", {}, el("span", { class: "muted" }, m.time.substring(11, 23) + " "), m.type + ": ", el("code", {}, m.value)));
+            // store.Message: {time, message_type, message_value}, shown "type: value".
+            ul.append(el("li", { class: "message", "data-type": m.message_type },
+              el("span", { class: "muted" }, m.time.substring(11, 23) + " "),
+              el("span", { class: "message-type" }, m.message_type), ": ",
+              el("code", { class: "message-value" }, m.message_value)));
           }
           gw.append(el("div", { class: "messages" }, "Messages, newest first", ul));
         }
@@ -239,14 +243,17 @@
     if (!entries.length) frag.append(el("tr", {}, el("td", { colSpan: 6, class: "muted" }, "No requests yet.")));
     for (const e of entries) {
       const rejected = e.status >= 400;
-      const op = e.path.replace(/^\/v1\/services\//, "");
+      // The operation's last word (command, message, update_name): the
+      // whole path is its title.
+      const op = e.path.startsWith("/v1/services/") ? e.path.substring(e.path.lastIndexOf("/") + 1) : e.path;
       frag.append(el("tr", { class: rejected ? "rejected" : "ok", "data-status": e.status, "data-code": e.error_code || "" },
-        el("td", {}, e.time.substring(11, 23)),
-        el("td", {}, e.method === "POST" ? op : e.method + " " + op),
+        el("td", { class: "time", title: e.time }, e.time.substring(11, 19)),
+        el("td", { title: e.method + " " + e.path }, e.method === "POST" ? op : e.method + " " + op),
         el("td", {}, e.format || ""),
         el("td", { class: "status" }, e.status),
         el("td", {}, e.error_code ? e.error_code + (e.error_field ? " (" + e.error_field + ")" : "") : ""),
-        el("td", { class: "mono" }, (e.mac || "") + (e.sn ? " " + e.sn : ""))));
+        el("td", { class: "mono device-ref", "data-mac": e.mac || "", "data-sn": e.sn || "" },
+          e.mac || "", e.mac && e.sn ? el("br", {}) : null, e.sn || "")));
     }
     body.replaceChildren(frag);
   }
