@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -33,7 +32,6 @@ func (s *Store) Shared(window time.Duration) *server.Shared {
 		Allow:      s.allow,
 		LoadFaults: s.loadFaults,
 		SaveFaults: s.saveFaults,
-		Health:     func(ctx context.Context) error { return s.rdb.Ping(ctx).Err() },
 	}
 }
 
@@ -91,10 +89,21 @@ func (s *Store) loadFaults() ([]byte, *device.Error) {
 }
 
 func (s *Store) saveFaults(b []byte) *device.Error {
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.writeCtx()
 	defer cancel()
-	if err := s.rdb.Set(ctx, s.key("faults"), b, 0).Err(); err != nil {
+	var wait *redis.Cmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.key("faults"), b, 0)
+		if s.wait > 0 {
+			wait = waitCmd(ctx, p, s.wait)
+		}
+		return nil
+	})
+	if err != nil {
 		return unavailable(err)
+	}
+	if !replicated(wait) {
+		return s.notReplicated()
 	}
 	return nil
 }

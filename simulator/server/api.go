@@ -191,7 +191,7 @@ func (s *Server) record(r *http.Request, start time.Time, f device.Format, statu
 	s.journal.Add(ent)
 	if s.changes.Watched() {
 		published := ent // only this copy escapes to the heap
-		s.changes.Publish(Change{Kind: "request", Entry: &published})
+		s.changes.Publish(Change{Kind: "request", Entry: &published, Replica: s.cfg.Replica})
 	}
 	s.counts.count(status)
 	if s.access.on {

@@ -76,6 +76,18 @@ type Config struct {
 	HealthNeedsToken bool
 	// Changes is the dashboard's event feed (an in-memory Hub when nil).
 	Changes Changes
+	// Sessions keeps the dashboard's sign-ins (in memory when nil).
+	Sessions SessionStore
+	// Health says whether the store can serve (always, when nil); it is
+	// asked by /_sim/health, before each admin read, and every
+	// HealthEvery in the background to log when it is lost and back.
+	Health Health
+	// HealthEvery is how often the background check runs
+	// (DefaultHealthEvery when 0).
+	HealthEvery time.Duration
+	// Replica names this process in the events it publishes and on the
+	// dashboard (for example host-pid, or gwsim's --replica-name).
+	Replica string
 }
 
 // Server serves the interface and the admin API on one listener.
@@ -96,6 +108,8 @@ type Server struct {
 	stopSummary, summaryDone chan struct{}
 	changes                  Changes
 	sessions                 *sessions
+	healthOf                 Health
+	stopHealth               chan struct{}
 	bearer                   [sha256.Size]byte // SHA-256 of "Bearer <AdminToken>"
 	closing                  chan struct{}     // closed when the server shuts down
 
@@ -131,8 +145,17 @@ func New(cfg Config) *Server {
 	if cfg.Changes == nil {
 		cfg.Changes = NewHub()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, changes: cfg.Changes,
-		sessions: newSessions(cfg.AdminToken, cfg.Now), bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)),
+	if cfg.Sessions == nil {
+		cfg.Sessions = NewMemorySessions(cfg.Now)
+	}
+	if cfg.Health == nil {
+		cfg.Health = MemoryHealth{}
+	}
+	if cfg.HealthEvery <= 0 {
+		cfg.HealthEvery = DefaultHealthEvery
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, changes: cfg.Changes, healthOf: cfg.Health,
+		sessions: newSessions(cfg.AdminToken, cfg.Now, cfg.Sessions), bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)),
 		closing: make(chan struct{})}
 	s.access = newAccessLog(cfg, cfg.Logger)
 	s.faults.set(noFaults())
@@ -234,6 +257,8 @@ func (s *Server) Open(addr string) error {
 	}
 	ln = noFiveXXListener{ln}
 	s.startFaultPoll()
+	s.stopHealth = make(chan struct{})
+	go s.watchHealth(s.cfg.HealthEvery, s.stopHealth)
 	s.ln = ln
 	s.srv = &http.Server{
 		Handler:           s.handler,
@@ -282,6 +307,10 @@ func (s *Server) Close() error {
 	if s.stopPoll != nil {
 		close(s.stopPoll)
 		s.stopPoll = nil
+	}
+	if s.stopHealth != nil {
+		close(s.stopHealth)
+		s.stopHealth = nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/netip"
 	"time"
 
@@ -18,7 +17,8 @@ import (
 
 // StateStore is the fleet's changing state as the handlers use it. Every
 // method can fail with CodeStorageUnavailable when the state lives
-// elsewhere and cannot be reached; then nothing was changed.
+// elsewhere and cannot be reached; then the change is not acknowledged
+// (a store lost mid-write may still have applied it).
 type StateStore interface {
 	HasGateway(accountID, mac string) (bool, *device.Error)
 	Command(accountID, mac, sn string, t *device.Type, settings []device.Setting) *device.Error
@@ -32,10 +32,13 @@ type StateStore interface {
 }
 
 // JournalStore keeps the request journal. *Journal is the in-memory one.
-// A shared journal's Last shows every replica's entries.
+// A shared journal's Read shows every replica's entries.
 type JournalStore interface {
 	Add(Entry)
-	Last(n int) ([]Entry, uint64)
+	// Read returns up to n entries (n <= 0: all kept), oldest first, and
+	// how many were ever added; a journal that cannot be read says so
+	// rather than answer none.
+	Read(n int) ([]Entry, uint64, *device.Error)
 	Clear()
 }
 
@@ -56,7 +59,6 @@ type Shared struct {
 	SaveFaults func([]byte) *device.Error
 	// FaultsPoll is how often a replica reads the shared faults.
 	FaultsPoll time.Duration
-	Health     func(ctx context.Context) error
 }
 
 // memStore is the in-memory store behind StateStore.

@@ -2,9 +2,7 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -67,22 +65,4 @@ func (s *Server) startFaultPoll() {
 			}
 		}
 	}()
-}
-
-// health answers 200 {"status":"ok"}, or, when the shared store cannot be
-// reached, 503 {"status":"degraded"} so that a readiness probe takes the
-// replica out of a load balancer until the store is back.
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	if sh := s.cfg.Shared; sh != nil && sh.Health != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := sh.Health(ctx); err != nil {
-			w.Header().Set("Retry-After", "1")
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "degraded", "store": "unavailable"})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "store": "redis"})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
