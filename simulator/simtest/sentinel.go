@@ -57,18 +57,37 @@ func StartSentinel(t testing.TB) *SentinelSetup {
 		t.Cleanup(r.Kill)
 		return r
 	}
-	s.Primary = start(&Redis{Dir: t.TempDir(), Port: port()})
-	s.Replica = start(&Redis{Dir: t.TempDir(), Port: port(), Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(s.Primary.Port)}})
-	for i := 0; i < 3; i++ {
+	// A replica's full sync starts at once rather than after the default
+	// 5 s wait for more replicas (either node may be primary later).
+	noDelay := []string{"--repl-diskless-sync-delay", "0"}
+	s.Primary = start(&Redis{Dir: t.TempDir(), Port: port(), Args: noDelay})
+	s.Replica = start(&Redis{Dir: t.TempDir(), Port: port(),
+		Args: append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(s.Primary.Port)}, noDelay...)})
+	// Each Sentinel is told the others and the replica in its file, with
+	// fixed ids, rather than finding them through hello messages every
+	// 2 s: the setup is ready in a moment.
+	ports := []int{port(), port(), port()}
+	ids := make([]string, len(ports))
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%040x", i+1)
+	}
+	for i, p := range ports {
 		dir := t.TempDir()
 		conf := filepath.Join(dir, "sentinel.conf")
-		text := fmt.Sprintf("sentinel resolve-hostnames no\nsentinel monitor %s 127.0.0.1 %d 2\n"+
-			"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s %d\nsentinel parallel-syncs %s 1\n",
-			s.Master, s.Primary.Port, s.Master, SentinelDownAfter.Milliseconds(), s.Master, SentinelFailoverTimeout.Milliseconds(), s.Master)
-		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		var b strings.Builder
+		fmt.Fprintf(&b, "sentinel myid %s\nsentinel resolve-hostnames no\nsentinel monitor %s 127.0.0.1 %d 2\n", ids[i], s.Master, s.Primary.Port)
+		fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s %d\nsentinel parallel-syncs %s 1\n",
+			s.Master, SentinelDownAfter.Milliseconds(), s.Master, SentinelFailoverTimeout.Milliseconds(), s.Master)
+		fmt.Fprintf(&b, "sentinel known-replica %s 127.0.0.1 %d\n", s.Master, s.Replica.Port)
+		for j, q := range ports {
+			if j != i {
+				fmt.Fprintf(&b, "sentinel known-sentinel %s 127.0.0.1 %d %s\n", s.Master, q, ids[j])
+			}
+		}
+		if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s.Sentinels = append(s.Sentinels, start(&Redis{Dir: dir, Port: port(), Conf: conf}))
+		s.Sentinels = append(s.Sentinels, start(&Redis{Dir: dir, Port: p, Conf: conf}))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
