@@ -116,8 +116,7 @@ func Build(o Options) (*Simulator, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.Shared = rs.Shared(a.Window)
-		cfg.Sessions, cfg.Changes, cfg.Health = rs.Sessions(), rs.Feed(), rs.Health()
+		cfg.Backend = rs.Backend(a.Window)
 		return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), Redis: rs}, nil
 	}
 	if durability != redisstore.DurabilityPrimary {

@@ -16,24 +16,45 @@ import (
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 
-// Shared is the store as the server's seams: state, journal, replay
-// protection, rate counts, faults and health, all in Redis. window is the
-// authenticator's timestamp window (auth.DefaultWindow when 0).
-func (s *Store) Shared(window time.Duration) *server.Shared {
+// Backend is the store as every part of the server's Backend: state,
+// journal, replay protection, rate counts, faults, dashboard sessions, the
+// event feed and health, all in Redis. window is the authenticator's
+// timestamp window (auth.DefaultWindow when 0).
+func (s *Store) Backend(window time.Duration) server.Backend {
 	if window <= 0 {
 		window = auth.DefaultWindow
 	}
-	return &server.Shared{
-		Store:   s,
-		Journal: s.journal,
-		Replays: func(e *device.Envelope, now time.Time) (bool, *device.Error) {
-			return s.seen(e, window)
-		},
-		Allow:      s.allow,
-		LoadFaults: s.loadFaults,
-		SaveFaults: s.saveFaults,
-	}
+	return server.Backend{State: s, Journal: s.journal, Replays: replays{s, window}, Rates: rates{s},
+		Faults: faults{s}, Sessions: s.Sessions(), Changes: s.Feed(), Health: s.Health()}
 }
+
+// replays is replay protection in Redis (server.ReplayGuard).
+type replays struct {
+	s      *Store
+	window time.Duration
+}
+
+// Seen implements server.ReplayGuard.
+func (r replays) Seen(e *device.Envelope, _ time.Time) (bool, *device.Error) {
+	return r.s.seen(e, r.window)
+}
+
+// rates are the rate counts in Redis (server.RateCounter).
+type rates struct{ s *Store }
+
+// Allow implements server.RateCounter.
+func (r rates) Allow(client netip.Addr, limit int) (bool, time.Duration, *device.Error) {
+	return r.s.allow(client, limit)
+}
+
+// faults are the faults in Redis (server.FaultStore).
+type faults struct{ s *Store }
+
+// Load implements server.FaultStore.
+func (f faults) Load() ([]byte, *device.Error) { return f.s.loadFaults() }
+
+// Save implements server.FaultStore.
+func (f faults) Save(b []byte) *device.Error { return f.s.saveFaults(b) }
 
 // seen records an envelope with SET NX PX: whichever replica gets a
 // replay, the key is there. A request passes authentication only with a

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -77,14 +76,8 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, entries)
 	}))
 	h("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.reset(); err != nil {
-			var derr *device.Error
-			if errors.As(err, &derr) {
-				adminError(w, derr)
-				return
-			}
-			s.log.Error("reset: the state file could not be emptied", "err", err)
-			adminError(w, device.Errorf(device.CodeStorageFailed, "", "the state was reset in memory but the state file could not be emptied: %v", err))
+		if derr := s.store.Reset(); derr != nil {
+			adminError(w, derr)
 			return
 		}
 		s.log.Info("state reset to the fleet as loaded")

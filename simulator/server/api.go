@@ -124,9 +124,6 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	case device.UpdateName:
 		derr = st.Rename(req.AccountID, req.MAC, req.SN, req.Name)
 	}
-	if derr == nil && s.cfg.Durable != nil {
-		derr = s.sync(op, req)
-	}
 	return req, format, derr
 }
 

@@ -21,7 +21,7 @@ type Entry struct {
 	SN         string    `json:"sn,omitempty"`
 	DurationUS int64     `json:"duration_us"`
 	// Replica names the gwsim process that served the request, when
-	// replicas share one journal (Config.Shared).
+	// replicas share one journal (a shared Config.Backend).
 	Replica string `json:"replica,omitempty"`
 }
 

@@ -174,7 +174,7 @@ func (c *fakeClock) add(d time.Duration) {
 func TestRateLimit(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1000, 0)}
 	s, c := testServer(t, nil, Config{RateLimit: 5}, func(s *Server) {
-		s.limiter = newRateLimiter(5, DefaultRateLimitClients, clock.now)
+		s.rates = memRates{newRateLimiter(5, DefaultRateLimitClients, clock.now)}
 	})
 	for range 5 {
 		c.Send(device.SendCommand, device.JSON, dimmer(c, c.Envelope(), "40")).OK(t, device.JSON)

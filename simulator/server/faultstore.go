@@ -8,17 +8,15 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
-// setFaults replaces the faults: in the shared store first (so that a
+// setFaults replaces the faults: in the FaultStore first (so that a
 // change no replica can see is not acknowledged), then here.
 func (s *Server) setFaults(f Faults) *device.Error {
-	if sh := s.cfg.Shared; sh != nil && sh.SaveFaults != nil {
-		b, err := json.Marshal(f)
-		if err != nil {
-			return device.Errorf(device.CodeMalformedBody, "", "faults: %v", err)
-		}
-		if derr := sh.SaveFaults(b); derr != nil {
-			return derr
-		}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return device.Errorf(device.CodeMalformedBody, "", "faults: %v", err)
+	}
+	if derr := s.faultStore.Save(b); derr != nil {
+		return derr
 	}
 	s.faults.set(f)
 	return nil
@@ -26,7 +24,7 @@ func (s *Server) setFaults(f Faults) *device.Error {
 
 // pollFaults reads the shared faults and applies them when they changed.
 func (s *Server) pollFaults() {
-	b, derr := s.cfg.Shared.LoadFaults()
+	b, derr := s.faultStore.Load()
 	if derr != nil || len(b) == 0 || bytes.Equal(b, s.polled) {
 		return
 	}
@@ -39,18 +37,11 @@ func (s *Server) pollFaults() {
 	s.faults.set(f)
 }
 
-// startFaultPoll follows the shared faults, so that PUT /_sim/faults on
-// one replica applies to all within FaultsPoll.
+// startFaultPoll follows the FaultStore's faults, so that PUT
+// /_sim/faults on one replica applies to all within FaultsPoll.
 func (s *Server) startFaultPoll() {
-	sh := s.cfg.Shared
-	if sh == nil || sh.LoadFaults == nil {
-		return
-	}
 	s.pollFaults()
-	every := sh.FaultsPoll
-	if every <= 0 {
-		every = 200 * time.Millisecond
-	}
+	every := FaultsPoll
 	stop := make(chan struct{})
 	s.stopPoll = stop
 	go func() {
