@@ -307,3 +307,24 @@ func TestServeSeed(t *testing.T) {
 		t.Errorf("serving %+v, want the generated fleet", state)
 	}
 }
+
+// TestStoreFlags: --store-durability and --store are checked before
+// anything starts, with a message naming the flag and never a password.
+func TestStoreFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--store-durability", "always"}, "--store-durability must be primary or replicated"},
+		{[]string{"serve", "--store-durability", "replicated"}, "--store-durability replicated needs --store"},
+		{[]string{"serve", "--store", "redis+sentinel://127.0.0.1:1/"}, "MASTER"},
+		{[]string{"serve", "--store", "redis+sentinel://gw:s3cretpw@127.0.0.1:x/m"}, "HOST:PORT"},
+		{[]string{"serve", "--store", "redis+sentinel://gw:s3cretpw@127.0.0.1:1/m/x"}, "database"},
+		{[]string{"serve", "--store", "memcached://127.0.0.1:1"}, "redis+sentinel://"},
+	} {
+		code, _, stderr := run(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "s3cretpw") {
+			t.Errorf("gwsim %q: exit %d, stderr %q; want 2 and %q, no password", tc.args, code, stderr, tc.want)
+		}
+	}
+}

@@ -297,6 +297,21 @@ func open(ctx context.Context, rdb redis.UniversalClient, f *fleet.Fleet, o Opti
 	if o.Timeout <= 0 {
 		o.Timeout = time.Second
 	}
+	// Checked before Redis is asked anything: a mistake is said at once.
+	var wait time.Duration
+	switch o.Durability {
+	case "", DurabilityPrimary:
+	case DurabilityReplicated:
+		if _, cluster := rdb.(*redis.ClusterClient); cluster {
+			return nil, errors.New("--store-durability replicated is not supported on a Redis Cluster (WAIT would reach one node of the pipeline only): use a primary with replicas, or redis+sentinel://")
+		}
+		wait = o.WaitTimeout
+		if wait <= 0 {
+			wait = DefaultWaitTimeout
+		}
+	default:
+		return nil, fmt.Errorf("--store-durability must be primary or replicated, not %q", o.Durability)
+	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err := rdb.Ping(pctx).Err()
 	cancel()
@@ -311,20 +326,7 @@ func open(ctx context.Context, rdb redis.UniversalClient, f *fleet.Fleet, o Opti
 		o.Index = store.New(f, 1)
 	}
 	s := &Store{rdb: rdb, prefix: o.Prefix, replica: o.Replica, fleet: f, hash: h, index: o.Index,
-		firstAcc: map[string]string{}, limit: o.MessageLimit, jsize: o.JournalSize, timeout: o.Timeout}
-	switch o.Durability {
-	case "", DurabilityPrimary:
-	case DurabilityReplicated:
-		if _, cluster := rdb.(*redis.ClusterClient); cluster {
-			return nil, errors.New("--store-durability replicated is not supported on a Redis Cluster (WAIT would reach one node of the pipeline only): use a primary with replicas, or redis+sentinel://")
-		}
-		s.wait = o.WaitTimeout
-		if s.wait <= 0 {
-			s.wait = DefaultWaitTimeout
-		}
-	default:
-		return nil, fmt.Errorf("--store-durability must be primary or replicated, not %q", o.Durability)
-	}
+		firstAcc: map[string]string{}, limit: o.MessageLimit, jsize: o.JournalSize, timeout: o.Timeout, wait: wait}
 	for _, a := range f.Accounts {
 		for _, g := range a.Gateways {
 			if _, ok := s.firstAcc[g.MAC]; !ok {

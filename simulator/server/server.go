@@ -95,9 +95,9 @@ type Server struct {
 	rates   RateCounter // nil unless RateLimit > 0
 	// faultStore keeps the faults where every replica reads them.
 	faultStore FaultStore
-	access  accessLog
-	ops     []opRoute // the operations' exact paths
-	counts  counters
+	access     accessLog
+	ops        []opRoute // the operations' exact paths
+	counts     counters
 	// stopSummary ends the summary goroutine Open starts; summaryDone is
 	// closed when it has.
 	stopSummary, summaryDone chan struct{}
