@@ -134,19 +134,25 @@ func TestEventsOfEveryReplica(t *testing.T) {
 	for _, f := range []device.Format{device.JSON, device.XML} {
 		sn := simtest.SN('a', 0)
 		name := "Seen on one " + f.String()
-		c.Send(device.UpdateName, f, append(c.Envelope(), simtest.S("sn", sn), simtest.S("name", name))).OK(t, f)
-		waitChange(t, ctx, feed, func(ch server.Change) bool {
+		// Sent again until seen: replica two learns that replica one
+		// has a subscriber from a message on the channel, a moment after
+		// the subscription (the feed is best effort).
+		send := func() {
+			c.Send(device.UpdateName, f, append(c.Envelope(), simtest.S("sn", sn), simtest.S("name", name))).OK(t, f)
+		}
+		send()
+		waitChange(t, ctx, feed, send, func(ch server.Change) bool {
 			return ch.Kind == "request" && ch.Replica == "two" && ch.Entry != nil && ch.Entry.SN == sn && ch.Entry.Format == f.String() && ch.Entry.Status == 200
 		}, "replica two's "+f.String()+" rename on replica one's feed")
 	}
 	c.AdminJSON(http.MethodDelete, "/_sim/faults", "", nil)
-	waitChange(t, ctx, feed, func(ch server.Change) bool { return ch.Kind == "faults" && ch.Replica == "two" }, "replica two's faults change")
+	waitChange(t, ctx, feed, nil, func(ch server.Change) bool { return ch.Kind == "faults" && ch.Replica == "two" }, "replica two's faults change")
 
 	// Replica one's own events name it too, and the dashboard data says
 	// which replica serves the page.
 	own := simtest.NewClient(t, one.URL)
 	own.Send(device.SendMessage, device.JSON, append(own.Envelope(), simtest.S("message_type", "alarm"), simtest.S("message_value", "x=1"))).OK(t, device.JSON)
-	waitChange(t, ctx, feed, func(ch server.Change) bool { return ch.Kind == "request" && ch.Replica == "one" }, "replica one's own message")
+	waitChange(t, ctx, feed, nil, func(ch server.Change) bool { return ch.Kind == "request" && ch.Replica == "one" }, "replica one's own message")
 	own.AdminToken = stagingToken
 	var d server.DashboardData
 	own.AdminJSON(http.MethodGet, "/_sim/dashboard/data", "", &d)
@@ -155,13 +161,21 @@ func TestEventsOfEveryReplica(t *testing.T) {
 	}
 }
 
-func waitChange(t *testing.T, ctx context.Context, feed <-chan server.Change, want func(server.Change) bool, what string) {
+// waitChange reads the feed until a change is what is wanted; resend,
+// when set, is called every half second meanwhile.
+func waitChange(t *testing.T, ctx context.Context, feed <-chan server.Change, resend func(), want func(server.Change) bool, what string) {
 	t.Helper()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		select {
 		case c := <-feed:
 			if want(c) {
 				return
+			}
+		case <-tick.C:
+			if resend != nil {
+				resend()
 			}
 		case <-ctx.Done():
 			t.Fatalf("no event: %s", what)
