@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -41,9 +42,11 @@ type Options struct {
 	// AccessLog and SummaryEvery: see server.Config.
 	AccessLog    bool
 	SummaryEvery time.Duration
-	// StoreURL, when set (redis://HOST:PORT/DB, rediss://…), keeps the
-	// state in Redis, shared by every replica started with it (package
-	// redisstore); StoreReset replaces a different fleet found there.
+	// StoreURL chooses where the state is kept: "" or "memory:" in this
+	// process, "file:PATH" in a state file (as StateFile), redis://,
+	// rediss:// or redis+sentinel:// in Redis, shared by every replica
+	// started with it (package redisstore); StoreReset replaces a
+	// different fleet found there.
 	StoreURL   string
 	StoreReset bool
 	// StoreDurability is when a change on Redis is acknowledged: once the
@@ -105,6 +108,25 @@ func Build(o Options) (*Simulator, error) {
 	durability, err := redisstore.ParseDurability(o.StoreDurability)
 	if err != nil {
 		return nil, err
+	}
+	switch u := o.StoreURL; {
+	case u == "memory:":
+		if o.StateFile != "" {
+			return nil, errors.New("--store memory: and --state-file exclude each other")
+		}
+		o.StoreURL = ""
+	case strings.HasPrefix(u, "file:"):
+		path := strings.TrimPrefix(u, "file:")
+		if path == "" {
+			return nil, errors.New("--store file:PATH needs the state file's path")
+		}
+		if o.StateFile != "" && o.StateFile != path {
+			return nil, errors.New("--store file:PATH and --state-file name two different files: give one")
+		}
+		o.StateFile, o.StoreURL = path, ""
+	}
+	if o.StoreReset && o.StoreURL == "" {
+		return nil, errors.New("--store-reset needs a Redis --store: it empties gwsim's keys there")
 	}
 	if o.StoreURL != "" {
 		if o.StateFile != "" {
