@@ -1,24 +1,32 @@
 // Package redisstore keeps gwsim's changing state in Redis so that any
 // number of gwsim replicas serve one fleet: device states and names, each
 // gateway's message log (capped), one journal stream, replay protection,
-// rate counts and faults. Every replica still holds the fleet itself (its
-// accounts, gateways, devices and their types, which never change) to
-// check requests in Go; Redis holds what changes.
+// rate counts, faults, dashboard sessions and the dashboard's event feed.
+// Every replica still holds the fleet itself (its accounts, gateways,
+// devices and their types, which never change) to check requests in Go;
+// Redis holds what changes.
 //
 // Keys start with a prefix ("gwsim:" by default); a gateway's keys share
 // the hash tag {gw:MAC} so that they live in one Cluster slot and a
-// gateway's message log and count change in one transaction:
+// gateway's message log and count change in one script:
 //
 //	PREFIX meta            hash: fleet (sha256 of the fleet), loaded_at
 //	PREFIX lock            the loading replica's lock (SET NX PX)
 //	PREFIX {gw:MAC}:d:ACCOUNT:SN   hash: t type, n name, 0..k numbers, x text
 //	PREFIX {gw:MAC}:m:ACCOUNT      list of messages (JSON), newest last, capped
-//	PREFIX {gw:MAC}:mt:ACCOUNT     messages ever received
+//	PREFIX {gw:MAC}:mt:ACCOUNT     messages ever received (0 from the load on)
 //	PREFIX journal          stream, MAXLEN ~ journal size; fields e (entry JSON), r (replica)
 //	PREFIX journal:total    entries ever added
 //	PREFIX replay:HASH      SET NX PX: an envelope seen
 //	PREFIX rl:IP:SECOND     INCR + PEXPIRE: requests of a client in a second
 //	PREFIX faults           the whole JSON of server.Faults
+//	PREFIX session:HASH     SET PX: a dashboard session (a hash of its id)
+//	PREFIX events           pub/sub channel: the dashboard's events, and
+//	                        {"watch": REPLICA} from a replica with a page open
+//
+// The store is every part of server.Backend (Store.Backend); with
+// DurabilityReplicated each change is acknowledged only once a Redis
+// replica has it too (WAIT).
 package redisstore
 
 import (
