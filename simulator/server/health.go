@@ -76,7 +76,8 @@ func (s *Server) read(next http.HandlerFunc) http.HandlerFunc {
 // watchHealth asks the store's health every interval and logs each change
 // once: lost (warn, with the reason), another reason (warn), and back
 // (info, with how long it lasted).
-func (s *Server) watchHealth(every time.Duration, stop <-chan struct{}) {
+func (s *Server) watchHealth(every time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var down time.Time // zero while the store serves
@@ -101,6 +102,11 @@ func (s *Server) watchHealth(every time.Duration, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
+			select {
+			case <-stop: // both ready: stopping wins
+				return
+			default:
+			}
 		}
 	}
 }

@@ -104,9 +104,11 @@ type Server struct {
 	changes                  Changes
 	sessions                 *sessions
 	healthOf                 Health
-	stopHealth               chan struct{}
-	bearer                   [sha256.Size]byte // SHA-256 of "Bearer <AdminToken>"
-	closing                  chan struct{}     // closed when the server shuts down
+	// stopHealth ends the health watch Open starts; healthDone is closed
+	// when it has (so that it never asks a store closed after Close).
+	stopHealth, healthDone chan struct{}
+	bearer                 [sha256.Size]byte // SHA-256 of "Bearer <AdminToken>"
+	closing                chan struct{}     // closed when the server shuts down
 
 	ln  net.Listener
 	srv *http.Server
@@ -267,8 +269,8 @@ func (s *Server) Open(addr string) error {
 	}
 	ln = noFiveXXListener{ln}
 	s.startFaultPoll()
-	s.stopHealth = make(chan struct{})
-	go s.watchHealth(s.cfg.HealthEvery, s.stopHealth)
+	s.stopHealth, s.healthDone = make(chan struct{}), make(chan struct{})
+	go s.watchHealth(s.cfg.HealthEvery, s.stopHealth, s.healthDone)
 	s.ln = ln
 	s.srv = &http.Server{
 		Handler:           s.handler,
@@ -320,6 +322,7 @@ func (s *Server) Close() error {
 	}
 	if s.stopHealth != nil {
 		close(s.stopHealth)
+		<-s.healthDone
 		s.stopHealth = nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
