@@ -9,11 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/gwdmi/gwtools/conformance/load"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
@@ -130,4 +134,60 @@ func TestSentinelFailoverLosesNoAcknowledgedChange(t *testing.T) {
 	}
 	t.Logf("promoted %s and served again %s after the kill; %d ack log lines (%d acknowledged, %d without an answer or uncertain), %d devices checked",
 		promoted.Round(time.Millisecond), recovered.Round(time.Millisecond), len(entries), res.Acknowledged, res.Unanswered, len(want))
+}
+
+// With --store-durability replicated a change is acknowledged only once a
+// Redis replica has it: with the replica there, it is on the replica when
+// the answer comes; with the replica gone, changes answer 503
+// storage_unavailable with Retry-After (both formats), never 200; with it
+// back, 200 again.
+func TestReplicatedWaitsForAReplica(t *testing.T) {
+	primary := simtest.StartRedis(t, false)
+	replica := simtest.StartReplica(t, primary)
+	ps := replicas(t, primary, 1, "--store-durability", "replicated")
+	c := simtest.NewClient(t, ps[0].URL)
+	i, ty := thermostat(t)
+	sn := simtest.SN('a', i)
+	rc := redis.NewClient(&redis.Options{Addr: replica.Addr()})
+	defer rc.Close()
+	for k, f := range []device.Format{device.JSON, device.XML} {
+		name := "Replicated " + f.String()
+		c.Send(device.UpdateName, f, append(c.Envelope(), simtest.S("sn", sn), simtest.S("name", name))).OK(t, f)
+		// Read on the replica itself, at once: WAIT saw it there.
+		got, err := rc.HGet(context.Background(), redisstore.DefaultPrefix+"{gw:"+simtest.MACA+"}:d:"+simtest.AccountA+":"+sn, "n").Result()
+		if err != nil || got != name {
+			t.Errorf("%s: the replica holds %q (%v) right after the 200, want %q", f, got, err, name)
+		}
+		c.Send(device.SendMessage, f, append(c.Envelope(), simtest.S("message_type", "alarm"), simtest.S("message_value", "n="+strconv.Itoa(k)))).OK(t, f)
+	}
+
+	replica.Kill()
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		for _, res := range []*simtest.Response{
+			c.Send(device.SendCommand, f, c.Command(sn, ty.Name, simtest.N(wire(ty, "heating_point", f), "18"))),
+			c.Send(device.SendMessage, f, append(c.Envelope(), simtest.S("message_type", "alarm"), simtest.S("message_value", "n=9"))),
+		} {
+			res.Fail(t, f, http.StatusServiceUnavailable, device.CodeStorageUnavailable, "")
+			if res.Header.Get("Retry-After") == "" || !strings.Contains(res.Message, "no replica confirmed") {
+				t.Errorf("%s without a replica: %s (want Retry-After and why)", f, res)
+			}
+		}
+	}
+	status, _, body := c.Admin(http.MethodPut, "/_sim/faults", `{"latency":"0s"}`)
+	if status != http.StatusServiceUnavailable {
+		t.Errorf("PUT /_sim/faults without a replica: %d %s", status, body)
+	}
+
+	replica.Start()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := c.Send(device.SendCommand, device.XML, c.Command(sn, ty.Name, simtest.N(wire(ty, "heating_point", device.XML), "19")))
+		if res.Status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no 200 within 10 s of the replica's return: %s", res)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -89,20 +89,9 @@ func StartSentinel(t testing.TB) *SentinelSetup {
 		}
 		s.Sentinels = append(s.Sentinels, start(&Redis{Dir: dir, Port: p, Conf: conf}))
 	}
+	waitInSync(t, s.Replica)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rc := redis.NewClient(&redis.Options{Addr: s.Replica.Addr()})
-	defer rc.Close()
-	for {
-		info, _ := rc.Info(ctx, "replication").Result()
-		if strings.Contains(info, "master_link_status:up") {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the replica did not sync with the primary in 30 s: %s", info)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	for _, sn := range s.Sentinels {
 		c := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr()})
 		for {
@@ -120,6 +109,38 @@ func StartSentinel(t testing.TB) *SentinelSetup {
 		c.Close()
 	}
 	return s
+}
+
+// StartReplica starts a redis-server that replicates primary (no
+// persistence, full sync at once) and waits until it is in sync.
+func StartReplica(t testing.TB, primary *Redis) *Redis {
+	t.Helper()
+	needRedisServer(t)
+	r := &Redis{t: t, Dir: t.TempDir(), Port: freePort(t),
+		Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.Port), "--repl-diskless-sync-delay", "0"}}
+	r.Start()
+	t.Cleanup(r.Kill)
+	waitInSync(t, r)
+	return r
+}
+
+// waitInSync waits until the replica r says its link to the primary is up.
+func waitInSync(t testing.TB, r *Redis) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	defer rc.Close()
+	for {
+		info, _ := rc.Info(ctx, "replication").Result()
+		if strings.Contains(info, "master_link_status:up") {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the replica %s did not sync with its primary in 30 s: %s", r.Addr(), info)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // URL is the --store URL: redis+sentinel://S1,S2,S3/MASTER/0.
