@@ -28,7 +28,11 @@ func (ss *Sessions) key(id string) string {
 func (ss *Sessions) Open(id string, expires time.Time) *device.Error {
 	ctx, cancel := ss.s.ctx()
 	defer cancel()
-	if err := ss.s.rdb.Set(ctx, ss.key(id), 1, time.Until(expires)).Err(); err != nil {
+	ttl := time.Until(expires)
+	if ttl < time.Millisecond { // never 0 (no expiry) nor -1 (KEEPTTL) to go-redis
+		ttl = time.Millisecond
+	}
+	if err := ss.s.rdb.Set(ctx, ss.key(id), 1, ttl).Err(); err != nil {
 		return unavailable(err)
 	}
 	return nil
