@@ -7,6 +7,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -39,14 +42,30 @@ type Options struct {
 	// AccessLog and SummaryEvery: see server.Config.
 	AccessLog    bool
 	SummaryEvery time.Duration
-	// StoreURL, when set (redis://HOST:PORT/DB, rediss://…), keeps the
-	// state in Redis, shared by every replica started with it (package
-	// redisstore); StoreReset replaces a different fleet found there.
+	// StoreURL chooses where the state is kept: "" or "memory:" in this
+	// process, "file:PATH" in a state file (as StateFile), redis://,
+	// rediss:// or redis+sentinel:// in Redis, shared by every replica
+	// started with it (package redisstore); StoreReset replaces a
+	// different fleet found there.
 	StoreURL   string
 	StoreReset bool
-	// Replica names this process in the shared journal (host-pid when
-	// empty).
+	// StoreDurability is when a change on Redis is acknowledged: once the
+	// primary has it ("" or "primary") or once a replica has it too
+	// ("replicated"). See redisstore.Durability.
+	StoreDurability string
+	// Replica names this process in the journal, the dashboard and its
+	// events (host-pid when empty).
 	Replica string
+}
+
+// DefaultReplica is this process's name when Options.Replica is empty:
+// the host name and the pid.
+func DefaultReplica() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "gwsim"
+	}
+	return h + "-" + strconv.Itoa(os.Getpid())
 }
 
 // Simulator is a running gwsim.
@@ -78,21 +97,52 @@ func Build(o Options) (*Simulator, error) {
 	}
 	a := f.Authenticator()
 	a.Now = o.Now
+	if o.Replica == "" {
+		o.Replica = DefaultReplica()
+	}
 	st := store.New(f, o.MessageLimit)
 	cfg := server.Config{Store: st, Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
-		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken}
+		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
+		Replica: o.Replica}
+	durability, err := redisstore.ParseDurability(o.StoreDurability)
+	if err != nil {
+		return nil, err
+	}
+	switch u := o.StoreURL; {
+	case u == "memory:":
+		if o.StateFile != "" {
+			return nil, errors.New("--store memory: and --state-file exclude each other")
+		}
+		o.StoreURL = ""
+	case strings.HasPrefix(u, "file:"):
+		path := strings.TrimPrefix(u, "file:")
+		if path == "" {
+			return nil, errors.New("--store file:PATH needs the state file's path")
+		}
+		if o.StateFile != "" && o.StateFile != path {
+			return nil, errors.New("--store file:PATH and --state-file name two different files: give one")
+		}
+		o.StateFile, o.StoreURL = path, ""
+	}
+	if o.StoreReset && o.StoreURL == "" {
+		return nil, errors.New("--store-reset needs a Redis --store: it empties gwsim's keys there")
+	}
 	if o.StoreURL != "" {
 		if o.StateFile != "" {
 			return nil, errors.New("--store and --state-file exclude each other: with Redis the state lives in Redis")
 		}
 		rs, err := redisstore.Open(context.Background(), f, redisstore.Options{URL: o.StoreURL, Reset: o.StoreReset,
-			Replica: o.Replica, Index: st, MessageLimit: o.MessageLimit, JournalSize: o.JournalSize})
+			Replica: o.Replica, Index: st, MessageLimit: o.MessageLimit, JournalSize: o.JournalSize,
+			Durability: durability})
 		if err != nil {
 			return nil, err
 		}
-		cfg.Shared = rs.Shared(a.Window)
+		cfg.Backend = rs.Backend(a.Window)
 		return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), Redis: rs}, nil
+	}
+	if durability != redisstore.DurabilityPrimary {
+		return nil, errors.New("--store-durability replicated needs --store with a Redis that has replicas")
 	}
 	var state *persist.File
 	if o.StateFile != "" {

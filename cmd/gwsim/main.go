@@ -133,6 +133,12 @@ type Main struct {
 	// StoreReset replaces another fleet found there.
 	Store      string
 	StoreReset bool
+	// StoreDurability is when a change on Redis is acknowledged: primary
+	// or replicated.
+	StoreDurability string
+	// ReplicaName names this process in the journal, the dashboard and
+	// its events (default: host name and pid).
+	ReplicaName string
 	// HealthNeedsToken puts /_sim/health behind --admin-token too.
 	HealthNeedsToken bool
 
@@ -176,10 +182,16 @@ func (m *Main) ParseFlags(args []string) error {
 		"timestamp is in the window (with the md5 sign: at most one request per key per second)")
 	fs.IntVar(&m.RateLimit, "rate-limit", 0, "at most `N` operation requests a second per client IP (IPv6: per /64), burst N;\n"+
 		"beyond: 429 rate_limited with Retry-After. 0: no limit")
-	fs.StringVar(&m.Store, "store", "", "keep the state in Redis at `URL` (redis://[user:password@]HOST:PORT/DB, rediss:// for TLS,\n"+
-		"redis://H1:P1?addr=H2:P2 for a Cluster; env GWSIM_STORE), shared by every gwsim started with it:\n"+
-		"device states, names, message logs, journal, replay protection, rate counts, faults. Default: in memory")
+	fs.StringVar(&m.Store, "store", "", "where the state is kept, by `URL` (env GWSIM_STORE): memory: (the default), file:PATH (as\n"+
+		"--state-file), or Redis, shared by every gwsim started with it: redis://[user:password@]HOST:PORT/DB,\n"+
+		"rediss:// for TLS, redis://H1:P1?addr=H2:P2 for a Cluster, redis+sentinel://H1:P1,H2:P2/MASTER[/DB] to\n"+
+		"follow a Sentinel setup through failovers. On Redis: device states, names, message logs, journal,\n"+
+		"replay protection, rate counts, faults, dashboard sessions and events")
 	fs.BoolVar(&m.StoreReset, "store-reset", false, "with --store: empty gwsim's keys in Redis and load this fleet, even when Redis holds another fleet")
+	fs.StringVar(&m.StoreDurability, "store-durability", "primary", "with --store: when a change is acknowledged. primary: once the Redis primary has it\n"+
+		"(a failover may lose the last ones); replicated: once a replica has it too (WAIT 1, 1s; when no\n"+
+		"replica confirms in time: 503 storage_unavailable, the change may or may not be kept)")
+	fs.StringVar(&m.ReplicaName, "replica-name", "", "this process's name in the journal, the dashboard and its events (default: host name-pid)")
 	fs.Bool("version", false, "print the version and exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -193,6 +205,19 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if m.StoreReset && m.Store == "" {
 		return errors.New("--store-reset needs --store")
+	}
+	if path, ok := strings.CutPrefix(m.Store, "file:"); ok && (m.StateFile == "" || m.StateFile == path) {
+		m.StateFile, m.Store = path, "" // --store file:PATH is --state-file PATH
+		if path == "" {
+			return errors.New("--store file:PATH needs the state file's path")
+		}
+	}
+	onRedis := m.Store != "" && m.Store != "memory:" && !strings.HasPrefix(m.Store, "file:")
+	if _, err := redisstore.ParseDurability(m.StoreDurability); err != nil {
+		return err
+	}
+	if m.StoreDurability == string(redisstore.DurabilityReplicated) && !onRedis {
+		return errors.New("--store-durability replicated needs a Redis --store")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -258,7 +283,8 @@ func (m *Main) ParseFlags(args []string) error {
 	m.Sim, err = simulator.Build(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
-		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken})
+		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
+		StoreDurability: m.StoreDurability, Replica: m.ReplicaName})
 	return err
 }
 

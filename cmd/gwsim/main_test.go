@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -311,5 +312,69 @@ func TestServeSeed(t *testing.T) {
 	c.AdminJSON("GET", "/_sim/state", "", &state)
 	if len(state.Accounts) != 1 || state.Accounts[0].ID != tg.AccountID {
 		t.Errorf("serving %+v, want the generated fleet", state)
+	}
+}
+
+// TestStoreFlags: --store-durability and --store are checked before
+// anything starts, with a message naming the flag and never a password.
+func TestStoreFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--store-durability", "always"}, "--store-durability must be primary or replicated"},
+		{[]string{"serve", "--store-durability", "replicated"}, "--store-durability replicated needs a Redis --store"},
+		{[]string{"serve", "--store", "redis+sentinel://127.0.0.1:1/"}, "MASTER"},
+		{[]string{"serve", "--store", "redis+sentinel://gw:s3cretpw@127.0.0.1:x/m"}, "HOST:PORT"},
+		{[]string{"serve", "--store", "redis+sentinel://gw:s3cretpw@127.0.0.1:1/m/x"}, "database"},
+		{[]string{"serve", "--store", "memcached://127.0.0.1:1"}, "redis+sentinel://"},
+	} {
+		code, _, stderr := run(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "s3cretpw") {
+			t.Errorf("gwsim %q: exit %d, stderr %q; want 2 and %q, no password", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestStoreByURL: --store memory: is the default, --store file:PATH is
+// --state-file PATH (a change survives a restart with either), and
+// combinations that make no sense are refused.
+func TestStoreByURL(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--store", "file:"}, "needs the state file's path"},
+		{[]string{"serve", "--store", "file:a.db", "--state-file", "b.db"}, "two different files"},
+		{[]string{"serve", "--store", "memory:", "--state-file", "b.db"}, "exclude each other"},
+		{[]string{"serve", "--store", "memory:", "--store-reset"}, "--store-reset needs a Redis --store"},
+		{[]string{"serve", "--store", "file:x.db", "--store-durability", "replicated"}, "needs a Redis --store"},
+	} {
+		code, _, stderr := run(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("gwsim %q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "state.db")
+	url, out, cancel, exit := serve(t, "--store", "file:"+p)
+	if !strings.Contains(out.String(), "state file: "+p) {
+		t.Errorf("the banner does not name the state file:\n%s", out.String())
+	}
+	tg, _ := fleet.Demo().Target()
+	c := simtest.NewClient(t, url)
+	c.APIKey, c.Secret, c.Account, c.MAC = tg.Key.Key, tg.Key.Secret, tg.AccountID, tg.MAC
+	sn := tg.Devices["Light Dimmer"].SN
+	c.Send(device.SendCommand, device.XML, c.Command(sn, "Light Dimmer", simtest.S("dimming", "23"))).OK(t, device.XML)
+	cancel()
+	<-exit
+	url, _, cancel, exit = serve(t, "--state-file", p)
+	if d := simtest.NewClient(t, url).Device(tg.MAC, sn); fmt.Sprint(d.State["dimming"]) != "23" {
+		t.Errorf("after a restart with --state-file on the file --store file: wrote: %v", d.State)
+	}
+	cancel()
+	<-exit
+	url, _, _, _ = serve(t, "--store", "memory:")
+	if d := simtest.NewClient(t, url).Device(tg.MAC, sn); fmt.Sprint(d.State["dimming"]) == "23" {
+		t.Errorf("--store memory: read the state file")
 	}
 }

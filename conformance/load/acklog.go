@@ -22,6 +22,11 @@ const (
 	// complete answer came (the target died or the connection broke while
 	// it was in flight): the change may or may not have been applied.
 	AckNoAnswer = "no_answer"
+	// AckUncertain: the target answered that its store could not confirm
+	// the change (503 storage_unavailable or storage_failed: a store lost
+	// mid-write, or no replica confirmed it in time): like no_answer, it
+	// may or may not have been applied.
+	AckUncertain = "uncertain"
 )
 
 // AckEntry is one line of the ack log (Config.AckLog): an acknowledged
@@ -30,7 +35,7 @@ const (
 type AckEntry struct {
 	// Seq numbers the lines in the order they were written, from 1.
 	Seq int64 `json:"seq"`
-	// Status is AckAcknowledged or AckNoAnswer.
+	// Status is AckAcknowledged, AckNoAnswer or AckUncertain.
 	Status string `json:"status"`
 	// Op is command, message or update_name (device.Operation.Name).
 	Op     string `json:"op"`
@@ -50,7 +55,8 @@ type AckEntry struct {
 	// MessageType and MessageValue are a message's.
 	MessageType  string `json:"message_type,omitempty"`
 	MessageValue string `json:"message_value,omitempty"`
-	// Error is why no answer came (AckNoAnswer only).
+	// Error is why no answer came (AckNoAnswer), or the answer's status
+	// and code (AckUncertain).
 	Error string `json:"error,omitempty"`
 	// Time is when the answer came, or when the attempt was given up.
 	Time time.Time `json:"time"`

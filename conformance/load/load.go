@@ -434,6 +434,8 @@ func (w *worker) one(ctx context.Context, t int) {
 			r.acks.record(&w.req, r.targets[t], AckAcknowledged, nil)
 		case a.err != nil && a.sent:
 			r.acks.record(&w.req, r.targets[t], AckNoAnswer, a.err)
+		case a.code == device.CodeStorageUnavailable || a.code == device.CodeStorageFailed:
+			r.acks.record(&w.req, r.targets[t], AckUncertain, fmt.Errorf("%d %s", a.status, a.code))
 		}
 	}
 	if a.err != nil && ctx.Err() != nil {

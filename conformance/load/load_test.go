@@ -60,7 +60,7 @@ func TestLoopbackBothFormats(t *testing.T) {
 					}
 				}
 			}
-			entries, total := sim.Server.Journal().Last(0)
+			entries, total, _ := sim.Server.Journal().Read(0)
 			if total != 600 {
 				t.Errorf("the simulator saw %d requests", total)
 			}

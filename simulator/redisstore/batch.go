@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -103,29 +105,96 @@ func (b *batcher) loop() {
 	}
 }
 
-// run sends one pipeline of EVALSHA; updates that find the script not
-// loaded (a Redis restarted or flushed) run again with EVAL.
+// run sends one pipeline of EVALSHA, and with DurabilityReplicated a
+// WAIT after them in the same pipeline (WAIT counts the writes of the
+// connection it is sent on: a pipeline is one connection). Updates that
+// find the script not loaded (a Redis restarted, flushed or failed over)
+// run again with EVAL, in a second pipeline with its own WAIT.
 func (b *batcher) run(batch []*pendingUpdate) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.s.timeout)
+	ctx, cancel := b.s.writeCtx()
 	defer cancel()
 	cmds := make([]*redis.Cmd, len(batch))
-	_, err := b.s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
-		for i, p := range batch {
-			cmds[i] = update.EvalSha(ctx, pl, []string{p.key}, p.args...)
-		}
-		return nil
-	})
+	confirmed := b.pipeline(ctx, batch, cmds, false)
+	var retry []*pendingUpdate
 	for i, p := range batch {
 		c := cmds[i]
 		if c == nil {
-			p.err = err
 			continue
 		}
 		if e := c.Err(); e != nil && strings.HasPrefix(e.Error(), "NOSCRIPT") {
-			c = update.Eval(ctx, b.s.rdb, []string{p.key}, p.args...)
+			retry = append(retry, p)
+			continue
 		}
 		p.n, p.err = c.Int64()
+		if p.err == nil && p.n == 1 && !confirmed {
+			p.err = errNotReplicated
+		}
 	}
+	if len(retry) == 0 {
+		return
+	}
+	cmds = cmds[:len(retry)]
+	confirmed = b.pipeline(ctx, retry, cmds, true)
+	for i, p := range retry {
+		if cmds[i] == nil {
+			continue
+		}
+		p.n, p.err = cmds[i].Int64()
+		if p.err == nil && p.n == 1 && !confirmed {
+			p.err = errNotReplicated
+		}
+	}
+}
+
+// pipeline sends the updates (EVAL with eval, else EVALSHA) and, with
+// DurabilityReplicated, WAIT; it reports whether a replica confirmed
+// them (always true without WAIT). When the pipeline fails before the
+// updates' answers are read, each update gets the error and cmds[i] is
+// nil.
+func (b *batcher) pipeline(ctx context.Context, batch []*pendingUpdate, cmds []*redis.Cmd, eval bool) bool {
+	var wait *redis.Cmd
+	_, err := b.s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for i, p := range batch {
+			if eval {
+				cmds[i] = update.Eval(ctx, pl, []string{p.key}, p.args...)
+			} else {
+				cmds[i] = update.EvalSha(ctx, pl, []string{p.key}, p.args...)
+			}
+		}
+		if b.s.wait > 0 {
+			wait = waitCmd(ctx, pl, b.s.wait)
+		}
+		return nil
+	})
+	if err != nil && !isReplyError(err) {
+		for i, p := range batch {
+			cmds[i] = nil
+			p.err = err
+		}
+		return false
+	}
+	return replicated(wait)
+}
+
+// waitCmd queues WAIT 1 timeout (the pipeline interface has no Wait).
+func waitCmd(ctx context.Context, pl redis.Pipeliner, timeout time.Duration) *redis.Cmd {
+	return pl.Do(ctx, "WAIT", 1, timeout.Milliseconds())
+}
+
+// replicated reads WAIT's answer: at least one replica (nil: no WAIT).
+func replicated(wait *redis.Cmd) bool {
+	if wait == nil {
+		return true
+	}
+	n, err := wait.Int64()
+	return err == nil && n >= 1
+}
+
+// isReplyError says whether err is Redis's answer to one command (such as
+// NOSCRIPT) rather than a failure of the connection.
+func isReplyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // close stops the loop; updates after it fail.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 
@@ -106,9 +107,9 @@ func (j *journal) write(batch [][]byte) {
 	}
 }
 
-// Last returns up to n entries of every replica, oldest first, and how
-// many were ever added.
-func (j *journal) Last(n int) ([]server.Entry, uint64) {
+// Read returns up to n entries of every replica, oldest first, and how
+// many were ever added (server.JournalStore).
+func (j *journal) Read(n int) ([]server.Entry, uint64, *device.Error) {
 	ack := make(chan struct{})
 	select {
 	case j.flush <- ack:
@@ -131,7 +132,7 @@ func (j *journal) Last(n int) ([]server.Entry, uint64) {
 		return nil
 	})
 	if err != nil && err != redis.Nil {
-		return []server.Entry{}, 0
+		return nil, 0, unavailable(err)
 	}
 	msgs := xr.Val()
 	out := make([]server.Entry, 0, len(msgs))
@@ -143,7 +144,7 @@ func (j *journal) Last(n int) ([]server.Entry, uint64) {
 		}
 	}
 	total, _ := strconv.ParseUint(tc.Val(), 10, 64)
-	return out, total
+	return out, total, nil
 }
 
 // Clear empties the shared journal.

@@ -1,24 +1,32 @@
 // Package redisstore keeps gwsim's changing state in Redis so that any
 // number of gwsim replicas serve one fleet: device states and names, each
 // gateway's message log (capped), one journal stream, replay protection,
-// rate counts and faults. Every replica still holds the fleet itself (its
-// accounts, gateways, devices and their types, which never change) to
-// check requests in Go; Redis holds what changes.
+// rate counts, faults, dashboard sessions and the dashboard's event feed.
+// Every replica still holds the fleet itself (its accounts, gateways,
+// devices and their types, which never change) to check requests in Go;
+// Redis holds what changes.
 //
 // Keys start with a prefix ("gwsim:" by default); a gateway's keys share
 // the hash tag {gw:MAC} so that they live in one Cluster slot and a
-// gateway's message log and count change in one transaction:
+// gateway's message log and count change in one script:
 //
 //	PREFIX meta            hash: fleet (sha256 of the fleet), loaded_at
 //	PREFIX lock            the loading replica's lock (SET NX PX)
 //	PREFIX {gw:MAC}:d:ACCOUNT:SN   hash: t type, n name, 0..k numbers, x text
 //	PREFIX {gw:MAC}:m:ACCOUNT      list of messages (JSON), newest last, capped
-//	PREFIX {gw:MAC}:mt:ACCOUNT     messages ever received
+//	PREFIX {gw:MAC}:mt:ACCOUNT     messages ever received (0 from the load on)
 //	PREFIX journal          stream, MAXLEN ~ journal size; fields e (entry JSON), r (replica)
 //	PREFIX journal:total    entries ever added
 //	PREFIX replay:HASH      SET NX PX: an envelope seen
 //	PREFIX rl:IP:SECOND     INCR + PEXPIRE: requests of a client in a second
 //	PREFIX faults           the whole JSON of server.Faults
+//	PREFIX session:HASH     SET PX: a dashboard session (a hash of its id)
+//	PREFIX events           pub/sub channel: the dashboard's events, and
+//	                        {"watch": REPLICA} from a replica with a page open
+//
+// The store is every part of server.Backend (Store.Backend); with
+// DurabilityReplicated each change is acknowledged only once a Redis
+// replica has it too (WAIT).
 package redisstore
 
 import (
@@ -27,6 +35,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -68,6 +77,42 @@ type Options struct {
 	Index *store.Store
 	// OnLoad, when set, is told how many devices were loaded so far.
 	OnLoad func(done, total int)
+	// Durability is when a change is acknowledged: once the primary has
+	// it (DurabilityPrimary, the default) or once a replica has it too
+	// (DurabilityReplicated: Redis WAIT).
+	Durability Durability
+	// WaitTimeout bounds WAIT with DurabilityReplicated
+	// (DefaultWaitTimeout when 0).
+	WaitTimeout time.Duration
+}
+
+// Durability is when a change is acknowledged.
+type Durability string
+
+const (
+	// DurabilityPrimary acknowledges a change once the Redis primary has
+	// applied it; its replicas get it asynchronously, so a failover may
+	// lose the last changes acknowledged.
+	DurabilityPrimary Durability = "primary"
+	// DurabilityReplicated acknowledges a change only once at least one
+	// replica has it too (WAIT 1 WaitTimeout after the write, in the same
+	// round trip).
+	DurabilityReplicated Durability = "replicated"
+)
+
+// DefaultWaitTimeout is how long a change waits for a replica with
+// DurabilityReplicated before it is answered 503 storage_unavailable.
+const DefaultWaitTimeout = time.Second
+
+// ParseDurability reads --store-durability.
+func ParseDurability(v string) (Durability, error) {
+	switch d := Durability(v); d {
+	case "", DurabilityPrimary:
+		return DurabilityPrimary, nil
+	case DurabilityReplicated:
+		return d, nil
+	}
+	return "", fmt.Errorf("--store-durability must be primary or replicated, not %q", v)
 }
 
 // Store is gwsim's state in Redis. All methods are safe for concurrent use.
@@ -84,13 +129,31 @@ type Store struct {
 	timeout  time.Duration
 	journal  *journal
 	updates  *batcher
+	// wait is the WAIT timeout with DurabilityReplicated, 0 otherwise.
+	wait     time.Duration
+	feedOnce sync.Once
+	feed     *Feed
 }
 
 // ErrFleetMismatch: Redis holds another fleet.
 var ErrFleetMismatch = errors.New("redis holds another fleet")
 
+// SentinelScheme starts a --store URL that follows a Redis Sentinel setup.
+const SentinelScheme = "redis+sentinel://"
+
 // Redact returns a redis URL without its password, for messages.
 func Redact(raw string) string {
+	if rest, ok := strings.CutPrefix(raw, SentinelScheme); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			user, _, _ := strings.Cut(rest[:at], ":")
+			rest = rest[at+1:]
+			if user != "" {
+				rest = user + "@" + rest
+			}
+		}
+		rest, _, _ = strings.Cut(rest, "?")
+		return SentinelScheme + rest
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "the --store URL"
@@ -107,12 +170,20 @@ func Redact(raw string) string {
 }
 
 // NewClient makes a client from a redis:// or rediss:// URL; more than one
-// address (the addr query parameter) makes a Cluster client.
+// address (the addr query parameter) makes a Cluster client, and a
+// redis+sentinel:// URL a client that follows the primary Sentinel names.
 func NewClient(raw string) (redis.UniversalClient, error) {
 	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
+	if strings.HasPrefix(raw, SentinelScheme) {
+		o, err := ParseSentinelURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewFailoverClient(o), nil
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-		return nil, fmt.Errorf("--store must be redis://HOST:PORT/DB or rediss://HOST:PORT/DB, not %s", Redact(raw))
+		return nil, fmt.Errorf("--store must be redis://HOST:PORT/DB, rediss://HOST:PORT/DB or redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB], not %s", Redact(raw))
 	}
 	if len(u.Query()["addr"]) > 0 {
 		o, err := redis.ParseClusterURL(raw)
@@ -128,6 +199,56 @@ func NewClient(raw string) (redis.UniversalClient, error) {
 	return redis.NewClient(o), nil
 }
 
+// ParseSentinelURL reads redis+sentinel://[USER:PASSWORD@]HOST:PORT[,HOST:PORT…]/MASTER[/DB]:
+// the Sentinels' addresses, the name of the primary they watch, and the
+// database. USER and PASSWORD are the data nodes' (the Sentinels are asked
+// without). Errors never show the password.
+func ParseSentinelURL(raw string) (*redis.FailoverOptions, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("--store %s: %s; the form is redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB]", Redact(raw), why)
+	}
+	rest := strings.TrimPrefix(raw, SentinelScheme)
+	if strings.Contains(rest, "?") {
+		return nil, bad("takes no query parameters")
+	}
+	o := &redis.FailoverOptions{}
+	hosts, path, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndex(hosts, "@"); at >= 0 {
+		user, pw, _ := strings.Cut(hosts[:at], ":")
+		var err error
+		if o.Username, err = url.PathUnescape(user); err != nil {
+			return nil, bad("the user name is not valid percent-encoding")
+		}
+		if o.Password, err = url.PathUnescape(pw); err != nil {
+			return nil, bad("the password is not valid percent-encoding")
+		}
+		hosts = hosts[at+1:]
+	}
+	for _, h := range strings.Split(hosts, ",") {
+		host, port, err := net.SplitHostPort(h)
+		if err != nil || host == "" {
+			return nil, bad(fmt.Sprintf("%q is not HOST:PORT", h))
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			return nil, bad(fmt.Sprintf("%q has no valid port", h))
+		}
+		o.SentinelAddrs = append(o.SentinelAddrs, h)
+	}
+	parts := strings.Split(path, "/")
+	if len(parts) > 2 || parts[0] == "" {
+		return nil, bad("the name of the primary (MASTER) is missing")
+	}
+	o.MasterName = parts[0]
+	if len(parts) == 2 && parts[1] != "" {
+		db, err := strconv.Atoi(parts[1])
+		if err != nil || db < 0 {
+			return nil, bad(fmt.Sprintf("the database %q is not a number >= 0", parts[1]))
+		}
+		o.DB = db
+	}
+	return o, nil
+}
+
 var quietOnce sync.Once
 
 // quiet drops go-redis's own log lines (dial retries): a lost Redis is
@@ -138,6 +259,12 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 // scrub removes the URL's password from a message.
 func scrub(msg, raw string) string {
+	if strings.HasPrefix(raw, SentinelScheme) {
+		if o, err := ParseSentinelURL(raw); err == nil && o.Password != "" {
+			msg = strings.ReplaceAll(msg, o.Password, "***")
+		}
+		return msg
+	}
 	if u, err := url.Parse(raw); err == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok && p != "" {
 			msg = strings.ReplaceAll(msg, p, "***")
@@ -178,6 +305,21 @@ func open(ctx context.Context, rdb redis.UniversalClient, f *fleet.Fleet, o Opti
 	if o.Timeout <= 0 {
 		o.Timeout = time.Second
 	}
+	// Checked before Redis is asked anything: a mistake is said at once.
+	var wait time.Duration
+	switch o.Durability {
+	case "", DurabilityPrimary:
+	case DurabilityReplicated:
+		if _, cluster := rdb.(*redis.ClusterClient); cluster {
+			return nil, errors.New("--store-durability replicated is not supported on a Redis Cluster (WAIT would reach one node of the pipeline only): use a primary with replicas, or redis+sentinel://")
+		}
+		wait = o.WaitTimeout
+		if wait <= 0 {
+			wait = DefaultWaitTimeout
+		}
+	default:
+		return nil, fmt.Errorf("--store-durability must be primary or replicated, not %q", o.Durability)
+	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err := rdb.Ping(pctx).Err()
 	cancel()
@@ -192,7 +334,7 @@ func open(ctx context.Context, rdb redis.UniversalClient, f *fleet.Fleet, o Opti
 		o.Index = store.New(f, 1)
 	}
 	s := &Store{rdb: rdb, prefix: o.Prefix, replica: o.Replica, fleet: f, hash: h, index: o.Index,
-		firstAcc: map[string]string{}, limit: o.MessageLimit, jsize: o.JournalSize, timeout: o.Timeout}
+		firstAcc: map[string]string{}, limit: o.MessageLimit, jsize: o.JournalSize, timeout: o.Timeout, wait: wait}
 	for _, a := range f.Accounts {
 		for _, g := range a.Gateways {
 			if _, ok := s.firstAcc[g.MAC]; !ok {
@@ -350,6 +492,10 @@ func (s *Store) writeFleet(ctx context.Context, progress func(done, total int)) 
 	}
 	for _, a := range s.fleet.Accounts {
 		for _, g := range a.Gateways {
+			// The count of messages exists from the start: a message to
+			// a gateway whose count is gone finds a Redis that lost its
+			// data (see the message script).
+			pipe.SetNX(ctx, s.totalKey(a.ID, g.MAC), 0, 0)
 			for _, d := range g.Devices {
 				t, _ := device.LookupType(d.Type)
 				st, _ := t.ParseState(d.State)
@@ -384,6 +530,10 @@ func deviceFields(t *device.Type, name string, st device.State) []any {
 
 // Close closes the connections.
 func (s *Store) Close() error {
+	s.feedOnce.Do(func() {}) // no feed started after Close
+	if s.feed != nil {
+		s.feed.close()
+	}
 	s.updates.close()
 	s.journal.close()
 	return s.rdb.Close()
@@ -402,9 +552,27 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.timeout)
 }
 
+// writeCtx bounds a write: the call, and the WAIT after it.
+func (s *Store) writeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.timeout+s.wait)
+}
+
+// errNotReplicated: WAIT saw no replica take the write in time.
+var errNotReplicated = errors.New("no replica confirmed the write in time")
+
+// notReplicated is the answer to a change no replica confirmed: it is on
+// the primary, and may or may not survive a failover, so it is not
+// acknowledged.
+func (s *Store) notReplicated() *device.Error {
+	return device.Errorf(device.CodeStorageUnavailable, "",
+		"the change reached the Redis primary but no replica confirmed it within %s (--store-durability replicated): it may or may not be kept; retry shortly", s.wait)
+}
+
 // unavailable is the error of a failed Redis call: nothing is
-// acknowledged that Redis did not take.
+// acknowledged that Redis did not confirm. A call that reached Redis
+// before the connection broke may have been applied, so the answer does
+// not say that nothing was.
 func unavailable(err error) *device.Error {
 	_ = err
-	return device.Errorf(device.CodeStorageUnavailable, "", "the shared store (Redis) cannot be reached; nothing was changed; retry shortly")
+	return device.Errorf(device.CodeStorageUnavailable, "", "the shared store (Redis) cannot be reached or did not answer in time; a change is not acknowledged (if Redis got it before the connection broke, it may still be applied); retry shortly")
 }

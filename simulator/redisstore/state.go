@@ -3,8 +3,10 @@ package redisstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -50,6 +52,9 @@ func (s *Store) check(accountID, mac, sn string) (*device.Type, *device.Error) {
 func (s *Store) apply(accountID, mac, sn string, t *device.Type, fields []any) *device.Error {
 	args := append([]any{t.Name}, fields...)
 	n, err := s.updates.update(s.devKey(accountID, mac, sn), args)
+	if errors.Is(err, errNotReplicated) {
+		return s.notReplicated()
+	}
 	if err != nil {
 		return unavailable(err)
 	}
@@ -61,7 +66,7 @@ func (s *Store) apply(accountID, mac, sn string, t *device.Type, fields []any) *
 	}
 	// The fleet has the device but Redis does not: Redis lost its data
 	// (restarted without persistence, or flushed).
-	return device.Errorf(device.CodeStorageUnavailable, "", "the shared store (Redis) does not hold device %s; it lost its data: restart a replica with --store-reset", sn)
+	return errFleetLost()
 }
 
 // Command applies a validated command: all its settings or none.
@@ -93,8 +98,21 @@ func (s *Store) Rename(accountID, mac, sn, name string) *device.Error {
 	return s.apply(accountID, mac, sn, t, []any{"n", name})
 }
 
-// Message appends to a gateway's capped log and counts it, in one
-// transaction (the keys share the gateway's hash tag).
+// appendMessage appends a message to a gateway's capped log and counts
+// it, when the count exists (it is written with the fleet: without it,
+// Redis lost its data): 1 appended, 0 lost. KEYS: log, count; ARGV:
+// message, limit.
+var appendMessage = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+redis.call('INCR', KEYS[2])
+return 1
+`)
+
+// Message appends to a gateway's capped log and counts it, in one script
+// (the keys share the gateway's hash tag), followed by WAIT in the same
+// pipeline with DurabilityReplicated.
 func (s *Store) Message(accountID, mac string, m store.Message) *device.Error {
 	if !s.index.HasGateway(accountID, mac) {
 		return device.Errorf(device.CodeGatewayNotFound, device.FieldMAC, "account %s has no gateway %s", accountID, mac)
@@ -103,17 +121,39 @@ func (s *Store) Message(accountID, mac string, m store.Message) *device.Error {
 	if err != nil {
 		return device.Errorf(device.CodeMalformedBody, "", "message: %v", err)
 	}
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.writeCtx()
 	defer cancel()
-	mk := s.msgKey(accountID, mac)
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, mk, b)
-		p.LTrim(ctx, mk, int64(-s.limit), -1)
-		p.Incr(ctx, s.totalKey(accountID, mac))
-		return nil
-	})
-	if err != nil {
+	keys := []string{s.msgKey(accountID, mac), s.totalKey(accountID, mac)}
+	run := func(eval bool) (int64, bool, error) {
+		var c, wait *redis.Cmd
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if eval {
+				c = appendMessage.Eval(ctx, p, keys, b, s.limit)
+			} else {
+				c = appendMessage.EvalSha(ctx, p, keys, b, s.limit)
+			}
+			if s.wait > 0 {
+				wait = waitCmd(ctx, p, s.wait)
+			}
+			return nil
+		})
+		if err != nil && !isReplyError(err) {
+			return 0, false, err
+		}
+		n, err := c.Int64()
+		return n, replicated(wait), err
+	}
+	n, confirmed, err := run(false)
+	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		n, confirmed, err = run(true)
+	}
+	switch {
+	case err != nil:
 		return unavailable(err)
+	case n == 0:
+		return errFleetLost()
+	case !confirmed:
+		return s.notReplicated()
 	}
 	return nil
 }
@@ -151,7 +191,7 @@ func (s *Store) Device(mac, sn string) (store.DeviceView, bool, *device.Error) {
 		return store.DeviceView{}, false, unavailable(err)
 	}
 	if len(h) == 0 {
-		return store.DeviceView{}, false, device.Errorf(device.CodeStorageUnavailable, "", "the shared store (Redis) does not hold device %s; it lost its data", sn)
+		return store.DeviceView{}, false, errFleetLost()
 	}
 	return view(t, sn, h), true, nil
 }
@@ -237,6 +277,11 @@ func (s *Store) Dump(maxDevices int) ([]store.AccountView, bool, *device.Error) 
 func (s *Store) Reset() *device.Error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*60*s.timeout)
 	defer cancel()
+	if have, err := s.rdb.HGet(ctx, s.key("meta"), "fleet").Result(); err == nil && have != s.hash {
+		return device.Errorf(device.CodeStorageUnavailable, "", "the shared store (Redis) holds another fleet: this replica does not reset it")
+	} else if err != nil && !errors.Is(err, redis.Nil) {
+		return unavailable(err)
+	}
 	pipe := s.rdb.Pipeline()
 	n := 0
 	for _, a := range s.fleet.Accounts {
@@ -255,6 +300,25 @@ func (s *Store) Reset() *device.Error {
 	}
 	if err := s.writeFleet(ctx, nil); err != nil {
 		return unavailable(err)
+	}
+	// Last, so that a Redis that lost its data holds the fleet again only
+	// once every device is back: this is also the way back from that.
+	// With DurabilityReplicated, WAIT on the connection of this last
+	// write: a replica that has it has every write before it (one
+	// replication stream, in order).
+	var wait *redis.Cmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, s.key("meta"), "fleet", s.hash, "loaded_at", time.Now().UTC().Format(time.RFC3339))
+		if s.wait > 0 {
+			wait = waitCmd(ctx, p, s.wait)
+		}
+		return nil
+	})
+	if err != nil {
+		return unavailable(err)
+	}
+	if !replicated(wait) {
+		return s.notReplicated()
 	}
 	return nil
 }

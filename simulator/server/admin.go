@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -26,8 +25,8 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		mux.HandleFunc("GET /_sim/health", s.health)
 	}
 	s.dashboardRoutes(mux, h)
-	h("GET /_sim/state", s.adminState)
-	h("GET /_sim/gateways/{mac}/devices/{sn}", func(w http.ResponseWriter, r *http.Request) {
+	h("GET /_sim/state", s.read(s.adminState))
+	h("GET /_sim/gateways/{mac}/devices/{sn}", s.read(func(w http.ResponseWriter, r *http.Request) {
 		d, ok, derr := s.store.Device(r.PathValue("mac"), r.PathValue("sn"))
 		if derr != nil {
 			adminError(w, derr)
@@ -38,8 +37,8 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 			return
 		}
 		writeJSON(w, http.StatusOK, d)
-	})
-	h("GET /_sim/gateways/{mac}/messages", func(w http.ResponseWriter, r *http.Request) {
+	}))
+	h("GET /_sim/gateways/{mac}/messages", s.read(func(w http.ResponseWriter, r *http.Request) {
 		// ?limit=N: only the newest N (a poller that wants the latest
 		// message need not read the whole log each time); default all.
 		n, derr := limitParam(r, -1)
@@ -61,42 +60,40 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		}
 		w.Header().Set("X-Total-Count", strconv.FormatUint(total, 10))
 		writeJSON(w, http.StatusOK, msgs)
-	})
-	h("GET /_sim/journal", func(w http.ResponseWriter, r *http.Request) {
+	}))
+	h("GET /_sim/journal", s.read(func(w http.ResponseWriter, r *http.Request) {
 		n, derr := limitParam(r, 100)
 		if derr != nil {
 			adminError(w, derr)
 			return
 		}
-		entries, total := s.journal.Last(n)
+		entries, total, derr := s.journal.Read(n)
+		if derr != nil {
+			adminError(w, derr)
+			return
+		}
 		w.Header().Set("X-Total-Count", strconv.FormatUint(total, 10))
 		writeJSON(w, http.StatusOK, entries)
-	})
+	}))
 	h("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.reset(); err != nil {
-			var derr *device.Error
-			if errors.As(err, &derr) {
-				adminError(w, derr)
-				return
-			}
-			s.log.Error("reset: the state file could not be emptied", "err", err)
-			adminError(w, device.Errorf(device.CodeStorageFailed, "", "the state was reset in memory but the state file could not be emptied: %v", err))
+		if derr := s.store.Reset(); derr != nil {
+			adminError(w, derr)
 			return
 		}
 		s.log.Info("state reset to the fleet as loaded")
-		s.changes.Publish(Change{Kind: "reset"})
+		s.changes.Publish(Change{Kind: "reset", Replica: s.cfg.Replica})
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	h("GET /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
+	h("GET /_sim/faults", s.read(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.faults.get())
-	})
+	}))
 	h("PUT /_sim/faults", s.putFaults)
 	h("DELETE /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
 		if derr := s.setFaults(noFaults()); derr != nil {
 			adminError(w, derr)
 			return
 		}
-		s.changes.Publish(Change{Kind: "faults"})
+		s.changes.Publish(Change{Kind: "faults", Replica: s.cfg.Replica})
 		writeJSON(w, http.StatusOK, s.faults.get())
 	})
 	h("GET /_sim/openapi.yaml", s.openAPI)
@@ -161,7 +158,7 @@ func (s *Server) putFaults(w http.ResponseWriter, r *http.Request) {
 		adminError(w, derr)
 		return
 	}
-	s.changes.Publish(Change{Kind: "faults"})
+	s.changes.Publish(Change{Kind: "faults", Replica: s.cfg.Replica})
 	s.log.Info("faults set", "latency", f.Latency.String(), "error_rate", f.ErrorRate, "offline_gateways", f.OfflineGateways,
 		"unreachable_devices", len(f.UnreachableDevices), "slow_devices", len(f.SlowDevices), "operation_error_rates", f.OperationErrorRates)
 	writeJSON(w, http.StatusOK, s.faults.get())

@@ -130,9 +130,6 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	case device.UpdateName:
 		derr = st.Rename(req.AccountID, req.MAC, req.SN, req.Name)
 	}
-	if derr == nil && s.cfg.Durable != nil {
-		derr = s.sync(op, req)
-	}
 	return req, format, derr
 }
 
@@ -197,7 +194,7 @@ func (s *Server) record(r *http.Request, start time.Time, f device.Format, statu
 	s.journal.Add(ent)
 	if s.changes.Watched() {
 		published := ent // only this copy escapes to the heap
-		s.changes.Publish(Change{Kind: "request", Entry: &published})
+		s.changes.Publish(Change{Kind: "request", Entry: &published, Replica: s.cfg.Replica})
 	}
 	s.counts.count(status)
 	if s.access.on {

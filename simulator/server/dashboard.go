@@ -50,7 +50,7 @@ func (s *Server) dashboardRoutes(mux *http.ServeMux, h func(string, http.Handler
 	mux.HandleFunc("GET /_sim/session", s.session)
 	mux.HandleFunc("POST /_sim/session", s.signIn)
 	mux.HandleFunc("DELETE /_sim/session", s.signOut)
-	h("GET /_sim/dashboard/data", s.dashboardData)
+	h("GET /_sim/dashboard/data", s.read(s.dashboardData))
 	h("GET /_sim/events", s.events)
 }
 
@@ -69,6 +69,8 @@ type DashboardData struct {
 	Faults    Faults              `json:"faults"`
 	Types     map[string][]string `json:"types"`
 	AdminAuth bool                `json:"token_required"`
+	// Replica names the gwsim process that serves this page.
+	Replica string `json:"replica,omitempty"`
 }
 
 func (s *Server) dashboardData(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +100,11 @@ func (s *Server) dashboardData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	state := pageOf(all, page*DashboardPageSize)
-	entries, total := s.journal.Last(dashboardJournal)
+	entries, total, derr := s.journal.Read(dashboardJournal)
+	if derr != nil {
+		adminError(w, derr)
+		return
+	}
 	for i, j := 0, len(entries)-1; i < j; i, j = i+1, j-1 {
 		entries[i], entries[j] = entries[j], entries[i]
 	}
@@ -110,7 +116,7 @@ func (s *Server) dashboardData(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, DashboardData{Accounts: a, Gateways: g, Devices: d, Requests: total,
 		Page: page, Pages: pages, PageSize: DashboardPageSize, State: state, Journal: entries,
-		Faults: s.faults.get(), Types: types, AdminAuth: s.cfg.AdminToken != ""})
+		Faults: s.faults.get(), Types: types, AdminAuth: s.cfg.AdminToken != "", Replica: s.cfg.Replica})
 }
 
 // pageOf drops the first skip devices of a dump, and the gateways and

@@ -11,8 +11,8 @@ import (
 // Changes is the dashboard's event feed: the server publishes every
 // journaled request and every admin change to it, and each open
 // GET /_sim/events subscribes. The in-memory Hub is the default; a shared
-// store (Redis) can put its own pub/sub behind the same two methods so that
-// several gwsim processes feed one dashboard.
+// store (package redisstore) puts its pub/sub behind the same methods so
+// that every replica's page shows the events of all of them.
 type Changes interface {
 	// Publish tells subscribers that something changed; it never blocks.
 	Publish(Change)
@@ -30,6 +30,8 @@ type Changes interface {
 type Change struct {
 	Kind  string `json:"kind"`
 	Entry *Entry `json:"entry,omitempty"`
+	// Replica names the gwsim process where it happened.
+	Replica string `json:"replica,omitempty"`
 }
 
 // Hub is the in-memory Changes.

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // Entry is one request in the journal.
@@ -19,7 +21,7 @@ type Entry struct {
 	SN         string    `json:"sn,omitempty"`
 	DurationUS int64     `json:"duration_us"`
 	// Replica names the gwsim process that served the request, when
-	// replicas share one journal (Config.Shared).
+	// replicas share one journal (a shared Config.Backend).
 	Replica string `json:"replica,omitempty"`
 }
 
@@ -85,6 +87,12 @@ func (j *Journal) Last(n int) ([]Entry, uint64) {
 		mu.Unlock()
 	}
 	return out, total
+}
+
+// Read implements JournalStore: Last, which cannot fail.
+func (j *Journal) Read(n int) ([]Entry, uint64, *device.Error) {
+	e, total := j.Last(n)
+	return e, total, nil
 }
 
 // Clear empties the journal.

@@ -140,21 +140,15 @@ func (l *rateLimiter) size() int {
 // Retry-After, when the client has no token left; it reports whether it
 // did.
 func (s *Server) limited(w http.ResponseWriter, r *http.Request, start time.Time) bool {
-	var ok bool
-	var wait time.Duration
-	if sh := s.cfg.Shared; sh != nil && s.cfg.RateLimit > 0 && sh.Allow != nil {
-		var derr *device.Error
-		ok, wait, derr = sh.Allow(clientOf(r), s.cfg.RateLimit)
-		if derr != nil {
-			f := formatOf(r)
-			s.fail(w, orJSON(f), derr)
-			s.record(r, start, f, StatusOf(derr.Code), derr, nil)
-			return true
-		}
-	} else if s.limiter == nil {
+	if s.cfg.RateLimit <= 0 {
 		return false
-	} else {
-		ok, wait = s.limiter.allow(clientOf(r))
+	}
+	ok, wait, derr := s.rates.Allow(clientOf(r), s.cfg.RateLimit)
+	if derr != nil {
+		f := formatOf(r)
+		s.fail(w, orJSON(f), derr)
+		s.record(r, start, f, StatusOf(derr.Code), derr, nil)
+		return true
 	}
 	if ok {
 		return false

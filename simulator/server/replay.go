@@ -151,16 +151,12 @@ func (h *expiryHeap) Pop() any {
 // checkReplay refuses an authenticated request seen before, when replay
 // protection is on.
 func (s *Server) checkReplay(e *device.Envelope) *device.Error {
-	if sh := s.cfg.Shared; sh != nil && s.cfg.RejectReplays && sh.Replays != nil {
-		seen, derr := sh.Replays(e, s.cfg.Now())
-		if derr != nil {
-			return derr
-		}
-		if !seen {
-			return nil
-		}
-	} else if s.replays == nil || !s.replays.seen(e, s.cfg.Now()) {
+	if !s.cfg.RejectReplays {
 		return nil
+	}
+	seen, derr := s.replays.Seen(e, s.cfg.Now())
+	if derr != nil || !seen {
+		return derr
 	}
 	return device.Errorf(device.CodeReplayedRequest, "",
 		"this api_key, timestamp and sign were already used; sign each request with a new timestamp")

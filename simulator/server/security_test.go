@@ -174,7 +174,7 @@ func (c *fakeClock) add(d time.Duration) {
 func TestRateLimit(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1000, 0)}
 	s, c := testServer(t, nil, Config{RateLimit: 5}, func(s *Server) {
-		s.limiter = newRateLimiter(5, DefaultRateLimitClients, clock.now)
+		s.rates = memRates{newRateLimiter(5, DefaultRateLimitClients, clock.now)}
 	})
 	for range 5 {
 		c.Send(device.SendCommand, device.JSON, dimmer(c, c.Envelope(), "40")).OK(t, device.JSON)
@@ -195,7 +195,7 @@ func TestRateLimit(t *testing.T) {
 	if d := c.Device(simtest.MACA, simtest.SN('a', 5)); d.State["dimming"] != 40.0 {
 		t.Errorf("a limited request changed the device: %v", d.State)
 	}
-	if last, _ := s.Journal().Last(1); len(last) != 1 || last[0].Status != 429 || last[0].Code != device.CodeRateLimited {
+	if last, _, _ := s.Journal().Read(1); len(last) != 1 || last[0].Status != 429 || last[0].Code != device.CodeRateLimited {
 		t.Errorf("journal: %+v", last)
 	}
 	clock.add(250 * time.Millisecond) // one token back

@@ -57,8 +57,8 @@ type Config struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
-	// Durable, when set, saves each change before it is acknowledged
-	// (a state file).
+	// Durable, when set, saves each change to Store before it is
+	// acknowledged (a state file); used when Backend.State is nil.
 	Durable Durable
 	// RejectReplays answers 401 replayed_request to an api_key, timestamp
 	// and sign seen before while the timestamp is in the window.
@@ -67,15 +67,20 @@ type Config struct {
 	// requests a second (burst the same); beyond: 429 rate_limited with
 	// Retry-After.
 	RateLimit int
-	// Shared, when set, keeps the state, journal, replay protection, rate
-	// counts and faults outside the process (package redisstore), shared
-	// by every replica; Store is then only the fleet's local index.
-	Shared *Shared
+	// Backend is where gwsim keeps what changes; each part left nil is
+	// kept in this process (the state in Store). A shared backend
+	// (package redisstore) sets them all; Store is then only the fleet's
+	// local index.
+	Backend Backend
 	// HealthNeedsToken puts /_sim/health behind AdminToken too; otherwise
 	// it stays open for liveness probes.
 	HealthNeedsToken bool
-	// Changes is the dashboard's event feed (an in-memory Hub when nil).
-	Changes Changes
+	// HealthEvery is how often the background check runs
+	// (DefaultHealthEvery when 0).
+	HealthEvery time.Duration
+	// Replica names this process in the events it publishes and on the
+	// dashboard (for example host-pid, or gwsim's --replica-name).
+	Replica string
 }
 
 // Server serves the interface and the admin API on one listener.
@@ -86,24 +91,30 @@ type Server struct {
 	store   StateStore
 	faults  faultState
 	handler http.Handler
-	replays *replayCache // nil unless RejectReplays
-	limiter *rateLimiter // nil unless RateLimit > 0
-	access  accessLog
-	ops     []opRoute // the operations' exact paths
-	counts  counters
+	replays ReplayGuard // nil unless RejectReplays
+	rates   RateCounter // nil unless RateLimit > 0
+	// faultStore keeps the faults where every replica reads them.
+	faultStore FaultStore
+	access     accessLog
+	ops        []opRoute // the operations' exact paths
+	counts     counters
 	// stopSummary ends the summary goroutine Open starts; summaryDone is
 	// closed when it has.
 	stopSummary, summaryDone chan struct{}
 	changes                  Changes
 	sessions                 *sessions
-	bearer                   [sha256.Size]byte // SHA-256 of "Bearer <AdminToken>"
-	closing                  chan struct{}     // closed when the server shuts down
+	healthOf                 Health
+	// stopHealth ends the health watch Open starts; healthDone is closed
+	// when it has (so that it never asks a store closed after Close).
+	stopHealth, healthDone chan struct{}
+	bearer                 [sha256.Size]byte // SHA-256 of "Bearer <AdminToken>"
+	closing                chan struct{}     // closed when the server shuts down
 
 	ln  net.Listener
 	srv *http.Server
 
 	stopPoll chan struct{}
-	polled   []byte // the faults JSON last read from Shared
+	polled   []byte // the faults JSON last read from faultStore
 }
 
 type opRoute struct {
@@ -128,29 +139,14 @@ func New(cfg Config) *Server {
 	if cfg.SummaryEvery == 0 {
 		cfg.SummaryEvery = DefaultSummaryEvery
 	}
-	if cfg.Changes == nil {
-		cfg.Changes = NewHub()
+	if cfg.HealthEvery <= 0 {
+		cfg.HealthEvery = DefaultHealthEvery
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, changes: cfg.Changes,
-		sessions: newSessions(cfg.AdminToken, cfg.Now), bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)),
+	s := &Server{cfg: cfg, log: cfg.Logger, bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)),
 		closing: make(chan struct{})}
+	s.useBackend(cfg.Backend)
 	s.access = newAccessLog(cfg, cfg.Logger)
 	s.faults.set(noFaults())
-	if sh := cfg.Shared; sh != nil {
-		s.store, s.journal = sh.Store, sh.Journal
-	} else {
-		s.store, s.journal = memStore{cfg.Store}, NewJournal(cfg.JournalSize)
-	}
-	if cfg.Shared != nil {
-		// Shared replay and rate limit state: see checkReplay and limited.
-	} else if cfg.RejectReplays {
-		s.replays = newReplayCache(cfg.Auth, DefaultReplayCap, func() {
-			s.log.Warn("replay protection is full: the oldest requests are forgotten early", "cap", DefaultReplayCap)
-		})
-	}
-	if cfg.RateLimit > 0 && cfg.Shared == nil {
-		s.limiter = newRateLimiter(cfg.RateLimit, DefaultRateLimitClients, nil)
-	}
 	mux := http.NewServeMux()
 	for _, op := range device.Operations {
 		h := s.operation(op)
@@ -167,6 +163,45 @@ func New(cfg Config) *Server {
 	})
 	s.handler = s.cleanPaths(mux)
 	return s
+}
+
+// useBackend takes the backend's parts, and the in-process one for each
+// part it leaves nil.
+func (s *Server) useBackend(b Backend) {
+	cfg := s.cfg
+	if b.State == nil {
+		if cfg.Durable != nil {
+			b.State = durableStore{memStore{cfg.Store}, cfg.Durable, s.log}
+		} else {
+			b.State = memStore{cfg.Store}
+		}
+	}
+	if b.Journal == nil {
+		b.Journal = NewJournal(cfg.JournalSize)
+	}
+	if b.Replays == nil && cfg.RejectReplays {
+		b.Replays = memReplays{newReplayCache(cfg.Auth, DefaultReplayCap, func() {
+			s.log.Warn("replay protection is full: the oldest requests are forgotten early", "cap", DefaultReplayCap)
+		})}
+	}
+	if b.Rates == nil && cfg.RateLimit > 0 {
+		b.Rates = memRates{newRateLimiter(cfg.RateLimit, DefaultRateLimitClients, nil)}
+	}
+	if b.Faults == nil {
+		b.Faults = memFaults{}
+	}
+	if b.Sessions == nil {
+		b.Sessions = NewMemorySessions(cfg.Now)
+	}
+	if b.Changes == nil {
+		b.Changes = NewHub()
+	}
+	if b.Health == nil {
+		b.Health = MemoryHealth{}
+	}
+	s.store, s.journal, s.replays, s.rates, s.faultStore = b.State, b.Journal, b.Replays, b.Rates, b.Faults
+	s.sessions = newSessions(cfg.AdminToken, cfg.Now, b.Sessions)
+	s.changes, s.healthOf = b.Changes, b.Health
 }
 
 // cleanPaths answers 404 to a path with empty, "." or ".." segments
@@ -205,8 +240,8 @@ func (s *Server) cleanPaths(next http.Handler) http.Handler {
 // Handler is the server's whole HTTP handler, for tests and embedding.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Journal is the server's request journal (shared by the replicas when
-// Config.Shared is set).
+// Journal is the server's request journal (shared by the replicas on a
+// shared Backend).
 func (s *Server) Journal() JournalStore { return s.journal }
 
 // Timeouts of the HTTP server when Config leaves them 0.
@@ -234,6 +269,8 @@ func (s *Server) Open(addr string) error {
 	}
 	ln = noFiveXXListener{ln}
 	s.startFaultPoll()
+	s.stopHealth, s.healthDone = make(chan struct{}), make(chan struct{})
+	go s.watchHealth(s.cfg.HealthEvery, s.stopHealth, s.healthDone)
 	s.ln = ln
 	s.srv = &http.Server{
 		Handler:           s.handler,
@@ -282,6 +319,11 @@ func (s *Server) Close() error {
 	if s.stopPoll != nil {
 		close(s.stopPoll)
 		s.stopPoll = nil
+	}
+	if s.stopHealth != nil {
+		close(s.stopHealth)
+		<-s.healthDone
+		s.stopHealth = nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()

@@ -23,22 +23,94 @@ const SessionCookie = "gwsim_session"
 // SessionLifetime is how long a dashboard sign-in lasts.
 const SessionLifetime = 12 * time.Hour
 
-// maxSessions bounds the sessions kept; the oldest go first.
+// maxSessions bounds the sessions the in-memory SessionStore keeps; the
+// oldest go first.
 const maxSessions = 10000
 
-// sessions are the dashboard's sign-ins. A cookie is "id.mac": a random id
-// and the HMAC-SHA256 of it keyed by the admin token, so it is never the
-// token and cannot be made without it; the id must also still be signed in
-// (sign-out forgets it).
-type sessions struct {
-	key []byte
+// SessionStore keeps the dashboard's sign-ins by id, so that a cookie is
+// honoured by whichever replica shares the store, and a sign-out ends the
+// session for all of them. MemorySessions is the in-process one; a shared
+// store (package redisstore) keeps them where every replica reads them.
+type SessionStore interface {
+	// Open records a session that lasts until expires.
+	Open(id string, expires time.Time) *device.Error
+	// Live says whether the session is open and not expired.
+	Live(id string) (bool, *device.Error)
+	// End forgets the session.
+	End(id string) *device.Error
+}
+
+// MemorySessions is the in-process SessionStore.
+type MemorySessions struct {
 	now func() time.Time
 	mu  sync.Mutex
 	ids map[string]time.Time // id -> expiry
 }
 
-func newSessions(token string, now func() time.Time) *sessions {
-	return &sessions{key: []byte("gwsim dashboard session\x00" + token), now: now, ids: map[string]time.Time{}}
+// NewMemorySessions returns an empty store; now is the clock (time.Now
+// when nil).
+func NewMemorySessions(now func() time.Time) *MemorySessions {
+	if now == nil {
+		now = time.Now
+	}
+	return &MemorySessions{now: now, ids: map[string]time.Time{}}
+}
+
+// Open implements SessionStore.
+func (m *MemorySessions) Open(id string, expires time.Time) *device.Error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.ids) >= maxSessions {
+		var oldest string
+		for k, exp := range m.ids {
+			if exp.Before(now) {
+				delete(m.ids, k)
+			} else if oldest == "" || exp.Before(m.ids[oldest]) {
+				oldest = k
+			}
+		}
+		if len(m.ids) >= maxSessions {
+			delete(m.ids, oldest)
+		}
+	}
+	m.ids[id] = expires
+	return nil
+}
+
+// Live implements SessionStore.
+func (m *MemorySessions) Live(id string) (bool, *device.Error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	exp, ok := m.ids[id]
+	if !ok || exp.Before(m.now()) {
+		delete(m.ids, id)
+		return false, nil
+	}
+	return true, nil
+}
+
+// End implements SessionStore.
+func (m *MemorySessions) End(id string) *device.Error {
+	m.mu.Lock()
+	delete(m.ids, id)
+	m.mu.Unlock()
+	return nil
+}
+
+// sessions are the dashboard's sign-ins. A cookie is "id.mac": a random id
+// and the HMAC-SHA256 of it keyed by the admin token, so it is never the
+// token and cannot be made without it (every replica started with the
+// same token checks it alike); the id must also still be open in the
+// SessionStore (sign-out ends it).
+type sessions struct {
+	key   []byte
+	now   func() time.Time
+	store SessionStore
+}
+
+func newSessions(token string, now func() time.Time, store SessionStore) *sessions {
+	return &sessions{key: []byte("gwsim dashboard session\x00" + token), now: now, store: store}
 }
 
 func (ss *sessions) mac(id string) string {
@@ -48,50 +120,28 @@ func (ss *sessions) mac(id string) string {
 }
 
 // open starts a session and returns its cookie value.
-func (ss *sessions) open() string {
+func (ss *sessions) open() (string, *device.Error) {
 	var b [16]byte
 	rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
-	now := ss.now()
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if len(ss.ids) >= maxSessions {
-		var oldest string
-		for k, exp := range ss.ids {
-			if exp.Before(now) {
-				delete(ss.ids, k)
-			} else if oldest == "" || exp.Before(ss.ids[oldest]) {
-				oldest = k
-			}
-		}
-		if len(ss.ids) >= maxSessions {
-			delete(ss.ids, oldest)
-		}
+	if derr := ss.store.Open(id, ss.now().Add(SessionLifetime)); derr != nil {
+		return "", derr
 	}
-	ss.ids[id] = now.Add(SessionLifetime)
-	return id + "." + ss.mac(id)
+	return id + "." + ss.mac(id), nil
 }
 
 // valid says whether a cookie value is a live session; it returns the id.
-func (ss *sessions) valid(v string) (string, bool) {
+// A store that cannot be asked answers with its error.
+func (ss *sessions) valid(v string) (string, bool, *device.Error) {
 	id, sum, ok := strings.Cut(v, ".")
 	if !ok || len(id) != 32 || !hmac.Equal([]byte(sum), []byte(ss.mac(id))) {
-		return "", false
+		return "", false, nil
 	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	exp, ok := ss.ids[id]
-	if !ok || exp.Before(ss.now()) {
-		delete(ss.ids, id)
-		return "", false
+	live, derr := ss.store.Live(id)
+	if derr != nil || !live {
+		return "", false, derr
 	}
-	return id, true
-}
-
-func (ss *sessions) close(id string) {
-	ss.mu.Lock()
-	delete(ss.ids, id)
-	ss.mu.Unlock()
+	return id, true, nil
 }
 
 // authorized says whether r may use the admin API: no token configured, the
@@ -108,8 +158,8 @@ func (s *Server) authorized(r *http.Request) (bool, *device.Error) {
 	if err != nil {
 		return false, nil
 	}
-	if _, ok := s.sessions.valid(c.Value); !ok {
-		return false, nil
+	if _, ok, derr := s.sessions.valid(c.Value); !ok {
+		return false, derr
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
 		return false, device.Errorf(device.CodeUnauthorized, "Origin", "a change made with the dashboard's cookie must come from the dashboard's own origin")
@@ -178,7 +228,12 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		adminError(w, device.Errorf(device.CodeUnauthorized, "token", "this is not the admin token"))
 		return
 	}
-	http.SetCookie(w, s.sessionCookie(r, s.sessions.open(), int(SessionLifetime/time.Second)))
+	value, derr := s.sessions.open()
+	if derr != nil {
+		adminError(w, derr)
+		return
+	}
+	http.SetCookie(w, s.sessionCookie(r, value, int(SessionLifetime/time.Second)))
 	s.log.Info("dashboard signed in", "remote", r.RemoteAddr)
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "signed_in": true, "token_required": true})
 }
@@ -198,8 +253,14 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 			adminError(w, device.Errorf(device.CodeUnauthorized, "Origin", "sign out from the dashboard's own origin"))
 			return
 		}
-		if id, ok := s.sessions.valid(c.Value); ok {
-			s.sessions.close(id)
+		id, ok, derr := s.sessions.valid(c.Value)
+		if derr == nil && ok {
+			derr = s.sessions.store.End(id)
+		}
+		if derr != nil {
+			// Not signed out everywhere: say so rather than pretend.
+			adminError(w, derr)
+			return
 		}
 	}
 	http.SetCookie(w, s.sessionCookie(r, "", -1))

@@ -20,15 +20,19 @@ type Redis struct {
 	Port    int
 	Dir     string
 	Durable bool
-	// Args are more redis-server arguments (a Cluster node's).
+	// Args are more redis-server arguments (a Cluster node's, a
+	// replica's).
 	Args []string
+	// Conf, when set, is the configuration file of a Sentinel
+	// (redis-server CONF --sentinel).
+	Conf string
 	cmd  *exec.Cmd
 }
 
 // StartRedis starts redis-server. durable turns on the append-only file
 // with appendfsync always, so that every write it acknowledged survives
-// kill -9. The test fails (never skips) when redis-server is missing: `make
-// tools` installs it.
+// kill -9. When redis-server is missing the test skips with one line, or
+// fails with CI=true (NeedTool): `make tools` installs it.
 func StartRedis(t testing.TB, durable bool) *Redis {
 	t.Helper()
 	needRedisServer(t)
@@ -74,6 +78,12 @@ func (r *Redis) Start() {
 		args = append(args, "--appendonly", "no")
 	}
 	args = append(args, r.Args...)
+	if r.Conf != "" {
+		// A Sentinel: its configuration file first (it rewrites it), then
+		// --sentinel; it takes no persistence flags.
+		args = []string{r.Conf, "--sentinel", "--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1", "--dir", r.Dir,
+			"--daemonize", "no", "--logfile", "redis.log"}
+	}
 	r.cmd = exec.Command("redis-server", args...)
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("redis-server: %v", err)

@@ -30,7 +30,12 @@ type RedisFigures struct {
 	// Memory, OneReplica: JSON commands/s to gwsim in memory and to one
 	// replica on Redis; TwoReplicas: the sum of two replicas loaded at once.
 	Memory, OneReplica, TwoReplicas float64
-	Connections                     int
+	// WithReplica and Replicated: one gwsim replica on a Redis primary
+	// with a Redis replica attached, with --store-durability primary
+	// and replicated (each change waits for WAIT 1): what each
+	// durability costs, medians of the same rounds.
+	WithReplica, Replicated float64
+	Connections             int
 	// Ratio is the median of the rounds' one-replica/in-memory ratios,
 	// over Rounds rounds; Commands are the command lines measured.
 	Ratio    float64
@@ -68,15 +73,15 @@ func (r *Report) redisGoals() []Goal {
 
 // startRedisServer runs redis-server on a free loopback port with no
 // persistence; stop kills it by PID.
-func startRedisServer(dir string) (addr string, stop func(), err error) {
+func startRedisServer(dir string, extra ...string) (addr string, stop func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--save", "", "--appendonly", "no", "--logfile", "")
+	cmd := exec.Command("redis-server", append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no", "--logfile", ""}, extra...)...)
 	if err := cmd.Start(); err != nil {
 		return "", nil, fmt.Errorf("redis-server: %w (make tools installs it)", err)
 	}
@@ -196,9 +201,16 @@ func (r *Report) measureRedis(ctx context.Context, o Options, logf func(string, 
 		if fig.TwoReplicas, err = run(r1.url, r2.url); err != nil {
 			return err
 		}
+		r1.stop()
+		r2.stop()
+		if err := r.measureDurability(ctx, o, fig, base, run, logf); err != nil {
+			return err
+		}
 		fig.Commands = []string{
 			strings.Join(shortArgv(base), " ") + " (in memory)",
 			strings.Join(shortArgv(append(base, "--store", "redis://127.0.0.1:PORT/0")), " ") + " (each replica; redis-server --save '' --appendonly no)",
+			strings.Join(shortArgv(append(base, "--store", "redis://127.0.0.1:PORT2/0", "--store-durability", "primary|replicated")), " ") +
+				" (on a second redis-server with a replica: redis-server --replicaof 127.0.0.1 PORT2)",
 			fmt.Sprintf("wrk -t%d -c%d -d%s -s post.lua http://ADDR%s (the signed Light Dimmer command in JSON)", o.Threads, fig.Connections, secs(o.Duration), device.SendCommand.Path()),
 		}
 		logf("redis: %.0f req/s in memory, %.0f on one replica, %.0f on two", fig.Memory, fig.OneReplica, fig.TwoReplicas)
@@ -236,6 +248,78 @@ func (r *Report) measureRedis(ctx context.Context, o Options, logf func(string, 
 	return nil
 }
 
+// measureDurability starts a Redis primary with one Redis replica and
+// measures one gwsim replica on it with each --store-durability, in
+// rounds that alternate which goes first (medians).
+func (r *Report) measureDurability(ctx context.Context, o Options, fig *RedisFigures, base []string,
+	run func(urls ...string) (float64, error), logf func(string, ...any)) error {
+	pdir, err := os.MkdirTemp(o.Work, "redis-primary")
+	if err != nil {
+		return err
+	}
+	primary, stopPrimary, err := startRedisServer(pdir, "--repl-diskless-sync-delay", "0")
+	if err != nil {
+		return err
+	}
+	defer stopPrimary()
+	rdir, err := os.MkdirTemp(o.Work, "redis-replica")
+	if err != nil {
+		return err
+	}
+	host, port, _ := net.SplitHostPort(primary)
+	replicaAddr, stopReplica, err := startRedisServer(rdir, "--replicaof", host, port)
+	if err != nil {
+		return err
+	}
+	defer stopReplica()
+	rc, err := redisstore.NewClient("redis://" + replicaAddr + "/0")
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	for i := 0; ; i++ {
+		if info := rc.Info(ctx, "replication").Val(); strings.Contains(info, "master_link_status:up") {
+			break
+		}
+		if i == 1000 {
+			return fmt.Errorf("the Redis replica did not sync with its primary in 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	url := "redis://" + primary + "/0"
+	async, err := startServer(append(base, "--store", url, "--store-durability", "primary"), time.Minute)
+	if err != nil {
+		return err
+	}
+	defer async.stop()
+	repl, err := startServer(append(base, "--store", url, "--store-durability", "replicated"), time.Minute)
+	if err != nil {
+		return err
+	}
+	defer repl.stop()
+	var asyncRuns, syncRuns []float64
+	for round := 0; round < o.Rounds; round++ {
+		order := []*server{async, repl}
+		if round%2 == 1 {
+			order = []*server{repl, async}
+		}
+		for _, srv := range order {
+			v, err := run(srv.url)
+			if err != nil {
+				return err
+			}
+			if srv == async {
+				asyncRuns = append(asyncRuns, v)
+			} else {
+				syncRuns = append(syncRuns, v)
+			}
+		}
+	}
+	fig.WithReplica, fig.Replicated = medianOf(asyncRuns), medianOf(syncRuns)
+	logf("redis: with a Redis replica, %.0f req/s with --store-durability primary, %.0f with replicated", fig.WithReplica, fig.Replicated)
+	return nil
+}
+
 func usedMemory(_ context.Context, info string) (int64, error) {
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
@@ -256,7 +340,12 @@ func (r *Report) writeRedis(p func(string, ...any)) {
 		p("| target | requests/s | vs in memory |\n|---|---:|---:|\n")
 		p("| gwsim, in memory | %.0f | 1.00 |\n", fig.Memory)
 		p("| gwsim on Redis, one replica | %.0f | %.2f (median of the rounds' ratios) |\n", fig.OneReplica, fig.Ratio)
-		p("| gwsim on Redis, two replicas (sum) | %.0f | %.2f |\n\n", fig.TwoReplicas, fig.TwoReplicas/fig.Memory)
+		p("| gwsim on Redis, two replicas (sum) | %.0f | %.2f |\n", fig.TwoReplicas, fig.TwoReplicas/fig.Memory)
+		if fig.WithReplica > 0 {
+			p("| gwsim on Redis with a Redis replica, `--store-durability primary` | %.0f | %.2f |\n", fig.WithReplica, fig.WithReplica/fig.Memory)
+			p("| gwsim on Redis with a Redis replica, `--store-durability replicated` (WAIT 1) | %.0f | %.2f |\n", fig.Replicated, fig.Replicated/fig.Memory)
+		}
+		p("\n")
 		verdict := "**met**"
 		if fig.Ratio < 0.5 {
 			verdict = fmt.Sprintf("**missed**: %.2f ×", fig.Ratio)

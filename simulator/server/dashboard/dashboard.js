@@ -102,6 +102,7 @@
       let c = null;
       try { c = JSON.parse(ev.data); } catch (e) { c = null; }
       if (c && c.entry && c.entry.sn) flashLater.add(c.entry.mac + "/" + c.entry.sn);
+      if (c) addEvent(c);
       schedule();
     });
   }
@@ -142,6 +143,29 @@
     drawDevices(d);
     drawJournal(d.journal);
     drawFaults(d.faults);
+    $("replica").textContent = d.replica ? "replica " + d.replica : "";
+  }
+
+  // --- live events of every replica ----------------------------------------
+
+  const maxEvents = 30;
+
+  // addEvent lists one event of the feed, newest first, naming the
+  // replica where it happened.
+  function addEvent(c) {
+    const list = $("events");
+    if (list.firstElementChild && list.firstElementChild.classList.contains("muted")) list.replaceChildren();
+    const e = c.entry;
+    let what = c.kind;
+    if (e) {
+      what = e.path.replace(/^\/v1\/services\//, "") + " " + e.status +
+        (e.error_code ? " " + e.error_code : "") + (e.sn ? " " + e.sn : e.mac ? " " + e.mac : "");
+    }
+    const at = e && e.time ? e.time.substring(11, 23) : new Date().toISOString().substring(11, 23);
+    list.prepend(el("li", { class: "event", "data-replica": c.replica || "", "data-kind": c.kind },
+      el("span", { class: "mono" }, at), " ",
+      el("span", { class: "tag replica" }, c.replica || "?"), " ", what));
+    while (list.children.length > maxEvents) list.lastElementChild.remove();
   }
 
   function isOn(v) { return v === "On"; }

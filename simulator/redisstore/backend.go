@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -17,25 +16,45 @@ import (
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 
-// Shared is the store as the server's seams: state, journal, replay
-// protection, rate counts, faults and health, all in Redis. window is the
-// authenticator's timestamp window (auth.DefaultWindow when 0).
-func (s *Store) Shared(window time.Duration) *server.Shared {
+// Backend is the store as every part of the server's Backend: state,
+// journal, replay protection, rate counts, faults, dashboard sessions, the
+// event feed and health, all in Redis. window is the authenticator's
+// timestamp window (auth.DefaultWindow when 0).
+func (s *Store) Backend(window time.Duration) server.Backend {
 	if window <= 0 {
 		window = auth.DefaultWindow
 	}
-	return &server.Shared{
-		Store:   s,
-		Journal: s.journal,
-		Replays: func(e *device.Envelope, now time.Time) (bool, *device.Error) {
-			return s.seen(e, window)
-		},
-		Allow:      s.allow,
-		LoadFaults: s.loadFaults,
-		SaveFaults: s.saveFaults,
-		Health:     func(ctx context.Context) error { return s.rdb.Ping(ctx).Err() },
-	}
+	return server.Backend{State: s, Journal: s.journal, Replays: replays{s, window}, Rates: rates{s},
+		Faults: faults{s}, Sessions: s.Sessions(), Changes: s.Feed(), Health: s.Health()}
 }
+
+// replays is replay protection in Redis (server.ReplayGuard).
+type replays struct {
+	s      *Store
+	window time.Duration
+}
+
+// Seen implements server.ReplayGuard.
+func (r replays) Seen(e *device.Envelope, _ time.Time) (bool, *device.Error) {
+	return r.s.seen(e, r.window)
+}
+
+// rates are the rate counts in Redis (server.RateCounter).
+type rates struct{ s *Store }
+
+// Allow implements server.RateCounter.
+func (r rates) Allow(client netip.Addr, limit int) (bool, time.Duration, *device.Error) {
+	return r.s.allow(client, limit)
+}
+
+// faults are the faults in Redis (server.FaultStore).
+type faults struct{ s *Store }
+
+// Load implements server.FaultStore.
+func (f faults) Load() ([]byte, *device.Error) { return f.s.loadFaults() }
+
+// Save implements server.FaultStore.
+func (f faults) Save(b []byte) *device.Error { return f.s.saveFaults(b) }
 
 // seen records an envelope with SET NX PX: whichever replica gets a
 // replay, the key is there. A request passes authentication only with a
@@ -91,10 +110,21 @@ func (s *Store) loadFaults() ([]byte, *device.Error) {
 }
 
 func (s *Store) saveFaults(b []byte) *device.Error {
-	ctx, cancel := s.ctx()
+	ctx, cancel := s.writeCtx()
 	defer cancel()
-	if err := s.rdb.Set(ctx, s.key("faults"), b, 0).Err(); err != nil {
+	var wait *redis.Cmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.key("faults"), b, 0)
+		if s.wait > 0 {
+			wait = waitCmd(ctx, p, s.wait)
+		}
+		return nil
+	})
+	if err != nil {
 		return unavailable(err)
+	}
+	if !replicated(wait) {
+		return s.notReplicated()
 	}
 	return nil
 }
