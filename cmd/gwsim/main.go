@@ -44,6 +44,7 @@ Usage:
   gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
   gwsim send command|message|rename [--target URL] [--format json|xml] [--fleet FILE] FIELD=VALUE...
   gwsim openapi         print the OpenAPI 3.1 document of the interface (docs/openapi.yaml)
+  gwsim clients [--target URL] [--format text|json|junit|html]   the client report (docs/clients.md)
 
 Run "gwsim serve -h", "gwsim fleet -h" or "gwsim send -h" for the flags of each.
 `
@@ -84,6 +85,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return sendCmd(ctx, args[1:], stdout, stderr)
 	case "openapi":
 		return openAPICmd(args[1:], stdout, stderr)
+	case "clients":
+		return clientsCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -124,6 +127,8 @@ type Main struct {
 	StoreReset bool
 	// HealthNeedsToken puts /_sim/health behind --admin-token too.
 	HealthNeedsToken bool
+	// ClientReport keeps the client report (GET /_sim/clients).
+	ClientReport bool
 
 	Sim *simulator.Simulator
 	log *slog.Logger
@@ -150,6 +155,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.DurationVar(&m.LogSummary, "log-summary", server.DefaultSummaryEvery, "log a summary of the requests answered (count, rate, errors) this often\n"+
 		"when there were any; 0: never")
 	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
+	fs.BoolVar(&m.ClientReport, "client-report", true, "keep the client report, GET /_sim/clients and gwsim clients (docs/clients.md);\n"+
+		"false saves each request a second reading of its body")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.IntVar(&m.Journal, "journal-size", 1000, "requests kept in the journal")
 	fs.StringVar(&m.StateFile, "state-file", "", "keep device states, names and message logs in the file at `PATH` across restarts (a bbolt\n"+
@@ -234,7 +241,8 @@ func (m *Main) ParseFlags(args []string) error {
 	m.Sim, err = simulator.Build(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
-		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken})
+		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
+		NoClientReport: !m.ClientReport})
 	return err
 }
 
