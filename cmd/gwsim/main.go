@@ -45,6 +45,7 @@ Usage:
   gwsim send command|message|rename [--target URL] [--format json|xml] [--fleet FILE] FIELD=VALUE...
   gwsim openapi         print the OpenAPI 3.1 document of the interface (docs/openapi.yaml)
   gwsim clients [--target URL] [--format text|json|junit|html]   the client report (docs/clients.md)
+  gwsim proxy --upstream URL [--addr A] [--fleet FILE] [--record DIR] [--block-invalid]   (docs/proxy.md)
 
 Run "gwsim serve -h", "gwsim fleet -h" or "gwsim send -h" for the flags of each.
 `
@@ -87,6 +88,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return openAPICmd(args[1:], stdout, stderr)
 	case "clients":
 		return clientsCmd(ctx, args[1:], stdout, stderr)
+	case "proxy":
+		return proxyCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
