@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -24,6 +25,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
@@ -39,7 +41,7 @@ const usage = `gwsim simulates the Gateway Device Management Interface.
 Usage:
   gwsim serve [--addr 127.0.0.1:8080] [--fleet FILE | --seed N --gateways G --devices-per-gateway D]
               [--state-file PATH | --store redis://HOST:PORT/DB [--store-reset]]
-              [--reject-replays] [--rate-limit N]
+              [--reject-replays] [--rate-limit N] [--replay DIR] [--scenario FILE]
               [--log-level info] [--access-log] [--log-summary 1m]
   gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
   gwsim send command|message|rename [--target URL] [--format json|xml] [--fleet FILE] FIELD=VALUE...
@@ -132,6 +134,10 @@ type Main struct {
 	HealthNeedsToken bool
 	// ClientReport keeps the client report (GET /_sim/clients).
 	ClientReport bool
+	// Replay answers the requests recorded in this cassette directory
+	// with their recorded answers (gwsim proxy --record).
+	Replay string
+	player *cassette.Player
 
 	Sim *simulator.Simulator
 	log *slog.Logger
@@ -160,6 +166,8 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
 	fs.BoolVar(&m.ClientReport, "client-report", true, "keep the client report, GET /_sim/clients and gwsim clients (docs/clients.md);\n"+
 		"false saves each request a second reading of its body")
+	fs.StringVar(&m.Replay, "replay", "", "answer the requests recorded in `DIR` (gwsim proxy --record) with the recorded answers,\n"+
+		"matched by operation, format and fields (never sign or timestamp); simulate everything else")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.IntVar(&m.Journal, "journal-size", 1000, "requests kept in the journal")
 	fs.StringVar(&m.StateFile, "state-file", "", "keep device states, names and message logs in the file at `PATH` across restarts (a bbolt\n"+
@@ -240,8 +248,21 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.RateLimit < 0 {
 		return errors.New("--rate-limit must be 0 (no limit) or more")
 	}
+	var wrap func(http.Handler) http.Handler
+	if m.Replay != "" {
+		p, err := cassette.Load(m.Replay)
+		if err != nil {
+			return err
+		}
+		af := f
+		if af == nil {
+			af = fleet.Demo()
+		}
+		p.Auth = af.Authenticator()
+		m.player, wrap = p, p.Wrap
+	}
 	var err error
-	m.Sim, err = simulator.Build(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
+	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap,Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
@@ -290,6 +311,9 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
 	if m.StateFile != "" {
 		fmt.Fprintf(w, "  state file: %s\n", m.StateFile)
+	}
+	if m.player != nil {
+		fmt.Fprintf(w, "  replaying %d recorded answers from %s; everything else is simulated\n", m.player.Len(), m.Replay)
 	}
 	if m.Sim.Redis != nil {
 		fmt.Fprintf(w, "  store: %s (replica %s)\n", redisstore.Redact(m.Store), m.Sim.Redis.Replica())

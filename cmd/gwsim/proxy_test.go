@@ -71,6 +71,20 @@ func TestProxyCommand(t *testing.T) {
 			}
 		}
 	}
+	// gwsim serve --replay answers the recorded request from the cassette.
+	replay, banner, _, _ := serve(t, "--replay", dir)
+	if !strings.Contains(banner.String(), "replaying 2 recorded answers") {
+		t.Errorf("banner: %s", banner.String())
+	}
+	c.Base = replay
+	r := c.Send(device.SendCommand, device.XML, c.Command(target.Devices["Light Dimmer"].SN, "Light Dimmer", simtest.N("dimming", "33")))
+	r.OK(t, device.XML)
+	if r.Header.Get("X-Gwsim-Replayed") != "true" {
+		t.Errorf("not replayed: %v", r.Header)
+	}
+	if code, _, errs := run("serve", "--replay", filepath.Join(dir, "missing")); code != 2 || !strings.Contains(errs, "missing") {
+		t.Errorf("a missing cassette directory: exit %d %s", code, errs)
+	}
 	for _, args := range [][]string{{"proxy"}, {"proxy", "--upstream", "ftp://x"}, {"proxy", "--upstream", up, "extra"}} {
 		if code, _, _ := run(args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
