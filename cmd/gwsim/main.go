@@ -262,7 +262,7 @@ func (m *Main) ParseFlags(args []string) error {
 		m.player, wrap = p, p.Wrap
 	}
 	var err error
-	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap,Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
+	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
