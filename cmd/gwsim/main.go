@@ -21,12 +21,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
+	"github.com/gwdmi/gwtools/simulator/scenario"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 
@@ -138,6 +141,9 @@ type Main struct {
 	// with their recorded answers (gwsim proxy --record).
 	Replay string
 	player *cassette.Player
+	// Scenario plays this timeline of faults (package scenario).
+	Scenario string
+	play     *scenario.Player
 
 	Sim *simulator.Simulator
 	log *slog.Logger
@@ -168,6 +174,8 @@ func (m *Main) ParseFlags(args []string) error {
 		"false saves each request a second reading of its body")
 	fs.StringVar(&m.Replay, "replay", "", "answer the requests recorded in `DIR` (gwsim proxy --record) with the recorded answers,\n"+
 		"matched by operation, format and fields (never sign or timestamp); simulate everything else")
+	fs.StringVar(&m.Scenario, "scenario", "", "play the timeline of faults in `FILE` (YAML, docs/scenarios.md) on top of fault injection;\n"+
+		"POST /_sim/scenario/start, /stop and /restart control it")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.IntVar(&m.Journal, "journal-size", 1000, "requests kept in the journal")
 	fs.StringVar(&m.StateFile, "state-file", "", "keep device states, names and message logs in the file at `PATH` across restarts (a bbolt\n"+
@@ -261,13 +269,46 @@ func (m *Main) ParseFlags(args []string) error {
 		p.Auth = af.Authenticator()
 		m.player, wrap = p, p.Wrap
 	}
+	var phases func() []string
+	var admin map[string]http.Handler
+	if m.Scenario != "" {
+		sc, err := scenario.Load(m.Scenario)
+		if err != nil {
+			return err
+		}
+		m.play = scenario.NewPlayer(sc, m.log)
+		phases, admin = m.play.Phases, m.play.Routes()
+	}
 	var err error
-	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
+	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ClientPhases: phases, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
 		NoClientReport: !m.ClientReport})
-	return err
+	if err != nil {
+		return err
+	}
+	if m.play != nil {
+		m.play.Attach(m.Sim.Server)
+		if m.Sim.Redis != nil {
+			m.play.RedisLoss = pauseRedis(m.Sim.Redis.Client())
+		}
+	}
+	return nil
+}
+
+// pauseRedis makes Redis refuse every change, of every replica, for d
+// (CLIENT PAUSE WRITE: writes wait and gwsim's calls time out), or ends
+// that early when d is 0. WRITE rather than ALL: under ALL, Redis holds
+// CLIENT UNPAUSE and new connections' HELLO too, so the loss could not be
+// ended early.
+func pauseRedis(rdb redis.UniversalClient) scenario.RedisLoss {
+	return func(ctx context.Context, d time.Duration) error {
+		if d <= 0 {
+			return rdb.Do(ctx, "CLIENT", "UNPAUSE").Err()
+		}
+		return rdb.Do(ctx, "CLIENT", "PAUSE", max(1, d.Milliseconds()), "WRITE").Err()
+	}
 }
 
 // Open starts listening and prints where, with the credentials to use.
@@ -280,11 +321,22 @@ func (m *Main) Open() error {
 		m.log.Warn("the admin API is open to the network: anyone who reaches this address can read and reset the state; set --admin-token")
 	}
 	m.printBanner()
+	if m.play != nil && m.play.Autostart() {
+		if err := m.play.Start(); err != nil {
+			m.Sim.Close()
+			return err
+		}
+	}
 	return nil
 }
 
 // Close shuts down gracefully.
-func (m *Main) Close() error { return m.Sim.Close() }
+func (m *Main) Close() error {
+	if m.play != nil {
+		m.play.Stop()
+	}
+	return m.Sim.Close()
+}
 
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
@@ -311,6 +363,10 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
 	if m.StateFile != "" {
 		fmt.Fprintf(w, "  state file: %s\n", m.StateFile)
+	}
+	if m.play != nil {
+		st := m.play.Status()
+		fmt.Fprintf(w, "  scenario: %s, %d steps over %s (GET %s/_sim/scenario)\n", st.Name, len(st.Steps), st.End, url)
 	}
 	if m.player != nil {
 		fmt.Fprintf(w, "  replaying %d recorded answers from %s; everything else is simulated\n", m.player.Len(), m.Replay)

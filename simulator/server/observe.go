@@ -92,3 +92,6 @@ func (s *Server) SetFaults(f Faults) error {
 	s.changes.Publish(Change{Kind: "faults"})
 	return nil
 }
+
+// CheckFaults checks (and normalises) faults as PUT /_sim/faults does.
+func CheckFaults(f *Faults) error { return f.check() }
