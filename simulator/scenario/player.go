@@ -2,8 +2,8 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"reflect"
