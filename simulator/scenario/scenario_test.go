@@ -30,6 +30,10 @@ func TestExampleParses(t *testing.T) {
 	if got := sc.Steps[0].Label(); got != "gateway a4c138f0e2b1 offline (10s for 30s)" {
 		t.Errorf("label %q", got)
 	}
+	sc, err = scenario.Parse([]byte("steps: [{at: 2, for: 1.5, latency: 1s}]"))
+	if err != nil || sc.Steps[0].At.Duration != 2*time.Second || sc.Steps[0].For.Duration != 1500*time.Millisecond {
+		t.Errorf("seconds as numbers: %v %+v", err, sc)
+	}
 }
 
 func TestBadScenariosAreRefused(t *testing.T) {
