@@ -14,13 +14,12 @@ package clients
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
+	"hash/maphash"
 	"maps"
 	"net/http"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,11 +95,16 @@ type Config struct {
 	// Phases, when set, names the faults in force (a scenario's), so that
 	// the report says how the app behaved during each.
 	Phases func() []string
+	// Trusted says the answers come from gwsim itself, whose 200 means the
+	// request followed every rule: such a request is not validated again
+	// (gwsim serve; never gwsim proxy, where the answers are judged too).
+	Trusted bool
 }
 
 // Recorder keeps the clients' reports. It is safe for concurrent use.
 type Recorder struct {
 	cfg     Config
+	seeds   [2]maphash.Seed
 	mu      sync.Mutex
 	clients map[string]*client
 	other   *client
@@ -120,7 +124,7 @@ func New(cfg Config) *Recorder {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Recorder{cfg: cfg, clients: map[string]*client{}}
+	return &Recorder{cfg: cfg, clients: map[string]*client{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 }
 
 // Reset forgets every client.
@@ -172,11 +176,45 @@ type errStat struct {
 	example Example
 }
 
-type fingerprint [16]byte
+// fingerprint identifies a request's fields whatever their order: the
+// sums of a hash of each field under two seeds.
+type fingerprint [2]uint64
 
 type seen struct {
 	fp fingerprint
 	at time.Time
+}
+
+// window remembers the last n fingerprints with when they were seen: a
+// ring for their order, a map to find one at once.
+type window struct {
+	ring  []seen
+	next  int
+	index map[fingerprint]time.Time
+}
+
+func newWindow(n int) window {
+	return window{ring: make([]seen, 0, n), index: make(map[fingerprint]time.Time, n)}
+}
+
+// find says when fp was seen, if it is among the last n.
+func (w *window) find(fp fingerprint) (time.Time, bool) {
+	at, ok := w.index[fp]
+	return at, ok
+}
+
+func (w *window) add(fp fingerprint, at time.Time) {
+	if len(w.ring) < cap(w.ring) {
+		w.ring = append(w.ring, seen{fp, at})
+	} else {
+		old := w.ring[w.next]
+		if w.index[old.fp].Equal(old.at) {
+			delete(w.index, old.fp)
+		}
+		w.ring[w.next] = seen{fp, at}
+		w.next = (w.next + 1) % len(w.ring)
+	}
+	w.index[fp] = at
 }
 
 type phaseStat struct {
@@ -194,10 +232,8 @@ type client struct {
 	// retryUntil is when the last Retry-After this client was given ends.
 	retryUntil time.Time
 	retryCode  string
-	refused    [refusedRing]seen
-	nRefused   int
-	sent       [sentRing]seen
-	nSent      int
+	refused    window
+	sent       window
 	skewN      uint64
 	skewLast   time.Duration
 	skewMin    time.Duration
@@ -274,23 +310,28 @@ func (r *Recorder) Observe(ex Exchange) {
 			cc.ok++
 		}
 	}
-	what := op.Name()
-	if q.typ != "" {
-		what += " " + q.typ
-	}
-	if q.format != 0 {
-		what += " (" + q.format.String() + ")"
+	// what names the request in a judgement's example; built only when one
+	// is needed.
+	what := func() string {
+		w := op.Name()
+		if q.typ != "" {
+			w += " " + q.typ
+		}
+		if q.format != 0 {
+			w += " (" + q.format.String() + ")"
+		}
+		return w
 	}
 
 	// Judgements on the request itself.
 	if q.invalid != nil {
-		c.flag(JudgeValid, ex.Time, what+": "+q.invalid.Error())
+		c.flag(JudgeValid, ex.Time, what()+": "+q.invalid.Error())
 	}
 	if q.foreign != "" {
-		c.flag(JudgeForeign, ex.Time, what+": "+q.foreign)
+		c.flag(JudgeForeign, ex.Time, what()+": "+q.foreign)
 	}
 	if q.signBad || (r.cfg.Auth == nil && a.code == device.CodeBadSignature) {
-		c.flag(JudgeSign, ex.Time, what+": the sign does not match md5(api_key + secret + timestamp)")
+		c.flag(JudgeSign, ex.Time, what()+": the sign does not match md5(api_key + secret + timestamp)")
 	}
 	if q.hasTime {
 		c.skewN++
@@ -302,42 +343,34 @@ func (r *Recorder) Observe(ex Exchange) {
 			c.skewMax = q.skew
 		}
 		if r.cfg.Window > 0 && (q.skew > r.cfg.Window || q.skew < -r.cfg.Window) {
-			c.flag(JudgeClock, ex.Time, what+": timestamp "+fmtSkew(q.skew)+" from gwsim's clock, outside the window of ±"+r.cfg.Window.String())
+			c.flag(JudgeClock, ex.Time, what()+": timestamp "+fmtSkew(q.skew)+" from gwsim's clock, outside the window of ±"+r.cfg.Window.String())
 		}
 	} else if a.code == device.CodeStaleTimestamp {
-		c.flag(JudgeClock, ex.Time, what+": answered stale_timestamp")
+		c.flag(JudgeClock, ex.Time, what()+": answered stale_timestamp")
 	}
 
 	// Judgements on how the request follows earlier answers.
 	early := false
 	if !c.retryUntil.IsZero() && ex.Time.Before(c.retryUntil.Add(-retrySlack)) {
 		early = true
-		c.flag(JudgeRetryAfter, ex.Time, what+": sent "+c.retryUntil.Sub(ex.Time).Round(time.Millisecond).String()+
+		c.flag(JudgeRetryAfter, ex.Time, what()+": sent "+c.retryUntil.Sub(ex.Time).Round(time.Millisecond).String()+
 			" before the Retry-After of a "+c.retryCode+" answer ended")
 	}
-	for i := 0; i < min(c.nRefused, refusedRing); i++ {
-		if c.refused[i].fp == q.loose {
-			c.flag(JudgeResend400, ex.Time, what+": the same fields as a request refused with 400 at "+c.refused[i].at.UTC().Format(time.RFC3339))
-			break
-		}
+	if at, ok := c.refused.find(q.loose); ok {
+		c.flag(JudgeResend400, ex.Time, what()+": the same fields as a request refused with 400 at "+at.UTC().Format(time.RFC3339))
 	}
 	if q.format != 0 {
-		for i := 0; i < min(c.nSent, sentRing); i++ {
-			if c.sent[i].fp == q.exact {
-				c.flag(JudgeNoReplay, ex.Time, what+": the same body, timestamp and sign as a request sent at "+c.sent[i].at.UTC().Format(time.RFC3339))
-				break
-			}
+		if at, ok := c.sent.find(q.exact); ok {
+			c.flag(JudgeNoReplay, ex.Time, what()+": the same body, timestamp and sign as a request sent at "+at.UTC().Format(time.RFC3339))
 		}
-		c.sent[c.nSent%sentRing] = seen{q.exact, ex.Time}
-		c.nSent++
+		c.sent.add(q.exact, ex.Time)
 	} else if a.code == device.CodeReplayedRequest {
-		c.flag(JudgeNoReplay, ex.Time, what+": answered replayed_request")
+		c.flag(JudgeNoReplay, ex.Time, what()+": answered replayed_request")
 	}
 
 	// What the answer asks of the next request.
 	if a.status == http.StatusBadRequest {
-		c.refused[c.nRefused%refusedRing] = seen{q.loose, ex.Time}
-		c.nRefused++
+		c.refused.add(q.loose, ex.Time)
 	}
 	if a.hasRetry && (a.status == http.StatusTooManyRequests || a.status == http.StatusServiceUnavailable) {
 		if until := done.Add(a.retryAfter); until.After(c.retryUntil) {
@@ -363,7 +396,7 @@ func (r *Recorder) Observe(ex Exchange) {
 		}
 		es.n++
 		es.status = a.status
-		es.example = Example{Time: ex.Time.UTC(), Operation: what, Field: a.field, Message: clip(a.message)}
+		es.example = Example{Time: ex.Time.UTC(), Operation: what(), Field: a.field, Message: clip(a.message)}
 	}
 	for _, p := range phases {
 		ps := c.phases[p]
@@ -426,7 +459,7 @@ func (r *Recorder) client(key string) *client {
 
 func newClient(name, id string) *client {
 	return &client{name: name, id: id, coverage: map[covKey]*covCount{}, errors: map[string]*errStat{},
-		phases: map[string]*phaseStat{}}
+		phases: map[string]*phaseStat{}, refused: newWindow(refusedRing), sent: newWindow(sentRing)}
 }
 
 // Mask shows an api_key by its first four characters and an ellipsis.
@@ -458,30 +491,40 @@ func opOf(path string) (device.Operation, bool) {
 }
 
 // read parses and judges a request by the interface's own rules
-// (gatewayapi/device), whatever the server answered.
+// (gatewayapi/device), whatever the server answered; with Config.Trusted a
+// request gwsim answered 200 is taken as valid.
 func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request {
 	q := request{op: op}
 	format, derr := codec.FormatOf(ex.ContentType)
 	if derr != nil {
 		q.invalid = derr
-		q.loose = hashOf(ex.Path, ex.ContentType, string(ex.Body))
+		q.loose = r.hashOf(ex.Path, ex.ContentType, string(ex.Body))
 		return q
 	}
-	pairs, derr := codec.Decode(format, ex.Body)
+	pp := pairsPool.Get().(*[]device.Pair)
+	defer func() {
+		clear((*pp)[:cap(*pp)])
+		*pp = (*pp)[:0]
+		pairsPool.Put(pp)
+	}()
+	pairs, derr := codec.DecodeInto(format, ex.Body, *pp)
+	if cap(pairs) <= 64 {
+		*pp = pairs[:0]
+	}
 	if derr != nil {
 		q.invalid = derr
-		q.loose = hashOf(ex.Path, ex.ContentType, string(ex.Body))
+		q.loose = r.hashOf(ex.Path, ex.ContentType, string(ex.Body))
 		return q
 	}
 	q.format = format
-	loose := []string{ex.Path}
-	exact := []string{ex.Path}
+	q.loose, q.exact = r.hashOf(ex.Path), r.hashOf(ex.Path)
 	for _, p := range pairs {
-		kv := p.Key + "\x00" + p.Value.Text
-		exact = append(exact, kv)
+		f := r.field(p.Key, p.Value.Text)
+		q.exact[0] += f[0]
+		q.exact[1] += f[1]
 		switch p.Key {
 		case device.FieldAPIKey:
-			q.key = strings.TrimSpace(p.Value.Text)
+			q.key = strings.Clone(strings.TrimSpace(p.Value.Text))
 		case device.FieldSign:
 			q.sign = strings.TrimSpace(p.Value.Text)
 			continue
@@ -495,14 +538,15 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 				q.typ = t.Name
 			}
 		}
-		loose = append(loose, kv)
+		q.loose[0] += f[0]
+		q.loose[1] += f[1]
 	}
 	if len(q.key) > device.MaxAPIKeyLen {
 		q.key = q.key[:device.MaxAPIKeyLen]
 	}
-	slices.Sort(loose[1:])
-	slices.Sort(exact[1:])
-	q.loose, q.exact = hashOf(loose...), hashOf(exact...)
+	if r.cfg.Trusted && ex.Status == http.StatusOK {
+		return q // gwsim checked every rule, the sign included
+	}
 	if op == device.SendCommand && q.typ != "" {
 		q.foreign = foreignField(pairs, q.typ, format)
 	}
@@ -520,6 +564,39 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 		}
 	}
 	return q
+}
+
+// pairsPool holds the pair slices requests are decoded into.
+var pairsPool = sync.Pool{New: func() any { p := make([]device.Pair, 0, 16); return &p }}
+
+// field hashes one field under both seeds.
+func (r *Recorder) field(key, value string) fingerprint {
+	var fp fingerprint
+	for i := range fp {
+		var h maphash.Hash
+		h.SetSeed(r.seeds[i])
+		h.WriteString(key)
+		h.WriteByte(0)
+		h.WriteString(value)
+		fp[i] = h.Sum64()
+	}
+	return fp
+}
+
+// hashOf hashes parts in order under both seeds.
+func (r *Recorder) hashOf(parts ...string) fingerprint {
+	var fp fingerprint
+	for i := range fp {
+		var h maphash.Hash
+		h.SetSeed(r.seeds[i])
+		for _, p := range parts {
+			h.WriteString(strconv.Itoa(len(p)))
+			h.WriteByte(':')
+			h.WriteString(p)
+		}
+		fp[i] = h.Sum64()
+	}
+	return fp
 }
 
 // foreignField names the first field of a command that is not a field of
@@ -545,18 +622,6 @@ func foreignField(pairs []device.Pair, typ string, format device.Format) string 
 		}
 	}
 	return ""
-}
-
-func hashOf(parts ...string) fingerprint {
-	h := sha256.New()
-	var n [binary.MaxVarintLen64]byte
-	for _, p := range parts {
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(p)))])
-		h.Write([]byte(p))
-	}
-	var fp fingerprint
-	copy(fp[:], h.Sum(nil))
-	return fp
 }
 
 // readAnswer reads the status, error code and Retry-After of an answer,

@@ -23,6 +23,9 @@ func (s *Server) observed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		body := &teeBody{ReadCloser: r.Body, max: int(s.cfg.MaxBody)}
+		if r.ContentLength > 0 && r.ContentLength <= s.cfg.MaxBody {
+			body.buf = make([]byte, 0, r.ContentLength) // one allocation
+		}
 		r.Body = body
 		cw := &captureWriter{ResponseWriter: w}
 		next.ServeHTTP(cw, r)
