@@ -64,10 +64,25 @@ func (e *Entry) Key() string {
 	return e.Operation + "-" + hex.EncodeToString(h.Sum(nil)[:10])
 }
 
+// Credentials are what a request carried that a cassette must not.
+type Credentials struct{ APIKey, Sign string }
+
+// Scrub replaces the api_key and the sign in text (an answer that echoes
+// them) with placeholders.
+func (c Credentials) Scrub(s string) string {
+	if len(c.Sign) >= 8 {
+		s = strings.ReplaceAll(s, c.Sign, "<SIGNATURE>")
+	}
+	if len(c.APIKey) >= 4 {
+		s = strings.ReplaceAll(s, c.APIKey, "<API_KEY>")
+	}
+	return s
+}
+
 // Request reads a request body as an entry without its answer; ok is false
 // for a body that is not a readable request of an operation (such requests
 // are neither recorded nor replayed) and for one without an api_key.
-func Request(path, contentType string, body []byte) (e Entry, apiKey string, ok bool) {
+func Request(path, contentType string, body []byte) (e Entry, cred Credentials, ok bool) {
 	var op device.Operation
 	for _, o := range device.Operations {
 		if o.Path() == path {
@@ -75,21 +90,24 @@ func Request(path, contentType string, body []byte) (e Entry, apiKey string, ok 
 		}
 	}
 	if op == 0 {
-		return Entry{}, "", false
+		return Entry{}, cred, false
 	}
 	format, derr := codec.FormatOf(contentType)
 	if derr != nil {
-		return Entry{}, "", false
+		return Entry{}, cred, false
 	}
 	pairs, derr := codec.Decode(format, body)
 	if derr != nil {
-		return Entry{}, "", false
+		return Entry{}, cred, false
 	}
 	e = Entry{Operation: op.Name(), Format: format.String(), Fields: map[string]string{}}
 	for _, p := range pairs {
 		v := strings.TrimSpace(p.Value.Text)
-		if p.Key == device.FieldAPIKey {
-			apiKey = v
+		switch p.Key {
+		case device.FieldAPIKey:
+			cred.APIKey = v
+		case device.FieldSign:
+			cred.Sign = v
 		}
 		if secretFields[p.Key] {
 			continue
@@ -99,7 +117,7 @@ func Request(path, contentType string, body []byte) (e Entry, apiKey string, ok 
 		}
 		e.Fields[p.Key] = v
 	}
-	return e, apiKey, apiKey != ""
+	return e, cred, cred.APIKey != ""
 }
 
 // Recordable says whether an answer is worth replaying: not one that

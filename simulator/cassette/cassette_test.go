@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gwdmi/gwtools/fixtures/sampleapp"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -139,5 +140,37 @@ func TestLoadRefusesBadCassettes(t *testing.T) {
 		if _, err := cassette.Load(dir); err == nil {
 			t.Errorf("%s was accepted", body)
 		}
+	}
+}
+
+// TestRequestLeavesCredentialsOut: the key of a request is the same
+// however it is signed, and an answer that echoes the api_key or the sign
+// is scrubbed of both.
+func TestRequestLeavesCredentialsOut(t *testing.T) {
+	c, target := client(t, "http://127.0.0.1:1")
+	early := c.EnvelopeAt(time.Now().Add(-time.Minute))
+	fields := []simtest.F{simtest.S("sn", target.Devices["Light Dimmer"].SN), simtest.S("type", "Light Dimmer"), simtest.N("dimming", "5")}
+	var keys []string
+	for _, env := range [][]simtest.F{early, c.Envelope()} {
+		for _, f := range []device.Format{device.JSON, device.XML} {
+			e, cred, ok := cassette.Request(device.SendCommand.Path(), simtest.ContentType(f), simtest.Body(f, append(env, fields...)))
+			if !ok || cred.APIKey != target.Key.Key || len(cred.Sign) != 32 {
+				t.Fatalf("%v %+v", ok, cred)
+			}
+			if _, has := e.Fields["sign"]; has || e.Fields["api_key"] != "" || e.Fields["timestamp"] != "" {
+				t.Errorf("fields %v", e.Fields)
+			}
+			echoed := cred.Scrub(`{"error":{"message":"key ` + cred.APIKey + ` sign ` + cred.Sign + `"}}`)
+			if strings.Contains(echoed, cred.APIKey) || strings.Contains(echoed, cred.Sign) {
+				t.Errorf("scrubbed: %s", echoed)
+			}
+			keys = append(keys, e.Key())
+		}
+	}
+	if keys[0] != keys[2] || keys[1] != keys[3] || keys[0] == keys[1] {
+		t.Errorf("keys %v: want one per format, whatever the timestamp and sign", keys)
+	}
+	if _, _, ok := cassette.Request("/elsewhere", "application/json", []byte(`{}`)); ok {
+		t.Error("a path that is no operation was read")
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -80,6 +81,7 @@ type Proxy struct {
 	service  *serviceReport
 	journal  *journal
 	bearer   [sha256.Size]byte
+	auth     *auth.Authenticator // the fleet's, when there is one
 	codes    map[string]int
 	handler  http.Handler
 
@@ -120,6 +122,7 @@ func New(cfg Config) (*Proxy, error) {
 	if f := cfg.Fleet; f != nil {
 		a := f.Authenticator()
 		cc.Auth, cc.Location, cc.Window = a, f.Location(), f.Window()
+		p.auth = a
 		if cc.Window == 0 {
 			cc.Window = -1
 		}
@@ -179,7 +182,7 @@ func (p *Proxy) routes() http.Handler {
 			p.unreachable(w, device.JSON, err)
 			return
 		}
-		p.relay(w, res, answer)
+		p.relay(w, r, res, answer)
 	})
 	return mux
 }
@@ -253,16 +256,16 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 			p.log.Warn("the service broke the interface's rules", "operation", op.Name(), "status", ent.Status, "violation", v)
 		}
 		if p.cfg.Record != nil && !ent.Blocked {
-			if e, _, ok := cassette.Request(op.Path(), ct, body); ok {
+			if e, cred, ok := cassette.Request(op.Path(), ct, body); ok {
 				e.Answer = cassette.Answer{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type"),
-					RetryAfter: res.Header.Get("Retry-After"), Body: string(answer)}
+					RetryAfter: res.Header.Get("Retry-After"), Body: cred.Scrub(string(answer))}
 				e.RecordedAt = start.UTC()
 				if err := p.cfg.Record.Record(e); err != nil {
 					p.log.Error("cassette: the answer could not be recorded", "err", err)
 				}
 			}
 		}
-		p.relay(w, res, answer)
+		p.relay(w, r, res, answer)
 	})
 }
 
@@ -301,14 +304,16 @@ func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, e
 }
 
 // relay writes the upstream's answer as it came.
-func (p *Proxy) relay(w http.ResponseWriter, res *http.Response, answer []byte) {
+func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, res *http.Response, answer []byte) {
 	for k, vs := range res.Header {
 		w.Header()[k] = vs
 	}
 	for _, h := range hopByHop {
 		w.Header().Del(h)
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+	if r.Method != http.MethodHead {
+		w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+	}
 	w.WriteHeader(res.StatusCode)
 	w.Write(answer)
 }
@@ -389,9 +394,8 @@ func (p *Proxy) checkRequest(op device.Operation, r *http.Request, format device
 		v.err = derr
 		return v
 	}
-	if p.cfg.Fleet != nil {
-		a := p.cfg.Fleet.Authenticator()
-		if aerr := a.Check(&req.Envelope); aerr != nil {
+	if p.auth != nil {
+		if aerr := p.auth.Check(&req.Envelope); aerr != nil {
 			v.err, v.auth = aerr, true
 		}
 	}
