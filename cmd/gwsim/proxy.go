@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -111,6 +112,9 @@ func (m *proxyMain) Open() error {
 		return err
 	}
 	m.p = p
+	if m.token == "" && !isLoopback(strings.TrimPrefix(p.URL(), "http://")) {
+		m.cfg.Logger.Warn("the proxy's admin calls are open to the network: anyone who reaches this address can read the reports; set --admin-token")
+	}
 	up, _ := url.Parse(m.upstream)
 	up.User = nil
 	fmt.Fprintf(m.Stdout, "gwsim proxy listening on %s, in front of %s\n", p.URL(), up)
