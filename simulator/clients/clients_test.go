@@ -115,6 +115,11 @@ func TestCleanClientPassesEveryJudgement(t *testing.T) {
 		t.Errorf("skew %+v, want about 0", a.Skew)
 	}
 
+	// DELETE forgets every client.
+	c.AdminJSON(http.MethodDelete, "/_sim/clients", "", nil)
+	if r := report(t, c); len(r.Clients) != 0 {
+		t.Errorf("after DELETE: %+v", r.Clients)
+	}
 	// The admin token guards the report.
 	c.AdminToken = ""
 	if status, _, _ := c.Admin(http.MethodGet, "/_sim/clients", ""); status != http.StatusUnauthorized {

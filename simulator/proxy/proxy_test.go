@@ -217,3 +217,22 @@ func TestBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamUnreachable: an upstream that does not answer is answered
+// 502 upstream_unreachable in the request's format, and journaled.
+func TestUpstreamUnreachable(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	url := gone.URL
+	gone.Close()
+	p := start(t, proxy.Config{Upstream: url})
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		c := demoClient(t, p.URL())
+		c.Send(device.SendMessage, f, append(c.Envelope(), simtest.S("message_type", "message"), simtest.S("message_value", "x=1"))).
+			Fail(t, f, http.StatusBadGateway, "upstream_unreachable", "")
+	}
+	var j []proxy.Entry
+	demoClient(t, p.URL()).AdminJSON(http.MethodGet, "/_sim/journal", "", &j)
+	if len(j) != 2 || j[0].Status != http.StatusBadGateway || len(j[0].AnswerViolations) != 1 {
+		t.Errorf("journal %+v", j)
+	}
+}
