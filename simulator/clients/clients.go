@@ -20,6 +20,7 @@ import (
 	"hash/maphash"
 	"maps"
 	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -280,7 +281,7 @@ func (r *Recorder) Observe(ex Exchange) {
 	now := r.cfg.Now()
 	q := r.read(op, ex, now)
 	a := readAnswer(ex)
-	a.message = scrub(a.message, q.sign)
+	a.message = scrub(a.message, q.sign, q.key)
 	done := ex.Done
 	if done.IsZero() {
 		done = ex.Time
@@ -656,12 +657,15 @@ func readAnswer(ex Exchange) answer {
 	return a
 }
 
-// scrub removes a sign from text an upstream wrote, so that no report
-// carries one even if the upstream echoes it.
-func scrub(s, sign string) string {
-	if len(sign) >= 8 {
-		s = strings.ReplaceAll(s, sign, "<sign>")
-		s = strings.ReplaceAll(s, strings.ToLower(sign), "<sign>")
+// scrub removes a sign and an api_key from text an upstream wrote, so
+// that no report carries them even if the upstream echoes them.
+func scrub(s, sign, key string) string {
+	if len(sign) >= 8 && s != "" {
+		// Either case is the same sign.
+		s = regexp.MustCompile("(?i)"+regexp.QuoteMeta(sign)).ReplaceAllString(s, "<sign>")
+	}
+	if key != "" {
+		s = strings.ReplaceAll(s, key, Mask(key))
 	}
 	return s
 }

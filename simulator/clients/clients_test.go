@@ -263,3 +263,23 @@ func TestMemoryIsBounded(t *testing.T) {
 		t.Errorf("Mask: %q", m)
 	}
 }
+
+// TestEchoedCredentialsAreScrubbed: an upstream (behind gwsim proxy) that
+// echoes the api_key and the sign in its error message does not get them
+// into the report.
+func TestEchoedCredentialsAreScrubbed(t *testing.T) {
+	r := clients.New(clients.Config{})
+	sign := strings.Repeat("ab", 16)
+	body := `{"control":{"api_key":"secret-looking-key","timestamp":"20260101000000","sign":"` + sign + `","myservice_id":"` + strings.Repeat("0", 24) +
+		`","mac":"` + strings.Repeat("0", 12) + `","message_type":"message","message_value":"x=1"}}`
+	r.Observe(clients.Exchange{Time: time.Now(), Path: device.SendMessage.Path(), ContentType: "application/json", Body: []byte(body),
+		Status: 401, Header: http.Header{}, Answer: []byte(`{"status":"error","error":{"code":"bad_signature","message":"sign ` + strings.ToUpper(sign) + ` for key secret-looking-key"}}`)})
+	var b bytes.Buffer
+	r.Report().WriteJSON(&b)
+	if strings.Contains(b.String(), "secret-looking-key") || strings.Contains(strings.ToLower(b.String()), sign) {
+		t.Errorf("the report carries the key or the sign:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "secr…") {
+		t.Errorf("the client is not named: %s", b.String())
+	}
+}
