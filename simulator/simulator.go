@@ -7,12 +7,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/simulator/persist"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/server"
@@ -56,6 +58,15 @@ type Options struct {
 	// Replica names this process in the journal, the dashboard and its
 	// events (host-pid when empty).
 	Replica string
+	// NoClientReport turns the client report (GET /_sim/clients, package
+	// clients) off: it costs each request a second reading of its body.
+	NoClientReport bool
+	// ClientPhases names the faults in force for the client report (a
+	// scenario's); nil: none.
+	ClientPhases func() []string
+	// WrapOperations and Admin: see server.Config.
+	WrapOperations func(http.Handler) http.Handler
+	Admin          map[string]http.Handler
 }
 
 // DefaultReplica is this process's name when Options.Replica is empty:
@@ -76,6 +87,8 @@ type Simulator struct {
 	state  *persist.File
 	// Redis is the shared store when Options.StoreURL is set.
 	Redis *redisstore.Store
+	// Clients is the client report (nil with Options.NoClientReport).
+	Clients *clients.Recorder
 }
 
 // New builds a simulator without listening; Open starts it. It panics
@@ -104,7 +117,21 @@ func Build(o Options) (*Simulator, error) {
 	cfg := server.Config{Store: st, Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
-		Replica: o.Replica}
+		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{}}
+	for p, h := range o.Admin {
+		cfg.Admin[p] = h
+	}
+	var rec *clients.Recorder
+	if !o.NoClientReport {
+		window := f.Window()
+		if window == 0 {
+			window = -1 // the fleet has no window: skew is reported, not judged
+		}
+		rec = clients.New(clients.Config{Window: window, Location: f.Location(), Now: o.Now, Phases: o.ClientPhases, Trusted: true})
+		cfg.Observer = rec
+		cfg.Admin["GET /_sim/clients"] = rec.Handler()
+		cfg.Admin["DELETE /_sim/clients"] = rec.Handler()
+	}
 	durability, err := redisstore.ParseDurability(o.StoreDurability)
 	if err != nil {
 		return nil, err
@@ -139,7 +166,7 @@ func Build(o Options) (*Simulator, error) {
 			return nil, err
 		}
 		cfg.Backend = rs.Backend(a.Window)
-		return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), Redis: rs}, nil
+		return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), Redis: rs, Clients: rec}, nil
 	}
 	if durability != redisstore.DurabilityPrimary {
 		return nil, errors.New("--store-durability replicated needs --store with a Redis that has replicas")
@@ -152,7 +179,7 @@ func Build(o Options) (*Simulator, error) {
 		}
 		cfg.Durable = state
 	}
-	return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), state: state}, nil
+	return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), state: state, Clients: rec}, nil
 }
 
 // Start builds a simulator and opens it on addr ("127.0.0.1:0" for any free

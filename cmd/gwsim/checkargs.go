@@ -43,6 +43,12 @@ func checkArgs(args []string) error {
 	case "send":
 		m := &sendMain{Stdout: io.Discard, Stderr: &stderr, checkOnly: true}
 		return wrap(m.ParseFlags(args[1:]))
+	case "clients":
+		m := &clientsMain{Stdout: io.Discard, Stderr: &stderr}
+		return wrap(m.ParseFlags(args[1:]))
+	case "proxy":
+		m := &proxyMain{Stdout: io.Discard, Stderr: &stderr, checkOnly: true}
+		return wrap(m.ParseFlags(args[1:]))
 	case "openapi":
 		if len(args) > 1 && args[1] != "-h" && args[1] != "--help" {
 			return fmt.Errorf("gwsim openapi: unexpected argument %q", args[1])

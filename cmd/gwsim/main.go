@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -21,12 +22,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
+	"github.com/gwdmi/gwtools/simulator/scenario"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 
@@ -41,11 +46,13 @@ const usage = `gwsim simulates the Gateway Device Management Interface.
 Usage:
   gwsim serve [--addr 127.0.0.1:8080] [--fleet FILE | --seed N --gateways G --devices-per-gateway D]
               [--state-file PATH | --store redis://HOST:PORT/DB [--store-reset]]
-              [--reject-replays] [--rate-limit N]
+              [--reject-replays] [--rate-limit N] [--replay DIR] [--scenario FILE]
               [--log-level info] [--access-log] [--log-summary 1m]
   gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
   gwsim send command|message|rename [--target URL] [--format json|xml] [--fleet FILE] FIELD=VALUE...
   gwsim openapi         print the OpenAPI 3.1 document of the interface (docs/openapi.yaml)
+  gwsim clients [--target URL] [--format text|json|junit|html]   the client report (docs/clients.md)
+  gwsim proxy --upstream URL [--addr A] [--fleet FILE] [--record DIR] [--block-invalid]   (docs/proxy.md)
   gwsim version         print the version (also --version, after any command)
 
 Run "gwsim serve -h", "gwsim fleet -h" or "gwsim send -h" for the flags of each.
@@ -95,6 +102,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return sendCmd(ctx, args[1:], stdout, stderr)
 	case "openapi":
 		return openAPICmd(args[1:], stdout, stderr)
+	case "clients":
+		return clientsCmd(ctx, args[1:], stdout, stderr)
+	case "proxy":
+		return proxyCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -141,6 +152,15 @@ type Main struct {
 	ReplicaName string
 	// HealthNeedsToken puts /_sim/health behind --admin-token too.
 	HealthNeedsToken bool
+	// ClientReport keeps the client report (GET /_sim/clients).
+	ClientReport bool
+	// Replay answers the requests recorded in this cassette directory
+	// with their recorded answers (gwsim proxy --record).
+	Replay string
+	player *cassette.Player
+	// Scenario plays this timeline of faults (package scenario).
+	Scenario string
+	play     *scenario.Player
 
 	Sim *simulator.Simulator
 	log *slog.Logger
@@ -172,6 +192,12 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.DurationVar(&m.LogSummary, "log-summary", server.DefaultSummaryEvery, "log a summary of the requests answered (count, rate, errors) this often\n"+
 		"when there were any; 0: never")
 	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
+	fs.BoolVar(&m.ClientReport, "client-report", true, "keep the client report, GET /_sim/clients and gwsim clients (docs/clients.md);\n"+
+		"false saves each request a second reading of its body")
+	fs.StringVar(&m.Replay, "replay", "", "answer the requests recorded in `DIR` (gwsim proxy --record) with the recorded answers,\n"+
+		"matched by operation, format and fields (never sign or timestamp); simulate everything else")
+	fs.StringVar(&m.Scenario, "scenario", "", "play the timeline of faults in `FILE` (YAML, docs/scenarios.md) on top of fault injection;\n"+
+		"POST /_sim/scenario/start, /stop and /restart control it")
 	fs.StringVar(&m.LogFormat, "log-format", "text", "log format: text or json")
 	fs.IntVar(&m.Journal, "journal-size", 1000, "requests kept in the journal")
 	fs.StringVar(&m.StateFile, "state-file", "", "keep device states, names and message logs in the file at `PATH` across restarts (a bbolt\n"+
@@ -279,13 +305,60 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.RateLimit < 0 {
 		return errors.New("--rate-limit must be 0 (no limit) or more")
 	}
+	var wrap func(http.Handler) http.Handler
+	if m.Replay != "" {
+		p, err := cassette.Load(m.Replay)
+		if err != nil {
+			return err
+		}
+		af := f
+		if af == nil {
+			af = fleet.Demo()
+		}
+		p.Auth = af.Authenticator()
+		m.player, wrap = p, p.Wrap
+	}
+	var phases func() []string
+	var admin map[string]http.Handler
+	if m.Scenario != "" {
+		sc, err := scenario.Load(m.Scenario)
+		if err != nil {
+			return err
+		}
+		m.play = scenario.NewPlayer(sc, m.log)
+		phases, admin = m.play.Phases, m.play.Routes()
+	}
 	var err error
-	m.Sim, err = simulator.Build(simulator.Options{Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
+	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ClientPhases: phases, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
-		StoreDurability: m.StoreDurability, Replica: m.ReplicaName})
-	return err
+		StoreDurability: m.StoreDurability, Replica: m.ReplicaName,
+		NoClientReport: !m.ClientReport})
+	if err != nil {
+		return err
+	}
+	if m.play != nil {
+		m.play.Attach(m.Sim.Server)
+		if m.Sim.Redis != nil {
+			m.play.RedisLoss = pauseRedis(m.Sim.Redis.Client())
+		}
+	}
+	return nil
+}
+
+// pauseRedis makes Redis refuse every change, of every replica, for d
+// (CLIENT PAUSE WRITE: writes wait and gwsim's calls time out), or ends
+// that early when d is 0. WRITE rather than ALL: under ALL, Redis holds
+// CLIENT UNPAUSE and new connections' HELLO too, so the loss could not be
+// ended early.
+func pauseRedis(rdb redis.UniversalClient) scenario.RedisLoss {
+	return func(ctx context.Context, d time.Duration) error {
+		if d <= 0 {
+			return rdb.Do(ctx, "CLIENT", "UNPAUSE").Err()
+		}
+		return rdb.Do(ctx, "CLIENT", "PAUSE", max(1, d.Milliseconds()), "WRITE").Err()
+	}
 }
 
 // Open starts listening and prints where, with the credentials to use.
@@ -298,6 +371,12 @@ func (m *Main) Open() error {
 		m.log.Warn("the admin API is open to the network: anyone who reaches this address can read and reset the state; set --admin-token")
 	}
 	m.printBanner()
+	if m.play != nil && m.play.Autostart() {
+		if err := m.play.Start(); err != nil {
+			m.Sim.Close()
+			return err
+		}
+	}
 	return nil
 }
 
@@ -334,7 +413,12 @@ func (m *Main) fail(err error) {
 }
 
 // Close shuts down gracefully.
-func (m *Main) Close() error { return m.Sim.Close() }
+func (m *Main) Close() error {
+	if m.play != nil {
+		m.play.Stop()
+	}
+	return m.Sim.Close()
+}
 
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
@@ -418,6 +502,13 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
 	if m.StateFile != "" {
 		fmt.Fprintf(w, "  state file: %s\n", m.StateFile)
+	}
+	if m.play != nil {
+		st := m.play.Status()
+		fmt.Fprintf(w, "  scenario: %s, %d steps over %s (GET %s/_sim/scenario)\n", st.Name, len(st.Steps), st.End, url)
+	}
+	if m.player != nil {
+		fmt.Fprintf(w, "  replaying %d recorded answers from %s; everything else is simulated\n", m.player.Len(), m.Replay)
 	}
 	if store != "" {
 		fmt.Fprintf(w, "  store: %s\n", store)

@@ -97,6 +97,9 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, s.faults.get())
 	})
 	h("GET /_sim/openapi.yaml", s.openAPI)
+	for pattern, handler := range s.cfg.Admin {
+		h(pattern, handler.ServeHTTP)
+	}
 	h("/_sim/", func(w http.ResponseWriter, r *http.Request) {
 		adminError(w, device.Errorf(device.CodeNotFound, "", "no admin call %s %s", r.Method, r.URL.Path))
 	})

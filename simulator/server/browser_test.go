@@ -30,7 +30,7 @@ var (
 	browserOnce sync.Once
 	browserCtx  context.Context
 	browserErr  error
-	browserStop    func()
+	browserStop func()
 )
 
 func TestMain(m *testing.M) {

@@ -81,6 +81,16 @@ type Config struct {
 	// Replica names this process in the events it publishes and on the
 	// dashboard (for example host-pid, or gwsim's --replica-name).
 	Replica string
+	// Observer, when set, is told of every operation request and its
+	// answer (the client report, package clients).
+	Observer Observer
+	// WrapOperations, when set, wraps the operations' handlers, inside
+	// the Observer: a recorded answer can be given in gwsim's place
+	// (package cassette).
+	WrapOperations func(http.Handler) http.Handler
+	// Admin holds further admin calls by ServeMux pattern
+	// ("GET /_sim/clients"), served behind AdminToken like the others.
+	Admin map[string]http.Handler
 }
 
 // Server serves the interface and the admin API on one listener.
@@ -150,6 +160,12 @@ func New(cfg Config) *Server {
 	mux := http.NewServeMux()
 	for _, op := range device.Operations {
 		h := s.operation(op)
+		if cfg.WrapOperations != nil {
+			h = cfg.WrapOperations(h)
+		}
+		if cfg.Observer != nil {
+			h = s.observed(h)
+		}
 		mux.Handle(op.Path(), h)
 		s.ops = append(s.ops, opRoute{op.Path(), h})
 	}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/cassette"
+	"github.com/gwdmi/gwtools/simulator/proxy"
+)
+
+const proxyUsage = `Usage:
+  gwsim proxy --upstream URL [--addr 127.0.0.1:8081] [--fleet FILE] [--record DIR] [--block-invalid]
+
+Stands in front of a real implementation of the interface: point the app at
+the proxy. Every request is checked against the interface's rules, every
+answer too; what breaks them is logged, journaled (GET /_sim/journal),
+judged per client (GET /_sim/clients, gwsim clients --target PROXY) and,
+for the service, in GET /_sim/service. Nothing on the wire changes unless
+--block-invalid. With --fleet the proxy also checks signs and timestamps.
+With --record DIR it writes each answer to a cassette for gwsim serve
+--replay DIR (no api_key, sign or timestamp is written).
+  gwsim proxy --upstream https://staging.example.com --fleet staging.yaml --record cassettes/
+Exit 0 on a signal; 2 on bad usage or a taken address.
+
+Flags:
+`
+
+// proxyMain is gwsim proxy.
+type proxyMain struct {
+	Stdout, Stderr io.Writer
+
+	addr, upstream, fleetFile, record, token, logLevel string
+	block                                              bool
+	timeout                                            time.Duration
+	cfg                                                proxy.Config
+	p                                                  *proxy.Proxy
+	checkOnly                                          bool
+}
+
+func (m *proxyMain) ParseFlags(args []string) error {
+	fs := flag.NewFlagSet("gwsim proxy", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprint(m.Stderr, proxyUsage); fs.PrintDefaults() }
+	fs.StringVar(&m.addr, "addr", "127.0.0.1:8081", "listen address (host:port); port 0 picks a free one")
+	fs.StringVar(&m.upstream, "upstream", "", "base URL of the implementation to stand in front of (required)")
+	fs.StringVar(&m.fleetFile, "fleet", "", "fleet file with the keys' secrets: signs and timestamps are checked too")
+	fs.StringVar(&m.record, "record", "", "write the upstream's answers as cassettes into `DIR` (for gwsim serve --replay)")
+	fs.BoolVar(&m.block, "block-invalid", false, "answer a request that breaks the rules with its error instead of passing it on")
+	fs.StringVar(&m.token, "admin-token", "", "require Authorization: Bearer TOKEN on /_sim/ (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.StringVar(&m.logLevel, "log-level", "info", "log level: debug, info, warn, error (violations are logged at warn)")
+	fs.DurationVar(&m.timeout, "timeout", proxy.DefaultTimeout, "time limit of one exchange with the upstream")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if m.upstream == "" {
+		return errors.New("--upstream is required: the base URL of the implementation")
+	}
+	if m.token == "" {
+		m.token = os.Getenv("GWSIM_ADMIN_TOKEN")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(m.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %q is not debug, info, warn or error", m.logLevel)
+	}
+	if m.timeout <= 0 {
+		return errors.New("--timeout must be above 0")
+	}
+	m.cfg = proxy.Config{Upstream: m.upstream, BlockInvalid: m.block, AdminToken: m.token, Timeout: m.timeout,
+		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))}
+	if _, err := proxy.New(m.cfg); err != nil {
+		return err
+	}
+	if m.checkOnly {
+		return nil
+	}
+	if m.fleetFile != "" {
+		f, err := fleet.Load(m.fleetFile)
+		if err != nil {
+			return fmt.Errorf("fleet: %w", err)
+		}
+		m.cfg.Fleet = f
+	}
+	if m.record != "" {
+		w, err := cassette.NewWriter(m.record)
+		if err != nil {
+			return err
+		}
+		m.cfg.Record = w
+	}
+	return nil
+}
+
+// Open starts the proxy and prints where it listens.
+func (m *proxyMain) Open() error {
+	p, err := proxy.New(m.cfg)
+	if err != nil {
+		return err
+	}
+	if err := p.Open(m.addr); err != nil {
+		return err
+	}
+	m.p = p
+	if m.token == "" && !isLoopback(strings.TrimPrefix(p.URL(), "http://")) {
+		m.cfg.Logger.Warn("the proxy's admin calls are open to the network: anyone who reaches this address can read the reports; set --admin-token")
+	}
+	up, _ := url.Parse(m.upstream)
+	up.User = nil
+	fmt.Fprintf(m.Stdout, "gwsim proxy listening on %s, in front of %s\n", p.URL(), up)
+	fmt.Fprintf(m.Stdout, "  client report: gwsim clients --target %s   service report: %s/_sim/service\n", p.URL(), p.URL())
+	if m.record != "" {
+		fmt.Fprintf(m.Stdout, "  recording cassettes into %s\n", m.record)
+	}
+	if m.block {
+		fmt.Fprintln(m.Stdout, "  --block-invalid: requests that break the rules are answered by the proxy, not passed on")
+	}
+	return nil
+}
+
+func proxyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	m := &proxyMain{Stdout: stdout, Stderr: stderr}
+	if err := m.ParseFlags(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "gwsim proxy:", err)
+		return 2
+	}
+	if err := m.Open(); err != nil {
+		fmt.Fprintln(stderr, "gwsim proxy:", err)
+		return 2
+	}
+	<-ctx.Done()
+	if err := m.p.Close(); err != nil {
+		fmt.Fprintln(stderr, "gwsim proxy:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,369 @@
+package clients
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Report is the client report: GET /_sim/clients and gwsim clients.
+type Report struct {
+	Generated time.Time `json:"generated"`
+	// WindowSeconds is the timestamp window the clock is judged by (0:
+	// none).
+	WindowSeconds int64 `json:"window_seconds"`
+	// Clients, by masked api_key; OtherClients last when there are more
+	// keys than the bound.
+	Clients []Client `json:"clients"`
+	// Service, from gwsim proxy only: what the upstream's answers broke.
+	Service *Service `json:"service,omitempty"`
+}
+
+// Client is the report of one api_key.
+type Client struct {
+	// Client is the api_key's first four characters and "…"; ID tells
+	// apart keys that look alike (a hash, never the key).
+	Client   string    `json:"client"`
+	ID       string    `json:"id,omitempty"`
+	First    time.Time `json:"first"`
+	Last     time.Time `json:"last"`
+	Requests uint64    `json:"requests"`
+	// Coverage is each operation × device type × format it sent.
+	Coverage   []Coverage   `json:"coverage"`
+	Errors     []ErrorCount `json:"errors"`
+	Judgements []Judgement  `json:"judgements"`
+	// Skew is its timestamps less the clock of gwsim at arrival.
+	Skew          *Skew   `json:"skew,omitempty"`
+	SignFailures  uint64  `json:"sign_failures"`
+	ForeignFields uint64  `json:"foreign_fields"`
+	Phases        []Phase `json:"phases"`
+}
+
+// Coverage counts the requests of one operation, device type (commands
+// only) and format, and how many succeeded.
+type Coverage struct {
+	Operation string `json:"operation"`
+	Type      string `json:"type,omitempty"`
+	Format    string `json:"format"`
+	Sent      uint64 `json:"sent"`
+	Succeeded uint64 `json:"succeeded"`
+}
+
+// ErrorCount is one error code the client received: how often, and the
+// latest example.
+type ErrorCount struct {
+	Code   string  `json:"code"`
+	Status int     `json:"status"`
+	Count  uint64  `json:"count"`
+	Latest Example `json:"latest"`
+}
+
+// Example is one request that got an error.
+type Example struct {
+	Time      time.Time `json:"time"`
+	Operation string    `json:"operation"`
+	Field     string    `json:"field,omitempty"`
+	Message   string    `json:"message,omitempty"`
+}
+
+// Judgement is one rule of using the interface, passed or broken, with the
+// latest breach.
+type Judgement struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Passed     bool   `json:"passed"`
+	Violations uint64 `json:"violations"`
+	Latest     string `json:"latest,omitempty"`
+	LatestTime string `json:"latest_time,omitempty"`
+}
+
+// Skew is the client's clock against gwsim's, in seconds (positive: the
+// client is ahead).
+type Skew struct {
+	Samples     uint64 `json:"samples"`
+	LastSeconds int64  `json:"last_seconds"`
+	MinSeconds  int64  `json:"min_seconds"`
+	MaxSeconds  int64  `json:"max_seconds"`
+}
+
+// Phase is how the client fared while one fault was in force.
+type Phase struct {
+	Phase        string            `json:"phase"`
+	Requests     uint64            `json:"requests"`
+	Errors       uint64            `json:"errors"`
+	RetriedEarly uint64            `json:"retried_before_retry_after"`
+	Codes        map[string]uint64 `json:"codes"`
+}
+
+// Service is gwsim proxy's report of the upstream's answers.
+type Service struct {
+	Upstream   string      `json:"upstream"`
+	Answers    uint64      `json:"answers"`
+	Judgements []Judgement `json:"judgements"`
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// Failed is how many judgements failed, over every client and the
+// service.
+func (r *Report) Failed() int {
+	n := 0
+	for _, c := range r.Clients {
+		for _, j := range c.Judgements {
+			if !j.Passed {
+				n++
+			}
+		}
+	}
+	if r.Service != nil {
+		for _, j := range r.Service.Judgements {
+			if !j.Passed {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Client is the report of the client shown as name (Mask of its key).
+func (r *Report) Client(name string) (Client, bool) {
+	for _, c := range r.Clients {
+		if c.Client == name {
+			return c, true
+		}
+	}
+	return Client{}, false
+}
+
+// Judgement is the judgement id of the client's report.
+func (c Client) Judgement(id string) Judgement {
+	for _, j := range c.Judgements {
+		if j.ID == id {
+			return j
+		}
+	}
+	return Judgement{ID: id}
+}
+
+// Handler serves the report as JSON (GET /_sim/clients) and forgets every
+// client on DELETE.
+func (r *Recorder) Handler() http.Handler {
+	return r.HandlerWith(nil)
+}
+
+// HandlerWith is Handler with a service report added (gwsim proxy).
+func (r *Recorder) HandlerWith(service func() *Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch req.Method {
+		case http.MethodGet, http.MethodHead:
+			rep := r.Report()
+			if service != nil {
+				rep.Service = service()
+			}
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			enc.Encode(rep)
+		case http.MethodDelete:
+			r.Reset()
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			io.WriteString(w, `{"status":"ok"}`+"\n")
+		default:
+			w.Header().Set("Allow", "GET, HEAD, DELETE")
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			io.WriteString(w, `{"status":"error","error":{"code":"method_not_allowed","field":"","message":"use GET or DELETE on /_sim/clients"}}`+"\n")
+		}
+	})
+}
+
+// WriteText writes the report for people.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if len(r.Clients) == 0 {
+		b.WriteString("no client has sent a request yet\n")
+	}
+	for _, c := range r.Clients {
+		fmt.Fprintf(&b, "client %s", c.Client)
+		if c.ID != "" {
+			fmt.Fprintf(&b, " (id %s)", c.ID)
+		}
+		fmt.Fprintf(&b, ": %d requests, %s to %s\n", c.Requests, c.First.Format(time.RFC3339), c.Last.Format(time.RFC3339))
+		b.WriteString("  exercised:\n")
+		for _, v := range c.Coverage {
+			what := v.Operation
+			if v.Type != "" {
+				what += " " + v.Type
+			}
+			fmt.Fprintf(&b, "    %-40s %-4s %d sent, %d succeeded\n", what, v.Format, v.Sent, v.Succeeded)
+		}
+		if len(c.Errors) > 0 {
+			b.WriteString("  errors received:\n")
+			for _, e := range c.Errors {
+				fmt.Fprintf(&b, "    %d %s ×%d, latest: %s", e.Status, e.Code, e.Count, e.Latest.Operation)
+				if e.Latest.Field != "" {
+					fmt.Fprintf(&b, " (%s)", e.Latest.Field)
+				}
+				if e.Latest.Message != "" {
+					fmt.Fprintf(&b, ": %s", e.Latest.Message)
+				}
+				b.WriteString("\n")
+			}
+		}
+		if c.Skew != nil {
+			fmt.Fprintf(&b, "  clock skew: last %+ds, from %+ds to %+ds over %d requests\n", c.Skew.LastSeconds, c.Skew.MinSeconds, c.Skew.MaxSeconds, c.Skew.Samples)
+		}
+		for _, p := range c.Phases {
+			fmt.Fprintf(&b, "  during %s: %d requests, %d errors, %d sent before Retry-After ended\n", p.Phase, p.Requests, p.Errors, p.RetriedEarly)
+		}
+		writeJudgements(&b, c.Judgements)
+	}
+	if s := r.Service; s != nil {
+		fmt.Fprintf(&b, "service %s: %d answers\n", s.Upstream, s.Answers)
+		writeJudgements(&b, s.Judgements)
+	}
+	if n := r.Failed(); n > 0 {
+		fmt.Fprintf(&b, "%d judgements failed\n", n)
+	} else if len(r.Clients) > 0 {
+		b.WriteString("every judgement passed\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeJudgements(b *strings.Builder, js []Judgement) {
+	for _, j := range js {
+		if j.Passed {
+			fmt.Fprintf(b, "  PASS %s\n", j.Name)
+			continue
+		}
+		fmt.Fprintf(b, "  FAIL %s: %d times; latest %s: %s\n", j.Name, j.Violations, j.LatestTime, j.Latest)
+	}
+}
+
+// WriteJSON writes the report as GET /_sim/clients does.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one test suite per client (and one for the service
+// behind gwsim proxy) with one test case per judgement, so that an app's
+// CI fails on the judgement its app broke.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	out := junitSuites{Name: "gwsim clients"}
+	add := func(name string, js []Judgement) {
+		s := junitSuite{Name: name, Timestamp: r.Generated.Format(time.RFC3339)}
+		for _, j := range js {
+			c := junitCase{Name: j.Name, Classname: name + "." + j.ID}
+			if !j.Passed {
+				c.Failure = &junitFailure{Type: j.ID, Message: fmt.Sprintf("%s: %d times", j.Name, j.Violations),
+					Text: "latest, " + j.LatestTime + ": " + j.Latest}
+				s.Failures++
+			}
+			s.Cases = append(s.Cases, c)
+			s.Tests++
+		}
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Suites = append(out.Suites, s)
+	}
+	for _, c := range r.Clients {
+		name := "client " + c.Client
+		if c.ID != "" {
+			name += " " + c.ID
+		}
+		add(name, c.Judgements)
+	}
+	if r.Service != nil {
+		add("service "+r.Service.Upstream, r.Service.Judgements)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+var page = template.Must(template.New("clients").Funcs(template.FuncMap{
+	"what": func(c Coverage) string {
+		if c.Type == "" {
+			return c.Operation
+		}
+		return c.Operation + " " + c.Type
+	},
+}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>gwsim client report</title>
+<style>body{font:14px system-ui,sans-serif;margin:1.5em;max-width:70em}table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}.fail{color:#a00;font-weight:bold}.pass{color:#070}</style></head>
+<body><h1>gwsim client report</h1><p>Generated {{.Generated.Format "2006-01-02 15:04:05 UTC"}}{{if .WindowSeconds}}; timestamp window ±{{.WindowSeconds}} s{{end}}.</p>
+{{if not .Clients}}<p>No client has sent a request yet.</p>{{end}}
+{{range .Clients}}<section><h2>Client {{.Client}} {{if .ID}}<small>(id {{.ID}})</small>{{end}}</h2>
+<p>{{.Requests}} requests{{if .Skew}}; clock skew last {{.Skew.LastSeconds}} s (from {{.Skew.MinSeconds}} to {{.Skew.MaxSeconds}} s){{end}}.</p>
+<table><tr><th>judgement</th><th>result</th><th>latest breach</th></tr>
+{{range .Judgements}}<tr><td>{{.Name}}</td>{{if .Passed}}<td class="pass">pass</td><td></td>{{else}}<td class="fail">FAIL ×{{.Violations}}</td><td>{{.LatestTime}} {{.Latest}}</td>{{end}}</tr>
+{{end}}</table>
+<table><tr><th>exercised</th><th>format</th><th>sent</th><th>succeeded</th></tr>
+{{range .Coverage}}<tr><td>{{what .}}</td><td>{{.Format}}</td><td>{{.Sent}}</td><td>{{.Succeeded}}</td></tr>
+{{end}}</table>
+{{if .Errors}}<table><tr><th>error received</th><th>status</th><th>count</th><th>latest</th></tr>
+{{range .Errors}}<tr><td>{{.Code}}</td><td>{{.Status}}</td><td>{{.Count}}</td><td>{{.Latest.Operation}}{{if .Latest.Field}} ({{.Latest.Field}}){{end}}: {{.Latest.Message}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Phases}}<table><tr><th>during fault</th><th>requests</th><th>errors</th><th>sent before Retry-After ended</th></tr>
+{{range .Phases}}<tr><td>{{.Phase}}</td><td>{{.Requests}}</td><td>{{.Errors}}</td><td>{{.RetriedEarly}}</td></tr>
+{{end}}</table>{{end}}
+</section>{{end}}
+{{with .Service}}<section><h2>Service {{.Upstream}}</h2><p>{{.Answers}} answers.</p>
+<table><tr><th>judgement</th><th>result</th><th>latest breach</th></tr>
+{{range .Judgements}}<tr><td>{{.Name}}</td>{{if .Passed}}<td class="pass">pass</td><td></td>{{else}}<td class="fail">FAIL ×{{.Violations}}</td><td>{{.LatestTime}} {{.Latest}}</td>{{end}}</tr>
+{{end}}</table></section>{{end}}
+</body></html>
+`))
+
+// WriteHTML writes the report as one self-contained page.
+func (r *Report) WriteHTML(w io.Writer) error { return page.Execute(w, r) }

@@ -1,0 +1,100 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gwdmi/gwtools/simulator/clients"
+)
+
+// Observer is told of every operation request once it is answered: the
+// request and the answer as they were on the wire. It is called before
+// the answer leaves (net/http sends it when the handler returns), so a
+// client that reads a report after its answer sees its request in it.
+type Observer interface {
+	Observe(clients.Exchange)
+}
+
+// observed wraps an operation's handler so that Config.Observer sees the
+// request's body as the handler reads it and the answer as it is written.
+func (s *Server) observed(next http.Handler) http.Handler {
+	obs := s.cfg.Observer
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		body := &teeBody{ReadCloser: r.Body, max: int(s.cfg.MaxBody)}
+		if r.ContentLength > 0 && r.ContentLength <= s.cfg.MaxBody {
+			body.buf = make([]byte, 0, r.ContentLength) // one allocation
+		}
+		r.Body = body
+		cw := &captureWriter{ResponseWriter: w}
+		next.ServeHTTP(cw, r)
+		// An answer given before the body was read (429) still shows the
+		// observer what was sent.
+		io.Copy(io.Discard, io.LimitReader(body, s.cfg.MaxBody-int64(len(body.buf))))
+		if cw.status == 0 {
+			cw.status = http.StatusOK
+		}
+		obs.Observe(clients.Exchange{Time: start, Done: time.Now(), Path: r.URL.Path,
+			ContentType: r.Header.Get("Content-Type"), Body: body.buf, Status: cw.status,
+			Header: w.Header(), Answer: cw.buf})
+	})
+}
+
+// teeBody keeps a copy of what is read of a request body, up to max bytes.
+type teeBody struct {
+	io.ReadCloser
+	buf []byte
+	max int
+}
+
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if keep := min(n, t.max-len(t.buf)); keep > 0 {
+		t.buf = append(t.buf, p[:keep]...)
+	}
+	return n, err
+}
+
+// captureWriter keeps the status and a copy of the answer's body.
+type captureWriter struct {
+	http.ResponseWriter
+	status int
+	buf    []byte
+}
+
+func (c *captureWriter) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *captureWriter) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	if keep := min(len(p), DefaultMaxBody-len(c.buf)); keep > 0 {
+		c.buf = append(c.buf, p[:keep]...)
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+// Faults is the fault injection in force.
+func (s *Server) Faults() Faults { return s.faults.get() }
+
+// SetFaults replaces the fault injection in force, as PUT /_sim/faults
+// does (a scenario plays its timeline through it).
+func (s *Server) SetFaults(f Faults) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	if derr := s.setFaults(f); derr != nil {
+		return derr
+	}
+	s.changes.Publish(Change{Kind: "faults"})
+	return nil
+}
+
+// CheckFaults checks (and normalises) faults as PUT /_sim/faults does.
+func CheckFaults(f *Faults) error { return f.check() }
