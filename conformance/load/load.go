@@ -134,8 +134,9 @@ type Result struct {
 	// Events are the moments a target stopped answering or answered again.
 	Events []Event `json:"events,omitempty"`
 	// Shards are the results merged into this one (Merge), each without
-	// its timeline.
-	Shards []*Result `json:"shards,omitempty"`
+	// its timeline; Missing names the shards of the load that were not.
+	Shards  []*Result `json:"shards,omitempty"`
+	Missing []string  `json:"missing_shards,omitempty"`
 }
 
 // TargetResult is what one of several targets got.
@@ -494,7 +495,7 @@ func (w *worker) one(ctx context.Context, t int) {
 	r := w.run
 	start := time.Now()
 	if err := r.plan.drawOwned(ctx, w.rng, start, &w.req, w.part, w.of); err != nil {
-		w.count(answer{err: err}, t, start)
+		w.count(answer{err: err}, t, start, 0)
 		return
 	}
 	a := w.sends[t].send(ctx, &w.req)
@@ -509,7 +510,7 @@ func (w *worker) one(ctx context.Context, t int) {
 	if a.err != nil && ctx.Err() != nil {
 		return // interrupted by the caller: not counted as failed
 	}
-	w.count(a, t, start)
+	w.count(a, t, start, time.Since(start))
 	r.noteTarget(t, a)
 }
 
@@ -529,10 +530,9 @@ func (r *run) noteTarget(t int, a answer) {
 	r.eventsMu.Unlock()
 }
 
-// count counts a request that started at start and has just ended.
-func (w *worker) count(a answer, t int, start time.Time) {
+// count counts a request to target t that started at start and took took.
+func (w *worker) count(a answer, t int, start time.Time, took time.Duration) {
 	r := w.run
-	took := time.Since(start)
 	w.ops[w.req.op][w.req.format]++
 	w.n++
 	w.perTarget[t].Requests++
