@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -440,6 +441,12 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := json.Unmarshal(b, &r); err != nil {
 			fmt.Fprintf(stderr, "gwconform load merge: %s: not a gwconform load result: %v\n", f, err)
 			return exitConfig
+		}
+		if len(r.Shards) > 0 && !slices.Contains(fs.Args(), f) {
+			// A merge found in a directory given (an earlier merge's
+			// --report-dir inside it): not a shard.
+			fmt.Fprintf(stderr, "gwconform load merge: %s is a merge, not a shard: left out\n", f)
+			continue
 		}
 		results = append(results, &r)
 	}
