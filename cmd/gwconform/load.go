@@ -372,43 +372,62 @@ is missing; 2: bad arguments, or a result that cannot be read or merged.
 Flags:
 `
 
-// loadMergeCmd is gwconform load merge.
-func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// mergeOpts is gwconform load merge's command line.
+type mergeOpts struct {
+	reportDir string
+	asJSON    bool
+	expect    int
+	wait      time.Duration
+	paths     []string
+}
+
+// parseMergeFlags reads and checks load merge's command line.
+func parseMergeFlags(args []string, stderr io.Writer) (*mergeOpts, error) {
+	o := &mergeOpts{}
 	fs := flag.NewFlagSet("gwconform load merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, mergeUsage)
 		fs.PrintDefaults()
 	}
-	var (
-		reportDir string
-		asJSON    bool
-		expect    int
-		wait      time.Duration
-	)
-	fs.StringVar(&reportDir, "report-dir", "", "write the merged load.json and report.html into `DIR`")
-	fs.BoolVar(&asJSON, "json", false, "write the merged result as JSON")
-	fs.IntVar(&expect, "expect", 0, "wait until `N` results are found (see --wait)")
-	fs.DurationVar(&wait, "wait", 10*time.Minute, "how long --expect waits")
+	fs.StringVar(&o.reportDir, "report-dir", "", "write the merged load.json and report.html into `DIR`")
+	fs.BoolVar(&o.asJSON, "json", false, "write the merged result as JSON")
+	fs.IntVar(&o.expect, "expect", 0, "wait until `N` results are found (see --wait)")
+	fs.DurationVar(&o.wait, "wait", 10*time.Minute, "how long --expect waits")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errUsage
+	}
+	o.paths = fs.Args()
+	if len(o.paths) == 0 {
+		return nil, errors.New("name the shards' results (files, or directories holding load.json)")
+	}
+	if o.expect < 0 || o.wait < 0 {
+		return nil, errors.New("--expect and --wait must not be negative")
+	}
+	return o, nil
+}
+
+// loadMergeCmd is gwconform load merge.
+func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseMergeFlags(args, stderr)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitPass
 		}
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(stderr, "gwconform load merge:", err)
+		}
 		return exitConfig
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "gwconform load merge: name the shards' results (files, or directories holding load.json)")
-		return exitConfig
-	}
-	if expect < 0 {
-		fmt.Fprintln(stderr, "gwconform load merge: --expect must not be negative")
-		return exitConfig
-	}
+	reportDir, asJSON, expect, wait := o.reportDir, o.asJSON, o.expect, o.wait
 	deadline := time.Now().Add(wait)
 	var files []string
 	for {
 		var err error
-		files, err = resultFiles(fs.Args())
+		files, err = resultFiles(o.paths)
 		if err != nil {
 			fmt.Fprintln(stderr, "gwconform load merge:", err)
 			return exitConfig
@@ -427,7 +446,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	if len(files) == 0 {
-		fmt.Fprintf(stderr, "gwconform load merge: no %s in %s\n", load.ReportJSON, strings.Join(fs.Args(), ", "))
+		fmt.Fprintf(stderr, "gwconform load merge: no %s in %s\n", load.ReportJSON, strings.Join(o.paths, ", "))
 		return exitConfig
 	}
 	var results []*load.Result
@@ -442,7 +461,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "gwconform load merge: %s: not a gwconform load result: %v\n", f, err)
 			return exitConfig
 		}
-		if len(r.Shards) > 0 && !slices.Contains(fs.Args(), f) {
+		if len(r.Shards) > 0 && !slices.Contains(o.paths, f) {
 			// A merge found in a directory given (an earlier merge's
 			// --report-dir inside it): not a shard.
 			fmt.Fprintf(stderr, "gwconform load merge: %s is a merge, not a shard: left out\n", f)
@@ -514,56 +533,74 @@ arguments, an unreadable log, or a target or admin API that cannot be read.
 Flags:
 `
 
-// checkAcksCmd is gwconform load check-acks.
-func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// checkAcksOpts is gwconform load check-acks' command line.
+type checkAcksOpts struct {
+	logFile, target, fleetFile, token string
+	timeout                           time.Duration
+}
+
+// parseCheckAcksFlags reads and checks load check-acks' command line.
+func parseCheckAcksFlags(args []string, stderr io.Writer) (*checkAcksOpts, error) {
+	o := &checkAcksOpts{}
 	fs := flag.NewFlagSet("gwconform load check-acks", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, checkAcksUsage)
 		fs.PrintDefaults()
 	}
-	var (
-		target, fleetFile, token string
-		timeout                  time.Duration
-	)
-	fs.StringVar(&target, "target", "", "base `URL` of the implementation (any replica)")
-	fs.StringVar(&fleetFile, "fleet", "", "the fleet the load ran with: every device of the log must be in it")
-	fs.StringVar(&token, "admin-token", "", "bearer token of the admin API (default: from $GWSIM_ADMIN_TOKEN)")
-	fs.DurationVar(&timeout, "timeout", 10*time.Second, "time limit of one read")
+	fs.StringVar(&o.target, "target", "", "base `URL` of the implementation (any replica)")
+	fs.StringVar(&o.fleetFile, "fleet", "", "the fleet the load ran with: every device of the log must be in it")
+	fs.StringVar(&o.token, "admin-token", "", "bearer token of the admin API (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit of one read")
 	// The log comes first (check-acks ACKLOG --target URL) or after the flags.
-	var logFile string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		logFile, args = args[0], args[1:]
+		o.logFile, args = args[0], args[1:]
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return nil, err
 		}
-		return exitConfig
+		return nil, errUsage
 	}
 	rest := fs.Args()
-	if logFile == "" && len(rest) > 0 {
-		logFile, rest = rest[0], rest[1:]
+	if o.logFile == "" && len(rest) > 0 {
+		o.logFile, rest = rest[0], rest[1:]
 	}
+	switch {
+	case len(rest) > 0:
+		return nil, fmt.Errorf("unexpected argument %q", rest[0])
+	case o.logFile == "":
+		return nil, errors.New("name the ack log: gwconform load check-acks ACKLOG --target URL")
+	case o.target == "":
+		return nil, errors.New("--target URL is required: the implementation whose state to check")
+	case strings.Contains(o.target, ","):
+		return nil, errors.New("--target takes one URL: the replicas share one state, any of them answers")
+	case o.timeout <= 0:
+		return nil, errors.New("--timeout must be positive")
+	}
+	if u, err := url.Parse(o.target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--target %q is not an http:// or https:// base URL", load.RedactURL(o.target))
+	}
+	return o, nil
+}
+
+// checkAcksCmd is gwconform load check-acks.
+func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "gwconform load check-acks: "+format+"\n", a...)
 		return exitConfig
 	}
-	switch {
-	case len(rest) > 0:
-		return fail("unexpected argument %q", rest[0])
-	case logFile == "":
-		return fail("name the ack log: gwconform load check-acks ACKLOG --target URL")
-	case target == "":
-		return fail("--target URL is required: the implementation whose state to check")
-	case strings.Contains(target, ","):
-		return fail("--target takes one URL: the replicas share one state, any of them answers")
-	case timeout <= 0:
-		return fail("--timeout must be positive")
+	o, err := parseCheckAcksFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		if errors.Is(err, errUsage) {
+			return exitConfig
+		}
+		return fail("%v", err)
 	}
-	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fail("--target %q is not an http:// or https:// base URL", load.RedactURL(target))
-	}
+	logFile, target, fleetFile, token, timeout := o.logFile, o.target, o.fleetFile, o.token, o.timeout
 	if token == "" {
 		token = os.Getenv("GWSIM_ADMIN_TOKEN")
 	}
