@@ -363,8 +363,10 @@ exactly). A DIR argument stands for every load.json in it and in its
 subdirectories one level down. The summary goes to stdout; --report-dir
 writes the merged load.json and report.html, with each shard as a series.
 
---expect N waits (up to --wait) until N results are there, for a merge
-that starts while the shards still run.
+--expect N is for a merge started beside the shards (as the Kubernetes
+recipe does): it waits (up to --wait) until N results have been written
+since it started, and leaves out older ones (an earlier load's, on a
+volume the loads share).
 
 Exit 0: no request of any shard failed; 1: some did, or a shard of the load
 is missing; 2: bad arguments, or a result that cannot be read or merged.
@@ -423,11 +425,20 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitConfig
 	}
 	reportDir, asJSON, expect, wait := o.reportDir, o.asJSON, o.expect, o.wait
-	deadline := time.Now().Add(wait)
+	started := time.Now()
+	deadline := started.Add(wait)
 	var files []string
 	for {
 		var err error
 		files, err = resultFiles(o.paths)
+		if expect > 0 {
+			// Beside the shards, only what they write now: results left
+			// on a shared volume by an earlier load are not this load's.
+			files = slices.DeleteFunc(files, func(f string) bool {
+				st, err := os.Stat(f)
+				return err == nil && st.ModTime().Before(started.Add(-time.Second))
+			})
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "gwconform load merge:", err)
 			return exitConfig

@@ -382,3 +382,50 @@ func TestLoadShardFromJobEnvironment(t *testing.T) {
 		t.Errorf("from the Job's variables: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }
+
+// load merge --expect, started beside the shards, waits for their results
+// and leaves out an earlier load's left on the volume.
+func TestLoadMergeExpectWaitsForThisLoad(t *testing.T) {
+	f := fleet.Generate(1, 1, 4)
+	sim := startSim(t, f)
+	dir := t.TempDir()
+	shard := func(i int, requests int64) *load.Result {
+		res, err := load.Run(context.Background(), load.Config{Target: sim.URL(), Fleet: f, Requests: requests, Shard: i, Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// An earlier load's shard 0, written an hour ago, in a directory of its own.
+	old := filepath.Join(dir, "earlier", "shard-0")
+	if err := load.WriteReport(old, shard(0, 50)); err != nil {
+		t.Fatal(err)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(old, load.ReportJSON), hourAgo, hourAgo)
+
+	done := make(chan int)
+	var out, errOut bytes.Buffer
+	go func() {
+		done <- loadCmd(context.Background(), []string{"merge", "--expect", "2", "--wait", "20s", "--json", dir, filepath.Join(dir, "earlier")}, &out, &errOut)
+	}()
+	for i := range 2 {
+		if err := load.WriteReport(filepath.Join(dir, fmt.Sprintf("shard-%d", i)), shard(i, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := <-done; code != exitPass {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	var merged load.Result
+	if err := json.Unmarshal(out.Bytes(), &merged); err != nil || merged.Requests != 10 || len(merged.Shards) != 2 {
+		t.Errorf("merged %d requests of %d shards (want 10 of 2): %v", merged.Requests, len(merged.Shards), err)
+	}
+	// Not there in time: exit 2, saying how many came.
+	out.Reset()
+	errOut.Reset()
+	if code := loadCmd(context.Background(), []string{"merge", "--expect", "1", "--wait", "1s", filepath.Join(dir, "earlier")}, &out, &errOut); code != exitConfig ||
+		!strings.Contains(errOut.String(), "0 of the 1 results expected") {
+		t.Errorf("exit %d\n%s", code, errOut.String())
+	}
+}

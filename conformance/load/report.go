@@ -38,14 +38,39 @@ func WriteReport(dir string, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, ReportJSON), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
 	page, err := ReportPage(res)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, ReportHTML), page, 0o644)
+	// The page first and the JSON last, each whole or not at all: a merge
+	// waiting for the shards' results (load merge --expect) never reads
+	// one half written.
+	if err := writeWhole(filepath.Join(dir, ReportHTML), page); err != nil {
+		return err
+	}
+	return writeWhole(filepath.Join(dir, ReportJSON), append(b, '\n'))
+}
+
+// writeWhole writes a file under a temporary name and renames it.
+func writeWhole(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // ReportPage is the result's report.html.
