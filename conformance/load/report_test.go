@@ -42,7 +42,7 @@ func shardedOutage(t *testing.T) (*Result, string) {
 		go func() {
 			defer wg.Done()
 			res, err := Run(context.Background(), Config{Targets: []string{a.URL(), b.URL()}, Fleet: f, Rate: 400,
-				Duration: 4 * time.Second, Concurrency: 2, Shard: i, Shards: 2, Seed: 9, Timeout: 2 * time.Second})
+				Duration: 3 * time.Second, Concurrency: 2, Shard: i, Shards: 2, Seed: 9, Timeout: 2 * time.Second})
 			if err != nil {
 				t.Error(err)
 				return
@@ -53,7 +53,7 @@ func shardedOutage(t *testing.T) (*Result, string) {
 	// Stop the second replica once it has taken a third of its share.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, n := b.Server.Journal().Last(0); n >= 250 || time.Now().After(deadline) {
+		if _, n := b.Server.Journal().Last(0); n >= 200 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
