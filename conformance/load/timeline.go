@@ -110,7 +110,9 @@ func (tl *timeline) add(start int64, names []string, series []wtally) {
 		t.Errors += s.errors
 		t.NoAnswer += s.noAnswer
 		for k, v := range s.status {
-			t.Status[k] += v
+			if v > 0 {
+				t.Status[k] += v
+			}
 		}
 		t.Latency.addDense(s.hist)
 	}
@@ -171,7 +173,7 @@ func (tl *timeline) result() Timeline {
 // wtally is one series of a worker's current bucket.
 type wtally struct {
 	requests, errors, noAnswer int64
-	status                     map[int]int64
+	status                     [600]int64 // by HTTP status; 0 is no answer
 	hist                       *hdrhistogram.Histogram
 }
 
@@ -185,7 +187,7 @@ type wbucket struct {
 func newWBucket(n int) wbucket {
 	b := wbucket{start: -1, series: make([]wtally, n)}
 	for i := range b.series {
-		b.series[i] = wtally{status: map[int]int64{}, hist: newDenseHist()}
+		b.series[i] = wtally{hist: newDenseHist()}
 	}
 	return b
 }
@@ -201,7 +203,9 @@ func (b *wbucket) count(tl *timeline, names []string, sec int64, a answer, took 
 	for _, i := range series {
 		s := &b.series[i]
 		s.requests++
-		s.status[a.status]++
+		if a.status >= 0 && a.status < len(s.status) {
+			s.status[a.status]++
+		}
 		if !a.ok {
 			s.errors++
 			if a.err != nil {
@@ -224,7 +228,7 @@ func (b *wbucket) flush(tl *timeline, names []string) {
 		s := &b.series[i]
 		if s.requests > 0 {
 			s.requests, s.errors, s.noAnswer = 0, 0, 0
-			clear(s.status)
+			s.status = [600]int64{}
 			s.hist.Reset()
 		}
 	}
