@@ -65,6 +65,8 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		{"run", "--fleet", fleetFile, "--admin-token", flagToken, "--target", "http://127.0.0.1:1"},
 		{"load", "--fleet", fleetFile, "--target", "http://gw:" + flagToken + "@127.0.0.1:1", "--requests", "1"},
 		{"load", "--fleet", fleetFile, "--target", "ftp://gw:" + flagToken + "@127.0.0.1:1", "--requests", "1"},
+		{"load", "merge", "-h"}, {"load", "check-acks", "-h"}, {"load", "merge", "--bogus"},
+		{"load", "check-acks", "acks.jsonl", "--target", "ftp://gw:" + flagToken + "@127.0.0.1:1"},
 	} {
 		outputs = append(outputs, "gwconform "+label(args)+"\n"+runProgram(t, dir, bins.gwconform, args...))
 	}
@@ -83,6 +85,21 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		t.Errorf("load --ack-log (50 lines, no api key, no secret, no sign): %v, %q", err, b)
 	} else {
 		outputs = append(outputs, "load --ack-log\n"+string(b))
+	}
+	// check-acks with the token from the flag (and from the environment),
+	// a load's report directory and its merge.
+	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "check-acks", ackLog, "--target", sim.URL, "--admin-token", flagToken))
+	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "check-acks", ackLog, "--target", sim.URL))
+	loadDir := filepath.Join(dir, "load")
+	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "--target", "http://gw:"+flagToken+"@"+strings.TrimPrefix(sim.URL, "http://"),
+		"--fleet", fleetFile, "--requests", "30", "--shard", "0/2", "--report-dir", filepath.Join(loadDir, "s0")))
+	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "merge", "--report-dir", filepath.Join(loadDir, "merged"), loadDir))
+	for _, name := range []string{"s0/load.json", "s0/report.html", "merged/load.json", "merged/report.html"} {
+		b, err := os.ReadFile(filepath.Join(loadDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs = append(outputs, name+"\n"+string(b))
 	}
 	outputs = append(outputs, sim.Stderr())
 	for _, name := range []string{"report.json", "junit.xml", "report.html"} {
