@@ -633,6 +633,9 @@ func (res *Result) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%d requests in %s to %s (concurrency %d, rate %s, via %s)\n",
 		res.Requests, res.Elapsed.Round(time.Millisecond), res.Target, res.Concurrency, rate, res.Via)
+	if res.Shard != "" {
+		fmt.Fprintf(w, "  shard       %s\n", res.Shard)
+	}
 	fmt.Fprintf(w, "  throughput  %.1f requests/s\n", res.Throughput)
 	l := res.Latency
 	fmt.Fprintf(w, "  latency     p50 %s  p90 %s  p99 %s  max %s  (mean %s)\n",

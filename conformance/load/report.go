@@ -329,5 +329,10 @@ func outagesOf(res *Result) []reportOutage {
 			}
 		}
 	}
+	for i := range out {
+		sort.Slice(out[i].Shards, func(a, b int) bool {
+			return shardLess(SeriesShard+out[i].Shards[a], SeriesShard+out[i].Shards[b])
+		})
+	}
 	return out
 }
