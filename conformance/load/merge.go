@@ -24,7 +24,7 @@ func Merge(results []*Result) (*Result, error) {
 	seen := map[string]bool{}
 	total := 0
 	var targets []string
-	targetIdx := map[string]int{}
+	targetSeen := map[string]bool{}
 	vias := map[string]bool{}
 	var end time.Time
 	width := time.Second
@@ -54,8 +54,8 @@ func Merge(results []*Result) (*Result, error) {
 		}
 		width = max(width, r.Timeline.Width)
 		for _, t := range strings.Split(r.Target, ",") {
-			if _, ok := targetIdx[t]; !ok && t != "" {
-				targetIdx[t] = len(targets)
+			if !targetSeen[t] && t != "" {
+				targetSeen[t] = true
 				targets = append(targets, t)
 			}
 		}
@@ -84,18 +84,6 @@ func Merge(results []*Result) (*Result, error) {
 		for k, v := range r.Operations {
 			out.Operations[k] += v
 		}
-		for _, tr := range r.Targets {
-			j, ok := targetIdx[tr.URL]
-			if !ok {
-				continue
-			}
-			for len(out.Targets) <= j {
-				out.Targets = append(out.Targets, TargetResult{URL: targets[len(out.Targets)]})
-			}
-			out.Targets[j].Requests += tr.Requests
-			out.Targets[j].Errors += tr.Errors
-			out.Targets[j].NoAnswer += tr.NoAnswer
-		}
 		mergeSeries(out.Series, r.Series)
 		if all := r.Series[SeriesAll]; all != nil {
 			mergeSeries(out.Series, map[string]*Tally{SeriesShard + label: all})
@@ -109,12 +97,14 @@ func Merge(results []*Result) (*Result, error) {
 		out.Shards = append(out.Shards, &shard)
 	}
 	out.Target = strings.Join(targets, ",")
-	if len(targets) > 1 {
-		for len(out.Targets) < len(targets) {
-			out.Targets = append(out.Targets, TargetResult{URL: targets[len(out.Targets)]})
+	if len(targets) > 1 { // from the series: a shard with one target has no Targets
+		for _, u := range targets {
+			tr := TargetResult{URL: u}
+			if s := out.Series[SeriesTarget+u]; s != nil {
+				tr.Requests, tr.Errors, tr.NoAnswer = s.Requests, s.Errors, s.NoAnswer
+			}
+			out.Targets = append(out.Targets, tr)
 		}
-	} else {
-		out.Targets = nil
 	}
 	for v := range vias {
 		if out.Via != "" {

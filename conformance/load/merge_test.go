@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func resultOf(t *testing.T, samples []sample, targets []string, shard, shards in
 		r.noteTarget(s.target, s.a)
 	}
 	w.bucket.flush(r.timeline, r.seriesNames)
-	res := r.result(r.workers, "x", samples[len(samples)-1].at.Sub(samples[0].at))
+	res := r.result(r.workers, strings.Join(targets, ","), samples[len(samples)-1].at.Sub(samples[0].at))
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +96,10 @@ func TestMergeEqualsOneRunOverTheSameRequests(t *testing.T) {
 		merged.Status[0] != one.Status[0] || len(merged.Shards) != 4 || len(merged.Missing) != 0 {
 		t.Fatalf("merged %d requests, %d errors, status %v, %d shards; one run %d, %d, %v", merged.Requests, merged.Errors, merged.Status,
 			len(merged.Shards), one.Requests, one.Errors, one.Status)
+	}
+	if len(merged.Targets) != 2 || merged.Targets[1].NoAnswer != one.Series[SeriesTarget+targets[1]].NoAnswer || merged.Targets[1].NoAnswer == 0 ||
+		merged.Targets[0].Requests+merged.Targets[1].Requests != 8000 {
+		t.Errorf("merged targets %+v", merged.Targets)
 	}
 	if merged.Latency != one.Latency {
 		t.Errorf("latency merged %+v, one run %+v", merged.Latency, one.Latency)
