@@ -50,10 +50,10 @@ func shardedOutage(t *testing.T) (*Result, string) {
 			results[i] = res
 		}()
 	}
-	// Stop the second replica once it has taken a third of its share.
+	// Stop the second replica once it has taken a quarter of its share.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, n := b.Server.Journal().Last(0); n >= 200 || time.Now().After(deadline) {
+		if _, n := b.Server.Journal().Last(0); n >= 150 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
