@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -106,7 +107,7 @@ func TestKubernetesManifests(t *testing.T) {
 		for _, d := range docs {
 			var m map[string]any
 			d.Decode(&m)
-			if k, ok := m["kind"].(string); ok {
+			if k, ok := m["kind"].(string); ok && objs[k] == nil && filepath.Base(f) != "load-job.yaml" {
 				objs[k] = m
 			}
 		}
@@ -135,7 +136,7 @@ func TestKubernetesManifests(t *testing.T) {
 	listed := toStrings(kust["resources"])
 	for _, f := range files {
 		base := filepath.Base(f)
-		if base == "kustomization.yaml" || base == "fleet.yaml" {
+		if base == "kustomization.yaml" || base == "fleet.yaml" || base == "load-job.yaml" { // the load is started on demand
 			continue
 		}
 		if !slices.Contains(listed, base) {
@@ -147,6 +148,50 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "deploy/k8s/admin-token.env")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestLoadJob: deploy/k8s/load-job.yaml is an Indexed Job whose shard
+// count is told to gwconform (GWCONFORM_SHARDS = completions = the
+// merge's --expect), writing to a volume every node can write, and a
+// merge of the results on the same volume.
+func TestLoadJob(t *testing.T) {
+	docs, err := ParseYAML(filepath.Join(root, "deploy/k8s/load-job.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := map[string]map[string]any{}
+	var claim map[string]any
+	for _, d := range docs {
+		var m map[string]any
+		d.Decode(&m)
+		switch m["kind"] {
+		case "Job":
+			jobs[m["metadata"].(map[string]any)["name"].(string)] = m
+		case "PersistentVolumeClaim":
+			claim = m
+		}
+	}
+	shards, merge := jobs["gwconform-load"], jobs["gwconform-load-merge"]
+	if shards == nil || merge == nil || claim == nil {
+		t.Fatalf("want the Jobs gwconform-load and gwconform-load-merge and a claim: %v", jobs)
+	}
+	spec := shards["spec"].(map[string]any)
+	if spec["completionMode"] != "Indexed" || spec["completions"] != spec["parallelism"] {
+		t.Errorf("the shards' Job: completionMode %v, completions %v, parallelism %v", spec["completionMode"], spec["completions"], spec["parallelism"])
+	}
+	n := fmt.Sprint(spec["completions"])
+	text := render(shards)
+	for _, want := range []string{"GWCONFORM_SHARDS", "value: \"" + n + "\"", "--report-dir", "gwconform-load-results", "job-completion-index"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the shards' Job lacks %s", want)
+		}
+	}
+	if m := render(merge); !strings.Contains(m, "- --expect\n") || !strings.Contains(m, "- \""+n+"\"") || !strings.Contains(m, "gwconform-load-results") {
+		t.Errorf("the merge Job does not expect %s results on the shared volume:\n%s", n, m)
+	}
+	if !strings.Contains(render(claim), "ReadWriteMany") {
+		t.Error("the results' claim is not ReadWriteMany: shards on several nodes write to it")
 	}
 }
 

@@ -21,7 +21,25 @@ func checkArgs(args []string) error {
 			return err
 		}
 		return nil
-	case "checks", "load", "sign", "verify", "replay", "baseline", "-h", "--help", "help", "--version", "version":
+	case "load":
+		var err error
+		switch {
+		case len(args) > 1 && args[1] == "merge":
+			_, err = parseMergeFlags(args[2:], io.Discard)
+		case len(args) > 1 && args[1] == "check-acks":
+			_, err = parseCheckAcksFlags(args[2:], io.Discard)
+		default:
+			m := &loadMain{Stdout: io.Discard, Stderr: io.Discard}
+			err = m.ParseFlags(args[1:])
+		}
+		if errors.Is(err, errUsage) {
+			err = errors.New("bad flags")
+		}
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
+			return fmt.Errorf("load: %w", err)
+		}
+		return nil
+	case "checks", "sign", "verify", "replay", "baseline", "-h", "--help", "help", "--version", "version":
 		return nil
 	}
 	return fmt.Errorf("unknown command %q", args[0])

@@ -7,8 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +23,9 @@ import (
 const loadUsage = `Usage: gwconform load [--target URL]... [--fleet FILE] --rate R --duration D --concurrency C
                       [--requests N] [--format json|xml|both] [--mix command=8,message=1,rename=1]
                       [--timeout D] [--via raw|http|client] [--ack-log FILE] [--json] [--quiet] [--seed N]
+                      [--shard I/N] [--report-dir DIR]
+       gwconform load merge [--report-dir DIR] [--json] [--expect N --wait D] FILE|DIR...
+       gwconform load check-acks ACKLOG --target URL [--fleet FILE] [--admin-token T]
 
 Sends a mix of valid, freshly signed commands, messages and renames over
 the fleet's devices to URL, or to the simulator started in-process when no
@@ -42,6 +48,19 @@ device is owned by one worker, so a device's requests are sequential and
 its lines are in the order of its attempts (--concurrency must not exceed
 the fleet's devices).
 
+--shard I/N makes this process shard I (from 0) of N spreading one load
+over N machines: it sends only to the devices whose index in the fleet is
+I mod N (no two shards share a device, so each shard's ack log is
+checkable), at --rate/N, and its share of --requests. Without --shard, a
+Kubernetes Indexed Job sets it: JOB_COMPLETION_INDEX is I and
+GWCONFORM_SHARDS (set it to the Job's completions) is N.
+
+--report-dir DIR writes DIR/load.json (the result with full latency
+histograms and per-second buckets: what "load merge" reads) and
+DIR/report.html (charts over time, per operation, target and shard, with
+the moments a target stopped answering marked; one file, nothing loaded
+from elsewhere).
+
 Exit 0: no error; 1: some (or the ack log could not be written); 2: bad
 arguments, unreadable fleet or a target unreachable at the start.
 
@@ -63,6 +82,7 @@ type loadMain struct {
 	targets   targetList
 	fleetFile string
 	ackFile   string
+	reportDir string
 	asJSON    bool
 	quiet     bool
 	embedded  Embedded
@@ -72,6 +92,14 @@ type loadMain struct {
 // loadCmd is gwconform load with its exit code: 0 no error, 1 some, 2 bad
 // arguments, unreadable fleet or a target unreachable at the start.
 func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "merge":
+			return loadMergeCmd(ctx, args[1:], stdout, stderr)
+		case "check-acks":
+			return checkAcksCmd(ctx, args[1:], stdout, stderr)
+		}
+	}
 	m := &loadMain{Stdout: stdout, Stderr: stderr, StartEmbedded: startSimulator}
 	defer m.Close()
 	if err := m.ParseFlags(args); err != nil {
@@ -99,8 +127,8 @@ func (m *loadMain) ParseFlags(args []string) error {
 		fs.PrintDefaults()
 	}
 	var (
-		formatFlag, mixFlag string
-		seed                int64
+		formatFlag, mixFlag, shardFlag string
+		seed                           int64
 	)
 	cfg := &m.cfg
 	fs.Var(&m.targets, "target", "base `URL` of the implementation; repeat it, or separate URLs by commas, to spread the requests round-robin over several (replicas); none: the simulator, in-process")
@@ -114,6 +142,8 @@ func (m *loadMain) ParseFlags(args []string) error {
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "time limit of one answer")
 	fs.StringVar(&cfg.Via, "via", "", "how to send: raw (HTTP/1.1 spoken directly, fastest), http (net/http), client (conformance/client, as the checks send); default raw for http://, http for https://")
 	fs.StringVar(&m.ackFile, "ack-log", "", "write one JSON line per acknowledged change, and per request sent that got no answer, to `FILE`")
+	fs.StringVar(&shardFlag, "shard", "", "send shard `I/N` of the load (I from 0): the devices whose index is I mod N, at rate/N; default from $JOB_COMPLETION_INDEX and $GWCONFORM_SHARDS")
+	fs.StringVar(&m.reportDir, "report-dir", "", "write load.json and report.html into `DIR`")
 	fs.BoolVar(&m.asJSON, "json", false, "write the result as JSON")
 	fs.BoolVar(&m.quiet, "quiet", false, "no progress lines")
 	fs.Int64Var(&seed, "seed", 1, "seed of the devices and values drawn")
@@ -156,7 +186,45 @@ func (m *loadMain) ParseFlags(args []string) error {
 			return fmt.Errorf("--target %q is not an http:// or https:// base URL", load.RedactURL(t))
 		}
 	}
+	shard, shards, err := shardOf(shardFlag)
+	if err != nil {
+		return err
+	}
+	cfg.Shard, cfg.Shards = shard, shards
 	return nil
+}
+
+// Environment variables that set --shard in a Kubernetes Indexed Job.
+const (
+	envJobIndex = "JOB_COMPLETION_INDEX"
+	envShards   = "GWCONFORM_SHARDS"
+)
+
+// shardOf reads --shard, or without it the Indexed Job's variables; 0, 0
+// when the load is not spread.
+func shardOf(flagValue string) (i, n int, err error) {
+	if flagValue != "" {
+		i, n, err = load.ParseShard(flagValue)
+		if err != nil {
+			return 0, 0, fmt.Errorf("--%v", err)
+		}
+		return i, n, nil
+	}
+	idx, hasIdx := os.LookupEnv(envJobIndex)
+	total, hasTotal := os.LookupEnv(envShards)
+	switch {
+	case !hasIdx && !hasTotal:
+		return 0, 0, nil
+	case !hasTotal:
+		return 0, 0, fmt.Errorf("$%s is %q but $%s is not set: set it to the Job's completions (the number of shards), or give --shard I/N", envJobIndex, idx, envShards)
+	case !hasIdx:
+		return 0, 0, fmt.Errorf("$%s is %q but $%s is not set: run as a Kubernetes Indexed Job, or give --shard I/N", envShards, total, envJobIndex)
+	}
+	i, n, err = load.ParseShard(strings.TrimSpace(idx) + "/" + strings.TrimSpace(total))
+	if err != nil {
+		return 0, 0, fmt.Errorf("$%s and $%s: %v", envJobIndex, envShards, err)
+	}
+	return i, n, nil
 }
 
 // Open loads the fleet, opens the ack log, and starts the embedded
@@ -203,20 +271,22 @@ func (m *loadMain) Open(ctx context.Context) error {
 
 // Run sends the load, writes the result and returns the exit code.
 func (m *loadMain) Run(ctx context.Context) int {
+	if m.cfg.Shards > 1 && !m.quiet {
+		fmt.Fprintf(m.Stderr, "load: shard %d/%d: the devices whose index is %d mod %d\n", m.cfg.Shard, m.cfg.Shards, m.cfg.Shard, m.cfg.Shards)
+	}
 	res, err := load.Run(ctx, m.cfg)
 	if err != nil {
-		if errors.Is(err, load.ErrOwnedDevices) {
+		switch {
+		case errors.Is(err, load.ErrOwnedDevices) && m.cfg.Shards > 1:
+			err = fmt.Errorf("--concurrency %d with --ack-log over %d shards: %w", m.cfg.Concurrency, m.cfg.Shards, err)
+		case errors.Is(err, load.ErrOwnedDevices):
 			err = fmt.Errorf("--concurrency %d with --ack-log: %w", m.cfg.Concurrency, err)
 		}
 		fmt.Fprintln(m.Stderr, "gwconform load:", err)
 		return exitConfig
 	}
-	if m.asJSON {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(res)
-	} else {
-		res.WriteText(m.Stdout)
+	if code, ok := writeLoadResult(m.Stdout, m.Stderr, res, m.asJSON, m.reportDir); !ok {
+		return code
 	}
 	if res.AckLogError != "" {
 		fmt.Fprintf(m.Stderr, "gwconform load: --ack-log %s: %s\n", m.ackFile, res.AckLogError)
@@ -260,4 +330,341 @@ func (l *targetList) Set(v string) error {
 		*l = append(*l, t)
 	}
 	return nil
+}
+
+// writeLoadResult writes the result as text or JSON on stdout, and the
+// report directory if asked; false when the report could not be written.
+func writeLoadResult(stdout, stderr io.Writer, res *load.Result, asJSON bool, reportDir string) (int, bool) {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(res)
+	} else {
+		res.WriteText(stdout)
+	}
+	if reportDir != "" {
+		if err := load.WriteReport(reportDir, res); err != nil {
+			fmt.Fprintln(stderr, "gwconform load: --report-dir:", err)
+			return exitFail, false
+		}
+		if !asJSON {
+			fmt.Fprintf(stdout, "  report      %s\n", filepath.Join(reportDir, load.ReportHTML))
+		}
+	}
+	return 0, true
+}
+
+const mergeUsage = `Usage: gwconform load merge [--report-dir DIR] [--json] [--expect N --wait D] FILE|DIR...
+
+Combines the results of the shards of one load (gwconform load --shard I/N
+--report-dir DIR, each shard's DIR/load.json) into one: counts add up and
+the percentiles are those of all requests together (the histograms merge
+exactly). A DIR argument stands for every load.json in it and in its
+subdirectories one level down. The summary goes to stdout; --report-dir
+writes the merged load.json and report.html, with each shard as a series.
+
+--expect N is for a merge started beside the shards (as the Kubernetes
+recipe does): it waits (up to --wait) until N results have been written
+since it started, and leaves out older ones (an earlier load's, on a
+volume the loads share).
+
+Exit 0: no request of any shard failed; 1: some did, or a shard of the load
+is missing; 2: bad arguments, or a result that cannot be read or merged.
+
+Flags:
+`
+
+// mergeOpts is gwconform load merge's command line.
+type mergeOpts struct {
+	reportDir string
+	asJSON    bool
+	expect    int
+	wait      time.Duration
+	paths     []string
+}
+
+// parseMergeFlags reads and checks load merge's command line.
+func parseMergeFlags(args []string, stderr io.Writer) (*mergeOpts, error) {
+	o := &mergeOpts{}
+	fs := flag.NewFlagSet("gwconform load merge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, mergeUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.reportDir, "report-dir", "", "write the merged load.json and report.html into `DIR`")
+	fs.BoolVar(&o.asJSON, "json", false, "write the merged result as JSON")
+	fs.IntVar(&o.expect, "expect", 0, "wait until `N` results are found (see --wait)")
+	fs.DurationVar(&o.wait, "wait", 10*time.Minute, "how long --expect waits")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errUsage
+	}
+	o.paths = fs.Args()
+	if len(o.paths) == 0 {
+		return nil, errors.New("name the shards' results (files, or directories holding load.json)")
+	}
+	if o.expect < 0 || o.wait < 0 {
+		return nil, errors.New("--expect and --wait must not be negative")
+	}
+	return o, nil
+}
+
+// loadMergeCmd is gwconform load merge.
+func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseMergeFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(stderr, "gwconform load merge:", err)
+		}
+		return exitConfig
+	}
+	reportDir, asJSON, expect, wait := o.reportDir, o.asJSON, o.expect, o.wait
+	started := time.Now()
+	deadline := started.Add(wait)
+	var files []string
+	for {
+		var err error
+		files, err = resultFiles(o.paths)
+		if expect > 0 {
+			// Beside the shards, only what they write now: results left
+			// on a shared volume by an earlier load are not this load's.
+			files = slices.DeleteFunc(files, func(f string) bool {
+				st, err := os.Stat(f)
+				return err == nil && st.ModTime().Before(started.Add(-time.Second))
+			})
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "gwconform load merge:", err)
+			return exitConfig
+		}
+		if len(files) >= expect {
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(stderr, "gwconform load merge: %d of the %d results expected after %s\n", len(files), expect, wait)
+			return exitConfig
+		}
+		select {
+		case <-ctx.Done():
+			return exitConfig
+		case <-time.After(time.Second):
+		}
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(stderr, "gwconform load merge: no %s in %s\n", load.ReportJSON, strings.Join(o.paths, ", "))
+		return exitConfig
+	}
+	var results []*load.Result
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintln(stderr, "gwconform load merge:", err)
+			return exitConfig
+		}
+		var r load.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			fmt.Fprintf(stderr, "gwconform load merge: %s: not a gwconform load result: %v\n", f, err)
+			return exitConfig
+		}
+		if len(r.Shards) > 0 && !slices.Contains(o.paths, f) {
+			// A merge found in a directory given (an earlier merge's
+			// --report-dir inside it): not a shard.
+			fmt.Fprintf(stderr, "gwconform load merge: %s is a merge, not a shard: left out\n", f)
+			continue
+		}
+		results = append(results, &r)
+	}
+	res, err := load.Merge(results)
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform load merge:", err)
+		return exitConfig
+	}
+	if code, ok := writeLoadResult(stdout, stderr, res, asJSON, reportDir); !ok {
+		return code
+	}
+	if !asJSON {
+		for _, s := range res.Shards {
+			fmt.Fprintf(stdout, "  shard %-5s %d requests, %d errors, %.1f requests/s, p99 %.2fms\n", s.Shard, s.Requests, s.Errors,
+				s.Throughput, float64(s.Latency.P99)/float64(time.Millisecond))
+		}
+	}
+	if len(res.Missing) > 0 {
+		fmt.Fprintf(stderr, "gwconform load merge: shard %s of the load missing: its requests are not counted\n", strings.Join(res.Missing, ", "))
+		return exitFail
+	}
+	if !res.OK() {
+		return exitFail
+	}
+	return exitPass
+}
+
+// resultFiles expands the arguments of load merge: files as they are,
+// directories to the load.json in them and one level down.
+func resultFiles(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		for _, pattern := range []string{filepath.Join(a, load.ReportJSON), filepath.Join(a, "*", load.ReportJSON)} {
+			m, _ := filepath.Glob(pattern)
+			files = append(files, m...)
+		}
+	}
+	return files, nil
+}
+
+const checkAcksUsage = `Usage: gwconform load check-acks ACKLOG --target URL [--fleet FILE] [--admin-token T]
+
+Reads an ack log (gwconform load --ack-log) and checks, for each device it
+changed, that the target shows the last acknowledged value of its name
+and of each field a command set, or one of the values sent after it that
+got no answer (each may or may not have been applied). It reads the
+target's state through the admin API (GET /_sim/gateways/{mac}/devices/{sn},
+docs/CONTRACT.md 7), from any replica. It prints each difference (device,
+field, expected, got).
+
+--fleet FILE, the fleet the load ran with, makes a device of the log that
+is not in it an error (the log is not this fleet's).
+
+Exit 0: every acknowledged change is there; 1: some are not; 2: bad
+arguments, an unreadable log, or a target or admin API that cannot be read.
+
+Flags:
+`
+
+// checkAcksOpts is gwconform load check-acks' command line.
+type checkAcksOpts struct {
+	logFile, target, fleetFile, token string
+	timeout                           time.Duration
+}
+
+// parseCheckAcksFlags reads and checks load check-acks' command line.
+func parseCheckAcksFlags(args []string, stderr io.Writer) (*checkAcksOpts, error) {
+	o := &checkAcksOpts{}
+	fs := flag.NewFlagSet("gwconform load check-acks", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, checkAcksUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.target, "target", "", "base `URL` of the implementation (any replica)")
+	fs.StringVar(&o.fleetFile, "fleet", "", "the fleet the load ran with: every device of the log must be in it")
+	fs.StringVar(&o.token, "admin-token", "", "bearer token of the admin API (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit of one read")
+	// The log comes first (check-acks ACKLOG --target URL) or after the flags.
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		o.logFile, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errUsage
+	}
+	rest := fs.Args()
+	if o.logFile == "" && len(rest) > 0 {
+		o.logFile, rest = rest[0], rest[1:]
+	}
+	switch {
+	case len(rest) > 0:
+		return nil, fmt.Errorf("unexpected argument %q", rest[0])
+	case o.logFile == "":
+		return nil, errors.New("name the ack log: gwconform load check-acks ACKLOG --target URL")
+	case o.target == "":
+		return nil, errors.New("--target URL is required: the implementation whose state to check")
+	case strings.Contains(o.target, ","):
+		return nil, errors.New("--target takes one URL: the replicas share one state, any of them answers")
+	case o.timeout <= 0:
+		return nil, errors.New("--timeout must be positive")
+	}
+	if u, err := url.Parse(o.target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--target %q is not an http:// or https:// base URL", load.RedactURL(o.target))
+	}
+	return o, nil
+}
+
+// checkAcksCmd is gwconform load check-acks.
+func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "gwconform load check-acks: "+format+"\n", a...)
+		return exitConfig
+	}
+	o, err := parseCheckAcksFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		if errors.Is(err, errUsage) {
+			return exitConfig
+		}
+		return fail("%v", err)
+	}
+	logFile, target, fleetFile, token, timeout := o.logFile, o.target, o.fleetFile, o.token, o.timeout
+	if token == "" {
+		token = os.Getenv("GWSIM_ADMIN_TOKEN")
+	}
+	fh, err := os.Open(logFile)
+	if err != nil {
+		return fail("%v", err)
+	}
+	entries, err := load.ReadAckLog(fh)
+	fh.Close()
+	if err != nil {
+		return fail("%s: %v", logFile, err)
+	}
+	want := load.Expectations(entries)
+	if fleetFile != "" {
+		f, err := fleet.Load(fleetFile)
+		if err != nil {
+			return fail("fleet: %v", err)
+		}
+		known := map[string]bool{}
+		for _, a := range f.Accounts {
+			for _, g := range a.Gateways {
+				for _, d := range g.Devices {
+					known[g.MAC+"/"+d.SN] = true
+				}
+			}
+		}
+		for k := range want {
+			if !known[k] {
+				return fail("the ack log names device %s, which the fleet %s does not have: is it this load's log?", k, fleetFile)
+			}
+		}
+	}
+	rep, err := load.AckCheck{Target: target, AdminToken: token, Client: &http.Client{Timeout: timeout}}.CheckAcks(ctx, want)
+	if err != nil {
+		return fail("%v", err)
+	}
+	acked, lost := 0, 0
+	for _, e := range entries {
+		if e.Status == load.AckAcknowledged {
+			acked++
+		} else {
+			lost++
+		}
+	}
+	for _, m := range rep.Mismatches {
+		fmt.Fprintln(stdout, "MISMATCH", m)
+	}
+	fmt.Fprintf(stdout, "%s: %d lines (%d acknowledged, %d without an answer); %d devices, %d values checked against %s: ",
+		logFile, len(entries), acked, lost, rep.Devices, rep.Fields, load.RedactURL(target))
+	if len(rep.Mismatches) > 0 {
+		fmt.Fprintf(stdout, "%d differ\n", len(rep.Mismatches))
+		return exitFail
+	}
+	fmt.Fprintln(stdout, "every acknowledged change is there")
+	return exitPass
 }

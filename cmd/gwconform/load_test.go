@@ -3,17 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/load"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // startSim starts the embedded target as gwconform does.
@@ -110,5 +118,314 @@ func TestLoadExitCodes(t *testing.T) {
 	code := loadCmd(context.Background(), []string{"--requests", "50", "--json"}, &out, &errOut)
 	if code != exitPass || !strings.Contains(out.String(), `"requests": 50`) || !strings.Contains(errOut.String(), "in-process") {
 		t.Errorf("embedded: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// runLoad runs the gwconform binary with args and returns its exit code,
+// stdout and stderr.
+func runLoad(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins.gwconform, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	if err != nil {
+		t.Fatalf("gwconform %v: %v", args, err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+// Four shards of one load, each a gwconform process, against one gwsim:
+// they share no device, each writes its result and ack log, load merge
+// combines the results (counts add up; the merged percentiles lie within
+// the shards'; every shard a series), and check-acks finds every
+// acknowledged change in place, and a change made behind the load's back.
+func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
+	const token = "shard-admin-token-5b1"
+	dir := t.TempDir()
+	fleetFile := filepath.Join(dir, "fleet.yaml")
+	fh, err := os.Create(fleetFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := simtest.Fleet().WriteYAML(fh); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	sim := simtest.Serve(t, bins.gwsim, "--fleet", fleetFile, "--admin-token", token)
+
+	type shardRun struct {
+		code        int
+		out, stderr string
+	}
+	runs := make([]shardRun, 4)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"load", "--target", sim.URL, "--fleet", fleetFile, "--rate", "400", "--duration", "2s",
+				"--concurrency", "2", "--quiet", "--mix", "command=2,rename=1,message=1",
+				"--ack-log", filepath.Join(dir, fmt.Sprintf("acks-%d.jsonl", i)), "--report-dir", filepath.Join(dir, "results", fmt.Sprintf("shard-%d", i))}
+			var env []string
+			if i == 3 { // the last as a Kubernetes Indexed Job would start it
+				env = []string{"JOB_COMPLETION_INDEX=3", "GWCONFORM_SHARDS=4"}
+			} else {
+				args = append(args, "--shard", fmt.Sprintf("%d/4", i))
+			}
+			runs[i].code, runs[i].out, runs[i].stderr = runLoad(t, env, args...)
+		}()
+	}
+	wg.Wait()
+	shards := make([]load.Result, 4)
+	owner := map[string]int{}
+	for i, r := range runs {
+		if r.code != exitPass {
+			t.Fatalf("shard %d: exit %d\n%s%s", i, r.code, r.out, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "results", fmt.Sprintf("shard-%d", i), load.ReportJSON))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &shards[i]); err != nil {
+			t.Fatal(err)
+		}
+		if shards[i].Shard != fmt.Sprintf("%d/4", i) || shards[i].Rate != 100 || shards[i].Requests < 100 {
+			t.Errorf("shard %d: %q, rate %v, %d requests", i, shards[i].Shard, shards[i].Rate, shards[i].Requests)
+		}
+		fh, err := os.Open(filepath.Join(dir, fmt.Sprintf("acks-%d.jsonl", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := load.ReadAckLog(fh)
+		fh.Close()
+		if err != nil || int64(len(entries)) != shards[i].Acknowledged {
+			t.Fatalf("ack log %d: %d lines, %v", i, len(entries), err)
+		}
+		for _, e := range entries {
+			if e.SN == "" {
+				continue
+			}
+			if o, ok := owner[e.MAC+"/"+e.SN]; ok && o != i {
+				t.Fatalf("device %s/%s sent to by shards %d and %d", e.MAC, e.SN, o, i)
+			}
+			owner[e.MAC+"/"+e.SN] = i
+		}
+	}
+
+	code, out, stderr := runLoad(t, nil, "load", "merge", "--report-dir", filepath.Join(dir, "merged"), filepath.Join(dir, "results"))
+	if code != exitPass || !strings.Contains(out, "shard 3/4") {
+		t.Fatalf("merge: exit %d\n%s%s", code, out, stderr)
+	}
+	var merged load.Result
+	b, err := os.ReadFile(filepath.Join(dir, "merged", load.ReportJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &merged); err != nil {
+		t.Fatal(err)
+	}
+	var requests, answered int64
+	minP99, maxP99 := time.Duration(1<<62), time.Duration(0)
+	for _, s := range shards {
+		requests += s.Requests
+		answered += s.Series[load.SeriesAll].Latency.Count()
+		minP99, maxP99 = min(minP99, s.Latency.P99), max(maxP99, s.Latency.P99)
+	}
+	if merged.Requests != requests || merged.Series[load.SeriesAll].Latency.Count() != answered || len(merged.Shards) != 4 {
+		t.Errorf("merged: %d requests, %d latencies, %d shards; the shards: %d, %d", merged.Requests,
+			merged.Series[load.SeriesAll].Latency.Count(), len(merged.Shards), requests, answered)
+	}
+	// A percentile of all the requests lies between the shards' own.
+	if p := merged.Latency.P99; p < minP99 || p > maxP99 {
+		t.Errorf("merged p99 %s outside the shards' %s to %s", p, minP99, maxP99)
+	}
+	for i := range 4 {
+		if s := merged.Series[fmt.Sprintf("shard:%d/4", i)]; s == nil || s.Requests != shards[i].Requests {
+			t.Errorf("series of shard %d/4: %+v", i, s)
+		}
+	}
+	if h, err := os.ReadFile(filepath.Join(dir, "merged", load.ReportHTML)); err != nil || !bytes.Contains(h, []byte("shard:3/4")) {
+		t.Errorf("merged report.html: %v", err)
+	}
+	// Merged again with the merge inside the directory: the merge is left out.
+	code, out, stderr = runLoad(t, nil, "load", "merge", "--report-dir", filepath.Join(dir, "results", "merged"), filepath.Join(dir, "results"))
+	code2, out2, stderr2 := runLoad(t, nil, "load", "merge", filepath.Join(dir, "results"))
+	if code != exitPass || code2 != exitPass || out2 != strings.ReplaceAll(out, "\n  report      "+filepath.Join(dir, "results", "merged", load.ReportHTML), "") ||
+		!strings.Contains(stderr2, "is a merge, not a shard: left out") {
+		t.Errorf("merged twice: exit %d then %d\n%s%s\n%s%s", code, code2, out, stderr, out2, stderr2)
+	}
+	// Three of the four: merged, but it says a shard is missing (exit 1).
+	code, _, stderr = runLoad(t, nil, "load", "merge", filepath.Join(dir, "results", "shard-0"), filepath.Join(dir, "results", "shard-1"),
+		filepath.Join(dir, "results", "shard-2", load.ReportJSON))
+	if code != exitFail || !strings.Contains(stderr, "shard 3/4 of the load missing") {
+		t.Errorf("three shards: exit %d\n%s", code, stderr)
+	}
+
+	// Every acknowledged change is in place.
+	for i := range 4 {
+		code, out, stderr := runLoad(t, []string{"GWSIM_ADMIN_TOKEN=" + token}, "load", "check-acks",
+			filepath.Join(dir, fmt.Sprintf("acks-%d.jsonl", i)), "--target", sim.URL, "--fleet", fleetFile)
+		if code != exitPass || !strings.Contains(out, "every acknowledged change is there") {
+			t.Errorf("check-acks %d: exit %d\n%s%s", i, code, out, stderr)
+		}
+		if strings.Contains(out+stderr, token) {
+			t.Error("check-acks shows the admin token")
+		}
+	}
+	// A rename behind the load's back is a lost change: exit 1, naming
+	// the device, what was expected and what is there.
+	var renamed string
+	for key, i := range owner {
+		mac, sn, _ := strings.Cut(key, "/")
+		if mac != simtest.MACA {
+			continue
+		}
+		c := simtest.NewClient(t, sim.URL)
+		c.Send(device.UpdateName, device.JSON, append(c.Envelope(), simtest.S(device.FieldSN, sn), simtest.S(device.FieldName, "Renamed elsewhere"))).OK(t, device.JSON)
+		code, out, _ := runLoad(t, nil, "load", "check-acks", filepath.Join(dir, fmt.Sprintf("acks-%d.jsonl", i)), "--target", sim.URL, "--admin-token", token)
+		if code != exitFail || !strings.Contains(out, "MISMATCH "+key+" name: expected ") || !strings.Contains(out, `got "Renamed elsewhere"`) {
+			t.Errorf("a device renamed behind the load's back: exit %d\n%s", code, out)
+		}
+		renamed = key
+		break
+	}
+	if renamed == "" {
+		t.Fatal("no device of gateway MACA in the ack logs")
+	}
+}
+
+// check-acks: exit 2 when the check cannot be made, naming why.
+func TestCheckAcksArguments(t *testing.T) {
+	const token = "acks-admin-token-77"
+	sim := simtest.Serve(t, bins.gwsim, "--admin-token", token)
+	dir := t.TempDir()
+	acks := filepath.Join(dir, "acks.jsonl")
+	line := `{"seq":1,"status":"acked","op":"update_name","format":"json","target":"x","account":"a","mac":"m1","sn":"s1","name":"N","time":"2026-01-01T00:00:00Z"}` + "\n"
+	if err := os.WriteFile(acks, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{not json\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{acks}, "--target URL is required"},
+		{[]string{"--target", sim.URL}, "name the ack log"},
+		{[]string{acks, "--target", "ftp://x"}, `--target "ftp://x"`},
+		{[]string{acks, "--target", sim.URL + "," + sim.URL}, "one URL"},
+		{[]string{filepath.Join(dir, "none.jsonl"), "--target", sim.URL}, "none.jsonl"},
+		{[]string{bad, "--target", sim.URL}, "ack log line 1"},
+		{[]string{acks, "--target", "http://127.0.0.1:1", "--admin-token", token}, "connection refused"},
+		{[]string{acks, "--target", sim.URL}, "answered 401: give its --admin-token"},
+		{[]string{acks, "--target", sim.URL, "--admin-token", "wrong-token-123"}, "answered 401"},
+		{[]string{acks, "--target", sim.URL, "--admin-token", token, "--fleet", "../../fixtures/demo-fleet.yaml"}, "device m1/s1, which the fleet"},
+		{[]string{acks, "extra", "--target", sim.URL}, `unexpected argument "extra"`},
+	} {
+		var out, errOut bytes.Buffer
+		code := loadCmd(context.Background(), append([]string{"check-acks"}, c.args...), &out, &errOut)
+		if code != exitConfig || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q in:\n%s%s", c.args, code, c.want, out.String(), errOut.String())
+		}
+		if strings.Contains(errOut.String(), "wrong-token-123") || strings.Contains(errOut.String(), token) {
+			t.Errorf("%v: the token is shown", c.args)
+		}
+	}
+	// A device the target does not know is a mismatch, not an error.
+	var out, errOut bytes.Buffer
+	code := loadCmd(context.Background(), []string{"check-acks", acks, "--target", sim.URL, "--admin-token", token}, &out, &errOut)
+	if code != exitFail || !strings.Contains(out.String(), `MISMATCH m1/s1 device: expected "present", got "(no such device)"`) {
+		t.Errorf("unknown device: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// Without --shard, the Indexed Job's variables set it; one without the
+// other is an error naming the missing one.
+func TestLoadShardFromJobEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"JOB_COMPLETION_INDEX": "1"}, nil, "$GWCONFORM_SHARDS is not set"},
+		{map[string]string{"GWCONFORM_SHARDS": "4"}, nil, "$JOB_COMPLETION_INDEX is not set"},
+		{map[string]string{"JOB_COMPLETION_INDEX": "4", "GWCONFORM_SHARDS": "4"}, nil, "0 <= I < N"},
+		{nil, []string{"--shard", "2"}, "--shard"},
+		{nil, []string{"--shard", "-1/3"}, "--shard"},
+		{nil, []string{"--shard", "0/9"}, "9 shards, 8 devices"},
+	} {
+		for k, v := range c.env {
+			t.Setenv(k, v)
+		}
+		var out, errOut bytes.Buffer
+		code := loadCmd(context.Background(), append([]string{"--requests", "10", "--quiet"}, c.args...), &out, &errOut)
+		if code != exitConfig || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%v %v: exit %d, want 2 and %q in:\n%s", c.env, c.args, code, c.want, errOut.String())
+		}
+		for k := range c.env {
+			os.Unsetenv(k)
+		}
+	}
+	t.Setenv("JOB_COMPLETION_INDEX", "1")
+	t.Setenv("GWCONFORM_SHARDS", "2")
+	var out, errOut bytes.Buffer
+	if code := loadCmd(context.Background(), []string{"--requests", "11", "--quiet", "--json"}, &out, &errOut); code != exitPass ||
+		!strings.Contains(out.String(), `"shard": "1/2"`) || !strings.Contains(out.String(), `"requests": 5,`) {
+		t.Errorf("from the Job's variables: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// load merge --expect, started beside the shards, waits for their results
+// and leaves out an earlier load's left on the volume.
+func TestLoadMergeExpectWaitsForThisLoad(t *testing.T) {
+	f := fleet.Generate(1, 1, 4)
+	sim := startSim(t, f)
+	dir := t.TempDir()
+	shard := func(i int, requests int64) *load.Result {
+		res, err := load.Run(context.Background(), load.Config{Target: sim.URL(), Fleet: f, Requests: requests, Shard: i, Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// An earlier load's shard 0, written an hour ago, in a directory of its own.
+	old := filepath.Join(dir, "earlier", "shard-0")
+	if err := load.WriteReport(old, shard(0, 50)); err != nil {
+		t.Fatal(err)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(old, load.ReportJSON), hourAgo, hourAgo)
+
+	done := make(chan int)
+	var out, errOut bytes.Buffer
+	go func() {
+		done <- loadCmd(context.Background(), []string{"merge", "--expect", "2", "--wait", "20s", "--json", dir, filepath.Join(dir, "earlier")}, &out, &errOut)
+	}()
+	for i := range 2 {
+		if err := load.WriteReport(filepath.Join(dir, fmt.Sprintf("shard-%d", i)), shard(i, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := <-done; code != exitPass {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	var merged load.Result
+	if err := json.Unmarshal(out.Bytes(), &merged); err != nil || merged.Requests != 10 || len(merged.Shards) != 2 {
+		t.Errorf("merged %d requests of %d shards (want 10 of 2): %v", merged.Requests, len(merged.Shards), err)
+	}
+	// Not there in time: exit 2, saying how many came.
+	out.Reset()
+	errOut.Reset()
+	if code := loadCmd(context.Background(), []string{"merge", "--expect", "1", "--wait", "1s", filepath.Join(dir, "earlier")}, &out, &errOut); code != exitConfig ||
+		!strings.Contains(errOut.String(), "0 of the 1 results expected") {
+		t.Errorf("exit %d\n%s", code, errOut.String())
 	}
 }

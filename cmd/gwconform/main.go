@@ -4,6 +4,8 @@
 //	gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should] ...
 //	gwconform checks            print the catalog of checks (docs/checks.md)
 //	gwconform load [--target URL] [--fleet FILE] --rate R --duration D --concurrency C
+//	gwconform load merge FILE|DIR...   combine the shards' results (--shard I/N)
+//	gwconform load check-acks ACKLOG --target URL
 //
 // "gwconform run -h" lists every flag of run.
 package main
@@ -33,6 +35,11 @@ Usage:
   gwconform sign        renew the timestamp and sign of a request body (stdin to stdout)
   gwconform load [--target URL] [--fleet FILE] --rate R --duration D --concurrency C ...
                         send valid, signed requests as load and measure the answers
+                        (--shard I/N: one of N machines sharing the load; --report-dir: report.html)
+  gwconform load merge FILE|DIR...
+                        combine the shards' results into one, percentiles of all requests
+  gwconform load check-acks ACKLOG --target URL
+                        check that every change an ack log says was acknowledged is there
 
 Run "gwconform run -h" or "gwconform load -h" for every flag.
 `

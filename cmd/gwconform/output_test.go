@@ -86,6 +86,8 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		{"load", "--fleet", fleetFile, "--target", "http://gw:" + flagToken + "@127.0.0.1:1", "--requests", "1"},
 		{"load", "--fleet", fleetFile, "--target", "ftp://gw:" + flagToken + "@127.0.0.1:1", "--requests", "1"},
 		{"sign", "--fleet", fleetFile, "--bogus"}, {"verify", filepath.Join(dir, "none.tar.gz")},
+		{"load", "merge", "-h"}, {"load", "check-acks", "-h"}, {"load", "merge", "--bogus"},
+		{"load", "check-acks", "acks.jsonl", "--target", "ftp://gw:" + flagToken + "@127.0.0.1:1"},
 	} {
 		add("gwconform "+label(args), runProgram(t, dir, bins.gwconform, args...))
 	}
@@ -126,6 +128,21 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		add("GET "+path, sim.get(t, path))
 	}
 	add("GET /_sim/events", events())
+	// check-acks with the token from the flag (and from the environment),
+	// a load's report directory and its merge.
+	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "check-acks", ackLog, "--target", sim.url, "--admin-token", flagToken))
+	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "check-acks", ackLog, "--target", sim.url))
+	loadDir := filepath.Join(dir, "load")
+	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "--target", "http://gw:"+flagToken+"@"+strings.TrimPrefix(sim.url, "http://"),
+		"--fleet", fleetFile, "--requests", "30", "--shard", "0/2", "--report-dir", filepath.Join(loadDir, "s0")))
+	outputs = append(outputs, runProgram(t, dir, bins.gwconform, "load", "merge", "--report-dir", filepath.Join(loadDir, "merged"), loadDir))
+	for _, name := range []string{"s0/load.json", "s0/report.html", "merged/load.json", "merged/report.html"} {
+		b, err := os.ReadFile(filepath.Join(loadDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs = append(outputs, name+"\n"+string(b))
+	}
 	for _, name := range []string{"report.json", "junit.xml", "report.html"} {
 		b, err := os.ReadFile(filepath.Join(reportDir, name))
 		if err != nil {

@@ -207,13 +207,34 @@ func Expectations(entries []AckEntry) map[string]*Expected {
 	return out
 }
 
-// Mismatches compares what a device shows (its name and its state, as
-// the admin API gives them) with what the ack log allows; it returns one
-// sentence per difference.
-func (x *Expected) Mismatches(name string, state map[string]any) []string {
-	var out []string
+// Mismatch is a field (or the name) of a device that shows what the ack
+// log does not allow.
+type Mismatch struct {
+	MAC, SN string
+	// Field is the state's field, or "name".
+	Field string
+	// Expected is the last acknowledged value, then the unanswered ones
+	// sent after it (each may have been applied).
+	Expected []string
+	// Got is what the target shows ("(absent)" for a field it lacks,
+	// "(no such device)" for a device it does not know).
+	Got string
+}
+
+func (m Mismatch) String() string {
+	s := fmt.Sprintf("%s/%s %s: expected %q", m.MAC, m.SN, m.Field, m.Expected[0])
+	if len(m.Expected) > 1 {
+		s += fmt.Sprintf(" (or, unanswered after it, %q)", m.Expected[1:])
+	}
+	return s + fmt.Sprintf(", got %q", m.Got)
+}
+
+// Check compares what a device shows (its name and its state, as the
+// admin API gives them) with what the ack log allows.
+func (x *Expected) Check(name string, state map[string]any) []Mismatch {
+	var out []Mismatch
 	if len(x.Name) > 0 && !slices.Contains(x.Name, name) {
-		out = append(out, fmt.Sprintf("%s/%s: name %q, last acknowledged %q (unanswered after it: %q)", x.MAC, x.SN, name, x.Name[0], x.Name[1:]))
+		out = append(out, Mismatch{MAC: x.MAC, SN: x.SN, Field: "name", Expected: x.Name, Got: name})
 	}
 	fields := make([]string, 0, len(x.Values))
 	for k := range x.Values {
@@ -224,8 +245,21 @@ func (x *Expected) Mismatches(name string, state map[string]any) []string {
 		allowed := x.Values[k]
 		got, ok := state[k]
 		if !ok || !slices.ContainsFunc(allowed, func(v string) bool { return sameValue(v, got) }) {
-			out = append(out, fmt.Sprintf("%s/%s: %s = %v, last acknowledged %s (unanswered after it: %q)", x.MAC, x.SN, k, got, allowed[0], allowed[1:]))
+			g := fmt.Sprint(got)
+			if !ok {
+				g = "(absent)"
+			}
+			out = append(out, Mismatch{MAC: x.MAC, SN: x.SN, Field: k, Expected: allowed, Got: g})
 		}
+	}
+	return out
+}
+
+// Mismatches is Check in sentences.
+func (x *Expected) Mismatches(name string, state map[string]any) []string {
+	var out []string
+	for _, m := range x.Check(name, state) {
+		out = append(out, m.String())
 	}
 	return out
 }

@@ -1,8 +1,11 @@
 package load
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -225,6 +228,100 @@ func TestExpectations(t *testing.T) {
 	} {
 		if m := x.Mismatches(c.name, c.state); (len(m) == 0) != c.ok {
 			t.Errorf("%q %v: mismatches %q, want ok=%v", c.name, c.state, m, c.ok)
+		}
+	}
+}
+
+// dyingServer answers success to the first `answer` requests on one
+// kept-alive connection, then dies: with midRequest, it reads the next
+// request and closes without answering (it may have applied it); without,
+// it closes while the connection is idle (nothing after that was
+// received). Either way it stops listening, so every later connection is
+// refused.
+func dyingServer(t *testing.T, answer int, midRequest bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer ln.Close()
+		defer c.Close()
+		br := bufio.NewReader(c)
+		readRequest := func() bool {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return false
+			}
+			_, err = io.Copy(io.Discard, req.Body)
+			return err == nil
+		}
+		for range answer {
+			if !readRequest() {
+				return
+			}
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(successJSON), successJSON)
+		}
+		if midRequest {
+			readRequest()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// A no_answer line is written for a request the target may have applied:
+// one written to a connection that then closed without an answer. A
+// request that never reached the target gets none: refused connections,
+// and a kept-alive connection the target had closed before the request
+// was written (found closed before writing, the request goes on a new
+// connection, which is refused). The line's error says what happened to
+// the attempt that may have been applied.
+func TestNoAnswerOnlyForRequestsThatMayHaveBeenApplied(t *testing.T) {
+	f := fleet.Generate(1, 1, 4)
+	for _, via := range []string{ViaRaw, ViaHTTP} {
+		for _, mid := range []bool{false, true} {
+			var log syncBuffer
+			target := dyingServer(t, 5, mid)
+			res, err := Run(context.Background(), Config{Target: target, Fleet: f, Requests: 12, Rate: 100,
+				Concurrency: 1, Mix: Mix{Rename: 1}, Via: via, AckLog: &log, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries, err := ReadAckLog(strings.NewReader(log.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var acked, lost []AckEntry
+			for _, e := range entries {
+				if e.Status == AckAcknowledged {
+					acked = append(acked, e)
+				} else {
+					lost = append(lost, e)
+				}
+			}
+			wantLost := 0
+			if mid {
+				wantLost = 1
+			}
+			if len(acked) != 5 || len(lost) != wantLost || res.Requests != 12 || res.Errors != 7 || res.Unanswered != int64(wantLost) {
+				t.Errorf("%s, dying mid-request %v: %d acked, no_answer %+v; %d requests, %d errors", via, mid, len(acked), lost, res.Requests, res.Errors)
+				continue
+			}
+			if mid {
+				e := lost[0]
+				if !strings.Contains(e.Error, "closed") || (via == ViaRaw && !strings.Contains(e.Error, "then the retry: dial connect: connection refused")) || e.Name == "" {
+					t.Errorf("%s: the no_answer line: %+v", via, e)
+				}
+			}
+			// The target's outage is an event.
+			if len(res.Events) != 1 || res.Events[0].Kind != EventStopped || res.Events[0].Target != target {
+				t.Errorf("%s, dying mid-request %v: events %+v", via, mid, res.Events)
+			}
 		}
 	}
 }

@@ -1,86 +1,144 @@
 package load
 
 import (
-	"math/bits"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// histogram counts latencies in log-linear buckets: exact below 128 ns,
-// then 64 buckets per power of two, so any percentile it reports is within
-// 1.6% of the true value. It is fixed-size (about 19 KB) however long the
-// run, and each worker keeps its own, merged at the end, so recording is a
-// few instructions and no lock.
-type histogram struct {
-	counts [histBuckets]uint64
-	n      uint64
-	sum    time.Duration
-	max    time.Duration
-}
-
+// Latencies are recorded in HDR histograms (HdrHistogram) of microseconds
+// from 1 µs to one hour with two significant digits: every value a
+// histogram reports is within 1% of a value recorded, and a histogram
+// merged from others is exactly the one recording all their values would
+// have made, so shards' percentiles combine without loss. Larger latencies
+// count as one hour.
 const (
-	histSub     = 64 // buckets per power of two above 128 ns
-	histBuckets = 2 * histSub * 19
+	histLowest  = 1
+	histHighest = int64(time.Hour / time.Microsecond)
+	histDigits  = 2
+	// HistogramPrecision is the relative error of a percentile read from a
+	// Histogram: two significant digits.
+	HistogramPrecision = 0.01
 )
 
-func bucketOf(d time.Duration) int {
-	v := uint64(max(d, 0))
-	if v < 2*histSub {
-		return int(v)
+// Histogram is a latency distribution: an HDR histogram kept sparse (its
+// memory grows with the distinct latencies seen, not the range), written
+// in JSON as the HdrHistogram V2 compressed encoding in base64, which
+// HdrHistogram's tools in other languages read too. The zero value is an
+// empty histogram ready to use.
+type Histogram struct {
+	h *hdrhistogram.PackedHistogram
+}
+
+func newDenseHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowest, histHighest, histDigits)
+}
+
+func (h *Histogram) init() {
+	if h.h == nil {
+		h.h = hdrhistogram.NewPacked(histLowest, histHighest, histDigits)
 	}
-	shift := bits.Len64(v) - 7 // v>>shift is in [64, 128)
-	i := shift*histSub + int(v>>shift)
-	return min(i, histBuckets-1)
 }
 
-// bucketMid is the middle of a bucket's range.
-func bucketMid(i int) time.Duration {
-	if i < 2*histSub {
-		return time.Duration(i)
+// Record adds one latency.
+func (h *Histogram) Record(d time.Duration) {
+	h.init()
+	h.h.RecordValue(toMicros(d))
+}
+
+func toMicros(d time.Duration) int64 {
+	return min(max(int64(d/time.Microsecond), histLowest), histHighest)
+}
+
+// addDense adds a dense histogram's counts (a worker's) to h.
+func (h *Histogram) addDense(d *hdrhistogram.Histogram) {
+	if d.TotalCount() == 0 {
+		return
 	}
-	shift := i/histSub - 1
-	lo := uint64(i-shift*histSub) << shift
-	return time.Duration(lo + (uint64(1)<<shift)/2)
+	h.init()
+	h.h.MergeFrom(d)
 }
 
-func (h *histogram) record(d time.Duration) {
-	h.counts[bucketOf(d)]++
-	h.n++
-	h.sum += d
-	h.max = max(h.max, d)
-}
-
-func (h *histogram) merge(o *histogram) {
-	for i, c := range o.counts {
-		h.counts[i] += c
+// Merge adds o's counts to h.
+func (h *Histogram) Merge(o *Histogram) {
+	if o == nil || o.h == nil || o.h.TotalCount() == 0 {
+		return
 	}
-	h.n += o.n
-	h.sum += o.sum
-	h.max = max(h.max, o.max)
+	h.init()
+	h.h.Merge(o.h)
 }
 
-// percentile is the latency below which p (0 to 100) percent of the
-// recorded ones fall; never above the maximum seen.
-func (h *histogram) percentile(p float64) time.Duration {
-	if h.n == 0 {
+// Count is the number of latencies recorded.
+func (h *Histogram) Count() int64 {
+	if h == nil || h.h == nil {
 		return 0
 	}
-	rank := uint64(p / 100 * float64(h.n))
-	if rank >= h.n {
-		rank = h.n - 1
-	}
-	var seen uint64
-	for i, c := range h.counts {
-		seen += c
-		if seen > rank {
-			return min(bucketMid(i), h.max)
-		}
-	}
-	return h.max
+	return h.h.TotalCount()
 }
 
-func (h *histogram) mean() time.Duration {
-	if h.n == 0 {
+// Percentile is the latency at or below which p (0 to 100) percent of
+// those recorded fall, within HistogramPrecision; 0 when empty.
+func (h *Histogram) Percentile(p float64) time.Duration {
+	if h.Count() == 0 {
 		return 0
 	}
-	return h.sum / time.Duration(h.n)
+	return time.Duration(h.h.ValueAtPercentile(p)) * time.Microsecond
+}
+
+// Max is the largest latency recorded, within HistogramPrecision.
+func (h *Histogram) Max() time.Duration {
+	if h.Count() == 0 {
+		return 0
+	}
+	return time.Duration(h.h.Max()) * time.Microsecond
+}
+
+// Mean is the mean latency, within HistogramPrecision.
+func (h *Histogram) Mean() time.Duration {
+	if h.Count() == 0 {
+		return 0
+	}
+	return time.Duration(h.h.Mean() * float64(time.Microsecond))
+}
+
+// Latency is the histogram's summary.
+func (h *Histogram) Latency() Latency {
+	return Latency{P50: h.Percentile(50), P90: h.Percentile(90), P99: h.Percentile(99), Max: h.Max(), Mean: h.Mean()}
+}
+
+// MarshalJSON writes the V2 compressed encoding, base64; "" when empty.
+func (h *Histogram) MarshalJSON() ([]byte, error) {
+	if h.Count() == 0 {
+		return []byte(`""`), nil
+	}
+	b, err := h.h.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(string(b))
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote; a histogram of another
+// range or precision is refused, since it would not merge exactly.
+func (h *Histogram) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("histogram: %w", err)
+	}
+	h.h = nil
+	if s == "" {
+		return nil
+	}
+	p, err := hdrhistogram.DecodePacked([]byte(s))
+	if err != nil {
+		return fmt.Errorf("histogram: %w", err)
+	}
+	if p.LowestTrackableValue() != histLowest || p.HighestTrackableValue() != histHighest || p.SignificantFigures() != histDigits {
+		return errors.New("histogram: not gwconform load's (microseconds from 1 to 3.6e9, two significant digits)")
+	}
+	h.h = p
+	return nil
 }

@@ -75,8 +75,15 @@ type Config struct {
 	// Concurrency), so a device's requests are sequential and its lines
 	// are in the order of its attempts: the last acknowledged change of
 	// each device is well defined. Concurrency must not exceed the fleet's
-	// devices.
+	// devices (with shards, Concurrency times Shards must not).
 	AckLog io.Writer
+	// Shard and Shards (Shards > 1) make the run one of Shards sharing
+	// the load, each on its own machine: this one sends only to the
+	// devices whose index in the fleet is Shard mod Shards (so no two
+	// shards send to one device, and their ack logs stay checkable), at
+	// Rate/Shards, and its share of Requests. Shard counts from 0, as
+	// Kubernetes' JOB_COMPLETION_INDEX does.
+	Shard, Shards int
 }
 
 // Result is what a run measured.
@@ -114,6 +121,22 @@ type Result struct {
 	// AckLogError is the first error writing the ack log, after which no
 	// line was written.
 	AckLogError string `json:"ack_log_error,omitempty"`
+	// Start is when the run began; with Elapsed, its span in time.
+	Start time.Time `json:"start"`
+	// Shard is "I/N" for one shard of a spread load (Config.Shards).
+	Shard string `json:"shard,omitempty"`
+	// Series are the whole run's counts and full latency histogram, for
+	// all requests (SeriesAll), per operation, per target and, merged, per
+	// shard.
+	Series map[string]*Tally `json:"series"`
+	// Timeline is the same, in buckets of time.
+	Timeline Timeline `json:"timeline"`
+	// Events are the moments a target stopped answering or answered again.
+	Events []Event `json:"events,omitempty"`
+	// Shards are the results merged into this one (Merge), each without
+	// its timeline; Missing names the shards of the load that were not.
+	Shards  []*Result `json:"shards,omitempty"`
+	Missing []string  `json:"missing_shards,omitempty"`
 }
 
 // TargetResult is what one of several targets got.
@@ -147,6 +170,10 @@ const (
 // counted under "other".
 const maxFailureKinds = 50
 
+// ErrShardDevices: each shard sends to devices of its own, so there must
+// be no more shards than devices.
+var ErrShardDevices = errors.New("each shard sends to devices of its own, so there must be no more shards than devices")
+
 // ErrOwnedDevices: with an ack log each device is owned by one worker, so
 // there must be no more workers than devices.
 var ErrOwnedDevices = errors.New("each device is owned by one worker, so there must be no more workers than devices")
@@ -175,10 +202,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	shards := max(cfg.Shards, 1)
+	if shards > 1 {
+		if p.devices < shards {
+			return nil, fmt.Errorf("%w: %d shards, %d devices", ErrShardDevices, shards, p.devices)
+		}
+		cfg.Rate /= float64(shards)
+		if cfg.Requests > 0 {
+			share := cfg.Requests / int64(shards)
+			if int64(cfg.Shard) < cfg.Requests%int64(shards) {
+				share++
+			}
+			if share == 0 {
+				return nil, fmt.Errorf("%d requests over %d shards leave shard %d none", cfg.Requests, shards, cfg.Shard)
+			}
+			cfg.Requests = share
+		}
+	}
 	var acks *ackLog
 	if cfg.AckLog != nil {
-		if cfg.Concurrency > p.devices {
-			return nil, fmt.Errorf("%w: %d workers, %d devices", ErrOwnedDevices, cfg.Concurrency, p.devices)
+		if cfg.Concurrency*shards > p.devices {
+			return nil, fmt.Errorf("%w: %d workers, %d devices", ErrOwnedDevices, cfg.Concurrency*shards, p.devices)
 		}
 		acks = &ackLog{w: cfg.AckLog}
 	}
@@ -204,7 +248,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if base.Scheme != "http" {
 				return nil, errors.New("the raw sender speaks plain http only; use --via http for https")
 			}
-			return newRawSender(base, cfg.Timeout), nil
+			s := newRawSender(base, cfg.Timeout)
+			s.probe = cfg.AckLog != nil
+			return s, nil
 		case ViaClient:
 			c, err := client.New(client.Config{BaseURL: base.String(), Timeout: cfg.Timeout,
 				MaxResponseBytes: maxAnswer, Transport: rt})
@@ -215,7 +261,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("via %q: use raw, http or client", via)
 	}
 
-	r := &run{cfg: cfg, plan: p, targets: names, acks: acks}
+	r := &run{cfg: cfg, plan: p, targets: names, acks: acks, timeline: newTimeline(),
+		down: make([]atomic.Bool, len(names))}
+	r.seriesNames = []string{SeriesAll}
+	for op := device.SendCommand; op <= device.UpdateName; op++ { // at index op
+		r.seriesNames = append(r.seriesNames, SeriesOp+op.Name())
+	}
+	for _, n := range names {
+		r.seriesNames = append(r.seriesNames, SeriesTarget+n)
+	}
 	defer func() {
 		for _, w := range r.workers {
 			for _, s := range w.sends {
@@ -228,10 +282,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	workers := make([]*worker, cfg.Concurrency)
 	r.workers = workers
 	for i := range workers {
-		w := &worker{run: r, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i))),
-			failures: map[string]int64{}, perTarget: make([]TargetResult, len(bases)), part: 0, of: 1}
+		w := &worker{run: r, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Shard)<<32|uint64(i))),
+			failures: map[string]int64{}, perTarget: make([]TargetResult, len(bases)),
+			part: cfg.Shard, of: shards, bucket: newWBucket(len(r.seriesNames))}
 		if acks != nil {
-			w.part, w.of = i, cfg.Concurrency
+			// Device d is shard d mod shards's, and within the shard
+			// worker (d / shards) mod Concurrency's.
+			w.part, w.of = cfg.Shard+shards*i, shards*cfg.Concurrency
 		}
 		for _, base := range bases {
 			s, err := newSender(base)
@@ -266,6 +323,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(r.start)
+	for _, w := range workers {
+		w.bucket.flush(r.timeline, r.seriesNames)
+	}
 	cancel()
 	if progressDone != nil {
 		<-progressDone
@@ -306,6 +366,9 @@ func (cfg *Config) defaults() error {
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 1
 	}
+	if cfg.Shards < 0 || (cfg.Shards > 0 && (cfg.Shard < 0 || cfg.Shard >= cfg.Shards)) || (cfg.Shards == 0 && cfg.Shard != 0) {
+		return fmt.Errorf("shard %d of %d: the shard counts from 0 and must be below the shards", cfg.Shard, cfg.Shards)
+	}
 	if len(cfg.Formats) == 0 {
 		cfg.Formats = []device.Format{device.JSON, device.XML}
 	}
@@ -327,9 +390,17 @@ type run struct {
 	acks    *ackLog  // nil without Config.AckLog
 	workers []*worker
 	start   time.Time
-	issued  atomic.Int64 // requests given a slot in the schedule
-	done    atomic.Int64
-	errs    atomic.Int64
+	// timeline collects the workers' buckets under seriesNames.
+	timeline    *timeline
+	seriesNames []string
+	// down tells, per target, that its last request got no answer;
+	// events are its changes.
+	down     []atomic.Bool
+	eventsMu sync.Mutex
+	events   []Event
+	issued   atomic.Int64 // requests given a slot in the schedule
+	done     atomic.Int64
+	errs     atomic.Int64
 }
 
 // slot takes the next request's turn, k from 0, and waits for its time
@@ -393,7 +464,7 @@ type worker struct {
 	perTarget []TargetResult
 	rng       *rand.Rand
 	req       request
-	hist      histogram
+	bucket    wbucket    // the current time bucket's counts
 	status    [600]int64 // by HTTP status; 0 is no answer
 	failures  map[string]int64
 	ops       [4][3]int64 // by device.Operation and device.Format
@@ -424,7 +495,7 @@ func (w *worker) one(ctx context.Context, t int) {
 	r := w.run
 	start := time.Now()
 	if err := r.plan.drawOwned(ctx, w.rng, start, &w.req, w.part, w.of); err != nil {
-		w.count(answer{err: err}, t, 0)
+		w.count(answer{err: err}, t, start, 0)
 		return
 	}
 	a := w.sends[t].send(ctx, &w.req)
@@ -441,10 +512,28 @@ func (w *worker) one(ctx context.Context, t int) {
 	if a.err != nil && ctx.Err() != nil {
 		return // interrupted by the caller: not counted as failed
 	}
-	w.count(a, t, time.Since(start))
+	w.count(a, t, start, time.Since(start))
+	r.noteTarget(t, a)
 }
 
-func (w *worker) count(a answer, t int, took time.Duration) {
+// noteTarget records an Event when target t stops answering or answers
+// again.
+func (r *run) noteTarget(t int, a answer) {
+	down := a.err != nil && a.status == 0
+	if r.down[t].Load() == down || !r.down[t].CompareAndSwap(!down, down) {
+		return
+	}
+	e := Event{Time: time.Now().UTC(), Target: r.targets[t], Kind: EventAnswering}
+	if down {
+		e.Kind, e.Error = EventStopped, describeErr(a.err)
+	}
+	r.eventsMu.Lock()
+	r.events = append(r.events, e)
+	r.eventsMu.Unlock()
+}
+
+// count counts a request to target t that started at start and took took.
+func (w *worker) count(a answer, t int, start time.Time, took time.Duration) {
 	r := w.run
 	w.ops[w.req.op][w.req.format]++
 	w.n++
@@ -452,9 +541,7 @@ func (w *worker) count(a answer, t int, took time.Duration) {
 	if a.status >= 0 && a.status < len(w.status) {
 		w.status[a.status]++
 	}
-	if a.err == nil {
-		w.hist.record(took)
-	}
+	w.bucket.count(r.timeline, r.seriesNames, start.Unix(), a, took, 0, int(w.req.op), 1+int(device.UpdateName)+t)
 	if !a.ok {
 		w.errs++
 		w.perTarget[t].Errors++
@@ -477,8 +564,17 @@ func (w *worker) count(a answer, t int, took time.Duration) {
 
 func (r *run) result(workers []*worker, target string, elapsed time.Duration) *Result {
 	res := &Result{Target: target, Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Elapsed: elapsed,
-		Status: map[int]int64{}, Failures: map[string]int64{}, Operations: map[string]int64{}}
-	var h histogram
+		Status: map[int]int64{}, Failures: map[string]int64{}, Operations: map[string]int64{},
+		Start: r.start.UTC(), Timeline: r.timeline.result(), Series: map[string]*Tally{}}
+	if r.cfg.Shards > 1 {
+		res.Shard = fmt.Sprintf("%d/%d", r.cfg.Shard, r.cfg.Shards)
+	}
+	for _, b := range res.Timeline.Buckets {
+		mergeSeries(res.Series, b.Series)
+	}
+	r.eventsMu.Lock()
+	res.Events = append([]Event(nil), r.events...)
+	r.eventsMu.Unlock()
 	if len(r.targets) > 1 {
 		res.Targets = make([]TargetResult, len(r.targets))
 		for i, name := range r.targets {
@@ -501,7 +597,6 @@ func (r *run) result(workers []*worker, target string, elapsed time.Duration) *R
 				res.Targets[i].NoAnswer += tr.NoAnswer
 			}
 		}
-		h.merge(&w.hist)
 		res.Requests += w.n
 		res.Errors += w.errs
 		for k, v := range w.status {
@@ -523,7 +618,9 @@ func (r *run) result(workers []*worker, target string, elapsed time.Duration) *R
 	if elapsed > 0 {
 		res.Throughput = float64(res.Requests) / elapsed.Seconds()
 	}
-	res.Latency = Latency{P50: h.percentile(50), P90: h.percentile(90), P99: h.percentile(99), Max: h.max, Mean: h.mean()}
+	if all := res.Series[SeriesAll]; all != nil {
+		res.Latency = all.Latency.Latency()
+	}
 	return res
 }
 
@@ -538,6 +635,9 @@ func (res *Result) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%d requests in %s to %s (concurrency %d, rate %s, via %s)\n",
 		res.Requests, res.Elapsed.Round(time.Millisecond), res.Target, res.Concurrency, rate, res.Via)
+	if res.Shard != "" {
+		fmt.Fprintf(w, "  shard       %s\n", res.Shard)
+	}
 	fmt.Fprintf(w, "  throughput  %.1f requests/s\n", res.Throughput)
 	l := res.Latency
 	fmt.Fprintf(w, "  latency     p50 %s  p90 %s  p99 %s  max %s  (mean %s)\n",

@@ -3,6 +3,7 @@ package load
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -339,28 +340,46 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// The histogram reports percentiles within its stated precision, keeps
+// them through JSON, and a merge of parts is the histogram of the whole.
 func TestHistogram(t *testing.T) {
-	var h histogram
+	var whole Histogram
+	parts := make([]Histogram, 3)
 	for i := 1; i <= 10000; i++ {
-		h.record(time.Duration(i) * time.Microsecond)
+		d := time.Duration(i) * time.Microsecond
+		whole.Record(d)
+		parts[i%3].Record(d)
 	}
 	for _, c := range []struct {
 		p    float64
 		want time.Duration
-	}{{50, 5000 * time.Microsecond}, {90, 9000 * time.Microsecond}, {99, 9900 * time.Microsecond}} {
-		got := h.percentile(c.p)
-		if d := got - c.want; d < -c.want/50 || d > c.want/50 {
-			t.Errorf("p%v = %s, want %s ±2%%", c.p, got, c.want)
+	}{{50, 5000 * time.Microsecond}, {90, 9000 * time.Microsecond}, {99, 9900 * time.Microsecond}, {100, 10 * time.Millisecond}} {
+		got := whole.Percentile(c.p)
+		if d := got - c.want; d < -time.Duration(float64(c.want)*HistogramPrecision) || d > time.Duration(float64(c.want)*HistogramPrecision) {
+			t.Errorf("p%v = %s, want %s ±1%%", c.p, got, c.want)
 		}
 	}
-	if h.max != 10*time.Millisecond || h.percentile(100) != h.max {
-		t.Errorf("max %s", h.max)
-	}
-	for _, d := range []time.Duration{0, 1, 127, 128, 129, 1 << 20, time.Hour, 100 * time.Hour} {
-		mid := bucketMid(bucketOf(d))
-		if diff := mid - d; d < time.Hour && (diff < -d/50-1 || diff > d/50+1) {
-			t.Errorf("bucket of %d has middle %d", d, mid)
+	var merged Histogram
+	for i := range parts {
+		b, err := json.Marshal(&parts[i])
+		if err != nil {
+			t.Fatal(err)
 		}
+		var back Histogram
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		merged.Merge(&back)
+	}
+	if merged.Count() != 10000 || merged.Latency() != whole.Latency() {
+		t.Errorf("merged %d: %+v, whole %+v", merged.Count(), merged.Latency(), whole.Latency())
+	}
+	var empty Histogram
+	if b, _ := json.Marshal(&empty); string(b) != `""` || empty.Percentile(99) != 0 {
+		t.Errorf("empty: %s", b)
+	}
+	if err := json.Unmarshal([]byte(`"bm90IGEgaGlzdG9ncmFt"`), &empty); err == nil {
+		t.Error("a histogram that is not one: no error")
 	}
 }
 

@@ -41,6 +41,13 @@ type rawSender struct {
 	// before any answer on such a connection (the server closed it while
 	// idle) is retried once on a new one, as net/http does.
 	reused bool
+	// probe: before a request goes on a kept-alive connection, look
+	// (without waiting) whether the server has closed it meanwhile, and
+	// if so send on a new one: a request written to a connection the
+	// server had already closed was never received, and must not be
+	// logged as one that may have been applied. Only with an ack log: it
+	// costs a system call per request.
+	probe bool
 }
 
 func newRawSender(base *url.URL, timeout time.Duration) *rawSender {
@@ -79,12 +86,26 @@ func (s *rawSender) send(ctx context.Context, r *request) answer {
 	}
 	a, retry := s.exchange()
 	if retry {
-		sent := a.sent
+		first := a
 		a, _ = s.exchange()
-		a.sent = a.sent || sent // the first try may have been applied
+		if first.sent && a.err != nil && !a.sent {
+			// The first try may have been applied; the retry, never sent,
+			// was not: the answer is the first try's.
+			a.err, a.sent = &retryError{first: first.err, retry: a.err}, true
+		}
 	}
 	return a
 }
+
+// retryError is a request that got no answer on a kept-alive connection
+// and whose retry on a new one could not be sent.
+type retryError struct{ first, retry error }
+
+func (e *retryError) Error() string {
+	return describeErr(e.first) + ", then the retry: " + describeErr(e.retry)
+}
+
+func (e *retryError) Unwrap() error { return e.first }
 
 // exchange sends s.out and reads one answer; retry says the connection
 // was a kept-alive one that turned out closed before answering.
@@ -101,11 +122,16 @@ func (s *rawSender) exchange() (a answer, retry bool) {
 			s.br.Reset(c)
 		}
 	}
+	if s.reused && s.probe && s.closedByPeer() {
+		s.drop()
+		return s.exchange()
+	}
 	reused := s.reused
 	s.reused = true
-	if _, err := s.conn.Write(s.out); err != nil {
+	if n, err := s.conn.Write(s.out); err != nil {
 		s.drop()
-		return answer{err: err, sent: true}, reused
+		// Nothing written is nothing sent.
+		return answer{err: err, sent: n > 0}, reused
 	}
 	status, closeAfter, err := s.readAnswer()
 	if err != nil {
@@ -126,6 +152,17 @@ func (s *rawSender) exchange() (a answer, retry bool) {
 }
 
 func (s *rawSender) close() { s.drop() }
+
+// closedByPeer looks, without waiting, whether the idle connection was
+// closed by the server, or carries bytes nobody asked for (after which
+// it is no use either).
+func (s *rawSender) closedByPeer() bool {
+	if s.br.Buffered() > 0 {
+		return true
+	}
+	c, ok := s.conn.(interface{ closedByPeer() bool })
+	return ok && c.closedByPeer()
+}
 
 func (s *rawSender) drop() {
 	if s.conn != nil {

@@ -220,7 +220,10 @@ func newTransport(workers int, timeout time.Duration) *http.Transport {
 // counting failures by kind.
 func describeErr(err error) string {
 	var ne net.Error
+	var re *retryError
 	switch {
+	case errors.As(err, &re):
+		return re.Error()
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case errors.As(err, &ne) && ne.Timeout():

@@ -108,3 +108,17 @@ func (w *rawWire) Write(p []byte) (int, error) {
 	}
 	return w.n, nil
 }
+
+// closedByPeer peeks at the socket without waiting: end of stream or an
+// error means the server closed the connection (or reset it), and bytes
+// nobody asked for make it no use either; only "nothing yet" is alive.
+func (w *rawWire) closedByPeer() bool {
+	var b [1]byte
+	closed := false
+	err := w.rc.Read(func(fd uintptr) bool {
+		_, _, e := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = e != syscall.EAGAIN && e != syscall.EINTR
+		return true
+	})
+	return closed || err != nil
+}
