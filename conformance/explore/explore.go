@@ -378,3 +378,42 @@ func describeLog(l []Msg) string {
 	}
 	return s
 }
+
+// Replay runs a finding's shrunk sequence again, writes each step (or the
+// history) to w and reports whether the target still disagrees. A
+// concurrent finding is tried up to three times.
+func (x *Explorer) Replay(ctx context.Context, f *Finding, w io.Writer) (bool, error) {
+	if f.Kind == "linearizability" {
+		for try := 1; try <= 3; try++ {
+			h, err := x.RunConcurrent(ctx, f.Ops)
+			if err != nil {
+				return false, err
+			}
+			if v := h.Check(); v != nil {
+				for _, l := range v.Lines() {
+					fmt.Fprintln(w, l)
+				}
+				if path, err := v.Picture(x.cfg.ReportDir); err == nil && path != "" {
+					fmt.Fprintln(w, "Porcupine's picture:", path)
+				}
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	d, steps, err := x.Execute(ctx, f.Ops, true)
+	if err != nil {
+		return false, err
+	}
+	for i, s := range steps {
+		mark := " "
+		if s.Disagrees {
+			mark = "!"
+		}
+		fmt.Fprintf(w, "%s %2d. %s\n       expected %s\n       got      %s\n", mark, i+1, s.Op, s.Expected, s.Got)
+	}
+	if d != nil {
+		fmt.Fprintf(w, "disagrees at operation %d: %s\n", d.Index+1, d.Why)
+	}
+	return d != nil, nil
+}

@@ -21,12 +21,12 @@ import (
 type bug int
 
 const (
-	faithful       bug = iota
-	lostUpdate         // read-modify-write of a device without a lock
-	ignoresNth         // every fifth command since the reset answers success and does nothing
-	renameUndone       // a command writes back the name the device was loaded with
-	sharedState        // devices of one type on one account share their state across gateways
-	shortMessageLog    // the message log keeps only its last three entries
+	faithful        bug = iota
+	lostUpdate          // read-modify-write of a device without a lock
+	ignoresNth          // every fifth command since the reset answers success and does nothing
+	renameUndone        // a command writes back the name the device was loaded with
+	sharedState         // devices of one type on one account share their state across gateways
+	shortMessageLog     // the message log keeps only its last three entries
 )
 
 // testTarget implements the interface from the two texts, with the core's
