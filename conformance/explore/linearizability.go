@@ -116,6 +116,11 @@ func (h *History) Check() *Violation {
 		if !ok {
 			continue
 		}
+		// The plain check first: the picture's information costs more and
+		// is wanted only for a violation.
+		if porcupine.CheckOperationsTimeout(model, parts[p], linTimeout) != porcupine.Illegal {
+			continue
+		}
 		res, info := porcupine.CheckOperationsVerbose(model, parts[p], linTimeout)
 		if res == porcupine.Illegal {
 			return &Violation{Partition: p, ops: parts[p], model: model, info: info}

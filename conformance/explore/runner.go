@@ -123,7 +123,12 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 	}
 	req := t.request(op)
 	resp, ex, err := t.client.Do(ctx, req)
-	ex = ex.Redacted()
+	if _, known := t.fleet.Secret(op.Key); known && !op.BadSign {
+		// A sign that authenticates is never kept; the curl line signs
+		// afresh. A request meant to fail authentication keeps its sign,
+		// which authenticates nothing.
+		ex = ex.Redacted()
+	}
 	if err != nil {
 		return Result{Err: err.Error(), Exchange: ex}
 	}
