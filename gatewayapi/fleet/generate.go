@@ -87,6 +87,11 @@ func Generate(seed int64, gateways, perGateway int) *Fleet {
 // numbered.
 func appendDeviceName(b []byte, fake *gofakeit.Faker, typ string) []byte {
 	n := nouns[typ]
+	if len(n) == 0 {
+		// A type added to the device table without nouns of its own is
+		// still named, after the type.
+		n = []string{typ}
+	}
 	noun := n[fake.Number(0, len(n)-1)]
 	switch r := fake.Number(0, 9); {
 	case r < 2:

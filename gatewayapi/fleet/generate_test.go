@@ -3,7 +3,10 @@ package fleet
 import (
 	"bytes"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/brianvoe/gofakeit/v6"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
@@ -75,4 +78,16 @@ func BenchmarkWriteYAML(b *testing.B) {
 		f.WriteYAML(&buf)
 	}
 	b.SetBytes(int64(buf.Len()))
+}
+
+// A device type with no nouns of its own (a type just added to the table)
+// is named after the type rather than stopping Generate.
+func TestDeviceNameOfTypeWithoutNouns(t *testing.T) {
+	fake := gofakeit.NewUnlocked(1)
+	for i := 0; i < 50; i++ {
+		name := string(appendDeviceName(nil, fake, "Window Sensor"))
+		if !strings.Contains(name, "Window Sensor") {
+			t.Fatalf("name %q does not name the type", name)
+		}
+	}
 }

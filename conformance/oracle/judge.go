@@ -1,0 +1,632 @@
+package oracle
+
+import (
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// ValueKind is what a field's value was written as.
+type ValueKind uint8
+
+const (
+	// String is a JSON string, or the text of an XML element.
+	String ValueKind = iota
+	// Number is a JSON number; Raw is its literal.
+	Number
+	// Other is a JSON true, false, null, array or object; Raw is its
+	// literal. Only JSON can carry it.
+	Other
+)
+
+// Value is one field's value as sent.
+type Value struct {
+	Raw  string
+	Kind ValueKind
+}
+
+// Str is a string value.
+func Str(s string) Value { return Value{Raw: s} }
+
+// Num is a JSON number written as lit.
+func Num(lit string) Value { return Value{Raw: lit, Kind: Number} }
+
+// Lit is a JSON literal that is neither a string nor a number: true, null,
+// [..], {..}.
+func Lit(lit string) Value { return Value{Raw: lit, Kind: Other} }
+
+// JSONOnly reports whether only a JSON body can carry v.
+func (v Value) JSONOnly() bool { return v.Kind != String }
+
+// Verdict is the oracle's judgement of a value or a request.
+type Verdict struct {
+	// OK: the value (request) is valid at the field level.
+	OK bool
+	// Open: the two texts leave it open; any answer conforms. OK and the
+	// error fields are then meaningless.
+	Open bool
+	// Must: the verdict follows from the published interface (a MUST
+	// check); otherwise only from the CONTRACT (SHOULD). For a valid
+	// request, Must means every allowance it uses is published.
+	Must bool
+	// Status, Code and Field are the CONTRACT's refusal (CONTRACT 2-4);
+	// Field is the key as the request wrote it.
+	Status int
+	Code   string
+	Field  string
+	// Why says which rule decided, for people.
+	Why string
+	// Stored is a valid field's canonical stored value: an enumerated
+	// word in its published case, an int64 or float64 for numbers, hex in
+	// lower case, a name trimmed.
+	Stored any
+	// State is, for a valid request, what it must store: the command's
+	// fields by state key (CONTRACT 3), "name" for update name,
+	// "message_type" and "message_value" for a message.
+	State map[string]any
+}
+
+func ok(must bool, stored any, why string) Verdict {
+	return Verdict{OK: true, Must: must, Stored: stored, Why: why}
+}
+
+func refuse(must bool, code, field, why string) Verdict {
+	return Verdict{Must: must, Status: 400, Code: code, Field: field, Why: why}
+}
+
+func open(why string) Verdict { return Verdict{Open: true, Why: why} }
+
+func (f *Field) invalid(format device.Format, must bool, why string) Verdict {
+	return refuse(must, device.CodeInvalidField, f.Wire(format), f.Wire(format)+": "+why)
+}
+
+// Judge judges one value of the field, sent in a body of the given format
+// (which names the field, and which the format argument must match).
+func (f *Field) Judge(format device.Format, v Value) Verdict {
+	if v.Kind == Other {
+		// A JSON true, null, array or object is no value of any field.
+		return f.invalid(format, f.typed(), "not a string: "+v.Raw)
+	}
+	if v.Kind == Number && f.Kind != Integer && f.Kind != Decimal {
+		// CONTRACT 2 allows numbers only where the field is numeric; the
+		// published interface types these fields as strings.
+		return f.invalid(format, f.typed(), "a number where a string is required")
+	}
+	switch f.Kind {
+	case Enum:
+		return f.judgeEnum(format, v.Raw)
+	case Integer, Decimal:
+		return f.judgeNumber(format, v)
+	case Text:
+		return f.judgeText(format, v.Raw)
+	case Hex:
+		return f.judgeHex(format, v.Raw)
+	case Timestamp:
+		return f.judgeTimestamp(format, v.Raw)
+	case Key:
+		if strings.TrimSpace(v.Raw) == "" {
+			return open("an empty api_key: invalid_field or unknown_api_key")
+		}
+		return ok(true, v.Raw, "a non-empty api_key")
+	case TypeName:
+		if _, found := LookupType(v.Raw); found {
+			return ok(true, v.Raw, "a published type name")
+		}
+		for _, n := range TypeNames() {
+			if asciiFold(n) == asciiFold(v.Raw) {
+				// CONTRACT 2 allows other letter cases only for the
+				// enumerated values it lists.
+				return f.invalid(format, false, "a type name in another letter case")
+			}
+		}
+		return f.invalid(format, true, "not one of "+strings.Join(TypeNames(), ", "))
+	case FormatName:
+		switch v.Raw {
+		case format.String():
+			return ok(false, v.Raw, "format names the body's format (CONTRACT 2)")
+		case "json", "xml":
+			return f.invalid(format, false, "format names the other format than the body's")
+		}
+		if l := asciiFold(v.Raw); l == "json" || l == "xml" {
+			return open("format in upper case")
+		}
+		return f.invalid(format, false, "format must be json or xml")
+	case Token:
+		return f.judgeToken(format, v.Raw)
+	case Setting:
+		return f.judgeSetting(format, v.Raw)
+	}
+	return open("no grammar")
+}
+
+// typed reports whether the published interface gives the field a type
+// (string), so that a value of another JSON type MUST be refused; the
+// format argument, device_id and message_type's token are the CONTRACT's.
+func (f *Field) typed() bool {
+	return f.Kind != FormatName && f.Kind != Token && f.Name != device.FieldDeviceID
+}
+
+func asciiFold(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func (f *Field) judgeEnum(format device.Format, s string) Verdict {
+	for _, w := range f.Values {
+		if s == w {
+			return ok(true, w, "a published value")
+		}
+	}
+	for _, w := range f.Values {
+		if asciiFold(s) == asciiFold(w) {
+			return ok(false, w, "a published value in another letter case (CONTRACT 2)")
+		}
+	}
+	return f.invalid(format, true, "not one of "+strings.Join(f.Values, ", "))
+}
+
+// numberForm classifies a number's text: valid (and whether in its plain
+// form: no plus sign, no leading zeros), open (.5 or 5.), or broken, and
+// how badly (must: not a number in any reading; otherwise a form that
+// only a lenient reading takes: surrounding white space, exponent,
+// non-ASCII digits, hex, a comma, a zero fraction of an integer).
+func numberForm(s string, fraction bool) (valid, plain, isOpen, must bool) {
+	body := s
+	if body != "" && (body[0] == '+' || body[0] == '-') {
+		body = body[1:]
+	}
+	whole, rest := splitDigits(body)
+	switch {
+	case whole != "" && rest == "":
+		valid = true
+	case fraction && whole != "" && len(rest) > 1 && rest[0] == '.' && allDigits(rest[1:]):
+		valid = true
+	case fraction && (whole == "" && len(rest) > 1 && rest[0] == '.' && allDigits(rest[1:]) || whole != "" && rest == "."):
+		return false, false, true, false
+	}
+	if valid {
+		plain = s[0] != '+' && !(len(whole) > 1 && whole[0] == '0')
+		return valid, plain, false, false
+	}
+	return false, false, false, !lenientNumber(s, fraction)
+}
+
+// lenientNumber reports whether s is a number in some lenient reading.
+func lenientNumber(s string, fraction bool) bool {
+	if t := strings.TrimSpace(s); t != s && t != "" {
+		v, _, o, _ := numberForm(t, fraction)
+		return v || o
+	}
+	if m, e, found := strings.Cut(strings.ToLower(s), "e"); found {
+		v, _, _, _ := numberForm(m, true)
+		ev, _, _, _ := numberForm(e, false)
+		return v && ev
+	}
+	if w, fr, found := strings.Cut(s, "."); found && !fraction && strings.Trim(fr, "0") == "" && fr != "" {
+		v, _, _, _ := numberForm(w, false)
+		return v
+	}
+	if w, fr, found := strings.Cut(s, ","); found && fraction {
+		v, _, _, _ := numberForm(w+"."+fr, true)
+		return v
+	}
+	if l := strings.ToLower(s); strings.HasPrefix(l, "0x") && len(l) > 2 {
+		return true
+	}
+	nonASCII := false
+	for _, r := range s {
+		if r >= utf8.RuneSelf && unicode.IsDigit(r) {
+			nonASCII = true
+		} else if !unicode.IsDigit(r) && r != '.' && r != '-' && r != '+' {
+			return false
+		}
+	}
+	return nonASCII
+}
+
+func splitDigits(s string) (digits, rest string) {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func allDigits(s string) bool {
+	d, rest := splitDigits(s)
+	return d != "" && rest == ""
+}
+
+func (f *Field) judgeNumber(format device.Format, v Value) Verdict {
+	valid, plain, isOpen, must := numberForm(v.Raw, f.Kind == Decimal)
+	what := "an integer"
+	if f.Kind == Decimal {
+		what = "a decimal number"
+	}
+	switch {
+	case isOpen:
+		return open("a decimal without digits on one side of the point")
+	case !valid:
+		return f.invalid(format, must, "not "+what+" in decimal digits")
+	}
+	x, _ := new(big.Rat).SetString(strings.TrimPrefix(v.Raw, "+"))
+	lo, hi := f.bound(f.Min), f.bound(f.Max)
+	if x.Cmp(lo) < 0 || x.Cmp(hi) > 0 {
+		return f.invalid(format, f.RangeMust, "outside "+f.RangeText())
+	}
+	var stored any
+	if f.Kind == Integer {
+		stored = x.Num().Int64()
+	} else {
+		stored, _ = x.Float64()
+	}
+	// A JSON number is CONTRACT 2's allowance; a plus sign or leading
+	// zeros are forms of a decimal number that the texts do not show.
+	return ok(plain && v.Kind == String && f.RangeMust, stored, what+" in "+f.RangeText())
+}
+
+// bound is a Min or Max as an exact number.
+func (f *Field) bound(n int64) *big.Rat {
+	if f.Kind == Decimal {
+		return big.NewRat(n, 1000)
+	}
+	return big.NewRat(n, 1)
+}
+
+// RangeText is the field's range in words: "1 to 100", "-50 to 100".
+func (f *Field) RangeText() string {
+	return f.Format(f.Min) + " to " + f.Format(f.Max)
+}
+
+// Format writes n (in units of Step for a Decimal) as the field's
+// shortest decimal text: -50000 is "-50" and 99999 "99.999" for a Decimal.
+func (f *Field) Format(n int64) string {
+	if f.Kind != Decimal {
+		return strconv.FormatInt(n, 10)
+	}
+	return trimDecimal(big.NewRat(n, 1000).FloatString(stepDigits))
+}
+
+func trimDecimal(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// plainText reports whether s is short printable ASCII without surrounding
+// space: text any reading of "text" takes.
+func plainText(s string) bool {
+	if len(s) == 0 || len(s) > 20 || strings.TrimSpace(s) != s {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *Field) judgeText(format device.Format, s string) Verdict {
+	t := s
+	if f.Trim {
+		t = strings.TrimFunc(s, unicode.IsSpace)
+	} else if strings.TrimFunc(s, unicode.IsSpace) != s && strings.TrimSpace(s) != "" {
+		return open("text with surrounding white space: the CONTRACT says nothing of trimming " + f.Name)
+	}
+	if !utf8.ValidString(t) {
+		return f.invalid(format, false, "not valid UTF-8")
+	}
+	n := utf8.RuneCountInString(t)
+	switch {
+	case n == 0:
+		return f.invalid(format, false, "empty"+map[bool]string{true: " after trimming"}[f.Trim])
+	case n > f.MaxLen:
+		return f.invalid(format, f.RangeMust, strconv.Itoa(n)+" characters, more than "+strconv.Itoa(f.MaxLen))
+	}
+	for _, r := range t {
+		if unicode.IsControl(r) {
+			if !f.Trim {
+				return open("a control character in " + f.Name + ": the CONTRACT refuses them only in name")
+			}
+			return f.invalid(format, false, "a control character")
+		}
+	}
+	return ok(plainText(s), t, "text of 1 to "+strconv.Itoa(f.MaxLen)+" characters")
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func (f *Field) judgeHex(format device.Format, s string) Verdict {
+	if len(s) != f.Len {
+		return f.invalid(format, f.RangeMust, "not "+strconv.Itoa(f.Len)+" characters")
+	}
+	for i := 0; i < len(s); i++ {
+		if !isHexDigit(s[i]) {
+			return f.invalid(format, f.RangeMust, "not hexadecimal")
+		}
+	}
+	lower := strings.ToLower(s)
+	return ok(lower == s && f.RangeMust, lower, strconv.Itoa(f.Len)+" hexadecimal characters")
+}
+
+// TimestampLayout is the published form YYYYMMDDHHMMSS, as a Go layout.
+const TimestampLayout = "20060102150405"
+
+func (f *Field) judgeTimestamp(format device.Format, s string) Verdict {
+	if len(s) != 14 || !allDigits(s) {
+		return f.invalid(format, true, "not 14 digits YYYYMMDDHHMMSS")
+	}
+	n := func(i, j int) int { x, _ := strconv.Atoi(s[i:j]); return x }
+	mon, day, hh, mm, ss := n(4, 6), n(6, 8), n(8, 10), n(10, 12), n(12, 14)
+	switch {
+	case ss == 60 && mon >= 1 && mon <= 12 && day >= 1 && day <= 31 && hh <= 23 && mm <= 59:
+		return open("second 60: a leap second")
+	case mon < 1 || mon > 12 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 59:
+		return f.invalid(format, true, "a month, day, hour, minute or second out of its range")
+	}
+	if day > time.Date(n(0, 4), time.Month(mon)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+		return f.invalid(format, false, "not a real calendar date (CONTRACT 1)")
+	}
+	return ok(true, s, "14 digits naming a real date and time")
+}
+
+// InWindow reports whether timestamp ts (read in loc) is inside the
+// window around now (CONTRACT 1): the start of the second it names is at
+// most window away from now, before or after. A zero window holds every
+// timestamp.
+func InWindow(ts string, loc *time.Location, now time.Time, window time.Duration) bool {
+	if window == 0 {
+		return true
+	}
+	t, err := time.ParseInLocation(TimestampLayout, ts, loc)
+	if err != nil {
+		return false
+	}
+	d := now.Sub(t)
+	return d <= window && d >= -window
+}
+
+func tokenChar(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '.' || r == '-'
+}
+
+func (f *Field) judgeToken(format device.Format, s string) Verdict {
+	if s == "" {
+		return f.invalid(format, false, "empty")
+	}
+	plain := true
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return f.invalid(format, false, "a token holds no white space or control characters")
+		}
+		if !tokenChar(r) {
+			plain = false
+		}
+	}
+	if !plain {
+		return open("a token with characters beyond letters, digits, _ . -")
+	}
+	return ok(s == "message", s, "a non-empty token")
+}
+
+func settingStart(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' }
+
+func (f *Field) judgeSetting(format device.Format, s string) Verdict {
+	name, num, found := strings.Cut(s, "=")
+	if !found || name == "" {
+		return f.invalid(format, true, "not <setting_name>=<number>")
+	}
+	valid, plain, isOpen, must := numberForm(num, true)
+	switch {
+	case isOpen:
+		return open("a number without digits on one side of the point")
+	case !valid:
+		return f.invalid(format, must, "the part after = is not a number")
+	}
+	// CONTRACT 3: the setting name is [A-Za-z_][A-Za-z0-9_.-]*.
+	if !settingStart(name[0]) {
+		return f.invalid(format, false, "a setting name must start with a letter or _")
+	}
+	simple := true
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case settingStart(c) || '0' <= c && c <= '9':
+		case c == '.' || c == '-':
+			simple = false
+		default:
+			return f.invalid(format, false, "a setting name holds letters, digits, _ . - only")
+		}
+	}
+	return ok(simple && plain, s, "<setting_name>=<number>")
+}
+
+// Sent is one control field as sent: its key as written on the wire.
+type Sent struct {
+	Key   string
+	Value Value
+}
+
+// Judge judges the control fields of one request of op in a body of the
+// given format at the field level (CONTRACT 2-4): everything but whether
+// the credentials, gateway and device exist and whether the timestamp is
+// inside the window. Where a request has several faults, the texts do not
+// say which is reported; Judge reports the first in this order: a missing
+// envelope field, an envelope field's form (published order), format,
+// type (missing, then unknown), an unexpected field, sn and device_id, the
+// type's fields, none of them present; for a message, message_type, then
+// message_value; for update name, sn, then name.
+func Judge(op device.Operation, format device.Format, fields []Sent) Verdict {
+	get := map[string]Value{}
+	for _, s := range fields {
+		if _, dup := get[s.Key]; dup {
+			if format == device.XML {
+				return refuse(false, device.CodeInvalidField, s.Key, s.Key+" appears twice: one element per field")
+			}
+			return open(s.Key + " appears twice in a JSON object")
+		}
+		get[s.Key] = s.Value
+	}
+	must := true
+	and := func(v Verdict) { must = must && v.Must }
+	for _, f := range Envelope {
+		if _, ok := get[f.Name]; !ok {
+			return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required (published 2.1)")
+		}
+	}
+	for _, f := range Envelope {
+		v := f.Judge(format, get[f.Name])
+		if !v.OK || v.Open {
+			return v
+		}
+		and(v)
+	}
+	if v, ok := get[device.FieldFormat]; ok {
+		j := FormatField.Judge(format, v)
+		if !j.OK || j.Open {
+			return j
+		}
+		and(j)
+	}
+	state := map[string]any{}
+	var typ *Type
+	if op == device.SendCommand {
+		v, ok := get[device.FieldType]
+		if !ok {
+			return refuse(true, device.CodeMissingField, device.FieldType, "type is required (published 4.1)")
+		}
+		j := TypeField.Judge(format, v)
+		if !j.OK {
+			return j
+		}
+		typ, _ = LookupType(v.Raw)
+	}
+	allowed := map[string]bool{device.FieldFormat: true}
+	for _, f := range Envelope {
+		allowed[f.Name] = true
+	}
+	for _, k := range opFields(op) {
+		allowed[k] = true
+	}
+	if typ != nil {
+		for i := range typ.Fields {
+			allowed[typ.Fields[i].Wire(format)] = true
+		}
+	}
+	for _, s := range fields {
+		if !allowed[s.Key] {
+			return refuse(false, device.CodeUnexpectedField, s.Key, s.Key+" is not a field of this request (CONTRACT 2)")
+		}
+	}
+	field := func(f *Field) (Verdict, bool) {
+		v, ok := get[f.Name]
+		if !ok {
+			return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required"), false
+		}
+		j := f.Judge(format, v)
+		if !j.OK || j.Open {
+			return j, false
+		}
+		and(j)
+		return j, true
+	}
+	switch op {
+	case device.SendCommand:
+		sn, hasSN := get[device.FieldSN]
+		id, hasID := get[device.FieldDeviceID]
+		switch {
+		case hasSN:
+			j := SN.Judge(format, sn)
+			if !j.OK || j.Open {
+				return j
+			}
+			and(j)
+			if hasID {
+				k := DeviceID.Judge(format, id)
+				if !k.OK || k.Open {
+					return k
+				}
+				if k.Stored != j.Stored {
+					return refuse(false, device.CodeInvalidField, device.FieldDeviceID, "device_id and sn name different devices (CONTRACT 2)")
+				}
+				must = false
+			}
+		case hasID:
+			k := DeviceID.Judge(format, id)
+			if !k.OK || k.Open {
+				return k
+			}
+			must = false // the alias is CONTRACT 2's
+		default:
+			return refuse(true, device.CodeMissingField, device.FieldSN, "sn is required (published 4.1)")
+		}
+		for i := range typ.Fields {
+			f := &typ.Fields[i]
+			v, ok := get[f.Wire(format)]
+			if !ok {
+				must = false // a subset of the fields is CONTRACT 3's
+				continue
+			}
+			j := f.Judge(format, v)
+			if !j.OK || j.Open {
+				return j
+			}
+			and(j)
+			state[f.Name] = j.Stored
+		}
+		if len(state) == 0 {
+			return refuse(false, device.CodeMissingField, typ.Fields[0].Wire(format),
+				"a command must carry at least one field of its type (CONTRACT 3)")
+		}
+	case device.SendMessage:
+		for _, f := range []*Field{&MessageType, &MessageValue} {
+			j, ok := field(f)
+			if !ok {
+				return j
+			}
+			state[f.Name] = j.Stored
+		}
+	case device.UpdateName:
+		for _, f := range []*Field{&SN, &Name} {
+			j, ok := field(f)
+			if !ok {
+				return j
+			}
+			if f == &Name {
+				state[f.Name] = j.Stored
+			}
+		}
+	}
+	return Verdict{OK: true, Must: must, Status: 200, State: state, Why: "valid"}
+}
+
+// Canonical is the value a valid command field stores, given its XML name
+// and the value sent; false when the oracle does not call the value valid.
+func Canonical(fieldName string, v Value) (any, bool) {
+	f, found := Lookup(fieldName)
+	if !found {
+		return nil, false
+	}
+	j := f.Judge(device.XML, v)
+	if !j.OK || j.Open {
+		return nil, false
+	}
+	return j.Stored, true
+}
