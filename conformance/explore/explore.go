@@ -12,7 +12,8 @@ import (
 type Config struct {
 	Target *Target
 	World  *World
-	// Rules judge values; the explorer's own table when nil.
+	// Rules judge values; the harness's rule table (conformance/oracle)
+	// when nil.
 	Rules Rules
 	Seed  int64
 	// Operations bounds the operations sent in all (shrinking not
@@ -115,7 +116,7 @@ func New(cfg Config) (*Explorer, error) {
 		return nil, errors.New("explore: a target and a world are needed")
 	}
 	if cfg.Rules == nil {
-		cfg.Rules = ownRules{}
+		cfg.Rules = OracleRules()
 	}
 	if cfg.Operations < 0 || cfg.Duration < 0 || cfg.Clients < 0 || cfg.RoundLength < 0 {
 		return nil, errors.New("explore: operations, duration, clients and round length must not be negative")

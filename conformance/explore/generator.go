@@ -2,7 +2,7 @@ package explore
 
 import (
 	"fmt"
-	"math/rand/v2"
+	"math/rand"
 )
 
 // Generator draws operations from a seed: the same seed, world and
@@ -21,13 +21,13 @@ type Generator struct {
 
 // roundSeed is the seed of round i of a run with seed s, so that any round
 // can be drawn again alone.
-func roundSeed(s int64, round int) (uint64, uint64) {
-	return uint64(s), uint64(round)*0x9e3779b97f4a7c15 + 1
+func roundSeed(s int64, round int) int64 {
+	return s ^ int64(uint64(round)*0x9e3779b97f4a7c15)
 }
 
 // Sequence draws round i's n operations of a run with seed s.
 func (g *Generator) Sequence(seed int64, round, n int) []Op {
-	g.r = rand.New(rand.NewPCG(roundSeed(seed, round)))
+	g.r = rand.New(rand.NewSource(roundSeed(seed, round)))
 	devs := g.W.Devices()
 	if g.Clients > 1 {
 		devs = g.shared(devs)
@@ -36,7 +36,7 @@ func (g *Generator) Sequence(seed int64, round, n int) []Op {
 	for len(ops) < n {
 		op := g.one(devs)
 		if g.Clients > 1 {
-			op.Client = 1 + g.r.IntN(g.Clients)
+			op.Client = 1 + g.r.Intn(g.Clients)
 		}
 		ops = append(ops, op)
 	}
@@ -70,7 +70,7 @@ func (g *Generator) accountOf(mac string) WAccount {
 }
 
 func (g *Generator) format() string {
-	if g.r.IntN(2) == 0 {
+	if g.r.Intn(2) == 0 {
 		return "json"
 	}
 	return "xml"
@@ -85,7 +85,7 @@ func (g *Generator) one(devs []devKey) Op {
 	typ := g.W.devs[d]
 	base := Op{Format: g.format(), Account: a.ID, Key: a.Key, MAC: d.MAC, SN: d.SN, Note: "valid"}
 	concurrent := g.Clients > 1
-	x := r.IntN(100)
+	x := r.Intn(100)
 	if g.Reads {
 		switch {
 		case x < 14:
@@ -94,7 +94,7 @@ func (g *Generator) one(devs []devKey) Op {
 			return Op{Kind: ReadMessages, MAC: d.MAC}
 		}
 	} else if x < 18 {
-		x = 18 + r.IntN(82)
+		x = 18 + r.Intn(82)
 	}
 	switch {
 	case x < 50: // valid command
@@ -103,7 +103,7 @@ func (g *Generator) one(devs []devKey) Op {
 		fields := g.Rules.Fields(typ)
 		k := 1
 		if !concurrent && len(fields) > 1 {
-			k = 1 + r.IntN(len(fields))
+			k = 1 + r.Intn(len(fields))
 		}
 		for _, i := range r.Perm(len(fields))[:k] {
 			op.Fields = append(op.Fields, g.Rules.Valid(r, typ, fields[i]))
@@ -131,7 +131,7 @@ func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 	fields := g.Rules.Fields(typ)
 	f := pick(r, fields)
 	op.Fields = []KV{g.Rules.Valid(r, typ, f)}
-	switch r.IntN(12) {
+	switch r.Intn(12) {
 	case 0, 1, 2:
 		kv, note := g.Rules.Invalid(r, typ, f)
 		// A valid field first: a refused command applies none of its fields.
@@ -166,7 +166,7 @@ func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 		for _, o := range g.W.Devices() {
 			if o.MAC != d.MAC && g.W.gwOf[o.MAC] == g.W.gwOf[d.MAC] {
 				op.SN, op.Note = o.SN, "device of another gateway"
-				if r.IntN(2) == 0 {
+				if r.Intn(2) == 0 {
 					op.Type = g.W.devs[o]
 					op.Fields = []KV{g.Rules.Valid(r, op.Type, g.Rules.Fields(op.Type)[0])}
 				}
@@ -184,7 +184,7 @@ func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 		}
 	case 8:
 		op.Note = "api_key of another account"
-		op.Key = "no-such-key-" + fmt.Sprint(r.IntN(1000))
+		op.Key = "no-such-key-" + fmt.Sprint(r.Intn(1000))
 		op.Note = "unknown api_key"
 		for _, a := range g.W.Accounts {
 			if a.ID != op.Account {
@@ -193,11 +193,11 @@ func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 			}
 		}
 	case 9:
-		op.Key, op.Note = fmt.Sprintf("unknown-key-%d", r.IntN(1000)), "unknown api_key"
+		op.Key, op.Note = fmt.Sprintf("unknown-key-%d", r.Intn(1000)), "unknown api_key"
 	case 10:
 		op.BadSign, op.Note = true, "wrong sign"
 	default:
-		switch r.IntN(2) {
+		switch r.Intn(2) {
 		case 0:
 			op.Kind, op.Type, op.Fields = Rename, "", nil
 			name, note := g.Rules.InvalidName(r)
@@ -219,3 +219,5 @@ func indexOf(xs []string, s string) int {
 	}
 	return -1
 }
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.Intn(len(xs))] }

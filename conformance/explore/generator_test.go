@@ -12,7 +12,7 @@ func TestSameSeedSameSequence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Generator{W: w, Rules: ownRules{}, Reads: true}
+	g := &Generator{W: w, Rules: OracleRules(), Reads: true}
 	a, b := g.Sequence(42, 3, 500), g.Sequence(42, 3, 500)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("seed 42 round 3 drew two different sequences")
@@ -22,7 +22,7 @@ func TestSameSeedSameSequence(t *testing.T) {
 	}
 	// The sequence covers what issue 21 asks for.
 	kinds, formats, macs, accounts, invalid := map[Kind]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, 0
-	m := NewModel(w, ownRules{})
+	m := NewModel(w, OracleRules())
 	for _, op := range a {
 		kinds[op.Kind] = true
 		formats[op.Format] = true
@@ -41,7 +41,7 @@ func TestSameSeedSameSequence(t *testing.T) {
 // operations, one per verdict.
 func TestModelJudges(t *testing.T) {
 	w, _ := NewWorld(fleet.Demo())
-	m := NewModel(w, ownRules{})
+	m := NewModel(w, OracleRules())
 	acct, key, gw := "5f3a9c0e1b2d4f6a8c0e1b2d", "demo-key", "a4c138f0e2b1"
 	thermo := "0123456789abcdef0123456789abcd04"
 	cmd := func(f ...KV) Op {
@@ -53,7 +53,7 @@ func TestModelJudges(t *testing.T) {
 	}{
 		{cmd(KV{Key: "mode", Value: "cool"}), success},
 		{cmd(KV{Key: "cooling_point", Value: "100.5"}), refuse(400, "cooling point", "invalid_field")},
-		{cmd(), refuse(400, "", "missing_field")},
+		{cmd(), refuse(400, "mode", "missing_field")},
 		{cmd(KV{Key: "dimming", Value: "5"}), refuse(400, "dimming", "unexpected_field")},
 		{func() Op { o := cmd(KV{Key: "mode", Value: "Cool"}); o.Key = "other-key"; return o }(), refuse(403, "", "account_mismatch")},
 		{func() Op { o := cmd(KV{Key: "mode", Value: "Cool"}); o.Key = "nobody"; return o }(), refuse(401, "", "unknown_api_key")},

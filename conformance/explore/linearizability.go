@@ -239,7 +239,7 @@ func (v *Violation) Picture(dir string) (string, error) {
 
 // concurrentRound runs ops from their clients; on a violation it shrinks
 // the operations of the violating device or log, running each candidate
-// up to three times (a race need not show every time), and keeps the
+// up to five times (a race need not show every time), and keeps the
 // shortest violating history.
 func (x *Explorer) concurrentRound(ctx context.Context, ops []Op) (*Finding, error) {
 	h, err := x.RunConcurrent(ctx, ops)
@@ -257,7 +257,7 @@ func (x *Explorer) concurrentRound(ctx context.Context, ops []Op) (*Finding, err
 	var best *Violation
 	bestLen := len(ops) + 1
 	start := time.Now()
-	const tries = 3
+	const tries = 5
 	sh := &Shrinker{Rules: x.cfg.Rules, World: x.cfg.World, Budget: x.cfg.ShrinkBudget,
 		Fails: func(c []Op) bool {
 			for range tries {
@@ -285,7 +285,7 @@ func (x *Explorer) concurrentRound(ctx context.Context, ops []Op) (*Finding, err
 	if len(mine) > 0 && len(mine) < len(ops) && sh.fails(mine) {
 		cand = mine
 	}
-	cand = sh.ddmin(cand)
+	cand = sh.ShrinkConcurrent(cand)
 	f.Reproducible = best != nil && bestLen == len(cand)
 	if !f.Reproducible {
 		// The shrunk sequence was last seen passing: show the original.

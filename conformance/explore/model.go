@@ -114,8 +114,10 @@ type Verdict struct {
 	Name    string
 	SetName bool
 	// Msg is a message to append to gateway Dev.MAC's log.
-	Msg    *Msg
-	reason string
+	Msg *Msg
+	// Open: the texts leave the request open; any answer conforms and
+	// what it changes is not known.
+	Open bool
 }
 
 // Model predicts every answer and every observed state of a sequence.
@@ -160,9 +162,9 @@ func (m *Model) Judge(op Op) Verdict {
 		}
 		if op.Kind == Rename {
 			name, _ := op.field("name")
-			stored, bad := m.Rules.Name(name)
+			stored, bad := m.Rules.Name(op.Format, name)
 			if bad != nil {
-				return Verdict{Expect: refuse(400, bad.Field, bad.Codes...)}
+				return refused(bad)
 			}
 			v.Name, v.SetName = stored, true
 			return v
@@ -172,18 +174,26 @@ func (m *Model) Judge(op Op) Verdict {
 		}
 		set, bad := m.Rules.Command(typ, op.Format, op.Fields)
 		if bad != nil {
-			return Verdict{Expect: refuse(400, bad.Field, bad.Codes...)}
+			return refused(bad)
 		}
 		v.Set = set
 	case Message:
 		mt, _ := op.field("message_type")
 		mv, _ := op.field("message_value")
-		if bad := m.Rules.Message(mt, mv); bad != nil {
-			return Verdict{Expect: refuse(400, bad.Field, bad.Codes...)}
+		if bad := m.Rules.Message(op.Format, mt, mv); bad != nil {
+			return refused(bad)
 		}
 		v.Msg = &Msg{Type: mt, Value: mv}
 	}
 	return v
+}
+
+// refused is the verdict on a request the rules refuse, or leave open.
+func refused(bad *Refusal) Verdict {
+	if bad.Open {
+		return Verdict{Expect: Expect{Any: true}, Open: true}
+	}
+	return Verdict{Expect: refuse(bad.Status, bad.Field, bad.Code)}
 }
 
 // apply is the state of device d after an accepted verdict.
@@ -202,6 +212,12 @@ func (v Verdict) apply(d DeviceState) DeviceState {
 // state. Reads change nothing; CheckRead judges them.
 func (m *Model) Step(op Op) Verdict {
 	v := m.Judge(op)
+	if v.Open {
+		// Whatever it did, the state it concerns is not known any more.
+		delete(m.Devices, op.device())
+		delete(m.Logs, op.MAC)
+		return v
+	}
 	if v.Expect.Status != 200 {
 		return v
 	}

@@ -173,7 +173,7 @@ func (t *Target) request(op Op) client.Request {
 	for _, kv := range op.Fields {
 		key := kv.Key
 		if format == device.JSON && op.Kind == Command {
-			key = t.rules.JSONName(op.Type, kv.Key)
+			key = t.rules.Wire(op.Type, kv.Key, "json")
 		}
 		var v any = kv.Value
 		if kv.Number && format == device.JSON {

@@ -36,11 +36,34 @@ func (s *Shrinker) Shrink(ops []Op) []Op {
 	}
 	ops = s.quick(ops)
 	ops = s.ddmin(ops)
-	before := len(ops)
+	ops = s.anyChunk(ops)
 	ops = s.fewerDevices(ops)
 	ops = s.simpler(ops)
-	if len(ops) != before || len(ops) > 1 {
-		ops = s.ddmin(ops)
+	ops = s.ddmin(ops)
+	return s.anyChunk(ops)
+}
+
+// anyChunkMax is the longest sequence anyChunk works on: it runs up to
+// n²/4 candidates.
+const anyChunkMax = 40
+
+// anyChunk tries removing every run of consecutive operations of every
+// length, for short sequences that ddmin's halving cannot cut further:
+// a bug that counts (every fifth command) fails only when a multiple of
+// five commands goes at once.
+func (s *Shrinker) anyChunk(ops []Op) []Op {
+	if len(ops) > anyChunkMax {
+		return ops
+	}
+	for size := len(ops) / 2; size >= 2; size-- {
+		for start := 0; start+size <= len(ops) && !s.late(); start++ {
+			c := append(append([]Op(nil), ops[:start]...), ops[start+size:]...)
+			if len(c) > 0 && s.fails(c) {
+				ops = c
+				size = min(size+1, len(ops)/2+1) // try this length again on what is left
+				break
+			}
+		}
 	}
 	return ops
 }
@@ -193,4 +216,51 @@ func (s *Shrinker) simpler(ops []Op) []Op {
 		}
 	}
 	return ops
+}
+
+// fewerClients moves every operation of one client to another, while the
+// result still fails: a race needs two clients, rarely more.
+func (s *Shrinker) fewerClients(ops []Op) []Op {
+	var clients []int
+	seen := map[int]bool{}
+	for _, op := range ops {
+		if !seen[op.Client] {
+			seen[op.Client] = true
+			clients = append(clients, op.Client)
+		}
+	}
+	for i := len(clients) - 1; i > 0; i-- {
+		for _, to := range clients[:i] {
+			if s.late() || !seen[to] {
+				continue
+			}
+			c := make([]Op, len(ops))
+			for j, op := range ops {
+				if op.Client == clients[i] {
+					op.Client = to
+				}
+				c[j] = op
+			}
+			if s.fails(c) {
+				ops, seen[clients[i]] = c, false
+				break
+			}
+		}
+	}
+	return ops
+}
+
+// ShrinkConcurrent is Shrink for concurrent clients' operations: ddmin,
+// then any run of operations, then fewer clients, then ddmin again; the
+// values are left as they are (a race depends on timing more than on
+// values).
+func (s *Shrinker) ShrinkConcurrent(ops []Op) []Op {
+	if s.Budget > 0 {
+		s.deadline = time.Now().Add(s.Budget)
+	}
+	ops = s.ddmin(ops)
+	ops = s.anyChunk(ops)
+	ops = s.fewerClients(ops)
+	ops = s.ddmin(ops)
+	return s.anyChunk(ops)
 }

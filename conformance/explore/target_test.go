@@ -130,6 +130,13 @@ func (tt *testTarget) serve(w http.ResponseWriter, r *http.Request, op device.Op
 		fail(derr)
 		return
 	}
+	for _, p := range pairs {
+		// The texts trim only name (CONTRACT 3): " On" is not On.
+		if p.Key != device.FieldName && p.Value.Text != strings.TrimSpace(p.Value.Text) {
+			fail(device.Errorf(device.CodeInvalidField, p.Key, "%s has white space around it", p.Key))
+			return
+		}
+	}
 	req, derr := device.Parse(op, format, pairs)
 	if derr != nil {
 		fail(derr)
