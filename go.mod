@@ -3,6 +3,7 @@ module github.com/gwdmi/gwtools
 go 1.26.8
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/antchfx/xmlquery v1.5.2
 	github.com/brianvoe/gofakeit/v6 v6.28.0
 	github.com/chromedp/cdproto v0.159.0
@@ -17,7 +18,6 @@ require (
 
 require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
-	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/antchfx/xpath v1.3.9 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
@@ -32,5 +32,4 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 	golang.org/x/tools v0.45.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
 )

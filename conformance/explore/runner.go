@@ -3,7 +3,6 @@ package explore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -275,6 +274,3 @@ func (t *Target) reset(ctx context.Context) error {
 	}
 	return nil
 }
-
-// errTransport marks a failure to reach the target or observer.
-var errTransport = errors.New("no answer")
