@@ -232,7 +232,7 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 	return err
 }
 
-var htmlPage = template.Must(template.New("explore").Parse(`<!DOCTYPE html>
+var htmlPage = template.Must(template.New("explore").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>gwconform explore, seed {{.Seed}}</title>
 <style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:70em}
 table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left}
@@ -246,9 +246,9 @@ tr.bad{background:#fde2e1}code{font-size:12px;word-break:break-all}.pass{color:#
 <p>Shrunk from {{.Original}} operations to {{len .Ops}} on {{.Devices}} device(s) in {{.ShrinkRuns}} runs ({{.ShrinkTime}}).
 {{if not .Reproducible}}<b>Not reproduced when run again: the bug may be timing-dependent.</b>{{end}}
 Run it again with <code>gwconform replay explore.json</code>, or <code>sh explore-repro.sh</code>.</p>
-{{with .Disagreement}}<p><b>Operation {{.Index}}+1:</b> {{.Why}}</p>{{end}}
+{{with .Disagreement}}<p><b>Operation {{inc .Index}}:</b> {{.Why}}</p>{{end}}
 {{if .Steps}}<table><tr><th>#</th><th>operation</th><th>expected</th><th>got</th></tr>
-{{range $i, $s := .Steps}}<tr{{if $s.Disagrees}} class="bad"{{end}}><td>{{$i}}</td><td>{{$s.Op}}</td><td>{{$s.Expected}}</td><td>{{$s.Got}}</td></tr>
+{{range $i, $s := .Steps}}<tr{{if $s.Disagrees}} class="bad"{{end}}><td>{{inc $i}}</td><td>{{$s.Op}}</td><td>{{$s.Expected}}</td><td>{{$s.Got}}</td></tr>
 {{end}}</table>{{else}}<ol>{{range .Ops}}<li>{{.}}</li>{{end}}</ol>{{end}}
 {{if .History}}<h3>History</h3><pre>{{range .History}}{{.}}
 {{end}}</pre>{{end}}
