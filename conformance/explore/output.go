@@ -150,6 +150,9 @@ func curl(op Op, r Result) string {
 	if r.Exchange.URL == "" {
 		return ""
 	}
+	if r.redact {
+		return r.Exchange.Redacted().Curl()
+	}
 	return r.Exchange.Curl()
 }
 

@@ -88,8 +88,11 @@ type Result struct {
 	Err      string       `json:"error,omitempty"`
 	// Call and Return are when the operation was sent and answered, in
 	// nanoseconds since the sequence started (concurrent runs).
-	Call, Return int64           `json:"-"`
-	Exchange     client.Exchange `json:"-"`
+	Call, Return int64 `json:"-"`
+	// Exchange is the request and answer as sent, sign included: only
+	// curl shows it, without the sign when redact says so.
+	Exchange client.Exchange `json:"-"`
+	redact   bool
 }
 
 // Do sends one operation. Reads go to the observer.
@@ -122,16 +125,15 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 	}
 	req := t.request(op)
 	resp, ex, err := t.client.Do(ctx, req)
-	if _, known := t.fleet.Secret(op.Key); known && !op.BadSign {
-		// A sign that authenticates is never kept; the curl line signs
-		// afresh. A request meant to fail authentication keeps its sign,
-		// which authenticates nothing.
-		ex = ex.Redacted()
-	}
+	// A sign that authenticates is never shown (curl removes it and the
+	// line signs afresh). A request meant to fail authentication keeps its
+	// sign, which authenticates nothing.
+	_, known := t.fleet.Secret(op.Key)
+	redact := known && !op.BadSign
 	if err != nil {
-		return Result{Err: err.Error(), Exchange: ex}
+		return Result{Err: err.Error(), Exchange: ex, redact: redact}
 	}
-	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex}
+	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact}
 }
 
 // request builds op's request: the envelope, then the op's fields with
