@@ -79,11 +79,14 @@ type Finding struct {
 	Disagreement *Disagreement `json:"disagreement,omitempty"`
 	// History lists a linearizability violation's operations, client by
 	// client; Picture is Porcupine's visualization file, if written.
-	History    []string `json:"history,omitempty"`
-	Picture    string   `json:"picture,omitempty"`
-	Devices    int      `json:"devices"`
-	ShrinkRuns int      `json:"shrink_runs"`
-	ShrinkTime string   `json:"shrink_time"`
+	History []string `json:"history,omitempty"`
+	// Concurrent is the violating history's operations client by client
+	// with what came and their curl lines, for the script.
+	Concurrent []Step `json:"concurrent,omitempty"`
+	Picture    string `json:"picture,omitempty"`
+	Devices    int    `json:"devices"`
+	ShrinkRuns int    `json:"shrink_runs"`
+	ShrinkTime string `json:"shrink_time"`
 	// Reproducible says the shrunk sequence disagreed again when run last.
 	Reproducible bool `json:"reproducible"`
 }

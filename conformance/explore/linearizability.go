@@ -32,8 +32,10 @@ func (x *Explorer) RunConcurrent(ctx context.Context, ops []Op) (*History, error
 		return nil, err
 	}
 	byClient := map[int][]int{}
+	last := 1 // the final reads' client: after every other
 	for i, op := range ops {
 		byClient[op.Client] = append(byClient[op.Client], i)
+		last = max(last, op.Client+1)
 	}
 	h := &History{Ops: append([]Op(nil), ops...), Results: make([]Result, len(ops)), model: m}
 	start := time.Now()
@@ -53,7 +55,6 @@ func (x *Explorer) RunConcurrent(ctx context.Context, ops []Op) (*History, error
 	wg.Wait()
 	x.ops += len(ops)
 	// A final read of each device and log, after every client is done.
-	last := len(byClient) + 1
 	for k := range m.Devices {
 		op := Op{Kind: ReadDevice, MAC: k.MAC, SN: k.SN, Client: last}
 		call := time.Since(start).Nanoseconds()
@@ -159,7 +160,7 @@ func (h *History) porcupineModel(p string) (porcupine.Model, bool) {
 					return true, s
 				},
 				Equal:             func(a, b any) bool { return a.(DeviceState).String() == b.(DeviceState).String() },
-				DescribeOperation: describeOperation,
+				DescribeOperation: shortOperation,
 				DescribeState:     func(s any) string { return s.(DeviceState).String() },
 			}, true
 		}
@@ -191,7 +192,7 @@ func (h *History) porcupineModel(p string) (porcupine.Model, bool) {
 					}
 					return true
 				},
-				DescribeOperation: describeOperation,
+				DescribeOperation: shortOperation,
 				DescribeState:     func(s any) string { return describeLog(s.([]Msg)) },
 			}, true
 		}
@@ -202,6 +203,17 @@ func (h *History) porcupineModel(p string) (porcupine.Model, bool) {
 func describeOperation(input, output any) string {
 	op, r := input.(Op), output.(Result)
 	op.Client = 0
+	return fmt.Sprintf("%s → %s", op, describe(r))
+}
+
+// shortOperation is describeOperation with the device named by the end of
+// its serial number, for the bars of Porcupine's picture.
+func shortOperation(input, output any) string {
+	op, r := input.(Op), output.(Result)
+	op.Client, op.MAC = 0, "…"
+	if len(op.SN) > 6 {
+		op.SN = op.SN[len(op.SN)-6:]
+	}
 	return fmt.Sprintf("%s → %s", op, describe(r))
 }
 
@@ -221,6 +233,23 @@ func (v *Violation) Lines() []string {
 	out := make([]string, len(ops))
 	for i, o := range ops {
 		out[i] = fmt.Sprintf("client %d [%d µs – %d µs] %s", o.ClientId, o.Call/1000, o.Return/1000, describeOperation(o.Input, o.Output))
+	}
+	return out
+}
+
+// steps are the violation's operations client by client, in call order.
+func (v *Violation) steps() []Step {
+	ops := append([]porcupine.Operation(nil), v.ops...)
+	sort.SliceStable(ops, func(i, j int) bool {
+		if ops[i].ClientId != ops[j].ClientId {
+			return ops[i].ClientId < ops[j].ClientId
+		}
+		return ops[i].Call < ops[j].Call
+	})
+	out := make([]Step, len(ops))
+	for i, o := range ops {
+		op, r := o.Input.(Op), o.Output.(Result)
+		out[i] = Step{Op: op, Got: describe(r), Curl: curl(op, r)}
 	}
 	return out
 }
@@ -294,6 +323,7 @@ func (x *Explorer) concurrentRound(ctx context.Context, ops []Op) (*Finding, err
 	f.Ops = cand
 	f.ShrinkRuns, f.ShrinkTime = sh.Runs, time.Since(start).Round(time.Millisecond).String()
 	f.History = best.Lines()
+	f.Concurrent = best.steps()
 	f.Devices = countDevices(cand)
 	if best.Answer != nil {
 		f.Kind, f.Disagreement = "disagreement", best.Answer

@@ -52,7 +52,7 @@ func WriteReports(dir string, rep *Report, reset bool) error {
 	if err := writeFile(filepath.Join(dir, HTMLName), func(w io.Writer) error { return WriteHTML(w, rep) }); err != nil {
 		return err
 	}
-	if rep.Found != nil && len(rep.Found.Steps) > 0 {
+	if rep.Found != nil && (len(rep.Found.Steps) > 0 || len(rep.Found.Concurrent) > 0) {
 		return writeFile(filepath.Join(dir, ScriptName), func(w io.Writer) error { return WriteScript(w, rep, reset) })
 	}
 	return nil
@@ -159,7 +159,7 @@ func curl(op Op, r Result) string {
 // WriteScript writes the shrunk sequence as a shell script of curl lines.
 func WriteScript(w io.Writer, rep *Report, reset bool) error {
 	f := rep.Found
-	fmt.Fprintf(w, "#!/bin/sh\n# gwconform explore: the shrunk reproduction of seed %d (round %d), %d operation(s).\n", rep.Seed, f.Round, len(f.Steps))
+	fmt.Fprintf(w, "#!/bin/sh\n# gwconform explore: the shrunk reproduction of seed %d (round %d), %d operation(s).\n", rep.Seed, f.Round, len(f.Ops))
 	fmt.Fprintln(w, "# Each POST is signed afresh by gwconform sign (fleet: $GWCONFORM_FLEET, else the demo fleet);")
 	fmt.Fprintln(w, "# reads send $GWCONFORM_ADMIN_TOKEN when the run used an admin token.")
 	fmt.Fprintln(w, "set -u")
@@ -168,6 +168,30 @@ func WriteScript(w io.Writer, rep *Report, reset bool) error {
 	}
 	for i, s := range f.Steps {
 		fmt.Fprintf(w, "\n# %d. %s\n#    expected: %s\n#    got in the run: %s\n", i+1, oneLine(s.Op.String()), oneLine(s.Expected), oneLine(s.Got))
+		if s.Curl != "" {
+			fmt.Fprintf(w, "%s; echo\n", s.Curl)
+		}
+	}
+	if len(f.Concurrent) == 0 {
+		return nil
+	}
+	// Each client's requests in order, the clients at once; then the
+	// final reads. A race may need a few runs to show.
+	last := f.Concurrent[len(f.Concurrent)-1].Op.Client
+	client := -1
+	for _, s := range f.Concurrent {
+		if s.Op.Client != client {
+			if client != -1 {
+				fmt.Fprintln(w, ") &")
+			}
+			client = s.Op.Client
+			if client == last {
+				fmt.Fprintln(w, "\nwait\n# After every client: the final reads.")
+			} else {
+				fmt.Fprintf(w, "\n# client %d\n(\n", client)
+			}
+		}
+		fmt.Fprintf(w, "# %s\n#    got in the run: %s\n", oneLine(s.Op.String()), oneLine(s.Got))
 		if s.Curl != "" {
 			fmt.Fprintf(w, "%s; echo\n", s.Curl)
 		}
@@ -239,7 +263,7 @@ var htmlPage = template.Must(template.New("explore").Funcs(template.FuncMap{"inc
 <html lang="en"><head><meta charset="utf-8"><title>gwconform explore, seed {{.Seed}}</title>
 <style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:70em}
 table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left}
-tr.bad{background:#fde2e1}code{font-size:12px;word-break:break-all}.pass{color:#116611}.fail{color:#aa1111}</style></head>
+tr.bad{background:#fde2e1}pre{white-space:pre-wrap}code{font-size:12px;word-break:break-all}.pass{color:#116611}.fail{color:#aa1111}</style></head>
 <body><h1>gwconform explore</h1>
 <p>Seed <b>{{.Seed}}</b> · target {{.Target}}{{if .Observer}} · observer {{.Observer}}{{end}}{{if .Clients}} · {{.Clients}} clients{{end}} ·
 {{.Operations}} operations in {{.Rounds}} sequences, {{.Elapsed}}</p>
@@ -248,7 +272,7 @@ tr.bad{background:#fde2e1}code{font-size:12px;word-break:break-all}.pass{color:#
 <h2 class="fail">FAIL: {{if eq .Kind "linearizability"}}a concurrent history is not linearizable{{else}}the target and the model disagree{{end}}</h2>
 <p>Shrunk from {{.Original}} operations to {{len .Ops}} on {{.Devices}} device(s) in {{.ShrinkRuns}} runs ({{.ShrinkTime}}).
 {{if not .Reproducible}}<b>Not reproduced when run again: the bug may be timing-dependent.</b>{{end}}
-Run it again with <code>gwconform replay explore.json</code>, or <code>sh explore-repro.sh</code>.</p>
+Run it again with <code>gwconform replay explore.json</code>{{if or .Steps .Concurrent}}, or <code>sh explore-repro.sh</code>{{end}}.</p>
 {{with .Disagreement}}<p><b>Operation {{inc .Index}}:</b> {{.Why}}</p>{{end}}
 {{if .Steps}}<table><tr><th>#</th><th>operation</th><th>expected</th><th>got</th></tr>
 {{range $i, $s := .Steps}}<tr{{if $s.Disagrees}} class="bad"{{end}}><td>{{inc $i}}</td><td>{{$s.Op}}</td><td>{{$s.Expected}}</td><td>{{$s.Got}}</td></tr>
