@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 	"time"
@@ -100,4 +101,36 @@ func TestFindsLostUpdate(t *testing.T) {
 		t.Errorf("no Porcupine picture: %v", err)
 	}
 	t.Logf("%s", rep.Summary())
+}
+
+// TestObserverOnAnotherPort: a plain CONTRACT 7 observer on its own port,
+// with no reset, is enough to find a bug only the state shows; without an
+// observer only answers are judged, and the report says so.
+func TestObserverOnAnotherPort(t *testing.T) {
+	f := fleet.Demo()
+	api, obs := startSplitTarget(t, renameUndone, f, true)
+	w, _ := NewWorld(f)
+	tg, err := NewTarget(api, f, nil, nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	tg.Reset = true
+	if tg.ProbeObserver(context.Background(), w, api) {
+		t.Fatal("the API port answered the observer's reads")
+	}
+	// No observer: answers only; the bug changes no answer.
+	x, _ := New(Config{Target: tg, World: w, Seed: 7, Operations: 500})
+	rep, err := x.Run(context.Background())
+	if err != nil || rep.Found != nil || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "effects not observed") {
+		t.Fatalf("without an observer: %v\n%s", err, rep.Summary())
+	}
+	if !tg.ProbeObserver(context.Background(), w, obs) {
+		t.Fatal("the observer does not answer")
+	}
+	x, _ = New(Config{Target: tg, World: w, Seed: 7, Duration: 30 * time.Second})
+	rep, err = x.Run(context.Background())
+	if err != nil || rep.Found == nil || len(rep.Found.Ops) > 6 {
+		t.Fatalf("with the observer: %v\n%s", err, rep.Summary())
+	}
 }

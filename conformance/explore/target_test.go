@@ -56,21 +56,37 @@ type tgDevice struct {
 }
 
 func startTarget(t testing.TB, b bug, f *fleet.Fleet) string {
+	api, _ := startSplitTarget(t, b, f, false)
+	return api
+}
+
+// startSplitTarget serves the interface on one listener and, when split,
+// its CONTRACT 7 reads (no reset) on another, as a vendor's observer
+// would; otherwise both on one, with a reset.
+func startSplitTarget(t testing.TB, b bug, f *fleet.Fleet, split bool) (api, observer string) {
 	tt := &testTarget{bug: b, fleet: f, authn: f.Authenticator()}
 	tt.reset()
-	mux := http.NewServeMux()
+	mux, reads := http.NewServeMux(), http.NewServeMux()
 	for _, op := range device.Operations {
 		mux.HandleFunc("POST "+op.Path(), func(w http.ResponseWriter, r *http.Request) { tt.serve(w, r, op) })
 	}
-	mux.HandleFunc("GET /_sim/gateways/{mac}/devices/{sn}", tt.readDevice)
-	mux.HandleFunc("GET /_sim/gateways/{mac}/messages", tt.readMessages)
-	mux.HandleFunc("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
-		tt.reset()
-		io.WriteString(w, `{"status":"ok"}`)
-	})
+	if !split {
+		reads = mux
+		mux.HandleFunc("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
+			tt.reset()
+			io.WriteString(w, `{"status":"ok"}`)
+		})
+	}
+	reads.HandleFunc("GET /_sim/gateways/{mac}/devices/{sn}", tt.readDevice)
+	reads.HandleFunc("GET /_sim/gateways/{mac}/messages", tt.readMessages)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv.URL
+	if !split {
+		return srv.URL, srv.URL
+	}
+	obs := httptest.NewServer(reads)
+	t.Cleanup(obs.Close)
+	return srv.URL, obs.URL
 }
 
 func (tt *testTarget) reset() {
