@@ -267,7 +267,7 @@ func (x *Explorer) Execute(ctx context.Context, ops []Op, record bool) (*Disagre
 		}
 		res := x.cfg.Target.Do(ctx, op)
 		x.ops++
-		want, why := x.judge(m, op, res)
+		want, why := x.judge(m, op, res, record)
 		if record {
 			steps = append(steps, Step{Op: op, Expected: want, Got: describe(res), Disagrees: why != "", Why: why, Curl: curl(op, res)})
 		}
@@ -321,37 +321,51 @@ func (x *Explorer) begin(ctx context.Context, ops []Op) (*Model, error) {
 	return m, ctx.Err()
 }
 
-// judge steps the model with op and compares what came: the prediction
-// as text and why they disagree ("" when they agree).
-func (x *Explorer) judge(m *Model, op Op, res Result) (string, string) {
+// judge steps the model with op and compares what came: why they
+// disagree ("" when they agree) and, when verbose or they disagree, the
+// prediction as text.
+func (x *Explorer) judge(m *Model, op Op, res Result, verbose bool) (want, why string) {
 	switch op.Kind {
 	case ReadDevice:
-		want, known := m.Devices[op.device()]
-		if !known {
+		d, known := m.Devices[op.device()]
+		switch {
+		case !known:
 			return "(not known)", ""
+		case res.Err != "":
+			why = "the observer did not answer: " + res.Err
+		default:
+			why = CheckDevice(d, *res.Device)
 		}
-		if res.Err != "" {
-			return want.String(), "the observer did not answer: " + res.Err
+		if verbose || why != "" {
+			want = d.String()
 		}
-		return want.String(), CheckDevice(want, *res.Device)
+		return want, why
 	case ReadMessages:
-		want, known := m.Logs[op.MAC]
-		if !known {
+		l, known := m.Logs[op.MAC]
+		switch {
+		case !known:
 			return "(not known)", ""
+		case res.Err != "":
+			why = "the observer did not answer: " + res.Err
+		default:
+			why = CheckLog(l, res.Messages)
 		}
-		if res.Err != "" {
-			return describeLog(want), "the observer did not answer: " + res.Err
+		if verbose || why != "" {
+			want = describeLog(l)
 		}
-		return describeLog(want), CheckLog(want, res.Messages)
+		return want, why
 	}
 	v := m.Step(op)
-	if res.Err != "" {
-		return v.Expect.String(), "no answer: " + res.Err
+	switch {
+	case res.Err != "":
+		why = "no answer: " + res.Err
+	case !v.Expect.Matches(res.Answer):
+		why = fmt.Sprintf("answered %s, the texts say %s", res.Answer, v.Expect)
 	}
-	if !v.Expect.Matches(res.Answer) {
-		return v.Expect.String(), fmt.Sprintf("answered %s, the texts say %s", res.Answer, v.Expect)
+	if verbose || why != "" {
+		want = v.Expect.String()
 	}
-	return v.Expect.String(), ""
+	return want, why
 }
 
 func describe(r Result) string {
