@@ -35,6 +35,7 @@ DIR/explore-linearizability.html. See docs/explore.md.
 Examples:
   gwconform explore --operations 20000 --seed 42
   gwconform explore --target http://127.0.0.1:8080 --fleet fleet.yaml --duration 5m --clients 8
+  gwconform explore --target http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083 --clients 8
 
 Exit 0: nothing disagreed; 1: something did; 2: bad arguments, unreadable
 fleet, target or observer unreachable.
@@ -84,7 +85,7 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func (m *exploreMain) ParseFlags(args []string) error {
 	fs := flag.NewFlagSet("gwconform explore", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
-	fs.StringVar(&m.target, "target", "", "base URL of the implementation under test; empty: the simulator, in-process")
+	fs.StringVar(&m.target, "target", "", "base URL of the implementation under test, or several separated by commas (replicas sharing one state); empty: the simulator, in-process")
 	fs.StringVar(&m.fleetFile, "fleet", "", "fleet file with the target's credentials, gateways and devices; default: the demo fleet")
 	fs.StringVar(&m.observer, "observer", "", "base URL of the CONTRACT 7 reads (default: the target, when it answers them)")
 	fs.StringVar(&m.adminToken, "admin-token", "", "bearer token of the observer (default: from $GWSIM_ADMIN_TOKEN)")
@@ -144,8 +145,13 @@ func (m *exploreMain) Open(ctx context.Context) error {
 			return fmt.Errorf("starting the embedded simulator: %w", err)
 		}
 		m.embedded, base = sim, sim.URL()
-	} else if err := reachable(ctx, strings.TrimRight(base, "/"), m.timeout); err != nil {
-		return fmt.Errorf("--target %s unreachable: %v", base, err)
+	} else {
+		for _, u := range strings.Split(base, ",") {
+			u = strings.TrimRight(strings.TrimSpace(u), "/")
+			if err := reachable(ctx, u, m.timeout); err != nil {
+				return fmt.Errorf("--target %s unreachable: %v", u, err)
+			}
+		}
 	}
 	var signer client.Signer
 	if len(f.SignCommand) > 0 || f.Scheme() != auth.MD5 {
@@ -162,7 +168,7 @@ func (m *exploreMain) Open(ctx context.Context) error {
 			return fmt.Errorf("--observer %s does not answer GET /_sim/gateways/{mac}/devices/{sn} for the fleet's first device", m.observer)
 		}
 	default:
-		m.tgt.ProbeObserver(ctx, w, base)
+		m.tgt.ProbeObserver(ctx, w, m.tgt.Bases()[0])
 	}
 	m.cfg.Target, m.cfg.World, m.cfg.ReportDir = m.tgt, w, m.reportDir
 	m.cfg.Progress = m.Stderr

@@ -282,6 +282,7 @@ func (x *Explorer) Execute(ctx context.Context, ops []Op, record bool) (*Disagre
 // device and log ops touch into a new model.
 func (x *Explorer) begin(ctx context.Context, ops []Op) (*Model, error) {
 	t := x.cfg.Target
+	t.turn.Store(0) // a sequence meets the replicas in the same order each time
 	m := NewModel(x.cfg.World, x.cfg.Rules)
 	if t.Observer == "" {
 		return m, nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
@@ -30,33 +31,62 @@ type Target struct {
 
 	fleet   *fleet.Fleet
 	rules   Rules
-	client  *client.Client
+	clients []*client.Client
+	bases   []string
+	turn    atomic.Int64 // the replica of the next sequential operation
 	http    *http.Client
 	noReset bool // the observer answered the reset with anything but 2xx
 }
 
 // NewTarget prepares a target for the fleet's credentials; signer signs
 // for schemes other than md5 (nil: md5 with the secret of each api_key).
+// base may list several URLs separated by commas: replicas of one
+// implementation sharing one state. Concurrent client i then sends to
+// replica i modulo their number, and sequential operations go to each in
+// turn, so a state that one replica wrote and another did not see shows.
 func NewTarget(base string, f *fleet.Fleet, signer client.Signer, rules Rules, timeout time.Duration) (*Target, error) {
 	if signer == nil {
 		signer = keyedSigner{f}
 	}
-	c, err := client.New(client.Config{BaseURL: base, Signer: signer, Timeout: timeout, RetryBudget: -1})
-	if err != nil {
-		return nil, err
+	t := &Target{fleet: f, rules: rules}
+	for _, u := range strings.Split(base, ",") {
+		u = strings.TrimRight(strings.TrimSpace(u), "/")
+		c, err := client.New(client.Config{BaseURL: u, Signer: signer, Timeout: timeout, RetryBudget: -1})
+		if err != nil {
+			return nil, err
+		}
+		t.clients = append(t.clients, c)
+		t.bases = append(t.bases, u)
 	}
 	if timeout == 0 {
 		timeout = client.DefaultTimeout
 	}
-	return &Target{BaseURL: strings.TrimRight(base, "/"), fleet: f, rules: rules, client: c,
-		http: &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
+	t.BaseURL = strings.Join(t.bases, ",")
+	t.http = &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return t, nil
 }
+
+// Bases are the target's base URLs (several for replicas).
+func (t *Target) Bases() []string { return t.bases }
 
 // Close releases idle connections.
 func (t *Target) Close() {
-	t.client.CloseIdleConnections()
+	for _, c := range t.clients {
+		c.CloseIdleConnections()
+	}
 	t.http.CloseIdleConnections()
+}
+
+// clientFor is the replica op goes to.
+func (t *Target) clientFor(op Op) *client.Client {
+	if len(t.clients) == 1 {
+		return t.clients[0]
+	}
+	if op.Client > 0 {
+		return t.clients[op.Client%len(t.clients)]
+	}
+	return t.clients[int(t.turn.Add(1))%len(t.clients)]
 }
 
 // keyedSigner signs by the md5 scheme with the secret of the api_key the
@@ -124,7 +154,7 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 		return Result{Messages: msgs, Exchange: ex}
 	}
 	req := t.request(op)
-	resp, ex, err := t.client.Do(ctx, req)
+	resp, ex, err := t.clientFor(op).Do(ctx, req)
 	// A sign that authenticates is never shown (curl removes it and the
 	// line signs afresh). A request meant to fail authentication keeps its
 	// sign, which authenticates nothing.
