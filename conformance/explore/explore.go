@@ -190,6 +190,11 @@ func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 			f, err = x.sequentialRound(ctx, ops)
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				// Interrupted: what ran so far is the report.
+				rep.Notes = append(rep.Notes, "interrupted: the last sequence was not finished")
+				break
+			}
 			return nil, err
 		}
 		if f != nil {

@@ -134,3 +134,14 @@ func TestObserverOnAnotherPort(t *testing.T) {
 		t.Fatalf("with the observer: %v\n%s", err, rep.Summary())
 	}
 }
+
+func TestInterruptedRunReports(t *testing.T) {
+	f := fleet.Demo()
+	x := explorer(t, startTarget(t, faithful, f), f, Config{Seed: 1, Duration: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	rep, err := x.Run(ctx)
+	if err != nil || rep.Found != nil || rep.Operations == 0 {
+		t.Fatalf("an interrupted run: %v\n%s", err, rep.Summary())
+	}
+}
