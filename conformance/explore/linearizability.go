@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"sort"
@@ -110,7 +111,11 @@ func (h *History) Check() *Violation {
 			continue
 		}
 		r := h.Results[i]
-		parts[p] = append(parts[p], porcupine.Operation{ClientId: op.Client, Input: op, Output: r, Call: r.Call, Return: r.Return})
+		in := linInput{op: op}
+		if !op.IsRead() {
+			in.v = h.model.Judge(op) // once, not at every step of the search
+		}
+		parts[p] = append(parts[p], porcupine.Operation{ClientId: op.Client, Input: in, Output: r, Call: r.Call, Return: r.Return})
 	}
 	for _, p := range sortedKeys(parts) {
 		model, ok := h.porcupineModel(p)
@@ -140,6 +145,27 @@ func partitionOf(op Op) string {
 	return op.device().String()
 }
 
+// linInput is an operation of a history with the model's verdict on it.
+type linInput struct {
+	op Op
+	v  Verdict
+}
+
+// linDevice is a device's state in Porcupine's search, with its text, which
+// Equal and Hash compare.
+type linDevice struct {
+	d   DeviceState
+	key string
+}
+
+func newLinDevice(d DeviceState) linDevice { return linDevice{d, d.String()} }
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
 // porcupineModel is the sequential specification of one device or log,
 // from the state read at the start.
 func (h *History) porcupineModel(p string) (porcupine.Model, bool) {
@@ -147,21 +173,21 @@ func (h *History) porcupineModel(p string) (porcupine.Model, bool) {
 	for k, d := range m.Devices {
 		if k.String() == p {
 			return porcupine.Model{
-				Init: func() any { return d },
+				Init: func() any { return newLinDevice(d) },
 				Step: func(state, input, output any) (bool, any) {
-					s, op, r := state.(DeviceState), input.(Op), output.(Result)
-					if op.Kind == ReadDevice {
-						return r.Device != nil && CheckDevice(s, *r.Device) == "", s
+					s, in, r := state.(linDevice), input.(linInput), output.(Result)
+					if in.op.Kind == ReadDevice {
+						return r.Device != nil && CheckDevice(s.d, *r.Device) == "", s
 					}
-					v := m.Judge(op)
-					if v.Expect.Status == 200 && r.Answer.Success {
-						return true, v.apply(s)
+					if in.v.Expect.Status == 200 && r.Answer.Success {
+						return true, newLinDevice(in.v.apply(s.d))
 					}
 					return true, s
 				},
-				Equal:             func(a, b any) bool { return a.(DeviceState).String() == b.(DeviceState).String() },
+				Equal:             func(a, b any) bool { return a.(linDevice).key == b.(linDevice).key },
+				Hash:              func(a any) uint64 { return hashString(a.(linDevice).key) },
 				DescribeOperation: shortOperation,
-				DescribeState:     func(s any) string { return s.(DeviceState).String() },
+				DescribeState:     func(s any) string { return s.(linDevice).key },
 			}, true
 		}
 	}
@@ -170,13 +196,12 @@ func (h *History) porcupineModel(p string) (porcupine.Model, bool) {
 			return porcupine.Model{
 				Init: func() any { return log },
 				Step: func(state, input, output any) (bool, any) {
-					s, op, r := state.([]Msg), input.(Op), output.(Result)
-					if op.Kind == ReadMessages {
+					s, in, r := state.([]Msg), input.(linInput), output.(Result)
+					if in.op.Kind == ReadMessages {
 						return r.Messages != nil && CheckLog(s, r.Messages) == "", s
 					}
-					v := m.Judge(op)
-					if v.Expect.Status == 200 && r.Answer.Success && v.Msg != nil {
-						return true, append(append([]Msg(nil), s...), *v.Msg)
+					if in.v.Expect.Status == 200 && r.Answer.Success && in.v.Msg != nil {
+						return true, append(append([]Msg(nil), s...), *in.v.Msg)
 					}
 					return true, s
 				},
@@ -201,7 +226,7 @@ func (h *History) porcupineModel(p string) (porcupine.Model, bool) {
 }
 
 func describeOperation(input, output any) string {
-	op, r := input.(Op), output.(Result)
+	op, r := input.(linInput).op, output.(Result)
 	op.Client = 0
 	return fmt.Sprintf("%s → %s", op, describe(r))
 }
@@ -209,7 +234,7 @@ func describeOperation(input, output any) string {
 // shortOperation is describeOperation with the device named by the end of
 // its serial number, for the bars of Porcupine's picture.
 func shortOperation(input, output any) string {
-	op, r := input.(Op), output.(Result)
+	op, r := input.(linInput).op, output.(Result)
 	op.Client, op.MAC = 0, "…"
 	if len(op.SN) > 6 {
 		op.SN = op.SN[len(op.SN)-6:]
@@ -248,7 +273,7 @@ func (v *Violation) steps() []Step {
 	})
 	out := make([]Step, len(ops))
 	for i, o := range ops {
-		op, r := o.Input.(Op), o.Output.(Result)
+		op, r := o.Input.(linInput).op, o.Output.(Result)
 		out[i] = Step{Op: op, Got: describe(r), Curl: curl(op, r)}
 	}
 	return out
