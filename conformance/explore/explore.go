@@ -405,10 +405,10 @@ func describeLog(l []Msg) string {
 
 // Replay runs a finding's shrunk sequence again, writes each step (or the
 // history) to w and reports whether the target still disagrees. A
-// concurrent finding is tried up to three times.
+// concurrent finding is tried up to ten times.
 func (x *Explorer) Replay(ctx context.Context, f *Finding, w io.Writer) (bool, error) {
 	if f.Kind == "linearizability" {
-		for try := 1; try <= 3; try++ {
+		for try := 1; try <= 10; try++ {
 			h, err := x.RunConcurrent(ctx, f.Ops)
 			if err != nil {
 				return false, err

@@ -74,6 +74,10 @@ func TestFindsEachBug(t *testing.T) {
 			if n := len(rep.Found.Ops); n > 6 || !rep.Found.Reproducible {
 				t.Errorf("shrunk to %d operations (reproducible %v), want at most 6:\n%s", n, rep.Found.Reproducible, rep.Summary())
 			}
+			var out strings.Builder
+			if again, err := x.Replay(context.Background(), rep.Found, &out); err != nil || !again || !strings.Contains(out.String(), "disagrees at operation") {
+				t.Errorf("replayed, the shrunk sequence did not disagree again (%v):\n%s", err, out.String())
+			}
 			t.Logf("%s", rep.Summary())
 		})
 	}

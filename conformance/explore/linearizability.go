@@ -39,12 +39,18 @@ func (x *Explorer) RunConcurrent(ctx context.Context, ops []Op) (*History, error
 		last = max(last, op.Client+1)
 	}
 	h := &History{Ops: append([]Op(nil), ops...), Results: make([]Result, len(ops)), model: m}
-	start := time.Now()
-	var wg sync.WaitGroup
+	// The clients wait for one another, then start together: a race
+	// between their first operations is then as likely as it can be.
+	var ready, wg sync.WaitGroup
+	gate := make(chan struct{})
+	var start time.Time
 	for _, idx := range byClient {
 		wg.Add(1)
+		ready.Add(1)
 		go func(idx []int) {
 			defer wg.Done()
+			ready.Done()
+			<-gate
 			for _, i := range idx {
 				call := time.Since(start).Nanoseconds()
 				r := x.cfg.Target.Do(ctx, ops[i])
@@ -53,6 +59,9 @@ func (x *Explorer) RunConcurrent(ctx context.Context, ops []Op) (*History, error
 			}
 		}(idx)
 	}
+	ready.Wait()
+	start = time.Now()
+	close(gate)
 	wg.Wait()
 	x.ops += len(ops)
 	// A final read of each device and log, after every client is done.
