@@ -21,6 +21,12 @@ func checkArgs(args []string) error {
 			return err
 		}
 		return nil
+	case "explore":
+		m := &exploreMain{Stdout: io.Discard, Stderr: io.Discard}
+		if err := m.ParseFlags(args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return nil
 	case "load":
 		var err error
 		switch {

@@ -13,6 +13,8 @@ func TestCheckArgs(t *testing.T) {
 		{"load", "check-acks", "acks.jsonl", "--target", "http://gwsim:8080", "--fleet", "fleet.yaml"},
 		{"run", "--bundle", "b.tar.gz", "--mode", "certified", "--product", "P", "--product-version", "1", "--baseline", "b.yaml"},
 		{"run", "--check", "command.*", "--skip", "*.xml", "--color", "never", "-v", "--max-requests", "100", "--rate-per-op", "2"},
+		{"explore", "--duration", "5m", "--clients", "8", "--seed", "42", "--report-dir", "reports/explore"},
+		{"explore", "--target", "http://127.0.0.1:18081,http://127.0.0.1:18082", "--operations", "20000"},
 	} {
 		if err := checkArgs(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
@@ -34,6 +36,8 @@ func TestCheckArgs(t *testing.T) {
 		{"run", "--mode", "certified"},
 		{"run", "--color", "sometimes"},
 		{"run", "--bundle", "b.tar.gz", "--dry-run"},
+		{"explore", "--duration", "5m", "--operations", "10"},
+		{"explore", "--clients", "0"},
 	} {
 		if err := checkArgs(bad); err == nil {
 			t.Errorf("%q accepted", bad)

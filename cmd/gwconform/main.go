@@ -28,6 +28,10 @@ Usage:
   gwconform checks      print the catalog of checks as Markdown
   gwconform replay REPORT.json CHECK-ID [--target URL] [--fleet FILE]
                         send a check's recorded requests again, signed afresh, and compare the answers
+  gwconform replay explore.json [--target URL] [--fleet FILE] [--observer URL]
+                        run the shrunk sequence of gwconform explore again
+  gwconform explore [--target URL] [--fleet FILE] [--duration D | --operations N] [--seed S] [--clients N]
+                        random sequences checked against a model, shrunk to a minimal reproduction
   gwconform baseline REPORT.json
                         write a starting baseline (known failures with an end date) from a run's failures
   gwconform verify FILE.tar.gz
@@ -67,6 +71,8 @@ func main() {
 		os.Exit(runCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "load":
 		os.Exit(loadCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "explore":
+		os.Exit(exploreCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "replay":
 		os.Exit(replayMain(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "baseline":

@@ -16,6 +16,7 @@ import (
 )
 
 const replayUsage = `Usage: gwconform replay REPORT.json|BUNDLE.tar.gz CHECK-ID [--target URL] [--fleet FILE]
+       gwconform replay explore.json [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
 
 Sends a check's recorded requests again, each with a fresh timestamp and
 sign (from --fleet, else $GWCONFORM_FLEET, else the demo fleet), prints
@@ -23,6 +24,11 @@ every exchange and compares each answer with the one recorded: exit 0 when
 the target answers as it did in the run (a failure is reproduced), 1 when
 an answer differs, 2 on bad usage. --target sends to another base URL (the
 recorded one by default). Signs are never printed.
+
+With the explore.json of gwconform explore, runs its shrunk sequence again
+from a reset (when the observer answers one) and the state read afresh,
+prints each step with the model's expectation, and exits 0 when the
+target still disagrees with the model (reproduced), 1 when it agrees now.
 
 Flags:
 `
@@ -34,6 +40,8 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	target := fs.String("target", "", "base URL to send to (default: the run's target)")
 	fleetFile := fs.String("fleet", "", "fleet file with the credentials (default: from $GWCONFORM_FLEET, else the demo fleet)")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit of one request")
+	observer := fs.String("observer", "", "explore.json only: base URL of the CONTRACT 7 reads (default: the recorded one, or the target)")
+	adminToken := fs.String("admin-token", "", "explore.json only: bearer token of the observer (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.Usage = func() { io.WriteString(stderr, replayUsage); fs.PrintDefaults() }
 	// Flags may come after the two arguments.
 	var pos []string
@@ -49,6 +57,10 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	if len(pos) == 1 && isExploreFile(pos[0]) {
+		return replayExplore(ctx, pos[0], exploreReplayArgs{target: *target, fleetFile: *fleetFile, observer: *observer,
+			adminToken: *adminToken, timeout: *timeout}, stdout, stderr)
 	}
 	if len(pos) != 2 {
 		fs.Usage()

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/explore"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+)
+
+const exploreUsage = `Usage: gwconform explore [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
+                         [--duration D | --operations N] [--seed S] [--clients N] [--report-dir DIR]
+
+Sends random sequences of commands, messages and renames, valid and
+invalid, in both formats, across the fleet's devices, gateways and
+accounts, with reads of the observer (CONTRACT 7) between them. A model
+built from the harness's own reading of the texts predicts every answer and
+every observed state. The first disagreement is shrunk to a minimal
+sequence and written to DIR as explore.json (gwconform replay runs it
+again), explore-repro.sh (curl, each request signed afresh), and JUnit and
+HTML reports, all with the seed. --clients N sends from N concurrent
+clients to shared devices and checks each device's history for
+linearizability; a violation's picture goes to
+DIR/explore-linearizability.html. See docs/explore.md.
+
+Examples:
+  gwconform explore --operations 20000 --seed 42
+  gwconform explore --target http://127.0.0.1:8080 --fleet fleet.yaml --duration 5m --clients 8
+  gwconform explore --target http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083 --clients 8
+
+Exit 0: nothing disagreed; 1: something did; 2: bad arguments, unreadable
+fleet, target or observer unreachable.
+
+Flags:
+`
+
+// exploreMain is gwconform explore: ParseFlags reads the command line,
+// Open loads the fleet, starts the embedded simulator when there is no
+// --target and finds the observer, Run explores and writes the reports,
+// Close stops what Open started.
+type exploreMain struct {
+	Stdout, Stderr io.Writer
+	// StartEmbedded starts the target when there is no --target.
+	StartEmbedded func(*fleet.Fleet) (Embedded, error)
+
+	target, fleetFile, observer, adminToken, reportDir string
+	cfg                                                explore.Config
+	timeout                                            time.Duration
+	noReset                                            bool
+	seedSet                                            bool
+
+	embedded Embedded
+	tgt      *explore.Target
+}
+
+func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	m := &exploreMain{Stdout: stdout, Stderr: stderr, StartEmbedded: startSimulator}
+	defer m.Close()
+	if err := m.ParseFlags(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(stderr, "gwconform explore:", err)
+		}
+		return exitConfig
+	}
+	if err := m.Open(ctx); err != nil {
+		fmt.Fprintln(stderr, "gwconform explore:", err)
+		return exitConfig
+	}
+	return m.Run(ctx)
+}
+
+// ParseFlags reads and checks gwconform explore's flags.
+func (m *exploreMain) ParseFlags(args []string) error {
+	fs := flag.NewFlagSet("gwconform explore", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.StringVar(&m.target, "target", "", "base URL of the implementation under test, or several separated by commas (replicas sharing one state); empty: the simulator, in-process")
+	fs.StringVar(&m.fleetFile, "fleet", "", "fleet file with the target's credentials, gateways and devices; default: the demo fleet")
+	fs.StringVar(&m.observer, "observer", "", "base URL of the CONTRACT 7 reads (default: the target, when it answers them)")
+	fs.StringVar(&m.adminToken, "admin-token", "", "bearer token of the observer (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.DurationVar(&m.cfg.Duration, "duration", 0, "explore for this long (default: --operations)")
+	fs.IntVar(&m.cfg.Operations, "operations", 0, fmt.Sprintf("send this many operations (default %d when no --duration)", explore.DefaultOperations))
+	fs.Int64Var(&m.cfg.Seed, "seed", 0, "seed of the sequences (default: from the clock, printed and in the reports)")
+	fs.IntVar(&m.cfg.Clients, "clients", 1, "concurrent clients on shared devices; above 1 checks linearizability")
+	fs.IntVar(&m.cfg.RoundLength, "sequence-length", 0, "operations of one sequence, each from a reset and fresh reads (default 100; 20 a client)")
+	fs.DurationVar(&m.cfg.ShrinkBudget, "shrink-time", explore.DefaultShrinkBudget, "most time spent shrinking")
+	fs.StringVar(&m.reportDir, "report-dir", "reports/explore", "where explore.json, explore-junit.xml, explore.html and explore-repro.sh are written")
+	fs.DurationVar(&m.timeout, "timeout", 10*time.Second, "time limit of one request")
+	fs.BoolVar(&m.noReset, "no-reset", false, "never send POST /_sim/reset to the observer (default: before each sequence, when it answers it)")
+	fs.Usage = func() { io.WriteString(m.Stderr, exploreUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	fs.Visit(func(f *flag.Flag) { m.seedSet = m.seedSet || f.Name == "seed" })
+	if m.cfg.Duration > 0 && m.cfg.Operations > 0 {
+		return errors.New("--duration and --operations: give one")
+	}
+	if m.cfg.Duration < 0 || m.cfg.Operations < 0 || m.cfg.Clients < 1 || m.cfg.RoundLength < 0 || m.timeout <= 0 || m.cfg.ShrinkBudget <= 0 {
+		return errors.New("--duration, --operations, --sequence-length must not be negative, --clients must be at least 1, --timeout and --shrink-time positive")
+	}
+	if !m.seedSet {
+		m.cfg.Seed = time.Now().UnixNano() % 1_000_000_000
+	}
+	if m.adminToken == "" {
+		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+	}
+	return nil
+}
+
+// Open loads the fleet, starts the embedded simulator or checks that the
+// target answers, and finds the observer.
+func (m *exploreMain) Open(ctx context.Context) error {
+	f := fleet.Demo()
+	if m.fleetFile != "" {
+		var err error
+		if f, err = fleet.Load(m.fleetFile); err != nil {
+			return fmt.Errorf("fleet: %w", err)
+		}
+	}
+	w, err := explore.NewWorld(f)
+	if err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	base := m.target
+	if base == "" {
+		sim, err := m.StartEmbedded(f)
+		if err != nil {
+			return fmt.Errorf("starting the embedded simulator: %w", err)
+		}
+		m.embedded, base = sim, sim.URL()
+	} else {
+		for _, u := range strings.Split(base, ",") {
+			u = strings.TrimRight(strings.TrimSpace(u), "/")
+			if err := reachable(ctx, u, m.timeout); err != nil {
+				return fmt.Errorf("--target %s unreachable: %v", u, err)
+			}
+		}
+	}
+	var signer client.Signer
+	if len(f.SignCommand) > 0 || f.Scheme() != auth.MD5 {
+		signer, _ = conformance.SignerFor(f, m.fleetFile)
+	}
+	m.tgt, err = explore.NewTarget(base, f, signer, nil, m.timeout)
+	if err != nil {
+		return fmt.Errorf("--target: %w", err)
+	}
+	m.tgt.AdminToken, m.tgt.Reset = m.adminToken, !m.noReset
+	switch {
+	case m.observer != "":
+		if !m.tgt.ProbeObserver(ctx, w, m.observer) {
+			return fmt.Errorf("--observer %s does not answer GET /_sim/gateways/{mac}/devices/{sn} for the fleet's first device", m.observer)
+		}
+	default:
+		m.tgt.ProbeObserver(ctx, w, m.tgt.Bases()[0])
+	}
+	m.cfg.Target, m.cfg.World, m.cfg.ReportDir = m.tgt, w, m.reportDir
+	m.cfg.Progress = m.Stderr
+	return nil
+}
+
+// Run explores, writes the reports and returns the exit code.
+func (m *exploreMain) Run(ctx context.Context) int {
+	x, err := explore.New(m.cfg)
+	if err != nil {
+		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
+		return exitConfig
+	}
+	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s\n", m.cfg.Seed, m.tgt.BaseURL)
+	rep, err := x.Run(ctx)
+	if err != nil {
+		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
+		return exitConfig
+	}
+	if m.embedded != nil {
+		rep.Target += " (embedded gwsim)"
+	}
+	if err := explore.WriteReports(m.reportDir, rep, m.tgt.Reset); err != nil {
+		fmt.Fprintln(m.Stderr, "gwconform explore: writing the reports:", err)
+		return exitConfig
+	}
+	io.WriteString(m.Stdout, rep.Summary())
+	fmt.Fprintf(m.Stdout, "reports in %s\n", m.reportDir)
+	if rep.Found != nil {
+		return exitFail
+	}
+	return exitPass
+}
+
+// Close stops the embedded simulator.
+func (m *exploreMain) Close() error {
+	if m.tgt != nil {
+		m.tgt.Close()
+		m.tgt = nil
+	}
+	if m.embedded != nil {
+		err := m.embedded.Close()
+		m.embedded = nil
+		return err
+	}
+	return nil
+}
+
+// isExploreFile reports whether path is an explore.json.
+func isExploreFile(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && explore.IsFile(b)
+}
+
+type exploreReplayArgs struct {
+	target, fleetFile, observer, adminToken string
+	timeout                                 time.Duration
+}
+
+// replayExplore is gwconform replay explore.json: the shrunk sequence run
+// again against the recorded target (or --target) with the same model.
+func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout, stderr io.Writer) int {
+	ef, err := explore.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform replay:", err)
+		return exitConfig
+	}
+	if ef.Found == nil || len(ef.Found.Ops) == 0 {
+		fmt.Fprintf(stderr, "gwconform replay: %s found nothing to replay (seed %d passed)\n", path, ef.Seed)
+		return exitConfig
+	}
+	target := a.target
+	if target == "" {
+		if strings.HasSuffix(ef.Target, " (embedded gwsim)") {
+			fmt.Fprintln(stderr, "gwconform replay: the run was against the embedded simulator, which is gone; give --target URL")
+			return exitConfig
+		}
+		target = ef.Target
+	}
+	m := &exploreMain{Stdout: stdout, Stderr: stderr, target: target, fleetFile: a.fleetFile, observer: a.observer,
+		adminToken: a.adminToken, timeout: a.timeout, noReset: !ef.Reset}
+	if m.fleetFile == "" {
+		m.fleetFile = os.Getenv("GWCONFORM_FLEET")
+	}
+	if m.observer == "" && ef.Observer != "" && a.target == "" {
+		m.observer = ef.Observer
+	}
+	if m.adminToken == "" {
+		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+	}
+	defer m.Close()
+	if err := m.Open(ctx); err != nil {
+		fmt.Fprintln(stderr, "gwconform replay:", err)
+		return exitConfig
+	}
+	m.cfg.Seed, m.cfg.Clients, m.cfg.Progress = ef.Seed, max(1, ef.Clients), nil
+	x, err := explore.New(m.cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform replay:", err)
+		return exitConfig
+	}
+	fmt.Fprintf(stdout, "Replaying the shrunk sequence of seed %d (%d operations) against %s\n", ef.Seed, len(ef.Found.Ops), m.tgt.BaseURL)
+	again, err := x.Replay(ctx, ef.Found, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform replay:", err)
+		return exitConfig
+	}
+	if again {
+		fmt.Fprintln(stdout, "REPRODUCED: the target still disagrees with the model")
+		return exitPass
+	}
+	fmt.Fprintln(stdout, "CHANGED: the target now agrees with the model")
+	return exitFail
+}

@@ -1,0 +1,223 @@
+package explore
+
+import (
+	"fmt"
+	"math/rand"
+)
+
+// Generator draws operations from a seed: the same seed, world and
+// settings give the same sequence.
+type Generator struct {
+	W     *World
+	Rules Rules
+	// Reads says whether an observer answers; without one no read is
+	// drawn.
+	Reads bool
+	// Clients spreads the operations over this many concurrent clients,
+	// on a few shared devices (0 or 1: sequential).
+	Clients int
+	r       *rand.Rand
+}
+
+// roundSeed is the seed of round i of a run with seed s, so that any round
+// can be drawn again alone.
+func roundSeed(s int64, round int) int64 {
+	return s ^ int64(uint64(round)*0x9e3779b97f4a7c15)
+}
+
+// Sequence draws round i's n operations of a run with seed s.
+func (g *Generator) Sequence(seed int64, round, n int) []Op {
+	g.r = rand.New(rand.NewSource(roundSeed(seed, round)))
+	devs := g.W.Devices()
+	if g.Clients > 1 {
+		devs = g.shared(devs)
+	}
+	ops := make([]Op, 0, n)
+	for len(ops) < n {
+		op := g.one(devs)
+		if g.Clients > 1 {
+			op.Client = 1 + g.r.Intn(g.Clients)
+		}
+		ops = append(ops, op)
+	}
+	return ops
+}
+
+// shared picks the devices concurrent clients share: two, with as many
+// fields as can be had, so that concurrent commands touch one record.
+func (g *Generator) shared(devs []devKey) []devKey {
+	best := append([]devKey(nil), devs...)
+	g.r.Shuffle(len(best), func(i, j int) { best[i], best[j] = best[j], best[i] })
+	// Stable by field count, most first.
+	for i := 1; i < len(best); i++ {
+		for j := i; j > 0 && len(g.Rules.Fields(g.W.devs[best[j]])) > len(g.Rules.Fields(g.W.devs[best[j-1]])); j-- {
+			best[j], best[j-1] = best[j-1], best[j]
+		}
+	}
+	return best[:min(2, len(best))]
+}
+
+// accountOf is the account of a gateway in the world.
+func (g *Generator) accountOf(mac string) WAccount {
+	for _, a := range g.W.Accounts {
+		for _, gw := range a.Gateways {
+			if gw.MAC == mac {
+				return a
+			}
+		}
+	}
+	return g.W.Accounts[0]
+}
+
+func (g *Generator) format() string {
+	if g.r.Intn(2) == 0 {
+		return "json"
+	}
+	return "xml"
+}
+
+// one draws an operation: mostly valid ones that change state, reads
+// between them, and requests wrong in exactly one way.
+func (g *Generator) one(devs []devKey) Op {
+	r := g.r
+	d := pick(r, devs)
+	a := g.accountOf(d.MAC)
+	typ := g.W.devs[d]
+	base := Op{Format: g.format(), Account: a.ID, Key: a.Key, MAC: d.MAC, SN: d.SN, Note: "valid"}
+	concurrent := g.Clients > 1
+	x := r.Intn(100)
+	if g.Reads {
+		switch {
+		case x < 14:
+			return Op{Kind: ReadDevice, MAC: d.MAC, SN: d.SN}
+		case x < 18:
+			return Op{Kind: ReadMessages, MAC: d.MAC}
+		}
+	} else if x < 18 {
+		x = 18 + r.Intn(82)
+	}
+	switch {
+	case x < 50: // valid command
+		op := base
+		op.Kind, op.Type = Command, typ
+		fields := g.Rules.Fields(typ)
+		k := 1
+		if !concurrent && len(fields) > 1 {
+			k = 1 + r.Intn(len(fields))
+		}
+		for _, i := range r.Perm(len(fields))[:k] {
+			op.Fields = append(op.Fields, g.Rules.Valid(r, typ, fields[i]))
+		}
+		return op
+	case x < 62: // valid rename
+		op := base
+		op.Kind, op.Type = Rename, ""
+		op.Fields = []KV{{Key: "name", Value: g.Rules.ValidName(r)}}
+		return op
+	case x < 72: // valid message
+		op := base
+		op.Kind, op.SN = Message, ""
+		m := g.Rules.ValidMessage(r)
+		op.Fields = []KV{{Key: "message_type", Value: m.Type}, {Key: "message_value", Value: m.Value}}
+		return op
+	}
+	return g.invalid(base, d, typ)
+}
+
+// invalid draws a request that is wrong in one way.
+func (g *Generator) invalid(op Op, d devKey, typ string) Op {
+	r := g.r
+	op.Kind, op.Type = Command, typ
+	fields := g.Rules.Fields(typ)
+	f := pick(r, fields)
+	op.Fields = []KV{g.Rules.Valid(r, typ, f)}
+	switch r.Intn(12) {
+	case 0, 1, 2:
+		kv, note := g.Rules.Invalid(r, typ, f)
+		// A valid field first: a refused command applies none of its fields.
+		op.Fields = []KV{}
+		if len(fields) > 1 {
+			other := fields[(indexOf(fields, f)+1)%len(fields)]
+			op.Fields = append(op.Fields, g.Rules.Valid(r, typ, other))
+		}
+		op.Fields = append(op.Fields, kv)
+		op.Note = note
+	case 3:
+		op.Fields, op.Note = nil, "no device field"
+	case 4:
+		for _, t := range g.Rules.Types() {
+			other := g.Rules.Fields(t)
+			if indexOf(fields, other[0]) < 0 {
+				op.Fields = append(op.Fields, g.Rules.Valid(r, t, other[0]))
+				op.Note = fmt.Sprintf("field %s of a %s", other[0], t)
+				break
+			}
+		}
+	case 5:
+		for _, t := range g.Rules.Types() {
+			if t != typ {
+				op.Type, op.Note = t, "type of another device"
+				op.Fields = []KV{g.Rules.Valid(r, t, g.Rules.Fields(t)[0])}
+				break
+			}
+		}
+	case 6:
+		op.SN, op.Note = fmt.Sprintf("%032x", r.Uint64()), "unknown device"
+		for _, o := range g.W.Devices() {
+			if o.MAC != d.MAC && g.W.gwOf[o.MAC] == g.W.gwOf[d.MAC] {
+				op.SN, op.Note = o.SN, "device of another gateway"
+				if r.Intn(2) == 0 {
+					op.Type = g.W.devs[o]
+					op.Fields = []KV{g.Rules.Valid(r, op.Type, g.Rules.Fields(op.Type)[0])}
+				}
+				break
+			}
+		}
+	case 7:
+		op.Note = "gateway of another account"
+		op.MAC = fmt.Sprintf("%012x", r.Uint64()&0xffffffffffff)
+		for _, o := range g.W.Gateways() {
+			if g.W.gwOf[o] != op.Account {
+				op.MAC = o
+				break
+			}
+		}
+	case 8:
+		op.Note = "api_key of another account"
+		op.Key = "no-such-key-" + fmt.Sprint(r.Intn(1000))
+		op.Note = "unknown api_key"
+		for _, a := range g.W.Accounts {
+			if a.ID != op.Account {
+				op.Key, op.Note = a.Key, "api_key of another account"
+				break
+			}
+		}
+	case 9:
+		op.Key, op.Note = fmt.Sprintf("unknown-key-%d", r.Intn(1000)), "unknown api_key"
+	case 10:
+		op.BadSign, op.Note = true, "wrong sign"
+	default:
+		switch r.Intn(2) {
+		case 0:
+			op.Kind, op.Type, op.Fields = Rename, "", nil
+			name, note := g.Rules.InvalidName(r)
+			op.Fields, op.Note = []KV{{Key: "name", Value: name}}, note
+		default:
+			op.Kind, op.Type, op.SN = Message, "", ""
+			m, note := g.Rules.InvalidMessage(r)
+			op.Fields, op.Note = []KV{{Key: "message_type", Value: m.Type}, {Key: "message_value", Value: m.Value}}, note
+		}
+	}
+	return op
+}
+
+func indexOf(xs []string, s string) int {
+	for i, x := range xs {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.Intn(len(xs))] }

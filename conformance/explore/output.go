@@ -1,0 +1,288 @@
+package explore
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// FileKind marks a JSON file as an explore report, which gwconform replay
+// runs again.
+const FileKind = "gwconform-explore"
+
+// File is explore.json: the report with the seed, the shrunk sequence and
+// what the fleet, target and observer were; gwconform replay reads it.
+type File struct {
+	Kind string `json:"kind"`
+	Report
+	// Reset says whether sequences started from POST /_sim/reset.
+	Reset bool `json:"reset"`
+}
+
+// Files written into the report directory.
+const (
+	JSONName    = "explore.json"
+	JUnitName   = "explore-junit.xml"
+	HTMLName    = "explore.html"
+	ScriptName  = "explore-repro.sh"
+	PictureName = "explore-linearizability.html"
+)
+
+// WriteReports writes explore.json, the JUnit and HTML reports and, for a
+// finding, the curl script, into dir.
+func WriteReports(dir string, rep *Report, reset bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(File{Kind: FileKind, Report: *rep, Reset: reset}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, JSONName), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, JUnitName), func(w io.Writer) error { return WriteJUnit(w, rep) }); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, HTMLName), func(w io.Writer) error { return WriteHTML(w, rep) }); err != nil {
+		return err
+	}
+	if rep.Found != nil && (len(rep.Found.Steps) > 0 || len(rep.Found.Concurrent) > 0) {
+		return writeFile(filepath.Join(dir, ScriptName), func(w io.Writer) error { return WriteScript(w, rep, reset) })
+	}
+	return nil
+}
+
+func writeFile(path string, fn func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadFile reads an explore.json.
+func ReadFile(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil || f.Kind != FileKind {
+		return nil, fmt.Errorf("%s is not an explore report", path)
+	}
+	return &f, nil
+}
+
+// IsFile reports whether the JSON document b is an explore report.
+func IsFile(b []byte) bool {
+	var k struct {
+		Kind string `json:"kind"`
+	}
+	return json.Unmarshal(b, &k) == nil && k.Kind == FileKind
+}
+
+// Summary is the outcome in a few lines, the important one last.
+func (r *Report) Summary() string {
+	var b strings.Builder
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "explore: seed %d, %d operations in %d sequences against %s in %s (%.0f operations/s)\n",
+		r.Seed, r.Operations, r.Rounds, r.Target, r.Elapsed, r.OpsPerSec)
+	f := r.Found
+	if f == nil {
+		b.WriteString("PASS: the target agreed with the model on every answer and every observed state\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "shrunk %d operations to %d on %d device(s) in %d runs (%s)%s:\n", f.Original, len(f.Ops), f.Devices, f.ShrinkRuns, f.ShrinkTime,
+		map[bool]string{true: "", false: " — NOT reproduced when run again: the bug may be timing-dependent"}[f.Reproducible])
+	if len(f.Steps) > 0 {
+		for i, s := range f.Steps {
+			mark := " "
+			if s.Disagrees {
+				mark = "!"
+			}
+			fmt.Fprintf(&b, "%s %2d. %s\n       expected %s\n       got      %s\n", mark, i+1, s.Op, s.Expected, s.Got)
+		}
+	} else {
+		for i, op := range f.Ops {
+			fmt.Fprintf(&b, "  %2d. %s\n", i+1, op)
+		}
+	}
+	for _, l := range f.History {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	if f.Picture != "" {
+		fmt.Fprintf(&b, "Porcupine's picture of the history: %s\n", f.Picture)
+	}
+	what := "the target and the model disagree"
+	if f.Kind == "linearizability" {
+		what = "a concurrent history is not linearizable"
+	}
+	if d := f.Disagreement; d != nil {
+		fmt.Fprintf(&b, "FAIL: %s at operation %d: %s (seed %d)\n", what, d.Index+1, d.Why, r.Seed)
+	} else {
+		fmt.Fprintf(&b, "FAIL: %s (seed %d)\n", what, r.Seed)
+	}
+	return b.String()
+}
+
+// curl is a shell line that sends op again: POSTs signed afresh through
+// gwconform sign, reads with the admin token from the environment.
+func curl(op Op, r Result) string {
+	if op.IsRead() {
+		line := "curl -sS"
+		if _, ok := r.Exchange.RequestHeaders["Authorization"]; ok {
+			line += ` -H "Authorization: Bearer $GWCONFORM_ADMIN_TOKEN"`
+		}
+		return line + " '" + r.Exchange.URL + "'"
+	}
+	if r.Exchange.URL == "" {
+		return ""
+	}
+	if r.redact {
+		return r.Exchange.Redacted().Curl()
+	}
+	return r.Exchange.Curl()
+}
+
+// WriteScript writes the shrunk sequence as a shell script of curl lines.
+func WriteScript(w io.Writer, rep *Report, reset bool) error {
+	f := rep.Found
+	fmt.Fprintf(w, "#!/bin/sh\n# gwconform explore: the shrunk reproduction of seed %d (round %d), %d operation(s).\n", rep.Seed, f.Round, len(f.Ops))
+	fmt.Fprintln(w, "# Each POST is signed afresh by gwconform sign (fleet: $GWCONFORM_FLEET, else the demo fleet);")
+	fmt.Fprintln(w, "# reads send $GWCONFORM_ADMIN_TOKEN when the run used an admin token.")
+	fmt.Fprintln(w, "set -u")
+	if reset && rep.Observer != "" {
+		fmt.Fprintf(w, "\n# Start from the fleet as loaded.\ncurl -sS -X POST -H \"Authorization: Bearer ${GWCONFORM_ADMIN_TOKEN:-}\" '%s/_sim/reset'; echo\n", rep.Observer)
+	}
+	for i, s := range f.Steps {
+		fmt.Fprintf(w, "\n# %d. %s\n#    expected: %s\n#    got in the run: %s\n", i+1, oneLine(s.Op.String()), oneLine(s.Expected), oneLine(s.Got))
+		if s.Curl != "" {
+			fmt.Fprintf(w, "%s; echo\n", s.Curl)
+		}
+	}
+	if len(f.Concurrent) == 0 {
+		return nil
+	}
+	// Each client's requests in order, the clients at once; then the
+	// final reads. A race may need a few runs to show.
+	last := f.Concurrent[len(f.Concurrent)-1].Op.Client
+	client := -1
+	for _, s := range f.Concurrent {
+		if s.Op.Client != client {
+			if client != -1 {
+				fmt.Fprintln(w, ") &")
+			}
+			client = s.Op.Client
+			if client == last {
+				fmt.Fprintln(w, "\nwait\n# After every client: the final reads.")
+			} else {
+				fmt.Fprintf(w, "\n# client %d\n(\n", client)
+			}
+		}
+		fmt.Fprintf(w, "# %s\n#    got in the run: %s\n", oneLine(s.Op.String()), oneLine(s.Got))
+		if s.Curl != "" {
+			fmt.Fprintf(w, "%s; echo\n", s.Curl)
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
+
+type junitSuites struct {
+	XMLName xml.Name   `xml:"testsuites"`
+	Suites  []junitSui `xml:"testsuite"`
+}
+
+type junitSui struct {
+	Name       string      `xml:"name,attr"`
+	Tests      int         `xml:"tests,attr"`
+	Failures   int         `xml:"failures,attr"`
+	Time       string      `xml:"time,attr,omitempty"`
+	Properties []junitProp `xml:"properties>property"`
+	Cases      []junitCase `xml:"testcase"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the exploration as one JUnit test case, failed with
+// the shrunk sequence when something disagreed; the seed is a property.
+func WriteJUnit(w io.Writer, rep *Report) error {
+	c := junitCase{Name: fmt.Sprintf("explore seed %d", rep.Seed), Classname: "gwconform.explore", SystemOut: rep.Summary()}
+	s := junitSui{Name: "gwconform explore", Tests: 1, Properties: []junitProp{
+		{"seed", fmt.Sprint(rep.Seed)}, {"target", rep.Target}, {"observer", rep.Observer},
+		{"operations", fmt.Sprint(rep.Operations)}, {"clients", fmt.Sprint(rep.Clients)}}}
+	if f := rep.Found; f != nil {
+		s.Failures = 1
+		msg := "a concurrent history is not linearizable"
+		if f.Disagreement != nil {
+			msg = f.Disagreement.Why
+		}
+		c.Failure = &junitFailure{Message: oneLine(msg), Type: f.Kind, Text: rep.Summary()}
+	}
+	s.Cases = []junitCase{c}
+	io.WriteString(w, xml.Header)
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(junitSuites{Suites: []junitSui{s}}); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+var htmlPage = template.Must(template.New("explore").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>gwconform explore, seed {{.Seed}}</title>
+<style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:70em}
+table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left}
+tr.bad{background:#fde2e1}pre{white-space:pre-wrap}code{font-size:12px;word-break:break-all}.pass{color:#116611}.fail{color:#aa1111}</style></head>
+<body><h1>gwconform explore</h1>
+<p>Seed <b>{{.Seed}}</b> · target {{.Target}}{{if .Observer}} · observer {{.Observer}}{{end}}{{if .Clients}} · {{.Clients}} clients{{end}} ·
+{{.Operations}} operations in {{.Rounds}} sequences, {{.Elapsed}}</p>
+{{range .Notes}}<p>Note: {{.}}</p>{{end}}
+{{with .Found}}
+<h2 class="fail">FAIL: {{if eq .Kind "linearizability"}}a concurrent history is not linearizable{{else}}the target and the model disagree{{end}}</h2>
+<p>Shrunk from {{.Original}} operations to {{len .Ops}} on {{.Devices}} device(s) in {{.ShrinkRuns}} runs ({{.ShrinkTime}}).
+{{if not .Reproducible}}<b>Not reproduced when run again: the bug may be timing-dependent.</b>{{end}}
+Run it again with <code>gwconform replay explore.json</code>{{if or .Steps .Concurrent}}, or <code>sh explore-repro.sh</code>{{end}}.</p>
+{{with .Disagreement}}<p><b>Operation {{inc .Index}}:</b> {{.Why}}</p>{{end}}
+{{if .Steps}}<table><tr><th>#</th><th>operation</th><th>expected</th><th>got</th></tr>
+{{range $i, $s := .Steps}}<tr{{if $s.Disagrees}} class="bad"{{end}}><td>{{inc $i}}</td><td>{{$s.Op}}</td><td>{{$s.Expected}}</td><td>{{$s.Got}}</td></tr>
+{{end}}</table>{{else}}<ol>{{range .Ops}}<li>{{.}}</li>{{end}}</ol>{{end}}
+{{if .History}}<h3>History</h3><pre>{{range .History}}{{.}}
+{{end}}</pre>{{end}}
+{{if .Picture}}<p>Porcupine's picture: <a href="explore-linearizability.html">explore-linearizability.html</a></p>{{end}}
+{{else}}<h2 class="pass">PASS: the target agreed with the model on every answer and every observed state</h2>{{end}}
+</body></html>
+`))
+
+// WriteHTML writes the exploration as a page.
+func WriteHTML(w io.Writer, rep *Report) error { return htmlPage.Execute(w, rep) }

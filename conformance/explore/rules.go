@@ -1,0 +1,259 @@
+package explore
+
+import (
+	"math/rand"
+	"strconv"
+
+	"github.com/gwdmi/gwtools/conformance/oracle"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Rules is the one place the model asks what the two texts say about a
+// value: which fields a device type has, whether a value is valid and how
+// it is stored, and the values to try. Everything else the model knows
+// (accounts, gateways, devices, which device answers through which gateway,
+// that a refused request changes nothing) is the state machine's own.
+type Rules interface {
+	// Types lists the published device types.
+	Types() []string
+	// Fields lists a type's command fields by state key.
+	Fields(typ string) []string
+	// Wire is a field's name in a body of format ("json", "xml").
+	Wire(typ, key, format string) string
+	// Command judges a command's device fields: the stored value of each,
+	// or the refusal.
+	Command(typ, format string, fields []KV) (map[string]string, *Refusal)
+	// Name judges a new display name: the name stored, or the refusal.
+	Name(format, name string) (string, *Refusal)
+	// Message judges message_type and message_value.
+	Message(format, mtype, mvalue string) *Refusal
+	// Valid and Invalid draw a value of a command field; Simplest is the
+	// plainest valid value, for the shrinker.
+	Valid(r *rand.Rand, typ, key string) KV
+	Invalid(r *rand.Rand, typ, key string) (KV, string)
+	Simplest(typ, key string) KV
+	// ValidName, InvalidName, ValidMessage and InvalidMessage draw the
+	// other operations' values.
+	ValidName(r *rand.Rand) string
+	InvalidName(r *rand.Rand) (string, string)
+	ValidMessage(r *rand.Rand) Msg
+	InvalidMessage(r *rand.Rand) (Msg, string)
+}
+
+// Refusal is the error a request must get. Open says the texts leave the
+// request open: any answer conforms, and what it stores is not known.
+type Refusal struct {
+	Status int
+	Code   string
+	Field  string
+	Open   bool
+}
+
+// oracleRules are the harness's own rule table (conformance/oracle):
+// judging through oracle.Judge, values from its generators (a plain drawn
+// value, every allowed form, each edge, every way to break the grammar).
+type oracleRules struct {
+	valid, invalid map[*oracle.Field][]oracle.Sample
+}
+
+// OracleRules are the rules of conformance/oracle.
+func OracleRules() Rules {
+	r := &oracleRules{valid: map[*oracle.Field][]oracle.Sample{}, invalid: map[*oracle.Field][]oracle.Sample{}}
+	add := func(f *oracle.Field) {
+		for _, s := range append(append(f.Forms(f.Example), f.Edges()...), f.Broken(f.Example)...) {
+			switch {
+			case s.Verdict.Open || s.Value.Kind == oracle.Other:
+				// Open: no prediction; a JSON literal: KV carries none.
+			case s.Verdict.OK:
+				r.valid[f] = append(r.valid[f], s)
+			default:
+				r.invalid[f] = append(r.invalid[f], s)
+			}
+		}
+	}
+	for _, t := range oracle.Types {
+		for i := range t.Fields {
+			add(&t.Fields[i])
+		}
+	}
+	add(&oracle.Name)
+	add(&oracle.MessageType)
+	add(&oracle.MessageValue)
+	return r
+}
+
+func (*oracleRules) Types() []string { return oracle.TypeNames() }
+
+func (*oracleRules) Fields(typ string) []string {
+	if t, ok := oracle.LookupType(typ); ok {
+		return t.StateKeys()
+	}
+	return nil
+}
+
+func field(typ, key string) *oracle.Field {
+	if t, ok := oracle.LookupType(typ); ok {
+		if f, ok := t.Field(key); ok {
+			return f
+		}
+	}
+	return nil
+}
+
+func (*oracleRules) Wire(typ, key, format string) string {
+	if format != "json" {
+		return key
+	}
+	if f := field(typ, key); f != nil {
+		return f.Wire(device.JSON)
+	}
+	return oracle.JSONName(key)
+}
+
+func formatOf(s string) device.Format {
+	if s == "xml" {
+		return device.XML
+	}
+	return device.JSON
+}
+
+// judge is oracle.Judge on op's own fields behind a valid envelope: the
+// explorer's model decides the credentials, gateway and device itself.
+func (*oracleRules) judge(op device.Operation, format string, own []oracle.Sent) (map[string]any, *Refusal) {
+	sent := []oracle.Sent{
+		{Key: device.FieldAPIKey, Value: oracle.Str(oracle.APIKey.Example)},
+		{Key: device.FieldTimestamp, Value: oracle.Str(oracle.TimestampF.Example)},
+		{Key: device.FieldSign, Value: oracle.Str(oracle.Sign.Example)},
+		{Key: device.FieldAccount, Value: oracle.Str(oracle.Account.Example)},
+		{Key: device.FieldMAC, Value: oracle.Str(oracle.MAC.Example)},
+	}
+	v := oracle.Judge(op, formatOf(format), append(sent, own...))
+	switch {
+	case v.Open:
+		return nil, &Refusal{Open: true}
+	case !v.OK:
+		return nil, &Refusal{Status: v.Status, Code: v.Code, Field: v.Field}
+	}
+	return v.State, nil
+}
+
+func (r *oracleRules) Command(typ, format string, fields []KV) (map[string]string, *Refusal) {
+	own := []oracle.Sent{{Key: device.FieldSN, Value: oracle.Str(oracle.SN.Example)}, {Key: device.FieldType, Value: oracle.Str(typ)}}
+	for _, kv := range fields {
+		v := oracle.Str(kv.Value)
+		if kv.Number && format == "json" {
+			v = oracle.Num(kv.Value)
+		}
+		own = append(own, oracle.Sent{Key: r.Wire(typ, kv.Key, format), Value: v})
+	}
+	state, bad := r.judge(device.SendCommand, format, own)
+	if bad != nil {
+		return nil, bad
+	}
+	out := make(map[string]string, len(state))
+	for k, v := range state {
+		out[k] = storedText(v)
+	}
+	return out, nil
+}
+
+// storedText is a stored value as the model keeps it.
+func storedText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return valueText(v)
+}
+
+func (r *oracleRules) Name(format, name string) (string, *Refusal) {
+	state, bad := r.judge(device.UpdateName, format, []oracle.Sent{
+		{Key: device.FieldSN, Value: oracle.Str(oracle.SN.Example)}, {Key: device.FieldName, Value: oracle.Str(name)}})
+	if bad != nil {
+		return "", bad
+	}
+	return storedText(state[device.FieldName]), nil
+}
+
+func (r *oracleRules) Message(format, mtype, mvalue string) *Refusal {
+	_, bad := r.judge(device.SendMessage, format, []oracle.Sent{
+		{Key: device.FieldMessageType, Value: oracle.Str(mtype)}, {Key: device.FieldMessageValue, Value: oracle.Str(mvalue)}})
+	return bad
+}
+
+// sample is a drawn sample's value as a KV.
+func sample(key string, s oracle.Sample) KV {
+	return KV{Key: key, Value: s.Value.Raw, Number: s.Value.Kind == oracle.Number}
+}
+
+// Valid is, half the time, a plain drawn value, else one of the forms and
+// edges the rules allow.
+func (r *oracleRules) Valid(rnd *rand.Rand, typ, key string) KV {
+	f := field(typ, key)
+	if f == nil {
+		return KV{Key: key, Value: "x"}
+	}
+	if ss := r.valid[f]; len(ss) > 0 && rnd.Intn(2) == 0 {
+		return sample(key, ss[rnd.Intn(len(ss))])
+	}
+	return KV{Key: key, Value: f.Draw(rnd)}
+}
+
+func (r *oracleRules) Invalid(rnd *rand.Rand, typ, key string) (KV, string) {
+	f := field(typ, key)
+	ss := r.invalid[f]
+	if f == nil || len(ss) == 0 {
+		return KV{Key: key, Value: ""}, "empty " + key
+	}
+	s := ss[rnd.Intn(len(ss))]
+	return sample(key, s), key + " " + s.Title
+}
+
+func (*oracleRules) Simplest(typ, key string) KV {
+	if f := field(typ, key); f != nil {
+		return KV{Key: key, Value: f.Example}
+	}
+	return KV{Key: key, Value: "x"}
+}
+
+func (r *oracleRules) ValidName(rnd *rand.Rand) string {
+	if ss := r.valid[&oracle.Name]; len(ss) > 0 && rnd.Intn(2) == 0 {
+		return ss[rnd.Intn(len(ss))].Value.Raw
+	}
+	return oracle.Name.Draw(rnd)
+}
+
+func (r *oracleRules) InvalidName(rnd *rand.Rand) (string, string) {
+	ss := r.invalid[&oracle.Name]
+	s := ss[rnd.Intn(len(ss))]
+	return s.Value.Raw, "name " + s.Title
+}
+
+func (r *oracleRules) ValidMessage(rnd *rand.Rand) Msg {
+	m := Msg{Type: oracle.MessageType.Draw(rnd), Value: oracle.MessageValue.Draw(rnd)}
+	if ss := r.valid[&oracle.MessageValue]; len(ss) > 0 && rnd.Intn(3) == 0 {
+		m.Value = ss[rnd.Intn(len(ss))].Value.Raw
+	}
+	if ss := r.valid[&oracle.MessageType]; len(ss) > 0 && rnd.Intn(3) == 0 {
+		m.Type = ss[rnd.Intn(len(ss))].Value.Raw
+	}
+	return m
+}
+
+func (r *oracleRules) InvalidMessage(rnd *rand.Rand) (Msg, string) {
+	m := Msg{Type: oracle.MessageType.Draw(rnd), Value: oracle.MessageValue.Draw(rnd)}
+	if rnd.Intn(3) == 0 {
+		ss := r.invalid[&oracle.MessageType]
+		s := ss[rnd.Intn(len(ss))]
+		m.Type = s.Value.Raw
+		return m, "message_type " + s.Title
+	}
+	ss := r.invalid[&oracle.MessageValue]
+	s := ss[rnd.Intn(len(ss))]
+	m.Value = s.Value.Raw
+	return m, "message_value " + s.Title
+}

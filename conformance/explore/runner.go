@@ -1,0 +1,308 @@
+package explore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+)
+
+// Target is the implementation under test and the observer that shows
+// its state (CONTRACT 7 reads), reached over HTTP.
+type Target struct {
+	BaseURL string
+	// Observer is the base URL of the CONTRACT 7 reads; empty: none, and
+	// no state is checked.
+	Observer   string
+	AdminToken string
+	// Reset sends POST /_sim/reset to the observer before each sequence,
+	// when it answers it, so a sequence runs from the fleet as loaded.
+	Reset bool
+
+	fleet   *fleet.Fleet
+	rules   Rules
+	clients []*client.Client
+	bases   []string
+	turn    atomic.Int64 // the replica of the next sequential operation
+	http    *http.Client
+	noReset bool // the observer answered the reset with anything but 2xx
+}
+
+// NewTarget prepares a target for the fleet's credentials; signer signs
+// for schemes other than md5 (nil: md5 with the secret of each api_key).
+// base may list several URLs separated by commas: replicas of one
+// implementation sharing one state. Concurrent client i then sends to
+// replica i modulo their number, and sequential operations go to each in
+// turn, so a state that one replica wrote and another did not see shows.
+func NewTarget(base string, f *fleet.Fleet, signer client.Signer, rules Rules, timeout time.Duration) (*Target, error) {
+	if signer == nil {
+		signer = keyedSigner{f}
+	}
+	t := &Target{fleet: f, rules: rules}
+	for _, u := range strings.Split(base, ",") {
+		u = strings.TrimRight(strings.TrimSpace(u), "/")
+		c, err := client.New(client.Config{BaseURL: u, Signer: signer, Timeout: timeout, RetryBudget: -1})
+		if err != nil {
+			return nil, err
+		}
+		t.clients = append(t.clients, c)
+		t.bases = append(t.bases, u)
+	}
+	if timeout == 0 {
+		timeout = client.DefaultTimeout
+	}
+	t.BaseURL = strings.Join(t.bases, ",")
+	t.http = &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return t, nil
+}
+
+// Bases are the target's base URLs (several for replicas).
+func (t *Target) Bases() []string { return t.bases }
+
+// Close releases idle connections.
+func (t *Target) Close() {
+	for _, c := range t.clients {
+		c.CloseIdleConnections()
+	}
+	t.http.CloseIdleConnections()
+}
+
+// clientFor is the replica op goes to.
+func (t *Target) clientFor(op Op) *client.Client {
+	if len(t.clients) == 1 {
+		return t.clients[0]
+	}
+	if op.Client > 0 {
+		return t.clients[op.Client%len(t.clients)]
+	}
+	return t.clients[int(t.turn.Add(1))%len(t.clients)]
+}
+
+// keyedSigner signs by the md5 scheme with the secret of the api_key the
+// request carries, so one client speaks for every account of the fleet;
+// an unknown key is signed with an empty secret.
+type keyedSigner struct{ f *fleet.Fleet }
+
+func (s keyedSigner) Sign(ctx context.Context, fields []client.Field) (string, error) {
+	var key, ts string
+	for _, f := range fields {
+		v, _ := f.Value.(string)
+		switch f.Key {
+		case device.FieldAPIKey:
+			key = v
+		case device.FieldTimestamp:
+			ts = v
+		}
+	}
+	secret, _ := s.f.Secret(key)
+	return auth.Sign(key, secret, ts), nil
+}
+
+// Result is what one operation got: an answer, an observed device or log,
+// or a transport error; with the exchange for the report.
+type Result struct {
+	Answer   Answer       `json:"answer"`
+	Device   *DeviceState `json:"device,omitempty"`
+	Messages []Msg        `json:"messages,omitempty"`
+	Err      string       `json:"error,omitempty"`
+	// Call and Return are when the operation was sent and answered, in
+	// nanoseconds since the sequence started (concurrent runs).
+	Call, Return int64 `json:"-"`
+	// Exchange is the request and answer as sent, sign included: only
+	// curl shows it, without the sign when redact says so.
+	Exchange client.Exchange `json:"-"`
+	redact   bool
+}
+
+// Do sends one operation. Reads go to the observer.
+func (t *Target) Do(ctx context.Context, op Op) Result {
+	switch op.Kind {
+	case ReadDevice:
+		var raw struct {
+			Name  string         `json:"name"`
+			State map[string]any `json:"state"`
+		}
+		ex, err := t.get(ctx, "/_sim/gateways/"+op.MAC+"/devices/"+op.SN, &raw)
+		if err != nil {
+			return Result{Err: err.Error(), Exchange: ex}
+		}
+		d := DeviceState{Name: raw.Name, State: make(map[string]string, len(raw.State))}
+		for k, v := range raw.State {
+			d.State[k] = valueText(v)
+		}
+		return Result{Device: &d, Exchange: ex}
+	case ReadMessages:
+		var msgs []Msg
+		ex, err := t.get(ctx, "/_sim/gateways/"+op.MAC+"/messages", &msgs)
+		if err != nil {
+			return Result{Err: err.Error(), Exchange: ex}
+		}
+		if msgs == nil {
+			msgs = []Msg{}
+		}
+		return Result{Messages: msgs, Exchange: ex}
+	}
+	req := t.request(op)
+	resp, ex, err := t.clientFor(op).Do(ctx, req)
+	// A sign that authenticates is never shown (curl removes it and the
+	// line signs afresh). A request meant to fail authentication keeps its
+	// sign, which authenticates nothing.
+	_, known := t.fleet.Secret(op.Key)
+	redact := known && !op.BadSign
+	if err != nil {
+		return Result{Err: err.Error(), Exchange: ex, redact: redact}
+	}
+	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact}
+}
+
+// request builds op's request: the envelope, then the op's fields with
+// their names in op's format.
+func (t *Target) request(op Op) client.Request {
+	format := device.JSON
+	if op.Format == "xml" {
+		format = device.XML
+	}
+	var path string
+	switch op.Kind {
+	case Command:
+		path = device.SendCommand.Path()
+	case Message:
+		path = device.SendMessage.Path()
+	default:
+		path = device.UpdateName.Path()
+	}
+	fields := make([]client.Field, 0, 8+len(op.Fields))
+	fields = append(fields,
+		client.Field{Key: device.FieldAPIKey, Value: op.Key},
+		client.Field{Key: device.FieldTimestamp, Value: auth.Timestamp(time.Now(), t.fleet.Location())},
+		client.Field{Key: device.FieldSign, Value: client.SignPlaceholder},
+		client.Field{Key: device.FieldAccount, Value: op.Account},
+		client.Field{Key: device.FieldMAC, Value: op.MAC})
+	sign := client.SignAuto
+	if op.BadSign {
+		// A well-formed sign with a secret nobody has.
+		fields[2].Value = auth.Sign(op.Key, "explore-wrong-secret", fields[1].Value.(string))
+		sign = client.SignKeep
+	}
+	if op.SN != "" {
+		fields = append(fields, client.Field{Key: device.FieldSN, Value: op.SN})
+	}
+	if op.Kind == Command {
+		fields = append(fields, client.Field{Key: device.FieldType, Value: op.Type})
+	}
+	for _, kv := range op.Fields {
+		key := kv.Key
+		if format == device.JSON && op.Kind == Command {
+			key = t.rules.Wire(op.Type, kv.Key, "json")
+		}
+		var v any = kv.Value
+		if kv.Number && format == device.JSON {
+			v = json.Number(kv.Value)
+		}
+		fields = append(fields, client.Field{Key: key, Value: v})
+	}
+	return client.Request{Path: path, Format: format, Fields: fields, Sign: sign}
+}
+
+// valueText is a JSON state value as text; numbers in their shortest form.
+func valueText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// get reads one observer path as JSON into dst.
+func (t *Target) get(ctx context.Context, path string, dst any) (client.Exchange, error) {
+	ex := client.Exchange{Method: http.MethodGet, URL: t.Observer + path}
+	if t.AdminToken != "" {
+		ex.RequestHeaders = map[string]string{"Authorization": "Bearer <REDACTED>"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ex.URL, nil)
+	if err != nil {
+		return ex, err
+	}
+	if t.AdminToken != "" {
+		req.Header.Set("Authorization", "Bearer "+t.AdminToken)
+	}
+	start := time.Now()
+	resp, err := t.http.Do(req)
+	ex.Duration = time.Since(start)
+	if err != nil {
+		return ex, fmt.Errorf("observer: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	ex.Status, ex.ResponseBody = resp.StatusCode, string(b)
+	if len(ex.ResponseBody) > 4096 {
+		ex.ResponseBody = ex.ResponseBody[:4096] + "…"
+	}
+	if err != nil {
+		return ex, fmt.Errorf("observer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return ex, fmt.Errorf("observer answered %d to GET %s", resp.StatusCode, path)
+	}
+	if err := json.Unmarshal(b, dst); err != nil {
+		return ex, fmt.Errorf("observer: GET %s: %v", path, err)
+	}
+	return ex, nil
+}
+
+// ProbeObserver reports whether base answers the CONTRACT 7 device read
+// for a device of the world.
+func (t *Target) ProbeObserver(ctx context.Context, w *World, base string) bool {
+	saved := t.Observer
+	t.Observer = strings.TrimRight(base, "/")
+	d := w.Devices()[0]
+	var raw map[string]any
+	_, err := t.get(ctx, "/_sim/gateways/"+d.MAC+"/devices/"+d.SN, &raw)
+	if err != nil {
+		t.Observer = saved
+		return false
+	}
+	return true
+}
+
+// reset puts the target back to its fleet when the observer can.
+func (t *Target) reset(ctx context.Context) error {
+	if !t.Reset || t.Observer == "" || t.noReset {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.Observer+"/_sim/reset", nil)
+	if err != nil {
+		return err
+	}
+	if t.AdminToken != "" {
+		req.Header.Set("Authorization", "Bearer "+t.AdminToken)
+	}
+	resp, err := t.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("observer: reset: %w", err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.noReset = true // a plain CONTRACT 7 observer: start from what it shows
+	}
+	return nil
+}
