@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -310,9 +311,15 @@ func otherValue(fd *device.Field, cur any, fk *gofakeit.Faker) string {
 	if cur == nil {
 		now = ""
 	}
-	switch fd.Kind {
-	case device.Enum:
-		vals := append([]string(nil), fd.Values...)
+	// The values come from the harness's own rule table, never the
+	// simulator's (TestHarnessDoesNotUseTheSimulatorsValidation).
+	of, ok := oracle.Lookup(fd.Name)
+	if !ok {
+		return ""
+	}
+	switch of.Kind {
+	case oracle.Enum:
+		vals := append([]string(nil), of.Values...)
 		fk.ShuffleStrings(vals)
 		for _, v := range vals {
 			if !strings.EqualFold(v, now) {
@@ -320,8 +327,8 @@ func otherValue(fd *device.Field, cur any, fk *gofakeit.Faker) string {
 			}
 		}
 		return vals[0]
-	case device.Integer:
-		lo, hi := int(fd.Min), int(fd.Max)
+	case oracle.Integer:
+		lo, hi := int(of.Min), int(of.Max)
 		for i := 0; i < 16; i++ {
 			v := strconv.Itoa(fk.Number(lo, hi))
 			if !sameNumber(v, now) {
@@ -332,7 +339,7 @@ func otherValue(fd *device.Field, cur any, fk *gofakeit.Faker) string {
 			return strconv.Itoa(hi)
 		}
 		return strconv.Itoa(lo)
-	case device.Decimal:
+	case oracle.Decimal:
 		for i := 0; i < 16; i++ {
 			v := fmt.Sprintf("%d.%d", fk.Number(10, 29), fk.Number(1, 9))
 			if !sameNumber(v, now) {
@@ -341,7 +348,7 @@ func otherValue(fd *device.Field, cur any, fk *gofakeit.Faker) string {
 		}
 		return "19.5"
 	}
-	return fd.Example
+	return of.Example
 }
 
 // invalidValue is a value the published table forbids for a field.

@@ -141,6 +141,11 @@ func checkStore(raw, from string) error {
 	if raw == "" {
 		return nil
 	}
+	// memory: and file:PATH are checked where the store is opened
+	// (simulator.Open), like the rest of a Redis or Sentinel URL.
+	if raw == "memory:" || strings.HasPrefix(raw, "file:") || strings.HasPrefix(raw, "redis+sentinel://") {
+		return nil
+	}
 	u, err := url.Parse(raw)
 	if err == nil && (u.Scheme == "redis" || u.Scheme == "rediss") && u.Host != "" {
 		return nil
@@ -153,7 +158,7 @@ func checkStore(raw, from string) error {
 	if host, port, err := net.SplitHostPort(raw); err == nil && host != "" && port != "" && !strings.ContainsAny(raw, "/@") {
 		example = "redis://" + net.JoinHostPort(host, port) + "/0"
 	}
-	return fmt.Errorf("%s %s is not a Redis URL; give redis://HOST:PORT/DB (rediss:// for TLS), e.g. --store %s", from, shown, example)
+	return fmt.Errorf("%s %s is not a store URL; give memory:, file:PATH, redis://HOST:PORT/DB (rediss:// for TLS) or redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB], e.g. --store %s", from, shown, example)
 }
 
 // Entry is the image's entrypoint rule (ENTRYPOINT ["gwsim"] in the

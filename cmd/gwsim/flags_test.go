@@ -72,7 +72,7 @@ func TestSuggest(t *testing.T) {
 // built from the value; a password in it is never repeated.
 func TestStoreValue(t *testing.T) {
 	code, stdout, stderr := run("serve", "--addr", "127.0.0.1:0", "--store", "127.0.0.1:6379")
-	want := `gwsim: --store "127.0.0.1:6379" is not a Redis URL; give redis://HOST:PORT/DB (rediss:// for TLS), e.g. --store redis://127.0.0.1:6379/0` + "\n"
+	want := `gwsim: --store "127.0.0.1:6379" is not a store URL; give memory:, file:PATH, redis://HOST:PORT/DB (rediss:// for TLS) or redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB], e.g. --store redis://127.0.0.1:6379/0` + "\n"
 	if code != 2 || stdout != "" || stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, want)
 	}
@@ -82,7 +82,7 @@ func TestStoreValue(t *testing.T) {
 	}
 	t.Setenv("GWSIM_STORE", "localhost:6380")
 	code, _, stderr = run("serve", "--addr", "127.0.0.1:0")
-	if code != 2 || !strings.Contains(stderr, `GWSIM_STORE "localhost:6380" is not a Redis URL`) || !strings.Contains(stderr, "redis://localhost:6380/0") {
+	if code != 2 || !strings.Contains(stderr, `GWSIM_STORE "localhost:6380" is not a store URL`) || !strings.Contains(stderr, "redis://localhost:6380/0") {
 		t.Errorf("GWSIM_STORE: exit %d, stderr %q", code, stderr)
 	}
 	for _, ok := range []string{"redis://127.0.0.1:6379/0", "rediss://u:p@h:6380/1", "redis://h1:1?addr=h2:2"} {
