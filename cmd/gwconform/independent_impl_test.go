@@ -109,12 +109,12 @@ const (
 
 var indepDevices = map[string][]indepFleetDevice{
 	indepMAC: {
-		{"11111111111111111111111111111101", "Appliance Module", "Kettle", "io: \"Off\""},
-		{"11111111111111111111111111111102", "Appliance Module Plus", "Heater", "opt: normal, Relay1: \"Off\", Relay2: \"On\""},
-		{"11111111111111111111111111111103", "Relay Module", "Pump", "io: \"On\""},
-		{"11111111111111111111111111111104", "Thermostat", "Living", "mode: Auto, cooling_point: 24, heating_point: 19.5, fan: Auto"},
-		{"11111111111111111111111111111105", "Infrared Sensor", "Porch", "io: \"Off\", code: 2"},
-		{"11111111111111111111111111111106", "Light Dimmer", "Hall", "dimming: 40"},
+		{"111111111111111111111111111ab101", "Appliance Module", "Kettle", "io: \"Off\""},
+		{"111111111111111111111111111ab102", "Appliance Module Plus", "Heater", "opt: normal, Relay1: \"Off\", Relay2: \"On\""},
+		{"111111111111111111111111111ab103", "Relay Module", "Pump", "io: \"On\""},
+		{"111111111111111111111111111ab104", "Thermostat", "Living", "mode: Auto, cooling_point: 24, heating_point: 19.5, fan: Auto"},
+		{"111111111111111111111111111ab105", "Infrared Sensor", "Porch", "io: \"Off\", code: 2"},
+		{"111111111111111111111111111ab106", "Light Dimmer", "Hall", "dimming: 40"},
 	},
 	indepMAC2: {{"22222222222222222222222222222201", "Light Dimmer", "Attic", "dimming: 10"}},
 	indepMACB: {{"33333333333333333333333333333301", "Relay Module", "Barn", "io: \"Off\""}},
@@ -316,6 +316,12 @@ func indepParseJSON(b []byte) ([]indepKV, *indepErr) {
 			case string:
 				v = x
 			case json.Number:
+				// CONTRACT 2: a number only where the field is numeric.
+				switch key {
+				case "dimming", "code", "cooling point", "heating point":
+				default:
+					return nil, &indepErr{400, "invalid_field", key, key + " must be a string"}
+				}
 				v = x.String()
 			default:
 				return nil, &indepErr{400, "invalid_field", key, key + " must be a string or a number"}
@@ -651,7 +657,7 @@ func (t *indepTarget) gateway(f map[string]string) (*indepGateway, *indepErr) {
 
 // indepValueOf reads a value of a field as the table allows it.
 func indepValueOf(fd indepField, raw string, asSent bool) (any, bool) {
-	v := strings.TrimSpace(raw)
+	v := raw // the texts let only a name be trimmed
 	switch fd.kind {
 	case "enum":
 		for _, a := range fd.values {
@@ -679,6 +685,9 @@ func indepValueOf(fd indepField, raw string, asSent bool) (any, bool) {
 		n, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(n) || n < fd.min || n > fd.max {
 			return nil, false
+		}
+		if n == 0 {
+			n = 0 // -0 is stored as 0
 		}
 		return n, true
 	}

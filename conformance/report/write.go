@@ -386,7 +386,8 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 	if d.Stopped != "" {
 		fmt.Fprintf(w, "  stopped: %s\n", d.Stopped)
 	}
-	if d.Effects != "" {
+	if d.Effects != "" && !effectsSkipped(d) {
+		// Otherwise the skipped checks' reasons say it, once.
 		fmt.Fprintf(w, "  %s\n", d.Effects)
 	}
 	if n := d.Summary.Inconclusive; n > 0 {
@@ -584,4 +585,15 @@ func orNone(s string) string {
 		return "(no target)"
 	}
 	return s
+}
+
+// effectsSkipped says whether a check was skipped for the reason d.Effects
+// gives, so that the console's list of skip reasons names it.
+func effectsSkipped(d Document) bool {
+	for _, r := range d.Results {
+		if r.Outcome == Skipped && strings.HasPrefix(r.Reason, d.Effects) {
+			return true
+		}
+	}
+	return false
 }
