@@ -208,7 +208,7 @@ func TypeNames() []string {
 
 // The envelope (published 2.1) and the operations' own fields (2.2, 2.4).
 var (
-	APIKey       = Field{Name: device.FieldAPIKey, Kind: Key, RangeMust: true, Example: "demo-key", Section: "2.1"}
+	APIKey       = Field{Name: device.FieldAPIKey, Kind: Key, RangeMust: true, Example: "an-api-key", Section: "2.1"}
 	TimestampF   = Field{Name: device.FieldTimestamp, Kind: Timestamp, RangeMust: true, Example: "20260101120000", Section: "2.1"}
 	Sign         = Field{Name: device.FieldSign, Kind: Hex, Len: 32, RangeMust: true, Example: "0123456789abcdef0123456789abcdef", Section: "2.1"}
 	Account      = Field{Name: device.FieldAccount, Kind: Hex, Len: 24, RangeMust: true, Example: "5f3a9c0e1b2d4f6a8c0e1b2d", Section: "2.1"}

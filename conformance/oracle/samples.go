@@ -471,7 +471,7 @@ func (f *Field) Broken(base string) []Sample {
 		add("empty", "empty", Str(""))
 		add("media-type", "a media type", Str("application/"+base))
 	case Key:
-		base = "demo-key"
+		base = "an-api-key"
 		jsonTypes("12345")
 	}
 	return keep(ss)
