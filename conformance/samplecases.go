@@ -6,6 +6,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/oracle"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
@@ -127,7 +128,7 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 		}
 		got, ok := pick(f, base, slug)
 		if !ok {
-			return "no sample " + slug + " of " + f.Name + " derived from " + base
+			return report.NoSample + slug + " of " + f.Name + " derived from " + base
 		}
 		setValue(c, f.Name, got.Value)
 		return ""
