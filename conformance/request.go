@@ -246,12 +246,24 @@ func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Respo
 		env.silent.Add(1)
 		return nil, fmt.Errorf("no answer from the target: %v", err)
 	}
-	if resp.Status >= 500 {
+	if resp.Status >= 500 && !refusesInput(resp.ErrorCode) {
 		env.silent.Add(1)
 	} else {
 		env.silent.Store(0)
 	}
 	return resp, nil
+}
+
+// refusesInput says whether an error code judges the request rather than
+// the target's health: a target that answers such a code, whatever its
+// status, is answering (wrongly, perhaps: the checks judge that), not
+// failing.
+func refusesInput(code string) bool {
+	switch code {
+	case device.CodeInvalidField, device.CodeMissingField, device.CodeUnexpectedField, device.CodeMalformedBody:
+		return true
+	}
+	return false
 }
 
 // maxSilent is how many requests in a row may go unanswered (or answered
