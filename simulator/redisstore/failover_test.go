@@ -43,19 +43,7 @@ func TestSentinelFailoverLosesNoAcknowledgedChange(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := func() int {
-		b, _ := os.ReadFile(ackFile)
-		return bytes.Count(b, []byte("\n"))
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for lines() < 150 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the ack log has %d lines after 30 s\n%s%s", lines(), stdout.String(), stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitAckLines(t, cmd, ackFile, 150, &stdout, &stderr)
 	sen.Primary.Kill() // SIGKILL, mid-load
 	killedAt := time.Now()
 

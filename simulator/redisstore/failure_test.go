@@ -110,22 +110,10 @@ func TestReplicaKilledMidLoadLosesNoAcknowledgedChange(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := func() int {
-		b, _ := os.ReadFile(ackFile)
-		return bytes.Count(b, []byte("\n"))
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for lines() < 300 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the ack log has %d lines after 30 s\n%s%s", lines(), stdout.String(), stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitAckLines(t, cmd, ackFile, 300, &stdout, &stderr)
 	ps[1].Kill() // SIGKILL, mid-load
 	killedAt := time.Now()
-	atKill := lines()
+	atKill := ackLines(ackFile)
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
@@ -179,4 +167,25 @@ func TestReplicaKilledMidLoadLosesNoAcknowledgedChange(t *testing.T) {
 		}
 	}
 	t.Logf("%d lines, %d unanswered, %d devices checked; targets %+v", len(entries), res.Unanswered, len(want), res.Targets)
+}
+
+// waitAckLines waits until the load's ack log has n lines, so that the
+// failure comes mid-load; after 30 s it stops the load and fails.
+func waitAckLines(t *testing.T, cmd *exec.Cmd, ackFile string, n int, stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for ackLines(ackFile) < n {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the ack log has %d lines after 30 s\n%s%s", ackLines(ackFile), stdout.String(), stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ackLines is how many lines the ack log has so far.
+func ackLines(ackFile string) int {
+	b, _ := os.ReadFile(ackFile)
+	return bytes.Count(b, []byte("\n"))
 }
