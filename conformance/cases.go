@@ -8,8 +8,8 @@ import (
 	"github.com/brianvoe/gofakeit/v6"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // expect is what a case's answer should be.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/brianvoe/gofakeit/v6"
 
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // Values drawn from the run's seed. Each generator draws a candidate and

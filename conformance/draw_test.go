@@ -6,7 +6,7 @@ import (
 
 	"github.com/brianvoe/gofakeit/v6"
 
-	"github.com/gwdmi/gwtools/conformance/oracle"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // TestDrawnValuesAreValid draws from every generator for 10,000 seeds: every

@@ -10,9 +10,9 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // A probe is an INFO check: it asks the target something the published

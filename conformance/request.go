@@ -9,10 +9,10 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // kv is one control field by its canonical (XML) name; the JSON name is

@@ -58,7 +58,7 @@ func boundariesSection(cases []Case) string {
 	var b strings.Builder
 	b.WriteString("### Boundaries\n\n")
 	b.WriteString("Every boundary of both texts is judged one smallest step inside it and one step outside it, on each side\n")
-	b.WriteString("(conformance/oracle: integers by 1, the thermostat points by 0.001 °C, lengths by one character in ASCII, in two-,\n")
+	b.WriteString("(gatewayapi/oracle: integers by 1, the thermostat points by 0.001 °C, lengths by one character in ASCII, in two-,\n")
 	b.WriteString("three- and four-byte UTF-8 and with combining characters, the timestamp window by one second each way). Each row is a\n")
 	b.WriteString("case; its checks are `<case>.json`, `.xml`, `.contract`, `.sim` and `.parity` (label `boundary`).\n\n")
 	b.WriteString("| Rule | Case | Sends | Expected |\n|---|---|---|---|\n")

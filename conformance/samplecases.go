@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // Cases from the oracle's samples (issue 17 item 4): every boundary one

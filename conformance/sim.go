@@ -11,10 +11,10 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // declareSim adds the state check of a case, read through the observer

@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // encoded is the valid body of a call, to be broken on purpose.

@@ -12,7 +12,7 @@ import (
 type Config struct {
 	Target *Target
 	World  *World
-	// Rules judge values; the harness's rule table (conformance/oracle)
+	// Rules judge values; the harness's rule table (gatewayapi/oracle)
 	// when nil.
 	Rules Rules
 	Seed  int64

@@ -4,8 +4,8 @@ import (
 	"math/rand"
 	"strconv"
 
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // Rules is the one place the model asks what the two texts say about a
@@ -49,14 +49,14 @@ type Refusal struct {
 	Open   bool
 }
 
-// oracleRules are the harness's own rule table (conformance/oracle):
+// oracleRules are the harness's own rule table (gatewayapi/oracle):
 // judging through oracle.Judge, values from its generators (a plain drawn
 // value, every allowed form, each edge, every way to break the grammar).
 type oracleRules struct {
 	valid, invalid map[*oracle.Field][]oracle.Sample
 }
 
-// OracleRules are the rules of conformance/oracle.
+// OracleRules are the rules of gatewayapi/oracle.
 func OracleRules() Rules {
 	r := &oracleRules{valid: map[*oracle.Field][]oracle.Sample{}, invalid: map[*oracle.Field][]oracle.Sample{}}
 	add := func(f *oracle.Field) {
