@@ -197,3 +197,23 @@ func f() bool { t := device.Types[0]; _, err := t.Fields[0].Parse(0, device.Str(
 		t.Fatalf("the scan does not resolve t.Fields[0].Parse and .Max: %v", seen)
 	}
 }
+
+// TestOracleImportsOnlyPlainNames: besides the standard library, the rule
+// table imports only gatewayapi/device (for its plain names, held to the
+// forbidden list above); never gwsim's codec, auth or anything of either
+// program, so that what it calls valid is its own reading of the texts.
+func TestOracleImportsOnlyPlainNames(t *testing.T) {
+	fset := token.NewFileSet()
+	files := parseDir(t, fset, ".")
+	if len(files) < 3 {
+		t.Fatalf("only %d files", len(files))
+	}
+	for _, f := range files {
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if p != devicePath && strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
+				t.Errorf("%s imports %s", fset.Position(imp.Pos()).Filename, p)
+			}
+		}
+	}
+}

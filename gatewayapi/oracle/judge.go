@@ -59,6 +59,10 @@ type Verdict struct {
 	Status int
 	Code   string
 	Field  string
+	// Also are further codes the texts allow for this refusal (a body
+	// whose structure breaks in a way that is also an unexpected or a
+	// missing field); ReadBody and JudgeRequest set them.
+	Also []string
 	// Why says which rule decided, for people.
 	Why string
 	// Stored is a valid field's canonical stored value: an enumerated
