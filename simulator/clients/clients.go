@@ -46,6 +46,14 @@ type Exchange struct {
 	Status int
 	Header http.Header
 	Answer []byte
+	// Judged says the caller has judged the request by the interface's
+	// rule table (gwsim proxy, with gatewayapi/oracle): Violation is the
+	// rule it breaks ("" when none, never a secret) and SignBad that its
+	// sign fails the fleet's key. The Recorder then takes that verdict
+	// instead of validating the request itself.
+	Judged    bool
+	Violation string
+	SignBad   bool
 }
 
 // Bounds of what a Recorder keeps.
@@ -254,8 +262,10 @@ type request struct {
 	// invalid is why the request breaks the interface's rules (nil: it
 	// does not); foreign names a field of another device type.
 	invalid *device.Error
-	foreign string
-	signBad bool
+	// violation, set from a Judged exchange, replaces invalid.
+	violation string
+	foreign   string
+	signBad   bool
 	// loose and exact fingerprint the request without and with its
 	// timestamp and sign.
 	loose, exact fingerprint
@@ -280,6 +290,10 @@ func (r *Recorder) Observe(ex Exchange) {
 	}
 	now := r.cfg.Now()
 	q := r.read(op, ex, now)
+	if ex.Judged {
+		q.invalid, q.signBad = nil, ex.SignBad
+		q.violation = ex.Violation
+	}
 	a := readAnswer(ex)
 	a.message = scrub(a.message, q.sign, q.key)
 	done := ex.Done
@@ -325,7 +339,9 @@ func (r *Recorder) Observe(ex Exchange) {
 	}
 
 	// Judgements on the request itself.
-	if q.invalid != nil {
+	if q.violation != "" {
+		c.flag(JudgeValid, ex.Time, what()+": "+q.violation)
+	} else if q.invalid != nil {
 		c.flag(JudgeValid, ex.Time, what()+": "+q.invalid.Error())
 	}
 	if q.foreign != "" {

@@ -7,9 +7,12 @@
 // is set; with a cassette Writer it records the upstream's answers for
 // gwsim serve --replay.
 //
-// The rules are gwsim's own (gatewayapi/device, the codec, CONTRACT's
-// table of codes and statuses); the harness's rule table lives under
-// conformance/, which gwsim may not import.
+// The rules are the harness's own rule table, gatewayapi/oracle, written
+// from the published interface and the CONTRACT and independent of gwsim's
+// validator: the proxy judges a request (method, Content-Type, size, body
+// structure, every field) and an answer (format, body, status of each
+// code, the refusal's code, Retry-After) as gwconform would. With a fleet
+// it also checks the credentials (CONTRACT 1) with the fleet's keys.
 package proxy
 
 import (
@@ -22,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -35,9 +37,9 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/clients"
-	"github.com/gwdmi/gwtools/simulator/server"
 )
 
 // Defaults of Config.
@@ -82,7 +84,6 @@ type Proxy struct {
 	journal  *journal
 	bearer   [sha256.Size]byte
 	auth     *auth.Authenticator // the fleet's, when there is one
-	codes    map[string]int
 	handler  http.Handler
 
 	ln  net.Listener
@@ -117,7 +118,7 @@ func New(cfg Config) (*Proxy, error) {
 		http: &http.Client{Transport: rt, Timeout: cfg.Timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		service: newServiceReport(redactURL(u)), journal: &journal{max: cfg.JournalSize},
-		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)), codes: server.Codes()}
+		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken))}
 	cc := clients.Config{Window: -1}
 	if f := cfg.Fleet; f != nil {
 		a := f.Authenticator()
@@ -221,7 +222,7 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 				device.Errorf(device.CodeBodyTooLarge, "", "the proxy reads bodies up to %d bytes", p.cfg.MaxBody))
 			return
 		}
-		verdict := p.checkRequest(op, r, format, body)
+		verdict := p.checkRequest(op, r, body)
 		ent := Entry{Time: start.UTC(), Operation: op.Name(), Client: verdict.client, RequestViolation: verdict.violation()}
 		if format != 0 {
 			ent.Format = format.String()
@@ -230,9 +231,9 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 			res    *http.Response
 			answer []byte
 		)
-		if verdict.err != nil && p.cfg.BlockInvalid {
+		if verdict.refused() && p.cfg.BlockInvalid {
 			ent.Blocked = true
-			res, answer = p.blocked(orJSON(format), verdict.err)
+			res, answer = p.blocked(orJSON(verdict.format), verdict)
 		} else {
 			res, answer, err = p.forward(r, body)
 			if err != nil {
@@ -242,12 +243,13 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 				p.unreachable(w, orJSON(format), err)
 				return
 			}
-			ent.AnswerViolations = p.checkAnswer(op, format, verdict, res, answer)
+			ent.AnswerViolations = p.checkAnswer(op, verdict, res, answer)
 		}
 		ent.Status = res.StatusCode
 		ent.DurationUS = time.Since(start).Microseconds()
 		p.clients.Observe(clients.Exchange{Time: start, Done: time.Now(), Path: op.Path(), ContentType: ct, Body: body,
-			Status: res.StatusCode, Header: res.Header, Answer: answer})
+			Status: res.StatusCode, Header: res.Header, Answer: answer,
+			Judged: true, Violation: verdict.fieldViolation(), SignBad: verdict.signBad})
 		p.journal.add(ent)
 		if ent.RequestViolation != "" {
 			p.log.Warn("the app broke the interface's rules", "client", ent.Client, "operation", op.Name(), "violation", ent.RequestViolation, "blocked", ent.Blocked)
@@ -318,11 +320,20 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, res *http.Response
 	w.Write(answer)
 }
 
-func (p *Proxy) blocked(f device.Format, e *device.Error) (*http.Response, []byte) {
+// blocked is the proxy's own refusal of a request that breaks a rule: the
+// rule table's status, code and field.
+func (p *Proxy) blocked(f device.Format, v verdict) (*http.Response, []byte) {
 	h := http.Header{}
 	h.Set("Content-Type", codec.ContentType(f))
 	h.Set("X-Gwsim-Proxy", "blocked")
-	return &http.Response{StatusCode: server.StatusOf(e.Code), Header: h}, codec.Error(f, e)
+	if v.rule.Code == device.CodeMethodNotAllowed {
+		h.Set("Allow", http.MethodPost)
+	}
+	status := v.rule.Status
+	if status == 0 {
+		status = http.StatusBadRequest
+	}
+	return &http.Response{StatusCode: status, Header: h}, codec.Error(f, &device.Error{Code: v.rule.Code, Field: v.rule.Field, Message: v.scrub(v.rule.Why)})
 }
 
 func (p *Proxy) fail(w http.ResponseWriter, f device.Format, status int, e *device.Error) {
@@ -351,136 +362,103 @@ func orJSON(f device.Format) device.Format {
 // verdict is what the proxy found of a request.
 type verdict struct {
 	client string
-	// err is the first rule the request breaks (nil: none).
-	err *device.Error
-	// auth says the envelope failed the fleet's keys (only with a fleet).
-	auth bool
+	format device.Format
+	// rule is the rule table's verdict (gatewayapi/oracle); with a fleet,
+	// a request valid by the table whose credentials the fleet refuses
+	// becomes that refusal.
+	rule oracle.Verdict
+	// auth says the credentials failed the fleet's keys; signBad that the
+	// sign did.
+	auth, signBad bool
+	// secrets are the api_key and sign as sent, kept out of every message.
+	secrets []string
 }
+
+// refused reports whether the request breaks a rule (an Open verdict
+// breaks none).
+func (v verdict) refused() bool { return !v.rule.OK && !v.rule.Open }
 
 func (v verdict) violation() string {
-	if v.err == nil {
+	if !v.refused() {
 		return ""
 	}
-	return v.err.Error()
+	level := "SHOULD"
+	if v.rule.Must {
+		level = "MUST"
+	}
+	return v.scrub(v.rule.Code + " (" + level + "): " + v.rule.Why)
 }
 
-// checkRequest judges a request by the interface's rules (and the fleet's
-// keys when there is one). The sign's value never enters a message.
-func (p *Proxy) checkRequest(op device.Operation, r *http.Request, format device.Format, body []byte) verdict {
+// fieldViolation is the violation of the request's own form, without the
+// credentials the client report judges apart (signs_correctly).
+func (v verdict) fieldViolation() string {
+	if v.auth {
+		return ""
+	}
+	return v.violation()
+}
+
+// scrub takes the api_key and sign as sent out of a message.
+func (v verdict) scrub(s string) string {
+	for _, x := range v.secrets {
+		if len(x) >= 4 {
+			s = strings.ReplaceAll(s, x, "…")
+		}
+	}
+	return s
+}
+
+// checkRequest judges a request by the interface's rule table
+// (gatewayapi/oracle, the harness's), and by the fleet's keys when there
+// is one. The sign's value never enters a message.
+func (p *Proxy) checkRequest(op device.Operation, r *http.Request, body []byte) verdict {
 	var v verdict
-	if r.Method != http.MethodPost {
-		v.err = device.Errorf(device.CodeMethodNotAllowed, "", "%s is not allowed; use POST", r.Method)
-		return v
-	}
-	if _, derr := codec.FormatOf(r.Header.Get("Content-Type")); derr != nil {
-		v.err = derr
-		return v
-	}
-	pairs, derr := codec.Decode(format, body)
-	if derr != nil {
-		v.err = derr
-		return v
-	}
-	for _, pr := range pairs {
-		if pr.Key == device.FieldAPIKey {
-			v.client = clients.Mask(strings.TrimSpace(pr.Value.Text))
+	format, sent, rule := oracle.JudgeRequest(op, oracle.Request{Method: r.Method, ContentType: r.Header.Get("Content-Type"), Body: body})
+	v.format, v.rule = format, rule
+	get := map[string]oracle.Value{}
+	for _, s := range sent {
+		switch s.Key {
+		case device.FieldAPIKey:
+			v.client = clients.Mask(strings.TrimSpace(s.Value.Raw))
+			v.secrets = append(v.secrets, s.Value.Raw, strings.TrimSpace(s.Value.Raw))
+		case device.FieldSign:
+			v.secrets = append(v.secrets, s.Value.Raw, strings.TrimSpace(s.Value.Raw))
 		}
+		get[s.Key] = s.Value
 	}
-	req, derr := device.Parse(op, format, pairs)
-	if derr != nil {
-		if derr.Field == device.FieldSign {
-			derr = device.Errorf(derr.Code, derr.Field, "sign must be 32 hexadecimal characters")
+	if rule.OK && p.auth != nil {
+		stored := func(f *oracle.Field) string {
+			s, _ := f.Judge(format, get[f.Name]).Stored.(string)
+			return s
 		}
-		v.err = derr
-		return v
-	}
-	if p.auth != nil {
-		if aerr := p.auth.Check(&req.Envelope); aerr != nil {
-			v.err, v.auth = aerr, true
+		e := device.Envelope{APIKey: stored(&oracle.APIKey), Timestamp: stored(&oracle.TimestampF), Sign: stored(&oracle.Sign),
+			AccountID: stored(&oracle.Account), MAC: stored(&oracle.MAC)}
+		e.Time, _ = time.Parse(oracle.TimestampLayout, e.Timestamp)
+		if aerr := p.auth.Check(&e); aerr != nil {
+			v.auth, v.signBad = true, aerr.Code == device.CodeBadSignature
+			v.rule = oracle.Verdict{Status: oracle.Statuses[aerr.Code], Code: aerr.Code, Field: aerr.Field,
+				Why: aerr.Message + " (CONTRACT 1, by the fleet's keys)"}
 		}
 	}
 	return v
 }
 
-// checkAnswer lists the rules an answer breaks.
-func (p *Proxy) checkAnswer(op device.Operation, format device.Format, v verdict, res *http.Response, body []byte) []string {
-	var out []string
-	flag := func(id, msg string) {
-		out = append(out, msg)
-		p.service.flag(id, op.Name()+": "+msg)
-	}
+// checkAnswer lists the rules an answer breaks, by the rule table.
+func (p *Proxy) checkAnswer(op device.Operation, v verdict, res *http.Response, body []byte) []string {
 	p.service.count()
-	status := res.StatusCode
-	mt, _, err := mime.ParseMediaType(res.Header.Get("Content-Type"))
-	var af device.Format
-	switch {
-	case err != nil:
-	case mt == "application/json":
-		af = device.JSON
-	case mt == "application/xml" || mt == "text/xml":
-		af = device.XML
-	}
-	if af == 0 {
-		flag(AnswerFormat, fmt.Sprintf("answer %d has Content-Type %q, neither JSON nor XML", status, res.Header.Get("Content-Type")))
-	} else if format != 0 && af != format {
-		flag(AnswerFormat, fmt.Sprintf("answer %d is %s to a %s request", status, af, format))
-	}
-	st, code := readAnswer(af, body)
-	switch {
-	case status == http.StatusOK && st != "success":
-		flag(AnswerBody, fmt.Sprintf("answer 200 has status %q, not success", st))
-	case status != http.StatusOK && af != 0 && (st != "error" || code == ""):
-		flag(AnswerBody, fmt.Sprintf("error answer %d has no status error with an error code", status))
-	}
-	invalid := v.err != nil && !v.auth
-	switch {
-	case invalid && status >= 200 && status < 300:
-		flag(RefusesInvalid, fmt.Sprintf("accepted (%d) a request that breaks the rules: %s", status, v.err.Error()))
-	case invalid && status >= 500:
-		flag(No5xx, fmt.Sprintf("answered %d to bad input (%s)", status, v.err.Code))
-	case v.err == nil && status == http.StatusBadRequest && isValidationCode(code):
-		flag(AcceptsValid, fmt.Sprintf("refused a request that follows the rules: 400 %s", code))
-	case v.auth && status >= 200 && status < 300:
-		flag(RefusesInvalid, fmt.Sprintf("accepted (%d) a request the fleet's keys refuse: %s", status, v.err.Code))
-	}
-	if status == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
-		flag(RetryAfter, "answer 429 has no Retry-After")
-	}
-	if want, ok := p.codes[code]; ok && code != "" && want != status {
-		flag(StatusOfCode, fmt.Sprintf("error %s came with status %d; CONTRACT 4 gives it %d", code, status, want))
+	breaches := oracle.JudgeAnswer(v.format, v.rule, oracle.Answer{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type"),
+		RetryAfter: res.Header.Get("Retry-After"), Body: body})
+	var out []string
+	for _, b := range breaches {
+		level := "SHOULD"
+		if b.Must {
+			level = "MUST"
+		}
+		msg := v.scrub(b.Rule + " (" + level + "): " + b.Why)
+		out = append(out, msg)
+		p.service.flag(b.Rule, op.Name()+" ("+orJSON(v.format).String()+"): "+msg)
 	}
 	return out
-}
-
-func isValidationCode(c string) bool {
-	switch c {
-	case device.CodeInvalidField, device.CodeMissingField, device.CodeUnexpectedField, device.CodeMalformedBody:
-		return true
-	}
-	return false
-}
-
-// readAnswer reads status and error.code of an answer body.
-func readAnswer(f device.Format, body []byte) (status, code string) {
-	var a struct {
-		Status string `json:"status" xml:"status"`
-		Error  struct {
-			Code string `json:"code" xml:"code"`
-		} `json:"error" xml:"error"`
-	}
-	switch f {
-	case device.JSON:
-		if json.Unmarshal(body, &a) != nil {
-			return "", ""
-		}
-	case device.XML:
-		if xmlUnmarshal(body, &a) != nil {
-			return "", ""
-		}
-	default:
-		return "", ""
-	}
-	return a.Status, a.Error.Code
 }
 
 // Open listens on addr and serves in the background.

@@ -236,3 +236,116 @@ func TestUpstreamUnreachable(t *testing.T) {
 		t.Errorf("journal %+v", j)
 	}
 }
+
+// TestProxyJudgesBothSidesByTheRuleTable: in front of a faulty service
+// written here (it answers 200 to everything, or refuses with the wrong
+// code), the proxy flags, by the rule table of gatewayapi/oracle, (a) the
+// app's invalid request and its bad sign and (b) each answer that breaks
+// the interface, in both formats, while the app gets every answer and
+// the service every request byte for byte.
+func TestProxyJudgesBothSidesByTheRuleTable(t *testing.T) {
+	type seen struct {
+		body []byte
+		ct   string
+	}
+	var (
+		mode     string // "accept" or "wrong-code"
+		received []seen
+	)
+	answers := map[string]map[device.Format]string{
+		"accept": {device.JSON: `{"status":"success"}`, device.XML: `<xml><status>success</status></xml>`},
+		"wrong-code": {device.JSON: `{"status":"error","error":{"code":"invalid_field","field":"io","message":"no"}}`,
+			device.XML: `<xml><status>error</status><error><code>invalid_field</code><field>io</field><message>no</message></error></xml>`},
+	}
+	faulty := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		received = append(received, seen{b, r.Header.Get("Content-Type")})
+		f := device.JSON
+		if strings.Contains(r.Header.Get("Content-Type"), "xml") {
+			f = device.XML
+		}
+		w.Header().Set("Content-Type", simtest.ContentType(f))
+		w.Header().Set("X-Faulty", mode)
+		if mode == "wrong-code" {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+		io.WriteString(w, answers[mode][f])
+	}))
+	t.Cleanup(faulty.Close)
+	p := start(t, proxy.Config{Upstream: faulty.URL, Fleet: fleet.Demo(), AdminToken: "tok"})
+	target, _ := fleet.Demo().Target()
+	am := target.Devices["Appliance Module"].SN
+
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		received = nil
+		app := demoClient(t, p.URL())
+		wrongSecret := demoClient(t, p.URL())
+		wrongSecret.Secret = "not-the-secret"
+		for i, tc := range []struct {
+			mode       string
+			fields     []simtest.F
+			request    string // the app's violation, "" for none
+			answer     string // the service's, "" for none
+			wantStatus int
+		}{
+			// A valid command, answered success: nothing to flag (the faulty
+			// service's right answers are not held against it).
+			{"accept", app.Command(am, "Appliance Module", simtest.S("io", "On")), "", "", 200},
+			// (a) and (b): a bad sign, accepted.
+			{"accept", wrongSecret.Command(am, "Appliance Module", simtest.S("io", "Off")), "bad_signature", proxy.RefusesInvalid, 200},
+			// (a) Relay2 on an Appliance Module, accepted: MUST NOT.
+			{"accept", app.Command(am, "Appliance Module", simtest.S("io", "On"), simtest.S("Relay2", "On")), "unexpected_field (SHOULD)", proxy.RefusesInvalid, 200},
+			// (b) the same refused, with the wrong code.
+			{"wrong-code", app.Command(am, "Appliance Module", simtest.S("io", "Off"), simtest.S("Relay2", "On")), "unexpected_field", proxy.ErrorCode, 400},
+			// (b) a valid command refused as invalid.
+			{"wrong-code", app.Command(am, "Appliance Module", simtest.S("io", "On")), "", proxy.AcceptsValid, 400},
+		} {
+			mode = tc.mode
+			body := simtest.Body(f, tc.fields)
+			res := app.Post(device.SendCommand.Path(), simtest.ContentType(f), body)
+			if res.Status != tc.wantStatus || string(res.Body) != answers[tc.mode][f] || res.Header.Get("X-Faulty") != tc.mode ||
+				res.Header.Get("Content-Type") != simtest.ContentType(f) {
+				t.Errorf("%s #%d: the app got %s, not the service's answer", f, i, res)
+			}
+			if len(received) != i+1 || string(received[i].body) != string(body) || received[i].ct != simtest.ContentType(f) {
+				t.Fatalf("%s #%d: the service did not get the request as sent", f, i)
+			}
+			var j []proxy.Entry
+			app.AdminToken = "tok"
+			app.AdminJSON(http.MethodGet, "/_sim/journal", "", &j)
+			e := j[len(j)-1]
+			if tc.request == "" && e.RequestViolation != "" || !strings.Contains(e.RequestViolation, tc.request) {
+				t.Errorf("%s #%d: request violation %q, want %q", f, i, e.RequestViolation, tc.request)
+			}
+			flagged := strings.Join(e.AnswerViolations, "; ")
+			if tc.answer == "" && flagged != "" || !strings.Contains(flagged, tc.answer) || e.Blocked || e.Format != f.String() {
+				t.Errorf("%s #%d: answer violations %q, want %q (%+v)", f, i, flagged, tc.answer, e)
+			}
+			if strings.Contains(e.RequestViolation+flagged, target.Key.Secret) || strings.Contains(e.RequestViolation+flagged, target.Key.Key) {
+				t.Errorf("%s #%d: a secret in the journal: %+v", f, i, e)
+			}
+		}
+	}
+	c := demoClient(t, p.URL())
+	c.AdminToken = "tok"
+	var rep clients.Report
+	c.AdminJSON(http.MethodGet, "/_sim/clients", "", &rep)
+	byID := map[string]clients.Judgement{}
+	for _, j := range rep.Service.Judgements {
+		byID[j.ID] = j
+	}
+	for id, n := range map[string]uint64{proxy.RefusesInvalid: 4, proxy.ErrorCode: 2, proxy.AcceptsValid: 2, proxy.AnswerFormat: 0, proxy.AnswerBody: 0, proxy.StatusOfCode: 0} {
+		if byID[id].Violations != n {
+			t.Errorf("service judgement %s: %d violations, want %d (%+v)", id, byID[id].Violations, n, byID[id])
+		}
+	}
+	app, _ := rep.Client(clients.Mask(target.Key.Key))
+	if app.Judgement(clients.JudgeValid).Violations != 4 || app.Judgement(clients.JudgeSign).Violations != 2 {
+		t.Errorf("the client report: %+v", app.Judgements)
+	}
+	var text strings.Builder
+	rep.WriteText(&text)
+	if strings.Contains(text.String(), target.Key.Secret) || strings.Contains(text.String(), target.Key.Key) {
+		t.Errorf("a secret in the report")
+	}
+}

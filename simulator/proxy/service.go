@@ -1,33 +1,25 @@
 package proxy
 
 import (
-	"encoding/xml"
 	"sync"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 	"github.com/gwdmi/gwtools/simulator/clients"
 )
 
-// Judgements of the service's answers, in report order.
+// Judgements of the service's answers, in report order: the rules of the
+// rule table (gatewayapi/oracle) an answer is judged by.
 const (
-	AnswerFormat   = "answers_in_request_format"
-	AnswerBody     = "answer_bodies_readable"
-	RefusesInvalid = "refuses_invalid_requests"
-	AcceptsValid   = "accepts_valid_requests"
-	No5xx          = "no_5xx_for_bad_input"
-	RetryAfter     = "retry_after_on_429"
-	StatusOfCode   = "status_matches_error_code"
+	AnswerFormat   = oracle.RuleAnswerFormat
+	AnswerBody     = oracle.RuleAnswerBody
+	RefusesInvalid = oracle.RuleRefusesInvalid
+	AcceptsValid   = oracle.RuleAcceptsValid
+	ErrorCode      = oracle.RuleErrorCode
+	No5xx          = oracle.RuleNo5xx
+	StatusOfCode   = oracle.RuleStatusOfCode
+	RetryAfter     = oracle.RuleRetryAfter
 )
-
-var serviceJudgements = []struct{ id, name string }{
-	{AnswerFormat, "service answers JSON or XML, in the request's format"},
-	{AnswerBody, "service answers status success on 200, status error with a code otherwise"},
-	{RefusesInvalid, "service refuses requests that break the interface's rules"},
-	{AcceptsValid, "service does not refuse as invalid a request that follows the rules"},
-	{No5xx, "service never answers 5xx to bad input"},
-	{RetryAfter, "service sends Retry-After with 429"},
-	{StatusOfCode, "service gives each error code its CONTRACT status"},
-}
 
 // serviceReport counts what the upstream's answers broke.
 type serviceReport struct {
@@ -63,14 +55,12 @@ func (s *serviceReport) snapshot() *clients.Service {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := &clients.Service{Upstream: s.upstream, Answers: s.answers}
-	for _, j := range serviceJudgements {
-		jj := clients.Judgement{ID: j.id, Name: j.name, Passed: s.n[j.id] == 0, Violations: s.n[j.id], Latest: s.latest[j.id]}
-		if t := s.at[j.id]; !t.IsZero() {
+	for _, j := range oracle.AnswerRules {
+		jj := clients.Judgement{ID: j.ID, Name: "service " + j.Name, Passed: s.n[j.ID] == 0, Violations: s.n[j.ID], Latest: s.latest[j.ID]}
+		if t := s.at[j.ID]; !t.IsZero() {
 			jj.LatestTime = t.Format(time.RFC3339)
 		}
 		out.Judgements = append(out.Judgements, jj)
 	}
 	return out
 }
-
-func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }
