@@ -21,11 +21,13 @@ const proxyUsage = `Usage:
   gwsim proxy --upstream URL [--addr 127.0.0.1:8081] [--fleet FILE] [--record DIR] [--block-invalid]
 
 Stands in front of a real implementation of the interface: point the app at
-the proxy. Every request is checked against the interface's rules, every
-answer too; what breaks them is logged, journaled (GET /_sim/journal),
-judged per client (GET /_sim/clients, gwsim clients --target PROXY) and,
-for the service, in GET /_sim/service. Nothing on the wire changes unless
---block-invalid. With --fleet the proxy also checks signs and timestamps.
+the proxy. Every request and every answer is judged by the rule table the
+conformance harness uses (gatewayapi/oracle); what breaks it, on either
+side, is logged, journaled (GET /_sim/journal), shown live in a browser at
+PROXY/_sim/, judged per client and for the service (GET /_sim/clients;
+gwsim clients --target PROXY --format text|json|junit|html). Nothing on the
+wire changes unless --block-invalid. With --fleet the proxy also checks
+signs and timestamps.
 With --record DIR it writes each answer to a cassette for gwsim serve
 --replay DIR (no api_key, sign or timestamp is written).
   gwsim proxy --upstream https://staging.example.com --fleet staging.yaml --record cassettes/
@@ -118,7 +120,7 @@ func (m *proxyMain) Open() error {
 	up, _ := url.Parse(m.upstream)
 	up.User = nil
 	fmt.Fprintf(m.Stdout, "gwsim proxy listening on %s, in front of %s\n", p.URL(), up)
-	fmt.Fprintf(m.Stdout, "  client report: gwsim clients --target %s   service report: %s/_sim/service\n", p.URL(), p.URL())
+	fmt.Fprintf(m.Stdout, "  live page: %s/_sim/   reports of the app and the service: gwsim clients --target %s [--format html|junit]\n", p.URL(), p.URL())
 	if m.record != "" {
 		fmt.Fprintf(m.Stdout, "  recording cassettes into %s\n", m.record)
 	}

@@ -56,8 +56,20 @@ func TestProxyCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "FAIL app sent no fields that belong to another device type") || !strings.Contains(out, "service "+up) {
 		t.Errorf("gwsim clients against the proxy: exit %d\n%s\n%s", code, out, errs)
 	}
-	if !strings.Contains(stderr.String(), "Relay2") {
+	if !strings.Contains(stderr.String(), "Relay2") || !strings.Contains(stderr.String(), "unexpected_field (SHOULD)") {
 		t.Errorf("the violation was not logged: %s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), url+"/_sim/") {
+		t.Errorf("the banner does not name the live page: %s", stdout.String())
+	}
+	for _, secret := range []string{target.Key.Key, target.Key.Secret} {
+		if strings.Contains(stderr.String(), secret) || strings.Contains(stdout.String(), secret) {
+			t.Errorf("the log or the banner carries %q", secret)
+		}
+	}
+	code, page, _ := run("clients", "--target", url, "--admin-token", "tok", "--format", "junit")
+	if code != 0 || !strings.Contains(page, `<testsuite name="service `+up) || !strings.Contains(page, "refuses a broken request with the rule&#39;s error code") {
+		t.Errorf("the JUnit report of the service: exit %d\n%s", code, page)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) != 2 {

@@ -19,7 +19,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +39,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/clients"
+	"github.com/gwdmi/gwtools/simulator/server"
 )
 
 // Defaults of Config.
@@ -84,6 +84,7 @@ type Proxy struct {
 	journal  *journal
 	bearer   [sha256.Size]byte
 	auth     *auth.Authenticator // the fleet's, when there is one
+	sessions *server.MemorySessions
 	handler  http.Handler
 
 	ln  net.Listener
@@ -118,7 +119,7 @@ func New(cfg Config) (*Proxy, error) {
 		http: &http.Client{Transport: rt, Timeout: cfg.Timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		service: newServiceReport(redactURL(u)), journal: &journal{max: cfg.JournalSize},
-		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken))}
+		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)), sessions: server.NewMemorySessions(nil)}
 	cc := clients.Config{Window: -1}
 	if f := cfg.Fleet; f != nil {
 		a := f.Authenticator()
@@ -161,7 +162,10 @@ func (p *Proxy) routes() http.Handler {
 	admin("GET /_sim/journal", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, p.journal.last())
 	}))
-	admin("GET /_sim/{$}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.liveRoutes(mux)
+	// The report of both sides as one self-contained page (as gwsim
+	// clients --format html writes it).
+	admin("GET /_sim/report", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rep := p.clients.Report()
 		rep.Service = p.service.snapshot()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -190,15 +194,11 @@ func (p *Proxy) routes() http.Handler {
 
 func (p *Proxy) admin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.cfg.AdminToken != "" {
-			sum := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-			if subtle.ConstantTimeCompare(sum[:], p.bearer[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="gwsim proxy admin"`)
-				writeJSON(w, http.StatusUnauthorized, map[string]any{"status": "error",
-					"error": map[string]string{"code": device.CodeUnauthorized, "field": "Authorization",
-						"message": "the admin API needs Authorization: Bearer <admin token>"}})
-				return
-			}
+		if !p.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gwsim proxy admin"`)
+			adminError(w, http.StatusUnauthorized, device.Errorf(device.CodeUnauthorized, "Authorization",
+				"the admin API needs Authorization: Bearer <admin token>, or a sign-in on the live page /_sim/"))
+			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)

@@ -349,3 +349,67 @@ func TestProxyJudgesBothSidesByTheRuleTable(t *testing.T) {
 		t.Errorf("a secret in the report")
 	}
 }
+
+// TestLivePageSignIn: the live page is open (it holds no data); its data
+// needs the admin token, or the session cookie a sign-in with the token
+// sets; a wrong token sets none, and a sign-out ends the session.
+func TestLivePageSignIn(t *testing.T) {
+	up := upstream(t, simulator.Options{})
+	p := start(t, proxy.Config{Upstream: up.URL(), AdminToken: "tok"})
+	get := func(path string, cookies ...*http.Cookie) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, p.URL()+path, nil)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	if r := get("/_sim/"); r.StatusCode != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(r.Header.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Errorf("the page: %d %v", r.StatusCode, r.Header)
+	}
+	for _, path := range []string{"/_sim/static/live.js", "/_sim/static/live.css"} {
+		if r := get(path); r.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d", path, r.StatusCode)
+		}
+	}
+	for _, path := range []string{"/_sim/clients", "/_sim/journal", "/_sim/service", "/_sim/report"} {
+		if r := get(path); r.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s without the token: %d", path, r.StatusCode)
+		}
+	}
+	signIn := func(token string) *http.Response {
+		res, err := http.Post(p.URL()+"/_sim/session", "application/json", strings.NewReader(`{"token":"`+token+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	if r := signIn("wrong"); r.StatusCode != http.StatusUnauthorized || len(r.Cookies()) != 0 {
+		t.Errorf("a wrong token: %d %v", r.StatusCode, r.Cookies())
+	}
+	r := signIn("tok")
+	if r.StatusCode != http.StatusOK || len(r.Cookies()) != 1 || !r.Cookies()[0].HttpOnly || r.Cookies()[0].Value == "tok" {
+		t.Fatalf("sign-in: %d %v", r.StatusCode, r.Cookies())
+	}
+	cookie := r.Cookies()[0]
+	for _, path := range []string{"/_sim/clients", "/_sim/journal", "/_sim/service", "/_sim/report"} {
+		if r := get(path, cookie); r.StatusCode != http.StatusOK {
+			t.Errorf("%s with the session: %d", path, r.StatusCode)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodDelete, p.URL()+"/_sim/session", nil)
+	req.AddCookie(cookie)
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("sign-out: %v", err)
+	}
+	if r := get("/_sim/clients", cookie); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("after sign-out: %d", r.StatusCode)
+	}
+}
