@@ -83,6 +83,7 @@ func TestSampleAppThroughProxy(t *testing.T) {
 		{"relay2", sampleapp.Bugs{Relay2: true}, 0, []string{clients.JudgeValid, clients.JudgeForeign}},
 		{"retry-at-once", sampleapp.Bugs{RetryAtOnce: true}, 4, []string{clients.JudgeRetryAfter}},
 		{"wrong-clock", sampleapp.Bugs{WrongClock: true}, 0, []string{clients.JudgeClock}},
+		{"resend-400", sampleapp.Bugs{Resend400: true}, 0, []string{clients.JudgeValid, clients.JudgeResend400}},
 	} {
 		for _, f := range []device.Format{device.JSON, device.XML} {
 			t.Run(tc.name+"/"+f.String(), func(t *testing.T) {

@@ -177,3 +177,85 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestSampleAppThroughScenario: the sample app plays its session while a
+// scenario is in force (a slow gateway, renames failing); the client
+// report counts its requests under each fault, names each bug switch, and
+// is clean with no switch on, in both formats.
+func TestSampleAppThroughScenario(t *testing.T) {
+	sc, err := scenario.Parse([]byte(`
+name: slow and failing renames
+steps:
+  - {at: 0s, latency: 5ms}
+  - {at: 0s, error_rate: {operation: update_name, rate: 1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		bugs  sampleapp.Bugs
+		limit int
+		want  string
+	}{
+		{"clean", sampleapp.Bugs{}, 8, ""},
+		{"retry-at-once", sampleapp.Bugs{RetryAtOnce: true}, 3, clients.JudgeRetryAfter},
+		{"wrong-clock", sampleapp.Bugs{WrongClock: true}, 0, clients.JudgeClock},
+		{"relay2", sampleapp.Bugs{Relay2: true}, 0, clients.JudgeForeign},
+		{"resend-400", sampleapp.Bugs{Resend400: true}, 0, clients.JudgeResend400},
+	} {
+		for _, f := range []device.Format{device.JSON, device.XML} {
+			t.Run(tc.name+"/"+f.String(), func(t *testing.T) {
+				p := scenario.NewPlayer(sc, nil)
+				sim, err := simulator.Start("127.0.0.1:0", simulator.Options{RateLimit: tc.limit, ClientPhases: p.Phases, Admin: p.Routes()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { p.Stop(); sim.Close() })
+				p.Attach(sim.Server)
+				if err := p.Start(); err != nil {
+					t.Fatal(err)
+				}
+				res, err := sampleapp.Run(context.Background(), sampleapp.Config{Target: sim.URL(), Format: f, Burst: 4, Bugs: tc.bugs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The stale clock and the retry loop never reach the rename.
+				reaches := !tc.bugs.WrongClock && !tc.bugs.RetryAtOnce
+				if reaches && res.Codes[device.CodeInjectedFault] == 0 {
+					t.Errorf("the rename did not fail during the scenario: %+v", res)
+				}
+				var rep clients.Report
+				simtest.NewClient(t, sim.URL()).AdminJSON(http.MethodGet, "/_sim/clients", "", &rep)
+				target, _ := fleet.Demo().Target()
+				app, ok := rep.Client(clients.Mask(target.Key.Key))
+				if !ok {
+					t.Fatalf("no client: %+v", rep)
+				}
+				var failed []string
+				for _, j := range app.Judgements {
+					if !j.Passed {
+						failed = append(failed, j.ID)
+					}
+				}
+				switch {
+				case tc.want == "" && len(failed) != 0:
+					t.Errorf("a clean app failed %v", failed)
+				case tc.want != "" && !strings.Contains(strings.Join(failed, " "), tc.want):
+					t.Errorf("%s not named: failed %v", tc.want, failed)
+				}
+				phases := map[string]clients.Phase{}
+				for _, ph := range app.Phases {
+					phases[ph.Phase] = ph
+				}
+				slow, renames := phases["latency 5ms (from 0s)"], phases["100% errors on update_name (from 0s)"]
+				if slow.Requests != uint64(res.Requests) || renames.Requests != slow.Requests || reaches && renames.Codes[device.CodeInjectedFault] == 0 {
+					t.Errorf("phases %+v, the app sent %d requests", app.Phases, res.Requests)
+				}
+				if tc.bugs.RetryAtOnce && slow.RetriedEarly == 0 {
+					t.Errorf("the early retries are not counted under the fault: %+v", slow)
+				}
+			})
+		}
+	}
+}
