@@ -13,6 +13,7 @@ import (
 	"github.com/gwdmi/gwtools/fixtures/sampleapp"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/simulator/proxy"
@@ -413,4 +414,128 @@ func TestLivePageSignIn(t *testing.T) {
 	if r := get("/_sim/clients", cookie); r.StatusCode != http.StatusUnauthorized {
 		t.Errorf("after sign-out: %d", r.StatusCode)
 	}
+}
+
+// TestGwsimBreaksNoRuleOfTheTable: gwsim, behind the proxy, answers every
+// sample of the rule table (each edge, allowed form and broken form of
+// every command field of every type, in both formats) as the table says:
+// the service report is clean, and the proxy flags the app exactly for
+// the samples the table calls invalid. gwsim and the table are written
+// apart, so this is a cross-check of both.
+func TestGwsimBreaksNoRuleOfTheTable(t *testing.T) {
+	up := upstream(t, simulator.Options{})
+	p := start(t, proxy.Config{Upstream: up.URL(), Fleet: fleet.Demo(), JournalSize: 10000})
+	target, _ := fleet.Demo().Target()
+	c := demoClient(t, p.URL())
+	var want []bool // the table's verdict, per request: invalid
+	var what []string
+	for _, typ := range oracle.Types {
+		d, ok := target.Devices[typ.Name]
+		if !ok {
+			t.Fatalf("the demo fleet has no %s", typ.Name)
+		}
+		for i := range typ.Fields {
+			fd := &typ.Fields[i]
+			var samples []oracle.Sample
+			samples = append(samples, fd.Edges()...)
+			samples = append(samples, fd.Forms(fd.Example)...)
+			samples = append(samples, fd.Broken(fd.Example)...)
+			for _, s := range samples {
+				for _, f := range []device.Format{device.JSON, device.XML} {
+					if s.Value.Kind == oracle.Other || s.Value.JSONOnly() && f == device.XML {
+						continue
+					}
+					v := simtest.S(fd.Wire(f), s.Value.Raw)
+					if s.Value.Kind == oracle.Number {
+						v = simtest.N(fd.Wire(f), s.Value.Raw)
+					}
+					c.Post(device.SendCommand.Path(), simtest.ContentType(f), simtest.Body(f, c.Command(d.SN, typ.Name, v)))
+					want = append(want, !s.Verdict.OK)
+					what = append(what, f.String()+" "+typ.Name+" "+fd.Name+" "+s.Title)
+				}
+			}
+		}
+	}
+	// The operations' own fields: a device's name, a message's type and
+	// value.
+	ld := target.Devices["Light Dimmer"].SN
+	for _, tc := range []struct {
+		op    device.Operation
+		fd    *oracle.Field
+		other []simtest.F
+	}{
+		{device.UpdateName, &oracle.Name, []simtest.F{simtest.S(device.FieldSN, ld)}},
+		{device.SendMessage, &oracle.MessageType, []simtest.F{simtest.S(device.FieldMessageValue, "brightness=80")}},
+		{device.SendMessage, &oracle.MessageValue, []simtest.F{simtest.S(device.FieldMessageType, "message")}},
+	} {
+		samples := append(append(tc.fd.Edges(), tc.fd.Forms(tc.fd.Example)...), tc.fd.Broken(tc.fd.Example)...)
+		for _, s := range samples {
+			for _, f := range []device.Format{device.JSON, device.XML} {
+				if s.Value.Kind != oracle.String {
+					continue
+				}
+				fields := append(append(c.Envelope(), tc.other...), simtest.S(tc.fd.Name, s.Value.Raw))
+				c.Post(tc.op.Path(), simtest.ContentType(f), simtest.Body(f, fields))
+				want = append(want, !s.Verdict.OK)
+				what = append(what, f.String()+" "+tc.op.Name()+" "+tc.fd.Name+" "+s.Title)
+			}
+		}
+	}
+	// The body's structure, broken in each format (CONTRACT 2), and a
+	// Content-Type of neither.
+	msg := append(c.Envelope(), simtest.S(device.FieldMessageType, "message"), simtest.S(device.FieldMessageValue, "brightness=80"))
+	js, xs := string(simtest.Body(device.JSON, msg)), string(simtest.Body(device.XML, msg))
+	for _, tc := range []struct{ name, ct, body string }{
+		{"json null", "application/json", "null"},
+		{"json array", "application/json", "[" + js + "]"},
+		{"json two objects", "application/json", js + js},
+		{"json extra member", "application/json", strings.TrimSuffix(js, "}") + `,"x":{}}`},
+		{"json Control", "application/json", strings.Replace(js, `"control"`, `"Control"`, 1)},
+		{"json empty control", "application/json", `{"control":{}}`},
+		{"json trailing comma", "application/json", strings.TrimSuffix(js, "}}") + ",}}"},
+		{"xml root XML", "application/xml", strings.NewReplacer("<xml>", "<XML>", "</xml>", "</XML>").Replace(xs)},
+		{"xml extra child", "application/xml", strings.Replace(xs, "</control>", "</control><x>1</x>", 1)},
+		{"xml second root", "application/xml", xs + "<xml/>"},
+		{"xml mismatched tag", "application/xml", strings.Replace(xs, "</message_type>", "</message_Type>", 1)},
+		{"xml doctype", "application/xml", strings.Replace(xs, "<xml>", "<!DOCTYPE xml><xml>", 1)},
+		{"xml entity", "application/xml", strings.Replace(xs, ">message<", ">mess&nbsp;age<", 1)},
+		{"xml field with child", "application/xml", strings.Replace(xs, ">message<", "><v>message</v><", 1)},
+		{"xml no control", "application/xml", `<xml></xml>`},
+		{"text/plain", "text/plain", js},
+		{"no Content-Type", "", js},
+	} {
+		c.Post(device.SendMessage.Path(), tc.ct, []byte(tc.body))
+		want = append(want, true)
+		what = append(what, tc.name)
+	}
+	invalid := 0
+	for _, w := range want {
+		if w {
+			invalid++
+		}
+	}
+	if len(want) < 300 || invalid < 100 || len(want)-invalid < 100 {
+		t.Fatalf("only %d samples, %d invalid", len(want), invalid)
+	}
+	var j []proxy.Entry
+	c.AdminJSON(http.MethodGet, "/_sim/journal", "", &j)
+	if len(j) != len(want) {
+		t.Fatalf("journal %d, sent %d", len(j), len(want))
+	}
+	bad := 0
+	for i, e := range j {
+		if (e.RequestViolation != "") != want[i] || len(e.AnswerViolations) > 0 {
+			if bad++; bad <= 20 {
+				t.Errorf("%s: status %d, app %q, service %q (the table: invalid %v)", what[i], e.Status, e.RequestViolation, e.AnswerViolations, want[i])
+			}
+		}
+	}
+	var rep clients.Report
+	c.AdminJSON(http.MethodGet, "/_sim/clients", "", &rep)
+	for _, jd := range rep.Service.Judgements {
+		if !jd.Passed {
+			t.Errorf("gwsim broke %s: %s", jd.ID, jd.Latest)
+		}
+	}
+	t.Logf("%d requests (%d invalid by the table), %d judged apart", len(want), invalid, bad)
 }
