@@ -1,0 +1,28 @@
+package simulator
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gwdmi/gwtools/simulator/persist"
+	"github.com/gwdmi/gwtools/simulator/redisstore"
+	"github.com/gwdmi/gwtools/simulator/server"
+)
+
+// ErrNotStoreURL: a --store value names no backend.
+var ErrNotStoreURL = errors.New("not a store URL")
+
+// Backend finds the backend a --store URL names, by its scheme: the one
+// place that maps a URL to a backend ("" is memory:). A new backend is one
+// file implementing server.OpenBackend and one case here.
+func Backend(url string) (server.OpenBackend, error) {
+	switch {
+	case url == "" || url == "memory:":
+		return server.OpenMemory, nil
+	case strings.HasPrefix(url, persist.Scheme):
+		return persist.OpenBackend, nil
+	case redisstore.IsURL(url):
+		return redisstore.OpenBackend, nil
+	}
+	return nil, ErrNotStoreURL
+}
