@@ -117,17 +117,17 @@ func ParseDurability(v string) (Durability, error) {
 
 // Store is gwsim's state in Redis. All methods are safe for concurrent use.
 type Store struct {
-	rdb      redis.UniversalClient
-	prefix   string
-	replica  string
-	fleet    *fleet.Fleet
-	hash     string
-	index    *store.Index // the fleet's structure and types, which never change
-	limit    int
-	jsize    int
-	timeout  time.Duration
-	journal  *journal
-	updates  *batcher
+	rdb     redis.UniversalClient
+	prefix  string
+	replica string
+	fleet   *fleet.Fleet
+	hash    string
+	index   *store.Index // the fleet's structure and types, which never change
+	limit   int
+	jsize   int
+	timeout time.Duration
+	journal *journal
+	updates *batcher
 	// wait is the WAIT timeout with DurabilityReplicated, 0 otherwise.
 	wait     time.Duration
 	feedOnce sync.Once
