@@ -144,7 +144,7 @@ func Build(o Options) (*Simulator, error) {
 	}
 	open, err := Backend(url)
 	if err != nil {
-		return nil, fmt.Errorf("--store: %w; give memory:, file:PATH, redis://HOST:PORT/DB, rediss://HOST:PORT/DB or redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB]", err)
+		return nil, fmt.Errorf("--store: %w; give %s", err, StoreForms)
 	}
 	b, err := open(context.Background(), server.BackendOptions{URL: url, Fleet: f, Reset: o.StoreReset,
 		Replicated: durability == redisstore.DurabilityReplicated, Replica: o.Replica,

@@ -155,7 +155,7 @@ func checkStore(raw, from string) error {
 	if host, port, err := net.SplitHostPort(raw); err == nil && host != "" && port != "" && !strings.ContainsAny(raw, "/@") {
 		example = "redis://" + net.JoinHostPort(host, port) + "/0"
 	}
-	return fmt.Errorf("%s %s is not a store URL; give memory:, file:PATH, redis://HOST:PORT/DB (rediss:// for TLS) or redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB], e.g. --store %s", from, shown, example)
+	return fmt.Errorf("%s %s is not a store URL; give %s, e.g. --store %s", from, shown, simulator.StoreForms, example)
 }
 
 // Entry is the image's entrypoint rule (ENTRYPOINT ["gwsim"] in the
