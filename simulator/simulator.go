@@ -1,7 +1,7 @@
 // Package simulator assembles gwsim from its parts: a fleet, the backend
 // its --store URL names (backends.go), the authenticator and the HTTP
-// server. gwsim serve and gwconform's
-// embedded target both start it through here.
+// server. gwsim serve and gwconform's embedded target both start it
+// through here.
 package simulator
 
 import (
@@ -191,7 +191,7 @@ func (s *Simulator) Open(addr string) error { return s.Server.Open(addr) }
 func (s *Simulator) URL() string { return s.Server.URL() }
 
 // Close shuts the server down, letting requests in flight finish, then
-// closes the state file.
+// closes the backend (a state file, the Redis connections).
 func (s *Simulator) Close() error {
 	err := s.Server.Close()
 	if s.Backend.Close != nil {
