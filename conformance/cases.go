@@ -63,6 +63,41 @@ type Case struct {
 	// NoSim: the case is about another gateway or account than the tested
 	// one, whose state the sim check does not read.
 	NoSim bool
+	// WholeFleet: the case sends to other gateways or accounts than the
+	// tested one, which every worker of a --parallel run shares: its
+	// checks are Shared (check.Traits).
+	WholeFleet bool
+}
+
+// Costs of a case's checks against a slow target (check.Traits.Cost).
+const (
+	// quickCost: a request refused before the store answers at once.
+	quickCost = 1
+	// slowCost: a request the target accepts goes all the way (its
+	// latency, its store), and so does one the store refuses (no such
+	// device or gateway, a type mismatch).
+	slowCost = 5
+)
+
+// traits are what a check of the case takes (check.Traits), from what
+// the case sends and expects. Every message case is Shared: a valid one
+// appends to the gateway's log, and so does the control of a refused one
+// (control.go).
+func (c *Case) traits(parity bool) check.Traits {
+	t := check.Traits{Shared: c.WholeFleet || c.Op == device.SendMessage, Cost: quickCost}
+	if c.Want.ok || c.Want.contractOK {
+		t.Cost = slowCost
+	}
+	for _, code := range c.Want.codes {
+		switch code {
+		case device.CodeDeviceNotFound, device.CodeGatewayNotFound, device.CodeTypeMismatch:
+			t.Cost = slowCost
+		}
+	}
+	if parity {
+		t.Cost *= 2 // it sends the case twice
+	}
+	return t
 }
 
 func (c *Case) formats() []device.Format {

@@ -40,7 +40,7 @@ func (env *Env) declareEffects() {
 			f := f
 			cmd := func(kind string, level check.Level, contract, title, assertion string, body func(context.Context, fleet.Device, *gofakeit.Faker)) {
 				id := "effect.command." + slug + "." + kind + "." + f.String()
-				env.effect(id, level, "4.1", contract, device.SendCommand, f, t.Name, title, assertion, func(ctx context.Context) {
+				env.effect(id, level, "4.1", contract, device.SendCommand, false, f, t.Name, title, assertion, func(ctx context.Context) {
 					d, ok := env.device(t.Name)
 					if !ok {
 						ginkgo.Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
@@ -112,7 +112,7 @@ func (env *Env) declareEffects() {
 					})
 			}
 			id := "effect.update_name." + slug + ".stored." + f.String()
-			env.effect(id, check.Must, "4.3", "", device.UpdateName, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
+			env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
 				"An update_name of a "+t.Name+" accepted with a new name MUST leave that name, and the device's state as it was, as the observer shows (CONTRACT 7).",
 				func(ctx context.Context) {
 					d, ok := env.device(t.Name)
@@ -142,7 +142,7 @@ func (env *Env) declareEffects() {
 func (env *Env) declareGatewayEffects(f device.Format) {
 	ids := func(s string) string { return "effect." + s + "." + f.String() }
 	id := ids("update_name.trimmed")
-	env.effect(id, check.Should, "4.3", "3", device.UpdateName, f, "", "a name sent with spaces around it is stored trimmed",
+	env.effect(id, check.Should, "4.3", "3", device.UpdateName, false, f, "", "a name sent with spaces around it is stored trimmed",
 		"An update_name whose name has spaces before and after it SHOULD be accepted and the observer SHOULD show the name trimmed (CONTRACT 3).",
 		func(ctx context.Context) {
 			d := env.needAnyDevice()
@@ -156,7 +156,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
 		})
 	id = ids("message.stored")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, f, "", "a message is stored on the gateway it names",
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message is stored on the gateway it names",
 		"A message accepted for the tested gateway MUST be the newest of that gateway's messages, with its message_type and message_value, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			before := env.mustLog(ctx, env.Target.MAC)
@@ -172,7 +172,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			gomega.Expect(*after.Last).To(gomega.Equal(message{Type: "message", Value: v}), "the newest message of gateway %s", env.Target.MAC)
 		})
 	id = ids("message.other-gateway")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, f, "", "a message to one gateway is not stored on another",
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message to one gateway is not stored on another",
 		"A message accepted for the tested gateway MUST NOT appear among the messages of another gateway, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			mac, ok := env.otherGateway()
@@ -188,7 +188,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			gomega.Expect(before.same(after)).To(gomega.BeTrue(), "the messages of gateway %s changed (%d before, %d after) after a message to gateway %s", mac, before.Total, after.Total, env.Target.MAC)
 		})
 	id = ids("message.state-kept")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, f, "", "a message leaves every device of the gateway as it was",
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message leaves every device of the gateway as it was",
 		"A message accepted for the tested gateway MUST leave the name and state of each of its devices as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			devs := env.ownDevices()
@@ -206,7 +206,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		op := op
 		id := ids(op.Name() + ".isolation")
 		section := map[device.Operation]string{device.SendCommand: "4.1", device.UpdateName: "4.3"}[op]
-		env.effect(id, check.Must, section, "", op, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
+		env.effect(id, check.Must, section, "", op, true, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
 			"A "+op.Name()+" accepted for one device MUST leave every other device of its gateway, of another gateway and of another account as it was, as the observer shows (CONTRACT 7).",
 			func(ctx context.Context) {
 				d := env.needAnyDevice()
@@ -233,9 +233,14 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 
 // effect declares one effect check: skipped with the run's reason when
 // effects are not observed, and in a dry run.
-func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, f device.Format, typ, title, assertion string, body func(context.Context)) {
+//
+// An effect check of messages appends to the gateway's log, and one that
+// watches other devices (watchesOthers) reads what other workers change:
+// both are Shared, and run on worker 0 of a --parallel run.
+func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, watchesOthers bool, f device.Format, typ, title, assertion string, body func(context.Context)) {
 	m := check.Meta{ID: id, Level: level, Section: section, Title: capital(title) + " (" + f.String() + ")", Assertion: assertion,
-		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"}}
+		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"},
+		Traits: check.Traits{Shared: op == device.SendMessage || watchesOthers, Cost: 1}}
 	if level != check.Must {
 		m.Contract = contract
 	}

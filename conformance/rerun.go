@@ -25,8 +25,8 @@ func LoadReport(path string) (report.Document, error) {
 		if err != nil {
 			return d, err
 		}
-		if b = files[bundle.ReportFile]; b == nil {
-			return d, fmt.Errorf("%s has no %s", path, bundle.ReportFile)
+		if b = files[report.JSONFile]; b == nil {
+			return d, fmt.Errorf("%s has no %s", path, report.JSONFile)
 		}
 	}
 	if err := json.Unmarshal(b, &d); err != nil {

@@ -106,7 +106,7 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	// The catalog is known once the tree is built, which it is by now.
 	opts := x.cfg.Write
 	opts.Catalog = report.CatalogID{Harness: HarnessInfo().Version, Version: CatalogVersion, Hash: CatalogHash()}
-	x.doc, x.err = report.WriteAllWith(x.cfg.ReportDir, r, x.cfg.Target, opts)
+	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }
 
 // Dotless drops Ginkgo's succinct progress (a dot per passed check, its

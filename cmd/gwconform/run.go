@@ -140,18 +140,18 @@ func (m *runMain) Main(ctx context.Context, args []string) int {
 	defer m.Close()
 	if err := m.ParseFlags(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(m.Stderr, "gwconform:", err)
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(m.Stderr, "gwconform:", err)
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	return m.Run(ctx)
 }
@@ -484,7 +484,7 @@ func (m *runMain) Run(ctx context.Context) int {
 		dir, err := os.MkdirTemp("", "gwconform-workers")
 		if err != nil {
 			fmt.Fprintln(m.Stderr, "gwconform:", err)
-			return exitConfig
+			return report.ExitConfig
 		}
 		defer os.RemoveAll(dir)
 		e.Worker, e.Workers = 0, n
@@ -494,7 +494,7 @@ func (m *runMain) Run(ctx context.Context) int {
 			for _, c := range cmds {
 				c.Process.Kill()
 			}
-			return exitConfig
+			return report.ExitConfig
 		}
 		cfg.Workers = ws
 		fmt.Fprintf(m.Stdout, "gwconform: %d workers, each on its own devices\n", n)
@@ -519,15 +519,15 @@ func (m *runMain) Run(ctx context.Context) int {
 	doc, err := conformance.Execute(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform: writing reports:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	if cfg.WorkerReport != "" {
-		return exitPass // the run that started this worker judges
+		return report.ExitPass // the run that started this worker judges
 	}
 	report.WriteConsole(m.Stdout, doc, report.ConsoleOptions{Color: !m.reporter.NoColor, Filters: m.filters()})
 	if o.DryRun {
 		printDryRun(m.Stdout, doc)
-		return exitPass
+		return report.ExitPass
 	}
 	// A run cut short (interrupted, suite timeout) proves nothing about the
 	// checks it did not reach; a PARTIAL one covered less than the
@@ -545,7 +545,7 @@ func (m *runMain) Run(ctx context.Context) int {
 		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle)
 		if err := conformance.WriteBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
 			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
-			return exitConfig
+			return report.ExitConfig
 		}
 	}
 	return code
