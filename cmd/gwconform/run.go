@@ -665,7 +665,7 @@ Ginkgo's own flags work with the ginkgo. prefix, for example
 func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.Target, "target", "", "base URL of the implementation under test; empty: the simulator, in-process")
 	fs.StringVar(&o.FleetFile, "fleet", "", "fleet file with the target's credentials, gateway and devices; default: the demo fleet")
-	fs.StringVar(&o.ReportDir, "report-dir", "reports/latest", "where junit.xml, report.json and report.html are written")
+	fs.StringVar(&o.ReportDir, "report-dir", "reports/latest", "where the reports ("+reportFiles()+") are written")
 	fs.StringVar(&o.FailOn, "fail-on", "must", "exit 1 when a check fails at this level: must or should")
 	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
@@ -886,4 +886,13 @@ func parallelism(o runOptions, f *fleet.Fleet, stderr io.Writer) int {
 		return c
 	}
 	return o.Parallel
+}
+
+// reportFiles names the files of report.Writers, for usage lines.
+func reportFiles() string {
+	names := make([]string, len(report.Writers))
+	for i, w := range report.Writers {
+		names[i] = w.File
+	}
+	return strings.Join(names, ", ")
 }
