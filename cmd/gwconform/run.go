@@ -115,8 +115,6 @@ type runMain struct {
 	console  bytes.Buffer
 	// cleanups run at Close, last first.
 	cleanups []func()
-	// checkOnly stops ParseFlags once the flags are read (checkArgs).
-	checkOnly bool
 	// rerunIDs is how many checks --rerun-failed runs again; userSuite is
 	// Ginkgo's configuration as its own flags set it, before --check,
 	// --skip and --rerun-failed add to its focus.
@@ -160,20 +158,13 @@ func (m *runMain) Main(ctx context.Context, args []string) int {
 // the usage.
 var errUsage = errors.New("usage")
 
-// ParseFlags reads gwconform run's flags (Ginkgo's, with the ginkgo.
-// prefix, included) and checks them.
-func (m *runMain) ParseFlags(args []string) error {
-	// Ginkgo's flags live on flag.CommandLine with the ginkgo. prefix; they
-	// are parsed here through their own values, so that Ginkgo sees their
-	// settings but not our --parallel as go test's -parallel.
+// flagSet is gwconform run's flag set, bound to m.opts; Ginkgo's own
+// flags (ginkgo.*) are bound through ginkgoValue.
+func (m *runMain) flagSet(ginkgoValue func(flag.Value) flag.Value) *flag.FlagSet {
 	fs := flag.NewFlagSet("gwconform run", flag.ContinueOnError)
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if strings.HasPrefix(f.Name, "ginkgo.") {
-			if m.checkOnly {
-				fs.Var(discardValue{f.Value}, f.Name, f.Usage)
-			} else {
-				fs.Var(f.Value, f.Name, f.Usage)
-			}
+			fs.Var(ginkgoValue(f.Value), f.Name, f.Usage)
 		}
 	})
 	fs.SetOutput(m.Stderr)
@@ -191,22 +182,13 @@ func (m *runMain) ParseFlags(args []string) error {
 			}
 		})
 	}
-	o := &m.opts
-	o.define(fs)
-	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) || m.checkOnly {
-			return err
-		}
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	// The token's default is read after parsing, so that no usage text
-	// ever shows it.
-	if o.AdminToken == "" {
-		o.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
-	}
+	m.opts.define(fs)
+	return fs
+}
+
+// check checks the options once parsed: each value in its range, the
+// URLs, the flags that exclude each other.
+func (o *runOptions) check() error {
 	if o.FailOn != "must" && o.FailOn != "should" {
 		return fmt.Errorf("--fail-on must be must or should, not %q", o.FailOn)
 	}
@@ -231,14 +213,13 @@ func (m *runMain) ParseFlags(args []string) error {
 	if o.ReportDir == "" {
 		return errors.New("--report-dir must not be empty")
 	}
-	// A recipe's $VARIABLE is filled in where it runs.
-	if o.Target != "" && !(m.checkOnly && strings.HasPrefix(o.Target, "$")) {
+	if o.Target != "" {
 		u, err := url.Parse(o.Target)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--target %q is not an http(s) URL", o.Target)
 		}
 	}
-	if o.Observer != "" && !(m.checkOnly && strings.HasPrefix(o.Observer, "$")) {
+	if o.Observer != "" {
 		u, err := url.Parse(o.Observer)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--observer %q is not an http(s) URL", o.Observer)
@@ -251,12 +232,33 @@ func (m *runMain) ParseFlags(args []string) error {
 	if o.Observer != "" && o.NoObserver {
 		return errors.New("--observer and --no-observer exclude each other")
 	}
-	if m.checkOnly {
-		if o.ProductFile != "" {
-			o.Cert.Product, o.Cert.ProductVersion = "from", "file" // read at run time
-			o.ProductFile = ""
+	return nil
+}
+
+// ParseFlags reads gwconform run's flags (Ginkgo's, with the ginkgo.
+// prefix, included) and checks them.
+func (m *runMain) ParseFlags(args []string) error {
+	// Ginkgo's flags live on flag.CommandLine with the ginkgo. prefix; they
+	// are parsed here through their own values, so that Ginkgo sees their
+	// settings but not our --parallel as go test's -parallel.
+	fs := m.flagSet(func(v flag.Value) flag.Value { return v })
+	if err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
 		}
-		return checkCert(o)
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o := &m.opts
+	// The token's default is read after parsing, so that no usage text
+	// ever shows it.
+	if o.AdminToken == "" {
+		o.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+	}
+	if err := o.check(); err != nil {
+		return err
 	}
 	if err := checkCert(o); err != nil {
 		return err
@@ -852,23 +854,6 @@ type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-// discardValue parses like the flag it wraps but keeps nothing, so that
-// checking a command line changes none of Ginkgo's settings.
-type discardValue struct{ v flag.Value }
-
-func (d discardValue) String() string { return d.v.String() }
-func (d discardValue) Set(s string) error {
-	if bf, ok := d.v.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
-		_, err := strconv.ParseBool(s)
-		return err
-	}
-	return nil
-}
-func (d discardValue) IsBoolFlag() bool {
-	bf, ok := d.v.(interface{ IsBoolFlag() bool })
-	return ok && bf.IsBoolFlag()
-}
 
 // parallelism is how many workers a run uses: --parallel, or up to
 // conformance.MaxParallel, never more than the fleet has devices of every type on the
