@@ -76,7 +76,6 @@ var packageVars = map[string]string{
 	"rules/rules.go err":              "the rules, parsed once from the embedded file",
 	"rules/rules.go forCache":         "cache of each case's rules",
 	"rules/rules.go deviationSource":  "embedded file",
-	"run.go succinctNoise":            "pattern",
 }
 
 func TestNoRunStateInPackageVariables(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/report"
 )
 
@@ -36,7 +35,7 @@ func baselineMain(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return report.ExitConfig
 	}
-	d, err := conformance.LoadReport(fs.Arg(0))
+	d, err := loadReport(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform baseline:", err)
 		return report.ExitConfig

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
@@ -67,7 +66,7 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fs.Usage()
 		return report.ExitConfig
 	}
-	doc, err := conformance.LoadReport(pos[0])
+	doc, err := loadReport(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform replay:", err)
 		return report.ExitConfig

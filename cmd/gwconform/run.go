@@ -55,7 +55,7 @@ type runOptions struct {
 	// pre-flight requests are not this interface's.
 	SkipPreflight bool
 	// Cert is the bundle and mode (--bundle, --mode, --product...).
-	Cert        conformance.Certification
+	Cert        certification
 	ProductFile string
 	// BaselineFile lists known failures (--baseline).
 	BaselineFile string
@@ -273,7 +273,7 @@ func (m *runMain) ParseFlags(args []string) error {
 	case "never":
 		m.reporter.NoColor = true
 	case "auto":
-		m.reporter.NoColor = m.reporter.NoColor || !conformance.Colorful(m.Stdout)
+		m.reporter.NoColor = m.reporter.NoColor || !colorful(m.Stdout)
 	}
 	if o.Verbose {
 		m.reporter.Verbose = true
@@ -281,10 +281,10 @@ func (m *runMain) ParseFlags(args []string) error {
 		m.reporter.Succinct, m.reporter.SilenceSkips = true, true
 	}
 	if len(o.Checks) > 0 {
-		m.suite.FocusStrings = append(m.suite.FocusStrings, conformance.FocusOnGlobs(o.Checks))
+		m.suite.FocusStrings = append(m.suite.FocusStrings, focusOnGlobs(o.Checks))
 	}
 	if len(o.Skips) > 0 {
-		m.suite.SkipStrings = append(m.suite.SkipStrings, conformance.FocusOnGlobs(o.Skips))
+		m.suite.SkipStrings = append(m.suite.SkipStrings, focusOnGlobs(o.Skips))
 	}
 	if m.suite.LabelFilter != "" {
 		if _, err := types.ParseLabelFilter(m.suite.LabelFilter); err != nil {
@@ -292,14 +292,14 @@ func (m *runMain) ParseFlags(args []string) error {
 		}
 	}
 	if o.RerunFailed != "" {
-		ids, seed, err := conformance.FailedIn(o.RerunFailed)
+		ids, seed, err := failedIn(o.RerunFailed)
 		if err != nil {
 			return fmt.Errorf("--rerun-failed: %w", err)
 		}
 		if o.Seed == 0 {
 			m.suite.RandomSeed = seed
 		}
-		m.suite.FocusStrings = append(m.suite.FocusStrings, conformance.FocusOnGlobs(ids))
+		m.suite.FocusStrings = append(m.suite.FocusStrings, focusOnGlobs(ids))
 		// A rerun is PARTIAL by design, and exits 1 as any PARTIAL run
 		// does unless --allow-partial.
 		m.rerunIDs = len(ids)
@@ -472,7 +472,8 @@ func (m *runMain) Run(ctx context.Context) int {
 	o, e := m.opts, m.env
 	e.Seed = m.suite.RandomSeed
 	cfg := conformance.Config{Env: e, Suite: m.suite, Reporter: m.reporter, Target: m.target, ReportDir: o.ReportDir,
-		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now()}}
+		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now(),
+			Catalog: report.CatalogID{Harness: harnessInfo().Version}}}
 	cfg.Write.Baseline = m.baseline
 	cfg.Write.Effects = e.NotObserved
 	cfg.Write.Filters = m.filters()
@@ -545,7 +546,7 @@ func (m *runMain) Run(ctx context.Context) int {
 			kind = "certification bundle"
 		}
 		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle)
-		if err := conformance.WriteBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
+		if err := writeBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
 			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
 			return report.ExitConfig
 		}
@@ -714,7 +715,7 @@ func (m *runMain) certifiedRefusals(f *fleet.Fleet) []string {
 	if o.RerunFailed != "" {
 		extra = append(extra, "--mode certified runs every check: drop --rerun-failed")
 	}
-	return conformance.CertifiedRefusals(m.userSuite, o.AllowPartial, f, extra)
+	return certifiedRefusals(m.userSuite, o.AllowPartial, f, extra)
 }
 
 // filters are the options that select checks, as the user gave them.
@@ -755,7 +756,7 @@ func isTerminal(w io.Writer) bool {
 // mustCovered refuses, before anything is sent, a certified run's baseline
 // that would excuse a MUST check: a certification admits no MUST failure.
 func mustCovered(b *report.Baseline) error {
-	levels := conformance.VerifyExpect().Checks
+	levels := verifyExpect().Checks
 	for _, e := range b.Entries {
 		var must []string
 		for id, l := range levels {
@@ -779,7 +780,7 @@ func checkCert(o *runOptions) error {
 		return fmt.Errorf("--mode must be ordinary or certified, not %q", o.Cert.Mode)
 	}
 	if o.ProductFile != "" {
-		name, version, err := conformance.ProductFile(o.ProductFile)
+		name, version, err := productFile(o.ProductFile)
 		if err != nil {
 			return fmt.Errorf("--product-file: %w", err)
 		}

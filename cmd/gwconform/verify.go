@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/bundle"
 	"github.com/gwdmi/gwtools/conformance/report"
 )
@@ -41,7 +40,7 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 		return report.ExitConfig
 	}
 	path := fs.Arg(0)
-	problems := bundle.Verify(path, conformance.VerifyExpect())
+	problems := bundle.Verify(path, verifyExpect())
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintf(stdout, "%s: %s\n", path, p)
