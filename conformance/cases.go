@@ -100,6 +100,22 @@ func (c *Case) traits(parity bool) check.Traits {
 	return t
 }
 
+// Expected says in words what the case expects: "success (MUST)",
+// "success (SHOULD)" or "refused (MUST), 400 invalid_field".
+func (c *Case) Expected() string {
+	switch {
+	case c.Want.ok:
+		return "success (MUST)"
+	case c.Want.contractOK:
+		return "success (SHOULD)"
+	}
+	level := "SHOULD"
+	if c.Want.must {
+		level = "MUST"
+	}
+	return fmt.Sprintf("refused (%s), %d %s", level, c.Want.status, strings.Join(c.Want.codes, " or "))
+}
+
 func (c *Case) formats() []device.Format {
 	if c.Formats != nil {
 		return c.Formats

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/checksdoc"
 	"github.com/gwdmi/gwtools/conformance/report"
 )
 
@@ -47,7 +48,7 @@ func checksMain(args []string, stdout, stderr io.Writer) int {
 	switch *format {
 	case "md":
 		if *level == "" {
-			io.WriteString(stdout, conformance.Catalog())
+			io.WriteString(stdout, checksdoc.Markdown())
 			return report.ExitPass
 		}
 		fmt.Fprintf(stdout, "# %s checks\n\n| ID | section | title |\n|---|---|---|\n", lvl)
