@@ -20,7 +20,7 @@ import (
 // fails this test until it is listed here with the reason it holds no
 // run's state.
 var packageVars = map[string]string{
-	"cases.go sampleTag":              "table",
+	"samplecases.go sampleTag":        "table",
 	"explore/op.go success":           "table: the answer of a success",
 	"explore/output.go htmlPage":      "template",
 	"load/checkacks.go ErrAdmin":      "error",
