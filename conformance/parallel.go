@@ -195,9 +195,10 @@ func mergeWorkers(r types.Report, ws []*Worker) types.Report {
 			r.EndTime = wr.EndTime
 		}
 	}
-	// In the order of a serial run: every check is declared from the one
-	// place in check.It, so Ginkgo orders them by their text.
-	sort.SliceStable(its, func(i, j int) bool { return its[i].LeafNodeText < its[j].LeafNodeText })
+	// In one order whatever the split: by check ID (the report orders
+	// the checks by ID again; this keeps the merged Ginkgo report stable).
+	id := func(sr types.SpecReport) string { return check.IDFromLabels(sr.Labels()) }
+	sort.SliceStable(its, func(i, j int) bool { return id(its[i]) < id(its[j]) })
 	// The suite's own nodes (AfterSuite) come after the checks, as in a
 	// serial run.
 	r.SpecReports = append(its, others...)
