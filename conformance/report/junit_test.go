@@ -105,3 +105,38 @@ func TestJUnitFromTheReport(t *testing.T) {
 		t.Errorf("the target's credentials are in junit.xml: %q", props["gwconform.target"])
 	}
 }
+
+// TestJUnitCheckNamesEveryCheck: the check gwconform verify runs on a
+// bundle's junit.xml accepts the file written for a report and refuses one
+// that lacks a check's test case, or does not parse.
+func TestJUnitCheckNamesEveryCheck(t *testing.T) {
+	r := types.Report{SpecReports: types.SpecReports{
+		spec("[V.1] one", types.SpecStatePassed, "level:MUST", "section:2.3"),
+		spec("[V.2] two", types.SpecStatePassed, "level:MUST", "section:2.3"),
+	}}
+	dir := t.TempDir()
+	d, err := report.WriteAll(dir, r, "x", report.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w report.Writer
+	for _, x := range report.Writers {
+		if x.File == report.JUnitFile {
+			w = x
+		}
+	}
+	if w.Check == nil {
+		t.Fatal("the JUnit writer has no check")
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, report.JUnitFile))
+	if err := w.Check(b, d); err != nil {
+		t.Errorf("the written file: %v", err)
+	}
+	cut := strings.Replace(string(b), `name="[V.2] two"`, `name="[V.3] three"`, 1)
+	if err := w.Check([]byte(cut), d); err == nil || !strings.Contains(err.Error(), "V.2") {
+		t.Errorf("a file without V.2: %v", err)
+	}
+	if err := w.Check([]byte("<testsuites"), d); err == nil {
+		t.Error("a file that does not parse passed")
+	}
+}
