@@ -14,6 +14,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // A pre-flight request: one valid request of the run, what it is about.
@@ -26,13 +27,13 @@ type preflightRequest struct {
 // preflightRequests are one valid request per operation, per format and
 // per device of the tested gateway, that leave the devices as they are:
 // the command sends the state the observer shows (else the fleet's, the
-// type's defaults where it gives none), the rename the device's own name.
+// rule table's example value where it gives none), the rename the device's own name.
 func preflightRequests(ctx context.Context, e *Env) []preflightRequest {
 	devices := testedDevices(e)
 	var out []preflightRequest
 	for _, f := range []device.Format{device.JSON, device.XML} {
 		for _, d := range devices {
-			t, ok := device.LookupType(d.Type)
+			t, ok := oracle.LookupType(d.Type)
 			if !ok {
 				continue
 			}
@@ -44,7 +45,7 @@ func preflightRequests(ctx context.Context, e *Env) []preflightRequest {
 			}
 			c := e.base(device.SendCommand, d.SN, d.Type)
 			for _, fd := range t.Fields {
-				v := fd.Default
+				v := fd.Example
 				if s, ok := st[fd.Name]; ok {
 					v = normalize(map[string]any{"v": s})["v"]
 				}

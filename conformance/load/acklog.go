@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // Statuses of an AckEntry.
@@ -79,11 +80,11 @@ func (l *ackLog) record(r *request, target, status string, why error) {
 	if why != nil {
 		e.Error = describeErr(why)
 	}
-	var t *device.Type // a command's type, once its type field is read
+	var t *oracle.Type // a command's type, once its type field is read
 	for _, f := range r.fields {
 		if t != nil { // a command's settings follow its type
 			for i := range t.Fields {
-				if t.Fields[i].WireName(r.format) == f.Key {
+				if t.Fields[i].Wire(r.format) == f.Key {
 					if e.Values == nil {
 						e.Values = make(map[string]string, len(r.fields))
 					}
@@ -102,7 +103,7 @@ func (l *ackLog) record(r *request, target, status string, why error) {
 		case device.FieldType:
 			e.Type = f.Value
 			if r.op == device.SendCommand {
-				t, _ = device.LookupType(f.Value)
+				t, _ = oracle.LookupType(f.Value)
 			}
 		case device.FieldName:
 			e.Name = f.Value

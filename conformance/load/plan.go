@@ -103,14 +103,14 @@ type plan struct {
 	devices  int
 	ops      []device.Operation // one entry per unit of weight
 	formats  []device.Format
-	values   map[*device.Field][]string
+	values   map[*oracle.Field][]string
 	names    []string
 	messages []string
 	slow     bool // some account signs with a command, per request
 }
 
 func newPlan(f *fleet.Fleet, mix Mix, formats []device.Format) (*plan, error) {
-	p := &plan{formats: formats, values: map[*device.Field][]string{}}
+	p := &plan{formats: formats, values: map[*oracle.Field][]string{}}
 	loc := f.Location()
 	for _, fa := range f.Accounts {
 		if len(fa.APIKeys) == 0 {
@@ -144,7 +144,7 @@ func newPlan(f *fleet.Fleet, mix Mix, formats []device.Format) (*plan, error) {
 	if len(p.ops) == 0 {
 		return nil, errors.New("the fleet has no device for the commands and renames of the mix")
 	}
-	for _, t := range device.Types {
+	for _, t := range oracle.Types {
 		for i := range t.Fields {
 			p.values[&t.Fields[i]] = fieldValues(&t.Fields[i])
 		}
@@ -164,11 +164,7 @@ func newPlan(f *fleet.Fleet, mix Mix, formats []device.Format) (*plan, error) {
 
 // fieldValues are valid values of a field to draw from, from the
 // harness's own rule table (package oracle).
-func fieldValues(f *device.Field) []string {
-	o, ok := oracle.Lookup(f.Name)
-	if !ok {
-		return nil
-	}
+func fieldValues(o *oracle.Field) []string {
 	var vs []string
 	switch o.Kind {
 	case oracle.Enum:
@@ -233,7 +229,7 @@ func (p *plan) drawOwned(ctx context.Context, rng *rand.Rand, now time.Time, r *
 		kv{Key: device.FieldMAC, Value: g.mac})
 	switch r.op {
 	case device.SendCommand:
-		t, ok := device.LookupType(d.Type)
+		t, ok := oracle.LookupType(d.Type)
 		if !ok {
 			return fmt.Errorf("device %s has type %q, which is not a published type", d.SN, d.Type)
 		}
@@ -244,7 +240,7 @@ func (p *plan) drawOwned(ctx context.Context, rng *rand.Rand, now time.Time, r *
 			if mask&(1<<i) != 0 {
 				fd := &t.Fields[i]
 				vs := p.values[fd]
-				f = append(f, kv{Key: fd.WireName(r.format), Value: vs[rng.IntN(len(vs))]})
+				f = append(f, kv{Key: fd.Wire(r.format), Value: vs[rng.IntN(len(vs))]})
 			}
 		}
 	case device.SendMessage:

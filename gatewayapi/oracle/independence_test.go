@@ -37,6 +37,8 @@ var forbidden = []string{
 	"device.Field.Values",
 	"device.Field.Rule",
 	"device.Field.Example",
+	"device.Field.Kind",
+	"device.Type.Fields",
 	"device.HexLen",
 	"device.MaxNameLen",
 	"device.MaxAPIKeyLen",
