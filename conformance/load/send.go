@@ -3,8 +3,6 @@ package load
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"io"
 	"net"
@@ -153,32 +151,11 @@ func judge(status int, contentType string, body []byte) answer {
 	return a
 }
 
-// readStatus is the status and error code of a body of either format.
+// readStatus is the body's status and error code, read by the one reader
+// of answer bodies every client shares (client.ParseAnswer).
 func readStatus(contentType string, body []byte) (status, code string) {
-	trimmed := bytes.TrimSpace(body)
-	if strings.Contains(contentType, "json") || bytes.HasPrefix(trimmed, []byte("{")) {
-		var v struct {
-			Status any `json:"status"`
-			Error  struct {
-				Code any `json:"code"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(trimmed, &v) == nil {
-			status, _ = v.Status.(string)
-			code, _ = v.Error.Code.(string)
-		}
-		return status, code
-	}
-	var v struct {
-		Status string `xml:"status"`
-		Error  struct {
-			Code string `xml:"code"`
-		} `xml:"error"`
-	}
-	if xml.Unmarshal(trimmed, &v) == nil {
-		return strings.TrimSpace(v.Status), strings.TrimSpace(v.Error.Code)
-	}
-	return "", ""
+	a := client.ParseAnswer(contentType, body)
+	return a.Status, a.ErrorCode
 }
 
 // clientSender sends through conformance/client, as the conformance checks

@@ -12,11 +12,8 @@
 package clients
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"encoding/xml"
 	"hash/maphash"
 	"maps"
 	"net/http"
@@ -28,6 +25,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	apiclient "github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
@@ -655,21 +653,8 @@ func readAnswer(ex Exchange) answer {
 	if ex.Status == http.StatusOK {
 		return a
 	}
-	body := bytes.TrimSpace(ex.Answer)
-	var p struct {
-		Error struct {
-			Code    string `json:"code" xml:"code"`
-			Field   string `json:"field" xml:"field"`
-			Message string `json:"message" xml:"message"`
-		} `json:"error" xml:"error"`
-	}
-	switch {
-	case bytes.HasPrefix(body, []byte("{")):
-		_ = json.Unmarshal(body, &p)
-	case bytes.HasPrefix(body, []byte("<")):
-		_ = xml.Unmarshal(body, &p)
-	}
-	a.code, a.field, a.message = clip(p.Error.Code), clip(p.Error.Field), p.Error.Message
+	p := apiclient.ParseAnswer(ex.Header.Get("Content-Type"), ex.Answer)
+	a.code, a.field, a.message = clip(p.ErrorCode), clip(p.ErrorField), p.ErrorMessage
 	return a
 }
 
