@@ -537,9 +537,6 @@ func (s *Store) Client() redis.UniversalClient { return s.rdb }
 // Replica is this replica's name in journal entries.
 func (s *Store) Replica() string { return s.replica }
 
-// Hash is the fleet's hash as kept in PREFIX meta.
-func (s *Store) Hash() string { return s.hash }
-
 func (s *Store) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.timeout)
 }
