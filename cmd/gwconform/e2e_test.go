@@ -22,7 +22,7 @@ import (
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
-// bins holds the two programs, built once for all tests.
+// bins holds the two programs, built once for all tests (simtest.Binary).
 var bins struct{ gwsim, gwconform string }
 
 func TestMain(m *testing.M) {
@@ -31,21 +31,14 @@ func TestMain(m *testing.M) {
 	if id, ok := os.LookupEnv(deviationEnv); ok {
 		os.Exit(runDeviation(id, os.Args[1:]))
 	}
-	dir, err := os.MkdirTemp("", "gwconform-e2e")
-	if err != nil {
-		panic(err)
-	}
-	bins.gwsim = filepath.Join(dir, "gwsim")
-	bins.gwconform = filepath.Join(dir, "gwconform")
-	for out, pkg := range map[string]string{bins.gwsim: "../gwsim", bins.gwconform: "."} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			panic("building " + pkg + ": " + err.Error())
+	for out, name := range map[*string]string{&bins.gwsim: "gwsim", &bins.gwconform: "gwconform"} {
+		path, err := simtest.BuildBinary(name)
+		if err != nil {
+			panic(err)
 		}
+		*out = path
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
 	os.Exit(code)
 }
 

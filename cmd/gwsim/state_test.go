@@ -137,7 +137,7 @@ func TestKillKeepsAcknowledgedChanges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a process")
 	}
-	bin := simtest.BuildGwsim(t)
+	bin := simtest.Binary(t, "gwsim")
 	state := filepath.Join(t.TempDir(), "state.db")
 	args := []string{"--seed", "11", "--gateways", "6", "--devices-per-gateway", "5", "--state-file", state}
 	f := fleet.Generate(11, 6, 5)

@@ -20,35 +20,10 @@ import (
 // These tests run gwsim replicas as real processes on a real redis-server
 // (simtest.StartRedis), on loopback, and stop both by PID.
 
-var (
-	buildOnce    sync.Once
-	gwsimBin     string
-	conformOnce  sync.Once
-	gwconformBin string
-)
+func gwsim(t *testing.T) string { return simtest.Binary(t, "gwsim") }
 
-func gwsim(t *testing.T) string {
-	buildOnce.Do(func() { gwsimBin = simtest.BuildGwsim(t) })
-	if _, err := os.Stat(gwsimBin); err != nil {
-		gwsimBin = simtest.BuildGwsim(t) // the first test's temp dir is gone
-	}
-	return gwsimBin
-}
-
-// gwconform builds cmd/gwconform once for the package's tests.
-func gwconform(t *testing.T) string {
-	build := func() {
-		gwconformBin = filepath.Join(t.TempDir(), "gwconform")
-		if out, err := exec.Command("go", "build", "-o", gwconformBin, "github.com/gwdmi/gwtools/cmd/gwconform").CombinedOutput(); err != nil {
-			t.Fatalf("go build gwconform: %v\n%s", err, out)
-		}
-	}
-	conformOnce.Do(build)
-	if _, err := os.Stat(gwconformBin); err != nil {
-		build() // the first test's temp dir is gone
-	}
-	return gwconformBin
-}
+// gwconform is cmd/gwconform, built once for the package's tests.
+func gwconform(t *testing.T) string { return simtest.Binary(t, "gwconform") }
 
 func fleetFile(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "fleet.yaml")

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/simulator/simtest"
+	// simtest imports this package: its internal tests use the part
+	// of simtest that does not (package core), under the same name.
+	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
 )
 
 // fakeDurable records what the server syncs, and fails when told to.
