@@ -146,6 +146,7 @@ func failed(doc reportDoc) map[string]string {
 }
 
 func TestRunWithNoArgumentsPassesAgainstTheEmbeddedSimulator(t *testing.T) {
+	t.Parallel()
 	r := gwconform(t)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
@@ -187,6 +188,7 @@ func getJSON(t *testing.T, url string, v any) {
 }
 
 func TestRunAgainstGwsimServePassesAndPutsTheFleetBack(t *testing.T) {
+	t.Parallel()
 	url := startGwsim(t)
 	var before, after any
 	getJSON(t, url+"/_sim/state", &before)
@@ -342,6 +344,7 @@ func TestConfigurationErrorsExitTwoWithOneLine(t *testing.T) {
 }
 
 func TestDryRunSendsNothing(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer srv.Close()

@@ -21,6 +21,7 @@ import (
 // details on a click, and the INFO row's counts sit under their headers.
 // The screenshot is left in reports/browser/.
 func TestReportHTMLInChromium(t *testing.T) {
+	t.Parallel()
 	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
 	r := gwconform(t, "--target", acceptsDimming101(t))
 	if r.code != 1 {

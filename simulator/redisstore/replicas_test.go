@@ -70,6 +70,7 @@ func wire(ty *device.Type, name string, f device.Format) string {
 // A change through one replica is seen by every replica's admin API, in
 // both formats; the journal, faults and reset are shared too.
 func TestReplicasShareOneFleet(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 3)
 	i, ty := thermostat(t)
@@ -153,6 +154,7 @@ func conformOnEach(t *testing.T, ps []*simtest.Process) {
 // field: each writer sets its own field, and each field ends at its
 // writer's last acknowledged value.
 func TestConcurrentCommandsAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 3)
 	i, ty := thermostat(t)
@@ -205,6 +207,7 @@ func TestConcurrentCommandsAcrossReplicas(t *testing.T) {
 // A replay is caught whichever replica gets it; the rate limit counts
 // requests to every replica.
 func TestReplayAndRateLimitAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 2, "--reject-replays", "--rate-limit", "5")
 	a, b := simtest.NewClient(t, ps[0].URL), simtest.NewClient(t, ps[1].URL)

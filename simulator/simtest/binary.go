@@ -1,11 +1,12 @@
 package simtest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,13 +19,7 @@ var programs = map[string]string{
 	"gwconform": "github.com/gwdmi/gwtools/cmd/gwconform",
 }
 
-var binaries struct {
-	dirOnce sync.Once
-	dir     string
-	dirErr  error
-	mu      sync.Mutex
-	built   map[string]*build
-}
+var built sync.Map // name -> *build
 
 type build struct {
 	once sync.Once
@@ -32,15 +27,13 @@ type build struct {
 	err  error
 }
 
-// binDirPrefix names the directories Binary builds into, one per test
-// process (the pid follows).
-const binDirPrefix = "gwtools-simtest-bin-"
-
 // Binary is the path of a program of this module (gwsim, gwconform),
-// built once per test process (go build, with the build cache) into a
-// directory of its own, shared by every test of the process. The
-// directory outlives the process; the next Binary removes those of
-// processes that have ended.
+// built once per test process and shared by all its tests. It is built
+// with go build into a directory kept for this checkout of the module
+// (under os.TempDir, gwtools-simtest-bin), where go build does not link
+// again a binary that is up to date: the test processes of one go test
+// ./... (and the next runs) share it. A file lock keeps two processes
+// from building at once.
 func Binary(t testing.TB, name string) string {
 	t.Helper()
 	path, err := BuildBinary(name)
@@ -56,52 +49,38 @@ func BuildBinary(name string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("simtest: no program %q", name)
 	}
-	binaries.dirOnce.Do(func() {
-		removeStaleBinDirs()
-		binaries.dir = filepath.Join(os.TempDir(), binDirPrefix+strconv.Itoa(os.Getpid()))
-		os.RemoveAll(binaries.dir)
-		binaries.dirErr = os.MkdirAll(binaries.dir, 0o755)
-	})
-	if binaries.dirErr != nil {
-		return "", binaries.dirErr
-	}
-	binaries.mu.Lock()
-	if binaries.built == nil {
-		binaries.built = map[string]*build{}
-	}
-	b := binaries.built[name]
-	if b == nil {
-		b = &build{}
-		binaries.built[name] = b
-	}
-	binaries.mu.Unlock()
-	b.once.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			b.err = fmt.Errorf("the go command is not on PATH: %v", err)
-			return
-		}
-		out := filepath.Join(binaries.dir, name)
-		if msg, err := exec.Command(goTool, "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
-			return
-		}
-		b.path = out
-	})
+	v, _ := built.LoadOrStore(name, &build{})
+	b := v.(*build)
+	b.once.Do(func() { b.path, b.err = goBuild(name, pkg) })
 	return b.path, b.err
 }
 
-// removeStaleBinDirs removes the binary directories of test processes
-// that have ended.
-func removeStaleBinDirs() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), binDirPrefix+"*"))
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), binDirPrefix))
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
-			os.RemoveAll(d)
-		}
+func goBuild(name, pkg string) (string, error) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("the go command is not on PATH: %v", err)
 	}
+	root, err := exec.Command(goTool, "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m: %v", err)
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(string(root))))
+	dir := filepath.Join(os.TempDir(), "gwtools-simtest-bin", hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	out := filepath.Join(dir, name)
+	if msg, err := exec.Command(goTool, "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
+	}
+	return out, nil
 }
