@@ -79,8 +79,34 @@ func goBuild(name, pkg string) (string, error) {
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	out := filepath.Join(dir, name)
-	if msg, err := exec.Command(goTool, "build", "-o", out, pkg).CombinedOutput(); err != nil {
+	msg, err := exec.Command(goTool, "build", "-o", out, pkg).CombinedOutput()
+	if err != nil && strings.Contains(string(msg), "not an object file") {
+		// Something else took the name: go build does not overwrite it.
+		os.Remove(out)
+		msg, err = exec.Command(goTool, "build", "-o", out, pkg).CombinedOutput()
+	}
+	if err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 	}
 	return out, nil
+}
+
+// PrivateBinary is Binary's program linked (or copied) into a directory
+// of this test's own, for a test that puts other files beside it: the
+// directory Binary builds into is shared.
+func PrivateBinary(t testing.TB, name string) string {
+	t.Helper()
+	src := Binary(t, name)
+	dst := filepath.Join(t.TempDir(), name)
+	if err := os.Link(src, dst); err == nil {
+		return dst
+	}
+	b, err := os.ReadFile(src)
+	if err == nil {
+		err = os.WriteFile(dst, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
