@@ -43,8 +43,28 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # Every test but the suite-level ones, with the race detector; vet,
-# gofmt and staticcheck: about 100 s of CPU time with a warm module and
-# build cache (suite-level tests moved out: about 380 s before).
+# gofmt and staticcheck (a few seconds with warm caches). Where the time
+# goes: .ci/testtime runs this go test with -json and prints the seconds
+# of each package and of each test of 1 s or more, and the CPU time of
+# the whole run. About 275 s of CPU time, shared by the two cores: tests
+# that share nothing run in parallel (t.Parallel: the gwconform runs of
+# cmd/gwconform, the redis-servers of simulator/redisstore), and every
+# test process uses one gwsim and one gwconform binary, linked once
+# (simtest.Binary). Measured with .ci/testtime on the 2-core machine,
+# both runs while other work loaded it (load average 4-12 before, 11-16
+# after), so wall times are high; the CPU time is what to compare:
+#   package (go test's Elapsed, s)  before  after
+#   cmd/gwconform                      240    308
+#   simulator/redisstore               113     27
+#   conformance/explore                 17     28
+#   conformance/load                    17     21
+#   simulator                           18     19
+#   cmd/gwsim                           15      9
+#   simulator/server                    12     13
+#   go test, wall                      261    388
+#   go test, CPU (user+sys)            300    273
+# (Before: main at 0204a85; simulator/redisstore alone, its figure not in
+# the totals.)
 test: vet fmt-check lint
 	$(GO) test -race -count=1 -skip '^($(HEAVY))$$' ./...
 
