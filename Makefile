@@ -43,8 +43,33 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # Every test but the suite-level ones, with the race detector; vet,
-# gofmt and staticcheck: about 100 s of CPU time with a warm module and
-# build cache (suite-level tests moved out: about 380 s before).
+# gofmt and staticcheck (a few seconds with warm caches). Where the time
+# goes: .ci/testtime runs this go test with -json and prints the seconds
+# of each package and of each test of 1 s or more, and the CPU time of
+# the whole run. Tests that share nothing run in parallel (t.Parallel:
+# the gwconform runs of cmd/gwconform, the redis-servers of
+# simulator/redisstore), and every test process uses one gwsim and one
+# gwconform, linked once (simtest.Binary). Measured on the 2-core machine
+# while other work loaded it (load average 4-12 before, 6-16 after), so
+# the wall times are high; compare the CPU times:
+#   package (go test's Elapsed, s)  before  after
+#   cmd/gwconform                      240    308
+#   simulator/redisstore               113     27
+#   conformance/explore                 17     28
+#   conformance/load                    17     21
+#   simulator                           18     19
+#   cmd/gwsim                           15      9
+#   simulator/server                    12     13
+#   go test (.ci/testtime), wall       261    388
+#   go test, CPU (user+sys)            300    273
+#   make test, same checkout, wall       -    280 (load 6-10)
+#   make test, same checkout, CPU        -    246
+#   make test, fresh clone, wall         -    571 (load 9-13)
+#   make test, fresh clone, CPU          -    405
+# Before: main at 0204a85, simulator/redisstore alone (not in the
+# totals). A fresh clone compiles the module again (go's cache keys hold
+# the directory): -race builds, vet and staticcheck cost about 180 s of
+# CPU there before a test runs.
 test: vet fmt-check lint
 	$(GO) test -race -count=1 -skip '^($(HEAVY))$$' ./...
 

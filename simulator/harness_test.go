@@ -2,7 +2,6 @@ package simulator_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -22,20 +21,8 @@ var formats = []device.Format{device.JSON, device.XML}
 // free loopback port and returns a client of account A.
 func start(t *testing.T, o simulator.Options) (*simulator.Simulator, *simtest.Client) {
 	t.Helper()
-	if o.Fleet == nil {
-		o.Fleet = simtest.Fleet()
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	sim, err := simulator.Start("127.0.0.1:0", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	c := simtest.NewClient(t, sim.URL())
-	c.AdminToken = o.AdminToken
-	return sim, c
+	s := simtest.Start(t, o)
+	return s.Simulator, s.Client
 }
 
 // snOf is the device of a type on gateway MACA of the test fleet.

@@ -32,6 +32,7 @@ var signInBody = regexp.MustCompile(`(?i)sign(\\?"|&#34;|&quot;)?\s*(:|>|&gt;)\s
 // whose timestamp is long stale, still gets the answer the check got,
 // because it pipes the body through `gwconform sign`.
 func TestReportsCarryNoSignAndCurlLinesSignAfresh(t *testing.T) {
+	t.Parallel()
 	url := acceptsDimming101(t)
 	r := gwconform(t, "--target", url, "--allow-partial", "--check", "command.light-dimmer.*")
 	if r.code != 1 {
@@ -309,6 +310,7 @@ func TestBundleVerifiesAndEveryTamperingFails(t *testing.T) {
 // --allow-partial and a fleet without a second gateway or account or a
 // device type are refused up front, with exit 2 and the reason.
 func TestCertifiedModeRefusesWhatIsNotACertification(t *testing.T) {
+	t.Parallel()
 	partial := filepath.Join(t.TempDir(), "dimmer-only.yaml")
 	os.WriteFile(partial, []byte(`accounts:
   - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d
@@ -503,6 +505,7 @@ func TestBaselineRerunAndReplay(t *testing.T) {
 // starts answering 500 stops the run with verdict INCOMPLETE and the
 // reason, instead of failing every check; so does --max-requests.
 func TestRunStopsIncompleteOnAFailingTargetOrTheRequestCap(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int64
 	url := faulty(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		if n.Add(1) < 200 {

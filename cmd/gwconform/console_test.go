@@ -19,6 +19,7 @@ import (
 // the skipped checks' reasons are counted; the bundle's console.log is
 // what the console showed; a baselined failure shows once, as known.
 func TestConsoleForPeopleAndCILogs(t *testing.T) {
+	t.Parallel()
 	bad := acceptsDimming101(t)
 	bundlePath := filepath.Join(t.TempDir(), "b.tar.gz")
 	r := gwconform(t, "--target", bad, "--check", "command.light-dimmer.*", "--allow-partial", "--bundle", bundlePath)
@@ -121,6 +122,7 @@ func TestMistypedFlagsAndTheSynopsis(t *testing.T) {
 // rewritten in place and wiped before the summary, which starts at the
 // beginning of a line of its own; the verdict is in colour.
 func TestSummaryOnItsOwnLineOnATerminal(t *testing.T) {
+	t.Parallel()
 	script, err := exec.LookPath("script")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

@@ -22,7 +22,7 @@ import (
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
-// bins holds the two programs, built once for all tests.
+// bins holds the two programs, built once for all tests (simtest.Binary).
 var bins struct{ gwsim, gwconform string }
 
 func TestMain(m *testing.M) {
@@ -31,21 +31,14 @@ func TestMain(m *testing.M) {
 	if id, ok := os.LookupEnv(deviationEnv); ok {
 		os.Exit(runDeviation(id, os.Args[1:]))
 	}
-	dir, err := os.MkdirTemp("", "gwconform-e2e")
-	if err != nil {
-		panic(err)
-	}
-	bins.gwsim = filepath.Join(dir, "gwsim")
-	bins.gwconform = filepath.Join(dir, "gwconform")
-	for out, pkg := range map[string]string{bins.gwsim: "../gwsim", bins.gwconform: "."} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			panic("building " + pkg + ": " + err.Error())
+	for out, name := range map[*string]string{&bins.gwsim: "gwsim", &bins.gwconform: "gwconform"} {
+		path, err := simtest.BuildBinary(name)
+		if err != nil {
+			panic(err)
 		}
+		*out = path
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
@@ -153,6 +146,7 @@ func failed(doc reportDoc) map[string]string {
 }
 
 func TestRunWithNoArgumentsPassesAgainstTheEmbeddedSimulator(t *testing.T) {
+	t.Parallel()
 	r := gwconform(t)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
@@ -194,6 +188,7 @@ func getJSON(t *testing.T, url string, v any) {
 }
 
 func TestRunAgainstGwsimServePassesAndPutsTheFleetBack(t *testing.T) {
+	t.Parallel()
 	url := startGwsim(t)
 	var before, after any
 	getJSON(t, url+"/_sim/state", &before)
@@ -349,6 +344,7 @@ func TestConfigurationErrorsExitTwoWithOneLine(t *testing.T) {
 }
 
 func TestDryRunSendsNothing(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer srv.Close()

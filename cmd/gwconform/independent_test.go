@@ -79,6 +79,7 @@ func indepFleetFile(t *testing.T, key, secret string) string {
 // implementation passes the whole suite, effect checks included, read
 // through --observer on its separate port.
 func TestIndependentTargetPassesThroughItsObserver(t *testing.T) {
+	t.Parallel()
 	api, reads := newIndepTarget(indepDeviation{}).serve(t)
 	r := gwconform(t, "--target", api, "--observer", reads, "--fleet", indepFleetFile(t, indepKey, indepSecret))
 	d := readIndepDoc(t, r.dir)
@@ -281,6 +282,7 @@ func TestIndependentTargetRefusingEverythingStopsAtThePreflight(t *testing.T) {
 // the summary, report.json, the bundle's manifest and gwconform verify; a
 // certified run needs an observer or --no-observer.
 func TestIndependentTargetWithoutObserver(t *testing.T) {
+	t.Parallel()
 	api, _ := newIndepTarget(indepDeviation{}).serve(t)
 	fleet := indepFleetFile(t, indepKey, indepSecret)
 	r := gwconform(t, "--target", api, "--fleet", fleet, "--check", "effect.*", "--check", "command.light-dimmer.valid.*", "--allow-partial")

@@ -149,6 +149,7 @@ func runLoad(t *testing.T, env []string, args ...string) (int, string, string) {
 // the shards'; every shard a series), and check-acks finds every
 // acknowledged change in place, and a change made behind the load's back.
 func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
+	t.Parallel()
 	const token = "shard-admin-token-5b1"
 	dir := t.TempDir()
 	fleetFile := filepath.Join(dir, "fleet.yaml")
@@ -387,6 +388,7 @@ func TestLoadShardFromJobEnvironment(t *testing.T) {
 // load merge --expect, started beside the shards, waits for their results
 // and leaves out an earlier load's left on the volume.
 func TestLoadMergeExpectWaitsForThisLoad(t *testing.T) {
+	t.Parallel()
 	f := fleet.Generate(1, 1, 4)
 	sim := startSim(t, f)
 	dir := t.TempDir()

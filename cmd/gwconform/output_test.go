@@ -61,6 +61,7 @@ func runProgram(t *testing.T, dir, bin string, args ...string) string {
 // shows any of them, or a sign. (gwconform sign prints a sign by design:
 // its stdout alone is exempt.)
 func TestNoSecretInAnyOutput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fleetFile := secretFleet(t)
 	var outputs []string
@@ -318,6 +319,7 @@ func label(args []string) string {
 // and catalog; --version answers; a dry run writes no report unless told
 // where.
 func TestQuietPlainVersionedOutput(t *testing.T) {
+	t.Parallel()
 	r := gwconform(t)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, tail(r.stdout))

@@ -11,21 +11,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// needChromium skips a test with one line where Chromium is not installed,
-// and fails it in CI (CI=true), where it must be.
-func needChromium(t *testing.T) string {
-	t.Helper()
-	const path = "/usr/bin/chromium"
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing: make tools installs it (apt-get install -y chromium)", path)
-		}
-		t.Skip("chromium not installed")
-	}
-	return path
-}
+	"github.com/gwdmi/gwtools/simulator/simtest"
+)
 
 // TestReportHTMLInChromium opens the report.html of a real run with
 // failures in Chromium: the "All checks" table filters by outcome, level,
@@ -33,7 +21,8 @@ func needChromium(t *testing.T) string {
 // details on a click, and the INFO row's counts sit under their headers.
 // The screenshot is left in reports/browser/.
 func TestReportHTMLInChromium(t *testing.T) {
-	path := needChromium(t)
+	t.Parallel()
+	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
 	r := gwconform(t, "--target", acceptsDimming101(t))
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", r.code, tail(r.stdout))
@@ -61,15 +50,7 @@ func TestReportHTMLInChromium(t *testing.T) {
 		return n
 	}
 
-	dir := t.TempDir()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.UserDataDir(dir),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := simtest.Chromium(t, 1400, 1000)
 	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelTime()
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+filepath.Join(r.dir, "report.html")), chromedp.WaitVisible(chromedp.CSS("#all-checks"))); err != nil {

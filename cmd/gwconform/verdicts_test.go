@@ -16,6 +16,7 @@ import (
 // did not cover on the console and in report.json, and exits 1 unless
 // --allow-partial.
 func TestDimmerOnlyFleetIsPartial(t *testing.T) {
+	t.Parallel()
 	fleet := filepath.Join(t.TempDir(), "fleet.yaml")
 	os.WriteFile(fleet, []byte(`sign: md5
 accounts:
@@ -51,6 +52,7 @@ accounts:
 
 // TestFocusOnNothingIsPartial: a run that ran no check exits 1.
 func TestFocusOnNothingIsPartial(t *testing.T) {
+	t.Parallel()
 	r := gwconform(t, "--ginkgo.focus=nomatch")
 	if r.code != 1 || !strings.Contains(r.stdout, "PARTIAL") || !strings.Contains(r.stdout, "no check ran") {
 		t.Fatalf("exit %d\n%s", r.code, tail(r.stdout))
@@ -60,6 +62,7 @@ func TestFocusOnNothingIsPartial(t *testing.T) {
 // TestPreflightStopsOnAStaticFileServer: a server that does not speak the
 // interface gets exit 2 and one line, not a thousand verdicts.
 func TestPreflightStopsOnAStaticFileServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "index.html"), []byte("<html><body>hello</body></html>"), 0o644)
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
@@ -81,6 +84,7 @@ func TestPreflightStopsOnAStaticFileServer(t *testing.T) {
 // token, a run without it says the sim checks need --admin-token (and is
 // PARTIAL), and a run with it runs them.
 func TestAdminTokenSkipReasonIsTrue(t *testing.T) {
+	t.Parallel()
 	url := startGwsim(t, "--admin-token", "s3cret-token")
 	r := gwconform(t, "--target", url)
 	if r.code != 1 {

@@ -120,7 +120,7 @@ func TestEntrypointRule(t *testing.T) {
 // it, hands `gwsim gwconform ARGS` over to the gwconform beside it, with
 // the arguments, standard output and exit code unchanged.
 func TestEntrypointHandsOverToGwconform(t *testing.T) {
-	bin := simtest.BuildGwsim(t)
+	bin := simtest.PrivateBinary(t, "gwsim")
 	fake := filepath.Join(filepath.Dir(bin), "gwconform")
 	script := "#!/bin/sh\necho \"gwconform got: $*\"\nexit 3\n"
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {

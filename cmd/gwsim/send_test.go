@@ -39,7 +39,7 @@ var signShown = regexp.MustCompile(`"sign":"[0-9a-f]{32}"|<sign>[0-9a-f]{32}</si
 // loopback, in both formats: each operation changes the state it names,
 // an error answer exits 1 and changes nothing, and the sign never shows.
 func TestSendAgainstServe(t *testing.T) {
-	sim := simtest.Serve(t, simtest.BuildGwsim(t))
+	sim := simtest.Serve(t, simtest.Binary(t, "gwsim"))
 	for _, format := range []string{"json", "xml"} {
 		t.Run(format, func(t *testing.T) {
 			dim := map[string]string{"json": "40", "xml": "77"}[format]

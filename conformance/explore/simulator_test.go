@@ -17,11 +17,7 @@ import (
 // startSim starts gwsim in-process as a target (test files may).
 func startSim(t testing.TB, f *fleet.Fleet) string {
 	t.Helper()
-	s, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := simtest.Start(t, simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return s.URL()
 }
 
@@ -62,12 +58,8 @@ func TestReplicasOnRedisLinearizable(t *testing.T) {
 	f := fleet.Demo()
 	var urls []string
 	for i := range 3 {
-		s, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: f, StoreURL: r.URL(), StoreReset: i == 0,
+		s := simtest.Start(t, simulator.Options{Fleet: f, StoreURL: r.URL(), StoreReset: i == 0,
 			Replica: fmt.Sprintf("r%d", i), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
 		urls = append(urls, s.URL())
 	}
 	for _, cfg := range []Config{{Seed: 1, Operations: 600}, {Seed: 2, Operations: 600, Clients: 6}} {

@@ -22,19 +22,15 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 var vias = []string{ViaRaw, ViaHTTP, ViaClient}
 
 func startSim(t *testing.T, f *fleet.Fleet) *simulator.Simulator {
 	t.Helper()
-	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: f,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	return sim
+	return simtest.Start(t, simulator.Options{Fleet: f,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Simulator
 }
 
 // The load is valid: the simulator accepts every request of every

@@ -17,9 +17,8 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
-
-const chromiumPath = "/usr/bin/chromium"
 
 // shardedOutage runs a load as two shards over two replicas (in-process
 // simulators) for a few seconds, stops the second replica in the middle,
@@ -28,10 +27,7 @@ func shardedOutage(t *testing.T) (*Result, string) {
 	t.Helper()
 	f := fleet.Generate(2, 2, 8)
 	a := startSim(t, f)
-	b, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := simtest.Start(t, simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	var closeOnce sync.Once
 	stop := func() { closeOnce.Do(func() { b.Close() }) } // Close once: a second one panics
 	t.Cleanup(stop)
@@ -101,12 +97,7 @@ func TestReportPageIsSelfContained(t *testing.T) {
 // target and shard, and the outage is marked on the charts and listed.
 // The screenshot is saved under reports/browser/.
 func TestReportInChromium(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing", chromiumPath)
-		}
-		t.Skip("chromium not installed")
-	}
+	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
 	res, stopped := shardedOutage(t)
 	dir := t.TempDir()
 	if err := WriteReport(dir, res); err != nil {
@@ -122,17 +113,7 @@ func TestReportInChromium(t *testing.T) {
 		t.Fatalf("load.json: %v, %d requests", err, back.Requests)
 	}
 
-	profile := t.TempDir()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath), chromedp.UserDataDir(profile),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := simtest.Chromium(t, 1400, 1000)
 	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelTime()
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+filepath.Join(dir, ReportHTML)),

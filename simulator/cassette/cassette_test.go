@@ -50,10 +50,7 @@ func client(t *testing.T, base string) (*simtest.Client, *fleet.Target) {
 // through by a recording.
 func TestRecordThenReplayOffline(t *testing.T) {
 	dir := t.TempDir()
-	up, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: withoutThermostat()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	up := simtest.Start(t, simulator.Options{Fleet: withoutThermostat()})
 	w, err := cassette.NewWriter(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -97,11 +94,7 @@ func TestRecordThenReplayOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	player.Auth = fleet.Demo().Authenticator()
-	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{WrapOperations: player.Wrap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, simulator.Options{Fleet: fleet.Demo(), WrapOperations: player.Wrap})
 	c, _ = client(t, sim.URL())
 	thermo := target.Devices["Thermostat"].SN
 	for _, f := range []device.Format{device.JSON, device.XML} {

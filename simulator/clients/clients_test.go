@@ -20,14 +20,8 @@ import (
 func start(t *testing.T, o simulator.Options) (*simulator.Simulator, *simtest.Client) {
 	t.Helper()
 	o.Fleet = simtest.Fleet()
-	sim, err := simulator.Start("127.0.0.1:0", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	c := simtest.NewClient(t, sim.URL())
-	c.AdminToken = o.AdminToken
-	return sim, c
+	s := simtest.Start(t, o)
+	return s.Simulator, s.Client
 }
 
 // report is GET /_sim/clients, read as the report; it fails the test if

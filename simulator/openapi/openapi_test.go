@@ -14,9 +14,11 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/openapi"
 	"github.com/gwdmi/gwtools/simulator/server"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/openapi.yaml and .ci/openapi/.redocly.lint-ignore.yaml (make openapi)")
@@ -177,11 +179,7 @@ func TestServedDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{AdminToken: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, simulator.Options{Fleet: fleet.Demo(), AdminToken: "tok"})
 	get := func(token string) (*http.Response, []byte) {
 		req, _ := http.NewRequest("GET", sim.URL()+"/_sim/openapi.yaml", nil)
 		if token != "" {

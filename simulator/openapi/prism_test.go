@@ -49,7 +49,7 @@ func TestPrismProxy(t *testing.T) {
 	if err := os.WriteFile(docFile, doc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sim := simtest.Serve(t, simtest.BuildGwsim(t))
+	sim := simtest.Serve(t, simtest.Binary(t, "gwsim"))
 
 	// Prism on a free loopback port, its log in a file parsed at the end.
 	port := freePort(t)
@@ -83,10 +83,7 @@ func TestPrismProxy(t *testing.T) {
 	// The suite through the proxy. Transport checks may fail there (Prism
 	// re-encodes bodies and headers), so its verdict is not this test's; an
 	// exit of 2 (unreachable, bad arguments) is.
-	gwconform := filepath.Join(dir, "gwconform")
-	if out, err := exec.Command("go", "build", "-o", gwconform, "github.com/gwdmi/gwtools/cmd/gwconform").CombinedOutput(); err != nil {
-		t.Fatalf("go build gwconform: %v\n%s", err, out)
-	}
+	gwconform := simtest.Binary(t, "gwconform")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	run := exec.CommandContext(ctx, gwconform, "run", "--target", proxy, "--report-dir", filepath.Join(dir, "reports"))

@@ -10,7 +10,9 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/server"
-	"github.com/gwdmi/gwtools/simulator/simtest"
+	// simtest imports this package (through the simulator): an internal
+	// test uses the part of simtest that does not (package core).
+	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 

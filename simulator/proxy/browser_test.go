@@ -26,7 +26,7 @@ import (
 // the rules refuse, and a wrong error code), for requests sent after the
 // page was opened.
 func TestLivePageShowsViolations(t *testing.T) {
-	chromium := simtest.NeedTool(t, "chromium", "apt-get install chromium")
+	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
 	wrongCode := false
 	faulty := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -44,15 +44,7 @@ func TestLivePageShowsViolations(t *testing.T) {
 	am := target.Devices["Appliance Module"].SN
 	app := demoClient(t, p.URL())
 
-	dir := t.TempDir()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.UserDataDir(dir),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := simtest.Chromium(t, 1400, 1000)
 	ctx, cancelTime := context.WithTimeout(ctx, 40*time.Second)
 	defer cancelTime()
 

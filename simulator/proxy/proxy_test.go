@@ -25,12 +25,10 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // upstream is a gwsim with the demo fleet, the real implementation here.
 func upstream(t *testing.T, o simulator.Options) *simulator.Simulator {
 	t.Helper()
-	sim, err := simulator.Start("127.0.0.1:0", o)
-	if err != nil {
-		t.Fatal(err)
+	if o.Fleet == nil {
+		o.Fleet = fleet.Demo()
 	}
-	t.Cleanup(func() { sim.Close() })
-	return sim
+	return simtest.Start(t, o).Simulator
 }
 
 func start(t *testing.T, cfg proxy.Config) *proxy.Proxy {

@@ -27,6 +27,7 @@ import (
 // within 30 s of the kill, and every device ends with its last
 // acknowledged change (or one sent after it whose outcome is unknown).
 func TestSentinelFailoverLosesNoAcknowledgedChange(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	sen := simtest.StartSentinel(t)
 	t.Logf("Sentinel setup ready in %s", time.Since(began).Round(time.Millisecond))
@@ -130,6 +131,7 @@ func TestSentinelFailoverLosesNoAcknowledgedChange(t *testing.T) {
 // storage_unavailable with Retry-After (both formats), never 200; with it
 // back, 200 again.
 func TestReplicatedWaitsForAReplica(t *testing.T) {
+	t.Parallel()
 	primary := simtest.StartRedis(t, false)
 	replica := simtest.StartReplica(t, primary)
 	ps := replicas(t, primary, 1, "--store-durability", "replicated")

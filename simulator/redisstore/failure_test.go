@@ -22,6 +22,7 @@ import (
 // Redis unreachable at start: gwsim stops with one line that names the
 // address but never the password.
 func TestRedisUnreachableAtStart(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	url := fmt.Sprintf("redis://gw:s3cretpw@127.0.0.1:%d/0", r.Port)
 	r.Kill()
@@ -34,6 +35,7 @@ func TestRedisUnreachableAtStart(t *testing.T) {
 
 // A different fleet stops a replica unless --store-reset.
 func TestFleetGuard(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	replicas(t, r, 1)
 	out, err := exec.Command(gwsim(t), "serve", "--addr", "127.0.0.1:0", "--store", r.URL(), "--seed", "7").CombinedOutput()
@@ -52,6 +54,7 @@ func TestFleetGuard(t *testing.T) {
 // health degraded; Redis back: service resumes by itself, and with
 // appendfsync always the change acknowledged before the kill is there.
 func TestRedisLostAndBack(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, true)
 	ps := replicas(t, r, 1)
 	c := simtest.NewClient(t, ps[0].URL)
@@ -96,6 +99,7 @@ func TestRedisLostAndBack(t *testing.T) {
 // got no answer (in flight when the replica died: it may or may not have
 // been applied), never an older one.
 func TestReplicaKilledMidLoadLosesNoAcknowledgedChange(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 3)
 	dir := t.TempDir()

@@ -20,35 +20,10 @@ import (
 // These tests run gwsim replicas as real processes on a real redis-server
 // (simtest.StartRedis), on loopback, and stop both by PID.
 
-var (
-	buildOnce    sync.Once
-	gwsimBin     string
-	conformOnce  sync.Once
-	gwconformBin string
-)
+func gwsim(t *testing.T) string { return simtest.Binary(t, "gwsim") }
 
-func gwsim(t *testing.T) string {
-	buildOnce.Do(func() { gwsimBin = simtest.BuildGwsim(t) })
-	if _, err := os.Stat(gwsimBin); err != nil {
-		gwsimBin = simtest.BuildGwsim(t) // the first test's temp dir is gone
-	}
-	return gwsimBin
-}
-
-// gwconform builds cmd/gwconform once for the package's tests.
-func gwconform(t *testing.T) string {
-	build := func() {
-		gwconformBin = filepath.Join(t.TempDir(), "gwconform")
-		if out, err := exec.Command("go", "build", "-o", gwconformBin, "github.com/gwdmi/gwtools/cmd/gwconform").CombinedOutput(); err != nil {
-			t.Fatalf("go build gwconform: %v\n%s", err, out)
-		}
-	}
-	conformOnce.Do(build)
-	if _, err := os.Stat(gwconformBin); err != nil {
-		build() // the first test's temp dir is gone
-	}
-	return gwconformBin
-}
+// gwconform is cmd/gwconform, built once for the package's tests.
+func gwconform(t *testing.T) string { return simtest.Binary(t, "gwconform") }
 
 func fleetFile(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "fleet.yaml")
@@ -95,6 +70,7 @@ func wire(ty *device.Type, name string, f device.Format) string {
 // A change through one replica is seen by every replica's admin API, in
 // both formats; the journal, faults and reset are shared too.
 func TestReplicasShareOneFleet(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 3)
 	i, ty := thermostat(t)
@@ -178,6 +154,7 @@ func conformOnEach(t *testing.T, ps []*simtest.Process) {
 // field: each writer sets its own field, and each field ends at its
 // writer's last acknowledged value.
 func TestConcurrentCommandsAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 3)
 	i, ty := thermostat(t)
@@ -230,6 +207,7 @@ func TestConcurrentCommandsAcrossReplicas(t *testing.T) {
 // A replay is caught whichever replica gets it; the rate limit counts
 // requests to every replica.
 func TestReplayAndRateLimitAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 2, "--reject-replays", "--rate-limit", "5")
 	a, b := simtest.NewClient(t, ps[0].URL), simtest.NewClient(t, ps[1].URL)

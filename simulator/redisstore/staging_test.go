@@ -60,6 +60,7 @@ func withCookie(t *testing.T, method, base, path string, c *http.Cookie) int {
 // A session made on one replica is honoured by the others; signing out on
 // one ends it on all.
 func TestDashboardSessionOnAnyReplica(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 3, "--admin-token", stagingToken)
 	c := signIn(t, ps[0].URL)
@@ -121,6 +122,7 @@ func events(t *testing.T, ctx context.Context, base string) <-chan server.Change
 // naming its replica (--replica-name), for requests in both formats and
 // for admin changes.
 func TestEventsOfEveryReplica(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	bin, fl := gwsim(t), fleetFile(t)
 	one := simtest.Serve(t, bin, "--store", r.URL(), "--fleet", fl, "--admin-token", stagingToken, "--replica-name", "one")
@@ -188,6 +190,7 @@ func waitChange(t *testing.T, ctx context.Context, feed <-chan server.Change, re
 // once, /_sim/health says why it is 503, and every admin read answers 503
 // rather than state Redis does not hold.
 func TestRedisBackWithoutFleet(t *testing.T) {
+	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 1, "--log-level", "info", "--log-summary", "0")
 	p := ps[0]

@@ -21,17 +21,14 @@ import (
 // "Apps" panel names the client (masked) and the judgement its request
 // broke, and the scenario panel shows the timeline with the step in force.
 func TestDashboardShowsAppsAndScenario(t *testing.T) {
-	chromium := simtest.NeedTool(t, "chromium", "apt-get install chromium")
+	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
 	sc, err := scenario.Parse([]byte("name: dashboard demo\nsteps:\n  - {at: 0s, gateway_offline: a4c138f0e2b2}\n  - {at: 1h, for: 1m, latency: 1s}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := scenario.NewPlayer(sc, nil)
-	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{ClientPhases: p.Phases, Admin: p.Routes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Stop(); sim.Close() })
+	sim := simtest.Start(t, simulator.Options{Fleet: fleet.Demo(), ClientPhases: p.Phases, Admin: p.Routes()})
+	t.Cleanup(func() { p.Stop() })
 	p.Attach(sim.Server)
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
@@ -41,15 +38,7 @@ func TestDashboardShowsAppsAndScenario(t *testing.T) {
 	c.APIKey, c.Secret, c.Account, c.MAC = target.Key.Key, target.Key.Secret, target.AccountID, target.MAC
 	c.Send(device.SendCommand, device.JSON, c.Command(target.Devices["Appliance Module"].SN, "Appliance Module", simtest.S("io", "On"), simtest.S("Relay2", "On")))
 
-	dir := t.TempDir()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.UserDataDir(dir),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := simtest.Chromium(t, 1400, 1000)
 	ctx, cancelTime := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelTime()
 

@@ -82,11 +82,8 @@ steps:
 		t.Fatal(err)
 	}
 	p := scenario.NewPlayer(sc, nil)
-	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{AdminToken: "tok", ClientPhases: p.Phases, Admin: p.Routes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Stop(); sim.Close() })
+	sim := simtest.Start(t, simulator.Options{Fleet: fleet.Demo(), AdminToken: "tok", ClientPhases: p.Phases, Admin: p.Routes()})
+	t.Cleanup(func() { p.Stop() })
 	p.Attach(sim.Server)
 	c := simtest.NewClient(t, sim.URL())
 	c.AdminToken = "tok"
@@ -154,11 +151,7 @@ func TestScenarioFinishes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := simtest.Start(t, simulator.Options{Fleet: fleet.Demo()})
 	p := scenario.NewPlayer(sc, nil)
 	p.Attach(sim.Server)
 	if err := p.Start(); err != nil {

@@ -17,14 +17,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/simulator/simtest"
+	// simtest imports this package: its internal tests use the part
+	// of simtest that does not (package core), under the same name.
+	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
 )
 
 // The browser tests drive Debian's Chromium: one browser for the package,
 // a new tab per test. They wait for elements and text, never sleep, and
 // save a screenshot of each test under reports/browser/.
-
-const chromiumPath = "/usr/bin/chromium"
 
 var (
 	browserOnce sync.Once
@@ -41,44 +41,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// browser starts Chromium once, headless, with a temp profile and without
-// the background networking that hangs on a closed network.
+// browser starts Chromium once for the package (simtest.StartChromium).
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	// Missing: one line and a skip, or a failure under CI=true.
-	simtest.NeedTool(t, chromiumPath, "apt-get install -y chromium")
-	browserOnce.Do(func() {
-		path := chromiumPath
-		dir, err := os.MkdirTemp("", "gwsim-chromium-")
-		if err != nil {
-			browserErr = err
-			return
-		}
-		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(path),
-			chromedp.UserDataDir(dir),
-			chromedp.Flag("headless", true),
-			chromedp.Flag("no-sandbox", true),
-			chromedp.Flag("disable-gpu", true),
-			chromedp.Flag("disable-quic", true),
-			chromedp.Flag("no-first-run", true),
-			chromedp.Flag("disable-background-networking", true),
-			chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true),
-			chromedp.WindowSize(1400, 1000),
-		)
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		bctx, cancelBrowser := chromedp.NewContext(actx)
-		if err := chromedp.Do(bctx); err != nil { // starts the browser
-			cancelBrowser()
-			cancelAlloc()
-			os.RemoveAll(dir)
-			browserErr = fmt.Errorf("chromium did not start: %v", err)
-			return
-		}
-		browserCtx = bctx
-		browserStop = func() { cancelBrowser(); cancelAlloc(); os.RemoveAll(dir) }
-	})
+	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
+	browserOnce.Do(func() { browserCtx, browserStop, browserErr = simtest.StartChromium(1400, 1000) })
 	if browserErr != nil {
 		t.Fatal(browserErr)
 	}

@@ -46,12 +46,7 @@ func startLogged(t *testing.T, level slog.Level, o simulator.Options) (*simtest.
 	buf := &logBuffer{}
 	o.Fleet = simtest.Fleet()
 	o.Logger = slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: level}))
-	sim, err := simulator.Start("127.0.0.1:0", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	return simtest.NewClient(t, sim.URL()), buf
+	return simtest.Start(t, o).Client, buf
 }
 
 // sendBoth sends a good command in each format and a bad one (wrong

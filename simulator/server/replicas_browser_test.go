@@ -23,12 +23,7 @@ func TestBrowserDashboardOnAnyReplica(t *testing.T) {
 	r := simtest.StartRedis(t, false)
 	const token = "any-replica-t0ken"
 	start := func(name string) *simulator.Simulator {
-		s, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: simtest.Fleet(), StoreURL: r.URL(), AdminToken: token, Replica: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		return simtest.Start(t, simulator.Options{Fleet: simtest.Fleet(), StoreURL: r.URL(), AdminToken: token, Replica: name}).Simulator
 	}
 	one, two := start("one"), start("two")
 	ctx := server.Tab(t)

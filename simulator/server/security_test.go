@@ -18,7 +18,9 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
-	"github.com/gwdmi/gwtools/simulator/simtest"
+	// simtest imports this package: its internal tests use the part
+	// of simtest that does not (package core), under the same name.
+	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 

@@ -5,28 +5,12 @@ import (
 	"bytes"
 	"io"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// BuildGwsim builds cmd/gwsim into the test's temporary directory and
-// returns the binary's path.
-func BuildGwsim(t testing.TB) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is not on PATH: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "gwsim")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/gwdmi/gwtools/cmd/gwsim").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // Process is a running `gwsim serve`, started by Serve.
 type Process struct {

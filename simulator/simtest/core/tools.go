@@ -1,4 +1,4 @@
-package simtest
+package core
 
 import (
 	"os"
