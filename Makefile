@@ -3,6 +3,12 @@
 # curl when they are installed, and skips each of those with one line when
 # they are not (under CI=true they fail instead: .ci/run installs them).
 GO      ?= go
+# -trimpath keeps absolute paths out of what the go command compiles, so
+# its build cache is shared by every checkout of the module on a machine:
+# a fresh clone then links the test binaries instead of compiling the
+# module again with -race (measured: 271 s of CPU to compile them in a
+# second clone without it, 26 s with it).
+export GOFLAGS += -trimpath
 BIN     := bin
 REPORTS ?= reports/latest
 FUZZTIME ?= 30s
