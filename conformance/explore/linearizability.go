@@ -175,6 +175,19 @@ func hashString(s string) uint64 {
 	return h.Sum64()
 }
 
+// hashLog hashes a message log: equal logs hash alike.
+func hashLog(l []Msg) uint64 {
+	h := fnv.New64a()
+	var sep = []byte{0}
+	for _, m := range l {
+		h.Write([]byte(m.Type))
+		h.Write(sep)
+		h.Write([]byte(m.Value))
+		h.Write(sep)
+	}
+	return h.Sum64()
+}
+
 // porcupineModel is the sequential specification of one device or log,
 // from the state read at the start.
 func (h *History) porcupineModel(p string) (porcupine.Model, bool) {
@@ -226,6 +239,10 @@ func (h *History) porcupineModel(p string) (porcupine.Model, bool) {
 					}
 					return true
 				},
+				// Without a hash every log state falls in one bucket of
+				// Porcupine's cache, and each lookup compares whole logs
+				// with all of them: a quarter of a concurrent run's CPU.
+				Hash:              func(a any) uint64 { return hashLog(a.([]Msg)) },
 				DescribeOperation: shortOperation,
 				DescribeState:     func(s any) string { return describeLog(s.([]Msg)) },
 			}, true
