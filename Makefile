@@ -10,6 +10,9 @@ FUZZTIME ?= 30s
 # (in memory, --state-file, three replicas on Redis); shorten it for a
 # quick run (EXPLORE_DURATION=30s), 0 for none. docs/benchmarks.md says it.
 EXPLORE_DURATION ?= 5m
+# A line docs/benchmarks.md carries under "Where this ran", e.g. that other
+# work shared the machine during the run.
+BENCH_NOTE ?=
 
 .PHONY: all build test test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc clean openapi openapi-check
 
@@ -102,7 +105,7 @@ bench: build
 	    echo "bench: wrk is not installed; gwconform load stands in for it"; \
 	  fi; }
 	$(GO) build -o $(BIN)/gwbench ./cmd/gwbench
-	GO=$(GO) ./$(BIN)/gwbench --out docs/benchmarks.md --explore-duration $(EXPLORE_DURATION)
+	GO=$(GO) ./$(BIN)/gwbench --out docs/benchmarks.md --explore-duration $(EXPLORE_DURATION) --note "$(BENCH_NOTE)"
 
 clean:
 	rm -rf $(BIN) reports/latest

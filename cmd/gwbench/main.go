@@ -75,6 +75,7 @@ func run(ctx context.Context, args []string) int {
 	fs.BoolVar(&o.SkipGoBench, "skip-go-bench", false, "leave out the Go benchmarks and profiles")
 	fs.DurationVar(&o.ExploreDuration, "explore-duration", 5*time.Minute, "gwconform explore against gwsim in each setting (in memory, --state-file, three replicas on Redis); 0: none (make bench: EXPLORE_DURATION)")
 	fs.IntVar(&o.ExploreClients, "explore-clients", 8, "gwconform explore --clients")
+	fs.StringVar(&o.Note, "note", "", "a line written under \"Where this ran\" (make bench: BENCH_NOTE), e.g. that other work shared the machine")
 	only := fs.String("only", "", "run only the sections whose names hold one of these comma-separated words (e.g. explore,redis,client); default: all")
 	sizes := fs.String("fleets", "10000,100000,1000000", "fleet sizes measured, comma-separated")
 	if err := fs.Parse(args); err != nil {

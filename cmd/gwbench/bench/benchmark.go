@@ -81,6 +81,9 @@ type Options struct {
 	// Only, when not empty, runs only the sections whose names contain
 	// one of these words (a developer's shortcut; make bench runs all).
 	Only []string
+	// Note is written under "Where this ran" (e.g. that the machine was
+	// shared with other work during the run).
+	Note string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -244,6 +247,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &Report{Env: environment(ctx, o), Rounds: o.Rounds, Connections: o.Connections, Threads: o.Threads, Duration: o.Duration,
 		Extra: map[string]any{}}
+	if o.Note != "" {
+		r.Notes = append(r.Notes, o.Note)
+	}
 	logf := func(format string, a ...any) { fmt.Fprintf(o.Log, "gwbench: "+format+"\n", a...) }
 	for _, sec := range Sections() {
 		if sec.Measure == nil || (o.SkipGoBench && sec.Name == SectionGoBench) || !o.selected(sec.Name) {

@@ -34,6 +34,9 @@ type ClientReportRun struct {
 	OnErrors    int64     `json:"default_errors"`
 	OffErrors   int64     `json:"off_errors"`
 	On99, Off99 []time.Duration
+	// OnCPU and OffCPU are each gwsim's CPU time per request in each
+	// round (/proc/PID/stat): steadier than requests/s on a shared machine.
+	OnCPU, OffCPU []time.Duration
 	// Memory after the rounds: VmRSS and VmHWM (/proc/PID/status), and
 	// the live heap the Go runtime marked at its last collection and the
 	// largest at any collection (GODEBUG=gctrace=1, in MB).
@@ -130,14 +133,18 @@ func (r *Report) measureClientReport(ctx context.Context, o Options, logf func(s
 			}
 			got := map[*server]LoadRun{}
 			for _, s := range order {
+				before, _ := s.cpu()
 				lr, err := load(s.url, conns)
 				if err != nil {
 					sOn.stop()
 					sOff.stop()
 					return err
 				}
+				after, _ := s.cpu()
+				lr.ServerCPU = after - before
 				got[s] = lr
 			}
+			run.OnCPU, run.OffCPU = append(run.OnCPU, got[sOn].CPUPerRequest()), append(run.OffCPU, got[sOff].CPUPerRequest())
 			run.On, run.Off = append(run.On, got[sOn].RPS), append(run.Off, got[sOff].RPS)
 			run.On99, run.Off99 = append(run.On99, got[sOn].P99), append(run.Off99, got[sOff].P99)
 			run.OnErrors += got[sOn].Errors
@@ -197,10 +204,11 @@ func (r *Report) writeClientReport(p func(string, ...any)) {
 		"%s a run, in %d rounds that alternate which goes first, at each concurrency; each concurrency has fresh processes. "+
 		"After the rounds: VmRSS and VmHWM (peak) from `/proc/PID/status`, and the Go heap from `GODEBUG=gctrace=1` "+
 		"(live heap marked at the last collection and the largest at any collection, in whole MB, the trace's resolution).\n\n", secs(fig.Duration), fig.Rounds)
-	p("| connections | default flags, requests/s (median) | `--client-report=false` | default / off (median of the rounds' ratios) | each round's ratio | p99 default / off (median) | errors |\n|---:|---:|---:|---:|---|---|---|\n")
+	p("| connections | default flags, requests/s (median) | `--client-report=false` | default / off (median of the rounds' ratios) | each round's ratio | gwsim CPU per request, default / off (median) | p99 default / off (median) | errors |\n|---:|---:|---:|---:|---|---|---|---|\n")
 	for _, run := range fig.Runs {
-		p("| %d | %s | %s | **%.2f ×** | %s | %s / %s | %d / %d |\n", run.Connections, num(medianOf(run.On)), num(medianOf(run.Off)), medianOf(run.Ratios),
-			joinFloats(run.Ratios, "%.2f"), dur(medianDuration(run.On99)), dur(medianDuration(run.Off99)), run.OnErrors, run.OffErrors)
+		p("| %d | %s | %s | **%.2f ×** | %s | %s / %s | %s / %s | %d / %d |\n", run.Connections, num(medianOf(run.On)), num(medianOf(run.Off)), medianOf(run.Ratios),
+			joinFloats(run.Ratios, "%.2f"), dur(medianDuration(run.OnCPU)), dur(medianDuration(run.OffCPU)),
+			dur(medianDuration(run.On99)), dur(medianDuration(run.Off99)), run.OnErrors, run.OffErrors)
 	}
 	p("\nMemory after the rounds:\n\n| connections | gwsim | VmRSS | VmHWM | live heap, last GC | largest live heap | GCs |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, run := range fig.Runs {
