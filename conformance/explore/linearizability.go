@@ -65,22 +65,15 @@ func (x *Explorer) RunConcurrent(ctx context.Context, ops []Op) (*History, error
 	wg.Wait()
 	x.ops += len(ops)
 	// A final read of each device and log, after every client is done.
+	var reads []Op
 	for k := range m.Devices {
-		op := Op{Kind: ReadDevice, MAC: k.MAC, SN: k.SN, Client: last}
-		call := time.Since(start).Nanoseconds()
-		r := x.cfg.Target.Do(ctx, op)
-		r.Call, r.Return = call, time.Since(start).Nanoseconds()
-		h.Ops, h.Results = append(h.Ops, op), append(h.Results, r)
-		x.ops++
+		reads = append(reads, Op{Kind: ReadDevice, MAC: k.MAC, SN: k.SN, Client: last})
 	}
 	for mac := range m.Logs {
-		op := Op{Kind: ReadMessages, MAC: mac, Client: last}
-		call := time.Since(start).Nanoseconds()
-		r := x.cfg.Target.Do(ctx, op)
-		r.Call, r.Return = call, time.Since(start).Nanoseconds()
-		h.Ops, h.Results = append(h.Ops, op), append(h.Results, r)
-		x.ops++
+		reads = append(reads, Op{Kind: ReadMessages, MAC: mac, Client: last})
 	}
+	h.Ops, h.Results = append(h.Ops, reads...), append(h.Results, x.cfg.Target.readAllSince(ctx, reads, start)...)
+	x.ops += len(reads)
 	return h, ctx.Err()
 }
 

@@ -260,7 +260,7 @@ func (r *Report) exploreGoals() []Goal {
 			Measured: fmt.Sprintf("%s/s (median of %s)", num(v), joinFloats(fig.Embedded[name], "%.0f"))}
 		if !g.Met {
 			g.Miss = fmt.Sprintf("%s/s", num(v))
-			g.Why = "each operation is an HTTP exchange on loopback, on two cores shared with the simulator and other processes (see the profile in benchmarks-notes.md)"
+			g.Why = "each operation is an HTTP exchange on loopback, on two cores shared with the simulator and other processes"
 		}
 		goals = append(goals, g)
 	}
