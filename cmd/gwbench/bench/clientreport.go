@@ -186,8 +186,9 @@ func (r *Report) clientReportGoals() []Goal {
 	for _, run := range fig.Runs {
 		goals = append(goals, Goal{Name: fmt.Sprintf("gwsim with the client report (default flags) against --client-report=false, requests/s (gwconform load, %d connections, same run)", run.Connections),
 			Target: "reported", Known: len(run.Ratios) > 0, Info: true,
-			Measured: fmt.Sprintf("%.2f × (median of %d rounds; medians %s vs %s req/s); RSS after %d vs %d MiB",
-				medianOf(run.Ratios), len(run.Ratios), num(medianOf(run.On)), num(medianOf(run.Off)), run.OnMem.RSS>>20, run.OffMem.RSS>>20)})
+			Measured: fmt.Sprintf("%.2f × (median of %d rounds; medians %s vs %s req/s); gwsim CPU per request %s vs %s (%+.0f%%); RSS after %d vs %d MiB",
+				medianOf(run.Ratios), len(run.Ratios), num(medianOf(run.On)), num(medianOf(run.Off)),
+				dur(medianDuration(run.OnCPU)), dur(medianDuration(run.OffCPU)), cpuExtra(run), run.OnMem.RSS>>20, run.OffMem.RSS>>20)})
 	}
 	return goals
 }
@@ -220,4 +221,14 @@ func (r *Report) writeClientReport(p func(string, ...any)) {
 		}
 	}
 	p("\n```sh\n%s\n%s\ngrep -E 'VmRSS|VmHWM' /proc/$(pgrep -n gwsim)/status   # after the rounds\n```\n\n", r.BenchFleet, strings.Join(fig.Commands, "\n"))
+}
+
+// cpuExtra is how much more CPU a request costs gwsim with the client
+// report than without, in percent (medians).
+func cpuExtra(run ClientReportRun) float64 {
+	off := medianDuration(run.OffCPU)
+	if off == 0 {
+		return 0
+	}
+	return (float64(medianDuration(run.OnCPU))/float64(off) - 1) * 100
 }
