@@ -211,6 +211,7 @@ func (r *Report) writeClientReport(p func(string, ...any)) {
 			joinFloats(run.Ratios, "%.2f"), dur(medianDuration(run.OnCPU)), dur(medianDuration(run.OffCPU)),
 			dur(medianDuration(run.On99)), dur(medianDuration(run.Off99)), run.OnErrors, run.OffErrors)
 	}
+	p("\nThe load comparison with the bare handler above runs gwsim with its default flags, so with the client report: the difference in CPU per request here is its share of gwsim's.\n")
 	p("\nMemory after the rounds:\n\n| connections | gwsim | VmRSS | VmHWM | live heap, last GC | largest live heap | GCs |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, run := range fig.Runs {
 		for _, m := range []struct {
