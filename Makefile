@@ -12,6 +12,13 @@ export GOFLAGS += -trimpath
 BIN     := bin
 REPORTS ?= reports/latest
 FUZZTIME ?= 30s
+# How long make bench runs gwconform explore against gwsim in each setting
+# (in memory, --state-file, three replicas on Redis); shorten it for a
+# quick run (EXPLORE_DURATION=30s), 0 for none. docs/benchmarks.md says it.
+EXPLORE_DURATION ?= 5m
+# A line docs/benchmarks.md carries under "Where this ran", e.g. that other
+# work shared the machine during the run.
+BENCH_NOTE ?=
 
 .PHONY: all build test test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc clean openapi openapi-check
 
@@ -112,7 +119,10 @@ fuzz:
 # command line of every figure (cmd/gwbench): gwsim with its default flags
 # against a bare handler at 4 and 32 connections, RSS per device at 1M and
 # a 10M-device start, the suite (serial and --parallel against a 20 ms
-# gwsim when gwconform run has --parallel). About 6-8 minutes on 2 cores.
+# gwsim when gwconform run has --parallel), gwsim on Redis with each
+# --store-durability, the client report's cost, and gwconform explore
+# --clients 8 against gwsim for EXPLORE_DURATION in each of three settings.
+# About 25 minutes on 2 cores with the default 5m (3 x 5m of explore).
 # wrk drives the load comparison: installed here when it can be (root and
 # apt-get); without it gwconform load stands in.
 bench: build
@@ -126,7 +136,7 @@ bench: build
 	    echo "bench: wrk is not installed; gwconform load stands in for it"; \
 	  fi; }
 	$(GO) build -o $(BIN)/gwbench ./cmd/gwbench
-	./$(BIN)/gwbench --out docs/benchmarks.md
+	GO=$(GO) ./$(BIN)/gwbench --out docs/benchmarks.md --explore-duration $(EXPLORE_DURATION) --note "$(BENCH_NOTE)"
 
 clean:
 	rm -rf $(BIN) reports/latest

@@ -2,7 +2,7 @@
 // docs/benchmarks.md (make bench runs it). It only wires package
 // cmd/gwbench/bench to the command line.
 //
-//	gwbench [--out docs/benchmarks.md] [--duration 3s] [--rounds 5] [--connections 4,32] ...
+//	gwbench [--out docs/benchmarks.md] [--duration 3s] [--rounds 5] [--connections 4,32] [--explore-duration 5m] ...
 //	gwbench bare --addr 127.0.0.1:0          the bare handler gwsim is compared with
 //	gwbench fleetmem --devices N             heap and load time of a generated fleet, as JSON
 package main
@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gwdmi/gwtools/cmd/gwbench/bench"
 )
@@ -72,12 +73,22 @@ func run(ctx context.Context, args []string) int {
 	fs.IntVar(&o.SuiteRuns, "suite-runs", 0, "times the suite is timed (default 3)")
 	fs.StringVar(&o.BenchTime, "benchtime", "", "go test -benchtime (default 1s)")
 	fs.BoolVar(&o.SkipGoBench, "skip-go-bench", false, "leave out the Go benchmarks and profiles")
+	fs.DurationVar(&o.ExploreDuration, "explore-duration", 5*time.Minute, "gwconform explore against gwsim in each setting (in memory, --state-file, three replicas on Redis); 0: none (make bench: EXPLORE_DURATION)")
+	fs.IntVar(&o.ExploreClients, "explore-clients", 8, "gwconform explore --clients")
+	fs.StringVar(&o.Note, "note", "", "a line written under \"Where this ran\" (make bench: BENCH_NOTE), e.g. that other work shared the machine")
+	only := fs.String("only", "", "run only the sections whose names hold one of these comma-separated words (e.g. explore,redis,client); default: all")
 	sizes := fs.String("fleets", "10000,100000,1000000", "fleet sizes measured, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if o.ExploreDuration <= 0 {
+		o.ExploreDuration = -1 // none
+	}
+	if *only != "" {
+		o.Only = strings.Split(*only, ",")
 	}
 	var ok bool
 	if o.FleetSizes, ok = counts("--fleets", *sizes); !ok {

@@ -304,25 +304,32 @@ func (x *Explorer) begin(ctx context.Context, ops []Op) (*Model, error) {
 			logs[op.MAC] = true
 		}
 	}
+	var reads []Op
 	for _, k := range x.cfg.World.Devices() {
 		if devs[k] {
-			r := t.Do(ctx, Op{Kind: ReadDevice, MAC: k.MAC, SN: k.SN})
-			x.ops++
-			if r.Err != "" {
-				return nil, fmt.Errorf("reading the state of %s: %s", k, r.Err)
-			}
-			m.Devices[k] = *r.Device
+			reads = append(reads, Op{Kind: ReadDevice, MAC: k.MAC, SN: k.SN})
 		}
 	}
 	for _, mac := range x.cfg.World.Gateways() {
 		if logs[mac] {
-			r := t.Do(ctx, Op{Kind: ReadMessages, MAC: mac})
-			x.ops++
-			if r.Err != "" {
-				return nil, fmt.Errorf("reading the messages of %s: %s", mac, r.Err)
-			}
-			m.Logs[mac] = r.Messages
+			reads = append(reads, Op{Kind: ReadMessages, MAC: mac})
 		}
+	}
+	res := t.readAll(ctx, reads)
+	x.ops += len(reads)
+	for i, op := range reads {
+		r := res[i]
+		if op.Kind == ReadDevice {
+			if r.Err != "" {
+				return nil, fmt.Errorf("reading the state of %s: %s", op.device(), r.Err)
+			}
+			m.Devices[op.device()] = *r.Device
+			continue
+		}
+		if r.Err != "" {
+			return nil, fmt.Errorf("reading the messages of %s: %s", op.MAC, r.Err)
+		}
+		m.Logs[op.MAC] = r.Messages
 	}
 	return m, ctx.Err()
 }

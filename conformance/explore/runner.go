@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -213,6 +214,42 @@ func (t *Target) request(op Op) client.Request {
 		fields = append(fields, client.Field{Key: key, Value: v})
 	}
 	return client.Request{Path: path, Format: format, Fields: fields, Sign: sign}
+}
+
+// readers bounds the reads readAll sends at once.
+const readers = 8
+
+// readAll sends reads of the observer, several at once: they are
+// independent of one another, and on a loopback target the simulator and
+// explore then keep both cores busy instead of taking turns. Each result
+// is at its read's index; Call and Return are when it was sent and
+// answered, in nanoseconds since start.
+func (t *Target) readAll(ctx context.Context, reads []Op) []Result {
+	return t.readAllSince(ctx, reads, time.Now())
+}
+
+func (t *Target) readAllSince(ctx context.Context, reads []Op, start time.Time) []Result {
+	res := make([]Result, len(reads))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(readers, len(reads)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(reads) {
+					return
+				}
+				call := time.Since(start).Nanoseconds()
+				r := t.Do(ctx, reads[i])
+				r.Call, r.Return = call, time.Since(start).Nanoseconds()
+				res[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	return res
 }
 
 // valueText is a JSON state value as text; numbers in their shortest form.

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,7 +123,7 @@ func BenchmarkExploreSimulator(b *testing.B) {
 		b.Run(map[int]string{1: "sequential", 8: "clients=8"}[clients], func(b *testing.B) {
 			x := explorer(b, url, f, Config{Seed: 1, Operations: max(b.N, 2000), Clients: clients})
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu := time.Now(), processCPU()
 			rep, err := x.Run(context.Background())
 			if err != nil {
 				b.Fatal(err)
@@ -131,6 +132,21 @@ func BenchmarkExploreSimulator(b *testing.B) {
 				b.Fatalf("gwsim flagged:\n%s", rep.Summary())
 			}
 			b.ReportMetric(float64(x.Sent())/time.Since(start).Seconds(), "ops/s")
+			// Per second of CPU (explore and the simulator, both in this
+			// process): what the run does with the CPU it gets, steadier
+			// than ops/s on a machine other work shares.
+			if used := processCPU() - cpu; used > 0 {
+				b.ReportMetric(float64(x.Sent())/used.Seconds(), "ops/cpu-s")
+			}
 		})
 	}
+}
+
+// processCPU is the CPU time, user and system, this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -73,6 +73,17 @@ type Options struct {
 	BenchTime string
 	// SkipGoBench leaves out the Go benchmarks and profiles.
 	SkipGoBench bool
+	// ExploreDuration is how long gwconform explore runs against gwsim in
+	// each setting (5m; below 0: no explore runs, only its Go benchmarks);
+	// ExploreClients its --clients (8).
+	ExploreDuration time.Duration
+	ExploreClients  int
+	// Only, when not empty, runs only the sections whose names contain
+	// one of these words (a developer's shortcut; make bench runs all).
+	Only []string
+	// Note is written under "Where this ran" (e.g. that the machine was
+	// shared with other work during the run).
+	Note string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -130,6 +141,12 @@ func (o *Options) defaults() error {
 	}
 	if o.BenchTime == "" {
 		o.BenchTime = "1s"
+	}
+	if o.ExploreDuration == 0 {
+		o.ExploreDuration = 5 * time.Minute
+	}
+	if o.ExploreClients <= 0 {
+		o.ExploreClients = 8
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -230,9 +247,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &Report{Env: environment(ctx, o), Rounds: o.Rounds, Connections: o.Connections, Threads: o.Threads, Duration: o.Duration,
 		Extra: map[string]any{}}
+	if o.Note != "" {
+		r.Notes = append(r.Notes, o.Note)
+	}
 	logf := func(format string, a ...any) { fmt.Fprintf(o.Log, "gwbench: "+format+"\n", a...) }
 	for _, sec := range Sections() {
-		if sec.Measure == nil || (o.SkipGoBench && sec.Name == SectionGoBench) {
+		if sec.Measure == nil || (o.SkipGoBench && sec.Name == SectionGoBench) || !o.selected(sec.Name) {
 			continue
 		}
 		logf("%s", sec.Name)
@@ -684,4 +704,17 @@ func suiteSummary(out string) string {
 		}
 	}
 	return strings.Join(keep, "; ")
+}
+
+// selected says whether Only lets the section run.
+func (o *Options) selected(name string) bool {
+	if len(o.Only) == 0 {
+		return true
+	}
+	for _, w := range o.Only {
+		if w != "" && strings.Contains(strings.ToLower(name), strings.ToLower(w)) {
+			return true
+		}
+	}
+	return false
 }

@@ -252,3 +252,41 @@ func TestCommandBodies(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchMetric(t *testing.T) {
+	out := `pkg: github.com/gwdmi/gwtools/conformance/explore
+BenchmarkExploreSimulator/sequential-2         	   20000	    121657 ns/op	      9097 ops/s
+BenchmarkExploreSimulator/sequential-2         	   20000	    126041 ns/op	      8781 ops/s
+BenchmarkExploreSimulator/clients=8-2          	   20000	    156411 ns/op	      6633 ops/s
+BenchmarkShrink10000/shared-state-2         	       1	7192000000 ns/op	         2.000 ops-left	       310.0 runs	         7.192 s/shrink
+`
+	ops := benchMetric(out, "ops/s")
+	if got := ops["BenchmarkExploreSimulator/sequential"]; len(got) != 2 || got[0] != 9097 || got[1] != 8781 {
+		t.Errorf("sequential: %v", got)
+	}
+	if got := ops["BenchmarkExploreSimulator/clients=8"]; len(got) != 1 || got[0] != 6633 {
+		t.Errorf("clients=8: %v", got)
+	}
+	if len(ops) != 2 {
+		t.Errorf("ops/s of %d benchmarks, want 2: %v", len(ops), ops)
+	}
+	if got := benchMetric(out, "s/shrink")["BenchmarkShrink10000/shared-state"]; len(got) != 1 || got[0] != 7.192 {
+		t.Errorf("s/shrink: %v", got)
+	}
+	if got := benchMetric(out, "ops-left")["BenchmarkShrink10000/shared-state"]; len(got) != 1 || got[0] != 2 {
+		t.Errorf("ops-left: %v", got)
+	}
+}
+
+func TestHeapOfGCTrace(t *testing.T) {
+	stderr := `time=2026-11-24T12:00:00Z level=INFO msg="gwsim listening"
+gc 1 @0.004s 2%: 0.012+0.61+0.004 ms clock, 0.025+0.11/0.40/0.51+0.009 ms cpu, 3->3->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P
+gc 2 @0.100s 1%: 0.010+0.5+0.003 ms clock, 0.02+0.1/0.3/0.5+0.006 ms cpu, 9->10->7 MB, 10 MB goal, 0 MB stacks, 0 MB globals, 2 P
+gc 3 @0.200s 1%: 0.010+0.5+0.003 ms clock, 0.02+0.1/0.3/0.5+0.006 ms cpu, 12->12->4 MB, 14 MB goal, 0 MB stacks, 0 MB globals, 2 P
+`
+	var m ProcMemory
+	heapOf(stderr, &m)
+	if m.GCs != 3 || m.HeapMB != 4 || m.MaxHeapMB != 7 {
+		t.Errorf("%+v, want 3 GCs, last live heap 4 MB, largest 7 MB", m)
+	}
+}

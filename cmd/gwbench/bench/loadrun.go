@@ -139,6 +139,11 @@ func runLoad(ctx context.Context, gwconform, fleetFile, url, format string, thre
 		return r, fmt.Errorf("gwconform load: %v", err)
 	}
 	r.GenCPU = cpuOf(cmd)
+	return r, parseLoadJSON(out, &r)
+}
+
+// parseLoadJSON reads gwconform load --json's figures into r.
+func parseLoadJSON(out []byte, r *LoadRun) error {
 	var res struct {
 		Requests int64         `json:"requests"`
 		Errors   int64         `json:"errors"`
@@ -151,11 +156,11 @@ func runLoad(ctx context.Context, gwconform, fleetFile, url, format string, thre
 		} `json:"latency"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
-		return r, fmt.Errorf("gwconform load: %v: %s", err, tail(string(out)))
+		return fmt.Errorf("gwconform load: %v: %s", err, tail(string(out)))
 	}
 	r.Requests, r.Errors, r.Elapsed, r.RPS = res.Requests, res.Errors, res.Elapsed, res.RPS
 	r.P50, r.P99, r.Max = res.Latency.P50, res.Latency.P99, res.Latency.Max
-	return r, nil
+	return nil
 }
 
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s" }

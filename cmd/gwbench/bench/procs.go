@@ -30,7 +30,15 @@ var urlRe = regexp.MustCompile(`http://[0-9A-Za-z.:\[\]-]+`)
 // startServer runs argv and waits (up to wait) for the first line of its
 // stdout that holds an http:// URL: gwsim's banner, or ServeBare's line.
 func startServer(argv []string, wait time.Duration) (*server, error) {
+	return startServerEnv(argv, nil, wait)
+}
+
+// startServerEnv is startServer with env added to the environment.
+func startServerEnv(argv, env []string, wait time.Duration) (*server, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

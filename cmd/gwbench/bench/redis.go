@@ -30,12 +30,13 @@ type RedisFigures struct {
 	// Memory, OneReplica: JSON commands/s to gwsim in memory and to one
 	// replica on Redis; TwoReplicas: the sum of two replicas loaded at once.
 	Memory, OneReplica, TwoReplicas float64
-	// WithReplica and Replicated: one gwsim replica on a Redis primary
-	// with a Redis replica attached, with --store-durability primary
-	// and replicated (each change waits for WAIT 1): what each
-	// durability costs, medians of the same rounds.
-	WithReplica, Replicated float64
-	Connections             int
+	// Durability: one gwsim replica on a Redis primary with a Redis
+	// replica attached, with --store-durability primary and replicated
+	// (each change waits for WAIT 1), against gwsim in memory in the same
+	// rounds, at each concurrency: what each durability costs.
+	Durability    []DurabilityRun
+	DurabilityCmd []string
+	Connections   int
 	// Ratio is the median of the rounds' one-replica/in-memory ratios,
 	// over Rounds rounds; Commands are the command lines measured.
 	Ratio    float64
@@ -68,7 +69,7 @@ func (r *Report) redisGoals() []Goal {
 		g.Miss = fmt.Sprintf("%.2f × instead of 0.50 ×", fig.Ratio)
 		g.Why = "each request waits for its Redis pipeline; redis-server's thread shares the two cores with gwsim and wrk (docs/redis.md)"
 	}
-	return []Goal{g}
+	return append([]Goal{g}, fig.durabilityGoals()...)
 }
 
 // startRedisServer runs redis-server on a free loopback port with no
@@ -203,14 +204,12 @@ func (r *Report) measureRedis(ctx context.Context, o Options, logf func(string, 
 		}
 		r1.stop()
 		r2.stop()
-		if err := r.measureDurability(ctx, o, fig, base, run, logf); err != nil {
+		if err := r.measureDurability(ctx, o, fig, base, wrk, script, bodies["json"], logf); err != nil {
 			return err
 		}
 		fig.Commands = []string{
 			strings.Join(shortArgv(base), " ") + " (in memory)",
 			strings.Join(shortArgv(append(base, "--store", "redis://127.0.0.1:PORT/0")), " ") + " (each replica; redis-server --save '' --appendonly no)",
-			strings.Join(shortArgv(append(base, "--store", "redis://127.0.0.1:PORT2/0", "--store-durability", "primary|replicated")), " ") +
-				" (on a second redis-server with a replica: redis-server --replicaof 127.0.0.1 PORT2)",
 			fmt.Sprintf("wrk -t%d -c%d -d%s -s post.lua http://ADDR%s (the signed Light Dimmer command in JSON)", o.Threads, fig.Connections, secs(o.Duration), device.SendCommand.Path()),
 		}
 		logf("redis: %.0f req/s in memory, %.0f on one replica, %.0f on two", fig.Memory, fig.OneReplica, fig.TwoReplicas)
@@ -248,11 +247,30 @@ func (r *Report) measureRedis(ctx context.Context, o Options, logf func(string, 
 	return nil
 }
 
+// DurabilityRun is one concurrency of the durability comparison:
+// requests/s of each target in each round, and each round's ratio to
+// gwsim in memory measured in the same round.
+type DurabilityRun struct {
+	Connections                     int
+	Memory, Primary, Replicated     []float64
+	PrimaryRatios, ReplicatedRatios []float64
+	// Errors are non-2xx answers and requests without one, by target.
+	Errors map[string]int64
+}
+
+// Durability modes measured, in gwsim's --store-durability words.
+const (
+	durabilityMemory     = "memory"
+	durabilityPrimary    = "primary"
+	durabilityReplicated = "replicated"
+)
+
 // measureDurability starts a Redis primary with one Redis replica and
-// measures one gwsim replica on it with each --store-durability, in
-// rounds that alternate which goes first (medians).
+// measures one gwsim replica on it with each --store-durability, next to
+// gwsim in memory, at each concurrency, in rounds that rotate which goes
+// first (medians).
 func (r *Report) measureDurability(ctx context.Context, o Options, fig *RedisFigures, base []string,
-	run func(urls ...string) (float64, error), logf func(string, ...any)) error {
+	wrk, script, body string, logf func(string, ...any)) error {
 	pdir, err := os.MkdirTemp(o.Work, "redis-primary")
 	if err != nil {
 		return err
@@ -287,37 +305,91 @@ func (r *Report) measureDurability(ctx context.Context, o Options, fig *RedisFig
 		time.Sleep(10 * time.Millisecond)
 	}
 	url := "redis://" + primary + "/0"
-	async, err := startServer(append(base, "--store", url, "--store-durability", "primary"), time.Minute)
+	mem, err := startServer(base, time.Minute)
+	if err != nil {
+		return err
+	}
+	defer mem.stop()
+	async, err := startServer(append(base, "--store", url, "--store-durability", durabilityPrimary), time.Minute)
 	if err != nil {
 		return err
 	}
 	defer async.stop()
-	repl, err := startServer(append(base, "--store", url, "--store-durability", "replicated"), time.Minute)
+	repl, err := startServer(append(base, "--store", url, "--store-durability", durabilityReplicated), time.Minute)
 	if err != nil {
 		return err
 	}
 	defer repl.stop()
-	var asyncRuns, syncRuns []float64
-	for round := 0; round < o.Rounds; round++ {
-		order := []*server{async, repl}
-		if round%2 == 1 {
-			order = []*server{repl, async}
-		}
-		for _, srv := range order {
-			v, err := run(srv.url)
-			if err != nil {
-				return err
-			}
-			if srv == async {
-				asyncRuns = append(asyncRuns, v)
-			} else {
-				syncRuns = append(syncRuns, v)
-			}
-		}
+	fig.DurabilityCmd = []string{
+		"redis-server --port PORT --save '' --appendonly no --repl-diskless-sync-delay 0 &   # the primary",
+		"redis-server --port PORT2 --save '' --appendonly no --replicaof 127.0.0.1 PORT &   # its replica",
+		strings.Join(shortArgv(base), " ") + " &   # in memory",
+		strings.Join(shortArgv(append(base, "--store", "redis://127.0.0.1:PORT/0", "--store-durability", durabilityPrimary)), " ") + " &",
+		strings.Join(shortArgv(append(base, "--store", "redis://127.0.0.1:PORT/0", "--store-durability", durabilityReplicated)), " ") + " &",
 	}
-	fig.WithReplica, fig.Replicated = medianOf(asyncRuns), medianOf(syncRuns)
-	logf("redis: with a Redis replica, %.0f req/s with --store-durability primary, %.0f with replicated", fig.WithReplica, fig.Replicated)
+	targets := []*server{mem, async, repl}
+	for _, conns := range o.Connections {
+		fig.DurabilityCmd = append(fig.DurabilityCmd, fmt.Sprintf("GWBENCH_BODY=command.json GWBENCH_CT=application/json wrk -t%d -c%d -d%s -s post.lua http://ADDR%s   # each of the three, in turn",
+			o.Threads, conns, secs(o.Duration), device.SendCommand.Path()))
+		d := DurabilityRun{Connections: conns, Errors: map[string]int64{}}
+		for round := 0; round < o.Rounds; round++ {
+			got := map[*server]float64{}
+			for k := range targets {
+				srv := targets[(k+round)%len(targets)]
+				lr, err := runWrk(ctx, wrk, script, body, contentTypes["json"], srv.url+device.SendCommand.Path(), o.Threads, conns, o.Duration)
+				if err != nil {
+					return err
+				}
+				got[srv] = lr.RPS
+				d.Errors[map[*server]string{mem: durabilityMemory, async: durabilityPrimary, repl: durabilityReplicated}[srv]] += lr.Errors
+			}
+			d.Memory, d.Primary, d.Replicated = append(d.Memory, got[mem]), append(d.Primary, got[async]), append(d.Replicated, got[repl])
+			if got[mem] > 0 {
+				d.PrimaryRatios = append(d.PrimaryRatios, got[async]/got[mem])
+				d.ReplicatedRatios = append(d.ReplicatedRatios, got[repl]/got[mem])
+			}
+		}
+		logf("redis: durability at %d connections: in memory %.0f req/s, primary %.2f ×, replicated %.2f ×", conns,
+			medianOf(d.Memory), medianOf(d.PrimaryRatios), medianOf(d.ReplicatedRatios))
+		fig.Durability = append(fig.Durability, d)
+	}
 	return nil
+}
+
+// durabilityGoals report what each durability costs (issue 20): no
+// target, a figure.
+func (fig *RedisFigures) durabilityGoals() []Goal {
+	var goals []Goal
+	for _, d := range fig.Durability {
+		goals = append(goals, Goal{Name: fmt.Sprintf("gwsim on a Redis primary with a replica, `--store-durability primary` and `replicated`, JSON commands against gwsim in memory (wrk, %d connections, same run)", d.Connections),
+			Target: "reported", Known: len(d.PrimaryRatios) > 0, Info: true,
+			Measured: fmt.Sprintf("primary %.2f ×, replicated %.2f × (medians of %d rounds; %s, %s and %s req/s)", medianOf(d.PrimaryRatios), medianOf(d.ReplicatedRatios),
+				len(d.PrimaryRatios), num(medianOf(d.Memory)), num(medianOf(d.Primary)), num(medianOf(d.Replicated)))})
+	}
+	return goals
+}
+
+func (fig *RedisFigures) writeDurability(p func(string, ...any)) {
+	if len(fig.Durability) == 0 {
+		return
+	}
+	p("### What each durability costs\n\n")
+	p("A second redis-server as the primary, with a Redis replica (`redis-server --replicaof`), both on loopback; one gwsim on it with each `--store-durability`, "+
+		"and gwsim in memory, all three up at once. wrk sends the signed Light Dimmer command in JSON to each in turn, %d rounds at each concurrency, the order rotating each round; "+
+		"a ratio is the median of the rounds' ratios, each against the in-memory run of the same round. `primary` acknowledges once the primary has the change; "+
+		"`replicated` once a replica has it too (`WAIT 1` at the end of each write pipeline). [redis.md](redis.md) says what each loses in a failover.\n\n", len(fig.Durability[0].Memory))
+	p("| connections | in memory, requests/s | `primary`, requests/s | vs in memory | `replicated`, requests/s | vs in memory | replicated / primary | errors (memory, primary, replicated) |\n|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, d := range fig.Durability {
+		rp := 0.0
+		if m := medianOf(d.Primary); m > 0 {
+			rp = medianOf(d.Replicated) / m
+		}
+		p("| %d | %s | %s | **%.2f ×** (%s) | %s | **%.2f ×** (%s) | %.2f × | %d, %d, %d |\n", d.Connections, num(medianOf(d.Memory)),
+			num(medianOf(d.Primary)), medianOf(d.PrimaryRatios), joinFloats(d.PrimaryRatios, "%.2f"),
+			num(medianOf(d.Replicated)), medianOf(d.ReplicatedRatios), joinFloats(d.ReplicatedRatios, "%.2f"), rp,
+			d.Errors[durabilityMemory], d.Errors[durabilityPrimary], d.Errors[durabilityReplicated])
+	}
+	p("\n```sh\n%s\n```\n\n", strings.Join(fig.DurabilityCmd, "\n"))
 }
 
 func usedMemory(_ context.Context, info string) (int64, error) {
@@ -341,10 +413,6 @@ func (r *Report) writeRedis(p func(string, ...any)) {
 		p("| gwsim, in memory | %.0f | 1.00 |\n", fig.Memory)
 		p("| gwsim on Redis, one replica | %.0f | %.2f (median of the rounds' ratios) |\n", fig.OneReplica, fig.Ratio)
 		p("| gwsim on Redis, two replicas (sum) | %.0f | %.2f |\n", fig.TwoReplicas, fig.TwoReplicas/fig.Memory)
-		if fig.WithReplica > 0 {
-			p("| gwsim on Redis with a Redis replica, `--store-durability primary` | %.0f | %.2f |\n", fig.WithReplica, fig.WithReplica/fig.Memory)
-			p("| gwsim on Redis with a Redis replica, `--store-durability replicated` (WAIT 1) | %.0f | %.2f |\n", fig.Replicated, fig.Replicated/fig.Memory)
-		}
 		p("\n")
 		verdict := "**met**"
 		if fig.Ratio < 0.5 {
@@ -353,6 +421,7 @@ func (r *Report) writeRedis(p func(string, ...any)) {
 		p("Goal: one replica on Redis at least 0.50 × the in-memory throughput: %s.\n\n", verdict)
 		p("```sh\n%s\n```\n\n", strings.Join(fig.Commands, "\n"))
 	}
+	fig.writeDurability(p)
 	p("A fleet of %d devices loaded into Redis in %s; Redis memory %.0f bytes a device (INFO used_memory, after minus before).\n\n",
 		fig.Devices, fig.LoadTime.Round(time.Millisecond), fig.BytesPerDevice)
 }

@@ -42,6 +42,8 @@ func Sections() []Section {
 			return r.measureHarness(ctx, o, logf)
 		}, Goals: (*Report).suiteGoals, Write: (*Report).writeSuite},
 		redisSection(),
+		clientReportSection(),
+		exploreSection(),
 		{Name: SectionGoBench, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {
 			return r.goBenchmarks(ctx, o)
 		}, Write: func(r *Report, p func(string, ...any)) {

@@ -1,0 +1,235 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SectionClientReport measures what the client report (issue 22, on by
+// default) costs: gwsim with its default flags against gwsim with
+// --client-report=false, in the same rounds.
+const SectionClientReport = "the client report's cost: default flags against --client-report=false"
+
+// ClientReportFigures are the section's figures (Report.Extra[SectionClientReport]).
+type ClientReportFigures struct {
+	Rounds   int               `json:"rounds"`
+	Duration time.Duration     `json:"duration_ns"`
+	Runs     []ClientReportRun `json:"runs"`
+	Commands []string          `json:"commands"`
+}
+
+// ClientReportRun is one concurrency: requests/s of each gwsim in each
+// round, and each one's memory after the last round.
+type ClientReportRun struct {
+	Connections int       `json:"connections"`
+	On          []float64 `json:"default_rps"`
+	Off         []float64 `json:"off_rps"`
+	Ratios      []float64 `json:"ratios"`
+	OnErrors    int64     `json:"default_errors"`
+	OffErrors   int64     `json:"off_errors"`
+	On99, Off99 []time.Duration
+	// OnCPU and OffCPU are each gwsim's CPU time per request in each
+	// round (/proc/PID/stat): steadier than requests/s on a shared machine.
+	OnCPU, OffCPU []time.Duration
+	// Memory after the rounds: VmRSS and VmHWM (/proc/PID/status), and
+	// the live heap the Go runtime marked at its last collection and the
+	// largest at any collection (GODEBUG=gctrace=1, in MB).
+	OnMem, OffMem ProcMemory
+}
+
+// ProcMemory is a process's memory after a run.
+type ProcMemory struct {
+	RSS, HWM          int64
+	HeapMB, MaxHeapMB int
+	GCs               int
+}
+
+func clientReportSection() Section {
+	return Section{Name: SectionClientReport, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {
+		return r.measureClientReport(ctx, o, logf)
+	}, Goals: (*Report).clientReportGoals, Write: (*Report).writeClientReport}
+}
+
+// gctraceRe is a GODEBUG=gctrace=1 line's heap sizes: at the start of the
+// collection, at its end, and live (marked), in MB.
+var gctraceRe = regexp.MustCompile(`^gc \d+ @.* (\d+)->(\d+)->(\d+) MB`)
+
+// heapOf reads the gctrace lines of a process's stderr.
+func heapOf(stderr string, m *ProcMemory) {
+	for _, line := range strings.Split(stderr, "\n") {
+		g := gctraceRe.FindStringSubmatch(line)
+		if g == nil {
+			continue
+		}
+		live, _ := strconv.Atoi(g[3])
+		m.GCs++
+		m.HeapMB, m.MaxHeapMB = live, max(m.MaxHeapMB, live)
+	}
+}
+
+// hwm is the process's peak resident memory, from /proc.
+func (s *server) hwm() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+func (r *Report) measureClientReport(ctx context.Context, o Options, logf func(string, ...any)) error {
+	fleetFile, _, err := r.benchFleet(ctx, o)
+	if err != nil {
+		return err
+	}
+	gw, gwconform := filepath.Join(o.Bin, "gwsim"), filepath.Join(o.Bin, "gwconform")
+	on := []string{gw, "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile}
+	off := append(append([]string(nil), on...), "--client-report=false")
+	fig := &ClientReportFigures{Rounds: o.Rounds, Duration: o.Duration}
+	r.Extra[SectionClientReport] = fig
+	procs := "GOMAXPROCS=" + strconv.Itoa(o.Threads)
+	load := func(url string, conns int) (LoadRun, error) {
+		argv := []string{gwconform, "load", "--target", url, "--fleet", fleetFile, "--concurrency", strconv.Itoa(conns),
+			"--duration", secs(o.Duration), "--rate", "0", "--json", "--quiet"}
+		return runLoadArgv(ctx, argv, procs)
+	}
+	const trace = "GODEBUG=gctrace=1"
+	fig.Commands = []string{
+		trace + " " + strings.Join(shortArgv(on), " ") + " &   # default flags: the client report on; prints GWSIM_URL",
+		trace + " " + strings.Join(shortArgv(off), " ") + " &   # prints OFF_URL",
+	}
+	for _, conns := range o.Connections {
+		fig.Commands = append(fig.Commands, procs+" "+strings.Join(shortArgv([]string{gwconform, "load", "--target", "GWSIM_URL", "--fleet", fleetFile,
+			"--concurrency", strconv.Itoa(conns), "--duration", secs(o.Duration), "--rate", "0", "--json", "--quiet"}), " ")+"   # and OFF_URL")
+		// Fresh servers for each concurrency, so that the memory after
+		// the rounds is that concurrency's.
+		sOn, err := startServerEnv(on, []string{trace}, time.Minute)
+		if err != nil {
+			return err
+		}
+		sOff, err := startServerEnv(off, []string{trace}, time.Minute)
+		if err != nil {
+			sOn.stop()
+			return err
+		}
+		run := ClientReportRun{Connections: conns}
+		for round := 0; round < o.Rounds; round++ {
+			order := []*server{sOn, sOff}
+			if round%2 == 1 {
+				order = []*server{sOff, sOn}
+			}
+			got := map[*server]LoadRun{}
+			for _, s := range order {
+				before, _ := s.cpu()
+				lr, err := load(s.url, conns)
+				if err != nil {
+					sOn.stop()
+					sOff.stop()
+					return err
+				}
+				after, _ := s.cpu()
+				lr.ServerCPU = after - before
+				got[s] = lr
+			}
+			run.OnCPU, run.OffCPU = append(run.OnCPU, got[sOn].CPUPerRequest()), append(run.OffCPU, got[sOff].CPUPerRequest())
+			run.On, run.Off = append(run.On, got[sOn].RPS), append(run.Off, got[sOff].RPS)
+			run.On99, run.Off99 = append(run.On99, got[sOn].P99), append(run.Off99, got[sOff].P99)
+			run.OnErrors += got[sOn].Errors
+			run.OffErrors += got[sOff].Errors
+			if got[sOff].RPS > 0 {
+				run.Ratios = append(run.Ratios, got[sOn].RPS/got[sOff].RPS)
+			}
+		}
+		run.OnMem = ProcMemory{RSS: sOn.rss(), HWM: sOn.hwm()}
+		run.OffMem = ProcMemory{RSS: sOff.rss(), HWM: sOff.hwm()}
+		sOn.stop()
+		sOff.stop()
+		heapOf(sOn.stderr.String(), &run.OnMem)
+		heapOf(sOff.stderr.String(), &run.OffMem)
+		logf("client report: %d connections: %.0f req/s with it, %.0f without, %.2f ×", conns, medianOf(run.On), medianOf(run.Off), medianOf(run.Ratios))
+		fig.Runs = append(fig.Runs, run)
+	}
+	return nil
+}
+
+// runLoadArgv runs one gwconform load --json with env and reads its figures.
+func runLoadArgv(ctx context.Context, argv []string, env ...string) (LoadRun, error) {
+	r := LoadRun{Tool: ToolLoad, Command: strings.Join(env, " ") + " " + strings.Join(shortArgv(argv), " ")}
+	cmd := envCommand(ctx, argv, env...)
+	out, err := cmd.Output()
+	if err != nil && len(out) == 0 {
+		return r, fmt.Errorf("gwconform load: %v", err)
+	}
+	r.GenCPU = cpuOf(cmd)
+	return r, parseLoadJSON(out, &r)
+}
+
+func (r *Report) clientReportGoals() []Goal {
+	fig, ok := r.Extra[SectionClientReport].(*ClientReportFigures)
+	if !ok {
+		return nil
+	}
+	var goals []Goal
+	for _, run := range fig.Runs {
+		goals = append(goals, Goal{Name: fmt.Sprintf("gwsim with the client report (default flags) against --client-report=false, requests/s (gwconform load, %d connections, same run)", run.Connections),
+			Target: "reported", Known: len(run.Ratios) > 0, Info: true,
+			Measured: fmt.Sprintf("%.2f × (median of %d rounds; medians %s vs %s req/s); gwsim CPU per request %s vs %s (%+.0f%%); RSS after %d vs %d MiB",
+				medianOf(run.Ratios), len(run.Ratios), num(medianOf(run.On)), num(medianOf(run.Off)),
+				dur(medianDuration(run.OnCPU)), dur(medianDuration(run.OffCPU)), cpuExtra(run), run.OnMem.RSS>>20, run.OffMem.RSS>>20)})
+	}
+	return goals
+}
+
+func (r *Report) writeClientReport(p func(string, ...any)) {
+	fig, ok := r.Extra[SectionClientReport].(*ClientReportFigures)
+	if !ok || len(fig.Runs) == 0 {
+		return
+	}
+	p("## The client report's cost\n\n")
+	p("The client report (issue 22, [clients.md](clients.md)) is on by default: gwsim keeps, per api_key, what the app did, and reads each request's body a second time for it. "+
+		"Two gwsim processes serve the bench fleet at once, one with the default flags and one with `--client-report=false`; gwconform load sends them the default mix "+
+		"(commands, messages and renames, JSON and XML at random, each request to a device drawn from the fleet and signed afresh: what an app sends), "+
+		"%s a run, in %d rounds that alternate which goes first, at each concurrency; each concurrency has fresh processes. "+
+		"After the rounds: VmRSS and VmHWM (peak) from `/proc/PID/status`, and the Go heap from `GODEBUG=gctrace=1` "+
+		"(live heap marked at the last collection and the largest at any collection, in whole MB, the trace's resolution).\n\n", secs(fig.Duration), fig.Rounds)
+	p("| connections | default flags, requests/s (median) | `--client-report=false` | default / off (median of the rounds' ratios) | each round's ratio | gwsim CPU per request, default / off (median) | p99 default / off (median) | errors |\n|---:|---:|---:|---:|---|---|---|---|\n")
+	for _, run := range fig.Runs {
+		p("| %d | %s | %s | **%.2f ×** | %s | %s / %s | %s / %s | %d / %d |\n", run.Connections, num(medianOf(run.On)), num(medianOf(run.Off)), medianOf(run.Ratios),
+			joinFloats(run.Ratios, "%.2f"), dur(medianDuration(run.OnCPU)), dur(medianDuration(run.OffCPU)),
+			dur(medianDuration(run.On99)), dur(medianDuration(run.Off99)), run.OnErrors, run.OffErrors)
+	}
+	p("\nThe load comparison with the bare handler above runs gwsim with its default flags, so with the client report: the difference in CPU per request here is its share of gwsim's.\n")
+	p("\nMemory after the rounds:\n\n| connections | gwsim | VmRSS | VmHWM | live heap, last GC | largest live heap | GCs |\n|---:|---|---:|---:|---:|---:|---:|\n")
+	for _, run := range fig.Runs {
+		for _, m := range []struct {
+			name string
+			m    ProcMemory
+		}{{"default flags", run.OnMem}, {"`--client-report=false`", run.OffMem}} {
+			p("| %d | %s | %d MiB | %d MiB | %d MB | %d MB | %d |\n", run.Connections, m.name, m.m.RSS>>20, m.m.HWM>>20, m.m.HeapMB, m.m.MaxHeapMB, m.m.GCs)
+		}
+	}
+	p("\n```sh\n%s\n%s\ngrep -E 'VmRSS|VmHWM' /proc/$(pgrep -n gwsim)/status   # after the rounds\n```\n\n", r.BenchFleet, strings.Join(fig.Commands, "\n"))
+}
+
+// cpuExtra is how much more CPU a request costs gwsim with the client
+// report than without, in percent (medians).
+func cpuExtra(run ClientReportRun) float64 {
+	off := medianDuration(run.OffCPU)
+	if off == 0 {
+		return 0
+	}
+	return (float64(medianDuration(run.OnCPU))/float64(off) - 1) * 100
+}
