@@ -12,6 +12,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/explore"
+	"github.com/gwdmi/gwtools/conformance/load"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -150,7 +151,7 @@ func (m *exploreMain) Open(ctx context.Context) error {
 		for _, u := range strings.Split(base, ",") {
 			u = strings.TrimRight(strings.TrimSpace(u), "/")
 			if err := reachable(ctx, u, m.timeout); err != nil {
-				return fmt.Errorf("--target %s unreachable: %v", u, err)
+				return fmt.Errorf("--target %s unreachable: %v", load.RedactURL(u), err)
 			}
 		}
 	}
@@ -166,7 +167,7 @@ func (m *exploreMain) Open(ctx context.Context) error {
 	switch {
 	case m.observer != "":
 		if !m.tgt.ProbeObserver(ctx, w, m.observer) {
-			return fmt.Errorf("--observer %s does not answer GET /_sim/gateways/{mac}/devices/{sn} for the fleet's first device", m.observer)
+			return fmt.Errorf("--observer %s does not answer GET /_sim/gateways/{mac}/devices/{sn} for the fleet's first device", load.RedactURL(m.observer))
 		}
 	default:
 		m.tgt.ProbeObserver(ctx, w, m.tgt.Bases()[0])
@@ -183,7 +184,7 @@ func (m *exploreMain) Run(ctx context.Context) int {
 		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
 		return report.ExitConfig
 	}
-	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s\n", m.cfg.Seed, m.tgt.BaseURL)
+	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s\n", m.cfg.Seed, redactTargets(m.tgt.BaseURL))
 	rep, err := x.Run(ctx)
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
@@ -283,4 +284,13 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 	}
 	fmt.Fprintln(stdout, "CHANGED: the target now agrees with the model")
 	return report.ExitFail
+}
+
+// redactTargets hides the password of each comma-separated target URL.
+func redactTargets(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		parts[i] = load.RedactURL(strings.TrimSpace(p))
+	}
+	return strings.Join(parts, ",")
 }

@@ -169,6 +169,62 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		t.Errorf("gwconform sign with a masked api_key: %v %s %s", err, signed, signErr.String())
 	}
 	add("gwconform sign (stderr)", signErr.String())
+	// gwsim proxy in front of the simulator, recording: what it prints,
+	// its journal, its live page's data, its reports of the app and the
+	// service, gwsim clients in every format, and its cassettes.
+	cassettes := filepath.Join(dir, "cassettes")
+	px := serveProgram(t, "proxy", "--upstream", sim.url, "--fleet", fleetFile, "--admin-token", flagToken, "--record", cassettes)
+	add("gwsim send through proxy", runProgram(t, dir, bins.gwsim, "send", "command", "--target", px.url, "--fleet", fleetFile,
+		"--type", "Light Dimmer", "dimming=40"))
+	add("gwsim send (rejected) through proxy", runProgram(t, dir, bins.gwsim, "send", "command", "--target", px.url, "--fleet", fleetFile,
+		"--type", "Light Dimmer", "dimming=400"))
+	for _, path := range []string{"/_sim/clients", "/_sim/service", "/_sim/journal", "/_sim/report", "/_sim/health", "/_sim/session"} {
+		add("proxy GET "+path, px.get(t, path))
+	}
+	for _, target := range []string{px.url, sim.url} {
+		for _, f := range []string{"text", "json", "junit", "html"} {
+			add("gwsim clients "+f+" of "+target, runProgram(t, dir, bins.gwsim, "clients", "--target", target, "--admin-token", flagToken, "--format", f))
+		}
+	}
+	add("gwsim clients (bad token)", runProgram(t, dir, bins.gwsim, "clients", "--target", px.url))
+	add("gwsim proxy", px.stop(t))
+	recorded := 0
+	filepath.WalkDir(cassettes, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(path)
+			add("cassette "+d.Name(), string(b))
+			recorded++
+		}
+		return nil
+	})
+	if recorded == 0 {
+		t.Errorf("gwsim proxy --record wrote no cassette in %s", cassettes)
+	}
+	// gwsim serve playing a scenario and the recorded cassettes: its
+	// banner, its logs and the scenario's status.
+	played := serveSim(t, "--fleet", fleetFile, "--admin-token", flagToken, "--scenario", "../../fixtures/scenario-outage.yaml", "--replay", cassettes)
+	add("gwsim send to serve --replay", runProgram(t, dir, bins.gwsim, "send", "command", "--target", played.url, "--fleet", fleetFile,
+		"--type", "Light Dimmer", "dimming=40"))
+	add("GET /_sim/scenario", played.get(t, "/_sim/scenario"))
+	add("gwsim serve --scenario --replay", played.stop(t))
+	// gwconform explore and everything it writes.
+	exploreDir := filepath.Join(dir, "explore")
+	add("gwconform explore", runProgram(t, dir, bins.gwconform, "explore", "--target", sim.url, "--fleet", fleetFile, "--admin-token", flagToken,
+		"--operations", "300", "--report-dir", exploreDir))
+	add("gwconform explore (bad target)", runProgram(t, dir, bins.gwconform, "explore", "--target", "http://gw:"+flagToken+"@127.0.0.1:1", "--fleet", fleetFile,
+		"--operations", "10"))
+	explored := 0
+	filepath.WalkDir(exploreDir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(path)
+			add("explore "+d.Name(), string(b))
+			explored++
+		}
+		return nil
+	})
+	if explored == 0 {
+		t.Errorf("gwconform explore wrote no report in %s", exploreDir)
+	}
 	for _, s := range sims {
 		add("gwsim serve --log-format "+s.format, s.stop(t))
 	}
@@ -226,11 +282,18 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-var servedURL = regexp.MustCompile(`(?:gwsim listening on |"url":")(http://[^\s"]+)`)
+var servedURL = regexp.MustCompile(`(?:gwsim (?:proxy )?listening on |"url":")(http://[^\s",]+)`)
 
 // serveSim starts gwsim serve on a free port with the secret-carrying
 // environment and waits for its banner.
 func serveSim(t *testing.T, args ...string) *servedSim {
+	t.Helper()
+	return serveProgram(t, "serve", args...)
+}
+
+// serveProgram starts a gwsim command that serves (serve, proxy) on a
+// free port with the secret-carrying environment and waits for its banner.
+func serveProgram(t *testing.T, command string, args ...string) *servedSim {
 	t.Helper()
 	s := &servedSim{output: &lockedBuffer{}, format: "text"}
 	for i, a := range args {
@@ -238,7 +301,7 @@ func serveSim(t *testing.T, args ...string) *servedSim {
 			s.format = args[i+1]
 		}
 	}
-	s.cmd = exec.Command(bins.gwsim, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	s.cmd = exec.Command(bins.gwsim, append([]string{command, "--addr", "127.0.0.1:0"}, args...)...)
 	s.cmd.Env = append(os.Environ(), "GWSIM_ADMIN_TOKEN="+envToken, "GWSIM_SECRET="+fleetSec)
 	s.cmd.Stdout, s.cmd.Stderr = s.output, s.output
 	if err := s.cmd.Start(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -153,7 +155,7 @@ func (x *Explorer) Sequence(round int) []Op {
 // shrinks that. The error is for a target that cannot be used at all.
 func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 	cfg := x.cfg
-	rep := &Report{Seed: cfg.Seed, Target: cfg.Target.BaseURL, Observer: cfg.Target.Observer}
+	rep := &Report{Seed: cfg.Seed, Target: redactURLs(cfg.Target.BaseURL), Observer: redactURLs(cfg.Target.Observer)}
 	if cfg.Clients > 1 {
 		rep.Clients = cfg.Clients
 	}
@@ -447,4 +449,16 @@ func (x *Explorer) Replay(ctx context.Context, f *Finding, w io.Writer) (bool, e
 		fmt.Fprintf(w, "disagrees at operation %d: %s\n", d.Index+1, d.Why)
 	}
 	return d != nil, nil
+}
+
+// redactURLs hides the password of each comma-separated URL, so that a
+// report never carries the credentials a target or observer URL holds.
+func redactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
 }
