@@ -33,14 +33,16 @@ import (
 // declareEffects declares every effect check.
 func (env *Env) declareEffects() {
 	effectFormats := []device.Format{device.JSON, device.XML}
-	for _, t := range device.Types {
+	// The types and their fields are the harness's own rule table's
+	// (oracle), never the simulator's.
+	for _, t := range oracle.Types {
 		t := t
 		slug := check.Slug(t.Name)
 		for _, f := range effectFormats {
 			f := f
 			cmd := func(kind string, level check.Level, contract, title, assertion string, body func(context.Context, fleet.Device, *gofakeit.Faker)) {
 				id := "effect.command." + slug + "." + kind + "." + f.String()
-				env.effect(id, level, "4.1", contract, device.SendCommand, f, t.Name, title, assertion, func(ctx context.Context) {
+				env.effect(id, level, "4.1", contract, device.SendCommand, false, f, t.Name, title, assertion, func(ctx context.Context) {
 					d, ok := env.device(t.Name)
 					if !ok {
 						ginkgo.Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
@@ -112,7 +114,7 @@ func (env *Env) declareEffects() {
 					})
 			}
 			id := "effect.update_name." + slug + ".stored." + f.String()
-			env.effect(id, check.Must, "4.3", "", device.UpdateName, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
+			env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
 				"An update_name of a "+t.Name+" accepted with a new name MUST leave that name, and the device's state as it was, as the observer shows (CONTRACT 7).",
 				func(ctx context.Context) {
 					d, ok := env.device(t.Name)
@@ -142,7 +144,7 @@ func (env *Env) declareEffects() {
 func (env *Env) declareGatewayEffects(f device.Format) {
 	ids := func(s string) string { return "effect." + s + "." + f.String() }
 	id := ids("update_name.trimmed")
-	env.effect(id, check.Should, "4.3", "3", device.UpdateName, f, "", "a name sent with spaces around it is stored trimmed",
+	env.effect(id, check.Should, "4.3", "3", device.UpdateName, false, f, "", "a name sent with spaces around it is stored trimmed",
 		"An update_name whose name has spaces before and after it SHOULD be accepted and the observer SHOULD show the name trimmed (CONTRACT 3).",
 		func(ctx context.Context) {
 			d := env.needAnyDevice()
@@ -156,7 +158,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
 		})
 	id = ids("message.stored")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, f, "", "a message is stored on the gateway it names",
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message is stored on the gateway it names",
 		"A message accepted for the tested gateway MUST be the newest of that gateway's messages, with its message_type and message_value, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			before := env.mustLog(ctx, env.Target.MAC)
@@ -172,7 +174,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			gomega.Expect(*after.Last).To(gomega.Equal(message{Type: "message", Value: v}), "the newest message of gateway %s", env.Target.MAC)
 		})
 	id = ids("message.other-gateway")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, f, "", "a message to one gateway is not stored on another",
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message to one gateway is not stored on another",
 		"A message accepted for the tested gateway MUST NOT appear among the messages of another gateway, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			mac, ok := env.otherGateway()
@@ -188,7 +190,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			gomega.Expect(before.same(after)).To(gomega.BeTrue(), "the messages of gateway %s changed (%d before, %d after) after a message to gateway %s", mac, before.Total, after.Total, env.Target.MAC)
 		})
 	id = ids("message.state-kept")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, f, "", "a message leaves every device of the gateway as it was",
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message leaves every device of the gateway as it was",
 		"A message accepted for the tested gateway MUST leave the name and state of each of its devices as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			devs := env.ownDevices()
@@ -206,7 +208,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		op := op
 		id := ids(op.Name() + ".isolation")
 		section := map[device.Operation]string{device.SendCommand: "4.1", device.UpdateName: "4.3"}[op]
-		env.effect(id, check.Must, section, "", op, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
+		env.effect(id, check.Must, section, "", op, true, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
 			"A "+op.Name()+" accepted for one device MUST leave every other device of its gateway, of another gateway and of another account as it was, as the observer shows (CONTRACT 7).",
 			func(ctx context.Context) {
 				d := env.needAnyDevice()
@@ -218,7 +220,10 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				self := env.mustRead(ctx, env.Target.MAC, d.SN)
 				var c call
 				if op == device.SendCommand {
-					t, _ := device.LookupType(d.Type)
+					t, ok := oracle.LookupType(d.Type)
+					if !ok {
+						ginkgo.Skip("device " + d.SN + " is of type " + d.Type + ", which the published interface does not have")
+					}
 					c, _ = env.changedCommand(d, t, self, env.faker(id))
 				} else {
 					c = env.base(device.UpdateName, d.SN, d.Type)
@@ -233,9 +238,14 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 
 // effect declares one effect check: skipped with the run's reason when
 // effects are not observed, and in a dry run.
-func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, f device.Format, typ, title, assertion string, body func(context.Context)) {
+//
+// An effect check of messages appends to the gateway's log, and one that
+// watches other devices (watchesOthers) reads what other workers change:
+// both are Shared, and run on worker 0 of a --parallel run.
+func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, watchesOthers bool, f device.Format, typ, title, assertion string, body func(context.Context)) {
 	m := check.Meta{ID: id, Level: level, Section: section, Title: capital(title) + " (" + f.String() + ")", Assertion: assertion,
-		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"}}
+		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"},
+		Traits: check.Traits{Shared: op == device.SendMessage || watchesOthers, Cost: 1}}
 	if level != check.Must {
 		m.Contract = contract
 	}
@@ -288,8 +298,8 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 // changedCommand is a command to d that gives every field of its type a
 // valid value other than the one the observer shows (the published
 // example for free text, whose other values are not shown), and the
-// values it sends.
-func (env *Env) changedCommand(d fleet.Device, t *device.Type, before deviceState, fk *gofakeit.Faker) (call, map[string]string) {
+// values it sends. The fields and their grammars are the oracle's.
+func (env *Env) changedCommand(d fleet.Device, t *oracle.Type, before deviceState, fk *gofakeit.Faker) (call, map[string]string) {
 	c := env.base(device.SendCommand, d.SN, t.Name)
 	sent := map[string]string{}
 	for i := range t.Fields {
@@ -306,17 +316,13 @@ func (env *Env) changedCommand(d fleet.Device, t *device.Type, before deviceStat
 // another whole number in its range, another decimal well inside both the
 // published and the CONTRACT's range. Free text keeps its published
 // example.
-func otherValue(fd *device.Field, cur any, fk *gofakeit.Faker) string {
+func otherValue(of *oracle.Field, cur any, fk *gofakeit.Faker) string {
 	now := strings.TrimSpace(fmt.Sprint(cur))
 	if cur == nil {
 		now = ""
 	}
 	// The values come from the harness's own rule table, never the
 	// simulator's (TestHarnessDoesNotUseTheSimulatorsValidation).
-	of, ok := oracle.Lookup(fd.Name)
-	if !ok {
-		return ""
-	}
 	switch of.Kind {
 	case oracle.Enum:
 		vals := append([]string(nil), of.Values...)
@@ -352,21 +358,21 @@ func otherValue(fd *device.Field, cur any, fk *gofakeit.Faker) string {
 }
 
 // invalidValue is a value the published table forbids for a field.
-func invalidValue(fd *device.Field) string {
+func invalidValue(fd *oracle.Field) string {
 	switch fd.Kind {
-	case device.Enum:
+	case oracle.Enum:
 		return "Maybe"
-	case device.Integer:
+	case oracle.Integer:
 		return "abc"
-	case device.Decimal:
+	case oracle.Decimal:
 		return "warm"
 	}
 	return ""
 }
 
-func firstEnum(t *device.Type) *device.Field {
+func firstEnum(t *oracle.Type) *oracle.Field {
 	for i := range t.Fields {
-		if t.Fields[i].Kind == device.Enum {
+		if t.Fields[i].Kind == oracle.Enum {
 			return &t.Fields[i]
 		}
 	}
@@ -387,7 +393,7 @@ func sameNumber(a, b string) bool {
 // expectFields checks, field by field, that each field sent shows its
 // value and every other field its value before. strict judges the letter
 // case of enumerated values (CONTRACT 2); without it only the value.
-func expectFields(t *device.Type, before, after deviceState, sent map[string]string, strict bool) {
+func expectFields(t *oracle.Type, before, after deviceState, sent map[string]string, strict bool) {
 	ginkgo.GinkgoHelper()
 	var wrong []string
 	for i := range t.Fields {
@@ -401,9 +407,9 @@ func expectFields(t *device.Type, before, after deviceState, sent map[string]str
 		ok := present
 		switch {
 		case !ok:
-		case fd.Kind == device.Integer || fd.Kind == device.Decimal:
+		case fd.Kind == oracle.Integer || fd.Kind == oracle.Decimal:
 			ok = sameNumber(gs, want)
-		case fd.Kind == device.Enum && !strict:
+		case fd.Kind == oracle.Enum && !strict:
 			ok = strings.EqualFold(gs, want)
 		default:
 			ok = gs == want
@@ -432,8 +438,8 @@ type devRef struct{ mac, sn string }
 // ownDevices are the devices of the tested gateway this process uses.
 func (env *Env) ownDevices() []devRef {
 	var out []devRef
-	for _, t := range device.Types {
-		if d, ok := env.Target.Devices[t.Name]; ok {
+	for _, name := range oracle.TypeNames() {
+		if d, ok := env.Target.Devices[name]; ok {
 			out = append(out, devRef{env.Target.MAC, d.SN})
 		}
 	}

@@ -1,7 +1,9 @@
-// Package conformance is gwconform: a Ginkgo v2 suite of conformance checks
-// of the Gateway Device Management Interface that runs against any target
-// URL, or against the simulator in-process, and writes JUnit, JSON and HTML
-// reports. Run is its whole command line; cmd/gwconform only calls it.
+// Package conformance is gwconform's suite: the conformance checks of the
+// Gateway Device Management Interface, declared as Ginkgo v2 specs, and
+// the engine that runs them against a target URL (Execute) and writes the
+// reports (package report). cmd/gwconform reads the command line, prepares
+// the Env (target, fleet, client, signer; the embedded simulator too) and
+// calls Execute once per process.
 package conformance
 
 import (

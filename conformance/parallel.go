@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
@@ -68,20 +66,6 @@ func WorkerTarget(f *fleet.Fleet, t *fleet.Target, i int) *fleet.Target {
 	return &w
 }
 
-// caseOf is the case a check ID belongs to: its checks run together.
-func caseOf(id string) string {
-	for {
-		trimmed := id
-		for _, s := range []string{".json", ".xml", ".parity", ".contract", ".sim"} {
-			trimmed = strings.TrimSuffix(trimmed, s)
-		}
-		if trimmed == id {
-			return id
-		}
-		id = trimmed
-	}
-}
-
 // workerOf is the worker that runs a check.
 func (env *Env) workerOf(id string, workers int) int {
 	if workers <= 1 {
@@ -91,95 +75,31 @@ func (env *Env) workerOf(id string, workers int) int {
 	return env.assignment[id]
 }
 
-// assign shares the checks between workers. Worker 0 takes what shares
-// more than a device: the whole-fleet checks, the probes of messages, every
-// message case (a valid one appends to the gateway's log, and so does the
-// control of a refused one), the effect checks of messages and those that
-// watch other devices (.isolation). The other checks go to the
-// worker with the least work so far, heaviest first, weighed by what they
-// cost against a slow target. Every process of a run
-// builds the same catalog, so each computes the same assignment.
+// assign shares the checks between workers, from the traits each check
+// declares (check.Traits), never from its wording. Worker 0 takes the
+// Shared checks, which touch more than a worker's own devices: the
+// whole-fleet checks, every message check (a valid message appends to the
+// gateway's log, and so does the control of a refused one), the probes of
+// messages and the effect checks that watch other devices. The other
+// checks go, heaviest first, each to the worker with the least weight so
+// far (longest processing time first: the workers end close together). A
+// check needs nothing of its case's other checks (each draws its own
+// values from its ID), so they may run on different workers. Every
+// process of a run builds the same catalog, so each computes the same
+// assignment.
 func assign(all []check.Meta, workers int) map[string]int {
 	out := make(map[string]int, len(all))
-	cases := map[string][]check.Meta{}
-	var order []string
-	for _, m := range all {
-		c := caseOf(m.ID)
-		if _, ok := cases[c]; !ok {
-			order = append(order, c)
-		}
-		cases[c] = append(cases[c], m)
-	}
-	sort.Strings(order)
-	shared := func(c string) bool {
-		if strings.HasPrefix(c, "fleet.") {
-			return true
-		}
-		// Messages and what watches other devices: worker 0 alone.
-		if strings.HasPrefix(c, "effect.message.") || strings.HasSuffix(c, ".isolation") {
-			return true
-		}
-		if strings.HasPrefix(c, "probe.") {
-			// A probe of messages appends to the log; the others use
-			// the worker's own devices.
-			return cases[c][0].Operation == device.SendMessage.Name()
-		}
-		// Every message case: a valid one appends to the gateway's log,
-		// and so does the control of a refused one (control.go).
-		return strings.HasPrefix(c, "message.")
-	}
-	// What a check costs against a slow target: a request the target
-	// accepts goes all the way (its latency, its store), and so does one
-	// the store refuses; one refused before that is answered at once. So
-	// a check of a slow case weighs five, of another one; a parity check
-	// sends twice; a probe sends several. (Weights measured per kind of
-	// check balanced worse: each kind mixes slow and quick cases.)
-	slow := func(c string) bool {
-		for _, m := range cases[c] {
-			if strings.Contains(m.Assertion, "with status success") {
-				return true
-			}
-			// Refused by the store, once the request waited its
-			// latency like an accepted one.
-			for _, code := range []string{device.CodeDeviceNotFound, device.CodeGatewayNotFound, device.CodeTypeMismatch} {
-				if strings.Contains(m.Assertion, code) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	weight := func(c string, m check.Meta) int {
-		w := 1
-		switch {
-		case strings.HasPrefix(m.ID, "probe."):
-			w = 10
-		case slow(c):
-			w = 5
-		}
-		if strings.HasSuffix(m.ID, ".parity") {
-			w *= 2
-		}
-		return w
-	}
-	// Worker 0's share first; then the other checks, heaviest first, each
-	// to the worker with the least weight so far (longest processing time
-	// first: the workers end close together). A check needs nothing of
-	// its case's other checks (each draws its own values from its ID), so
-	// they may run on different workers.
 	load := make([]int, workers)
 	var rest []check.Meta
 	total := 0
-	for _, c := range order {
-		for _, m := range cases[c] {
-			w := weight(c, m)
-			total += w
-			if shared(c) || strings.HasPrefix(c, "message.") && strings.HasSuffix(m.ID, ".sim") {
-				out[m.ID] = 0
-				load[0] += w
-			} else {
-				rest = append(rest, m)
-			}
+	for _, m := range all {
+		w := m.Traits.Weight()
+		total += w
+		if m.Traits.Shared {
+			out[m.ID] = 0
+			load[0] += w
+		} else {
+			rest = append(rest, m)
 		}
 	}
 	// Worker 0 starts its checks first (the others are started as new
@@ -187,8 +107,7 @@ func assign(all []check.Meta, workers int) map[string]int {
 	// against a slow target it ended a quarter of a share before the
 	// others, so it takes that much more.
 	load[0] -= total / workers / 4
-	weightOf := func(m check.Meta) int { return weight(caseOf(m.ID), m) }
-	sort.SliceStable(rest, func(i, j int) bool { return weightOf(rest[i]) > weightOf(rest[j]) })
+	sort.SliceStable(rest, func(i, j int) bool { return rest[i].Traits.Weight() > rest[j].Traits.Weight() })
 	for _, m := range rest {
 		w := 0
 		for i := range load {
@@ -197,7 +116,7 @@ func assign(all []check.Meta, workers int) map[string]int {
 			}
 		}
 		out[m.ID] = w
-		load[w] += weightOf(m)
+		load[w] += m.Traits.Weight()
 	}
 	return out
 }
@@ -276,9 +195,10 @@ func mergeWorkers(r types.Report, ws []*Worker) types.Report {
 			r.EndTime = wr.EndTime
 		}
 	}
-	// In the order of a serial run: every check is declared from the one
-	// place in check.It, so Ginkgo orders them by their text.
-	sort.SliceStable(its, func(i, j int) bool { return its[i].LeafNodeText < its[j].LeafNodeText })
+	// In one order whatever the split: by check ID (the report orders
+	// the checks by ID again; this keeps the merged Ginkgo report stable).
+	id := func(sr types.SpecReport) string { return check.IDFromLabels(sr.Labels()) }
+	sort.SliceStable(its, func(i, j int) bool { return id(its[i]) < id(its[j]) })
 	// The suite's own nodes (AfterSuite) come after the checks, as in a
 	// serial run.
 	r.SpecReports = append(its, others...)

@@ -23,6 +23,10 @@ type probe struct {
 	run                               func(ctx context.Context, f device.Format)
 }
 
+// probeCost is what a probe costs against a slow target (see
+// check.Traits.Cost): it sends several requests.
+const probeCost = 10
+
 func (env *Env) declareProbes() {
 	for _, p := range env.probes() {
 		p := p
@@ -30,7 +34,11 @@ func (env *Env) declareProbes() {
 			f := f
 			m := check.Meta{ID: "probe." + p.id + "." + f.String(), Level: check.Info, Section: p.section, Contract: p.contract,
 				Title: capital(p.title) + " (" + f.String() + ")", Assertion: "Reports " + p.title + "; judges nothing.",
-				Operation: p.op.Name(), Format: f.String(), DeviceType: p.typ, Tags: []string{"probe"}}
+				Operation: p.op.Name(), Format: f.String(), DeviceType: p.typ, Tags: []string{"probe"},
+				// A probe sends several requests; one of messages appends
+				// to the gateway's log, the others use the worker's own
+				// devices.
+				Traits: check.Traits{Shared: p.op == device.SendMessage, Cost: probeCost}}
 			env.it(m, func(ctx ginkgo.SpecContext) { p.run(ctx, f) })
 		}
 	}

@@ -227,6 +227,14 @@ func (env *Env) send(ctx context.Context, c call, f device.Format) *client.Respo
 	return resp
 }
 
+// stopRun stops the run at the current check: the reason goes into the
+// check's report as a StopEntry, which the report reads (the verdict is
+// INCOMPLETE), and into the failure message, which people read.
+func stopRun(reason string) {
+	ginkgo.AddReportEntry(report.StopEntry, reason, ginkgo.ReportEntryVisibilityNever)
+	ginkgo.AbortSuite(reason + "; the run stops here, INCOMPLETE")
+}
+
 // exchange sends one request and records it in the spec's report. Once
 // maxSilent requests in a row got no answer or a 5xx, or the run has sent
 // --max-requests, it sends nothing more: the run stops there with verdict
@@ -235,10 +243,10 @@ func (env *Env) send(ctx context.Context, c call, f device.Format) *client.Respo
 // request its timeout, and is not blamed check by check for it.
 func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Response, error) {
 	if n := env.silent.Load(); n >= maxSilent {
-		ginkgo.AbortSuite(fmt.Sprintf("not sent: the target gave no answer or a 5xx to the last %d requests in a row; "+report.StopMarker, n))
+		stopRun(fmt.Sprintf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n))
 	}
 	if max := env.MaxRequests; max > 0 && env.sent.Add(1) > int64(max) {
-		ginkgo.AbortSuite(fmt.Sprintf("not sent: the run reached --max-requests %d; "+report.StopMarker, max))
+		stopRun(fmt.Sprintf("not sent: the run reached --max-requests %d", max))
 	}
 	resp, ex, err := env.Client.Do(ctx, req)
 	record(ex, env.ReportCredentials)

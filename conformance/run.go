@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -103,49 +101,9 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	if len(x.cfg.Workers) > 0 {
 		r = mergeWorkers(r, x.cfg.Workers)
 	}
-	// The catalog is known once the tree is built, which it is by now.
+	// The catalog is known once the tree is built, which it is by now;
+	// the harness's version is the command line's (Config.Write.Catalog).
 	opts := x.cfg.Write
-	opts.Catalog = report.CatalogID{Harness: HarnessInfo().Version, Version: CatalogVersion, Hash: CatalogHash()}
-	x.doc, x.err = report.WriteAllWith(x.cfg.ReportDir, r, x.cfg.Target, opts)
-}
-
-// Dotless drops Ginkgo's succinct progress (a dot per passed check, its
-// header and closing line) and passes everything else through: off a
-// terminal, a dot per check says nothing in a log.
-type Dotless struct{ W io.Writer }
-
-var succinctNoise = regexp.MustCompile(`^(\x1b\[[0-9;]*m)*(\[\d+\] gwconform |- \d+/\d+ specs |•+| ?SUCCESS! \S+ |\s+)(\x1b\[[0-9;]*m)*$`)
-
-func (d Dotless) Write(p []byte) (int, error) {
-	if succinctNoise.Match(p) {
-		return len(p), nil
-	}
-	return d.W.Write(p)
-}
-
-// FocusOnGlobs is a Ginkgo focus (or skip) expression selecting the
-// checks whose ID matches one of the globs (* any run of characters, ?
-// one).
-func FocusOnGlobs(globs []string) string {
-	parts := make([]string, len(globs))
-	for i, g := range globs {
-		q := regexp.QuoteMeta(g)
-		q = strings.ReplaceAll(q, `\*`, `[^\]]*`)
-		parts[i] = strings.ReplaceAll(q, `\?`, `[^\]]`)
-	}
-	return `\[(` + strings.Join(parts, "|") + `)\]`
-}
-
-// Colorful says whether colour suits w: a terminal, with neither NO_COLOR
-// nor TERM=dumb in the environment (clig.dev).
-func Colorful(w io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	opts.Catalog.Version, opts.Catalog.Hash = CatalogVersion, CatalogHash()
+	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }

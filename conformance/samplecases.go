@@ -136,89 +136,43 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 	return c
 }
 
-// envelopeSamples are the cases of the envelope fields and sn: every
-// sample on the field's home operation (send message for the envelope,
-// update name for sn), the catalog's first ones on the others.
-func envelopeSamples(op device.Operation, prefix string, names []string) []Case {
-	var cs []Case
-	for _, name := range names {
-		f, _ := oracle.Lookup(name)
-		home := op == device.SendMessage && name != device.FieldSN || name == device.FieldSN && op == device.UpdateName
-		section, contract := "2.1", "2"
-		switch name {
-		case device.FieldSN:
-			section = "2.2"
-		case device.FieldTimestamp:
-			section, contract = "5", "1"
-		}
-		for _, s := range samplesOf(f, f.Example) {
-			legacy := legacySlug(f, s.Slug)
-			if !home && !legacy {
-				continue
-			}
-			c := fieldSampleCase(op, prefix+name, "a "+op.Name()+" request with "+name, section, contract, f, s)
-			c.Tags = append([]string{"envelope"}, c.Tags...)
-			// A new form check judges the answer; the state checks of the
-			// catalog's first ones already show a refusal changes nothing.
-			c.NoSim = !legacy
-			cs = append(cs, c)
-		}
+// wantOf is a case's expectation from the oracle's verdict on its value.
+func wantOf(v oracle.Verdict, field string) expect {
+	switch {
+	case v.OK && v.Must:
+		return expect{ok: true, status: 200}
+	case v.OK:
+		return expect{contractOK: true, status: 200}
 	}
-	return cs
+	return expect{must: v.Must, status: v.Status, codes: []string{v.Code}, field: field}
 }
 
-// operationSamples are the cases of the operations' own fields: type and
-// format and device_id of send command, message_type and message_value,
-// and name.
-func operationSamples() []Case {
-	var cs []Case
-	add := func(op device.Operation, prefix, title, section, contract string, f *oracle.Field, ss []oracle.Sample, skip ...string) {
-		for _, s := range ss {
-			if oneOf(s.Slug, skip...) {
-				continue
-			}
-			cs = append(cs, fieldSampleCase(op, prefix, title, section, contract, f, s))
-		}
+// setValue sets a field to a sample's value: a string, a JSON number or
+// another JSON value as written.
+func setValue(c *call, name string, v oracle.Value) {
+	switch v.Kind {
+	case oracle.Number:
+		c.setNum(name, v.Raw)
+	case oracle.Other:
+		c.set(name, v.Raw)
+		c.setRaw(name)
+	default:
+		c.set(name, v.Raw)
 	}
-	add(device.SendMessage, "message.message_type", "a message whose message_type is", "2.4", "3", &oracle.MessageType,
-		samplesOf(&oracle.MessageType, "message"))
-	add(device.SendMessage, "message.message_value", "a message whose message_value is", "2.4", "3", &oracle.MessageValue,
-		samplesOf(&oracle.MessageValue, oracle.MessageValue.Example))
-	// "non-ascii" is the catalog's update_name.name.unicode.
-	add(device.UpdateName, "update_name.name", "an update_name with the name", "4.3", "3", &oracle.Name,
-		samplesOf(&oracle.Name, oracle.Name.Example), "non-ascii")
-	// "unknown-type" is the catalog's command.unknown-type.
-	add(device.SendCommand, "command.type", "a command whose type is", "2.3", "2", &oracle.TypeField,
-		oracle.TypeField.Broken("Light Dimmer"), "unknown-type")
-	add(device.SendCommand, "command.format", "a command whose format argument is", "4", "2", &oracle.FormatField,
-		samplesOf(&oracle.FormatField, "json"))
-	// device_id in place of sn (CONTRACT 2: an alias of sn), and beside it.
-	alias := func(id, title string, keepSN bool) Case {
-		return Case{ID: "command.device_id." + id, Op: device.SendCommand, Title: "a command " + title, Section: "2.2", Contract: "2",
-			Want: expect{contractOK: true, status: 200}, Tags: []string{"form"},
-			Build: onOp(device.SendCommand, func(_ *Env, c *call, _ device.Format, _ string) string {
-				sn := c.get(device.FieldSN)
-				if !keepSN {
-					c.drop(device.FieldSN)
-				}
-				c.fields = append(c.fields, kv{name: device.FieldDeviceID, value: sn})
-				return ""
-			})}
+}
+
+// sampleTag names a sample's class in the case's tags.
+var sampleTag = map[oracle.Class]string{oracle.Edge: "boundary", oracle.Form: "form", oracle.Broken: "broken"}
+
+// sampleCase is a case that sends one sample of a field, changed by set in
+// the request build makes; the oracle's verdict is the expectation.
+func sampleCase(id, title, section, contract string, op device.Operation, field string, s oracle.Sample,
+	build func(change func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string)) Case {
+	c := Case{ID: id + "." + s.Slug, Op: op, Title: title + " " + s.Title, Section: section, Contract: contract,
+		Want: wantOf(s.Verdict, field), Tags: []string{sampleTag[s.Class]},
+		Build: build(func(_ *Env, c *call, _ device.Format, _ string) string { setValue(c, field, s.Value); return "" })}
+	if s.Value.JSONOnly() {
+		c.Formats = []device.Format{device.JSON}
 	}
-	cs = append(cs, alias("alias", "that names its device by device_id instead of sn", false),
-		alias("equal", "that carries both device_id and sn, equal", true))
-	for _, s := range samplesOf(&oracle.DeviceID, oracle.DeviceID.Example) {
-		c := fieldSampleCase(device.SendCommand, "command.device_id", "a command that names its device by device_id", "2.2", "2",
-			&oracle.DeviceID, s)
-		build := c.Build
-		c.Build = func(e *Env, f device.Format, id string) (call, string) {
-			k, skip := build(e, f, id)
-			if skip == "" {
-				k.drop(device.FieldSN)
-			}
-			return k, skip
-		}
-		cs = append(cs, c)
-	}
-	return cs
+	return c
 }

@@ -103,7 +103,10 @@ func expectApplied(c call, before, after state, strict bool) {
 	ginkgo.GinkgoHelper()
 	switch c.op {
 	case device.SendCommand:
-		t, _ := device.LookupType(c.get(device.FieldType))
+		// The type's fields and their kinds are the harness's own rule
+		// table's (oracle), never the simulator's.
+		t, ok := oracle.LookupType(c.get(device.FieldType))
+		gomega.Expect(ok).To(gomega.BeTrue(), "the check sent type %q, which the published interface does not have", c.get(device.FieldType))
 		want := map[string]any{}
 		for k, v := range before.Device.State {
 			want[k] = v
@@ -143,9 +146,9 @@ func expectApplied(c call, before, after state, strict bool) {
 
 // foldEnums writes the enumerated values of a type's state in lower case,
 // for checks that do not judge their letter case.
-func foldEnums(t *device.Type, m map[string]string) {
+func foldEnums(t *oracle.Type, m map[string]string) {
 	for _, fd := range t.Fields {
-		if v, ok := m[fd.Name]; ok && fd.Kind == device.Enum {
+		if v, ok := m[fd.Name]; ok && fd.Kind == oracle.Enum {
 			m[fd.Name] = strings.ToLower(v)
 		}
 	}
@@ -155,7 +158,7 @@ func foldEnums(t *device.Type, m map[string]string) {
 // rule table (package oracle), never package device's parsing: an
 // enumerated value in the case of the published table, a number in its
 // shortest decimal form, text as stored.
-func canonical(f *device.Field, v string) (string, bool) {
+func canonical(f *oracle.Field, v string) (string, bool) {
 	c, ok := oracle.Canonical(f.Name, oracle.Str(v))
 	if !ok {
 		return "", false
@@ -259,8 +262,8 @@ func (env *Env) putBackAll(ctx context.Context) {
 					return
 				}
 			}
-			ty, _ := device.LookupType(d.Type)
-			if len(t.state) < len(ty.Fields) {
+			ty, ok := oracle.LookupType(d.Type)
+			if !ok || len(t.state) < len(ty.Fields) {
 				return // the fleet does not say the whole state; nothing to put back
 			}
 			r := env.base(device.SendCommand, d.SN, d.Type)

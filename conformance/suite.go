@@ -31,10 +31,12 @@ func (env *Env) declareAll() {
 	env.declareProbes()
 }
 
-// meta fills the metadata every check of a case shares.
+// meta fills the metadata every check of a case shares; f is 0 for the
+// parity check, which sends in both formats.
 func (c *Case) meta(id string, level check.Level, f device.Format, title, assertion string, tags ...string) check.Meta {
 	m := check.Meta{ID: id, Level: level, Section: c.Section, Title: title, Assertion: assertion,
-		Operation: c.Op.Name(), DeviceType: c.Type, Tags: append(append([]string{}, c.Tags...), tags...)}
+		Operation: c.Op.Name(), DeviceType: c.Type, Tags: append(append([]string{}, c.Tags...), tags...),
+		Traits: c.traits(f == 0)}
 	for _, r := range rules.For(c.ID) {
 		m.Tags = append(m.Tags, report.RuleTag+r.ID)
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/report"
 )
 
@@ -28,24 +27,24 @@ func baselineMain(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { io.WriteString(stderr, baselineUsage) }
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return exitConfig
+		return report.ExitConfig
 	}
-	d, err := conformance.LoadReport(fs.Arg(0))
+	d, err := loadReport(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform baseline:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	b, err := report.StartingBaseline(d, time.Now())
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform baseline:", err)
-		return exitFail
+		return report.ExitFail
 	}
 	stdout.Write(b)
-	return exitPass
+	return report.ExitPass
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/bundle"
+	"github.com/gwdmi/gwtools/conformance/report"
 )
 
 // signInBody finds a sign value of 32 hex characters in a JSON or XML body,
@@ -259,20 +260,20 @@ func TestBundleVerifiesAndEveryTamperingFails(t *testing.T) {
 		want   string
 	}{
 		{"a result edited", func(f map[string][]byte) {
-			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { firstPassed(v)["outcome"] = "failed" })
+			f[report.JSONFile] = editJSON(t, f[report.JSONFile], func(v map[string]any) { firstPassed(v)["outcome"] = "failed" })
 		}, false, "changed after the run"},
 		{"a result edited, hashes fixed", func(f map[string][]byte) {
-			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { firstPassed(v)["outcome"] = "failed" })
+			f[report.JSONFile] = editJSON(t, f[report.JSONFile], func(v map[string]any) { firstPassed(v)["outcome"] = "failed" })
 		}, true, "do not follow from its results"},
 		{"a check dropped, hashes fixed", func(f map[string][]byte) {
-			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) {
+			f[report.JSONFile] = editJSON(t, f[report.JSONFile], func(v map[string]any) {
 				res := v["results"].([]any)
 				v["results"] = res[1:]
 			})
 		}, true, "have no result"},
 		{"a hash changed", func(f map[string][]byte) {
 			f[bundle.ManifestFile] = editJSON(t, f[bundle.ManifestFile], func(v map[string]any) {
-				v["files"].(map[string]any)[bundle.JUnitFile] = strings.Repeat("0", 64)
+				v["files"].(map[string]any)[report.JUnitFile] = strings.Repeat("0", 64)
 			})
 		}, false, "junit.xml has SHA-256"},
 		{"the catalog version changed", func(f map[string][]byte) {
@@ -282,13 +283,13 @@ func TestBundleVerifiesAndEveryTamperingFails(t *testing.T) {
 		}, false, "judged by catalog 1999.1.1"},
 		{"a file added", func(f map[string][]byte) { f["extra.txt"] = []byte("hello") }, false, "not in the manifest"},
 		{"the verdict edited, hashes fixed", func(f map[string][]byte) {
-			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { v["verdict"] = "FAIL" })
+			f[report.JSONFile] = editJSON(t, f[report.JSONFile], func(v map[string]any) { v["verdict"] = "FAIL" })
 		}, true, "but its results give PASS"},
 		{"an unedited baseline added, hashes fixed", func(f map[string][]byte) {
 			f[bundle.BaselineFile] = []byte("entries:\n  - {check: probe.device_id-alias.json, reason: \"TODO: why\", owner: TODO, expires: 2026-01-01}\n")
 		}, true, "baseline.yaml would not be accepted: baseline: entries[0].reason: still TODO"},
 		{"a MUST failure excused, hashes fixed", func(f map[string][]byte) {
-			f[bundle.ReportFile] = editJSON(t, f[bundle.ReportFile], func(v map[string]any) { firstPassed(v)["outcome"] = "expected_failure" })
+			f[report.JSONFile] = editJSON(t, f[report.JSONFile], func(v map[string]any) { firstPassed(v)["outcome"] = "expected_failure" })
 		}, true, "a certified run excuses no MUST failure; the baseline excused"},
 	}
 	for _, tc := range cases {

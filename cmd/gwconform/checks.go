@@ -10,6 +10,8 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/checksdoc"
+	"github.com/gwdmi/gwtools/conformance/report"
 )
 
 const checksUsage = `Usage: gwconform checks [--format md|json] [--level MUST|SHOULD|INFO]
@@ -30,24 +32,24 @@ func checksMain(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { io.WriteString(stderr, checksUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gwconform checks: unexpected argument %q\n", fs.Arg(0))
-		return exitConfig
+		return report.ExitConfig
 	}
 	lvl := check.Level(strings.ToUpper(*level))
 	if *level != "" && lvl != check.Must && lvl != check.Should && lvl != check.Info {
 		fmt.Fprintf(stderr, "gwconform checks: --level must be MUST, SHOULD or INFO, not %q\n", *level)
-		return exitConfig
+		return report.ExitConfig
 	}
 	switch *format {
 	case "md":
 		if *level == "" {
-			io.WriteString(stdout, conformance.Catalog())
-			return exitPass
+			io.WriteString(stdout, checksdoc.Markdown())
+			return report.ExitPass
 		}
 		fmt.Fprintf(stdout, "# %s checks\n\n| ID | section | title |\n|---|---|---|\n", lvl)
 		for _, m := range conformance.Checks() {
@@ -67,7 +69,7 @@ func checksMain(args []string, stdout, stderr io.Writer) int {
 		enc.Encode(map[string]any{"catalog_version": conformance.CatalogVersion, "catalog_hash": conformance.CatalogHash(), "checks": out})
 	default:
 		fmt.Fprintf(stderr, "gwconform checks: --format must be md or json, not %q\n", *format)
-		return exitConfig
+		return report.ExitConfig
 	}
-	return exitPass
+	return report.ExitPass
 }

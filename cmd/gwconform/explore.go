@@ -12,6 +12,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/explore"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -67,16 +68,16 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer m.Close()
 	if err := m.ParseFlags(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(stderr, "gwconform explore:", err)
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
 		fmt.Fprintln(stderr, "gwconform explore:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	return m.Run(ctx)
 }
@@ -180,27 +181,27 @@ func (m *exploreMain) Run(ctx context.Context) int {
 	x, err := explore.New(m.cfg)
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s\n", m.cfg.Seed, m.tgt.BaseURL)
 	rep, err := x.Run(ctx)
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	if m.embedded != nil {
 		rep.Target += " (embedded gwsim)"
 	}
 	if err := explore.WriteReports(m.reportDir, rep, m.tgt.Reset); err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform explore: writing the reports:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	io.WriteString(m.Stdout, rep.Summary())
 	fmt.Fprintf(m.Stdout, "reports in %s\n", m.reportDir)
 	if rep.Found != nil {
-		return exitFail
+		return report.ExitFail
 	}
-	return exitPass
+	return report.ExitPass
 }
 
 // Close stops the embedded simulator.
@@ -234,17 +235,17 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 	ef, err := explore.ReadFile(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform replay:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	if ef.Found == nil || len(ef.Found.Ops) == 0 {
 		fmt.Fprintf(stderr, "gwconform replay: %s found nothing to replay (seed %d passed)\n", path, ef.Seed)
-		return exitConfig
+		return report.ExitConfig
 	}
 	target := a.target
 	if target == "" {
 		if strings.HasSuffix(ef.Target, " (embedded gwsim)") {
 			fmt.Fprintln(stderr, "gwconform replay: the run was against the embedded simulator, which is gone; give --target URL")
-			return exitConfig
+			return report.ExitConfig
 		}
 		target = ef.Target
 	}
@@ -262,24 +263,24 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 	defer m.Close()
 	if err := m.Open(ctx); err != nil {
 		fmt.Fprintln(stderr, "gwconform replay:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	m.cfg.Seed, m.cfg.Clients, m.cfg.Progress = ef.Seed, max(1, ef.Clients), nil
 	x, err := explore.New(m.cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform replay:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	fmt.Fprintf(stdout, "Replaying the shrunk sequence of seed %d (%d operations) against %s\n", ef.Seed, len(ef.Found.Ops), m.tgt.BaseURL)
 	again, err := x.Replay(ctx, ef.Found, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform replay:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	if again {
 		fmt.Fprintln(stdout, "REPRODUCED: the target still disagrees with the model")
-		return exitPass
+		return report.ExitPass
 	}
 	fmt.Fprintln(stdout, "CHANGED: the target now agrees with the model")
-	return exitFail
+	return report.ExitFail
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gwdmi/gwtools/conformance/explore"
+	"github.com/gwdmi/gwtools/conformance/report"
 )
 
 // exploreRun runs gwconform explore in-process and returns the exit code,
@@ -27,7 +28,7 @@ func exploreRun(t *testing.T, args ...string) (int, string, string) {
 func TestExploreEmbeddedSimulatorPasses(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := exploreRun(t, "--operations", "800", "--seed", "5", "--report-dir", dir)
-	if code != exitPass {
+	if code != report.ExitPass {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	if !strings.Contains(out, "PASS") || !strings.Contains(errs, "seed 5") {
@@ -71,7 +72,7 @@ func TestExploreFindsShrinksAndReplays(t *testing.T) {
 	url := ignoresFifthCommand(t)
 	dir := t.TempDir()
 	code, out, errs := exploreRun(t, "--target", url, "--duration", "30s", "--seed", "9", "--report-dir", dir)
-	if code != exitFail {
+	if code != report.ExitFail {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
 	}
 	ef, err := explore.ReadFile(filepath.Join(dir, explore.JSONName))
@@ -118,7 +119,7 @@ func TestExploreFindsShrinksAndReplays(t *testing.T) {
 	// replay runs the shrunk sequence again: reproduced against the
 	// faulty target (exit 0), changed against gwsim itself (exit 1).
 	var rout, rerr bytes.Buffer
-	if code := replayMain(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", url}, &rout, &rerr); code != exitPass {
+	if code := replayMain(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", url}, &rout, &rerr); code != report.ExitPass {
 		t.Errorf("replay against the faulty target: exit %d\n%s\n%s", code, rout.String(), rerr.String())
 	}
 	if !strings.Contains(rout.String(), "REPRODUCED") {
@@ -126,7 +127,7 @@ func TestExploreFindsShrinksAndReplays(t *testing.T) {
 	}
 	sim := faulty(t, func(http.ResponseWriter, *http.Request, []byte) bool { return false })
 	rout.Reset()
-	if code := replayMain(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", sim}, &rout, &rerr); code != exitFail {
+	if code := replayMain(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", sim}, &rout, &rerr); code != report.ExitFail {
 		t.Errorf("replay against gwsim: exit %d, want 1\n%s", code, rout.String())
 	}
 }
@@ -141,14 +142,14 @@ func TestExploreConfigurationErrorsExitTwo(t *testing.T) {
 		{"--fleet", "/no/such/fleet.yaml"},
 	} {
 		code, out, errs := exploreRun(t, append(args, "--report-dir", t.TempDir())...)
-		if code != exitConfig {
+		if code != report.ExitConfig {
 			t.Errorf("%v: exit %d, want 2\n%s\n%s", args, code, out, errs)
 		}
 	}
 	// An observer that does not answer the CONTRACT 7 reads.
 	sim := faulty(t, func(http.ResponseWriter, *http.Request, []byte) bool { return false })
 	code, _, errs := exploreRun(t, "--target", sim, "--observer", "http://127.0.0.1:1", "--operations", "5", "--report-dir", t.TempDir())
-	if code != exitConfig || !strings.Contains(errs, "--observer") {
+	if code != report.ExitConfig || !strings.Contains(errs, "--observer") {
 		t.Errorf("unreachable observer: exit %d\n%s", code, errs)
 	}
 }
@@ -156,7 +157,7 @@ func TestExploreConfigurationErrorsExitTwo(t *testing.T) {
 func TestExploreConcurrentClientsAgainstSimulator(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := exploreRun(t, "--operations", "400", "--clients", "4", "--seed", "2", "--report-dir", dir)
-	if code != exitPass {
+	if code != report.ExitPass {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	var doc map[string]any

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/load"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
@@ -104,16 +105,16 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer m.Close()
 	if err := m.ParseFlags(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(stderr, "gwconform load:", err)
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
 		fmt.Fprintln(stderr, "gwconform load:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	return m.Run(ctx)
 }
@@ -283,23 +284,23 @@ func (m *loadMain) Run(ctx context.Context) int {
 			err = fmt.Errorf("--concurrency %d with --ack-log: %w", m.cfg.Concurrency, err)
 		}
 		fmt.Fprintln(m.Stderr, "gwconform load:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	if code, ok := writeLoadResult(m.Stdout, m.Stderr, res, m.asJSON, m.reportDir); !ok {
 		return code
 	}
 	if res.AckLogError != "" {
 		fmt.Fprintf(m.Stderr, "gwconform load: --ack-log %s: %s\n", m.ackFile, res.AckLogError)
-		return exitFail
+		return report.ExitFail
 	}
 	if res.Requests == 0 {
 		fmt.Fprintln(m.Stderr, "gwconform load: no request finished")
-		return exitFail
+		return report.ExitFail
 	}
 	if !res.OK() {
-		return exitFail
+		return report.ExitFail
 	}
-	return exitPass
+	return report.ExitPass
 }
 
 // Close closes the ack log and stops the embedded simulator.
@@ -345,7 +346,7 @@ func writeLoadResult(stdout, stderr io.Writer, res *load.Result, asJSON bool, re
 	if reportDir != "" {
 		if err := load.WriteReport(reportDir, res); err != nil {
 			fmt.Fprintln(stderr, "gwconform load: --report-dir:", err)
-			return exitFail, false
+			return report.ExitFail, false
 		}
 		if !asJSON {
 			fmt.Fprintf(stdout, "  report      %s\n", filepath.Join(reportDir, load.ReportHTML))
@@ -417,12 +418,12 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	o, err := parseMergeFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(stderr, "gwconform load merge:", err)
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	reportDir, asJSON, expect, wait := o.reportDir, o.asJSON, o.expect, o.wait
 	started := time.Now()
@@ -441,36 +442,36 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "gwconform load merge:", err)
-			return exitConfig
+			return report.ExitConfig
 		}
 		if len(files) >= expect {
 			break
 		}
 		if time.Now().After(deadline) {
 			fmt.Fprintf(stderr, "gwconform load merge: %d of the %d results expected after %s\n", len(files), expect, wait)
-			return exitConfig
+			return report.ExitConfig
 		}
 		select {
 		case <-ctx.Done():
-			return exitConfig
+			return report.ExitConfig
 		case <-time.After(time.Second):
 		}
 	}
 	if len(files) == 0 {
 		fmt.Fprintf(stderr, "gwconform load merge: no %s in %s\n", load.ReportJSON, strings.Join(o.paths, ", "))
-		return exitConfig
+		return report.ExitConfig
 	}
 	var results []*load.Result
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			fmt.Fprintln(stderr, "gwconform load merge:", err)
-			return exitConfig
+			return report.ExitConfig
 		}
 		var r load.Result
 		if err := json.Unmarshal(b, &r); err != nil {
 			fmt.Fprintf(stderr, "gwconform load merge: %s: not a gwconform load result: %v\n", f, err)
-			return exitConfig
+			return report.ExitConfig
 		}
 		if len(r.Shards) > 0 && !slices.Contains(o.paths, f) {
 			// A merge found in a directory given (an earlier merge's
@@ -483,7 +484,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	res, err := load.Merge(results)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform load merge:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	if code, ok := writeLoadResult(stdout, stderr, res, asJSON, reportDir); !ok {
 		return code
@@ -496,12 +497,12 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if len(res.Missing) > 0 {
 		fmt.Fprintf(stderr, "gwconform load merge: shard %s of the load missing: its requests are not counted\n", strings.Join(res.Missing, ", "))
-		return exitFail
+		return report.ExitFail
 	}
 	if !res.OK() {
-		return exitFail
+		return report.ExitFail
 	}
-	return exitPass
+	return report.ExitPass
 }
 
 // resultFiles expands the arguments of load merge: files as they are,
@@ -599,15 +600,15 @@ func parseCheckAcksFlags(args []string, stderr io.Writer) (*checkAcksOpts, error
 func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "gwconform load check-acks: "+format+"\n", a...)
-		return exitConfig
+		return report.ExitConfig
 	}
 	o, err := parseCheckAcksFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
 		if errors.Is(err, errUsage) {
-			return exitConfig
+			return report.ExitConfig
 		}
 		return fail("%v", err)
 	}
@@ -663,8 +664,8 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		logFile, len(entries), acked, lost, rep.Devices, rep.Fields, load.RedactURL(target))
 	if len(rep.Mismatches) > 0 {
 		fmt.Fprintf(stdout, "%d differ\n", len(rep.Mismatches))
-		return exitFail
+		return report.ExitFail
 	}
 	fmt.Fprintln(stdout, "every acknowledged change is there")
-	return exitPass
+	return report.ExitPass
 }

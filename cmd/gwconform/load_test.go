@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/load"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -54,7 +55,7 @@ func TestLoadTargetsAndAckLog(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := loadCmd(context.Background(), []string{"--target", sim.URL(), "--target", sim.URL() + "," + sim.URL(), "--fleet", fleetFile,
 		"--requests", "60", "--ack-log", ackFile, "--quiet", "--json"}, &out, &errOut)
-	if code != exitPass || !strings.Contains(out.String(), `"acknowledged": 60`) || strings.Count(out.String(), `"requests": 20`) != 3 {
+	if code != report.ExitPass || !strings.Contains(out.String(), `"acknowledged": 60`) || strings.Count(out.String(), `"requests": 20`) != 3 {
 		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 	b, err := os.ReadFile(ackFile)
@@ -76,7 +77,7 @@ func TestLoadTargetsAndAckLog(t *testing.T) {
 		{[]string{"--target", sim.URL(), "--fleet", fleetFile, "--requests", "1", "--ack-log", ackFile, "--concurrency", "5"}, "--concurrency 5 with --ack-log"},
 	} {
 		errOut.Reset()
-		if code := loadCmd(context.Background(), c.args, &out, &errOut); code != exitConfig || !strings.Contains(errOut.String(), c.want) {
+		if code := loadCmd(context.Background(), c.args, &out, &errOut); code != report.ExitConfig || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("%v: exit %d, want 2 and %q in:\n%s", c.args, code, c.want, errOut.String())
 		}
 	}
@@ -95,11 +96,11 @@ func TestLoadExitCodes(t *testing.T) {
 		{"--target", "http://127.0.0.1:1", "--requests", "1"},
 		{"extra"},
 	} {
-		if code := loadCmd(context.Background(), args, &out, &errOut); code != exitConfig {
+		if code := loadCmd(context.Background(), args, &out, &errOut); code != report.ExitConfig {
 			t.Errorf("%v: exit %d", args, code)
 		}
 	}
-	if code := loadCmd(context.Background(), []string{"-h"}, &out, &errOut); code != exitPass {
+	if code := loadCmd(context.Background(), []string{"-h"}, &out, &errOut); code != report.ExitPass {
 		t.Errorf("-h: exit %d", code)
 	}
 	// Every answer but success is an error: exit 1.
@@ -110,13 +111,13 @@ func TestLoadExitCodes(t *testing.T) {
 	}))
 	defer rejecter.Close()
 	out.Reset()
-	if code := loadCmd(context.Background(), []string{"--target", rejecter.URL, "--requests", "30", "--quiet"}, &out, &errOut); code != exitFail || !strings.Contains(out.String(), "401 bad_signature") {
+	if code := loadCmd(context.Background(), []string{"--target", rejecter.URL, "--requests", "30", "--quiet"}, &out, &errOut); code != report.ExitFail || !strings.Contains(out.String(), "401 bad_signature") {
 		t.Errorf("a target that refuses everything: exit %d, want 1\n%s", code, out.String())
 	}
 	out.Reset()
 	errOut.Reset()
 	code := loadCmd(context.Background(), []string{"--requests", "50", "--json"}, &out, &errOut)
-	if code != exitPass || !strings.Contains(out.String(), `"requests": 50`) || !strings.Contains(errOut.String(), "in-process") {
+	if code != report.ExitPass || !strings.Contains(out.String(), `"requests": 50`) || !strings.Contains(errOut.String(), "in-process") {
 		t.Errorf("embedded: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }
@@ -187,7 +188,7 @@ func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
 	shards := make([]load.Result, 4)
 	owner := map[string]int{}
 	for i, r := range runs {
-		if r.code != exitPass {
+		if r.code != report.ExitPass {
 			t.Fatalf("shard %d: exit %d\n%s%s", i, r.code, r.out, r.stderr)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "results", fmt.Sprintf("shard-%d", i), load.ReportJSON))
@@ -221,7 +222,7 @@ func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
 	}
 
 	code, out, stderr := runLoad(t, nil, "load", "merge", "--report-dir", filepath.Join(dir, "merged"), filepath.Join(dir, "results"))
-	if code != exitPass || !strings.Contains(out, "shard 3/4") {
+	if code != report.ExitPass || !strings.Contains(out, "shard 3/4") {
 		t.Fatalf("merge: exit %d\n%s%s", code, out, stderr)
 	}
 	var merged load.Result
@@ -258,14 +259,14 @@ func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
 	// Merged again with the merge inside the directory: the merge is left out.
 	code, out, stderr = runLoad(t, nil, "load", "merge", "--report-dir", filepath.Join(dir, "results", "merged"), filepath.Join(dir, "results"))
 	code2, out2, stderr2 := runLoad(t, nil, "load", "merge", filepath.Join(dir, "results"))
-	if code != exitPass || code2 != exitPass || out2 != strings.ReplaceAll(out, "\n  report      "+filepath.Join(dir, "results", "merged", load.ReportHTML), "") ||
+	if code != report.ExitPass || code2 != report.ExitPass || out2 != strings.ReplaceAll(out, "\n  report      "+filepath.Join(dir, "results", "merged", load.ReportHTML), "") ||
 		!strings.Contains(stderr2, "is a merge, not a shard: left out") {
 		t.Errorf("merged twice: exit %d then %d\n%s%s\n%s%s", code, code2, out, stderr, out2, stderr2)
 	}
 	// Three of the four: merged, but it says a shard is missing (exit 1).
 	code, _, stderr = runLoad(t, nil, "load", "merge", filepath.Join(dir, "results", "shard-0"), filepath.Join(dir, "results", "shard-1"),
 		filepath.Join(dir, "results", "shard-2", load.ReportJSON))
-	if code != exitFail || !strings.Contains(stderr, "shard 3/4 of the load missing") {
+	if code != report.ExitFail || !strings.Contains(stderr, "shard 3/4 of the load missing") {
 		t.Errorf("three shards: exit %d\n%s", code, stderr)
 	}
 
@@ -273,7 +274,7 @@ func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
 	for i := range 4 {
 		code, out, stderr := runLoad(t, []string{"GWSIM_ADMIN_TOKEN=" + token}, "load", "check-acks",
 			filepath.Join(dir, fmt.Sprintf("acks-%d.jsonl", i)), "--target", sim.URL, "--fleet", fleetFile)
-		if code != exitPass || !strings.Contains(out, "every acknowledged change is there") {
+		if code != report.ExitPass || !strings.Contains(out, "every acknowledged change is there") {
 			t.Errorf("check-acks %d: exit %d\n%s%s", i, code, out, stderr)
 		}
 		if strings.Contains(out+stderr, token) {
@@ -291,7 +292,7 @@ func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
 		c := simtest.NewClient(t, sim.URL)
 		c.Send(device.UpdateName, device.JSON, append(c.Envelope(), simtest.S(device.FieldSN, sn), simtest.S(device.FieldName, "Renamed elsewhere"))).OK(t, device.JSON)
 		code, out, _ := runLoad(t, nil, "load", "check-acks", filepath.Join(dir, fmt.Sprintf("acks-%d.jsonl", i)), "--target", sim.URL, "--admin-token", token)
-		if code != exitFail || !strings.Contains(out, "MISMATCH "+key+" name: expected ") || !strings.Contains(out, `got "Renamed elsewhere"`) {
+		if code != report.ExitFail || !strings.Contains(out, "MISMATCH "+key+" name: expected ") || !strings.Contains(out, `got "Renamed elsewhere"`) {
 			t.Errorf("a device renamed behind the load's back: exit %d\n%s", code, out)
 		}
 		renamed = key
@@ -332,7 +333,7 @@ func TestCheckAcksArguments(t *testing.T) {
 	} {
 		var out, errOut bytes.Buffer
 		code := loadCmd(context.Background(), append([]string{"check-acks"}, c.args...), &out, &errOut)
-		if code != exitConfig || !strings.Contains(errOut.String(), c.want) {
+		if code != report.ExitConfig || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("%v: exit %d, want 2 and %q in:\n%s%s", c.args, code, c.want, out.String(), errOut.String())
 		}
 		if strings.Contains(errOut.String(), "wrong-token-123") || strings.Contains(errOut.String(), token) {
@@ -342,7 +343,7 @@ func TestCheckAcksArguments(t *testing.T) {
 	// A device the target does not know is a mismatch, not an error.
 	var out, errOut bytes.Buffer
 	code := loadCmd(context.Background(), []string{"check-acks", acks, "--target", sim.URL, "--admin-token", token}, &out, &errOut)
-	if code != exitFail || !strings.Contains(out.String(), `MISMATCH m1/s1 device: expected "present", got "(no such device)"`) {
+	if code != report.ExitFail || !strings.Contains(out.String(), `MISMATCH m1/s1 device: expected "present", got "(no such device)"`) {
 		t.Errorf("unknown device: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }
@@ -367,7 +368,7 @@ func TestLoadShardFromJobEnvironment(t *testing.T) {
 		}
 		var out, errOut bytes.Buffer
 		code := loadCmd(context.Background(), append([]string{"--requests", "10", "--quiet"}, c.args...), &out, &errOut)
-		if code != exitConfig || !strings.Contains(errOut.String(), c.want) {
+		if code != report.ExitConfig || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("%v %v: exit %d, want 2 and %q in:\n%s", c.env, c.args, code, c.want, errOut.String())
 		}
 		for k := range c.env {
@@ -377,7 +378,7 @@ func TestLoadShardFromJobEnvironment(t *testing.T) {
 	t.Setenv("JOB_COMPLETION_INDEX", "1")
 	t.Setenv("GWCONFORM_SHARDS", "2")
 	var out, errOut bytes.Buffer
-	if code := loadCmd(context.Background(), []string{"--requests", "11", "--quiet", "--json"}, &out, &errOut); code != exitPass ||
+	if code := loadCmd(context.Background(), []string{"--requests", "11", "--quiet", "--json"}, &out, &errOut); code != report.ExitPass ||
 		!strings.Contains(out.String(), `"shard": "1/2"`) || !strings.Contains(out.String(), `"requests": 5,`) {
 		t.Errorf("from the Job's variables: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
@@ -414,7 +415,7 @@ func TestLoadMergeExpectWaitsForThisLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if code := <-done; code != exitPass {
+	if code := <-done; code != report.ExitPass {
 		t.Fatalf("exit %d\n%s", code, errOut.String())
 	}
 	var merged load.Result
@@ -424,7 +425,7 @@ func TestLoadMergeExpectWaitsForThisLoad(t *testing.T) {
 	// Not there in time: exit 2, saying how many came.
 	out.Reset()
 	errOut.Reset()
-	if code := loadCmd(context.Background(), []string{"merge", "--expect", "1", "--wait", "1s", filepath.Join(dir, "earlier")}, &out, &errOut); code != exitConfig ||
+	if code := loadCmd(context.Background(), []string{"merge", "--expect", "1", "--wait", "1s", filepath.Join(dir, "earlier")}, &out, &errOut); code != report.ExitConfig ||
 		!strings.Contains(errOut.String(), "0 of the 1 results expected") {
 		t.Errorf("exit %d\n%s", code, errOut.String())
 	}

@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/gwdmi/gwtools/conformance/report"
 )
 
 const usage = `gwconform certifies an implementation of the Gateway Device Management Interface.
@@ -48,19 +50,12 @@ Usage:
 Run "gwconform run -h" or "gwconform load -h" for every flag.
 `
 
-// Exit codes of gwconform (CONTRACT 6).
-const (
-	exitPass   = 0
-	exitFail   = 1
-	exitConfig = 2
-)
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
-		os.Exit(exitConfig)
+		os.Exit(report.ExitConfig)
 	}
 	if versionAsked(os.Args[1:]) {
 		printVersion(os.Stdout)
@@ -89,7 +84,7 @@ func main() {
 		fmt.Print(usage)
 	default:
 		fmt.Fprintln(os.Stderr, unknownCommand(os.Args[1]))
-		os.Exit(exitConfig)
+		os.Exit(report.ExitConfig)
 	}
 }
 

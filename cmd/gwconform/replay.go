@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
 
@@ -48,9 +48,9 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for len(args) > 0 {
 		if err := parseFlags(fs, args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return exitPass
+				return report.ExitPass
 			}
-			return exitConfig
+			return report.ExitConfig
 		}
 		if fs.NArg() == 0 {
 			break
@@ -64,26 +64,26 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if len(pos) != 2 {
 		fs.Usage()
-		return exitConfig
+		return report.ExitConfig
 	}
-	doc, err := conformance.LoadReport(pos[0])
+	doc, err := loadReport(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform replay:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	res, ok := doc.Result(pos[1])
 	if !ok {
 		fmt.Fprintf(stderr, "gwconform replay: %s has no check %s\n", pos[0], pos[1])
-		return exitConfig
+		return report.ExitConfig
 	}
 	if len(res.Exchanges) == 0 {
 		fmt.Fprintf(stderr, "gwconform replay: check %s recorded no exchange (outcome %s)\n", res.ID, res.Outcome)
-		return exitConfig
+		return report.ExitConfig
 	}
 	f, signer, err := resigner(*fleetFile)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform replay: fleet:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	recordedBase := strings.TrimSuffix(doc.Target, " (embedded gwsim)")
 	hc := &http.Client{Timeout: *timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -104,13 +104,13 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if strings.Contains(ex.RequestBody, client.SignMarker) || strings.Contains(ex.RequestBody, "&lt;SIGNATURE&gt;") || strings.Contains(ex.RequestBody, "SIGNATURE_REDACTED") {
 			if body, err = client.Resign(ctx, body, f, signer, time.Now(), f.Location()); err != nil {
 				fmt.Fprintf(stderr, "gwconform replay: exchange %d: %v\n", i+1, err)
-				return exitConfig
+				return report.ExitConfig
 			}
 		}
 		req, err := http.NewRequestWithContext(ctx, ex.Method, url, strings.NewReader(string(body)))
 		if err != nil {
 			fmt.Fprintf(stderr, "gwconform replay: exchange %d: %v\n", i+1, err)
-			return exitConfig
+			return report.ExitConfig
 		}
 		for _, k := range sortedKeys(ex.RequestHeaders) {
 			if strings.EqualFold(k, "Host") {
@@ -148,10 +148,10 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if same {
 		fmt.Fprintf(stdout, "\nREPRODUCED: the target answers as it did in the run (check %s)\n", res.Outcome)
-		return exitPass
+		return report.ExitPass
 	}
 	fmt.Fprintln(stdout, "\nCHANGED: the target no longer answers as it did in the run")
-	return exitFail
+	return report.ExitFail
 }
 
 func sortedKeys(m map[string]string) []string {

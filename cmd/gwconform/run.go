@@ -55,7 +55,7 @@ type runOptions struct {
 	// pre-flight requests are not this interface's.
 	SkipPreflight bool
 	// Cert is the bundle and mode (--bundle, --mode, --product...).
-	Cert        conformance.Certification
+	Cert        certification
 	ProductFile string
 	// BaselineFile lists known failures (--baseline).
 	BaselineFile string
@@ -115,8 +115,6 @@ type runMain struct {
 	console  bytes.Buffer
 	// cleanups run at Close, last first.
 	cleanups []func()
-	// checkOnly stops ParseFlags once the flags are read (checkArgs).
-	checkOnly bool
 	// rerunIDs is how many checks --rerun-failed runs again; userSuite is
 	// Ginkgo's configuration as its own flags set it, before --check,
 	// --skip and --rerun-failed add to its focus.
@@ -140,18 +138,18 @@ func (m *runMain) Main(ctx context.Context, args []string) int {
 	defer m.Close()
 	if err := m.ParseFlags(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(m.Stderr, "gwconform:", err)
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(m.Stderr, "gwconform:", err)
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	return m.Run(ctx)
 }
@@ -160,20 +158,13 @@ func (m *runMain) Main(ctx context.Context, args []string) int {
 // the usage.
 var errUsage = errors.New("usage")
 
-// ParseFlags reads gwconform run's flags (Ginkgo's, with the ginkgo.
-// prefix, included) and checks them.
-func (m *runMain) ParseFlags(args []string) error {
-	// Ginkgo's flags live on flag.CommandLine with the ginkgo. prefix; they
-	// are parsed here through their own values, so that Ginkgo sees their
-	// settings but not our --parallel as go test's -parallel.
+// flagSet is gwconform run's flag set, bound to m.opts; Ginkgo's own
+// flags (ginkgo.*) are bound through ginkgoValue.
+func (m *runMain) flagSet(ginkgoValue func(flag.Value) flag.Value) *flag.FlagSet {
 	fs := flag.NewFlagSet("gwconform run", flag.ContinueOnError)
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if strings.HasPrefix(f.Name, "ginkgo.") {
-			if m.checkOnly {
-				fs.Var(discardValue{f.Value}, f.Name, f.Usage)
-			} else {
-				fs.Var(f.Value, f.Name, f.Usage)
-			}
+			fs.Var(ginkgoValue(f.Value), f.Name, f.Usage)
 		}
 	})
 	fs.SetOutput(m.Stderr)
@@ -191,22 +182,13 @@ func (m *runMain) ParseFlags(args []string) error {
 			}
 		})
 	}
-	o := &m.opts
-	o.define(fs)
-	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) || m.checkOnly {
-			return err
-		}
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	// The token's default is read after parsing, so that no usage text
-	// ever shows it.
-	if o.AdminToken == "" {
-		o.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
-	}
+	m.opts.define(fs)
+	return fs
+}
+
+// check checks the options once parsed: each value in its range, the
+// URLs, the flags that exclude each other.
+func (o *runOptions) check() error {
 	if o.FailOn != "must" && o.FailOn != "should" {
 		return fmt.Errorf("--fail-on must be must or should, not %q", o.FailOn)
 	}
@@ -231,14 +213,13 @@ func (m *runMain) ParseFlags(args []string) error {
 	if o.ReportDir == "" {
 		return errors.New("--report-dir must not be empty")
 	}
-	// A recipe's $VARIABLE is filled in where it runs.
-	if o.Target != "" && !(m.checkOnly && strings.HasPrefix(o.Target, "$")) {
+	if o.Target != "" {
 		u, err := url.Parse(o.Target)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--target %q is not an http(s) URL", o.Target)
 		}
 	}
-	if o.Observer != "" && !(m.checkOnly && strings.HasPrefix(o.Observer, "$")) {
+	if o.Observer != "" {
 		u, err := url.Parse(o.Observer)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--observer %q is not an http(s) URL", o.Observer)
@@ -251,12 +232,33 @@ func (m *runMain) ParseFlags(args []string) error {
 	if o.Observer != "" && o.NoObserver {
 		return errors.New("--observer and --no-observer exclude each other")
 	}
-	if m.checkOnly {
-		if o.ProductFile != "" {
-			o.Cert.Product, o.Cert.ProductVersion = "from", "file" // read at run time
-			o.ProductFile = ""
+	return nil
+}
+
+// ParseFlags reads gwconform run's flags (Ginkgo's, with the ginkgo.
+// prefix, included) and checks them.
+func (m *runMain) ParseFlags(args []string) error {
+	// Ginkgo's flags live on flag.CommandLine with the ginkgo. prefix; they
+	// are parsed here through their own values, so that Ginkgo sees their
+	// settings but not our --parallel as go test's -parallel.
+	fs := m.flagSet(func(v flag.Value) flag.Value { return v })
+	if err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
 		}
-		return checkCert(o)
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o := &m.opts
+	// The token's default is read after parsing, so that no usage text
+	// ever shows it.
+	if o.AdminToken == "" {
+		o.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+	}
+	if err := o.check(); err != nil {
+		return err
 	}
 	if err := checkCert(o); err != nil {
 		return err
@@ -271,7 +273,7 @@ func (m *runMain) ParseFlags(args []string) error {
 	case "never":
 		m.reporter.NoColor = true
 	case "auto":
-		m.reporter.NoColor = m.reporter.NoColor || !conformance.Colorful(m.Stdout)
+		m.reporter.NoColor = m.reporter.NoColor || !colorful(m.Stdout)
 	}
 	if o.Verbose {
 		m.reporter.Verbose = true
@@ -279,10 +281,10 @@ func (m *runMain) ParseFlags(args []string) error {
 		m.reporter.Succinct, m.reporter.SilenceSkips = true, true
 	}
 	if len(o.Checks) > 0 {
-		m.suite.FocusStrings = append(m.suite.FocusStrings, conformance.FocusOnGlobs(o.Checks))
+		m.suite.FocusStrings = append(m.suite.FocusStrings, focusOnGlobs(o.Checks))
 	}
 	if len(o.Skips) > 0 {
-		m.suite.SkipStrings = append(m.suite.SkipStrings, conformance.FocusOnGlobs(o.Skips))
+		m.suite.SkipStrings = append(m.suite.SkipStrings, focusOnGlobs(o.Skips))
 	}
 	if m.suite.LabelFilter != "" {
 		if _, err := types.ParseLabelFilter(m.suite.LabelFilter); err != nil {
@@ -290,14 +292,14 @@ func (m *runMain) ParseFlags(args []string) error {
 		}
 	}
 	if o.RerunFailed != "" {
-		ids, seed, err := conformance.FailedIn(o.RerunFailed)
+		ids, seed, err := failedIn(o.RerunFailed)
 		if err != nil {
 			return fmt.Errorf("--rerun-failed: %w", err)
 		}
 		if o.Seed == 0 {
 			m.suite.RandomSeed = seed
 		}
-		m.suite.FocusStrings = append(m.suite.FocusStrings, conformance.FocusOnGlobs(ids))
+		m.suite.FocusStrings = append(m.suite.FocusStrings, focusOnGlobs(ids))
 		// A rerun is PARTIAL by design, and exits 1 as any PARTIAL run
 		// does unless --allow-partial.
 		m.rerunIDs = len(ids)
@@ -470,7 +472,8 @@ func (m *runMain) Run(ctx context.Context) int {
 	o, e := m.opts, m.env
 	e.Seed = m.suite.RandomSeed
 	cfg := conformance.Config{Env: e, Suite: m.suite, Reporter: m.reporter, Target: m.target, ReportDir: o.ReportDir,
-		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now()}}
+		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now(),
+			Catalog: report.CatalogID{Harness: harnessInfo().Version}}}
 	cfg.Write.Baseline = m.baseline
 	cfg.Write.Effects = e.NotObserved
 	cfg.Write.Filters = m.filters()
@@ -484,7 +487,7 @@ func (m *runMain) Run(ctx context.Context) int {
 		dir, err := os.MkdirTemp("", "gwconform-workers")
 		if err != nil {
 			fmt.Fprintln(m.Stderr, "gwconform:", err)
-			return exitConfig
+			return report.ExitConfig
 		}
 		defer os.RemoveAll(dir)
 		e.Worker, e.Workers = 0, n
@@ -494,7 +497,7 @@ func (m *runMain) Run(ctx context.Context) int {
 			for _, c := range cmds {
 				c.Process.Kill()
 			}
-			return exitConfig
+			return report.ExitConfig
 		}
 		cfg.Workers = ws
 		fmt.Fprintf(m.Stdout, "gwconform: %d workers, each on its own devices\n", n)
@@ -519,15 +522,15 @@ func (m *runMain) Run(ctx context.Context) int {
 	doc, err := conformance.Execute(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform: writing reports:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	if cfg.WorkerReport != "" {
-		return exitPass // the run that started this worker judges
+		return report.ExitPass // the run that started this worker judges
 	}
 	report.WriteConsole(m.Stdout, doc, report.ConsoleOptions{Color: !m.reporter.NoColor, Filters: m.filters()})
 	if o.DryRun {
 		printDryRun(m.Stdout, doc)
-		return exitPass
+		return report.ExitPass
 	}
 	// A run cut short (interrupted, suite timeout) proves nothing about the
 	// checks it did not reach; a PARTIAL one covered less than the
@@ -543,9 +546,9 @@ func (m *runMain) Run(ctx context.Context) int {
 			kind = "certification bundle"
 		}
 		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle)
-		if err := conformance.WriteBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
+		if err := writeBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
 			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
-			return exitConfig
+			return report.ExitConfig
 		}
 	}
 	return code
@@ -665,7 +668,7 @@ Ginkgo's own flags work with the ginkgo. prefix, for example
 func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.Target, "target", "", "base URL of the implementation under test; empty: the simulator, in-process")
 	fs.StringVar(&o.FleetFile, "fleet", "", "fleet file with the target's credentials, gateway and devices; default: the demo fleet")
-	fs.StringVar(&o.ReportDir, "report-dir", "reports/latest", "where junit.xml, report.json and report.html are written")
+	fs.StringVar(&o.ReportDir, "report-dir", "reports/latest", "where the reports ("+reportFiles()+") are written")
 	fs.StringVar(&o.FailOn, "fail-on", "must", "exit 1 when a check fails at this level: must or should")
 	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
@@ -712,7 +715,7 @@ func (m *runMain) certifiedRefusals(f *fleet.Fleet) []string {
 	if o.RerunFailed != "" {
 		extra = append(extra, "--mode certified runs every check: drop --rerun-failed")
 	}
-	return conformance.CertifiedRefusals(m.userSuite, o.AllowPartial, f, extra)
+	return certifiedRefusals(m.userSuite, o.AllowPartial, f, extra)
 }
 
 // filters are the options that select checks, as the user gave them.
@@ -753,7 +756,7 @@ func isTerminal(w io.Writer) bool {
 // mustCovered refuses, before anything is sent, a certified run's baseline
 // that would excuse a MUST check: a certification admits no MUST failure.
 func mustCovered(b *report.Baseline) error {
-	levels := conformance.VerifyExpect().Checks
+	levels := verifyExpect().Checks
 	for _, e := range b.Entries {
 		var must []string
 		for id, l := range levels {
@@ -777,7 +780,7 @@ func checkCert(o *runOptions) error {
 		return fmt.Errorf("--mode must be ordinary or certified, not %q", o.Cert.Mode)
 	}
 	if o.ProductFile != "" {
-		name, version, err := conformance.ProductFile(o.ProductFile)
+		name, version, err := productFile(o.ProductFile)
 		if err != nil {
 			return fmt.Errorf("--product-file: %w", err)
 		}
@@ -853,23 +856,6 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-// discardValue parses like the flag it wraps but keeps nothing, so that
-// checking a command line changes none of Ginkgo's settings.
-type discardValue struct{ v flag.Value }
-
-func (d discardValue) String() string { return d.v.String() }
-func (d discardValue) Set(s string) error {
-	if bf, ok := d.v.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
-		_, err := strconv.ParseBool(s)
-		return err
-	}
-	return nil
-}
-func (d discardValue) IsBoolFlag() bool {
-	bf, ok := d.v.(interface{ IsBoolFlag() bool })
-	return ok && bf.IsBoolFlag()
-}
-
 // parallelism is how many workers a run uses: --parallel, or up to
 // conformance.MaxParallel, never more than the fleet has devices of every type on the
 // tested gateway, and 1 for a dry run.
@@ -886,4 +872,13 @@ func parallelism(o runOptions, f *fleet.Fleet, stderr io.Writer) int {
 		return c
 	}
 	return o.Parallel
+}
+
+// reportFiles names the files of report.Writers, for usage lines.
+func reportFiles() string {
+	names := make([]string, len(report.Writers))
+	for i, w := range report.Writers {
+		names[i] = w.File
+	}
+	return strings.Join(names, ", ")
 }

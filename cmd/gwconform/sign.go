@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -63,29 +64,29 @@ func signMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Usage = func() { io.WriteString(stderr, signUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gwconform sign: unexpected argument %q; the body comes on stdin\n", fs.Arg(0))
-		return exitConfig
+		return report.ExitConfig
 	}
 	f, signer, err := resigner(*fleetFile)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform sign: fleet:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	body, err := io.ReadAll(io.LimitReader(stdin, 1<<20+1))
 	if err != nil || len(body) > 1<<20 {
 		fmt.Fprintln(stderr, "gwconform sign: the body on stdin must be at most 1 MiB")
-		return exitConfig
+		return report.ExitConfig
 	}
 	out, err := client.Resign(ctx, body, f, signer, time.Now(), f.Location())
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform sign:", err)
-		return exitConfig
+		return report.ExitConfig
 	}
 	stdout.Write(out)
-	return exitPass
+	return report.ExitPass
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/bundle"
 	"github.com/gwdmi/gwtools/conformance/report"
 )
@@ -32,28 +31,28 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { io.WriteString(stderr, verifyUsage) }
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+			return report.ExitPass
 		}
-		return exitConfig
+		return report.ExitConfig
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return exitConfig
+		return report.ExitConfig
 	}
 	path := fs.Arg(0)
-	problems := bundle.Verify(path, conformance.VerifyExpect())
+	problems := bundle.Verify(path, verifyExpect())
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintf(stdout, "%s: %s\n", path, p)
 		}
 		fmt.Fprintf(stdout, "%s: NOT VERIFIED (%d problem(s))\n", path, len(problems))
-		return exitFail
+		return report.ExitFail
 	}
 	files, _ := bundle.Read(path)
 	var m bundle.Manifest
 	json.Unmarshal(files[bundle.ManifestFile], &m)
 	var doc report.Document
-	json.Unmarshal(files[bundle.ReportFile], &doc)
+	json.Unmarshal(files[report.JSONFile], &doc)
 	var known []report.Result
 	for _, r := range doc.Results {
 		if r.Outcome == report.ExpectedFailure {
@@ -72,7 +71,7 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	if m.Effects != "" && m.Effects != bundle.EffectsObserved {
 		fmt.Fprintf(stdout, "%s: %s\n", path, m.Effects)
 	}
-	return exitPass
+	return report.ExitPass
 }
 
 func orNone(s string) string {

@@ -17,11 +17,13 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
@@ -29,12 +31,10 @@ import (
 // FormatVersion is the bundle layout this package writes and reads.
 const FormatVersion = "gwconform-bundle/1"
 
-// Names of the files in a bundle.
+// Names of the files in a bundle besides the reports, which are
+// report.Writers' files under their own names (report.JSONFile, ...).
 const (
 	ManifestFile = "manifest.json"
-	ReportFile   = "report.json"
-	JUnitFile    = "junit.xml"
-	HTMLFile     = "report.html"
 	ConsoleFile  = "console.log"
 	FleetFile    = "fleet.yaml"
 	BaselineFile = "baseline.yaml"
@@ -106,7 +106,7 @@ type Sources struct {
 // Input is what Write bundles.
 type Input struct {
 	Manifest Manifest
-	// ReportDir holds report.json, junit.xml and report.html.
+	// ReportDir holds the run's reports, a file of each report.Writers.
 	ReportDir string
 	Console   []byte
 	Fleet     *fleet.Fleet
@@ -118,12 +118,12 @@ type Input struct {
 // api keys and secrets and of any sign before it is hashed and written.
 func Write(path string, in Input) error {
 	files := map[string][]byte{}
-	for _, name := range []string{ReportFile, JUnitFile, HTMLFile} {
-		b, err := os.ReadFile(in.ReportDir + "/" + name)
+	for _, w := range report.Writers {
+		b, err := os.ReadFile(filepath.Join(in.ReportDir, w.File))
 		if err != nil {
 			return fmt.Errorf("bundle: %w", err)
 		}
-		files[name] = b
+		files[w.File] = b
 	}
 	files[ConsoleFile] = in.Console
 	fy, err := redactedFleet(in.Fleet)

@@ -2,10 +2,8 @@ package bundle
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -49,7 +47,11 @@ func Verify(path string, want Expect) []string {
 	}
 
 	// Every file is listed with its hash, and nothing else is there.
-	for _, name := range []string{ReportFile, JUnitFile, HTMLFile, ConsoleFile, FleetFile} {
+	required := []string{ConsoleFile, FleetFile}
+	for _, w := range report.Writers {
+		required = append(required, w.File)
+	}
+	for _, name := range required {
 		if _, listed := m.Files[name]; !listed {
 			bad("%s is not listed in the manifest", name)
 		}
@@ -87,26 +89,26 @@ func Verify(path string, want Expect) []string {
 	}
 
 	// Counts and verdict follow from the results.
-	rb, ok := files[ReportFile]
+	rb, ok := files[report.JSONFile]
 	if !ok {
-		return append(problems, "the bundle has no "+ReportFile)
+		return append(problems, "the bundle has no "+report.JSONFile)
 	}
 	var doc report.Document
 	if err := json.Unmarshal(rb, &doc); err != nil {
-		return append(problems, ReportFile+" does not parse: "+err.Error())
+		return append(problems, report.JSONFile+" does not parse: "+err.Error())
 	}
 	re := report.Recount(doc)
 	if !reflect.DeepEqual(normal(re.Summary), normal(doc.Summary)) {
-		bad("the counts in %s do not follow from its results (recounted: %s; written: %s)", ReportFile, counts(re.Summary), counts(doc.Summary))
+		bad("the counts in %s do not follow from its results (recounted: %s; written: %s)", report.JSONFile, counts(re.Summary), counts(doc.Summary))
 	}
 	if re.Verdict != doc.Verdict {
-		bad("the verdict in %s is %s, but its results give %s", ReportFile, doc.Verdict, re.Verdict)
+		bad("the verdict in %s is %s, but its results give %s", report.JSONFile, doc.Verdict, re.Verdict)
 	}
 	if m.Verdict != re.Verdict {
 		bad("the manifest's verdict is %s, but the results give %s", m.Verdict, re.Verdict)
 	}
 	if doc.Effects != "" && m.Effects != doc.Effects || doc.Effects == "" && m.Effects != EffectsObserved && m.Effects != "" {
-		bad("the manifest says effects %q, but %s says %q", m.Effects, ReportFile, doc.Effects)
+		bad("the manifest says effects %q, but %s says %q", m.Effects, report.JSONFile, doc.Effects)
 	}
 	if m.Seed != doc.Seed {
 		bad("the manifest's seed %d is not the report's %d", m.Seed, doc.Seed)
@@ -141,10 +143,13 @@ func Verify(path string, want Expect) []string {
 		}
 	}
 
-	// The JUnit report names the same checks.
-	if jb, ok := files[JUnitFile]; ok {
-		if err := junitNames(jb, seen); err != "" {
-			bad("%s", err)
+	// Each report agrees with report.json (the JUnit file names the same
+	// checks).
+	for _, w := range report.Writers {
+		if b, ok := files[w.File]; ok && w.Check != nil {
+			if err := w.Check(b, doc); err != nil {
+				bad("%s", err)
+			}
 		}
 	}
 
@@ -259,39 +264,4 @@ func abbreviate(ids []string) string {
 		return strings.Join(ids[:5], ", ") + fmt.Sprintf(" and %d more", len(ids)-5)
 	}
 	return strings.Join(ids, ", ")
-}
-
-var bracketed = regexp.MustCompile(`\[([^\]\s]+)\]`)
-
-// junitNames checks that every check of report.json appears in junit.xml.
-func junitNames(b []byte, checks map[string]report.Result) string {
-	var suites struct {
-		Suites []struct {
-			Cases []struct {
-				Name string `xml:"name,attr"`
-			} `xml:"testcase"`
-		} `xml:"testsuite"`
-	}
-	if err := xml.Unmarshal(b, &suites); err != nil {
-		return JUnitFile + " does not parse: " + err.Error()
-	}
-	names := map[string]bool{}
-	for _, s := range suites.Suites {
-		for _, c := range s.Cases {
-			for _, m := range bracketed.FindAllStringSubmatch(c.Name, -1) {
-				names[m[1]] = true
-			}
-		}
-	}
-	var missing []string
-	for id := range checks {
-		if !names[id] {
-			missing = append(missing, id)
-		}
-	}
-	sort.Strings(missing)
-	if len(missing) > 0 {
-		return fmt.Sprintf("%s lacks %d check(s) that %s has: %s", JUnitFile, len(missing), ReportFile, abbreviate(missing))
-	}
-	return ""
 }

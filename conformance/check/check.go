@@ -49,7 +49,30 @@ type Meta struct {
 	DeviceType string `json:"device_type,omitempty"`
 	// Tags are extra labels: "sim", "parity", "edge", "auth", ...
 	Tags []string `json:"tags,omitempty"`
+	// Traits say what running the check takes; a --parallel run reads
+	// them (never the check's wording) to share the checks out.
+	Traits Traits `json:"-"`
 }
+
+// Traits are what running a check takes, declared with the check.
+type Traits struct {
+	// Shared: the check touches more than its worker's own device of each
+	// type (the gateway's message log, which every message appends to,
+	// other devices, other gateways or accounts), so a --parallel run
+	// runs it on worker 0 alone.
+	Shared bool
+	// Cost is what the check costs against a slow target, relative to a
+	// request refused at once (1): a request that goes all the way to the
+	// store weighs more, a parity check sends twice, a probe several
+	// times. Zero counts as 1.
+	Cost int
+}
+
+// Weight is the check's cost, at least 1.
+func (t Traits) Weight() int { return max(t.Cost, 1) }
+
+// labelReserved are the characters a Ginkgo label cannot hold.
+const labelReserved = "&|!,()/[] "
 
 var labelUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.:-]+`)
 
@@ -58,10 +81,15 @@ func Slug(s string) string {
 	return strings.Trim(labelUnsafe.ReplaceAllString(strings.ToLower(s), "-"), "-")
 }
 
-// Labels are the check's Ginkgo labels: level, operation, format, device
-// type, section and tags, so that --ginkgo.label-filter selects on any.
+// IDLabel prefixes the label that carries a check's ID: the report reads
+// a spec's ID from its labels, never from its display text.
+const IDLabel = "id:"
+
+// Labels are the check's Ginkgo labels: its ID, level, operation, format,
+// device type, section and tags, so that --ginkgo.label-filter selects on
+// any.
 func (m Meta) Labels() ginkgo.Labels {
-	l := ginkgo.Labels{"level:" + string(m.Level), "section:" + m.Section}
+	l := ginkgo.Labels{IDLabel + m.ID, "level:" + string(m.Level), "section:" + m.Section}
 	if m.Operation != "" {
 		l = append(l, "op:"+m.Operation)
 	}
@@ -77,15 +105,17 @@ func (m Meta) Labels() ginkgo.Labels {
 	return l
 }
 
-// Text is the spec text Ginkgo shows: "[ID] title".
+// Text is the spec text Ginkgo shows: "[ID] title". It is for people
+// (and for --check's focus expression); nothing reads the ID back from it.
 func (m Meta) Text() string { return "[" + m.ID + "] " + m.Title }
 
-var idInText = regexp.MustCompile(`^\[([^\]]+)\]`)
-
-// IDFromText reads the check ID back from a spec's leaf text.
-func IDFromText(text string) string {
-	if m := idInText.FindStringSubmatch(text); m != nil {
-		return m[1]
+// IDFromLabels is the check ID among a spec's labels (see Labels), or ""
+// for a spec that is no check.
+func IDFromLabels(labels []string) string {
+	for _, l := range labels {
+		if id, ok := strings.CutPrefix(l, IDLabel); ok {
+			return id
+		}
 	}
 	return ""
 }
@@ -146,6 +176,9 @@ func Finish(m Meta) Meta {
 func Register(m Meta) {
 	if m.ID == "" || m.Level == "" || m.Section == "" || m.Title == "" || m.Assertion == "" {
 		panic(fmt.Sprintf("check: incomplete metadata %+v", m))
+	}
+	if strings.ContainsAny(m.ID, labelReserved) {
+		panic("check: ID " + m.ID + " cannot be a label (it has one of " + labelReserved + ")")
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onsi/ginkgo/v2/types"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gwdmi/gwtools/conformance/check"
@@ -138,34 +137,6 @@ func applyBaseline(d Document, bl *Baseline, today time.Time) Document {
 	d.Summary = summarize(d.Results)
 	setVerdict(&d)
 	return d
-}
-
-// junitExpected writes the checks a baseline excuses as skipped, with the
-// baseline's reason, so that CI shows them without going red.
-func junitExpected(r types.Report, d *Document) types.Report {
-	expected := map[string]string{}
-	for _, res := range d.Results {
-		if res.Outcome == ExpectedFailure {
-			expected[res.ID] = res.Reason
-		}
-	}
-	if len(expected) == 0 {
-		return r
-	}
-	r.SpecReports = append(types.SpecReports(nil), r.SpecReports...)
-	for i, sr := range r.SpecReports {
-		m, ok := meta(sr)
-		if !ok {
-			continue
-		}
-		if why, ok := expected[m.ID]; ok {
-			sr.State = types.SpecStateSkipped
-			sr.Failure.Message = why + ": " + sr.Failure.Message
-			sr.ReportEntries = append([]types.ReportEntry{entry("check.outcome", ExpectedFailure)}, sr.ReportEntries...)
-			r.SpecReports[i] = sr
-		}
-	}
-	return r
 }
 
 // StartingBaseline is a baseline listing every failed MUST and SHOULD

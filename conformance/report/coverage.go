@@ -1,11 +1,8 @@
 package report
 
 import (
-	"encoding/xml"
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -212,10 +209,17 @@ func topReason(m map[string]int) string {
 	return best
 }
 
-// Exit codes a Document calls for (CONTRACT 6).
+// Exit codes of gwconform (CONTRACT 6), defined here once: ExitCode gives
+// the first two for a finished run.
 const (
-	exitPass = 0
-	exitFail = 1
+	// ExitPass: the run passed.
+	ExitPass = 0
+	// ExitFail: a check failed at the --fail-on level, or the run could
+	// not certify (INCOMPLETE, or PARTIAL without --allow-partial).
+	ExitFail = 1
+	// ExitConfig: the run could not start (bad flags, fleet or target),
+	// or a command failed for a reason of its own.
+	ExitConfig = 2
 )
 
 // ExitCode is gwconform run's exit code for a finished run: 1 when a check
@@ -229,116 +233,9 @@ func ExitCode(d Document, failOn string, allowPartial bool) int {
 	}
 	switch {
 	case failed > 0, len(d.SuiteFailureReasons) > 0, len(d.BaselineProblems) > 0, d.Verdict == VerdictFail, d.Verdict == VerdictIncomplete:
-		return exitFail
+		return ExitFail
 	case d.Verdict == VerdictPartial && !allowPartial:
-		return exitFail
+		return ExitFail
 	}
-	return exitPass
-}
-
-// junitAgrees rewrites a report so that its JUnit form agrees with the exit
-// code: a failed SHOULD check fails the JUnit report only with --fail-on
-// should; otherwise it is written as skipped, with a message that says it
-// failed and a property check.outcome, so that CI shows it without going
-// red.
-func junitAgrees(r types.Report, failOnShould bool) types.Report {
-	if failOnShould {
-		return r
-	}
-	r.SpecReports = append(types.SpecReports(nil), r.SpecReports...)
-	for i, sr := range r.SpecReports {
-		m, ok := meta(sr)
-		if !ok || m.Level != check.Should || !sr.State.Is(types.SpecStateFailed|types.SpecStatePanicked|types.SpecStateTimedout) {
-			continue
-		}
-		sr.State = types.SpecStateSkipped
-		sr.Failure.Message = "SHOULD check failed (the run fails on it only with --fail-on should): " + sr.Failure.Message
-		sr.ReportEntries = append([]types.ReportEntry{entry("check.outcome", "failed")}, sr.ReportEntries...)
-		r.SpecReports[i] = sr
-	}
-	return r
-}
-
-// addSuiteProperties adds the verdict and what was not covered to every
-// test suite of a JUnit file written by Ginkgo.
-//
-// A PARTIAL run that fails (no allowPartial) gets one more test case,
-// "[gwconform.coverage]", failed with what was not covered, so that the
-// JUnit report fails exactly when the exit code is 1; with allowPartial it
-// is skipped with the same message.
-func addSuiteProperties(path string, d Document, allowPartial bool) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	// Ginkgo writes one testsuite; the properties and the coverage case
-	// are spliced in as text, which is much cheaper than decoding and
-	// encoding a report of a few thousand test cases.
-	esc := func(s string) string {
-		var buf strings.Builder
-		xml.EscapeText(&buf, []byte(s))
-		return buf.String()
-	}
-	var props strings.Builder
-	fmt.Fprintf(&props, "\n      <property name=\"gwconform.verdict\" value=\"%s\"></property>", esc(d.Verdict))
-	fmt.Fprintf(&props, "\n      <property name=\"gwconform.harness_version\" value=\"%s\"></property>", esc(d.Catalog.Harness))
-	fmt.Fprintf(&props, "\n      <property name=\"gwconform.catalog_version\" value=\"%s\"></property>", esc(d.Catalog.Version))
-	fmt.Fprintf(&props, "\n      <property name=\"gwconform.catalog_hash\" value=\"%s\"></property>", esc(d.Catalog.Hash))
-	fmt.Fprintf(&props, "\n      <property name=\"gwconform.inconclusive\" value=\"%d\"></property>", d.Summary.Inconclusive)
-	if d.Effects != "" {
-		fmt.Fprintf(&props, "\n      <property name=\"gwconform.effects\" value=\"%s\"></property>", esc(d.Effects))
-	}
-	var gaps []string
-	for i, g := range d.NotCovered {
-		fmt.Fprintf(&props, "\n      <property name=\"gwconform.not_covered.%d\" value=\"%s\"></property>", i+1, esc(g.String()))
-		gaps = append(gaps, g.String())
-	}
-	s := string(b)
-	i := strings.Index(s, "<properties>")
-	j := strings.LastIndex(s, "</testsuite>")
-	if i < 0 || j < 0 || j < i {
-		return fmt.Errorf("report: %s: no testsuite with properties", path)
-	}
-	var tc string
-	if d.Verdict == VerdictPartial {
-		msg := esc("the run was PARTIAL: not covered: " + strings.Join(gaps, "; "))
-		name := "[gwconform.coverage] the run covers the whole interface"
-		if allowPartial {
-			tc = fmt.Sprintf("  <testcase name=%q classname=\"gwconform\" status=\"skipped\" time=\"0\">\n      <skipped message=\"%s (allowed by --allow-partial)\"></skipped>\n    </testcase>\n  ", name, msg)
-			s = bumpCount(s, "disabled", "skipped")
-		} else {
-			tc = fmt.Sprintf("  <testcase name=%q classname=\"gwconform\" status=\"failed\" time=\"0\">\n      <failure message=\"%s\" type=\"failed\">%s</failure>\n    </testcase>\n  ", name, msg, msg)
-			s = bumpCount(s, "failures", "failures")
-		}
-		s = bumpCount(s, "tests", "tests")
-		j = strings.LastIndex(s, "</testsuite>")
-		i = strings.Index(s, "<properties>")
-	}
-	s = s[:i+len("<properties>")] + props.String() + s[i+len("<properties>"):j] + tc + s[j:]
-	return writeFile(path, []byte(s))
-}
-
-// bumpCount adds one to the testsuites attribute top and the first
-// testsuite's attribute suite.
-func bumpCount(s, top, suite string) string {
-	for _, at := range []struct{ elem, attr string }{{"<testsuites", top}, {"<testsuite ", suite}} {
-		e := strings.Index(s, at.elem)
-		if e < 0 {
-			continue
-		}
-		end := e + strings.Index(s[e:], ">")
-		key := " " + at.attr + "=\""
-		k := strings.Index(s[e:end], key)
-		if k < 0 {
-			continue
-		}
-		k += e + len(key)
-		q := k + strings.Index(s[k:], "\"")
-		n, err := strconv.Atoi(s[k:q])
-		if err != nil {
-			continue
-		}
-		s = s[:k] + strconv.Itoa(n+1) + s[q:]
-	}
-	return s
+	return ExitPass
 }

@@ -17,7 +17,14 @@ import (
 // These tests build Ginkgo reports by hand; their IDs are not in the check
 // registry, so metadata comes from the labels check.Meta.Labels gives.
 
+// spec is a check's spec report with text "[ID] title": the ID goes into
+// its labels, as check.Meta.Labels puts it, unless the text has none.
 func spec(text string, state types.SpecState, labels ...string) types.SpecReport {
+	if strings.HasPrefix(text, "[") {
+		if id, _, ok := strings.Cut(text[1:], "]"); ok {
+			labels = append([]string{check.IDLabel + id}, labels...)
+		}
+	}
 	return types.SpecReport{
 		LeafNodeType:   types.NodeTypeIt,
 		LeafNodeText:   text,

@@ -19,14 +19,15 @@ import (
 func TestInconclusiveIsCountedApart(t *testing.T) {
 	pass := spec("[I.1] passes", types.SpecStatePassed, "level:MUST", "section:9")
 	inc := spec("[I.2] refused, but so was its control", types.SpecStateSkipped, "level:MUST", "section:9")
-	inc.Failure.Message = report.InconclusiveMarker + " the valid command in json was refused (HTTP 401, error bad_signature)"
+	inc.Failure.Message = "inconclusive: the valid command in json was refused (HTTP 401, error bad_signature)"
+	inc.ReportEntries = append(inc.ReportEntries, types.ReportEntry{Name: report.InconclusiveEntry, Value: types.WrapEntryValue(inc.Failure.Message)})
 	skip := spec("[I.3] skipped", types.SpecStateSkipped, "level:SHOULD", "section:9")
 	skip.Failure.Message = "the fleet has no Thermostat"
 	r := types.Report{SpecReports: types.SpecReports{pass, inc, skip}}
 
 	dir := t.TempDir()
 	const effects = "effects not observed: --no-observer (the certificate records it)"
-	d, err := report.WriteAllWith(dir, r, "x", report.WriteOptions{Effects: effects})
+	d, err := report.WriteAll(dir, r, "x", report.WriteOptions{Effects: effects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestInconclusiveIsCountedApart(t *testing.T) {
 	}
 	for file, want := range map[string][]string{
 		report.JSONFile:  {`"inconclusive": 1`, `"outcome":"inconclusive"`, effects},
-		report.JUnitFile: {`name="gwconform.inconclusive" value="1"`, `name="check.outcome" value="&#34;inconclusive&#34;"`, effects},
+		report.JUnitFile: {`name="gwconform.inconclusive" value="1"`, `name="check.outcome" value="inconclusive"`, effects},
 		report.HTMLFile:  {"Inconclusive", effects},
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, file))

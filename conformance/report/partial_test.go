@@ -92,7 +92,7 @@ func TestJUnitAgreesWithTheExitCode(t *testing.T) {
 	for _, o := range []report.WriteOptions{{}, {FailOnShould: true}, {AllowPartial: true}, {FailOnShould: true, AllowPartial: true}} {
 		failOnShould := o.FailOnShould
 		dir := t.TempDir()
-		d, err := report.WriteAllWith(dir, r, "x", o)
+		d, err := report.WriteAll(dir, r, "x", o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,13 +45,22 @@ const (
 	// Inconclusive: a check that expects a refusal, whose control (the
 	// same request made valid, sent to the same target in the same run)
 	// was refused too: the refusal proves nothing, so the check neither
-	// passed nor failed. The suite skips such a check with a reason that
-	// starts with InconclusiveMarker.
+	// passed nor failed. The suite skips such a check after adding an
+	// InconclusiveEntry to its report.
 	Inconclusive = "inconclusive"
 )
 
-// InconclusiveMarker starts the reason of an inconclusive check.
-const InconclusiveMarker = "inconclusive:"
+// Entries a spec adds to its own report to say what its outcome means, so
+// that the report never reads it back from a message's wording.
+const (
+	// InconclusiveEntry marks a skipped refusal check as inconclusive;
+	// its value says why.
+	InconclusiveEntry = "gwconform.inconclusive"
+	// StopEntry marks the check at which the run stopped itself
+	// (ginkgo.AbortSuite): its value is why. What the run did not reach
+	// is not judged, so the verdict is INCOMPLETE.
+	StopEntry = "gwconform.stop"
+)
 
 // Verdicts of a run.
 const (
@@ -96,7 +105,9 @@ type Result struct {
 	// happened in; never a source location.
 	Failure string `json:"failure,omitempty"`
 	// Reason is why the spec was skipped or is pending, if given.
-	Reason     string            `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Stop is why the run stopped itself at this check (see StopEntry).
+	Stop       string            `json:"stop,omitempty"`
 	DurationMS float64           `json:"duration_ms"`
 	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
 	// ExchangesOmitted counts the exchanges of a passed check left out of
@@ -380,7 +391,7 @@ func result(sr types.SpecReport) Result {
 	switch {
 	case sr.State.Is(types.SpecStateSkipped | types.SpecStatePending):
 		res.Reason = sr.Failure.Message
-		if res.IsCheck() && strings.HasPrefix(res.Reason, InconclusiveMarker) {
+		if res.IsCheck() && hasEntry(sr, InconclusiveEntry) {
 			res.Outcome = Inconclusive
 		}
 	case sr.State.Is(types.SpecStateFailureStates):
@@ -388,11 +399,17 @@ func result(sr types.SpecReport) Result {
 	}
 	keep := KeepsExchanges(res.ID, res.Level, res.Outcome)
 	for _, e := range sr.ReportEntries {
-		if e.Name == ObservationEntry {
+		switch e.Name {
+		case ObservationEntry:
 			res.Observations = append(res.Observations, e.StringRepresentation())
 			continue
-		}
-		if e.Name != ExchangeEntry {
+		case StopEntry:
+			if res.Outcome == Interrupted {
+				res.Stop = e.StringRepresentation()
+			}
+			continue
+		case ExchangeEntry:
+		default:
 			continue
 		}
 		if !keep {
@@ -463,23 +480,37 @@ func failureText(sr types.SpecReport) string {
 	return strings.TrimSpace(b.String())
 }
 
-// meta finds a spec's check metadata: from the registry, else from the
-// labels check.Meta.Labels gave it.
+// hasEntry says whether a spec added a report entry of that name.
+func hasEntry(sr types.SpecReport, name string) bool {
+	for _, e := range sr.ReportEntries {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// meta finds a spec's check metadata by the ID among its labels: from the
+// registry, else from the labels check.Meta.Labels gave it. The spec's
+// display text is never read.
 func meta(sr types.SpecReport) (check.Meta, bool) {
 	if !sr.LeafNodeType.Is(types.NodeTypeIt) {
 		return check.Meta{}, false
 	}
-	id := check.IDFromText(sr.LeafNodeText)
+	id := check.IDFromLabels(sr.Labels())
 	if id == "" {
 		return check.Meta{}, false
 	}
 	if m, ok := check.Lookup(id); ok {
 		return m, true
 	}
-	m := check.Meta{ID: id, Title: strings.TrimSpace(strings.TrimPrefix(sr.LeafNodeText, "["+id+"]"))}
+	// Not in this process's catalog: the title is the display text
+	// without the "[ID] " that check.Meta.Text put before it.
+	m := check.Meta{ID: id, Title: strings.TrimPrefix(sr.LeafNodeText, "["+id+"] ")}
 	for _, l := range sr.Labels() {
 		k, v, ok := strings.Cut(l, ":")
 		switch {
+		case l == check.IDLabel+id:
 		case ok && k == "level":
 			m.Level = check.Level(v)
 		case ok && k == "section":
@@ -690,15 +721,11 @@ func chunk(s string) (string, string) {
 	return s[:i], s[i:]
 }
 
-// StopMarker ends the reason a run gives when it stops itself.
-const StopMarker = "the run stops here, INCOMPLETE"
-
 // stopped is the reason the run stopped itself, if it did.
 func stopped(results []Result) string {
 	for _, r := range results {
-		if r.Outcome == Interrupted && strings.Contains(r.Failure, StopMarker) {
-			line, _, _ := strings.Cut(r.Failure, "\n")
-			return strings.TrimSpace(line)
+		if r.Outcome == Interrupted && r.Stop != "" {
+			return r.Stop
 		}
 	}
 	return ""

@@ -13,13 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/check"
 )
 
-// File names WriteAll uses inside its directory.
+// File names of the reports (Writers), in the report directory and in a
+// bundle.
 const (
 	JUnitFile = "junit.xml"
 	JSONFile  = "report.json"
@@ -96,129 +96,6 @@ func WriteJSON(path string, d Document) error {
 	return writeFile(path, append(b, '\n'))
 }
 
-// WriteJUnit writes a JUnit XML report of r. Every test case of a check
-// carries its ID in its name ("[It] ... [ID] title [level:MUST, ...]") and
-// the properties check.id, check.level, check.section and check.assertion
-// before its exchanges.
-func WriteJUnit(path string, r types.Report) error {
-	return writeJUnit(path, r, nil, false, false)
-}
-
-// writeJUnit writes the JUnit report; with d, its suites carry the verdict
-// and what was not covered as properties, and a failed SHOULD check is a
-// JUnit failure only when failOnShould (see junitAgrees).
-func writeJUnit(path string, r types.Report, d *Document, failOnShould, allowPartial bool) error {
-	if d != nil {
-		r = junitExpected(r, d)
-		r = junitAgrees(r, failOnShould)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	// A suite-level reporting node that passed (the progress line's
-	// ReportBeforeSuite) is no test case.
-	var kept types.SpecReports
-	for _, sr := range r.SpecReports {
-		if sr.LeafNodeType.Is(types.NodeTypeReportBeforeSuite|types.NodeTypeReportAfterSuite) && !sr.State.Is(types.SpecStateFailureStates) {
-			continue
-		}
-		kept = append(kept, sr)
-	}
-	r.SpecReports = kept
-	for i := range r.SpecReports {
-		r.SpecReports[i] = withoutSource(r.SpecReports[i])
-	}
-	for i, sr := range r.SpecReports {
-		m, ok := meta(sr)
-		if !ok {
-			continue
-		}
-		if !KeepsExchanges(m.ID, string(m.Level), outcome(sr.State)) {
-			var kept []types.ReportEntry
-			for _, e := range sr.ReportEntries {
-				if e.Name != ExchangeEntry {
-					kept = append(kept, e)
-				}
-			}
-			sr.ReportEntries = kept
-		}
-		// A check that passed (or was skipped) carries its ID and labels
-		// in its name; the properties that explain a failure are written
-		// where there is one, so that a passing run's report stays small.
-		if sr.State.Is(types.SpecStatePassed | types.SpecStateSkipped) {
-			if sr.State.Is(types.SpecStateSkipped) && strings.HasPrefix(sr.Failure.Message, InconclusiveMarker) {
-				// Counted apart: neither passed nor an ordinary skip.
-				sr.ReportEntries = append([]types.ReportEntry{entry("check.outcome", Inconclusive)}, sr.ReportEntries...)
-			}
-			r.SpecReports[i].ReportEntries = sr.ReportEntries
-			continue
-		}
-		props := []types.ReportEntry{
-			entry("check.id", m.ID),
-			entry("check.level", string(m.Level)),
-			entry("check.section", m.Section),
-		}
-		if m.Contract != "" {
-			props = append(props, entry("check.contract", m.Contract))
-		}
-		if m.Assertion != "" {
-			props = append(props, entry("check.assertion", m.Assertion))
-		}
-		r.SpecReports[i].ReportEntries = append(props, sr.ReportEntries...)
-	}
-	err := reporters.GenerateJUnitReportWithConfig(r, path, reporters.JunitReportConfig{
-		OmitTimelinesForSpecState: types.SpecStatePassed | types.SpecStateSkipped | types.SpecStatePending,
-		OmitLeafNodeType:          true,
-	})
-	if err != nil {
-		return fmt.Errorf("report: write %s: %w", path, err)
-	}
-	if d != nil {
-		return addSuiteProperties(path, *d, allowPartial)
-	}
-	return nil
-}
-
-// withoutSource is a spec report without the harness's source locations,
-// which a JUnit report would otherwise print with each failure and step: a
-// report is read by people who have the check's ID, not our source.
-func withoutSource(sr types.SpecReport) types.SpecReport {
-	// Ginkgo writes a location's CustomMessage in place of file:line.
-	none := types.CodeLocation{CustomMessage: "gwconform"}
-	if id := check.IDFromText(sr.LeafNodeText); id != "" {
-		none.CustomMessage = "check " + id
-	}
-	sr.LeafNodeLocation = none
-	sr.ContainerHierarchyLocations = nil
-	sr.Failure.Location, sr.Failure.FailureNodeLocation = none, none
-	if len(sr.AdditionalFailures) > 0 {
-		af := append([]types.AdditionalFailure(nil), sr.AdditionalFailures...)
-		for i := range af {
-			af[i].Failure.Location, af[i].Failure.FailureNodeLocation = none, none
-		}
-		sr.AdditionalFailures = af
-	}
-	if len(sr.SpecEvents) > 0 {
-		ev := append(types.SpecEvents(nil), sr.SpecEvents...)
-		for i := range ev {
-			ev[i].CodeLocation = none
-		}
-		sr.SpecEvents = ev
-	}
-	if len(sr.ReportEntries) > 0 {
-		re := append([]types.ReportEntry(nil), sr.ReportEntries...)
-		for i := range re {
-			re[i].Location = none
-		}
-		sr.ReportEntries = re
-	}
-	return sr
-}
-
-func entry(name, value string) types.ReportEntry {
-	return types.ReportEntry{Name: name, Value: types.WrapEntryValue(value), Visibility: types.ReportEntryVisibilityNever}
-}
-
 // WriteHTML writes d as one self-contained HTML page.
 func WriteHTML(path string, d Document) error {
 	var buf bytes.Buffer
@@ -226,12 +103,6 @@ func WriteHTML(path string, d Document) error {
 		return fmt.Errorf("report: render %s: %w", path, err)
 	}
 	return writeFile(path, buf.Bytes())
-}
-
-// WriteAll creates dir if needed and writes junit.xml, report.json and
-// report.html into it. The Document it returns knows where (Files).
-func WriteAll(dir string, r types.Report, target string) (Document, error) {
-	return WriteAllWith(dir, r, target, WriteOptions{})
 }
 
 // WriteOptions are what the reports need to know of the run's flags.
@@ -263,8 +134,29 @@ type CatalogID struct {
 	Hash    string `json:"catalog_hash"`
 }
 
-// WriteAllWith is WriteAll with the run's options.
-func WriteAllWith(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
+// A Writer writes one file of a run's reports from its Document.
+type Writer struct {
+	// File is the file's name in the report directory and in a bundle.
+	File  string
+	Write func(path string, d Document, o WriteOptions) error
+	// Check, when set, says what is wrong with a file written for d (as
+	// gwconform verify reads it from a bundle).
+	Check func(b []byte, d Document) error
+}
+
+// Writers are every report file a run leaves, in the order WriteAll writes
+// them. WriteAll, the bundle and gwconform verify all use this one list: a
+// new format is added here.
+var Writers = []Writer{
+	{File: JUnitFile, Write: WriteJUnit, Check: checkJUnit},
+	{File: JSONFile, Write: func(path string, d Document, _ WriteOptions) error { return WriteJSON(path, d) }},
+	{File: HTMLFile, Write: func(path string, d Document, _ WriteOptions) error { return WriteHTML(path, d) }},
+}
+
+// WriteAll builds the Document of a Ginkgo report, creates dir if needed
+// and writes every report of Writers into it. The Document it returns
+// knows where (Files).
+func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
 	d := Build(r, target)
 	if len(o.Filters) > 0 {
 		for i, g := range d.NotCovered {
@@ -285,14 +177,10 @@ func WriteAllWith(dir string, r types.Report, target string, o WriteOptions) (Do
 		JSON:  filepath.Join(dir, JSONFile),
 		HTML:  filepath.Join(dir, HTMLFile),
 	}
-	if err := writeJUnit(d.Files.JUnit, r, &d, o.FailOnShould, o.AllowPartial); err != nil {
-		return d, err
-	}
-	if err := WriteJSON(d.Files.JSON, d); err != nil {
-		return d, err
-	}
-	if err := WriteHTML(d.Files.HTML, d); err != nil {
-		return d, err
+	for _, w := range Writers {
+		if err := w.Write(filepath.Join(dir, w.File), d, o); err != nil {
+			return d, err
+		}
 	}
 	return d, nil
 }

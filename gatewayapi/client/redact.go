@@ -18,7 +18,6 @@ import (
 const (
 	SignMarker   = "<SIGNATURE>"
 	APIKeyMarker = "<API_KEY>"
-	SecretMarker = "<SECRET>"
 )
 
 // fieldValue finds one field's value in a raw body, in either format, as
@@ -32,7 +31,6 @@ func fieldValue(name string) *regexp.Regexp {
 var (
 	signValue      = fieldValue(device.FieldSign)
 	apiKeyValue    = fieldValue(device.FieldAPIKey)
-	secretValue    = fieldValue("secret")
 	timestampValue = fieldValue(device.FieldTimestamp)
 )
 
@@ -71,15 +69,6 @@ func xmlEscape(s string) string { return xmlEscaper.Replace(s) }
 // reports keep what was sent but never a sign, which could be replayed
 // while its timestamp is in the window.
 func RedactSign(body string) string { return replaceValue(signValue, body, SignMarker) }
-
-// RedactCredentials replaces sign, api_key and secret values with their
-// markers: what a certification bundle keeps, from which no request can be
-// signed.
-func RedactCredentials(body string) string {
-	body = replaceValue(signValue, body, SignMarker)
-	body = replaceValue(apiKeyValue, body, APIKeyMarker)
-	return replaceValue(secretValue, body, SecretMarker)
-}
 
 // MaskSuffix ends a masked api_key: its first four characters, then this.
 const MaskSuffix = "…"

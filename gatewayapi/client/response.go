@@ -43,21 +43,48 @@ func (r *Response) Success() bool {
 	return r != nil && r.Status == 200 && r.StatusField == "success"
 }
 
-// parseBody fills Format, StatusField, the error fields and ParseError from
-// Body and ContentType. It never fails and never panics: the body is
-// already bounded, and what cannot be read is reported in ParseError.
-func (r *Response) parseBody() {
-	r.Format = formatOf(r.ContentType, r.Body)
+// Answer is what an answer body says (CONTRACT 4): its status and its
+// error payload, as far as they can be read.
+type Answer struct {
+	// Format is what the body was read as: by its Content-Type, else by
+	// its first character; zero when neither tells.
+	Format device.Format
+	// Status is the body's status ("success", "error"); empty when absent,
+	// not a string, or the body could not be read.
+	Status string
+	// ErrorCode, ErrorField and ErrorMessage are the error payload, where
+	// present.
+	ErrorCode, ErrorField, ErrorMessage string
+	// ParseError says why the body could not be read as Format; empty
+	// when it could.
+	ParseError string
+}
+
+// ParseAnswer reads an answer body of either format: the one reader of
+// answer bodies (status and error payload) for every client of the
+// interface. It never fails and never panics; the caller bounds the body,
+// and what cannot be read is said in ParseError.
+func ParseAnswer(contentType string, body []byte) Answer {
+	a := Answer{Format: formatOf(contentType, body)}
 	switch {
-	case len(bytes.TrimSpace(r.Body)) == 0:
-		r.ParseError = "empty body"
-	case r.Format == device.JSON:
-		r.ParseError = r.parseJSON()
-	case r.Format == device.XML:
-		r.ParseError = r.parseXML()
+	case len(bytes.TrimSpace(body)) == 0:
+		a.ParseError = "empty body"
+	case a.Format == device.JSON:
+		a.ParseError = a.parseJSON(body)
+	case a.Format == device.XML:
+		a.ParseError = a.parseXML(body)
 	default:
-		r.ParseError = "body is neither JSON nor XML"
+		a.ParseError = "body is neither JSON nor XML"
 	}
+	return a
+}
+
+// parseBody fills Format, StatusField, the error fields and ParseError from
+// Body and ContentType (ParseAnswer).
+func (r *Response) parseBody() {
+	a := ParseAnswer(r.ContentType, r.Body)
+	r.Format, r.StatusField, r.ParseError = a.Format, a.Status, a.ParseError
+	r.ErrorCode, r.ErrorField, r.ErrorMessage = a.ErrorCode, a.ErrorField, a.ErrorMessage
 	if r.ParseError != "" && r.Truncated {
 		r.ParseError += " (body was cut at the response limit)"
 	}
@@ -93,16 +120,16 @@ func formatOf(contentType string, body []byte) device.Format {
 // parseJSON reads the body as one JSON object. Members are matched by
 // exact name (encoding/json would match struct fields in any case) and a
 // member of the wrong type is left empty rather than failing the whole body.
-func (r *Response) parseJSON() string {
-	if !utf8.Valid(r.Body) {
+func (r *Answer) parseJSON(body []byte) string {
+	if !utf8.Valid(body) {
 		// encoding/json would quietly replace the bad bytes.
 		return "body is not valid UTF-8"
 	}
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(r.Body, &top); err != nil {
+	if err := json.Unmarshal(body, &top); err != nil {
 		return "not a JSON object: " + err.Error()
 	}
-	r.StatusField = jsonString(top["status"])
+	r.Status = jsonString(top["status"])
 	if raw, ok := top["error"]; ok {
 		var e map[string]json.RawMessage
 		if json.Unmarshal(raw, &e) == nil {
@@ -125,8 +152,8 @@ func jsonString(raw json.RawMessage) string {
 // parseXML reads status and error under the root element, whatever the
 // root is called. It walks direct children by hand rather than by XPath so
 // that a deeply nested hostile body costs no more than its parse.
-func (r *Response) parseXML() string {
-	doc, err := xmlquery.Parse(bytes.NewReader(r.Body))
+func (r *Answer) parseXML(body []byte) string {
+	doc, err := xmlquery.Parse(bytes.NewReader(body))
 	if err != nil {
 		return "not XML: " + err.Error()
 	}
@@ -134,7 +161,7 @@ func (r *Response) parseXML() string {
 	if root == nil {
 		return "not XML: no root element"
 	}
-	r.StatusField = xmlText(child(root, "status"))
+	r.Status = xmlText(child(root, "status"))
 	if e := child(root, "error"); e != nil {
 		r.ErrorCode = xmlText(child(e, "code"))
 		r.ErrorField = xmlText(child(e, "field"))

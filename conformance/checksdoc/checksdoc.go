@@ -1,18 +1,22 @@
-package conformance
+// Package checksdoc publishes the catalog of checks: docs/checks.md, as
+// gwconform checks prints it, generated from the metadata the suite
+// itself declares (package conformance), the rules list and the mutation
+// score.
+package checksdoc
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/check"
 )
 
-// Catalog is docs/checks.md: every check of the suite, generated from the
-// metadata the suite itself declares (a Ginkgo preview builds the tree
-// without running anything), grouped by published section.
-func Catalog() string {
-	all := catalog()
+// Markdown is docs/checks.md: every check of the suite, generated from the
+// metadata the suite itself declares, grouped by published section.
+func Markdown() string {
+	all := conformance.Checks()
 	bySection := map[string][]check.Meta{}
 	levels := map[check.Level]int{}
 	for _, m := range all {

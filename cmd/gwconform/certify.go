@@ -1,4 +1,4 @@
-package conformance
+package main
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/bundle"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
@@ -16,8 +17,8 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 )
 
-// Certification is what a run needs to write a bundle.
-type Certification struct {
+// certification is what a run needs to write a bundle.
+type certification struct {
 	// Bundle is the .tar.gz to write; empty writes none.
 	Bundle string
 	// Mode is bundle.ModeCertified or bundle.ModeOrdinary.
@@ -31,8 +32,8 @@ type Certification struct {
 	NoObserver bool
 }
 
-// HarnessInfo is this gwconform's version, commit and Go version.
-func HarnessInfo() bundle.Harness {
+// harnessInfo is this gwconform's version, commit and Go version.
+func harnessInfo() bundle.Harness {
 	v := version.Get()
 	commit := v.Commit
 	if v.Modified && commit != "" {
@@ -41,11 +42,11 @@ func HarnessInfo() bundle.Harness {
 	return bundle.Harness{Version: v.Version, Commit: commit, GoVersion: v.GoVersion}
 }
 
-// CertifiedRefusals lists why a run cannot be a certification: a certified
+// certifiedRefusals lists why a run cannot be a certification: a certified
 // run covers everything, so it takes no filter, no skip, no
 // --allow-partial, and a fleet that holds every device type, a second
 // gateway and a second account. Empty means it may run.
-func CertifiedRefusals(cfg types.SuiteConfig, allowPartial bool, f *fleet.Fleet, extra []string) []string {
+func certifiedRefusals(cfg types.SuiteConfig, allowPartial bool, f *fleet.Fleet, extra []string) []string {
 	var out []string
 	if len(cfg.FocusStrings) > 0 || len(cfg.FocusFiles) > 0 {
 		out = append(out, "--mode certified runs every check: drop --ginkgo.focus")
@@ -60,12 +61,12 @@ func CertifiedRefusals(cfg types.SuiteConfig, allowPartial bool, f *fleet.Fleet,
 		out = append(out, "--mode certified cannot be partial: drop --allow-partial")
 	}
 	out = append(out, extra...)
-	out = append(out, FleetGaps(f)...)
+	out = append(out, fleetGaps(f)...)
 	return out
 }
 
-// FleetGaps says what a fleet lacks for a full certification.
-func FleetGaps(f *fleet.Fleet) []string {
+// fleetGaps says what a fleet lacks for a full certification.
+func fleetGaps(f *fleet.Fleet) []string {
 	t, err := f.Target()
 	if err != nil {
 		return []string{"the fleet: " + err.Error()}
@@ -100,15 +101,15 @@ func FleetGaps(f *fleet.Fleet) []string {
 	return out
 }
 
-// WriteBundle writes the run's bundle: its reports from reportDir, the
+// writeBundle writes the run's bundle: its reports from reportDir, the
 // console, the fleet without secrets and the manifest.
-func WriteBundle(c Certification, doc report.Document, reportDir string, console []byte, f *fleet.Fleet, failOn string, ended time.Time) error {
-	iface, contract := SourceHashes()
+func writeBundle(c certification, doc report.Document, reportDir string, console []byte, f *fleet.Fleet, failOn string, ended time.Time) error {
+	iface, contract := conformance.SourceHashes()
 	m := bundle.Manifest{
 		Mode:      c.Mode,
 		Product:   bundle.Product{Name: c.Product, Version: c.ProductVersion},
-		Harness:   HarnessInfo(),
-		Catalog:   bundle.Catalog{Version: CatalogVersion, Hash: CatalogHash()},
+		Harness:   harnessInfo(),
+		Catalog:   bundle.Catalog{Version: conformance.CatalogVersion, Hash: conformance.CatalogHash()},
 		Sources:   bundle.Sources{Interface: iface, Contract: contract},
 		Seed:      doc.Seed,
 		Target:    doc.Target,
@@ -130,17 +131,17 @@ func WriteBundle(c Certification, doc report.Document, reportDir string, console
 	return bundle.Write(c.Bundle, bundle.Input{Manifest: m, ReportDir: reportDir, Console: console, Fleet: f, Baseline: c.Baseline})
 }
 
-// VerifyExpect is what this gwconform checks a bundle against.
-func VerifyExpect() bundle.Expect {
+// verifyExpect is what this gwconform checks a bundle against.
+func verifyExpect() bundle.Expect {
 	checks := map[string]check.Level{}
-	for _, m := range catalog() {
+	for _, m := range conformance.Checks() {
 		checks[m.ID] = m.Level
 	}
-	return bundle.Expect{CatalogVersion: CatalogVersion, CatalogHash: CatalogHash(), Checks: checks, HarnessVersion: HarnessInfo().Version}
+	return bundle.Expect{CatalogVersion: conformance.CatalogVersion, CatalogHash: conformance.CatalogHash(), Checks: checks, HarnessVersion: harnessInfo().Version}
 }
 
-// ProductFile reads --product-file: "name: X" and "version: Y" lines.
-func ProductFile(path string) (name, version string, err error) {
+// productFile reads --product-file: "name: X" and "version: Y" lines.
+func productFile(path string) (name, version string, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", "", err

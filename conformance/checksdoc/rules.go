@@ -1,16 +1,18 @@
-package conformance
+package checksdoc
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/rules"
 )
 
 // rulesSection is the rules list as Markdown for docs/checks.md: each rule
 // with the cases that send something it allows and something it forbids.
 func rulesSection() string {
-	cases := Cases()
+	cases := conformance.Cases()
 	count := func(ps []string) int {
 		n := 0
 		for _, c := range cases {
@@ -54,7 +56,7 @@ func rulesSection() string {
 // boundariesSection lists, rule by rule, every boundary the suite judges:
 // each case that sends a value at a boundary, one smallest step inside it
 // or one step outside it (label boundary), with what the oracle expects.
-func boundariesSection(cases []Case) string {
+func boundariesSection(cases []conformance.Case) string {
 	var b strings.Builder
 	b.WriteString("### Boundaries\n\n")
 	b.WriteString("Every boundary of both texts is judged one smallest step inside it and one step outside it, on each side\n")
@@ -65,23 +67,10 @@ func boundariesSection(cases []Case) string {
 	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	for _, r := range rules.All() {
 		for _, c := range cases {
-			if !hasTag(c.Tags, "boundary") || !(r.On(rules.Allowed, c.ID) || r.On(rules.Forbidden, c.ID)) {
+			if !slices.Contains(c.Tags, "boundary") || !(r.On(rules.Allowed, c.ID) || r.On(rules.Forbidden, c.ID)) {
 				continue
 			}
-			var want string
-			switch {
-			case c.Want.ok:
-				want = "success (MUST)"
-			case c.Want.contractOK:
-				want = "success (SHOULD)"
-			default:
-				level := "SHOULD"
-				if c.Want.must {
-					level = "MUST"
-				}
-				want = fmt.Sprintf("refused (%s), %d %s", level, c.Want.status, strings.Join(c.Want.codes, " or "))
-			}
-			fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", r.ID, c.ID, esc(c.Title), want)
+			fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", r.ID, c.ID, esc(c.Title), c.Expected())
 		}
 	}
 	b.WriteString("\n")

@@ -98,7 +98,7 @@ func (env *Env) signAs(c *call, f device.Format, key fleet.APIKey) string {
 func fleetCases() []Case {
 	var cs []Case
 	add := func(c Case) {
-		c.NoSim = true
+		c.NoSim, c.WholeFleet = true, true
 		c.Tags = append(c.Tags, "fleet")
 		cs = append(cs, c)
 	}

@@ -1,4 +1,4 @@
-package conformance
+package main
 
 import (
 	"encoding/json"
@@ -13,8 +13,8 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 )
 
-// LoadReport reads a run's report.json, or the one inside a bundle.
-func LoadReport(path string) (report.Document, error) {
+// loadReport reads a run's report.json, or the one inside a bundle.
+func loadReport(path string) (report.Document, error) {
 	var d report.Document
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -25,8 +25,8 @@ func LoadReport(path string) (report.Document, error) {
 		if err != nil {
 			return d, err
 		}
-		if b = files[bundle.ReportFile]; b == nil {
-			return d, fmt.Errorf("%s has no %s", path, bundle.ReportFile)
+		if b = files[report.JSONFile]; b == nil {
+			return d, fmt.Errorf("%s has no %s", path, report.JSONFile)
 		}
 	}
 	if err := json.Unmarshal(b, &d); err != nil {
@@ -35,11 +35,11 @@ func LoadReport(path string) (report.Document, error) {
 	return d, nil
 }
 
-// FailedIn is the IDs of the MUST and SHOULD checks that failed (or were
+// failedIn is the IDs of the MUST and SHOULD checks that failed (or were
 // interrupted, or were expected failures) in a report or bundle, and the
 // run's seed.
-func FailedIn(path string) ([]string, int64, error) {
-	d, err := LoadReport(path)
+func failedIn(path string) ([]string, int64, error) {
+	d, err := loadReport(path)
 	if err != nil {
 		return nil, 0, err
 	}

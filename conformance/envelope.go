@@ -1,0 +1,169 @@
+package conformance
+
+import (
+	"time"
+
+	"github.com/brianvoe/gofakeit/v6"
+
+	"github.com/gwdmi/gwtools/conformance/oracle"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Cases of the envelope (published 2.1 and 5): one envelope field, or sn,
+// changed in each operation.
+
+// envelopeCases change one envelope field (published 2.1 and 5) of each
+// operation.
+func envelopeCases() []Case {
+	var cs []Case
+	for _, op := range device.Operations {
+		p := op.Name() + ".envelope."
+		add := func(id, title, section string, change func(*Env, *call, device.Format, string) string, w expect, tags ...string) {
+			cs = append(cs, Case{ID: p + id, Op: op, Title: "a " + op.Name() + " request with " + title, Section: section,
+				Contract: "1", Build: onOp(op, change), Want: w, Tags: append([]string{"envelope"}, tags...)})
+		}
+		for _, name := range device.EnvelopeFields {
+			n := name
+			add(n+".missing", "no "+n, "2.1", func(_ *Env, c *call, _ device.Format, _ string) string {
+				c.drop(n)
+				return ""
+			}, missingField(n))
+		}
+		hexFields := []string{device.FieldAccount, device.FieldMAC, device.FieldSign}
+		if op != device.SendMessage {
+			hexFields = append(hexFields, device.FieldSN)
+			add("sn.missing", "no sn", "2.2", func(_ *Env, c *call, _ device.Format, _ string) string {
+				c.drop(device.FieldSN)
+				return ""
+			}, missingField(device.FieldSN))
+		}
+		// Every allowed form and every broken form of each envelope field
+		// and of sn, from the oracle (samplecases.go).
+		cs = append(cs, envelopeSamples(op, p, append([]string{device.FieldAPIKey, device.FieldTimestamp}, hexFields...))...)
+		if op == device.SendMessage {
+			// CONTRACT 1: one second inside and outside the window, both ways.
+			for _, w := range oracle.WindowEdges(300 * time.Second) {
+				want := expect{contractOK: true, status: 200}
+				if !w.OK {
+					want = expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}
+				}
+				slug := w.Slug
+				add("timestamp."+slug, "a timestamp "+w.Title, "5", func(e *Env, c *call, _ device.Format, _ string) string {
+					win := e.Fleet.Window()
+					if win == 0 {
+						return "the fleet disables the timestamp window"
+					}
+					for _, x := range oracle.WindowEdges(win) {
+						if x.Slug == slug {
+							// Send early in a second, so that the second
+							// the timestamp names is the one meant.
+							time.Sleep(oracle.Aligned(e.Now()))
+							c.set(device.FieldTimestamp, e.Now().Truncate(time.Second).Add(x.Offset).In(e.Location).Format(oracle.TimestampLayout))
+						}
+					}
+					return ""
+				}, want, "auth", "boundary")
+			}
+		}
+		window := func(d time.Duration) func(*Env, *call, device.Format, string) string {
+			return func(e *Env, c *call, _ device.Format, _ string) string {
+				w := e.Fleet.Window()
+				if w == 0 {
+					return "the fleet disables the timestamp window"
+				}
+				off := w * time.Duration(d) / 100 // d is a percentage of the window
+				c.set(device.FieldTimestamp, e.Now().Add(off).In(e.Location).Format(oracle.TimestampLayout))
+				return ""
+			}
+		}
+		// CONTRACT 1: the window holds both ways; inside it, past and future
+		// are valid.
+		add("timestamp.past-inside-window", "a timestamp half the window in the past", "5", window(-50), expect{contractOK: true, status: 200}, "auth")
+		add("timestamp.future-inside-window", "a timestamp half the window in the future", "5", window(50), expect{contractOK: true, status: 200}, "auth")
+		add("timestamp.future", "a timestamp one day ahead", "5", func(e *Env, c *call, _ device.Format, _ string) string {
+			if e.Fleet.Window() == 0 {
+				return "the fleet disables the timestamp window"
+			}
+			c.set(device.FieldTimestamp, e.Now().Add(24*time.Hour).In(e.Location).Format(oracle.TimestampLayout))
+			return ""
+		}, expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}, "auth")
+		stale := expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}
+		add("timestamp.stale", "a timestamp one day old", "5", func(e *Env, c *call, _ device.Format, _ string) string {
+			if e.Fleet.Window() == 0 {
+				return "the fleet disables the timestamp window"
+			}
+			c.set(device.FieldTimestamp, e.Now().Add(-24*time.Hour).In(e.Location).Format(oracle.TimestampLayout))
+			return ""
+		}, stale, "auth")
+		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Env, c *call, _ device.Format, _ string) string {
+			if !e.KnownSign {
+				return "the fleet's sign scheme cannot tell a wrong sign (sign: format or off)"
+			}
+			c.keepSign = true
+			c.set(device.FieldSign, "0123456789abcdef0123456789abcdef")
+			return ""
+		}, expect{must: true, status: 401, codes: []string{device.CodeBadSignature}, field: device.FieldSign}, "auth")
+		add("api_key.unknown", "an api_key that was never issued", "5", func(e *Env, c *call, _ device.Format, id string) string {
+			c.set(device.FieldAPIKey, "unknown-"+e.faker(id).LetterN(12))
+			return ""
+		}, expect{must: true, status: 401, codes: []string{device.CodeUnknownAPIKey}, field: device.FieldAPIKey}, "auth")
+		add("myservice_id.other-account", "the myservice_id of another account", "5", func(e *Env, c *call, _ device.Format, _ string) string {
+			if e.Target.OtherAccount == "" {
+				return "the fleet has a single account"
+			}
+			c.set(device.FieldAccount, e.Target.OtherAccount)
+			return ""
+		}, expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount}, "auth")
+		add("mac.unknown", "a gateway the account does not have", "2.1", func(e *Env, c *call, _ device.Format, id string) string {
+			c.set(device.FieldMAC, hexN(e.faker(id), 12))
+			return ""
+		}, expect{status: 404, codes: []string{device.CodeGatewayNotFound}, field: device.FieldMAC})
+		if op != device.SendMessage {
+			add("sn.unknown", "a device the gateway does not have", "2.2", func(e *Env, c *call, _ device.Format, id string) string {
+				c.set(device.FieldSN, hexN(e.faker(id), 32))
+				return ""
+			}, expect{status: 404, codes: []string{device.CodeDeviceNotFound}, field: device.FieldSN})
+		}
+	}
+	return cs
+}
+
+func hexN(fk *gofakeit.Faker, n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = digits[fk.Number(0, 15)]
+	}
+	return string(b)
+}
+
+// envelopeSamples are the cases of the envelope fields and sn: every
+// sample on the field's home operation (send message for the envelope,
+// update name for sn), the catalog's first ones on the others.
+func envelopeSamples(op device.Operation, prefix string, names []string) []Case {
+	var cs []Case
+	for _, name := range names {
+		f, _ := oracle.Lookup(name)
+		home := op == device.SendMessage && name != device.FieldSN || name == device.FieldSN && op == device.UpdateName
+		section, contract := "2.1", "2"
+		switch name {
+		case device.FieldSN:
+			section = "2.2"
+		case device.FieldTimestamp:
+			section, contract = "5", "1"
+		}
+		for _, s := range samplesOf(f, f.Example) {
+			legacy := legacySlug(f, s.Slug)
+			if !home && !legacy {
+				continue
+			}
+			c := fieldSampleCase(op, prefix+name, "a "+op.Name()+" request with "+name, section, contract, f, s)
+			c.Tags = append([]string{"envelope"}, c.Tags...)
+			// A new form check judges the answer; the state checks of the
+			// catalog's first ones already show a refusal changes nothing.
+			c.NoSim = !legacy
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}

@@ -1,0 +1,131 @@
+package conformance
+
+import (
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/oracle"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Cases of the operations' own fields (published 2.2 to 2.4): type,
+// format, device_id, message_type, message_value and name.
+
+// operationCases change one operation field of each operation.
+func operationCases() []Case {
+	var cs []Case
+	cmd := func(id, title, section, contract string, change func(*Env, *call, device.Format, string) string, w expect) {
+		cs = append(cs, Case{ID: "command." + id, Op: device.SendCommand, Title: "a command " + title, Section: section,
+			Contract: contract, Build: onOp(device.SendCommand, change), Want: w, Tags: []string{"edge"}})
+	}
+	cmd("type.missing", "without type", "4.1", "2", func(_ *Env, c *call, _ device.Format, _ string) string {
+		c.drop(device.FieldType)
+		return ""
+	}, missingField(device.FieldType))
+	cmd("device_id.differs", "whose device_id names another device than sn", "2.2", "2",
+		func(e *Env, c *call, _ device.Format, id string) string {
+			c.set(device.FieldDeviceID, hexN(e.faker(id), 32))
+			return ""
+		}, expect{status: 400, codes: []string{device.CodeInvalidField}, field: device.FieldDeviceID})
+
+	msg := func(id, title string, change func(*Env, *call, device.Format, string) string, w expect) {
+		cs = append(cs, Case{ID: "message." + id, Op: device.SendMessage, Title: "a message " + title, Section: "2.4",
+			Contract: "3", Build: onOp(device.SendMessage, change), Want: w, Tags: []string{"edge"}})
+	}
+	for _, name := range []string{device.FieldMessageType, device.FieldMessageValue} {
+		n := name
+		msg(n+".missing", "without "+n, func(_ *Env, c *call, _ device.Format, _ string) string {
+			c.drop(n)
+			return ""
+		}, missingField(n))
+	}
+	msg("message_value.drawn", "whose message_value is a setting drawn from the run's seed",
+		func(e *Env, c *call, _ device.Format, id string) string {
+			c.set(device.FieldMessageValue, drawMessageValue(e.faker(id)))
+			return ""
+		}, expect{ok: true, status: 200})
+
+	name := func(id, title, contract string, change func(*Env, *call, device.Format, string) string, w expect) {
+		cs = append(cs, Case{ID: "update_name." + id, Op: device.UpdateName, Title: "an update_name " + title, Section: "4.3",
+			Contract: contract, Build: onOp(device.UpdateName, change), Want: w, Tags: []string{"edge"}})
+	}
+	name("name.missing", "without name", "3", func(_ *Env, c *call, _ device.Format, _ string) string {
+		c.drop(device.FieldName)
+		return ""
+	}, missingField(device.FieldName))
+	name("name.drawn", "with a name drawn from the run's seed", "3", func(e *Env, c *call, _ device.Format, id string) string {
+		c.set(device.FieldName, drawName(e.faker(id)))
+		return ""
+	}, expect{ok: true, status: 200})
+	name("name.unicode", "with a name in another script", "3", setTo(device.FieldName, "Küche Licht 台所"),
+		expect{contractOK: true, status: 200})
+	// A command that carries one field of its type (CONTRACT 3: at least
+	// one; the others keep their value).
+	for _, t := range oracle.Types {
+		if len(t.Fields) < 2 {
+			continue
+		}
+		first := t.Fields[0].Name
+		cs = append(cs, Case{ID: "command." + check.Slug(t.Name) + ".one-field", Op: device.SendCommand, Type: t.Name, Section: "4.1",
+			Contract: "3", Title: "a " + t.Name + " command with " + first + " alone", Want: expect{contractOK: true, status: 200},
+			Tags: []string{"form"}, Build: commandOn(t.Name, func(_ *Env, c *call, _ device.Format, _ string) string {
+				c.keep(device.FieldSN, device.FieldType, first)
+				return ""
+			})})
+	}
+	return append(cs, operationSamples()...)
+}
+
+// operationSamples are the cases of the operations' own fields: type and
+// format and device_id of send command, message_type and message_value,
+// and name.
+func operationSamples() []Case {
+	var cs []Case
+	add := func(op device.Operation, prefix, title, section, contract string, f *oracle.Field, ss []oracle.Sample, skip ...string) {
+		for _, s := range ss {
+			if oneOf(s.Slug, skip...) {
+				continue
+			}
+			cs = append(cs, fieldSampleCase(op, prefix, title, section, contract, f, s))
+		}
+	}
+	add(device.SendMessage, "message.message_type", "a message whose message_type is", "2.4", "3", &oracle.MessageType,
+		samplesOf(&oracle.MessageType, "message"))
+	add(device.SendMessage, "message.message_value", "a message whose message_value is", "2.4", "3", &oracle.MessageValue,
+		samplesOf(&oracle.MessageValue, oracle.MessageValue.Example))
+	// "non-ascii" is the catalog's update_name.name.unicode.
+	add(device.UpdateName, "update_name.name", "an update_name with the name", "4.3", "3", &oracle.Name,
+		samplesOf(&oracle.Name, oracle.Name.Example), "non-ascii")
+	// "unknown-type" is the catalog's command.unknown-type.
+	add(device.SendCommand, "command.type", "a command whose type is", "2.3", "2", &oracle.TypeField,
+		oracle.TypeField.Broken("Light Dimmer"), "unknown-type")
+	add(device.SendCommand, "command.format", "a command whose format argument is", "4", "2", &oracle.FormatField,
+		samplesOf(&oracle.FormatField, "json"))
+	// device_id in place of sn (CONTRACT 2: an alias of sn), and beside it.
+	alias := func(id, title string, keepSN bool) Case {
+		return Case{ID: "command.device_id." + id, Op: device.SendCommand, Title: "a command " + title, Section: "2.2", Contract: "2",
+			Want: expect{contractOK: true, status: 200}, Tags: []string{"form"},
+			Build: onOp(device.SendCommand, func(_ *Env, c *call, _ device.Format, _ string) string {
+				sn := c.get(device.FieldSN)
+				if !keepSN {
+					c.drop(device.FieldSN)
+				}
+				c.fields = append(c.fields, kv{name: device.FieldDeviceID, value: sn})
+				return ""
+			})}
+	}
+	cs = append(cs, alias("alias", "that names its device by device_id instead of sn", false),
+		alias("equal", "that carries both device_id and sn, equal", true))
+	for _, s := range samplesOf(&oracle.DeviceID, oracle.DeviceID.Example) {
+		c := fieldSampleCase(device.SendCommand, "command.device_id", "a command that names its device by device_id", "2.2", "2",
+			&oracle.DeviceID, s)
+		build := c.Build
+		c.Build = func(e *Env, f device.Format, id string) (call, string) {
+			k, skip := build(e, f, id)
+			if skip == "" {
+				k.drop(device.FieldSN)
+			}
+			return k, skip
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}

@@ -1,0 +1,215 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/oracle"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Cases of the values of the device types' fields (published 2.3): each
+// type's valid command, and every boundary, allowed form and broken form
+// of every field, from the harness's own rule table (package oracle).
+
+func validCases() []Case {
+	var cs []Case
+	for _, t := range device.Types {
+		cs = append(cs, Case{
+			ID: "command." + check.Slug(t.Name) + ".valid", Op: device.SendCommand, Type: t.Name,
+			Title: "a " + t.Name + " command with every field", Section: "4.1", Contract: "4",
+			Build: commandOn(t.Name, nil), Want: expect{ok: true, status: 200}, Tags: []string{"valid"},
+		})
+	}
+	cs = append(cs,
+		Case{ID: "message.valid", Op: device.SendMessage, Title: "a message brightness=80", Section: "4.2", Contract: "4",
+			Build: onOp(device.SendMessage, nil), Want: expect{ok: true, status: 200}, Tags: []string{"valid"}},
+		Case{ID: "update_name.valid", Op: device.UpdateName, Title: "an update of a device's name", Section: "4.3", Contract: "4",
+			Build: onOp(device.UpdateName, nil), Want: expect{ok: true, status: 200}, Tags: []string{"valid"}},
+	)
+	return cs
+}
+
+// valueCases are every boundary, allowed form and broken form of every
+// field of every type, from the harness's own rule table (package oracle),
+// and the invalid type names.
+func valueCases() []Case {
+	var cs []Case
+	for _, t := range oracle.Types {
+		for i := range t.Fields {
+			cs = append(cs, fieldCases(t, &t.Fields[i])...)
+		}
+		cs = append(cs, typeCases(t)...)
+	}
+	cs = append(cs, Case{
+		ID: "command.unknown-type", Op: device.SendCommand, Title: "a command whose type is Toaster", Section: "2.3", Contract: "2",
+		Build: onOp(device.SendCommand, setTo(device.FieldType, "Toaster")), Want: invalidField(device.FieldType),
+	})
+	return cs
+}
+
+func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
+	base := "command." + check.Slug(t.Name) + "." + check.Slug(f.Name)
+	title := fmt.Sprintf("a %s command with %s", t.Name, f.Name)
+	build := func(change func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string) {
+		return commandOn(t.Name, change)
+	}
+	valid := func(slug, what, value string, w expect, tags ...string) Case {
+		return Case{ID: base + "." + slug, Op: device.SendCommand, Type: t.Name, Section: "2.3", Contract: "3",
+			Title: title + " " + what, Build: commandOn(t.Name, setTo(f.Name, value)), Want: w,
+			Field: f.Name, Value: value, Tags: append([]string{"value"}, tags...)}
+	}
+	sample := func(s oracle.Sample) Case {
+		c := sampleCase(base, title, "2.3", "3", device.SendCommand, f.Name, s, build)
+		c.ID, c.Type = sampleID(base, f, s), t.Name
+		// A new broken form's verdict is its check; that a refusal changes
+		// nothing the state checks of the catalog's first ones show.
+		c.NoSim = !s.Verdict.OK && !legacySlug(f, s.Slug)
+		if s.Verdict.OK {
+			c.Field, c.Value = f.Name, s.Value.Raw
+			c.Tags = append(c.Tags, "value")
+		}
+		if strings.Contains(s.Slug, "case") {
+			c.Tags = append(c.Tags, "letter-case")
+		}
+		if strings.HasPrefix(s.Slug, "json-number") {
+			c.Tags = append(c.Tags, "json-number")
+		}
+		return c
+	}
+	var cs []Case
+	baseValue := f.Example
+	if f.Kind == oracle.Enum {
+		baseValue = f.Values[0]
+	}
+	for _, s := range f.Edges() {
+		cs = append(cs, sample(s))
+	}
+	for _, s := range f.Forms(baseValue) {
+		cs = append(cs, sample(s))
+	}
+	for _, s := range f.Broken(baseValue) {
+		cs = append(cs, sample(s))
+	}
+	// Cases of the catalog before the oracle's samples, kept under their
+	// IDs: a value drawn from the run's seed, and values further out.
+	switch f.Kind {
+	case oracle.Integer:
+		if f.Max-f.Min > 4 {
+			drawn := valid("drawn", "drawn from the run's seed", "", expect{ok: true, status: 200})
+			drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
+				c.set(f.Name, drawNumber(e.faker(id), f))
+				return ""
+			})
+			cs = append(cs, drawn)
+		}
+		neg := oracle.Sample{Slug: "negative", Title: `"-1" (negative)`, Value: oracle.Str("-1"), Class: oracle.Edge}
+		neg.Verdict = f.Judge(device.XML, neg.Value)
+		cs = append(cs, sample(neg))
+	case oracle.Decimal:
+		drawn := valid("drawn", "a decimal drawn from the run's seed", "", expect{ok: true, status: 200})
+		drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
+			c.set(f.Name, drawNumber(e.faker(id), f))
+			return ""
+		})
+		cs = append(cs, drawn)
+		for _, x := range []struct{ slug, what, v string }{
+			{"below-by-a-tenth", "0.1 below the range", f.Format(f.Min - 100)},
+			{"above-by-a-tenth", "0.1 above the range", f.Format(f.Max + 100)},
+			{"too-low", "below -50 °C", f.Format(f.Min - 1000)},
+			{"too-high", "above 100 °C", f.Format(f.Max + 1000)},
+		} {
+			s := oracle.Sample{Slug: x.slug, Title: `"` + x.v + `" (` + x.what + ")", Value: oracle.Str(x.v), Class: oracle.Edge}
+			s.Verdict = f.Judge(device.XML, s.Value)
+			cs = append(cs, sample(s))
+		}
+	}
+	return cs
+}
+
+func typeCases(t *oracle.Type) []Case {
+	slug := "command." + check.Slug(t.Name)
+	var cs []Case
+	cs = append(cs, Case{
+		ID: slug + ".no-fields", Op: device.SendCommand, Type: t.Name, Section: "4.1", Contract: "3",
+		Title: "a " + t.Name + " command with none of its fields",
+		Build: commandOn(t.Name, func(_ *Env, c *call, _ device.Format, _ string) string {
+			c.keep(device.FieldSN, device.FieldType)
+			return ""
+		}),
+		Want: expect{status: 400, codes: []string{device.CodeMissingField}, field: t.Fields[0].Name}, Tags: []string{"edge"},
+	})
+	// A field of another type.
+	var foreign *oracle.Field
+	for _, o := range oracle.Types {
+		for i := range o.Fields {
+			if _, own := t.Field(o.Fields[i].Name); !own && foreign == nil {
+				foreign = &o.Fields[i]
+			}
+		}
+	}
+	if foreign != nil {
+		fo := *foreign
+		cs = append(cs, Case{
+			ID: slug + ".foreign-field", Op: device.SendCommand, Type: t.Name, Section: "2.3", Contract: "2",
+			Title: fmt.Sprintf("a %s command that also carries %s (a field of another type)", t.Name, fo.Name),
+			Build: commandOn(t.Name, setTo(fo.Name, fo.Example)),
+			Want:  expect{status: 400, codes: []string{device.CodeUnexpectedField}, field: fo.Name},
+			Tags:  []string{"edge"},
+		})
+	}
+	for _, f := range t.Fields {
+		if f.JSON == f.Name {
+			continue
+		}
+		fn := f
+		cs = append(cs, Case{
+			ID: slug + "." + check.Slug(f.Name) + ".xml-name-in-json", Op: device.SendCommand, Type: t.Name,
+			Section: "2.3", Contract: "2", Formats: []device.Format{device.JSON},
+			Title: fmt.Sprintf("a JSON %s command that writes %q as %q", t.Name, fn.JSON, fn.Name),
+			Build: commandOn(t.Name, func(_ *Env, c *call, _ device.Format, _ string) string {
+				for i := range c.fields {
+					if c.fields[i].name == fn.Name {
+						c.fields[i].wire = fn.Name
+					}
+				}
+				return ""
+			}),
+			Want: expect{status: 400, codes: []string{device.CodeUnexpectedField}, field: fn.Name, literal: true}, Tags: []string{"edge"},
+		})
+	}
+	// The device's type named wrongly: the first other type, with its fields.
+	cs = append(cs, Case{
+		ID: slug + ".type-mismatch", Op: device.SendCommand, Type: t.Name, Section: "4.1", Contract: "3",
+		Title: "a command to a " + t.Name + " that names another type",
+		Build: func(e *Env, f device.Format, id string) (call, string) {
+			d, ok := e.device(t.Name)
+			if !ok {
+				return call{}, "the fleet has no " + t.Name + ": not covered"
+			}
+			for _, o := range oracle.Types {
+				if o != t && !sameFields(o, t) {
+					c := e.base(device.SendCommand, d.SN, o.Name)
+					c.typ = t.Name
+					return c, ""
+				}
+			}
+			return call{}, "no other type to name"
+		},
+		Want: expect{status: 409, codes: []string{device.CodeTypeMismatch}, field: device.FieldType}, Tags: []string{"edge"},
+	})
+	return cs
+}
+
+func sameFields(a, b *oracle.Type) bool {
+	if len(a.Fields) != len(b.Fields) {
+		return false
+	}
+	for i := range a.Fields {
+		if a.Fields[i].Name != b.Fields[i].Name {
+			return false
+		}
+	}
+	return true
+}
