@@ -1,11 +1,13 @@
-// Package simulator assembles gwsim from its parts: a fleet, the in-memory
-// store, the authenticator and the HTTP server. gwsim serve and gwconform's
+// Package simulator assembles gwsim from its parts: a fleet, the backend
+// its --store URL names (backends.go), the authenticator and the HTTP
+// server. gwsim serve and gwconform's
 // embedded target both start it through here.
 package simulator
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -81,12 +83,13 @@ func DefaultReplica() string {
 
 // Simulator is a running gwsim.
 type Simulator struct {
-	Fleet  *fleet.Fleet
+	Fleet *fleet.Fleet
+	// Store is the state when the process keeps it (memory:, file:); nil
+	// when the backend keeps it elsewhere (Redis).
 	Store  *store.Store
 	Server *server.Server
-	state  *persist.File
-	// Redis is the shared store when Options.StoreURL is set.
-	Redis *redisstore.Store
+	// Backend is where the state is kept, as the --store URL chose.
+	Backend server.Backend
 	// Clients is the client report (nil with Options.NoClientReport).
 	Clients *clients.Recorder
 }
@@ -113,8 +116,7 @@ func Build(o Options) (*Simulator, error) {
 	if o.Replica == "" {
 		o.Replica = DefaultReplica()
 	}
-	st := store.New(f, o.MessageLimit)
-	cfg := server.Config{Store: st, Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
+	cfg := server.Config{Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
 		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{}}
@@ -136,50 +138,36 @@ func Build(o Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch u := o.StoreURL; {
-	case u == "memory:":
-		if o.StateFile != "" {
-			return nil, errors.New("--store memory: and --state-file exclude each other")
-		}
-		o.StoreURL = ""
-	case strings.HasPrefix(u, "file:"):
-		path := strings.TrimPrefix(u, "file:")
-		if path == "" {
-			return nil, errors.New("--store file:PATH needs the state file's path")
-		}
-		if o.StateFile != "" && o.StateFile != path {
-			return nil, errors.New("--store file:PATH and --state-file name two different files: give one")
-		}
-		o.StateFile, o.StoreURL = path, ""
+	url, err := storeURL(o.StoreURL, o.StateFile)
+	if err != nil {
+		return nil, err
 	}
-	if o.StoreReset && o.StoreURL == "" {
-		return nil, errors.New("--store-reset needs a Redis --store: it empties gwsim's keys there")
+	open, err := Backend(url)
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w; give %s", err, StoreForms)
 	}
-	if o.StoreURL != "" {
-		if o.StateFile != "" {
-			return nil, errors.New("--store and --state-file exclude each other: with Redis the state lives in Redis")
-		}
-		rs, err := redisstore.Open(context.Background(), f, redisstore.Options{URL: o.StoreURL, Reset: o.StoreReset,
-			Replica: o.Replica, Index: st, MessageLimit: o.MessageLimit, JournalSize: o.JournalSize,
-			Durability: durability})
-		if err != nil {
-			return nil, err
-		}
-		cfg.Backend = rs.Backend(a.Window)
-		return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), Redis: rs, Clients: rec}, nil
+	b, err := open(context.Background(), server.BackendOptions{URL: url, Fleet: f, Reset: o.StoreReset,
+		Replicated: durability == redisstore.DurabilityReplicated, Replica: o.Replica,
+		MessageLimit: o.MessageLimit, JournalSize: o.JournalSize, Window: a.Window, Logger: o.Logger})
+	if err != nil {
+		return nil, err
 	}
-	if durability != redisstore.DurabilityPrimary {
-		return nil, errors.New("--store-durability replicated needs --store with a Redis that has replicas")
+	cfg.Backend = b
+	return &Simulator{Fleet: f, Store: b.Local, Server: server.New(cfg), Backend: b, Clients: rec}, nil
+}
+
+// storeURL is the --store URL with --state-file PATH, its alias for
+// file:PATH, folded in.
+func storeURL(url, stateFile string) (string, error) {
+	switch {
+	case stateFile == "" || url == persist.Scheme+stateFile:
+		return url, nil
+	case url == "":
+		return persist.Scheme + stateFile, nil
+	case strings.HasPrefix(url, persist.Scheme):
+		return "", errors.New("--store file:PATH and --state-file name two different files: give one")
 	}
-	var state *persist.File
-	if o.StateFile != "" {
-		var err error
-		if state, err = persist.Open(o.StateFile, st); err != nil {
-			return nil, err
-		}
-		cfg.Durable = state
-	}
-	return &Simulator{Fleet: f, Store: st, Server: server.New(cfg), state: state, Clients: rec}, nil
+	return "", errors.New("--store " + redisstore.Redact(url) + " and --state-file exclude each other: the state is kept in one place")
 }
 
 // Start builds a simulator and opens it on addr ("127.0.0.1:0" for any free
@@ -206,14 +194,9 @@ func (s *Simulator) URL() string { return s.Server.URL() }
 // closes the state file.
 func (s *Simulator) Close() error {
 	err := s.Server.Close()
-	if s.Redis != nil {
-		if rerr := s.Redis.Close(); err == nil {
-			err = rerr
-		}
-	}
-	if s.state != nil {
-		if serr := s.state.Close(); err == nil {
-			err = serr
+	if s.Backend.Close != nil {
+		if berr := s.Backend.Close(); err == nil {
+			err = berr
 		}
 	}
 	return err

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/gwdmi/gwtools/simulator"
 )
 
 // commands are gwsim's subcommands, in the order the usage lists them.
@@ -141,13 +142,9 @@ func checkStore(raw, from string) error {
 	if raw == "" {
 		return nil
 	}
-	// memory: and file:PATH are checked where the store is opened
-	// (simulator.Open), like the rest of a Redis or Sentinel URL.
-	if raw == "memory:" || strings.HasPrefix(raw, "file:") || strings.HasPrefix(raw, "redis+sentinel://") {
-		return nil
-	}
-	u, err := url.Parse(raw)
-	if err == nil && (u.Scheme == "redis" || u.Scheme == "rediss") && u.Host != "" {
+	// The scheme names a backend (simulator.Backend); the rest of the URL
+	// is checked where that backend is opened.
+	if _, err := simulator.Backend(raw); err == nil {
 		return nil
 	}
 	shown := fmt.Sprintf("%q", raw)
@@ -158,7 +155,7 @@ func checkStore(raw, from string) error {
 	if host, port, err := net.SplitHostPort(raw); err == nil && host != "" && port != "" && !strings.ContainsAny(raw, "/@") {
 		example = "redis://" + net.JoinHostPort(host, port) + "/0"
 	}
-	return fmt.Errorf("%s %s is not a store URL; give memory:, file:PATH, redis://HOST:PORT/DB (rediss:// for TLS) or redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB], e.g. --store %s", from, shown, example)
+	return fmt.Errorf("%s %s is not a store URL; give %s, e.g. --store %s", from, shown, simulator.StoreForms, example)
 }
 
 // Entry is the image's entrypoint rule (ENTRYPOINT ["gwsim"] in the

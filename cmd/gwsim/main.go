@@ -22,8 +22,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -140,8 +138,8 @@ type Main struct {
 	StateFile     string
 	RejectReplays bool
 	RateLimit     int
-	// Store is a redis:// URL: the state shared by replicas in Redis;
-	// StoreReset replaces another fleet found there.
+	// Store is the --store URL: where the state is kept (package
+	// simulator's Backend); StoreReset replaces another fleet found there.
 	Store      string
 	StoreReset bool
 	// StoreDurability is when a change on Redis is acknowledged: primary
@@ -229,21 +227,8 @@ func (m *Main) ParseFlags(args []string) error {
 	if err := checkStore(m.Store, storeFrom); err != nil {
 		return err
 	}
-	if m.StoreReset && m.Store == "" {
-		return errors.New("--store-reset needs --store")
-	}
-	if path, ok := strings.CutPrefix(m.Store, "file:"); ok && (m.StateFile == "" || m.StateFile == path) {
-		m.StateFile, m.Store = path, "" // --store file:PATH is --state-file PATH
-		if path == "" {
-			return errors.New("--store file:PATH needs the state file's path")
-		}
-	}
-	onRedis := m.Store != "" && m.Store != "memory:" && !strings.HasPrefix(m.Store, "file:")
 	if _, err := redisstore.ParseDurability(m.StoreDurability); err != nil {
 		return err
-	}
-	if m.StoreDurability == string(redisstore.DurabilityReplicated) && !onRedis {
-		return errors.New("--store-durability replicated needs a Redis --store")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -340,25 +325,11 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if m.play != nil {
 		m.play.Attach(m.Sim.Server)
-		if m.Sim.Redis != nil {
-			m.play.RedisLoss = pauseRedis(m.Sim.Redis.Client())
+		if p := m.Sim.Backend.PauseWrites; p != nil {
+			m.play.RedisLoss = p
 		}
 	}
 	return nil
-}
-
-// pauseRedis makes Redis refuse every change, of every replica, for d
-// (CLIENT PAUSE WRITE: writes wait and gwsim's calls time out), or ends
-// that early when d is 0. WRITE rather than ALL: under ALL, Redis holds
-// CLIENT UNPAUSE and new connections' HELLO too, so the loss could not be
-// ended early.
-func pauseRedis(rdb redis.UniversalClient) scenario.RedisLoss {
-	return func(ctx context.Context, d time.Duration) error {
-		if d <= 0 {
-			return rdb.Do(ctx, "CLIENT", "UNPAUSE").Err()
-		}
-		return rdb.Do(ctx, "CLIENT", "PAUSE", max(1, d.Milliseconds()), "WRITE").Err()
-	}
 }
 
 // Open starts listening and prints where, with the credentials to use.
@@ -443,10 +414,7 @@ func (m *Main) printBanner() {
 	if f.Window() == 0 {
 		window = "no timestamp window"
 	}
-	var store string
-	if m.Sim.Redis != nil {
-		store = fmt.Sprintf("%s (replica %s)", redisstore.Redact(m.Store), m.Sim.Redis.Replica())
-	}
+	store := m.Sim.Backend.Describe
 	t, terr := f.Target()
 	key, secret := "", "not shown: it is in "+m.credentials
 	if terr == nil {
@@ -474,9 +442,6 @@ func (m *Main) printBanner() {
 		attrs := []any{"url", url, "fleet", f.Describe(), "credentials_from", m.credentials,
 			"operations", []string{"/v1/services/gateway/command", "/v1/services/gateway/message", "/v1/services/device/update_name"},
 			"dashboard", url + "/_sim/", "admin_api", url + "/_sim/state", "sign", scheme, "window", window}
-		if m.StateFile != "" {
-			attrs = append(attrs, "state_file", m.StateFile)
-		}
 		if store != "" {
 			attrs = append(attrs, "store", store)
 		}
@@ -500,9 +465,6 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
 	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
-	if m.StateFile != "" {
-		fmt.Fprintf(w, "  state file: %s\n", m.StateFile)
-	}
 	if m.play != nil {
 		st := m.play.Status()
 		fmt.Fprintf(w, "  scenario: %s, %d steps over %s (GET %s/_sim/scenario)\n", st.Name, len(st.Steps), st.End, url)

@@ -357,7 +357,7 @@ func TestStoreByURL(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "state.db")
 	url, out, cancel, exit := serve(t, "--store", "file:"+p)
-	if !strings.Contains(out.String(), "state file: "+p) {
+	if !strings.Contains(out.String(), "store: state file "+p) {
 		t.Errorf("the banner does not name the state file:\n%s", out.String())
 	}
 	tg, _ := fleet.Demo().Target()

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -15,6 +16,48 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
+
+// IsURL reports whether a --store URL names Redis: redis://, rediss://
+// (a Cluster with addr parameters) or redis+sentinel://.
+func IsURL(raw string) bool {
+	for _, p := range []string{"redis://", "rediss://", SentinelScheme} {
+		if strings.HasPrefix(raw, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenBackend is the backend of a Redis --store URL: every part in Redis,
+// shared by every replica started with the same URL and fleet.
+func OpenBackend(ctx context.Context, o server.BackendOptions) (server.Backend, error) {
+	d := DurabilityPrimary
+	if o.Replicated {
+		d = DurabilityReplicated
+	}
+	s, err := Open(ctx, o.Fleet, Options{URL: o.URL, Reset: o.Reset, Replica: o.Replica,
+		MessageLimit: o.MessageLimit, JournalSize: o.JournalSize, Durability: d})
+	if err != nil {
+		return server.Backend{}, err
+	}
+	b := s.Backend(o.Window)
+	b.Describe = Redact(o.URL) + " (replica " + s.Replica() + ")"
+	b.Close = s.Close
+	b.PauseWrites = s.pauseWrites
+	return b, nil
+}
+
+// pauseWrites makes Redis refuse every change, of every replica, for d
+// (CLIENT PAUSE WRITE: writes wait and gwsim's calls time out), or ends
+// that early when d is 0. WRITE rather than ALL: under ALL, Redis holds
+// CLIENT UNPAUSE and new connections' HELLO too, so the loss could not be
+// ended early.
+func (s *Store) pauseWrites(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return s.rdb.Do(ctx, "CLIENT", "UNPAUSE").Err()
+	}
+	return s.rdb.Do(ctx, "CLIENT", "PAUSE", max(1, d.Milliseconds()), "WRITE").Err()
+}
 
 // Backend is the store as every part of the server's Backend: state,
 // journal, replay protection, rate counts, faults, dashboard sessions, the

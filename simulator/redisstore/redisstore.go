@@ -2,9 +2,9 @@
 // number of gwsim replicas serve one fleet: device states and names, each
 // gateway's message log (capped), one journal stream, replay protection,
 // rate counts, faults, dashboard sessions and the dashboard's event feed.
-// Every replica still holds the fleet itself (its accounts, gateways,
-// devices and their types, which never change) to check requests in Go;
-// Redis holds what changes.
+// Every replica holds the fleet's structure (a store.Index: its accounts,
+// gateways, devices and their types, which never change) to check
+// requests in Go, and no state of its own: Redis holds what changes.
 //
 // Keys start with a prefix ("gwsim:" by default); a gateway's keys share
 // the hash tag {gw:MAC} so that they live in one Cluster slot and a
@@ -72,9 +72,9 @@ type Options struct {
 	JournalSize int
 	// Timeout bounds each Redis call while serving (1 s when 0).
 	Timeout time.Duration
-	// Index, when set, is an in-memory store of the same fleet used for
-	// its structure only (saves building a second one).
-	Index *store.Store
+	// Index, when set, is the fleet's structure (store.NewIndex of the
+	// same fleet), to share one already built.
+	Index *store.Index
 	// OnLoad, when set, is told how many devices were loaded so far.
 	OnLoad func(done, total int)
 	// Durability is when a change is acknowledged: once the primary has
@@ -117,18 +117,17 @@ func ParseDurability(v string) (Durability, error) {
 
 // Store is gwsim's state in Redis. All methods are safe for concurrent use.
 type Store struct {
-	rdb      redis.UniversalClient
-	prefix   string
-	replica  string
-	fleet    *fleet.Fleet
-	hash     string
-	index    *store.Store // the fleet's structure and types; its state is not used
-	firstAcc map[string]string
-	limit    int
-	jsize    int
-	timeout  time.Duration
-	journal  *journal
-	updates  *batcher
+	rdb     redis.UniversalClient
+	prefix  string
+	replica string
+	fleet   *fleet.Fleet
+	hash    string
+	index   *store.Index // the fleet's structure and types, which never change
+	limit   int
+	jsize   int
+	timeout time.Duration
+	journal *journal
+	updates *batcher
 	// wait is the WAIT timeout with DurabilityReplicated, 0 otherwise.
 	wait     time.Duration
 	feedOnce sync.Once
@@ -331,17 +330,10 @@ func open(ctx context.Context, rdb redis.UniversalClient, f *fleet.Fleet, o Opti
 		return nil, err
 	}
 	if o.Index == nil {
-		o.Index = store.New(f, 1)
+		o.Index = store.NewIndex(f)
 	}
 	s := &Store{rdb: rdb, prefix: o.Prefix, replica: o.Replica, fleet: f, hash: h, index: o.Index,
-		firstAcc: map[string]string{}, limit: o.MessageLimit, jsize: o.JournalSize, timeout: o.Timeout, wait: wait}
-	for _, a := range f.Accounts {
-		for _, g := range a.Gateways {
-			if _, ok := s.firstAcc[g.MAC]; !ok {
-				s.firstAcc[g.MAC] = a.ID
-			}
-		}
-	}
+		limit: o.MessageLimit, jsize: o.JournalSize, timeout: o.Timeout, wait: wait}
 	if err := s.join(ctx, o); err != nil {
 		return nil, err
 	}

@@ -39,14 +39,7 @@ func (s *Store) Counts() (accounts, gateways, devices int) { return s.index.Coun
 // check finds the device in the fleet: its type, or the error the
 // in-memory store answers.
 func (s *Store) check(accountID, mac, sn string) (*device.Type, *device.Error) {
-	if !s.index.HasGateway(accountID, mac) {
-		return nil, device.Errorf(device.CodeGatewayNotFound, device.FieldMAC, "account %s has no gateway %s", accountID, mac)
-	}
-	t, _, _, ok := s.index.DeviceOf(accountID, mac, sn)
-	if !ok {
-		return nil, device.Errorf(device.CodeDeviceNotFound, device.FieldSN, "gateway %s has no device %s", mac, sn)
-	}
-	return t, nil
+	return s.index.Find(accountID, mac, sn)
 }
 
 func (s *Store) apply(accountID, mac, sn string, t *device.Type, fields []any) *device.Error {
@@ -176,12 +169,12 @@ func view(t *device.Type, sn string, h map[string]string) store.DeviceView {
 // Device returns one device by gateway mac (in any account) and sn.
 func (s *Store) Device(mac, sn string) (store.DeviceView, bool, *device.Error) {
 	mac, sn = strings.ToLower(mac), strings.ToLower(sn)
-	acc, ok := s.firstAcc[mac]
+	acc, ok := s.index.Owner(mac)
 	if !ok {
 		return store.DeviceView{}, false, nil
 	}
-	t, _, _, ok := s.index.DeviceOf(acc, mac, sn)
-	if !ok {
+	t, derr := s.index.Find(acc, mac, sn)
+	if derr != nil {
 		return store.DeviceView{}, false, nil
 	}
 	ctx, cancel := s.ctx()
@@ -211,7 +204,7 @@ func decodeMessages(raw []string) []store.Message {
 // it received in all.
 func (s *Store) Messages(mac string) ([]store.Message, uint64, bool, *device.Error) {
 	mac = strings.ToLower(mac)
-	acc, ok := s.firstAcc[mac]
+	acc, ok := s.index.Owner(mac)
 	if !ok {
 		return nil, 0, false, nil
 	}

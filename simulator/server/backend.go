@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"net/netip"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 
@@ -12,10 +16,14 @@ import (
 // the interface the handlers use: the state, the journal, replay
 // protection, rate counts, faults, dashboard sessions, the event feed and
 // the store's health. New fills each part left nil with its in-process
-// implementation (the state in Config.Store, saved through Config.Durable
-// when set), so the handlers never ask which backend they have. A shared
-// backend such as package redisstore sets every part, so that any number
-// of replicas serve one fleet.
+// implementation (the state: MemoryState of Config.Store), so the handlers
+// never ask which backend they have. A shared backend such as package
+// redisstore sets every part, so that any number of replicas serve one
+// fleet.
+//
+// A backend is opened by an OpenBackend function (OpenMemory here,
+// persist.OpenBackend, redisstore.OpenBackend), chosen by the --store URL
+// in one place (package simulator, backends.go).
 type Backend struct {
 	State   StateStore
 	Journal JournalStore
@@ -27,6 +35,79 @@ type Backend struct {
 	Sessions SessionStore
 	Changes  Changes
 	Health   Health
+
+	// What the program around the server uses; the server never reads
+	// these.
+
+	// Describe says where the state is kept, for gwsim's banner (never a
+	// password); "" for the process's own memory.
+	Describe string
+	// Close, when set, ends the backend once the server has stopped.
+	Close func() error
+	// PauseWrites, when set, makes the store refuse every change, of every
+	// replica, for d, or ends that early when d is 0 (a scenario's
+	// redis_loss steps). Nil: the store cannot be paused.
+	PauseWrites func(ctx context.Context, d time.Duration) error
+	// Local is the state when the process keeps it in its own memory
+	// (memory and file), for tests and tools that read it directly; nil
+	// when it is kept elsewhere.
+	Local *store.Store
+}
+
+// BackendOptions are what every backend is opened with: gwsim's flags.
+type BackendOptions struct {
+	// URL is the whole --store URL; its scheme chose the backend.
+	URL   string
+	Fleet *fleet.Fleet
+	// Reset (--store-reset) replaces the state the store holds, even of
+	// another fleet. A backend that holds nothing across processes
+	// refuses it (CheckBackendOptions).
+	Reset bool
+	// Replicated (--store-durability replicated) acknowledges a change
+	// only once a replica of the store has it; refused by a backend that
+	// has no replicas.
+	Replicated bool
+	// Replica names this process in what it writes (host-pid).
+	Replica string
+	// MessageLimit and JournalSize bound each gateway's message log and
+	// the journal (0: the defaults).
+	MessageLimit, JournalSize int
+	// Window is the authenticator's timestamp window: how long a replay
+	// must be remembered.
+	Window time.Duration
+	Logger *slog.Logger
+}
+
+// OpenBackend opens one kind of backend.
+type OpenBackend func(ctx context.Context, o BackendOptions) (Backend, error)
+
+// ErrResetUnsupported and ErrReplicatedUnsupported: the backend has no
+// use for --store-reset, or no replicas for --store-durability replicated.
+var (
+	ErrResetUnsupported      = errors.New("--store-reset needs a Redis --store: it empties gwsim's keys there")
+	ErrReplicatedUnsupported = errors.New("--store-durability replicated needs a Redis --store that has replicas")
+)
+
+// InProcessOnly refuses the options that only a store shared across
+// processes takes: for backends whose state is this process's.
+func (o BackendOptions) InProcessOnly() error {
+	if o.Reset {
+		return ErrResetUnsupported
+	}
+	if o.Replicated {
+		return ErrReplicatedUnsupported
+	}
+	return nil
+}
+
+// OpenMemory is the backend of --store memory: (the default): everything
+// in this process, gone when it ends.
+func OpenMemory(_ context.Context, o BackendOptions) (Backend, error) {
+	if err := o.InProcessOnly(); err != nil {
+		return Backend{}, err
+	}
+	st := store.New(o.Fleet, o.MessageLimit)
+	return Backend{State: MemoryState(st), Local: st}, nil
 }
 
 // StateStore is the fleet's changing state as the handlers use it. Every
@@ -79,6 +160,10 @@ type FaultStore interface {
 
 // FaultsPoll is how often a replica reads the faults of its FaultStore.
 const FaultsPoll = 200 * time.Millisecond
+
+// MemoryState is the in-memory store as a StateStore: every method
+// succeeds or fails as the store does, never for storage.
+func MemoryState(st *store.Store) StateStore { return memStore{st} }
 
 // memStore is the in-memory store behind StateStore.
 type memStore struct{ s *store.Store }

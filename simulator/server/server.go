@@ -29,6 +29,7 @@ const DefaultMaxBody = 64 << 10
 // Config is what a Server serves. Fields are read by New and not changed
 // afterwards.
 type Config struct {
+	// Store is the state when Backend.State is nil: MemoryState(Store).
 	Store *store.Store
 	Auth  *auth.Authenticator
 	// Logger receives start-up lines, warnings, errors and a summary of
@@ -57,9 +58,6 @@ type Config struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
-	// Durable, when set, saves each change to Store before it is
-	// acknowledged (a state file); used when Backend.State is nil.
-	Durable Durable
 	// RejectReplays answers 401 replayed_request to an api_key, timestamp
 	// and sign seen before while the timestamp is in the window.
 	RejectReplays bool
@@ -69,8 +67,7 @@ type Config struct {
 	RateLimit int
 	// Backend is where gwsim keeps what changes; each part left nil is
 	// kept in this process (the state in Store). A shared backend
-	// (package redisstore) sets them all; Store is then only the fleet's
-	// local index.
+	// (package redisstore) sets them all.
 	Backend Backend
 	// HealthNeedsToken puts /_sim/health behind AdminToken too; otherwise
 	// it stays open for liveness probes.
@@ -186,11 +183,7 @@ func New(cfg Config) *Server {
 func (s *Server) useBackend(b Backend) {
 	cfg := s.cfg
 	if b.State == nil {
-		if cfg.Durable != nil {
-			b.State = durableStore{memStore{cfg.Store}, cfg.Durable, s.log}
-		} else {
-			b.State = memStore{cfg.Store}
-		}
+		b.State = MemoryState(cfg.Store)
 	}
 	if b.Journal == nil {
 		b.Journal = NewJournal(cfg.JournalSize)

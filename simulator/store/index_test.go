@@ -69,7 +69,7 @@ func TestStoreBytesPerDevice(t *testing.T) {
 func BenchmarkFind(b *testing.B) {
 	f := fleet.Generate(1, 1, 1000)
 	s := New(f, 0)
-	g := s.cur.Load().gwOrder[0]
+	g := s.ix.gwOrder[0]
 	sns := make([]string, len(g.loaded))
 	for i, d := range g.loaded {
 		sns[i] = d.SN

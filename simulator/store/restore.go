@@ -13,7 +13,7 @@ func (s *Store) MessageLimit() int { return s.messageLimit }
 // gateway.
 func (s *Store) DeviceOf(accountID, mac, sn string) (*device.Type, device.State, string, bool) {
 	d := s.cur.Load()
-	g, err := d.gateway(accountID, mac)
+	g, err := s.ix.gateway(accountID, mac)
 	if err != nil {
 		return nil, device.State{}, "", false
 	}
@@ -29,22 +29,23 @@ func (s *Store) DeviceOf(accountID, mac, sn string) (*device.Type, device.State,
 // its first `after` that it still keeps, oldest first, and how many it
 // received in all: message number total is the last one returned.
 func (s *Store) MessagesAfter(accountID, mac string, after uint64) ([]Message, uint64, bool) {
-	g, err := s.cur.Load().gateway(accountID, mac)
+	g, err := s.ix.gateway(accountID, mac)
 	if err != nil {
 		return nil, 0, false
 	}
-	g.msgMu.Lock()
-	defer g.msgMu.Unlock()
+	l := &s.cur.Load().logs[g.id]
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	n := 0
-	if after < g.msgTotal {
-		n = int(min(g.msgTotal-after, uint64(len(g.messages))))
+	if after < l.total {
+		n = int(min(l.total-after, uint64(len(l.messages))))
 	}
 	out := make([]Message, n)
-	// The newest is just before msgStart in the ring.
+	// The newest is just before start in the ring.
 	for i := 0; i < n; i++ {
-		out[n-1-i] = g.messages[(g.msgStart+len(g.messages)-1-i)%len(g.messages)]
+		out[n-1-i] = l.messages[(l.start+len(l.messages)-1-i)%len(l.messages)]
 	}
-	return out, g.msgTotal, true
+	return out, l.total, true
 }
 
 // RestoreMessages replaces the message log of an account's gateway with
@@ -52,7 +53,7 @@ func (s *Store) MessagesAfter(accountID, mac string, after uint64) ([]Message, u
 // sets the number received in all to total (at least len(msgs)). It is for
 // loading saved state before serving.
 func (s *Store) RestoreMessages(accountID, mac string, msgs []Message, total uint64) *device.Error {
-	g, err := s.cur.Load().gateway(accountID, mac)
+	g, err := s.ix.gateway(accountID, mac)
 	if err != nil {
 		return err
 	}
@@ -62,10 +63,11 @@ func (s *Store) RestoreMessages(accountID, mac string, msgs []Message, total uin
 	if total < uint64(len(msgs)) {
 		total = uint64(len(msgs))
 	}
-	g.msgMu.Lock()
-	defer g.msgMu.Unlock()
-	g.messages = append(make([]Message, 0, len(msgs)), msgs...)
-	g.msgStart = 0
-	g.msgTotal = total
+	l := &s.cur.Load().logs[g.id]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.messages = append(make([]Message, 0, len(msgs)), msgs...)
+	l.start = 0
+	l.total = total
 	return nil
 }

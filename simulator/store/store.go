@@ -10,7 +10,6 @@ package store
 
 import (
 	"encoding/hex"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,36 +57,19 @@ type Message struct {
 	Value string    `json:"message_value"`
 }
 
-type gateway struct {
-	id      uint32 // position in data.gwOrder; spreads the lock stripes
-	mac     string
-	account string
-	// loaded are the gateway's devices as the fleet lists them, in the
-	// order of devices; their sn strings are the index's keys.
-	loaded []fleet.Device
-	index  snIndex
-	// types[pos] is the type ID of device pos.
-	types []uint8
-
-	msgMu    sync.Mutex
+// msgLog is the message log of one gateway.
+type msgLog struct {
+	mu       sync.Mutex
 	messages []Message // ring of at most limit
-	msgStart int
-	msgTotal uint64
+	start    int
+	total    uint64
 }
 
-type account struct {
-	id       string
-	gateways map[string]*gateway
-	order    []string
-}
-
-// data is one loaded fleet; Reset swaps in a new one.
+// data is the changing part of one loaded fleet; Reset swaps in a new
+// one. The fleet's structure is the Index, which never changes.
 type data struct {
-	accounts map[string]*account
-	order    []string
-	byMAC    map[string]*gateway
-	gwOrder  []*gateway
-	locks    [stripes]sync.Mutex
+	logs  []msgLog // by gateway id
+	locks [stripes]sync.Mutex
 	// changed[h] holds the records of the devices whose lock is locks[h]
 	// and that differ from the fleet as loaded, by key(g, pos); guarded
 	// by locks[h]; nil until the first.
@@ -98,7 +80,7 @@ func key(g *gateway, pos uint32) uint64 { return uint64(g.id)<<32 | uint64(pos) 
 
 // Store is the in-memory fleet. All methods are safe for concurrent use.
 type Store struct {
-	fleet        *fleet.Fleet
+	ix           *Index
 	messageLimit int
 	cur          atomic.Pointer[data]
 }
@@ -109,50 +91,38 @@ func New(f *fleet.Fleet, messageLimit int) *Store {
 	if messageLimit <= 0 {
 		messageLimit = DefaultMessageLimit
 	}
-	s := &Store{fleet: f, messageLimit: messageLimit}
-	s.cur.Store(load(f))
+	s := &Store{ix: NewIndex(f), messageLimit: messageLimit}
+	s.cur.Store(s.load())
 	return s
 }
 
-func load(f *fleet.Fleet) *data {
-	d := &data{accounts: map[string]*account{}, byMAC: map[string]*gateway{}}
-	for _, fa := range f.Accounts {
-		a := &account{id: fa.ID, gateways: make(map[string]*gateway, len(fa.Gateways))}
-		d.accounts[fa.ID] = a
-		d.order = append(d.order, fa.ID)
-		for _, fg := range fa.Gateways {
-			g := &gateway{mac: fg.MAC, account: fa.ID, loaded: fg.Devices, index: newSNIndex(fg.Devices),
-				types: make([]uint8, len(fg.Devices)), id: uint32(len(d.gwOrder))}
-			var t *device.Type
-			for i := range fg.Devices {
-				fd := &fg.Devices[i]
-				if t == nil || t.Name != fd.Type { // fleets often repeat a type
-					t, _ = device.LookupType(fd.Type)
-				}
-				g.types[i] = t.ID
-				if len(fd.State) > 0 {
-					st, _ := t.ParseState(fd.State) // the fleet was checked on load
-					if st != t.DefaultState() {
-						d.set(g, uint32(i), &record{typ: t.ID, name: fd.Name, state: st})
-					}
-				}
+// load is the fleet's state as the fleet file gives it, and no messages.
+func (s *Store) load() *data {
+	d := &data{logs: make([]msgLog, len(s.ix.gwOrder))}
+	for _, g := range s.ix.gwOrder {
+		for i := range g.loaded {
+			fd := &g.loaded[i]
+			if len(fd.State) == 0 {
+				continue
 			}
-			a.gateways[fg.MAC] = g
-			a.order = append(a.order, fg.MAC)
-			if _, dup := d.byMAC[fg.MAC]; !dup {
-				d.byMAC[fg.MAC] = g
+			t := device.Types[g.types[i]]
+			st, _ := t.ParseState(fd.State) // the fleet was checked on load
+			if st != t.DefaultState() {
+				d.set(g, uint32(i), &record{typ: t.ID, name: fd.Name, state: st})
 			}
-			d.gwOrder = append(d.gwOrder, g)
 		}
 	}
 	return d
 }
 
 // Reset puts the fleet back as it was loaded.
-func (s *Store) Reset() { s.cur.Store(load(s.fleet)) }
+func (s *Store) Reset() { s.cur.Store(s.load()) }
 
 // Fleet is the fleet the store was loaded from.
-func (s *Store) Fleet() *fleet.Fleet { return s.fleet }
+func (s *Store) Fleet() *fleet.Fleet { return s.ix.fleet }
+
+// Index is the fleet's structure the store serves.
+func (s *Store) Index() *Index { return s.ix }
 
 func stripe(g *gateway, pos uint32) uint32 { return (g.id*2654435761 + pos) & (stripes - 1) }
 
@@ -177,29 +147,9 @@ func (d *data) set(g *gateway, pos uint32, rec *record) {
 	d.changed[h][key(g, pos)] = rec
 }
 
-func (d *data) gateway(accountID, mac string) (*gateway, *device.Error) {
-	a, ok := d.accounts[accountID]
-	if !ok {
-		return nil, device.Errorf(device.CodeGatewayNotFound, device.FieldMAC, "account %s has no gateway %s", accountID, mac)
-	}
-	g, ok := a.gateways[mac]
-	if !ok {
-		return nil, device.Errorf(device.CodeGatewayNotFound, device.FieldMAC, "account %s has no gateway %s", accountID, mac)
-	}
-	return g, nil
-}
-
-func (g *gateway) find(sn string) (uint32, *device.Error) {
-	if pos, found := g.index.find(g.loaded, sn); found {
-		return pos, nil
-	}
-	return 0, device.Errorf(device.CodeDeviceNotFound, device.FieldSN, "gateway %s has no device %s", g.mac, sn)
-}
-
 // HasGateway reports whether the account has the gateway.
 func (s *Store) HasGateway(accountID, mac string) bool {
-	_, err := s.cur.Load().gateway(accountID, mac)
-	return err == nil
+	return s.ix.HasGateway(accountID, mac)
 }
 
 // Command applies a validated command to a device: all its settings or,
@@ -229,7 +179,7 @@ func (s *Store) Rename(accountID, mac, sn, name string) *device.Error {
 // changed before is changed in place, without allocating.
 func (s *Store) update(accountID, mac, sn string, fn func(*record) *device.Error) *device.Error {
 	d := s.cur.Load()
-	g, err := d.gateway(accountID, mac)
+	g, err := s.ix.gateway(accountID, mac)
 	if err != nil {
 		return err
 	}
@@ -261,19 +211,20 @@ func (d *data) read(g *gateway, pos uint32) record {
 
 // Message records a message received by a gateway.
 func (s *Store) Message(accountID, mac string, m Message) *device.Error {
-	g, err := s.cur.Load().gateway(accountID, mac)
+	g, err := s.ix.gateway(accountID, mac)
 	if err != nil {
 		return err
 	}
-	g.msgMu.Lock()
-	defer g.msgMu.Unlock()
-	if len(g.messages) < s.messageLimit {
-		g.messages = append(g.messages, m)
+	l := &s.cur.Load().logs[g.id]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.messages) < s.messageLimit {
+		l.messages = append(l.messages, m)
 	} else {
-		g.messages[g.msgStart] = m
-		g.msgStart = (g.msgStart + 1) % len(g.messages)
+		l.messages[l.start] = m
+		l.start = (l.start + 1) % len(l.messages)
 	}
-	g.msgTotal++
+	l.total++
 	return nil
 }
 
@@ -294,7 +245,7 @@ func (d *data) view(g *gateway, pos uint32) DeviceView {
 // Device returns one device by gateway mac (in any account) and sn.
 func (s *Store) Device(mac, sn string) (DeviceView, bool) {
 	d := s.cur.Load()
-	g, ok := d.byMAC[strings.ToLower(mac)]
+	g, ok := s.ix.byMAC[strings.ToLower(mac)]
 	if !ok {
 		return DeviceView{}, false
 	}
@@ -308,11 +259,11 @@ func (s *Store) Device(mac, sn string) (DeviceView, bool) {
 // Messages returns the messages a gateway received, oldest first, and how
 // many it received in all (older ones beyond the limit are dropped).
 func (s *Store) Messages(mac string) ([]Message, uint64, bool) {
-	g, ok := s.cur.Load().byMAC[strings.ToLower(mac)]
+	g, ok := s.ix.byMAC[strings.ToLower(mac)]
 	if !ok {
 		return nil, 0, false
 	}
-	return s.messagesOf(g)
+	return s.cur.Load().messagesOf(g)
 }
 
 // GatewayView is a gateway in a state dump.
@@ -334,8 +285,8 @@ type AccountView struct {
 func (s *Store) Dump(maxDevices int) (accounts []AccountView, truncated bool) {
 	d := s.cur.Load()
 	n := 0
-	for _, id := range d.order {
-		a := d.accounts[id]
+	for _, id := range s.ix.order {
+		a := s.ix.accounts[id]
 		av := AccountView{ID: id, Gateways: []GatewayView{}}
 		for _, mac := range a.order {
 			g := a.gateways[mac]
@@ -348,7 +299,7 @@ func (s *Store) Dump(maxDevices int) (accounts []AccountView, truncated bool) {
 				gv.Devices = append(gv.Devices, d.view(g, uint32(pos)))
 				n++
 			}
-			gv.Messages, gv.MessagesTotal, _ = s.messagesOf(g)
+			gv.Messages, gv.MessagesTotal, _ = d.messagesOf(g)
 			av.Gateways = append(av.Gateways, gv)
 		}
 		accounts = append(accounts, av)
@@ -356,31 +307,18 @@ func (s *Store) Dump(maxDevices int) (accounts []AccountView, truncated bool) {
 	return accounts, truncated
 }
 
-func (s *Store) messagesOf(g *gateway) ([]Message, uint64, bool) {
-	g.msgMu.Lock()
-	defer g.msgMu.Unlock()
-	out := make([]Message, 0, len(g.messages))
-	out = append(out, g.messages[g.msgStart:]...)
-	out = append(out, g.messages[:g.msgStart]...)
-	return out, g.msgTotal, true
+func (d *data) messagesOf(g *gateway) ([]Message, uint64, bool) {
+	l := &d.logs[g.id]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Message, 0, len(l.messages))
+	out = append(out, l.messages[l.start:]...)
+	out = append(out, l.messages[:l.start]...)
+	return out, l.total, true
 }
 
 // Counts is the size of the fleet.
-func (s *Store) Counts() (accounts, gateways, devices int) {
-	d := s.cur.Load()
-	for _, g := range d.gwOrder {
-		devices += len(g.types)
-	}
-	return len(d.accounts), len(d.gwOrder), devices
-}
+func (s *Store) Counts() (accounts, gateways, devices int) { return s.ix.Counts() }
 
 // MACs lists every gateway address, sorted.
-func (s *Store) MACs() []string {
-	d := s.cur.Load()
-	out := make([]string, 0, len(d.byMAC))
-	for mac := range d.byMAC {
-		out = append(out, mac)
-	}
-	sort.Strings(out)
-	return out
-}
+func (s *Store) MACs() []string { return s.ix.MACs() }
