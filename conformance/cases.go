@@ -6,7 +6,6 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // expect is what a case's answer should be.

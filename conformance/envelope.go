@@ -5,8 +5,8 @@ import (
 
 	"github.com/brianvoe/gofakeit/v6"
 
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // Cases of the envelope (published 2.1 and 5): one envelope field, or sn,

@@ -2,8 +2,8 @@ package conformance
 
 import (
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/oracle"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // Cases of the operations' own fields (published 2.2 to 2.4): type,
