@@ -67,6 +67,12 @@ func TestReport(t *testing.T) {
 				t.Errorf("summary lacks %q:\n%s", want, out)
 			}
 		}
+		// The console names every file the run wrote (report.Writers).
+		for _, w := range report.Writers {
+			if !strings.Contains(out, w.File) {
+				t.Errorf("summary does not name %s:\n%s", w.File, out)
+			}
+		}
 		if strings.Contains(out, "INFO.CT.1") {
 			t.Errorf("summary lists an INFO check as failed:\n%s", out)
 		}
