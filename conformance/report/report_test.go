@@ -62,7 +62,7 @@ func TestReport(t *testing.T) {
 		report.WriteSummary(&b, written)
 		out := b.String()
 		t.Log("\n" + out)
-		for _, want := range []string{"FAIL", base, "MUST", "17 checks", "14 passed, 1 failed, 2 skipped", "[" + FailingID + "]", "[" + PanickedID + "]", "(also report.json, junit.xml)", written.Files.HTML} {
+		for _, want := range []string{"FAIL", base, "MUST", "17 checks", "14 passed, 1 failed, 2 skipped", "[" + FailingID + "]", "[" + PanickedID + "]", "Reports: " + written.Files.HTML + " (also report.json, junit.xml"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("summary lacks %q:\n%s", want, out)
 			}
