@@ -112,7 +112,7 @@ func TestFindsLostUpdate(t *testing.T) {
 // observer only answers are judged, and the report says so.
 func TestObserverOnAnotherPort(t *testing.T) {
 	f := fleet.Demo()
-	api, obs := startSplitTarget(t, renameUndone, f, true)
+	api, _ := startSplitTarget(t, renameUndone, f, true)
 	w, _ := NewWorld(f)
 	tg, err := NewTarget(api, f, nil, nil, 5*time.Second)
 	if err != nil {
@@ -132,7 +132,7 @@ func TestObserverOnAnotherPort(t *testing.T) {
 	// With an observer, on a target as its fleet has it: a target that
 	// cannot be reset keeps what an earlier run left, and a bug seen on
 	// that cannot be reproduced to shrink it.
-	api, obs = startSplitTarget(t, renameUndone, f, true)
+	api, obs := startSplitTarget(t, renameUndone, f, true)
 	tg, err = NewTarget(api, f, nil, nil, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
