@@ -1,6 +1,10 @@
 package conformance
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // catalogHashes pins the exact content of each catalog version. A change
 // to what any check asserts (or a check added or removed) changes
@@ -15,12 +19,32 @@ func TestCatalogVersionNamesItsContent(t *testing.T) {
 	got := CatalogHash()
 	want, ok := catalogHashes[CatalogVersion]
 	if !ok || want != got {
-		t.Fatalf("catalog %s has hash %s, pinned %q: the catalog changed without a new CatalogVersion; bump it in catalogid.go and pin %q: %q in catalogid_test.go",
-			CatalogVersion, got, want, CatalogVersion, got)
+		next := nextVersion(CatalogVersion)
+		t.Fatalf("catalog %s has hash %s, pinned %q: the catalog changed without a new CatalogVersion; set CatalogVersion = %q in catalogid.go, add %q: %q to catalogHashes in catalogid_test.go, and regenerate docs/checks.md (make checks-doc)",
+			CatalogVersion, got, want, next, next, got)
 	}
 	for v, h := range catalogHashes {
 		if v != CatalogVersion && h == got {
 			t.Errorf("catalog %s has the content of %s", CatalogVersion, v)
+		}
+	}
+}
+
+// nextVersion is the version after v: its last number plus one
+// ("2026.11.3" -> "2026.11.4"), for the message that asks for a bump.
+func nextVersion(v string) string {
+	i := strings.LastIndex(v, ".")
+	n, err := strconv.Atoi(v[i+1:])
+	if err != nil {
+		return v + ".1"
+	}
+	return v[:i+1] + strconv.Itoa(n+1)
+}
+
+func TestNextVersion(t *testing.T) {
+	for v, want := range map[string]string{"2026.11.3": "2026.11.4", "2026.11.9": "2026.11.10", "x": "x.1"} {
+		if got := nextVersion(v); got != want {
+			t.Errorf("nextVersion(%q) = %q, want %q", v, got, want)
 		}
 	}
 }

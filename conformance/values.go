@@ -117,8 +117,8 @@ func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 		for _, x := range []struct{ slug, what, v string }{
 			{"below-by-a-tenth", "0.1 below the range", f.Format(f.Min - 100)},
 			{"above-by-a-tenth", "0.1 above the range", f.Format(f.Max + 100)},
-			{"too-low", "below -50 °C", f.Format(f.Min - 1000)},
-			{"too-high", "above 100 °C", f.Format(f.Max + 1000)},
+			{"too-low", "below " + withUnit(f.Format(f.Min), f.Unit), f.Format(f.Min - 1000)},
+			{"too-high", "above " + withUnit(f.Format(f.Max), f.Unit), f.Format(f.Max + 1000)},
 		} {
 			s := oracle.Sample{Slug: x.slug, Title: `"` + x.v + `" (` + x.what + ")", Value: oracle.Str(x.v), Class: oracle.Edge}
 			s.Verdict = f.Judge(device.XML, s.Value)
@@ -212,4 +212,12 @@ func sameFields(a, b *oracle.Type) bool {
 		}
 	}
 	return true
+}
+
+// withUnit is a number and its unit, if it has one: "-50 °C".
+func withUnit(n, unit string) string {
+	if unit == "" {
+		return n
+	}
+	return n + " " + unit
 }

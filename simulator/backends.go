@@ -12,21 +12,36 @@ import (
 // ErrNotStoreURL: a --store value names no backend.
 var ErrNotStoreURL = errors.New("not a store URL")
 
-// StoreForms lists the --store URLs Backend knows, for messages.
-const StoreForms = "memory:, file:PATH, redis://HOST:PORT/DB (rediss:// for TLS) or redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB]"
+// stores are the backends gwsim knows, in the order messages list them:
+// the one place that maps a --store URL to a backend. A new backend is
+// one package implementing server.OpenBackend and one row here.
+var stores = []struct {
+	// form is how the URL is written, for messages.
+	form  string
+	match func(url string) bool
+	open  server.OpenBackend
+}{
+	{"memory:", func(url string) bool { return url == "" || url == "memory:" }, server.OpenMemory},
+	{"file:PATH", func(url string) bool { return strings.HasPrefix(url, persist.Scheme) }, persist.OpenBackend},
+	{"redis://HOST:PORT/DB (rediss:// for TLS) or redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB]", redisstore.IsURL, redisstore.OpenBackend},
+}
 
-// Backend finds the backend a --store URL names, by its scheme: the one
-// place that maps a URL to a backend ("" is memory:). A new backend is one
-// file implementing server.OpenBackend and one case here (and its form in
-// StoreForms).
+// StoreForms lists the --store URLs Backend knows, for messages.
+var StoreForms = func() string {
+	forms := make([]string, len(stores))
+	for i, s := range stores {
+		forms[i] = s.form
+	}
+	return strings.Join(forms, ", ")
+}()
+
+// Backend finds the backend a --store URL names, by its scheme ("" is
+// memory:).
 func Backend(url string) (server.OpenBackend, error) {
-	switch {
-	case url == "" || url == "memory:":
-		return server.OpenMemory, nil
-	case strings.HasPrefix(url, persist.Scheme):
-		return persist.OpenBackend, nil
-	case redisstore.IsURL(url):
-		return redisstore.OpenBackend, nil
+	for _, s := range stores {
+		if s.match(url) {
+			return s.open, nil
+		}
 	}
 	return nil, ErrNotStoreURL
 }

@@ -81,7 +81,14 @@ func goodValues(f *device.Field) []val {
 	case device.Integer:
 		numeric(f.Min, f.Max, float64(int((f.Min+f.Max)/2)))
 	case device.Decimal:
-		numeric(f.Min, f.Max, f.Min+0.5, 26.5, -0.25, 0)
+		numeric(f.Min, f.Max, f.Min+0.5, (f.Min+f.Max)/2+0.25)
+		// Zero, a negative fraction and a room temperature, where the
+		// field's range holds them (the thermostat points' does).
+		for _, n := range []float64{26.5, -0.25, 0} {
+			if f.Min <= n && n <= f.Max {
+				numeric(n)
+			}
+		}
 	case device.Text:
 		vs = append(vs, val{text: f.Example, want: f.Example}, val{text: "x", want: "x"},
 			val{text: strings.Repeat("a", f.MaxLen), want: strings.Repeat("a", f.MaxLen)},

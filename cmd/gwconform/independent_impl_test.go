@@ -52,6 +52,36 @@ var indepTypes = map[string][]indepField{
 	"Light Dimmer":    {{name: "dimming", json: "dimming", kind: "int", min: 1, max: 100}},
 }
 
+// The fields whose JSON key is not their XML name ("cooling point" and
+// cooling_point), both ways, and the JSON keys of the numeric fields, from
+// indepTypes: a type added there needs nothing else here.
+var (
+	indepFromJSON = map[string]string{}
+	indepToJSON   = map[string]string{}
+	indepNumeric  = map[string]bool{}
+)
+
+func init() {
+	for _, fs := range indepTypes {
+		for _, fd := range fs {
+			if fd.json != fd.name {
+				indepFromJSON[fd.json], indepToJSON[fd.name] = fd.name, fd.json
+			}
+			if fd.kind == "int" || fd.kind == "dec" {
+				indepNumeric[fd.json] = true
+			}
+		}
+	}
+}
+
+// indepXMLName is the XML name of a JSON key.
+func indepXMLName(key string) string {
+	if n, ok := indepFromJSON[key]; ok {
+		return n
+	}
+	return key
+}
+
 // indepDeviation makes the target deviate in ways only effects show.
 type indepDeviation struct {
 	renameKeepsOld       bool // update_name answers success and keeps the old name
@@ -317,9 +347,7 @@ func indepParseJSON(b []byte) ([]indepKV, *indepErr) {
 				v = x
 			case json.Number:
 				// CONTRACT 2: a number only where the field is numeric.
-				switch key {
-				case "dimming", "code", "cooling point", "heating point":
-				default:
+				if !indepNumeric[key] {
 					return nil, &indepErr{400, "invalid_field", key, key + " must be a string"}
 				}
 				v = x.String()
@@ -422,10 +450,10 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 	for _, kv := range kvs {
 		key := kv.key
 		if format == "json" {
-			if strings.Contains(key, "_point") {
-				return &indepErr{400, "unexpected_field", key, key + " is written with a space in JSON"}
+			if j, ok := indepToJSON[key]; ok {
+				return &indepErr{400, "unexpected_field", key, key + " is written " + j + " in JSON"}
 			}
-			key = strings.ReplaceAll(key, " point", "_point")
+			key = indepXMLName(key)
 		} else if strings.Contains(key, " ") {
 			return &indepErr{400, "unexpected_field", key, "unknown field"}
 		}
@@ -433,7 +461,9 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 	}
 	wire := func(name string) string {
 		if format == "json" {
-			return strings.ReplaceAll(name, "_point", " point")
+			if j, ok := indepToJSON[name]; ok {
+				return j
+			}
 		}
 		return name
 	}
@@ -476,7 +506,7 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 	for _, kv := range kvs {
 		name := kv.key
 		if format == "json" {
-			name = strings.ReplaceAll(name, " point", "_point")
+			name = indepXMLName(name)
 		}
 		if !allowed[name] {
 			return &indepErr{400, "unexpected_field", kv.key, kv.key + " is not a field of " + op}
@@ -593,7 +623,7 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 	for _, kv := range kvs {
 		name := kv.key
 		if format == "json" {
-			name = strings.ReplaceAll(name, " point", "_point")
+			name = indepXMLName(name)
 		}
 		if !allowed[name] || (!own[name] && !map[string]bool{"api_key": true, "timestamp": true, "sign": true, "myservice_id": true, "mac": true, "format": true, "sn": true, "device_id": true, "type": true}[name]) {
 			return &indepErr{400, "unexpected_field", kv.key, kv.key + " is not a field of a " + typ}

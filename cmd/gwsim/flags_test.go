@@ -11,6 +11,7 @@ import (
 
 	"github.com/gwdmi/gwtools/deploy"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
+	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
@@ -72,7 +73,7 @@ func TestSuggest(t *testing.T) {
 // built from the value; a password in it is never repeated.
 func TestStoreValue(t *testing.T) {
 	code, stdout, stderr := run("serve", "--addr", "127.0.0.1:0", "--store", "127.0.0.1:6379")
-	want := `gwsim: --store "127.0.0.1:6379" is not a store URL; give memory:, file:PATH, redis://HOST:PORT/DB (rediss:// for TLS) or redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB], e.g. --store redis://127.0.0.1:6379/0` + "\n"
+	want := `gwsim: --store "127.0.0.1:6379" is not a store URL; give ` + simulator.StoreForms + `, e.g. --store redis://127.0.0.1:6379/0` + "\n"
 	if code != 2 || stdout != "" || stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, want)
 	}

@@ -69,9 +69,18 @@ const (
 	SkippedFor = "Infrared Sensor"
 )
 
+// fixtureTypes are the types the fixture sends commands to: the six
+// published ones, named here rather than read from device.Types, so that a
+// type added to the table leaves the fixture's counts as they are.
+var fixtureTypes = []string{"Appliance Module", "Appliance Module Plus", "Relay Module", "Thermostat", "Infrared Sensor", "Light Dimmer"}
+
 var _ = ginkgo.Describe("fixture", func() {
 	ginkgo.Describe("send command", func() {
-		for i, t := range device.Types {
+		for i, name := range fixtureTypes {
+			t, ok := device.LookupType(name)
+			if !ok {
+				panic("the device table lost " + name)
+			}
 			for _, f := range []string{"json", "xml"} {
 				m := check.Meta{
 					ID:         fmt.Sprintf("CMD.%d.%s", i+1, strings.ToUpper(f)),
@@ -106,7 +115,7 @@ var _ = ginkgo.Describe("fixture", func() {
 			}
 		})
 	}
-	dimmer := device.Types[len(device.Types)-1]
+	dimmer, _ := device.LookupType("Light Dimmer")
 	bad := commandExchange(dimmer, "json")
 	bad.RequestBody = strings.Replace(bad.RequestBody, `"dimming":"50"`, `"dimming":"101"`, 1)
 	bad.Status = 400

@@ -23,6 +23,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 var sample = flag.String("sample", "", "also write the HTML report of the test data to this file")
@@ -61,9 +62,15 @@ func TestReport(t *testing.T) {
 		report.WriteSummary(&b, written)
 		out := b.String()
 		t.Log("\n" + out)
-		for _, want := range []string{"FAIL", base, "MUST", "17 checks", "14 passed, 1 failed, 2 skipped", "[" + FailingID + "]", "[" + PanickedID + "]", "(also report.json, junit.xml)", written.Files.HTML} {
+		for _, want := range []string{"FAIL", base, "MUST", "17 checks", "14 passed, 1 failed, 2 skipped", "[" + FailingID + "]", "[" + PanickedID + "]", "Reports: " + written.Files.HTML + " (also report.json, junit.xml"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("summary lacks %q:\n%s", want, out)
+			}
+		}
+		// The console names every file the run wrote (report.Writers).
+		for _, w := range report.Writers {
+			if !strings.Contains(out, w.File) {
+				t.Errorf("summary does not name %s:\n%s", w.File, out)
 			}
 		}
 		if strings.Contains(out, "INFO.CT.1") {
@@ -216,7 +223,9 @@ func checkDocument(t *testing.T, d report.Document, live bool) {
 		t.Errorf("4.5: %+v", sc)
 	}
 
-	if len(d.Grid) != 6 || d.Grid[0].DeviceType != "Appliance Module" || d.Grid[5].DeviceType != "Light Dimmer" {
+	// A row for every type of the table, in its order (the fixture's six
+	// first); a type the fixture sends nothing to has an empty row.
+	if len(d.Grid) != len(device.Types) || d.Grid[0].DeviceType != "Appliance Module" || d.Grid[5].DeviceType != "Light Dimmer" {
 		t.Fatalf("grid rows %+v", d.Grid)
 	}
 	cell := func(row, col int) report.Cell { return d.Grid[row].Cells[col] }

@@ -145,12 +145,14 @@ type Writer struct {
 }
 
 // Writers are every report file a run leaves, in the order WriteAll writes
-// them. WriteAll, the bundle and gwconform verify all use this one list: a
-// new format is added here.
+// them and the console names them (the first is the one it points to, the
+// others follow "also"). WriteAll, the console, the bundle, gwconform
+// verify and gwconform's usage all use this one list: a new format is
+// added here.
 var Writers = []Writer{
-	{File: JUnitFile, Write: WriteJUnit, Check: checkJUnit},
-	{File: JSONFile, Write: func(path string, d Document, _ WriteOptions) error { return WriteJSON(path, d) }},
 	{File: HTMLFile, Write: func(path string, d Document, _ WriteOptions) error { return WriteHTML(path, d) }},
+	{File: JSONFile, Write: func(path string, d Document, _ WriteOptions) error { return WriteJSON(path, d) }},
+	{File: JUnitFile, Write: WriteJUnit, Check: checkJUnit},
 }
 
 // WriteAll builds the Document of a Ginkgo report, creates dir if needed
@@ -335,7 +337,11 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 		fmt.Fprintf(w, "Baseline: %s\n", p)
 	}
 	if d.Files.Dir != "" {
-		fmt.Fprintf(w, "Reports: %s (also %s, %s)\n", d.Files.HTML, filepath.Base(d.Files.JSON), filepath.Base(d.Files.JUnit))
+		also := make([]string, 0, len(Writers))
+		for _, wr := range Writers[1:] {
+			also = append(also, wr.File)
+		}
+		fmt.Fprintf(w, "Reports: %s (also %s)\n", filepath.Join(d.Files.Dir, Writers[0].File), strings.Join(also, ", "))
 	}
 }
 

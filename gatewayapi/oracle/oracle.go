@@ -107,6 +107,9 @@ type Field struct {
 	// interface's, so a value outside them MUST be refused; otherwise they
 	// are the CONTRACT's (SHOULD).
 	RangeMust bool
+	// Unit is what a Decimal field's number counts ("°C"), for the words
+	// of the checks about it; empty when the texts name none.
+	Unit string
 	// Example is a valid value, the one the published examples use where
 	// they show one.
 	Example string
@@ -157,7 +160,7 @@ func enum(name string, values []string, example string) Field {
 // point is a thermostat point: the published interface says "decimal
 // number as string, degrees Celsius"; the range is CONTRACT 3's.
 func point(name, json, example string) Field {
-	return Field{Name: name, JSON: json, Kind: Decimal, Min: -50000, Max: 100000, Example: example, Section: "2.3"}
+	return Field{Name: name, JSON: json, Kind: Decimal, Min: -50000, Max: 100000, Unit: "°C", Example: example, Section: "2.3"}
 }
 
 // Types is published 2.3, in its order. The Appliance Module Plus is named

@@ -347,3 +347,28 @@ func TestDrawForm(t *testing.T) {
 		}
 	}
 }
+
+// TestDecimalFormsFollowTheRange: a Decimal field's forms are valid and
+// its broken forms refused whatever its range, not only for the
+// thermostat points' -50 to 100 (a new device type's field, such as a
+// power limit of 0 to 3680 watts or a range above 21, gets its own).
+func TestDecimalFormsFollowTheRange(t *testing.T) {
+	for _, r := range [][2]int64{{0, 3680000}, {100000, 200000}, {-300000, -200000}, {-50000, 100000}} {
+		f := &Field{Name: "limit", JSON: "limit", Kind: Decimal, Min: r[0], Max: r[1], RangeMust: true, Section: "2.3"}
+		n := 0
+		for _, s := range f.Forms("") {
+			n++
+			if !s.Verdict.OK {
+				t.Errorf("range %s: form %s %q refused (%s)", f.RangeText(), s.Slug, s.Value.Raw, s.Verdict.Why)
+			}
+		}
+		for _, s := range f.Broken("") {
+			if s.Verdict.OK {
+				t.Errorf("range %s: broken form %s %q taken", f.RangeText(), s.Slug, s.Value.Raw)
+			}
+		}
+		if n < 6 {
+			t.Errorf("range %s: only %d forms", f.RangeText(), n)
+		}
+	}
+}

@@ -194,19 +194,33 @@ func (f *Field) Forms(base string) []Sample {
 		add("json-number", "as a JSON number", Num(f.Format(f.Max)))
 		add("json-number-lowest", "the lowest, as a JSON number", Num(f.Format(f.Min)))
 	case Decimal:
-		add("integer", "a whole number", Str("21"))
-		add("fraction", "one decimal", Str("21.5"))
-		add("three-decimals", "three decimals", Str("21.125"))
-		add("many-decimals", "nine decimals, finer than the step", Str("21.123456789"))
-		add("trailing-zeros", "with trailing zeros", Str("21.500"))
-		add("zero", "", Str("0"))
-		add("negative", "negative", Str("-5.5"))
-		add("negative-zero", "minus zero", Str("-0"))
-		add("plus-sign", "with a plus sign", Str("+21.5"))
-		add("leading-zeros", "with leading zeros", Str("021.5"))
-		add("json-number", "as a JSON number", Num("22.5"))
-		add("json-number-negative", "a negative JSON number", Num("-5.5"))
-		add("json-number-integer", "a whole JSON number", Num("21"))
+		// Written around a whole number w the range holds with room to
+		// spare (21 for the thermostat points); zero and the negative
+		// forms only where the range holds them.
+		w := f.decimalWhole()
+		add("integer", "a whole number", Str(w))
+		add("fraction", "one decimal", Str(w+".5"))
+		add("three-decimals", "three decimals", Str(w+".125"))
+		add("many-decimals", "nine decimals, finer than the step", Str(w+".123456789"))
+		add("trailing-zeros", "with trailing zeros", Str(w+".500"))
+		if f.holds(0) {
+			add("zero", "", Str("0"))
+		}
+		if f.holds(-5500) {
+			add("negative", "negative", Str("-5.5"))
+		}
+		if f.holds(0) {
+			add("negative-zero", "minus zero", Str("-0"))
+		}
+		if !strings.HasPrefix(w, "-") {
+			add("plus-sign", "with a plus sign", Str("+"+w+".5"))
+			add("leading-zeros", "with leading zeros", Str("0"+w+".5"))
+		}
+		add("json-number", "as a JSON number", Num(f.Format(f.decimalWholeN()+1500)))
+		if f.holds(-5500) {
+			add("json-number-negative", "a negative JSON number", Num("-5.5"))
+		}
+		add("json-number-integer", "a whole JSON number", Num(w))
 	case Text:
 		add(valueSlug(f.Example), "", Str(f.Example))
 		if !f.Trim {
@@ -419,8 +433,8 @@ func (f *Field) Broken(base string) []Sample {
 		add("fullwidth-digits", "fullwidth digits", Str("２１.５"))
 		add("empty", "empty", Str(""))
 		add("json-exponent", "a JSON number in exponent notation", Num("2.1e1"))
-		add("json-below-range", "a JSON number below the range", Num("-51"))
-		base = "21.5"
+		add("json-below-range", "a JSON number below the range", Num(f.Format(f.Min-1000)))
+		base = f.decimalWhole() + ".5"
 		jsonTypes("")
 	case Text:
 		add("control-character", "a tab inside", Str("Hall\tLight"))
@@ -678,3 +692,25 @@ func (f *Field) DrawForm(r *rand.Rand, format device.Format) Value {
 	}
 	return Str(v)
 }
+
+// holds reports whether n (in units of Step) is inside the field's range.
+func (f *Field) holds(n int64) bool { return f.Min <= n && n <= f.Max }
+
+// decimalWholeN is the whole number (in units of Step) a Decimal field's
+// forms are written around: 21 when the range holds 21 to 22.5 (a room
+// temperature, the thermostat points' forms), otherwise the whole number
+// in the middle of the range, not below zero when the range holds zero
+// (the sign and leading-zero forms are written for w of zero or more).
+func (f *Field) decimalWholeN() int64 {
+	if f.holds(21000) && f.holds(22500) {
+		return 21000
+	}
+	mid := (f.Min + f.Max) / 2 / 1000 * 1000
+	if mid < 0 && f.holds(0) && f.holds(1500) {
+		mid = 0
+	}
+	return mid
+}
+
+// decimalWhole is decimalWholeN written out ("21").
+func (f *Field) decimalWhole() string { return f.Format(f.decimalWholeN()) }
