@@ -41,12 +41,13 @@ fmt-check:
 
 # The suite-level tests: each runs the whole conformance suite once or
 # dozens of times (every seed, every deviation, a bundle tampered every
-# way, 429 shedding waited out, both Redis replicas, a Redis Cluster...).
+# way, 429 shedding waited out, both Redis replicas, a Redis Cluster,
+# every store backend, every program and output searched for a secret...).
 # They hold most of the time of the tests, and the race detector makes
 # them several times slower while finding nothing the rest does not (the
 # same code runs under -race in the other tests of each package). So they
 # run in make test-heavy, without -race; .ci/run runs both targets.
-HEAVY := TestMutationScore|TestNoFalseFailureOnAnySeed|TestBundleVerifiesAndEveryTamperingFails|TestShedding429IsCertifiedWithoutFalseFailure|TestBaselineRerunAndReplay|TestSignCommandBesideTheFleetFile|TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck|TestParallelVerdictsEqualSerial|TestShouldFailuresFailOnlyWithFailOnShould|TestConformanceOnEachReplica|TestReplicasOnRedisCluster|TestEveryBackend
+HEAVY := TestMutationScore|TestNoFalseFailureOnAnySeed|TestBundleVerifiesAndEveryTamperingFails|TestShedding429IsCertifiedWithoutFalseFailure|TestBaselineRerunAndReplay|TestSignCommandBesideTheFleetFile|TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck|TestParallelVerdictsEqualSerial|TestShouldFailuresFailOnlyWithFailOnShould|TestConformanceOnEachReplica|TestReplicasOnRedisCluster|TestEveryBackend|TestNoSecretInAnyOutput
 HEAVY_PKGS := ./cmd/gwconform ./simulator/redisstore
 
 # staticcheck, pinned: the same findings on every machine.
