@@ -61,7 +61,8 @@ type Options struct {
 	// events (host-pid when empty).
 	Replica string
 	// NoClientReport turns the client report (GET /_sim/clients, package
-	// clients) off: it costs each request a second reading of its body.
+	// clients) off: it costs each request a pass over the fields the
+	// server decoded (a hash of each, to tell a resent request).
 	NoClientReport bool
 	// ClientPhases names the faults in force for the client report (a
 	// scenario's); nil: none.

@@ -191,7 +191,7 @@ func (m *Main) ParseFlags(args []string) error {
 		"when there were any; 0: never")
 	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
 	fs.BoolVar(&m.ClientReport, "client-report", true, "keep the client report, GET /_sim/clients and gwsim clients (docs/clients.md);\n"+
-		"false saves each request a second reading of its body")
+		"false saves each request a pass over its fields")
 	fs.StringVar(&m.Replay, "replay", "", "answer the requests recorded in `DIR` (gwsim proxy --record) with the recorded answers,\n"+
 		"matched by operation, format and fields (never sign or timestamp); simulate everything else")
 	fs.StringVar(&m.Scenario, "scenario", "", "play the timeline of faults in `FILE` (YAML, docs/scenarios.md) on top of fault injection;\n"+

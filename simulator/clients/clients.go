@@ -52,6 +52,12 @@ type Exchange struct {
 	Judged    bool
 	Violation string
 	SignBad   bool
+	// Format and Pairs are the request's format and fields as the caller
+	// already decoded them from Body (gwsim serve hands its own over), so
+	// that the Recorder does not decode the body a second time; Pairs nil:
+	// the Recorder decodes Body itself.
+	Format device.Format
+	Pairs  []device.Pair
 }
 
 // Bounds of what a Recorder keeps.
@@ -510,26 +516,30 @@ func opOf(path string) (device.Operation, bool) {
 // request gwsim answered 200 is taken as valid.
 func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request {
 	q := request{op: op}
-	format, derr := codec.FormatOf(ex.ContentType)
-	if derr != nil {
-		q.invalid = derr
-		q.loose = r.hashOf(ex.Path, ex.ContentType, string(ex.Body))
-		return q
-	}
-	pp := pairsPool.Get().(*[]device.Pair)
-	defer func() {
-		clear((*pp)[:cap(*pp)])
-		*pp = (*pp)[:0]
-		pairsPool.Put(pp)
-	}()
-	pairs, derr := codec.DecodeInto(format, ex.Body, *pp)
-	if cap(pairs) <= 64 {
-		*pp = pairs[:0]
-	}
-	if derr != nil {
-		q.invalid = derr
-		q.loose = r.hashOf(ex.Path, ex.ContentType, string(ex.Body))
-		return q
+	format, pairs := ex.Format, ex.Pairs
+	if pairs == nil || format == 0 {
+		var derr *device.Error
+		format, derr = codec.FormatOf(ex.ContentType)
+		if derr != nil {
+			q.invalid = derr
+			q.loose = r.hashOf(ex.Path, ex.ContentType, string(ex.Body))
+			return q
+		}
+		pp := pairsPool.Get().(*[]device.Pair)
+		defer func() {
+			clear((*pp)[:cap(*pp)])
+			*pp = (*pp)[:0]
+			pairsPool.Put(pp)
+		}()
+		pairs, derr = codec.DecodeInto(format, ex.Body, *pp)
+		if cap(pairs) <= 64 {
+			*pp = pairs[:0]
+		}
+		if derr != nil {
+			q.invalid = derr
+			q.loose = r.hashOf(ex.Path, ex.ContentType, string(ex.Body))
+			return q
+		}
 	}
 	q.format = format
 	q.loose, q.exact = r.hashOf(ex.Path), r.hashOf(ex.Path)

@@ -104,7 +104,12 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 		// still name the gateway and device it was about.
 		req = named(pairs)
 	}
-	if cap(pairs) <= 4*pairsCap {
+	if cw, ok := w.(*captureWriter); ok && cw.keepPairs {
+		// The observer reads these fields rather than decoding the body
+		// again; observed returns the slice to the pool once it has.
+		*pp = pairs
+		cw.pairs, cw.format = pp, format
+	} else if cap(pairs) <= 4*pairsCap {
 		clear(pairs) // no strings kept alive by the pool
 		*pp = pairs[:0]
 		pairsPool.Put(pp)

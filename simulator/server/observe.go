@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/clients"
 )
 
@@ -27,7 +28,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			body.buf = make([]byte, 0, r.ContentLength) // one allocation
 		}
 		r.Body = body
-		cw := &captureWriter{ResponseWriter: w}
+		cw := &captureWriter{ResponseWriter: w, keepPairs: true}
 		next.ServeHTTP(cw, r)
 		// An answer given before the body was read (429) still shows the
 		// observer what was sent.
@@ -35,9 +36,20 @@ func (s *Server) observed(next http.Handler) http.Handler {
 		if cw.status == 0 {
 			cw.status = http.StatusOK
 		}
-		obs.Observe(clients.Exchange{Time: start, Done: time.Now(), Path: r.URL.Path,
+		ex := clients.Exchange{Time: start, Done: time.Now(), Path: r.URL.Path,
 			ContentType: r.Header.Get("Content-Type"), Body: body.buf, Status: cw.status,
-			Header: w.Header(), Answer: cw.buf})
+			Header: w.Header(), Answer: cw.buf}
+		if cw.pairs != nil {
+			ex.Format, ex.Pairs = cw.format, *cw.pairs
+		}
+		obs.Observe(ex)
+		if pp := cw.pairs; pp != nil {
+			if cap(*pp) <= 4*pairsCap {
+				clear((*pp)[:cap(*pp)]) // no strings kept alive by the pool
+				*pp = (*pp)[:0]
+				pairsPool.Put(pp)
+			}
+		}
 	})
 }
 
@@ -61,6 +73,11 @@ type captureWriter struct {
 	http.ResponseWriter
 	status int
 	buf    []byte
+	// keepPairs asks the operation's handler to hand over the fields it
+	// decoded (pairs, in format) instead of returning them to the pool.
+	keepPairs bool
+	pairs     *[]device.Pair
+	format    device.Format
 }
 
 func (c *captureWriter) WriteHeader(code int) {
