@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -19,9 +18,8 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/simulator/server"
+	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/simtest"
-	"github.com/gwdmi/gwtools/simulator/store"
 )
 
 // The hostile-input catalog: requests an attacker, a broken client or a
@@ -77,17 +75,12 @@ type hostile struct {
 
 func startHostile(t *testing.T) *hostileEnv {
 	t.Helper()
-	f := simtest.Fleet()
-	srv := server.New(server.Config{Store: store.New(f, 0), Auth: f.Authenticator(), Logger: slog.New(slog.DiscardHandler),
-		ReadHeaderTimeout: hostileHeaderTimeout, ReadTimeout: hostileReadTimeout, ShutdownTimeout: time.Second})
-	if err := srv.Open("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	c := simtest.NewClient(t, srv.URL())
+	sim := simtest.Start(t, simulator.Options{ReadHeaderTimeout: hostileHeaderTimeout, ReadTimeout: hostileReadTimeout,
+		ShutdownTimeout: time.Second})
+	c := sim.Client
 	c.HTTP = &http.Client{Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &hostileEnv{addr: srv.Addr(), c: c}
+	return &hostileEnv{addr: strings.TrimPrefix(sim.Base, "http://"), c: c}
 }
 
 // do sends a request with the net/http client.

@@ -70,6 +70,9 @@ type Options struct {
 	// WrapOperations and Admin: see server.Config.
 	WrapOperations func(http.Handler) http.Handler
 	Admin          map[string]http.Handler
+	// ReadHeaderTimeout, ReadTimeout and ShutdownTimeout: see
+	// server.Config (zero: its defaults).
+	ReadHeaderTimeout, ReadTimeout, ShutdownTimeout time.Duration
 }
 
 // DefaultReplica is this process's name when Options.Replica is empty:
@@ -120,7 +123,8 @@ func Build(o Options) (*Simulator, error) {
 	cfg := server.Config{Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
-		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{}}
+		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{},
+		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout}
 	for p, h := range o.Admin {
 		cfg.Admin[p] = h
 	}
