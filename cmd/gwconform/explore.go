@@ -184,7 +184,7 @@ func (m *exploreMain) Run(ctx context.Context) int {
 		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
 		return report.ExitConfig
 	}
-	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s\n", m.cfg.Seed, redactTargets(m.tgt.BaseURL))
+	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s\n", m.cfg.Seed, explore.RedactURLs(m.tgt.BaseURL))
 	rep, err := x.Run(ctx)
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
@@ -284,13 +284,4 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 	}
 	fmt.Fprintln(stdout, "CHANGED: the target now agrees with the model")
 	return report.ExitFail
-}
-
-// redactTargets hides the password of each comma-separated target URL.
-func redactTargets(list string) string {
-	parts := strings.Split(list, ",")
-	for i, p := range parts {
-		parts[i] = load.RedactURL(strings.TrimSpace(p))
-	}
-	return strings.Join(parts, ",")
 }

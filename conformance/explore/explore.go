@@ -155,7 +155,7 @@ func (x *Explorer) Sequence(round int) []Op {
 // shrinks that. The error is for a target that cannot be used at all.
 func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 	cfg := x.cfg
-	rep := &Report{Seed: cfg.Seed, Target: redactURLs(cfg.Target.BaseURL), Observer: redactURLs(cfg.Target.Observer)}
+	rep := &Report{Seed: cfg.Seed, Target: RedactURLs(cfg.Target.BaseURL), Observer: RedactURLs(cfg.Target.Observer)}
 	if cfg.Clients > 1 {
 		rep.Clients = cfg.Clients
 	}
@@ -451,9 +451,10 @@ func (x *Explorer) Replay(ctx context.Context, f *Finding, w io.Writer) (bool, e
 	return d != nil, nil
 }
 
-// redactURLs hides the password of each comma-separated URL, so that a
-// report never carries the credentials a target or observer URL holds.
-func redactURLs(list string) string {
+// RedactURLs hides the password of each comma-separated URL, so that a
+// report or a message never carries the credentials a target or observer
+// URL holds.
+func RedactURLs(list string) string {
 	parts := strings.Split(list, ",")
 	for i, p := range parts {
 		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
