@@ -65,6 +65,10 @@ type Verdict struct {
 	Also []string
 	// Why says which rule decided, for people.
 	Why string
+	// Quote is, for a refusal, the sentence of the published interface or
+	// the CONTRACT that forbids the form (quotes.go); a refusal without
+	// one is a defect of the table (TestEveryRefusalQuotesItsSentence).
+	Quote string
 	// Stored is a valid field's canonical stored value: an enumerated
 	// word in its published case, an int64 or float64 for numbers, hex in
 	// lower case, a name trimmed.
@@ -79,14 +83,47 @@ func ok(must bool, stored any, why string) Verdict {
 	return Verdict{OK: true, Must: must, Stored: stored, Why: why}
 }
 
-func refuse(must bool, code, field, why string) Verdict {
-	return Verdict{Must: must, Status: 400, Code: code, Field: field, Why: why}
+func refuse(must bool, code, field, why, quote string) Verdict {
+	return Verdict{Must: must, Status: 400, Code: code, Field: field, Why: why, Quote: quote}
 }
 
 func open(why string) Verdict { return Verdict{Open: true, Why: why} }
 
-func (f *Field) invalid(format device.Format, must bool, why string) Verdict {
-	return refuse(must, device.CodeInvalidField, f.Wire(format), f.Wire(format)+": "+why)
+func (f *Field) invalid(format device.Format, must bool, why, quote string) Verdict {
+	return refuse(must, device.CodeInvalidField, f.Wire(format), f.Wire(format)+": "+why, quote)
+}
+
+// typeQuote is the sentence that types the field: its row of published
+// 2.1/2.2/2.4 ("string") where it has one, else CONTRACT 2's sentence on
+// which JSON values a field takes.
+func (f *Field) typeQuote() string {
+	if !f.typed() {
+		return QuoteJSONValues
+	}
+	switch f.Name {
+	case device.FieldAPIKey:
+		return QuoteAPIKey
+	case device.FieldTimestamp:
+		return QuoteTimestamp
+	case device.FieldSign:
+		return QuoteSign
+	case device.FieldAccount:
+		return QuoteAccount
+	case device.FieldMAC:
+		return QuoteMAC
+	case device.FieldSN:
+		return QuoteSN
+	case device.FieldType:
+		return QuoteTypeString
+	case device.FieldName:
+		return QuoteName
+	case device.FieldMessageValue:
+		return QuoteMessageVal
+	}
+	if f.Kind == Decimal {
+		return QuotePointForm
+	}
+	return QuoteJSONValues
 }
 
 // Judge judges one value of the field, sent in a body of the given format
@@ -94,12 +131,12 @@ func (f *Field) invalid(format device.Format, must bool, why string) Verdict {
 func (f *Field) Judge(format device.Format, v Value) Verdict {
 	if v.Kind == Other {
 		// A JSON true, null, array or object is no value of any field.
-		return f.invalid(format, f.typed(), "not a string: "+v.Raw)
+		return f.invalid(format, f.typed(), "not a string: "+v.Raw, f.typeQuote())
 	}
 	if v.Kind == Number && f.Kind != Integer && f.Kind != Decimal {
 		// CONTRACT 2 allows numbers only where the field is numeric; the
 		// published interface types these fields as strings.
-		return f.invalid(format, f.typed(), "a number where a string is required")
+		return f.invalid(format, f.typed(), "a number where a string is required", f.typeQuote())
 	}
 	switch f.Kind {
 	case Enum:
@@ -121,25 +158,27 @@ func (f *Field) Judge(format device.Format, v Value) Verdict {
 		if _, found := LookupType(v.Raw); found {
 			return ok(true, v.Raw, "a published type name")
 		}
+		t := strings.TrimFunc(v.Raw, unicode.IsSpace)
 		for _, n := range TypeNames() {
-			if asciiFold(n) == asciiFold(v.Raw) {
-				// CONTRACT 2 allows other letter cases only for the
-				// enumerated values it lists.
-				return f.invalid(format, false, "a type name in another letter case")
+			if asciiFold(n) == asciiFold(t) {
+				// CONTRACT 2 lists which values are read in any letter
+				// case; it does not forbid others, nor does either text
+				// say whether white space around a value is trimmed.
+				return open("a published type name in another letter case or with white space around it")
 			}
 		}
-		return f.invalid(format, true, "not one of "+strings.Join(TypeNames(), ", "))
+		return f.invalid(format, true, "not one of "+strings.Join(TypeNames(), ", "), QuoteType)
 	case FormatName:
 		switch v.Raw {
 		case format.String():
 			return ok(false, v.Raw, "format names the body's format (CONTRACT 2)")
 		case "json", "xml":
-			return f.invalid(format, false, "format names the other format than the body's")
+			return f.invalid(format, false, "format names the other format than the body's", QuoteFormat)
 		}
 		if l := asciiFold(v.Raw); l == "json" || l == "xml" {
 			return open("format in upper case")
 		}
-		return f.invalid(format, false, "format must be json or xml")
+		return f.invalid(format, false, "format must be json or xml", QuoteFormat)
 	case Token:
 		return f.judgeToken(format, v.Raw)
 	case Setting:
@@ -148,9 +187,8 @@ func (f *Field) Judge(format device.Format, v Value) Verdict {
 	return open("no grammar")
 }
 
-// typed reports whether the published interface gives the field a type
-// (string), so that a value of another JSON type MUST be refused; the
-// format argument, device_id and message_type's token are the CONTRACT's.
+// typed reports whether the published interface types the field as a
+// string, so that another JSON type MUST be refused.
 func (f *Field) typed() bool {
 	return f.Kind != FormatName && f.Kind != Token && f.Name != device.FieldDeviceID
 }
@@ -176,66 +214,124 @@ func (f *Field) judgeEnum(format device.Format, s string) Verdict {
 			return ok(false, w, "a published value in another letter case (CONTRACT 2)")
 		}
 	}
-	return f.invalid(format, true, "not one of "+strings.Join(f.Values, ", "))
-}
-
-// numberForm classifies a number's text: valid (and whether in its plain
-// form: no plus sign, no leading zeros), open (.5 or 5.), or broken, and
-// how badly (must: not a number in any reading; otherwise a form that
-// only a lenient reading takes: surrounding white space, exponent,
-// non-ASCII digits, hex, a comma, a zero fraction of an integer).
-func numberForm(s string, fraction bool) (valid, plain, isOpen, must bool) {
-	body := s
-	if body != "" && (body[0] == '+' || body[0] == '-') {
-		body = body[1:]
-	}
-	whole, rest := splitDigits(body)
-	switch {
-	case whole != "" && rest == "":
-		valid = true
-	case fraction && whole != "" && len(rest) > 1 && rest[0] == '.' && allDigits(rest[1:]):
-		valid = true
-	case fraction && (whole == "" && len(rest) > 1 && rest[0] == '.' && allDigits(rest[1:]) || whole != "" && rest == "."):
-		return false, false, true, false
-	}
-	if valid {
-		plain = s[0] != '+' && !(len(whole) > 1 && whole[0] == '0')
-		return valid, plain, false, false
-	}
-	return false, false, false, !lenientNumber(s, fraction)
-}
-
-// lenientNumber reports whether s is a number in some lenient reading.
-func lenientNumber(s string, fraction bool) bool {
-	if t := strings.TrimSpace(s); t != s && t != "" {
-		v, _, o, _ := numberForm(t, fraction)
-		return v || o
-	}
-	if m, e, found := strings.Cut(strings.ToLower(s), "e"); found {
-		v, _, _, _ := numberForm(m, true)
-		ev, _, _, _ := numberForm(e, false)
-		return v && ev
-	}
-	if w, fr, found := strings.Cut(s, "."); found && !fraction && strings.Trim(fr, "0") == "" && fr != "" {
-		v, _, _, _ := numberForm(w, false)
-		return v
-	}
-	if w, fr, found := strings.Cut(s, ","); found && fraction {
-		v, _, _, _ := numberForm(w+"."+fr, true)
-		return v
-	}
-	if l := strings.ToLower(s); strings.HasPrefix(l, "0x") && len(l) > 2 {
-		return true
-	}
-	nonASCII := false
-	for _, r := range s {
-		if r >= utf8.RuneSelf && unicode.IsDigit(r) {
-			nonASCII = true
-		} else if !unicode.IsDigit(r) && r != '.' && r != '-' && r != '+' {
-			return false
+	t := strings.TrimFunc(s, unicode.IsSpace)
+	for _, w := range f.Values {
+		if t != s && asciiFold(t) == asciiFold(w) {
+			return open("a published value with white space around it: neither text says whether it is trimmed")
 		}
 	}
-	return nonASCII
+	return f.invalid(format, true, "not one of "+strings.Join(f.Values, ", "), f.Quote)
+}
+
+// numberText is what a numeric field's string says, read by the texts:
+//   - plain: -?digits(.digits)? in ASCII, no plus sign, no leading zero
+//     (the form of the published examples);
+//   - lenient: a number in some reading the texts neither allow nor
+//     forbid (a plus sign, leading zeros, white space around it, .5 or 5.,
+//     a decimal comma, an exponent, digits of another script, and with
+//     hex 0x hexadecimal): its value is x;
+//   - neither: not a number in any reading (letters, units, NaN,
+//     Infinity, two signs or points, a space inside, empty).
+func numberText(s string, hex bool) (x *big.Rat, plain, lenient bool) {
+	if x, ok := plainNumber(s); ok {
+		return x, true, false
+	}
+	if x, ok := lenientNumber(s, hex); ok {
+		return x, false, true
+	}
+	return nil, false, false
+}
+
+// plainNumber reads -?(0|[1-9][0-9]*)(\.[0-9]+)? ("-0" and "0.5" too).
+func plainNumber(s string) (*big.Rat, bool) {
+	body := strings.TrimPrefix(s, "-")
+	whole, rest := splitDigits(body)
+	if whole == "" || len(whole) > 1 && whole[0] == '0' {
+		return nil, false
+	}
+	if rest != "" && (rest[0] != '.' || !allDigits(rest[1:])) {
+		return nil, false
+	}
+	x, ok := new(big.Rat).SetString(s)
+	return x, ok
+}
+
+// lenientNumber reads s in the most lenient reading any text could give
+// a number: white space around it trimmed, digits of any script, a
+// decimal comma, a plus sign, leading zeros, .5 and 5., an exponent, and
+// with hex, 0x hexadecimal (for an integer, and the <number> of a message
+// value, which no text calls decimal).
+func lenientNumber(s string, hex bool) (*big.Rat, bool) {
+	t := strings.TrimFunc(s, unicode.IsSpace)
+	var b strings.Builder
+	for _, r := range t {
+		switch {
+		case r < utf8.RuneSelf:
+			if r == ',' {
+				r = '.'
+			}
+			b.WriteRune(r)
+		case unicode.IsDigit(r):
+			b.WriteByte(byte('0' + digitValue(r)))
+		default:
+			return nil, false
+		}
+	}
+	u := b.String()
+	sign := ""
+	if u != "" && (u[0] == '+' || u[0] == '-') {
+		sign, u = u[:1], u[1:]
+	}
+	if l := strings.ToLower(u); hex && strings.HasPrefix(l, "0x") {
+		n, err := strconv.ParseUint(l[2:], 16, 63)
+		if err != nil || strings.HasPrefix(l[2:], "+") {
+			return nil, false
+		}
+		x := new(big.Rat).SetInt64(int64(n))
+		if sign == "-" {
+			x.Neg(x)
+		}
+		return x, true
+	}
+	mant, exp, hasExp := strings.Cut(strings.ToLower(u), "e")
+	whole, rest := splitDigits(mant)
+	frac := ""
+	switch {
+	case rest == "":
+	case rest[0] == '.' && (rest[1:] == "" || allDigits(rest[1:])):
+		frac = rest[1:]
+	default:
+		return nil, false
+	}
+	if whole == "" && frac == "" {
+		return nil, false
+	}
+	if hasExp {
+		e := strings.TrimPrefix(strings.TrimPrefix(exp, "+"), "-")
+		if !allDigits(e) || len(e) > 4 {
+			return nil, false
+		}
+	}
+	lit := sign + "0" + whole
+	if frac != "" {
+		lit += "." + frac
+	}
+	if hasExp {
+		lit += "e" + exp
+	}
+	x, ok := new(big.Rat).SetString(lit)
+	return x, ok
+}
+
+// digitValue is the value of a decimal digit of any script: the digits
+// of a script are ten code points in a row (Unicode Nd), so it is the
+// distance from the start of its run of digits, modulo 10.
+func digitValue(r rune) int {
+	start := r
+	for unicode.IsDigit(start - 1) {
+		start--
+	}
+	return int(r-start) % 10
 }
 
 func splitDigits(s string) (digits, rest string) {
@@ -251,22 +347,63 @@ func allDigits(s string) bool {
 	return d != "" && rest == ""
 }
 
+// formQuote is the sentence that gives a numeric field its form and range.
+func (f *Field) formQuote() string {
+	if f.Quote != "" {
+		return f.Quote
+	}
+	return QuotePointForm
+}
+
+// rangeQuote is the sentence that gives the field's range.
+func (f *Field) rangeQuote() string {
+	if f.Kind == Decimal && !f.RangeMust {
+		return QuotePoints
+	}
+	if f.Kind == Text && !f.Trim {
+		return QuoteOpt
+	}
+	if f.Kind == Text {
+		return QuoteNameRule
+	}
+	return f.formQuote()
+}
+
 func (f *Field) judgeNumber(format device.Format, v Value) Verdict {
-	valid, plain, isOpen, must := numberForm(v.Raw, f.Kind == Decimal)
 	what := "an integer"
 	if f.Kind == Decimal {
 		what = "a decimal number"
 	}
-	switch {
-	case isOpen:
-		return open("a decimal without digits on one side of the point")
-	case !valid:
-		return f.invalid(format, must, "not "+what+" in decimal digits")
+	var x *big.Rat
+	plain, lenient := false, false
+	if v.Kind == Number {
+		// CONTRACT 2: a JSON number in any JSON number syntax; its value
+		// decides.
+		var good bool
+		if x, good = new(big.Rat).SetString(v.Raw); !good {
+			return f.invalid(format, true, "not a JSON number", QuoteJSONValues)
+		}
+	} else {
+		x, plain, lenient = numberText(v.Raw, f.Kind == Integer)
+		if x == nil {
+			return f.invalid(format, true, "not "+what+" in any reading", f.formQuote())
+		}
 	}
-	x, _ := new(big.Rat).SetString(strings.TrimPrefix(v.Raw, "+"))
+	if f.Kind == Integer && !x.IsInt() {
+		if v.Kind == Number {
+			return f.invalid(format, true, "not a whole number", QuoteWholeValues)
+		}
+		return f.invalid(format, true, "not a whole number", f.formQuote())
+	}
 	lo, hi := f.bound(f.Min), f.bound(f.Max)
 	if x.Cmp(lo) < 0 || x.Cmp(hi) > 0 {
-		return f.invalid(format, f.RangeMust, "outside "+f.RangeText())
+		return f.invalid(format, f.RangeMust, "outside "+f.RangeText(), f.rangeQuote())
+	}
+	if lenient {
+		return open(what + " written in a form neither text shows nor forbids (a sign, leading zeros, white space, .5, a comma, an exponent, other digits)")
+	}
+	if f.Kind == Integer && v.Kind == String && strings.Contains(v.Raw, ".") {
+		return open("an integer written with a fraction of zero")
 	}
 	var stored any
 	if f.Kind == Integer {
@@ -278,11 +415,10 @@ func (f *Field) judgeNumber(format device.Format, v Value) Verdict {
 		}
 		stored = f
 	}
-	// A JSON number is CONTRACT 2's allowance; a plus sign or leading
-	// zeros are forms of a decimal number that the texts do not show. A
-	// range of the CONTRACT's alone is SHOULD near its edges (see Margin).
+	// A JSON number is CONTRACT 2's allowance. A range of the CONTRACT's
+	// alone is SHOULD near its edges (see Margin).
 	inner := f.RangeMust || x.Cmp(f.bound(f.Min+Margin)) >= 0 && x.Cmp(f.bound(f.Max-Margin)) <= 0
-	return ok(plain && v.Kind == String && inner, stored, what+" in "+f.RangeText())
+	return ok(plain && inner, stored, what+" in "+f.RangeText())
 }
 
 // Margin is, for a Decimal whose range is the CONTRACT's alone (the
@@ -347,21 +483,21 @@ func (f *Field) judgeText(format device.Format, s string) Verdict {
 		return open("text with surrounding white space: the CONTRACT says nothing of trimming " + f.Name)
 	}
 	if !utf8.ValidString(t) {
-		return f.invalid(format, false, "not valid UTF-8")
+		return f.invalid(format, false, "not valid UTF-8", f.rangeQuote())
 	}
 	n := utf8.RuneCountInString(t)
 	switch {
 	case n == 0:
-		return f.invalid(format, false, "empty"+map[bool]string{true: " after trimming"}[f.Trim])
+		return f.invalid(format, false, "empty"+map[bool]string{true: " after trimming"}[f.Trim], f.rangeQuote())
 	case n > f.MaxLen:
-		return f.invalid(format, f.RangeMust, strconv.Itoa(n)+" characters, more than "+strconv.Itoa(f.MaxLen))
+		return f.invalid(format, f.RangeMust, strconv.Itoa(n)+" characters, more than "+strconv.Itoa(f.MaxLen), f.rangeQuote())
 	}
 	for _, r := range t {
 		if unicode.IsControl(r) {
 			if !f.Trim {
 				return open("a control character in " + f.Name + ": the CONTRACT refuses them only in name")
 			}
-			return f.invalid(format, false, "a control character")
+			return f.invalid(format, false, "a control character", f.rangeQuote())
 		}
 	}
 	return ok(plainText(s), t, "text of 1 to "+strconv.Itoa(f.MaxLen)+" characters")
@@ -373,11 +509,11 @@ func isHexDigit(c byte) bool {
 
 func (f *Field) judgeHex(format device.Format, s string) Verdict {
 	if len(s) != f.Len {
-		return f.invalid(format, f.RangeMust, "not "+strconv.Itoa(f.Len)+" characters")
+		return f.invalid(format, f.RangeMust, "not "+strconv.Itoa(f.Len)+" characters", f.Quote)
 	}
 	for i := 0; i < len(s); i++ {
 		if !isHexDigit(s[i]) {
-			return f.invalid(format, f.RangeMust, "not hexadecimal")
+			return f.invalid(format, f.RangeMust, "not hexadecimal", f.Quote)
 		}
 	}
 	lower := strings.ToLower(s)
@@ -389,7 +525,7 @@ const TimestampLayout = "20060102150405"
 
 func (f *Field) judgeTimestamp(format device.Format, s string) Verdict {
 	if len(s) != 14 || !allDigits(s) {
-		return f.invalid(format, true, "not 14 digits YYYYMMDDHHMMSS")
+		return f.invalid(format, true, "not 14 digits YYYYMMDDHHMMSS", QuoteTimestamp)
 	}
 	n := func(i, j int) int { x, _ := strconv.Atoi(s[i:j]); return x }
 	mon, day, hh, mm, ss := n(4, 6), n(6, 8), n(8, 10), n(10, 12), n(12, 14)
@@ -397,10 +533,10 @@ func (f *Field) judgeTimestamp(format device.Format, s string) Verdict {
 	case ss == 60 && mon >= 1 && mon <= 12 && day >= 1 && day <= 31 && hh <= 23 && mm <= 59:
 		return open("second 60: a leap second")
 	case mon < 1 || mon > 12 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 59:
-		return f.invalid(format, true, "a month, day, hour, minute or second out of its range")
+		return f.invalid(format, true, "a month, day, hour, minute or second out of its range", QuoteTimestamp)
 	}
 	if day > time.Date(n(0, 4), time.Month(mon)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
-		return f.invalid(format, false, "not a real calendar date (CONTRACT 1)")
+		return f.invalid(format, false, "not a real calendar date (CONTRACT 1)", QuoteRealDate)
 	}
 	return ok(true, s, "14 digits naming a real date and time")
 }
@@ -427,12 +563,12 @@ func tokenChar(r rune) bool {
 
 func (f *Field) judgeToken(format device.Format, s string) Verdict {
 	if s == "" {
-		return f.invalid(format, false, "empty")
+		return f.invalid(format, false, "empty", QuoteMessageToken)
 	}
 	plain := true
 	for _, r := range s {
 		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return f.invalid(format, false, "a token holds no white space or control characters")
+			return f.invalid(format, false, "a token holds no white space or control characters", QuoteMessageToken)
 		}
 		if !tokenChar(r) {
 			plain = false
@@ -449,18 +585,11 @@ func settingStart(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <=
 func (f *Field) judgeSetting(format device.Format, s string) Verdict {
 	name, num, found := strings.Cut(s, "=")
 	if !found || name == "" {
-		return f.invalid(format, true, "not <setting_name>=<number>")
-	}
-	valid, plain, isOpen, must := numberForm(num, true)
-	switch {
-	case isOpen:
-		return open("a number without digits on one side of the point")
-	case !valid:
-		return f.invalid(format, must, "the part after = is not a number")
+		return f.invalid(format, true, "not <setting_name>=<number>", QuoteMessageVal)
 	}
 	// CONTRACT 3: the setting name is [A-Za-z_][A-Za-z0-9_.-]*.
 	if !settingStart(name[0]) {
-		return f.invalid(format, false, "a setting name must start with a letter or _")
+		return f.invalid(format, false, "a setting name must start with a letter or _", QuoteMessageValue)
 	}
 	simple := true
 	for i := 1; i < len(name); i++ {
@@ -470,10 +599,17 @@ func (f *Field) judgeSetting(format device.Format, s string) Verdict {
 		case c == '.' || c == '-':
 			simple = false
 		default:
-			return f.invalid(format, false, "a setting name holds letters, digits, _ . - only")
+			return f.invalid(format, false, "a setting name holds letters, digits, _ . - only", QuoteMessageValue)
 		}
 	}
-	return ok(simple && plain, s, "<setting_name>=<number>")
+	x, plain, _ := numberText(num, true)
+	switch {
+	case x == nil:
+		return f.invalid(format, true, "the part after = is not a number in any reading", QuoteMessageVal)
+	case !plain:
+		return open("a number written in a form neither text shows nor forbids")
+	}
+	return ok(simple, s, "<setting_name>=<number>")
 }
 
 // Sent is one control field as sent: its key as written on the wire.
@@ -496,7 +632,7 @@ func Judge(op device.Operation, format device.Format, fields []Sent) Verdict {
 	for _, s := range fields {
 		if _, dup := get[s.Key]; dup {
 			if format == device.XML {
-				return refuse(false, device.CodeInvalidField, s.Key, s.Key+" appears twice: one element per field")
+				return refuse(false, device.CodeInvalidField, s.Key, s.Key+" appears twice: one element per field", QuoteXMLBody)
 			}
 			return open(s.Key + " appears twice in a JSON object")
 		}
@@ -506,7 +642,7 @@ func Judge(op device.Operation, format device.Format, fields []Sent) Verdict {
 	and := func(v Verdict) { must = must && v.Must }
 	for _, f := range Envelope {
 		if _, ok := get[f.Name]; !ok {
-			return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required (published 2.1)")
+			return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required (published 2.1)", f.typeQuote())
 		}
 	}
 	for _, f := range Envelope {
@@ -528,7 +664,7 @@ func Judge(op device.Operation, format device.Format, fields []Sent) Verdict {
 	if op == device.SendCommand {
 		v, ok := get[device.FieldType]
 		if !ok {
-			return refuse(true, device.CodeMissingField, device.FieldType, "type is required (published 4.1)")
+			return refuse(true, device.CodeMissingField, device.FieldType, "type is required (published 4.1)", QuoteCommandBody)
 		}
 		j := TypeField.Judge(format, v)
 		if !j.OK {
@@ -550,13 +686,13 @@ func Judge(op device.Operation, format device.Format, fields []Sent) Verdict {
 	}
 	for _, s := range fields {
 		if !allowed[s.Key] {
-			return refuse(false, device.CodeUnexpectedField, s.Key, s.Key+" is not a field of this request (CONTRACT 2)")
+			return refuse(false, device.CodeUnexpectedField, s.Key, s.Key+" is not a field of this request (CONTRACT 2)", QuoteUnexpected)
 		}
 	}
 	field := func(f *Field) (Verdict, bool) {
 		v, ok := get[f.Name]
 		if !ok {
-			return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required"), false
+			return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required", bodyQuote(op)), false
 		}
 		j := f.Judge(format, v)
 		if !j.OK || j.Open {
@@ -582,7 +718,7 @@ func Judge(op device.Operation, format device.Format, fields []Sent) Verdict {
 					return k
 				}
 				if k.Stored != j.Stored {
-					return refuse(false, device.CodeInvalidField, device.FieldDeviceID, "device_id and sn name different devices (CONTRACT 2)")
+					return refuse(false, device.CodeInvalidField, device.FieldDeviceID, "device_id and sn name different devices (CONTRACT 2)", QuoteDeviceIDBoth)
 				}
 				must = false
 			}
@@ -593,7 +729,7 @@ func Judge(op device.Operation, format device.Format, fields []Sent) Verdict {
 			}
 			must = false // the alias is CONTRACT 2's
 		default:
-			return refuse(true, device.CodeMissingField, device.FieldSN, "sn is required (published 4.1)")
+			return refuse(true, device.CodeMissingField, device.FieldSN, "sn is required (published 4.1)", QuoteCommandBody)
 		}
 		for i := range typ.Fields {
 			f := &typ.Fields[i]
@@ -611,7 +747,7 @@ func Judge(op device.Operation, format device.Format, fields []Sent) Verdict {
 		}
 		if len(state) == 0 {
 			return refuse(false, device.CodeMissingField, typ.Fields[0].Wire(format),
-				"a command must carry at least one field of its type (CONTRACT 3)")
+				"a command must carry at least one field of its type (CONTRACT 3)", QuoteOneField)
 		}
 	case device.SendMessage:
 		for _, f := range []*Field{&MessageType, &MessageValue} {
@@ -647,4 +783,15 @@ func Canonical(fieldName string, v Value) (any, bool) {
 		return nil, false
 	}
 	return j.Stored, true
+}
+
+// bodyQuote is the sentence that lists an operation's fields.
+func bodyQuote(op device.Operation) string {
+	switch op {
+	case device.SendMessage:
+		return QuoteMessageBody
+	case device.UpdateName:
+		return QuoteRenameBody
+	}
+	return QuoteCommandBody
 }

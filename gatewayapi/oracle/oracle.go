@@ -115,6 +115,10 @@ type Field struct {
 	Example string
 	// Section is where the field is defined in the published interface.
 	Section string
+	// Quote is the sentence of the texts that gives the field its form
+	// (quotes.go): its row of published 2.1, 2.2 or 2.3, or the CONTRACT's
+	// sentence where the published interface gives none.
+	Quote string
 }
 
 // Wire is the field's key in a body of format f.
@@ -153,40 +157,42 @@ func (t *Type) StateKeys() []string {
 
 var onOff = []string{"On", "Off"}
 
-func enum(name string, values []string, example string) Field {
-	return Field{Name: name, JSON: name, Kind: Enum, Values: values, Example: example, RangeMust: true, Section: "2.3"}
+func enum(typ, name string, values []string, example string) Field {
+	return Field{Name: name, JSON: name, Kind: Enum, Values: values, Example: example, RangeMust: true, Section: "2.3",
+		Quote: rowOf(typ, name, strings.Join(values, ", "))}
 }
 
 // point is a thermostat point: the published interface says "decimal
 // number as string, degrees Celsius"; the range is CONTRACT 3's.
 func point(name, json, example string) Field {
-	return Field{Name: name, JSON: json, Kind: Decimal, Min: -50000, Max: 100000, Unit: "°C", Example: example, Section: "2.3"}
+	return Field{Name: name, JSON: json, Kind: Decimal, Min: -50000, Max: 100000, Unit: "°C", Example: example, Section: "2.3",
+		Quote: QuotePointForm}
 }
 
 // Types is published 2.3, in its order. The Appliance Module Plus is named
 // so (the published note says to use that name for it).
 var Types = []*Type{
-	{Name: "Appliance Module", Fields: []Field{enum("io", onOff, "On")}},
+	{Name: "Appliance Module", Fields: []Field{enum("Appliance Module", "io", onOff, "On")}},
 	{Name: "Appliance Module Plus", Fields: []Field{
 		// "text; the example uses the word normal"; 1 to 32 characters is
 		// CONTRACT 3's.
-		{Name: "opt", JSON: "opt", Kind: Text, MaxLen: 32, Example: "normal", Section: "2.3"},
-		enum("Relay1", onOff, "On"),
-		enum("Relay2", onOff, "Off"),
+		{Name: "opt", JSON: "opt", Kind: Text, MaxLen: 32, Example: "normal", Section: "2.3", Quote: QuoteOpt},
+		enum("Appliance Module Plus", "Relay1", onOff, "On"),
+		enum("Appliance Module Plus", "Relay2", onOff, "Off"),
 	}},
-	{Name: "Relay Module", Fields: []Field{enum("io", onOff, "On")}},
+	{Name: "Relay Module", Fields: []Field{enum("Relay Module", "io", onOff, "On")}},
 	{Name: "Thermostat", Fields: []Field{
-		enum("mode", []string{"Auto", "Cool", "Heat", "Off"}, "Auto"),
+		enum("Thermostat", "mode", []string{"Auto", "Cool", "Heat", "Off"}, "Auto"),
 		point("cooling_point", "cooling point", "26"),
 		point("heating_point", "heating point", "20"),
-		enum("fan", []string{"On", "Auto"}, "Auto"),
+		enum("Thermostat", "fan", []string{"On", "Auto"}, "Auto"),
 	}},
 	{Name: "Infrared Sensor", Fields: []Field{
-		enum("io", onOff, "On"),
-		{Name: "code", JSON: "code", Kind: Integer, Min: 1, Max: 4, RangeMust: true, Example: "1", Section: "2.3"},
+		enum("Infrared Sensor", "io", onOff, "On"),
+		{Name: "code", JSON: "code", Kind: Integer, Min: 1, Max: 4, RangeMust: true, Example: "1", Section: "2.3", Quote: QuoteCode},
 	}},
 	{Name: "Light Dimmer", Fields: []Field{
-		{Name: "dimming", JSON: "dimming", Kind: Integer, Min: 1, Max: 100, RangeMust: true, Example: "50", Section: "2.3"},
+		{Name: "dimming", JSON: "dimming", Kind: Integer, Min: 1, Max: 100, RangeMust: true, Example: "50", Section: "2.3", Quote: QuoteDimming},
 	}},
 }
 
@@ -211,18 +217,18 @@ func TypeNames() []string {
 
 // The envelope (published 2.1) and the operations' own fields (2.2, 2.4).
 var (
-	APIKey       = Field{Name: device.FieldAPIKey, Kind: Key, RangeMust: true, Example: "an-api-key", Section: "2.1"}
-	TimestampF   = Field{Name: device.FieldTimestamp, Kind: Timestamp, RangeMust: true, Example: "20260101120000", Section: "2.1"}
-	Sign         = Field{Name: device.FieldSign, Kind: Hex, Len: 32, RangeMust: true, Example: "0123456789abcdef0123456789abcdef", Section: "2.1"}
-	Account      = Field{Name: device.FieldAccount, Kind: Hex, Len: 24, RangeMust: true, Example: "5f3a9c0e1b2d4f6a8c0e1b2d", Section: "2.1"}
-	MAC          = Field{Name: device.FieldMAC, Kind: Hex, Len: 12, RangeMust: true, Example: "a4c138f0e2b1", Section: "2.1"}
-	SN           = Field{Name: device.FieldSN, Kind: Hex, Len: 32, RangeMust: true, Example: "0123456789abcdef0123456789abcdef", Section: "2.2"}
-	DeviceID     = Field{Name: device.FieldDeviceID, Kind: Hex, Len: 32, Example: "0123456789abcdef0123456789abcdef", Section: "2.2"}
-	TypeField    = Field{Name: device.FieldType, Kind: TypeName, RangeMust: true, Example: "Light Dimmer", Section: "2.3"}
-	FormatField  = Field{Name: device.FieldFormat, Kind: FormatName, Example: "json", Section: "4"}
-	MessageType  = Field{Name: device.FieldMessageType, Kind: Token, Example: "message", Section: "2.4"}
-	MessageValue = Field{Name: device.FieldMessageValue, Kind: Setting, RangeMust: true, Example: "brightness=80", Section: "2.4"}
-	Name         = Field{Name: device.FieldName, Kind: Text, MaxLen: 64, Trim: true, Example: "Conformance Check", Section: "2.2"}
+	APIKey       = Field{Name: device.FieldAPIKey, Kind: Key, RangeMust: true, Example: "an-api-key", Section: "2.1", Quote: QuoteRegistered}
+	TimestampF   = Field{Name: device.FieldTimestamp, Kind: Timestamp, RangeMust: true, Example: "20260101120000", Section: "2.1", Quote: QuoteTimestamp}
+	Sign         = Field{Name: device.FieldSign, Kind: Hex, Len: 32, RangeMust: true, Example: "0123456789abcdef0123456789abcdef", Section: "2.1", Quote: QuoteSign}
+	Account      = Field{Name: device.FieldAccount, Kind: Hex, Len: 24, RangeMust: true, Example: "5f3a9c0e1b2d4f6a8c0e1b2d", Section: "2.1", Quote: QuoteAccount}
+	MAC          = Field{Name: device.FieldMAC, Kind: Hex, Len: 12, RangeMust: true, Example: "a4c138f0e2b1", Section: "2.1", Quote: QuoteMAC}
+	SN           = Field{Name: device.FieldSN, Kind: Hex, Len: 32, RangeMust: true, Example: "0123456789abcdef0123456789abcdef", Section: "2.2", Quote: QuoteSN}
+	DeviceID     = Field{Name: device.FieldDeviceID, Kind: Hex, Len: 32, Example: "0123456789abcdef0123456789abcdef", Section: "2.2", Quote: QuoteSN}
+	TypeField    = Field{Name: device.FieldType, Kind: TypeName, RangeMust: true, Example: "Light Dimmer", Section: "2.3", Quote: QuoteType}
+	FormatField  = Field{Name: device.FieldFormat, Kind: FormatName, Example: "json", Section: "4", Quote: QuoteFormat}
+	MessageType  = Field{Name: device.FieldMessageType, Kind: Token, Example: "message", Section: "2.4", Quote: QuoteMessageToken}
+	MessageValue = Field{Name: device.FieldMessageValue, Kind: Setting, RangeMust: true, Example: "brightness=80", Section: "2.4", Quote: QuoteMessageVal}
+	Name         = Field{Name: device.FieldName, Kind: Text, MaxLen: 64, Trim: true, Example: "Conformance Check", Section: "2.2", Quote: QuoteNameRule}
 )
 
 // Envelope are the fields every request carries (published 2.1), in

@@ -69,16 +69,30 @@ func (f *Field) mk(class Class, slug, what string, v Value, base string) Sample 
 }
 
 // keep drops the samples the texts leave open and repeated slugs.
-func keep(ss []Sample) []Sample {
-	out, seen := ss[:0], map[string]bool{}
+func keep(ss []Sample) []Sample { return pick(ss, false) }
+
+// pick keeps the samples whose verdict is Open (open) or not, each slug
+// once.
+func pick(ss []Sample, open bool) []Sample {
+	var out []Sample
+	seen := map[string]bool{}
 	for _, s := range ss {
-		if s.Verdict.Open || seen[s.Slug] {
+		if s.Verdict.Open != open || seen[s.Slug] {
 			continue
 		}
 		seen[s.Slug] = true
 		out = append(out, s)
 	}
 	return out
+}
+
+// OpenForms are the field's samples that neither text decides (the
+// CONTRACT's preamble: "a form that neither text forbids is open"): the
+// harness probes them (INFO) and never fails the answer, and gwsim
+// --open-forms accept reads each the other way from its default. base is
+// as for Forms and Broken.
+func (f *Field) OpenForms(base string) []Sample {
+	return pick(append(append(f.edges(), f.forms(base)...), f.broken(base)...), true)
 }
 
 // Slug of a number: "101", "minus-1", "99.999" becomes "99_999".
@@ -97,7 +111,9 @@ func numSlug(s string) string {
 // ASCII, two-, three- and four-byte UTF-8 and with combining characters
 // (each code point is a character), and at 1 and 0 characters. Fields
 // without a range have none.
-func (f *Field) Edges() []Sample {
+func (f *Field) Edges() []Sample { return keep(f.edges()) }
+
+func (f *Field) edges() []Sample {
 	var ss []Sample
 	switch f.Kind {
 	case Integer:
@@ -141,7 +157,7 @@ func (f *Field) Edges() []Sample {
 			add("only-spaces", "only spaces, empty after trimming", "   ")
 		}
 	}
-	return keep(ss)
+	return ss
 }
 
 // textWidth builds texts of n characters of one kind.
@@ -175,7 +191,9 @@ var textWidths = []textWidth{
 // Forms are valid values of the field written in each form its rule
 // allows; base is the value the request would carry (a hex id, the
 // body's format name for format), for forms derived from it.
-func (f *Field) Forms(base string) []Sample {
+func (f *Field) Forms(base string) []Sample { return keep(f.forms(base)) }
+
+func (f *Field) forms(base string) []Sample {
 	var ss []Sample
 	add := func(slug, what string, v Value) { ss = append(ss, f.mk(Form, slug, what, v, base)) }
 	switch f.Kind {
@@ -193,6 +211,12 @@ func (f *Field) Forms(base string) []Sample {
 		add("leading-zeros", "with leading zeros", Str("00"+mid))
 		add("json-number", "as a JSON number", Num(f.Format(f.Max)))
 		add("json-number-lowest", "the lowest, as a JSON number", Num(f.Format(f.Min)))
+		// CONTRACT 2: any JSON number syntax, the value decides.
+		add("json-number-zero-fraction", "a JSON number with .0", Num(mid+".0"))
+		add("json-number-exponent", "a JSON number in exponent notation", Num(mid+"e0"))
+		if hi := f.Format(f.Max); len(hi) > 1 {
+			add("json-number-exponent-fraction", "a whole JSON number written with a fraction and an exponent", Num(hi[:1]+"."+hi[1:]+"e"+strconv.Itoa(len(hi)-1)))
+		}
 	case Decimal:
 		// Written around a whole number w the range holds with room to
 		// spare (21 for the thermostat points); zero and the negative
@@ -221,6 +245,16 @@ func (f *Field) Forms(base string) []Sample {
 			add("json-number-negative", "a negative JSON number", Num("-5.5"))
 		}
 		add("json-number-integer", "a whole JSON number", Num(w))
+		if len(w) > 1 && w[0] != '-' {
+			add("json-number-exponent", "a JSON number in exponent notation", Num(w[:len(w)-1]+"."+w[len(w)-1:]+"e1"))
+		}
+		add("json-number-upper-exponent", "a JSON number with E and a signed exponent", Num(w+"5E-1"))
+		// Forms neither text decides (Open): digits on one side of the
+		// point only.
+		if f.holds(500) {
+			add("point-first", "digits after the point only", Str(".5"))
+		}
+		add("point-last", "digits before the point only", Str(w+"."))
 	case Text:
 		add(valueSlug(f.Example), "", Str(f.Example))
 		if !f.Trim {
@@ -233,6 +267,8 @@ func (f *Field) Forms(base string) []Sample {
 		add("punctuation", "with punctuation", Str(`Hall's "big" <lamp> & co.`))
 		if f.Trim {
 			add("padded", "with spaces around, stored trimmed", Str("  Porch Light  "))
+		} else {
+			add("padded", "with spaces around", Str(" eco "))
 		}
 	case Hex:
 		add("upper-case", "in upper case", Str(strings.ToUpper(base)))
@@ -251,10 +287,11 @@ func (f *Field) Forms(base string) []Sample {
 	case Token:
 		add("other-word", "another word than message", Str("alert"))
 		add("dotted", "with . _ -", Str("sensor.alert_2-b"))
+		add("colon", "with a colon", Str("sensor:alert"))
 	case FormatName:
 		add("matching", "naming the body's format", Str(base))
 	}
-	return keep(ss)
+	return ss
 }
 
 // valueSlug is a word as an ID part: "On" becomes "on".
@@ -314,7 +351,9 @@ func mixCase(s string) string {
 // would carry (a hex id, the timestamp of now, a type name, the body's
 // format name); the breaks are derived from it so that the break is the
 // only fault.
-func (f *Field) Broken(base string) []Sample {
+func (f *Field) Broken(base string) []Sample { return keep(f.broken(base)) }
+
+func (f *Field) broken(base string) []Sample {
 	var ss []Sample
 	format := base
 	add := func(slug, what string, v Value) { ss = append(ss, f.mk(Broken, slug, what, v, format)) }
@@ -349,6 +388,9 @@ func (f *Field) Broken(base string) []Sample {
 		add("fullwidth-digit", "a fullwidth digit, one character but three bytes", Str(last("０")))
 		add("0x-prefix", "0x in place of the first two characters", Str("0x"+base[2:]))
 		add("separators", "with a separator every two characters", Str(pairs(base, ":")))
+		if n == 32 {
+			add("uuid-form", "written as a UUID, with dashes", Str(base[:8]+"-"+base[8:12]+"-"+base[12:16]+"-"+base[16:20]+"-"+base[20:]))
+		}
 		space()
 		jsonTypes(digitsOf(n))
 	case Timestamp:
@@ -368,6 +410,8 @@ func (f *Field) Broken(base string) []Sample {
 		add("zone-suffix", "with a Z after it", Str(base+"Z"))
 		add("fraction", "with a fraction of a second", Str(base+".5"))
 		add("unix-seconds", "seconds since 1970", Str("1767268800"))
+		add("letter", "a letter in place of its last digit", Str(base[:13]+"a"))
+		add("second-60", "second 60 (a leap second)", Str(d(12, "60")))
 		add("plus-sign", "a plus sign in place of the first digit", Str("+"+base[1:]))
 		add("fullwidth-digit", "a fullwidth digit, one character but three bytes", Str(base[:13]+"５"))
 		add("arabic-indic-digit", "an Arabic-Indic digit", Str(base[:13]+"٥"))
@@ -409,9 +453,9 @@ func (f *Field) Broken(base string) []Sample {
 		add("infinity", "", Str("Infinity"))
 		add("with-unit", "with a unit", Str(mid+"%"))
 		add("json-fraction", "a fractional JSON number", Num(lo+".5"))
-		add("json-zero-fraction", "a JSON number with .0", Num(mid+".0"))
-		add("json-exponent", "a JSON number in exponent notation", Num(mid+"e0"))
+		add("json-exponent-fraction", "a JSON number in exponent notation that is not whole", Num(lo+"5e-1"))
 		add("json-above-range", "a JSON number above the range", Num(f.Format(f.Max+1)))
+		add("json-exponent-above-range", "a JSON number in exponent notation above the range", Num(f.Format(f.Max)+"1e0"))
 		base = mid
 		jsonTypes("")
 	case Decimal:
@@ -432,8 +476,8 @@ func (f *Field) Broken(base string) []Sample {
 		add("hex", "hexadecimal", Str("0x15"))
 		add("fullwidth-digits", "fullwidth digits", Str("２１.５"))
 		add("empty", "empty", Str(""))
-		add("json-exponent", "a JSON number in exponent notation", Num("2.1e1"))
 		add("json-below-range", "a JSON number below the range", Num(f.Format(f.Min-1000)))
+		add("json-exponent-below-range", "a JSON number in exponent notation below the range", Num(f.Format(f.Min-1000)+"0e-1"))
 		base = f.decimalWhole() + ".5"
 		jsonTypes("")
 	case Text:
@@ -484,11 +528,12 @@ func (f *Field) Broken(base string) []Sample {
 		add("unknown", "yaml", Str("yaml"))
 		add("empty", "empty", Str(""))
 		add("media-type", "a media type", Str("application/"+base))
+		add("upper-case", "in upper case", Str(strings.ToUpper(base)))
 	case Key:
 		base = "an-api-key"
 		jsonTypes("12345")
 	}
-	return keep(ss)
+	return ss
 }
 
 func jsonEscape(s string) string {
@@ -648,7 +693,7 @@ func Aligned(now time.Time) time.Duration {
 
 // DrawForm draws a valid value of the field in any form its rule allows:
 // the plain form of Draw, or a drawn value written with a plus sign,
-// leading zeros, as a JSON number (numbers), in another letter case
+// as a JSON number in any syntax (numbers), in another letter case
 // (enumerated words, hex ids), padded (name), or one of Forms' values. The
 // value may be valid by the CONTRACT only: Judge says at which level.
 // format is the body's format (a JSON number only in JSON; the format
@@ -662,11 +707,8 @@ func (f *Field) DrawForm(r *rand.Rand, format device.Format) Value {
 	cands = append(cands, Str(v))
 	switch f.Kind {
 	case Integer, Decimal:
-		lead := "0" + v
-		if strings.HasPrefix(v, "-") {
-			lead = "-0" + v[1:]
-		}
-		cands = append(cands, Str("+"+v), Str(lead))
+		// A sign or leading zeros are open (neither text decides them);
+		// a JSON number in any syntax is CONTRACT 2's.
 		if format == device.JSON {
 			cands = append(cands, Num(v))
 		}

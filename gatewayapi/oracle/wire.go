@@ -87,8 +87,8 @@ func FormatOfContentType(ct string) (device.Format, bool) {
 	return 0, false
 }
 
-func malformed(must bool, why string, also ...string) Verdict {
-	v := refuse(must, device.CodeMalformedBody, "", why)
+func malformed(must bool, why, quote string, also ...string) Verdict {
+	v := refuse(must, device.CodeMalformedBody, "", why, quote)
 	v.Also = also
 	return v
 }
@@ -109,17 +109,17 @@ func readJSON(body []byte) ([]Sent, Verdict) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var top json.RawMessage
 	if err := dec.Decode(&top); err != nil {
-		return nil, malformed(true, "the body is not JSON: "+jsonErr(err))
+		return nil, malformed(true, "the body is not JSON: "+jsonErr(err), QuoteMalformed)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, malformed(true, "the body holds more than one JSON value")
+		return nil, malformed(true, "the body holds more than one JSON value", QuoteJSONBody)
 	}
 	if !utf8.Valid(body) {
-		return nil, malformed(true, "the body is not UTF-8")
+		return nil, malformed(true, "the body is not UTF-8", QuoteMalformed)
 	}
 	members, err := objectMembers(top)
 	if err != nil {
-		return nil, malformed(true, "the JSON body is not an object with the member control")
+		return nil, malformed(true, "the JSON body is not an object with the member control", QuoteJSONBody)
 	}
 	var control json.RawMessage
 	n, extra := 0, ""
@@ -135,20 +135,20 @@ func readJSON(body []byte) ([]Sent, Verdict) {
 	}
 	switch {
 	case extra != "" && n == 0:
-		return nil, malformed(true, "the JSON object has the member "+title(extra)+" and no control", device.CodeUnexpectedField, device.CodeMissingField)
+		return nil, malformed(true, "the JSON object has the member "+title(extra)+" and no control", QuoteJSONControl, device.CodeUnexpectedField, device.CodeMissingField)
 	case extra != "":
-		return nil, malformed(true, "the JSON object has the member "+title(extra)+" beside control", device.CodeUnexpectedField)
+		return nil, malformed(true, "the JSON object has the member "+title(extra)+" beside control", QuoteJSONControl, device.CodeUnexpectedField)
 	case n == 0:
-		return nil, malformed(true, "the JSON object has no member control", device.CodeMissingField)
+		return nil, malformed(true, "the JSON object has no member control", QuoteJSONControl, device.CodeMissingField)
 	case n > 1:
-		return nil, malformed(true, "the JSON object has the member control twice")
+		return nil, malformed(true, "the JSON object has the member control twice", QuoteJSONControl)
 	}
 	fields, err := objectMembers(control)
 	if err != nil {
-		return nil, malformed(true, "control is not a JSON object")
+		return nil, malformed(true, "control is not a JSON object", QuoteJSONControl)
 	}
 	if len(fields) == 0 {
-		return nil, malformed(true, "control is an empty object", device.CodeMissingField)
+		return nil, malformed(true, "control is an empty object", QuoteJSONBody, device.CodeMissingField)
 	}
 	out := make([]Sent, len(fields))
 	for i, m := range fields {
@@ -223,20 +223,23 @@ func readXML(body []byte) ([]Sent, Verdict) {
 	extra := "" // a child of the root beside control
 	var out []Sent
 	var text strings.Builder
+	openWhy := "" // a form neither text decides, found on the way
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, malformed(true, "the body is not XML: "+err.Error())
+			return nil, malformed(true, "the body is not XML: "+err.Error(), QuoteMalformed)
 		}
 		switch t := tok.(type) {
 		case xml.Directive:
-			return nil, malformed(true, "the XML body has a directive (a DOCTYPE): CONTRACT 2 allows none")
+			return nil, malformed(true, "the XML body has a directive (a DOCTYPE): CONTRACT 2 allows none", QuoteNoDoctype)
 		case xml.ProcInst:
 			if depth > 0 || roots > 0 {
-				return nil, malformed(false, "the XML body has a processing instruction after its start")
+				// XML allows a processing instruction anywhere; neither
+				// text says what one in the body means.
+				openWhy = "the XML body has a processing instruction after its start"
 			}
 		case xml.Comment:
 		case xml.CharData:
@@ -244,8 +247,14 @@ func readXML(body []byte) ([]Sent, Verdict) {
 			case 3:
 				text.Write(t)
 			default:
-				if !blank(t) {
-					return nil, malformed(depth == 0, "the XML body has text outside the fields")
+				switch {
+				case blank(t):
+				case depth == 0:
+					return nil, malformed(true, "the XML body has text outside its root element", QuoteMalformed)
+				default:
+					// Character data beside control in the root, or beside
+					// the fields in control: neither text decides it.
+					openWhy = "the XML body has text beside " + map[int]string{1: "control in the root", 2: "the fields in control"}[depth]
 				}
 			}
 		case xml.StartElement:
@@ -253,10 +262,10 @@ func readXML(body []byte) ([]Sent, Verdict) {
 			case 0:
 				roots++
 				if roots > 1 {
-					return nil, malformed(true, "the XML body has a second root element")
+					return nil, malformed(true, "the XML body has a second root element", QuoteXMLBody)
 				}
 				if t.Name.Local != "xml" || t.Name.Space != "" {
-					return nil, malformed(true, "the XML root is "+title(t.Name.Local)+", not xml", device.CodeMissingField)
+					return nil, malformed(true, "the XML root is "+title(t.Name.Local)+", not xml", QuoteXMLBody, device.CodeMissingField)
 				}
 			case 1:
 				if t.Name.Local != "control" || t.Name.Space != "" {
@@ -264,19 +273,19 @@ func readXML(body []byte) ([]Sent, Verdict) {
 						extra = t.Name.Local
 					}
 					if err := dec.Skip(); err != nil {
-						return nil, malformed(true, "the body is not XML: "+err.Error())
+						return nil, malformed(true, "the body is not XML: "+err.Error(), QuoteMalformed)
 					}
 					continue
 				}
 				controls++
 				if controls > 1 {
-					return nil, malformed(true, "the XML root has control twice")
+					return nil, malformed(true, "the XML root has control twice", QuoteXMLControl)
 				}
 			case 2:
 				text.Reset()
 			case 3:
 				name := out[len(out)-1].Key
-				v := refuse(true, device.CodeInvalidField, name, name+" holds an element, not text")
+				v := refuse(true, device.CodeInvalidField, name, name+" holds an element, not text", QuoteXMLBody)
 				v.Also = []string{device.CodeMalformedBody}
 				return nil, v
 			}
@@ -293,17 +302,20 @@ func readXML(body []byte) ([]Sent, Verdict) {
 	}
 	switch {
 	case roots == 0:
-		return nil, malformed(true, "the body has no XML element")
+		return nil, malformed(true, "the body has no XML element", QuoteXMLBody)
 	case depth != 0:
-		return nil, malformed(true, "the XML body ends inside an element")
+		return nil, malformed(true, "the XML body ends inside an element", QuoteMalformed)
 	case extra != "" && controls == 0:
-		return nil, malformed(true, "the XML root has the child "+title(extra)+" and no control", device.CodeUnexpectedField, device.CodeMissingField)
+		return nil, malformed(true, "the XML root has the child "+title(extra)+" and no control", QuoteXMLControl, device.CodeUnexpectedField, device.CodeMissingField)
 	case extra != "":
-		return nil, malformed(true, "the XML root has the child "+title(extra)+" beside control", device.CodeUnexpectedField)
+		return nil, malformed(true, "the XML root has the child "+title(extra)+" beside control", QuoteXMLControl, device.CodeUnexpectedField)
 	case controls == 0:
-		return nil, malformed(true, "the XML root has no control", device.CodeMissingField)
+		return nil, malformed(true, "the XML root has no control", QuoteXMLControl, device.CodeMissingField)
 	case len(out) == 0:
-		return nil, malformed(true, "control has no field", device.CodeMissingField)
+		return nil, malformed(true, "control has no field", QuoteXMLBody, device.CodeMissingField)
+	}
+	if openWhy != "" {
+		return out, open(openWhy)
 	}
 	return out, Verdict{OK: true, Must: true, Why: "an XML body of published 2.1"}
 }
@@ -324,17 +336,17 @@ type Request struct {
 func JudgeRequest(op device.Operation, r Request) (device.Format, []Sent, Verdict) {
 	format, known := FormatOfContentType(r.ContentType)
 	if r.Method != "POST" {
-		v := refuse(true, device.CodeMethodNotAllowed, "", r.Method+" is not POST (published 4)")
+		v := refuse(true, device.CodeMethodNotAllowed, "", r.Method+" is not POST (published 4)", QuotePOST)
 		v.Status = 405
 		return format, nil, v
 	}
 	if len(r.Body) > MaxBody {
-		v := refuse(false, device.CodeBodyTooLarge, "", fmt.Sprintf("the body has %d bytes; CONTRACT 2 allows %d", len(r.Body), MaxBody))
+		v := refuse(false, device.CodeBodyTooLarge, "", fmt.Sprintf("the body has %d bytes; CONTRACT 2 allows %d", len(r.Body), MaxBody), QuoteBodyLimit)
 		v.Status = 413
 		return format, nil, v
 	}
 	if !known {
-		v := refuse(true, device.CodeUnsupportedMediaType, "", "Content-Type "+title(r.ContentType)+" is neither application/json nor application/xml (published 4)")
+		v := refuse(true, device.CodeUnsupportedMediaType, "", "Content-Type "+title(r.ContentType)+" is neither application/json nor application/xml (published 4)", QuoteContentType)
 		v.Status = 415
 		return 0, nil, v
 	}

@@ -72,6 +72,9 @@ func TestJudgeRequestRefusesEachBrokenForm(t *testing.T) {
 		if v.OK || v.Open || v.Status != tc.status || !slices.Equal(got, tc.codes) {
 			t.Errorf("%s: %+v (codes %v), want %d %v", tc.name, v, got, tc.status, tc.codes)
 		}
+		if v.Quote == "" {
+			t.Errorf("%s: refused (%s) without the sentence that forbids it", tc.name, v.Why)
+		}
 	}
 }
 
