@@ -141,7 +141,7 @@ func TestCommandValues(t *testing.T) {
 		{"heating 101", "heating", "101", true, 0, false},
 		{"heating 100.01", "heating", "100.01", false, 0, false},
 		{"cooling NaN", "cooling", "NaN", false, 0, false},
-		{"cooling exponent", "cooling", "2.5e1", true, 0, false},
+		{"cooling exponent", "cooling", "2.5e1", false, 0, false}, // in a string: open, refused by default
 	}
 	for _, p := range points {
 		for _, format := range formats {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/simulator/persist"
@@ -60,6 +61,9 @@ type Options struct {
 	// Replica names this process in the journal, the dashboard and its
 	// events (host-pid when empty).
 	Replica string
+	// OpenForms is how the forms neither text decides are read: refused
+	// (the zero value) or accepted (gwsim serve --open-forms).
+	OpenForms device.OpenForms
 	// NoClientReport turns the client report (GET /_sim/clients, package
 	// clients) off: it costs each request a pass over the fields the
 	// server decoded (a hash of each, to tell a resent request).
@@ -123,7 +127,7 @@ func Build(o Options) (*Simulator, error) {
 	cfg := server.Config{Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
-		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{},
+		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout}
 	for p, h := range o.Admin {
 		cfg.Admin[p] = h

@@ -124,10 +124,11 @@ func badValues(f *device.Field, format device.Format) []val {
 			vs = append(vs, val{text: "1", num: true})
 		}
 	case device.Integer:
-		both(num(f.Min-1), num(f.Max+1), num(f.Min)+".5", "1e1", thousandDigits, "-"+thousandDigits)
-		vs = append(vs, val{text: "0x1"}, val{text: "1 2"}, val{text: "NaN"})
+		both(num(f.Min-1), num(f.Max+1), num(f.Min)+".5", num(f.Min)+"5e-1", thousandDigits, "-"+thousandDigits)
+		vs = append(vs, val{text: "1 2"}, val{text: "NaN"}, val{text: "1e1"}) // 1e1 in a string: open, refused by default
 	case device.Decimal:
-		both(num(f.Min-0.1), num(f.Max+0.1), num(f.Max+1), "1e1", "2E1", thousandDigits, "0."+thousandDigits)
+		both(num(f.Min-0.1), num(f.Max+0.1), num(f.Max+1), num(f.Max)+"1E0", thousandDigits, "0."+thousandDigits)
+		vs = append(vs, val{text: "1e1"}, val{text: "2E1"}) // open in a string, refused by default
 		vs = append(vs, val{text: "NaN"}, val{text: "Infinity"}, val{text: "-Infinity"}, val{text: "Inf"},
 			val{text: "26,5"}, val{text: "0x1A"}, val{text: "26.5C"})
 	case device.Text:

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
@@ -148,6 +149,9 @@ type Main struct {
 	// ReplicaName names this process in the journal, the dashboard and
 	// its events (default: host name and pid).
 	ReplicaName string
+	// OpenForms is --open-forms: refuse or accept the forms neither text
+	// decides.
+	OpenForms string
 	// HealthNeedsToken puts /_sim/health behind --admin-token too.
 	HealthNeedsToken bool
 	// ClientReport keeps the client report (GET /_sim/clients).
@@ -216,6 +220,9 @@ func (m *Main) ParseFlags(args []string) error {
 		"(a failover may lose the last ones); replicated: once a replica has it too (WAIT 1, 1s; when no\n"+
 		"replica confirms in time: 503 storage_unavailable, the change may or may not be kept)")
 	fs.StringVar(&m.ReplicaName, "replica-name", "", "this process's name in the journal, the dashboard and its events (default: host name-pid)")
+	fs.StringVar(&m.OpenForms, "open-forms", "refuse", "how to read the forms neither gateway-api.md nor CONTRACT.md decides (a sign, leading zeros\n"+
+		"or white space in a number, an exponent in its text, a type name in another case, text beside control, ...;\n"+
+		"docs/oracle.md lists them): refuse (a strict service) or accept (a lenient one). gwconform passes both")
 	fs.Bool("version", false, "print the version and exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -290,6 +297,10 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.RateLimit < 0 {
 		return errors.New("--rate-limit must be 0 (no limit) or more")
 	}
+	openForms, ok := device.ParseOpenForms(m.OpenForms)
+	if !ok {
+		return errors.New("--open-forms must be refuse or accept, not " + strconv.Quote(m.OpenForms))
+	}
 	var wrap func(http.Handler) http.Handler
 	if m.Replay != "" {
 		p, err := cassette.Load(m.Replay)
@@ -318,7 +329,7 @@ func (m *Main) ParseFlags(args []string) error {
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
-		StoreDurability: m.StoreDurability, Replica: m.ReplicaName,
+		StoreDurability: m.StoreDurability, Replica: m.ReplicaName, OpenForms: openForms,
 		NoClientReport: !m.ClientReport})
 	if err != nil {
 		return err

@@ -49,7 +49,7 @@ func BenchmarkDecodeStandard(b *testing.B) {
 		name string
 		dec  func([]byte) ([]device.Pair, *device.Error)
 		file string
-	}{{"json", decodeJSON, "command-thermostat.json"}, {"xml", decodeXML, "command-thermostat.xml"}} {
+	}{{"json", decodeJSON, "command-thermostat.json"}, {"xml", func(b []byte) ([]device.Pair, *device.Error) { return decodeXML(b, device.RefuseOpen) }, "command-thermostat.xml"}} {
 		b.Run(c.name, func(b *testing.B) {
 			body := benchBody(b, c.file)
 			b.SetBytes(int64(len(body)))

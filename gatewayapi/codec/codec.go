@@ -75,6 +75,13 @@ func Decode(f device.Format, body []byte) ([]device.Pair, *device.Error) {
 // one slice per request in a pool: the result may be dst's storage or a
 // new slice.
 func DecodeInto(f device.Format, body []byte, dst []device.Pair) ([]device.Pair, *device.Error) {
+	return DecodeOpen(f, body, dst, device.RefuseOpen)
+}
+
+// DecodeOpen is DecodeInto reading the body forms neither text decides
+// as open says (device.OpenForms): text beside control in the XML root,
+// or beside the fields in control, is refused or passed over.
+func DecodeOpen(f device.Format, body []byte, dst []device.Pair, open device.OpenForms) ([]device.Pair, *device.Error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, malformed("the body is empty; it must hold a control element")
 	}
@@ -85,7 +92,7 @@ func DecodeInto(f device.Format, body []byte, dst []device.Pair) ([]device.Pair,
 		if pairs, ok := fastXMLInto(body, dst); ok {
 			return pairs, nil
 		}
-		return decodeXML(body)
+		return decodeXML(body, open)
 	}
 	if pairs, ok := fastJSONInto(body, dst); ok {
 		return pairs, nil
@@ -192,7 +199,7 @@ func readControlJSON(dec *json.Decoder) ([]device.Pair, error) {
 	return pairs, nil
 }
 
-func decodeXML(body []byte) ([]device.Pair, *device.Error) {
+func decodeXML(body []byte, open device.OpenForms) ([]device.Pair, *device.Error) {
 	dec := xml.NewDecoder(bytes.NewReader(body))
 	dec.Strict = true
 	bad := func(err error) *device.Error {
@@ -259,7 +266,7 @@ func decodeXML(body []byte) ([]device.Pair, *device.Error) {
 		case xml.CharData:
 			if depth == 3 {
 				text.Write(t)
-			} else if len(bytes.TrimSpace(t)) > 0 {
+			} else if len(bytes.TrimSpace(t)) > 0 && (depth == 0 || open == device.RefuseOpen) {
 				return nil, malformed("text outside the field elements: %q", cut(string(t)))
 			}
 		}

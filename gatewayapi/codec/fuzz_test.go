@@ -55,7 +55,7 @@ func FuzzDecodeXML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkDecode(t, device.XML, body)
 		if pairs, ok := fastXML(body); ok && utf8.Valid(body) {
-			slow, err := decodeXML(body)
+			slow, err := decodeXML(body, device.RefuseOpen)
 			if err != nil {
 				t.Fatalf("fastXML accepts %q, decodeXML refuses it: %v", body, err)
 			}

@@ -199,31 +199,36 @@ func TestFieldValues(t *testing.T) {
 		{&dim.Fields[0], Str(" 100 "), 0, "", false},
 		{&dim.Fields[0], Str("100 "), 0, "", false},
 		{&dim.Fields[0], num("100"), 100, "", true},
-		{&dim.Fields[0], Str("+5"), 5, "", true},
+		{&dim.Fields[0], Str("+5"), 0, "", false}, // open: refused by default
 		{&dim.Fields[0], Str("0"), 0, "", false},
 		{&dim.Fields[0], Str("-0"), 0, "", false},
 		{&dim.Fields[0], num("101"), 0, "", false},
-		{&dim.Fields[0], num("50.0"), 0, "", false},
-		{&dim.Fields[0], num("5e1"), 0, "", false},
+		{&dim.Fields[0], num("50.0"), 50, "", true}, // CONTRACT 2: any JSON number syntax
+		{&dim.Fields[0], num("5e1"), 50, "", true},
+		{&dim.Fields[0], num("5.5e1"), 55, "", true},
+		{&dim.Fields[0], num("1.5"), 0, "", false},
+		{&dim.Fields[0], num("15e-1"), 0, "", false},
 		{&dim.Fields[0], num("99999999999999999999"), 0, "", false},
 		{&dim.Fields[0], num(strings.Repeat("9", 1000)), 0, "", false},
 		{&dim.Fields[0], Value{Text: "a boolean", Kind: Other}, 0, "", false},
 		{&therm.Fields[1], num("-50"), -50, "", true},
 		{&therm.Fields[1], Str("100.0"), 100, "", true},
-		{&therm.Fields[1], Str(".5"), 0.5, "", true},
+		{&therm.Fields[1], Str(".5"), 0, "", false}, // open: refused by default
 		{&therm.Fields[1], Str("-50.0000001"), 0, "", false},
 		{&therm.Fields[1], Str("NaN"), 0, "", false},
 		{&therm.Fields[1], Str("Inf"), 0, "", false},
 		{&therm.Fields[1], Str("+Infinity"), 0, "", false},
-		{&therm.Fields[1], num("1e1"), 0, "", false},
-		{&therm.Fields[1], num("1E-1"), 0, "", false},
+		{&therm.Fields[1], num("1e1"), 10, "", true},
+		{&therm.Fields[1], num("2.1e1"), 21, "", true},
+		{&therm.Fields[1], num("1E-1"), 0.1, "", true},
+		{&therm.Fields[1], num("1e3"), 0, "", false},
 		{&therm.Fields[1], Str("0x10"), 0, "", false},
 		{&therm.Fields[1], Str("1_0"), 0, "", false},
 		{&therm.Fields[1], num("0." + strings.Repeat("1", 1000)), 0, "", false},
 		{&therm.Fields[0], Str("hEaT"), 2, "", true},
 		{&therm.Fields[0], num("1"), 0, "", false},
 		{&therm.Fields[3], Str("off"), 0, "", false},
-		{&plus.Fields[0], Str(" eco "), 0, "eco", true},
+		{&plus.Fields[0], Str(" eco "), 0, "", false}, // open: refused by default
 		{&plus.Fields[0], Str(strings.Repeat("é", 32)), 0, strings.Repeat("é", 32), true},
 		{&plus.Fields[0], Str(strings.Repeat("é", 33)), 0, "", false},
 		{&plus.Fields[0], num("5"), 0, "", false},
@@ -314,5 +319,35 @@ func TestStateApplyAndParseState(t *testing.T) {
 		if _, err := ir.ParseState(bad); err == nil {
 			t.Errorf("ParseState(%v) accepted", bad)
 		}
+	}
+}
+
+// TestAcceptOpenForms: with AcceptOpen each open form is read as a lenient
+// service reads it, and what no reading takes is still refused.
+func TestAcceptOpenForms(t *testing.T) {
+	dim, _ := LookupType("Light Dimmer")
+	therm, _ := LookupType("Thermostat")
+	plus, _ := LookupType("Appliance Module Plus")
+	for _, tc := range []struct {
+		f    *Field
+		v    string
+		want float64
+		ok   bool
+	}{
+		{&dim.Fields[0], "+50", 50, true}, {&dim.Fields[0], "0050", 50, true}, {&dim.Fields[0], " 50 ", 50, true},
+		{&dim.Fields[0], "50.0", 50, true}, {&dim.Fields[0], "5e1", 50, true}, {&dim.Fields[0], "0x32", 50, true},
+		{&dim.Fields[0], "５０", 50, true}, {&dim.Fields[0], "٥٠", 50, true}, {&dim.Fields[0], "50.5", 0, false},
+		{&dim.Fields[0], "5 0", 0, false}, {&dim.Fields[0], "+101", 0, false}, {&dim.Fields[0], "NaN", 0, false},
+		{&therm.Fields[1], ".5", 0.5, true}, {&therm.Fields[1], "21.", 21, true}, {&therm.Fields[1], "21,5", 21.5, true},
+		{&therm.Fields[1], "2.1e1", 21, true}, {&therm.Fields[1], "0x15", 0, false}, {&therm.Fields[1], "Infinity", 0, false},
+		{&therm.Fields[0], " Heat ", 2, true}, {&plus.Fields[1], "On!", 0, false},
+	} {
+		s, err := tc.f.parse(0, Str(tc.v), tc.f.Name, AcceptOpen)
+		if (err == nil) != tc.ok || tc.ok && s.Num != tc.want {
+			t.Errorf("%s %q: %+v %v, want %v ok=%v", tc.f.Name, tc.v, s, err, tc.want, tc.ok)
+		}
+	}
+	if s, err := plus.Fields[0].parse(0, Str(" eco\t"), "opt", AcceptOpen); err != nil || s.Text != "eco" {
+		t.Errorf("padded opt: %+v %v", s, err)
 	}
 }

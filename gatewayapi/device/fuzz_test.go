@@ -3,6 +3,7 @@ package device
 import (
 	"math"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -178,10 +179,10 @@ func checkRequest(t *testing.T, op Operation, format Format, pairs []Pair, r *Re
 			}
 		}
 	case SendMessage:
-		if r.MessageType == "" || len(r.MessageType) > MaxMessageTypeLen || !messageTypeRe.MatchString(r.MessageType) {
+		if !regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`).MatchString(r.MessageType) {
 			t.Fatalf("message_type %q", r.MessageType)
 		}
-		if len(r.MessageValue) > MaxMessageValueLen || !messageValueRe.MatchString(r.MessageValue) {
+		if len(r.MessageValue) > MaxMessageValueLen || !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*=-?(0|[1-9][0-9]*)(\.[0-9]+)?$`).MatchString(r.MessageValue) {
 			t.Fatalf("message_value %q", r.MessageValue)
 		}
 	case UpdateName:

@@ -1,10 +1,10 @@
 package device
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Operation is one of the three POST operations of the interface.
@@ -78,11 +78,6 @@ const (
 	MaxMessageValueLen = 256
 )
 
-var (
-	messageTypeRe  = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
-	messageValueRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*=[+-]?([0-9]+(\.[0-9]+)?|\.[0-9]+)$`)
-)
-
 // HexLen is the length of each hexadecimal identifier field.
 var HexLen = map[string]int{FieldSign: 32, FieldAccount: 24, FieldMAC: 12, FieldSN: 32, FieldDeviceID: 32}
 
@@ -124,8 +119,16 @@ type Request struct {
 // format is the body's format; it decides the thermostat points' names and
 // what the optional format field must say.
 func Parse(op Operation, format Format, pairs []Pair) (*Request, *Error) {
-	p := parser{op: op, format: format, pairs: pairs}
-	if len(pairs) <= smallPairs {
+	return ParseOpen(op, format, pairs, RefuseOpen)
+}
+
+// ParseOpen is Parse reading the forms neither text decides as open says
+// (OpenForms): gwsim serve --open-forms.
+func ParseOpen(op Operation, format Format, pairs []Pair, open OpenForms) (*Request, *Error) {
+	p := parser{op: op, format: format, pairs: pairs, open: open}
+	if open == AcceptOpen && format == JSON {
+		// A JSON member twice is open: the first is read.
+	} else if len(pairs) <= smallPairs {
 		for i := range pairs {
 			for j := 0; j < i; j++ {
 				if pairs[j].Key == pairs[i].Key {
@@ -140,6 +143,14 @@ func Parse(op Operation, format Format, pairs []Pair) (*Request, *Error) {
 				return nil, invalid(kv.Key, "%s appears more than once", kv.Key)
 			}
 			p.seen[kv.Key] = kv.Value
+		}
+	}
+	if p.seen == nil && len(pairs) > smallPairs {
+		p.seen = make(map[string]Value, len(pairs))
+		for _, kv := range pairs {
+			if _, dup := p.seen[kv.Key]; !dup {
+				p.seen[kv.Key] = kv.Value
+			}
 		}
 	}
 	req := &Request{Op: op}
@@ -169,6 +180,7 @@ type parser struct {
 	pairs  []Pair
 	// seen indexes pairs by key when there are more than smallPairs.
 	seen map[string]Value
+	open OpenForms
 }
 
 // smallPairs is how many pairs are searched one by one, which is faster
@@ -263,6 +275,12 @@ func (p *parser) envelope(e *Envelope) *Error {
 		return invalid(FieldTimestamp, "timestamp must be 14 digits YYYYMMDDHHMMSS, not %s", quote(e.Timestamp))
 	}
 	t, perr := time.Parse(TimestampLayout, e.Timestamp)
+	if perr != nil && p.open == AcceptOpen && e.Timestamp[12:] == "60" {
+		// Second 60 (a leap second) is open: the second after :59.
+		if t59, err := time.Parse(TimestampLayout, e.Timestamp[:12]+"59"); err == nil {
+			t, perr = t59.Add(time.Second), nil
+		}
+	}
 	if perr != nil {
 		return invalid(FieldTimestamp, "timestamp %s is not a real date and time", e.Timestamp)
 	}
@@ -282,6 +300,9 @@ func (p *parser) envelope(e *Envelope) *Error {
 			return err
 		}
 		f, ok := ParseFormat(s)
+		if s != strings.ToLower(s) && p.open == RefuseOpen {
+			ok = false // JSON or XML in upper case is open
+		}
 		if !ok {
 			return invalid(FieldFormat, "format must be json or xml, not %s", quote(s))
 		}
@@ -340,6 +361,16 @@ func (p *parser) command(r *Request) *Error {
 		return err
 	}
 	t, ok := LookupType(typeName)
+	if !ok && p.open == AcceptOpen {
+		// A type name in another letter case or with white space around
+		// it is open.
+		trimmed := strings.TrimFunc(typeName, unicode.IsSpace)
+		for _, c := range Types {
+			if strings.EqualFold(c.Name, trimmed) {
+				t, ok = c, true
+			}
+		}
+	}
 	if !ok {
 		return invalid(FieldType, "type must be one of %s, not %s", strings.Join(TypeNames(), ", "), quote(typeName))
 	}
@@ -380,7 +411,7 @@ func (p *parser) command(r *Request) *Error {
 		}
 		// Errors name the field as the request wrote it ("cooling point" in
 		// JSON), like the codec's and the unexpected-field errors do.
-		set, err := f.parse(i, v, key)
+		set, err := f.parse(i, v, key, p.open)
 		if err != nil {
 			return err
 		}
@@ -405,14 +436,14 @@ func (p *parser) message(r *Request) *Error {
 	if r.MessageType, err = p.str(FieldMessageType); err != nil {
 		return err
 	}
-	if len(r.MessageType) == 0 || len(r.MessageType) > MaxMessageTypeLen || !messageTypeRe.MatchString(r.MessageType) {
-		return invalid(FieldMessageType, "message_type must be a word of 1 to %d letters, digits, '_', '.', ':' or '-', not %s",
+	if !messageTypeOK(r.MessageType, p.open) {
+		return invalid(FieldMessageType, "message_type must be a word of 1 to %d letters, digits, '_', '.' or '-', not %s",
 			MaxMessageTypeLen, quote(r.MessageType))
 	}
 	if r.MessageValue, err = p.str(FieldMessageValue); err != nil {
 		return err
 	}
-	if len(r.MessageValue) > MaxMessageValueLen || !messageValueRe.MatchString(r.MessageValue) {
+	if !messageValueOK(r.MessageValue, p.open) {
 		return invalid(FieldMessageValue, "message_value must be <setting_name>=<number>, not %s", quote(r.MessageValue))
 	}
 	return nil

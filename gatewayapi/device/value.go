@@ -3,6 +3,7 @@ package device
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode"
@@ -46,32 +47,6 @@ type State struct {
 	Text string
 }
 
-// isInteger reports whether s is [+-]?[0-9]+.
-func isInteger(s string) bool {
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		s = s[1:]
-	}
-	return s != "" && digitRun(s) == len(s)
-}
-
-// isDecimal reports whether s is [+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+): no
-// exponent, no NaN or Inf, which strconv.ParseFloat would take.
-func isDecimal(s string) bool {
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		s = s[1:]
-	}
-	whole := digitRun(s)
-	s = s[whole:]
-	if s == "" {
-		return whole > 0
-	}
-	if s[0] != '.' {
-		return false
-	}
-	frac := digitRun(s[1:])
-	return frac == len(s)-1 && whole+frac > 0
-}
-
 // digitRun is the number of ASCII digits s starts with.
 func digitRun(s string) int {
 	n := 0
@@ -85,26 +60,28 @@ func digitRun(s string) int {
 const maxNumberLen = 32
 
 // Parse validates a wire value for this field; errors name the field by
-// its canonical name.
-func (f *Field) Parse(index int, v Value) (Setting, *Error) { return f.parse(index, v, f.Name) }
+// its canonical name. Open forms are refused (RefuseOpen).
+func (f *Field) Parse(index int, v Value) (Setting, *Error) {
+	return f.parse(index, v, f.Name, RefuseOpen)
+}
 
 // parse validates a value; errors name the field as name (its name as the
-// request wrote it).
-func (f *Field) parse(index int, v Value, name string) (Setting, *Error) {
+// request wrote it). open says how the forms neither text decides are read
+// (OpenForms).
+func (f *Field) parse(index int, v Value, name string, open OpenForms) (Setting, *Error) {
 	s := Setting{Index: index}
 	if v.Kind == Other {
 		return s, invalid(name, "%s must be %s, not %s", name, f.Rule, v.Text)
 	}
-	// Only text is trimmed: " On" is not On, nor " 50" a number in
-	// decimal digits.
 	text := v.Text
-	if f.Kind == Text {
-		text = strings.TrimSpace(text)
-	}
 	switch f.Kind {
 	case Enum:
 		if v.Kind == Number {
 			return s, invalid(name, "%s must be %s, not a number", name, f.Rule)
+		}
+		if open == AcceptOpen {
+			// White space around the word is open: taken away.
+			text = strings.TrimFunc(text, unicode.IsSpace)
 		}
 		for i, w := range f.Values {
 			if strings.EqualFold(w, text) {
@@ -113,25 +90,29 @@ func (f *Field) parse(index int, v Value, name string) (Setting, *Error) {
 			}
 		}
 		return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
-	case Integer:
-		if len(text) > maxNumberLen || !isInteger(text) {
+	case Integer, Decimal:
+		// CONTRACT 2: a JSON number in any JSON number syntax, its value
+		// deciding; a string in the published form -?digits[.digits], or
+		// (AcceptOpen) any form a lenient reading takes.
+		var x *big.Rat
+		ok := false
+		switch {
+		case v.Kind == Number:
+			x, ok = jsonNumber(text)
+		case len(text) <= maxNumberLen && plainNumber(text, f.Kind == Decimal):
+			x, ok = new(big.Rat).SetString(text)
+		case open == AcceptOpen:
+			x, ok = lenientNumber(text, f.Kind == Integer)
+		}
+		if !ok || f.Kind == Integer && !x.IsInt() {
 			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
 		}
-		n, err := strconv.ParseInt(text, 10, 64)
-		if err != nil || float64(n) < f.Min || float64(n) > f.Max {
+		lo, hi := new(big.Rat).SetFloat64(f.Min), new(big.Rat).SetFloat64(f.Max)
+		if x.Cmp(lo) < 0 || x.Cmp(hi) > 0 {
 			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
 		}
-		s.Num = float64(n)
-		return s, nil
-	case Decimal:
-		if len(text) > maxNumberLen || !isDecimal(text) {
-			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
-		}
-		n, err := strconv.ParseFloat(text, 64)
-		if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || n < f.Min || n > f.Max {
-			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
-		}
-		if n == 0 {
+		n, _ := x.Float64()
+		if n == 0 || math.IsInf(n, 0) {
 			n = 0 // -0 is stored as 0
 		}
 		s.Num = n
@@ -140,7 +121,22 @@ func (f *Field) parse(index int, v Value, name string) (Setting, *Error) {
 		if v.Kind == Number {
 			return s, invalid(name, "%s must be %s, not a number", name, f.Rule)
 		}
-		if e := checkText(name, text, f.MaxLen, f.Rule); e != nil {
+		// White space around the text is open: refused, or taken away;
+		// so are control characters (the CONTRACT refuses them in name
+		// alone).
+		t := strings.TrimSpace(text)
+		if open == RefuseOpen && t != text && t != "" {
+			return s, invalid(name, "%s must be %s without white space around it", name, f.Rule)
+		}
+		text = t
+		if open == AcceptOpen {
+			if !utf8.ValidString(text) {
+				return s, invalid(name, "%s must be valid UTF-8", name)
+			}
+			if n := utf8.RuneCountInString(text); n == 0 || n > f.MaxLen {
+				return s, invalid(name, "%s must be %s, not %d characters", name, f.Rule, n)
+			}
+		} else if e := checkText(name, text, f.MaxLen, f.Rule); e != nil {
 			return s, e
 		}
 		s.Text = text

@@ -91,14 +91,14 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	// pool at once; Parse copies what it keeps of the pairs, so their
 	// slice goes back once it is done.
 	pp := pairsPool.Get().(*[]device.Pair)
-	pairs, derr := codec.DecodeInto(format, body, *pp)
+	pairs, derr := codec.DecodeOpen(format, body, *pp, s.cfg.OpenForms)
 	putBody(buf)
 	if derr != nil {
 		clear((*pp)[:cap(*pp)]) // a fast reader may have filled some before giving up
 		pairsPool.Put(pp)
 		return nil, format, derr
 	}
-	req, derr := device.Parse(op, format, pairs)
+	req, derr := device.ParseOpen(op, format, pairs, s.cfg.OpenForms)
 	if derr != nil {
 		// Refused, but the body was read: the journal and the dashboard
 		// still name the gateway and device it was about.

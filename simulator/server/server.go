@@ -78,6 +78,9 @@ type Config struct {
 	// Replica names this process in the events it publishes and on the
 	// dashboard (for example host-pid, or gwsim's --replica-name).
 	Replica string
+	// OpenForms is how the forms neither text decides are read (gwsim
+	// serve --open-forms): refused (the zero value) or accepted.
+	OpenForms device.OpenForms
 	// Observer, when set, is told of every operation request and its
 	// answer (the client report, package clients).
 	Observer Observer
