@@ -33,6 +33,10 @@ type expect struct {
 	otherFormat bool
 	// allow: the answer carries Allow: POST (405).
 	allow bool
+	// quote is, for a refusal, the sentence of the texts that forbids
+	// what the case sends (oracle.Verdict.Quote); the check's assertion
+	// quotes it.
+	quote string
 }
 
 // Case is one request, valid or with exactly one thing changed, sent in

@@ -2,11 +2,14 @@ package conformance
 
 import (
 	"context"
+	"strings"
 
+	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // The whole fleet: when the fleet file names more gateways or accounts than
@@ -212,5 +215,219 @@ func fleetCases() []Case {
 	}
 	add(own(device.SendMessage))
 	add(own(device.UpdateName))
+	return append(cs, nearMissCases()...)
+}
+
+// nearMiss changes the character of s at i to another of its class (a
+// digit to the next digit, a letter to the next letter of its case and,
+// for hex, within a-f), so that the value stays well-formed and names
+// something else.
+func nearMiss(s string, i int, hex bool) string {
+	b := []byte(s)
+	c := b[i]
+	switch {
+	case '0' <= c && c <= '8', 'a' <= c && c <= 'e', 'A' <= c && c <= 'E', !hex && ('a' <= c && c < 'z' || 'A' <= c && c < 'Z'):
+		b[i] = c + 1
+	case c == '9':
+		b[i] = '0'
+	case c == 'f' || c == 'z':
+		b[i] = 'a'
+	case c == 'F' || c == 'Z':
+		b[i] = 'A'
+	case c == 'x':
+		b[i] = 'y'
+	default:
+		b[i] = 'x'
+	}
+	return string(b)
+}
+
+// nearMisses are the near misses of a value of the fleet: one character
+// changed at the start and at the end; for a value the texts call exact
+// (an api_key, a secret) another letter case and white space around it.
+func nearMisses(v string, hex bool) []struct{ slug, what, value string } {
+	out := []struct{ slug, what, value string }{
+		{"first-character-changed", "its first character changed", nearMiss(v, 0, hex)},
+		{"last-character-changed", "its last character changed", nearMiss(v, len(v)-1, hex)},
+	}
+	if !hex {
+		if sw := swapCase(v); sw != v {
+			out = append(out, struct{ slug, what, value string }{"other-case", "in another letter case", sw})
+		}
+		out = append(out,
+			struct{ slug, what, value string }{"leading-space", "with a space before it", " " + v},
+			struct{ slug, what, value string }{"trailing-space", "with a space after it", v + " "})
+	}
+	return out
+}
+
+func swapCase(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case 'a' <= c && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		case 'A' <= c && c <= 'Z':
+			b[i] = c - 'A' + 'a'
+		}
+	}
+	return string(b)
+}
+
+// md5Signs reports whether the harness computes the sign itself (scheme
+// md5, no sign command), so that it can sign with a near miss of the
+// secret.
+func (env *Env) md5Signs() bool {
+	return env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0
+}
+
+// nearMissCases try a near miss of every identifier and credential the
+// fleet gives (issue 26 item 6): api_key and the secret (exact: one
+// character changed at either end, another letter case, white space
+// around it), myservice_id, mac and sn (one hexadecimal character
+// changed at either end; their other letter case is a valid form, and
+// white space around them a broken one, among the oracle's samples), and
+// the secret of another account. Each is refused as the sentence quoted
+// says. The right value of another account is tried by fleetCases and
+// the envelope's cases.
+func nearMissCases() []Case {
+	var cs []Case
+	add := func(op device.Operation, field, slug, title, section, contract string, w expect, build func(*Env, device.Format, string) (call, string)) {
+		cs = append(cs, Case{ID: op.Name() + ".near-miss." + field + "." + slug, Op: op, Title: "a " + op.Name() + " request with " + title,
+			Section: section, Contract: contract, Want: w, Build: build, NoSim: true, Tags: []string{"near-miss", "auth"}})
+	}
+	op := device.SendMessage
+	// The api_key, signed with the right secret for the key as sent.
+	for _, m := range nearMisses("an-api-key", false) {
+		slug := m.slug
+		add(op, device.FieldAPIKey, slug, "the api_key "+m.what, "5", "1",
+			expect{must: true, status: 401, codes: []string{device.CodeUnknownAPIKey}, field: device.FieldAPIKey, quote: oracle.QuoteUnknownKey},
+			onOp(op, func(e *Env, c *call, f device.Format, _ string) string {
+				key := e.Target.Key
+				for _, x := range nearMisses(key.Key, false) {
+					if x.slug == slug {
+						return e.signAs(c, f, fleet.APIKey{Key: x.value, Secret: key.Secret})
+					}
+				}
+				return "the api_key " + "has no " + slug + " near miss"
+			}))
+	}
+	// The secret: the sign of the right key made with a near miss of its
+	// secret, or with another account's secret.
+	secret := func(slug string, pick func(e *Env) (string, string)) func(*Env, device.Format, string) (call, string) {
+		return onOp(op, func(e *Env, c *call, f device.Format, _ string) string {
+			if !e.md5Signs() {
+				return "the harness does not compute the sign itself (scheme " + string(e.Fleet.Scheme()) + " or a sign command): near misses of the secret not covered"
+			}
+			s, skip := pick(e)
+			if skip != "" {
+				return skip
+			}
+			return e.signAs(c, f, fleet.APIKey{Key: e.Target.Key.Key, Secret: s})
+		})
+	}
+	wrongSign := expect{must: true, status: 401, codes: []string{device.CodeBadSignature}, field: device.FieldSign, quote: oracle.QuoteWrongSign}
+	for _, m := range nearMisses("a-secret", false) {
+		slug := m.slug
+		add(op, "secret", slug, "a sign made with the secret "+m.what, "5", "1", wrongSign, secret(slug, func(e *Env) (string, string) {
+			for _, x := range nearMisses(e.Target.Key.Secret, false) {
+				if x.slug == slug {
+					return x.value, ""
+				}
+			}
+			return "", "the secret has no " + slug + " near miss"
+		}))
+	}
+	add(op, "secret", "other-account", "a sign made with another account's secret", "5", "1", wrongSign,
+		secret("other-account", func(e *Env) (string, string) {
+			p, ok := e.otherAccount()
+			if !ok {
+				return "", skipOneAccount
+			}
+			if p.Key.Secret == e.Target.Key.Secret {
+				return "", "the other account has the same secret"
+			}
+			return p.Key.Secret, ""
+		}))
+	// The hex ids: one character changed at each end.
+	for _, x := range []struct {
+		field, section, contract string
+		op                       device.Operation
+		w                        expect
+	}{
+		{device.FieldAccount, "5", "1", op, expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount,
+			quote: oracle.QuoteOtherAccount}},
+		{device.FieldMAC, "2.1", "3", op, expect{status: 404, codes: []string{device.CodeGatewayNotFound}, field: device.FieldMAC,
+			quote: oracle.QuoteNoGateway}},
+		{device.FieldSN, "2.2", "3", device.UpdateName, expect{status: 404, codes: []string{device.CodeDeviceNotFound}, field: device.FieldSN,
+			quote: oracle.QuoteNoDevice}},
+	} {
+		x := x
+		for _, m := range nearMisses("0123456789ab", true) {
+			slug := m.slug
+			add(x.op, x.field, slug, x.field+" "+m.what, x.section, x.contract, x.w, onOp(x.op, func(e *Env, c *call, _ device.Format, _ string) string {
+				for _, n := range nearMisses(c.get(x.field), true) {
+					if n.slug == slug {
+						c.set(x.field, n.value)
+					}
+				}
+				if x.field == device.FieldSN {
+					c.sn = "" // no device of the fleet is named: nothing to put back
+				}
+				return ""
+			}))
+		}
+	}
+	// Field names are exact: a key or an element name in another letter
+	// case, or (JSON) with white space, is not the field.
+	for _, x := range []struct {
+		op     device.Operation
+		typ    string
+		field  string
+		change func(string) string
+		slug   string
+		what   string
+		json   bool
+	}{
+		{op, "", device.FieldAPIKey, strings.ToUpper, "upper-case", "in upper case", false},
+		{op, "", device.FieldMAC, capitalize, "capitalized", "with a capital", false},
+		{device.SendCommand, "Light Dimmer", "dimming", capitalize, "capitalized", "with a capital", false},
+		{device.SendCommand, "Light Dimmer", "dimming", func(s string) string { return s + " " }, "trailing-space", "with a space after it", true},
+		{device.SendCommand, "Light Dimmer", "dimming", func(s string) string { return " " + s }, "leading-space", "with a space before it", true},
+		{device.SendCommand, "Thermostat", "cooling_point", capitalize, "capitalized", "with a capital", false},
+		{device.SendCommand, "Light Dimmer", device.FieldType, capitalize, "capitalized", "with a capital", false},
+		{device.UpdateName, "", device.FieldName, capitalize, "capitalized", "with a capital", false},
+	} {
+		x := x
+		c := Case{ID: x.op.Name() + ".field-name." + check.Slug(x.field) + "." + x.slug, Op: x.op, Type: x.typ,
+			Title: "a " + x.op.Name() + " request whose field name " + x.field + " is written " + x.what, Section: "2.1", Contract: "2",
+			Want: expect{must: true, status: 400, codes: []string{device.CodeUnexpectedField, device.CodeMissingField}, quote: oracle.QuoteUnexpected},
+			NoSim: true, Tags: []string{"near-miss", "field-name"}}
+		if x.json {
+			c.Formats = []device.Format{device.JSON}
+		}
+		rename := func(_ *Env, c *call, f device.Format, _ string) string {
+			for i := range c.fields {
+				if c.fields[i].name == x.field {
+					c.fields[i].wire = x.change(wireName(f, c.fields[i].name))
+				}
+			}
+			return ""
+		}
+		if x.typ != "" {
+			c.Build = commandOn(x.typ, rename)
+		} else {
+			c.Build = onOp(x.op, rename)
+		}
+		cs = append(cs, c)
+	}
 	return cs
+}
+
+// capitalize writes the first letter of a field name in upper case.
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

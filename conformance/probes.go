@@ -77,7 +77,7 @@ func (env *Env) needDevice(typeName string) (string, bool) {
 }
 
 func (env *Env) probes() []probe {
-	var ps []probe
+	ps := env.openFormProbes()
 	for _, t := range oracle.Types {
 		for _, fd := range t.Fields {
 			if fd.Kind != oracle.Enum {
@@ -211,6 +211,113 @@ func (env *Env) probes() []probe {
 				layout("error", r, got)
 			}},
 	)
+	return ps
+}
+
+// openFormProbes send every form of the rule table that neither text
+// decides (oracle.Field.OpenForms, oracle.OpenBodyForms: the CONTRACT's
+// preamble, "a form that neither text forbids is open"), one INFO probe
+// per field: the report says what the target did with each, and nothing
+// is judged, so that neither a target that refuses them nor one that
+// accepts them fails a check.
+func (env *Env) openFormProbes() []probe {
+	var ps []probe
+	// sendAll sends each open form of f, derived from the value the
+	// request carries, on a call build makes.
+	sendAll := func(ctx context.Context, format device.Format, f *oracle.Field, build func() (call, bool)) {
+		c, ok := build()
+		if !ok {
+			return
+		}
+		base := c.get(f.Name)
+		if f.Kind == oracle.FormatName {
+			base = format.String()
+		}
+		n := 0
+		for _, s := range f.OpenForms(base) {
+			if s.Value.JSONOnly() && format != device.JSON {
+				continue
+			}
+			c, _ := build()
+			setValue(&c, f.Name, s.Value)
+			env.putBack(ctx, c)
+			_, got := env.ask(ctx, c, format)
+			observe("%s %s: %s", f.Name, s.Title, got)
+			n++
+		}
+		if n == 0 {
+			ginkgo.Skip("no open form of " + f.Name + " in " + format.String())
+		}
+	}
+	for _, t := range oracle.Types {
+		for i := range t.Fields {
+			t, fd := t, &t.Fields[i]
+			base := fd.Example
+			if fd.Kind == oracle.Enum {
+				base = fd.Values[0]
+			}
+			if len(fd.OpenForms(base)) == 0 {
+				continue
+			}
+			ps = append(ps, probe{id: "open-forms.command." + check.Slug(t.Name) + "." + check.Slug(fd.Name), section: "2.3", contract: "2",
+				typ: t.Name, op: device.SendCommand,
+				title: fmt.Sprintf("what the target does with the forms of %s of a %s that neither text decides", fd.Name, t.Name),
+				run: func(ctx context.Context, f device.Format) {
+					sn, _ := env.needDevice(t.Name)
+					sendAll(ctx, f, fd, func() (call, bool) { c := env.base(device.SendCommand, sn, t.Name); c.set(fd.Name, base); return c, true })
+				}})
+		}
+	}
+	onAny := func(op device.Operation) func() (call, bool) {
+		return func() (call, bool) {
+			d, ok := env.anyDevice()
+			if !ok && op != device.SendMessage {
+				ginkgo.Skip("the fleet has no device")
+			}
+			return env.base(op, d.SN, d.Type), true
+		}
+	}
+	for _, x := range []struct {
+		f       *oracle.Field
+		op      device.Operation
+		section string
+		build   func() (call, bool)
+	}{
+		{&oracle.TypeField, device.SendCommand, "2.3", onAny(device.SendCommand)},
+		{&oracle.TimestampF, device.SendMessage, "2.1", onAny(device.SendMessage)},
+		{&oracle.FormatField, device.SendMessage, "4", func() (call, bool) {
+			c, _ := onAny(device.SendMessage)()
+			c.set(device.FieldFormat, "json")
+			return c, true
+		}},
+		{&oracle.MessageType, device.SendMessage, "2.4", onAny(device.SendMessage)},
+		{&oracle.MessageValue, device.SendMessage, "2.4", onAny(device.SendMessage)},
+	} {
+		x := x
+		ps = append(ps, probe{id: "open-forms." + x.op.Name() + "." + x.f.Name, section: x.section, contract: "2", op: x.op,
+			title: "what the target does with the forms of " + x.f.Name + " that neither text decides",
+			run:   func(ctx context.Context, f device.Format) { sendAll(ctx, f, x.f, x.build) }})
+	}
+	ps = append(ps, probe{id: "open-forms.message.body", section: "2.1", contract: "2", op: device.SendMessage,
+		title: "what the target does with the forms of a body that neither text decides",
+		run: func(ctx context.Context, f device.Format) {
+			n := 0
+			for _, b := range oracle.OpenBodyForms() {
+				if b.Format != f {
+					continue
+				}
+				c := env.base(device.SendMessage, "", "")
+				valid := encoded(env, c, f)
+				edit := b.Edit
+				c.raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
+				_, got := env.ask(ctx, c, f)
+				observe("a body %s: %s", b.Title, got)
+				n++
+			}
+			if n == 0 {
+				ginkgo.Skip("no open body form in " + f.String())
+			}
+		}})
 	return ps
 }
 

@@ -144,7 +144,7 @@ func wantOf(v oracle.Verdict, field string) expect {
 	case v.OK:
 		return expect{contractOK: true, status: 200}
 	}
-	return expect{must: v.Must, status: v.Status, codes: []string{v.Code}, field: field}
+	return expect{must: v.Must, status: v.Status, codes: append([]string{v.Code}, v.Also...), field: field, quote: v.Quote}
 }
 
 // setValue sets a field to a sample's value: a string, a JSON number or

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // structureCases are the structural rules of both body formats (published
@@ -151,7 +152,14 @@ func bodyForms() []bodyForm {
 		replace("<message_type>message</message_type>", "<message_type><v>message</v></message_type>"))
 	add(x, false, "mismatched-tag", "whose message_type element is closed by another name", malformed(true),
 		replace("</message_type>", "</message_Type>"))
-	add(x, false, "text-in-root", "with text beside control in the XML root", malformed(false), replace("<xml>", "<xml>text"))
+	// Text beside control in the root is open (oracle.OpenBodyForms): an
+	// INFO probe sends it (probes.go). Fields given as attributes of
+	// control are not the child elements published 2.1 asks for: the
+	// fields are missing.
+	missing := expect{must: true, status: 400, codes: []string{device.CodeMissingField, device.CodeMalformedBody, device.CodeUnexpectedField},
+		quote: oracle.QuoteXMLBody}
+	add(x, false, "fields-as-attributes", "whose fields are attributes of control, not child elements", missing, fieldsAsAttributes(""))
+	add(x, false, "field-as-attribute", "whose message_type is an attribute of control, not a child element", missing, fieldsAsAttributes("message_type"))
 	add(x, false, "undeclared-entity", "with an entity XML does not predefine", malformed(true),
 		replace("<message_type>message</message_type>", "<message_type>mess&nbsp;age</message_type>"))
 	add(x, false, "field-twice", "whose message_type element appears twice", expect{status: 400,
@@ -180,4 +188,30 @@ func bodyForms() []bodyForm {
 		replace("<message_type>message</message_type>", "<message_type>&#x6d;essage</message_type>"))
 	add(x, true, "comment", "with an XML comment inside control", expect{}, replace("<control>", "<control><!-- a comment -->"))
 	return cs
+}
+
+// xmlField is one field element of a control element as gwconform writes
+// it: <name>text</name>.
+var xmlField = regexp.MustCompile(`<([A-Za-z_][A-Za-z0-9_]*)>([^<]*)</[A-Za-z_][A-Za-z0-9_]*>`)
+
+// fieldsAsAttributes writes the field only (every field when "") of a
+// valid XML body as an attribute of control instead of a child element.
+func fieldsAsAttributes(only string) func(string) string {
+	return func(s string) string {
+		i, j := strings.Index(s, "<control>"), strings.Index(s, "</control>")
+		if i < 0 || j < i {
+			return s
+		}
+		inner := s[i+len("<control>") : j]
+		var attrs strings.Builder
+		kept := xmlField.ReplaceAllStringFunc(inner, func(el string) string {
+			m := xmlField.FindStringSubmatch(el)
+			if only != "" && m[1] != only {
+				return el
+			}
+			attrs.WriteString(" " + m[1] + `="` + strings.ReplaceAll(m[2], `"`, "&quot;") + `"`)
+			return ""
+		})
+		return s[:i] + "<control" + attrs.String() + ">" + kept + s[j:]
+	}
 }

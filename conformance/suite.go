@@ -14,6 +14,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // declareChecks declares every check of the suite, each reading env, the
@@ -42,6 +43,9 @@ func (c *Case) meta(id string, level check.Level, f device.Format, title, assert
 	}
 	if level != check.Must {
 		m.Contract = c.Contract
+	}
+	if q := c.Want.quote; q != "" && !c.Want.ok && !c.Want.contractOK {
+		m.Assertion += " The sentence that forbids it (" + oracle.Texts(q) + "): “" + q + "”"
 	}
 	if f != 0 {
 		m.Format = f.String()

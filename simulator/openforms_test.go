@@ -106,25 +106,14 @@ func openCases(t *testing.T) []openCase {
 				return simtest.Body(f, append(env, simtest.S("message_type", "message"), simtest.S("message_value", "a=1")))
 			}})
 	}
-	// The body's open forms: text beside control, or beside the fields
-	// in control, and a JSON member twice.
-	for _, b := range []struct {
-		name   string
-		format device.Format
-		edit   func(string) string
-	}{
-		{"text-in-root", device.XML, func(s string) string { return strings.Replace(s, "<xml>", "<xml>text", 1) }},
-		{"text-in-control", device.XML, func(s string) string { return strings.Replace(s, "<control>", "<control>text", 1) }},
-		{"member-twice", device.JSON, func(s string) string {
-			return strings.Replace(s, `"message_type":"message"`, `"message_type":"message","message_type":"message"`, 1)
-		}},
-	} {
+	// The body's open forms (oracle.OpenBodyForms).
+	for _, b := range oracle.OpenBodyForms() {
 		b := b
-		cs = append(cs, openCase{name: "message.body." + b.name, op: device.SendMessage, format: b.format, body: func(c *simtest.Client) []byte {
-			body := []byte(b.edit(string(simtest.Body(b.format, msg(c, b.format)))))
-			_, _, v := oracle.JudgeRequest(device.SendMessage, oracle.Request{Method: "POST", ContentType: simtest.ContentType(b.format), Body: body})
+		cs = append(cs, openCase{name: "message.body." + b.Slug, op: device.SendMessage, format: b.Format, body: func(c *simtest.Client) []byte {
+			body := []byte(b.Edit(string(simtest.Body(b.Format, msg(c, b.Format)))))
+			_, _, v := oracle.JudgeRequest(device.SendMessage, oracle.Request{Method: "POST", ContentType: simtest.ContentType(b.Format), Body: body})
 			if !v.Open {
-				t.Errorf("%s: the rule table does not call it open: %+v", b.name, v)
+				t.Errorf("%s: the rule table does not call it open: %+v (%s)", b.Slug, v, body)
 			}
 			return body
 		}})

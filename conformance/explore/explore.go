@@ -375,7 +375,7 @@ func (x *Explorer) judge(m *Model, op Op, res Result, verbose bool) (want, why s
 	case res.Err != "":
 		why = "no answer: " + res.Err
 	case !v.Expect.Matches(res.Answer):
-		why = fmt.Sprintf("answered %s, the texts say %s", res.Answer, v.Expect)
+		why = fmt.Sprintf("answered %s, gwconform's reading is %s", res.Answer, v.Expect)
 	}
 	if verbose || why != "" {
 		want = v.Expect.String()

@@ -103,7 +103,7 @@ func (h *History) Check() *Violation {
 		v := h.model.Judge(op)
 		if r.Err != "" || !v.Expect.Matches(r.Answer) {
 			return &Violation{Partition: partitionOf(op), Answer: &Disagreement{Index: i, Op: op, Expected: v.Expect.String(), Got: describe(r),
-				Why: fmt.Sprintf("answered %s, the texts say %s", describe(r), v.Expect)}}
+				Why: fmt.Sprintf("answered %s, gwconform's reading is %s", describe(r), v.Expect)}}
 		}
 	}
 	parts := map[string][]porcupine.Operation{}

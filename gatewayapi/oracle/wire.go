@@ -589,3 +589,37 @@ func retryAfterForm(v string) bool {
 	_, err := time.Parse(time.RFC1123, v)
 	return err == nil
 }
+
+// BodyForm is a form of a whole body, written from a valid one.
+type BodyForm struct {
+	Format      device.Format
+	Slug, Title string
+	// Edit writes the form from a valid body of Format.
+	Edit func(valid string) string
+}
+
+// OpenBodyForms are the body forms neither text decides (ReadBody calls
+// them Open): character data beside control in the XML root or beside the
+// fields in control, and a JSON member of control twice.
+func OpenBodyForms() []BodyForm {
+	return []BodyForm{
+		{device.XML, "text-in-root", "with text beside control in the XML root",
+			func(s string) string { return strings.Replace(s, "<xml>", "<xml>text", 1) }},
+		{device.XML, "text-in-control", "with text beside the fields in control",
+			func(s string) string { return strings.Replace(s, "<control>", "<control>text", 1) }},
+		{device.JSON, "member-twice", "whose first member of control appears twice",
+			func(s string) string {
+				const open = `"control":{`
+				i := strings.Index(s, open)
+				if i < 0 {
+					return s
+				}
+				i += len(open)
+				j := strings.Index(s[i:], `,"`)
+				if j < 0 {
+					return s
+				}
+				return s[:i] + s[i:i+j] + "," + s[i:]
+			}},
+	}
+}
