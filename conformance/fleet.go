@@ -242,6 +242,30 @@ func nearMiss(s string, i int, hex bool) string {
 	return string(b)
 }
 
+// unknownNearMiss is v (a hex id) with its character at i changed to the
+// first other hexadecimal digit that names nothing in the fleet: a near
+// miss of one id must not be another id of the fleet.
+func (env *Env) unknownNearMiss(v string, i int) string {
+	known := map[string]bool{}
+	for _, a := range env.Fleet.Accounts {
+		known[strings.ToLower(a.ID)] = true
+		for _, g := range a.Gateways {
+			known[strings.ToLower(g.MAC)] = true
+			for _, d := range g.Devices {
+				known[strings.ToLower(d.SN)] = true
+			}
+		}
+	}
+	cand := v
+	for k := 0; k < 15; k++ {
+		cand = nearMiss(cand, i, true)
+		if !known[strings.ToLower(cand)] {
+			break
+		}
+	}
+	return cand
+}
+
 // nearMisses are the near misses of a value of the fleet: one character
 // changed at the start and at the end; for a value the texts call exact
 // (an api_key, a secret) another letter case and white space around it.
@@ -366,11 +390,12 @@ func nearMissCases() []Case {
 		for _, m := range nearMisses("0123456789ab", true) {
 			slug := m.slug
 			add(x.op, x.field, slug, x.field+" "+m.what, x.section, x.contract, x.w, onOp(x.op, func(e *Env, c *call, _ device.Format, _ string) string {
-				for _, n := range nearMisses(c.get(x.field), true) {
-					if n.slug == slug {
-						c.set(x.field, n.value)
-					}
+				v := c.get(x.field)
+				at := 0
+				if slug == "last-character-changed" {
+					at = len(v) - 1
 				}
+				c.set(x.field, e.unknownNearMiss(v, at))
 				if x.field == device.FieldSN {
 					c.sn = "" // no device of the fleet is named: nothing to put back
 				}
@@ -401,7 +426,7 @@ func nearMissCases() []Case {
 		x := x
 		c := Case{ID: x.op.Name() + ".field-name." + check.Slug(x.field) + "." + x.slug, Op: x.op, Type: x.typ,
 			Title: "a " + x.op.Name() + " request whose field name " + x.field + " is written " + x.what, Section: "2.1", Contract: "2",
-			Want: expect{must: true, status: 400, codes: []string{device.CodeUnexpectedField, device.CodeMissingField}, quote: oracle.QuoteUnexpected},
+			Want:  expect{must: true, status: 400, codes: []string{device.CodeUnexpectedField, device.CodeMissingField}, quote: oracle.QuoteUnexpected},
 			NoSim: true, Tags: []string{"near-miss", "field-name"}}
 		if x.json {
 			c.Formats = []device.Format{device.JSON}

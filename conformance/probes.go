@@ -264,7 +264,11 @@ func (env *Env) openFormProbes() []probe {
 				title: fmt.Sprintf("what the target does with the forms of %s of a %s that neither text decides", fd.Name, t.Name),
 				run: func(ctx context.Context, f device.Format) {
 					sn, _ := env.needDevice(t.Name)
-					sendAll(ctx, f, fd, func() (call, bool) { c := env.base(device.SendCommand, sn, t.Name); c.set(fd.Name, base); return c, true })
+					sendAll(ctx, f, fd, func() (call, bool) {
+						c := env.base(device.SendCommand, sn, t.Name)
+						c.set(fd.Name, base)
+						return c, true
+					})
 				}})
 		}
 	}

@@ -118,7 +118,7 @@ func expectApplied(c call, before, after state, strict bool) {
 			fd := &t.Fields[i]
 			for _, kv := range c.fields {
 				if kv.name == fd.Name && kv.wire == "" {
-					v, ok := canonical(fd, kv.value)
+					v, ok := canonical(fd, kv.value, kv.num)
 					gomega.Expect(ok).To(gomega.BeTrue(), "the check sent %q for %s, which has no canonical form", kv.value, fd.Name)
 					want[fd.Name] = v
 				}
@@ -158,8 +158,12 @@ func foldEnums(t *oracle.Type, m map[string]string) {
 // rule table (package oracle), never package device's parsing: an
 // enumerated value in the case of the published table, a number in its
 // shortest decimal form, text as stored.
-func canonical(f *oracle.Field, v string) (string, bool) {
-	c, ok := oracle.Canonical(f.Name, oracle.Str(v))
+func canonical(f *oracle.Field, v string, num bool) (string, bool) {
+	val := oracle.Str(v)
+	if num { // a JSON number in any syntax: its value (CONTRACT 2)
+		val = oracle.Num(v)
+	}
+	c, ok := oracle.Canonical(f.Name, val)
 	if !ok {
 		return "", false
 	}
