@@ -190,13 +190,11 @@ func bodyForms() []bodyForm {
 	return cs
 }
 
-// xmlField is one field element of a control element as gwconform writes
-// it: <name>text</name>.
-var xmlField = regexp.MustCompile(`<([A-Za-z_][A-Za-z0-9_]*)>([^<]*)</[A-Za-z_][A-Za-z0-9_]*>`)
-
 // fieldsAsAttributes writes the field only (every field when "") of a
 // valid XML body as an attribute of control instead of a child element.
 func fieldsAsAttributes(only string) func(string) string {
+	// One field element as gwconform writes it: <name>text</name>.
+	xmlField := regexp.MustCompile(`<([A-Za-z_][A-Za-z0-9_]*)>([^<]*)</[A-Za-z_][A-Za-z0-9_]*>`)
 	return func(s string) string {
 		i, j := strings.Index(s, "<control>"), strings.Index(s, "</control>")
 		if i < 0 || j < i {

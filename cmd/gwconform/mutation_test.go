@@ -374,13 +374,8 @@ var deviations = map[string]deviation{
 		return ok && len(utf16.Encode([]rune(v))) > 32 && utf8.RuneCountInString(v) <= 32
 	}),
 	// ... and a form a rule allows that was never drawn.
-	"refuses-plus-sign": refuses("dimming", func(q req) bool {
-		for _, n := range []string{"dimming", "code", "cooling point", "heating point"} {
-			if v, ok := q.field(n); ok && strings.HasPrefix(v, "+") {
-				return true
-			}
-		}
-		return false
+	"refuses-json-exponent": refuses("dimming", func(q req) bool {
+		return !q.xml && regexp.MustCompile(`"(dimming|code|cooling point|heating point)":\s*-?[0-9.]+[eE]`).MatchString(q.body)
 	}),
 	"refuses-mixed-case-hex": refuses("mac", func(q req) bool {
 		for _, n := range []string{"mac", "myservice_id", "sn", "sign"} {
@@ -406,9 +401,32 @@ var deviations = map[string]deviation{
 		_, err := time.Parse("2006-01-02T15:04:05", v)
 		return err == nil
 	}),
-	"accepts-fullwidth-dimming": accepts(func(q req) bool {
-		v, ok := q.field("dimming")
-		return ok && v != "" && strings.Trim(v, "０１２３４５６７８９") == ""
+	"accepts-hex-point": accepts(func(q req) bool {
+		for _, v := range q.point() {
+			if strings.HasPrefix(strings.ToLower(v), "0x") {
+				return true
+			}
+		}
+		return false
+	}),
+	"accepts-uuid-sn": accepts(func(q req) bool { v, _ := q.field("sn"); return len(v) == 36 && strings.Count(v, "-") == 4 }),
+	"accepts-timestamp-with-letter": accepts(func(q req) bool {
+		v, _ := q.field("timestamp")
+		return len(v) == 14 && strings.IndexFunc(v, unicode.IsLetter) >= 0
+	}),
+	"accepts-fields-as-attributes": accepts(func(q req) bool {
+		return q.xml && regexp.MustCompile(`<control\s+[A-Za-z_]+=`).MatchString(q.body)
+	}),
+	"accepts-api-key-in-other-case": accepts(func(q req) bool {
+		v, _ := q.field("api_key")
+		return v != "demo-key" && strings.EqualFold(v, "demo-key")
+	}),
+	"accepts-padded-api-key": accepts(func(q req) bool {
+		v, _ := q.field("api_key")
+		return v != "demo-key" && strings.TrimSpace(v) == "demo-key"
+	}),
+	"accepts-field-name-in-other-case": accepts(func(q req) bool {
+		return regexp.MustCompile(`"(Dimming|Mac|API_KEY|Name|Type|Cooling point)"\s*:|<(Dimming|Mac|API_KEY|Name|Type|Cooling_point)>`).MatchString(q.body)
 	}),
 	"applies-dimming-off-by-one": {rewrite: func(q req) string {
 		v, ok := q.field("dimming")
