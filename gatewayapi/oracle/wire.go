@@ -351,6 +351,14 @@ func JudgeRequest(op device.Operation, r Request) (device.Format, []Sent, Verdic
 		return 0, nil, v
 	}
 	fields, v := ReadBody(format, r.Body)
+	if v.Open {
+		// A body form neither text decides: open, unless its fields are
+		// refused whatever it means.
+		if j := Judge(op, format, fields); !j.OK && !j.Open {
+			return format, fields, j
+		}
+		return format, fields, v
+	}
 	if !v.OK {
 		return format, nil, v
 	}
