@@ -66,6 +66,18 @@ func TestModelJudges(t *testing.T) {
 			t.Errorf("%s: model says %s, want %s", tc.op, got.Expect, tc.want)
 		}
 	}
+	// A form neither text decides is open: any answer conforms, and what
+	// it stored is no longer known. A JSON number in any syntax is a
+	// number (CONTRACT 2).
+	for _, kv := range []KV{{Key: "cooling_point", Value: "+21"}, {Key: "cooling_point", Value: " 21"}, {Key: "mode", Value: " Cool"},
+		{Key: "cooling_point", Value: "2.1e1"}} {
+		if v := m.Judge(cmd(kv)); !v.Open || !v.Expect.Any {
+			t.Errorf("%+v: model says %s, want any answer (open)", kv, v.Expect)
+		}
+	}
+	if v := m.Judge(cmd(KV{Key: "cooling_point", Value: "2.1e1", Number: true})); v.Open || !reflect.DeepEqual(v.Expect, success) || v.Set["cooling_point"] != "21" {
+		t.Errorf("JSON 2.1e1: %+v, want success storing 21", v)
+	}
 	k := devKey{gw, thermo}
 	m.Devices[k] = DeviceState{Name: "Living Room", State: map[string]string{"mode": "Auto", "cooling_point": "26"}}
 	m.Step(cmd(KV{Key: "mode", Value: "cOOL"}))
