@@ -136,10 +136,23 @@ func lenientNumber(s string, hex bool) (*big.Rat, bool) {
 // jsonNumber is the exact value of a JSON number literal (CONTRACT 2: a
 // JSON number in any JSON number syntax; its value decides).
 func jsonNumber(s string) (*big.Rat, bool) {
-	if len(s) > 4*maxNumberLen {
+	if len(s) > 4*maxNumberLen || hugeExponent(s) {
+		// An exponent beyond 4 digits: no value in any field's range,
+		// and not worth the work of computing it exactly.
 		return nil, false
 	}
 	return new(big.Rat).SetString(s)
+}
+
+// hugeExponent reports whether a number's exponent has more than 4
+// digits.
+func hugeExponent(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	e := strings.TrimLeft(s[i+1:], "+-0")
+	return len(e) > 4
 }
 
 // messageTypeOK is CONTRACT 3's non-empty token: letters, digits, _ . -

@@ -380,6 +380,14 @@ func (f *Field) judgeNumber(format device.Format, v Value) Verdict {
 		// CONTRACT 2: a JSON number in any JSON number syntax; its value
 		// decides.
 		var good bool
+		if m, e, found := strings.Cut(strings.ToLower(v.Raw), "e"); found && len(strings.TrimLeft(e, "+-0")) > 4 {
+			// An exponent beyond 4 digits is computed no further: far
+			// outside any range, or a value finer than any step.
+			if strings.HasPrefix(e, "-") && f.Kind == Decimal {
+				return open("a JSON number finer than any step: " + m + "e" + e)
+			}
+			return f.invalid(format, true, "outside "+f.RangeText(), f.rangeQuote())
+		}
 		if x, good = new(big.Rat).SetString(v.Raw); !good {
 			return f.invalid(format, true, "not a JSON number", QuoteJSONValues)
 		}
