@@ -107,7 +107,9 @@ func TestReportHTMLInChromium(t *testing.T) {
 				t.Error("the catalog is drawn before it is opened")
 			}
 			openLazy(t, ctx, "#catalog")
-			rows := func() int { return evalJS[int](t, ctx, `document.querySelectorAll("#all-checks tr.r:not([hidden])").length`) }
+			rows := func() int {
+				return evalJS[int](t, ctx, `document.querySelectorAll("#all-checks tr.r:not([hidden])").length`)
+			}
 			if n := rows(); n != len(doc.Results) {
 				t.Errorf("the catalog has %d rows, want %d", n, len(doc.Results))
 			}
