@@ -20,7 +20,7 @@ EXPLORE_DURATION ?= 5m
 # work shared the machine during the run.
 BENCH_NOTE ?=
 
-.PHONY: all build test test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc clean openapi openapi-check
+.PHONY: all build test test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc docs-examples clean openapi openapi-check
 
 all: build
 
@@ -47,7 +47,7 @@ fmt-check:
 # them several times slower while finding nothing the rest does not (the
 # same code runs under -race in the other tests of each package). So they
 # run in make test-heavy, without -race; .ci/run runs both targets.
-HEAVY := TestOpenFormsNeverFail|TestMutationScore|TestNoFalseFailureOnAnySeed|TestBundleVerifiesAndEveryTamperingFails|TestShedding429IsCertifiedWithoutFalseFailure|TestBaselineRerunAndReplay|TestSignCommandBesideTheFleetFile|TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck|TestParallelVerdictsEqualSerial|TestShouldFailuresFailOnlyWithFailOnShould|TestConformanceOnEachReplica|TestReplicasOnRedisCluster|TestEveryBackend|TestNoSecretInAnyOutput
+HEAVY := TestOpenFormsNeverFail|TestMutationScore|TestNoFalseFailureOnAnySeed|TestBundleVerifiesAndEveryTamperingFails|TestShedding429IsCertifiedWithoutFalseFailure|TestBaselineRerunAndReplay|TestSignCommandBesideTheFleetFile|TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck|TestParallelVerdictsEqualSerial|TestShouldFailuresFailOnlyWithFailOnShould|TestConformanceOnEachReplica|TestReplicasOnRedisCluster|TestEveryBackend|TestNoSecretInAnyOutput|TestReportHTMLInChromium|TestReportFilesStayUnder2MB|TestVerifyNamesShouldAndKnownFailures|TestDocsExampleSummaries
 HEAVY_PKGS := ./cmd/gwconform ./simulator/redisstore
 
 # staticcheck, pinned: the same findings on every machine.
@@ -150,6 +150,11 @@ clean:
 # Rewrite docs/checks.md from the suite's own metadata.
 checks-doc:
 	$(GO) run ./cmd/gwconform checks > docs/checks.md
+
+# Rewrite the example summaries of docs/usage.md and docs/certification.md
+# from real runs (TestDocsExampleSummaries fails when they are stale).
+docs-examples:
+	$(GO) test -count=1 -run '^TestDocsExampleSummaries$$' ./cmd/gwconform -update
 
 # Rewrite docs/openapi.yaml (and Redocly's list of XML examples to skip)
 # from the device table, the status table and the published examples. A

@@ -79,7 +79,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	gomega.RegisterFailHandler(failInWords)
 	stop := func() {}
 	if cfg.Progress != nil {
-		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery)
+		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline)
 	}
 	ginkgo.RunSpecs(&failer{}, "gwconform", cfg.Suite, cfg.Reporter)
 	stop()

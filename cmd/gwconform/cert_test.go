@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -50,15 +51,21 @@ func TestReportsCarryNoSignAndCurlLinesSignAfresh(t *testing.T) {
 			t.Errorf("%s carries the fleet's secret", name)
 		}
 	}
-	var doc struct {
-		Results []struct {
-			ID   string   `json:"id"`
-			Curl []string `json:"curl"`
-		} `json:"results"`
+	// The curl lines are on the failure cards of report.html (report.json
+	// has the exchanges they are made of).
+	page, _ := os.ReadFile(filepath.Join(r.dir, "report.html"))
+	type result struct {
+		ID   string
+		Curl []string
 	}
-	b, _ := os.ReadFile(filepath.Join(r.dir, "report.json"))
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
+	var doc struct{ Results []result }
+	for _, id := range []string{"command.light-dimmer.dimming.101.json", "command.light-dimmer.dimming.101.xml"} {
+		card := regexp.MustCompile(`(?s)<section class="failure[^"]*" id="c-` + regexp.QuoteMeta(id) + `">.*?</section>`).Find(page)
+		res := result{ID: id}
+		for _, m := range regexp.MustCompile(`(?s)<h5>curl</h5><pre>(.*?)</pre>`).FindAllSubmatch(card, -1) {
+			res.Curl = append(res.Curl, html.UnescapeString(string(m[1])))
+		}
+		doc.Results = append(doc.Results, res)
 	}
 	path := filepath.Dir(bins.gwconform) + string(os.PathListSeparator) + os.Getenv("PATH")
 	curlPath, err := exec.LookPath("curl")
@@ -113,7 +120,7 @@ func TestReportsCarryNoSignAndCurlLinesSignAfresh(t *testing.T) {
 		}
 	}
 	whole := gwconform(t, "--target", url, "--allow-partial", "--check", "command.light-dimmer.dimming.101.json", "--report-credentials")
-	b, _ = os.ReadFile(filepath.Join(whole.dir, "report.json"))
+	b, _ := os.ReadFile(filepath.Join(whole.dir, "report.json"))
 	if !bytes.Contains(b, []byte(`\"api_key\":\"demo-key\"`)) || bytes.Contains(b, []byte("demo-secret")) || signInBody.Match(b) {
 		t.Errorf("with --report-credentials, report.json does not show the api_key whole, or shows a secret or sign")
 	}
@@ -531,5 +538,43 @@ func TestRunStopsIncompleteOnAFailingTargetOrTheRequestCap(t *testing.T) {
 	doc = reports(t, r.dir)
 	if r.code != 1 || doc.Verdict != "INCOMPLETE" || !strings.Contains(r.stdout+r.stderr, "--max-requests 50") {
 		t.Errorf("--max-requests 50: exit %d, verdict %s\n%s", r.code, doc.Verdict, tail(r.stdout))
+	}
+}
+
+// TestVerifyNamesShouldAndKnownFailures: gwconform verify of a bundle whose
+// run passed with known failures and SHOULD failures names each of them
+// and the observer, not only the verdict.
+func TestVerifyNamesShouldAndKnownFailures(t *testing.T) {
+	t.Parallel()
+	bad := acceptsDimming101(t)
+	// Only the MUST failures are excused: the SHOULD ones stay failures.
+	bl := filepath.Join(t.TempDir(), "baseline.yaml")
+	expires := time.Now().AddDate(0, 0, 30).Format(time.DateOnly)
+	os.WriteFile(bl, []byte("entries:\n  - {check: 'command.light-dimmer.dimming.101.json', reason: accepted above 100, owner: firmware, expires: "+expires+"}\n"+
+		"  - {check: 'command.light-dimmer.dimming.101.xml', reason: accepted above 100, owner: firmware, expires: "+expires+"}\n"), 0o644)
+	path := filepath.Join(t.TempDir(), "b.tar.gz")
+	r := gwconform(t, "--target", bad, "--baseline", bl, "--bundle", path)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	var should []string
+	for id, level := range failed(reports(t, r.dir)) {
+		if level == "SHOULD" {
+			should = append(should, id)
+		}
+	}
+	if len(should) == 0 {
+		t.Fatal("the run has no SHOULD failure to name")
+	}
+	code, out := verify(t, path)
+	if code != 0 || !strings.Contains(out, "verdict PASS with 2 known failures") || !strings.Contains(out, "2 known failure(s)") ||
+		!strings.Contains(out, "command.light-dimmer.dimming.101.xml: expected failure (baseline: accepted above 100") ||
+		!strings.Contains(out, fmt.Sprintf("%d SHOULD failure(s)", len(should))) || !strings.Contains(out, "observer http://127.0.0.1:") {
+		t.Errorf("verify: exit %d\n%s", code, out)
+	}
+	for _, id := range should {
+		if !strings.Contains(out, "  "+id+": ") {
+			t.Errorf("verify does not name the SHOULD failure %s:\n%s", id, out)
+		}
 	}
 }

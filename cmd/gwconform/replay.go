@@ -100,6 +100,10 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if *target != "" {
 			url = strings.TrimRight(*target, "/") + strings.TrimPrefix(ex.URL, recordedBase)
 		}
+		if strings.Contains(ex.RequestBody, report.BodyCut) {
+			fmt.Fprintf(stderr, "gwconform replay: exchange %d: the report keeps only the start of its body; run the check again: gwconform run --target URL --check %s\n", i+1, res.ID)
+			return report.ExitConfig
+		}
 		body := []byte(ex.RequestBody)
 		if strings.Contains(ex.RequestBody, client.SignMarker) || strings.Contains(ex.RequestBody, "&lt;SIGNATURE&gt;") || strings.Contains(ex.RequestBody, "SIGNATURE_REDACTED") {
 			if body, err = client.Resign(ctx, body, f, signer, time.Now(), f.Location()); err != nil {

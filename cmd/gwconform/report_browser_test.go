@@ -7,153 +7,235 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
-// TestReportHTMLInChromium opens the report.html of a real run with
-// failures in Chromium: the "All checks" table filters by outcome, level,
-// device type, format and text, its rows are one line high and show their
-// details on a click, and the INFO row's counts sit under their headers.
-// The screenshot is left in reports/browser/.
+// TestReportHTMLInChromium opens the report.html of a passing run (the
+// embedded simulator) and of a failing one (some 300 failures) in
+// Chromium, and fails on any console error or uncaught exception. The page
+// opens on the verdict, then the failure cards (the first report.MaxCards
+// drawn, the others on demand), and the catalog of every check comes after
+// them, drawn when opened: its rows, its filters, a row's details on a
+// click. A link to a check (#c-ID) shows its card, or its row of the
+// catalog. Screenshots are left in reports/browser/.
 func TestReportHTMLInChromium(t *testing.T) {
 	t.Parallel()
 	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
-	r := gwconform(t, "--target", acceptsDimming101(t))
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1\n%s", r.code, tail(r.stdout))
-	}
-	var doc struct {
-		Results []struct {
-			ID, Level, Outcome, Format, Title string
-			DeviceType                        string `json:"device_type"`
-		} `json:"results"`
-	}
-	b, _ := os.ReadFile(filepath.Join(r.dir, "report.json"))
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	count := func(keep func(id, level, outcome, format, typ string) bool) int {
-		n := 0
-		for _, res := range doc.Results {
-			if res.Title == "" {
-				t.Errorf("%s has no title in report.json", res.ID)
-			}
-			if keep(res.ID, res.Level, res.Outcome, res.Format, res.DeviceType) {
-				n++
-			}
-		}
-		return n
-	}
-
-	ctx := simtest.Chromium(t, 1400, 1000)
-	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelTime()
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+filepath.Join(r.dir, "report.html")), chromedp.WaitVisible(chromedp.CSS("#all-checks"))); err != nil {
-		t.Fatal(err)
-	}
-	// shown lists the visible rows' data and the count line.
-	type row struct{ ID, Outcome, Level, Type, Format string }
-	shown := func() ([]row, string) {
-		rows := evalJS[[]row](t, ctx, `Array.from(document.querySelectorAll("#all-checks tr.r")).filter(r => !r.hidden).map(r => ({ID: r.cells[0].textContent, Outcome: r.dataset.outcome, Level: r.dataset.level, Type: r.dataset.type, Format: r.dataset.format}))`)
-		return rows, evalJS[string](t, ctx, `document.getElementById("f-count").textContent`)
-	}
-	choose := func(id, value string) {
-		evalJS[string](t, ctx, fmt.Sprintf(`(() => { const s = document.getElementById(%q); s.value = %q; s.dispatchEvent(new Event("change")); return s.value })()`, id, value))
-	}
-
-	// One line a row: the tallest of ~2,000 rows.
-	tallest := evalJS[float64](t, ctx, `Math.max(...Array.from(document.querySelectorAll("#all-checks tr.r")).map(r => r.getBoundingClientRect().height))`)
-	if tallest > 40 {
-		t.Errorf("the tallest row of All checks is %.0f px high, want one line", tallest)
-	}
-	// The INFO row's "ran" under Passed, its failures under Failed.
-	offset := evalJS[struct{ Ran, Failed float64 }](t, ctx, `(() => {
-		const table = document.querySelector("#levels + table");
-		const head = Array.from(table.rows[0].cells);
-		const info = Array.from(table.rows).find(r => r.cells[0].textContent.trim() === "INFO");
-		const col = name => head.find(c => c.textContent.trim() === name).getBoundingClientRect();
-		const at = i => info.cells[i].getBoundingClientRect();
-		const ran = Array.from(info.cells).findIndex(c => /ran$/.test(c.textContent.trim()));
-		return {Ran: Math.abs(at(ran).left - col("Passed").left) + Math.abs(at(ran).right - col("Passed").right),
-			Failed: Math.abs(at(ran+1).left - col("Failed").left) + Math.abs(at(ran+1).right - col("Failed").right)};
-	})()`)
-	if offset.Ran > 1 || offset.Failed > 1 {
-		t.Errorf("the INFO row's counts are not under Passed and Failed (off by %.0f and %.0f px)", offset.Ran, offset.Failed)
-	}
-
-	// Each filter alone, then all at once; the count line agrees.
-	cases := []struct {
-		id, value string
-		keep      func(id, level, outcome, format, typ string) bool
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
 	}{
-		{"f-outcome", "failed", func(_, _, o, _, _ string) bool { return o == "failed" }},
-		{"f-level", "SHOULD", func(_, l, _, _, _ string) bool { return l == "SHOULD" }},
-		{"f-type", "Thermostat", func(_, _, _, _, ty string) bool { return ty == "Thermostat" }},
-		{"f-format", "xml", func(_, _, _, f, _ string) bool { return f == "xml" }},
+		{"PASS", nil, 0},
+		{"FAIL", []string{"--target", manyFailures(t)}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := gwconform(t, c.args...)
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d\n%s", r.code, c.code, tail(r.stdout))
+			}
+			var doc report.Document
+			b, _ := os.ReadFile(filepath.Join(r.dir, report.JSONFile))
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			var failures []string
+			passedID := ""
+			for _, res := range doc.Results {
+				switch {
+				case res.Outcome == report.Failed || res.Outcome == report.Interrupted:
+					failures = append(failures, res.ID)
+				case res.Outcome == report.Passed && res.Level == "MUST" && passedID == "":
+					passedID = res.ID
+				}
+			}
+			page := "file://" + filepath.Join(r.dir, report.HTMLFile)
+			ctx, errs := browse(t)
+
+			if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("#verdict"))); err != nil {
+				t.Fatal(err)
+			}
+			// The verdict first, then the failures, then the catalog.
+			top := evalJS[struct {
+				Verdict, Failures, Levels, Catalog float64
+				Text, Observer                     string
+			}](t, ctx, `(() => { const y = s => document.querySelector(s).getBoundingClientRect().top;
+				return {Verdict: y("#verdict"), Failures: y("#failures"), Levels: y("#levels"), Catalog: y("#catalog"),
+					Text: document.querySelector("#verdict b").textContent, Observer: document.getElementById("observer").textContent} })()`)
+			if top.Text != doc.VerdictLine || !(top.Verdict < top.Failures && top.Failures < top.Levels && top.Levels < top.Catalog) {
+				t.Errorf("verdict %q (want %q) at %.0f, failures at %.0f, levels at %.0f, catalog at %.0f: want them in that order",
+					top.Text, doc.VerdictLine, top.Verdict, top.Failures, top.Levels, top.Catalog)
+			}
+			if !strings.HasPrefix(top.Observer, "http://127.0.0.1:") || top.Observer != doc.Observer {
+				t.Errorf("the page names the observer %q, report.json %q", top.Observer, doc.Observer)
+			}
+			cards := func() int { return evalJS[int](t, ctx, `document.querySelectorAll("section.failure").length`) }
+			drawn := min(len(failures), report.MaxCards)
+			if n := cards(); n != drawn {
+				t.Errorf("%d failure cards drawn at once, want %d", n, drawn)
+			}
+			if len(failures) == 0 {
+				if txt := evalJS[string](t, ctx, `document.querySelector("#failures + p").textContent`); txt != "No check failed." {
+					t.Errorf("a passing run's failures say %q", txt)
+				}
+			} else {
+				// A card shows the failure, its rule, its exchange and how to send it again.
+				card := strings.ToLower(evalJS[string](t, ctx, `document.querySelector("section.failure").innerText`))
+				for _, want := range []string{"expected", "got", "request", "response", "curl", "gwconform replay report.json"} {
+					if !strings.Contains(card, want) {
+						t.Errorf("the first failure card lacks %q:\n%s", want, card)
+					}
+				}
+			}
+			if len(failures) > report.MaxCards {
+				openLazy(t, ctx, "#more-failures")
+				if n := cards(); n != len(failures) {
+					t.Errorf("%d failure cards once all are shown, want %d", n, len(failures))
+				}
+			}
+			// The catalog is drawn when opened.
+			if n := evalJS[int](t, ctx, `document.querySelectorAll("#all-checks").length`); n != 0 {
+				t.Error("the catalog is drawn before it is opened")
+			}
+			openLazy(t, ctx, "#catalog")
+			rows := func() int {
+				return evalJS[int](t, ctx, `document.querySelectorAll("#all-checks tr.r:not([hidden])").length`)
+			}
+			if n := rows(); n != len(doc.Results) {
+				t.Errorf("the catalog has %d rows, want %d", n, len(doc.Results))
+			}
+			tallest := evalJS[float64](t, ctx, `Math.max(...Array.from(document.querySelectorAll("#all-checks tr.r")).map(r => r.getBoundingClientRect().height))`)
+			if tallest > 40 {
+				t.Errorf("the tallest row of the catalog is %.0f px high, want one line", tallest)
+			}
+			filter := func(id, value string, want int) {
+				evalJS[string](t, ctx, fmt.Sprintf(`(() => { const s = document.getElementById(%q); s.value = %q; s.dispatchEvent(new Event("change")); return "" })()`, id, value))
+				if n := rows(); n != want {
+					t.Errorf("the catalog filtered on %s = %q shows %d rows, want %d", id, value, n, want)
+				}
+			}
+			info := 0
+			for _, res := range doc.Results {
+				if res.Level == "INFO" {
+					info++
+				}
+			}
+			filter("f-level", "INFO", info)
+			filter("f-level", "", len(doc.Results))
+			if len(failures) > 0 {
+				filter("f-outcome", "failed", len(failures))
+				filter("f-outcome", "", len(doc.Results))
+			}
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#all-checks tr.r`)), chromedp.WaitVisible(chromedp.CSS(`#all-checks tr.r + tr.d`))); err != nil {
+				t.Fatal(err)
+			}
+			shot(t, ctx, "TestReportHTMLInChromium-"+c.name, "header.top")
+
+			// A link to a check: a packed card, else the catalog's row.
+			targets := []string{passedID}
+			if len(failures) > report.MaxCards {
+				targets = append(targets, failures[len(failures)-1])
+			}
+			for _, id := range targets {
+				if err := chromedp.Do(ctx, chromedp.Navigate(page+"#c-"+id), chromedp.WaitVisible(chromedp.CSS("#verdict"))); err != nil {
+					t.Fatal(err)
+				}
+				sel := fmt.Sprintf(`document.getElementById(%q)`, "c-"+id)
+				if id == passedID {
+					sel = fmt.Sprintf(`document.getElementById(%q)`, "r-c-"+id)
+				}
+				deadline := time.Now().Add(10 * time.Second)
+				for evalJS[bool](t, ctx, `(() => { const e = `+sel+`; return !e || e.hidden || e.getBoundingClientRect().height === 0 })()`) {
+					if time.Now().After(deadline) {
+						t.Errorf("#c-%s does not show its card or row", id)
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			for _, e := range errs() {
+				t.Errorf("console: %s", e)
+			}
+		})
 	}
-	for _, c := range cases {
-		choose(c.id, c.value)
-		rows, line := shown()
-		want := count(c.keep)
-		if len(rows) != want || want == 0 || line != fmt.Sprintf("%d of %d shown", want, len(doc.Results)) {
-			t.Errorf("%s = %s: %d rows shown (%q), want %d", c.id, c.value, len(rows), line, want)
+}
+
+// browse is a Chromium tab for this test and what its console reported as
+// errors so far (console.error, uncaught exceptions, error log entries).
+func browse(t *testing.T) (context.Context, func() []string) {
+	ctx := simtest.Chromium(t, 1400, 1000)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancel)
+	var mu sync.Mutex
+	var errs []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			errs = append(errs, "uncaught: "+e.ExceptionDetails.Text+" "+describe(e.ExceptionDetails.Exception))
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, describe(a))
+				}
+				errs = append(errs, "console."+string(e.Type)+": "+strings.Join(parts, " "))
+			}
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				errs = append(errs, "log: "+e.Entry.Text)
+			}
 		}
-		choose(c.id, "")
-	}
-	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#f-text"), "dimming.101")); err != nil {
+	}); err != nil {
 		t.Fatal(err)
 	}
-	rows, _ := shown()
-	if want := count(func(id, _, _, _, _ string) bool { return strings.Contains(id, "dimming.101") }); len(rows) < want || want == 0 {
-		t.Errorf("text dimming.101: %d rows shown, want at least %d", len(rows), want)
+	// chromedp enables the Runtime and Log domains of every tab.
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), errs...)
 	}
-	for _, r := range rows {
-		if !strings.Contains(r.ID, "dimming.101") {
-			t.Errorf("text dimming.101 shows %s", r.ID)
-		}
+}
+
+func describe(o *runtime.RemoteObject) string {
+	switch {
+	case o == nil:
+		return ""
+	case o.Description != "":
+		return o.Description
+	default:
+		return string(o.Value)
 	}
-	choose("f-outcome", "failed")
-	choose("f-format", "json")
-	rows, _ = shown()
-	if len(rows) == 0 {
-		t.Error("failed, json and dimming.101 together show nothing")
+}
+
+// openLazy opens a details element drawn on demand and waits until it is.
+func openLazy(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel+" > summary")), chromedp.WaitVisible(chromedp.CSS(sel+`[data-loaded="yes"] .lazy-body > *`))); err != nil {
+		t.Fatalf("opening %s: %v", sel, err)
 	}
-	for _, r := range rows {
-		if r.Outcome != "failed" || r.Format != "json" || !strings.Contains(r.ID, "dimming.101") {
-			t.Errorf("failed, json and dimming.101 together show %+v", r)
-		}
-	}
-	// Details on demand: a click on the row shows its assertion.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#all-checks tr.r:not([hidden])`)), chromedp.WaitVisible(chromedp.CSS(`#all-checks tr.r:not([hidden]) + tr.d`))); err != nil {
-		t.Fatal(err)
-	}
-	details, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#all-checks tr.r:not([hidden]) + tr.d`)))
+}
+
+// shot leaves a screenshot of sel in reports/browser/.
+func shot(t *testing.T, ctx context.Context, name, sel string) {
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
 	if err != nil {
-		t.Fatal(err)
+		t.Logf("screenshot %s: %v", name, err)
+		return
 	}
-	if !strings.Contains(details, "Assertion") || !strings.Contains(details, "MUST NOT be answered with success") {
-		t.Errorf("the row's details: %q", details)
-	}
-	// Screenshots to look at: the filtered table with a row opened, and
-	// the counts per level.
-	shot := func(name, sel string) {
-		png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
-		if err != nil {
-			t.Logf("screenshot %s: %v", name, err)
-			return
-		}
-		out := filepath.Join("..", "..", "reports", "browser")
-		os.MkdirAll(out, 0o755)
-		os.WriteFile(filepath.Join(out, name+".png"), png, 0o644)
-	}
-	evalJS[string](t, ctx, `(() => { const s = document.getElementById("f-outcome"); s.value = ""; s.dispatchEvent(new Event("change")); return "" })()`)
-	shot("TestReportHTMLInChromium-all-checks", "#report-all")
-	shot("TestReportHTMLInChromium-levels", "#levels + table")
+	out := filepath.Join("..", "..", "reports", "browser")
+	os.MkdirAll(out, 0o755)
+	os.WriteFile(filepath.Join(out, name+".png"), png, 0o644)
 }
 
 // evalJS evaluates js in the page and returns its value.

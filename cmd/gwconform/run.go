@@ -476,6 +476,7 @@ func (m *runMain) Run(ctx context.Context) int {
 			Catalog: report.CatalogID{Harness: harnessInfo().Version}}}
 	cfg.Write.Baseline = m.baseline
 	cfg.Write.Effects = e.NotObserved
+	cfg.Write.Observer = e.Observer
 	cfg.Write.Filters = m.filters()
 	e.ReportCredentials = o.ReportCredentials
 	if o.Workers > 1 {

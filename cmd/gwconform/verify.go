@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/gwdmi/gwtools/conformance/bundle"
 	"github.com/gwdmi/gwtools/conformance/report"
@@ -19,7 +20,8 @@ results, every check of this gwconform's catalog present (a bundle of
 another catalog names the catalog it needs), and, for a certified bundle,
 that nothing was filtered, skipped or left uncovered, and that its baseline
 (if any) has no TODO, expires within 90 days of the run and, in a certified
-bundle, excuses no MUST check. The checks a baseline excused are listed.
+bundle, excuses no MUST check. The verified bundle's SHOULD failures and
+the checks its baseline excused are listed, and its observer named.
 One line per problem;
 exit 0 only when all hold, 1 when any does not, 2 on bad usage.
 `
@@ -53,10 +55,13 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	json.Unmarshal(files[bundle.ManifestFile], &m)
 	var doc report.Document
 	json.Unmarshal(files[report.JSONFile], &doc)
-	var known []report.Result
+	var known, should []report.Result
 	for _, r := range doc.Results {
-		if r.Outcome == report.ExpectedFailure {
+		switch {
+		case r.Outcome == report.ExpectedFailure:
 			known = append(known, r)
+		case r.Level == "SHOULD" && (r.Outcome == report.Failed || r.Outcome == report.Interrupted):
+			should = append(should, r)
 		}
 	}
 	fmt.Fprintf(stdout, "%s: verified: %s run of %s %s against %s, verdict %s, catalog %s, gwconform %s\n",
@@ -68,6 +73,19 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  %-6s %s: %s\n", r.Level, r.ID, r.Reason)
 		}
 	}
+	// A SHOULD failure does not change a PASS (unless the run failed on
+	// them): each is named, so that a PASS is not read as "no failure".
+	if len(should) > 0 {
+		fmt.Fprintf(stdout, "%s: %d SHOULD failure(s) (CONTRACT; the run failed on them only with --fail-on should, this one: --fail-on %s):\n", path, len(should), orNone(m.FailOn))
+		for i, r := range should {
+			if i == report.MaxListed {
+				fmt.Fprintf(stdout, "  ... and %d more (report.html in the bundle)\n", len(should)-i)
+				break
+			}
+			fmt.Fprintf(stdout, "  %s: %s\n", r.ID, firstLine(r.Failure))
+		}
+	}
+	fmt.Fprintf(stdout, "%s: observer %s\n", path, orNone(observerOf(m, doc)))
 	if m.Effects != "" && m.Effects != bundle.EffectsObserved {
 		fmt.Fprintf(stdout, "%s: %s\n", path, m.Effects)
 	}
@@ -79,4 +97,23 @@ func orNone(s string) string {
 		return "(unnamed)"
 	}
 	return s
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// observerOf is the observer a bundle's run used: report.json names it
+// (or "none"); a bundle of an older gwconform has it in its manifest.
+func observerOf(m bundle.Manifest, doc report.Document) string {
+	switch {
+	case doc.Observer != "":
+		return doc.Observer
+	case m.Observer != "":
+		return m.Observer
+	case m.NoObserver || m.Effects != "" && m.Effects != bundle.EffectsObserved:
+		return report.ObserverNone
+	}
+	return ""
 }

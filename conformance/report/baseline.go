@@ -92,6 +92,20 @@ func ParseBaselineOn(b []byte, today time.Time) (*Baseline, error) {
 // isTODO says a field still holds gwconform baseline's placeholder.
 func isTODO(s string) bool { return strings.Contains(strings.ToUpper(s), "TODO") }
 
+// Excuses says whether an entry of the baseline covers the check with that
+// ID: its failure, unless the check is INFO, is a known failure.
+func (b *Baseline) Excuses(id string) bool {
+	if b == nil {
+		return false
+	}
+	for _, e := range b.Entries {
+		if e.matches(id) {
+			return true
+		}
+	}
+	return false
+}
+
 // Matches says whether the entry covers the check with that ID.
 func (e BaselineEntry) Matches(id string) bool { return e.matches(id) }
 

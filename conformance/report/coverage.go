@@ -144,6 +144,15 @@ func gaps(d Document, cfg types.SuiteConfig) []Gap {
 			}
 		}
 	}
+	// What the filter left out is every check skipped without a reason,
+	// of any level, so that the count agrees with the skipped checks the
+	// summary counts (SkipReasons).
+	filtered = 0
+	for _, r := range d.Results {
+		if r.IsCheck() && r.Outcome == Skipped && r.Reason == "" && !ranIDs[r.ID] {
+			filtered++
+		}
+	}
 	switch {
 	case len(filters) > 0:
 		out = append(out, Gap{What: "filter", Why: "the run was filtered (" + strings.Join(filters, " ") + ")", Checks: filtered})

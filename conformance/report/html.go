@@ -1,6 +1,9 @@
 package report
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io"
@@ -10,14 +13,27 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
 
-// RenderHTML writes d as one self-contained HTML page: inline CSS, no
-// script, no external asset.
+// RenderHTML writes d as one self-contained HTML page: inline CSS and
+// script, no external asset. It opens on the verdict and the failure
+// cards (the first MaxCards of them); the other failures, the INFO
+// observations and the catalog of every check are packed (gzip, base64)
+// into the page and drawn when the reader opens them, so that the page
+// stays small whatever the catalog's size.
 func RenderHTML(w io.Writer, d Document) error {
-	return page.Execute(w, newView(d))
+	v, err := newView(d)
+	if err != nil {
+		return err
+	}
+	return page.Execute(w, v)
 }
+
+// MaxCards is how many failure cards report.html draws at once; the others
+// are drawn when the reader asks for them.
+const MaxCards = 20
 
 type levelRow struct {
 	Level, Meaning string
@@ -34,7 +50,8 @@ func (l levelRow) Pct(n int) string {
 }
 
 type exchangeView struct {
-	N int
+	N     int
+	Check string
 	client.Exchange
 	CurlCmd string
 }
@@ -45,12 +62,41 @@ type view struct {
 	Took          string
 	VerdictReason string
 	Levels        []levelRow
-	Failures      []Result
-	Infos         []Result
-	Skipped       int
-	// Outcomes and Types are the outcomes and device types the results
-	// have, for the filters of the "All checks" table.
-	Outcomes, Types []string
+	// Failures are every failed check, MUST first; Cards the first
+	// MaxCards of them, drawn at once; More the others, packed.
+	Failures []Result
+	Cards    []Result
+	More     packed
+	NMore    int
+	Known    []Result
+	Infos    packed
+	NInfos   int
+	// Catalog is the "All checks" table, packed.
+	CatalogTable packed
+	Skipped      int
+	// Outcomes, Types and Sections are what the results have, for the
+	// filters of the "All checks" table.
+	Outcomes, Types, SectionNumbers []string
+}
+
+// packed is a part of the page as gzip in base64, which the page's script
+// unpacks and draws when the reader opens it.
+type packed = template.HTML
+
+// pack renders the named template of the page with data, packed.
+func pack(name string, data any) (packed, error) {
+	var html bytes.Buffer
+	if err := page.ExecuteTemplate(&html, name, data); err != nil {
+		return "", err
+	}
+	var z bytes.Buffer
+	gz, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	gz.Write(html.Bytes())
+	if err := gz.Close(); err != nil {
+		return "", err
+	}
+	// Base64 needs no escaping in the page.
+	return packed(base64.StdEncoding.EncodeToString(z.Bytes())), nil
 }
 
 var levelMeaning = map[string]string{
@@ -59,7 +105,7 @@ var levelMeaning = map[string]string{
 	string(check.Info):   "probes a gap; reports what the target did, judges nothing",
 }
 
-func newView(d Document) view {
+func newView(d Document) (view, error) {
 	v := view{Document: d, Started: "unknown", Took: roundDuration(d.Duration())}
 	if !d.StartedAt.IsZero() {
 		v.Started = d.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -71,16 +117,28 @@ func newView(d Document) view {
 		v.Levels = append(v.Levels, levelRow{Level: "other", Meaning: "specs that are not checks", Counts: d.Summary.Other})
 	}
 	rank := map[string]int{string(check.Must): 0, string(check.Should): 1, "": 2, string(check.Info): 3}
+	var infos []Result
 	for _, r := range d.Results {
-		if r.Outcome == Failed || r.Outcome == Interrupted {
+		switch {
+		case r.Outcome == Failed || r.Outcome == Interrupted:
 			v.Failures = append(v.Failures, r)
+		case r.Outcome == ExpectedFailure:
+			v.Known = append(v.Known, r)
 		}
 		if r.Level == string(check.Info) && len(r.Exchanges) > 0 {
-			v.Infos = append(v.Infos, r)
+			infos = append(infos, r)
 		}
 	}
 	sort.SliceStable(v.Failures, func(i, j int) bool { return rank[v.Failures[i].Level] < rank[v.Failures[j].Level] })
-	seenOutcome, seenType := map[string]bool{}, map[string]bool{}
+	v.Cards = v.Failures
+	var err error
+	if len(v.Failures) > MaxCards {
+		v.Cards, v.NMore = v.Failures[:MaxCards], len(v.Failures)-MaxCards
+		if v.More, err = pack("cards", v.Failures[MaxCards:]); err != nil {
+			return v, err
+		}
+	}
+	seenOutcome, seenType, seenSection := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, r := range d.Results {
 		if !seenOutcome[r.Outcome] {
 			seenOutcome[r.Outcome] = true
@@ -90,13 +148,57 @@ func newView(d Document) view {
 			seenType[r.DeviceType] = true
 			v.Types = append(v.Types, r.DeviceType)
 		}
+		if r.Section != "" && !seenSection[r.Section] {
+			seenSection[r.Section] = true
+			v.SectionNumbers = append(v.SectionNumbers, r.Section)
+		}
 	}
 	sort.Strings(v.Outcomes)
 	sort.Strings(v.Types)
+	sort.Slice(v.SectionNumbers, func(i, j int) bool { return naturalLess(v.SectionNumbers[i], v.SectionNumbers[j]) })
 
 	v.VerdictReason = VerdictReason(d)
-	return v
+	if v.NInfos = len(infos); v.NInfos > 0 {
+		if v.Infos, err = pack("infos", infos); err != nil {
+			return v, err
+		}
+	}
+	if v.CatalogTable, err = pack("catalog", v); err != nil {
+		return v, err
+	}
+	return v, nil
 }
+
+// ruleView is a rule a check traces to, as a failure card shows it.
+type ruleView struct {
+	ID, Source, Text string
+}
+
+// rulesOf are the rules of the rule table a check traces to (its rule:
+// tags), with their text.
+func rulesOf(r Result) []ruleView {
+	var out []ruleView
+	for _, t := range r.Tags {
+		id, ok := strings.CutPrefix(t, RuleTag)
+		if !ok {
+			continue
+		}
+		rv := ruleView{ID: id}
+		if rule, ok := rules.Lookup(id); ok {
+			rv.Source, rv.Text = rule.Source, rule.Text
+		}
+		out = append(out, rv)
+	}
+	return out
+}
+
+// textEscaper escapes text for an element's content: quotes, which are
+// frequent in bodies and titles, stay as they are (html/template writes
+// each as five bytes).
+var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// txt is s as the text of an element (never of an attribute).
+func txt(s string) template.HTML { return template.HTML(textEscaper.Replace(s)) }
 
 // VerdictReason says in words why the run got its verdict: what failed,
 // why it is INCOMPLETE (stopped, interrupted, the suite itself failed, no
@@ -189,10 +291,14 @@ func headerText(h map[string]string) string {
 	return b.String()
 }
 
+// maxHTMLBody is how much of a body report.html shows (the body-size
+// checks send 64 KiB); report.json has it whole.
+const maxHTMLBody = 4096
+
 func requestText(e client.Exchange) string {
 	s := e.Method + " " + e.URL + "\n" + headerText(e.RequestHeaders)
 	if e.RequestBody != "" {
-		s += "\n" + e.RequestBody
+		s += "\n" + cut(e.RequestBody, maxHTMLBody)
 	}
 	return s
 }
@@ -203,7 +309,7 @@ func responseText(e client.Exchange) string {
 	}
 	s := "HTTP " + strconv.Itoa(e.Status) + "\n" + headerText(e.ResponseHeaders)
 	if e.ResponseBody != "" {
-		s += "\n" + e.ResponseBody
+		s += "\n" + cut(e.ResponseBody, maxHTMLBody)
 	}
 	return s
 }
@@ -215,7 +321,11 @@ func exchanges(r Result) []exchangeView {
 		if i < len(r.Curl) {
 			c = r.Curl[i]
 		}
-		out = append(out, exchangeView{N: i + 1, Exchange: e, CurlCmd: c})
+		if len(e.RequestBody) > maxHTMLBody {
+			// A line too long to paste: replay sends the body whole.
+			c = ""
+		}
+		out = append(out, exchangeView{N: i + 1, Check: r.ID, Exchange: e, CurlCmd: c})
 	}
 	return out
 }
@@ -249,6 +359,9 @@ func levelCounts(checks []CheckRef) string {
 }
 
 var funcs = template.FuncMap{
+	"txt":          txt,
+	"rulesOf":      rulesOf,
+	"replayLine":   func(id string) string { return "gwconform replay report.json " + id },
 	"anchor":       anchor,
 	"outcomeClass": outcomeClass,
 	"outcomeText":  outcomeText,
@@ -263,7 +376,16 @@ var funcs = template.FuncMap{
 		}
 		return false
 	},
-	"levelCounts":  levelCounts,
+	"levelCounts": levelCounts,
+	"failedRefs": func(cs []CheckRef) []CheckRef {
+		var out []CheckRef
+		for _, c := range cs {
+			if (c.Outcome == Failed || c.Outcome == Interrupted) && c.Level != string(check.Info) {
+				out = append(out, c)
+			}
+		}
+		return out
+	},
 	"sectionTitle": check.SectionTitle,
 	"slug":         check.Slug,
 	"ms":           func(f float64) string { return roundDuration(time.Duration(f * float64(time.Millisecond))) },
@@ -272,12 +394,15 @@ var funcs = template.FuncMap{
 	"formats":      func() []string { return Formats },
 	"upper":        strings.ToUpper,
 	"firstLine":    firstLine,
+	"countsText":   countsText,
 }
 
 var page = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
 
-// The page: header, counts per level, device type × format grid, sections,
-// failures with their exchanges, INFO observations, all checks.
+// The page: the header with the verdict, what was not covered, the failure
+// cards with their exchanges, the known failures, counts per level, the
+// device type × format grid, the sections, then, drawn on demand, the INFO
+// observations and the catalog of all checks.
 const pageTemplate = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -354,6 +479,13 @@ table.all tr.d td{white-space:normal;background:#fbfcfd;font-size:13px}
 table.all td[class^="o-"]{border-color:var(--line)}
 table.all col.c-id{width:28%}table.all col.c-lv{width:7%}table.all col.c-sec{width:4%}table.all col.c-title{width:29%}
 table.all col.c-fmt{width:5%}table.all col.c-type{width:11%}table.all col.c-out{width:9%}table.all col.c-time{width:7%}
+.vcounts{margin:8px 0 0;font-size:12px;text-align:left}
+.vcounts div{white-space:nowrap}
+.rule{margin:6px 0;padding:6px 10px;border-left:3px solid var(--line);background:#f6f8fa}
+details.lazy>summary{font-size:18px;font-weight:600;margin:32px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}
+details.lazy>summary small{font-weight:400;font-size:13px;color:var(--mute)}
+details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
+.known li{margin:2px 0}
 </style>
 </head>
 <body>
@@ -363,21 +495,38 @@ table.all col.c-fmt{width:5%}table.all col.c-type{width:11%}table.all col.c-out{
   <h1>Gateway Device Management Interface: conformance report</h1>
   <dl class="facts">
    <dt>Target</dt><dd><code>{{if .Target}}{{.Target}}{{else}}(none given){{end}}</code></dd>
+   {{- if and .Observer (ne .Observer "none")}}<dt>Observer</dt><dd id="observer"><code>{{.Observer}}</code></dd>
+   {{- else if .Observer}}<dt>Observer</dt><dd id="observer">none{{if .Effects}} ({{.Effects}}){{end}}</dd>
+   {{- else if .Effects}}<dt>Effects</dt><dd>{{.Effects}}</dd>{{end}}
    <dt>Date</dt><dd>{{.Started}}</dd>
    <dt>Seed</dt><dd><code>{{.Seed}}</code></dd>
    <dt>Duration</dt><dd>{{.Took}}</dd>
+   {{- if .Catalog.Version}}<dt>Catalog</dt><dd>{{.Catalog.Version}} <span class="muted">(gwconform {{.Catalog.Harness}})</span></dd>{{end}}
    {{- if .LabelFilter}}<dt>Label filter</dt><dd><code>{{.LabelFilter}}</code></dd>{{end}}
    {{- range .SuiteFailureReasons}}<dt>Suite</dt><dd class="err">{{.}}</dd>{{end}}
-   {{- if .Effects}}<dt>Effects</dt><dd>{{.Effects}}</dd>{{end}}
    {{- if .Summary.Inconclusive}}<dt>Inconclusive</dt><dd class="err">{{.Summary.Inconclusive}} refusal check(s) whose valid request was refused too: counted apart, neither passed nor failed</dd>{{end}}
   </dl>
  </div>
- <div class="verdict v-{{.Verdict}}"><b>{{.VerdictLine}}</b><span>{{.VerdictReason}}</span></div>
+ <div class="verdict v-{{.Verdict}}" id="verdict"><b>{{.VerdictLine}}</b><span>{{.VerdictReason}}</span>
+ <div class="vcounts">{{range .Levels}}<div>{{.Level}} {{.Total}}: {{countsText .Counts .Info}}</div>{{end}}</div></div>
 </header>
 
 {{if .NotCovered}}<h2 id="not-covered">Not covered ({{len .NotCovered}})</h2>
 <ul>{{range .NotCovered}}<li><b>{{.What}}</b>: {{.Why}}{{if .Checks}} ({{.Checks}} checks not run){{end}}</li>{{end}}</ul>
-{{end}}<h2 id="levels">Results by level</h2>
+{{end}}
+<h2 id="failures">Failures{{if .Failures}} ({{len .Failures}}){{end}}</h2>
+{{- if not .Failures}}<p>No check failed.</p>{{end}}
+{{- template "cards" .Cards}}
+{{- if .More}}
+<details class="more lazy" id="more-failures" data-blob="more-failures-data"><summary>Show the other {{.NMore}} failures</summary><div class="lazy-body"></div></details>
+<script type="application/octet-stream" id="more-failures-data">{{.More}}</script>
+{{- end}}
+{{- if .Known}}
+<h2 id="known">Known failures, excused by the baseline ({{len .Known}})</h2>
+<ul class="known">{{range .Known}}<li><span class="lv lv-{{.Level}}">{{.Level}}</span> <code>{{.ID}}</code>: {{firstLine .Failure}} <span class="muted">{{.Reason}}</span></li>{{end}}</ul>
+{{- end}}
+
+<h2 id="levels">Results by level</h2>
 <table>
 <tr><th>Level</th><th>Meaning</th><th class="num">Checks</th><th class="num">Passed</th><th class="num">Failed</th><th class="num">Skipped</th>{{if or .Summary.Pending .Summary.Interrupted}}<th class="num">Pending</th><th class="num">Interrupted</th>{{end}}<th></th></tr>
 {{- range .Levels}}
@@ -396,58 +545,124 @@ table.all col.c-fmt{width:5%}table.all col.c-type{width:11%}table.all col.c-out{
 {{- range .Grid}}
 <tr><td>{{.DeviceType}}</td>{{range .Cells}}<td class="cell c-{{.Status}}">{{.Passed}}/{{.Total}}
 {{- if .Skipped}}<small>{{.Skipped}} skipped</small>{{end}}
-{{- if .FailedIDs}}<small>failed: {{range $i, $id := .FailedIDs}}{{if $i}}, {{end}}<a href="#c-{{slug $id}}">{{$id}}</a>{{end}}</small>{{end}}</td>{{end}}</tr>
+{{- if .FailedIDs}}<small>{{len .FailedIDs}} failed: {{range $i, $id := .FailedIDs}}{{if lt $i 5}}{{if $i}}, {{end}}<a href="#c-{{slug $id}}">{{$id}}</a>{{end}}{{end}}{{if gt (len .FailedIDs) 5}}, …{{end}}</small>{{end}}</td>{{end}}</tr>
 {{- end}}
 </table>
 
 <h2 id="sections">Published sections</h2>
-<p class="muted">Every section of the published interface and the checks that trace to it. <span class="legend"><span class="chip o-passed">passed</span><span class="chip o-failed">failed</span><span class="chip o-skipped">skipped</span><span class="chip o-info">INFO (observed)</span></span></p>
+<p class="muted">Every section of the published interface and how many checks trace to it; the failed ones are named. The catalog below lists every check of a section.</p>
 <table>
 <tr><th>§</th><th>Title</th><th>Checks</th><th>Note</th></tr>
 {{- range .Sections}}
 <tr><td><b>{{.Number}}</b></td><td>{{.Title}}</td>
-<td>{{if .Checks}}<details{{if anyFailed .Checks}} open{{end}}><summary class="muted" style="font-size:12px">{{levelCounts .Checks}}{{if anyFailed .Checks}} · <b class="o-failed">some failed</b>{{end}}</summary>{{range .Checks}}<a class="chip {{outcomeClass .Level .Outcome}}" href="#c-{{slug .ID}}" title="{{.Level}} · {{.Outcome}} · {{.Title}}">{{.ID}}<small>{{.Level}}</small></a>{{end}}</details>{{end}}</td>
+<td>{{if .Checks}}<span class="muted" style="font-size:12px">{{levelCounts .Checks}}</span>{{with failedRefs .Checks}}<br><span class="o-failed">{{len .}} failed:</span> {{range $i, $c := .}}{{if lt $i 8}}<a class="chip {{outcomeClass $c.Level $c.Outcome}}" href="#c-{{slug $c.ID}}">{{$c.ID}}<small>{{$c.Level}}</small></a>{{end}}{{end}}{{if gt (len .) 8}} …{{end}}{{end}}{{end}}</td>
 <td>{{if not .Published}}<span class="note-hole">{{.Title}}</span>{{else if .Gap}}<span class="note-gap">{{.Gap}}</span>{{else if .Checks}}{{else if .HasSubsections}}<span class="note-gap">see its subsections</span>{{else}}<span class="note-hole">no check</span>{{end}}</td></tr>
 {{- end}}
 </table>
 
-<h2 id="failures">Failures{{if .Failures}} ({{len .Failures}}){{end}}</h2>
-{{- if not .Failures}}<p>No check failed.</p>{{end}}
-{{- range .Failures}}
-<section class="failure lvl-{{.Level}}" id="f-{{anchor .}}">
-<h3>{{if .ID}}<span class="lv lv-{{.Level}}">{{.Level}}</span> [{{.ID}}] {{.Title}}{{else}}{{.Text}}{{end}} <span class="chip {{outcomeClass .Level .Outcome}}">{{outcomeText .}}</span></h3>
+{{- if .Infos}}
+<details class="lazy" id="info" data-blob="info-data"><summary>INFO observations ({{.NInfos}}) <small>probes of gaps in the published interface: what the target answered; they judge nothing. Click to show.</small></summary><div class="lazy-body"></div></details>
+<script type="application/octet-stream" id="info-data">{{.Infos}}</script>
+{{- end}}
+
+<details class="lazy" id="catalog" data-blob="catalog-data"><summary>All checks ({{len .Results}}) <small>the catalog, every check with its outcome, with filters. Click to show.</small></summary><div class="lazy-body"></div></details>
+<script type="application/octet-stream" id="catalog-data">{{.CatalogTable}}</script>
+<footer>Levels: MUST follows from the published interface; SHOULD only from our CONTRACT; INFO probes a gap. The verdict is PASS when no MUST check failed and the run covered every device type, format, operation and rule; PARTIAL when no MUST check failed but something was not covered. Machine-readable: report.json, junit.xml.</footer>
+</main>
+<script>
+(function () {
+  "use strict";
+  var sel = function (id) { return document.getElementById(id); };
+  // unpack draws a packed part (gzip in base64) into its details element.
+  function unpack(d) {
+    if (d.loading) { return d.loading; }
+    var bin = atob(sel(d.dataset.blob).textContent.trim()), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    d.loading = new Response(stream).text().then(function (html) {
+      d.querySelector(".lazy-body").innerHTML = html;
+      if (d.id === "catalog") { table(); }
+      d.dataset.loaded = "yes";
+    });
+    return d.loading;
+  }
+  var lazies = Array.prototype.slice.call(document.querySelectorAll("details.lazy"));
+  lazies.forEach(function (d) {
+    d.addEventListener("toggle", function () { if (d.open) { unpack(d); } });
+  });
+  // The "All checks" table: filters, and a row's details on a click.
+  function table() {
+    var t = sel("all-checks");
+    var rows = Array.prototype.slice.call(t.querySelectorAll("tr.r"));
+    var text = rows.map(function (r) { return (r.textContent + " " + r.nextElementSibling.textContent).toLowerCase(); });
+    function apply() {
+      var o = sel("f-outcome").value, l = sel("f-level").value, ty = sel("f-type").value, f = sel("f-format").value, s = sel("f-section").value;
+      var q = sel("f-text").value.trim().toLowerCase(), n = 0;
+      rows.forEach(function (r, i) {
+        var d = r.dataset;
+        var show = (!o || d.outcome === o) && (!l || d.level === l) && (!ty || d.type === ty) && (!f || d.format === f) && (!s || d.section === s) && (!q || text[i].indexOf(q) >= 0);
+        r.hidden = !show;
+        if (!show) { r.nextElementSibling.hidden = true; } else { n++; }
+      });
+      sel("f-count").textContent = n + " of " + rows.length + " shown";
+    }
+    ["f-outcome", "f-level", "f-type", "f-format", "f-section"].forEach(function (id) { sel(id).addEventListener("change", apply); });
+    sel("f-text").addEventListener("input", apply);
+    t.addEventListener("click", function (e) {
+      var r = e.target.closest("tr.r");
+      if (r && !e.target.closest("a")) { r.nextElementSibling.hidden = !r.nextElementSibling.hidden; }
+    });
+  }
+  // A link to a check (#c-…) shows its failure card, else its row of the
+  // catalog, whatever the filters; either may have to be drawn first.
+  function reveal() {
+    var id = location.hash.slice(1);
+    if (!id || sel(id)) { return; }
+    var more = sel("more-failures"), cat = sel("catalog");
+    var next = more ? unpack(more) : Promise.resolve();
+    next.then(function () {
+      var card = sel(id);
+      if (card) { more.open = true; card.scrollIntoView(); return; }
+      cat.open = true;
+      return unpack(cat).then(function () {
+        var r = sel("r-" + id);
+        if (r) { r.hidden = false; r.nextElementSibling.hidden = false; r.scrollIntoView(); }
+      });
+    });
+  }
+  window.addEventListener("hashchange", reveal);
+  reveal();
+})();
+</script>
+</body>
+</html>
+{{define "cards"}}{{range .}}{{template "card" .}}{{end}}{{end}}
+{{define "card"}}
+<section class="failure lvl-{{.Level}}" id="{{anchor .}}">
+<h3>{{if .ID}}<span class="lv lv-{{.Level}}">{{.Level}}</span> [{{.ID}}] {{txt .Title}}{{else}}{{.Text}}{{end}} <span class="chip {{outcomeClass .Level .Outcome}}">{{outcomeText .}}</span></h3>
 {{- if .ID}}
 <dl class="facts">
- <dt>Assertion</dt><dd>{{.Assertion}}</dd>
+ <dt>Expected</dt><dd>{{txt .Assertion}}</dd>
  <dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>
- {{- if .Operation}}<dt>Operation</dt><dd>{{.Operation}}</dd>{{end}}
- {{- if .Format}}<dt>Format</dt><dd>{{.Format}}</dd>{{end}}
- {{- if .DeviceType}}<dt>Device type</dt><dd>{{.DeviceType}}</dd>{{end}}
- {{- if .Tags}}<dt>Tags</dt><dd>{{join .Tags ", "}}</dd>{{end}}
- <dt>Duration</dt><dd>{{ms .DurationMS}}</dd>
+ {{- range rulesOf .}}<dt>Rule</dt><dd><b>{{.ID}}</b>{{if .Source}} <span class="muted">({{.Source}})</span>{{end}}{{if .Text}}<div class="rule">{{txt .Text}}</div>{{end}}</dd>{{end}}
+ {{- if .Operation}}<dt>Operation</dt><dd>{{.Operation}}{{if .Format}} · {{.Format}}{{end}}{{if .DeviceType}} · {{.DeviceType}}{{end}} · {{ms .DurationMS}}</dd>{{end}}
 </dl>
 {{- end}}
-{{- if .Failure}}<h5>Failure</h5><pre class="msg">{{.Failure}}</pre>{{end}}
+{{- if .Failure}}<h5>Got</h5><pre class="msg">{{txt .Failure}}</pre>{{end}}
 {{- range exchanges .}}{{template "exchange" .}}{{end}}
+{{- if .Exchanges}}<h5>Reproduce</h5><pre>{{replayLine .ID}}</pre>{{end}}
 </section>
 {{- end}}
-
-{{- if .Infos}}
-<h2 id="info">INFO observations</h2>
-<p class="muted">Probes of gaps in the published interface: what the target answered. They judge nothing.</p>
-{{- range .Infos}}
-<details class="info" id="i-{{anchor .}}"><summary><b>[{{.ID}}] {{.Title}}</b> <span class="chip o-info">{{outcomeText .}}</span></summary>
-<dl class="facts"><dt>Probe</dt><dd>{{.Assertion}}</dd><dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{if .Observations}}<dt>Seen</dt><dd><ul>{{range .Observations}}<li>{{.}}</li>{{end}}</ul></dd>{{end}}</dl>
+{{define "infos"}}{{range .}}
+<details class="info" id="i-{{anchor .}}"><summary><b>[{{.ID}}] {{txt .Title}}</b> <span class="chip o-info">{{outcomeText .}}</span></summary>
+<dl class="facts"><dt>Probe</dt><dd>{{txt .Assertion}}</dd><dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{if .Observations}}<dt>Seen</dt><dd><ul>{{range .Observations}}<li>{{txt .}}</li>{{end}}</ul></dd>{{end}}</dl>
 {{- range exchanges .}}{{template "exchange" .}}{{end}}
 </details>
-{{- end}}
-{{- end}}
-
-<section id="report-all">
-<h2 id="all">All checks ({{len .Results}})</h2>
-<div class="filters" id="filters">
+{{- end}}{{end}}
+{{define "catalog"}}<div class="filters" id="filters">
  <label>Outcome<select id="f-outcome"><option value="">all</option>{{range .Outcomes}}<option value="{{.}}">{{.}}</option>{{end}}</select></label>
  <label>Level<select id="f-level"><option value="">all</option><option>MUST</option><option>SHOULD</option><option>INFO</option></select></label>
+ <label>Section<select id="f-section"><option value="">all</option>{{range .SectionNumbers}}<option>{{.}}</option>{{end}}</select></label>
  <label>Device type<select id="f-type"><option value="">all</option>{{range .Types}}<option value="{{.}}">{{.}}</option>{{end}}<option value="-">none</option></select></label>
  <label>Format<select id="f-format"><option value="">all</option><option>json</option><option>xml</option><option value="-">none</option></select></label>
  <label>Text<input id="f-text" type="search" placeholder="ID, title, reason…"></label>
@@ -459,61 +674,24 @@ table.all col.c-fmt{width:5%}table.all col.c-type{width:11%}table.all col.c-out{
 <thead><tr><th>ID</th><th>Level</th><th>§</th><th>Title</th><th>Format</th><th>Device type</th><th>Outcome</th><th class="num">Time</th></tr></thead>
 <tbody>
 {{- range .Results}}
-<tr class="r" id="{{anchor .}}" data-outcome="{{.Outcome}}" data-level="{{.Level}}" data-type="{{if .DeviceType}}{{.DeviceType}}{{else}}-{{end}}" data-format="{{if .Format}}{{.Format}}{{else}}-{{end}}"><td title="{{.ID}}"><code>{{if .ID}}{{.ID}}{{else}}-{{end}}</code></td><td>{{if .Level}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td>{{.Section}}</td><td title="{{if .ID}}{{.Title}}{{else}}{{.Text}}{{end}}">{{if .ID}}{{.Title}}{{else}}{{.Text}}{{end}}</td><td>{{.Format}}</td><td>{{.DeviceType}}</td>
+<tr class="r" id="r-{{anchor .}}" data-outcome="{{.Outcome}}" data-level="{{.Level}}" data-section="{{.Section}}" data-type="{{if .DeviceType}}{{.DeviceType}}{{else}}-{{end}}" data-format="{{if .Format}}{{.Format}}{{else}}-{{end}}"><td><code>{{if .ID}}{{.ID}}{{else}}-{{end}}</code></td><td>{{if .Level}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td>{{.Section}}</td><td>{{if .ID}}{{txt .Title}}{{else}}{{.Text}}{{end}}</td><td>{{.Format}}</td><td>{{.DeviceType}}</td>
 <td class="{{outcomeClass .Level .Outcome}}">{{outcomeText .}}</td><td class="num">{{ms .DurationMS}}</td></tr>
 <tr class="d" hidden><td colspan="8"><dl class="facts">
-{{- if .Assertion}}<dt>Assertion</dt><dd>{{.Assertion}}</dd>{{end}}
+{{- if and .Assertion (ne .Outcome "passed")}}<dt>Assertion</dt><dd>{{txt .Assertion}}</dd>{{end}}
 {{- if .Section}}<dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{end}}
 {{- if .Operation}}<dt>Operation</dt><dd>{{.Operation}}</dd>{{end}}
-{{- if .Reason}}<dt>Reason</dt><dd>{{.Reason}}</dd>{{end}}
-{{- if .Failure}}<dt>Failure</dt><dd>{{firstLine .Failure}} · <a href="#f-{{anchor .}}">details and exchanges</a></dd>{{end}}
-{{- if and (eq .Level "INFO") .Exchanges}}<dt>Seen</dt><dd><a href="#i-{{anchor .}}">the observation and its exchanges</a></dd>{{end}}
+{{- if .Reason}}<dt>Reason</dt><dd>{{txt .Reason}}</dd>{{end}}
+{{- if .Failure}}<dt>Failure</dt><dd>{{txt (firstLine .Failure)}}{{if or (eq .Outcome "failed") (eq .Outcome "interrupted")}} · <a href="#{{anchor .}}">details and exchanges</a>{{end}}</dd>{{end}}
+{{- if and (eq .Level "INFO") .Exchanges}}<dt>Seen</dt><dd>{{range .Observations}}{{txt .}} {{end}}</dd>{{end}}
 {{- if .Tags}}<dt>Tags</dt><dd>{{join .Tags ", "}}</dd>{{end}}
 </dl></td></tr>
 {{- end}}
 </tbody>
-</table>
-<script>
-(function () {
-  var table = document.getElementById("all-checks");
-  var rows = Array.prototype.slice.call(table.querySelectorAll("tr.r"));
-  var text = rows.map(function (r) { return (r.textContent + " " + r.nextElementSibling.textContent).toLowerCase(); });
-  var sel = function (id) { return document.getElementById(id); };
-  function apply() {
-    var o = sel("f-outcome").value, l = sel("f-level").value, t = sel("f-type").value, f = sel("f-format").value;
-    var q = sel("f-text").value.trim().toLowerCase(), n = 0;
-    rows.forEach(function (r, i) {
-      var d = r.dataset;
-      var show = (!o || d.outcome === o) && (!l || d.level === l) && (!t || d.type === t) && (!f || d.format === f) && (!q || text[i].indexOf(q) >= 0);
-      r.hidden = !show;
-      if (!show) { r.nextElementSibling.hidden = true; } else { n++; }
-    });
-    sel("f-count").textContent = n + " of " + rows.length + " shown";
-  }
-  ["f-outcome", "f-level", "f-type", "f-format"].forEach(function (id) { sel(id).addEventListener("change", apply); });
-  sel("f-text").addEventListener("input", apply);
-  table.addEventListener("click", function (e) {
-    var r = e.target.closest("tr.r");
-    if (r && !e.target.closest("a")) { r.nextElementSibling.hidden = !r.nextElementSibling.hidden; }
-  });
-  // A link to a check's row (#c-…) shows it, whatever the filters.
-  function reveal() {
-    var r = location.hash && document.getElementById(location.hash.slice(1));
-    if (r && r.classList.contains("r")) { r.hidden = false; r.nextElementSibling.hidden = false; }
-  }
-  window.addEventListener("hashchange", reveal);
-  reveal();
-})();
-</script>
-</section>
-<footer>Levels: MUST follows from the published interface; SHOULD only from our CONTRACT; INFO probes a gap. The verdict is PASS when no MUST check failed and the run covered every device type, format, operation and rule; PARTIAL when no MUST check failed but something was not covered. Machine-readable: report.json, junit.xml.</footer>
-</main>
-</body>
-</html>
+</table>{{end}}
 {{define "exchange"}}<div class="ex">
 <div class="exhead"><b>Exchange {{.N}}</b> · <code>{{.Method}} {{.URL}}</code> → {{if .Status}}<b>{{.Status}}</b>{{else}}<b class="err">no answer</b>{{end}} · {{dur .Duration}}{{if .Truncated}} · <span class="err">response body cut at the client's limit</span>{{end}}</div>
-{{- if .Error}}<p class="err">{{.Error}}</p>{{end}}
-<div class="cols"><div><h5>Request</h5><pre>{{requestText .Exchange}}</pre></div><div><h5>Response</h5><pre>{{responseText .Exchange}}</pre></div></div>
-<h5>curl</h5><pre>{{.CurlCmd}}</pre>
+{{- if .Error}}<p class="err">{{txt .Error}}</p>{{end}}
+<div class="cols"><div><h5>Request</h5><pre>{{txt (requestText .Exchange)}}</pre></div><div><h5>Response</h5><pre>{{txt (responseText .Exchange)}}</pre></div></div>
+{{if .CurlCmd}}<h5>curl</h5><pre>{{txt .CurlCmd}}</pre>{{else}}<p class="muted">The body is too long for a curl line or the reports: run the check again to send it, <code>gwconform run --target URL --check {{.Check}}</code>.</p>{{end}}
 </div>{{end}}
 `

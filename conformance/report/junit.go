@@ -2,13 +2,14 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gwdmi/gwtools/conformance/check"
 )
@@ -64,13 +65,19 @@ type junitProperty struct {
 type junitCase struct {
 	Name       string           `xml:"name,attr"`
 	Classname  string           `xml:"classname,attr"`
-	Status     string           `xml:"status,attr"`
+	Status     string           `xml:"status,attr,omitempty"`
 	Time       float64          `xml:"time,attr"`
 	Skipped    *junitMessage    `xml:"skipped,omitempty"`
 	Error      *junitMessage    `xml:"error,omitempty"`
 	Failure    *junitMessage    `xml:"failure,omitempty"`
 	Properties *junitProperties `xml:"properties,omitempty"`
-	SystemErr  string           `xml:"system-err,omitempty"`
+	// SystemErr is written as CDATA: bodies are full of quotes, which
+	// escaped text would write as five bytes each.
+	SystemErr *junitCDATA `xml:"system-err,omitempty"`
+}
+
+type junitCDATA struct {
+	Text string `xml:",cdata"`
 }
 
 type junitProperties struct {
@@ -88,7 +95,9 @@ func (c *junitCase) add(name, value string) {
 type junitMessage struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr,omitempty"`
-	Text    string `xml:",chardata"`
+	// Text is CDATA: bodies are full of quotes, which escaped text would
+	// write as five bytes each.
+	Text string `xml:",cdata"`
 }
 
 // JUnitClass is the classname of every test case of a run.
@@ -97,11 +106,12 @@ const JUnitClass = "gwconform"
 // coverageCase names the test case of a PARTIAL run.
 const coverageCase = "[gwconform.coverage] the run covers the whole interface"
 
-// JUnitName is the name of a result's test case: "[ID] title" for a check,
-// the spec's text otherwise. gwconform verify finds each check by it.
+// JUnitName is the name of a result's test case: the ID for a check (its
+// title is the catalog's, and a failure's message says it), the spec's
+// text otherwise. gwconform verify finds each check by it.
 func JUnitName(r Result) string {
 	if r.IsCheck() {
-		return "[" + r.ID + "] " + r.Title
+		return r.ID
 	}
 	return r.Text
 }
@@ -120,8 +130,9 @@ func marshalJUnit(d Document, o WriteOptions) ([]byte, error) {
 	if !d.StartedAt.IsZero() {
 		s.Timestamp = d.StartedAt.UTC().Format("2006-01-02T15:04:05")
 	}
-	for _, r := range d.Results {
-		s.Cases = append(s.Cases, junitCaseOf(r, o))
+	same := sameExchanges(d.Results)
+	for i, r := range d.Results {
+		s.Cases = append(s.Cases, junitCaseOf(r, same[i], o))
 	}
 	if d.Verdict == VerdictPartial {
 		var gaps []string
@@ -133,7 +144,7 @@ func marshalJUnit(d Document, o WriteOptions) ([]byte, error) {
 		if o.AllowPartial {
 			c.Status, c.Skipped = Skipped, &junitMessage{Message: msg + " (allowed by --allow-partial)"}
 		} else {
-			c.Status, c.Failure = Failed, &junitMessage{Message: msg, Type: Failed, Text: msg}
+			c.Status, c.Failure = Failed, &junitMessage{Message: msg, Type: Failed, Text: xmlChars(msg)}
 		}
 		s.Cases = append(s.Cases, c)
 	}
@@ -155,6 +166,10 @@ func marshalJUnit(d Document, o WriteOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A test case with nothing in it closes itself: a passing run's file
+	// is mostly such lines.
+	b = bytes.ReplaceAll(b, []byte("></testcase>"), []byte("/>"))
+	b = bytes.ReplaceAll(b, []byte("></property>"), []byte("/>"))
 	return append(append([]byte(xml.Header), b...), '\n'), nil
 }
 
@@ -203,10 +218,14 @@ func withoutCredentials(target string) string {
 }
 
 // junitCaseOf is one result's test case.
-func junitCaseOf(r Result, o WriteOptions) junitCase {
-	c := junitCase{Name: JUnitName(r), Classname: JUnitClass, Status: r.State, Time: r.DurationMS / 1000}
-	if c.Status == "" {
-		c.Status = r.Outcome
+// sameAs, when set, says which exchanges repeat another check's (see
+// sameExchanges).
+func junitCaseOf(r Result, sameAs []string, o WriteOptions) junitCase {
+	c := junitCase{Name: JUnitName(r), Classname: JUnitClass, Status: r.State, Time: math.Round(r.DurationMS) / 1000}
+	if c.Status == "" || c.Status == Passed {
+		// A test case without failure, error or skipped passed: the
+		// status says it only when it says more.
+		c.Status = ""
 	}
 	failedLevel := r.Level == string(check.Must) || r.Level == string(check.Should) && o.FailOnShould || !r.IsCheck()
 	outcome := "" // check.outcome, when the test case's status does not say it
@@ -228,9 +247,9 @@ func junitCaseOf(r Result, o WriteOptions) junitCase {
 		case !failedLevel:
 			c.Skipped, outcome = &junitMessage{Message: "SHOULD check failed (the run fails on it only with --fail-on should): " + r.Failure}, Failed
 		case r.Outcome == Interrupted || r.State == "panicked":
-			c.Error = &junitMessage{Message: r.Failure, Type: r.State, Text: r.Failure}
+			c.Error = &junitMessage{Message: r.Failure, Type: r.State, Text: xmlChars(r.Failure)}
 		default:
-			c.Failure = &junitMessage{Message: r.Failure, Type: r.State, Text: r.Failure}
+			c.Failure = &junitMessage{Message: r.Failure, Type: r.State, Text: xmlChars(r.Failure)}
 		}
 	}
 	if outcome != "" {
@@ -243,32 +262,89 @@ func junitCaseOf(r Result, o WriteOptions) junitCase {
 		// file stays small.
 		return c
 	}
-	if r.IsCheck() {
-		c.add("check.id", r.ID)
-		c.add("check.level", r.Level)
-		c.add("check.section", r.Section)
-		if r.Contract != "" {
-			c.add("check.contract", r.Contract)
-		}
-		if r.Assertion != "" {
-			c.add("check.assertion", r.Assertion)
-		}
-	}
-	for _, ex := range r.Exchanges {
-		b, err := json.Marshal(ex)
-		if err == nil {
-			c.add(ExchangeEntry, string(b))
-		}
-	}
+
+	// What explains the failure, in words a CI log shows: the check's
+	// title, what was observed, each exchange (request and answer), and how
+	// to send it again; report.json keeps the exchanges whole and
+	// report.html shows them.
 	var errText bytes.Buffer
+	if r.IsCheck() {
+		// The test case's name is the ID; what it expects, at which
+		// level, and the rule it judges are said here once.
+		if r.Assertion != "" {
+			errText.WriteString("expected: " + r.Assertion + "\n")
+		}
+		// The rules' IDs: their text is in report.html and docs/checks.md.
+		errText.WriteString("rule: " + ruleOf(r) + "\n")
+	}
 	for _, ob := range r.Observations {
 		errText.WriteString(ob + "\n")
 	}
-	for _, curl := range r.Curl {
-		errText.WriteString(curl + "\n")
+	for i, ex := range r.Exchanges {
+		if i < len(sameAs) && sameAs[i] != "" {
+			fmt.Fprintf(&errText, "exchange %d: the same request and answer as %s\n", i+1, sameAs[i])
+			continue
+		}
+		fmt.Fprintf(&errText, "exchange %d: %s %s\n", i+1, ex.Method, ex.URL)
+		if ex.RequestBody != "" {
+			errText.WriteString("> " + cut(ex.RequestBody, maxJUnitBody) + "\n")
+		}
+		switch {
+		case ex.Status == 0:
+			errText.WriteString("< no answer")
+			if ex.Error != "" {
+				errText.WriteString(": " + ex.Error)
+			}
+			errText.WriteString("\n")
+		default:
+			fmt.Fprintf(&errText, "< %d %s\n", ex.Status, cut(ex.ResponseBody, maxJUnitBody))
+		}
 	}
-	c.SystemErr = errText.String()
+	if r.IsCheck() && len(r.Exchanges) > 0 {
+		errText.WriteString("reproduce: gwconform replay report.json " + r.ID + "\n")
+	}
+	switch {
+	case errText.Len() == 0:
+	case c.Failure != nil:
+		// The failure's text says what its message does not.
+		c.Failure.Text = xmlChars(errText.String())
+	case c.Error != nil:
+		c.Error.Text = xmlChars(errText.String())
+	default:
+		c.SystemErr = &junitCDATA{xmlChars(errText.String())}
+	}
 	return c
+}
+
+// maxJUnitBody is how much of a body the JUnit file shows; report.json
+// has it whole.
+const maxJUnitBody = 600
+
+// cut shortens a body to at most n bytes (on a rune boundary), saying how
+// long it was.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf("… (%d bytes in all: report.json has it whole)", len(s))
+}
+
+// xmlChars replaces what XML cannot hold, even as CDATA (control
+// characters a hostile body may carry), by U+FFFD.
+func xmlChars(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < 0x20, r >= 0xD800 && r <= 0xDFFF, r == 0xFFFE, r == 0xFFFF:
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // checkJUnit says what is wrong with a JUnit file written for d: that it

@@ -13,6 +13,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"sort"
 	"strconv"
@@ -78,6 +79,10 @@ const (
 	VerdictPassKnown = "PASS_WITH_KNOWN_FAILURES"
 )
 
+// ObserverNone is Document.Observer when no observer showed the effects of
+// the run's requests.
+const ObserverNone = "none"
+
 // Result is one check's (or plain spec's) outcome.
 type Result struct {
 	// ID and the fields up to Tags are the check's metadata; all are empty
@@ -100,7 +105,7 @@ type Result struct {
 	// Outcome is one of Passed, Failed, Skipped, Pending, Interrupted;
 	// State is Ginkgo's exact spec state ("panicked", "timedout", ...).
 	Outcome string `json:"outcome"`
-	State   string `json:"state"`
+	State   string `json:"state,omitempty"`
 	// Failure is the failure message, if any, and the suite-level node it
 	// happened in; never a source location.
 	Failure string `json:"failure,omitempty"`
@@ -113,6 +118,11 @@ type Result struct {
 	// ExchangesOmitted counts the exchanges of a passed check left out of
 	// the reports (see PassedSample).
 	ExchangesOmitted int `json:"exchanges_omitted,omitempty"`
+	// SameExchangesAs, in report.json only, says for each exchange "" when
+	// it is written in Exchanges, or "ID#n" when it repeats, request and
+	// answer alike (times aside), the n-th exchange of check ID, where it
+	// is written once. Reading the file fills Exchanges.
+	SameExchangesAs []string `json:"same_exchanges_as,omitempty"`
 	// Curl holds one command per exchange, in the same order.
 	Curl []string `json:"curl,omitempty"`
 	// Observations are what an INFO probe reported seeing.
@@ -204,8 +214,12 @@ type SectionCoverage struct {
 	Published bool `json:"published"`
 	// HasSubsections: the section's checks are mostly under its
 	// subsections (2 has 2.1 to 2.5).
-	HasSubsections bool       `json:"has_subsections,omitempty"`
-	Checks         []CheckRef `json:"checks"`
+	HasSubsections bool `json:"has_subsections,omitempty"`
+	// Counts are the outcomes of the checks that trace to it.
+	Counts Counts `json:"counts"`
+	// Checks are those checks; report.json leaves them out (each result
+	// names its section).
+	Checks []CheckRef `json:"checks,omitempty"`
 }
 
 // Cell is one device type × format cell of the grid. It counts MUST and
@@ -276,6 +290,9 @@ type Document struct {
 	// whose checks pass, an expired entry, one naming no check. Each fails
 	// the run.
 	BaselineProblems []string `json:"baseline_problems,omitempty"`
+	// Observer is the base URL of the service that showed the effects of
+	// the run's requests (CONTRACT 7 reads), or ObserverNone.
+	Observer string `json:"observer"`
 	// Effects is the one line saying that the run did not observe the
 	// effects of its requests, and why ("effects not observed: ..."); empty
 	// when an observer showed them.
@@ -427,9 +444,10 @@ func result(sr types.SpecReport) Result {
 // PassedSample is one in how many passed checks keep their exchanges in
 // the reports. A failed, interrupted or expected failure and every INFO
 // probe keep all of theirs; a passed check is kept as a sample, chosen by
-// its ID so that runs keep the same ones, which bounds a passing run's
-// reports (about 2,000 checks, two exchanges each) to a few hundred KB.
-const PassedSample = 50
+// its ID so that runs keep the same ones, which bounds what a passing
+// run's reports spend on them (some 4,000 checks, one or two exchanges
+// each) to a few tens of KB.
+const PassedSample = 200
 
 // KeepsExchanges says whether a result's exchanges go into the reports.
 func KeepsExchanges(id, level, outcome string) bool {
@@ -649,6 +667,7 @@ func coverage(results []Result) []SectionCoverage {
 			out = append(out, SectionCoverage{Section: check.Section{Number: r.Section, Title: "not a section of the published interface"}, Checks: []CheckRef{}})
 		}
 		out[i].Checks = append(out[i].Checks, CheckRef{ID: r.ID, Level: r.Level, Title: r.Title, Outcome: r.Outcome})
+		out[i].Counts.add(r.Outcome)
 	}
 	return out
 }
@@ -739,4 +758,91 @@ func Recount(d Document) Document {
 	d.Stopped = stopped(d.Results)
 	setVerdict(&d)
 	return d
+}
+
+// sameExchanges finds the exchanges that repeat, request and answer alike
+// (their times aside), one of a result before them: a refusal judged at
+// two levels (its MUST check and its .contract twin, its parity check)
+// sends the same request again and gets the same answer. For each such
+// result it gives, per exchange, "" for one written there or "ID#n" for
+// the n-th exchange (from 1) of the check where it was written first. The
+// reports write each exchange once.
+func sameExchanges(results []Result) map[int][]string {
+	first := map[string]string{}
+	out := map[int][]string{}
+	for i, r := range results {
+		if r.ID == "" {
+			continue
+		}
+		var refs []string
+		repeated := false
+		for n, e := range r.Exchanges {
+			e.Duration = 0
+			b, _ := json.Marshal(e)
+			k := string(b)
+			ref, ok := first[k]
+			if !ok {
+				first[k] = r.ID + "#" + strconv.Itoa(n+1)
+			}
+			repeated = repeated || ok
+			refs = append(refs, ref)
+		}
+		if repeated {
+			out[i] = refs
+		}
+	}
+	return out
+}
+
+// exchangeRef splits "ID#n" into the ID and the index from 0.
+func exchangeRef(ref string) (string, int, bool) {
+	id, n, ok := strings.Cut(ref, "#")
+	i, err := strconv.Atoi(n)
+	if !ok || err != nil || i < 1 {
+		return "", 0, false
+	}
+	return id, i - 1, true
+}
+
+// UnmarshalJSON reads a Document as WriteJSON wrote it: a result's
+// exchanges written once, at another check (same_exchanges_as), are filled
+// in.
+func (d *Document) UnmarshalJSON(b []byte) error {
+	type plain Document
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*d = Document(p)
+	byID := map[string]int{}
+	for i, r := range d.Results {
+		if r.ID != "" {
+			byID[r.ID] = i
+		}
+	}
+	for i, r := range d.Results {
+		if len(r.SameExchangesAs) == 0 {
+			continue
+		}
+		own := r.Exchanges
+		var all []client.Exchange
+		for _, ref := range r.SameExchangesAs {
+			if ref == "" {
+				if len(own) == 0 {
+					return fmt.Errorf("report: %s: fewer exchanges than same_exchanges_as says", r.ID)
+				}
+				all, own = append(all, own[0]), own[1:]
+				continue
+			}
+			id, n, ok := exchangeRef(ref)
+			j, known := byID[id]
+			if !ok || !known || n >= len(d.Results[j].Exchanges) || len(d.Results[j].SameExchangesAs) > 0 && d.Results[j].SameExchangesAs[n] != "" {
+				return fmt.Errorf("report: %s: same_exchanges_as %q names no exchange written", r.ID, ref)
+			}
+			all = append(all, d.Results[j].Exchanges[n])
+		}
+		d.Results[i].Exchanges = all
+		d.Results[i].SameExchangesAs = nil
+	}
+	return nil
 }

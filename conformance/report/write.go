@@ -16,6 +16,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
 
 // File names of the reports (Writers), in the report directory and in a
@@ -28,11 +29,14 @@ const (
 
 // marshalLines writes d as JSON with each result on a line of its own.
 //
-// A passed check is written abridged: its ID, title, level, section,
-// operation, format, type, outcome, time and any sampled exchanges (without
-// curl lines, which the exchanges give); its assertion and tags are the
-// catalog's (gwconform checks, docs/checks.md), so a passing run's
-// report stays small. A check that did not pass is written whole.
+// A passed MUST or SHOULD check is written abridged: its ID, level,
+// outcome, time and any sampled exchanges; its title, assertion, section,
+// operation, format, device type and tags are the catalog's (gwconform
+// checks --format json, docs/checks.md), which the ID names, so that a
+// run's report stays small whatever the catalog's size. Every other result
+// is written whole, but for its curl lines, which its exchanges give
+// (gwconform replay sends them again; report.html shows them). The
+// sections give their counts, not their checks, which each result names.
 func marshalLines(d Document) ([]byte, error) {
 	results, sections := d.Results, d.Sections
 	d.Results, d.Sections = nil, nil
@@ -40,27 +44,83 @@ func marshalLines(d Document) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	results = append([]Result(nil), results...) // the HTML report keeps them whole
-	for i := range results {
-		r := &results[i]
-		r.DurationMS = math.Round(r.DurationMS*1000) / 1000
+	lines := make([]any, len(results))
+	same := sameExchanges(results)
+	for i, r := range results {
+		r.DurationMS = math.Round(r.DurationMS*100) / 100
+		r.Curl = nil
+		if r.State == r.Outcome {
+			r.State = "" // the outcome says it
+		}
+		if refs, ok := same[i]; ok {
+			var own []client.Exchange
+			for n, ref := range refs {
+				if ref == "" {
+					own = append(own, r.Exchanges[n])
+				}
+			}
+			r.Exchanges, r.SameExchangesAs = own, refs
+		}
+		r.Exchanges = cutBodies(r.Exchanges)
 		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
-			// The title stays: every check is named in words.
-			r.Assertion, r.Tags, r.State, r.Curl = "", nil, "", nil
+			lines[i] = passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs}
+			continue
 		}
+		lines[i] = r
 	}
+	sections = append([]SectionCoverage(nil), sections...)
 	for i := range sections {
-		refs := append([]CheckRef(nil), sections[i].Checks...)
-		for j := range refs {
-			refs[j].Title = ""
-		}
-		sections[i].Checks = refs
+		sections[i].Checks = nil
 	}
-	head, err = placeLines(head, `"results": null`, results)
+	head, err = placeLines(head, `"results": null`, lines)
 	if err != nil {
 		return nil, err
 	}
 	return placeLines(head, `"sections": null`, sections)
+}
+
+// MaxJSONBody is the longest body report.json keeps whole. A longer one
+// (the body-size checks send 64 KiB) keeps its first KeptBody bytes and
+// BodyCut, which says how long it was: gwconform replay refuses such an
+// exchange and names the run that sends it again (gwconform run --check
+// ID).
+const (
+	MaxJSONBody = 16 << 10
+	KeptBody    = 2 << 10
+	BodyCut     = "…[gwconform: body cut in the report"
+)
+
+// cutBodies shortens the bodies longer than MaxJSONBody (see BodyCut).
+func cutBodies(exs []client.Exchange) []client.Exchange {
+	var out []client.Exchange
+	for i, e := range exs {
+		if len(e.RequestBody) <= MaxJSONBody && len(e.ResponseBody) <= MaxJSONBody {
+			continue
+		}
+		if out == nil {
+			out = append([]client.Exchange(nil), exs...)
+		}
+		for _, b := range []*string{&out[i].RequestBody, &out[i].ResponseBody} {
+			if len(*b) > MaxJSONBody {
+				*b = strings.ToValidUTF8((*b)[:KeptBody], "") + fmt.Sprintf("%s: %d bytes in all]", BodyCut, len(*b))
+			}
+		}
+	}
+	if out == nil {
+		return exs
+	}
+	return out
+}
+
+// passedLine is a passed check in report.json (see marshalLines).
+type passedLine struct {
+	ID         string            `json:"id"`
+	Level      string            `json:"level"`
+	Outcome    string            `json:"outcome"`
+	DurationMS float64           `json:"duration_ms"`
+	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
+	// SameExchangesAs: see Result.
+	SameExchangesAs []string `json:"same_exchanges_as,omitempty"`
 }
 
 // placeLines puts a list, one element a line, where slot stands in head.
@@ -121,6 +181,8 @@ type WriteOptions struct {
 	Catalog CatalogID
 	// Effects is the run's "effects not observed" line, if it has one.
 	Effects string
+	// Observer is the base URL of the run's observer; empty for none.
+	Observer string
 	// Filters are the options that selected the run's checks as the user
 	// gave them (--check 'command.*', --rerun-failed r.json): the reports
 	// name them rather than the focus expression they became.
@@ -170,6 +232,10 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 	d = applyBaseline(d, o.Baseline, o.Today)
 	d.Catalog = o.Catalog
 	d.Effects = o.Effects
+	d.Observer = o.Observer
+	if d.Observer == "" {
+		d.Observer = ObserverNone
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
 	}
@@ -276,9 +342,14 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 	if d.Stopped != "" {
 		fmt.Fprintf(w, "  stopped: %s\n", d.Stopped)
 	}
-	if d.Effects != "" && !effectsSkipped(d) {
+	switch {
+	case d.Observer != "" && d.Observer != ObserverNone:
+		fmt.Fprintf(w, "  observer: %s\n", d.Observer)
+	case d.Effects != "" && !effectsSkipped(d):
 		// Otherwise the skipped checks' reasons say it, once.
-		fmt.Fprintf(w, "  %s\n", d.Effects)
+		fmt.Fprintf(w, "  observer: none (%s)\n", d.Effects)
+	case d.Observer == ObserverNone:
+		fmt.Fprintf(w, "  observer: none\n")
 	}
 	if n := d.Summary.Inconclusive; n > 0 {
 		fmt.Fprintf(w, "  inconclusive: %d refusal check(s) whose valid request was refused too; they prove nothing (see the reports)\n", n)

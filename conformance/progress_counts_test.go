@@ -1,0 +1,57 @@
+package conformance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/report"
+)
+
+// TestProgressCountsAsTheSummary: the progress line counts the failures
+// the summary and the reports count: a failure the baseline excuses is a
+// known failure, not a failed check, and an INFO probe that could not
+// complete is no failure.
+func TestProgressCountsAsTheSummary(t *testing.T) {
+	meta := func(id string, level check.Level) check.Meta {
+		m := check.Meta{ID: id, Level: level, Section: "2.3", Title: id, Assertion: id + " holds."}
+		check.Register(m)
+		return m
+	}
+	at := func(m check.Meta, state types.SpecState) types.SpecReport {
+		return types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: m.Text(), LeafNodeLabels: m.Labels(), State: state, RunTime: time.Millisecond}
+	}
+	specs := types.SpecReports{
+		at(meta("progress-test.must.known", check.Must), types.SpecStateFailed),
+		at(meta("progress-test.should.known", check.Should), types.SpecStateFailed),
+		at(meta("progress-test.must.failed", check.Must), types.SpecStateFailed),
+		at(meta("progress-test.should.failed", check.Should), types.SpecStateFailed),
+		at(meta("progress-test.info.incomplete", check.Info), types.SpecStateFailed),
+		at(meta("progress-test.must.passed", check.Must), types.SpecStatePassed),
+		at(meta("progress-test.should.panicked", check.Should), types.SpecStatePanicked),
+	}
+	today := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	bl, err := report.ParseBaselineOn([]byte("entries:\n  - {check: 'progress-test.*.known', reason: known, owner: us, expires: 2026-12-31}\n"), today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &progressLine{start: today}
+	p.total.Store(int64(len(specs)))
+	for _, sr := range specs {
+		p.done.Add(1)
+		p.count(sr, bl)
+	}
+	d, err := report.WriteAll(t.TempDir(), types.Report{SpecReports: specs}, "x", report.WriteOptions{Baseline: bl, Today: today})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := d.FailedAt(string(check.Must)) + d.FailedAt(string(check.Should))
+	if p.failed.Load() != int64(failed) || p.known.Load() != int64(d.KnownFailures) || failed != 3 || d.KnownFailures != 2 {
+		t.Errorf("progress: %d failed, %d known; the summary: %d failed, %d known (want 3 and 2)", p.failed.Load(), p.known.Load(), failed, d.KnownFailures)
+	}
+	if got, want := p.Text(today.Add(time.Second)), "gwconform: 7/7 checks done, 3 failed, 2 known failures, 0:01"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+}
