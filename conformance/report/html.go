@@ -369,6 +369,7 @@ table.all col.c-fmt{width:5%}table.all col.c-type{width:11%}table.all col.c-out{
    {{- if .LabelFilter}}<dt>Label filter</dt><dd><code>{{.LabelFilter}}</code></dd>{{end}}
    {{- range .SuiteFailureReasons}}<dt>Suite</dt><dd class="err">{{.}}</dd>{{end}}
    {{- if .Effects}}<dt>Effects</dt><dd>{{.Effects}}</dd>{{end}}
+   {{- range .Preflight}}<dt>Pre-flight</dt><dd class="err">{{.}}</dd>{{end}}
    {{- if .Summary.Inconclusive}}<dt>Inconclusive</dt><dd class="err">{{.Summary.Inconclusive}} refusal check(s) whose valid request was refused too: counted apart, neither passed nor failed</dd>{{end}}
   </dl>
  </div>
@@ -466,6 +467,7 @@ table.all col.c-fmt{width:5%}table.all col.c-type{width:11%}table.all col.c-out{
 {{- if .Section}}<dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{end}}
 {{- if .Operation}}<dt>Operation</dt><dd>{{.Operation}}</dd>{{end}}
 {{- if .Reason}}<dt>Reason</dt><dd>{{.Reason}}</dd>{{end}}
+{{- range .Settle}}<dt>Settled</dt><dd>{{.}}</dd>{{end}}
 {{- if .Failure}}<dt>Failure</dt><dd>{{firstLine .Failure}} · <a href="#f-{{anchor .}}">details and exchanges</a></dd>{{end}}
 {{- if and (eq .Level "INFO") .Exchanges}}<dt>Seen</dt><dd><a href="#i-{{anchor .}}">the observation and its exchanges</a></dd>{{end}}
 {{- if .Tags}}<dt>Tags</dt><dd>{{join .Tags ", "}}</dd>{{end}}

@@ -121,6 +121,8 @@ type WriteOptions struct {
 	Catalog CatalogID
 	// Effects is the run's "effects not observed" line, if it has one.
 	Effects string
+	// Preflight are the pre-flight's refused valid requests (Document.Preflight).
+	Preflight []string
 	// Filters are the options that selected the run's checks as the user
 	// gave them (--check 'command.*', --rerun-failed r.json): the reports
 	// name them rather than the focus expression they became.
@@ -170,6 +172,7 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 	d = applyBaseline(d, o.Baseline, o.Today)
 	d.Catalog = o.Catalog
 	d.Effects = o.Effects
+	d.Preflight = o.Preflight
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
 	}
