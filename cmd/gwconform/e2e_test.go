@@ -248,8 +248,8 @@ func TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck(t *testing.T) {
 		name  string
 		fault func(w http.ResponseWriter, r *http.Request, body []byte) bool
 		want  []string
-		// skipPreflight: the fault refuses a valid request, which stops
-		// the run at the pre-flight (exit 2) unless told to go on.
+		// skipPreflight: run past the pre-flight. A fault that refuses a
+		// valid request no longer needs it: the run judges it (exit 1).
 		skipPreflight bool
 	}{
 		{"accepts dimming 101", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
@@ -267,7 +267,7 @@ func TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck(t *testing.T) {
 				return true
 			}
 			return false
-		}, []string{"command.thermostat.valid.xml", "command.thermostat.cooling_point.integer.xml"}, true},
+		}, []string{"command.thermostat.valid.xml", "command.thermostat.cooling_point.integer.xml"}, false},
 		{"answers GET", func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/") {
 				success(w, r)

@@ -123,6 +123,9 @@ type runMain struct {
 	// terminal: stdout is a terminal, where the progress line is
 	// rewritten in place.
 	terminal bool
+	// preflight are the pre-flight's refused valid requests, one line
+	// each: failures of the target, which the run judges.
+	preflight []string
 }
 
 // runCmd is gwconform run with its exit code: 0 pass, 1 failed or
@@ -398,9 +401,16 @@ func (m *runMain) Open(ctx context.Context) error {
 		return err
 	}
 	if !o.DryRun && !o.SkipPreflight {
-		if err := conformance.Preflight(ctx, e); err != nil {
+		refused, err := conformance.Preflight(ctx, e)
+		if err != nil {
 			return err
 		}
+		// A refused valid request is the target's failure, judged by the
+		// run: the console's first lines name it and its answer.
+		for _, line := range refused {
+			fmt.Fprintln(m.Stdout, "gwconform:", line)
+		}
+		m.preflight = refused
 	}
 	m.env = e
 	return nil
@@ -476,6 +486,7 @@ func (m *runMain) Run(ctx context.Context) int {
 			Catalog: report.CatalogID{Harness: harnessInfo().Version}}}
 	cfg.Write.Baseline = m.baseline
 	cfg.Write.Effects = e.NotObserved
+	cfg.Write.Preflight = m.preflight
 	cfg.Write.Filters = m.filters()
 	e.ReportCredentials = o.ReportCredentials
 	if o.Workers > 1 {
@@ -655,10 +666,14 @@ in-process when no --target is given. Exit 0: no check failed at the
 --fail-on level and the run covered the whole interface; 1: some check
 failed, or the run was PARTIAL (filtered, or a device type, format,
 operation or rule not covered) without --allow-partial; 2: bad arguments,
-unreadable fleet, unreachable target, or a pre-flight that failed: a target
-whose answers are not this interface's, or that refuses one of the valid
-requests sent first (one per operation, format and device), with one line
-naming the likely cause.
+unreadable fleet, unreachable target, or a pre-flight that found a cause
+in the set-up, with one line naming it: a target that does not speak HTTP
+or this interface, every operation 404 at the base URL, every request
+refused for its credentials or the fleet's gateway, a device of the fleet
+the target does not have, or an api key of the fleet refused for its
+credentials. A valid request the target refuses for any other reason is
+the target's failure: the console's first lines name it, and the run goes
+on and judges it.
 
 Ginkgo's own flags work with the ginkgo. prefix, for example
 --ginkgo.label-filter='level:MUST && format:xml' or --ginkgo.focus=dimming.
