@@ -133,8 +133,14 @@ func devicePath(mac, sn string) string {
 
 func messagesPath(mac string) string { return "/_sim/gateways/" + url.PathEscape(mac) + "/messages" }
 
-// readDevice reads a device from the observer.
+// readDevice reads a device from the observer once the changes accepted
+// for it have appeared, or --settle has passed (awaitDevice).
 func (env *Env) readDevice(ctx context.Context, mac, sn string) (deviceState, error) {
+	return env.awaitDevice(ctx, mac, sn)
+}
+
+// readDeviceNow reads a device from the observer.
+func (env *Env) readDeviceNow(ctx context.Context, mac, sn string) (deviceState, error) {
 	var d deviceState
 	_, err := observeGet(ctx, env.Observer, env.AdminToken, devicePath(mac, sn), &d)
 	if err == nil && d.State == nil {
@@ -155,10 +161,16 @@ type msgLog struct {
 	counted bool
 }
 
-// readLog reads a gateway's messages from the observer: only the newest
+// readLog reads a gateway's messages from the observer once the newest
+// accepted message has appeared, or --settle has passed (awaitLog).
+func (env *Env) readLog(ctx context.Context, mac string) (msgLog, error) {
+	return env.awaitLog(ctx, mac)
+}
+
+// readLogNow reads a gateway's messages from the observer: only the newest
 // and the count where the observer has gwsim's additions (the log may
 // hold a thousand entries, too many to read twice a check), else all.
-func (env *Env) readLog(ctx context.Context, mac string) (msgLog, error) {
+func (env *Env) readLogNow(ctx context.Context, mac string) (msgLog, error) {
 	var msgs []message
 	if env.ObserverCounts {
 		h, err := observeGet(ctx, env.Observer, env.AdminToken, messagesPath(mac)+"?limit=1", &msgs)

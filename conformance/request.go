@@ -250,6 +250,7 @@ func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Respo
 	}
 	resp, ex, err := env.Client.Do(ctx, req)
 	record(ex, env.ReportCredentials)
+	env.track(req, resp)
 	if err != nil {
 		env.silent.Add(1)
 		return nil, fmt.Errorf("no answer from the target: %v", err)
