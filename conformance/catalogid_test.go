@@ -13,6 +13,7 @@ import (
 // CatalogVersion and add its hash here (the test prints it).
 var catalogHashes = map[string]string{
 	"2026.11.3": "fea019c9c9fe0ab686e361225a4ae676752e12b60d67d589adc4420fc0c41e76",
+	"2026.11.4": "b4c6b58fb4bf02f83591813117c4af64550a8a883ce9cb9baf380eac82d4070e",
 }
 
 func TestCatalogVersionNamesItsContent(t *testing.T) {

@@ -87,6 +87,11 @@ type Env struct {
 	// requests are applied; lastSettle is the last wait's line.
 	settle     settling
 	lastSettle atomic.Pointer[string]
+	// slow holds the devices' answer times and the checks sent
+	// concurrently on a slow device (concurrent.go); replay, the running
+	// check's steps fetched ahead.
+	slow   slowState
+	replay *fetched
 }
 
 // faker gives a check its own reproducible stream of values: the same run

@@ -60,11 +60,22 @@ func gwconform(t *testing.T, args ...string) result {
 // the environment.
 func runGwconform(t *testing.T, bin string, env []string, args ...string) result {
 	t.Helper()
+	return runGwconformFor(t, 2*time.Minute, bin, env, args...)
+}
+
+// runGwconformTimeout is gwconform run, killed after limit.
+func runGwconformTimeout(t *testing.T, limit time.Duration, args ...string) result {
+	t.Helper()
+	return runGwconformFor(t, limit, bins.gwconform, nil, args...)
+}
+
+func runGwconformFor(t *testing.T, limit time.Duration, bin string, env []string, args ...string) result {
+	t.Helper()
 	dir := t.TempDir()
 	if !hasFlag(args, "--report-dir") {
 		args = append(args, "--report-dir", dir)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"run"}, args...)...)
 	if env != nil {

@@ -185,3 +185,58 @@ func TestPreflightChecksEveryKeyOfTheFleet(t *testing.T) {
 		t.Error("a report was written: some check ran")
 	}
 }
+
+// TestRefusedRenamesAndEscapedNamesAreReadBack: the effects of item 6 are
+// read back. A target that applies a refused rename anyway fails
+// effect.update_name.refused-kept; one that stores a JSON name's \u
+// escapes as written fails effect.update_name.unicode-escapes; the
+// faithful target passes both.
+func TestRefusedRenamesAndEscapedNamesAreReadBack(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		bug    bugFunc
+		failed []string
+	}{
+		{"faithful", func(http.ResponseWriter, *http.Request, []byte, http.HandlerFunc) bool { return false }, nil},
+		{"a refused rename applied anyway", func(w http.ResponseWriter, r *http.Request, body []byte, next http.HandlerFunc) bool {
+			long := strings.Repeat("n", 65)
+			if !strings.HasSuffix(r.URL.Path, "/update_name") || !bytes.Contains(body, []byte(long)) {
+				return false
+			}
+			// The name is changed first, then the request refused.
+			hijack := r.Clone(r.Context())
+			hijack.Body = io.NopCloser(bytes.NewReader(bytes.Replace(body, []byte(long), []byte("Hijacked"), 1)))
+			next(httptest.NewRecorder(), hijack)
+			return false
+		}, []string{"effect.update_name.refused-kept.json", "effect.update_name.refused-kept.xml"}},
+		{"escapes stored as written", func(w http.ResponseWriter, r *http.Request, body []byte, next http.HandlerFunc) bool {
+			if !strings.HasSuffix(r.URL.Path, "/update_name") || !bytes.Contains(body, []byte(`\u`)) {
+				return false
+			}
+			r.Body = io.NopCloser(bytes.NewReader(bytes.ReplaceAll(body, []byte(`\u`), []byte(`\\u`))))
+			next(w, r)
+			return true
+		}, []string{"effect.update_name.unicode-escapes.json"}},
+	} {
+		c := c
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			api, reads := buggy(t, c.bug)
+			r := gwconform(t, "--target", api, "--observer", reads, "--fleet", indepFleetFile(t, indepKey, indepSecret),
+				"--check", "effect.update_name.*", "--allow-partial", "--fail-on", "should")
+			out := readIndepDoc(t, r.dir).outcomes()
+			for _, id := range []string{"effect.update_name.refused-kept.json", "effect.update_name.refused-kept.xml", "effect.update_name.unicode-escapes.json"} {
+				want := "passed"
+				for _, f := range c.failed {
+					if f == id {
+						want = "failed"
+					}
+				}
+				if out[id] != want {
+					t.Errorf("%s: %s, want %s\n%s", id, out[id], want, tail(r.stdout))
+				}
+			}
+		})
+	}
+}
