@@ -184,8 +184,10 @@ func (env *Env) base(op device.Operation, sn, typeName string) call {
 			c.fields = append(c.fields, kv{name: f.Name, value: f.Example})
 		}
 	case device.SendMessage:
+		// Each worker of a --parallel run sends a valid message of its
+		// own, which its checks can tell from the others' in the log.
 		c.fields = append(c.fields, kv{name: device.FieldMessageType, value: "message"},
-			kv{name: device.FieldMessageValue, value: "brightness=80"})
+			kv{name: device.FieldMessageValue, value: fmt.Sprintf("brightness=%d", 80+env.Worker)})
 	case device.UpdateName:
 		c.fields = append(c.fields, kv{name: device.FieldSN, value: sn}, kv{name: device.FieldName, value: "Conformance Check"})
 	}

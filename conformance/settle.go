@@ -271,8 +271,7 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 		if err != nil {
 			return l, err
 		}
-		countOK := !lt.known || !l.counted || l.Total >= lt.base+lt.sent
-		if countOK && l.Last != nil && *l.Last == lt.last {
+		if l.shown(lt) {
 			done(l)
 			env.settled(key, e, true, false, what)
 			return l, nil
@@ -289,6 +288,22 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 		}
 		time.Sleep(settlePoll)
 	}
+}
+
+// shown says whether the log holds the messages accepted since the count
+// lt.base: as many more, the newest of them last (in a --parallel run,
+// where other workers append too: the newest of them among those appended
+// since).
+func (l msgLog) shown(lt logTrack) bool {
+	if l.shared {
+		k := l.Total - lt.base
+		if lt.known && l.counted && k >= 0 && k <= len(l.Recent) {
+			return countMessage(l.Recent[len(l.Recent)-k:], lt.last) > 0
+		}
+		return countMessage(l.Recent, lt.last) > 0
+	}
+	countOK := !lt.known || !l.counted || l.Total >= lt.base+lt.sent
+	return countOK && l.Last != nil && *l.Last == lt.last
 }
 
 // pendingFor is the expectation of a device or log of the tested gateway,
