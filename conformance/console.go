@@ -33,15 +33,19 @@ type progressLine struct {
 	shown    bool
 	stopTick chan struct{}
 	ticked   chan struct{}
+	// note, when set, adds what the run found about the target's pace
+	// (a slow device and its median answer time).
+	note func() string
 }
 
 // startProgress registers the nodes that count the checks and starts
 // the line; the function it returns stops it and wipes an in-place line.
 // Its counts are the summary's: an INFO probe never fails, and a failure
-// the baseline bl excuses is a known failure, not a failed check.
-func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline) func() {
+// the baseline bl excuses is a known failure, not a failed check. note,
+// when set, adds what the run found about the target's pace.
+func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string) func() {
 	p := &progressLine{w: w, inPlace: inPlace, every: every, start: time.Now(),
-		stopTick: make(chan struct{}), ticked: make(chan struct{})}
+		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note}
 	ginkgo.ReportBeforeSuite(func(r ginkgo.Report) {
 		p.total.Store(int64(r.PreRunStats.SpecsThatWillRun))
 	})
@@ -106,6 +110,11 @@ func (p *progressLine) Text(now time.Time) string {
 	if done > 0 && total > done {
 		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
 		s += ", about " + clock(left) + " left"
+	}
+	if p.note != nil {
+		if n := p.note(); n != "" {
+			s += "; " + n
+		}
 	}
 	return s
 }

@@ -40,23 +40,21 @@ func (env *Env) control(ctx context.Context, c call, f device.Format) controlRes
 	if env.DryRun {
 		return controlResult{ok: true}
 	}
-	sn, typ := c.sn, c.typ
-	if c.op == device.SendMessage {
-		sn, typ = "", ""
-	} else if _, ok := env.Target.Devices[typ]; !ok || sn == "" {
-		d, ok := env.anyDevice()
-		if !ok {
-			return controlResult{ok: true} // nothing to compare with; the check skips on its own
-		}
-		sn, typ = d.SN, d.Type
+	key, typ, what, ok := env.controlOf(c, f)
+	if !ok {
+		return controlResult{ok: true} // nothing to compare with; the check skips on its own
 	}
-	key := controlKey{op: c.op, f: f, sn: sn}
+	sn := key.sn
 	env.ctlMu.Lock()
 	res, done := env.controls[key]
+	ex, sentAhead := env.slow.ctlEx[key]
+	delete(env.slow.ctlEx, key)
 	env.ctlMu.Unlock()
-	what := fmt.Sprintf("%s in %s", c.op.Name(), f)
-	if sn != "" {
-		what += " to " + typ + " " + sn
+	if sentAhead {
+		// Sent with the other checks of its slow device: its exchange
+		// goes into the first check that uses it.
+		ginkgo.By("control: the valid " + what + " was sent with the other checks of its slow device")
+		record(ex, env.ReportCredentials)
 	}
 	if done {
 		ginkgo.By("control: the valid " + what + " was " + map[bool]string{true: "accepted", false: "refused"}[res.ok] + " earlier in the run")
@@ -81,6 +79,27 @@ func (env *Env) control(ctx context.Context, c call, f device.Format) controlRes
 	env.controls[key] = res
 	env.ctlMu.Unlock()
 	return res
+}
+
+// controlOf names the control of c in format f: its key, the device's
+// type and the request in words; ok is false when the fleet has no device
+// to send it to.
+func (env *Env) controlOf(c call, f device.Format) (key controlKey, typ, what string, ok bool) {
+	sn, typ := c.sn, c.typ
+	if c.op == device.SendMessage {
+		sn, typ = "", ""
+	} else if _, ok := env.Target.Devices[typ]; !ok || sn == "" {
+		d, ok := env.anyDevice()
+		if !ok {
+			return controlKey{}, "", "", false
+		}
+		sn, typ = d.SN, d.Type
+	}
+	what = fmt.Sprintf("%s in %s", c.op.Name(), f)
+	if sn != "" {
+		what += " to " + typ + " " + sn
+	}
+	return controlKey{op: c.op, f: f, sn: sn}, typ, what, true
 }
 
 // caseControl is the control of a case's request in format f.

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -168,27 +169,86 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			r := env.sendEffect(ctx, c, f)
 			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			after := env.mustLog(ctx, env.Target.MAC)
-			if why := before.gained(after); why != "" {
+			if why := before.gainedMessage(after, message{Type: "message", Value: v}); why != "" {
 				ginkgo.Fail("the message is not stored on the gateway it names: " + why)
 			}
-			gomega.Expect(*after.Last).To(gomega.Equal(message{Type: "message", Value: v}), "the newest message of gateway %s", env.Target.MAC)
 		})
 	id = ids("message.other-gateway")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message to one gateway is not stored on another",
-		"A message accepted for the tested gateway MUST NOT appear among the messages of another gateway, as the observer shows (CONTRACT 7).",
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to one gateway is stored on no other",
+		"A message accepted for the tested gateway MUST NOT appear among the messages of any other gateway of the fleet, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
-			mac, ok := env.otherGateway()
-			if !ok {
+			macs := env.otherGateways()
+			if len(macs) == 0 {
 				ginkgo.Skip(skipOneGateway)
 			}
-			before := env.mustLog(ctx, mac)
+			before := map[string]msgLog{}
+			for _, mac := range macs {
+				before[mac] = env.mustLog(ctx, mac)
+			}
 			c := env.base(device.SendMessage, "", "")
 			c.set(device.FieldMessageValue, effectMessage(env.faker(id)))
 			r := env.sendEffect(ctx, c, f)
 			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
-			after := env.mustLog(ctx, mac)
-			gomega.Expect(before.same(after)).To(gomega.BeTrue(), "the messages of gateway %s changed (%d before, %d after) after a message to gateway %s", mac, before.Total, after.Total, env.Target.MAC)
+			// The message is on the tested gateway first (so that a late
+			// one is not missed), then on no other.
+			env.mustLog(ctx, env.Target.MAC)
+			var wrong []string
+			for _, mac := range macs {
+				after := env.mustLog(ctx, mac)
+				if !before[mac].same(after) {
+					wrong = append(wrong, fmt.Sprintf("gateway %s (%d messages before, %d after)", mac, before[mac].Total, after.Total))
+				}
+			}
+			if len(wrong) > 0 {
+				ginkgo.Fail("a message to gateway " + env.Target.MAC + " changed the messages of " + strings.Join(wrong, "; "))
+			}
 		})
+	id = ids("update_name.refused-kept")
+	env.effect(id, check.Should, "4.3", "3", device.UpdateName, true, f, "", "every refused rename leaves the name of the device it names as it was",
+		"An update_name refused for its name (empty, 65 characters) or its place in the fleet (a device of another gateway, another account's key or gateway) MUST NOT be answered with success, and SHOULD leave the name of the device it names as it was, as the observer shows (CONTRACT 3).",
+		func(ctx context.Context) {
+			d := env.needAnyDevice()
+			ctl := env.control(ctx, env.base(device.UpdateName, d.SN, d.Type), f)
+			for _, rn := range env.refusedRenames(d, f) {
+				if rn.skip != "" {
+					continue
+				}
+				ginkgo.By("a rename " + rn.what)
+				before := env.mustRead(ctx, rn.mac, rn.sn)
+				r := env.sendEffect(ctx, rn.c, f)
+				gomega.Expect(accepted(r)).To(gomega.BeFalse(), "a rename %s was accepted: %s", rn.what, describe(r))
+				after := env.mustRead(ctx, rn.mac, rn.sn)
+				gomega.Expect(after.Name).To(gomega.Equal(before.Name), "the name of device %s after a refused rename %s", rn.sn, rn.what)
+			}
+			ctl.conclude()
+		})
+	if f == device.JSON {
+		id = ids("update_name.unicode-escapes")
+		env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, "", "a JSON name written with \\u escapes is stored as the text they spell",
+			"An update_name whose JSON name is written with \\u escapes (RFC 8259 7) MUST be accepted and leave the name the escapes spell, as the observer shows (CONTRACT 7).",
+			func(ctx context.Context) {
+				d := env.needAnyDevice()
+				before := env.mustRead(ctx, env.Target.MAC, d.SN)
+				name := "Caf\u00e9 " + effectName(env.faker(id), before.Name)
+				c := env.base(device.UpdateName, d.SN, d.Type)
+				c.set(device.FieldName, name)
+				plain, _ := json.Marshal(name)
+				body := string(encoded(env, c, device.JSON))
+				if !strings.Contains(body, string(plain)) {
+					ginkgo.Skip("the encoder did not write the name as expected: not covered")
+				}
+				var esc strings.Builder
+				for _, r := range name {
+					fmt.Fprintf(&esc, "\\u%04x", r)
+				}
+				raw := []byte(strings.Replace(body, string(plain), `"`+esc.String()+`"`, 1))
+				c.raw = func(device.Format) []byte { return raw }
+				r := env.sendEffect(ctx, c, f)
+				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
+				after := env.mustRead(ctx, env.Target.MAC, d.SN)
+				gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after a rename written %s", esc.String())
+			})
+	}
 	id = ids("message.state-kept")
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message leaves every device of the gateway as it was",
 		"A message accepted for the tested gateway MUST leave the name and state of each of its devices as they were, as the observer shows (CONTRACT 7).",
@@ -239,13 +299,14 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 // effect declares one effect check: skipped with the run's reason when
 // effects are not observed, and in a dry run.
 //
-// An effect check of messages appends to the gateway's log, and one that
-// watches other devices (watchesOthers) reads what other workers change:
-// both are Shared, and run on worker 0 of a --parallel run.
+// An effect check that watches other devices or gateways (watchesOthers)
+// reads what other workers change: it is Shared, and runs on worker 0 of
+// a --parallel run. One of messages watches its own messages among those
+// the other workers append (msgLog.gainedMessage), and runs on any worker.
 func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, watchesOthers bool, f device.Format, typ, title, assertion string, body func(context.Context)) {
 	m := check.Meta{ID: id, Level: level, Section: section, Title: capital(title) + " (" + f.String() + ")", Assertion: assertion,
 		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"},
-		Traits: check.Traits{Shared: op == device.SendMessage || watchesOthers, Cost: 1}}
+		Traits: check.Traits{Shared: watchesOthers, Cost: 1}}
 	if level != check.Must {
 		m.Contract = contract
 	}
@@ -486,6 +547,86 @@ func (env *Env) bystanders(sn string) []devRef {
 		}
 	}
 	return out
+}
+
+// otherGateways are the gateways of the fleet other than the tested one,
+// at most maxWatched, those of the tested account first.
+func (env *Env) otherGateways() []string {
+	const maxWatched = 8
+	var mine, others []string
+	for _, a := range env.Fleet.Accounts {
+		for _, g := range a.Gateways {
+			if g.MAC == env.Target.MAC {
+				continue
+			}
+			if a.ID == env.Target.AccountID {
+				mine = append(mine, g.MAC)
+			} else {
+				others = append(others, g.MAC)
+			}
+		}
+	}
+	out := append(mine, others...)
+	if len(out) > maxWatched {
+		out = out[:maxWatched]
+	}
+	return out
+}
+
+// refusedRename is a rename the target must refuse, and the device whose
+// name it must leave alone.
+type refusedRename struct {
+	what, skip string
+	c          call
+	mac, sn    string
+}
+
+// refusedRenames are renames refused for their name or their place in the
+// fleet, about d or a device of another gateway or account.
+func (env *Env) refusedRenames(d fleet.Device, f device.Format) []refusedRename {
+	var out []refusedRename
+	bad := func(what, name string) {
+		c := env.base(device.UpdateName, d.SN, d.Type)
+		c.set(device.FieldName, name)
+		out = append(out, refusedRename{what: what, c: c, mac: env.Target.MAC, sn: d.SN})
+	}
+	bad("with an empty name", "")
+	bad("with a name of 65 characters", strings.Repeat("n", 65))
+	if fd, ok := env.foreignDevice(); ok {
+		c := env.base(device.UpdateName, fd.SN, fd.Type)
+		c.set(device.FieldName, "Not Here")
+		c.sn, c.typ = "", ""
+		out = append(out, refusedRename{what: "of a device of another gateway, through the tested one", c: c, mac: env.gatewayOf(fd.SN), sn: fd.SN})
+	}
+	if p, ok := env.otherAccount(); ok {
+		c := env.base(device.UpdateName, d.SN, d.Type)
+		c.set(device.FieldName, "Not Yours")
+		rn := refusedRename{what: "signed with another account's key", c: c, mac: env.Target.MAC, sn: d.SN}
+		rn.skip = env.signAs(&rn.c, f, p.Key)
+		out = append(out, rn)
+		if p.HasDevice {
+			c := env.base(device.UpdateName, p.Device.SN, p.Device.Type)
+			c.set(device.FieldMAC, p.MAC)
+			c.set(device.FieldName, "Not Yours")
+			c.sn, c.typ = "", ""
+			out = append(out, refusedRename{what: "with the tested key of a device of another account's gateway", c: c, mac: p.MAC, sn: p.Device.SN})
+		}
+	}
+	return out
+}
+
+// gatewayOf is the gateway of a device of the fleet.
+func (env *Env) gatewayOf(sn string) string {
+	for _, a := range env.Fleet.Accounts {
+		for _, g := range a.Gateways {
+			for _, d := range g.Devices {
+				if strings.EqualFold(d.SN, sn) {
+					return g.MAC
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // otherGateway is a gateway of the fleet other than the tested one: of

@@ -60,6 +60,9 @@ type Env struct {
 	// ReportCredentials keeps api_keys whole in the reports
 	// (--report-credentials); by default they are masked.
 	ReportCredentials bool
+	// Settle is how long a change may take to appear at the observer
+	// after its answer (--settle; settle.go); 0: read at once.
+	Settle time.Duration
 	// silent counts requests in a row that got no answer or a 5xx; sent
 	// counts every request.
 	silent atomic.Int64
@@ -80,6 +83,15 @@ type Env struct {
 	// operation, format and device (control).
 	ctlMu    sync.Mutex
 	controls map[controlKey]controlResult
+	// settle holds what the observer should show once the accepted
+	// requests are applied; lastSettle is the last wait's line.
+	settle     settling
+	lastSettle atomic.Pointer[string]
+	// slow holds the devices' answer times and the checks sent
+	// concurrently on a slow device (concurrent.go); replay, the running
+	// check's steps fetched ahead.
+	slow   slowState
+	replay *fetched
 }
 
 // faker gives a check its own reproducible stream of values: the same run

@@ -133,8 +133,14 @@ func devicePath(mac, sn string) string {
 
 func messagesPath(mac string) string { return "/_sim/gateways/" + url.PathEscape(mac) + "/messages" }
 
-// readDevice reads a device from the observer.
+// readDevice reads a device from the observer once the changes accepted
+// for it have appeared, or --settle has passed (awaitDevice).
 func (env *Env) readDevice(ctx context.Context, mac, sn string) (deviceState, error) {
+	return env.awaitDevice(ctx, mac, sn)
+}
+
+// readDeviceNow reads a device from the observer.
+func (env *Env) readDeviceNow(ctx context.Context, mac, sn string) (deviceState, error) {
 	var d deviceState
 	_, err := observeGet(ctx, env.Observer, env.AdminToken, devicePath(mac, sn), &d)
 	if err == nil && d.State == nil {
@@ -153,15 +159,37 @@ type msgLog struct {
 	// Last is the newest message, if any.
 	Last    *message
 	counted bool
+	// Recent are the newest messages (with gwsim's additions), newest
+	// last: one in a serial run, logWindow in a --parallel one.
+	Recent []message
+	// shared: other workers of a --parallel run append to the same log
+	// meanwhile; a check then looks for its own messages among those
+	// appended, not at the count.
+	shared bool
 }
 
-// readLog reads a gateway's messages from the observer: only the newest
+// logWindow is how many of the newest messages a --parallel worker reads:
+// enough to hold what the other workers append while a check sends one.
+const logWindow = 64
+
+// readLog reads a gateway's messages from the observer once the newest
+// accepted message has appeared, or --settle has passed (awaitLog).
+func (env *Env) readLog(ctx context.Context, mac string) (msgLog, error) {
+	return env.awaitLog(ctx, mac)
+}
+
+// readLogNow reads a gateway's messages from the observer: only the newest
 // and the count where the observer has gwsim's additions (the log may
 // hold a thousand entries, too many to read twice a check), else all.
-func (env *Env) readLog(ctx context.Context, mac string) (msgLog, error) {
+func (env *Env) readLogNow(ctx context.Context, mac string) (msgLog, error) {
 	var msgs []message
+	shared := env.Workers > 1
 	if env.ObserverCounts {
-		h, err := observeGet(ctx, env.Observer, env.AdminToken, messagesPath(mac)+"?limit=1", &msgs)
+		limit := 1
+		if shared {
+			limit = logWindow
+		}
+		h, err := observeGet(ctx, env.Observer, env.AdminToken, messagesPath(mac)+"?limit="+strconv.Itoa(limit), &msgs)
 		if err != nil {
 			return msgLog{}, err
 		}
@@ -169,7 +197,7 @@ func (env *Env) readLog(ctx context.Context, mac string) (msgLog, error) {
 		if err != nil {
 			return msgLog{}, fmt.Errorf("the observer gave no count of messages (X-Total-Count %q)", h.Get("X-Total-Count"))
 		}
-		l := msgLog{Total: total, counted: true}
+		l := msgLog{Total: total, counted: true, Recent: msgs, shared: shared}
 		if len(msgs) > 0 {
 			l.Last = &msgs[len(msgs)-1]
 		}
@@ -178,7 +206,7 @@ func (env *Env) readLog(ctx context.Context, mac string) (msgLog, error) {
 	if _, err := observeGet(ctx, env.Observer, env.AdminToken, messagesPath(mac), &msgs); err != nil {
 		return msgLog{}, err
 	}
-	l := msgLog{Total: len(msgs), All: msgs}
+	l := msgLog{Total: len(msgs), All: msgs, Recent: msgs, shared: shared}
 	if len(msgs) > 0 {
 		l.Last = &msgs[len(msgs)-1]
 	}
@@ -203,6 +231,63 @@ func (before msgLog) gained(after msgLog) string {
 		return "" // a full ring: the oldest went, one came
 	}
 	return fmt.Sprintf("the gateway's messages went from %d to %d, not the same ones and one more", len(before.All), len(after.All))
+}
+
+// appended are the messages after shows beyond before, newest last; ok
+// is false when the observer's window cannot tell.
+func (before msgLog) appended(after msgLog) (_ []message, ok bool) {
+	if before.counted && after.counted {
+		k := after.Total - before.Total
+		if k < 0 || k > len(after.Recent) {
+			return nil, false
+		}
+		return after.Recent[len(after.Recent)-k:], true
+	}
+	if len(after.All) >= len(before.All) && sameMessages(after.All[:len(before.All)], before.All) {
+		return after.All[len(before.All):], true
+	}
+	return nil, false
+}
+
+func countMessage(ms []message, m message) int {
+	n := 0
+	for _, x := range ms {
+		if x == m {
+			n++
+		}
+	}
+	return n
+}
+
+// gainedMessage says what is wrong with the log after an accepted message
+// m: "" when m came, exactly one more and the newest (in a --parallel run,
+// where other workers append too: when m is among the messages
+// appended).
+func (before msgLog) gainedMessage(after msgLog, m message) string {
+	if before.shared {
+		added, ok := before.appended(after)
+		if !ok || countMessage(added, m) > 0 {
+			return ""
+		}
+		return fmt.Sprintf("the message %s=%q is not among the %d message(s) the gateway received meanwhile", m.Type, m.Value, len(added))
+	}
+	if why := before.gained(after); why != "" {
+		return why
+	}
+	if after.Last == nil || *after.Last != m {
+		return fmt.Sprintf("the newest message is %v, not the one sent (message_type %q, message_value %q)", after.Last, m.Type, m.Value)
+	}
+	return ""
+}
+
+// unchangedBy says whether a refused message m left the log as it was
+// (in a --parallel run: m is not among the messages appended).
+func (before msgLog) unchangedBy(after msgLog, m message) bool {
+	if before.shared {
+		added, ok := before.appended(after)
+		return !ok || countMessage(added, m) == 0
+	}
+	return before.same(after)
 }
 
 // same says whether the log is unchanged.

@@ -18,8 +18,12 @@ import (
 // worker 0, and workers 1..N-1 are the same binary started again with
 // --worker. Each worker uses its own device of every type (the i-th on the
 // tested gateway), so no two workers touch one device at the same time;
-// the checks that share more than a device (messages, which append to the
-// gateway's log; the whole-fleet checks; the probes) all run on worker 0.
+// the checks that share more than a device (the whole-fleet checks, the
+// effect checks that watch other devices or gateways, the probes of
+// messages) all run on worker 0. The message checks run on every worker:
+// each worker's valid messages are its own (Env.base), and its checks look
+// for their own messages among those the others append to the log
+// (msgLog.gainedMessage, msgLog.unchangedBy).
 // Every check runs on exactly one worker, chosen by its case, so the
 // merged report has the same verdicts as a serial run with the same seed.
 
@@ -77,10 +81,9 @@ func (env *Env) workerOf(id string, workers int) int {
 
 // assign shares the checks between workers, from the traits each check
 // declares (check.Traits), never from its wording. Worker 0 takes the
-// Shared checks, which touch more than a worker's own devices: the
-// whole-fleet checks, every message check (a valid message appends to the
-// gateway's log, and so does the control of a refused one), the probes of
-// messages and the effect checks that watch other devices. The other
+// Shared checks, which touch more than a worker's own devices and share
+// of the message log: the whole-fleet checks, the probes of messages and
+// the effect checks that watch other devices or gateways. The other
 // checks go, heaviest first, each to the worker with the least weight so
 // far (longest processing time first: the workers end close together). A
 // check needs nothing of its case's other checks (each draws its own
@@ -133,7 +136,10 @@ func (env *Env) it(m check.Meta, body func(ginkgo.SpecContext)) bool {
 	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
 		return false
 	}
-	return check.It(m, body)
+	return check.It(m, func(ctx ginkgo.SpecContext) {
+		env.lastSettle.Store(nil)
+		body(ctx)
+	})
 }
 
 // mergeWorkers waits for the workers and adds each one's results to r's,

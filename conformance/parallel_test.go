@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -54,22 +55,31 @@ func TestSchedulingAndReportIgnoreWording(t *testing.T) {
 }
 
 // TestTraitsAreDeclared: every check shares what it must share, by its
-// declaration: every check that sends a message (the gateway's log) runs on
-// worker 0, and so does every whole-fleet case; a parity check weighs
-// twice its case's verdict check.
+// declaration: every whole-fleet case and every check that watches other
+// gateways or devices runs on worker 0; the message checks, which look
+// for their own messages among the others' (msgLog.gainedMessage), are
+// spread over the workers; a parity check weighs twice its case's
+// verdict check.
 func TestTraitsAreDeclared(t *testing.T) {
 	a := assign(catalog(), 4)
 	byID := map[string]check.Meta{}
 	for _, m := range catalog() {
 		byID[m.ID] = m
 	}
+	onWorker := map[int]int{}
 	for _, m := range catalog() {
-		if m.Operation == device.SendMessage.Name() && (!m.Traits.Shared || a[m.ID] != 0) {
-			t.Errorf("%s sends a message but is not Shared (worker %d)", m.ID, a[m.ID])
+		if m.Operation == device.SendMessage.Name() && !m.Traits.Shared {
+			onWorker[a[m.ID]]++
+		}
+		if (strings.HasSuffix(m.ID, ".isolation.json") || strings.HasPrefix(m.ID, "effect.message.other-gateway") || strings.HasPrefix(m.ID, "fleet.")) && (!m.Traits.Shared || a[m.ID] != 0) {
+			t.Errorf("%s watches other gateways or devices but is not Shared (worker %d)", m.ID, a[m.ID])
 		}
 		if m.Traits.Cost <= 0 {
 			t.Errorf("%s declares no cost", m.ID)
 		}
+	}
+	if len(onWorker) != 4 {
+		t.Errorf("the message checks run on %d of 4 workers: %v", len(onWorker), onWorker)
 	}
 	for _, c := range Cases() {
 		if len(c.formats()) != 2 {

@@ -84,13 +84,22 @@ func testedDevices(e *Env) []fleet.Device {
 }
 
 // Preflight sends the pre-flight requests (one valid request per
-// operation, per format and per device of the tested gateway) and returns
-// an error, one line naming the likely cause, when the run could judge
-// nothing: the target does not speak HTTP or this interface, or it refuses
-// a valid request (wrong secret, unedited template, clocks apart, the
-// base URL ending in /v1, a fleet the target does not have). Every check
-// that expects a refusal would otherwise pass by default.
-func Preflight(ctx context.Context, e *Env) error {
+// operation, per format and per device of the tested gateway, and one per
+// other api key of the fleet) and returns an error, one line naming the
+// likely cause, only when the cause lies in the user's set-up and the run
+// could judge nothing: the target does not speak HTTP or this interface,
+// every operation is 404 at the base URL (a base URL ending in /v1), every
+// request is refused for its credentials or the fleet's gateway (wrong
+// secret, unedited template, clocks apart, a fleet the target does not
+// have), a device the fleet names is unknown to the target, or any api key
+// of the fleet is refused for its credentials.
+//
+// A valid request the target refuses for any other reason, or answers with
+// something other than the success body, is a conformance failure, not a
+// set-up problem: Preflight returns one line for each (refused), and the
+// run goes on to judge it: that check fails at its level, and the refusal
+// checks that need it as their control are inconclusive (control.go).
+func Preflight(ctx context.Context, e *Env) (refused []string, err error) {
 	reqs := preflightRequests(ctx, e)
 	type answer struct {
 		p preflightRequest
@@ -101,39 +110,89 @@ func Preflight(ctx context.Context, e *Env) error {
 		r, _, err := e.Client.Do(ctx, p.req)
 		if err != nil {
 			if cause := transportCause(e.BaseURL, err); cause != "" {
-				return errors.New(cause)
+				return nil, errors.New(cause)
 			}
 			if r == nil {
-				return fmt.Errorf("pre-flight: the valid %s got no answer (%v): the target cannot be judged (--skip-preflight runs the checks anyway)", p.what, err)
+				return nil, fmt.Errorf("pre-flight: the valid %s got no answer (%v): the target cannot be judged (--skip-preflight runs the checks anyway)", p.what, err)
 			}
 		}
 		answers = append(answers, answer{p, r})
 	}
+	if len(answers) == 0 {
+		return nil, nil
+	}
 	// 404 to every request: the operations are not where they were sought.
-	all404 := len(answers) > 0
+	all404 := true
 	for _, a := range answers {
 		all404 = all404 && a.r.Status == http.StatusNotFound && a.r.ErrorCode != device.CodeGatewayNotFound && a.r.ErrorCode != device.CodeDeviceNotFound
 	}
 	if all404 {
-		return errors.New(notFoundCause(e.BaseURL, answers[0].r))
+		return nil, errors.New(notFoundCause(e.BaseURL, answers[0].r))
 	}
+	var unreadable *answer
+	for i, a := range answers {
+		if strings.Contains(string(a.r.Body), "HTTP request to an HTTPS server") {
+			return nil, fmt.Errorf("the target speaks TLS: give --target %s", withScheme(e.BaseURL, "https"))
+		}
+		if a.r.StatusField == "" && unreadable == nil {
+			unreadable = &answers[i]
+		}
+	}
+	// Not one answer with a status: this is not the interface (a web
+	// server, another service). One unreadable answer among readable ones
+	// is the target's fault, which its check judges.
+	readable := false
 	for _, a := range answers {
-		r := a.r
-		if strings.Contains(string(r.Body), "HTTP request to an HTTPS server") {
-			return fmt.Errorf("the target speaks TLS: give --target %s", withScheme(e.BaseURL, "https"))
+		readable = readable || a.r.StatusField != ""
+	}
+	if !readable {
+		r := unreadable.r
+		mt, _, _ := mime.ParseMediaType(r.ContentType)
+		if mt == "" {
+			mt = "no Content-Type"
 		}
-		if r.StatusField == "" {
-			mt, _, _ := mime.ParseMediaType(r.ContentType)
-			if mt == "" {
-				mt = "no Content-Type"
-			}
-			why := r.ParseError
-			if why == "" {
-				why = "no status field"
-			}
-			return fmt.Errorf("the target does not speak this interface: POST %s answered HTTP %d (%s: %s), not JSON or XML with a status; nothing checked (--skip-preflight runs the checks anyway)",
-				a.p.req.Path, r.Status, mt, why)
+		why := r.ParseError
+		if why == "" {
+			why = "no status field"
 		}
+		return nil, fmt.Errorf("the target does not speak this interface: POST %s answered HTTP %d (%s: %s), not JSON or XML with a status; nothing checked (--skip-preflight runs the checks anyway)",
+			unreadable.p.req.Path, r.Status, mt, why)
+	}
+	// Every request refused for its credentials or the fleet's gateway:
+	// the fleet file is not this target's.
+	allSetup := true
+	for _, a := range answers {
+		allSetup = allSetup && !accepted(a.r) && setupRefusal(a.r.ErrorCode)
+	}
+	if allSetup {
+		return nil, errors.New(refusalCause(e, answers[0].p, answers[0].r))
+	}
+	// A device the target does not have, or has as another type: every
+	// request about it refused so.
+	bySN := map[string][]answer{}
+	var sns []string
+	for _, a := range answers {
+		if a.p.dev.SN == "" {
+			continue
+		}
+		if _, ok := bySN[a.p.dev.SN]; !ok {
+			sns = append(sns, a.p.dev.SN)
+		}
+		bySN[a.p.dev.SN] = append(bySN[a.p.dev.SN], a)
+	}
+	for _, sn := range sns {
+		all := true
+		for _, a := range bySN[sn] {
+			all = all && (a.r.ErrorCode == device.CodeDeviceNotFound || a.r.ErrorCode == device.CodeTypeMismatch) && !accepted(a.r)
+		}
+		if all {
+			a := bySN[sn][0]
+			return nil, errors.New(refusalCause(e, a.p, a.r))
+		}
+	}
+	// Every other key of the fleet, on its own account.
+	if err := preflightKeys(ctx, e); err != nil {
+		return nil, err
 	}
 	for _, a := range answers {
 		r := a.r
@@ -142,7 +201,76 @@ func Preflight(ctx context.Context, e *Env) error {
 		if accepted(r) || r.Status == http.StatusTooManyRequests || r.Status == http.StatusRequestTimeout || r.Status >= 500 {
 			continue
 		}
-		return errors.New(refusalCause(e, a.p, r))
+		refused = append(refused, fmt.Sprintf("pre-flight: the valid %s was %s: a conformance failure, not a set-up problem: the run goes on, that check fails, and the refusal checks that need it as their control are inconclusive",
+			a.p.what, refusedWords(r)))
+	}
+	return refused, nil
+}
+
+// refusedWords says how a valid request was answered: refused with its
+// error, or answered with something other than the success body.
+func refusedWords(r *client.Response) string {
+	if r.Status/100 == 2 && r.StatusField != "error" {
+		return "answered " + describe(r) + " instead of status success"
+	}
+	return "refused (" + describe(r) + ")"
+}
+
+// setupRefusal says whether an error code blames the request's
+// credentials or the fleet's account and gateway rather than the request:
+// when every request gets one, the fleet file is not this target's.
+func setupRefusal(code string) bool {
+	switch code {
+	case device.CodeBadSignature, device.CodeUnknownAPIKey, device.CodeStaleTimestamp, device.CodeAccountMismatch, device.CodeGatewayNotFound:
+		return true
+	}
+	return false
+}
+
+// preflightKeys sends one valid message with every api key of the fleet
+// other than the tested one, to its account's first gateway: a key the
+// target refuses for its credentials (a wrong secret on the second
+// account) is the fleet file's fault, and would otherwise fail the checks
+// that use it, blaming the service.
+func preflightKeys(ctx context.Context, e *Env) error {
+	if e.Fleet == nil {
+		return nil
+	}
+	for _, a := range e.Fleet.Accounts {
+		if len(a.Gateways) == 0 {
+			continue
+		}
+		for _, k := range a.APIKeys {
+			if a.ID == e.Target.AccountID && k.Key == e.Target.Key.Key {
+				continue
+			}
+			c := e.base(device.SendMessage, "", "")
+			c.set(device.FieldAccount, a.ID)
+			c.set(device.FieldMAC, a.Gateways[0].MAC)
+			if why := e.signAs(&c, device.JSON, k); why != "" {
+				return fmt.Errorf("pre-flight: %s", why)
+			}
+			r, _, err := e.Client.Do(ctx, c.request(device.JSON))
+			if err != nil || accepted(r) || !setupRefusal(r.ErrorCode) {
+				continue // the checks that use it judge the rest
+			}
+			key := maskKey(k.Key)
+			head := fmt.Sprintf("pre-flight: the valid %s to gateway %s of account %s with api_key %s was refused (%s): ",
+				device.SendMessage.Name(), a.Gateways[0].MAC, a.ID, key, describe(r))
+			tail := "; nothing checked (--skip-preflight runs the checks anyway)"
+			switch r.ErrorCode {
+			case device.CodeBadSignature:
+				return errors.New(head + "check the secret of api_key " + key + " of account " + a.ID + " in the fleet file" + tail)
+			case device.CodeUnknownAPIKey:
+				return errors.New(head + "the key " + key + " of account " + a.ID + " is not registered at the target" + tail)
+			case device.CodeAccountMismatch:
+				return errors.New(head + fmt.Sprintf("the target does not have api_key %s on account %s, as the fleet says", key, a.ID) + tail)
+			case device.CodeGatewayNotFound:
+				return errors.New(head + fmt.Sprintf("the target does not have gateway %s on account %s, as the fleet says", a.Gateways[0].MAC, a.ID) + tail)
+			case device.CodeStaleTimestamp:
+				return errors.New(head + clockCause(e, r) + tail)
+			}
+		}
 	}
 	return nil
 }

@@ -184,8 +184,10 @@ func (env *Env) base(op device.Operation, sn, typeName string) call {
 			c.fields = append(c.fields, kv{name: f.Name, value: f.Example})
 		}
 	case device.SendMessage:
+		// Each worker of a --parallel run sends a valid message of its
+		// own, which its checks can tell from the others' in the log.
 		c.fields = append(c.fields, kv{name: device.FieldMessageType, value: "message"},
-			kv{name: device.FieldMessageValue, value: "brightness=80"})
+			kv{name: device.FieldMessageValue, value: fmt.Sprintf("brightness=%d", 80+env.Worker)})
 	case device.UpdateName:
 		c.fields = append(c.fields, kv{name: device.FieldSN, value: sn}, kv{name: device.FieldName, value: "Conformance Check"})
 	}
@@ -220,6 +222,11 @@ func (env *Env) send(ctx context.Context, c call, f device.Format) *client.Respo
 		ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
 		ginkgo.Skip("dry run: not sent")
 	}
+	if st, ok := env.replayStep(false); ok {
+		// Sent with the other checks of its slow device.
+		record(st.ex, env.ReportCredentials)
+		return st.resp
+	}
 	resp, err := env.exchange(ctx, req)
 	if err != nil {
 		ginkgo.Fail(err.Error())
@@ -248,18 +255,33 @@ func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Respo
 	if max := env.MaxRequests; max > 0 && env.sent.Add(1) > int64(max) {
 		stopRun(fmt.Sprintf("not sent: the run reached --max-requests %d", max))
 	}
-	resp, ex, err := env.Client.Do(ctx, req)
+	resp, ex, err := env.roundTrip(ctx, req)
 	record(ex, env.ReportCredentials)
 	if err != nil {
-		env.silent.Add(1)
 		return nil, fmt.Errorf("no answer from the target: %v", err)
+	}
+	return resp, nil
+}
+
+// roundTrip sends one request and keeps the run's accounts of it (the
+// answers in a row that did not come, the changes to wait for, each
+// device's answer times), recording nothing in a check's report: the
+// concurrent part of a slow device's checks (concurrent.go) uses it from
+// other goroutines.
+func (env *Env) roundTrip(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
+	resp, ex, err := env.Client.Do(ctx, req)
+	env.track(req, resp)
+	env.timeAnswer(req, ex)
+	if err != nil {
+		env.silent.Add(1)
+		return nil, ex, err
 	}
 	if resp.Status >= 500 && !refusesInput(resp.ErrorCode) {
 		env.silent.Add(1)
 	} else {
 		env.silent.Store(0)
 	}
-	return resp, nil
+	return resp, ex, nil
 }
 
 // refusesInput says whether an error code judges the request rather than

@@ -70,6 +70,7 @@ func (f *failer) Fail() { f.failed = true }
 func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env := cfg.Env
 	x := &execution{cfg: cfg}
+	env.slow.suite = cfg.Suite
 	env.declareChecks()
 	ginkgo.ReportAfterEach(func(ginkgo.SpecReport) { env.done.Add(1) })
 	// Every device the run changed is put back once, after the last check.
@@ -79,7 +80,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	gomega.RegisterFailHandler(failInWords)
 	stop := func() {}
 	if cfg.Progress != nil {
-		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline)
+		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, env.SlowNote)
 	}
 	ginkgo.RunSpecs(&failer{}, "gwconform", cfg.Suite, cfg.Reporter)
 	stop()

@@ -20,8 +20,11 @@ import (
 // declareChecks declares every check of the suite, each reading env, the
 // run's own Env, when it runs.
 func (env *Env) declareChecks() {
-	ginkgo.Describe("Gateway Device Management Interface", env.declareAll)
+	ginkgo.Describe(suiteText, env.declareAll)
 }
+
+// suiteText is the container of every check: part of each spec's text.
+const suiteText = "Gateway Device Management Interface"
 
 // declareAll declares every check, in the order a serial run runs them.
 func (env *Env) declareAll() {
@@ -58,31 +61,33 @@ func (env *Env) declare(c Case) {
 	for _, f := range c.formats() {
 		f := f
 		id := c.ID + "." + f.String()
+		one := []device.Format{f}
+		refusal := !c.Want.ok && !c.Want.contractOK
 		switch {
 		case c.Want.ok:
-			env.it(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
-				capital(c.Title)+" MUST be answered with status success."), func(ctx ginkgo.SpecContext) {
+			env.itPlanned(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
+				capital(c.Title)+" MUST be answered with status success."), plan{c: c, formats: one}, func(ctx ginkgo.SpecContext) {
 				r := env.sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
 			})
 		case c.Want.contractOK:
-			env.it(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
-				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), func(ctx ginkgo.SpecContext) {
+			env.itPlanned(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
+				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), plan{c: c, formats: one}, func(ctx ginkgo.SpecContext) {
 				r := env.sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
 			})
 		case c.Want.must:
-			env.it(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
-				capital(c.Title)+" MUST NOT be answered with success."), func(ctx ginkgo.SpecContext) {
+			env.itPlanned(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
+				capital(c.Title)+" MUST NOT be answered with success."), plan{c: c, formats: one, refusal: true}, func(ctx ginkgo.SpecContext) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 				ctl.conclude()
 			})
 		}
-		if !c.Want.ok && !c.Want.contractOK {
-			env.it(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
-				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), func(ctx ginkgo.SpecContext) {
+		if refusal {
+			env.itPlanned(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
+				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), plan{c: c, formats: one, refusal: true}, func(ctx ginkgo.SpecContext) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
 				if !ctl.ok && !accepted(r) {
@@ -96,7 +101,7 @@ func (env *Env) declare(c Case) {
 			m := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
 				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
 			m.Section = "2.5" // the response's status field
-			env.it(m, func(ctx ginkgo.SpecContext) {
+			env.itPlanned(m, plan{c: c, formats: one}, func(ctx ginkgo.SpecContext) {
 				r := env.sendCase(ctx, c, f)
 				gomega.Expect(r.Status).To(gomega.Equal(200), "status: %s", describe(r))
 				expectFormat(r, f)
@@ -112,32 +117,42 @@ func (env *Env) declare(c Case) {
 		if c.Want.ok || c.Want.must {
 			level = check.Must
 		}
-		env.it(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
+		env.itPlanned(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
 			capital(c.Title)+" "+map[check.Level]string{check.Must: "MUST", check.Should: "SHOULD"}[level]+
-				" get the same verdict and status code in JSON as in XML.", "parity"), func(ctx ginkgo.SpecContext) {
-			refusal := !c.Want.ok && !c.Want.contractOK
-			var ctls []controlResult
-			if refusal {
-				ctls = append(ctls, env.caseControl(ctx, c, device.JSON), env.caseControl(ctx, c, device.XML))
-			}
-			ginkgo.By("sending the case in JSON")
-			rj := env.sendCase(ctx, c, device.JSON)
-			ginkgo.By("sending the case in XML")
-			rx := env.sendCase(ctx, c, device.XML)
-			gomega.Expect(accepted(rx)).To(gomega.Equal(accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
-			if refusal && !accepted(rj) && !accepted(rx) {
-				for _, ctl := range ctls {
-					ctl.conclude() // both refused: alike only if the valid ones are accepted
+				" get the same verdict and status code in JSON as in XML.", "parity"),
+			plan{c: c, formats: []device.Format{device.JSON, device.XML}, refusal: !c.Want.ok && !c.Want.contractOK}, func(ctx ginkgo.SpecContext) {
+				refusal := !c.Want.ok && !c.Want.contractOK
+				var ctls []controlResult
+				if refusal {
+					ctls = append(ctls, env.caseControl(ctx, c, device.JSON), env.caseControl(ctx, c, device.XML))
 				}
-			}
-			if !refusal && !accepted(rj) && !accepted(rx) {
-				// A valid request refused in both formats: its own checks
-				// fail; that the formats agree in refusing it proves nothing.
-				controlResult{what: "the valid request was refused in both formats (JSON: " + describe(rj) + "; XML: " + describe(rx) + ")"}.conclude()
-			}
-			gomega.Expect(rx.Status).To(gomega.Equal(rj.Status), "JSON: %s; XML: %s", describe(rj), describe(rx))
-		})
+				ginkgo.By("sending the case in JSON")
+				rj := env.sendCase(ctx, c, device.JSON)
+				ginkgo.By("sending the case in XML")
+				rx := env.sendCase(ctx, c, device.XML)
+				gomega.Expect(accepted(rx)).To(gomega.Equal(accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
+				if refusal && !accepted(rj) && !accepted(rx) {
+					for _, ctl := range ctls {
+						ctl.conclude() // both refused: alike only if the valid ones are accepted
+					}
+				}
+				if !refusal && !accepted(rj) && !accepted(rx) {
+					// A valid request refused in both formats: its own checks
+					// fail; that the formats agree in refusing it proves nothing.
+					controlResult{what: "the valid request was refused in both formats (JSON: " + describe(rj) + "; XML: " + describe(rx) + ")"}.conclude()
+				}
+				gomega.Expect(rx.Status).To(gomega.Equal(rj.Status), "JSON: %s; XML: %s", describe(rj), describe(rx))
+			})
 	}
+}
+
+// itPlanned declares a check whose requests may be sent concurrently
+// with the other checks of a slow device (concurrent.go).
+func (env *Env) itPlanned(m check.Meta, p plan, body func(ginkgo.SpecContext)) bool {
+	env.planCheck(m, p)
+	return env.it(m, func(ctx ginkgo.SpecContext) {
+		env.concurrently(ctx, m.ID, func() { body(ctx) })
+	})
 }
 
 // sendCase builds a case's request, arranges for the device to be put back

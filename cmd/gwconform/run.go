@@ -79,6 +79,9 @@ type runOptions struct {
 	// ReportCredentials writes api_keys whole in the reports; by default
 	// they show their first four characters and "…".
 	ReportCredentials bool
+	// Settle is how long a change may take to appear at the observer
+	// (--settle).
+	Settle time.Duration
 }
 
 // Embedded is a target started in this process: its base URL, serving
@@ -123,6 +126,9 @@ type runMain struct {
 	// terminal: stdout is a terminal, where the progress line is
 	// rewritten in place.
 	terminal bool
+	// preflight are the pre-flight's refused valid requests, one line
+	// each: failures of the target, which the run judges.
+	preflight []string
 }
 
 // runCmd is gwconform run with its exit code: 0 pass, 1 failed or
@@ -206,6 +212,9 @@ func (o *runOptions) check() error {
 		if c.bad {
 			return fmt.Errorf("%s must be 0 or more, not %v", c.name, c.v)
 		}
+	}
+	if o.Settle < 0 {
+		return fmt.Errorf("--settle must be 0 or more, not %v", o.Settle)
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout must be more than 0, not %v", o.Timeout)
@@ -366,7 +375,7 @@ func (m *runMain) Open(ctx context.Context) error {
 		}
 	}
 	e := &conformance.Env{Fleet: f, Target: tgt, Location: f.Location(), DryRun: o.DryRun, Now: time.Now,
-		AdminToken: o.AdminToken, MaxRequests: o.MaxRequests}
+		AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle}
 	if o.Target == "" {
 		sim, err := m.StartEmbedded(f)
 		if err != nil {
@@ -398,9 +407,16 @@ func (m *runMain) Open(ctx context.Context) error {
 		return err
 	}
 	if !o.DryRun && !o.SkipPreflight {
-		if err := conformance.Preflight(ctx, e); err != nil {
+		refused, err := conformance.Preflight(ctx, e)
+		if err != nil {
 			return err
 		}
+		// A refused valid request is the target's failure, judged by the
+		// run: the console's first lines name it and its answer.
+		for _, line := range refused {
+			fmt.Fprintln(m.Stdout, "gwconform:", line)
+		}
+		m.preflight = refused
 	}
 	m.env = e
 	return nil
@@ -477,6 +493,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	cfg.Write.Baseline = m.baseline
 	cfg.Write.Effects = e.NotObserved
 	cfg.Write.Observer = e.Observer
+	cfg.Write.Preflight = m.preflight
 	cfg.Write.Filters = m.filters()
 	e.ReportCredentials = o.ReportCredentials
 	if o.Workers > 1 {
@@ -575,7 +592,7 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 		args := []string{"run", "--target", e.BaseURL, "--seed", strconv.FormatInt(e.Seed, 10),
 			"--worker", strconv.Itoa(i), "--workers", strconv.Itoa(n), "--worker-report", w.Report,
 			"--report-dir", filepath.Join(dir, strconv.Itoa(i)), "--skip-preflight", "--allow-partial", "--color", "never",
-			"--timeout", o.Timeout.String(), "--fail-on", o.FailOn}
+			"--timeout", o.Timeout.String(), "--fail-on", o.FailOn, "--settle", o.Settle.String()}
 		if o.FleetFile != "" {
 			args = append(args, "--fleet", o.FleetFile)
 		}
@@ -645,7 +662,7 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 
 const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
          [--check ID|GLOB]... [--skip ID|GLOB]... [--rerun-failed REPORT] [--baseline FILE]
-         [--parallel N] [--rate R] [--rate-per-op R] [--max-requests N] [--timeout D]
+         [--parallel N] [--rate R] [--rate-per-op R] [--max-requests N] [--timeout D] [--settle D]
          [--observer URL] [--no-observer] [--admin-token T] [--seed N] [--allow-partial] [--skip-preflight] [--dry-run]
          [--bundle FILE.tar.gz] [--mode ordinary|certified] [--product NAME]
          [--product-version V] [--product-file FILE] [--report-credentials]
@@ -656,10 +673,14 @@ in-process when no --target is given. Exit 0: no check failed at the
 --fail-on level and the run covered the whole interface; 1: some check
 failed, or the run was PARTIAL (filtered, or a device type, format,
 operation or rule not covered) without --allow-partial; 2: bad arguments,
-unreadable fleet, unreachable target, or a pre-flight that failed: a target
-whose answers are not this interface's, or that refuses one of the valid
-requests sent first (one per operation, format and device), with one line
-naming the likely cause.
+unreadable fleet, unreachable target, or a pre-flight that found a cause
+in the set-up, with one line naming it: a target that does not speak HTTP
+or this interface, every operation 404 at the base URL, every request
+refused for its credentials or the fleet's gateway, a device of the fleet
+the target does not have, or an api key of the fleet refused for its
+credentials. A valid request the target refuses for any other reason is
+the target's failure: the console's first lines name it, and the run goes
+on and judges it.
 
 Ginkgo's own flags work with the ginkgo. prefix, for example
 --ginkgo.label-filter='level:MUST && format:xml' or --ginkgo.focus=dimming.
@@ -674,6 +695,8 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one request, reading the answer included")
+	fs.DurationVar(&o.Settle, "settle", conformance.DefaultSettle, "how long a change may take to appear at the observer after its answer (an asynchronous device);\n"+
+		"the effect checks wait for it up to this long, and the report says how long each took (0: read at once)")
 	fs.StringVar(&o.AdminToken, "admin-token", "", "bearer token of the observer (a gwsim target's admin API) (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.StringVar(&o.Observer, "observer", "", "base URL of a service answering the reads of CONTRACT 7 about the target's devices and messages,\n"+
 		"through which the effect checks see what each request did (docs/observer.md); default: the target, when it answers them")

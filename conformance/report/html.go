@@ -504,6 +504,7 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
    {{- if .Catalog.Version}}<dt>Catalog</dt><dd>{{.Catalog.Version}} <span class="muted">(gwconform {{.Catalog.Harness}})</span></dd>{{end}}
    {{- if .LabelFilter}}<dt>Label filter</dt><dd><code>{{.LabelFilter}}</code></dd>{{end}}
    {{- range .SuiteFailureReasons}}<dt>Suite</dt><dd class="err">{{.}}</dd>{{end}}
+   {{- range .Preflight}}<dt>Pre-flight</dt><dd class="err">{{.}}</dd>{{end}}
    {{- if .Summary.Inconclusive}}<dt>Inconclusive</dt><dd class="err">{{.Summary.Inconclusive}} refusal check(s) whose valid request was refused too: counted apart, neither passed nor failed</dd>{{end}}
   </dl>
  </div>
@@ -681,6 +682,7 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 {{- if .Section}}<dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{end}}
 {{- if .Operation}}<dt>Operation</dt><dd>{{.Operation}}</dd>{{end}}
 {{- if .Reason}}<dt>Reason</dt><dd>{{txt .Reason}}</dd>{{end}}
+{{- range .Settle}}<dt>Settled</dt><dd>{{txt .}}</dd>{{end}}
 {{- if .Failure}}<dt>Failure</dt><dd>{{txt (firstLine .Failure)}}{{if or (eq .Outcome "failed") (eq .Outcome "interrupted")}} · <a href="#{{anchor .}}">details and exchanges</a>{{end}}</dd>{{end}}
 {{- if and (eq .Level "INFO") .Exchanges}}<dt>Seen</dt><dd>{{range .Observations}}{{txt .}} {{end}}</dd>{{end}}
 {{- if .Tags}}<dt>Tags</dt><dd>{{join .Tags ", "}}</dd>{{end}}

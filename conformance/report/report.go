@@ -61,6 +61,11 @@ const (
 	// (ginkgo.AbortSuite): its value is why. What the run did not reach
 	// is not judged, so the verdict is INCOMPLETE.
 	StopEntry = "gwconform.stop"
+	// SettleEntry says how long the change a check waited for took to
+	// appear at the observer ("changed after 312 ms", "never changed
+	// within 2s"): an asynchronous device is judged on what it shows once
+	// it has settled (--settle).
+	SettleEntry = "gwconform.settle"
 )
 
 // Verdicts of a run.
@@ -112,7 +117,10 @@ type Result struct {
 	// Reason is why the spec was skipped or is pending, if given.
 	Reason string `json:"reason,omitempty"`
 	// Stop is why the run stopped itself at this check (see StopEntry).
-	Stop       string            `json:"stop,omitempty"`
+	Stop string `json:"stop,omitempty"`
+	// Settle says, for each change the check waited for, how long it took
+	// to appear at the observer, or that it never did (SettleEntry).
+	Settle     []string          `json:"settle,omitempty"`
 	DurationMS float64           `json:"duration_ms"`
 	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
 	// ExchangesOmitted counts the exchanges of a passed check left out of
@@ -297,6 +305,11 @@ type Document struct {
 	// effects of its requests, and why ("effects not observed: ..."); empty
 	// when an observer showed them.
 	Effects string `json:"effects,omitempty"`
+	// Preflight names each valid request of the pre-flight that the
+	// target refused, or answered with something other than the success
+	// body, and its answer: a conformance failure, which the run goes on
+	// to judge check by check (the console's first lines say it too).
+	Preflight []string `json:"preflight,omitempty"`
 	// Stopped is why the run stopped itself before the end (a target
 	// that stopped answering or answered 5xx, --max-requests): what it
 	// did not reach is not judged, so the verdict is INCOMPLETE.
@@ -419,6 +432,9 @@ func result(sr types.SpecReport) Result {
 		switch e.Name {
 		case ObservationEntry:
 			res.Observations = append(res.Observations, e.StringRepresentation())
+			continue
+		case SettleEntry:
+			res.Settle = append(res.Settle, e.StringRepresentation())
 			continue
 		case StopEntry:
 			if res.Outcome == Interrupted {

@@ -183,6 +183,8 @@ type WriteOptions struct {
 	Effects string
 	// Observer is the base URL of the run's observer; empty for none.
 	Observer string
+	// Preflight are the pre-flight's refused valid requests (Document.Preflight).
+	Preflight []string
 	// Filters are the options that selected the run's checks as the user
 	// gave them (--check 'command.*', --rerun-failed r.json): the reports
 	// name them rather than the focus expression they became.
@@ -236,6 +238,7 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 	if d.Observer == "" {
 		d.Observer = ObserverNone
 	}
+	d.Preflight = o.Preflight
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
 	}

@@ -38,13 +38,15 @@ type Exchange struct {
 //
 // Where gwconform is not on the PATH, the line sends nothing and says in
 // one line how to get it (NeedsGwconform), instead of letting curl send an
-// empty body.
+// empty body. The signed body goes through a temporary file, not a pipe:
+// a sign step that fails stops the line there (curl is not run), and the
+// body reaches curl byte for byte, a malformed one included.
 func (e Exchange) Curl() string {
 	var b strings.Builder
 	resign := strings.Contains(e.RequestBody, SignMarker) || strings.Contains(e.RequestBody, xmlEscape(SignMarker))
 	if resign {
 		b.WriteString("if ! command -v gwconform >/dev/null; then echo " + shellQuote(NeedsGwconform) + " >&2; false; else ")
-		b.WriteString("printf '%s' " + shellQuote(e.RequestBody) + " | gwconform sign | ")
+		b.WriteString("body=$(mktemp) && printf '%s' " + shellQuote(e.RequestBody) + ` | gwconform sign >"$body" && `)
 	}
 	b.WriteString("curl -sS -i")
 	if e.Method != "" && e.Method != "GET" {
@@ -60,13 +62,13 @@ func (e Exchange) Curl() string {
 	}
 	switch {
 	case resign:
-		b.WriteString(" --data-binary @-")
+		b.WriteString(` --data-binary @"$body"`)
 	case e.RequestBody != "":
 		b.WriteString(" --data-binary " + shellQuote(e.RequestBody))
 	}
 	b.WriteString(" " + shellQuote(e.URL))
 	if resign {
-		b.WriteString("; fi")
+		b.WriteString(`; s=$?; rm -f "$body"; [ "$s" = 0 ]; fi`)
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,33 @@ const (
 func fieldValue(name string) *regexp.Regexp {
 	q := regexp.QuoteMeta(name)
 	return regexp.MustCompile(`("` + q + `"\s*:\s*)"((?:[^"\\]|\\.)*)"|(<` + q + `>)([^<]*)</` + q + `>`)
+}
+
+// anyField finds every "name":"value" (JSON) and <name>value</name> (XML)
+// in a raw body, as fieldValue does for one name.
+var anyField = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"\s*:\s*"((?:[^"\\]|\\.)*)"|<([A-Za-z_][A-Za-z0-9_.-]*)>([^<]*)</([A-Za-z_][A-Za-z0-9_.-]*)>`)
+
+// looseFields are the fields a body that cannot be decoded shows, in
+// order, read by anyField: enough to sign it as it was signed when sent.
+func looseFields(body string) []device.Pair {
+	var out []device.Pair
+	for _, m := range anyField.FindAllStringSubmatch(body, -1) {
+		switch {
+		case m[1] != "":
+			k, v := m[1], m[2]
+			if uk, err := strconv.Unquote(`"` + k + `"`); err == nil {
+				k = uk
+			}
+			if uv, err := strconv.Unquote(`"` + v + `"`); err == nil {
+				v = uv
+			}
+			out = append(out, device.Pair{Key: k, Value: device.Str(v)})
+		case m[3] != "" && m[3] == m[5]:
+			v := strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&apos;", "'", "&amp;", "&").Replace(m[4])
+			out = append(out, device.Pair{Key: m[3], Value: device.Str(v)})
+		}
+	}
+	return out
 }
 
 var (
@@ -163,7 +191,13 @@ func Resign(ctx context.Context, body []byte, keys Keys, signer Signer, now time
 	s = replaceValue(timestampValue, s, auth.Timestamp(now, loc))
 	pairs, derr := codec.Decode(f, []byte(s))
 	if derr != nil {
-		return nil, fmt.Errorf("the body cannot be read as %s: %s", f, derr.Message)
+		// A body malformed on purpose (cut short, control twice, a wrong
+		// root) is signed over the fields it shows, and otherwise kept
+		// byte for byte: the request is the one the check sent.
+		pairs = looseFields(s)
+		if len(pairs) == 0 {
+			return nil, fmt.Errorf("the body cannot be read as %s: %s", f, derr.Message)
+		}
 	}
 	var apiKey, account string
 	for _, p := range pairs {

@@ -1,0 +1,505 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	"github.com/onsi/gomega"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Slow devices. A device whose answers take a second or more would make
+// a run of some 700 checks about it last for many minutes, one request
+// after another. Most of its checks judge only the answer, and change
+// nothing when the target is right: once a device has shown that it is
+// slow (the median of its last answers over slowAnswer), the checks of it
+// that are left and judge only an answer (a case's MUST, SHOULD and
+// parity checks) and the state checks of its refusals are sent together,
+// concurrentLimit at a time: first the valid requests and the refusals'
+// controls (they change the device, but none of these checks reads it),
+// then, once the device is quiet, the refusals whose control was accepted
+// (they must change nothing, and their state checks read the device
+// before and after). Each check then judges what its own requests got, in
+// its place in the run; a check that fails so is run again alone, and
+// only that result counts: a failure found while running concurrently is
+// confirmed alone before it is reported. The checks that change the
+// device and read it (a valid case's state check, the effect checks) stay
+// one at a time.
+
+const (
+	// slowAnswer is the median answer time from which a device is slow.
+	slowAnswer = 400 * time.Millisecond
+	// slowSamples is how many answers a device's median is taken over.
+	slowSamples = 5
+	// concurrentLimit is how many requests about one slow device are in
+	// flight at once.
+	concurrentLimit = 48
+)
+
+// planKind is what a check sends, for the concurrent part.
+type planKind int
+
+const (
+	// planAnswer: the case in one format (or both: parity), judging the
+	// answers only.
+	planAnswer planKind = iota
+	// planRefusalState: the state check of a refusal: read, send, read.
+	planRefusalState
+)
+
+// plan is a check whose requests may be sent concurrently on a slow
+// device.
+type plan struct {
+	id      string
+	c       Case
+	formats []device.Format
+	kind    planKind
+	// refusal: the case expects a refusal, judged against its controls.
+	refusal bool
+}
+
+// step is one thing a check did, fetched ahead: a request and its answer,
+// or what the observer showed.
+type step struct {
+	resp *client.Response
+	ex   client.Exchange
+	st   *state
+}
+
+// fetched are a check's steps, in the order its body takes them.
+type fetched struct {
+	steps []step
+	next  int
+}
+
+// slowState is a process's slow devices and their checks.
+type slowState struct {
+	mu sync.Mutex
+	// answers are the last answer times per device (hexOnly serial).
+	answers map[string][]time.Duration
+	// plans by check ID; ran the checks that have started.
+	plans map[string]plan
+	ran   map[string]bool
+	// batched: the devices whose checks were sent concurrently.
+	batched map[string]bool
+	fetched map[string]*fetched
+	// ctlEx are the exchanges of controls sent concurrently, recorded by
+	// the first check that uses each.
+	ctlEx map[controlKey]client.Exchange
+	// suite is the run's filter, to plan only checks that will run.
+	suite types.SuiteConfig
+}
+
+// timeAnswer keeps the answer time of a request about a device.
+func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
+	sn := ""
+	for _, f := range req.Fields {
+		if f.Key == device.FieldSN {
+			sn = hexOnly(fmt.Sprint(f.Value))
+			break
+		}
+	}
+	if sn == "" || ex.Duration <= 0 {
+		return
+	}
+	s := &env.slow
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.answers == nil {
+		s.answers = map[string][]time.Duration{}
+	}
+	a := append(s.answers[sn], ex.Duration)
+	if len(a) > slowSamples {
+		a = a[len(a)-slowSamples:]
+	}
+	s.answers[sn] = a
+}
+
+// medianAnswer is a device's median answer time over its last answers,
+// and whether it has enough of them.
+func (s *slowState) medianAnswer(sn string) (time.Duration, bool) {
+	a := append([]time.Duration(nil), s.answers[sn]...)
+	if len(a) < 3 {
+		return 0, false
+	}
+	sort.Slice(a, func(i, j int) bool { return a[i] < a[j] })
+	return a[len(a)/2], true
+}
+
+// SlowNote names the slow devices and their median answer times, for the
+// progress line ("" when none is slow).
+func (env *Env) SlowNote() string {
+	s := &env.slow
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var notes []string
+	for sn := range s.answers {
+		if m, ok := s.medianAnswer(sn); ok && m >= slowAnswer {
+			notes = append(notes, fmt.Sprintf("slow device %s: median answer %s", env.deviceName(sn), m.Round(10*time.Millisecond)))
+		}
+	}
+	sort.Strings(notes)
+	return strings.Join(notes, ", ")
+}
+
+// deviceName is a device of the fleet by type and serial.
+func (env *Env) deviceName(sn string) string {
+	for _, d := range env.Target.Devices {
+		if hexOnly(d.SN) == sn {
+			return d.Type + " " + d.SN
+		}
+	}
+	return sn
+}
+
+// planCheck registers a check of a case for the concurrent part, when it
+// will run in this process.
+func (env *Env) planCheck(m check.Meta, p plan) {
+	if env.collect != nil || env.DryRun || env.MaxRequests > 0 || p.c.Op == device.SendMessage || p.c.WholeFleet {
+		return
+	}
+	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
+		return
+	}
+	s := &env.slow
+	if !willRun(s.suite, check.Finish(m)) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.plans == nil {
+		s.plans = map[string]plan{}
+	}
+	p.id = m.ID
+	s.plans[m.ID] = p
+}
+
+// willRun says whether Ginkgo will run a check under the run's filter,
+// as Ginkgo decides it (its label filter, focus and skip on the spec's
+// full text).
+func willRun(cfg types.SuiteConfig, m check.Meta) bool {
+	if cfg.LabelFilter != "" {
+		f, err := types.ParseLabelFilter(cfg.LabelFilter)
+		if err != nil || !f(m.Labels()) {
+			return false
+		}
+	}
+	text := "gwconform " + suiteText + " " + m.Text()
+	if len(cfg.FocusStrings) > 0 {
+		re, err := regexp.Compile(strings.Join(cfg.FocusStrings, "|"))
+		if err != nil || !re.MatchString(text) {
+			return false
+		}
+	}
+	if len(cfg.SkipStrings) > 0 {
+		re, err := regexp.Compile(strings.Join(cfg.SkipStrings, "|"))
+		if err != nil || re.MatchString(text) {
+			return false
+		}
+	}
+	return true
+}
+
+// concurrently runs a planned check's body: on a slow device from the
+// steps fetched ahead, confirmed alone when it fails so; else as it is.
+func (env *Env) concurrently(ctx context.Context, id string, body func()) {
+	ginkgo.GinkgoHelper()
+	f := env.takeFetched(ctx, id)
+	if f == nil {
+		body()
+		return
+	}
+	env.replay = f
+	err := gomega.InterceptGomegaFailure(func() {
+		defer func() { env.replay = nil }()
+		body()
+	})
+	if err == nil {
+		return
+	}
+	ginkgo.By("failed while sent concurrently with other checks of its slow device (" + strings.SplitN(err.Error(), "\n", 2)[0] + "): confirmed alone")
+	body()
+}
+
+// takeFetched is a check's steps fetched ahead, when its device is slow:
+// the first such check of a device sends the concurrent part.
+func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
+	s := &env.slow
+	s.mu.Lock()
+	if s.ran == nil {
+		s.ran = map[string]bool{}
+	}
+	s.ran[id] = true
+	p, planned := s.plans[id]
+	f := s.fetched[id]
+	delete(s.fetched, id)
+	s.mu.Unlock()
+	if f != nil || !planned {
+		return f
+	}
+	sn := env.planDevice(p)
+	if sn == "" {
+		return nil
+	}
+	s.mu.Lock()
+	m, ok := s.medianAnswer(sn)
+	slow := ok && m >= slowAnswer && !s.batched[sn]
+	if slow {
+		if s.batched == nil {
+			s.batched = map[string]bool{}
+		}
+		s.batched[sn] = true
+	}
+	s.mu.Unlock()
+	if !slow {
+		return nil
+	}
+	env.sendConcurrently(ctx, sn, id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f = s.fetched[id]
+	delete(s.fetched, id)
+	return f
+}
+
+// planDevice is the device (hexOnly serial) a planned check is about.
+func (env *Env) planDevice(p plan) string {
+	c, skip := p.c.Build(env, p.formats[0], p.c.ID)
+	if skip != "" || c.sn == "" {
+		return ""
+	}
+	return hexOnly(c.sn)
+}
+
+// sendConcurrently sends the planned checks of a slow device that have
+// not run yet: the valid requests and the controls first, then the
+// refusals whose control was accepted.
+func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
+	s := &env.slow
+	s.mu.Lock()
+	var valid, refusals []plan
+	for id, p := range s.plans {
+		if s.ran[id] && id != asking {
+			continue // it has run, one at a time
+		}
+		if p.refusal {
+			refusals = append(refusals, p)
+		} else {
+			valid = append(valid, p)
+		}
+	}
+	s.mu.Unlock()
+	mine := func(ps []plan) []plan {
+		var out []plan
+		for _, p := range ps {
+			if env.planDevice(p) == sn {
+				out = append(out, p)
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+		return out
+	}
+	valid, refusals = mine(valid), mine(refusals)
+	// The device is saved to be put back before anything is sent.
+	for _, p := range append(valid, refusals...) {
+		if c, skip := p.c.Build(env, p.formats[0], p.c.ID); skip == "" {
+			env.putBack(ctx, c)
+		}
+	}
+	// The controls the refusals need, not sent yet.
+	type ctl struct {
+		key      controlKey
+		op       device.Operation
+		f        device.Format
+		sn, typ  string
+		what     string
+		res      controlResult
+		ex       client.Exchange
+		answered bool
+	}
+	ctls := map[controlKey]*ctl{}
+	for _, p := range refusals {
+		for _, f := range p.formats {
+			c, skip := p.c.Build(env, f, p.c.ID)
+			if skip != "" {
+				continue
+			}
+			k, typ, what, ok := env.controlOf(c, f)
+			if !ok {
+				continue
+			}
+			env.ctlMu.Lock()
+			_, done := env.controls[k]
+			env.ctlMu.Unlock()
+			if !done && ctls[k] == nil {
+				ctls[k] = &ctl{key: k, op: k.op, f: f, sn: k.sn, typ: typ, what: what}
+			}
+		}
+	}
+	var jobs []func()
+	results := map[string]*fetched{}
+	var rmu sync.Mutex
+	answerJob := func(p plan) func() {
+		return func() {
+			var steps []step
+			for _, f := range p.formats {
+				c, skip := p.c.Build(env, f, p.c.ID)
+				if skip != "" {
+					return
+				}
+				r, ex, err := env.roundTrip(ctx, c.request(f))
+				if err != nil {
+					return // no answer: the check sends again itself
+				}
+				steps = append(steps, step{resp: r, ex: ex})
+			}
+			rmu.Lock()
+			results[p.id] = &fetched{steps: steps}
+			rmu.Unlock()
+		}
+	}
+	for _, p := range valid {
+		jobs = append(jobs, answerJob(p))
+	}
+	for _, c := range ctls {
+		c := c
+		jobs = append(jobs, func() {
+			valid := env.base(c.op, c.sn, c.typ)
+			r, ex, err := env.roundTrip(ctx, valid.request(c.f))
+			switch {
+			case err != nil:
+				c.res = controlResult{what: fmt.Sprintf("the valid %s got no answer (%v)", c.what, err)}
+			case !accepted(r):
+				c.res = controlResult{what: fmt.Sprintf("the valid %s was refused (%s)", c.what, describe(r))}
+			default:
+				c.res = controlResult{ok: true}
+			}
+			c.ex, c.answered = ex, true
+		})
+	}
+	runAll(jobs)
+	env.ctlMu.Lock()
+	for k, c := range ctls {
+		if !c.answered {
+			continue
+		}
+		if env.controls == nil {
+			env.controls = map[controlKey]controlResult{}
+		}
+		env.controls[k] = c.res
+		if s.ctlEx == nil {
+			s.ctlEx = map[controlKey]client.Exchange{}
+		}
+		s.ctlEx[k] = c.ex
+	}
+	env.ctlMu.Unlock()
+	// The device quiet (the changes above applied), the refusals whose
+	// controls were accepted.
+	for _, ref := range env.ownDevices() {
+		if hexOnly(ref.sn) == sn {
+			env.readDevice(ctx, ref.mac, ref.sn)
+		}
+	}
+	jobs = nil
+	for _, p := range refusals {
+		p := p
+		okCtl := true
+		for _, f := range p.formats {
+			c, skip := p.c.Build(env, f, p.c.ID)
+			if skip != "" {
+				okCtl = false
+				break
+			}
+			k, _, _, ok := env.controlOf(c, f)
+			env.ctlMu.Lock()
+			res, done := env.controls[k]
+			env.ctlMu.Unlock()
+			okCtl = okCtl && ok && done && res.ok
+		}
+		if !okCtl {
+			continue // its control was refused: the check says so alone
+		}
+		if p.kind == planAnswer {
+			jobs = append(jobs, answerJob(p))
+			continue
+		}
+		jobs = append(jobs, func() {
+			f := p.formats[0]
+			c, skip := p.c.Build(env, f, p.c.ID)
+			if skip != "" {
+				return
+			}
+			snap := func() (*state, bool) {
+				dv, err := env.readDeviceNow(ctx, env.Target.MAC, c.sn)
+				if err != nil {
+					return nil, false
+				}
+				return &state{Device: &dv}, true
+			}
+			before, ok := snap()
+			if !ok {
+				return
+			}
+			r, ex, err := env.roundTrip(ctx, c.request(f))
+			if err != nil {
+				return
+			}
+			after, ok := snap()
+			if !ok {
+				return
+			}
+			rmu.Lock()
+			results[p.id] = &fetched{steps: []step{{st: before}, {resp: r, ex: ex}, {st: after}}}
+			rmu.Unlock()
+		})
+	}
+	runAll(jobs)
+	s.mu.Lock()
+	if s.fetched == nil {
+		s.fetched = map[string]*fetched{}
+	}
+	for id, f := range results {
+		s.fetched[id] = f
+	}
+	s.mu.Unlock()
+}
+
+// runAll runs jobs, concurrentLimit at a time, and waits for them.
+func runAll(jobs []func()) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, concurrentLimit)
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			j()
+		}()
+	}
+	wg.Wait()
+}
+
+// replayStep is the next step fetched ahead for the running check, if
+// it has one of that kind.
+func (env *Env) replayStep(wantState bool) (step, bool) {
+	f := env.replay
+	if f == nil || f.next >= len(f.steps) {
+		return step{}, false
+	}
+	st := f.steps[f.next]
+	if (st.st != nil) != wantState {
+		return step{}, false
+	}
+	f.next++
+	return st, true
+}

@@ -1,0 +1,387 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
+)
+
+// Asynchronous devices. A gateway often answers before the device has
+// taken the change: the observer shows it some time later. Every request
+// the target accepts leaves an expectation on the device (or the
+// gateway's messages) it changes: the values sent, in their canonical
+// form. A read of the observer first waits, up to --settle after the
+// answer, until the expected state appears: the effect checks then judge
+// what the device shows once settled, and the checks that read a device
+// before sending see it with the changes of earlier requests applied.
+// How long each change took to appear goes into the check's report
+// (report.SettleEntry): "changed after 312 ms", or "never changed within
+// 2s". A device that has once shown that it does not settle is not waited
+// for again (until it settles): a target that never applies a change
+// costs one settle time per device, not one per check.
+
+// DefaultSettle is how long a change may take to appear at the observer
+// (--settle); explore's model gives observed state the same time.
+const DefaultSettle = 2 * time.Second
+
+// settlePoll is how often the observer is read while waiting.
+const settlePoll = 25 * time.Millisecond
+
+// expected is what the observer should show once the accepted requests
+// to one device or gateway have been applied.
+type expected struct {
+	// name and state (canonical values by field).
+	name  *string
+	state map[string]string
+	// since is when the last accepted request was answered.
+	since time.Time
+}
+
+// settling is a process's expectations, by device serial (lower case) or
+// "messages of " + gateway.
+type settling struct {
+	mu        sync.Mutex
+	pending   map[string]*expected
+	unsettled map[string]bool
+	logs      map[string]*logTrack
+}
+
+// logTrack is what a gateway's messages should show: the count the
+// observer last showed once settled (base, when known), how many messages
+// were accepted since, and the newest of them.
+type logTrack struct {
+	base  int
+	known bool
+	sent  int
+	last  message
+	since time.Time
+}
+
+func msgKey(mac string) string { return "messages of " + hexOnly(mac) }
+
+// hexOnly is an identifier's hexadecimal digits in lower case: the key
+// of a gateway or device whatever accepted form a request wrote it in.
+func hexOnly(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= '0' && r <= '9' || r >= 'a' && r <= 'f' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// track records what an accepted request to the tested gateway should
+// leave at the observer.
+func (env *Env) track(req client.Request, r *client.Response) {
+	if env.Settle <= 0 || env.Observer == "" || !accepted(r) {
+		return
+	}
+	op, ok := operationAt(req.Path)
+	if !ok {
+		return
+	}
+	fields := map[string]string{}
+	add := func(k, v string) {
+		for canon, j := range jsonNames {
+			if j == k {
+				k = canon
+			}
+		}
+		if _, seen := fields[k]; !seen {
+			fields[k] = v
+		}
+	}
+	if req.RawBody != nil {
+		// A body written by hand (the largest one, say): its fields as
+		// the target reads them.
+		pairs, derr := codec.Decode(req.Format, req.RawBody)
+		if derr != nil {
+			return
+		}
+		for _, p := range pairs {
+			add(p.Key, p.Value.Text)
+		}
+	}
+	for _, f := range req.Fields {
+		add(f.Key, fmt.Sprint(f.Value))
+	}
+	// An identifier in another accepted form (capitals, dashes) names the
+	// same gateway or device.
+	if hexOnly(fields[device.FieldMAC]) != hexOnly(env.Target.MAC) {
+		return
+	}
+	s := &env.settle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = map[string]*expected{}
+	}
+	if op == device.SendMessage {
+		if s.logs == nil {
+			s.logs = map[string]*logTrack{}
+		}
+		lt := s.logs[hexOnly(env.Target.MAC)]
+		if lt == nil {
+			lt = &logTrack{}
+			s.logs[hexOnly(env.Target.MAC)] = lt
+		}
+		lt.sent++
+		lt.last = message{Type: fields[device.FieldMessageType], Value: fields[device.FieldMessageValue]}
+		lt.since = time.Now()
+		return
+	}
+	key := hexOnly(fields[device.FieldSN])
+	e := s.pending[key]
+	if e == nil {
+		e = &expected{state: map[string]string{}}
+		s.pending[key] = e
+	}
+	e.since = time.Now()
+	switch op {
+	case device.SendCommand:
+		t, ok := oracle.LookupType(fields[device.FieldType])
+		if !ok {
+			return
+		}
+		for i := range t.Fields {
+			fd := &t.Fields[i]
+			if v, sent := fields[fd.Name]; sent {
+				// The fields arrive as text: a value that is not valid as a
+				// string is read as a JSON number (CONTRACT 2), as the
+				// target accepted it.
+				c, ok := canonical(fd, v, false)
+				if !ok {
+					c, ok = canonical(fd, v, true)
+				}
+				if ok {
+					e.state[fd.Name] = c
+				}
+			}
+		}
+	case device.UpdateName:
+		n := strings.TrimSpace(fields[device.FieldName])
+		e.name = &n
+	}
+}
+
+// operationAt is the operation served at a path.
+func operationAt(path string) (device.Operation, bool) {
+	for _, op := range device.Operations {
+		if op.Path() == path {
+			return op, true
+		}
+	}
+	return 0, false
+}
+
+// shows says whether a device as the observer shows it holds what e
+// expects: a number by its value, an enumerated value in any letter case,
+// a name trimmed (the CONTRACT's forms are judged by the checks, not here).
+func (e *expected) shows(d deviceState) bool {
+	if e.name != nil && strings.TrimSpace(d.Name) != *e.name {
+		return false
+	}
+	got := normalize(d.State)
+	for k, v := range e.state {
+		g, ok := got[k]
+		if !ok || !(sameNumber(g, v) || strings.EqualFold(strings.TrimSpace(g), v)) {
+			return false
+		}
+	}
+	return true
+}
+
+// awaitDevice reads a device, first waiting until the changes accepted for
+// it have appeared (at most --settle after the last answer). Inside a
+// check it records how long they took.
+func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, error) {
+	key := hexOnly(sn)
+	e, skip := env.pendingFor(key, mac)
+	if e == nil {
+		return env.readDeviceNow(ctx, mac, sn)
+	}
+	var first *deviceState
+	changed := false
+	for {
+		d, err := env.readDeviceNow(ctx, mac, sn)
+		if err != nil {
+			return d, err
+		}
+		if e.shows(d) {
+			env.settled(key, e, true, false, sn)
+			return d, nil
+		}
+		if first == nil {
+			first = &d
+		} else if !changed && (d.Name != first.Name || !equalStrings(normalize(d.State), normalize(first.State))) {
+			changed = true
+		}
+		if skip || time.Since(e.since) >= env.Settle || ctx.Err() != nil {
+			env.settled(key, e, false, changed, sn)
+			return d, nil
+		}
+		time.Sleep(settlePoll)
+	}
+}
+
+// awaitLog reads a gateway's messages, first waiting until the messages
+// accepted since the last read have appeared: as many more as were
+// accepted (where the count is known), the newest of them the newest.
+func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
+	key := msgKey(mac)
+	s := &env.settle
+	s.mu.Lock()
+	var lt logTrack
+	if t := s.logs[hexOnly(mac)]; t != nil && strings.EqualFold(mac, env.Target.MAC) && env.Settle > 0 {
+		lt = *t
+	}
+	skip := s.unsettled[key]
+	s.mu.Unlock()
+	done := func(l msgLog) {
+		s.mu.Lock()
+		if s.logs == nil {
+			s.logs = map[string]*logTrack{}
+		}
+		t := s.logs[hexOnly(mac)]
+		if t == nil {
+			t = &logTrack{}
+			s.logs[hexOnly(mac)] = t
+		}
+		t.base, t.known = l.Total, true
+		t.sent -= lt.sent // what came meanwhile is still awaited
+		s.mu.Unlock()
+	}
+	if lt.sent == 0 {
+		l, err := env.readLogNow(ctx, mac)
+		if err == nil && l.counted && strings.EqualFold(mac, env.Target.MAC) {
+			done(l)
+		}
+		return l, err
+	}
+	e := &expected{since: lt.since}
+	firstTotal := -1
+	changed := false
+	what := "the messages of gateway " + mac
+	for {
+		l, err := env.readLogNow(ctx, mac)
+		if err != nil {
+			return l, err
+		}
+		if l.shown(lt) {
+			done(l)
+			env.settled(key, e, true, false, what)
+			return l, nil
+		}
+		if firstTotal < 0 {
+			firstTotal = l.Total
+		} else if l.Total != firstTotal {
+			changed = true
+		}
+		if skip || time.Since(e.since) >= env.Settle || ctx.Err() != nil {
+			done(l)
+			env.settled(key, e, false, changed, what)
+			return l, nil
+		}
+		time.Sleep(settlePoll)
+	}
+}
+
+// shown says whether the log holds the messages accepted since the count
+// lt.base: as many more, the newest of them last (in a --parallel run,
+// where other workers append too: the newest of them among those appended
+// since).
+func (l msgLog) shown(lt logTrack) bool {
+	if l.shared {
+		k := l.Total - lt.base
+		if lt.known && l.counted && k >= 0 && k <= len(l.Recent) {
+			return countMessage(l.Recent[len(l.Recent)-k:], lt.last) > 0
+		}
+		return countMessage(l.Recent, lt.last) > 0
+	}
+	countOK := !lt.known || !l.counted || l.Total >= lt.base+lt.sent
+	return countOK && l.Last != nil && *l.Last == lt.last
+}
+
+// pendingFor is the expectation of a device or log of the tested gateway,
+// if any, and whether not to wait for it (it showed it does not settle).
+func (env *Env) pendingFor(key, mac string) (*expected, bool) {
+	if env.Settle <= 0 || !strings.EqualFold(mac, env.Target.MAC) {
+		return nil, false
+	}
+	s := &env.settle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.pending[key]
+	if e == nil {
+		return nil, false
+	}
+	c := *e
+	return &c, s.unsettled[key]
+}
+
+// settled ends a wait: the expectation is dropped unless a newer request
+// replaced it meanwhile, the device is marked as one that does not settle
+// or cleared, and the check's report says how long it took.
+func (env *Env) settled(key string, e *expected, ok, changed bool, what string) {
+	took := time.Since(e.since)
+	s := &env.settle
+	s.mu.Lock()
+	if cur := s.pending[key]; cur != nil && cur.since.Equal(e.since) {
+		delete(s.pending, key)
+	}
+	wasUnsettled := s.unsettled[key]
+	if s.unsettled == nil {
+		s.unsettled = map[string]bool{}
+	}
+	s.unsettled[key] = !ok
+	s.mu.Unlock()
+	var line string
+	switch {
+	case ok:
+		line = fmt.Sprintf("%s: changed after %d ms", what, took.Milliseconds())
+	case wasUnsettled && !changed:
+		line = fmt.Sprintf("%s: not changed after %d ms, not waited for (it did not settle earlier in the run)", what, took.Milliseconds())
+	case changed:
+		line = fmt.Sprintf("%s: changed within %s, but never to what was sent", what, env.Settle)
+	default:
+		line = fmt.Sprintf("%s: never changed within %s", what, env.Settle)
+	}
+	env.lastSettle.Store(&line)
+	// The check's report says how long the changes it made took; a wait
+	// for an earlier check's change is that check's.
+	inSpec(func() {
+		if e.since.After(ginkgo.CurrentSpecReport().StartTime) {
+			ginkgo.AddReportEntry(report.SettleEntry, line, ginkgo.ReportEntryVisibilityNever)
+		}
+	})
+}
+
+// settleNote is the last wait's line, to add to a failure that may come
+// from it ("" when none).
+func (env *Env) settleNote() string {
+	if p := env.lastSettle.Load(); p != nil {
+		return " (" + *p + ")"
+	}
+	return ""
+}
+
+// inSpec runs f when called from a running check (a report entry
+// outside one panics), and does nothing elsewhere.
+func inSpec(f func()) {
+	defer func() { _ = recover() }()
+	if ginkgo.CurrentSpecReport().LeafNodeType == 0 {
+		return
+	}
+	f()
+}
