@@ -124,6 +124,7 @@ type Result struct {
 	// curl shows it, without the sign when redact says so.
 	Exchange client.Exchange `json:"-"`
 	redact   bool
+	known    bool // the api_key is the fleet's
 }
 
 // Do sends one operation. Reads go to the observer.
@@ -154,6 +155,7 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 		}
 		return Result{Messages: msgs, Exchange: ex}
 	}
+	op.Key = t.keyOf(op)
 	req := t.request(op)
 	resp, ex, err := t.clientFor(op).Do(ctx, req)
 	// A sign that authenticates is never shown (curl removes it and the
@@ -162,9 +164,22 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 	_, known := t.fleet.Secret(op.Key)
 	redact := known && !op.BadSign
 	if err != nil {
-		return Result{Err: err.Error(), Exchange: ex, redact: redact}
+		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known}
 	}
-	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact}
+	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known}
+}
+
+// keyOf is the api_key op sends: a key a report masked (its first four
+// characters and client.MaskSuffix) is the fleet's key that starts so.
+func (t *Target) keyOf(op Op) string {
+	prefix, masked := strings.CutSuffix(op.Key, client.MaskSuffix)
+	if !masked {
+		return op.Key
+	}
+	if k, ok := t.fleet.KeyWithPrefix(strings.ToLower(op.Account), prefix); ok {
+		return k
+	}
+	return op.Key
 }
 
 // request builds op's request: the envelope, then the op's fields with
