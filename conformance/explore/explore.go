@@ -734,6 +734,9 @@ func describeLog(l []Msg) string {
 // history) to w and reports whether the target still disagrees. A
 // concurrent finding is tried up to ten times.
 func (x *Explorer) Replay(ctx context.Context, f *Finding, w io.Writer) (bool, error) {
+	g := *f
+	g.Ops = x.cfg.Target.Unmask(f.Ops)
+	f = &g
 	if f.Kind == "linearizability" {
 		for try := 1; try <= 10; try++ {
 			h, err := x.RunConcurrent(ctx, f.Ops)

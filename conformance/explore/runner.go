@@ -49,6 +49,9 @@ func NewTarget(base string, f *fleet.Fleet, signer client.Signer, rules Rules, t
 	if signer == nil {
 		signer = keyedSigner{f}
 	}
+	if rules == nil {
+		rules = OracleRules()
+	}
 	t := &Target{fleet: f, rules: rules}
 	for _, u := range strings.Split(base, ",") {
 		u = strings.TrimRight(strings.TrimSpace(u), "/")
@@ -180,6 +183,17 @@ func (t *Target) keyOf(op Op) string {
 		return k
 	}
 	return op.Key
+}
+
+// Unmask is ops with each masked api_key replaced by the fleet's key
+// (keyOf): a sequence read from explore.json, judged and sent again.
+func (t *Target) Unmask(ops []Op) []Op {
+	out := make([]Op, len(ops))
+	for i, op := range ops {
+		op.Key = t.keyOf(op)
+		out[i] = op
+	}
+	return out
 }
 
 // request builds op's request: the envelope, then the op's fields with
