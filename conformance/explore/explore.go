@@ -122,14 +122,14 @@ type Finding struct {
 
 // Report is the outcome of an exploration.
 type Report struct {
-	Seed       int64    `json:"seed"`
-	Target     string   `json:"target"`
-	Observer   string   `json:"observer,omitempty"`
-	Clients    int      `json:"clients,omitempty"`
-	Rounds     int      `json:"rounds"`
-	Operations int      `json:"operations"`
-	Elapsed    string   `json:"elapsed"`
-	OpsPerSec  float64  `json:"operations_per_second"`
+	Seed       int64   `json:"seed"`
+	Target     string  `json:"target"`
+	Observer   string  `json:"observer,omitempty"`
+	Clients    int     `json:"clients,omitempty"`
+	Rounds     int     `json:"rounds"`
+	Operations int     `json:"operations"`
+	Elapsed    string  `json:"elapsed"`
+	OpsPerSec  float64 `json:"operations_per_second"`
 	// Found is the finding that stopped the run (at or above FailOn, not
 	// known, not skipped); nil when none did.
 	Found *Finding `json:"finding,omitempty"`

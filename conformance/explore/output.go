@@ -274,7 +274,9 @@ func (r *Report) Masked() *Report {
 
 // WriteScript writes the shrunk sequence of the finding that stopped the
 // run as a shell script of curl lines.
-func WriteScript(w io.Writer, rep *Report, reset bool) error { return writeScript(w, rep, rep.Found, reset) }
+func WriteScript(w io.Writer, rep *Report, reset bool) error {
+	return writeScript(w, rep, rep.Found, reset)
+}
 
 func writeScript(w io.Writer, rep *Report, f *Finding, reset bool) error {
 	fmt.Fprintf(w, "#!/bin/sh\n# gwconform explore: the shrunk reproduction of seed %d (round %d), %d operation(s).\n", rep.Seed, f.Round, len(f.Ops))
