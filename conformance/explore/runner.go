@@ -372,3 +372,21 @@ func (t *Target) reset(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ResetState sends POST /_sim/reset to the observer when the target was
+// told to (Reset) and it answers it.
+func (t *Target) ResetState(ctx context.Context) error { return t.reset(ctx) }
+
+// ReadAll sends observer reads, several at once; each result at its
+// read's index.
+func (t *Target) ReadAll(ctx context.Context, reads []Op) []Result { return t.readAll(ctx, reads) }
+
+// Curl is the shell line that sends op again, as explore's reports write
+// it: signed afresh, the api_key masked.
+func Curl(op Op, r Result) string { return curl(op, r) }
+
+// Describe is what an operation got, as one line.
+func Describe(r Result) string { return describe(r) }
+
+// Partition names the device or log op reads or may change.
+func Partition(op Op) string { return partitionOf(op) }
