@@ -57,13 +57,16 @@ type Difference struct {
 	Verdict    string `json:"verdict"`
 	VerdictWhy string `json:"verdict_why"`
 	// Expected is the rule table's prediction at the step.
-	Expected string      `json:"expected,omitempty"`
-	Count    int         `json:"count"`
-	Round    int         `json:"round"`
-	Index    int         `json:"index"`
-	Op       explore.Op  `json:"op"`
-	A        Observation `json:"a"`
-	B        Observation `json:"b"`
+	Expected string `json:"expected,omitempty"`
+	Count    int    `json:"count"`
+	Round    int    `json:"round"`
+	// FoundAfter is how long after the start of the comparison it was
+	// first met.
+	FoundAfter string      `json:"found_after"`
+	Index      int         `json:"index"`
+	Op         explore.Op  `json:"op"`
+	A          Observation `json:"a"`
+	B          Observation `json:"b"`
 	// Original is the operations up to the first occurrence; Ops the
 	// shrunk sequence, Steps it as last run on both sides.
 	Original     int          `json:"original_operations"`
@@ -303,7 +306,9 @@ func deltaOf(i, v stateView) delta {
 
 // sameDelta says whether both sides changed the same keys to the same
 // values (and appended the same messages) since their starts.
-func sameDelta(ia, va, ib, vb stateView, n *noise) bool { return len(deltaKeys(ia, va, ib, vb, n)) == 0 }
+func sameDelta(ia, va, ib, vb stateView, n *noise) bool {
+	return len(deltaKeys(ia, va, ib, vb, n)) == 0
+}
 
 // deltaKeys lists what changed differently on the two sides.
 func deltaKeys(ia, va, ib, vb stateView, n *noise) []string {

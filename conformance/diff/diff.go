@@ -64,6 +64,7 @@ type Differ struct {
 	noise *noise
 	sent  int // operations sent to each side, shrinking included
 	rep   *Report
+	start time.Time
 }
 
 // New checks cfg: the two worlds must have the same shape (accounts,
@@ -154,6 +155,7 @@ func (d *Differ) Run(ctx context.Context) (*Report, error) {
 		rep.Notes = append(rep.Notes, "state not compared: each side needs an observer answering the CONTRACT 7 reads; only answers were compared")
 	}
 	start := time.Now()
+	d.start = start
 	if cfg.Calibrate && !cfg.ReadOnly {
 		if err := d.calibrate(ctx); err != nil {
 			return nil, err
@@ -244,6 +246,7 @@ func (d *Differ) record(ctx context.Context, ops []explore.Op, x *Difference, ro
 		}
 	}
 	x.Count, x.Round = 1, round
+	x.FoundAfter = time.Since(d.start).Round(time.Millisecond).String()
 	if err := d.shrink(ctx, ops, x); err != nil {
 		return err
 	}
