@@ -217,3 +217,61 @@ func TestDiffPreflight(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffGwsimAgainstAService: gwsim with a vendor's fleet against the
+// vendor's service (here the independent implementation written from the
+// two texts, its reads on a port of their own, no reset): the faithful
+// service behaves as gwsim does; one that keeps an enumerated value as
+// sent, or the old name after a rename, differs in the state its observer
+// shows, shrunk, and the rule table agrees with gwsim (A).
+func TestDiffGwsimAgainstAService(t *testing.T) {
+	fleetFile := indepFleetFile(t, indepKey, indepSecret)
+	f, err := fleet.Load(fleetFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := simulator.New(simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	gw := httptest.NewServer(sim.Server.Handler())
+	t.Cleanup(gw.Close)
+	for _, tc := range []struct {
+		name string
+		dev  indepDeviation
+		key  string // the state key the difference names; "" for none
+	}{
+		{"faithful", indepDeviation{}, ""},
+		{"stores enumerated values as sent", indepDeviation{storeAsSent: true}, "state"},
+		{"keeps the old name", indepDeviation{renameKeepsOld: true}, "name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api, reads := newIndepTarget(tc.dev).serve(t)
+			dir := t.TempDir()
+			code, out, errs := diffRun(t, "--target", gw.URL, "--target", api, "--observer-b", reads, "--fleet", fleetFile, "--operations", "3000", "--seed", "8", "--report-dir", dir)
+			if tc.key == "" {
+				if code != report.ExitPass {
+					t.Fatalf("exit %d, want 0\n%s\n%s", code, out, errs)
+				}
+				return
+			}
+			if code != report.ExitFail {
+				t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
+			}
+			rep, err := diff.ReadFile(filepath.Join(dir, diff.JSONName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, x := range rep.Differences {
+				if x.Kind == "state" && x.Verdict == diff.SideA && (tc.key == "state" || strings.Contains(x.Key, tc.key)) && len(x.Ops) <= 4 {
+					found = true
+				}
+				if x.Verdict == diff.SideB || x.Verdict == diff.Neither {
+					t.Errorf("%s %s: verdict %s against gwsim", x.Rule, x.Kind, x.Verdict)
+				}
+			}
+			if !found {
+				t.Errorf("no state difference, shrunk, with the rule table on gwsim's side:\n%s", out)
+			}
+			t.Logf("%s", out)
+		})
+	}
+}

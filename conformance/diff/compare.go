@@ -44,8 +44,8 @@ type Step struct {
 // Difference is one distinct difference: its first occurrence, shrunk,
 // and how many times it was met.
 type Difference struct {
-	// Key tells distinct differences apart: rule, operation, what each
-	// side did, without the values.
+	// Key tells distinct differences apart: rule, operation, answer or
+	// state, and the side the rule table agrees with.
 	Key string `json:"key"`
 	// Kind is "answer" or "state".
 	Kind string `json:"kind"`
@@ -154,7 +154,7 @@ func (d *Differ) compareAnswers(op explore.Op, v explore.Verdict, ra, rb explore
 	} else {
 		x.VerdictWhy += "; the rule table expects " + v.Expect.String()
 	}
-	x.Key = strings.Join([]string{x.Rule, x.Operation, "answer", "A " + ca, "B " + cb}, "|")
+	x.Key = strings.Join([]string{x.Rule, x.Operation, "answer", x.Verdict}, "|")
 	return x
 }
 
@@ -190,7 +190,6 @@ func (d *Differ) stateDifference(op, r explore.Op, m *explore.Model, ia, ib, va,
 	x := &Difference{Kind: "state", Operation: string(op.Kind), Judgement: explore.Judgement{Level: explore.MUST, Rule: "C-3.rejected-changes-nothing",
 		Quote: explore.RuleQuote("C-3.rejected-changes-nothing")}, Op: op, keys: keys,
 		A: Observation{State: va.String()}, B: Observation{State: vb.String()}}
-	x.Key = strings.Join([]string{x.Rule, x.Operation, "state", strings.Join(keys, ",")}, "|")
 	x.Verdict, x.VerdictWhy = NotJudged, "the rule table does not know this state (an earlier request was open, or the two sides started apart)"
 	if m != nil {
 		if pred, known := modelKnows(m, r); known && va.err == "" && vb.err == "" {
@@ -200,6 +199,7 @@ func (d *Differ) stateDifference(op, r explore.Op, m *explore.Model, ia, ib, va,
 			x.VerdictWhy += "; the rule table expects " + pred.String()
 		}
 	}
+	x.Key = strings.Join([]string{x.Rule, x.Operation, "state", x.Verdict}, "|")
 	return x
 }
 

@@ -295,6 +295,7 @@ func (d *Differ) shrink(ctx context.Context, ops []explore.Op, x *Difference) er
 	if tr.hit != nil {
 		// The shrunk sequence's own view of the difference.
 		x.A, x.B, x.Index, x.Op, x.Expected = tr.hit.A, tr.hit.B, tr.hit.Index, tr.hit.Op, tr.hit.Expected
+		x.Verdict, x.VerdictWhy, x.Judgement, x.keys = tr.hit.Verdict, tr.hit.VerdictWhy, tr.hit.Judgement, tr.hit.keys
 	}
 	return nil
 }
