@@ -16,6 +16,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/diff"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
 )
@@ -138,13 +139,13 @@ func TestDiffTwoVersions(t *testing.T) {
 	}
 }
 
-// TestDiffTwoCopiesAreTheSame: two copies of gwsim, sequentially and with
-// four clients: no difference.
+// TestDiffTwoCopiesAreTheSame (make test-heavy): two copies of gwsim, 60 s
+// sequentially and 60 s with four clients: no difference.
 func TestDiffTwoCopiesAreTheSame(t *testing.T) {
 	a, b := deviantSim(t, ""), deviantSim(t, "")
 	for _, clients := range []string{"1", "4"} {
 		dir := t.TempDir()
-		code, out, errs := diffRun(t, "--target", a, "--target", b, "--operations", "2000", "--seed", "3", "--clients", clients, "--report-dir", dir)
+		code, out, errs := diffRun(t, "--target", a, "--target", b, "--duration", "60s", "--seed", "3", "--clients", clients, "--report-dir", dir)
 		if code != report.ExitPass || !strings.Contains(out, "SAME") {
 			t.Fatalf("%s clients: exit %d\n%s\n%s", clients, code, out, errs)
 		}
@@ -273,5 +274,58 @@ func TestDiffGwsimAgainstAService(t *testing.T) {
 			}
 			t.Logf("%s", out)
 		})
+	}
+}
+
+// TestDiffFindsEachDeviation (make test-heavy): gwsim against gwsim
+// carrying each deviation of the mutation catalog, 4,000 operations each.
+// Every difference found says the rule table agrees with A (gwsim) or
+// calls the form open (both); never B or neither. The deviations diff's
+// generator cannot send (other methods, paths, media types, envelope
+// forms: the generator keeps the envelope well formed) are listed as not
+// reached; the others must be found.
+func TestDiffFindsEachDeviation(t *testing.T) {
+	notReached := map[string]bool{}
+	for _, d := range rules.Deviations() {
+		if _, ok := deviations[d.ID]; !ok {
+			continue
+		}
+		t.Run(d.ID, func(t *testing.T) {
+			dir := t.TempDir()
+			code, out, errs := diffRun(t, "--target", deviantSim(t, ""), "--target", deviantSim(t, d.ID), "--operations", "4000", "--seed", "21", "--shrink-time", "5s", "--report-dir", dir)
+			if code == report.ExitConfig {
+				// The pre-flight refuses a target whose deviation breaks
+				// what it needs (every path, or the credentials).
+				t.Logf("%s: set-up error: %s", d.ID, strings.TrimSpace(errs))
+				return
+			}
+			rep, err := diff.ReadFile(filepath.Join(dir, diff.JSONName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Differences) == 0 {
+				notReached[d.ID] = true
+				t.Logf("%s (%s): not reached by the generated operations", d.ID, d.Rule)
+				return
+			}
+			for _, x := range rep.Differences {
+				if x.Verdict != diff.SideA && x.Verdict != diff.BothSides && x.Verdict != diff.NotJudged {
+					t.Errorf("%s: %s %s %s: the rule table agrees with %s, want A (gwsim)\n%s", d.ID, x.Rule, x.Operation, x.Kind, x.Verdict, out)
+				}
+			}
+			t.Logf("%s (%s): %d difference(s), first %s %s, agrees with %s, shrunk to %d operation(s), found after %s", d.ID, d.Rule,
+				len(rep.Differences), rep.Differences[0].Rule, rep.Differences[0].Kind, rep.Differences[0].Verdict, len(rep.Differences[0].Ops), rep.Differences[0].FoundAfter)
+		})
+	}
+	t.Logf("not reached: %d of %d", len(notReached), len(deviations))
+	// What the generator sends, diff must find: values out of range or
+	// refused in range, credentials, gateways and devices, and effects.
+	for _, id := range []string{"accepts-dimming-101", "accepts-code-5", "accepts-mode-other", "accepts-unknown-key", "accepts-key-for-other-account",
+		"accepts-device-through-other-gateway", "accepts-message-value-without-equals", "refuses-dimming-100", "refuses-mode-heat",
+		"refuses-enum-lower-case", "refuses-json-numbers", "accepts-long-name", "answers-status-ok", "answers-errors-500",
+		"applies-dimming-off-by-one", "applies-enum-lower-case", "refuses-message-type-other"} {
+		if notReached[id] {
+			t.Errorf("%s: no difference found", id)
+		}
 	}
 }

@@ -127,7 +127,7 @@ func TestExploreHTMLInChromium(t *testing.T) {
 func TestDiffHTMLInChromium(t *testing.T) {
 	v1, v2 := deviantSim(t, ""), deviantSim(t, "accepts-dimming-101")
 	dir := t.TempDir()
-	if code, out, errs := diffRun(t, "--target", v1, "--target", v2, "--operations", "2000", "--seed", "11", "--report-dir", dir); code != report.ExitFail {
+	if code, out, errs := diffRun(t, "--target", v1, "--target", v2, "--operations", "1000", "--seed", "11", "--report-dir", dir); code != report.ExitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	rep, err := diff.ReadFile(filepath.Join(dir, diff.JSONName))
