@@ -161,6 +161,9 @@ func TestDiffHTMLInChromium(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	ctx, errors = openPage(t, filepath.Join(dir, diff.HTMLName), "h2.same")
+	if h := evalJS[string](t, ctx, `document.getElementById("verdict").textContent`); !strings.Contains(h, "SAME") {
+		t.Errorf("the verdict reads %q", h)
+	}
 	if e := errors(); len(e) > 0 {
 		t.Errorf("console errors: %v", e)
 	}
