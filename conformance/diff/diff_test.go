@@ -80,12 +80,12 @@ func acceptsDimming101(h http.Handler) http.Handler {
 func TestTwoCopiesOfGwsimAreTheSame(t *testing.T) {
 	f := fleet.Demo()
 	for _, clients := range []int{1, 4} {
-		d := differ(t, side(t, startSim(t, f, nil), f), side(t, startSim(t, f, nil), f), Config{Seed: 1, Operations: 1000, Clients: clients})
+		d := differ(t, side(t, startSim(t, f, nil), f), side(t, startSim(t, f, nil), f), Config{Seed: 1, Operations: 600, Clients: clients})
 		rep, err := d.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rep.Differences) != 0 || rep.Operations != 1000 {
+		if len(rep.Differences) != 0 || rep.Operations != 600 {
 			t.Fatalf("%d clients: two copies of gwsim differ:\n%s", clients, rep.Summary())
 		}
 	}
@@ -93,7 +93,7 @@ func TestTwoCopiesOfGwsimAreTheSame(t *testing.T) {
 
 func TestFindsAndShrinksADeviation(t *testing.T) {
 	f := fleet.Demo()
-	d := differ(t, side(t, startSim(t, f, nil), f), side(t, startSim(t, f, acceptsDimming101), f), Config{Seed: 2, Operations: 3000})
+	d := differ(t, side(t, startSim(t, f, nil), f), side(t, startSim(t, f, acceptsDimming101), f), Config{Seed: 2, Operations: 1000})
 	rep, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
