@@ -156,10 +156,11 @@ func TestDiffTwoCopiesAreTheSame(t *testing.T) {
 // the rule table says change nothing; neither target's state changes,
 // and a difference in how they refuse is still found.
 func TestDiffReadOnly(t *testing.T) {
+	t.Parallel()
 	staging, prod := deviantSim(t, "answers-errors-without-field"), deviantSim(t, "")
 	beforeS, beforeP := wholeState(t, staging), wholeState(t, prod)
 	dir := t.TempDir()
-	code, out, errs := diffRun(t, "--target", staging, "--target", prod, "--read-only", "--operations", "1500", "--seed", "5", "--report-dir", dir)
+	code, out, errs := diffRun(t, "--target", staging, "--target", prod, "--read-only", "--operations", "500", "--seed", "5", "--report-dir", dir)
 	if code != report.ExitFail {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
 	}

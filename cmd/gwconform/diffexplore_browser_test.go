@@ -21,10 +21,10 @@ import (
 // openPage opens a report page in Chromium and returns the page's context
 // and a function that lists every console error, uncaught exception and
 // failed load the page has had.
-func openPage(t *testing.T, path, waitFor string) (context.Context, func() []string) {
+func openPage(t *testing.T, browser context.Context, path, waitFor string) (context.Context, func() []string) {
 	t.Helper()
-	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
-	ctx := simtest.Chromium(t, 1400, 1000)
+	ctx, closeTab := chromedp.NewContext(browser) // a tab of its own
+	t.Cleanup(closeTab)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(cancel)
 	var mu sync.Mutex
@@ -71,13 +71,16 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // console error; its findings table has a row per finding, with its
 // level, rule and reproduction, and the stopping finding's steps show.
 func TestExploreHTMLInChromium(t *testing.T) {
+	t.Parallel()
+	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
+	browser := simtest.Chromium(t, 1400, 1000)
 	url := refusesLowerCaseEnums(t)
 	dir := t.TempDir()
-	if code, out, errs := exploreRun(t, "--target", url, "--operations", "800", "--seed", "3", "--report-dir", dir); code != report.ExitPass {
+	if code, out, errs := exploreRun(t, "--target", url, "--operations", "400", "--seed", "3", "--report-dir", dir); code != report.ExitPass {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	ef := readExplore(t, dir)
-	ctx, errors := openPage(t, filepath.Join(dir, explore.HTMLName), "#findings")
+	ctx, errors := openPage(t, browser, filepath.Join(dir, explore.HTMLName), "#findings")
 	rows := evalJS[[]string](t, ctx, `Array.from(document.querySelectorAll("#findings tr")).slice(1).map(r => r.cells[1].textContent + " " + r.cells[2].querySelector("code").textContent + " " + r.cells[6].textContent)`)
 	if len(rows) != len(ef.Findings) || len(rows) == 0 {
 		t.Errorf("%d rows in the findings table, want %d", len(rows), len(ef.Findings))
@@ -93,7 +96,7 @@ func TestExploreHTMLInChromium(t *testing.T) {
 	if e := errors(); len(e) != 1 || !strings.Contains(e[0], "probe") {
 		t.Fatalf("the console listener did not hear the probe: %v", e)
 	}
-	ctx, errors = openPage(t, filepath.Join(dir, explore.HTMLName), "#findings")
+	ctx, errors = openPage(t, browser, filepath.Join(dir, explore.HTMLName), "#findings")
 	if h := evalJS[string](t, ctx, `document.querySelector("h2").textContent`); !strings.Contains(h, "PASS at --fail-on MUST") {
 		t.Errorf("the verdict reads %q", h)
 	}
@@ -108,7 +111,7 @@ func TestExploreHTMLInChromium(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	ef = readExplore(t, dir)
-	ctx, errors = openPage(t, filepath.Join(dir, explore.HTMLName), "h2.fail")
+	ctx, errors = openPage(t, browser, filepath.Join(dir, explore.HTMLName), "h2.fail")
 	steps := evalJS[int](t, ctx, `document.querySelectorAll("table")[0].querySelectorAll("tr").length - 1`)
 	bad := evalJS[int](t, ctx, `document.querySelectorAll("tr.bad").length`)
 	if steps != len(ef.Found.Steps) || bad < 1 {
@@ -125,16 +128,19 @@ func TestExploreHTMLInChromium(t *testing.T) {
 // sequence and the replay command. The screenshot is docs/diff-html.png's
 // source.
 func TestDiffHTMLInChromium(t *testing.T) {
+	t.Parallel()
+	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
+	browser := simtest.Chromium(t, 1400, 1000)
 	v1, v2 := deviantSim(t, ""), deviantSim(t, "accepts-dimming-101")
 	dir := t.TempDir()
-	if code, out, errs := diffRun(t, "--target", v1, "--target", v2, "--operations", "1000", "--seed", "11", "--report-dir", dir); code != report.ExitFail {
+	if code, out, errs := diffRun(t, "--target", v1, "--target", v2, "--operations", "500", "--seed", "11", "--report-dir", dir); code != report.ExitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	rep, err := diff.ReadFile(filepath.Join(dir, diff.JSONName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, errors := openPage(t, filepath.Join(dir, diff.HTMLName), "#summary")
+	ctx, errors := openPage(t, browser, filepath.Join(dir, diff.HTMLName), "#summary")
 	if n := evalJS[int](t, ctx, `document.querySelectorAll("#summary tr").length - 1`); n != len(rep.Differences) {
 		t.Errorf("%d summary rows, want %d", n, len(rep.Differences))
 	}
@@ -157,10 +163,10 @@ func TestDiffHTMLInChromium(t *testing.T) {
 	screenshot(t, ctx, "diff.png")
 
 	dir = t.TempDir()
-	if code, out, errs := diffRun(t, "--target", v1, "--target", deviantSim(t, ""), "--operations", "300", "--seed", "2", "--report-dir", dir); code != report.ExitPass {
+	if code, out, errs := diffRun(t, "--target", v1, "--target", deviantSim(t, ""), "--operations", "150", "--seed", "2", "--report-dir", dir); code != report.ExitPass {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	ctx, errors = openPage(t, filepath.Join(dir, diff.HTMLName), "h2.same")
+	ctx, errors = openPage(t, browser, filepath.Join(dir, diff.HTMLName), "h2.same")
 	if h := evalJS[string](t, ctx, `document.getElementById("verdict").textContent`); !strings.Contains(h, "SAME") {
 		t.Errorf("the verdict reads %q", h)
 	}

@@ -174,6 +174,7 @@ func TestExploreConcurrentFindingHasReproduction(t *testing.T) {
 // name and state again after it (the run resets the simulator to its fleet
 // and changes devices); with --no-restore it does not.
 func TestExplorePutsDevicesBack(t *testing.T) {
+	t.Parallel()
 	url := faulty(t, func(http.ResponseWriter, *http.Request, []byte) bool { return false })
 	f := fleet.Demo()
 	tg, err := explore.NewTarget(url, f, nil, nil, 5*time.Second)
@@ -205,7 +206,7 @@ func TestExplorePutsDevicesBack(t *testing.T) {
 			t.Fatalf("rename: %+v", r)
 		}
 		_, before := read()
-		code, out, errs := exploreRun(t, "--target", url, "--operations", "600", "--seed", "4", "--report-dir", t.TempDir())
+		code, out, errs := exploreRun(t, "--target", url, "--operations", "300", "--seed", "4", "--report-dir", t.TempDir())
 		if code != report.ExitPass {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 		}
@@ -217,7 +218,7 @@ func TestExplorePutsDevicesBack(t *testing.T) {
 			t.Errorf("the console does not say the devices were put back:\n%s", errs)
 		}
 	}
-	code, out, errs := exploreRun(t, "--target", url, "--operations", "600", "--seed", "4", "--no-restore", "--report-dir", t.TempDir())
+	code, out, errs := exploreRun(t, "--target", url, "--operations", "300", "--seed", "4", "--no-restore", "--report-dir", t.TempDir())
 	if code != report.ExitPass {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
