@@ -330,3 +330,34 @@ func TestDiffFindsEachDeviation(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffTwoFleets: A and B with fleets of one shape but their own keys,
+// secrets, gateways and serial numbers (--fleet-a, --fleet-b): each
+// operation on A's n-th device goes to B's n-th; no difference.
+func TestDiffTwoFleets(t *testing.T) {
+	demo, err := os.ReadFile("../../fixtures/demo-fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := strings.NewReplacer("demo-key", "vendor-key", "demo-secret", "vendor-secret", "a4c138f0e2b1", "0c0ffee0c0de",
+		"0123456789abcdef0123456789abcd0", "feedfacefeedfacefeedfacefeedfac").Replace(string(demo))
+	dir := t.TempDir()
+	fa, fb := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	os.WriteFile(fa, demo, 0o644)
+	os.WriteFile(fb, []byte(other), 0o644)
+	f, err := fleet.Load(fb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simB := httptest.NewServer(simulator.New(simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Server.Handler())
+	t.Cleanup(simB.Close)
+	code, out, errs := diffRun(t, "--target", deviantSim(t, ""), "--target", simB.URL, "--fleet-a", fa, "--fleet-b", fb, "--operations", "600", "--seed", "4", "--report-dir", t.TempDir())
+	if code != report.ExitPass {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, out, errs)
+	}
+	// A fleet of another shape is refused.
+	os.WriteFile(fb, []byte(strings.Replace(other, "type: Light Dimmer, name: Hall, state: {dimming: 40}", "type: Relay Module, name: Hall, state: {io: \"On\"}", 1)), 0o644)
+	if code, _, errs := diffRun(t, "--target", deviantSim(t, ""), "--target", simB.URL, "--fleet-a", fa, "--fleet-b", fb, "--operations", "10", "--report-dir", t.TempDir()); code != report.ExitConfig || !strings.Contains(errs, "shape") {
+		t.Errorf("fleets of two shapes: exit %d\n%s", code, errs)
+	}
+}
