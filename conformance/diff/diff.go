@@ -417,12 +417,11 @@ func (d *Differ) execute(ctx context.Context, ops []explore.Op, want *string) (*
 	}
 	// At the end, every other partition the sequence touched: a change a
 	// refused request made shows here.
-	if d.observed() && want == nil {
+	if d.observed() {
 		var rest []explore.Op
-		var restParts []string
 		for i, p := range parts {
 			if !diverged[p] {
-				rest, restParts = append(rest, reads[i]), append(restParts, p)
+				rest = append(rest, reads[i])
 			}
 		}
 		var la, lb []explore.Result
@@ -430,11 +429,22 @@ func (d *Differ) execute(ctx context.Context, ops []explore.Op, want *string) (*
 			func() error { lb = b.side.Target.ReadAll(ctx, d.mapB.ops(rest)); return nil })
 		for i, r := range rest {
 			va, vb := view(la[i]), view(lb[i])
-			if x := d.compareState(r, r, m, a, b, va, vb); x != nil && !d.noise.ignores(x) {
-				x.Index = len(ops) - 1
-				tr.diffs = append(tr.diffs, x)
+			last := r // the last operation on it, whose kind the difference names
+			for _, op := range ops {
+				if explore.Partition(readOf(op)) == explore.Partition(r) {
+					last = op
+				}
 			}
-			_ = restParts
+			x := d.compareState(last, r, m, a, b, va, vb)
+			if x == nil || d.noise.ignores(x) {
+				continue
+			}
+			x.Index = len(ops) - 1
+			tr.diffs = append(tr.diffs, x)
+			if want != nil && x.Key == *want {
+				tr.hit = x
+				break
+			}
 		}
 	}
 	return tr, nil
