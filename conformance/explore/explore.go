@@ -490,7 +490,7 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 			d.Key = fmt.Sprintf("%s|%s|%s|%s", d.Rule, d.Level, op.Kind, keys)
 		} else {
 			d.Judgement = Classify(x.cfg.Rules, op, v, res)
-			d.Key = fmt.Sprintf("%s|%s|%s|%s|%s", d.Rule, d.Level, op.Kind, v.Expect, answerClass(res))
+			d.Key = answerKey(d.Judgement, op, v, res)
 		}
 		if stop(d) {
 			return d, seen, steps, nil
@@ -581,6 +581,18 @@ func adopt(m *Model, op Op, res Result) {
 	case op.Kind == ReadMessages && res.Messages != nil:
 		m.Logs[op.MAC] = append([]Msg(nil), res.Messages...)
 	}
+}
+
+// answerKey tells distinct answer disagreements apart: rule, level,
+// operation, and the status and code expected and got (not the field: a
+// refusal that names another field is the same disagreement).
+func answerKey(j Judgement, op Op, v Verdict, res Result) string {
+	got := "no answer"
+	if res.Err == "" {
+		got = fmt.Sprintf("%d %s %v", res.Answer.Status, res.Answer.Code, res.Answer.Success)
+	}
+	want := fmt.Sprintf("%d %v %v", v.Expect.Status, v.Expect.Codes, v.Expect.Any)
+	return strings.Join([]string{j.Rule, j.Level, string(op.Kind), want, got}, "|")
 }
 
 // answerClass is what an answer was, without its wording.

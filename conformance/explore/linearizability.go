@@ -118,7 +118,7 @@ func (h *History) CheckTolerating(stop func(*Disagreement) bool) (*Violation, []
 			d := &Disagreement{Index: i, Op: op, Expected: v.Expect.String(), Got: describe(r),
 				Why: fmt.Sprintf("answered %s, the texts say %s", describe(r), v.Expect)}
 			d.Judgement = Classify(h.model.Rules, op, v, r)
-			d.Key = fmt.Sprintf("%s|%s|%s|%s|%s", d.Rule, d.Level, op.Kind, v.Expect, answerClass(r))
+			d.Key = answerKey(d.Judgement, op, v, r)
 			if stop == nil || stop(d) {
 				return &Violation{Partition: partitionOf(op), hist: h, Answer: d}, seen
 			}
