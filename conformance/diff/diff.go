@@ -313,7 +313,6 @@ type sideRun struct {
 	side    Side
 	ops     []explore.Op
 	initial map[string]stateView // by partition, as read at the start
-	cur     map[string]stateView
 	results []explore.Result
 }
 
@@ -493,7 +492,7 @@ func readOf(op explore.Op) explore.Op {
 
 // begin resets the side (unless read-only) and reads its partitions.
 func (d *Differ) begin(ctx context.Context, s *sideRun, reads []explore.Op) error {
-	s.initial, s.cur = map[string]stateView{}, map[string]stateView{}
+	s.initial = map[string]stateView{}
 	if !d.observed() {
 		return nil
 	}
