@@ -595,11 +595,6 @@ func answerKey(j Judgement, op Op, v Verdict, res Result) string {
 	return strings.Join([]string{j.Rule, j.Level, string(op.Kind), want, got}, "|")
 }
 
-// answerClass is what an answer was, without its wording.
-func answerClass(r Result) string {
-	if r.Err != "" {
-		return "no answer"
-	}
 	return r.Answer.String()
 }
 
