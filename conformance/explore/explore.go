@@ -595,9 +595,6 @@ func answerKey(j Judgement, op Op, v Verdict, res Result) string {
 	return strings.Join([]string{j.Rule, j.Level, string(op.Kind), want, got}, "|")
 }
 
-	return r.Answer.String()
-}
-
 // stateKeys are the state keys a state disagreement names, without their
 // values ("name; dimming").
 func stateKeys(why string) string {
