@@ -14,6 +14,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/explore"
 	"github.com/gwdmi/gwtools/conformance/load"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -21,6 +22,7 @@ import (
 
 const exploreUsage = `Usage: gwconform explore [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
                          [--duration D | --operations N] [--seed S] [--clients N] [--report-dir DIR]
+                         [--fail-on must|should] [--skip RULE]... [--baseline FILE] [--no-restore]
 
 Sends random sequences of commands, messages and renames, valid and
 invalid, in both formats, across the fleet's devices, gateways and
@@ -32,7 +34,18 @@ again), explore-repro.sh (curl, each request signed afresh), and JUnit and
 HTML reports, all with the seed. --clients N sends from N concurrent
 clients to shared devices and checks each device's history for
 linearizability; a violation's picture goes to
-DIR/explore-linearizability.html. See docs/explore.md.
+DIR/explore-linearizability.html.
+
+Each disagreement has a level (MUST: the published interface decides it;
+SHOULD: only the CONTRACT does), a rule of docs/checks.md and its sentence.
+Explore stops at the first disagreement at or above --fail-on (must by
+default); one below it is listed once, with its count and its own
+reproduction (explore-repro-N.sh), and the run goes on. --skip RULE (an ID
+or glob, repeatable) leaves a rule's disagreements out; a --baseline entry
+(as gwconform run reads it) whose check or rule matches makes them known
+failures, listed but not failing. Every device the run sent a request to is
+put back as it was before the run (its name and state as the observer
+showed them, else as the fleet gives them). See docs/explore.md.
 
 Examples:
   gwconform explore --operations 20000 --seed 42
@@ -59,6 +72,9 @@ type exploreMain struct {
 	timeout                                            time.Duration
 	noReset                                            bool
 	seedSet                                            bool
+	baselineFile                                       string
+	noRestore                                          bool
+	skips                                              listFlag
 
 	embedded Embedded
 	tgt      *explore.Target
@@ -100,6 +116,10 @@ func (m *exploreMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.reportDir, "report-dir", "reports/explore", "where explore.json, explore-junit.xml, explore.html and explore-repro.sh are written")
 	fs.DurationVar(&m.timeout, "timeout", 10*time.Second, "time limit of one request")
 	fs.BoolVar(&m.noReset, "no-reset", false, "never send POST /_sim/reset to the observer (default: before each sequence, when it answers it)")
+	fs.StringVar(&m.cfg.FailOn, "fail-on", "must", "the lowest level that stops and fails the run: must or should; a disagreement below it is listed and the run goes on")
+	fs.Var(&m.skips, "skip", "leave out the disagreements of this rule (an ID or glob of docs/checks.md); repeatable")
+	fs.StringVar(&m.baselineFile, "baseline", "", "YAML file of known failures (as gwconform run --baseline): a disagreement whose rule an entry's check or rule matches is listed as known and does not fail the run")
+	fs.BoolVar(&m.noRestore, "no-restore", false, "leave the devices as the run left them (default: put each device the run changed back as it was)")
 	fs.Usage = func() { io.WriteString(m.Stderr, exploreUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -111,6 +131,24 @@ func (m *exploreMain) ParseFlags(args []string) error {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	fs.Visit(func(f *flag.Flag) { m.seedSet = m.seedSet || f.Name == "seed" })
+	switch strings.ToLower(m.cfg.FailOn) {
+	case "must", "should":
+		m.cfg.FailOn = strings.ToUpper(m.cfg.FailOn)
+	default:
+		return fmt.Errorf("--fail-on %q: must or should", m.cfg.FailOn)
+	}
+	m.cfg.Skip = m.skips
+	if m.baselineFile != "" {
+		b, err := os.ReadFile(m.baselineFile)
+		if err != nil {
+			return fmt.Errorf("--baseline: %w", err)
+		}
+		bl, err := report.ParseBaseline(b)
+		if err != nil {
+			return fmt.Errorf("--baseline: %w", err)
+		}
+		m.cfg.Known = knownRules(bl, time.Now())
+	}
 	if m.cfg.Duration > 0 && m.cfg.Operations > 0 {
 		return errors.New("--duration and --operations: give one")
 	}
@@ -184,8 +222,25 @@ func (m *exploreMain) Run(ctx context.Context) int {
 		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
 		return report.ExitConfig
 	}
-	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s\n", m.cfg.Seed, explore.RedactURLs(m.tgt.BaseURL))
+	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s, --fail-on %s\n", m.cfg.Seed, explore.RedactURLs(m.tgt.BaseURL), strings.ToLower(m.cfg.FailOn))
+	var saved []explore.Saved
+	if !m.noRestore {
+		saved = m.tgt.Snapshot(ctx, m.cfg.World)
+	}
 	rep, err := x.Run(ctx)
+	if !m.noRestore {
+		// Put back what the run changed, also after an error or an
+		// interruption (with a context of its own).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		n, rerr := m.tgt.Restore(rctx, saved, x.Touched())
+		cancel()
+		switch {
+		case rerr != nil:
+			fmt.Fprintf(m.Stderr, "gwconform explore: putting the devices back: %d put back; %v\n", n, rerr)
+		case n > 0:
+			fmt.Fprintf(m.Stderr, "gwconform explore: %d device(s) put back as they were before the run\n", n)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
 		return report.ExitConfig
@@ -199,10 +254,34 @@ func (m *exploreMain) Run(ctx context.Context) int {
 	}
 	io.WriteString(m.Stdout, rep.Summary())
 	fmt.Fprintf(m.Stdout, "reports in %s\n", m.reportDir)
-	if rep.Found != nil {
+	if rep.Failed() {
 		return report.ExitFail
 	}
 	return report.ExitPass
+}
+
+// knownRules is explore's reading of a baseline: a rule is known when an
+// unexpired entry's check is the rule's ID (or a glob matching it), or
+// names a check whose case rules.yaml maps to the rule.
+func knownRules(bl *report.Baseline, now time.Time) func(rule string) string {
+	return func(rule string) string {
+		for _, e := range bl.Entries {
+			if exp, err := time.Parse("2006-01-02", e.Expires); err == nil && now.After(exp.Add(24*time.Hour)) {
+				continue
+			}
+			hit := rules.Match(e.Check, rule)
+			if !hit {
+				id := strings.TrimSuffix(strings.TrimSuffix(e.Check, ".json"), ".xml")
+				for _, r := range rules.For(id) {
+					hit = hit || r.ID == rule
+				}
+			}
+			if hit {
+				return fmt.Sprintf("%s (%s, until %s)", e.Reason, e.Owner, e.Expires)
+			}
+		}
+		return ""
+	}
 }
 
 // Close stops the embedded simulator.

@@ -34,6 +34,8 @@ Usage:
                         run the shrunk sequence of gwconform explore again
   gwconform explore [--target URL] [--fleet FILE] [--duration D | --operations N] [--seed S] [--clients N]
                         random sequences checked against a model, shrunk to a minimal reproduction
+  gwconform diff --target A --target B [--fleet FILE] [--read-only] [--calibrate] ...
+                        the same operations against two implementations: every difference, shrunk
   gwconform baseline REPORT.json
                         write a starting baseline (known failures with an end date) from a run's failures
   gwconform verify FILE.tar.gz
@@ -68,6 +70,8 @@ func main() {
 		os.Exit(loadCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "explore":
 		os.Exit(exploreCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	case "diff":
+		os.Exit(diffCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "replay":
 		os.Exit(replayMain(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "baseline":
@@ -89,7 +93,7 @@ func main() {
 }
 
 // commands are gwconform's subcommands.
-var commands = []string{"run", "checks", "replay", "baseline", "verify", "sign", "load", "version", "help"}
+var commands = []string{"run", "checks", "replay", "baseline", "verify", "sign", "load", "explore", "diff", "version", "help"}
 
 // unknownCommand is the one line for a mistyped subcommand (or a flag
 // given before one).

@@ -225,6 +225,19 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	if explored == 0 {
 		t.Errorf("gwconform explore wrote no report in %s", exploreDir)
 	}
+	// gwconform diff (the simulator against itself) and everything it writes.
+	diffDir := filepath.Join(dir, "diff")
+	add("gwconform diff", runProgram(t, dir, bins.gwconform, "diff", "--target", sim.url, "--target", sim.url, "--fleet", fleetFile, "--admin-token", flagToken,
+		"--operations", "200", "--no-reset", "--report-dir", diffDir))
+	add("gwconform diff (bad target)", runProgram(t, dir, bins.gwconform, "diff", "--target", sim.url, "--target", "http://gw:"+flagToken+"@127.0.0.1:1", "--fleet", fleetFile,
+		"--operations", "10"))
+	filepath.WalkDir(diffDir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(path)
+			add("diff "+d.Name(), string(b))
+		}
+		return nil
+	})
 	for _, s := range sims {
 		add("gwsim serve --log-format "+s.format, s.stop(t))
 	}

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/gwdmi/gwtools/conformance/rules"
 )
 
 // Config is one exploration.
@@ -35,6 +37,18 @@ type Config struct {
 	ReportDir string
 	// Progress gets one line per few seconds; nil: none.
 	Progress io.Writer
+	// FailOn is the lowest level of a disagreement that stops the run and
+	// fails it: MUST (the default) or SHOULD. A disagreement below it is
+	// listed once, shrunk, and the run goes on.
+	FailOn string
+	// Skip lists rules (IDs or globs of conformance/rules) whose
+	// disagreements are neither reported nor stop the run; they are
+	// counted.
+	Skip []string
+	// Known says why a rule's disagreements are known failures (a
+	// baseline entry), "" when they are not: a known one is listed and
+	// does not stop or fail the run.
+	Known func(rule string) string
 }
 
 // Defaults of Config.
@@ -64,6 +78,10 @@ type Disagreement struct {
 	Expected string `json:"expected"`
 	Got      string `json:"got"`
 	Why      string `json:"why"`
+	Judgement
+	// Key tells distinct disagreements apart: the rule, the operation and
+	// what was expected and came, without the values.
+	Key string `json:"key,omitempty"`
 }
 
 // Finding is the first disagreement of an exploration, shrunk.
@@ -73,6 +91,15 @@ type Finding struct {
 	// order of the operations explains).
 	Kind  string `json:"kind"`
 	Round int    `json:"round"`
+	// Level, Rule and Quote place the finding (level.go).
+	Judgement
+	// Count is how many times it was met (once a sequence at most).
+	Count int `json:"count"`
+	// Known is the baseline's reason when the rule's failures are known.
+	Known string `json:"known,omitempty"`
+	// Script is the reproduction file written for it.
+	Script string `json:"script,omitempty"`
+	key    string
 	// Original is how many operations the failing sequence had up to the
 	// disagreement; Ops is the shrunk sequence, Steps it as last run.
 	Original     int           `json:"original_operations"`
@@ -95,17 +122,42 @@ type Finding struct {
 
 // Report is the outcome of an exploration.
 type Report struct {
-	Seed       int64    `json:"seed"`
-	Target     string   `json:"target"`
-	Observer   string   `json:"observer,omitempty"`
-	Clients    int      `json:"clients,omitempty"`
-	Rounds     int      `json:"rounds"`
-	Operations int      `json:"operations"`
-	Elapsed    string   `json:"elapsed"`
-	OpsPerSec  float64  `json:"operations_per_second"`
-	Found      *Finding `json:"finding,omitempty"`
+	Seed       int64   `json:"seed"`
+	Target     string  `json:"target"`
+	Observer   string  `json:"observer,omitempty"`
+	Clients    int     `json:"clients,omitempty"`
+	Rounds     int     `json:"rounds"`
+	Operations int     `json:"operations"`
+	Elapsed    string  `json:"elapsed"`
+	OpsPerSec  float64 `json:"operations_per_second"`
+	// Found is the finding that stopped the run (at or above FailOn, not
+	// known, not skipped); nil when none did.
+	Found *Finding `json:"finding,omitempty"`
+	// Findings lists every distinct disagreement, in the order met, Found
+	// included.
+	Findings []*Finding `json:"findings,omitempty"`
+	// FailOn is the level that fails the run; Skipped counts the
+	// disagreements of skipped rules, by rule.
+	FailOn  string         `json:"fail_on"`
+	Skipped map[string]int `json:"skipped,omitempty"`
 	// Notes says what was not judged (no observer: "effects not observed").
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Failed reports whether the run fails: a finding at or above FailOn that
+// is not a known failure.
+func (r *Report) Failed() bool {
+	for _, f := range r.Findings {
+		if f.Known == "" && atLeast(f.Level, r.FailOn) {
+			return true
+		}
+	}
+	return r.Found != nil
+}
+
+// atLeast reports whether level is at least min (MUST above SHOULD).
+func atLeast(level, min string) bool {
+	return level == MUST || min == SHOULD || min == ""
 }
 
 // Explorer runs sequences against a target and judges them.
@@ -113,6 +165,21 @@ type Explorer struct {
 	cfg Config
 	gen *Generator
 	ops int // operations sent, shrinking included
+	rep *Report
+	// touched lists the devices POSTs were sent to, for Touched.
+	touched map[devKey]bool
+}
+
+// Touched lists the devices of the world the run sent a POST to, as
+// "mac/sn": the devices to put back after the run.
+func (x *Explorer) Touched() [][2]string {
+	var out [][2]string
+	for _, k := range x.cfg.World.Devices() {
+		if x.touched[k] {
+			out = append(out, [2]string{k.MAC, k.SN})
+		}
+	}
+	return out
 }
 
 // New checks cfg.
@@ -138,6 +205,14 @@ func New(cfg Config) (*Explorer, error) {
 	if cfg.ShrinkBudget == 0 {
 		cfg.ShrinkBudget = DefaultShrinkBudget
 	}
+	switch strings.ToUpper(cfg.FailOn) {
+	case "", MUST:
+		cfg.FailOn = MUST
+	case SHOULD:
+		cfg.FailOn = SHOULD
+	default:
+		return nil, fmt.Errorf("explore: fail-on %q: must or should", cfg.FailOn)
+	}
 	cfg.Target.rules = cfg.Rules
 	g := &Generator{W: cfg.World, Rules: cfg.Rules, Reads: cfg.Target.Observer != "", Clients: cfg.Clients}
 	return &Explorer{cfg: cfg, gen: g}, nil
@@ -155,7 +230,8 @@ func (x *Explorer) Sequence(round int) []Op {
 // shrinks that. The error is for a target that cannot be used at all.
 func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 	cfg := x.cfg
-	rep := &Report{Seed: cfg.Seed, Target: RedactURLs(cfg.Target.BaseURL), Observer: RedactURLs(cfg.Target.Observer)}
+	rep := &Report{Seed: cfg.Seed, Target: RedactURLs(cfg.Target.BaseURL), Observer: RedactURLs(cfg.Target.Observer), FailOn: cfg.FailOn}
+	x.rep = rep
 	if cfg.Clients > 1 {
 		rep.Clients = cfg.Clients
 	}
@@ -187,9 +263,9 @@ func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 		var f *Finding
 		var err error
 		if cfg.Clients > 1 {
-			f, err = x.concurrentRound(ctx, ops)
+			f, err = x.concurrentRound(ctx, ops, round)
 		} else {
-			f, err = x.sequentialRound(ctx, ops)
+			f, err = x.sequentialRound(ctx, ops, round)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -203,13 +279,18 @@ func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 			sent += f.Original
 			f.Round = round
 			rep.Found = f
+			x.add(f)
 			break
 		}
 		sent += len(ops)
 		if cfg.Progress != nil && time.Since(lastProgress) > 5*time.Second {
 			lastProgress = time.Now()
-			fmt.Fprintf(cfg.Progress, "explore: %d operations in %d sequences, no disagreement yet (%.0f/s)\n",
-				sent, rep.Rounds, float64(sent)/time.Since(start).Seconds())
+			seen := "no disagreement yet"
+			if n := len(rep.Findings); n > 0 {
+				seen = fmt.Sprintf("%d distinct disagreement(s) below --fail-on %s or known, none stopping", n, strings.ToLower(cfg.FailOn))
+			}
+			fmt.Fprintf(cfg.Progress, "explore: %d operations in %d sequences, %s (%.0f/s)\n",
+				sent, rep.Rounds, seen, float64(sent)/time.Since(start).Seconds())
 		}
 	}
 	rep.Operations = sent
@@ -221,22 +302,106 @@ func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 	return rep, nil
 }
 
-// sequentialRound runs ops; on a disagreement it shrinks them.
-func (x *Explorer) sequentialRound(ctx context.Context, ops []Op) (*Finding, error) {
-	d, _, err := x.Execute(ctx, ops, false)
-	if err != nil || d == nil {
+// sequentialRound runs ops; on a disagreement that stops the run it
+// shrinks it; one that does not is noted (once per kind) and the
+// sequence goes on.
+func (x *Explorer) sequentialRound(ctx context.Context, ops []Op, round int) (*Finding, error) {
+	d, seen, _, err := x.execute(ctx, ops, false, x.stops)
+	if err != nil {
 		return nil, err
 	}
-	f := &Finding{Kind: "disagreement", Original: d.Index + 1}
+	for _, s := range seen {
+		if err := x.note(ctx, ops[:s.Index+1], s, round); err != nil {
+			return nil, err
+		}
+	}
+	if d == nil {
+		return nil, nil
+	}
+	return x.shrunk(ctx, ops[:d.Index+1], d, x.stops)
+}
+
+// stops says whether a disagreement stops the run: not skipped, not
+// known, at or above FailOn.
+func (x *Explorer) stops(d *Disagreement) bool {
+	return !x.skipped(d.Rule) && x.known(d.Rule) == "" && atLeast(d.Level, x.cfg.FailOn)
+}
+
+func (x *Explorer) skipped(rule string) bool {
+	for _, p := range x.cfg.Skip {
+		if rules.Match(p, rule) {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *Explorer) known(rule string) string {
+	if x.cfg.Known == nil || rule == "" {
+		return ""
+	}
+	return x.cfg.Known(rule)
+}
+
+// note lists a disagreement that did not stop the run: counted when its
+// kind was met before, else shrunk (to a sequence showing a disagreement
+// of the same key) and added.
+func (x *Explorer) note(ctx context.Context, ops []Op, d *Disagreement, round int) error {
+	if x.skipped(d.Rule) {
+		if x.rep.Skipped == nil {
+			x.rep.Skipped = map[string]int{}
+		}
+		x.rep.Skipped[d.Rule]++
+		return nil
+	}
+	for _, f := range x.rep.Findings {
+		if f.key == d.Key {
+			f.Count++
+			return nil
+		}
+	}
+	key := d.Key
+	f, err := x.shrunk(ctx, ops, d, func(d *Disagreement) bool { return d.Key == key })
+	if err != nil {
+		return err
+	}
+	f.Round = round
+	x.add(f)
+	return nil
+}
+
+// add lists f among the findings, with its known reason.
+func (x *Explorer) add(f *Finding) {
+	for _, g := range x.rep.Findings {
+		if g == f {
+			return
+		}
+		if g.key == f.key && f.key != "" {
+			g.Count++
+			return
+		}
+	}
+	if f.Count == 0 {
+		f.Count = 1
+	}
+	f.Known = x.known(f.Rule)
+	x.rep.Findings = append(x.rep.Findings, f)
+}
+
+// shrunk shrinks ops, which end in disagreement d, to a shortest sequence
+// that still ends in one stop accepts, and runs that again to record its
+// steps.
+func (x *Explorer) shrunk(ctx context.Context, ops []Op, d *Disagreement, stop func(*Disagreement) bool) (*Finding, error) {
+	f := &Finding{Kind: "disagreement", Original: d.Index + 1, Judgement: d.Judgement, key: d.Key}
 	start := time.Now()
 	sh := &Shrinker{Rules: x.cfg.Rules, World: x.cfg.World, Budget: x.cfg.ShrinkBudget,
 		Fails: func(c []Op) bool {
-			d, _, err := x.Execute(ctx, c, false)
+			d, _, _, err := x.execute(ctx, c, false, stop)
 			return err == nil && d != nil
 		}}
-	f.Ops = sh.Shrink(ops[:d.Index+1])
+	f.Ops = sh.Shrink(ops)
 	f.ShrinkRuns, f.ShrinkTime = sh.Runs, time.Since(start).Round(time.Millisecond).String()
-	d2, steps, err := x.Execute(ctx, f.Ops, true)
+	d2, _, steps, err := x.execute(ctx, f.Ops, true, stop)
 	if err != nil {
 		return nil, err
 	}
@@ -263,14 +428,41 @@ func countDevices(ops []Op) int {
 // state they concern, and stops at the first disagreement. With record it
 // returns every step. The error is for a context cancelled.
 func (x *Explorer) Execute(ctx context.Context, ops []Op, record bool) (*Disagreement, []Step, error) {
+	d, _, steps, err := x.execute(ctx, ops, record, func(*Disagreement) bool { return true })
+	return d, steps, err
+}
+
+// execute is Execute that goes on past each disagreement stop declines:
+// those are returned in seen, and the model takes what came (the state
+// observed; a device or log an answer may have changed becomes unknown,
+// to be learnt again at its next read).
+func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func(*Disagreement) bool) (first *Disagreement, seen []*Disagreement, steps []Step, err error) {
 	m, err := x.begin(ctx, ops)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	var steps []Step
+	// changedBy lists, by device or log, the POSTs sent to it since it was
+	// read: what a state disagreement's level depends on.
+	changedBy := map[string][]Op{}
+	if x.touched == nil {
+		x.touched = map[devKey]bool{}
+	}
 	for i, op := range ops {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		var v Verdict
+		learn := false
+		switch op.Kind {
+		case ReadDevice:
+			_, known := m.Devices[op.device()]
+			learn = !known
+		case ReadMessages:
+			_, known := m.Logs[op.MAC]
+			learn = !known
+		default:
+			v = m.Judge(op)
+			x.touched[op.device()] = true
 		}
 		res := x.cfg.Target.Do(ctx, op)
 		x.ops++
@@ -278,11 +470,141 @@ func (x *Explorer) Execute(ctx context.Context, ops []Op, record bool) (*Disagre
 		if record {
 			steps = append(steps, Step{Op: op, Expected: want, Got: describe(res), Disagrees: why != "", Why: why, Curl: curl(op, res)})
 		}
-		if why != "" {
-			return &Disagreement{Index: i, Op: op, Expected: want, Got: describe(res), Why: why}, steps, nil
+		if learn && res.Err == "" {
+			adopt(m, op, res)
+		}
+		if !op.IsRead() {
+			p := partitionOf(op)
+			changedBy[p] = append(changedBy[p], op)
+		}
+		if why == "" {
+			continue
+		}
+		d := &Disagreement{Index: i, Op: op, Expected: want, Got: describe(res), Why: why}
+		if op.IsRead() {
+			d.Judgement = stateJudgement(x.softState(m, op, res, changedBy[partitionOf(op)]))
+			keys := "log"
+			if op.Kind == ReadDevice {
+				keys = stateKeys(why)
+			}
+			d.Key = fmt.Sprintf("%s|%s|%s|%s", d.Rule, d.Level, op.Kind, keys)
+		} else {
+			d.Judgement = Classify(x.cfg.Rules, op, v, res)
+			d.Key = answerKey(d.Judgement, op, v, res)
+		}
+		if stop(d) {
+			return d, seen, steps, nil
+		}
+		seen = append(seen, d)
+		switch {
+		case op.IsRead():
+			if res.Err == "" {
+				adopt(m, op, res)
+			}
+		case res.Err != "" || v.Expect.Status == 200 || res.Answer.Success:
+			// It may have changed what the model thinks it did not, or not
+			// changed what it thinks it did.
+			delete(m.Devices, op.device())
+			delete(m.Logs, op.MAC)
 		}
 	}
-	return nil, steps, nil
+	return nil, seen, steps, nil
+}
+
+// softState says whether a state disagreement is only the CONTRACT's:
+// every part of the state that differs either shows a value a refused
+// request tried to set (CONTRACT 3: a rejected request changes nothing)
+// or was set by a request only the CONTRACT calls valid. Anything else
+// (an accepted, published request not shown, a message lost) is MUST.
+func (x *Explorer) softState(m *Model, op Op, res Result, changed []Op) bool {
+	refusedTried := func(key, value string) bool {
+		for _, c := range changed {
+			if m.Judge(c).Expect.Status == 200 {
+				continue
+			}
+			for _, kv := range c.Fields {
+				if (kv.Key == key || key == "message") && (sameValue(kv.Value, value) || strings.EqualFold(kv.Value, value)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	setSoftly := func(key string) bool {
+		soft := false
+		for _, c := range changed {
+			v := m.Judge(c)
+			if v.Expect.Status != 200 {
+				continue
+			}
+			_, sets := v.Set[key]
+			if sets || (key == "name" && v.SetName) || (key == "message" && v.Msg != nil) {
+				soft = !must(x.cfg.Rules, c) // the last one decides
+			}
+		}
+		return soft
+	}
+	switch {
+	case op.Kind == ReadDevice && res.Device != nil:
+		want, ok := m.Devices[op.device()]
+		if !ok {
+			return false
+		}
+		got := *res.Device
+		if want.Name != got.Name && !refusedTried("name", got.Name) && !setSoftly("name") {
+			return false
+		}
+		for k, w := range want.State {
+			if g, ok := got.State[k]; !ok || !sameValue(w, g) {
+				if !ok || (!refusedTried(k, g) && !setSoftly(k)) {
+					return false
+				}
+			}
+		}
+		return true
+	case op.Kind == ReadMessages && res.Messages != nil:
+		want := m.Logs[op.MAC]
+		if len(res.Messages) > len(want) {
+			last := res.Messages[len(res.Messages)-1]
+			return refusedTried("message", last.Value)
+		}
+		return len(res.Messages) == len(want) && setSoftly("message")
+	}
+	return false
+}
+
+// adopt takes an observed state into the model.
+func adopt(m *Model, op Op, res Result) {
+	switch {
+	case op.Kind == ReadDevice && res.Device != nil:
+		m.Devices[op.device()] = res.Device.clone()
+	case op.Kind == ReadMessages && res.Messages != nil:
+		m.Logs[op.MAC] = append([]Msg(nil), res.Messages...)
+	}
+}
+
+// answerKey tells distinct answer disagreements apart: rule, level,
+// operation, and the status and code expected and got (not the field: a
+// refusal that names another field is the same disagreement).
+func answerKey(j Judgement, op Op, v Verdict, res Result) string {
+	got := "no answer"
+	if res.Err == "" {
+		got = fmt.Sprintf("%d %s %v", res.Answer.Status, res.Answer.Code, res.Answer.Success)
+	}
+	want := fmt.Sprintf("%d %v %v", v.Expect.Status, v.Expect.Codes, v.Expect.Any)
+	return strings.Join([]string{j.Rule, j.Level, string(op.Kind), want, got}, "|")
+}
+
+// stateKeys are the state keys a state disagreement names, without their
+// values ("name; dimming").
+func stateKeys(why string) string {
+	var keys []string
+	for _, part := range strings.Split(why, "; ") {
+		k, _, _ := strings.Cut(part, " ")
+		k, _, _ = strings.Cut(k, "=")
+		keys = append(keys, k)
+	}
+	return strings.Join(keys, ";")
 }
 
 // begin resets the target (when it can be) and reads the state of every
@@ -416,6 +738,9 @@ func describeLog(l []Msg) string {
 // history) to w and reports whether the target still disagrees. A
 // concurrent finding is tried up to ten times.
 func (x *Explorer) Replay(ctx context.Context, f *Finding, w io.Writer) (bool, error) {
+	g := *f
+	g.Ops = x.cfg.Target.Unmask(f.Ops)
+	f = &g
 	if f.Kind == "linearizability" {
 		for try := 1; try <= 10; try++ {
 			h, err := x.RunConcurrent(ctx, f.Ops)

@@ -84,6 +84,7 @@ type Violation struct {
 	Partition string
 	// Answer is set when an answer (not a state) disagreed.
 	Answer *Disagreement
+	hist   *History
 	ops    []porcupine.Operation
 	model  porcupine.Model
 	info   porcupine.LinearizationInfo
@@ -92,24 +93,43 @@ type Violation struct {
 // Check judges a history: first each answer, then each device's and each
 // log's operations for linearizability against the model.
 func (h *History) Check() *Violation {
+	v, _ := h.CheckTolerating(nil)
+	return v
+}
+
+// CheckTolerating is Check that goes on past each answer disagreement
+// stop declines (nil: none), returning those in seen; the devices and logs
+// they concern are then not checked for linearizability, since the model
+// does not know what those operations did.
+func (h *History) CheckTolerating(stop func(*Disagreement) bool) (*Violation, []*Disagreement) {
+	var seen []*Disagreement
+	skip := map[string]bool{}
 	for i, op := range h.Ops {
 		r := h.Results[i]
 		if op.IsRead() {
 			if r.Err != "" {
-				return &Violation{Partition: partitionOf(op), Answer: &Disagreement{Index: i, Op: op, Got: describe(r), Why: "the observer did not answer: " + r.Err}}
+				return &Violation{Partition: partitionOf(op), hist: h, Answer: &Disagreement{Index: i, Op: op, Got: describe(r), Why: "the observer did not answer: " + r.Err,
+					Judgement: judgement(MUST, "C-4.answers"), Key: "observer"}}, seen
 			}
 			continue
 		}
 		v := h.model.Judge(op)
 		if r.Err != "" || !v.Expect.Matches(r.Answer) {
-			return &Violation{Partition: partitionOf(op), Answer: &Disagreement{Index: i, Op: op, Expected: v.Expect.String(), Got: describe(r),
-				Why: fmt.Sprintf("answered %s, gwconform's reading is %s", describe(r), v.Expect)}}
+			d := &Disagreement{Index: i, Op: op, Expected: v.Expect.String(), Got: describe(r),
+				Why: fmt.Sprintf("answered %s, gwconform's reading is %s", describe(r), v.Expect)}
+			d.Judgement = Classify(h.model.Rules, op, v, r)
+			d.Key = answerKey(d.Judgement, op, v, r)
+			if stop == nil || stop(d) {
+				return &Violation{Partition: partitionOf(op), hist: h, Answer: d}, seen
+			}
+			seen = append(seen, d)
+			skip[partitionOf(op)] = true
 		}
 	}
 	parts := map[string][]porcupine.Operation{}
 	for i, op := range h.Ops {
 		p := partitionOf(op)
-		if p == "" {
+		if p == "" || skip[p] {
 			continue
 		}
 		r := h.Results[i]
@@ -131,10 +151,10 @@ func (h *History) Check() *Violation {
 		}
 		res, info := porcupine.CheckOperationsVerbose(model, parts[p], linTimeout)
 		if res == porcupine.Illegal {
-			return &Violation{Partition: p, ops: parts[p], model: model, info: info}
+			return &Violation{Partition: p, hist: h, ops: parts[p], model: model, info: info}, seen
 		}
 	}
-	return nil
+	return nil, seen
 }
 
 // partitionOf is the device or log whose state op reads or may change;
@@ -281,9 +301,17 @@ func (v *Violation) Lines() []string {
 	return out
 }
 
-// steps are the violation's operations client by client, in call order.
+// steps are the violation's operations client by client, in call order:
+// for an answer disagreement, the whole history's.
 func (v *Violation) steps() []Step {
 	ops := append([]porcupine.Operation(nil), v.ops...)
+	if v.Answer != nil && v.hist != nil {
+		ops = ops[:0]
+		for i, op := range v.hist.Ops {
+			r := v.hist.Results[i]
+			ops = append(ops, porcupine.Operation{ClientId: op.Client, Input: linInput{op: op}, Output: r, Call: r.Call, Return: r.Return})
+		}
+	}
 	sort.SliceStable(ops, func(i, j int) bool {
 		if ops[i].ClientId != ops[j].ClientId {
 			return ops[i].ClientId < ops[j].ClientId
@@ -314,18 +342,37 @@ func (v *Violation) Picture(dir string) (string, error) {
 // the operations of the violating device or log, running each candidate
 // up to five times (a race need not show every time), and keeps the
 // shortest violating history.
-func (x *Explorer) concurrentRound(ctx context.Context, ops []Op) (*Finding, error) {
+func (x *Explorer) concurrentRound(ctx context.Context, ops []Op, round int) (*Finding, error) {
+	if x.touched == nil {
+		x.touched = map[devKey]bool{}
+	}
+	for _, op := range ops {
+		if !op.IsRead() {
+			x.touched[op.device()] = true
+		}
+	}
 	h, err := x.RunConcurrent(ctx, ops)
 	if err != nil {
 		return nil, err
 	}
-	v := h.Check()
+	v, seen := h.CheckTolerating(x.stops)
+	for _, d := range seen {
+		// An answer depends on the fleet and the request only: the one
+		// operation, sent alone, shows it again.
+		op := d.Op
+		op.Client = 0
+		d2 := *d
+		d2.Index, d2.Op = 0, op
+		if err := x.note(ctx, []Op{op}, &d2, round); err != nil {
+			return nil, err
+		}
+	}
 	if v == nil {
 		return nil, nil
 	}
-	f := &Finding{Kind: "linearizability", Original: len(ops)}
+	f := &Finding{Kind: "linearizability", Original: len(ops), Judgement: linearizabilityJudgement(), key: "linearizability " + v.Partition}
 	if v.Answer != nil {
-		f.Kind = "disagreement"
+		f.Kind, f.Judgement, f.key = "disagreement", v.Answer.Judgement, v.Answer.Key
 	}
 	var best *Violation
 	bestLen := len(ops) + 1
@@ -338,7 +385,7 @@ func (x *Explorer) concurrentRound(ctx context.Context, ops []Op) (*Finding, err
 				if err != nil {
 					return false
 				}
-				if v := h.Check(); v != nil {
+				if v, _ := h.CheckTolerating(x.stops); v != nil {
 					if len(c) <= bestLen {
 						best, bestLen = v, len(c)
 					}

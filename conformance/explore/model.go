@@ -291,3 +291,40 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// DeviceState is the model's state of a device, if known.
+func (m *Model) DeviceState(mac, sn string) (DeviceState, bool) {
+	d, ok := m.Devices[devKey{mac, sn}]
+	return d, ok
+}
+
+// SetDeviceState makes d the model's state of a device.
+func (m *Model) SetDeviceState(mac, sn string, d DeviceState) { m.Devices[devKey{mac, sn}] = d.clone() }
+
+// Log is the model's message log of a gateway, if known.
+func (m *Model) Log(mac string) ([]Msg, bool) {
+	l, ok := m.Logs[mac]
+	return l, ok
+}
+
+// SetLog makes l the model's message log of a gateway.
+func (m *Model) SetLog(mac string, l []Msg) { m.Logs[mac] = append([]Msg(nil), l...) }
+
+// Forget makes what op may have changed unknown to the model.
+func (m *Model) Forget(op Op) {
+	delete(m.Devices, op.device())
+	delete(m.Logs, op.MAC)
+}
+
+// DeviceType is the type of a device of the world; "" for none.
+func (w *World) DeviceType(mac, sn string) string { return w.devs[devKey{mac, sn}] }
+
+// AccountOf is the account a gateway of the world belongs to.
+func (w *World) AccountOf(mac string) string { return w.gwOf[mac] }
+
+// Clone is a copy of d that shares nothing with it.
+func (d DeviceState) Clone() DeviceState { return d.clone() }
+
+// SameValue compares two stored values as the model does: numbers by
+// value, anything else exactly.
+func SameValue(a, b string) bool { return sameValue(a, b) }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
 
 // FileKind marks a JSON file as an explore report, which gwconform replay
@@ -33,12 +35,22 @@ const (
 	PictureName = "explore-linearizability.html"
 )
 
-// WriteReports writes explore.json, the JUnit and HTML reports and, for a
-// finding, the curl script, into dir.
+// WriteReports writes explore.json, the JUnit and HTML reports and, for
+// each finding, a curl script (explore-repro-N.sh, and explore-repro.sh for
+// the one that stopped the run), into dir. Every api_key is masked.
 func WriteReports(dir string, rep *Report, reset bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	for i, f := range rep.Findings {
+		if len(f.Steps) > 0 || len(f.Concurrent) > 0 {
+			f.Script = fmt.Sprintf("explore-repro-%d.sh", i+1)
+			if err := writeFile(filepath.Join(dir, f.Script), func(w io.Writer) error { return writeScript(w, rep, f, reset) }); err != nil {
+				return err
+			}
+		}
+	}
+	rep = rep.Masked()
 	b, err := json.MarshalIndent(File{Kind: FileKind, Report: *rep, Reset: reset}, "", "  ")
 	if err != nil {
 		return err
@@ -99,9 +111,45 @@ func (r *Report) Summary() string {
 	}
 	fmt.Fprintf(&b, "explore: seed %d, %d operations in %d sequences against %s in %s (%.0f operations/s)\n",
 		r.Seed, r.Operations, r.Rounds, r.Target, r.Elapsed, r.OpsPerSec)
+	var listed []*Finding
+	for _, f := range r.Findings {
+		if f != r.Found {
+			listed = append(listed, f)
+		}
+	}
+	if len(listed) > 0 {
+		fmt.Fprintf(&b, "%d distinct disagreement(s) that did not stop the run (--fail-on %s):\n", len(listed), strings.ToLower(r.FailOn))
+		for i, f := range listed {
+			known := ""
+			if f.Known != "" {
+				known = " — known failure (baseline): " + f.Known
+			}
+			why := ""
+			if f.Disagreement != nil {
+				why = f.Disagreement.Why
+			}
+			fmt.Fprintf(&b, "  %d. %s %s, %d time(s): %s%s\n     %s\n", i+1, f.Level, f.Rule, f.Count, oneLine(why), known, oneLine(f.Quote))
+			if len(f.Ops) > 0 {
+				fmt.Fprintf(&b, "     shrunk to %d operation(s), last: %s", len(f.Ops), oneLine(f.Ops[len(f.Ops)-1].String()))
+				if f.Script != "" {
+					fmt.Fprintf(&b, "; reproduce: sh %s", f.Script)
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
+	for _, rule := range sortedKeys(r.Skipped) {
+		fmt.Fprintf(&b, "skipped: %d disagreement(s) of rule %s (--skip)\n", r.Skipped[rule], rule)
+	}
 	f := r.Found
 	if f == nil {
-		b.WriteString("PASS: the target agreed with the model on every answer and every observed state\n")
+		if r.Failed() {
+			b.WriteString("FAIL: disagreements at or above --fail-on " + strings.ToLower(r.FailOn) + " (listed above)\n")
+		} else if len(listed) > 0 {
+			fmt.Fprintf(&b, "PASS at --fail-on %s: no disagreement at or above it, the ones listed above are below it or known\n", strings.ToLower(r.FailOn))
+		} else {
+			b.WriteString("PASS: the target agreed with the model on every answer and every observed state\n")
+		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "shrunk %d operations to %d on %d device(s) in %d runs (%s)%s:\n", f.Original, len(f.Ops), f.Devices, f.ShrinkRuns, f.ShrinkTime,
@@ -129,6 +177,9 @@ func (r *Report) Summary() string {
 	if f.Kind == "linearizability" {
 		what = "a concurrent history is not linearizable"
 	}
+	if f.Level != "" {
+		fmt.Fprintf(&b, "%s, rule %s: %s\n", f.Level, f.Rule, f.Quote)
+	}
 	if d := f.Disagreement; d != nil {
 		fmt.Fprintf(&b, "FAIL: %s at operation %d: %s (seed %d)\n", what, d.Index+1, d.Why, r.Seed)
 	} else {
@@ -150,16 +201,88 @@ func curl(op Op, r Result) string {
 	if r.Exchange.URL == "" {
 		return ""
 	}
-	if r.redact {
-		return r.Exchange.Redacted().Curl()
+	switch {
+	case r.redact:
+		return r.Exchange.Redacted().Masked().Curl()
+	case op.BadSign && r.known:
+		// A fleet key with a sign nobody can make: the line signs afresh
+		// (which finds the masked key) and then spoils the sign.
+		line := r.Exchange.Redacted().Masked().Curl()
+		return strings.Replace(line, "| gwconform sign | ", "| gwconform sign | "+spoilSign+" | ", 1)
 	}
-	return r.Exchange.Curl()
+	return r.Exchange.Masked().Curl()
 }
 
-// WriteScript writes the shrunk sequence as a shell script of curl lines.
+// spoilSign replaces a body's sign with a well-formed sign that
+// authenticates nothing.
+const spoilSign = `sed -e 's/"sign":"[0-9a-fA-F]*"/"sign":"0123456789abcdef0123456789abcdef"/' -e 's#<sign>[0-9a-fA-F]*</sign>#<sign>0123456789abcdef0123456789abcdef</sign>#'`
+
+// maskKeys is ops with each api_key masked (client.MaskAPIKey): reports
+// name a key by its first four characters, as gwconform run's do; the
+// target finds the fleet's key again when the sequence is replayed.
+func maskKeys(ops []Op) []Op {
+	if ops == nil {
+		return nil
+	}
+	out := make([]Op, len(ops))
+	for i, op := range ops {
+		if op.Key != "" && !strings.HasSuffix(op.Key, client.MaskSuffix) {
+			op.Key = client.MaskAPIKey(op.Key)
+		}
+		out[i] = op
+	}
+	return out
+}
+
+func maskSteps(steps []Step) []Step {
+	if steps == nil {
+		return nil
+	}
+	out := append([]Step(nil), steps...)
+	for i := range out {
+		out[i].Op = maskKeys([]Op{out[i].Op})[0]
+	}
+	return out
+}
+
+func (f *Finding) masked() *Finding {
+	g := *f
+	g.Ops, g.Steps, g.Concurrent = maskKeys(f.Ops), maskSteps(f.Steps), maskSteps(f.Concurrent)
+	if f.Disagreement != nil {
+		d := *f.Disagreement
+		d.Op = maskKeys([]Op{d.Op})[0]
+		g.Disagreement = &d
+	}
+	return &g
+}
+
+// Masked is the report with every api_key masked, as it is written.
+func (r *Report) Masked() *Report {
+	m := *r
+	m.Findings = make([]*Finding, len(r.Findings))
+	for i, f := range r.Findings {
+		m.Findings[i] = f.masked()
+		if f == r.Found {
+			m.Found = m.Findings[i]
+		}
+	}
+	if m.Found == r.Found && r.Found != nil {
+		m.Found = r.Found.masked()
+	}
+	return &m
+}
+
+// WriteScript writes the shrunk sequence of the finding that stopped the
+// run as a shell script of curl lines.
 func WriteScript(w io.Writer, rep *Report, reset bool) error {
-	f := rep.Found
+	return writeScript(w, rep, rep.Found, reset)
+}
+
+func writeScript(w io.Writer, rep *Report, f *Finding, reset bool) error {
 	fmt.Fprintf(w, "#!/bin/sh\n# gwconform explore: the shrunk reproduction of seed %d (round %d), %d operation(s).\n", rep.Seed, f.Round, len(f.Ops))
+	if f.Level != "" {
+		fmt.Fprintf(w, "# %s, rule %s: %s\n", f.Level, f.Rule, oneLine(f.Quote))
+	}
 	fmt.Fprintln(w, "# Each POST is signed afresh by gwconform sign (fleet: $GWCONFORM_FLEET, else the demo fleet);")
 	fmt.Fprintln(w, "# reads send $GWCONFORM_ADMIN_TOKEN when the run used an admin token.")
 	fmt.Fprintln(w, "set -u")
@@ -249,6 +372,23 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 		c.Failure = &junitFailure{Message: oneLine(msg), Type: f.Kind, Text: rep.Summary()}
 	}
 	s.Cases = []junitCase{c}
+	for i, f := range rep.Findings {
+		if f == rep.Found {
+			continue
+		}
+		why := ""
+		if f.Disagreement != nil {
+			why = f.Disagreement.Why
+		}
+		fc := junitCase{Name: fmt.Sprintf("explore finding %d: %s %s", i+1, f.Level, f.Rule), Classname: "gwconform.explore",
+			SystemOut: fmt.Sprintf("%s\n%s\nseen %d time(s); shrunk to %d operation(s); %s", why, f.Quote, f.Count, len(f.Ops), f.Script)}
+		if f.Known == "" && atLeast(f.Level, rep.FailOn) {
+			fc.Failure = &junitFailure{Message: oneLine(why), Type: f.Level, Text: fc.SystemOut}
+			s.Failures++
+		}
+		s.Cases = append(s.Cases, fc)
+		s.Tests++
+	}
 	io.WriteString(w, xml.Header)
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
@@ -280,7 +420,14 @@ Run it again with <code>gwconform replay explore.json</code>{{if or .Steps .Conc
 {{if .History}}<h3>History</h3><pre>{{range .History}}{{.}}
 {{end}}</pre>{{end}}
 {{if .Picture}}<p>Porcupine's picture: <a href="explore-linearizability.html">explore-linearizability.html</a></p>{{end}}
-{{else}}<h2 class="pass">PASS: the target agreed with the model on every answer and every observed state</h2>{{end}}
+{{if .Level}}<p><b>{{.Level}}</b>, rule <code>{{.Rule}}</code>: {{.Quote}}</p>{{end}}
+{{else}}<h2 class="pass">PASS{{if .Findings}} at --fail-on {{.FailOn}}{{end}}: no disagreement {{if .Findings}}at or above {{.FailOn}} that is not known{{else}}with the model on any answer or observed state{{end}}</h2>{{end}}
+{{if .Findings}}<h2>Every distinct disagreement</h2>
+<table id="findings"><tr><th>#</th><th>level</th><th>rule and sentence</th><th>times</th><th>what</th><th>shrunk sequence</th><th>reproduce</th></tr>
+{{range $i, $f := .Findings}}<tr{{if not $f.Known}}{{if eq $f.Level "MUST"}} class="bad"{{end}}{{end}}><td>{{inc $i}}</td><td>{{$f.Level}}{{if $f.Known}} (known: {{$f.Known}}){{end}}</td><td><code>{{$f.Rule}}</code><br>{{$f.Quote}}</td><td>{{$f.Count}}</td><td>{{with $f.Disagreement}}{{.Why}}{{end}}</td>
+<td><ol>{{range $f.Ops}}<li>{{.}}</li>{{end}}</ol></td><td>{{if $f.Script}}<code>sh {{$f.Script}}</code>{{end}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Skipped}}<p>Skipped (--skip): {{range $r, $n := .Skipped}}{{$r}} ×{{$n}} {{end}}</p>{{end}}
 </body></html>
 `))
 

@@ -49,6 +49,9 @@ func NewTarget(base string, f *fleet.Fleet, signer client.Signer, rules Rules, t
 	if signer == nil {
 		signer = keyedSigner{f}
 	}
+	if rules == nil {
+		rules = OracleRules()
+	}
 	t := &Target{fleet: f, rules: rules}
 	for _, u := range strings.Split(base, ",") {
 		u = strings.TrimRight(strings.TrimSpace(u), "/")
@@ -124,6 +127,7 @@ type Result struct {
 	// curl shows it, without the sign when redact says so.
 	Exchange client.Exchange `json:"-"`
 	redact   bool
+	known    bool // the api_key is the fleet's
 }
 
 // Do sends one operation. Reads go to the observer.
@@ -154,6 +158,7 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 		}
 		return Result{Messages: msgs, Exchange: ex}
 	}
+	op.Key = t.keyOf(op)
 	req := t.request(op)
 	resp, ex, err := t.clientFor(op).Do(ctx, req)
 	// A sign that authenticates is never shown (curl removes it and the
@@ -162,9 +167,33 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 	_, known := t.fleet.Secret(op.Key)
 	redact := known && !op.BadSign
 	if err != nil {
-		return Result{Err: err.Error(), Exchange: ex, redact: redact}
+		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known}
 	}
-	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact}
+	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known}
+}
+
+// keyOf is the api_key op sends: a key a report masked (its first four
+// characters and client.MaskSuffix) is the fleet's key that starts so.
+func (t *Target) keyOf(op Op) string {
+	prefix, masked := strings.CutSuffix(op.Key, client.MaskSuffix)
+	if !masked {
+		return op.Key
+	}
+	if k, ok := t.fleet.KeyWithPrefix(strings.ToLower(op.Account), prefix); ok {
+		return k
+	}
+	return op.Key
+}
+
+// Unmask is ops with each masked api_key replaced by the fleet's key
+// (keyOf): a sequence read from explore.json, judged and sent again.
+func (t *Target) Unmask(ops []Op) []Op {
+	out := make([]Op, len(ops))
+	for i, op := range ops {
+		op.Key = t.keyOf(op)
+		out[i] = op
+	}
+	return out
 }
 
 // request builds op's request: the envelope, then the op's fields with
@@ -343,3 +372,21 @@ func (t *Target) reset(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ResetState sends POST /_sim/reset to the observer when the target was
+// told to (Reset) and it answers it.
+func (t *Target) ResetState(ctx context.Context) error { return t.reset(ctx) }
+
+// ReadAll sends observer reads, several at once; each result at its
+// read's index.
+func (t *Target) ReadAll(ctx context.Context, reads []Op) []Result { return t.readAll(ctx, reads) }
+
+// Curl is the shell line that sends op again, as explore's reports write
+// it: signed afresh, the api_key masked.
+func Curl(op Op, r Result) string { return curl(op, r) }
+
+// Describe is what an operation got, as one line.
+func Describe(r Result) string { return describe(r) }
+
+// Partition names the device or log op reads or may change.
+func Partition(op Op) string { return partitionOf(op) }

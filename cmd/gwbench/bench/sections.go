@@ -44,6 +44,7 @@ func Sections() []Section {
 		redisSection(),
 		clientReportSection(),
 		exploreSection(),
+		diffSection(),
 		{Name: SectionGoBench, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {
 			return r.goBenchmarks(ctx, o)
 		}, Write: func(r *Report, p func(string, ...any)) {

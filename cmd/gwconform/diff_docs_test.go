@@ -1,0 +1,86 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator"
+)
+
+// TestDiffDocsExamplesRun runs every gwconform diff command of
+// docs/diff.md, its URLs replaced by test targets (a service with its
+// observer on another port for --observer-b: the independent
+// implementation), its fleet by a matching fleet file and its budget by 300
+// operations: each parses and compares (exit 0 or 1, never 2).
+func TestDiffDocsExamplesRun(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/diff.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	demoFleet := filepath.Join(t.TempDir(), "fleet.yaml")
+	b, err := os.ReadFile("../../fixtures/demo-fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(demoFleet, b, 0o644)
+	n := 0
+	for _, line := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(line, "gwconform diff ") {
+			continue
+		}
+		n++
+		args := strings.Fields(strings.TrimPrefix(line, "gwconform diff "))
+		service := strings.Contains(line, "--observer-b")
+		var urls []string
+		fleetFile := demoFleet
+		if service {
+			fleetFile = indepFleetFile(t, indepKey, indepSecret)
+			f, err := fleet.Load(fleetFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim := httptest.NewServer(simulator.New(simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Server.Handler())
+			t.Cleanup(sim.Close)
+			api, reads := newIndepTarget(indepDeviation{}).serve(t)
+			urls = []string{sim.URL, api, reads}
+		} else {
+			urls = []string{deviantSim(t, ""), deviantSim(t, "")}
+		}
+		var run []string
+		target := 0
+		for i := 0; i < len(args); i++ {
+			switch args[i] {
+			case "--target":
+				run = append(run, "--target", urls[target])
+				target++
+				i++
+			case "--observer-b":
+				run = append(run, "--observer-b", urls[2])
+				i++
+			case "--fleet":
+				run = append(run, "--fleet", fleetFile)
+				i++
+			case "--duration":
+				run = append(run, "--operations", "300")
+				i++
+			default:
+				run = append(run, args[i])
+			}
+		}
+		run = append(run, "--report-dir", t.TempDir(), "--calibrate-operations", "100")
+		code, out, errs := diffRun(t, run...)
+		if code == report.ExitConfig {
+			t.Errorf("docs/diff.md: %s\nexit 2\n%s\n%s", line, out, errs)
+		}
+	}
+	if n != 3 {
+		t.Errorf("docs/diff.md has %d gwconform diff examples, want the three uses", n)
+	}
+}
