@@ -92,15 +92,160 @@ func TestReportPageIsSelfContained(t *testing.T) {
 	}
 }
 
-// A real report of two shards over two replicas, one stopped mid-load,
-// opened in Chromium: every chart and legend is drawn, per operation,
-// target and shard, and the outage is marked on the charts and listed.
-// The screenshot is saved under reports/browser/.
-func TestReportInChromium(t *testing.T) {
+// shards runs a load as n shards over the targets for a while, each
+// shard at its share of rate, and returns their results.
+func shards(t *testing.T, f *fleet.Fleet, targets []string, n int, d time.Duration) []*Result {
+	t.Helper()
+	results := make([]*Result, n)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := Config{Targets: targets, Fleet: f, Rate: 300, Duration: d, Concurrency: 2, Seed: 5, Timeout: 2 * time.Second}
+			if n > 1 {
+				cfg.Shard, cfg.Shards = i, n
+			}
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			results[i] = res
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return results
+}
+
+// singleOutage runs one load (no shards) over two replicas and stops the
+// second one in the middle.
+func singleOutage(t *testing.T) (*Result, string) {
+	t.Helper()
+	f := fleet.Generate(2, 2, 8)
+	a := startSim(t, f)
+	b := simtest.Start(t, simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var closeOnce sync.Once
+	stop := func() { closeOnce.Do(func() { b.Close() }) }
+	t.Cleanup(stop)
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, n, _ := b.Server.Journal().Read(0); n >= 100 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		stop()
+	}()
+	res := shards(t, f, []string{a.URL(), b.URL()}, 1, 2*time.Second)[0]
+	if res.Series[SeriesTarget+b.URL()].NoAnswer == 0 {
+		t.Fatalf("the stopped replica answered every request: %v", res.Series)
+	}
+	return res, b.URL()
+}
+
+// reportCase is one load report and what its page must show.
+type reportCase struct {
+	name     string
+	res      *Result
+	groups   []string // the tabs, in order
+	outage   string   // the target listed as stopped, "" for none
+	legends  []string // names the legends must show
+	summary  []string // cards the summary must show
+	wantPNG  bool     // keep a screenshot under reports/browser/
+	pngShard bool     // and one of the By shard tab
+}
+
+// The load report of each kind of run, opened in Chromium: no outage (the
+// usual case), a target that stops answering, one shard of a spread load,
+// a merge of shards without and with an outage. In each, the page logs
+// no console error and throws nothing, every chart and table of every
+// group is drawn with data, the outage is listed and marked on the charts
+// only where there was one, and no summary card breaks a word in the
+// middle. Screenshots are saved under reports/browser/.
+func TestLoadReportInChromium(t *testing.T) {
 	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
-	res, stopped := shardedOutage(t)
+	f := fleet.Generate(2, 2, 8)
+	a, b := startSim(t, f), startSim(t, f)
+	var cases []reportCase
+	{
+		res := shards(t, f, []string{a.URL()}, 1, time.Second)[0]
+		cases = append(cases, reportCase{name: "no outage", res: res, groups: []string{"All requests", "By operation", "By target"},
+			legends: []string{"command", "message", "update_name", "HTTP 200", a.URL()}, summary: []string{"Requests", "Targets"}, wantPNG: true})
+	}
+	{
+		res, stopped := singleOutage(t)
+		cases = append(cases, reportCase{name: "outage", res: res, groups: []string{"All requests", "By operation", "By target"},
+			outage: stopped, legends: []string{"HTTP 200", "no answer", stopped}, summary: []string{"Requests", "Targets"}})
+	}
+	two := shards(t, f, []string{a.URL(), b.URL()}, 2, time.Second)
+	cases = append(cases, reportCase{name: "shard", res: two[0], groups: []string{"All requests", "By operation", "By target"},
+		legends: []string{"HTTP 200", a.URL(), b.URL()}, summary: []string{"Shard"}})
+	{
+		merged, err := Merge(two)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, reportCase{name: "merge", res: merged, groups: []string{"All requests", "By operation", "By target", "By shard"},
+			legends: []string{"shard 0/2", "shard 1/2", a.URL()}, summary: []string{"Shards"}})
+	}
+	{
+		merged, stopped := shardedOutage(t)
+		cases = append(cases, reportCase{name: "merge with outage", res: merged, groups: []string{"All requests", "By operation", "By target", "By shard"},
+			outage: stopped, legends: []string{"command", "update_name", "shard 0/2", "shard 1/2", stopped, "HTTP 200", "no answer"},
+			summary: []string{"Shards"}, wantPNG: true, pngShard: true})
+	}
+
+	browser, stopBrowser, err := simtest.StartChromium(1400, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopBrowser()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkReportPage(t, browser, c) })
+	}
+}
+
+// consoleErrors collects what a tab logs as an error or throws; the
+// returned func stops collecting and gives them.
+func consoleErrors(ctx context.Context) func() []string {
+	ctx, cancel := context.WithCancel(ctx)
+	messages := chromedp.Console(ctx)
+	var (
+		mu   sync.Mutex
+		errs []string
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				errs = append(errs, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []string {
+		time.Sleep(300 * time.Millisecond) // the last events on their way
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return errs
+	}
+}
+
+func checkReportPage(t *testing.T, browser context.Context, c reportCase) {
 	dir := t.TempDir()
-	if err := WriteReport(dir, res); err != nil {
+	if err := WriteReport(dir, c.res); err != nil {
 		t.Fatal(err)
 	}
 	// load.json is what merge reads back.
@@ -109,16 +254,22 @@ func TestReportInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Result
-	if err := json.Unmarshal(b, &back); err != nil || back.Requests != res.Requests || len(back.Shards) != 2 {
+	if err := json.Unmarshal(b, &back); err != nil || back.Requests != c.res.Requests || len(back.Shards) != len(c.res.Shards) {
 		t.Fatalf("load.json: %v, %d requests", err, back.Requests)
 	}
 
-	ctx := simtest.Chromium(t, 1400, 1000)
-	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
+	tabCtx, closeTab := chromedp.NewContext(browser)
+	defer closeTab()
+	ctx, cancelTime := context.WithTimeout(tabCtx, 60*time.Second)
 	defer cancelTime()
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+filepath.Join(dir, ReportHTML)),
-		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
-		t.Fatalf("the report did not draw: %v", err)
+	errs := consoleErrors(ctx)
+	drawn, cancelDrawn := context.WithTimeout(ctx, 15*time.Second)
+	loadErr := chromedp.Do(drawn, chromedp.Navigate("file://"+filepath.Join(dir, ReportHTML)),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)))
+	cancelDrawn()
+	if loadErr != nil {
+		t.Errorf("the report did not draw: %v (console: %q)", loadErr, errs())
+		return
 	}
 	eval := func(expr string) int {
 		t.Helper()
@@ -128,65 +279,137 @@ func TestReportInChromium(t *testing.T) {
 		}
 		return n
 	}
+	evalS := func(expr string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return s
+	}
+	if tabs := evalS(`[...document.querySelectorAll('#tabs button')].map(b => b.textContent).join("|")`); tabs != strings.Join(c.groups, "|") {
+		t.Errorf("tabs %q, want %q", tabs, strings.Join(c.groups, "|"))
+	}
 	groups := eval(`document.querySelectorAll("section.group").length`)
-	if groups != 4 { // all, by operation, by target, by shard
-		t.Errorf("%d groups of charts", groups)
+	if groups != len(c.groups) {
+		t.Errorf("%d groups of charts, want %d", groups, len(c.groups))
 	}
 	for _, kind := range []string{"rps", "latency", "errors", "distribution", "status", "table"} {
 		if n := eval(fmt.Sprintf(`document.querySelectorAll('section.group [data-chart=%q]').length`, kind)); n != groups {
 			t.Errorf("%d charts %s, want one per group", n, kind)
 		}
 	}
-	// Lines are drawn (a path with points) in every chart of the visible group,
-	// and the legends name the series.
-	if n := eval(`[...document.querySelectorAll('section.group:not([hidden]) svg.chart')].filter(s => s.querySelector('path.series[d^="M"], rect.bar')).length`); n < 5 {
-		t.Errorf("only %d charts of the first group have data drawn", n)
+	// Every time chart of every group has its lines or bars drawn, and
+	// every table a row per series with a request count.
+	for i, g := range c.groups {
+		sel := fmt.Sprintf(`section.group[data-group=%q]`, g)
+		if n := eval(fmt.Sprintf(`[...document.querySelectorAll('%s svg.chart')].filter(s => !s.querySelector('path.series[d^="M"], rect.bar')).length`, sel)); n != 0 {
+			t.Errorf("group %d %s: %d charts without data drawn", i, g, n)
+		}
+		series := eval(fmt.Sprintf(`document.querySelectorAll('%s [data-chart=status] svg.chart').length`, sel))
+		rows := eval(fmt.Sprintf(`[...document.querySelectorAll('%s [data-chart=table] tr')].filter(r => r.querySelector('td') && +r.children[1].textContent > 0).length`, sel))
+		if series == 0 || rows != series {
+			t.Errorf("group %s: %d table rows with requests for %d series", g, rows, series)
+		}
 	}
-	legends := eval(`document.querySelectorAll('section.group .legend span > span').length`)
-	if legends < 20 {
-		t.Errorf("%d legend entries", legends)
+	if n := eval(`document.querySelectorAll('#summary div').length`); n < 8 {
+		t.Errorf("%d summary cards", n)
 	}
-	for _, name := range []string{"command", "update_name", "shard 0/2", "shard 1/2", stopped, "HTTP 200", "no answer"} {
+	for _, name := range c.summary {
+		if n := eval(fmt.Sprintf(`[...document.querySelectorAll('#summary b')].filter(e => e.textContent === %q).length`, name)); n != 1 {
+			t.Errorf("no summary card %q", name)
+		}
+	}
+	for _, name := range c.legends {
 		if n := eval(fmt.Sprintf(`[...document.querySelectorAll('.legend span > span')].filter(e => e.textContent.includes(%q)).length`, name)); n == 0 {
 			t.Errorf("no legend names %q", name)
 		}
 	}
-	// The outage: listed, and marked on the time charts of every group.
-	if n := eval(fmt.Sprintf(`[...document.querySelectorAll('.outage-item')].filter(e => e.textContent.includes(%q + " stopped answering")).length`, stopped)); n != 1 {
-		t.Errorf("%d outage lines name %s", n, stopped)
+	// The outage: listed, and marked on the time charts of every group
+	// (four of them: requests, latency, errors, the status of at least one
+	// series); none where no target stopped.
+	items := eval(`document.querySelectorAll('.outage-item').length`)
+	marks := eval(`document.querySelectorAll('section.group rect.outage').length`)
+	if c.outage == "" {
+		if items != 0 || marks != 0 {
+			t.Errorf("no target stopped, yet %d outages listed and %d marked", items, marks)
+		}
+	} else {
+		if n := eval(fmt.Sprintf(`[...document.querySelectorAll('.outage-item')].filter(e => e.textContent.includes(%q + " stopped answering")).length`, c.outage)); n != 1 {
+			t.Errorf("%d outage lines name %s", n, c.outage)
+		}
+		if marks < 4*groups {
+			t.Errorf("the outage is marked on %d charts", marks)
+		}
 	}
-	if n := eval(`document.querySelectorAll('section.group rect.outage').length`); n < 4*4 {
-		t.Errorf("the outage is marked on %d charts", n)
+	// No summary card breaks a word that fits on its line in the middle.
+	if broken := evalS(brokenWords); broken != "" {
+		t.Errorf("summary cards break words in the middle: %s", broken)
 	}
-	// The tab of the targets shows its charts.
+	// Each tab shows its group alone.
 	tab := func(name string) chromedp.Action[chromedp.Void] {
 		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 			_, err := chromedp.Evaluate[bool](fmt.Sprintf(`[...document.querySelectorAll('#tabs button')].find(b => b.textContent === %q).click(), true`, name))(ctx, tg)
 			return chromedp.Void{}, err
 		}
 	}
-	if err := chromedp.Do(ctx, tab("By target"),
-		chromedp.WaitVisible(chromedp.CSS(`section.group[data-group="By target"] svg.chart`))); err != nil {
-		t.Errorf("the By target tab: %v", err)
-	}
-	if n := eval(`document.querySelectorAll('section.group:not([hidden])').length`); n != 1 {
-		t.Errorf("%d groups shown at once", n)
+	for _, g := range c.groups[1:] {
+		if err := chromedp.Do(ctx, tab(g),
+			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`section.group[data-group=%q] svg.chart`, g)))); err != nil {
+			t.Errorf("the %s tab: %v", g, err)
+		}
+		if n := eval(`document.querySelectorAll('section.group:not([hidden])').length`); n != 1 {
+			t.Errorf("%d groups shown at once", n)
+		}
 	}
 	if err := chromedp.Do(ctx, tab("All requests")); err != nil {
 		t.Error(err)
 	}
+	if c.wantPNG {
+		screenshot(t, ctx, "")
+		if c.pngShard {
+			if err := chromedp.Do(ctx, tab("By shard")); err == nil {
+				screenshot(t, ctx, "-shards")
+			}
+		}
+	}
+	if e := errs(); len(e) > 0 {
+		t.Errorf("the page logged errors: %q", e)
+	}
+}
+
+// brokenWords lists the words of the summary cards that wrap inside
+// although they would fit on a line of their card.
+const brokenWords = `(() => {
+  const bad = [];
+  document.querySelectorAll('#summary span').forEach(span => {
+    const node = span.firstChild;
+    if (!node) return;
+    const text = node.textContent, width = span.getBoundingClientRect().width;
+    let at = 0;
+    text.split(" ").forEach(word => {
+      const r = document.createRange();
+      r.setStart(node, at); r.setEnd(node, at + word.length);
+      at += word.length + 1;
+      const lines = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+      if (word && r.getBoundingClientRect().width <= width && lines.size > 1) bad.push(word);
+    });
+  });
+  return bad.join(", ");
+})()`
+
+// screenshot keeps the page as reports/browser/<test><suffix>.png.
+func screenshot(t *testing.T, ctx context.Context, suffix string) {
+	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return
 	}
 	out := filepath.Join("..", "..", "reports", "browser")
 	os.MkdirAll(out, 0o755)
-	if err := os.WriteFile(filepath.Join(out, "TestReportInChromium.png"), png, 0o644); err != nil {
+	name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + suffix + ".png"
+	if err := os.WriteFile(filepath.Join(out, name), png, 0o644); err != nil {
 		t.Error(err)
-	}
-	if err := chromedp.Do(ctx, tab("By shard")); err == nil {
-		if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
-			os.WriteFile(filepath.Join(out, "TestReportInChromium-shards.png"), png, 0o644)
-		}
 	}
 }
