@@ -47,7 +47,7 @@ fmt-check:
 # them several times slower while finding nothing the rest does not (the
 # same code runs under -race in the other tests of each package). So they
 # run in make test-heavy, without -race; .ci/run runs both targets.
-HEAVY := TestMutationScore|TestNoFalseFailureOnAnySeed|TestBundleVerifiesAndEveryTamperingFails|TestShedding429IsCertifiedWithoutFalseFailure|TestBaselineRerunAndReplay|TestSignCommandBesideTheFleetFile|TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck|TestParallelVerdictsEqualSerial|TestShouldFailuresFailOnlyWithFailOnShould|TestConformanceOnEachReplica|TestReplicasOnRedisCluster|TestEveryBackend|TestNoSecretInAnyOutput
+HEAVY := TestMutationScore|TestNoFalseFailureOnAnySeed|TestBundleVerifiesAndEveryTamperingFails|TestShedding429IsCertifiedWithoutFalseFailure|TestBaselineRerunAndReplay|TestSignCommandBesideTheFleetFile|TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck|TestParallelVerdictsEqualSerial|TestShouldFailuresFailOnlyWithFailOnShould|TestConformanceOnEachReplica|TestReplicasOnRedisCluster|TestEveryBackend|TestNoSecretInAnyOutput|TestFailoverResumesWithoutTheOldPrimary
 HEAVY_PKGS := ./cmd/gwconform ./simulator/redisstore
 
 # staticcheck, pinned: the same findings on every machine.

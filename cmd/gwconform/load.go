@@ -240,6 +240,10 @@ func (m *loadMain) Open(ctx context.Context) error {
 	}
 	m.cfg.Fleet = f
 	if m.ackFile != "" {
+		// Its folder is made, as --report-dir's is.
+		if err := os.MkdirAll(filepath.Dir(m.ackFile), 0o755); err != nil {
+			return fmt.Errorf("--ack-log: %w", err)
+		}
 		fh, err := os.Create(m.ackFile)
 		if err != nil {
 			return fmt.Errorf("--ack-log: %w", err)
@@ -649,19 +653,12 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail("%v", err)
 	}
-	acked, lost := 0, 0
-	for _, e := range entries {
-		if e.Status == load.AckAcknowledged {
-			acked++
-		} else {
-			lost++
-		}
-	}
+	acked, uncertain, noAnswer := load.CountAcks(entries)
 	for _, m := range rep.Mismatches {
 		fmt.Fprintln(stdout, "MISMATCH", m)
 	}
-	fmt.Fprintf(stdout, "%s: %d lines (%d acknowledged, %d without an answer); %d devices, %d values checked against %s: ",
-		logFile, len(entries), acked, lost, rep.Devices, rep.Fields, load.RedactURL(target))
+	fmt.Fprintf(stdout, "%s: %d lines (%s); %d devices, %d values checked against %s: ",
+		logFile, len(entries), load.AckCounts(acked, uncertain, noAnswer), rep.Devices, rep.Fields, load.RedactURL(target))
 	if len(rep.Mismatches) > 0 {
 		fmt.Fprintf(stdout, "%d differ\n", len(rep.Mismatches))
 		return report.ExitFail

@@ -174,8 +174,8 @@ func reportDataOf(res *Result) *reportData {
 	} else if res.Shard != "" {
 		d.Summary = append(d.Summary, reportField{"Shard", res.Shard})
 	}
-	if res.Acknowledged > 0 || res.Unanswered > 0 {
-		d.Summary = append(d.Summary, reportField{"Ack log", fmt.Sprintf("%d acknowledged, %d sent without an answer", res.Acknowledged, res.Unanswered)})
+	if res.Acknowledged > 0 || res.Uncertain > 0 || res.Unanswered > 0 {
+		d.Summary = append(d.Summary, reportField{"Ack log", AckCounts(res.Acknowledged, res.Uncertain, res.Unanswered)})
 	}
 	for _, m := range res.Missing {
 		d.Notes = append(d.Notes, "Shard "+m+" is missing from this merge: its requests are not counted.")
