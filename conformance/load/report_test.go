@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,57 +20,6 @@ import (
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
-
-// shardedOutage runs a load as two shards over two replicas (in-process
-// simulators) for a few seconds, stops the second replica in the middle,
-// and returns the merged result and the replica stopped.
-func shardedOutage(t *testing.T) (*Result, string) {
-	t.Helper()
-	f := fleet.Generate(2, 2, 8)
-	a := startSim(t, f)
-	b := simtest.Start(t, simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	var closeOnce sync.Once
-	stop := func() { closeOnce.Do(func() { b.Close() }) } // Close once: a second one panics
-	t.Cleanup(stop)
-	results := make([]*Result, 2)
-	var wg sync.WaitGroup
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := Run(context.Background(), Config{Targets: []string{a.URL(), b.URL()}, Fleet: f, Rate: 400,
-				Duration: 3 * time.Second, Concurrency: 2, Shard: i, Shards: 2, Seed: 9, Timeout: 2 * time.Second})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			results[i] = res
-		}()
-	}
-	// Stop the second replica once it has taken a quarter of its share.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, n, _ := b.Server.Journal().Read(0); n >= 150 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	stop()
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
-	for _, r := range results {
-		if r.Requests == 0 || r.Series[SeriesTarget+b.URL()].NoAnswer == 0 {
-			t.Fatalf("shard %s: %d requests, series %v", r.Shard, r.Requests, r.Series)
-		}
-	}
-	merged, err := Merge(results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return merged, b.URL()
-}
 
 // The report is one file with nothing from elsewhere, and carries the
 // figures of every series and the outage.
@@ -92,11 +42,11 @@ func TestReportPageIsSelfContained(t *testing.T) {
 	}
 }
 
-// shards runs a load as n shards over the targets for a while, each
-// shard at its share of rate, and returns their results.
-func shards(t *testing.T, f *fleet.Fleet, targets []string, n int, d time.Duration) []*Result {
-	t.Helper()
+// shards runs a load as n shards (one load without shards when n is 1)
+// over the targets for d, the shards at once, and returns their results.
+func shards(f *fleet.Fleet, targets []string, n int, d time.Duration) ([]*Result, error) {
 	results := make([]*Result, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range results {
 		wg.Add(1)
@@ -106,46 +56,51 @@ func shards(t *testing.T, f *fleet.Fleet, targets []string, n int, d time.Durati
 			if n > 1 {
 				cfg.Shard, cfg.Shards = i, n
 			}
-			res, err := Run(context.Background(), cfg)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			results[i] = res
+			results[i], errs[i] = Run(context.Background(), cfg)
 		}()
 	}
 	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
-	return results
+	return results, errors.Join(errs...)
 }
 
-// singleOutage runs one load (no shards) over two replicas and stops the
-// second one in the middle.
-func singleOutage(t *testing.T) (*Result, string) {
+// outageLoad starts two replicas (in-process simulators) and returns a
+// load to run: n shards (merged when n > 1) over both for 2 s, the second
+// replica stopped once it has answered its first requests. It gives the
+// result and the replica stopped.
+func outageLoad(t *testing.T, n int) func() (*Result, string, error) {
 	t.Helper()
 	f := fleet.Generate(2, 2, 8)
 	a := startSim(t, f)
 	b := simtest.Start(t, simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	var closeOnce sync.Once
-	stop := func() { closeOnce.Do(func() { b.Close() }) }
+	stop := func() { closeOnce.Do(func() { b.Close() }) } // Close once: a second one panics
 	t.Cleanup(stop)
-	go func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if _, n, _ := b.Server.Journal().Read(0); n >= 100 || time.Now().After(deadline) {
-				break
+	return func() (*Result, string, error) {
+		go func() {
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				if _, got, _ := b.Server.Journal().Read(0); got >= 100 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
-			time.Sleep(10 * time.Millisecond)
+			stop()
+		}()
+		results, err := shards(f, []string{a.URL(), b.URL()}, n, 2*time.Second)
+		if err != nil {
+			return nil, "", err
 		}
-		stop()
-	}()
-	res := shards(t, f, []string{a.URL(), b.URL()}, 1, 2*time.Second)[0]
-	if res.Series[SeriesTarget+b.URL()].NoAnswer == 0 {
-		t.Fatalf("the stopped replica answered every request: %v", res.Series)
+		for _, r := range results {
+			if r.Requests == 0 || r.Series[SeriesTarget+b.URL()].NoAnswer == 0 {
+				return nil, "", fmt.Errorf("shard %q: %d requests, the stopped replica answered all: %v", r.Shard, r.Requests, r.Series)
+			}
+		}
+		if n == 1 {
+			return results[0], b.URL(), nil
+		}
+		merged, err := Merge(results)
+		return merged, b.URL(), err
 	}
-	return res, b.URL()
 }
 
 // reportCase is one load report and what its page must show.
@@ -171,33 +126,40 @@ func TestLoadReportInChromium(t *testing.T) {
 	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
 	f := fleet.Generate(2, 2, 8)
 	a, b := startSim(t, f), startSim(t, f)
-	var cases []reportCase
-	{
-		res := shards(t, f, []string{a.URL()}, 1, time.Second)[0]
-		cases = append(cases, reportCase{name: "no outage", res: res, groups: []string{"All requests", "By operation", "By target"},
-			legends: []string{"command", "message", "update_name", "HTTP 200", a.URL()}, summary: []string{"Requests", "Targets"}, wantPNG: true})
+	single, sharded := outageLoad(t, 1), outageLoad(t, 2)
+	// The five loads at once.
+	var (
+		wg                  sync.WaitGroup
+		one, two            []*Result
+		outage, outageTwo   *Result
+		stopped, stoppedTwo string
+		errs                = make([]error, 4)
+	)
+	wg.Add(4)
+	go func() { defer wg.Done(); one, errs[0] = shards(f, []string{a.URL()}, 1, time.Second) }()
+	go func() { defer wg.Done(); two, errs[1] = shards(f, []string{a.URL(), b.URL()}, 2, time.Second) }()
+	go func() { defer wg.Done(); outage, stopped, errs[2] = single() }()
+	go func() { defer wg.Done(); outageTwo, stoppedTwo, errs[3] = sharded() }()
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
-	{
-		res, stopped := singleOutage(t)
-		cases = append(cases, reportCase{name: "outage", res: res, groups: []string{"All requests", "By operation", "By target"},
-			outage: stopped, legends: []string{"HTTP 200", "no answer", stopped}, summary: []string{"Requests", "Targets"}})
+	merged, err := Merge(two)
+	if err != nil {
+		t.Fatal(err)
 	}
-	two := shards(t, f, []string{a.URL(), b.URL()}, 2, time.Second)
-	cases = append(cases, reportCase{name: "shard", res: two[0], groups: []string{"All requests", "By operation", "By target"},
-		legends: []string{"HTTP 200", a.URL(), b.URL()}, summary: []string{"Shard"}})
-	{
-		merged, err := Merge(two)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, reportCase{name: "merge", res: merged, groups: []string{"All requests", "By operation", "By target", "By shard"},
-			legends: []string{"shard 0/2", "shard 1/2", a.URL()}, summary: []string{"Shards"}})
-	}
-	{
-		merged, stopped := shardedOutage(t)
-		cases = append(cases, reportCase{name: "merge with outage", res: merged, groups: []string{"All requests", "By operation", "By target", "By shard"},
-			outage: stopped, legends: []string{"command", "update_name", "shard 0/2", "shard 1/2", stopped, "HTTP 200", "no answer"},
-			summary: []string{"Shards"}, wantPNG: true, pngShard: true})
+	cases := []reportCase{
+		{name: "no outage", res: one[0], groups: []string{"All requests", "By operation", "By target"},
+			legends: []string{"command", "message", "update_name", "HTTP 200", a.URL()}, summary: []string{"Requests", "Targets"}, wantPNG: true},
+		{name: "outage", res: outage, groups: []string{"All requests", "By operation", "By target"},
+			outage: stopped, legends: []string{"HTTP 200", "no answer", stopped}, summary: []string{"Requests", "Targets"}},
+		{name: "shard", res: two[0], groups: []string{"All requests", "By operation", "By target"},
+			legends: []string{"HTTP 200", a.URL(), b.URL()}, summary: []string{"Shard"}},
+		{name: "merge", res: merged, groups: []string{"All requests", "By operation", "By target", "By shard"},
+			legends: []string{"shard 0/2", "shard 1/2", a.URL()}, summary: []string{"Shards"}},
+		{name: "merge with outage", res: outageTwo, groups: []string{"All requests", "By operation", "By target", "By shard"},
+			outage: stoppedTwo, legends: []string{"command", "update_name", "shard 0/2", "shard 1/2", stoppedTwo, "HTTP 200", "no answer"},
+			summary: []string{"Shards"}, wantPNG: true, pngShard: true},
 	}
 
 	browser, stopBrowser, err := simtest.StartChromium(1400, 1000)
