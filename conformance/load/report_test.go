@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -233,104 +234,94 @@ func checkReportPage(t *testing.T, browser context.Context, c reportCase) {
 		t.Errorf("the report did not draw: %v (console: %q)", loadErr, errs())
 		return
 	}
-	eval := func(expr string) int {
-		t.Helper()
-		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](expr))
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return n
+	// What the page shows, read in one go.
+	js, err := chromedp.Run(ctx, chromedp.Evaluate[string](pageFigures))
+	if err != nil {
+		t.Fatal(err)
 	}
-	evalS := func(expr string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return s
+	var p struct {
+		Tabs    []string
+		Charts  map[string]int
+		Groups  map[string]struct{ Charts, Empty, Series, Rows int }
+		Summary []string
+		Legends []string
+		Outages []string
+		Marks   int
+		Broken  string
 	}
-	if tabs := evalS(`[...document.querySelectorAll('#tabs button')].map(b => b.textContent).join("|")`); tabs != strings.Join(c.groups, "|") {
-		t.Errorf("tabs %q, want %q", tabs, strings.Join(c.groups, "|"))
+	if err := json.Unmarshal([]byte(js), &p); err != nil {
+		t.Fatalf("%v: %s", err, js)
 	}
-	groups := eval(`document.querySelectorAll("section.group").length`)
+	if strings.Join(p.Tabs, "|") != strings.Join(c.groups, "|") {
+		t.Errorf("tabs %q, want %q", p.Tabs, c.groups)
+	}
+	groups := len(p.Groups)
 	if groups != len(c.groups) {
 		t.Errorf("%d groups of charts, want %d", groups, len(c.groups))
 	}
 	for _, kind := range []string{"rps", "latency", "errors", "distribution", "status", "table"} {
-		if n := eval(fmt.Sprintf(`document.querySelectorAll('section.group [data-chart=%q]').length`, kind)); n != groups {
-			t.Errorf("%d charts %s, want one per group", n, kind)
+		if p.Charts[kind] != groups {
+			t.Errorf("%d charts %s, want one per group", p.Charts[kind], kind)
 		}
 	}
-	// Every time chart of every group has its lines or bars drawn, and
-	// every table a row per series with a request count.
-	for i, g := range c.groups {
-		sel := fmt.Sprintf(`section.group[data-group=%q]`, g)
-		if n := eval(fmt.Sprintf(`[...document.querySelectorAll('%s svg.chart')].filter(s => !s.querySelector('path.series[d^="M"], rect.bar')).length`, sel)); n != 0 {
-			t.Errorf("group %d %s: %d charts without data drawn", i, g, n)
+	// Every chart of every group has its lines or bars drawn, and every
+	// table a row per series with a request count.
+	for _, g := range c.groups {
+		x := p.Groups[g]
+		if x.Charts < 5 || x.Empty != 0 {
+			t.Errorf("group %s: %d charts, %d without data drawn", g, x.Charts, x.Empty)
 		}
-		series := eval(fmt.Sprintf(`document.querySelectorAll('%s [data-chart=status] svg.chart').length`, sel))
-		rows := eval(fmt.Sprintf(`[...document.querySelectorAll('%s [data-chart=table] tr')].filter(r => r.querySelector('td') && +r.children[1].textContent > 0).length`, sel))
-		if series == 0 || rows != series {
-			t.Errorf("group %s: %d table rows with requests for %d series", g, rows, series)
+		if x.Series == 0 || x.Rows != x.Series {
+			t.Errorf("group %s: %d table rows with requests for %d series", g, x.Rows, x.Series)
 		}
 	}
-	if n := eval(`document.querySelectorAll('#summary div').length`); n < 8 {
-		t.Errorf("%d summary cards", n)
+	if len(p.Summary) < 8 {
+		t.Errorf("%d summary cards: %q", len(p.Summary), p.Summary)
 	}
 	for _, name := range c.summary {
-		if n := eval(fmt.Sprintf(`[...document.querySelectorAll('#summary b')].filter(e => e.textContent === %q).length`, name)); n != 1 {
-			t.Errorf("no summary card %q", name)
+		if !slices.Contains(p.Summary, name) {
+			t.Errorf("no summary card %q in %q", name, p.Summary)
 		}
 	}
 	for _, name := range c.legends {
-		if n := eval(fmt.Sprintf(`[...document.querySelectorAll('.legend span > span')].filter(e => e.textContent.includes(%q)).length`, name)); n == 0 {
+		if !slices.ContainsFunc(p.Legends, func(l string) bool { return strings.Contains(l, name) }) {
 			t.Errorf("no legend names %q", name)
 		}
 	}
 	// The outage: listed, and marked on the time charts of every group
 	// (four of them: requests, latency, errors, the status of at least one
 	// series); none where no target stopped.
-	items := eval(`document.querySelectorAll('.outage-item').length`)
-	marks := eval(`document.querySelectorAll('section.group rect.outage').length`)
 	if c.outage == "" {
-		if items != 0 || marks != 0 {
-			t.Errorf("no target stopped, yet %d outages listed and %d marked", items, marks)
+		if len(p.Outages) != 0 || p.Marks != 0 {
+			t.Errorf("no target stopped, yet %d outages listed and %d marked", len(p.Outages), p.Marks)
 		}
 	} else {
-		if n := eval(fmt.Sprintf(`[...document.querySelectorAll('.outage-item')].filter(e => e.textContent.includes(%q + " stopped answering")).length`, c.outage)); n != 1 {
-			t.Errorf("%d outage lines name %s", n, c.outage)
+		if len(p.Outages) != 1 || !strings.Contains(p.Outages[0], c.outage+" stopped answering") {
+			t.Errorf("outages listed: %q, want one naming %s", p.Outages, c.outage)
 		}
-		if marks < 4*groups {
-			t.Errorf("the outage is marked on %d charts", marks)
+		if p.Marks < 4*groups {
+			t.Errorf("the outage is marked on %d charts", p.Marks)
 		}
 	}
 	// No summary card breaks a word that fits on its line in the middle.
-	if broken := evalS(brokenWords); broken != "" {
-		t.Errorf("summary cards break words in the middle: %s", broken)
+	if p.Broken != "" {
+		t.Errorf("summary cards break words in the middle: %s", p.Broken)
 	}
 	// Each tab shows its group alone.
-	tab := func(name string) chromedp.Action[chromedp.Void] {
-		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			_, err := chromedp.Evaluate[bool](fmt.Sprintf(`[...document.querySelectorAll('#tabs button')].find(b => b.textContent === %q).click(), true`, name))(ctx, tg)
-			return chromedp.Void{}, err
-		}
+	tab := func(name string) chromedp.Action[int] {
+		return chromedp.Evaluate[int](fmt.Sprintf(`[...document.querySelectorAll('#tabs button')].find(b => b.textContent === %q).click(),
+			[...document.querySelectorAll('section.group')].filter(s => !s.hidden && s.dataset.group === %q && s.querySelector('svg.chart').getBoundingClientRect().width > 0).length * 10 +
+			document.querySelectorAll('section.group:not([hidden])').length`, name, name))
 	}
-	for _, g := range c.groups[1:] {
-		if err := chromedp.Do(ctx, tab(g),
-			chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`section.group[data-group=%q] svg.chart`, g)))); err != nil {
-			t.Errorf("the %s tab: %v", g, err)
+	for _, g := range append(c.groups[1:], c.groups[0]) {
+		if n, err := chromedp.Run(ctx, tab(g)); err != nil || n != 11 {
+			t.Errorf("the %s tab: %v, %d (want its group shown, alone)", g, err, n)
 		}
-		if n := eval(`document.querySelectorAll('section.group:not([hidden])').length`); n != 1 {
-			t.Errorf("%d groups shown at once", n)
-		}
-	}
-	if err := chromedp.Do(ctx, tab("All requests")); err != nil {
-		t.Error(err)
 	}
 	if c.wantPNG {
 		screenshot(t, ctx, "")
 		if c.pngShard {
-			if err := chromedp.Do(ctx, tab("By shard")); err == nil {
+			if _, err := chromedp.Run(ctx, tab("By shard")); err == nil {
 				screenshot(t, ctx, "-shards")
 			}
 		}
@@ -339,6 +330,33 @@ func checkReportPage(t *testing.T, browser context.Context, c reportCase) {
 		t.Errorf("the page logged errors: %q", e)
 	}
 }
+
+// pageFigures is what checkReportPage reads of the page, as JSON.
+const pageFigures = `JSON.stringify((() => {
+  const all = s => [...document.querySelectorAll(s)];
+  const charts = {};
+  all('section.group [data-chart]').forEach(e => { charts[e.dataset.chart] = (charts[e.dataset.chart] || 0) + 1; });
+  const groups = {};
+  all('section.group').forEach(g => {
+    const svgs = [...g.querySelectorAll('svg.chart')];
+    groups[g.dataset.group] = {
+      Charts: svgs.length,
+      Empty: svgs.filter(s => !s.querySelector('path.series[d^="M"], rect.bar')).length,
+      Series: g.querySelectorAll('[data-chart=status] svg.chart').length,
+      Rows: [...g.querySelectorAll('[data-chart=table] tr')].filter(r => r.querySelector('td') && +r.children[1].textContent > 0).length,
+    };
+  });
+  return {
+    Tabs: all('#tabs button').map(b => b.textContent),
+    Charts: charts,
+    Groups: groups,
+    Summary: all('#summary b').map(b => b.textContent),
+    Legends: all('.legend span > span').map(e => e.textContent),
+    Outages: all('.outage-item').map(e => e.textContent),
+    Marks: all('section.group rect.outage').length,
+    Broken: ` + brokenWords + `,
+  };
+})())`
 
 // brokenWords lists the words of the summary cards that wrap inside
 // although they would fit on a line of their card.
