@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -114,7 +115,7 @@ func TestFailoverResumesWithoutTheOldPrimary(t *testing.T) {
 		}
 	}
 	resumed := time.Since(killedAt)
-	if sen.Primary.Port != 0 && pingable(sen.Primary.Addr()) {
+	if pingable(old) {
 		t.Fatal("the old primary answers: the test must show writes resuming without it")
 	}
 
@@ -162,11 +163,11 @@ func TestFailoverResumesWithoutTheOldPrimary(t *testing.T) {
 		promoted, promotedAfter.Round(time.Millisecond), resumed.Round(time.Millisecond), len(entries), res.Acknowledged, ackedAfter, len(want))
 }
 
-// pingable says whether a Redis answers at addr.
+// pingable says whether anything accepts connections at addr.
 func pingable(addr string) bool {
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	return c.Ping(ctx).Err() == nil
+	c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+	if err == nil {
+		c.Close()
+	}
+	return err == nil
 }
