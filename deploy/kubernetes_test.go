@@ -27,8 +27,8 @@ const (
 	kubernetesSpec = "k8s.io/kubernetes@v1.36.3"
 )
 
-// kustomizations are every kustomization under deploy/, the name of what
-// each builds, and whether it holds the load Jobs' fleet.
+// kustomizations are the directories of every kustomization under
+// deploy/ (TestKustomizeAndKubeconform checks that none is missing).
 var kustomizations = []string{"deploy/k8s", "deploy/k8s-sentinel"}
 
 // goTool runs a pinned Go program with go run, outside this module (so
@@ -144,6 +144,19 @@ func TestKustomizeAndKubeconform(t *testing.T) {
 	spec, err := os.ReadFile(filepath.Join(specDir, "api", "openapi-spec", "swagger.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	var found []string
+	filepath.WalkDir(filepath.Join(root, "deploy"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Name() == "kustomization.yaml" {
+			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			found = append(found, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	slices.Sort(found)
+	if !slices.Equal(found, kustomizations) {
+		t.Errorf("the kustomizations under deploy/ are %v; the test builds %v", found, kustomizations)
 	}
 
 	loadJob, err := os.ReadFile(filepath.Join(root, "deploy/k8s/load-job.yaml"))
