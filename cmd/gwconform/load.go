@@ -142,7 +142,7 @@ func (m *loadMain) ParseFlags(args []string) error {
 	fs.StringVar(&mixFlag, "mix", load.DefaultMix.String(), "weights of the operations")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "time limit of one answer")
 	fs.StringVar(&cfg.Via, "via", "", "how to send: raw (HTTP/1.1 spoken directly, fastest), http (net/http), client (conformance/client, as the checks send); default raw for http://, http for https://")
-	fs.StringVar(&m.ackFile, "ack-log", "", "write one JSON line per acknowledged change, and per request sent that got no answer, to `FILE`")
+	fs.StringVar(&m.ackFile, "ack-log", "", "write one JSON line per acknowledged change, per change answered 503 (uncertain) and per request sent that got no answer, to `FILE` (its folder is made)")
 	fs.StringVar(&shardFlag, "shard", "", "send shard `I/N` of the load (I from 0): the devices whose index is I mod N, at rate/N; default from $JOB_COMPLETION_INDEX and $GWCONFORM_SHARDS")
 	fs.StringVar(&m.reportDir, "report-dir", "", "write load.json and report.html into `DIR`")
 	fs.BoolVar(&m.asJSON, "json", false, "write the result as JSON")
