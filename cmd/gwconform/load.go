@@ -142,7 +142,7 @@ func (m *loadMain) ParseFlags(args []string) error {
 	fs.StringVar(&mixFlag, "mix", load.DefaultMix.String(), "weights of the operations")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "time limit of one answer")
 	fs.StringVar(&cfg.Via, "via", "", "how to send: raw (HTTP/1.1 spoken directly, fastest), http (net/http), client (conformance/client, as the checks send); default raw for http://, http for https://")
-	fs.StringVar(&m.ackFile, "ack-log", "", "write one JSON line per acknowledged change, and per request sent that got no answer, to `FILE`")
+	fs.StringVar(&m.ackFile, "ack-log", "", "write one JSON line per acknowledged change, per change answered 503 (uncertain) and per request sent that got no answer, to `FILE` (its folder is made)")
 	fs.StringVar(&shardFlag, "shard", "", "send shard `I/N` of the load (I from 0): the devices whose index is I mod N, at rate/N; default from $JOB_COMPLETION_INDEX and $GWCONFORM_SHARDS")
 	fs.StringVar(&m.reportDir, "report-dir", "", "write load.json and report.html into `DIR`")
 	fs.BoolVar(&m.asJSON, "json", false, "write the result as JSON")
@@ -240,6 +240,10 @@ func (m *loadMain) Open(ctx context.Context) error {
 	}
 	m.cfg.Fleet = f
 	if m.ackFile != "" {
+		// Its folder is made, as --report-dir's is.
+		if err := os.MkdirAll(filepath.Dir(m.ackFile), 0o755); err != nil {
+			return fmt.Errorf("--ack-log: %w", err)
+		}
 		fh, err := os.Create(m.ackFile)
 		if err != nil {
 			return fmt.Errorf("--ack-log: %w", err)
@@ -649,19 +653,12 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail("%v", err)
 	}
-	acked, lost := 0, 0
-	for _, e := range entries {
-		if e.Status == load.AckAcknowledged {
-			acked++
-		} else {
-			lost++
-		}
-	}
+	acked, uncertain, noAnswer := load.CountAcks(entries)
 	for _, m := range rep.Mismatches {
 		fmt.Fprintln(stdout, "MISMATCH", m)
 	}
-	fmt.Fprintf(stdout, "%s: %d lines (%d acknowledged, %d without an answer); %d devices, %d values checked against %s: ",
-		logFile, len(entries), acked, lost, rep.Devices, rep.Fields, load.RedactURL(target))
+	fmt.Fprintf(stdout, "%s: %d lines (%s); %d devices, %d values checked against %s: ",
+		logFile, len(entries), load.AckCounts(acked, uncertain, noAnswer), rep.Devices, rep.Fields, load.RedactURL(target))
 	if len(rep.Mismatches) > 0 {
 		fmt.Fprintf(stdout, "%d differ\n", len(rep.Mismatches))
 		return report.ExitFail

@@ -62,6 +62,14 @@ func TestLoadTargetsAndAckLog(t *testing.T) {
 	if err != nil || bytes.Count(b, []byte("\n")) != 60 {
 		t.Errorf("ack log: %v, %d lines", err, bytes.Count(b, []byte("\n")))
 	}
+	// --ack-log makes its folder, as --report-dir does.
+	nested := filepath.Join(dir, "new", "folder", "acks.jsonl")
+	if code := loadCmd(context.Background(), []string{"--target", sim.URL(), "--fleet", fleetFile, "--requests", "4", "--ack-log", nested, "--quiet"}, &out, &errOut); code != report.ExitPass {
+		t.Errorf("--ack-log in a folder to make: exit %d\n%s", code, errOut.String())
+	}
+	if b, err := os.ReadFile(nested); err != nil || bytes.Count(b, []byte("\n")) != 4 {
+		t.Errorf("--ack-log in a folder to make: %v, %q", err, b)
+	}
 	sign := auth.Sign(f.Accounts[0].APIKeys[0].Key, f.Accounts[0].APIKeys[0].Secret, auth.Timestamp(time.Now(), f.Location()))
 	if bytes.Contains(b, []byte(f.Accounts[0].APIKeys[0].Key)) || bytes.Contains(b, []byte(sign[:16])) {
 		t.Error("the ack log holds the api key or a sign")
@@ -73,7 +81,7 @@ func TestLoadTargetsAndAckLog(t *testing.T) {
 		{[]string{"--target", "ftp://x", "--requests", "1"}, `--target "ftp://x"`},
 		{[]string{"--target", sim.URL() + ",", "--requests", "1"}, "-target"},
 		{[]string{"--target", sim.URL(), "--target", "http://127.0.0.1:1", "--requests", "1"}, "--target http://127.0.0.1:1 unreachable"},
-		{[]string{"--target", sim.URL(), "--requests", "1", "--ack-log", filepath.Join(dir, "no", "such", "dir")}, "--ack-log"},
+		{[]string{"--target", sim.URL(), "--requests", "1", "--ack-log", filepath.Join(fleetFile, "acks.jsonl")}, "--ack-log"},
 		{[]string{"--target", sim.URL(), "--fleet", fleetFile, "--requests", "1", "--ack-log", ackFile, "--concurrency", "5"}, "--concurrency 5 with --ack-log"},
 	} {
 		errOut.Reset()
@@ -280,6 +288,33 @@ func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
 		}
 		if strings.Contains(out+stderr, token) {
 			t.Error("check-acks shows the admin token")
+		}
+	}
+	// Uncertain (503) and unanswered lines are counted apart, and neither
+	// is a mismatch: the last acknowledged line repeated with each status.
+	{
+		log0 := filepath.Join(dir, "acks-0.jsonl")
+		b, err := os.ReadFile(log0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		var e load.AckEntry
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &e); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range []string{load.AckUncertain, load.AckNoAnswer, load.AckUncertain} {
+			e.Seq++
+			e.Status, e.Error = st, "503 storage_unavailable"
+			l, _ := json.Marshal(e)
+			lines = append(lines, string(l))
+		}
+		mixed := filepath.Join(dir, "mixed.jsonl")
+		os.WriteFile(mixed, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		code, out, stderr := runLoad(t, nil, "load", "check-acks", mixed, "--target", sim.URL, "--admin-token", token)
+		want := fmt.Sprintf("(%d acknowledged, 2 uncertain (503), 1 sent without an answer)", len(lines)-3)
+		if code != report.ExitPass || !strings.Contains(out, want) {
+			t.Errorf("check-acks of a log with uncertain and unanswered lines: exit %d, want %q in\n%s%s", code, want, out, stderr)
 		}
 	}
 	// A rename behind the load's back is a lost change: exit 1, naming

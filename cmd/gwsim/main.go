@@ -402,6 +402,22 @@ func (m *Main) Close() error {
 	return m.Sim.Close()
 }
 
+// reachableURL is a URL to open for a server that listens at u. A
+// wildcard address (0.0.0.0, [::], or no host) listens on every interface
+// but is no address to connect to: this machine's loopback stands for it
+// in the URL, and every is the address listened on, to say so.
+func reachableURL(u string) (url, every string) {
+	addr := strings.TrimPrefix(u, "http://")
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return u, ""
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return u, ""
+	}
+	return "http://" + net.JoinHostPort("127.0.0.1", port), addr
+}
+
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -417,7 +433,7 @@ func isLoopback(addr string) bool {
 // first four characters. With --log-format json the banner is one JSON
 // record on stdout, like every other line gwsim writes.
 func (m *Main) printBanner() {
-	url := m.Sim.URL()
+	url, every := reachableURL(m.Sim.URL())
 	f := m.Sim.Fleet
 	scheme := map[auth.Scheme]string{auth.MD5: "md5 of api_key + secret + timestamp",
 		auth.FormatOnly: "any 32 hex characters (scheme format)", auth.Off: "not checked (scheme off)"}[f.Scheme()]
@@ -456,6 +472,9 @@ func (m *Main) printBanner() {
 		if store != "" {
 			attrs = append(attrs, "store", store)
 		}
+		if every != "" {
+			attrs = append(attrs, "listen", every)
+		}
 		if terr == nil {
 			attrs = append(attrs, "api_key", key, "myservice_id", t.AccountID, "mac", t.MAC)
 			if m.demo {
@@ -473,6 +492,9 @@ func (m *Main) printBanner() {
 
 	w := m.Stdout
 	fmt.Fprintf(w, "gwsim listening on %s (%s)\n", url, f.Describe())
+	if every != "" {
+		fmt.Fprintf(w, "  listening on every interface (%s): from another machine, use this one's name or address\n", every)
+	}
 	fmt.Fprintf(w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
 	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)

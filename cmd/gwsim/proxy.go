@@ -119,8 +119,12 @@ func (m *proxyMain) Open() error {
 	}
 	up, _ := url.Parse(m.upstream)
 	up.User = nil
-	fmt.Fprintf(m.Stdout, "gwsim proxy listening on %s, in front of %s\n", p.URL(), up)
-	fmt.Fprintf(m.Stdout, "  live page: %s/_sim/   reports of the app and the service: gwsim clients --target %s [--format html|junit]\n", p.URL(), p.URL())
+	at, every := reachableURL(p.URL())
+	fmt.Fprintf(m.Stdout, "gwsim proxy listening on %s, in front of %s\n", at, up)
+	if every != "" {
+		fmt.Fprintf(m.Stdout, "  listening on every interface (%s): from another machine, use this one's name or address\n", every)
+	}
+	fmt.Fprintf(m.Stdout, "  live page: %s/_sim/   reports of the app and the service: gwsim clients --target %s [--format html|junit]\n", at, at)
 	if m.record != "" {
 		fmt.Fprintf(m.Stdout, "  recording cassettes into %s\n", m.record)
 	}

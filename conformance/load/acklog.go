@@ -68,11 +68,11 @@ type AckEntry struct {
 // device is owned by one worker (see Run), so the lines of one device are
 // in the order of its attempts.
 type ackLog struct {
-	mu          sync.Mutex
-	w           io.Writer
-	seq         int64
-	acked, lost int64
-	err         error
+	mu                         sync.Mutex
+	w                          io.Writer
+	seq                        int64
+	acked, uncertain, noAnswer int64
+	err                        error
 }
 
 func (l *ackLog) record(r *request, target, status string, why error) {
@@ -118,10 +118,13 @@ func (l *ackLog) record(r *request, target, status string, why error) {
 	defer l.mu.Unlock()
 	l.seq++
 	e.Seq = l.seq
-	if status == AckAcknowledged {
+	switch status {
+	case AckAcknowledged:
 		l.acked++
-	} else {
-		l.lost++
+	case AckUncertain:
+		l.uncertain++
+	default:
+		l.noAnswer++
 	}
 	if l.err != nil {
 		return
@@ -275,4 +278,29 @@ func sameValue(sent string, got any) bool {
 		return a == b
 	}
 	return sent == g
+}
+
+// AckCounts names an ack log's lines by status, in the words the load's
+// summary, its report and check-acks share: "12 acknowledged, 3
+// uncertain (503), 1 sent without an answer". An uncertain change got an
+// answer (503 storage_unavailable or storage_failed: the store could not
+// confirm it); one without an answer got none (the connection broke).
+// Either may or may not have been applied.
+func AckCounts(acked, uncertain, noAnswer int64) string {
+	return fmt.Sprintf("%d acknowledged, %d uncertain (503), %d sent without an answer", acked, uncertain, noAnswer)
+}
+
+// CountAcks counts an ack log's entries by status (AckCounts' order).
+func CountAcks(entries []AckEntry) (acked, uncertain, noAnswer int64) {
+	for _, e := range entries {
+		switch e.Status {
+		case AckAcknowledged:
+			acked++
+		case AckUncertain:
+			uncertain++
+		default:
+			noAnswer++
+		}
+	}
+	return acked, uncertain, noAnswer
 }

@@ -183,7 +183,7 @@ func TestTargetThatStopsAnswering(t *testing.T) {
 		var out bytes.Buffer
 		res.WriteText(&out)
 		if !strings.Contains(out.String(), refused+": 30 requests, 30 errors (30 without an answer)") ||
-			!strings.Contains(out.String(), "ack log     30 acknowledged, 30 sent without an answer") {
+			!strings.Contains(out.String(), "ack log     30 acknowledged, 0 uncertain (503), 30 sent without an answer") {
 			t.Errorf("%s: result text:\n%s", via, out.String())
 		}
 	}

@@ -114,9 +114,12 @@ type Result struct {
 	// Targets counts requests and errors per target when there are
 	// several.
 	Targets []TargetResult `json:"targets,omitempty"`
-	// Acknowledged and Unanswered count the ack log's lines (with
-	// Config.AckLog only).
+	// Acknowledged, Uncertain and Unanswered count the ack log's lines
+	// (with Config.AckLog only) by status: AckAcknowledged, AckUncertain
+	// (an answer 503 storage_unavailable or storage_failed) and
+	// AckNoAnswer (sent, and no complete answer came).
 	Acknowledged int64 `json:"acknowledged,omitempty"`
+	Uncertain    int64 `json:"uncertain,omitempty"`
 	Unanswered   int64 `json:"unanswered,omitempty"`
 	// AckLogError is the first error writing the ack log, after which no
 	// line was written.
@@ -583,7 +586,7 @@ func (r *run) result(workers []*worker, target string, elapsed time.Duration) *R
 	}
 	if r.acks != nil {
 		r.acks.mu.Lock()
-		res.Acknowledged, res.Unanswered = r.acks.acked, r.acks.lost
+		res.Acknowledged, res.Uncertain, res.Unanswered = r.acks.acked, r.acks.uncertain, r.acks.noAnswer
 		if r.acks.err != nil {
 			res.AckLogError = r.acks.err.Error()
 		}
@@ -656,8 +659,8 @@ func (res *Result) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s  %s: %d requests, %d errors (%d without an answer)\n", label, t.URL, t.Requests, t.Errors, t.NoAnswer)
 	}
-	if res.Acknowledged > 0 || res.Unanswered > 0 {
-		fmt.Fprintf(w, "  ack log     %d acknowledged, %d sent without an answer\n", res.Acknowledged, res.Unanswered)
+	if res.Acknowledged > 0 || res.Uncertain > 0 || res.Unanswered > 0 {
+		fmt.Fprintf(w, "  ack log     %s\n", AckCounts(res.Acknowledged, res.Uncertain, res.Unanswered))
 	}
 	if res.Errors == 0 {
 		fmt.Fprintf(w, "  errors      0\n")

@@ -65,6 +65,7 @@ func Merge(results []*Result) (*Result, error) {
 		out.Requests += r.Requests
 		out.Errors += r.Errors
 		out.Acknowledged += r.Acknowledged
+		out.Uncertain += r.Uncertain
 		out.Unanswered += r.Unanswered
 		if r.AckLogError != "" {
 			out.AckLogError = strings.TrimPrefix(out.AckLogError+"; ", "; ") + "shard " + label + ": " + r.AckLogError

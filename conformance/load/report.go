@@ -164,7 +164,7 @@ func reportDataOf(res *Result) *reportData {
 		{"Throughput", fmt.Sprintf("%.1f requests/s", res.Throughput)},
 		{"Latency p50 / p99 / max", fmt.Sprintf("%s / %s / %s", ms(res.Latency.P50), ms(res.Latency.P99), ms(res.Latency.Max))},
 		{"Duration", res.Elapsed.Round(time.Millisecond).String()},
-		{"Started", res.Start.UTC().Format(time.RFC3339)},
+		{"Started", res.Start.UTC().Format("2006-01-02 15:04:05 UTC")},
 		{"Rate asked", rate},
 		{"Concurrency", fmt.Sprint(res.Concurrency)},
 		{"Targets", strings.ReplaceAll(res.Target, ",", ", ")},
@@ -174,8 +174,8 @@ func reportDataOf(res *Result) *reportData {
 	} else if res.Shard != "" {
 		d.Summary = append(d.Summary, reportField{"Shard", res.Shard})
 	}
-	if res.Acknowledged > 0 || res.Unanswered > 0 {
-		d.Summary = append(d.Summary, reportField{"Ack log", fmt.Sprintf("%d acknowledged, %d sent without an answer", res.Acknowledged, res.Unanswered)})
+	if res.Acknowledged > 0 || res.Uncertain > 0 || res.Unanswered > 0 {
+		d.Summary = append(d.Summary, reportField{"Ack log", AckCounts(res.Acknowledged, res.Uncertain, res.Unanswered)})
 	}
 	for _, m := range res.Missing {
 		d.Notes = append(d.Notes, "Shard "+m+" is missing from this merge: its requests are not counted.")
@@ -233,7 +233,19 @@ func reportDataOf(res *Result) *reportData {
 	for _, g := range order {
 		d.Groups = append(d.Groups, *groups[g])
 	}
+	// Every list is one in the JSON, empty rather than null.
 	d.Outages = outagesOf(res)
+	for _, l := range []*[]string{&d.Notes, &d.Statuses} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if d.Outages == nil {
+		d.Outages = []reportOutage{}
+	}
+	if d.Times == nil {
+		d.Times = []int64{}
+	}
 	return d
 }
 

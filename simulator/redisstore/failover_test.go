@@ -121,8 +121,8 @@ func TestSentinelFailoverLosesNoAcknowledgedChange(t *testing.T) {
 			t.Error("lost: " + m)
 		}
 	}
-	t.Logf("promoted %s and served again %s after the kill; %d ack log lines (%d acknowledged, %d without an answer or uncertain), %d devices checked",
-		promoted.Round(time.Millisecond), recovered.Round(time.Millisecond), len(entries), res.Acknowledged, res.Unanswered, len(want))
+	t.Logf("promoted %s and served again %s after the kill; %d ack log lines (%s), %d devices checked",
+		promoted.Round(time.Millisecond), recovered.Round(time.Millisecond), len(entries), load.AckCounts(res.Acknowledged, res.Uncertain, res.Unanswered), len(want))
 }
 
 // With --store-durability replicated a change is acknowledged only once a

@@ -13,14 +13,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// SentinelSetup is a Redis primary, one replica of it and three Sentinels
-// watching them, started for a test: five redis-server processes on free
+// SentinelSetup is a Redis primary, its replicas and three Sentinels
+// watching them, started for a test: redis-server processes on free
 // loopback ports, each with its own temporary directory, stopped by PID
 // when the test ends. The Sentinels declare the primary down after
 // DownAfter without an answer and fail over to the replica, so that a
 // failover takes a few seconds.
 type SentinelSetup struct {
+	// Replica is the first of Replicas.
 	Primary, Replica *Redis
+	Replicas         []*Redis
 	Sentinels        []*Redis
 	// Master is the name the Sentinels know the primary by.
 	Master string
@@ -33,14 +35,35 @@ const (
 	SentinelFailoverTimeout = 3 * time.Second
 )
 
-// StartSentinel starts the primary, the replica (replicaof the primary)
+// StartSentinel starts the primary, one replica (replicaof the primary)
 // and three Sentinels (quorum 2), and waits until the replica is in sync
 // and every Sentinel knows the replica and the two other Sentinels, so
 // that a failover can happen. A missing redis-server skips or fails the
 // test (NeedTool).
 func StartSentinel(t testing.TB) *SentinelSetup {
 	t.Helper()
+	return StartSentinelWith(t, SentinelOptions{Replicas: 1})
+}
+
+// SentinelOptions shape StartSentinelWith's setup.
+type SentinelOptions struct {
+	// Replicas is how many replicas the primary has (at least 1).
+	Replicas int
+	// MinReplicasToWrite, when above 0, is every node's
+	// min-replicas-to-write (with min-replicas-max-lag 10): a primary
+	// with fewer replicas connected refuses writes.
+	MinReplicasToWrite int
+}
+
+// StartSentinelWith is StartSentinel with o.Replicas replicas, as
+// deploy/compose-sentinel.yaml and deploy/k8s-sentinel run it (a primary
+// and two replicas, min-replicas-to-write 1).
+func StartSentinelWith(t testing.TB, o SentinelOptions) *SentinelSetup {
+	t.Helper()
 	needRedisServer(t)
+	if o.Replicas < 1 {
+		o.Replicas = 1
+	}
 	s := &SentinelSetup{Master: "gwsim"}
 	used := map[int]bool{}
 	port := func() int {
@@ -60,9 +83,15 @@ func StartSentinel(t testing.TB) *SentinelSetup {
 	// A replica's full sync starts at once rather than after the default
 	// 5 s wait for more replicas (either node may be primary later).
 	noDelay := []string{"--repl-diskless-sync-delay", "0"}
+	if o.MinReplicasToWrite > 0 {
+		noDelay = append(noDelay, "--min-replicas-to-write", strconv.Itoa(o.MinReplicasToWrite), "--min-replicas-max-lag", "10")
+	}
 	s.Primary = start(&Redis{Dir: t.TempDir(), Port: port(), Args: noDelay})
-	s.Replica = start(&Redis{Dir: t.TempDir(), Port: port(),
-		Args: append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(s.Primary.Port)}, noDelay...)})
+	for range o.Replicas {
+		s.Replicas = append(s.Replicas, start(&Redis{Dir: t.TempDir(), Port: port(),
+			Args: append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(s.Primary.Port)}, noDelay...)}))
+	}
+	s.Replica = s.Replicas[0]
 	// Each Sentinel is told the others and the replica in its file, with
 	// fixed ids, rather than finding them through hello messages every
 	// 2 s: the setup is ready in a moment.
@@ -78,7 +107,9 @@ func StartSentinel(t testing.TB) *SentinelSetup {
 		fmt.Fprintf(&b, "sentinel myid %s\nsentinel resolve-hostnames no\nsentinel monitor %s 127.0.0.1 %d 2\n", ids[i], s.Master, s.Primary.Port)
 		fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s %d\nsentinel parallel-syncs %s 1\n",
 			s.Master, SentinelDownAfter.Milliseconds(), s.Master, SentinelFailoverTimeout.Milliseconds(), s.Master)
-		fmt.Fprintf(&b, "sentinel known-replica %s 127.0.0.1 %d\n", s.Master, s.Replica.Port)
+		for _, r := range s.Replicas {
+			fmt.Fprintf(&b, "sentinel known-replica %s 127.0.0.1 %d\n", s.Master, r.Port)
+		}
 		for j, q := range ports {
 			if j != i {
 				fmt.Fprintf(&b, "sentinel known-sentinel %s 127.0.0.1 %d %s\n", s.Master, q, ids[j])
@@ -89,14 +120,16 @@ func StartSentinel(t testing.TB) *SentinelSetup {
 		}
 		s.Sentinels = append(s.Sentinels, start(&Redis{Dir: dir, Port: p, Conf: conf}))
 	}
-	waitInSync(t, s.Replica)
+	for _, r := range s.Replicas {
+		waitInSync(t, r)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, sn := range s.Sentinels {
 		c := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr()})
 		for {
 			m, err := c.Master(ctx, s.Master).Result()
-			if err == nil && m["num-other-sentinels"] == "2" && m["num-slaves"] == "1" {
+			if err == nil && m["num-other-sentinels"] == "2" && m["num-slaves"] == strconv.Itoa(o.Replicas) {
 				break
 			}
 			if ctx.Err() != nil {
