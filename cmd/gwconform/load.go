@@ -19,6 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 const loadUsage = `Usage: gwconform load [--target URL]... [--fleet FILE] --rate R --duration D --concurrency C
@@ -240,7 +241,7 @@ func (m *loadMain) Open(ctx context.Context) error {
 	}
 	m.cfg.Fleet = f
 	if m.ackFile != "" {
-		fh, err := os.Create(m.ackFile)
+		fh, err := safefile.CreateLog(m.ackFile, 0o644)
 		if err != nil {
 			return fmt.Errorf("--ack-log: %w", err)
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/cassette"
@@ -557,13 +558,7 @@ func fleetRun(args []string, stdout, stderr io.Writer, checkOnly bool) int {
 		}
 		return 0
 	}
-	file, err := os.Create(*out)
-	if err == nil {
-		err = f.WriteYAML(file)
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-	}
+	err := safefile.Write(*out, 0o644, f.WriteYAML)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwsim fleet:", strings.TrimSpace(err.Error()))
 		return 1

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // FileKind marks a JSON file as an explore report, which gwconform replay
@@ -43,7 +45,7 @@ func WriteReports(dir string, rep *Report, reset bool) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, JSONName), append(b, '\n'), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, JSONName), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	if err := writeFile(filepath.Join(dir, JUnitName), func(w io.Writer) error { return WriteJUnit(w, rep) }); err != nil {
@@ -58,17 +60,7 @@ func WriteReports(dir string, rep *Report, reset bool) error {
 	return nil
 }
 
-func writeFile(path string, fn func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+func writeFile(path string, fn func(io.Writer) error) error { return safefile.Write(path, 0o644, fn) }
 
 // ReadFile reads an explore.json.
 func ReadFile(path string) (*File, error) {

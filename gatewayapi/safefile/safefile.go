@@ -176,3 +176,25 @@ func kind(m fs.FileMode) string {
 	}
 	return "not a regular file (" + m.String() + ")"
 }
+
+// CreateLog creates the file at path for a log that others read while it
+// is written (an ack log): a temporary file created exclusively, renamed
+// to path at once, and returned open. Whatever was at path (a planted
+// symlink included) is replaced, never followed or truncated.
+func CreateLog(path string, perm fs.FileMode) (*os.File, error) {
+	f, err := Create(path, perm)
+	if err != nil {
+		return nil, err
+	}
+	f.done = true
+	err = f.Chmod(perm)
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		f.File.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	return f.File, nil
+}

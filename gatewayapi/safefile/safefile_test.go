@@ -106,3 +106,29 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		t.Fatal("reading hung (the FIFO was opened as a file)")
 	}
 }
+
+// TestCreateLogReplacesAPlantedSymlink: an ack log whose name is a planted
+// symlink is created beside it; the link's target is untouched, and the
+// log is readable under its name while it is written.
+func TestCreateLogReplacesAPlantedSymlink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("precious"), 0o600)
+	out := filepath.Join(dir, "acks.jsonl")
+	os.Symlink(victim, out)
+	f, err := CreateLog(out, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("{\"seq\":1}\n")
+	if b, _ := os.ReadFile(out); string(b) != "{\"seq\":1}\n" {
+		t.Errorf("the log under its name while written: %q", b)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Errorf("the symlink's target was written: %q", b)
+	}
+	if st, _ := os.Lstat(out); !st.Mode().IsRegular() {
+		t.Errorf("%s is %v", out, st.Mode())
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // Entry is one recorded request and its answer: a file of its own in the
@@ -158,12 +159,7 @@ func (w *Writer) Record(e Entry) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	name := filepath.Join(w.dir, e.Key()+".json")
-	tmp := name + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("cassette: %w", err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
+	if err := safefile.WriteFile(filepath.Join(w.dir, e.Key()+".json"), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("cassette: %w", err)
 	}
 	w.n++
@@ -190,20 +186,34 @@ type Player struct {
 	played  int
 }
 
-// Load reads every entry of a cassette directory.
+// Bounds of what Load reads: each entry's file, and all of them.
+const (
+	MaxEntryFile = 8 << 20
+	MaxCassette  = 256 << 20
+)
+
+// Load reads every entry of a cassette directory: regular files only (a
+// FIFO or a device is refused at once, with its name), each at most
+// MaxEntryFile bytes and all together at most MaxCassette.
 func Load(dir string) (*Player, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(dir); err != nil {
+	if st, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("cassette: %s is not a directory", dir)
 	}
 	p := &Player{entries: map[string]Entry{}}
+	total := 0
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := safefile.ReadFile(f, MaxEntryFile)
 		if err != nil {
 			return nil, fmt.Errorf("cassette: %w", err)
+		}
+		if total += len(b); total > MaxCassette {
+			return nil, fmt.Errorf("cassette: %s holds more than %d bytes of entries", dir, MaxCassette)
 		}
 		var e Entry
 		dec := json.NewDecoder(bytes.NewReader(b))
