@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -133,6 +134,28 @@ func Recordable(status int) bool {
 	return status >= 200
 }
 
+// Active says whether an answer of this Content-Type would act in a
+// browser that opened it (HTML, SVG, XHTML, script, XSLT; no type or one
+// that cannot be read, which a browser may sniff as HTML). Such an answer
+// is recorded, and replayed, as text/plain: a cassette never serves
+// active content as it is on gwsim's origin.
+func Active(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil || mt == "" {
+		return true
+	}
+	switch mt {
+	case "text/html", "application/xhtml+xml", "image/svg+xml", "text/xsl", "application/xslt+xml",
+		"text/javascript", "application/javascript", "application/ecmascript", "text/ecmascript",
+		"application/x-javascript", "multipart/x-mixed-replace", "text/xml-external-parsed-entity":
+		return true
+	}
+	return strings.Contains(mt, "html") || strings.Contains(mt, "script")
+}
+
+// inert is the Content-Type an active answer is kept and served as.
+const inert = "text/plain; charset=utf-8"
+
 // Writer writes entries into a directory, one file each.
 type Writer struct {
 	dir string
@@ -152,6 +175,9 @@ func NewWriter(dir string) (*Writer, error) {
 func (w *Writer) Record(e Entry) error {
 	if !Recordable(e.Answer.Status) {
 		return nil
+	}
+	if Active(e.Answer.ContentType) {
+		e.Answer.ContentType = inert
 	}
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
@@ -266,9 +292,13 @@ func (p *Player) Wrap(next http.Handler) http.Handler {
 		p.mu.Lock()
 		p.played++
 		p.mu.Unlock()
-		if rec.Answer.ContentType != "" {
-			w.Header().Set("Content-Type", rec.Answer.ContentType)
+		ct := rec.Answer.ContentType
+		if Active(ct) { // a cassette written by hand, or by an older gwsim
+			ct = inert
 		}
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'")
 		if rec.Answer.RetryAfter != "" {
 			w.Header().Set("Retry-After", rec.Answer.RetryAfter)
 		}
