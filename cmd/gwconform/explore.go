@@ -17,6 +17,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
 const exploreUsage = `Usage: gwconform explore [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
@@ -197,7 +198,7 @@ func (m *exploreMain) Run(ctx context.Context) int {
 		fmt.Fprintln(m.Stderr, "gwconform explore: writing the reports:", err)
 		return report.ExitConfig
 	}
-	io.WriteString(m.Stdout, rep.Summary())
+	io.WriteString(m.Stdout, printable.Lines(rep.Summary()))
 	fmt.Fprintf(m.Stdout, "reports in %s\n", m.reportDir)
 	if rep.Found != nil {
 		return report.ExitFail

@@ -16,6 +16,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
@@ -361,10 +362,10 @@ func writeBlock(w io.Writer, d Document, r Result, paint func(code, s string) st
 		}
 	}
 	got := strings.Split(strings.TrimSpace(r.Failure), "\n")
-	fmt.Fprintf(w, "  got:      %s\n", got[0])
+	fmt.Fprintf(w, "  got:      %s\n", printable.String(got[0]))
 	for _, l := range got[1:] {
 		if l = strings.TrimSpace(l); l != "" {
-			fmt.Fprintf(w, "            %s\n", l)
+			fmt.Fprintf(w, "            %s\n", printable.String(l))
 		}
 	}
 	if d.Files.HTML != "" {
@@ -388,7 +389,7 @@ func nameOf(r Result) string {
 
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
+	return printable.String(l)
 }
 
 // ruleOf names what a check judges: its published section, the CONTRACT

@@ -59,3 +59,17 @@ func unsafe(r rune, n int) bool {
 	}
 	return false
 }
+
+// Lines is String applied to each line of a text of several lines (an
+// answer's body, a report): the line breaks are kept, everything else
+// String escapes is escaped.
+func Lines(s string) string {
+	if String(s) == s {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = String(l)
+	}
+	return strings.Join(lines, "\n")
+}
