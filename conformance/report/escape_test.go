@@ -2,6 +2,8 @@ package report_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,5 +37,31 @@ func TestConsoleEscapesTheTargetsBytes(t *testing.T) {
 	}
 	if !strings.Contains(out, "\x1b[1;31m") {
 		t.Error("the console's own colour is gone")
+	}
+}
+
+// TestReportsReplacePlantedSymlinks: a symlink planted at junit.xml (or
+// report.json, report.html) in the report folder, pointing at a file the
+// planter wants overwritten, is replaced by the report; its target keeps
+// its content.
+func TestReportsReplacePlantedSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("precious"), 0o600)
+	d := report.Document{Target: "http://127.0.0.1:1", Verdict: report.VerdictPass}
+	for _, w := range report.Writers {
+		p := filepath.Join(dir, w.File)
+		if err := os.Symlink(victim, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(p, d, report.WriteOptions{}); err != nil {
+			t.Fatalf("%s: %v", w.File, err)
+		}
+		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+			t.Errorf("%s is not a regular file after the write: %v", w.File, err)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Errorf("a report overwrote the symlink's target: %.80q", b)
 	}
 }
