@@ -158,8 +158,8 @@ func (m *loadMain) ParseFlags(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if cfg.Concurrency < 1 {
-		return errors.New("--concurrency must be at least 1")
+	if cfg.Concurrency < 1 || cfg.Concurrency > 10000 {
+		return fmt.Errorf("--concurrency must be from 1 to 10000, not %d", cfg.Concurrency)
 	}
 	if cfg.Duration <= 0 && cfg.Requests <= 0 {
 		return errors.New("set --duration or --requests")
