@@ -4,8 +4,9 @@
 // each side: in its journal and log, in the client report (GET
 // /_sim/clients, gwsim clients) and in a report of the service's answers
 // (GET /_sim/service). It changes nothing on the wire unless BlockInvalid
-// is set; with a cassette Writer it records the upstream's answers for
-// gwsim serve --replay.
+// is set, but for what would act on its own origin (relay); with a
+// cassette Writer it records the upstream's answers for gwsim serve
+// --replay.
 //
 // The rules are the harness's own rule table, gatewayapi/oracle, written
 // from the published interface and the CONTRACT and independent of gwsim's
@@ -231,7 +232,7 @@ func (p *Proxy) admin(next http.Handler) http.Handler {
 }
 
 // operation checks a request of op, passes it on (unless it is blocked),
-// checks the answer and relays it unchanged.
+// checks the answer and relays it (relay).
 func (p *Proxy) operation(op device.Operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
