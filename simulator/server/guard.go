@@ -32,7 +32,9 @@ import (
 //     but GET, HEAD and OPTIONS) whose Origin is not this server's, or
 //     whose Sec-Fetch-Site is anything but same-origin or none (typed by
 //     the user), gets 403, and its body must be application/json, which no
-//     form can send: anything else gets 415.
+//     form can send: anything else gets 415. Another site's page loading
+//     /_sim/ as a resource (an image, a script, an event stream) gets 403
+//     too; following a link to the dashboard does not.
 //
 // curl and other programs send no Origin and no Sec-Fetch-Site, and a
 // Host of the address they were given: they pass as before.
@@ -60,6 +62,13 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 			refuse(w, http.StatusMisdirectedRequest, "misdirected_request", "Host",
 				"this gwsim does not answer for host "+strconv.Quote(truncate(r.Host, 100))+
 					"; it answers for IP addresses, localhost and the names given with --allowed-hosts")
+			return
+		}
+		if crossSiteLoad(r) {
+			// Another site's page loading /_sim/ as a resource (an image,
+			// a script, an event stream): no use, and it would hold
+			// streams open. Following a link to the dashboard still works.
+			refuse(w, http.StatusForbidden, "cross_site_request", "Sec-Fetch-Site", "gwsim's admin calls are not resources for other sites' pages")
 			return
 		}
 		if unsafeMethod(r.Method) {
@@ -140,6 +149,14 @@ func crossSite(r *http.Request) string {
 		return "Origin: " + truncate(strings.Join(o, ","), 100)
 	}
 	return ""
+}
+
+// crossSiteLoad says whether r is another site's page loading a resource
+// (Sec-Fetch-Site other than same-origin or none, and Sec-Fetch-Mode
+// other than navigate).
+func crossSiteLoad(r *http.Request) bool {
+	sfs := r.Header.Get("Sec-Fetch-Site")
+	return sfs != "" && sfs != "same-origin" && sfs != "none" && r.Header.Get("Sec-Fetch-Mode") != "navigate"
 }
 
 // originIsHost says whether an Origin header names host (the request's

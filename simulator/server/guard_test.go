@@ -174,6 +174,17 @@ func TestCrossSiteChangesRefused(t *testing.T) {
 		if f.ErrorRate != 0 {
 			t.Errorf("token %q: a cross-site PUT set faults: %+v", token, f)
 		}
+		// Another site's page loading /_sim/ as a resource (an event
+		// stream, a script) is refused; following a link to the
+		// dashboard is not.
+		for _, path := range []string{"/_sim/events", "/_sim/state"} {
+			if status, _, body := call(t, "GET", c.Base+path, "", with(map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"})); status != 403 {
+				t.Errorf("token %q: a cross-site load of %s: %d %s, want 403", token, path, status, body)
+			}
+		}
+		if status, _, body := call(t, "GET", c.Base+"/_sim/", "", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}); status != 200 {
+			t.Errorf("token %q: following a link to the dashboard: %d %.100s", token, status, body)
+		}
 		// The dashboard's own calls (same origin, JSON) and curl's pass.
 		self := "http://" + strings.TrimPrefix(c.Base, "http://")
 		if status, _, body := call(t, "PUT", c.Base+"/_sim/faults", `{"latency":"1ms"}`, with(map[string]string{"Content-Type": "application/json; charset=utf-8", "Origin": self, "Sec-Fetch-Site": "same-origin"})); status != 200 {
