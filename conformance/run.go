@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -12,6 +11,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // Config is one run of the suite as the command line set it up: the
@@ -94,7 +94,7 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	if x.cfg.WorkerReport != "" {
 		b, err := json.Marshal(r)
 		if err == nil {
-			err = os.WriteFile(x.cfg.WorkerReport, b, 0o600)
+			err = safefile.WriteFile(x.cfg.WorkerReport, b, 0o600)
 		}
 		x.err = err
 		return

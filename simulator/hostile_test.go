@@ -76,7 +76,7 @@ type hostile struct {
 func startHostile(t *testing.T) *hostileEnv {
 	t.Helper()
 	sim := simtest.Start(t, simulator.Options{ReadHeaderTimeout: hostileHeaderTimeout, ReadTimeout: hostileReadTimeout,
-		ShutdownTimeout: time.Second})
+		ShutdownTimeout: time.Second, AllowedHosts: []string{"gwsim"}}) // the catalog's raw requests say Host: gwsim
 	c := sim.Client
 	c.HTTP = &http.Client{Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -77,6 +77,9 @@ type Options struct {
 	// ReadHeaderTimeout, ReadTimeout and ShutdownTimeout: see
 	// server.Config (zero: its defaults).
 	ReadHeaderTimeout, ReadTimeout, ShutdownTimeout time.Duration
+	// AllowedHosts and MaxEventsClients: see server.Config.
+	AllowedHosts     []string
+	MaxEventsClients int
 }
 
 // DefaultReplica is this process's name when Options.Replica is empty:
@@ -128,7 +131,8 @@ func Build(o Options) (*Simulator, error) {
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
 		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
-		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout}
+		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout,
+		AllowedHosts: o.AllowedHosts, MaxEventsClients: o.MaxEventsClients}
 	for p, h := range o.Admin {
 		cfg.Admin[p] = h
 	}

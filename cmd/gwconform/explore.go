@@ -18,6 +18,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
 const exploreUsage = `Usage: gwconform explore [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
@@ -155,6 +156,9 @@ func (m *exploreMain) ParseFlags(args []string) error {
 	if m.cfg.Duration < 0 || m.cfg.Operations < 0 || m.cfg.Clients < 1 || m.cfg.RoundLength < 0 || m.timeout <= 0 || m.cfg.ShrinkBudget <= 0 {
 		return errors.New("--duration, --operations, --sequence-length must not be negative, --clients must be at least 1, --timeout and --shrink-time positive")
 	}
+	if m.cfg.Clients > 1000 || m.cfg.RoundLength > 100000 {
+		return fmt.Errorf("--clients must be at most 1000 and --sequence-length at most 100000, not %d and %d", m.cfg.Clients, m.cfg.RoundLength)
+	}
 	if !m.seedSet {
 		m.cfg.Seed = time.Now().UnixNano() % 1_000_000_000
 	}
@@ -252,7 +256,7 @@ func (m *exploreMain) Run(ctx context.Context) int {
 		fmt.Fprintln(m.Stderr, "gwconform explore: writing the reports:", err)
 		return report.ExitConfig
 	}
-	io.WriteString(m.Stdout, rep.Summary())
+	io.WriteString(m.Stdout, printable.Lines(rep.Summary()))
 	fmt.Fprintf(m.Stdout, "reports in %s\n", m.reportDir)
 	if rep.Failed() {
 		return report.ExitFail

@@ -19,6 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 const loadUsage = `Usage: gwconform load [--target URL]... [--fleet FILE] --rate R --duration D --concurrency C
@@ -157,8 +158,8 @@ func (m *loadMain) ParseFlags(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if cfg.Concurrency < 1 {
-		return errors.New("--concurrency must be at least 1")
+	if cfg.Concurrency < 1 || cfg.Concurrency > 10000 {
+		return fmt.Errorf("--concurrency must be from 1 to 10000, not %d", cfg.Concurrency)
 	}
 	if cfg.Duration <= 0 && cfg.Requests <= 0 {
 		return errors.New("set --duration or --requests")
@@ -244,7 +245,7 @@ func (m *loadMain) Open(ctx context.Context) error {
 		if err := os.MkdirAll(filepath.Dir(m.ackFile), 0o755); err != nil {
 			return fmt.Errorf("--ack-log: %w", err)
 		}
-		fh, err := os.Create(m.ackFile)
+		fh, err := safefile.CreateLog(m.ackFile, 0o644)
 		if err != nil {
 			return fmt.Errorf("--ack-log: %w", err)
 		}

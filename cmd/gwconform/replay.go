@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
 const replayUsage = `Usage: gwconform replay REPORT.json|BUNDLE.tar.gz CHECK-ID [--target URL] [--fleet FILE]
@@ -140,11 +141,11 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
-		fmt.Fprintf(stdout, "< %s\n", resp.Status)
+		fmt.Fprintf(stdout, "< %s\n", printable.String(resp.Status))
 		for _, k := range sortedHeader(resp.Header) {
-			fmt.Fprintf(stdout, "< %s: %s\n", k, strings.Join(resp.Header[k], ", "))
+			fmt.Fprintf(stdout, "< %s: %s\n", printable.String(k), printable.String(strings.Join(resp.Header[k], ", ")))
 		}
-		fmt.Fprintf(stdout, "<\n%s\n", rb)
+		fmt.Fprintf(stdout, "<\n%s\n", printable.Lines(string(rb)))
 		if resp.StatusCode != ex.Status {
 			same = false
 			fmt.Fprintf(stdout, "! recorded %d in the run, now %d\n", ex.Status, resp.StatusCode)

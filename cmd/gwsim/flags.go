@@ -196,3 +196,48 @@ func execGwconform(args []string, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "gwsim: cannot run %s: %v\n", path, err)
 	return 2
 }
+
+// Upper bounds of gwsim's size flags: beyond them a value is a slip of the
+// keyboard that would exhaust memory, refused with the bound in the error.
+const (
+	maxRateLimit = 1_000_000
+	// maxGateways, maxPerGateway and maxDevices bound a generated fleet
+	// (some 200 bytes a device).
+	maxGateways   = 10_000_000
+	maxPerGateway = 100_000
+	maxDevices    = 50_000_000
+)
+
+// inRange says, naming the flag, that v is outside [lo, hi].
+func inRange(flag string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("%s must be from %d to %d, not %d", flag, lo, hi, v)
+	}
+	return nil
+}
+
+// fleetSize checks a generated fleet's --gateways and
+// --devices-per-gateway, each and together.
+func fleetSize(gateways, per int) error {
+	if err := inRange("--gateways", gateways, 1, maxGateways); err != nil {
+		return err
+	}
+	if err := inRange("--devices-per-gateway", per, 0, maxPerGateway); err != nil {
+		return err
+	}
+	if gateways*per > maxDevices {
+		return fmt.Errorf("--gateways %d × --devices-per-gateway %d is %d devices, more than the %d gwsim generates", gateways, per, gateways*per, maxDevices)
+	}
+	return nil
+}
+
+// hostList splits --allowed-hosts at commas, dropping empty names.
+func hostList(v string) []string {
+	var out []string
+	for _, h := range strings.Split(v, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}

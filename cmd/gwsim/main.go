@@ -26,6 +26,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/cassette"
@@ -146,6 +147,11 @@ type Main struct {
 	// StoreDurability is when a change on Redis is acknowledged: primary
 	// or replicated.
 	StoreDurability string
+	// AllowedHosts are the further Host names /_sim/ answers
+	// (--allowed-hosts); MaxEventsClients bounds the dashboard's event
+	// streams.
+	AllowedHosts     string
+	MaxEventsClients int
 	// ReplicaName names this process in the journal, the dashboard and
 	// its events (default: host name and pid).
 	ReplicaName string
@@ -219,6 +225,10 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.StoreDurability, "store-durability", "primary", "with --store: when a change is acknowledged. primary: once the Redis primary has it\n"+
 		"(a failover may lose the last ones); replicated: once a replica has it too (WAIT 1, 1s; when no\n"+
 		"replica confirms in time: 503 storage_unavailable, the change may or may not be kept)")
+	fs.StringVar(&m.AllowedHosts, "allowed-hosts", "", "comma-separated host `NAMES` the admin API and dashboard answer besides IP addresses,\n"+
+		"localhost and the --addr host (DNS-rebinding protection; others get 421): gwsim.example.com,\n"+
+		".example.com (a domain and every name under it), * (any: only behind a proxy that checks Host)")
+	fs.IntVar(&m.MaxEventsClients, "max-events-clients", server.DefaultMaxEventsClients, "dashboards that may follow the live event stream at once (beyond: 503)")
 	fs.StringVar(&m.ReplicaName, "replica-name", "", "this process's name in the journal, the dashboard and its events (default: host name-pid)")
 	fs.StringVar(&m.OpenForms, "open-forms", "refuse", "how to read the forms neither gateway-api.md nor CONTRACT.md decides (a sign, leading zeros\n"+
 		"or white space in a number, an exponent in its text, a type name in another case, text beside control, ...;\n"+
@@ -273,8 +283,8 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 		m.credentials = "the fleet file " + m.FleetFile
 	case seedSet:
-		if m.Gateways < 1 || m.PerGateway < 0 {
-			return errors.New("--gateways must be at least 1 and --devices-per-gateway at least 0")
+		if err := fleetSize(m.Gateways, m.PerGateway); err != nil {
+			return err
 		}
 		// A generated fleet makes almost no garbage: everything it
 		// allocates stays. Collecting while it grows would only mark the
@@ -284,8 +294,11 @@ func (m *Main) ParseFlags(args []string) error {
 		f = fleet.Generate(m.Seed, m.Gateways, m.PerGateway)
 		m.credentials = fmt.Sprintf("the fleet generated from --seed %d (gwsim fleet --seed %d writes it, secrets included)", m.Seed, m.Seed)
 	}
-	if m.Journal < 1 {
-		return errors.New("--journal-size must be at least 1")
+	if err := inRange("--journal-size", m.Journal, 1, server.MaxJournalSize); err != nil {
+		return err
+	}
+	if err := inRange("--max-events-clients", m.MaxEventsClients, 1, server.MaxEventsClientsLimit); err != nil {
+		return err
 	}
 	if m.LogSummary < 0 {
 		return errors.New("--log-summary must be a duration such as 1m, or 0 for none")
@@ -294,8 +307,8 @@ func (m *Main) ParseFlags(args []string) error {
 	if summary == 0 {
 		summary = -1 // server.Config: below 0 is never
 	}
-	if m.RateLimit < 0 {
-		return errors.New("--rate-limit must be 0 (no limit) or more")
+	if err := inRange("--rate-limit", m.RateLimit, 0, maxRateLimit); err != nil {
+		return err
 	}
 	openForms, ok := device.ParseOpenForms(m.OpenForms)
 	if !ok {
@@ -330,6 +343,7 @@ func (m *Main) ParseFlags(args []string) error {
 		AccessLog: m.AccessLog, SummaryEvery: summary,
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
 		StoreDurability: m.StoreDurability, Replica: m.ReplicaName, OpenForms: openForms,
+		AllowedHosts: hostList(m.AllowedHosts), MaxEventsClients: m.MaxEventsClients,
 		NoClientReport: !m.ClientReport})
 	if err != nil {
 		return err
@@ -550,6 +564,10 @@ func fleetRun(args []string, stdout, stderr io.Writer, checkOnly bool) int {
 		fmt.Fprintln(stderr, "gwsim fleet: --gateways must be at least 1, --devices-per-gateway at least 0, and no other arguments")
 		return 2
 	}
+	if err := fleetSize(*gateways, *per); err != nil {
+		fmt.Fprintln(stderr, "gwsim fleet:", err)
+		return 2
+	}
 	if checkOnly {
 		return 0
 	}
@@ -573,13 +591,7 @@ func fleetRun(args []string, stdout, stderr io.Writer, checkOnly bool) int {
 		}
 		return 0
 	}
-	file, err := os.Create(*out)
-	if err == nil {
-		err = f.WriteYAML(file)
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-	}
+	err := safefile.Write(*out, 0o644, f.WriteYAML)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwsim fleet:", strings.TrimSpace(err.Error()))
 		return 1

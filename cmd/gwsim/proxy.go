@@ -41,6 +41,7 @@ type proxyMain struct {
 	Stdout, Stderr io.Writer
 
 	addr, upstream, fleetFile, record, token, logLevel string
+	allowedHosts                                       string
 	block                                              bool
 	timeout                                            time.Duration
 	cfg                                                proxy.Config
@@ -59,6 +60,8 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	fs.BoolVar(&m.block, "block-invalid", false, "answer a request that breaks the rules with its error instead of passing it on")
 	fs.StringVar(&m.token, "admin-token", "", "require Authorization: Bearer TOKEN on /_sim/ (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.StringVar(&m.logLevel, "log-level", "info", "log level: debug, info, warn, error (violations are logged at warn)")
+	fs.StringVar(&m.allowedHosts, "allowed-hosts", "", "comma-separated host `NAMES` the live page and /_sim/ answer besides IP addresses,\n"+
+		"localhost and the --addr host (DNS-rebinding protection; others get 421); * for any")
 	fs.DurationVar(&m.timeout, "timeout", proxy.DefaultTimeout, "time limit of one exchange with the upstream")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -79,7 +82,7 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	if m.timeout <= 0 {
 		return errors.New("--timeout must be above 0")
 	}
-	m.cfg = proxy.Config{Upstream: m.upstream, BlockInvalid: m.block, AdminToken: m.token, Timeout: m.timeout,
+	m.cfg = proxy.Config{Upstream: m.upstream, BlockInvalid: m.block, AdminToken: m.token, Timeout: m.timeout, AllowedHosts: hostList(m.allowedHosts),
 		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))}
 	if _, err := proxy.New(m.cfg); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/simulator/send"
 )
 
@@ -209,7 +210,7 @@ func (m *sendMain) Run(ctx context.Context) int {
 	}
 	if !res.OK {
 		if r := res.Response; r != nil && r.ErrorCode != "" {
-			fmt.Fprintf(m.Stderr, "gwsim send: the target answered %d %s\n", r.Status, r.ErrorCode)
+			fmt.Fprintf(m.Stderr, "gwsim send: the target answered %d %s\n", r.Status, printable.String(r.ErrorCode))
 		} else {
 			fmt.Fprintf(m.Stderr, "gwsim send: the target answered %d without status success\n", res.Exchange.Status)
 		}

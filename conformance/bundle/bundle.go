@@ -26,6 +26,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // FormatVersion is the bundle layout this package writes and reads.
@@ -310,7 +311,7 @@ func writeTarGz(path string, files map[string][]byte) error {
 	if err := gz.Close(); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := safefile.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("bundle: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/rules"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
 // Config is one exploration.
@@ -768,10 +769,10 @@ func (x *Explorer) Replay(ctx context.Context, f *Finding, w io.Writer) (bool, e
 		if s.Disagrees {
 			mark = "!"
 		}
-		fmt.Fprintf(w, "%s %2d. %s\n       expected %s\n       got      %s\n", mark, i+1, s.Op, s.Expected, s.Got)
+		fmt.Fprintf(w, "%s %2d. %s\n       expected %s\n       got      %s\n", mark, i+1, s.Op, s.Expected, printable.String(s.Got))
 	}
 	if d != nil {
-		fmt.Fprintf(w, "disagrees at operation %d: %s\n", d.Index+1, d.Why)
+		fmt.Fprintf(w, "disagrees at operation %d: %s\n", d.Index+1, printable.String(d.Why))
 	}
 	return d != nil, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // FileKind marks a JSON file as an explore report, which gwconform replay
@@ -55,7 +56,7 @@ func WriteReports(dir string, rep *Report, reset bool) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, JSONName), append(b, '\n'), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, JSONName), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	if err := writeFile(filepath.Join(dir, JUnitName), func(w io.Writer) error { return WriteJUnit(w, rep) }); err != nil {
@@ -70,17 +71,7 @@ func WriteReports(dir string, rep *Report, reset bool) error {
 	return nil
 }
 
-func writeFile(path string, fn func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+func writeFile(path string, fn func(io.Writer) error) error { return safefile.Write(path, 0o644, fn) }
 
 // ReadFile reads an explore.json.
 func ReadFile(path string) (*File, error) {

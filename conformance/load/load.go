@@ -23,6 +23,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
 // Config is one run. Target (or Targets) and Fleet are required, and
@@ -678,7 +679,7 @@ func (res *Result) WriteText(w io.Writer) {
 		return kinds[i] < kinds[j]
 	})
 	for _, k := range kinds {
-		fmt.Fprintf(w, "    %8d  %s\n", res.Failures[k], k)
+		fmt.Fprintf(w, "    %8d  %s\n", res.Failures[k], printable.String(k))
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // Files WriteReport writes in its directory.
@@ -52,26 +54,7 @@ func WriteReport(dir string, res *Result) error {
 }
 
 // writeWhole writes a file under a temporary name and renames it.
-func writeWhole(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
+func writeWhole(path string, b []byte) error { return safefile.WriteFile(path, b, 0o644) }
 
 // ReportPage is the result's report.html.
 func ReportPage(res *Result) ([]byte, error) {

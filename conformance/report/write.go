@@ -17,6 +17,8 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // File names of the reports (Writers), in the report directory and in a
@@ -260,7 +262,7 @@ func writeFile(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := safefile.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
@@ -434,10 +436,10 @@ func writeBlock(w io.Writer, d Document, r Result, paint func(code, s string) st
 		}
 	}
 	got := strings.Split(strings.TrimSpace(r.Failure), "\n")
-	fmt.Fprintf(w, "  got:      %s\n", got[0])
+	fmt.Fprintf(w, "  got:      %s\n", printable.String(got[0]))
 	for _, l := range got[1:] {
 		if l = strings.TrimSpace(l); l != "" {
-			fmt.Fprintf(w, "            %s\n", l)
+			fmt.Fprintf(w, "            %s\n", printable.String(l))
 		}
 	}
 	if d.Files.HTML != "" {
@@ -461,7 +463,7 @@ func nameOf(r Result) string {
 
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
+	return printable.String(l)
 }
 
 // ruleOf names what a check judges: its published section, the CONTRACT

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/fixtures"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // Fleet is a whole fleet file.
@@ -87,9 +87,14 @@ func Demo() *Fleet {
 	return f
 }
 
-// Load reads and checks a fleet file.
+// MaxFileSize bounds a fleet file (a generated fleet of millions of
+// devices fits).
+const MaxFileSize = 1 << 30
+
+// Load reads and checks a fleet file: a regular file of at most
+// MaxFileSize bytes (a FIFO or a device is refused at once).
 func Load(path string) (*Fleet, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // Entry is one recorded request and its answer: a file of its own in the
@@ -132,6 +134,28 @@ func Recordable(status int) bool {
 	return status >= 200
 }
 
+// Active says whether an answer of this Content-Type would act in a
+// browser that opened it (HTML, SVG, XHTML, script, XSLT; no type or one
+// that cannot be read, which a browser may sniff as HTML). Such an answer
+// is recorded, and replayed, as text/plain: a cassette never serves
+// active content as it is on gwsim's origin.
+func Active(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil || mt == "" {
+		return true
+	}
+	switch mt {
+	case "text/html", "application/xhtml+xml", "image/svg+xml", "text/xsl", "application/xslt+xml",
+		"text/javascript", "application/javascript", "application/ecmascript", "text/ecmascript",
+		"application/x-javascript", "multipart/x-mixed-replace", "text/xml-external-parsed-entity":
+		return true
+	}
+	return strings.Contains(mt, "html") || strings.Contains(mt, "script")
+}
+
+// inert is the Content-Type an active answer is kept and served as.
+const inert = "text/plain; charset=utf-8"
+
 // Writer writes entries into a directory, one file each.
 type Writer struct {
 	dir string
@@ -152,18 +176,16 @@ func (w *Writer) Record(e Entry) error {
 	if !Recordable(e.Answer.Status) {
 		return nil
 	}
+	if Active(e.Answer.ContentType) {
+		e.Answer.ContentType = inert
+	}
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	name := filepath.Join(w.dir, e.Key()+".json")
-	tmp := name + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("cassette: %w", err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
+	if err := safefile.WriteFile(filepath.Join(w.dir, e.Key()+".json"), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("cassette: %w", err)
 	}
 	w.n++
@@ -190,20 +212,34 @@ type Player struct {
 	played  int
 }
 
-// Load reads every entry of a cassette directory.
+// Bounds of what Load reads: each entry's file, and all of them.
+const (
+	MaxEntryFile = 8 << 20
+	MaxCassette  = 256 << 20
+)
+
+// Load reads every entry of a cassette directory: regular files only (a
+// FIFO or a device is refused at once, with its name), each at most
+// MaxEntryFile bytes and all together at most MaxCassette.
 func Load(dir string) (*Player, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(dir); err != nil {
+	if st, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("cassette: %s is not a directory", dir)
 	}
 	p := &Player{entries: map[string]Entry{}}
+	total := 0
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := safefile.ReadFile(f, MaxEntryFile)
 		if err != nil {
 			return nil, fmt.Errorf("cassette: %w", err)
+		}
+		if total += len(b); total > MaxCassette {
+			return nil, fmt.Errorf("cassette: %s holds more than %d bytes of entries", dir, MaxCassette)
 		}
 		var e Entry
 		dec := json.NewDecoder(bytes.NewReader(b))
@@ -256,9 +292,13 @@ func (p *Player) Wrap(next http.Handler) http.Handler {
 		p.mu.Lock()
 		p.played++
 		p.mu.Unlock()
-		if rec.Answer.ContentType != "" {
-			w.Header().Set("Content-Type", rec.Answer.ContentType)
+		ct := rec.Answer.ContentType
+		if Active(ct) { // a cassette written by hand, or by an older gwsim
+			ct = inert
 		}
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'")
 		if rec.Answer.RetryAfter != "" {
 			w.Header().Set("Retry-After", rec.Answer.RetryAfter)
 		}

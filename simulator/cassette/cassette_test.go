@@ -167,3 +167,33 @@ func TestRequestLeavesCredentialsOut(t *testing.T) {
 		t.Error("a path that is no operation was read")
 	}
 }
+
+// TestRecordReplacesPlantedSymlinks: symlinks planted at an entry's name
+// and at the temporary name older versions used (name + ".tmp") do not
+// make the recorder write through them.
+func TestRecordReplacesPlantedSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("precious"), 0o600)
+	w, err := cassette.NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := cassette.Entry{Operation: "send_command", Format: "json", Fields: map[string]string{"sn": "x"},
+		Answer: cassette.Answer{Status: 200, ContentType: "application/json", Body: `{"status":"success"}`}}
+	name := filepath.Join(dir, e.Key()+".json")
+	os.Symlink(victim, name)
+	os.Symlink(victim, name+".tmp")
+	if err := w.Record(e); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Fatalf("the recorder wrote through a planted symlink: %q", b)
+	}
+	if st, err := os.Lstat(name); err != nil || !st.Mode().IsRegular() {
+		t.Fatalf("%s: %v %v", name, st, err)
+	}
+	if p, err := cassette.Load(dir); err != nil || p.Len() != 1 {
+		t.Errorf("the recorded cassette: %v", err)
+	}
+}

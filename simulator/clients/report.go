@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
 // Report is the client report: GET /_sim/clients and gwsim clients.
@@ -238,7 +240,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	} else if len(r.Clients) > 0 {
 		b.WriteString("every judgement passed\n")
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, printable.Lines(b.String()))
 	return err
 }
 

@@ -10,6 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -62,6 +64,10 @@ func (p *Proxy) signIn(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Token string `json:"token"`
 	}
+	if !p.signIns.Allow(w, r) {
+		p.log.Warn("live page sign-in refused: too many attempts", "remote", r.RemoteAddr)
+		return
+	}
 	if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&in); err != nil {
 		adminError(w, http.StatusBadRequest, device.Errorf(device.CodeMalformedBody, "", `the body must be {"token":"…"}`))
 		return
@@ -97,6 +103,13 @@ func (p *Proxy) authorized(r *http.Request) bool {
 	}
 	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
 		ok, _ := p.sessions.Live(c.Value)
+		// A change made with the cookie must come from the live page's
+		// own origin (as in gwsim serve): a browser sends Origin with it.
+		if ok && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			o := r.Header.Get("Origin")
+			u, err := url.Parse(o)
+			ok = o != "" && err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+		}
 		return ok
 	}
 	return false

@@ -4,8 +4,9 @@
 // each side: in its journal and log, in the client report (GET
 // /_sim/clients, gwsim clients) and in a report of the service's answers
 // (GET /_sim/service). It changes nothing on the wire unless BlockInvalid
-// is set; with a cassette Writer it records the upstream's answers for
-// gwsim serve --replay.
+// is set, but for what would act on its own origin (relay); with a
+// cassette Writer it records the upstream's answers for gwsim serve
+// --replay.
 //
 // The rules are the harness's own rule table, gatewayapi/oracle, written
 // from the published interface and the CONTRACT and independent of gwsim's
@@ -19,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,6 +73,9 @@ type Config struct {
 	JournalSize int
 	// Transport replaces the upstream transport, for tests.
 	Transport http.RoundTripper
+	// AllowedHosts are the Host names /_sim/ answers besides IP
+	// addresses, localhost and the listen address (server.Guard).
+	AllowedHosts []string
 }
 
 // Proxy is a running gwsim proxy.
@@ -85,6 +90,8 @@ type Proxy struct {
 	bearer   [sha256.Size]byte
 	auth     *auth.Authenticator // the fleet's, when there is one
 	sessions *server.MemorySessions
+	signIns  *server.SignInLimiter
+	guard    server.Guard
 	handler  http.Handler
 
 	ln  net.Listener
@@ -119,7 +126,8 @@ func New(cfg Config) (*Proxy, error) {
 		http: &http.Client{Transport: rt, Timeout: cfg.Timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		service: newServiceReport(redactURL(u)), journal: &journal{max: cfg.JournalSize},
-		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)), sessions: server.NewMemorySessions(nil)}
+		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)), sessions: server.NewMemorySessions(nil),
+		signIns: server.NewSignInLimiter(), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
 	cc := clients.Config{Window: -1}
 	if f := cfg.Fleet; f != nil {
 		a := f.Authenticator()
@@ -130,7 +138,9 @@ func New(cfg Config) (*Proxy, error) {
 		}
 	}
 	p.clients = clients.New(cc)
-	p.handler = p.routes()
+	// The guard keeps other sites out of /_sim/ (DNS rebinding,
+	// cross-site changes, form bodies), as in gwsim serve.
+	p.handler = p.guard.Wrap(p.routes())
 	return p, nil
 }
 
@@ -175,11 +185,27 @@ func (p *Proxy) routes() http.Handler {
 	for _, op := range device.Operations {
 		mux.Handle(op.Path(), p.operation(op))
 	}
+	// /_sim/ is the proxy's own: nothing under it is passed on, not even
+	// a CORS pre-flight, which is answered here without any
+	// Access-Control-Allow-Origin (no other origin may call /_sim/).
+	mux.HandleFunc("OPTIONS /_sim/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "GET, HEAD, POST, DELETE, OPTIONS")
+		w.Header().Set("Vary", "Origin")
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("/_sim/", func(w http.ResponseWriter, r *http.Request) {
+		adminError(w, http.StatusNotFound, device.Errorf(device.CodeNotFound, "", "no admin call %s %s on the proxy", r.Method, r.URL.Path))
+	})
 	// Everything else goes to the upstream unchecked.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, p.cfg.MaxBody))
+		body, err := io.ReadAll(io.LimitReader(r.Body, p.cfg.MaxBody+1))
 		if err != nil {
 			p.fail(w, device.JSON, http.StatusBadRequest, device.Errorf(device.CodeMalformedBody, "", "the body could not be read"))
+			return
+		}
+		if int64(len(body)) > p.cfg.MaxBody {
+			p.fail(w, device.JSON, http.StatusRequestEntityTooLarge,
+				device.Errorf(device.CodeBodyTooLarge, "", "the proxy passes on bodies up to %d bytes", p.cfg.MaxBody))
 			return
 		}
 		res, answer, err := p.forward(r, body)
@@ -206,7 +232,7 @@ func (p *Proxy) admin(next http.Handler) http.Handler {
 }
 
 // operation checks a request of op, passes it on (unless it is blocked),
-// checks the answer and relays it unchanged.
+// checks the answer and relays it (relay).
 func (p *Proxy) operation(op device.Operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -290,6 +316,7 @@ func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, e
 	for _, h := range hopByHop {
 		req.Header.Del(h)
 	}
+	p.dropOwnCredentials(req.Header)
 	if _, ok := r.Header["User-Agent"]; !ok {
 		req.Header["User-Agent"] = nil // as the app sent it: none
 	}
@@ -298,14 +325,61 @@ func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, e
 		return nil, nil, err
 	}
 	defer res.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(res.Body, p.cfg.MaxBody))
+	answer, err := io.ReadAll(io.LimitReader(res.Body, p.cfg.MaxBody+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	if int64(len(answer)) > p.cfg.MaxBody {
+		return nil, nil, &tooLargeError{p.cfg.MaxBody}
 	}
 	return res, answer, nil
 }
 
-// relay writes the upstream's answer as it came.
+// tooLargeError is an upstream's answer over MaxBody: answered 502, never
+// cut short and passed on as if whole.
+type tooLargeError struct{ max int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("the upstream's answer is larger than the %d bytes the proxy passes on", e.max)
+}
+
+// dropOwnCredentials takes the proxy's own credentials out of a request
+// passed on: its admin token in Authorization and its session cookie
+// never reach the upstream, on any path. The app's own Authorization and
+// cookies are passed on.
+func (p *Proxy) dropOwnCredentials(h http.Header) {
+	if p.cfg.AdminToken != "" {
+		for _, v := range h.Values("Authorization") {
+			sum := sha256.Sum256([]byte(v))
+			if subtle.ConstantTimeCompare(sum[:], p.bearer[:]) == 1 {
+				h.Del("Authorization")
+				break
+			}
+		}
+	}
+	cookies := h.Values("Cookie")
+	if len(cookies) == 0 {
+		return
+	}
+	var kept []string
+	for _, line := range cookies {
+		for _, c := range strings.Split(line, ";") {
+			if name, _, _ := strings.Cut(strings.TrimSpace(c), "="); name != SessionCookie && strings.TrimSpace(c) != "" {
+				kept = append(kept, strings.TrimSpace(c))
+			}
+		}
+	}
+	h.Del("Cookie")
+	if len(kept) > 0 {
+		h.Set("Cookie", strings.Join(kept, "; "))
+	}
+}
+
+// relay writes the upstream's answer as it came, but for what would act
+// on the proxy's origin, where its live page and session cookie live: no
+// Set-Cookie is relayed, and every answer is served with a CSP sandbox
+// (an HTML or SVG answer runs no script and has no origin of its own)
+// and nosniff.
 func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, res *http.Response, answer []byte) {
 	for k, vs := range res.Header {
 		w.Header()[k] = vs
@@ -313,6 +387,10 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, res *http.Response
 	for _, h := range hopByHop {
 		w.Header().Del(h)
 	}
+	w.Header().Del("Set-Cookie")
+	w.Header().Del("Set-Cookie2")
+	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.Method != http.MethodHead {
 		w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
 	}
@@ -345,7 +423,11 @@ func (p *Proxy) fail(w http.ResponseWriter, f device.Format, status int, e *devi
 func (p *Proxy) unreachable(w http.ResponseWriter, f device.Format, err error) {
 	msg := "the upstream did not answer"
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	var big *tooLargeError
+	switch {
+	case errors.As(err, &big):
+		msg = big.Error()
+	case errors.As(err, &ne) && ne.Timeout():
 		msg = fmt.Sprintf("the upstream did not answer within %s", p.cfg.Timeout)
 	}
 	w.Header().Set("X-Gwsim-Proxy", "upstream-unreachable")
@@ -468,6 +550,9 @@ func (p *Proxy) Open(addr string) error {
 		return err
 	}
 	p.ln = ln
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		p.guard.ListenHost = host
+	}
 	p.srv = &http.Server{Handler: p.handler, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: p.cfg.Timeout + 30*time.Second, IdleTimeout: 60 * time.Second,
 		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)}

@@ -11,12 +11,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 
@@ -87,9 +87,13 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MaxSteps bounds a timeline.
 const MaxSteps = 1000
 
-// Load reads and checks a scenario file.
+// MaxFileSize bounds a scenario file.
+const MaxFileSize = 1 << 20
+
+// Load reads and checks a scenario file: a regular file of at most
+// MaxFileSize bytes (a FIFO or a device is refused at once).
 func Load(path string) (*Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}

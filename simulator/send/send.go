@@ -19,6 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
 // SignMarker stands for the sign wherever a request is printed: the sign
@@ -205,12 +206,12 @@ func Print(w io.Writer, ex client.Exchange) {
 	}
 	fmt.Fprintf(w, ">\n%s\n\n", ex.RequestBody)
 	if ex.Error != "" && ex.Status == 0 {
-		fmt.Fprintf(w, "< (no answer: %s)\n", ex.Error)
+		fmt.Fprintf(w, "< (no answer: %s)\n", printable.String(ex.Error))
 		return
 	}
 	fmt.Fprintf(w, "< HTTP %d (%s)\n", ex.Status, ex.Duration.Round(time.Millisecond))
 	for _, k := range slices.Sorted(maps.Keys(ex.ResponseHeaders)) {
-		fmt.Fprintf(w, "< %s: %s\n", k, ex.ResponseHeaders[k])
+		fmt.Fprintf(w, "< %s: %s\n", printable.String(k), printable.String(ex.ResponseHeaders[k]))
 	}
-	fmt.Fprintf(w, "<\n%s\n", ex.ResponseBody)
+	fmt.Fprintf(w, "<\n%s\n", printable.Lines(ex.ResponseBody))
 }

@@ -218,6 +218,7 @@ func TestBrowserSignIn(t *testing.T) {
 	do := func(method, path, origin string) int {
 		req, _ := http.NewRequest(method, c.Base+path, strings.NewReader(`{"latency":"1ms"}`))
 		req.Header.Set("Cookie", cookie)
+		req.Header.Set("Content-Type", "application/json")
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
@@ -234,8 +235,8 @@ func TestBrowserSignIn(t *testing.T) {
 	if got := do("PUT", "/_sim/faults", ""); got != 401 {
 		t.Errorf("PUT with the cookie and no Origin: %d, want 401", got)
 	}
-	if got := do("PUT", "/_sim/faults", "http://evil.example"); got != 401 {
-		t.Errorf("PUT with the cookie from another origin: %d, want 401", got)
+	if got := do("PUT", "/_sim/faults", "http://evil.example"); got != 403 {
+		t.Errorf("PUT with the cookie from another origin: %d, want 403 (guard.go)", got)
 	}
 	if got := do("PUT", "/_sim/faults", c.Base); got != 200 {
 		t.Errorf("PUT with the cookie from the dashboard's origin: %d, want 200", got)

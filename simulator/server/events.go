@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -84,9 +85,45 @@ func (h *Hub) Subscribe() (<-chan Change, func()) {
 // proxies keep it open and a dead client is noticed.
 const eventKeepAlive = 15 * time.Second
 
+// DefaultMaxEventsClients bounds the open event streams unless
+// Config.MaxEventsClients says otherwise; MaxEventsClientsLimit is the
+// most --max-events-clients takes.
+const (
+	DefaultMaxEventsClients = 100
+	MaxEventsClientsLimit   = 10000
+)
+
+// sessionRecheck is how often a stream opened with the dashboard's cookie
+// asks whether its session is still open (signed out here or on another
+// replica, or expired): the stream ends within this time of the session.
+var sessionRecheck = time.Second
+
 // events serves GET /_sim/events as server-sent events: one "change" event
 // per request journaled or admin change, each carrying the Change as JSON.
+// At most MaxEventsClients streams are open at once (503 beyond), and a
+// stream opened with the sign-in cookie closes when its session ends.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	if n := s.streams.Add(1); int(n) > s.cfg.MaxEventsClients {
+		s.streams.Add(-1)
+		w.Header().Set("Retry-After", "5")
+		refuse(w, http.StatusServiceUnavailable, "too_many_streams", "",
+			fmt.Sprintf("%d event streams are open, the most this gwsim serves (--max-events-clients); close one or retry later", s.cfg.MaxEventsClients))
+		return
+	}
+	defer s.streams.Add(-1)
+	// The session this stream lives on, when the cookie let it in.
+	var session string
+	if s.cfg.AdminToken != "" && !tokenMatches(r.Header.Get("Authorization"), s.bearer) {
+		if c, err := r.Cookie(SessionCookie); err == nil {
+			session = c.Value
+		}
+	}
+	var recheck <-chan time.Time
+	if session != "" {
+		t := time.NewTicker(sessionRecheck)
+		defer t.Stop()
+		recheck = t.C
+	}
 	rc := http.NewResponseController(w)
 	// The server's WriteTimeout would cut the stream: this one lives as
 	// long as the client (or the server) does.
@@ -108,6 +145,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-s.closing:
 			return
+		case <-recheck:
+			if _, ok, _ := s.sessions.valid(session); !ok {
+				// Signed out or expired (or the store cannot say):
+				// the page reconnects, is refused, and asks to sign in.
+				return
+			}
+			continue
 		case <-tick.C:
 			w.Write([]byte(": keep-alive\n\n"))
 		case c := <-ch:

@@ -44,11 +44,16 @@ const journalStripes = 64
 // DefaultJournalSize is how many requests the journal keeps.
 const DefaultJournalSize = 1000
 
+// MaxJournalSize is the largest journal gwsim keeps (--journal-size): the
+// journal is allocated whole when it is made.
+const MaxJournalSize = 1_000_000
+
 // NewJournal keeps the last size entries.
 func NewJournal(size int) *Journal {
 	if size <= 0 {
 		size = DefaultJournalSize
 	}
+	size = min(size, MaxJournalSize)
 	return &Journal{entries: make([]Entry, size), seqs: make([]uint64, size)}
 }
 

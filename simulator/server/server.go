@@ -16,6 +16,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
@@ -91,6 +92,13 @@ type Config struct {
 	// Admin holds further admin calls by ServeMux pattern
 	// ("GET /_sim/clients"), served behind AdminToken like the others.
 	Admin map[string]http.Handler
+	// AllowedHosts are the Host names /_sim/ answers besides IP
+	// addresses, localhost and the name Open listens on (guard.go):
+	// "name", ".example.com" for a domain, "*" for any.
+	AllowedHosts []string
+	// MaxEventsClients bounds the open GET /_sim/events streams
+	// (DefaultMaxEventsClients when 0); beyond: 503.
+	MaxEventsClients int
 }
 
 // Server serves the interface and the admin API on one listener.
@@ -122,6 +130,12 @@ type Server struct {
 
 	ln  net.Listener
 	srv *http.Server
+	// guard keeps other sites out of /_sim/ (guard.go).
+	guard Guard
+	// signIns slows the guessing of the admin token (guard.go).
+	signIns *SignInLimiter
+	// streams counts the open event streams (events.go).
+	streams atomic.Int32
 
 	stopPoll chan struct{}
 	polled   []byte // the faults JSON last read from faultStore
@@ -152,8 +166,11 @@ func New(cfg Config) *Server {
 	if cfg.HealthEvery <= 0 {
 		cfg.HealthEvery = DefaultHealthEvery
 	}
+	if cfg.MaxEventsClients <= 0 {
+		cfg.MaxEventsClients = DefaultMaxEventsClients
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)),
-		closing: make(chan struct{})}
+		closing: make(chan struct{}), signIns: NewSignInLimiter()}
 	s.useBackend(cfg.Backend)
 	s.access = newAccessLog(cfg, cfg.Logger)
 	s.faults.set(noFaults())
@@ -177,7 +194,8 @@ func New(cfg Config) *Server {
 		s.fail(w, orJSON(f), e)
 		s.record(r, time.Now(), f, http.StatusNotFound, e, nil)
 	})
-	s.handler = s.cleanPaths(mux)
+	s.guard = Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}
+	s.handler = s.cleanPaths(s.guard.Wrap(mux))
 	return s
 }
 
@@ -278,6 +296,9 @@ func (s *Server) Open(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
+	}
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		s.guard.ListenHost = host
 	}
 	ln = noFiveXXListener{ln}
 	s.startFaultPoll()

@@ -7,9 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -167,22 +165,12 @@ func (s *Server) authorized(r *http.Request) (bool, *device.Error) {
 	return true, nil
 }
 
-// sameOrigin says whether the request's Origin header names this server.
-// A browser always sends Origin on POST, PUT and DELETE from fetch.
+// sameOrigin says whether the request's Origin header names this server
+// (guard.go, originIsHost). A browser always sends Origin on POST, PUT and
+// DELETE from fetch.
 func sameOrigin(r *http.Request) bool {
 	o := r.Header.Get("Origin")
-	if o == "" {
-		return false
-	}
-	u, err := url.Parse(o)
-	if err != nil {
-		return false
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
+	return o != "" && originIsHost(o, r.Host)
 }
 
 func (s *Server) sessionCookie(r *http.Request, value string, maxAge int) *http.Cookie {
@@ -190,8 +178,9 @@ func (s *Server) sessionCookie(r *http.Request, value string, maxAge int) *http.
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
 }
 
-// signIn serves POST /_sim/session: {"token": "..."} (or a form field
-// token) in exchange for the session cookie. The token is never logged.
+// signIn serves POST /_sim/session: {"token": "..."} in exchange for the
+// session cookie (the guard has made sure the body is JSON). The token is
+// never logged. Attempts are limited per client (SignInLimiter).
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if s.cfg.AdminToken == "" {
@@ -202,27 +191,18 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		adminError(w, device.Errorf(device.CodeUnauthorized, "Origin", "sign in from the dashboard's own origin"))
 		return
 	}
-	var token string
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 4<<10))
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	switch mt {
-	case "application/x-www-form-urlencoded":
-		q, err := url.ParseQuery(string(body))
-		if err != nil {
-			adminError(w, device.Errorf(device.CodeMalformedBody, "", "the sign-in form could not be read"))
-			return
-		}
-		token = q.Get("token")
-	default:
-		var in struct {
-			Token string `json:"token"`
-		}
-		if err := json.Unmarshal(body, &in); err != nil {
-			adminError(w, device.Errorf(device.CodeMalformedBody, "", `sign in with a JSON object {"token": "<admin token>"}`))
-			return
-		}
-		token = in.Token
+	if !s.signIns.Allow(w, r) {
+		s.log.Warn("dashboard sign-in refused: too many attempts", "remote", r.RemoteAddr)
+		return
 	}
+	var in struct {
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 4<<10)).Decode(&in); err != nil {
+		adminError(w, device.Errorf(device.CodeMalformedBody, "", `sign in with a JSON object {"token": "<admin token>"}`))
+		return
+	}
+	token := in.Token
 	if !tokenMatches("Bearer "+token, s.bearer) {
 		s.log.Warn("dashboard sign-in refused", "remote", r.RemoteAddr)
 		adminError(w, device.Errorf(device.CodeUnauthorized, "token", "this is not the admin token"))

@@ -299,6 +299,9 @@ func (c *Client) Admin(method, path, body string) (int, http.Header, []byte) {
 	if c.AdminToken != "" {
 		req.Header.Set("Authorization", "Bearer "+c.AdminToken)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json") // admin bodies are JSON only
+	}
 	res, err := c.HTTP.Do(req)
 	if err != nil {
 		c.T.Fatalf("%s %s: %v", method, path, err)
