@@ -248,7 +248,7 @@ func writeJudgements(b *strings.Builder, js []Judgement) {
 			fmt.Fprintf(b, "  PASS %s\n", j.Name)
 			continue
 		}
-		fmt.Fprintf(b, "  FAIL %s: %d times; latest %s: %s\n", j.Name, j.Violations, j.LatestTime, j.Latest)
+		fmt.Fprintf(b, "  FAIL %s: %s; latest %s: %s\n", j.Name, times(j.Violations), j.LatestTime, j.Latest)
 	}
 }
 
@@ -297,7 +297,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		for _, j := range js {
 			c := junitCase{Name: j.Name, Classname: name + "." + j.ID}
 			if !j.Passed {
-				c.Failure = &junitFailure{Type: j.ID, Message: fmt.Sprintf("%s: %d times", j.Name, j.Violations),
+				c.Failure = &junitFailure{Type: j.ID, Message: fmt.Sprintf("%s: %s", j.Name, times(j.Violations)),
 					Text: "latest, " + j.LatestTime + ": " + j.Latest}
 				s.Failures++
 			}
@@ -367,3 +367,11 @@ td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}.fail{color:#a00;f
 
 // WriteHTML writes the report as one self-contained page.
 func (r *Report) WriteHTML(w io.Writer) error { return page.Execute(w, r) }
+
+// times is "1 time", "2 times".
+func times(n uint64) string {
+	if n == 1 {
+		return "1 time"
+	}
+	return fmt.Sprintf("%d times", n)
+}

@@ -321,7 +321,7 @@ func (s *Server) SetState(mac, sn string, state map[string]any) error {
 	for k, raw := range state {
 		f, i, ok := t.Field(k)
 		if !ok {
-			return fmt.Errorf("gwsimtest: %s is not a field of %s %s", k, article(t.Name), t.Name)
+			return fmt.Errorf("gwsimtest: %s is not a field of %s", k, device.A(t.Name))
 		}
 		var v device.Value
 		switch x := raw.(type) {
@@ -346,14 +346,6 @@ func (s *Server) SetState(mac, sn string, state map[string]any) error {
 		return fmt.Errorf("gwsimtest: %s", derr.Message)
 	}
 	return nil
-}
-
-// article is "a" or "an" before a type's name.
-func article(name string) string {
-	if name != "" && strings.ContainsRune("AEIOUaeiou", rune(name[0])) {
-		return "an"
-	}
-	return "a"
 }
 
 // Message is one message a gateway received (send message).

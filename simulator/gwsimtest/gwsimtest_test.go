@@ -291,3 +291,27 @@ func BenchmarkStart(b *testing.B) {
 		sim.Close()
 	}
 }
+
+// TestReportWording: the client report's text says "1 time", and a
+// client whose clock is right shows no skew, though its timestamps are
+// cut to the second (issue 29: "clock -1 s").
+func TestReportWording(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t)
+	c := sim.Credentials()
+	c.Secret = "wrong"
+	sim.Client().As(c).Message(context.Background(), "message", "a=1")
+	for range 5 {
+		sim.Client().Message(context.Background(), "message", "a=1")
+		time.Sleep(150 * time.Millisecond)
+	}
+	var b strings.Builder
+	rep := sim.Report()
+	rep.WriteText(&b)
+	if !strings.Contains(b.String(), ": 1 time;") || strings.Contains(b.String(), "1 times") {
+		t.Errorf("report text:\n%s", b.String())
+	}
+	if s := rep.Clients[0].Skew; s == nil || s.MinSeconds != 0 || s.MaxSeconds != 0 {
+		t.Errorf("a right clock has a skew: %+v\n%s", s, b.String())
+	}
+}
