@@ -199,7 +199,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		if c.ID != "" {
 			fmt.Fprintf(&b, " (id %s)", c.ID)
 		}
-		fmt.Fprintf(&b, ": %d requests, %s to %s\n", c.Requests, c.First.Format(time.RFC3339), c.Last.Format(time.RFC3339))
+		fmt.Fprintf(&b, ": %s, %s to %s\n", count(c.Requests, "request"), c.First.Format(time.RFC3339), c.Last.Format(time.RFC3339))
 		b.WriteString("  exercised:\n")
 		for _, v := range c.Coverage {
 			what := v.Operation
@@ -222,10 +222,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 		if c.Skew != nil {
-			fmt.Fprintf(&b, "  clock skew: last %+ds, from %+ds to %+ds over %d requests\n", c.Skew.LastSeconds, c.Skew.MinSeconds, c.Skew.MaxSeconds, c.Skew.Samples)
+			fmt.Fprintf(&b, "  clock skew: last %+ds, from %+ds to %+ds over %s\n", c.Skew.LastSeconds, c.Skew.MinSeconds, c.Skew.MaxSeconds, count(c.Skew.Samples, "request"))
 		}
 		for _, p := range c.Phases {
-			fmt.Fprintf(&b, "  during %s: %d requests, %d errors, %d sent before Retry-After ended\n", p.Phase, p.Requests, p.Errors, p.RetriedEarly)
+			fmt.Fprintf(&b, "  during %s: %s, %s, %d sent before Retry-After ended\n", p.Phase, count(p.Requests, "request"), count(p.Errors, "error"), p.RetriedEarly)
 		}
 		writeJudgements(&b, c.Judgements)
 	}
@@ -374,4 +374,12 @@ func times(n uint64) string {
 		return "1 time"
 	}
 	return fmt.Sprintf("%d times", n)
+}
+
+// count is "1 request", "2 requests".
+func count(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
