@@ -647,7 +647,7 @@ func foreignField(pairs []device.Pair, typ string, format device.Format) string 
 		for _, t := range device.Types {
 			for i := range t.Fields {
 				if t.Fields[i].WireName(format) == p.Key {
-					return p.Key + " (a field of " + t.Name + ") sent to a " + typ
+					return p.Key + " (a field of " + t.Name + ") sent to " + device.A(typ)
 				}
 			}
 		}
