@@ -47,8 +47,8 @@ fmt-check:
 # them several times slower while finding nothing the rest does not (the
 # same code runs under -race in the other tests of each package). So they
 # run in make test-heavy, without -race; .ci/run runs both targets.
-HEAVY := TestMutationScore|TestNoFalseFailureOnAnySeed|TestBundleVerifiesAndEveryTamperingFails|TestShedding429IsCertifiedWithoutFalseFailure|TestBaselineRerunAndReplay|TestSignCommandBesideTheFleetFile|TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck|TestParallelVerdictsEqualSerial|TestShouldFailuresFailOnlyWithFailOnShould|TestConformanceOnEachReplica|TestReplicasOnRedisCluster|TestEveryBackend|TestNoSecretInAnyOutput
-HEAVY_PKGS := ./cmd/gwconform ./simulator/redisstore
+HEAVY := TestMutationScore|TestNoFalseFailureOnAnySeed|TestBundleVerifiesAndEveryTamperingFails|TestShedding429IsCertifiedWithoutFalseFailure|TestBaselineRerunAndReplay|TestSignCommandBesideTheFleetFile|TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck|TestParallelVerdictsEqualSerial|TestShouldFailuresFailOnlyWithFailOnShould|TestConformanceOnEachReplica|TestReplicasOnRedisCluster|TestEveryBackend|TestNoSecretInAnyOutput|TestDocExamplesRun|TestAppModuleUsesGwsimtest
+HEAVY_PKGS := ./cmd/gwconform ./simulator/redisstore ./fixtures ./simulator/gwsimtest
 
 # staticcheck, pinned: the same findings on every machine.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
