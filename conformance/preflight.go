@@ -295,7 +295,7 @@ func refusalCause(e *Env, p preflightRequest, r *client.Response) string {
 	case device.CodeDeviceNotFound:
 		return head + fmt.Sprintf("the target does not have device %s (%s) on gateway %s, as the fleet says", p.dev.SN, p.dev.Type, e.Target.MAC) + tail
 	case device.CodeTypeMismatch:
-		return head + fmt.Sprintf("the target's device %s on gateway %s is not a %s, as the fleet says", p.dev.SN, e.Target.MAC, p.dev.Type) + tail
+		return head + fmt.Sprintf("the target's device %s on gateway %s is not %s, as the fleet says", p.dev.SN, e.Target.MAC, device.A(p.dev.Type)) + tail
 	}
 	return head + "a refusal of any other request would prove nothing" + tail
 }

@@ -76,10 +76,20 @@ func TestDeviceFaults(t *testing.T) {
 			`{"slow_devices":[{"mac":"` + simtest.MACA + `","sn":"x","latency":"2h"}]}`: "slow_devices[0].latency",
 			`{"operation_error_rates":{"delete":0.5}}`:                                  "operation_error_rates.delete",
 			`{"operation_error_rates":{"update_name":2}}`:                               "operation_error_rates.update_name",
+			// Names the fleet does not have (issue 29: such a fault silently did nothing).
+			`{"offline_gateways":["0000000000ff"]}`:                                                              "offline_gateways[0]",
+			`{"unreachable_devices":[{"mac":"0000000000ff","sn":"` + snOf(dimmer) + `"}]}`:                       "unreachable_devices[0].mac",
+			`{"unreachable_devices":[{"mac":"` + simtest.MACA + `","sn":"nosuchdevice"}]}`:                       "unreachable_devices[0].sn",
+			`{"slow_devices":[{"mac":"` + simtest.MACA + `","sn":"` + simtest.SN('b', 0) + `","latency":"1s"}]}`: "slow_devices[0].sn",
 		} {
 			st, _, b := c.Admin("PUT", "/_sim/faults", body)
 			if st != 400 || !containsField(b, field) {
 				t.Errorf("%s: %d %s, want 400 naming %s", body, st, b, field)
+			}
+			if strings.HasPrefix(field, "offline") || strings.HasSuffix(field, "].mac") && strings.Contains(body, "0000000000ff") {
+				if !strings.Contains(string(b), "0000000000ff") {
+					t.Errorf("%s: the refusal does not name the mac: %s", body, b)
+				}
 			}
 		}
 		var after server.Faults

@@ -31,8 +31,8 @@ func TestClientsCommand(t *testing.T) {
 		t.Errorf("without the token: exit %d, %q", code, errs)
 	}
 	code, out, errs := run("clients", "--target", url, "--admin-token", "tok")
-	if code != 0 || !strings.Contains(out, "FAIL app sent no fields that belong to another device type: 1 times") ||
-		!strings.Contains(out, "Relay2 (a field of Appliance Module Plus) sent to a Appliance Module") {
+	if code != 0 || !strings.Contains(out, "FAIL app sent no fields that belong to another device type: 1 time;") ||
+		!strings.Contains(out, "Relay2 (a field of Appliance Module Plus) sent to an Appliance Module") {
 		t.Errorf("text: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, _ = run("clients", "--target", url, "--admin-token", "tok", "--format", "junit", "--fail")

@@ -349,9 +349,17 @@ func (m *Main) ParseFlags(args []string) error {
 		return err
 	}
 	if m.play != nil {
+		if err := m.play.Scenario().CheckFleet(m.Sim.Fleet); err != nil {
+			m.Sim.Close()
+			return fmt.Errorf("scenario %s: %w", m.Scenario, err)
+		}
 		m.play.Attach(m.Sim.Server)
 		if p := m.Sim.Backend.PauseWrites; p != nil {
 			m.play.RedisLoss = p
+		}
+		if rec := m.Sim.Clients; rec != nil {
+			// A restart is a new run: the client report starts afresh.
+			m.play.OnRestart = rec.Reset
 		}
 	}
 	return nil
@@ -514,7 +522,10 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
 	if m.play != nil {
 		st := m.play.Status()
-		fmt.Fprintf(w, "  scenario: %s, %d steps over %s (GET %s/_sim/scenario)\n", st.Name, len(st.Steps), st.End, url)
+		fmt.Fprintf(w, "  scenario: %s, %s over %s (GET %s/_sim/scenario)\n", st.Name, plural(len(st.Steps), "step"), st.End, url)
+		for _, s := range m.play.Skipped() {
+			fmt.Fprintf(w, "    %s\n", s)
+		}
 	}
 	if m.player != nil {
 		fmt.Fprintf(w, "  replaying %d recorded answers from %s; everything else is simulated\n", m.player.Len(), m.Replay)
@@ -597,4 +608,12 @@ func fleetRun(args []string, stdout, stderr io.Writer, checkOnly bool) int {
 		return 1
 	}
 	return 0
+}
+
+// plural is "1 step", "2 steps": a count and its noun in English.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -252,7 +252,7 @@ func TestServeFleetFileAndToken(t *testing.T) {
 	url, stdout, _, _ := serve(t, "--fleet", p, "--admin-token", "tok")
 	// Where the credentials come from, never the secret or the whole key.
 	for _, want := range []string{"credentials (from the fleet file " + p + ")", "api_key:      " + client.MaskAPIKey(simtest.KeyA) + "\n",
-		"secret:       not shown", simtest.AccountA, simtest.MACA, "2 account(s), 3 gateway(s)"} {
+		"secret:       not shown", simtest.AccountA, simtest.MACA, "2 accounts, 3 gateways"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, stdout)
 		}

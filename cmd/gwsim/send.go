@@ -51,8 +51,8 @@ type sendMain struct {
 var sendOps = map[string]device.Operation{"command": device.SendCommand, "message": device.SendMessage,
 	"rename": device.UpdateName, "update_name": device.UpdateName}
 
-// ParseFlags reads the operation, flags and fields (flags may follow the
-// fields), loads the fleet and builds the request, without sending it.
+// ParseFlags reads the operation, flags and fields (flags in any
+// position), loads the fleet and builds the request, without sending it.
 func (m *sendMain) ParseFlags(args []string) error {
 	fs := flag.NewFlagSet("gwsim send", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
@@ -70,23 +70,11 @@ func (m *sendMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.name, "name", "", "rename: the new display name")
 	fs.DurationVar(&m.timeout, "timeout", 10*time.Second, "time limit of the exchange")
 	fs.Bool("version", false, "print the version and exit")
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			fs.Usage()
-			return flag.ErrHelp
-		}
-		return errors.New("name the operation: command, message or rename")
-	}
-	op, ok := sendOps[args[0]]
-	if !ok {
-		hint := ""
-		if s := suggest(args[0], []string{"command", "message", "rename"}); s != "" {
-			hint = ", did you mean " + s + "?"
-		}
-		return fmt.Errorf("unknown operation %q%s (command, message or rename)", args[0], hint)
-	}
-	m.op = op
-	rest := args[1:]
+	// Flags go anywhere: before the operation, between the fields or after
+	// them (gwsim send --target URL command --type T f=v), as in every
+	// other subcommand. The first argument that is no flag is the operation.
+	var args2 []string
+	rest := args
 	for {
 		if err := parseFlags(fs, rest); err != nil {
 			return err
@@ -94,9 +82,22 @@ func (m *sendMain) ParseFlags(args []string) error {
 		if fs.NArg() == 0 {
 			break
 		}
-		m.positional = append(m.positional, fs.Arg(0))
+		args2 = append(args2, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
+	if len(args2) == 0 {
+		return errors.New("name the operation: command, message or rename")
+	}
+	op, ok := sendOps[args2[0]]
+	if !ok {
+		hint := ""
+		if s := suggest(args2[0], []string{"command", "message", "rename"}); s != "" {
+			hint = ", did you mean " + s + "?"
+		}
+		return fmt.Errorf("unknown operation %q%s (command, message or rename)", args2[0], hint)
+	}
+	m.op = op
+	m.positional = append(m.positional, args2[1:]...)
 	format, ok := device.ParseFormat(m.format)
 	if !ok {
 		return fmt.Errorf("--format: %q is not json or xml", m.format)

@@ -59,6 +59,15 @@ func TestSendAgainstServe(t *testing.T) {
 			if got := deviceState(t, sim.URL, demoDimmer)["dimming"]; got != mustFloat(dim) {
 				t.Errorf("dimming after command: %v, want %s", got, dim)
 			}
+			// Flags before the operation, as in every other subcommand
+			// (issue 29: this refused with "name the operation").
+			flagsFirst := map[string]string{"json": "41", "xml": "78"}[format]
+			if code, out, errOut := run("send", "--target", sim.URL, "--format", format, "command", "--type", "Light Dimmer", "dimming="+flagsFirst, "--sn", demoDimmer); code != 0 {
+				t.Fatalf("flags before the operation: exit %d\n%s\n%s", code, out, errOut)
+			}
+			if got := deviceState(t, sim.URL, demoDimmer)["dimming"]; got != mustFloat(flagsFirst) {
+				t.Errorf("dimming after the command with its flags first: %v, want %s", got, flagsFirst)
+			}
 
 			// The thermostat point, named as either format names it,
 			// reaches the device without --sn (the fleet's thermostat).
@@ -85,7 +94,7 @@ func TestSendAgainstServe(t *testing.T) {
 			if code != 1 || !strings.Contains(out, "< HTTP 400") || !strings.Contains(out, "invalid_field") || !strings.Contains(errOut, "400 invalid_field") {
 				t.Errorf("error answer: exit %d\n%s\n%s", code, out, errOut)
 			}
-			if got := deviceState(t, sim.URL, demoDimmer)["dimming"]; got != mustFloat(dim) {
+			if got := deviceState(t, sim.URL, demoDimmer)["dimming"]; got != mustFloat(flagsFirst) {
 				t.Errorf("a rejected command changed dimming to %v", got)
 			}
 		})
@@ -132,6 +141,8 @@ func TestSendUsage(t *testing.T) {
 		{"send", "message", "--fleet", "/nonexistent/fleet.yaml", "a=1"},
 		{"send", "message", "--api-key", "other-key", "a=1", "--secret", ""},
 		{"send", "message", "--nope", "a=1"},
+		{"send", "--target", "http://127.0.0.1:1"},
+		{"send", "--format", "json", "toast", "a=1"},
 	} {
 		if args[len(args)-1] == "" {
 			os.Unsetenv("GWSIM_SECRET")

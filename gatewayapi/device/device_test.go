@@ -351,3 +351,18 @@ func TestAcceptOpenForms(t *testing.T) {
 		t.Errorf("padded opt: %+v %v", s, err)
 	}
 }
+
+// TestArticles: a type's name takes "an" before a vowel, in the
+// validator's messages too (issue 29: "a Appliance Module").
+func TestArticles(t *testing.T) {
+	if A("Appliance Module") != "an Appliance Module" || A("Light Dimmer") != "a Light Dimmer" || A("Infrared Sensor") != "an Infrared Sensor" {
+		t.Errorf("%q %q", A("Appliance Module"), A("Light Dimmer"))
+	}
+	_, err := Parse(SendCommand, JSON, []Pair{{Key: FieldAPIKey, Value: Str("k")}, {Key: FieldTimestamp, Value: Str("20260101000000")},
+		{Key: FieldSign, Value: Str("0123456789abcdef0123456789abcdef")}, {Key: FieldAccount, Value: Str("5f3a9c0e1b2d4f6a8c0e1b2d")},
+		{Key: FieldMAC, Value: Str("a4c138f0e2b1")}, {Key: FieldSN, Value: Str("0123456789abcdef0123456789abcd01")},
+		{Key: FieldType, Value: Str("Appliance Module")}, {Key: "Relay2", Value: Str("On")}})
+	if err == nil || err.Message != "Relay2 is not a field of an Appliance Module" {
+		t.Errorf("got %v", err)
+	}
+}

@@ -345,7 +345,7 @@ func (p *parser) whyUnexpected(key string, typ *Type) string {
 		for i := range t.Fields {
 			f := &t.Fields[i]
 			if f.WireName(p.format) == key && typ != nil {
-				return key + " is not a field of a " + typ.Name
+				return key + " is not a field of " + A(typ.Name)
 			}
 			if f.Name != f.JSON && (key == f.Name || key == f.JSON) {
 				return key + " is not a field in " + p.format.String() + "; write it as " + quote(f.WireName(p.format))

@@ -117,6 +117,15 @@ func LookupType(name string) (*Type, bool) {
 	return t, ok
 }
 
+// A is a name with its indefinite article, as a sentence says it: "a
+// Light Dimmer", "an Appliance Module".
+func A(name string) string {
+	if name != "" && strings.ContainsRune("AEIOUaeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
+}
+
 // TypeNames lists the published type names in table order.
 func TypeNames() []string {
 	names := make([]string, len(Types))

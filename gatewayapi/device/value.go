@@ -240,7 +240,7 @@ func (t *Type) ParseState(m map[string]any) (State, error) {
 	for k, raw := range m {
 		f, i, ok := t.Field(k)
 		if !ok {
-			return s, fmt.Errorf("state of a %s has no field %q (fields: %s)", t.Name, k, t.fieldList())
+			return s, fmt.Errorf("state of %s has no field %q (fields: %s)", A(t.Name), k, t.fieldList())
 		}
 		var v Value
 		switch x := raw.(type) {

@@ -141,5 +141,11 @@ func (f *Fleet) Describe() string {
 	for _, a := range f.Accounts {
 		g += len(a.Gateways)
 	}
-	return fmt.Sprintf("%d account(s), %d gateway(s), %d device(s)", len(f.Accounts), g, f.DeviceCount())
+	count := func(n int, noun string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		return fmt.Sprintf("%d %ss", n, noun)
+	}
+	return count(len(f.Accounts), "account") + ", " + count(g, "gateway") + ", " + count(f.DeviceCount(), "device")
 }

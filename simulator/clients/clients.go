@@ -555,7 +555,13 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 			continue
 		case device.FieldTimestamp:
 			if t, err := time.ParseInLocation(device.TimestampLayout, strings.TrimSpace(p.Value.Text), r.cfg.Location); err == nil {
-				q.skew, q.hasTime = t.Sub(now).Round(time.Second), true
+				// A timestamp names a whole second, [t, t+1s): a clock
+				// that is right is off by less than a second, never -1 s.
+				d := t.Sub(now)
+				if d < 0 {
+					d = min(d+time.Second, 0)
+				}
+				q.skew, q.hasTime = d.Round(time.Second), true
 			}
 			continue
 		case device.FieldType:
@@ -641,7 +647,7 @@ func foreignField(pairs []device.Pair, typ string, format device.Format) string 
 		for _, t := range device.Types {
 			for i := range t.Fields {
 				if t.Fields[i].WireName(format) == p.Key {
-					return p.Key + " (a field of " + t.Name + ") sent to a " + typ
+					return p.Key + " (a field of " + t.Name + ") sent to " + device.A(typ)
 				}
 			}
 		}

@@ -163,7 +163,7 @@ func TestEachBugIsNamed(t *testing.T) {
 					t.Errorf("%s passed: %+v", id, j)
 				}
 			}
-			if j := a.Judgement(clients.JudgeForeign); !strings.Contains(j.Latest, "Relay2 (a field of Appliance Module Plus) sent to a Appliance Module") {
+			if j := a.Judgement(clients.JudgeForeign); !strings.Contains(j.Latest, "Relay2 (a field of Appliance Module Plus) sent to an Appliance Module") {
 				t.Errorf("foreign fields: %q", j.Latest)
 			}
 			if a.SignFailures != 1 || a.ForeignFields != 1 {

@@ -201,7 +201,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		if c.ID != "" {
 			fmt.Fprintf(&b, " (id %s)", c.ID)
 		}
-		fmt.Fprintf(&b, ": %d requests, %s to %s\n", c.Requests, c.First.Format(time.RFC3339), c.Last.Format(time.RFC3339))
+		fmt.Fprintf(&b, ": %s, %s to %s\n", count(c.Requests, "request"), c.First.Format(time.RFC3339), c.Last.Format(time.RFC3339))
 		b.WriteString("  exercised:\n")
 		for _, v := range c.Coverage {
 			what := v.Operation
@@ -224,10 +224,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 		if c.Skew != nil {
-			fmt.Fprintf(&b, "  clock skew: last %+ds, from %+ds to %+ds over %d requests\n", c.Skew.LastSeconds, c.Skew.MinSeconds, c.Skew.MaxSeconds, c.Skew.Samples)
+			fmt.Fprintf(&b, "  clock skew: last %+ds, from %+ds to %+ds over %s\n", c.Skew.LastSeconds, c.Skew.MinSeconds, c.Skew.MaxSeconds, count(c.Skew.Samples, "request"))
 		}
 		for _, p := range c.Phases {
-			fmt.Fprintf(&b, "  during %s: %d requests, %d errors, %d sent before Retry-After ended\n", p.Phase, p.Requests, p.Errors, p.RetriedEarly)
+			fmt.Fprintf(&b, "  during %s: %s, %s, %d sent before Retry-After ended\n", p.Phase, count(p.Requests, "request"), count(p.Errors, "error"), p.RetriedEarly)
 		}
 		writeJudgements(&b, c.Judgements)
 	}
@@ -250,7 +250,7 @@ func writeJudgements(b *strings.Builder, js []Judgement) {
 			fmt.Fprintf(b, "  PASS %s\n", j.Name)
 			continue
 		}
-		fmt.Fprintf(b, "  FAIL %s: %d times; latest %s: %s\n", j.Name, j.Violations, j.LatestTime, j.Latest)
+		fmt.Fprintf(b, "  FAIL %s: %s; latest %s: %s\n", j.Name, times(j.Violations), j.LatestTime, j.Latest)
 	}
 }
 
@@ -299,7 +299,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		for _, j := range js {
 			c := junitCase{Name: j.Name, Classname: name + "." + j.ID}
 			if !j.Passed {
-				c.Failure = &junitFailure{Type: j.ID, Message: fmt.Sprintf("%s: %d times", j.Name, j.Violations),
+				c.Failure = &junitFailure{Type: j.ID, Message: fmt.Sprintf("%s: %s", j.Name, times(j.Violations)),
 					Text: "latest, " + j.LatestTime + ": " + j.Latest}
 				s.Failures++
 			}
@@ -369,3 +369,19 @@ td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}.fail{color:#a00;f
 
 // WriteHTML writes the report as one self-contained page.
 func (r *Report) WriteHTML(w io.Writer) error { return page.Execute(w, r) }
+
+// times is "1 time", "2 times".
+func times(n uint64) string {
+	if n == 1 {
+		return "1 time"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// count is "1 request", "2 requests".
+func count(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

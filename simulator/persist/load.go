@@ -114,7 +114,7 @@ func decodeDevice(k, v []byte) (savedDevice, error) {
 		}
 	}
 	if len(rec.State) != len(t.Fields) {
-		return savedDevice{}, fmt.Errorf("the state of a %s has %d fields, not %d", t.Name, len(rec.State), len(t.Fields))
+		return savedDevice{}, fmt.Errorf("the state of %s has %d fields, not %d", device.A(t.Name), len(rec.State), len(t.Fields))
 	}
 	d := savedDevice{account: parts[0], mac: parts[1], sn: parts[2], t: t, name: rec.Name}
 	for i := range t.Fields {

@@ -265,7 +265,7 @@ func TestRefusals(t *testing.T) {
 		{"no format version", func(p string) []byte {
 			return boltFile(t, p, func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("gwsim")); return err })
 		}, persist.ErrForeign, "no format version"},
-		{"other fleet", func(p string) []byte { b, _ := os.ReadFile(other); return write(t, p, b) }, persist.ErrOtherFleet, "another fleet (1 account(s), 1 gateway(s), 3 device(s)"},
+		{"other fleet", func(p string) []byte { b, _ := os.ReadFile(other); return write(t, p, b) }, persist.ErrOtherFleet, "another fleet (1 account, 1 gateway, 3 devices"},
 		{"damaged record", func(p string) []byte { b, _ := os.ReadFile(damagedRecord); return write(t, p, b) }, persist.ErrDamaged, "dimming"},
 		{"unknown device", func(p string) []byte { b, _ := os.ReadFile(unknownDevice); return write(t, p, b) }, persist.ErrDamaged, "ffffffff"},
 	} {

@@ -55,7 +55,7 @@ func (s *Store) apply(accountID, mac, sn string, t *device.Type, fields []any) *
 	case 1:
 		return nil
 	case -1:
-		return device.Errorf(device.CodeTypeMismatch, device.FieldType, "device %s is not a %s", sn, t.Name)
+		return device.Errorf(device.CodeTypeMismatch, device.FieldType, "device %s is not %s", sn, device.A(t.Name))
 	}
 	// The fleet has the device but Redis does not: Redis lost its data
 	// (restarted without persistence, or flushed).
@@ -69,7 +69,7 @@ func (s *Store) Command(accountID, mac, sn string, t *device.Type, settings []de
 		return derr
 	}
 	if have.ID != t.ID {
-		return device.Errorf(device.CodeTypeMismatch, device.FieldType, "device %s is a %s, not a %s", sn, have.Name, t.Name)
+		return device.Errorf(device.CodeTypeMismatch, device.FieldType, "device %s is %s, not %s", sn, device.A(have.Name), device.A(t.Name))
 	}
 	fields := make([]any, 0, 2*len(settings))
 	for _, set := range settings {

@@ -27,8 +27,14 @@ const Tick = 50 * time.Millisecond
 type Player struct {
 	sc  *Scenario
 	log *slog.Logger
-	// RedisLoss plays redis_loss steps; without it they are skipped.
+	// RedisLoss plays redis_loss steps; without it they are skipped: said
+	// when the scenario starts, shown as skipped in its status, and never
+	// counted in the client report (Phases).
 	RedisLoss RedisLoss
+	// OnRestart, when set, is called by POST /_sim/scenario/restart before
+	// the timeline plays again from 0: gwsim starts its client report
+	// afresh there, so that the counts during each fault are this run's.
+	OnRestart func()
 
 	mu       sync.Mutex
 	target   FaultSetter
@@ -50,6 +56,9 @@ func NewPlayer(sc *Scenario, log *slog.Logger) *Player {
 	}
 	return &Player{sc: sc, log: log}
 }
+
+// Scenario is the timeline the player plays.
+func (p *Player) Scenario() *Scenario { return p.sc }
 
 // Attach sets the fault injection the player plays on.
 func (p *Player) Attach(t FaultSetter) {
@@ -73,6 +82,11 @@ func (p *Player) Start() error {
 	p.applied = p.base
 	p.start, p.running, p.finished, p.lost = time.Now(), true, false, map[int]bool{}
 	p.log.Info("scenario started", "name", p.sc.Name, "steps", len(p.sc.Steps))
+	for i := range p.sc.Steps {
+		if why := p.skipped(&p.sc.Steps[i]); why != "" {
+			p.log.Warn("scenario: a step is skipped", "step", i, "label", p.sc.Steps[i].Label(), "reason", why)
+		}
+	}
 	if err := p.applyLocked(); err != nil {
 		p.running = false
 		p.target.SetFaults(p.base)
@@ -172,6 +186,9 @@ func (p *Player) applyLocked() error {
 		if !s.active(elapsed) {
 			continue
 		}
+		if p.skipped(s) != "" {
+			continue
+		}
 		if s.RedisLoss {
 			if !p.lost[i] {
 				p.lost[i] = true
@@ -195,11 +212,33 @@ func (p *Player) applyLocked() error {
 	return nil
 }
 
-func (p *Player) loseRedis(d time.Duration) {
-	if p.RedisLoss == nil {
-		p.log.Warn("scenario: redis_loss skipped: gwsim is not on Redis (--store)")
-		return
+// SkipRedisLoss is why a redis_loss step is skipped on a store that is not
+// Redis.
+const SkipRedisLoss = "gwsim is not on Redis (--store redis://…): there is no Redis to lose"
+
+// skipped says why a step cannot happen on this store ("" when it can).
+func (p *Player) skipped(s *Step) string {
+	if s.RedisLoss && p.RedisLoss == nil {
+		return SkipRedisLoss
 	}
+	return ""
+}
+
+// Skipped lists the steps that cannot happen on this store, each with the
+// reason: gwsim's banner announces them at start.
+func (p *Player) Skipped() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for i := range p.sc.Steps {
+		if why := p.skipped(&p.sc.Steps[i]); why != "" {
+			out = append(out, p.sc.Steps[i].Label()+": skipped, "+why)
+		}
+	}
+	return out
+}
+
+func (p *Player) loseRedis(d time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := p.RedisLoss(ctx, d); err != nil {
@@ -218,7 +257,7 @@ func (p *Player) Phases() []string {
 	elapsed := time.Since(p.start)
 	var out []string
 	for i := range p.sc.Steps {
-		if p.sc.Steps[i].active(elapsed) {
+		if p.sc.Steps[i].active(elapsed) && p.skipped(&p.sc.Steps[i]) == "" {
 			out = append(out, p.sc.Steps[i].Label())
 		}
 	}
@@ -242,6 +281,9 @@ type StepStatus struct {
 	For    string `json:"for,omitempty"`
 	Active bool   `json:"active"`
 	Done   bool   `json:"done"`
+	// Skipped says why the step cannot happen on this store (a
+	// redis_loss in memory); such a step is never active.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Status says where the scenario stands.
@@ -256,8 +298,9 @@ func (p *Player) Status() Status {
 		End: p.sc.End().String(), Steps: []StepStatus{}}
 	for i := range p.sc.Steps {
 		s := &p.sc.Steps[i]
-		ss := StepStatus{Label: s.Label(), At: s.At.Duration.String(), Active: p.running && s.active(elapsed),
-			Done: s.For.Duration > 0 && elapsed >= s.At.Duration+s.For.Duration && (p.running || p.finished)}
+		skip := p.skipped(s)
+		ss := StepStatus{Label: s.Label(), At: s.At.Duration.String(), Active: p.running && s.active(elapsed) && skip == "",
+			Done: skip == "" && s.For.Duration > 0 && elapsed >= s.At.Duration+s.For.Duration && (p.running || p.finished), Skipped: skip}
 		if s.For.Duration > 0 {
 			ss.For = s.For.Duration.String()
 		}
@@ -276,6 +319,10 @@ func (p *Player) Routes() map[string]http.Handler {
 		enc.Encode(p.Status())
 	}
 	start := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/_sim/scenario/restart" && p.OnRestart != nil {
+			p.Stop()
+			p.OnRestart()
+		}
 		if err := p.Start(); err != nil {
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
 			w.WriteHeader(http.StatusServiceUnavailable)

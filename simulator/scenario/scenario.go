@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 
@@ -179,6 +180,57 @@ func (s *Step) check() error {
 		return fmt.Errorf("fault: %v", err)
 	}
 	s.extra = f
+	return nil
+}
+
+// CheckFleet refuses a scenario whose steps name a gateway or a device
+// the fleet does not have: such a step would silently do nothing. The
+// error names the step and what it names (steps[1].device_slow.sn: ...).
+func (sc *Scenario) CheckFleet(f *fleet.Fleet) error {
+	gateways := map[string]map[string]bool{}
+	for _, a := range f.Accounts {
+		for _, g := range a.Gateways {
+			sns := map[string]bool{}
+			for _, d := range g.Devices {
+				sns[d.SN] = true
+			}
+			gateways[strings.ToLower(g.MAC)] = sns
+		}
+	}
+	for i := range sc.Steps {
+		s := &sc.Steps[i]
+		where := fmt.Sprintf("steps[%d]", i)
+		for _, mac := range s.extra.OfflineGateways {
+			if gateways[mac] == nil {
+				return fmt.Errorf("%s.gateway_offline: the fleet has no gateway %s", where, mac)
+			}
+		}
+		refs := []struct {
+			key string
+			ref server.DeviceRef
+		}{}
+		for _, d := range s.extra.UnreachableDevices {
+			refs = append(refs, struct {
+				key string
+				ref server.DeviceRef
+			}{"device_unreachable", d})
+		}
+		for _, d := range s.extra.SlowDevices {
+			refs = append(refs, struct {
+				key string
+				ref server.DeviceRef
+			}{"device_slow", d.DeviceRef})
+		}
+		for _, r := range refs {
+			sns := gateways[r.ref.MAC]
+			if sns == nil {
+				return fmt.Errorf("%s.%s.mac: the fleet has no gateway %s", where, r.key, r.ref.MAC)
+			}
+			if !sns[r.ref.SN] {
+				return fmt.Errorf("%s.%s.sn: gateway %s has no device %s", where, r.key, r.ref.MAC, r.ref.SN)
+			}
+		}
+	}
 	return nil
 }
 

@@ -157,6 +157,10 @@ func (s *Server) putFaults(w http.ResponseWriter, r *http.Request) {
 		adminError(w, device.Errorf(device.CodeInvalidField, field, "%v", err))
 		return
 	}
+	if derr := s.checkNames(&f); derr != nil {
+		adminError(w, derr)
+		return
+	}
 	if derr := s.setFaults(f); derr != nil {
 		adminError(w, derr)
 		return

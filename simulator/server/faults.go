@@ -209,3 +209,48 @@ func (s *faultState) isOffline(mac string) bool {
 	p := s.cur.Load()
 	return len(p.offline) > 0 && p.offline[mac]
 }
+
+// checkNames refuses faults that name a gateway or a device the fleet
+// does not have: such a fault would silently do nothing (a typo in a mac,
+// the sn of another fleet). Each is named with its place in the faults.
+func (s *Server) checkNames(f *Faults) *device.Error {
+	gateway := func(field, mac string) *device.Error {
+		_, _, ok, derr := s.store.Messages(mac)
+		if derr != nil {
+			return derr
+		}
+		if !ok {
+			return device.Errorf(device.CodeInvalidField, field, "%s: the fleet has no gateway %s", field, mac)
+		}
+		return nil
+	}
+	dev := func(field string, d DeviceRef) *device.Error {
+		if derr := gateway(field+".mac", d.MAC); derr != nil {
+			return derr
+		}
+		_, ok, derr := s.store.Device(d.MAC, d.SN)
+		if derr != nil {
+			return derr
+		}
+		if !ok {
+			return device.Errorf(device.CodeInvalidField, field+".sn", "%s.sn: gateway %s has no device %s", field, d.MAC, d.SN)
+		}
+		return nil
+	}
+	for i, m := range f.OfflineGateways {
+		if derr := gateway(fmt.Sprintf("offline_gateways[%d]", i), m); derr != nil {
+			return derr
+		}
+	}
+	for i, d := range f.UnreachableDevices {
+		if derr := dev(fmt.Sprintf("unreachable_devices[%d]", i), d); derr != nil {
+			return derr
+		}
+	}
+	for i, d := range f.SlowDevices {
+		if derr := dev(fmt.Sprintf("slow_devices[%d]", i), d.DeviceRef); derr != nil {
+			return derr
+		}
+	}
+	return nil
+}

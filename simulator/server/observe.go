@@ -101,10 +101,14 @@ func (c *captureWriter) Write(p []byte) (int, error) {
 func (s *Server) Faults() Faults { return s.faults.get() }
 
 // SetFaults replaces the fault injection in force, as PUT /_sim/faults
-// does (a scenario plays its timeline through it).
+// does (a scenario plays its timeline through it): faults that name a
+// gateway or device the fleet does not have are refused.
 func (s *Server) SetFaults(f Faults) error {
 	if err := f.check(); err != nil {
 		return err
+	}
+	if derr := s.checkNames(&f); derr != nil {
+		return derr
 	}
 	if derr := s.setFaults(f); derr != nil {
 		return derr

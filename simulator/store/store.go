@@ -157,8 +157,8 @@ func (s *Store) HasGateway(accountID, mac string) bool {
 func (s *Store) Command(accountID, mac, sn string, t *device.Type, settings []device.Setting) *device.Error {
 	return s.update(accountID, mac, sn, func(rec *record) *device.Error {
 		if rec.typ != t.ID {
-			return device.Errorf(device.CodeTypeMismatch, device.FieldType, "device %s is a %s, not a %s",
-				sn, device.Types[rec.typ].Name, t.Name)
+			return device.Errorf(device.CodeTypeMismatch, device.FieldType, "device %s is %s, not %s",
+				sn, device.A(device.Types[rec.typ].Name), device.A(t.Name))
 		}
 		rec.state = t.Apply(rec.state, settings...)
 		return nil

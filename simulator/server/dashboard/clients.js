@@ -17,6 +17,9 @@
     return e;
   }
 
+  // count is "1 request", "2 requests".
+  function count(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
+
   async function get(path) {
     try {
       const res = await fetch(path, { credentials: "same-origin" });
@@ -55,8 +58,8 @@
       const cov = c.coverage.map((v) => v.operation + (v.type ? " " + v.type : "") + " (" + v.format + ")");
       if (cov.length) card.append(el("div", "muted", "exercised: " + cov.join(", ")));
       for (const p of c.phases || []) {
-        card.append(el("div", "muted", "during " + p.phase + ": " + p.requests + " requests, " + p.errors +
-          " errors, " + p.retried_before_retry_after + " sent before Retry-After ended"));
+        card.append(el("div", "muted", "during " + p.phase + ": " + count(p.requests, "request") + ", " +
+          count(p.errors, "error") + ", " + p.retried_before_retry_after + " sent before Retry-After ended"));
       }
       box.append(card);
     }
@@ -69,7 +72,9 @@
     box.append(el("div", "", el("strong", "", s.name || "scenario"), " ", el("span", "tag", state)));
     const ol = el("ol", "timeline");
     for (const st of s.steps) {
-      ol.append(el("li", st.active ? "active" : (st.done ? "done" : ""), st.label));
+      const li = el("li", st.active ? "active" : (st.done || st.skipped ? "done" : ""), st.label);
+      if (st.skipped) li.append(" ", el("span", "tag", "skipped: " + st.skipped));
+      ol.append(li);
     }
     box.append(ol);
   }

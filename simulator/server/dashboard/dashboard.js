@@ -49,6 +49,7 @@
     const s = r.data || {};
     $("signout").hidden = !s.token_required || !s.signed_in;
     if (s.token_required && !s.signed_in) {
+      $("loading").hidden = true;
       $("signin").hidden = false;
       $("main").hidden = true;
       $("token").focus();
@@ -132,10 +133,14 @@
 
   // --- drawing -------------------------------------------------------------
 
+  // count is "1 device", "2 devices".
+  function count(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
+
   function draw(d) {
     page = d.page;
-    $("summary").textContent = d.accounts + " account(s), " + d.gateways + " gateway(s), " +
-      d.devices + " device(s); " + d.requests + " request(s) served";
+    $("loading").hidden = true;
+    $("summary").textContent = count(d.accounts, "account") + ", " + count(d.gateways, "gateway") + ", " +
+      count(d.devices, "device") + "; " + count(d.requests, "request") + " served";
     const shown = Math.min(d.devices, d.pages * d.page_size);
     $("page").textContent = "page " + (d.page + 1) + " of " + d.pages +
       (shown < d.devices ? " (the first " + shown + " devices; GET /_sim/state has all)" : "");
@@ -236,8 +241,8 @@
       for (const g of a.gateways) {
         const gw = el("div", { class: "gateway" + (offline.has(g.mac) ? " offline" : ""), "data-mac": g.mac },
           el("div", { class: "gw-head" }, el("strong", {}, "Gateway "), el("code", {}, g.mac),
-            el("span", { class: "tag" }, g.devices.length + " device(s)"),
-            el("span", { class: "tag" }, g.messages_total + " message(s)"),
+            el("span", { class: "tag" }, count(g.devices.length, "device")),
+            el("span", { class: "tag" }, count(g.messages_total, "message")),
             offline.has(g.mac) ? el("span", { class: "tag bad" }, "offline") : null));
         const grid = el("div", { class: "grid" });
         for (const dv of g.devices) grid.append(deviceCard(g.mac, dv, d.faults));

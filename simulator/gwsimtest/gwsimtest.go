@@ -1,0 +1,592 @@
+// Package gwsimtest runs gwsim inside a Go app's own tests, as
+// net/http/httptest does for HTTP servers and miniredis for Redis: Start
+// gives each test its own simulator of the Gateway Device Management
+// Interface, in this process, on a free loopback port, gone when the test
+// ends.
+//
+//	func TestDimmer(t *testing.T) {
+//		t.Parallel()
+//		sim := gwsimtest.Start(t) // the demo fleet
+//		app := myapp.New(sim.URL, sim.Credentials().APIKey, sim.Credentials().Secret)
+//		if err := app.Dim("Hall", 30); err != nil {
+//			t.Fatal(err)
+//		}
+//		if got := sim.Device(sim.Credentials().MAC, hallSN).State["dimming"]; got != 30.0 {
+//			t.Errorf("dimming %v", got)
+//		}
+//		sim.AssertClean(t) // the app broke no rule of the interface
+//	}
+//
+// A Server gives its URL and the credentials of its fleet, a signing
+// Client, Go calls that read and set device state and read the gateways'
+// messages, fault injection (SetFaults, GatewayOffline, DeviceUnreachable,
+// ErrorRate...), scenarios (PlayScenario), and the client report with
+// assertions on it (AssertClean, AssertJudgement). The answers are gwsim's
+// own: the same validation, signs and errors as gwsim serve.
+//
+// The package holds no state of its own: every Server is independent, so
+// tests that each Start one may run with t.Parallel. Start takes a
+// testing.TB (tests, benchmarks, fuzz targets); where there is none, as in
+// a runnable example, New and Close do the same by hand.
+//
+// Its API is stable: what is exported here keeps its meaning across
+// releases of gwtools; additions come as new functions and Options.
+package gwsimtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/clients"
+	"github.com/gwdmi/gwtools/simulator/scenario"
+	"github.com/gwdmi/gwtools/simulator/server"
+	"github.com/gwdmi/gwtools/simulator/store"
+)
+
+// Faults is what fault injection does to the interface's requests: the
+// body of PUT /_sim/faults (docs/dashboard.md).
+type Faults = server.Faults
+
+// DeviceRef names one device by its gateway's mac and its sn.
+type DeviceRef = server.DeviceRef
+
+// SlowDevice is a device whose requests wait its Latency more.
+type SlowDevice = server.SlowDevice
+
+// Duration is a time.Duration as Faults write it ("150ms").
+type Duration = server.Duration
+
+// Report is the client report: what each api_key sent and which rules of
+// using the interface it broke (docs/clients.md).
+type Report = clients.Report
+
+// Judgement identifiers of the client report, for AssertJudgement.
+const (
+	ValidRequests          = clients.JudgeValid
+	NoForeignFields        = clients.JudgeForeign
+	SignsCorrectly         = clients.JudgeSign
+	ClockInWindow          = clients.JudgeClock
+	WaitsOutRetryAfter     = clients.JudgeRetryAfter
+	NoResentRefusedRequest = clients.JudgeResend400
+	NoReplayedRequest      = clients.JudgeNoReplay
+)
+
+// Option configures a Server.
+type Option func(*config) error
+
+type config struct {
+	fleet         *fleet.Fleet
+	adminToken    string
+	rejectReplays bool
+	rateLimit     int
+	now           func() time.Time
+	logger        *slog.Logger
+}
+
+// WithFleet simulates this fleet (built in code, or read by fleet.Load)
+// instead of the demo fleet.
+func WithFleet(f *fleet.Fleet) Option {
+	return func(c *config) error {
+		if f == nil {
+			return errors.New("gwsimtest: WithFleet(nil)")
+		}
+		if err := f.Check(); err != nil {
+			return fmt.Errorf("gwsimtest: fleet: %w", err)
+		}
+		c.fleet = f
+		return nil
+	}
+}
+
+// WithFleetFile simulates the fleet of a fleet file (YAML or JSON,
+// docs/fleet.md).
+func WithFleetFile(path string) Option {
+	return func(c *config) error {
+		f, err := fleet.Load(path)
+		if err != nil {
+			return fmt.Errorf("gwsimtest: %w", err)
+		}
+		c.fleet = f
+		return nil
+	}
+}
+
+// WithAdminToken puts the admin API (/_sim/) behind this bearer token, as
+// gwsim serve --admin-token does. The Server's own calls carry it.
+func WithAdminToken(token string) Option {
+	return func(c *config) error { c.adminToken = token; return nil }
+}
+
+// WithRejectReplays refuses a request whose envelope was seen before, as
+// gwsim serve --reject-replays does.
+func WithRejectReplays() Option {
+	return func(c *config) error { c.rejectReplays = true; return nil }
+}
+
+// WithRateLimit answers 429 with Retry-After beyond n requests a second
+// per client, as gwsim serve --rate-limit does.
+func WithRateLimit(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return errors.New("gwsimtest: WithRateLimit: n must be 0 (none) or more")
+		}
+		c.rateLimit = n
+		return nil
+	}
+}
+
+// WithClock makes the simulator read time from now: the timestamp window
+// and the client report's clock judgement use it (a test of an app's
+// clock handling).
+func WithClock(now func() time.Time) Option {
+	return func(c *config) error { c.now = now; return nil }
+}
+
+// WithLogger sends gwsim's log there (by default it is discarded).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error { c.logger = l; return nil }
+}
+
+// Server is one running simulator. Its methods are safe for concurrent
+// use.
+type Server struct {
+	// URL is the base URL an app sends to: http://127.0.0.1:PORT.
+	URL string
+	// Fleet is the fleet simulated.
+	Fleet *fleet.Fleet
+	// AdminToken is the admin API's token ("" when open).
+	AdminToken string
+
+	cred     Credentials
+	accounts map[string]string // mac -> account
+	sim      *simulator.Simulator
+	log      *slog.Logger
+	http     *http.Client
+
+	mu      sync.Mutex
+	player  *scenario.Player
+	closed  bool
+	closeMu sync.Once
+	cerr    error
+}
+
+// Credentials are what an app needs to call the simulator: the fleet's
+// first account with a key, that key and its secret, and the account's
+// first gateway.
+type Credentials struct {
+	AccountID string // myservice_id
+	APIKey    string
+	Secret    string
+	MAC       string // the gateway
+}
+
+// New starts a simulator on a free loopback port; Close stops it. Tests
+// use Start, which closes it when the test ends.
+func New(opts ...Option) (*Server, error) {
+	var c config
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	if c.fleet == nil {
+		c.fleet = fleet.Demo()
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{Fleet: c.fleet, AdminToken: c.adminToken, accounts: map[string]string{}, log: c.logger,
+		http: &http.Client{Timeout: 30 * time.Second}}
+	for _, a := range c.fleet.Accounts {
+		for _, g := range a.Gateways {
+			s.accounts[strings.ToLower(g.MAC)] = a.ID
+		}
+	}
+	if t, err := c.fleet.Target(); err == nil {
+		s.cred = Credentials{AccountID: t.AccountID, APIKey: t.Key.Key, Secret: t.Key.Secret, MAC: t.MAC}
+	}
+	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: c.fleet, AdminToken: c.adminToken,
+		RejectReplays: c.rejectReplays, RateLimit: c.rateLimit, Now: c.now, Logger: c.logger,
+		Replica: "gwsimtest", ClientPhases: s.phases})
+	if err != nil {
+		return nil, fmt.Errorf("gwsimtest: %w", err)
+	}
+	s.sim, s.URL = sim, sim.URL()
+	return s, nil
+}
+
+// Start starts a simulator for the test and stops it when the test (and
+// its subtests) end. It fails the test when the simulator cannot start.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s, err := New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("gwsimtest: closing the simulator: %v", err)
+		}
+	})
+	return s
+}
+
+// Close stops the scenario, if one plays, and the simulator, letting
+// requests in flight finish. Calling it again does nothing.
+func (s *Server) Close() error {
+	s.closeMu.Do(func() {
+		s.mu.Lock()
+		p := s.player
+		s.closed = true
+		s.mu.Unlock()
+		if p != nil {
+			p.Stop()
+		}
+		s.http.CloseIdleConnections()
+		s.cerr = s.sim.Close()
+	})
+	return s.cerr
+}
+
+// Credentials are the fleet's first account, key, secret and gateway.
+func (s *Server) Credentials() Credentials { return s.cred }
+
+// Handler is the simulator's whole HTTP handler (the interface, the admin
+// API and the dashboard), for tests that call it without the network.
+func (s *Server) Handler() http.Handler { return s.sim.Server.Handler() }
+
+// Device is one device as the simulator holds it now.
+type Device struct {
+	SN    string
+	Type  string
+	Name  string
+	State map[string]any // canonical field names; numbers are float64
+}
+
+// Device reads a device's type, name and state; ok is false when the
+// gateway or the device is not in the fleet.
+func (s *Server) Device(mac, sn string) (Device, bool) {
+	d, ok := s.sim.Store.Device(strings.ToLower(mac), sn)
+	if !ok {
+		return Device{}, false
+	}
+	st := make(map[string]any, len(d.State))
+	for k, v := range d.State {
+		st[k] = number(v)
+	}
+	return Device{SN: d.SN, Type: d.Type, Name: d.Name, State: st}, true
+}
+
+// number makes every number a float64, as encoding/json reads them, so
+// that a test compares with 30.0 whatever the type held.
+func number(v any) any {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case float32:
+		return float64(x)
+	}
+	return v
+}
+
+// SetState sets some fields of a device's state (canonical names, as a
+// fleet file writes them: "dimming", "cooling_point"), as if the device
+// had changed by itself: nothing is sent, journaled or counted. A value
+// the device type refuses is an error naming the field, and changes
+// nothing.
+func (s *Server) SetState(mac, sn string, state map[string]any) error {
+	mac = strings.ToLower(mac)
+	d, ok := s.sim.Store.Device(mac, sn)
+	if !ok {
+		return fmt.Errorf("gwsimtest: no device %s on gateway %s", sn, mac)
+	}
+	t, _ := device.LookupType(d.Type)
+	var settings []device.Setting
+	for k, raw := range state {
+		f, i, ok := t.Field(k)
+		if !ok {
+			return fmt.Errorf("gwsimtest: %s is not a field of %s", k, device.A(t.Name))
+		}
+		var v device.Value
+		switch x := raw.(type) {
+		case string:
+			v = device.Str(x)
+		case int:
+			v = device.Value{Text: strconv.Itoa(x), Kind: device.Number}
+		case int64:
+			v = device.Value{Text: strconv.FormatInt(x, 10), Kind: device.Number}
+		case float64:
+			v = device.Value{Text: strconv.FormatFloat(x, 'f', -1, 64), Kind: device.Number}
+		default:
+			return fmt.Errorf("gwsimtest: %s: %v (%T) is neither a string nor a number", k, raw, raw)
+		}
+		set, derr := f.Parse(i, v)
+		if derr != nil {
+			return fmt.Errorf("gwsimtest: %s: %s", k, derr.Message)
+		}
+		settings = append(settings, set)
+	}
+	if derr := s.sim.Store.Command(s.accounts[mac], mac, sn, t, settings); derr != nil {
+		return fmt.Errorf("gwsimtest: %s", derr.Message)
+	}
+	return nil
+}
+
+// Message is one message a gateway received (send message).
+type Message = store.Message
+
+// Messages is the message log of a gateway, oldest first; ok is false
+// when the fleet has no such gateway.
+func (s *Server) Messages(mac string) ([]Message, bool) {
+	msgs, _, ok := s.sim.Store.Messages(strings.ToLower(mac))
+	return msgs, ok
+}
+
+// Reset puts every device back as the fleet file has it and empties the
+// message logs (POST /_sim/reset); the faults and the client report stay.
+func (s *Server) Reset() { s.sim.Store.Reset() }
+
+// Request is one request the simulator answered, from its journal.
+type Request = server.Entry
+
+// Requests are the requests answered so far, oldest first (the journal:
+// the newest it keeps).
+func (s *Server) Requests() []Request {
+	entries, _, _ := s.sim.Server.Journal().Read(0)
+	return entries
+}
+
+// Faults are the faults in force.
+func (s *Server) Faults() Faults { return s.sim.Server.Faults() }
+
+// SetFaults replaces the faults in force, as PUT /_sim/faults does: a
+// gateway or device the fleet does not have, a rate out of 0..1 or an
+// operation that does not exist is an error naming it, and changes
+// nothing.
+func (s *Server) SetFaults(f Faults) error {
+	if err := s.sim.Server.SetFaults(f); err != nil {
+		return fmt.Errorf("gwsimtest: faults: %w", err)
+	}
+	return nil
+}
+
+// ClearFaults ends every fault (DELETE /_sim/faults).
+func (s *Server) ClearFaults() {
+	s.sim.Server.SetFaults(Faults{})
+}
+
+// change adds to the faults in force.
+func (s *Server) change(fn func(*Faults)) error {
+	f := s.Faults()
+	fn(&f)
+	return s.SetFaults(f)
+}
+
+// GatewayOffline makes a gateway answer 504 gateway_offline until the
+// faults are cleared.
+func (s *Server) GatewayOffline(mac string) error {
+	return s.change(func(f *Faults) { f.OfflineGateways = append(f.OfflineGateways, mac) })
+}
+
+// DeviceUnreachable makes requests naming a device answer 504
+// device_unreachable.
+func (s *Server) DeviceUnreachable(mac, sn string) error {
+	return s.change(func(f *Faults) { f.UnreachableDevices = append(f.UnreachableDevices, DeviceRef{MAC: mac, SN: sn}) })
+}
+
+// DeviceSlow makes requests naming a device wait d more.
+func (s *Server) DeviceSlow(mac, sn string, d time.Duration) error {
+	return s.change(func(f *Faults) {
+		f.SlowDevices = append(f.SlowDevices, SlowDevice{DeviceRef: DeviceRef{MAC: mac, SN: sn}, Latency: Duration{Duration: d}})
+	})
+}
+
+// ErrorRate fails a share (0 to 1) of the requests of one operation
+// ("command", "message" or "update_name"; every operation when "") with
+// 503 injected_fault.
+func (s *Server) ErrorRate(operation string, rate float64) error {
+	return s.change(func(f *Faults) {
+		if operation == "" {
+			f.ErrorRate = rate
+			return
+		}
+		if f.OperationErrorRates == nil {
+			f.OperationErrorRates = map[string]float64{}
+		}
+		f.OperationErrorRates[operation] = rate
+	})
+}
+
+// Latency adds d before every answer.
+func (s *Server) Latency(d time.Duration) error {
+	return s.change(func(f *Faults) { f.Latency = Duration{Duration: d} })
+}
+
+// Scenario is a timeline of faults playing on a Server.
+type Scenario struct{ p *scenario.Player }
+
+// ScenarioStatus is where a scenario stands (GET /_sim/scenario).
+type ScenarioStatus = scenario.Status
+
+// PlayScenario plays a timeline of faults (the YAML of a scenario file,
+// docs/scenarios.md) from now, replacing one already playing. A step that
+// names a gateway, device or operation the fleet does not have is an
+// error, and nothing plays. Steps that cannot happen here (redis_loss:
+// the store is in memory) are skipped and never counted.
+func (s *Server) PlayScenario(yaml string) (*Scenario, error) {
+	sc, err := scenario.Parse([]byte(yaml))
+	if err != nil {
+		return nil, fmt.Errorf("gwsimtest: scenario: %w", err)
+	}
+	if err := sc.CheckFleet(s.Fleet); err != nil {
+		return nil, fmt.Errorf("gwsimtest: scenario: %w", err)
+	}
+	p := scenario.NewPlayer(sc, s.log)
+	p.Attach(s.sim.Server)
+	p.OnRestart = s.ResetReport
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, errors.New("gwsimtest: the simulator is closed")
+	}
+	old := s.player
+	s.player = p
+	s.mu.Unlock()
+	if old != nil {
+		old.Stop()
+	}
+	if err := p.Start(); err != nil {
+		return nil, fmt.Errorf("gwsimtest: scenario: %w", err)
+	}
+	return &Scenario{p: p}, nil
+}
+
+// Status says where the scenario stands: elapsed time, steps in force,
+// done and skipped.
+func (sc *Scenario) Status() ScenarioStatus { return sc.p.Status() }
+
+// Stop ends the scenario and puts back the faults that were in force
+// when it started.
+func (sc *Scenario) Stop() { sc.p.Stop() }
+
+// Restart plays the scenario again from 0, with the client report
+// started afresh (POST /_sim/scenario/restart).
+func (sc *Scenario) Restart() error {
+	sc.p.Stop()
+	if sc.p.OnRestart != nil {
+		sc.p.OnRestart()
+	}
+	return sc.p.Start()
+}
+
+// Wait returns when the scenario has finished (every step has a "for"
+// and the last has ended), or with ctx's error.
+func (sc *Scenario) Wait(ctx context.Context) error {
+	t := time.NewTicker(scenario.Tick)
+	defer t.Stop()
+	for !sc.p.Status().Finished {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// phases names the faults of the playing scenario, for the client report.
+func (s *Server) phases() []string {
+	s.mu.Lock()
+	p := s.player
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Phases()
+}
+
+// Report is the client report now: per api_key, what it sent, the errors
+// it got, and the rules of using the interface it broke.
+func (s *Server) Report() *Report { return s.sim.Clients.Report() }
+
+// ResetReport forgets every client (DELETE /_sim/clients): what follows
+// is judged afresh.
+func (s *Server) ResetReport() { s.sim.Clients.Reset() }
+
+// AssertClean fails t unless some client sent a request and every client
+// passed every judgement: valid requests only, no foreign field, correct
+// signs, a clock in the window, Retry-After waited out, no refused request
+// sent again, no replay. The failure lists each broken rule with its
+// latest breach.
+func (s *Server) AssertClean(t testing.TB) {
+	t.Helper()
+	rep := s.Report()
+	if len(rep.Clients) == 0 {
+		t.Errorf("gwsimtest: no client has sent a request to %s", s.URL)
+		return
+	}
+	if msg := broken(rep, ""); msg != "" {
+		t.Errorf("gwsimtest: the client report has broken rules:\n%s", msg)
+	}
+}
+
+// AssertJudgement fails t when any client broke one rule (ValidRequests,
+// SignsCorrectly...): "this app sent no invalid request".
+func (s *Server) AssertJudgement(t testing.TB, id string) {
+	t.Helper()
+	if !knownJudgement(id) {
+		t.Fatalf("gwsimtest: %q is not a judgement of the client report (use the constants ValidRequests, SignsCorrectly...)", id)
+	}
+	if msg := broken(s.Report(), id); msg != "" {
+		t.Errorf("gwsimtest: %s", strings.TrimSpace(msg))
+	}
+}
+
+// Broken lists the rules broken so far, one line each ("" when none): the
+// text AssertClean fails with, for tests that decide themselves.
+func (s *Server) Broken() string { return broken(s.Report(), "") }
+
+func knownJudgement(id string) bool {
+	switch id {
+	case ValidRequests, NoForeignFields, SignsCorrectly, ClockInWindow, WaitsOutRetryAfter, NoResentRefusedRequest, NoReplayedRequest:
+		return true
+	}
+	return false
+}
+
+func broken(rep *Report, only string) string {
+	var b strings.Builder
+	for _, c := range rep.Clients {
+		for _, j := range c.Judgements {
+			if j.Passed || only != "" && j.ID != only {
+				continue
+			}
+			fmt.Fprintf(&b, "client %s broke %q %s; latest: %s\n", c.Client, j.Name, times(j.Violations), j.Latest)
+		}
+	}
+	return b.String()
+}
+
+// times is "1 time", "3 times".
+func times(n uint64) string {
+	if n == 1 {
+		return "1 time"
+	}
+	return strconv.FormatUint(n, 10) + " times"
+}

@@ -1,0 +1,317 @@
+package gwsimtest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/gwsimtest"
+)
+
+// recorder is a testing.TB that keeps what an assertion reports, to test
+// that an assertion fails when it must.
+type recorder struct {
+	testing.TB
+	mu     sync.Mutex
+	errors []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...) }
+
+// TestParallelServersAreIndependent: servers started by parallel tests
+// share nothing: a change, a fault or a report of one is not the other's.
+func TestParallelServersAreIndependent(t *testing.T) {
+	t.Parallel()
+	for i := range 4 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			sim := gwsimtest.Start(t)
+			c := sim.Client()
+			if i%2 == 1 {
+				c = c.XML()
+				if err := sim.DeviceUnreachable(sim.Credentials().MAC, hall); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, err := c.Command(context.Background(), hall, "Light Dimmer", gwsimtest.F("dimming", fmt.Sprint(10+i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := sim.Device(sim.Credentials().MAC, hall)
+			if i%2 == 1 {
+				if a.Status != 504 || a.Code != "device_unreachable" || d.State["dimming"] != 40.0 {
+					t.Errorf("unreachable: %v, dimming %v", a, d.State["dimming"])
+				}
+			} else if !a.OK || d.State["dimming"] != float64(10+i) {
+				t.Errorf("%v, dimming %v", a, d.State["dimming"])
+			}
+			if rep := sim.Report(); len(rep.Clients) != 1 || rep.Clients[0].Requests != 1 {
+				t.Errorf("report of another server's requests: %+v", rep.Clients)
+			}
+			sim.AssertClean(t)
+		})
+	}
+}
+
+// TestStateMessagesAndRequests: Go calls read and set the state, read the
+// message log and the journal; a bad state value is refused and changes
+// nothing; Reset puts the fleet back.
+func TestStateMessagesAndRequests(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t)
+	mac := sim.Credentials().MAC
+	if err := sim.SetState(mac, hall, map[string]any{"dimming": 75}); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := sim.Device(mac, hall); !ok || d.State["dimming"] != 75.0 || d.Type != "Light Dimmer" {
+		t.Errorf("after SetState: %+v %v", d, ok)
+	}
+	for state, want := range map[string]string{
+		"dimming=101": "dimming",
+		"Relay2=On":   "Relay2 is not a field of a Light Dimmer",
+	} {
+		k, v, _ := strings.Cut(state, "=")
+		var val any = v
+		if k == "dimming" {
+			val = 101
+		}
+		if err := sim.SetState(mac, hall, map[string]any{k: val}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SetState %s: %v, want %q", state, err, want)
+		}
+	}
+	if err := sim.SetState(mac, "0123456789abcdef0123456789abcd01", map[string]any{"nope": "On"}); err == nil || !strings.Contains(err.Error(), "of an Appliance Module") {
+		t.Errorf("article: %v", err)
+	}
+	if d, _ := sim.Device(mac, hall); d.State["dimming"] != 75.0 {
+		t.Errorf("a refused SetState changed the state: %v", d.State)
+	}
+	if _, ok := sim.Device(mac, "ffffffffffffffffffffffffffffffff"); ok {
+		t.Error("a device the fleet does not have")
+	}
+	a, err := sim.Client().XML().Message(context.Background(), "message", "brightness=80")
+	if err != nil || !a.OK {
+		t.Fatalf("message: %v %v", a, err)
+	}
+	msgs, ok := sim.Messages(mac)
+	if !ok || len(msgs) != 1 || msgs[0].Value != "brightness=80" {
+		t.Errorf("messages %+v %v", msgs, ok)
+	}
+	if reqs := sim.Requests(); len(reqs) != 1 || reqs[0].Status != 200 || reqs[0].Format != "xml" {
+		t.Errorf("requests %+v", reqs)
+	}
+	sim.Reset()
+	if d, _ := sim.Device(mac, hall); d.State["dimming"] != 40.0 {
+		t.Errorf("after Reset: %v", d.State)
+	}
+}
+
+// TestFleetOptions: a fleet built in code and one read from a file.
+func TestFleetOptions(t *testing.T) {
+	t.Parallel()
+	f := &fleet.Fleet{Sign: "md5", Accounts: []fleet.Account{{ID: "abcdefabcdefabcdefabcdef",
+		APIKeys: []fleet.APIKey{{Key: "k1", Secret: "s1"}},
+		Gateways: []fleet.Gateway{{MAC: "0a0b0c0d0e0f", Devices: []fleet.Device{
+			{SN: "00000000000000000000000000000001", Type: "Thermostat", Name: "Office"}}}}}}}
+	sim := gwsimtest.Start(t, gwsimtest.WithFleet(f))
+	if c := sim.Credentials(); c.APIKey != "k1" || c.MAC != "0a0b0c0d0e0f" || c.AccountID != "abcdefabcdefabcdefabcdef" {
+		t.Errorf("credentials %+v", c)
+	}
+	a, err := sim.Client().Command(context.Background(), "00000000000000000000000000000001", "Thermostat", gwsimtest.F("cooling_point", "24.5"))
+	if err != nil || !a.OK {
+		t.Fatalf("%v %v", a, err)
+	}
+	if d, _ := sim.Device("0A0B0C0D0E0F", "00000000000000000000000000000001"); d.State["cooling_point"] != 24.5 {
+		t.Errorf("state %v", d.State)
+	}
+
+	file := filepath.Join(t.TempDir(), "fleet.yaml")
+	b, _ := f.Marshal()
+	os.WriteFile(file, b, 0o600)
+	if sim2 := gwsimtest.Start(t, gwsimtest.WithFleetFile(file)); sim2.Credentials() != sim.Credentials() || sim2.URL == sim.URL {
+		t.Errorf("from the file: %+v at %s", sim2.Credentials(), sim2.URL)
+	}
+	if _, err := gwsimtest.New(gwsimtest.WithFleetFile(filepath.Join(t.TempDir(), "none.yaml"))); err == nil {
+		t.Error("a missing fleet file")
+	}
+	if _, err := gwsimtest.New(gwsimtest.WithFleet(&fleet.Fleet{})); err == nil {
+		t.Error("an empty fleet")
+	}
+}
+
+// TestFaultsNameWhatExists: faults naming a gateway, device or operation
+// the fleet does not have are refused with the name, and change nothing.
+func TestFaultsNameWhatExists(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t, gwsimtest.WithAdminToken("tok"))
+	mac := sim.Credentials().MAC
+	if err := sim.ErrorRate("update_name", 1); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"0000000000ff":     sim.GatewayOffline("0000000000ff"),
+		"abcd09":           sim.DeviceUnreachable(mac, "0123456789abcdef0123456789abcd09"),
+		"slow_devices":     sim.DeviceSlow(mac, "0123456789abcdef0123456789abcd09", time.Second),
+		"reboot":           sim.ErrorRate("reboot", 0.5),
+		"from 0 to 1":      sim.ErrorRate("", 2),
+		"scenario sn":      scenarioErr(sim, "steps: [{at: 0s, device_unreachable: {mac: a4c138f0e2b1, sn: 0123456789abcdef0123456789abcd09}}]"),
+		"not an operation": scenarioErr(sim, "steps: [{at: 0s, error_rate: {operation: reboot, rate: 1}}]"),
+	} {
+		want := name
+		if name == "scenario sn" {
+			want = "steps[0].device_unreachable.sn"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %q", name, err, want)
+		}
+	}
+	if f := sim.Faults(); len(f.OfflineGateways)+len(f.UnreachableDevices)+len(f.SlowDevices) != 0 || f.OperationErrorRates["update_name"] != 1 || f.ErrorRate != 0 {
+		t.Errorf("refused faults changed the faults: %+v", f)
+	}
+	a, _ := sim.Client().Rename(context.Background(), hall, "Never")
+	if a.Status != 503 || a.Code != "injected_fault" {
+		t.Errorf("rename under an error rate of 1: %v", a)
+	}
+	sim.ClearFaults()
+	if a, _ := sim.Client().Rename(context.Background(), hall, "Hall 2"); !a.OK {
+		t.Errorf("after ClearFaults: %v", a)
+	}
+}
+
+func scenarioErr(sim *gwsimtest.Server, yaml string) error {
+	_, err := sim.PlayScenario(yaml)
+	return err
+}
+
+// TestScenarioSkipsWhatCannotHappen: a redis_loss step in memory is
+// skipped, never in force nor counted; Restart starts the report afresh.
+func TestScenarioSkipsWhatCannotHappen(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t)
+	sc, err := sim.PlayScenario("steps:\n  - {at: 0s, for: 1m, redis_loss: true}\n  - {at: 0s, for: 1m, latency: 1ms}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sc.Status()
+	if !st.Running || st.Steps[0].Skipped == "" || st.Steps[0].Active || !st.Steps[1].Active {
+		t.Errorf("status %+v", st)
+	}
+	sim.Client().Message(context.Background(), "message", "a=1")
+	phases := sim.Report().Clients[0].Phases
+	if len(phases) != 1 || strings.Contains(phases[0].Phase, "Redis") {
+		t.Errorf("phases %+v", phases)
+	}
+	if err := sc.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sim.Report().Clients); n != 0 {
+		t.Errorf("%d clients after a restart", n)
+	}
+	sc.Stop()
+	if l := sim.Faults().Latency.Duration; l != 0 {
+		t.Errorf("latency %s after stop", l)
+	}
+}
+
+// TestAssertionsFail: the assertions fail, naming the rule, where the
+// app broke one, and AssertClean fails when nothing was sent.
+func TestAssertionsFail(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t)
+	r := &recorder{TB: t}
+	sim.AssertClean(r)
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "no client has sent") {
+		t.Errorf("AssertClean with no request: %q", r.errors)
+	}
+	// A wrong secret: signs_correctly broken.
+	c := sim.Credentials()
+	c.Secret = "wrong"
+	a, _ := sim.Client().As(c).Message(context.Background(), "message", "a=1")
+	if a.Code != "bad_signature" {
+		t.Fatalf("wrong secret: %v", a)
+	}
+	r = &recorder{TB: t}
+	sim.AssertJudgement(r, gwsimtest.ValidRequests)
+	sim.AssertJudgement(r, gwsimtest.SignsCorrectly)
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "1 time") || strings.Contains(r.errors[0], "1 times") {
+		t.Errorf("AssertJudgement: %q", r.errors)
+	}
+	r = &recorder{TB: t}
+	sim.AssertClean(r)
+	if len(r.errors) != 1 || !strings.Contains(sim.Broken(), "sign") {
+		t.Errorf("AssertClean: %q / %q", r.errors, sim.Broken())
+	}
+	r = &recorder{TB: t}
+	sim.AssertJudgement(r, "no_such_rule")
+	if len(r.errors) != 1 || !strings.Contains(r.errors[0], "not a judgement") {
+		t.Errorf("unknown judgement: %q", r.errors)
+	}
+	sim.ResetReport()
+	if len(sim.Report().Clients) != 0 {
+		t.Error("ResetReport")
+	}
+}
+
+// TestCloseTwiceAndAfter: Close is idempotent; a closed server refuses a
+// scenario.
+func TestCloseTwiceAndAfter(t *testing.T) {
+	sim, err := gwsimtest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := sim.PlayScenario("steps: [{at: 0s, latency: 1ms}]"); err == nil {
+		t.Error("a scenario on a closed server")
+	}
+}
+
+// BenchmarkStart measures what a test pays for its own simulator.
+func BenchmarkStart(b *testing.B) {
+	for b.Loop() {
+		sim, err := gwsimtest.New()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sim.Close()
+	}
+}
+
+// TestReportWording: the client report's text says "1 time", and a
+// client whose clock is right shows no skew, though its timestamps are
+// cut to the second (issue 29: "clock -1 s").
+func TestReportWording(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t)
+	c := sim.Credentials()
+	c.Secret = "wrong"
+	sim.Client().As(c).Message(context.Background(), "message", "a=1")
+	for range 5 {
+		sim.Client().Message(context.Background(), "message", "a=1")
+		time.Sleep(150 * time.Millisecond)
+	}
+	var b strings.Builder
+	rep := sim.Report()
+	rep.WriteText(&b)
+	if !strings.Contains(b.String(), ": 1 time;") || strings.Contains(b.String(), "1 times") {
+		t.Errorf("report text:\n%s", b.String())
+	}
+	if s := rep.Clients[0].Skew; s == nil || s.MinSeconds != 0 || s.MaxSeconds != 0 {
+		t.Errorf("a right clock has a skew: %+v\n%s", s, b.String())
+	}
+}
