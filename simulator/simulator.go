@@ -64,6 +64,8 @@ type Options struct {
 	// clients) off: it costs each request a pass over the fields the
 	// server decoded (a hash of each, to tell a resent request).
 	NoClientReport bool
+	// NoMetrics turns the Prometheus metrics (GET /metrics) off.
+	NoMetrics bool
 	// ClientPhases names the faults in force for the client report (a
 	// scenario's); nil: none.
 	ClientPhases func() []string
@@ -124,7 +126,8 @@ func Build(o Options) (*Simulator, error) {
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
 		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{},
-		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout}
+		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout,
+		NoMetrics: o.NoMetrics}
 	for p, h := range o.Admin {
 		cfg.Admin[p] = h
 	}

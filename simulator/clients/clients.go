@@ -764,3 +764,15 @@ func (c *client) report() Client {
 	}
 	return out
 }
+
+// Apps is how many clients have a report now (the (other clients) group
+// counts as one).
+func (r *Recorder) Apps() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.clients)
+	if r.other != nil {
+		n++
+	}
+	return n
+}
