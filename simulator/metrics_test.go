@@ -83,27 +83,27 @@ func TestMetricsAfterRequests(t *testing.T) {
 
 	m := scrape(t, c)
 	want := map[string]float64{
-		`gwsim_requests_total{code="200",format="json",operation="command"}`:         2,
-		`gwsim_requests_total{code="200",format="xml",operation="command"}`:          2,
-		`gwsim_requests_total{code="400",format="json",operation="command"}`:         1,
-		`gwsim_requests_total{code="400",format="xml",operation="command"}`:          1,
-		`gwsim_requests_total{code="200",format="json",operation="update_name"}`:     1,
-		`gwsim_requests_total{code="200",format="xml",operation="update_name"}`:      1,
-		`gwsim_requests_total{code="415",format="none",operation="message"}`:         1,
-		`gwsim_requests_total{code="404",format="json",operation="other"}`:           1,
-		`gwsim_errors_total{code="invalid_field"}`:                                   2,
-		`gwsim_errors_total{code="unsupported_media_type"}`:                          1,
-		`gwsim_errors_total{code="not_found"}`:                                       1,
-		`gwsim_errors_total{code="bad_signature"}`:                                   0,
-		`gwsim_store_errors_total`:                                                   0,
-		`gwsim_request_duration_seconds_count{operation="command"}`:                  6,
-		`gwsim_request_duration_seconds_count{operation="update_name"}`:              2,
-		`gwsim_request_duration_seconds_count{operation="message"}`:                  1,
-		`gwsim_request_duration_seconds_count{operation="other"}`:                    1,
-		`gwsim_request_duration_seconds_bucket{operation="command",le="+Inf"}`:       6,
-		`gwsim_journal_entries`:                                                      10,
-		`gwsim_events_clients`:                                                       0,
-		`gwsim_client_report_apps`:                                                   2, // account A's key and (no api_key)
+		`gwsim_requests_total{code="200",format="json",operation="command"}`:     2,
+		`gwsim_requests_total{code="200",format="xml",operation="command"}`:      2,
+		`gwsim_requests_total{code="400",format="json",operation="command"}`:     1,
+		`gwsim_requests_total{code="400",format="xml",operation="command"}`:      1,
+		`gwsim_requests_total{code="200",format="json",operation="update_name"}`: 1,
+		`gwsim_requests_total{code="200",format="xml",operation="update_name"}`:  1,
+		`gwsim_requests_total{code="415",format="none",operation="message"}`:     1,
+		`gwsim_requests_total{code="404",format="json",operation="other"}`:       1,
+		`gwsim_errors_total{code="invalid_field"}`:                               2,
+		`gwsim_errors_total{code="unsupported_media_type"}`:                      1,
+		`gwsim_errors_total{code="not_found"}`:                                   1,
+		`gwsim_errors_total{code="bad_signature"}`:                               0,
+		`gwsim_store_errors_total`:                                               0,
+		`gwsim_request_duration_seconds_count{operation="command"}`:              6,
+		`gwsim_request_duration_seconds_count{operation="update_name"}`:          2,
+		`gwsim_request_duration_seconds_count{operation="message"}`:              1,
+		`gwsim_request_duration_seconds_count{operation="other"}`:                1,
+		`gwsim_request_duration_seconds_bucket{operation="command",le="+Inf"}`:   6,
+		`gwsim_journal_entries`:                                                  10,
+		`gwsim_events_clients`:                                                   0,
+		`gwsim_client_report_apps`:                                               2, // account A's key and (no api_key)
 	}
 	for k, v := range want {
 		got, ok := m[k]
