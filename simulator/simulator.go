@@ -161,6 +161,9 @@ func Build(o Options) (*Simulator, error) {
 		return nil, err
 	}
 	cfg.Backend = b
+	if rec != nil && b.ClientReports != nil {
+		rec.Share(b.ClientReports, o.Replica)
+	}
 	return &Simulator{Fleet: f, Store: b.Local, Server: server.New(cfg), Backend: b, Clients: rec}, nil
 }
 
@@ -202,6 +205,9 @@ func (s *Simulator) URL() string { return s.Server.URL() }
 // closes the backend (a state file, the Redis connections).
 func (s *Simulator) Close() error {
 	err := s.Server.Close()
+	if s.Clients != nil {
+		s.Clients.Close() // its last fold, before the store closes
+	}
 	if s.Backend.Close != nil {
 		if berr := s.Backend.Close(); err == nil {
 			err = berr

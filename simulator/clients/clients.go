@@ -135,6 +135,8 @@ type Recorder struct {
 	other shard
 	// epoch counts Resets, so that a Snapshot taken across one is told.
 	epoch atomic.Uint64
+	// shared, when set, is the report every replica folds into (Share).
+	shared *sharing
 }
 
 // shardCount is the number of client shards (a power of two).
@@ -168,10 +170,14 @@ func New(cfg Config) *Recorder {
 	return r
 }
 
-// Reset forgets every client.
-func (r *Recorder) Reset() {
+// resetLocal forgets every client this Recorder keeps, unless a Reset
+// came after epoch (then it is done already).
+func (r *Recorder) resetLocal(epoch uint64) {
 	r.lockAll()
 	defer r.unlockAll()
+	if r.epoch.Load() != epoch {
+		return
+	}
 	for i := range r.shards {
 		r.shards[i].clients = map[string]*client{}
 	}
@@ -901,8 +907,13 @@ func (r *Recorder) Report() *Report {
 	if r.cfg.Window > 0 {
 		rep.WindowSeconds = int64(r.cfg.Window / time.Second)
 	}
+	if r.shared != nil {
+		r.sharedReport(rep)
+		return rep
+	}
 	own, other := r.snapshot(false)
 	rep.Clients = append(own, other...)
+	rep.Scope = ScopeProcess
 	return rep
 }
 
