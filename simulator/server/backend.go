@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 
