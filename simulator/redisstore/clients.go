@@ -54,8 +54,16 @@ func (c clientReports) Save(ctx context.Context, epoch uint64, changed []clients
 	if epoch != clients.NoEpoch && epoch != cur {
 		return cur, nil
 	}
+	hash, set := c.replicaKey(cur, c.s.replica), c.replicasKey(cur)
 	if len(changed) == 0 {
-		return cur, nil
+		// Named among the replicas sharing the report, with or without
+		// requests of its own.
+		_, err := c.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.SAdd(ctx, set, c.s.replica)
+			p.Expire(ctx, set, clientsTTL)
+			return nil
+		})
+		return cur, err
 	}
 	fields := make([]any, 0, 2*len(changed))
 	for _, cl := range changed {
@@ -69,7 +77,6 @@ func (c clientReports) Save(ctx context.Context, epoch uint64, changed []clients
 		}
 		fields = append(fields, name, b)
 	}
-	hash, set := c.replicaKey(cur, c.s.replica), c.replicasKey(cur)
 	_, err = c.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, hash, fields...)
 		p.Expire(ctx, hash, clientsTTL)
@@ -102,6 +109,7 @@ func (c clientReports) Load(ctx context.Context) (map[string][]clients.Client, e
 	}
 	out := make(map[string][]clients.Client, len(names))
 	for i, n := range names {
+		out[n] = []clients.Client{}
 		for _, raw := range cmds[i].Val() {
 			var cl clients.Client
 			if json.Unmarshal([]byte(raw), &cl) == nil {
