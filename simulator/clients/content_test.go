@@ -121,6 +121,14 @@ func script(t *testing.T, trusted bool) *clients.Report {
 		if s.retryAfter != "" {
 			ex.Header.Set("Retry-After", s.retryAfter)
 		}
+		if trusted && !s.sameAsLast {
+			// As gwsim serve does: the fields it decoded handed over.
+			if f, derr := codec.FormatOf(ex.ContentType); derr == nil {
+				if pairs, derr := codec.DecodeInto(f, ex.Body, nil); derr == nil {
+					ex.Format, ex.Pairs = f, pairs
+				}
+			}
+		}
 		r.Observe(ex)
 		last = ex
 		_ = i
