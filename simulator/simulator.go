@@ -68,6 +68,8 @@ type Options struct {
 	// clients) off: it costs each request a pass over the fields the
 	// server decoded (a hash of each, to tell a resent request).
 	NoClientReport bool
+	// NoMetrics turns the Prometheus metrics (GET /metrics) off.
+	NoMetrics bool
 	// ClientPhases names the faults in force for the client report (a
 	// scenario's); nil: none.
 	ClientPhases func() []string
@@ -132,7 +134,8 @@ func Build(o Options) (*Simulator, error) {
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
 		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout,
-		AllowedHosts: o.AllowedHosts, MaxEventsClients: o.MaxEventsClients}
+		AllowedHosts: o.AllowedHosts, MaxEventsClients: o.MaxEventsClients,
+		NoMetrics: o.NoMetrics}
 	for p, h := range o.Admin {
 		cfg.Admin[p] = h
 	}
@@ -166,6 +169,9 @@ func Build(o Options) (*Simulator, error) {
 		return nil, err
 	}
 	cfg.Backend = b
+	if rec != nil && b.ClientReports != nil {
+		rec.Share(b.ClientReports, o.Replica)
+	}
 	return &Simulator{Fleet: f, Store: b.Local, Server: server.New(cfg), Backend: b, Clients: rec}, nil
 }
 
@@ -207,6 +213,9 @@ func (s *Simulator) URL() string { return s.Server.URL() }
 // closes the backend (a state file, the Redis connections).
 func (s *Simulator) Close() error {
 	err := s.Server.Close()
+	if s.Clients != nil {
+		s.Clients.Close() // its last fold, before the store closes
+	}
 	if s.Backend.Close != nil {
 		if berr := s.Backend.Close(); err == nil {
 			err = berr

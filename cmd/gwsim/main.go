@@ -162,6 +162,8 @@ type Main struct {
 	HealthNeedsToken bool
 	// ClientReport keeps the client report (GET /_sim/clients).
 	ClientReport bool
+	// Metrics serves the Prometheus metrics (GET /metrics).
+	Metrics bool
 	// Replay answers the requests recorded in this cassette directory
 	// with their recorded answers (gwsim proxy --record).
 	Replay string
@@ -202,6 +204,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
 	fs.BoolVar(&m.ClientReport, "client-report", true, "keep the client report, GET /_sim/clients and gwsim clients (docs/clients.md);\n"+
 		"false saves each request a pass over its fields")
+	fs.BoolVar(&m.Metrics, "metrics", true, "serve Prometheus metrics on GET /metrics, behind --admin-token when set\n(names in docs/usage.md, Metrics)")
 	fs.StringVar(&m.Replay, "replay", "", "answer the requests recorded in `DIR` (gwsim proxy --record) with the recorded answers,\n"+
 		"matched by operation, format and fields (never sign or timestamp); simulate everything else")
 	fs.StringVar(&m.Scenario, "scenario", "", "play the timeline of faults in `FILE` (YAML, docs/scenarios.md) on top of fault injection;\n"+
@@ -344,7 +347,7 @@ func (m *Main) ParseFlags(args []string) error {
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
 		StoreDurability: m.StoreDurability, Replica: m.ReplicaName, OpenForms: openForms,
 		AllowedHosts: hostList(m.AllowedHosts), MaxEventsClients: m.MaxEventsClients,
-		NoClientReport: !m.ClientReport})
+		NoClientReport: !m.ClientReport, NoMetrics: !m.Metrics})
 	if err != nil {
 		return err
 	}

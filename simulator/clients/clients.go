@@ -22,7 +22,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	apiclient "github.com/gwdmi/gwtools/gatewayapi/client"
@@ -115,12 +117,35 @@ type Config struct {
 }
 
 // Recorder keeps the clients' reports. It is safe for concurrent use.
+//
+// A request costs it one pass over the fields the server already decoded
+// (one 64-bit hash of each, to tell a resent request) and a short hold of
+// the lock of its client's shard: clients are spread over shardCount
+// shards by api_key, so requests of different apps never wait on each
+// other, and nothing on the path allocates once a client is known (the
+// texts of the judgements' latest breaches are written when the report is
+// read, not when the breach is seen).
 type Recorder struct {
-	cfg     Config
-	seeds   [2]maphash.Seed
+	cfg    Config
+	seed   maphash.Seed
+	shards [shardCount]shard
+	// own counts the clients with a report of their own (at most
+	// MaxClients); other holds the requests of the keys beyond.
+	own   atomic.Int64
+	other shard
+	// epoch counts Resets, so that a Snapshot taken across one is told.
+	epoch atomic.Uint64
+	// shared, when set, is the report every replica folds into (Share).
+	shared *sharing
+}
+
+// shardCount is the number of client shards (a power of two).
+const shardCount = 16
+
+type shard struct {
 	mu      sync.Mutex
 	clients map[string]*client
-	other   *client
+	_       [40]byte // a shard's lock on a cache line of its own
 }
 
 // New makes an empty Recorder.
@@ -137,14 +162,42 @@ func New(cfg Config) *Recorder {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Recorder{cfg: cfg, clients: map[string]*client{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+	r := &Recorder{cfg: cfg, seed: maphash.MakeSeed()}
+	for i := range r.shards {
+		r.shards[i].clients = map[string]*client{}
+	}
+	r.other.clients = map[string]*client{}
+	return r
 }
 
-// Reset forgets every client.
-func (r *Recorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.clients, r.other = map[string]*client{}, nil
+// resetLocal forgets every client this Recorder keeps, unless a Reset
+// came after epoch (then it is done already).
+func (r *Recorder) resetLocal(epoch uint64) {
+	r.lockAll()
+	defer r.unlockAll()
+	if r.epoch.Load() != epoch {
+		return
+	}
+	for i := range r.shards {
+		r.shards[i].clients = map[string]*client{}
+	}
+	r.other.clients = map[string]*client{}
+	r.own.Store(0)
+	r.epoch.Add(1)
+}
+
+func (r *Recorder) lockAll() {
+	for i := range r.shards {
+		r.shards[i].mu.Lock()
+	}
+	r.other.mu.Lock()
+}
+
+func (r *Recorder) unlockAll() {
+	r.other.mu.Unlock()
+	for i := range r.shards {
+		r.shards[i].mu.Unlock()
+	}
 }
 
 // Judgement identifiers, in report order.
@@ -169,29 +222,97 @@ var judgements = [judgementsNumber]struct{ id, name string }{
 	{JudgeNoReplay, "app did not resend a request it had already sent (same timestamp and sign)"},
 }
 
+// violation counts the breaches of one judgement and keeps what its
+// latest breach's text is written from (see text).
 type violation struct {
-	n      uint64
-	latest string
-	at     time.Time
+	n    uint64
+	at   time.Time
+	what desc
+	// kind picks the text; detail, err, d, t and code fill it.
+	kind   breach
+	detail string
+	err    *device.Error
+	d      time.Duration
+	t      time.Time
+	code   string
 }
 
-type covKey struct {
+// breach is the form of a judgement's latest-breach text.
+type breach uint8
+
+const (
+	breachDetail   breach = iota // what: detail
+	breachError                  // what: err
+	breachSign                   // what: the sign does not match
+	breachSkew                   // what: timestamp d from gwsim's clock, outside the window
+	breachStale                  // what: answered stale_timestamp
+	breachEarly                  // what: sent d before the Retry-After of a code answer ended
+	breachResent                 // what: the same fields as a request refused with 400 at t
+	breachReplay                 // what: the same body, timestamp and sign as a request sent at t
+	breachReplayed               // what: answered replayed_request
+)
+
+// text is the latest breach as the report says it.
+func (v *violation) text(window time.Duration) string {
+	w := v.what.String()
+	switch v.kind {
+	case breachError:
+		return clip(w + ": " + v.err.Error())
+	case breachSign:
+		return clip(w + ": the sign does not match md5(api_key + secret + timestamp)")
+	case breachSkew:
+		return clip(w + ": timestamp " + fmtSkew(v.d) + " from gwsim's clock, outside the window of ±" + window.String())
+	case breachStale:
+		return clip(w + ": answered stale_timestamp")
+	case breachEarly:
+		return clip(w + ": sent " + v.d.Round(time.Millisecond).String() + " before the Retry-After of a " + v.code + " answer ended")
+	case breachResent:
+		return clip(w + ": the same fields as a request refused with 400 at " + v.t.UTC().Format(time.RFC3339))
+	case breachReplay:
+		return clip(w + ": the same body, timestamp and sign as a request sent at " + v.t.UTC().Format(time.RFC3339))
+	case breachReplayed:
+		return clip(w + ": answered replayed_request")
+	}
+	return clip(w + ": " + v.detail)
+}
+
+// desc names a request in a report: its operation, device type (commands)
+// and format, as "command Light Dimmer (json)".
+type desc struct {
 	op     device.Operation
 	typ    string
 	format device.Format
 }
 
+func (d desc) String() string {
+	w := d.op.Name()
+	if d.typ != "" {
+		w += " " + d.typ
+	}
+	if d.format != 0 {
+		w += " (" + d.format.String() + ")"
+	}
+	return w
+}
+
+type covKey = desc
+
 type covCount struct{ sent, ok uint64 }
 
+// errStat counts one error code; its latest example's text is written
+// when the report is read.
 type errStat struct {
 	status  int
 	n       uint64
-	example Example
+	at      time.Time
+	what    desc
+	field   string
+	message string
 }
 
 // fingerprint identifies a request's fields whatever their order: the
-// sums of a hash of each field under two seeds.
-type fingerprint [2]uint64
+// sum of a mixed 64-bit hash of each field.
+type fingerprint uint64
 
 type seen struct {
 	fp fingerprint
@@ -212,6 +333,9 @@ func newWindow(n int) window {
 
 // find says when fp was seen, if it is among the last n.
 func (w *window) find(fp fingerprint) (time.Time, bool) {
+	if len(w.ring) == 0 {
+		return time.Time{}, false
+	}
 	at, ok := w.index[fp]
 	return at, ok
 }
@@ -253,6 +377,8 @@ type client struct {
 	skewMax    time.Duration
 	phases     map[string]*phaseStat
 	phaseOrder []string
+	// dirty says the client changed since the last Snapshot.
+	dirty bool
 }
 
 // request is what Observe reads of a request before it takes the lock.
@@ -299,7 +425,9 @@ func (r *Recorder) Observe(ex Exchange) {
 		q.violation = ex.Violation
 	}
 	a := readAnswer(ex)
-	a.message = scrub(a.message, q.sign, q.key)
+	if a.message != "" {
+		a.message = scrub(a.message, q.sign, q.key)
+	}
 	done := ex.Done
 	if done.IsZero() {
 		done = ex.Time
@@ -308,51 +436,45 @@ func (r *Recorder) Observe(ex Exchange) {
 	if r.cfg.Phases != nil {
 		phases = r.cfg.Phases()
 	}
+	sh, c := r.client(q.key)
+	c.observe(r.cfg.Window, r.cfg.Auth == nil, ex.Time, done, &q, &a, phases)
+	sh.mu.Unlock()
+}
 
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := r.client(q.key)
+// observe folds one request into the client's report. Called with its
+// shard's lock held.
+func (c *client) observe(window time.Duration, signFromAnswer bool, at, done time.Time, q *request, a *answer, phases []string) {
+	c.dirty = true
 	if c.requests == 0 {
-		c.first = ex.Time
+		c.first = at
 	}
 	c.requests++
-	c.last = ex.Time
+	c.last = at
+	what := desc{q.op, q.typ, q.format}
 	if q.format != 0 {
-		k := covKey{op, q.typ, q.format}
-		cc := c.coverage[k]
+		cc := c.coverage[what]
 		if cc == nil {
 			cc = &covCount{}
-			c.coverage[k] = cc
+			c.coverage[what] = cc
 		}
 		cc.sent++
 		if a.status == http.StatusOK {
 			cc.ok++
 		}
 	}
-	// what names the request in a judgement's example; built only when one
-	// is needed.
-	what := func() string {
-		w := op.Name()
-		if q.typ != "" {
-			w += " " + q.typ
-		}
-		if q.format != 0 {
-			w += " (" + q.format.String() + ")"
-		}
-		return w
-	}
 
 	// Judgements on the request itself.
 	if q.violation != "" {
-		c.flag(JudgeValid, ex.Time, what()+": "+q.violation)
+		c.flag(JudgeValid, at, what).detailed(breachDetail, q.violation)
 	} else if q.invalid != nil {
-		c.flag(JudgeValid, ex.Time, what()+": "+q.invalid.Error())
+		v := c.flag(JudgeValid, at, what)
+		v.kind, v.err = breachError, q.invalid
 	}
 	if q.foreign != "" {
-		c.flag(JudgeForeign, ex.Time, what()+": "+q.foreign)
+		c.flag(JudgeForeign, at, what).detailed(breachDetail, q.foreign)
 	}
-	if q.signBad || (r.cfg.Auth == nil && a.code == device.CodeBadSignature) {
-		c.flag(JudgeSign, ex.Time, what()+": the sign does not match md5(api_key + secret + timestamp)")
+	if q.signBad || (signFromAnswer && a.code == device.CodeBadSignature) {
+		c.flag(JudgeSign, at, what).kind = breachSign
 	}
 	if q.hasTime {
 		c.skewN++
@@ -363,35 +485,38 @@ func (r *Recorder) Observe(ex Exchange) {
 		if c.skewN == 1 || q.skew > c.skewMax {
 			c.skewMax = q.skew
 		}
-		if r.cfg.Window > 0 && (q.skew > r.cfg.Window || q.skew < -r.cfg.Window) {
-			c.flag(JudgeClock, ex.Time, what()+": timestamp "+fmtSkew(q.skew)+" from gwsim's clock, outside the window of ±"+r.cfg.Window.String())
+		if window > 0 && (q.skew > window || q.skew < -window) {
+			v := c.flag(JudgeClock, at, what)
+			v.kind, v.d = breachSkew, q.skew
 		}
 	} else if a.code == device.CodeStaleTimestamp {
-		c.flag(JudgeClock, ex.Time, what()+": answered stale_timestamp")
+		c.flag(JudgeClock, at, what).kind = breachStale
 	}
 
 	// Judgements on how the request follows earlier answers.
 	early := false
-	if !c.retryUntil.IsZero() && ex.Time.Before(c.retryUntil.Add(-retrySlack)) {
+	if !c.retryUntil.IsZero() && at.Before(c.retryUntil.Add(-retrySlack)) {
 		early = true
-		c.flag(JudgeRetryAfter, ex.Time, what()+": sent "+c.retryUntil.Sub(ex.Time).Round(time.Millisecond).String()+
-			" before the Retry-After of a "+c.retryCode+" answer ended")
+		v := c.flag(JudgeRetryAfter, at, what)
+		v.kind, v.d, v.code = breachEarly, c.retryUntil.Sub(at), c.retryCode
 	}
-	if at, ok := c.refused.find(q.loose); ok {
-		c.flag(JudgeResend400, ex.Time, what()+": the same fields as a request refused with 400 at "+at.UTC().Format(time.RFC3339))
+	if seenAt, ok := c.refused.find(q.loose); ok {
+		v := c.flag(JudgeResend400, at, what)
+		v.kind, v.t = breachResent, seenAt
 	}
 	if q.format != 0 {
-		if at, ok := c.sent.find(q.exact); ok {
-			c.flag(JudgeNoReplay, ex.Time, what()+": the same body, timestamp and sign as a request sent at "+at.UTC().Format(time.RFC3339))
+		if seenAt, ok := c.sent.find(q.exact); ok {
+			v := c.flag(JudgeNoReplay, at, what)
+			v.kind, v.t = breachReplay, seenAt
 		}
-		c.sent.add(q.exact, ex.Time)
+		c.sent.add(q.exact, at)
 	} else if a.code == device.CodeReplayedRequest {
-		c.flag(JudgeNoReplay, ex.Time, what()+": answered replayed_request")
+		c.flag(JudgeNoReplay, at, what).kind = breachReplayed
 	}
 
 	// What the answer asks of the next request.
 	if a.status == http.StatusBadRequest {
-		c.refused.add(q.loose, ex.Time)
+		c.refused.add(q.loose, at)
 	}
 	if a.hasRetry && (a.status == http.StatusTooManyRequests || a.status == http.StatusServiceUnavailable) {
 		if until := done.Add(a.retryAfter); until.After(c.retryUntil) {
@@ -417,7 +542,7 @@ func (r *Recorder) Observe(ex Exchange) {
 		}
 		es.n++
 		es.status = a.status
-		es.example = Example{Time: ex.Time.UTC(), Operation: what(), Field: a.field, Message: clip(a.message)}
+		es.at, es.what, es.field, es.message = at.UTC(), what, a.field, a.message
 	}
 	for _, p := range phases {
 		ps := c.phases[p]
@@ -446,36 +571,60 @@ func (r *Recorder) Observe(ex Exchange) {
 	}
 }
 
-func (c *client) flag(id string, at time.Time, what string) {
-	for i := range judgements {
-		if judgements[i].id == id {
-			v := &c.judged[i]
-			v.n++
-			v.latest, v.at = clip(what), at.UTC()
-			return
-		}
+// judgementIndex is each judgement's place in judgements.
+var judgementIndex = func() map[string]int {
+	m := map[string]int{}
+	for i, j := range judgements {
+		m[j.id] = i
 	}
+	return m
+}()
+
+func (c *client) judgement(id string) *violation { return &c.judged[judgementIndex[id]] }
+
+// flag counts a breach of judgement id by the request at, and returns the
+// violation for the caller to say what the breach was (its kind and
+// details); what it said of an earlier breach is cleared.
+func (c *client) flag(id string, at time.Time, what desc) *violation {
+	v := c.judgement(id)
+	n := v.n + 1
+	*v = violation{n: n, at: at.UTC(), what: what}
+	return v
 }
 
-// client is the client of key, made on first sight; beyond MaxClients
-// every new key shares OtherClients. Called with r.mu held.
-func (r *Recorder) client(key string) *client {
-	if c, ok := r.clients[key]; ok {
-		return c
+func (v *violation) detailed(kind breach, detail string) {
+	v.kind, v.detail = kind, detail
+}
+
+// client is the client of key, made on first sight, with its shard
+// locked (the caller unlocks it); beyond MaxClients every new key shares
+// OtherClients.
+func (r *Recorder) client(key string) (*shard, *client) {
+	sh := &r.shards[maphash.String(r.seed, key)&(shardCount-1)]
+	sh.mu.Lock()
+	if c, ok := sh.clients[key]; ok {
+		return sh, c
 	}
-	if len(r.clients) >= r.cfg.MaxClients {
-		if r.other == nil {
-			r.other = newClient(OtherClients, "")
+	if r.own.Add(1) > int64(r.cfg.MaxClients) {
+		r.own.Add(-1)
+		sh.mu.Unlock()
+		sh = &r.other
+		sh.mu.Lock()
+		c := sh.clients[OtherClients]
+		if c == nil {
+			c = newClient(OtherClients, "")
+			sh.clients[OtherClients] = c
 		}
-		return r.other
+		return sh, c
 	}
+	key = strings.Clone(key) // the decoded field's string is kept
 	name, id := NoKey, ""
 	if key != "" {
 		name, id = Mask(key), idOf(key)
 	}
 	c := newClient(name, id)
-	r.clients[key] = c
-	return c
+	sh.clients[key] = c
+	return sh, c
 }
 
 func newClient(name, id string) *client {
@@ -522,7 +671,7 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 		format, derr = codec.FormatOf(ex.ContentType)
 		if derr != nil {
 			q.invalid = derr
-			q.loose = r.hashOf(ex.Path, ex.ContentType, string(ex.Body))
+			q.loose = r.hashOf(ex.Path, ex.ContentType, ex.Body)
 			return q
 		}
 		pp := pairsPool.Get().(*[]device.Pair)
@@ -537,24 +686,24 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 		}
 		if derr != nil {
 			q.invalid = derr
-			q.loose = r.hashOf(ex.Path, ex.ContentType, string(ex.Body))
+			q.loose = r.hashOf(ex.Path, ex.ContentType, ex.Body)
 			return q
 		}
 	}
 	q.format = format
-	q.loose, q.exact = r.hashOf(ex.Path), r.hashOf(ex.Path)
+	q.loose = fingerprint(maphash.String(r.seed, ex.Path))
+	q.exact = q.loose
 	for _, p := range pairs {
 		f := r.field(p.Key, p.Value.Text)
-		q.exact[0] += f[0]
-		q.exact[1] += f[1]
+		q.exact += f
 		switch p.Key {
 		case device.FieldAPIKey:
-			q.key = strings.Clone(strings.TrimSpace(p.Value.Text))
+			q.key = strings.TrimSpace(p.Value.Text)
 		case device.FieldSign:
 			q.sign = strings.TrimSpace(p.Value.Text)
 			continue
 		case device.FieldTimestamp:
-			if t, err := time.ParseInLocation(device.TimestampLayout, strings.TrimSpace(p.Value.Text), r.cfg.Location); err == nil {
+			if t, ok := parseTimestamp(strings.TrimSpace(p.Value.Text), r.cfg.Location); ok {
 				// A timestamp names a whole second, [t, t+1s): a clock
 				// that is right is off by less than a second, never -1 s.
 				d := t.Sub(now)
@@ -569,8 +718,7 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 				q.typ = t.Name
 			}
 		}
-		q.loose[0] += f[0]
-		q.loose[1] += f[1]
+		q.loose += f
 	}
 	if len(q.key) > device.MaxAPIKeyLen {
 		q.key = q.key[:device.MaxAPIKeyLen]
@@ -597,37 +745,69 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 	return q
 }
 
+// parseTimestamp reads a timestamp in device.TimestampLayout (14 digits)
+// in loc, as time.ParseInLocation does, without its general parser.
+func parseTimestamp(s string, loc *time.Location) (time.Time, bool) {
+	if len(s) != len(device.TimestampLayout) {
+		return time.Time{}, false
+	}
+	var d [14]int
+	for i := range d {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return time.Time{}, false
+		}
+		d[i] = int(c - '0')
+	}
+	year := d[0]*1000 + d[1]*100 + d[2]*10 + d[3]
+	month, day := d[4]*10+d[5], d[6]*10+d[7]
+	hour, minute, sec := d[8]*10+d[9], d[10]*10+d[11], d[12]*10+d[13]
+	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	if day > 28 {
+		// The month's length: let the full parser judge.
+		t, err := time.ParseInLocation(device.TimestampLayout, s, loc)
+		return t, err == nil
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, loc), true
+}
+
 // pairsPool holds the pair slices requests are decoded into.
 var pairsPool = sync.Pool{New: func() any { p := make([]device.Pair, 0, 16); return &p }}
 
-// field hashes one field under both seeds.
-func (r *Recorder) field(key, value string) fingerprint {
-	var fp fingerprint
-	for i := range fp {
-		var h maphash.Hash
-		h.SetSeed(r.seeds[i])
-		h.WriteString(key)
-		h.WriteByte(0)
-		h.WriteString(value)
-		fp[i] = h.Sum64()
-	}
-	return fp
+// mix is a 64-bit finaliser (SplitMix64's): every input bit changes
+// about half the output bits, so that sums of mixed field hashes do not
+// cancel.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }
 
-// hashOf hashes parts in order under both seeds.
-func (r *Recorder) hashOf(parts ...string) fingerprint {
-	var fp fingerprint
-	for i := range fp {
-		var h maphash.Hash
-		h.SetSeed(r.seeds[i])
-		for _, p := range parts {
-			h.WriteString(strconv.Itoa(len(p)))
-			h.WriteByte(':')
-			h.WriteString(p)
-		}
-		fp[i] = h.Sum64()
+// field hashes one field: its key and value each, mixed together so that
+// the same value under another key differs.
+func (r *Recorder) field(key, value string) fingerprint {
+	return fingerprint(mix(maphash.String(r.seed, key)*0x9e3779b97f4a7c15 ^ maphash.String(r.seed, value)))
+}
+
+// hashOf hashes a request that could not be decoded: its path, content
+// type and body, in order.
+func (r *Recorder) hashOf(path, contentType string, body []byte) fingerprint {
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	for _, p := range []string{path, contentType} {
+		h.WriteString(strconv.Itoa(len(p)))
+		h.WriteByte(':')
+		h.WriteString(p)
 	}
-	return fp
+	h.WriteString(strconv.Itoa(len(body)))
+	h.WriteByte(':')
+	h.Write(body)
+	return fingerprint(h.Sum64())
 }
 
 // foreignField names the first field of a command that is not a field of
@@ -678,13 +858,39 @@ func readAnswer(ex Exchange) answer {
 // that no report carries them even if the upstream echoes them.
 func scrub(s, sign, key string) string {
 	if len(sign) >= 8 && s != "" {
-		// Either case is the same sign.
-		s = regexp.MustCompile("(?i)"+regexp.QuoteMeta(sign)).ReplaceAllString(s, "<sign>")
+		s = replaceFold(s, sign, "<sign>")
 	}
-	if key != "" {
+	if key != "" && strings.Contains(s, key) {
 		s = strings.ReplaceAll(s, key, Mask(key))
 	}
 	return s
+}
+
+// replaceFold replaces every occurrence of old in s, in either case, with
+// new: a sign in upper or lower case is the same sign.
+func replaceFold(s, old, new string) string {
+	for i := 0; i < len(old); i++ {
+		if old[i] >= utf8.RuneSelf {
+			return regexp.MustCompile("(?i)"+regexp.QuoteMeta(old)).ReplaceAllString(s, new)
+		}
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+len(old) <= len(s); {
+		if strings.EqualFold(s[i:i+len(old)], old) {
+			b.WriteString(s[last:i])
+			b.WriteString(new)
+			i += len(old)
+			last = i
+			continue
+		}
+		i++
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 func clip(s string) string {
@@ -703,29 +909,57 @@ func fmtSkew(d time.Duration) string {
 
 // Report is what the Recorder knows now.
 func (r *Recorder) Report() *Report {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	rep := &Report{Generated: r.cfg.Now().UTC(), Clients: []Client{}}
 	if r.cfg.Window > 0 {
 		rep.WindowSeconds = int64(r.cfg.Window / time.Second)
 	}
-	for _, c := range r.clients {
-		rep.Clients = append(rep.Clients, c.report())
+	if r.shared != nil {
+		r.sharedReport(rep)
+		return rep
 	}
-	sort.Slice(rep.Clients, func(i, j int) bool {
-		a, b := rep.Clients[i], rep.Clients[j]
+	own, other := r.snapshot(false)
+	rep.Clients = append(own, other...)
+	rep.Scope = ScopeProcess
+	return rep
+}
+
+// snapshot reports every client (dirtyOnly: those changed since the last
+// snapshot that asked, whose changes it then clears), those with a
+// report of their own sorted by name and id, and OtherClients apart.
+func (r *Recorder) snapshot(dirtyOnly bool) (own, other []Client) {
+	own = []Client{}
+	take := func(sh *shard, out *[]Client) {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		for _, c := range sh.clients {
+			if dirtyOnly && !c.dirty {
+				continue
+			}
+			if dirtyOnly {
+				c.dirty = false
+			}
+			*out = append(*out, c.report(r.cfg.Window))
+		}
+	}
+	for i := range r.shards {
+		take(&r.shards[i], &own)
+	}
+	take(&r.other, &other)
+	sortClients(own)
+	return own, other
+}
+
+func sortClients(cs []Client) {
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
 		if a.Client != b.Client {
 			return a.Client < b.Client
 		}
 		return a.ID < b.ID
 	})
-	if r.other != nil {
-		rep.Clients = append(rep.Clients, r.other.report())
-	}
-	return rep
 }
 
-func (c *client) report() Client {
+func (c *client) report(window time.Duration) Client {
 	out := Client{Client: c.name, ID: c.id, First: c.first.UTC(), Last: c.last.UTC(), Requests: c.requests,
 		Coverage: []Coverage{}, Errors: []ErrorCount{}, Phases: []Phase{}}
 	for k, v := range c.coverage {
@@ -742,7 +976,8 @@ func (c *client) report() Client {
 		return a.Format < b.Format
 	})
 	for code, e := range c.errors {
-		out.Errors = append(out.Errors, ErrorCount{Code: code, Status: e.status, Count: e.n, Latest: e.example})
+		out.Errors = append(out.Errors, ErrorCount{Code: code, Status: e.status, Count: e.n,
+			Latest: Example{Time: e.at, Operation: e.what.String(), Field: e.field, Message: clip(e.message)}})
 	}
 	sort.Slice(out.Errors, func(i, j int) bool {
 		if out.Errors[i].Count != out.Errors[j].Count {
@@ -751,8 +986,12 @@ func (c *client) report() Client {
 		return out.Errors[i].Code < out.Errors[j].Code
 	})
 	for i, j := range judgements {
-		v := c.judged[i]
-		out.Judgements = append(out.Judgements, Judgement{ID: j.id, Name: j.name, Passed: v.n == 0, Violations: v.n, Latest: v.latest, LatestTime: stamp(v.at)})
+		v := &c.judged[i]
+		var latest string
+		if v.n > 0 {
+			latest = v.text(window)
+		}
+		out.Judgements = append(out.Judgements, Judgement{ID: j.id, Name: j.name, Passed: v.n == 0, Violations: v.n, Latest: latest, LatestTime: stamp(v.at)})
 		if j.id == JudgeSign {
 			out.SignFailures = v.n
 		}
@@ -769,4 +1008,14 @@ func (c *client) report() Client {
 		out.Phases = append(out.Phases, Phase{Phase: name, Requests: p.requests, Errors: p.errors, RetriedEarly: p.early, Codes: maps.Clone(p.codes)})
 	}
 	return out
+}
+
+// Apps is how many clients have a report now (the (other clients) group
+// counts as one).
+func (r *Recorder) Apps() int {
+	n := int(r.own.Load())
+	r.other.mu.Lock()
+	n += len(r.other.clients)
+	r.other.mu.Unlock()
+	return n
 }

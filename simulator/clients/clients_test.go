@@ -277,3 +277,16 @@ func TestEchoedCredentialsAreScrubbed(t *testing.T) {
 		t.Errorf("the client is not named: %s", b.String())
 	}
 }
+
+// TestReportScopeInMemory: a report kept in the process's memory says
+// so, in JSON, after requests in both formats.
+func TestReportScopeInMemory(t *testing.T) {
+	_, c := start(t, simulator.Options{})
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		c.Send(device.SendCommand, f, dimmer(c, time.Now(), "30")).OK(t, f)
+	}
+	r := report(t, c)
+	if r.Scope != clients.ScopeProcess || len(r.Replicas) != 0 || clientA(t, r).Requests != 2 {
+		t.Errorf("scope %q, replicas %v, requests %d", r.Scope, r.Replicas, clientA(t, r).Requests)
+	}
+}

@@ -24,6 +24,13 @@ type Report struct {
 	Clients []Client `json:"clients"`
 	// Service, from gwsim proxy only: what the upstream's answers broke.
 	Service *Service `json:"service,omitempty"`
+	// Scope says whose requests the report covers: ScopeProcess (this
+	// process's: the report is kept in its memory) or ScopeReplicas
+	// (every replica sharing a Redis store); Replicas names those merged
+	// and ScopeNote says more.
+	Scope     string   `json:"scope"`
+	Replicas  []string `json:"replicas,omitempty"`
+	ScopeNote string   `json:"scope_note,omitempty"`
 }
 
 // Client is the report of one api_key.

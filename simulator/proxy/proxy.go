@@ -41,6 +41,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/clients"
+	"github.com/gwdmi/gwtools/simulator/metrics"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 
@@ -93,6 +94,7 @@ type Proxy struct {
 	signIns  *server.SignInLimiter
 	guard    server.Guard
 	handler  http.Handler
+	metrics  *metrics.Proxy
 
 	ln  net.Listener
 	srv *http.Server
@@ -138,6 +140,7 @@ func New(cfg Config) (*Proxy, error) {
 		}
 	}
 	p.clients = clients.New(cc)
+	p.metrics = metrics.NewProxy(metrics.Gauges{ClientReportApps: p.clients.Apps})
 	// The guard keeps other sites out of /_sim/ (DNS rebinding,
 	// cross-site changes, form bodies), as in gwsim serve.
 	p.handler = p.guard.Wrap(p.routes())
@@ -172,6 +175,7 @@ func (p *Proxy) routes() http.Handler {
 	admin("GET /_sim/journal", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, p.journal.last())
 	}))
+	admin("GET /metrics", p.metrics.Handler())
 	p.liveRoutes(mux)
 	// The report of both sides as one self-contained page (as gwsim
 	// clients --format html writes it).
@@ -265,6 +269,7 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 			if err != nil {
 				ent.Status, ent.AnswerViolations = http.StatusBadGateway, []string{"no answer: " + err.Error()}
 				p.journal.add(ent)
+				p.metrics.Violations(violations(ent))
 				p.log.Warn("upstream did not answer", "operation", op.Name(), "err", err)
 				p.unreachable(w, orJSON(format), err)
 				return
@@ -277,6 +282,7 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 			Status: res.StatusCode, Header: res.Header, Answer: answer,
 			Judged: true, Violation: verdict.fieldViolation(), SignBad: verdict.signBad})
 		p.journal.add(ent)
+		p.metrics.Violations(violations(ent))
 		if ent.RequestViolation != "" {
 			p.log.Warn("the app broke the interface's rules", "client", ent.Client, "operation", op.Name(), "violation", ent.RequestViolation, "blocked", ent.Blocked)
 		}
@@ -624,3 +630,15 @@ func (j *journal) last() []Entry {
 	out = append(out, j.entries[j.next:]...)
 	return append(out, j.entries[:j.next]...)
 }
+
+// violations are an exchange's breaches by side, as the journal names
+// them: the request's (0 or 1) and the answer's.
+func violations(e Entry) (app, service int) {
+	if e.RequestViolation != "" {
+		app = 1
+	}
+	return app, len(e.AnswerViolations)
+}
+
+// Metrics is the proxy's Prometheus metrics.
+func (p *Proxy) Metrics() *metrics.Proxy { return p.metrics }

@@ -68,7 +68,7 @@ func (s *Store) Backend(window time.Duration) server.Backend {
 		window = auth.DefaultWindow
 	}
 	return server.Backend{State: s, Journal: s.journal, Replays: replays{s, window}, Rates: rates{s},
-		Faults: faults{s}, Sessions: s.Sessions(), Changes: s.Feed(), Health: s.Health()}
+		Faults: faults{s}, Sessions: s.Sessions(), Changes: s.Feed(), Health: s.Health(), ClientReports: s.ClientReports()}
 }
 
 // replays is replay protection in Redis (server.ReplayGuard).

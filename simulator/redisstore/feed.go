@@ -194,3 +194,7 @@ func (f *Feed) close() {
 		f.wg.Wait()
 	})
 }
+
+// Subscribers is the number of this replica's open event streams (the
+// metrics' event clients).
+func (f *Feed) Subscribers() int { return f.hub.Subscribers() }

@@ -164,3 +164,12 @@ func (j *journal) close() {
 	case <-time.After(3 * j.s.timeout):
 	}
 }
+
+// Len is how many entries the shared journal keeps now (the metrics'
+// journal size); 0 when Redis cannot be read.
+func (j *journal) Len() int {
+	ctx, cancel := j.s.ctx()
+	defer cancel()
+	n, _ := j.s.rdb.XLen(ctx, j.streamKey()).Result()
+	return int(min(n, int64(j.s.jsize)))
+}

@@ -17,7 +17,7 @@ import (
 func (s *Server) operation(op device.Operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		if s.limited(w, r, start) {
+		if s.limited(op, w, r, start) {
 			return
 		}
 		req, format, derr := s.handle(op, w, r)
@@ -35,7 +35,7 @@ func (s *Server) operation(op device.Operation) http.Handler {
 			w.WriteHeader(http.StatusOK)
 			w.Write(codec.Success(format))
 		}
-		s.record(r, start, format, status, derr, req)
+		s.record(r, op, start, format, status, derr, req)
 	})
 }
 
@@ -184,9 +184,10 @@ func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 
 // record writes the journal entry and the log line. It never logs the
 // sign, the api_key's secret or the body.
-func (s *Server) record(r *http.Request, start time.Time, f device.Format, status int, e *device.Error, req *device.Request) {
+func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f device.Format, status int, e *device.Error, req *device.Request) {
+	took := time.Since(start)
 	ent := Entry{Time: start.UTC(), Method: truncate(r.Method, 32), Path: truncate(r.URL.Path, 200), Status: status,
-		DurationUS: time.Since(start).Microseconds()}
+		DurationUS: took.Microseconds()}
 	if f != 0 {
 		ent.Format = f.String()
 	}
@@ -202,6 +203,9 @@ func (s *Server) record(r *http.Request, start time.Time, f device.Format, statu
 		s.changes.Publish(Change{Kind: "request", Entry: &published, Replica: s.cfg.Replica})
 	}
 	s.counts.count(status)
+	if s.metrics != nil {
+		s.metrics.Request(op, f, status, ent.Code, took)
+	}
 	if s.access.on {
 		s.logRequest(r, &ent, e)
 	} else if status >= 500 && e != nil && e.Code == device.CodeStorageFailed {

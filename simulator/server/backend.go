@@ -9,6 +9,7 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 
@@ -38,6 +39,10 @@ type Backend struct {
 
 	// What the program around the server uses; the server never reads
 	// these.
+
+	// ClientReports, when set, is where the replicas share the client
+	// report (package clients); nil: each process keeps its own.
+	ClientReports clients.Shared
 
 	// Describe says where the state is kept, for gwsim's banner (never a
 	// password); "" for the process's own memory.

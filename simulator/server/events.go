@@ -60,6 +60,10 @@ func (h *Hub) Publish(c Change) {
 	}
 }
 
+// Subscribers is the number of open subscriptions (the metrics' event
+// clients).
+func (h *Hub) Subscribers() int { return int(h.n.Load()) }
+
 // Watched implements Changes.
 func (h *Hub) Watched() bool { return h.n.Load() > 0 }
 

@@ -24,3 +24,6 @@ func Text(ctx context.Context, sel string) string { return text(ctx, sel) }
 
 // Screenshot saves the page under reports/browser/NAME.png (screenshot).
 func Screenshot(t *testing.T, ctx context.Context, name string) { screenshot(t, ctx, name) }
+
+// Until waits for a JavaScript expression to be true (until).
+func Until(expr string) chromedp.Action[chromedp.Void] { return until(expr) }

@@ -65,6 +65,7 @@ func (s *Server) read(next http.HandlerFunc) http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), healthCheckTimeout)
 		derr := s.healthOf.Check(ctx)
 		cancel()
+		s.storeDown.Store(derr != nil)
 		if derr != nil {
 			adminError(w, derr)
 			return
@@ -86,6 +87,7 @@ func (s *Server) watchHealth(every time.Duration, stop <-chan struct{}, done cha
 		ctx, cancel := context.WithTimeout(context.Background(), healthCheckTimeout)
 		derr := s.healthOf.Check(ctx)
 		cancel()
+		s.storeDown.Store(derr != nil)
 		switch {
 		case derr != nil && down.IsZero():
 			down, reason = time.Now(), derr.Message

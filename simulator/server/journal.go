@@ -94,6 +94,12 @@ func (j *Journal) Last(n int) ([]Entry, uint64) {
 	return out, total
 }
 
+// Len is how many entries the journal keeps now.
+func (j *Journal) Len() int {
+	n := j.total.Load() - j.cleared.Load()
+	return int(min(n, uint64(len(j.entries))))
+}
+
 // Read implements JournalStore: Last, which cannot fail.
 func (j *Journal) Read(n int) ([]Entry, uint64, *device.Error) {
 	e, total := j.Last(n)

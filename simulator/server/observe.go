@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -19,25 +20,33 @@ type Observer interface {
 
 // observed wraps an operation's handler so that Config.Observer sees the
 // request's body as the handler reads it and the answer as it is written.
+// The copies of both live in pooled buffers, handed back once the
+// Observer has read them (it keeps none of their bytes).
 func (s *Server) observed(next http.Handler) http.Handler {
 	obs := s.cfg.Observer
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		body := &teeBody{ReadCloser: r.Body, max: int(s.cfg.MaxBody)}
-		if r.ContentLength > 0 && r.ContentLength <= s.cfg.MaxBody {
-			body.buf = make([]byte, 0, r.ContentLength) // one allocation
-		}
-		r.Body = body
-		cw := &captureWriter{ResponseWriter: w, keepPairs: true}
-		next.ServeHTTP(cw, r)
+		o := observationPool.Get().(*observation)
+		defer o.release()
+		o.body = teeBody{ReadCloser: r.Body, buf: o.body.buf[:0], max: int(s.cfg.MaxBody)}
+		r.Body = &o.body
+		o.cw = captureWriter{ResponseWriter: w, keepPairs: true, buf: o.cw.buf[:0]}
+		next.ServeHTTP(&o.cw, r)
 		// An answer given before the body was read (429) still shows the
 		// observer what was sent.
-		io.Copy(io.Discard, io.LimitReader(body, s.cfg.MaxBody-int64(len(body.buf))))
+		for rest := s.cfg.MaxBody - int64(len(o.body.buf)); rest > 0; {
+			n, err := o.body.Read(o.scratch[:min(rest, int64(len(o.scratch)))])
+			rest -= int64(n)
+			if err != nil {
+				break
+			}
+		}
+		cw := &o.cw
 		if cw.status == 0 {
 			cw.status = http.StatusOK
 		}
 		ex := clients.Exchange{Time: start, Done: time.Now(), Path: r.URL.Path,
-			ContentType: r.Header.Get("Content-Type"), Body: body.buf, Status: cw.status,
+			ContentType: r.Header.Get("Content-Type"), Body: o.body.buf, Status: cw.status,
 			Header: w.Header(), Answer: cw.buf}
 		if cw.pairs != nil {
 			ex.Format, ex.Pairs = cw.format, *cw.pairs
@@ -51,6 +60,31 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			}
 		}
 	})
+}
+
+// observation is what observed keeps of one request: the tee of its body
+// and the capture of its answer, reused from request to request.
+type observation struct {
+	body    teeBody
+	cw      captureWriter
+	scratch [512]byte
+}
+
+// observationPool holds observations; buffers grown beyond keepBuf are
+// left to the collector.
+var observationPool = sync.Pool{New: func() any {
+	return &observation{body: teeBody{buf: make([]byte, 0, 1024)}, cw: captureWriter{buf: make([]byte, 0, 256)}}
+}}
+
+const keepBuf = 16 << 10
+
+func (o *observation) release() {
+	if cap(o.body.buf) > keepBuf || cap(o.cw.buf) > keepBuf {
+		return
+	}
+	o.body = teeBody{buf: o.body.buf[:0]}
+	o.cw = captureWriter{buf: o.cw.buf[:0]}
+	observationPool.Put(o)
 }
 
 // teeBody keeps a copy of what is read of a request body, up to max bytes.

@@ -139,7 +139,7 @@ func (l *rateLimiter) size() int {
 // limited answers 429 rate_limited, in the request's format with a
 // Retry-After, when the client has no token left; it reports whether it
 // did.
-func (s *Server) limited(w http.ResponseWriter, r *http.Request, start time.Time) bool {
+func (s *Server) limited(op device.Operation, w http.ResponseWriter, r *http.Request, start time.Time) bool {
 	if s.cfg.RateLimit <= 0 {
 		return false
 	}
@@ -147,7 +147,7 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, start time.Time
 	if derr != nil {
 		f := formatOf(r)
 		s.fail(w, orJSON(f), derr)
-		s.record(r, start, f, StatusOf(derr.Code), derr, nil)
+		s.record(r, op, start, f, StatusOf(derr.Code), derr, nil)
 		return true
 	}
 	if ok {
@@ -159,6 +159,6 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, start time.Time
 		s.cfg.RateLimit, secs)
 	f := formatOf(r)
 	s.fail(w, orJSON(f), e)
-	s.record(r, start, f, http.StatusTooManyRequests, e, nil)
+	s.record(r, op, start, f, http.StatusTooManyRequests, e, nil)
 	return true
 }

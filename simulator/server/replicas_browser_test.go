@@ -68,6 +68,13 @@ func TestBrowserDashboardOnAnyReplica(t *testing.T) {
 			t.Fatalf("%s: replica two's command did not show on replica one's page within 5 s: %v", tc.f, err)
 		}
 	}
+	// The Apps section covers both replicas' requests, and says so.
+	if err := server.Within(ctx, 10*time.Second, server.Until(`(document.getElementById("clients-scope").textContent || "").includes("2 replicas")`)); err != nil {
+		t.Errorf("the Apps section does not say it covers both replicas: %q: %v", server.Text(ctx, `#clients-scope`), err)
+	}
+	if got := server.Text(ctx, `#clients-scope`); !strings.Contains(got, "every replica's requests") {
+		t.Errorf("Apps scope reads %q", got)
+	}
 	server.Screenshot(t, ctx, t.Name()+"-events")
 	ev := server.Text(ctx, `#events li.event[data-replica="two"]`)
 	if !strings.Contains(ev, "two") || !strings.Contains(ev, "gateway/command") || !strings.Contains(ev, "200") || !strings.Contains(ev, dimmer) {
@@ -88,5 +95,26 @@ func TestBrowserDashboardOnAnyReplica(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(one.URL()+"/_sim/"), chromedp.WaitVisible(chromedp.CSS(`#signin-form`))); err != nil {
 		t.Errorf("replica one after signing out on replica two should ask to sign in: %v", err)
+	}
+}
+
+// TestBrowserAppsScopeInMemory: on a store in memory the Apps section
+// says it covers this process's requests only.
+func TestBrowserAppsScopeInMemory(t *testing.T) {
+	sim := simtest.Start(t, simulator.Options{Fleet: simtest.Fleet()})
+	c := sim.Client
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		c.Send(device.SendMessage, f, append(c.Envelope(), simtest.S("message_type", "alarm"), simtest.S("message_value", "smoke=1"))).OK(t, f)
+	}
+	ctx := server.Tab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(sim.URL()+"/_sim/"),
+		chromedp.WaitVisible(chromedp.CSS(`#clients-section .client`))); err != nil {
+		t.Fatalf("the Apps section did not draw: %v", err)
+	}
+	if err := server.Within(ctx, 5*time.Second, server.Until(`(document.getElementById("clients-scope").textContent || "").length > 0`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := server.Text(ctx, `#clients-scope`); got != "Covers this process's requests only." {
+		t.Errorf("Apps scope reads %q", got)
 	}
 }

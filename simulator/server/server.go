@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/simulator/metrics"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 
@@ -99,6 +101,9 @@ type Config struct {
 	// MaxEventsClients bounds the open GET /_sim/events streams
 	// (DefaultMaxEventsClients when 0); beyond: 503.
 	MaxEventsClients int
+	// NoMetrics leaves out the Prometheus metrics (GET /metrics, behind
+	// AdminToken like the admin calls; package metrics).
+	NoMetrics bool
 }
 
 // Server serves the interface and the admin API on one listener.
@@ -139,6 +144,11 @@ type Server struct {
 
 	stopPoll chan struct{}
 	polled   []byte // the faults JSON last read from faultStore
+
+	// metrics are the Prometheus metrics (nil with Config.NoMetrics);
+	// storeDown is set while the background health check fails.
+	metrics   *metrics.Server
+	storeDown atomic.Bool
 }
 
 type opRoute struct {
@@ -174,6 +184,13 @@ func New(cfg Config) *Server {
 	s.useBackend(cfg.Backend)
 	s.access = newAccessLog(cfg, cfg.Logger)
 	s.faults.set(noFaults())
+	if !cfg.NoMetrics {
+		s.metrics = metrics.NewServer(s.gauges())
+		admin := make(map[string]http.Handler, len(cfg.Admin)+1)
+		maps.Copy(admin, cfg.Admin)
+		admin["GET /metrics"] = s.metrics.Handler()
+		s.cfg.Admin = admin
+	}
 	mux := http.NewServeMux()
 	for _, op := range device.Operations {
 		h := s.operation(op)
@@ -192,7 +209,7 @@ func New(cfg Config) *Server {
 			truncate(r.URL.Path, 200), device.SendCommand.Path(), device.SendMessage.Path(), device.UpdateName.Path())
 		f := formatOf(r)
 		s.fail(w, orJSON(f), e)
-		s.record(r, time.Now(), f, http.StatusNotFound, e, nil)
+		s.record(r, 0, time.Now(), f, http.StatusNotFound, e, nil)
 	})
 	s.guard = Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}
 	s.handler = s.cleanPaths(s.guard.Wrap(mux))
@@ -260,7 +277,7 @@ func (s *Server) cleanPaths(next http.Handler) http.Handler {
 			}
 			f := formatOf(r)
 			s.fail(w, orJSON(f), e)
-			s.record(r, time.Now(), f, http.StatusNotFound, e, nil)
+			s.record(r, 0, time.Now(), f, http.StatusNotFound, e, nil)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -421,3 +438,30 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	}
 	return body, buf, nil
 }
+
+// gauges are the metrics read at a scrape: the store's reachability (on
+// Redis), the event streams, the journal and the client report.
+func (s *Server) gauges() metrics.Gauges {
+	var g metrics.Gauges
+	if s.healthOf.Name() == "redis" {
+		g.RedisUp = func() bool { return !s.storeDown.Load() }
+	}
+	if c, ok := s.changes.(interface{ Subscribers() int }); ok {
+		g.EventsClients = c.Subscribers
+	}
+	if j, ok := s.journal.(interface{ Len() int }); ok {
+		g.JournalEntries = j.Len
+	} else {
+		g.JournalEntries = func() int {
+			e, _, _ := s.journal.Read(0)
+			return len(e)
+		}
+	}
+	if a, ok := s.cfg.Observer.(interface{ Apps() int }); ok {
+		g.ClientReportApps = a.Apps
+	}
+	return g
+}
+
+// Metrics is the server's Prometheus metrics (nil with Config.NoMetrics).
+func (s *Server) Metrics() *metrics.Server { return s.metrics }

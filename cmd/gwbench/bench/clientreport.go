@@ -91,15 +91,24 @@ func (s *server) hwm() int64 {
 }
 
 func (r *Report) measureClientReport(ctx context.Context, o Options, logf func(string, ...any)) error {
+	fig, err := r.measureOnOff(ctx, o, "--client-report=false", "client report", logf)
+	if fig != nil {
+		r.Extra[SectionClientReport] = fig
+	}
+	return err
+}
+
+// measureOnOff runs gwsim with its default flags against gwsim with
+// offFlag, in the same alternating rounds, at each concurrency.
+func (r *Report) measureOnOff(ctx context.Context, o Options, offFlag, what string, logf func(string, ...any)) (*ClientReportFigures, error) {
 	fleetFile, _, err := r.benchFleet(ctx, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	gw, gwconform := filepath.Join(o.Bin, "gwsim"), filepath.Join(o.Bin, "gwconform")
 	on := []string{gw, "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile}
-	off := append(append([]string(nil), on...), "--client-report=false")
+	off := append(append([]string(nil), on...), offFlag)
 	fig := &ClientReportFigures{Rounds: o.Rounds, Duration: o.Duration}
-	r.Extra[SectionClientReport] = fig
 	procs := "GOMAXPROCS=" + strconv.Itoa(o.Threads)
 	load := func(url string, conns int) (LoadRun, error) {
 		argv := []string{gwconform, "load", "--target", url, "--fleet", fleetFile, "--concurrency", strconv.Itoa(conns),
@@ -108,7 +117,7 @@ func (r *Report) measureClientReport(ctx context.Context, o Options, logf func(s
 	}
 	const trace = "GODEBUG=gctrace=1"
 	fig.Commands = []string{
-		trace + " " + strings.Join(shortArgv(on), " ") + " &   # default flags: the client report on; prints GWSIM_URL",
+		trace + " " + strings.Join(shortArgv(on), " ") + " &   # default flags: the " + what + " on; prints GWSIM_URL",
 		trace + " " + strings.Join(shortArgv(off), " ") + " &   # prints OFF_URL",
 	}
 	for _, conns := range o.Connections {
@@ -118,12 +127,12 @@ func (r *Report) measureClientReport(ctx context.Context, o Options, logf func(s
 		// the rounds is that concurrency's.
 		sOn, err := startServerEnv(on, []string{trace}, time.Minute)
 		if err != nil {
-			return err
+			return fig, err
 		}
 		sOff, err := startServerEnv(off, []string{trace}, time.Minute)
 		if err != nil {
 			sOn.stop()
-			return err
+			return fig, err
 		}
 		run := ClientReportRun{Connections: conns}
 		for round := 0; round < o.Rounds; round++ {
@@ -138,7 +147,7 @@ func (r *Report) measureClientReport(ctx context.Context, o Options, logf func(s
 				if err != nil {
 					sOn.stop()
 					sOff.stop()
-					return err
+					return fig, err
 				}
 				after, _ := s.cpu()
 				lr.ServerCPU = after - before
@@ -159,10 +168,10 @@ func (r *Report) measureClientReport(ctx context.Context, o Options, logf func(s
 		sOff.stop()
 		heapOf(sOn.stderr.String(), &run.OnMem)
 		heapOf(sOff.stderr.String(), &run.OffMem)
-		logf("client report: %d connections: %.0f req/s with it, %.0f without, %.2f ×", conns, medianOf(run.On), medianOf(run.Off), medianOf(run.Ratios))
+		logf(what+": %d connections: %.0f req/s with it, %.0f without, %.2f ×", conns, medianOf(run.On), medianOf(run.Off), medianOf(run.Ratios))
 		fig.Runs = append(fig.Runs, run)
 	}
-	return nil
+	return fig, nil
 }
 
 // runLoadArgv runs one gwconform load --json with env and reads its figures.

@@ -43,6 +43,7 @@ func Sections() []Section {
 		}, Goals: (*Report).suiteGoals, Write: (*Report).writeSuite},
 		redisSection(),
 		clientReportSection(),
+		metricsSection(),
 		exploreSection(),
 		diffSection(),
 		{Name: SectionGoBench, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {

@@ -83,7 +83,12 @@
     if ($("main").hidden) return;
     const c = await get("/_sim/clients");
     $("clients-section").hidden = c.status !== 200;
-    if (c.status === 200) drawClients(c.data);
+    if (c.status === 200) {
+      drawClients(c.data);
+      // Whose requests: this process's, or every replica's (on Redis).
+      const n = (c.data.replicas || []).length;
+      $("clients-scope").textContent = "Covers " + c.data.scope + (n > 1 ? " (" + n + " replicas, merged through Redis)" : "") + ".";
+    }
     const s = await get("/_sim/scenario");
     $("scenario-section").hidden = s.status !== 200;
     if (s.status === 200) drawScenario(s.data);
