@@ -162,7 +162,7 @@ func marshalJUnit(d Document, o WriteOptions) ([]byte, error) {
 		}
 	}
 	all := junitSuites{Tests: s.Tests, Disabled: s.Disabled, Errors: s.Errors, Failures: s.Failures, Time: s.Time, Suites: []junitSuite{s}}
-	b, err := xml.MarshalIndent(all, "", "  ")
+	b, err := xml.MarshalIndent(all, "", " ")
 	if err != nil {
 		return nil, err
 	}
