@@ -2,6 +2,8 @@ package report_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,5 +42,33 @@ func TestFilteredRunCountsAgree(t *testing.T) {
 	report.WriteConsole(&b, d, report.ConsoleOptions{Filters: []string{"--rerun-failed r.json"}})
 	if !strings.Contains(b.String(), "Skipped: 4 checks") || !strings.Contains(b.String(), "(4 checks not run)") {
 		t.Errorf("the console does not say 4 skipped and 4 not run alike:\n%s", b.String())
+	}
+}
+
+// TestObserverNamedEverywhere: the observer the run used, or "none", is on
+// the console, in report.json and in report.html.
+func TestObserverNamedEverywhere(t *testing.T) {
+	r := types.Report{SpecReports: types.SpecReports{spec("[O.1] passes", types.SpecStatePassed, "level:MUST", "section:2.3")}}
+	for _, c := range []struct{ observer, effects, console, page string }{
+		{"http://127.0.0.1:9090", "", "  observer: http://127.0.0.1:9090\n", "<code>http://127.0.0.1:9090</code>"},
+		{"", "effects not observed: --no-observer", "  observer: none (effects not observed: --no-observer)\n", ">none (effects not observed: --no-observer)<"},
+	} {
+		dir := t.TempDir()
+		d, err := report.WriteAll(dir, r, "x", report.WriteOptions{Observer: c.observer, Effects: c.effects})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.observer
+		if want == "" {
+			want = report.ObserverNone
+		}
+		var b bytes.Buffer
+		report.WriteSummary(&b, d)
+		js, _ := os.ReadFile(filepath.Join(dir, report.JSONFile))
+		page, _ := os.ReadFile(filepath.Join(dir, report.HTMLFile))
+		if !strings.Contains(b.String(), c.console) || !strings.Contains(string(js), `"observer": "`+want+`"`) || !strings.Contains(string(page), c.page) {
+			t.Errorf("observer %q: console\n%s\nreport.json has %q: %v; report.html has %q: %v", want, b.String(),
+				`"observer": "`+want+`"`, strings.Contains(string(js), `"observer": "`+want+`"`), c.page, strings.Contains(string(page), c.page))
+		}
 	}
 }
