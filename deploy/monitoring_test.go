@@ -339,9 +339,7 @@ func TestPrometheusScrape(t *testing.T) {
 // after requests in JSON and XML, good and bad, serves at /metrics behind
 // its admin token only metrics of GwsimMetrics (gwsim_…) with their type
 // and labels, and the request, latency and error metrics among them; the
-// default collectors' too. Until gwsim has /metrics (another branch's
-// work, merged by the lead), a 404 skips this test: take that skip out
-// once both are on one branch.
+// default collectors' too.
 func TestServedMetricsMatchTheList(t *testing.T) {
 	dir := t.TempDir()
 	fl := filepath.Join(dir, "fleet.yaml")
@@ -373,9 +371,6 @@ func TestServedMetricsMatchTheList(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	code, body := get("metrics-token")
-	if code == http.StatusNotFound {
-		t.Skip("gwsim serves no /metrics yet: take this skip out once the metrics are merged")
-	}
 	if code != http.StatusOK {
 		t.Fatalf("/metrics with the token: %d\n%s", code, body)
 	}
