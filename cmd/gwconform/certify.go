@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 )
 
@@ -142,7 +142,7 @@ func verifyExpect() bundle.Expect {
 
 // productFile reads --product-file: "name: X" and "version: Y" lines.
 func productFile(path string) (name, version string, err error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, 1<<20)
 	if err != nil {
 		return "", "", err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 const exploreUsage = `Usage: gwconform explore [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
@@ -304,7 +305,7 @@ func (m *exploreMain) Close() error {
 
 // isExploreFile reports whether path is an explore.json.
 func isExploreFile(path string) bool {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxInput)
 	return err == nil && explore.IsFile(b)
 }
 

@@ -468,7 +468,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	var results []*load.Result
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := safefile.ReadFile(f, safefile.MaxInput)
 		if err != nil {
 			fmt.Fprintln(stderr, "gwconform load merge:", err)
 			return report.ExitConfig
@@ -621,7 +621,7 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if token == "" {
 		token = os.Getenv("GWSIM_ADMIN_TOKEN")
 	}
-	fh, err := os.Open(logFile)
+	fh, err := safefile.Open(logFile, safefile.MaxInput)
 	if err != nil {
 		return fail("%v", err)
 	}

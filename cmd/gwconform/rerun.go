@@ -4,19 +4,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/gwdmi/gwtools/conformance/bundle"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // loadReport reads a run's report.json, or the one inside a bundle.
 func loadReport(path string) (report.Document, error) {
 	var d report.Document
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxInput)
 	if err != nil {
 		return d, err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 	"github.com/gwdmi/gwtools/simulator"
 )
 
@@ -315,7 +316,7 @@ func (m *runMain) ParseFlags(args []string) error {
 		fmt.Fprintf(m.Stdout, "gwconform: running again the %d check(s) that failed in %s, seed %d\n", len(ids), o.RerunFailed, m.suite.RandomSeed)
 	}
 	if o.BaselineFile != "" {
-		b, err := os.ReadFile(o.BaselineFile)
+		b, err := safefile.ReadFile(o.BaselineFile, safefile.MaxInput)
 		if err != nil {
 			return fmt.Errorf("--baseline: %w", err)
 		}

@@ -323,7 +323,7 @@ const maxBundle = 256 << 20
 
 // Read reads every regular file of a bundle.
 func Read(path string) (map[string][]byte, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, maxBundle)
 	if err != nil {
 		return nil, err
 	}

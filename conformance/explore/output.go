@@ -75,7 +75,7 @@ func writeFile(path string, fn func(io.Writer) error) error { return safefile.Wr
 
 // ReadFile reads an explore.json.
 func ReadFile(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxInput)
 	if err != nil {
 		return nil, err
 	}

@@ -198,3 +198,7 @@ func CreateLog(path string, perm fs.FileMode) (*os.File, error) {
 	}
 	return f.File, nil
 }
+
+// MaxInput bounds an input file that has no limit of its own (a report, a
+// baseline, a result file read back).
+const MaxInput = 256 << 20

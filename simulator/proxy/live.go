@@ -10,8 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -106,9 +104,7 @@ func (p *Proxy) authorized(r *http.Request) bool {
 		// A change made with the cookie must come from the live page's
 		// own origin (as in gwsim serve): a browser sends Origin with it.
 		if ok && r.Method != http.MethodGet && r.Method != http.MethodHead {
-			o := r.Header.Get("Origin")
-			u, err := url.Parse(o)
-			ok = o != "" && err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+			ok = server.SameOrigin(r)
 		}
 		return ok
 	}

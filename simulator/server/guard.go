@@ -159,6 +159,11 @@ func crossSiteLoad(r *http.Request) bool {
 	return sfs != "" && sfs != "same-origin" && sfs != "none" && r.Header.Get("Sec-Fetch-Mode") != "navigate"
 }
 
+// SameOrigin says whether r's Origin header names the server r was sent
+// to (http or https, the same host and port): what a change made with a
+// session cookie must carry.
+func SameOrigin(r *http.Request) bool { return sameOrigin(r) }
+
 // originIsHost says whether an Origin header names host (the request's
 // Host): http or https, the same host and port.
 func originIsHost(origin, host string) bool {

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestInputFilesThatAreNotFiles: a bundle to verify, a report or explore
+// file to replay, shard results to merge, or a --product-file that is a
+// FIFO (which would hang gwconform) or /dev/zero (which would fill
+// memory) is refused at once with an error naming the file.
+func TestInputFilesThatAreNotFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "result.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	zero := filepath.Join(dir, "zero.json")
+	os.Symlink("/dev/zero", zero)
+	for _, p := range []string{fifo, zero} {
+		for name, cmd := range map[string]func(ctx context.Context, stdout, stderr *bytes.Buffer) int{
+			"verify": func(_ context.Context, o, e *bytes.Buffer) int { return verifyMain([]string{p}, o, e) },
+			"replay": func(ctx context.Context, o, e *bytes.Buffer) int {
+				return replayMain(ctx, []string{p, "command.some.check"}, o, e)
+			},
+			"load merge": func(ctx context.Context, o, e *bytes.Buffer) int {
+				return loadCmd(ctx, []string{"merge", p}, o, e)
+			},
+		} {
+			var out, errb bytes.Buffer
+			done := make(chan int, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { done <- cmd(ctx, &out, &errb) }()
+			select {
+			case code := <-done:
+				if code == 0 || !strings.Contains(out.String()+errb.String(), "not a regular file") {
+					t.Errorf("gwconform %s %s: exit %d, %q; want it refused as not a regular file", name, p, code, out.String()+errb.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Errorf("gwconform %s %s hung", name, p)
+			}
+			cancel()
+		}
+	}
+}
