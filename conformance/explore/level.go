@@ -114,11 +114,13 @@ func Classify(rs Rules, op Op, v Verdict, got Result) Judgement {
 			}
 		}
 	}
-	return judgement(level, ruleOf(op, v, got.Answer, level))
+	return judgement(level, ruleOf(op, v, got.Answer, must(rs, op)))
 }
 
-// ruleOf names the rule an answer disagreement falls under.
-func ruleOf(op Op, v Verdict, got Answer, level string) string {
+// ruleOf names the rule an answer disagreement falls under; published
+// says the rule table's verdict on op's own fields follows from the
+// published interface (its rule, else the CONTRACT's).
+func ruleOf(op Op, v Verdict, got Answer, published bool) string {
 	code := ""
 	if len(v.Expect.Codes) > 0 {
 		code = v.Expect.Codes[0]
@@ -148,6 +150,11 @@ func ruleOf(op Op, v Verdict, got Answer, level string) string {
 	if strings.HasPrefix(op.Note, "no device field") {
 		return "C-3.at-least-one"
 	}
+	if v.Expect.Status != 200 && !accepted {
+		// Refused as the rule table says, with another status, code or
+		// field: CONTRACT 4's answers.
+		return "C-4.answers"
+	}
 	// A value: the field the model names, else the one the target named,
 	// else the operation's first.
 	field := v.Expect.Field
@@ -161,7 +168,7 @@ func ruleOf(op Op, v Verdict, got Answer, level string) string {
 	if field == "" && len(op.Fields) > 0 {
 		field = op.Fields[0].Key
 	}
-	return fieldRule(field, level == MUST)
+	return fieldRule(field, published)
 }
 
 // fieldRule is the rule of a field's values: the published one (MUST) or
