@@ -133,7 +133,7 @@ func TestAppModuleUsesGwsimtest(t *testing.T) {
 	goLine := regexp.MustCompile(`(?m)^go \S+$`).Find(goMod)
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod": "module example.com/lightapp\n\n" + string(goLine) + "\n\nrequire github.com/gwdmi/gwtools v0.0.0\n\nreplace github.com/gwdmi/gwtools => " + root + "\n",
+		"go.mod":           "module example.com/lightapp\n\n" + string(goLine) + "\n\nrequire github.com/gwdmi/gwtools v0.0.0\n\nreplace github.com/gwdmi/gwtools => " + root + "\n",
 		"lightapp.go":      appCode,
 		"lightapp_test.go": appTest,
 	}
