@@ -27,6 +27,7 @@ shown as <SIGNATURE>). Credentials: the first account, key and gateway of
 given. The secret comes from --secret-file, the environment variable
 GWSIM_SECRET, or --secret (visible to other users in the process list).
 Without --sn, a command goes to the fleet's first device of its type.
+Flags may come anywhere: before the operation, between the fields, after.
 Exit 0: the target answered 200 success; 1: it answered an error or did
 not answer; 2: bad usage or an unreadable fleet.
 

@@ -21,7 +21,6 @@ type lightApp struct {
 	sign                      func(timestamp string) string
 	now                       func() string
 	http                      *http.Client
-	retries                   int
 	gatewayOffline, succeeded int
 }
 
