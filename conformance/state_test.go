@@ -23,6 +23,8 @@ var packageVars = map[string]string{
 	"samplecases.go sampleTag":        "table",
 	"explore/op.go success":           "table: the answer of a success",
 	"explore/output.go htmlPage":      "template",
+	"diff/output.go htmlPage":         "template",
+	"report/html.go textEscaper":      "fixed replacer",
 	"load/checkacks.go ErrAdmin":      "error",
 	"load/load.go ErrShardDevices":    "error",
 	"load/report.go distPercentiles":  "table",
