@@ -108,14 +108,19 @@ func TestObserveAllocatesNothing(t *testing.T) {
 	refused := ex
 	refused.Status, refused.Header = 400, http.Header{"Content-Type": {"application/json"}}
 	refused.Answer = []byte(`{"status":"error","error":{"code":"invalid_field","field":"dimming","message":"dimming must be 0 to 100"}}`)
-	// An error answer is judged in full (the request parsed by the
-	// interface's rules, the answer read for its code and message): it
-	// allocates, on error answers only.
+	// An error answer gwsim hands over with its own verdict and error:
+	// nothing parsed again, only its example kept (a code's first time).
+	refused.Validated = true
+	refused.Invalid = device.Errorf(device.CodeInvalidField, "dimming", "dimming must be 0 to 100")
+	refused.AnswerError = refused.Invalid
 	r.Observe(refused)
+	if n := testing.AllocsPerRun(200, func() { r.Observe(refused) }); n > 1 {
+		t.Errorf("a refused request handed over allocates %v times", n)
+	}
 	if n := testing.AllocsPerRun(200, func() { r.Observe(ex) }); n != 0 {
 		t.Errorf("after an error, a known client's request allocates %v times", n)
 	}
-	if c, _ := r.Report().Client(clients.Mask("demo-key")); c.Requests != 404 || c.Judgement(clients.JudgeNoReplay).Violations != 403 { // AllocsPerRun runs once more than asked
+	if c, _ := r.Report().Client(clients.Mask("demo-key")); c.Requests != 605 || c.Judgement(clients.JudgeNoReplay).Violations != 604 { // AllocsPerRun runs once more than asked
 		t.Errorf("requests %d", c.Requests)
 	}
 }

@@ -32,8 +32,12 @@ func script(t *testing.T, trusted bool) *clients.Report {
 	r := clients.New(clients.Config{MaxClients: 2, Window: 300 * time.Second, Now: func() time.Time { return now },
 		Phases: func() []string { return phases }, Trusted: trusted})
 	ok := func(f device.Format) []byte { return codec.Success(f) }
+	answerErrors := map[string]*device.Error{}
 	errAnswer := func(f device.Format, code, field, msg string) []byte {
-		return codec.Error(f, device.Errorf(code, field, "%s", msg))
+		e := device.Errorf(code, field, "%s", msg)
+		b := codec.Error(f, e)
+		answerErrors[string(b)] = e
+		return b
 	}
 	type step struct {
 		after       time.Duration
@@ -126,6 +130,10 @@ func script(t *testing.T, trusted bool) *clients.Report {
 			if f, derr := codec.FormatOf(ex.ContentType); derr == nil {
 				if pairs, derr := codec.DecodeInto(f, ex.Body, nil); derr == nil {
 					ex.Format, ex.Pairs = f, pairs
+					// and its own verdict on them, and the error it answered.
+					_, ex.Invalid = device.Parse(s.op, f, pairs)
+					ex.Validated = true
+					ex.AnswerError = answerErrors[string(ex.Answer)]
 				}
 			}
 		}

@@ -28,6 +28,9 @@ func (s *Server) operation(op device.Operation) http.Handler {
 				w.Header().Set("Allow", http.MethodPost)
 			}
 			s.fail(w, orJSON(format), derr)
+			if cw, ok := w.(*captureWriter); ok {
+				cw.answerErr = derr // the client report reads it rather than the answer's bytes
+			}
 		} else {
 			// A shared, never-modified value: Header().Set would allocate
 			// a slice per request.
@@ -109,6 +112,7 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 		// again; observed returns the slice to the pool once it has.
 		*pp = pairs
 		cw.pairs, cw.format = pp, format
+		cw.validated, cw.invalid = true, derr
 	} else if cap(pairs) <= 4*pairsCap {
 		clear(pairs) // no strings kept alive by the pool
 		*pp = pairs[:0]

@@ -50,7 +50,9 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			Header: w.Header(), Answer: cw.buf}
 		if cw.pairs != nil {
 			ex.Format, ex.Pairs = cw.format, *cw.pairs
+			ex.Validated, ex.Invalid = cw.validated, cw.invalid
 		}
+		ex.AnswerError = cw.answerErr
 		obs.Observe(ex)
 		if pp := cw.pairs; pp != nil {
 			if cap(*pp) <= 4*pairsCap {
@@ -112,6 +114,11 @@ type captureWriter struct {
 	keepPairs bool
 	pairs     *[]device.Pair
 	format    device.Format
+	// validated says the handler ran device.Parse on pairs, invalid is
+	// its error; answerErr is the error the handler answered with.
+	validated bool
+	invalid   *device.Error
+	answerErr *device.Error
 }
 
 func (c *captureWriter) WriteHeader(code int) {

@@ -186,6 +186,10 @@ func runLoadArgv(ctx context.Context, argv []string, env ...string) (LoadRun, er
 	return r, parseLoadJSON(out, &r)
 }
 
+// goalClientReport is issue 30's: the client report on costs at most 5 %
+// of the requests/s.
+const goalClientReport = 0.95
+
 func (r *Report) clientReportGoals() []Goal {
 	fig, ok := r.Extra[SectionClientReport].(*ClientReportFigures)
 	if !ok {
@@ -193,11 +197,18 @@ func (r *Report) clientReportGoals() []Goal {
 	}
 	var goals []Goal
 	for _, run := range fig.Runs {
-		goals = append(goals, Goal{Name: fmt.Sprintf("gwsim with the client report (default flags) against --client-report=false, requests/s (gwconform load, %d connections, same run)", run.Connections),
-			Target: "reported", Known: len(run.Ratios) > 0, Info: true,
-			Measured: fmt.Sprintf("%.2f × (median of %d rounds; medians %s vs %s req/s); gwsim CPU per request %s vs %s (%+.0f%%); RSS after %d vs %d MiB",
-				medianOf(run.Ratios), len(run.Ratios), num(medianOf(run.On)), num(medianOf(run.Off)),
-				dur(medianDuration(run.OnCPU)), dur(medianDuration(run.OffCPU)), cpuExtra(run), run.OnMem.RSS>>20, run.OffMem.RSS>>20)})
+		ratio := medianOf(run.Ratios)
+		g := Goal{Name: fmt.Sprintf("gwsim with the client report (default flags) against --client-report=false, requests/s (gwconform load, %d connections, same run)", run.Connections),
+			Target: fmt.Sprintf("≥ %.2f ×", goalClientReport), Known: len(run.Ratios) > 0, Met: ratio >= goalClientReport,
+			Measured: fmt.Sprintf("%.2f × (median of %d rounds: %s; medians %s vs %s req/s); gwsim CPU per request %s vs %s (%+.0f%%); RSS after %d vs %d MiB",
+				ratio, len(run.Ratios), joinFloats(run.Ratios, "%.2f"), num(medianOf(run.On)), num(medianOf(run.Off)),
+				dur(medianDuration(run.OnCPU)), dur(medianDuration(run.OffCPU)), cpuExtra(run), run.OnMem.RSS>>20, run.OffMem.RSS>>20)}
+		if g.Known && !g.Met {
+			g.Miss = fmt.Sprintf("%.0f%% short: %.2f × instead of %.2f ×", (goalClientReport-ratio)/goalClientReport*100, ratio, goalClientReport)
+			g.Why = "see the rounds' spread and the CPU per request beside it: on a shared machine the rounds' ratios swing more than the report costs; " +
+				"BenchmarkServe (simulator/clients) gives its cost without the machine's noise"
+		}
+		goals = append(goals, g)
 	}
 	return goals
 }
@@ -208,7 +219,7 @@ func (r *Report) writeClientReport(p func(string, ...any)) {
 		return
 	}
 	p("## The client report's cost\n\n")
-	p("The client report (issue 22, [clients.md](clients.md)) is on by default: gwsim keeps, per api_key, what the app did, and reads each request's body a second time for it. "+
+	p("The client report (issue 22, [clients.md](clients.md)) is on by default: gwsim keeps, per api_key, what the app did, from the fields the server already decoded (one hash of each, to tell a resent request; no allocation for a known app). "+
 		"Two gwsim processes serve the bench fleet at once, one with the default flags and one with `--client-report=false`; gwconform load sends them the default mix "+
 		"(commands, messages and renames, JSON and XML at random, each request to a device drawn from the fleet and signed afresh: what an app sends), "+
 		"%s a run, in %d rounds that alternate which goes first, at each concurrency; each concurrency has fresh processes. "+
