@@ -26,6 +26,12 @@ func checkArgs(args []string) error {
 			return err
 		}
 		return nil
+	case "diff":
+		m := &diffMain{Stdout: io.Discard, Stderr: io.Discard}
+		if err := m.ParseFlags(args[1:]); err != nil && !errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return nil
 	case "load":
 		var err error
 		switch {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gwdmi/gwtools/conformance/report"
 )
 
 // Reproduction that reproduces: the curl line and gwconform replay of a
@@ -64,16 +66,9 @@ func TestMalformedBodiesReplayExactlyAndSigned(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, tail(r.stdout), r.stderr)
 	}
-	var doc struct {
-		Results []struct {
-			ID        string `json:"id"`
-			Outcome   string `json:"outcome"`
-			Curl      []string
-			Exchanges []struct {
-				RequestBody string `json:"request_body"`
-			} `json:"exchanges"`
-		} `json:"results"`
-	}
+	// Read as gwconform replay reads it: exchanges written once are
+	// filled in.
+	var doc report.Document
 	b, _ := os.ReadFile(filepath.Join(r.dir, "report.json"))
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
@@ -113,19 +108,22 @@ func TestMalformedBodiesReplayExactlyAndSigned(t *testing.T) {
 	}
 	tried := 0
 	for _, res := range doc.Results {
-		if res.Outcome != "failed" || len(res.Exchanges) == 0 || len(res.Curl) == 0 {
+		if res.Outcome != "failed" || len(res.Exchanges) == 0 {
 			continue
 		}
 		// The exchange the check's case sent (after its control, if any).
 		i := len(res.Exchanges) - 1
 		orig := sentBy(res.Exchanges[i].RequestBody)
+		// report.json keeps no curl lines (report.html shows them): each
+		// is made from its exchange, as the page makes it.
+		curl := res.Exchanges[i].Curl()
 		if orig == "" {
 			t.Fatalf("%s: the target never received the recorded body %q", res.ID, res.Exchanges[i].RequestBody)
 		}
-		if !strings.Contains(res.Curl[i], "gwconform sign") {
-			t.Fatalf("%s: the curl line does not sign afresh: %s", res.ID, res.Curl[i])
+		if !strings.Contains(curl, "gwconform sign") {
+			t.Fatalf("%s: the curl line does not sign afresh: %s", res.ID, curl)
 		}
-		cmd := exec.Command("bash", "-c", res.Curl[i])
+		cmd := exec.Command("bash", "-c", curl)
 		cmd.Env = append(os.Environ(), "PATH="+path, "GWCONFORM_FLEET="+fleetFile)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: the curl line failed: %v\n%s", res.ID, err, out)
@@ -148,7 +146,7 @@ func TestMalformedBodiesReplayExactlyAndSigned(t *testing.T) {
 		other := filepath.Join(t.TempDir(), "fleet.yaml")
 		os.WriteFile(other, []byte(strings.ReplaceAll(indepFleetYAML("some-other-key", "s"), indepKeyB, "yet-another-key")), 0o600)
 		_, before := last()
-		cmd = exec.Command("bash", "-c", res.Curl[i])
+		cmd = exec.Command("bash", "-c", curl)
 		cmd.Env = append(os.Environ(), "PATH="+path, "GWCONFORM_FLEET="+other)
 		out, err := cmd.CombinedOutput()
 		if _, after := last(); err == nil || after != before {
