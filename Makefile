@@ -94,7 +94,7 @@ test: vet fmt-check lint
 
 # The suite-level tests (HEAVY above), without -race: several minutes.
 test-heavy:
-	$(GO) test -count=1 -run '^($(HEAVY))$$' $(HEAVY_PKGS)
+	$(GO) test -count=1 -timeout 70m -run '^($(HEAVY))$$' $(HEAVY_PKGS)
 
 # What the tests start for real where they find it: curl, redis-server,
 # Chromium. Installs what is missing with apt-get when run as root
