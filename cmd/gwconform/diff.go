@@ -114,6 +114,7 @@ func (m *diffMain) ParseFlags(args []string) error {
 	fs.BoolVar(&m.calibrate, "calibrate", false, "first send the same operations to A twice, from two resets, and ignore what differed")
 	fs.IntVar(&m.calibrateOps, "calibrate-operations", 0, "operations calibration sends to A, twice (default: a tenth of --operations, at least 500)")
 	fs.BoolVar(&m.readOnly, "read-only", false, "send only requests the rule table says change nothing, and reads; never reset")
+	fs.BoolVar(&m.cfg.ProbeOpen, "probe-open", false, "also send forms the texts leave open (0051, \" Auto\", 2.1e1): where the two read one apart, the verdict is both")
 	fs.BoolVar(&m.noReset, "no-reset", false, "never send POST /_sim/reset (default: before each sequence, to observers that answer it)")
 	fs.BoolVar(&m.skipPreflight, "skip-preflight", false, "compare even when a target fails the pre-flight")
 	fs.StringVar(&m.reportDir, "report-dir", "reports/diff", "where diff.json, diff.html, diff-junit.xml and diff-repro-N.sh are written")
