@@ -21,7 +21,7 @@ import (
 
 const diffUsage = `Usage: gwconform diff --target A --target B [--fleet FILE | --fleet-a FILE --fleet-b FILE]
                       [--observer-a URL] [--observer-b URL] [--duration D | --operations N] [--seed S]
-                      [--clients N] [--calibrate] [--read-only] [--report-dir DIR]
+                      [--clients N] [--calibrate] [--read-only] [--probe-open] [--report-dir DIR]
 
 Sends the same generated operations (commands, messages and renames, valid
 and broken, in both formats, across the fleet) to two implementations, in
@@ -37,6 +37,9 @@ leave open) or neither.
 and ignores what differed there (the report says what and why).
 --read-only sends only requests the rule table says change nothing, and
 reads, and never resets: for comparing staging with production.
+--probe-open also sends the forms the texts leave open (0051, " Auto"):
+where the two read one apart, the verdict is both (each reading allowed);
+gwsim serve --open-forms refuse|accept takes either reading.
 
 Reports in DIR: diff.json, diff.html (both exchanges side by side, the
 shrunk sequence, a replay command), diff-junit.xml (one case per
