@@ -385,6 +385,9 @@ func TestDiffOpenFormsBothReadings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !rep.ProbeOpen || !strings.Contains(out, "open forms probed") {
+		t.Errorf("diff.json (probe_open %v) or the console does not say the open forms were probed:\n%s", rep.ProbeOpen, out)
+	}
 	kinds := map[string]bool{}
 	for _, x := range rep.Differences {
 		kinds[x.Kind] = true

@@ -151,7 +151,7 @@ func ChangesNothing(m *explore.Model, op explore.Op) bool {
 func (d *Differ) Run(ctx context.Context) (*Report, error) {
 	cfg := d.cfg
 	rep := &Report{Seed: cfg.Seed, A: describeSide(cfg.A), B: describeSide(cfg.B), ReadOnly: cfg.ReadOnly,
-		Reset: cfg.A.Target.Reset && cfg.B.Target.Reset && !cfg.ReadOnly}
+		Reset: cfg.A.Target.Reset && cfg.B.Target.Reset && !cfg.ReadOnly, ProbeOpen: cfg.ProbeOpen && !cfg.ReadOnly}
 	d.rep = rep
 	if cfg.Clients > 1 {
 		rep.Clients = cfg.Clients
