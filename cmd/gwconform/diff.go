@@ -21,7 +21,7 @@ import (
 
 const diffUsage = `Usage: gwconform diff --target A --target B [--fleet FILE | --fleet-a FILE --fleet-b FILE]
                       [--observer-a URL] [--observer-b URL] [--duration D | --operations N] [--seed S]
-                      [--clients N] [--calibrate] [--read-only] [--report-dir DIR]
+                      [--clients N] [--calibrate] [--read-only] [--probe-open] [--report-dir DIR]
 
 Sends the same generated operations (commands, messages and renames, valid
 and broken, in both formats, across the fleet) to two implementations, in
@@ -37,6 +37,9 @@ leave open) or neither.
 and ignores what differed there (the report says what and why).
 --read-only sends only requests the rule table says change nothing, and
 reads, and never resets: for comparing staging with production.
+--probe-open also sends the forms the texts leave open (0051, " Auto"):
+where the two read one apart, the verdict is both (each reading allowed);
+gwsim serve --open-forms refuse|accept takes either reading.
 
 Reports in DIR: diff.json, diff.html (both exchanges side by side, the
 shrunk sequence, a replay command), diff-junit.xml (one case per
@@ -114,6 +117,7 @@ func (m *diffMain) ParseFlags(args []string) error {
 	fs.BoolVar(&m.calibrate, "calibrate", false, "first send the same operations to A twice, from two resets, and ignore what differed")
 	fs.IntVar(&m.calibrateOps, "calibrate-operations", 0, "operations calibration sends to A, twice (default: a tenth of --operations, at least 500)")
 	fs.BoolVar(&m.readOnly, "read-only", false, "send only requests the rule table says change nothing, and reads; never reset")
+	fs.BoolVar(&m.cfg.ProbeOpen, "probe-open", false, "also send forms the texts leave open (0051, \" Auto\", 2.1e1): where the two read one apart, the verdict is both")
 	fs.BoolVar(&m.noReset, "no-reset", false, "never send POST /_sim/reset (default: before each sequence, to observers that answer it)")
 	fs.BoolVar(&m.skipPreflight, "skip-preflight", false, "compare even when a target fails the pre-flight")
 	fs.StringVar(&m.reportDir, "report-dir", "reports/diff", "where diff.json, diff.html, diff-junit.xml and diff-repro-N.sh are written")

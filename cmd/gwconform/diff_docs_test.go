@@ -12,13 +12,17 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // TestDiffDocsExamplesRun runs every gwconform diff command of
 // docs/diff.md, its URLs replaced by test targets (a service with its
 // observer on another port for --observer-b: the independent
 // implementation), its fleet by a matching fleet file and its budget by 300
-// operations: each parses and compares (exit 0 or 1, never 2).
+// operations: each parses and compares (exit 0 or 1, never 2). The one
+// after two gwsim serve lines runs against gwsim started with those lines'
+// flags (--open-forms refuse, accept): it must find differences, judged
+// both.
 func TestDiffDocsExamplesRun(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/diff.md")
 	if err != nil {
@@ -31,16 +35,41 @@ func TestDiffDocsExamplesRun(t *testing.T) {
 	}
 	os.WriteFile(demoFleet, b, 0o644)
 	n := 0
+	var serves [][]string // the gwsim serve lines since the last diff
 	for _, line := range strings.Split(string(doc), "\n") {
+		if rest, ok := strings.CutPrefix(line, "gwsim serve "); ok {
+			var args []string
+			fields := strings.Fields(strings.TrimSuffix(rest, "&"))
+			for i := 0; i < len(fields); i++ {
+				switch fields[i] {
+				case "--addr": // simtest.Serve picks a free port
+					i++
+				case "--fleet":
+					args = append(args, "--fleet", demoFleet)
+					i++
+				default:
+					args = append(args, fields[i])
+				}
+			}
+			serves = append(serves, args)
+			continue
+		}
 		if !strings.HasPrefix(line, "gwconform diff ") {
 			continue
 		}
 		n++
 		args := strings.Fields(strings.TrimPrefix(line, "gwconform diff "))
 		service := strings.Contains(line, "--observer-b")
+		pair, started := !service && len(serves) == 2, serves
+		serves = nil
 		var urls []string
 		fleetFile := demoFleet
-		if service {
+		switch {
+		case pair:
+			// gwsim in its two --open-forms modes, started as the doc
+			// starts them: the open forms differ, so exit 1.
+			urls = []string{simtest.Serve(t, bins.gwsim, started[0]...).URL, simtest.Serve(t, bins.gwsim, started[1]...).URL}
+		case service:
 			fleetFile = indepFleetFile(t, indepKey, indepSecret)
 			f, err := fleet.Load(fleetFile)
 			if err != nil {
@@ -50,7 +79,7 @@ func TestDiffDocsExamplesRun(t *testing.T) {
 			t.Cleanup(sim.Close)
 			api, reads := newIndepTarget(indepDeviation{}).serve(t)
 			urls = []string{sim.URL, api, reads}
-		} else {
+		default:
 			urls = []string{deviantSim(t, ""), deviantSim(t, "")}
 		}
 		var run []string
@@ -76,11 +105,11 @@ func TestDiffDocsExamplesRun(t *testing.T) {
 		}
 		run = append(run, "--report-dir", t.TempDir(), "--calibrate-operations", "100")
 		code, out, errs := diffRun(t, run...)
-		if code == report.ExitConfig {
-			t.Errorf("docs/diff.md: %s\nexit 2\n%s\n%s", line, out, errs)
+		if code == report.ExitConfig || pair && (code != report.ExitFail || !strings.Contains(out, "agrees with: both")) {
+			t.Errorf("docs/diff.md: %s\nexit %d\n%s\n%s", line, code, out, errs)
 		}
 	}
-	if n != 3 {
-		t.Errorf("docs/diff.md has %d gwconform diff examples, want the three uses", n)
+	if n != 4 {
+		t.Errorf("docs/diff.md has %d gwconform diff examples, want the three uses and gwsim's two --open-forms modes", n)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // diffRun runs gwconform diff in-process.
@@ -360,4 +361,55 @@ func TestDiffTwoFleets(t *testing.T) {
 	if code, _, errs := diffRun(t, "--target", deviantSim(t, ""), "--target", simB.URL, "--fleet-a", fa, "--fleet-b", fb, "--operations", "10", "--report-dir", t.TempDir()); code != report.ExitConfig || !strings.Contains(errs, "shape") {
 		t.Errorf("fleets of two shapes: exit %d\n%s", code, errs)
 	}
+}
+
+// TestDiffOpenFormsBothReadings: gwsim against a service where the texts
+// leave a form open, shown on gwsim itself: `gwsim serve --open-forms
+// refuse` (A) against `gwsim serve --open-forms accept` (B), two processes
+// on the same fleet, with --probe-open. They differ only in how they read
+// the open forms, so differences are found (exit 1, "differences") and
+// every one, in the answer and in the state that follows it, says the
+// rule table allows both readings; none is A, B, neither or not judged.
+// Each is shrunk to the one open-form request, which A refuses.
+func TestDiffOpenFormsBothReadings(t *testing.T) {
+	t.Parallel()
+	refuse := simtest.Serve(t, bins.gwsim, "--open-forms", "refuse")
+	accept := simtest.Serve(t, bins.gwsim, "--open-forms", "accept")
+	dir := t.TempDir()
+	code, out, errs := diffRun(t, "--target", refuse.URL, "--target", accept.URL, "--probe-open", "--operations", "600", "--seed", "2",
+		"--shrink-time", "3s", "--report-dir", dir)
+	if code != report.ExitFail {
+		t.Fatalf("exit %d, want 1 (differences)\n%s\n%s", code, out, errs)
+	}
+	rep, err := diff.ReadFile(filepath.Join(dir, diff.JSONName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.ProbeOpen || !strings.Contains(out, "open forms probed") {
+		t.Errorf("diff.json (probe_open %v) or the console does not say the open forms were probed:\n%s", rep.ProbeOpen, out)
+	}
+	kinds := map[string]bool{}
+	for _, x := range rep.Differences {
+		kinds[x.Kind] = true
+		if x.Verdict != diff.BothSides {
+			t.Errorf("%s %s %s: verdict %s (%s), want both: the two readings of an open form are each allowed", x.Rule, x.Operation, x.Kind, x.Verdict, x.VerdictWhy)
+			continue
+		}
+		if !strings.Contains(x.VerdictWhy, "Open form") {
+			t.Errorf("%s %s %s: the verdict does not say why: %q", x.Rule, x.Operation, x.Kind, x.VerdictWhy)
+		}
+		if len(x.Ops) != 1 || !x.Reproducible || !strings.HasSuffix(x.Ops[0].Note, "(open)") {
+			t.Errorf("%s %s %s: want shrunk to the one open-form request, got %d ops %v (reproducible %v)", x.Rule, x.Operation, x.Kind, len(x.Ops), x.Ops, x.Reproducible)
+		}
+		if x.Kind == "answer" && (x.A.Answer == "200 success" || x.B.Answer != "200 success") {
+			t.Errorf("%s %s: A (refuse) answered %q, B (accept) %q", x.Rule, x.Operation, x.A.Answer, x.B.Answer)
+		}
+	}
+	if !kinds["answer"] || !kinds["state"] {
+		t.Errorf("want differences both in answers and in the state that follows:\n%s", out)
+	}
+	if !strings.Contains(out, "DIFFERENT") || !strings.Contains(out, "agrees with: both") {
+		t.Errorf("the console does not show the differences and their verdicts:\n%s", out)
+	}
+	t.Logf("%s", out)
 }

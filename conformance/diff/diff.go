@@ -52,6 +52,11 @@ type Config struct {
 	// CalibrateOperations is how many operations calibration sends to A,
 	// twice (default: a tenth of Operations, at least 500).
 	CalibrateOperations int
+	// ProbeOpen also sends requests whose one doubtful value is a form the
+	// texts leave open (explore.Generator.OpenForms): where the two read it
+	// apart, the difference says both are allowed. Not in read-only mode,
+	// where the rule table cannot say an open form changes nothing.
+	ProbeOpen bool
 	// Progress gets a line every few seconds; nil: none.
 	Progress io.Writer
 }
@@ -102,7 +107,7 @@ func New(cfg Config) (*Differ, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &explore.Generator{W: cfg.A.World, Rules: cfg.Rules, Clients: cfg.Clients}
+	g := &explore.Generator{W: cfg.A.World, Rules: cfg.Rules, Clients: cfg.Clients, OpenForms: cfg.ProbeOpen}
 	return &Differ{cfg: cfg, gen: g, mapB: m, noise: &noise{answers: map[string]string{}, state: map[string]string{}}}, nil
 }
 
@@ -146,7 +151,7 @@ func ChangesNothing(m *explore.Model, op explore.Op) bool {
 func (d *Differ) Run(ctx context.Context) (*Report, error) {
 	cfg := d.cfg
 	rep := &Report{Seed: cfg.Seed, A: describeSide(cfg.A), B: describeSide(cfg.B), ReadOnly: cfg.ReadOnly,
-		Reset: cfg.A.Target.Reset && cfg.B.Target.Reset && !cfg.ReadOnly}
+		Reset: cfg.A.Target.Reset && cfg.B.Target.Reset && !cfg.ReadOnly, ProbeOpen: cfg.ProbeOpen && !cfg.ReadOnly}
 	d.rep = rep
 	if cfg.Clients > 1 {
 		rep.Clients = cfg.Clients
@@ -344,6 +349,10 @@ func (d *Differ) execute(ctx context.Context, ops []explore.Op, want *string) (*
 		setModel(m, reads[i], v)
 	}
 	diverged := map[string]bool{}
+	// opened are the partitions an Open form (both sides answering alike
+	// or not) left unknown to the rule table, by that step's index: a
+	// state difference there is each side's reading of the form.
+	opened := map[string]int{}
 	tr := &trace{}
 	record := want != nil
 	for i, op := range ops {
@@ -373,10 +382,21 @@ func (d *Differ) execute(ctx context.Context, ops []explore.Op, want *string) (*
 				found = append(found, x)
 			}
 			// The model follows what both did alike; else it forgets.
-			if ra.Answer.Success == rb.Answer.Success && ra.Err == "" && rb.Err == "" && v.Expect.Matches(ra.Answer) {
+			switch {
+			case v.Open && ra.Err == "" && rb.Err == "" && !ra.Answer.Success && !rb.Answer.Success:
+				// An Open form both refused: a refused request changes
+				// nothing (CONTRACT 3), so the model keeps what it knows.
+			case ra.Answer.Success == rb.Answer.Success && ra.Err == "" && rb.Err == "" && v.Expect.Matches(ra.Answer):
 				m.Step(op)
-			} else {
+			default:
 				m.Forget(op)
+			}
+			if v.Open && (ra.Answer.Success || rb.Answer.Success) {
+				// The model forgot the device and the gateway's log.
+				opened[explore.Partition(explore.Op{Kind: explore.ReadMessages, MAC: op.MAC})] = i
+				if op.SN != "" {
+					opened[explore.Partition(explore.Op{Kind: explore.ReadDevice, MAC: op.MAC, SN: op.SN})] = i
+				}
 			}
 		}
 		observe := readOp.Kind != "" && (ra.Answer.Success || rb.Answer.Success || i == len(ops)-1 || op.IsRead())
@@ -390,11 +410,13 @@ func (d *Differ) execute(ctx context.Context, ops []explore.Op, want *string) (*
 			})
 			if !diverged[p] {
 				if x := d.compareState(op, readOp, m, a, b, va, vb); x != nil {
+					openState(x, opened, explore.Partition(readOp), ops)
 					x.Index = i
 					found = append(found, x)
 					diverged[p] = true
 				} else if _, known := modelKnows(m, readOp); !known && va.err == "" {
 					setModel(m, readOp, va)
+					delete(opened, explore.Partition(readOp))
 				}
 			}
 		}
@@ -438,6 +460,7 @@ func (d *Differ) execute(ctx context.Context, ops []explore.Op, want *string) (*
 			if x == nil || d.noise.ignores(x) {
 				continue
 			}
+			openState(x, opened, explore.Partition(r), ops)
 			x.Index = len(ops) - 1
 			tr.diffs = append(tr.diffs, x)
 			if want != nil && x.Key == *want {
@@ -447,6 +470,20 @@ func (d *Differ) execute(ctx context.Context, ops []explore.Op, want *string) (*
 		}
 	}
 	return tr, nil
+}
+
+// openState labels a state difference the rule table cannot judge
+// because an Open form at step opened[p] made partition p's state
+// unknown: each side's state is its reading of that form, which the texts
+// allow either way (verdict both).
+func openState(x *Difference, opened map[string]int, p string, ops []explore.Op) {
+	i, ok := opened[p]
+	if !ok || x.Verdict != NotJudged {
+		return
+	}
+	x.Verdict = BothSides
+	x.VerdictWhy = fmt.Sprintf("the state follows an Open form (step %d: %s): neither text decides it, so each side's reading is allowed", i+1, ops[i].Note)
+	x.Key = strings.Join([]string{x.Rule, x.Operation, "state", x.Verdict}, "|")
 }
 
 func (d *Differ) observed() bool {

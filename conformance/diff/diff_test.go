@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/explore"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/simtest"
@@ -208,5 +209,46 @@ func TestCalibrationIgnoresNoise(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProbeOpenKeepsARealDifference: A reads every open form by refusing
+// it (gwsim's default), B by accepting it and also accepts a dimming of
+// 101. Without ProbeOpen the generator sends no open form and only the
+// dimming shows; with it, the open forms show too, each judged both
+// allowed, and the dimming of 101 is still a difference the rule table
+// sides with A on: an open form never masks a real one.
+func TestProbeOpenKeepsARealDifference(t *testing.T) {
+	f := fleet.Demo()
+	start := func(o device.OpenForms, wrap func(http.Handler) http.Handler) string {
+		sim := simulator.New(simulator.Options{Fleet: f, OpenForms: o, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		srv := httptest.NewServer(wrap(sim.Server.Handler()))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	a, b := start(device.RefuseOpen, func(h http.Handler) http.Handler { return h }), start(device.AcceptOpen, acceptsDimming101)
+	for _, probe := range []bool{false, true} {
+		d := differ(t, side(t, a, f), side(t, b, f), Config{Seed: 5, Operations: 1500, ProbeOpen: probe, ShrinkBudget: 3 * time.Second})
+		rep, err := d.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dimming, open := false, 0
+		for _, x := range rep.Differences {
+			switch {
+			case x.Rule == "API-2.3.dimming" && x.Kind == "answer" && x.Verdict == SideA && x.Op.Note != "" && !strings.HasSuffix(x.Op.Note, "(open)"):
+				dimming = true
+			case x.Verdict == BothSides && strings.Contains(x.VerdictWhy, "Open form") && strings.HasSuffix(x.Op.Note, "(open)"):
+				open++
+			default:
+				t.Errorf("probe-open %v: %s %s %s: verdict %s (%s), op %q", probe, x.Rule, x.Operation, x.Kind, x.Verdict, x.VerdictWhy, x.Op.Note)
+			}
+		}
+		if !dimming {
+			t.Errorf("probe-open %v: the dimming of 101 was not found on A's side:\n%s", probe, rep.Summary())
+		}
+		if probe && open == 0 || !probe && open != 0 {
+			t.Errorf("probe-open %v: %d open-form differences\n%s", probe, open, rep.Summary())
+		}
 	}
 }

@@ -29,6 +29,8 @@ type Report struct {
 	B        string `json:"b"`
 	Clients  int    `json:"clients,omitempty"`
 	ReadOnly bool   `json:"read_only,omitempty"`
+	// ProbeOpen says the forms the texts leave open were sent too.
+	ProbeOpen bool `json:"probe_open,omitempty"`
 	// Reset says whether sequences started from POST /_sim/reset on both
 	// observers.
 	Reset      bool    `json:"reset"`
@@ -171,6 +173,9 @@ func (r *Report) Summary() string {
 	if r.ReadOnly {
 		mode = ", read-only"
 	}
+	if r.ProbeOpen {
+		mode += ", open forms probed"
+	}
 	fmt.Fprintf(&b, "diff: seed %d, %d operations in %d sequences compared in %s (%.0f/s%s)\n  A: %s\n  B: %s\n",
 		r.Seed, r.Operations, r.Rounds, r.Elapsed, r.OpsPerSec, mode, r.A, r.B)
 	for i, x := range r.Differences {
@@ -261,7 +266,7 @@ tr.bad{background:#fde2e1}pre{white-space:pre-wrap;margin:0;font-size:12px}code{
 .same{color:#116611}.diff{color:#aa1111}.card{border:1px solid #bbb;border-radius:6px;padding:.5em 1em;margin:1em 0}
 .verdict{display:inline-block;padding:.1em .5em;border-radius:4px;background:#eef}.v-A,.v-B{background:#fde8c8}.v-both{background:#e0f2e0}.v-neither{background:#fde2e1}</style></head>
 <body><h1>gwconform diff</h1>
-<p>Seed <b>{{.Seed}}</b>{{if .Clients}} · {{.Clients}} clients{{end}}{{if .ReadOnly}} · <b>read-only</b>{{end}} · {{.Operations}} operations in {{.Rounds}} sequences, {{.Elapsed}}</p>
+<p>Seed <b>{{.Seed}}</b>{{if .Clients}} · {{.Clients}} clients{{end}}{{if .ReadOnly}} · <b>read-only</b>{{end}}{{if .ProbeOpen}} · open forms probed{{end}} · {{.Operations}} operations in {{.Rounds}} sequences, {{.Elapsed}}</p>
 <table id="sides"><tr><th>A</th><th>B</th></tr><tr><td><code>{{.A}}</code></td><td><code>{{.B}}</code></td></tr></table>
 {{range .Notes}}<p>Note: {{.}}</p>{{end}}
 {{if .Ignored}}<h2>Ignored after calibration</h2><ul id="ignored">{{range .Ignored}}<li><b>{{.What}}</b>: {{.Why}}; e.g. {{.Example}}</li>{{end}}</ul>{{end}}

@@ -16,7 +16,13 @@ type Generator struct {
 	// Clients spreads the operations over this many concurrent clients,
 	// on a few shared devices (0 or 1: sequential).
 	Clients int
-	r       *rand.Rand
+	// OpenForms also draws requests whose one doubtful value is a form
+	// the texts leave open (Rules that are an OpenDrawer): any answer
+	// conforms. Explore leaves it off; diff sets it, so that two
+	// implementations that read an open form apart show it (verdict
+	// "both"). Off, the sequences are what they were.
+	OpenForms bool
+	r         *rand.Rand
 }
 
 // roundSeed is the seed of round i of a run with seed s, so that any round
@@ -127,6 +133,11 @@ func (g *Generator) one(devs []devKey) Op {
 // invalid draws a request that is wrong in one way.
 func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 	r := g.r
+	if g.OpenForms && r.Intn(4) == 0 {
+		if o, ok := g.open(op, typ); ok {
+			return o
+		}
+	}
 	op.Kind, op.Type = Command, typ
 	fields := g.Rules.Fields(typ)
 	f := pick(r, fields)
@@ -209,6 +220,31 @@ func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 		}
 	}
 	return op
+}
+
+// open draws a request whose one doubtful value is an open form: a
+// command field (two times in three) or a message; ok is false when the
+// rules draw none.
+func (g *Generator) open(op Op, typ string) (Op, bool) {
+	od, ok := g.Rules.(OpenDrawer)
+	if !ok {
+		return op, false
+	}
+	r := g.r
+	if r.Intn(3) > 0 {
+		kv, note, ok := od.OpenValue(r, typ, pick(r, g.Rules.Fields(typ)))
+		if ok {
+			op.Kind, op.Type, op.Fields, op.Note = Command, typ, []KV{kv}, note
+			return op, true
+		}
+	}
+	m, note, ok := od.OpenMessage(r)
+	if !ok {
+		return op, false
+	}
+	op.Kind, op.Type, op.SN, op.Note = Message, "", "", note
+	op.Fields = []KV{{Key: "message_type", Value: m.Type}, {Key: "message_value", Value: m.Value}}
+	return op, true
 }
 
 func indexOf(xs []string, s string) int {

@@ -54,12 +54,30 @@ type Refusal struct {
 // value, every allowed form, each edge, every way to break the grammar).
 type oracleRules struct {
 	valid, invalid map[*oracle.Field][]oracle.Sample
+	// open are the forms neither text decides (oracle's OpenForms), drawn
+	// only by a generator asked to (Generator.OpenForms).
+	open map[*oracle.Field][]oracle.Sample
+}
+
+// OpenDrawer is a Rules that can also draw forms the texts leave open:
+// a command field's value, or a message, whose verdict is Open (any answer
+// conforms, what it stores is not known). ok is false when the field has
+// none.
+type OpenDrawer interface {
+	OpenValue(r *rand.Rand, typ, key string) (kv KV, note string, ok bool)
+	OpenMessage(r *rand.Rand) (m Msg, note string, ok bool)
 }
 
 // OracleRules are the rules of gatewayapi/oracle.
 func OracleRules() Rules {
-	r := &oracleRules{valid: map[*oracle.Field][]oracle.Sample{}, invalid: map[*oracle.Field][]oracle.Sample{}}
+	r := &oracleRules{valid: map[*oracle.Field][]oracle.Sample{}, invalid: map[*oracle.Field][]oracle.Sample{},
+		open: map[*oracle.Field][]oracle.Sample{}}
 	add := func(f *oracle.Field) {
+		for _, s := range f.OpenForms(f.Example) {
+			if s.Value.Kind != oracle.Other { // a JSON literal: KV carries none
+				r.open[f] = append(r.open[f], s)
+			}
+		}
 		for _, s := range append(append(f.Forms(f.Example), f.Edges()...), f.Broken(f.Example)...) {
 			switch {
 			case s.Verdict.Open || s.Value.Kind == oracle.Other:
@@ -259,4 +277,32 @@ func (r *oracleRules) InvalidMessage(rnd *rand.Rand) (Msg, string) {
 	s := ss[rnd.Intn(len(ss))]
 	m.Value = s.Value.Raw
 	return m, "message_value " + s.Title
+}
+
+// OpenValue draws one of a command field's open forms ("0051" for a
+// dimming, " Auto" for a mode).
+func (r *oracleRules) OpenValue(rnd *rand.Rand, typ, key string) (KV, string, bool) {
+	f := field(typ, key)
+	if f == nil || len(r.open[f]) == 0 {
+		return KV{}, "", false
+	}
+	s := r.open[f][rnd.Intn(len(r.open[f]))]
+	return sample(key, s), key + " " + s.Title + " (open)", true
+}
+
+// OpenMessage draws a message whose type or value is an open form.
+func (r *oracleRules) OpenMessage(rnd *rand.Rand) (Msg, string, bool) {
+	m := Msg{Type: oracle.MessageType.Draw(rnd), Value: oracle.MessageValue.Draw(rnd)}
+	ts, vs := r.open[&oracle.MessageType], r.open[&oracle.MessageValue]
+	switch {
+	case len(ts) > 0 && (len(vs) == 0 || rnd.Intn(3) == 0):
+		s := ts[rnd.Intn(len(ts))]
+		m.Type = s.Value.Raw
+		return m, "message_type " + s.Title + " (open)", true
+	case len(vs) > 0:
+		s := vs[rnd.Intn(len(vs))]
+		m.Value = s.Value.Raw
+		return m, "message_value " + s.Title + " (open)", true
+	}
+	return Msg{}, "", false
 }
