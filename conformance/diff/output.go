@@ -2,13 +2,14 @@ package diff
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"html/template"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gwdmi/gwtools/conformance/junit"
 )
 
 // FileKind marks a JSON file as a diff report.
@@ -199,63 +200,25 @@ func (r *Report) Summary() string {
 	return b.String()
 }
 
-type junitSuites struct {
-	XMLName xml.Name   `xml:"testsuites"`
-	Suites  []junitSui `xml:"testsuite"`
-}
-
-type junitSui struct {
-	Name       string      `xml:"name,attr"`
-	Tests      int         `xml:"tests,attr"`
-	Failures   int         `xml:"failures,attr"`
-	Properties []junitProp `xml:"properties>property"`
-	Cases      []junitCase `xml:"testcase"`
-}
-
-type junitProp struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
 // WriteJUnit writes one failed test case per distinct difference (one
 // passed case when there is none).
 func WriteJUnit(w io.Writer, rep *Report) error {
-	s := junitSui{Name: "gwconform diff", Properties: []junitProp{{"seed", fmt.Sprint(rep.Seed)}, {"a", rep.A}, {"b", rep.B},
-		{"operations", fmt.Sprint(rep.Operations)}, {"read_only", fmt.Sprint(rep.ReadOnly)}}}
+	s := junit.Suite{Name: "gwconform diff", Properties: []junit.Property{{Name: "seed", Value: fmt.Sprint(rep.Seed)}, {Name: "a", Value: rep.A}, {Name: "b", Value: rep.B},
+		{Name: "operations", Value: fmt.Sprint(rep.Operations)}, {Name: "read_only", Value: fmt.Sprint(rep.ReadOnly)}}}
 	for i, x := range rep.Differences {
 		text := fmt.Sprintf("A: %s %s\nB: %s %s\nthe rule table agrees with: %s (%s)\n%s\nshrunk sequence:\n", x.A.Answer, x.A.State, x.B.Answer, x.B.State, x.Verdict, x.VerdictWhy, x.Quote)
 		for j, op := range x.Ops {
 			text += fmt.Sprintf("  %d. %s\n", j+1, op)
 		}
 		text += "replay: sh " + x.Script + "\n"
-		s.Cases = append(s.Cases, junitCase{Name: fmt.Sprintf("difference %d: %s %s %s (%d times)", i+1, x.Rule, x.Operation, x.Kind, x.Count),
-			Classname: "gwconform.diff", Failure: &junitFailure{Message: oneLine(fmt.Sprintf("A %s / B %s; agrees with: %s", x.A.Answer+x.A.State, x.B.Answer+x.B.State, x.Verdict)), Type: x.Verdict, Text: text}})
+		s.Cases = append(s.Cases, junit.Case{Name: fmt.Sprintf("difference %d: %s %s %s (%d times)", i+1, x.Rule, x.Operation, x.Kind, x.Count),
+			Classname: "gwconform.diff", Failure: &junit.Failure{Message: oneLine(fmt.Sprintf("A %s / B %s; agrees with: %s", x.A.Answer+x.A.State, x.B.Answer+x.B.State, x.Verdict)), Type: x.Verdict, Text: text}})
 	}
 	if len(s.Cases) == 0 {
-		s.Cases = []junitCase{{Name: "no difference", Classname: "gwconform.diff", SystemOut: rep.Summary()}}
+		s.Cases = []junit.Case{{Name: "no difference", Classname: "gwconform.diff", SystemOut: rep.Summary()}}
 	}
 	s.Tests, s.Failures = len(s.Cases), len(rep.Differences)
-	io.WriteString(w, xml.Header)
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(junitSuites{Suites: []junitSui{s}}); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junit.Write(w, s)
 }
 
 var htmlPage = template.Must(template.New("diff").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>

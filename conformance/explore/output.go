@@ -2,7 +2,6 @@ package explore
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"html/template"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gwdmi/gwtools/conformance/junit"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
@@ -315,54 +315,22 @@ func writeScript(w io.Writer, rep *Report, f *Finding, reset bool) error {
 
 func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
 
-type junitSuites struct {
-	XMLName xml.Name   `xml:"testsuites"`
-	Suites  []junitSui `xml:"testsuite"`
-}
-
-type junitSui struct {
-	Name       string      `xml:"name,attr"`
-	Tests      int         `xml:"tests,attr"`
-	Failures   int         `xml:"failures,attr"`
-	Time       string      `xml:"time,attr,omitempty"`
-	Properties []junitProp `xml:"properties>property"`
-	Cases      []junitCase `xml:"testcase"`
-}
-
-type junitProp struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
 // WriteJUnit writes the exploration as one JUnit test case, failed with
 // the shrunk sequence when something disagreed; the seed is a property.
 func WriteJUnit(w io.Writer, rep *Report) error {
-	c := junitCase{Name: fmt.Sprintf("explore seed %d", rep.Seed), Classname: "gwconform.explore", SystemOut: rep.Summary()}
-	s := junitSui{Name: "gwconform explore", Tests: 1, Properties: []junitProp{
-		{"seed", fmt.Sprint(rep.Seed)}, {"target", rep.Target}, {"observer", rep.Observer},
-		{"operations", fmt.Sprint(rep.Operations)}, {"clients", fmt.Sprint(rep.Clients)}}}
+	c := junit.Case{Name: fmt.Sprintf("explore seed %d", rep.Seed), Classname: "gwconform.explore", SystemOut: rep.Summary()}
+	s := junit.Suite{Name: "gwconform explore", Tests: 1, Properties: []junit.Property{
+		{Name: "seed", Value: fmt.Sprint(rep.Seed)}, {Name: "target", Value: rep.Target}, {Name: "observer", Value: rep.Observer},
+		{Name: "operations", Value: fmt.Sprint(rep.Operations)}, {Name: "clients", Value: fmt.Sprint(rep.Clients)}}}
 	if f := rep.Found; f != nil {
 		s.Failures = 1
 		msg := "a concurrent history is not linearizable"
 		if f.Disagreement != nil {
 			msg = f.Disagreement.Why
 		}
-		c.Failure = &junitFailure{Message: oneLine(msg), Type: f.Kind, Text: rep.Summary()}
+		c.Failure = &junit.Failure{Message: oneLine(msg), Type: f.Kind, Text: rep.Summary()}
 	}
-	s.Cases = []junitCase{c}
+	s.Cases = []junit.Case{c}
 	for i, f := range rep.Findings {
 		if f == rep.Found {
 			continue
@@ -371,23 +339,16 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 		if f.Disagreement != nil {
 			why = f.Disagreement.Why
 		}
-		fc := junitCase{Name: fmt.Sprintf("explore finding %d: %s %s", i+1, f.Level, f.Rule), Classname: "gwconform.explore",
+		fc := junit.Case{Name: fmt.Sprintf("explore finding %d: %s %s", i+1, f.Level, f.Rule), Classname: "gwconform.explore",
 			SystemOut: fmt.Sprintf("%s\n%s\nseen %d time(s); shrunk to %d operation(s); %s", why, f.Quote, f.Count, len(f.Ops), f.Script)}
 		if f.Known == "" && atLeast(f.Level, rep.FailOn) {
-			fc.Failure = &junitFailure{Message: oneLine(why), Type: f.Level, Text: fc.SystemOut}
+			fc.Failure = &junit.Failure{Message: oneLine(why), Type: f.Level, Text: fc.SystemOut}
 			s.Failures++
 		}
 		s.Cases = append(s.Cases, fc)
 		s.Tests++
 	}
-	io.WriteString(w, xml.Header)
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(junitSuites{Suites: []junitSui{s}}); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junit.Write(w, s)
 }
 
 var htmlPage = template.Must(template.New("explore").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>

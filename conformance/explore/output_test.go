@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gwdmi/gwtools/conformance/junit"
 )
 
 func TestReportsCarryTheSeedAndTheSequence(t *testing.T) {
@@ -21,7 +23,7 @@ func TestReportsCarryTheSeedAndTheSequence(t *testing.T) {
 	if err := WriteReports(dir, rep, true); err != nil {
 		t.Fatal(err)
 	}
-	var suites junitSuites
+	var suites junit.Suites
 	b, _ := os.ReadFile(filepath.Join(dir, JUnitName))
 	if err := xml.Unmarshal(b, &suites); err != nil {
 		t.Fatalf("JUnit does not parse: %v\n%s", err, b)
