@@ -92,6 +92,8 @@ type Env struct {
 	// check's steps fetched ahead.
 	slow   slowState
 	replay *fetched
+	// msgSeq numbers the valid messages of a --parallel worker (base).
+	msgSeq atomic.Int64
 }
 
 // faker gives a check its own reproducible stream of values: the same run

@@ -21,7 +21,7 @@ import (
 // the checks that share more than a device (the whole-fleet checks, the
 // effect checks that watch other devices or gateways, the probes of
 // messages) all run on worker 0. The message checks run on every worker:
-// each worker's valid messages are its own (Env.base), and its checks look
+// each valid message of a worker is one of a kind (Env.base), and its checks look
 // for their own messages among those the others append to the log
 // (msgLog.gainedMessage, msgLog.unchangedBy).
 // Every check runs on exactly one worker, chosen by its case, so the
