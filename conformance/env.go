@@ -84,9 +84,8 @@ type Env struct {
 	ctlMu    sync.Mutex
 	controls map[controlKey]controlResult
 	// settle holds what the observer should show once the accepted
-	// requests are applied; lastSettle is the last wait's line.
-	settle     settling
-	lastSettle atomic.Pointer[string]
+	// requests are applied.
+	settle settling
 	// slow holds the devices' answer times and the checks sent
 	// concurrently on a slow device (concurrent.go); replay, the running
 	// check's steps fetched ahead.

@@ -136,10 +136,7 @@ func (env *Env) it(m check.Meta, body func(ginkgo.SpecContext)) bool {
 	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
 		return false
 	}
-	return check.It(m, func(ctx ginkgo.SpecContext) {
-		env.lastSettle.Store(nil)
-		body(ctx)
-	})
+	return check.It(m, body)
 }
 
 // mergeWorkers waits for the workers and adds each one's results to r's,
