@@ -83,7 +83,7 @@ const (
 // the case sends and expects. A case about other gateways or accounts is
 // Shared; a message case is not: its state check looks for its own
 // message among those the other workers append (msgLog.gainedMessage),
-// each worker's controls carry a message of its own (Env.base).
+// each valid message of a worker is one of a kind (Env.base).
 func (c *Case) traits(parity bool) check.Traits {
 	t := check.Traits{Shared: c.WholeFleet, Cost: quickCost}
 	if c.Want.ok || c.Want.contractOK {

@@ -629,26 +629,6 @@ func (env *Env) gatewayOf(sn string) string {
 	return ""
 }
 
-// otherGateway is a gateway of the fleet other than the tested one: of
-// the tested account if it has one, else of another account.
-func (env *Env) otherGateway() (string, bool) {
-	other := ""
-	for _, a := range env.Fleet.Accounts {
-		for _, g := range a.Gateways {
-			if g.MAC == env.Target.MAC {
-				continue
-			}
-			if a.ID == env.Target.AccountID {
-				return g.MAC, true
-			}
-			if other == "" {
-				other = g.MAC
-			}
-		}
-	}
-	return other, other != ""
-}
-
 func (env *Env) needAnyDevice() fleet.Device {
 	ginkgo.GinkgoHelper()
 	d, ok := env.anyDevice()

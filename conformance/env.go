@@ -84,14 +84,15 @@ type Env struct {
 	ctlMu    sync.Mutex
 	controls map[controlKey]controlResult
 	// settle holds what the observer should show once the accepted
-	// requests are applied; lastSettle is the last wait's line.
-	settle     settling
-	lastSettle atomic.Pointer[string]
+	// requests are applied.
+	settle settling
 	// slow holds the devices' answer times and the checks sent
 	// concurrently on a slow device (concurrent.go); replay, the running
 	// check's steps fetched ahead.
 	slow   slowState
 	replay *fetched
+	// msgSeq numbers the valid messages of a --parallel worker (base).
+	msgSeq atomic.Int64
 }
 
 // faker gives a check its own reproducible stream of values: the same run

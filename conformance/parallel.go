@@ -21,7 +21,7 @@ import (
 // the checks that share more than a device (the whole-fleet checks, the
 // effect checks that watch other devices or gateways, the probes of
 // messages) all run on worker 0. The message checks run on every worker:
-// each worker's valid messages are its own (Env.base), and its checks look
+// each valid message of a worker is one of a kind (Env.base), and its checks look
 // for their own messages among those the others append to the log
 // (msgLog.gainedMessage, msgLog.unchangedBy).
 // Every check runs on exactly one worker, chosen by its case, so the
@@ -136,10 +136,7 @@ func (env *Env) it(m check.Meta, body func(ginkgo.SpecContext)) bool {
 	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
 		return false
 	}
-	return check.It(m, func(ctx ginkgo.SpecContext) {
-		env.lastSettle.Store(nil)
-		body(ctx)
-	})
+	return check.It(m, body)
 }
 
 // mergeWorkers waits for the workers and adds each one's results to r's,

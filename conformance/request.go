@@ -184,10 +184,14 @@ func (env *Env) base(op device.Operation, sn, typeName string) call {
 			c.fields = append(c.fields, kv{name: f.Name, value: f.Example})
 		}
 	case device.SendMessage:
-		// Each worker of a --parallel run sends a valid message of its
-		// own, which its checks can tell from the others' in the log.
+		// In a --parallel run each valid message is one of a kind, which
+		// its worker's checks can tell from every other in the log.
+		v := "brightness=80"
+		if env.Workers > 1 {
+			v = fmt.Sprintf("brightness_w%d_%d=80", env.Worker, env.msgSeq.Add(1))
+		}
 		c.fields = append(c.fields, kv{name: device.FieldMessageType, value: "message"},
-			kv{name: device.FieldMessageValue, value: fmt.Sprintf("brightness=%d", 80+env.Worker)})
+			kv{name: device.FieldMessageValue, value: v})
 	case device.UpdateName:
 		c.fields = append(c.fields, kv{name: device.FieldSN, value: sn}, kv{name: device.FieldName, value: "Conformance Check"})
 	}

@@ -357,7 +357,6 @@ func (env *Env) settled(key string, e *expected, ok, changed bool, what string) 
 	default:
 		line = fmt.Sprintf("%s: never changed within %s", what, env.Settle)
 	}
-	env.lastSettle.Store(&line)
 	// The check's report says how long the changes it made took; a wait
 	// for an earlier check's change is that check's.
 	inSpec(func() {
@@ -365,15 +364,6 @@ func (env *Env) settled(key string, e *expected, ok, changed bool, what string) 
 			ginkgo.AddReportEntry(report.SettleEntry, line, ginkgo.ReportEntryVisibilityNever)
 		}
 	})
-}
-
-// settleNote is the last wait's line, to add to a failure that may come
-// from it ("" when none).
-func (env *Env) settleNote() string {
-	if p := env.lastSettle.Load(); p != nil {
-		return " (" + *p + ")"
-	}
-	return ""
 }
 
 // inSpec runs f when called from a running check (a report entry

@@ -56,7 +56,7 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 		if !valid {
 			gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 			gomega.Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
-			gomega.Expect(before.Log.unchangedBy(after.Log, message{Type: req.get(device.FieldMessageType), Value: req.get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
+			gomega.Expect(before.Log.unchangedBy(after.Log, message{Type: sent.get(device.FieldMessageType), Value: sent.get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
 			ctl.conclude()
 			return
 		}

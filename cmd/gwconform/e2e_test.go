@@ -63,12 +63,6 @@ func runGwconform(t *testing.T, bin string, env []string, args ...string) result
 	return runGwconformFor(t, 2*time.Minute, bin, env, args...)
 }
 
-// runGwconformTimeout is gwconform run, killed after limit.
-func runGwconformTimeout(t *testing.T, limit time.Duration, args ...string) result {
-	t.Helper()
-	return runGwconformFor(t, limit, bins.gwconform, nil, args...)
-}
-
 func runGwconformFor(t *testing.T, limit time.Duration, bin string, env []string, args ...string) result {
 	t.Helper()
 	dir := t.TempDir()
