@@ -121,6 +121,7 @@ func (m *exploreMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.cfg.FailOn, "fail-on", "must", "the lowest level that stops and fails the run: must or should; a disagreement below it is listed and the run goes on")
 	fs.Var(&m.skips, "skip", "leave out the disagreements of this rule (an ID or glob of docs/checks.md); repeatable")
 	fs.StringVar(&m.baselineFile, "baseline", "", "YAML file of known failures (as gwconform run --baseline): a disagreement whose rule an entry's check or rule matches is listed as known and does not fail the run")
+	fs.DurationVar(&m.cfg.Settle, "settle", conformance.DefaultSettle, "how long a change may take to appear at the observer after its answer (as gwconform run's --settle): a read that disagrees within it is read again; 0: the first read decides")
 	fs.BoolVar(&m.noRestore, "no-restore", false, "leave the devices as the run left them (default: put each device the run changed back as it was)")
 	fs.Usage = func() { io.WriteString(m.Stderr, exploreUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -131,6 +132,9 @@ func (m *exploreMain) ParseFlags(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if m.cfg.Settle < 0 || m.cfg.Settle > time.Minute {
+		return fmt.Errorf("--settle %s: from 0 to 1m", m.cfg.Settle)
 	}
 	fs.Visit(func(f *flag.Flag) { m.seedSet = m.seedSet || f.Name == "seed" })
 	switch strings.ToLower(m.cfg.FailOn) {

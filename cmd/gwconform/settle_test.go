@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
 )
@@ -168,4 +169,23 @@ func TestNeverAppliedChangesFailWithoutWaitingEachTime(t *testing.T) {
 		t.Errorf("%d waits said never changed, %d were not waited for; want some of each", never, skipped)
 	}
 	t.Logf("a run against a target that never applies a change: %s (%d waits of 2s, %d not waited for)", r.took.Round(time.Second), never, skipped)
+}
+
+// TestExploreSettlesOnALateTarget: explore's model gives observed state
+// the same settle time as run (issue 26: "explore's model gives observed
+// state the same settle time"). Against a target that applies every change
+// 300 ms after answering, explore passes with the default --settle, and
+// with --settle 0 the first read after a change disagrees with the model.
+func TestExploreSettlesOnALateTarget(t *testing.T) {
+	t.Parallel()
+	f := fleet.Demo()
+	target := lagging(t, f, 300*time.Millisecond)
+	code, out, errs := exploreRun(t, "--target", target, "--operations", "150", "--seed", "3", "--report-dir", t.TempDir())
+	if code != report.ExitPass {
+		t.Fatalf("default --settle: exit %d, want %d\n%s\n%s", code, report.ExitPass, out, errs)
+	}
+	code, out, errs = exploreRun(t, "--target", target, "--operations", "150", "--seed", "3", "--settle", "0", "--shrink-time", "5s", "--report-dir", t.TempDir())
+	if code != report.ExitFail || !strings.Contains(out+errs, "state") {
+		t.Fatalf("--settle 0: exit %d, want %d with a state disagreement\n%s\n%s", code, report.ExitFail, out, errs)
+	}
 }

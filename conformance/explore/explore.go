@@ -50,6 +50,13 @@ type Config struct {
 	// baseline entry), "" when they are not: a known one is listed and
 	// does not stop or fail the run.
 	Known func(rule string) string
+	// Settle is how long a device or a message log may take to show a
+	// change its gateway already acknowledged (gwconform run's --settle):
+	// a read that disagrees with the model within that time of the last
+	// change sent to it is read again until it agrees or the time is up.
+	// Zero: the first read decides. Concurrent histories (Clients > 1)
+	// are judged as read: linearizability has no room for late effects.
+	Settle time.Duration
 }
 
 // Defaults of Config.
@@ -445,6 +452,9 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 	// changedBy lists, by device or log, the POSTs sent to it since it was
 	// read: what a state disagreement's level depends on.
 	changedBy := map[string][]Op{}
+	// changedAt is when the last POST to each device or log was answered:
+	// a read within Settle of it may wait for the change to appear.
+	changedAt := map[string]time.Time{}
 	if x.touched == nil {
 		x.touched = map[devKey]bool{}
 	}
@@ -468,6 +478,9 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 		res := x.cfg.Target.Do(ctx, op)
 		x.ops++
 		want, why := x.judge(m, op, res, record)
+		if at, ok := changedAt[partitionOf(op)]; ok && why != "" && op.IsRead() && res.Err == "" && x.cfg.Settle > 0 {
+			res, want, why = x.settle(ctx, m, op, at.Add(x.cfg.Settle), res, want, why, record)
+		}
 		if record {
 			steps = append(steps, Step{Op: op, Expected: want, Got: describe(res), Disagrees: why != "", Why: why, Curl: curl(op, res)})
 		}
@@ -477,6 +490,7 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 		if !op.IsRead() {
 			p := partitionOf(op)
 			changedBy[p] = append(changedBy[p], op)
+			changedAt[p] = time.Now()
 		}
 		if why == "" {
 			continue
@@ -511,6 +525,30 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 	}
 	return nil, seen, steps, nil
 }
+
+// settle reads op's device or log again, every settlePoll, until what it
+// shows agrees with the model or the deadline passes; it gives the last
+// read and its judgement.
+func (x *Explorer) settle(ctx context.Context, m *Model, op Op, deadline time.Time, res Result, want, why string, record bool) (Result, string, string) {
+	for why != "" && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return res, want, why
+		case <-time.After(settlePoll):
+		}
+		again := x.cfg.Target.Do(ctx, op)
+		x.ops++
+		if again.Err != "" {
+			return res, want, why
+		}
+		res = again
+		want, why = x.judge(m, op, res, record)
+	}
+	return res, want, why
+}
+
+// settlePoll is how often a read waiting for a change is sent again.
+const settlePoll = 25 * time.Millisecond
 
 // softState says whether a state disagreement is only the CONTRACT's:
 // every part of the state that differs either shows a value a refused
