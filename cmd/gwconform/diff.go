@@ -14,6 +14,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/diff"
 	"github.com/gwdmi/gwtools/conformance/explore"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -247,7 +248,9 @@ func (m *diffMain) Run(ctx context.Context) int {
 		fmt.Fprintln(m.Stderr, "gwconform diff: writing the reports:", err)
 		return report.ExitConfig
 	}
-	io.WriteString(m.Stdout, rep.Summary())
+	// The targets' answers are in it: shown with control characters
+	// escaped, as every console shows what a target sent.
+	io.WriteString(m.Stdout, printable.Lines(rep.Summary()))
 	fmt.Fprintf(m.Stdout, "reports in %s\n", m.reportDir)
 	if len(rep.Differences) > 0 {
 		return report.ExitFail
