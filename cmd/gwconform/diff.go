@@ -14,10 +14,10 @@ import (
 	"github.com/gwdmi/gwtools/conformance/diff"
 	"github.com/gwdmi/gwtools/conformance/explore"
 	"github.com/gwdmi/gwtools/conformance/report"
-	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
 const diffUsage = `Usage: gwconform diff --target A --target B [--fleet FILE | --fleet-a FILE --fleet-b FILE]
