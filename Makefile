@@ -97,18 +97,20 @@ test-heavy:
 	$(GO) test -count=1 -timeout 70m -run '^($(HEAVY))$$' $(HEAVY_PKGS)
 
 # What the tests start for real where they find it: curl, redis-server,
-# Chromium. Installs what is missing with apt-get when run as root
+# Chromium, nginx (the Compose recipe's proxy), ip and unshare (the docs'
+# examples, each in a network namespace of its own). Installs what is missing with apt-get when run as root
 # (.ci/run does); make test never installs anything.
 tools:
-	@for pkg in curl redis-server chromium; do \
-	  command -v $$pkg >/dev/null 2>&1 && continue; \
+	@for pair in curl:curl redis-server:redis-server chromium:chromium nginx:nginx ip:iproute2 unshare:util-linux; do \
+	  cmd=$${pair%%:*}; pkg=$${pair#*:}; \
+	  command -v $$cmd >/dev/null 2>&1 && continue; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "tools: installing $$pkg (apt-get install -y $$pkg)"; \
 	    { DEBIAN_FRONTEND=noninteractive apt-get install -y $$pkg >/dev/null 2>&1 || \
 	      { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y $$pkg >/dev/null 2>&1; }; } || \
 	      { echo "tools: could not install $$pkg"; exit 1; }; \
 	  else \
-	    echo "tools: $$pkg is missing: install it (apt-get install -y $$pkg) or its tests skip"; exit 1; \
+	    echo "tools: $$cmd is missing: install it (apt-get install -y $$pkg) or its tests skip"; exit 1; \
 	  fi; \
 	done
 
