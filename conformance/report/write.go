@@ -65,7 +65,7 @@ func marshalLines(d Document) ([]byte, error) {
 		}
 		r.Exchanges = cutBodies(r.Exchanges)
 		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
-			lines[i] = passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs}
+			lines[i] = passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs}
 			continue
 		}
 		lines[i] = r
@@ -116,11 +116,15 @@ func cutBodies(exs []client.Exchange) []client.Exchange {
 
 // passedLine is a passed check in report.json (see marshalLines).
 type passedLine struct {
-	ID         string            `json:"id"`
-	Level      string            `json:"level"`
-	Outcome    string            `json:"outcome"`
-	DurationMS float64           `json:"duration_ms"`
-	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
+	ID         string  `json:"id"`
+	Level      string  `json:"level"`
+	Outcome    string  `json:"outcome"`
+	DurationMS float64 `json:"duration_ms"`
+	// Settle: how long each change took to appear (see Result), kept for
+	// a passed check too: "changed after 300 ms" is what a vendor with
+	// asynchronous devices reads.
+	Settle    []string          `json:"settle,omitempty"`
+	Exchanges []client.Exchange `json:"exchanges,omitempty"`
 	// SameExchangesAs: see Result.
 	SameExchangesAs []string `json:"same_exchanges_as,omitempty"`
 }
