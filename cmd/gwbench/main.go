@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/cmd/gwbench/bench"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 func main() {
@@ -110,7 +111,7 @@ func run(ctx context.Context, args []string) int {
 	}
 	err = os.MkdirAll(filepath.Dir(*out), 0o755)
 	if err == nil {
-		err = os.WriteFile(*out, b.Bytes(), 0o644)
+		err = safefile.WriteFile(*out, b.Bytes(), 0o644)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gwbench:", err)
@@ -118,7 +119,7 @@ func run(ctx context.Context, args []string) int {
 	}
 	if *jsonOut != "" {
 		j, _ := json.MarshalIndent(r, "", "  ")
-		if err := os.WriteFile(*jsonOut, j, 0o644); err != nil {
+		if err := safefile.WriteFile(*jsonOut, j, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "gwbench:", err)
 			return 1
 		}

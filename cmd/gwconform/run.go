@@ -636,7 +636,7 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 		for _, s := range cfg.SkipStrings {
 			args = append(args, "--ginkgo.skip", s)
 		}
-		logf, err := os.Create(w.Log)
+		logf, err := safefile.CreateLog(w.Log, 0o644)
 		if err != nil {
 			return ws, cmds, err
 		}
