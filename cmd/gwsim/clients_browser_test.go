@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,7 +48,7 @@ func TestClientsPageInChromium(t *testing.T) {
 	ctx := simtest.Chromium(t, 1200, 900)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	logged := consoleErrors(ctx)
+	logged := simtest.ConsoleErrors(ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+file), chromedp.WaitVisible(chromedp.CSS("body h1"))); err != nil {
 		t.Fatalf("the page did not open: %v", err)
 	}
@@ -91,38 +90,5 @@ func TestClientsPageInChromium(t *testing.T) {
 	}
 	if e := logged(); len(e) > 0 {
 		t.Errorf("the page logged errors: %q", e)
-	}
-}
-
-// consoleErrors collects what the tab logs as an error or throws; the
-// returned func stops collecting and gives them.
-func consoleErrors(ctx context.Context) func() []string {
-	ctx, cancel := context.WithCancel(ctx)
-	messages := chromedp.Console(ctx)
-	var (
-		mu   sync.Mutex
-		errs []string
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				errs = append(errs, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
-	return func() []string {
-		time.Sleep(300 * time.Millisecond) // the last events on their way
-		cancel()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return errs
 	}
 }

@@ -176,39 +176,6 @@ func TestLoadReportInChromium(t *testing.T) {
 	}
 }
 
-// consoleErrors collects what a tab logs as an error or throws; the
-// returned func stops collecting and gives them.
-func consoleErrors(ctx context.Context) func() []string {
-	ctx, cancel := context.WithCancel(ctx)
-	messages := chromedp.Console(ctx)
-	var (
-		mu   sync.Mutex
-		errs []string
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				errs = append(errs, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
-	return func() []string {
-		time.Sleep(300 * time.Millisecond) // the last events on their way
-		cancel()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		return errs
-	}
-}
-
 func checkReportPage(t *testing.T, browser context.Context, c reportCase) {
 	dir := t.TempDir()
 	if err := WriteReport(dir, c.res); err != nil {
@@ -228,7 +195,7 @@ func checkReportPage(t *testing.T, browser context.Context, c reportCase) {
 	defer closeTab()
 	ctx, cancelTime := context.WithTimeout(tabCtx, 60*time.Second)
 	defer cancelTime()
-	errs := consoleErrors(ctx)
+	errs := simtest.ConsoleErrors(ctx)
 	drawn, cancelDrawn := context.WithTimeout(ctx, 15*time.Second)
 	loadErr := chromedp.Do(drawn, chromedp.Navigate("file://"+filepath.Join(dir, ReportHTML)),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`)))

@@ -87,3 +87,7 @@ func Chromium(t testing.TB, width, height int) context.Context {
 func StartChromium(width, height int) (context.Context, func(), error) {
 	return core.StartChromium(width, height)
 }
+
+// ConsoleErrors collects what a Chromium tab logs as an error or throws
+// (core.ConsoleErrors); the returned func stops and gives them.
+func ConsoleErrors(ctx context.Context) func() []string { return core.ConsoleErrors(ctx) }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -59,4 +61,38 @@ func StartChromium(width, height int) (ctx context.Context, stop func(), err err
 		return nil, nil, fmt.Errorf("chromium did not start: %v", err)
 	}
 	return bctx, stop, nil
+}
+
+// ConsoleErrors collects what the tab of ctx logs as an error or throws;
+// the returned func stops collecting (after a moment for the last events
+// on their way) and gives them.
+func ConsoleErrors(ctx context.Context) func() []string {
+	ctx, cancel := context.WithCancel(ctx)
+	messages := chromedp.Console(ctx)
+	var (
+		mu   sync.Mutex
+		errs []string
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				errs = append(errs, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []string {
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return errs
+	}
 }
