@@ -1,13 +1,8 @@
 package redisstore_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,19 +27,9 @@ func TestSentinelFailoverLosesNoAcknowledgedChange(t *testing.T) {
 	sen := simtest.StartSentinel(t)
 	t.Logf("Sentinel setup ready in %s", time.Since(began).Round(time.Millisecond))
 	ps := replicas(t, sen, 2, "--store-durability", "replicated")
-	dir := t.TempDir()
-	ackFile := filepath.Join(dir, "acks.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, gwconform(t), "load", "--target", ps[0].URL+","+ps[1].URL,
-		"--fleet", fleetFile(t), "--mix", "rename=1,command=1", "--duration", "6s", "--rate", "200", "--concurrency", "4",
-		"--ack-log", ackFile, "--json", "--quiet")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitAckLines(t, cmd, ackFile, 150, &stdout, &stderr)
+	l := startLoad(t, ctx, []string{ps[0].URL + "," + ps[1].URL}, "6s", 200, 150)
 	sen.Primary.Kill() // SIGKILL, mid-load
 	killedAt := time.Now()
 
@@ -92,37 +77,10 @@ func TestSentinelFailoverLosesNoAcknowledgedChange(t *testing.T) {
 	}
 	recovered := time.Since(killedAt)
 
-	if err := cmd.Wait(); err != nil {
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-			t.Fatalf("gwconform load: %v (want exit 0, or 1 for the requests refused during the failover)\n%s%s", err, stdout.String(), stderr.String())
-		}
-	}
-	var res load.Result
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("result: %v\n%s", err, stdout.String())
-	}
-	f, err := os.Open(ackFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := load.ReadAckLog(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := load.Expectations(entries)
-	if len(want) < len(device.Types) {
-		t.Errorf("only %d devices changed", len(want))
-	}
-	c := simtest.NewClient(t, ps[1].URL)
-	for _, x := range want {
-		d := c.Device(x.MAC, x.SN)
-		for _, m := range x.Mismatches(d.Name, d.State) {
-			t.Error("lost: " + m)
-		}
-	}
+	res, entries := l.finish(t, true)
+	checked := checkNothingLost(t, ps[1].URL, entries, len(device.Types))
 	t.Logf("promoted %s and served again %s after the kill; %d ack log lines (%s), %d devices checked",
-		promoted.Round(time.Millisecond), recovered.Round(time.Millisecond), len(entries), load.AckCounts(res.Acknowledged, res.Uncertain, res.Unanswered), len(want))
+		promoted.Round(time.Millisecond), recovered.Round(time.Millisecond), len(entries), load.AckCounts(res.Acknowledged, res.Uncertain, res.Unanswered), checked)
 }
 
 // With --store-durability replicated a change is acknowledged only once a

@@ -1,15 +1,10 @@
 package redisstore_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -102,45 +97,16 @@ func TestReplicaKilledMidLoadLosesNoAcknowledgedChange(t *testing.T) {
 	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 3)
-	dir := t.TempDir()
-	ackFile := filepath.Join(dir, "acks.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, gwconform(t), "load", "--target", ps[0].URL, "--target", ps[1].URL+","+ps[2].URL,
-		"--fleet", fleetFile(t), "--mix", "rename=1,command=1", "--duration", "8s", "--rate", "300", "--concurrency", "4",
-		"--ack-log", ackFile, "--json", "--quiet")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitAckLines(t, cmd, ackFile, 300, &stdout, &stderr)
+	l := startLoad(t, ctx, []string{ps[0].URL, ps[1].URL + "," + ps[2].URL}, "8s", 300, 300)
 	ps[1].Kill() // SIGKILL, mid-load
 	killedAt := time.Now()
-	atKill := ackLines(ackFile)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("gwconform load with a replica killed: %v (want exit %d: the killed replica's requests fail)\n%s%s",
-			err, 1, stdout.String(), stderr.String())
-	}
-	var res load.Result
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("result: %v\n%s", err, stdout.String())
-	}
+	atKill := l.lines()
+	res, entries := l.finish(t, false)
 	if len(res.Targets) != 3 || res.Targets[0].Errors != 0 || res.Targets[2].Errors != 0 || res.Targets[1].Errors == 0 ||
 		res.Targets[0].Requests < res.Targets[1].Requests/2 {
 		t.Errorf("per target: %+v (the killed replica, and only it, should count errors; the load goes on to the others)", res.Targets)
-	}
-
-	f, err := os.Open(ackFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := load.ReadAckLog(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
 	}
 	if int64(len(entries)) != res.Acknowledged+res.Uncertain+res.Unanswered || len(entries) < atKill+100 {
 		t.Errorf("ack log: %d lines (%d at the kill); result: %d acknowledged, %d unanswered",
@@ -159,37 +125,6 @@ func TestReplicaKilledMidLoadLosesNoAcknowledgedChange(t *testing.T) {
 	if !after[ps[0].URL] || !after[ps[2].URL] {
 		t.Errorf("after the kill, changes were acknowledged by %v; want both surviving replicas", after)
 	}
-	want := load.Expectations(entries)
-	if len(want) < 2*len(device.Types) {
-		t.Errorf("only %d devices changed", len(want))
-	}
-	c := simtest.NewClient(t, ps[2].URL)
-	for _, x := range want {
-		d := c.Device(x.MAC, x.SN)
-		for _, m := range x.Mismatches(d.Name, d.State) {
-			t.Error(m)
-		}
-	}
-	t.Logf("%d lines, %d unanswered, %d devices checked; targets %+v", len(entries), res.Unanswered, len(want), res.Targets)
-}
-
-// waitAckLines waits until the load's ack log has n lines, so that the
-// failure comes mid-load; after 30 s it stops the load and fails.
-func waitAckLines(t *testing.T, cmd *exec.Cmd, ackFile string, n int, stdout, stderr *bytes.Buffer) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for ackLines(ackFile) < n {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the ack log has %d lines after 30 s\n%s%s", ackLines(ackFile), stdout.String(), stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// ackLines is how many lines the ack log has so far.
-func ackLines(ackFile string) int {
-	b, _ := os.ReadFile(ackFile)
-	return bytes.Count(b, []byte("\n"))
+	checked := checkNothingLost(t, ps[2].URL, entries, 2*len(device.Types))
+	t.Logf("%d lines, %d unanswered, %d devices checked; targets %+v", len(entries), res.Unanswered, checked, res.Targets)
 }

@@ -1,14 +1,9 @@
 package redisstore_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,19 +33,10 @@ func TestFailoverResumesWithoutTheOldPrimary(t *testing.T) {
 	sen := simtest.StartSentinelWith(t, simtest.SentinelOptions{Replicas: 2, MinReplicasToWrite: 1})
 	t.Logf("Sentinel setup (a primary, two replicas) ready in %s", time.Since(began).Round(time.Millisecond))
 	ps := replicas(t, sen, 2, "--store-durability", "replicated")
-	ackFile := filepath.Join(t.TempDir(), "acks.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, gwconform(t), "load", "--target", ps[0].URL+","+ps[1].URL,
-		"--fleet", fleetFile(t), "--mix", "rename=1,command=1", "--duration", "8s", "--rate", "200", "--concurrency", "4",
-		"--ack-log", ackFile, "--json", "--quiet")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitAckLines(t, cmd, ackFile, 150, &stdout, &stderr)
-	linesAtKill := ackLines(ackFile)
+	l := startLoad(t, ctx, []string{ps[0].URL + "," + ps[1].URL}, "8s", 200, 150)
+	linesAtKill := l.lines()
 	sen.Primary.Kill() // SIGKILL, mid-load; never started again
 	killedAt := time.Now()
 	old := sen.Primary.Addr()
@@ -126,24 +112,7 @@ func TestFailoverResumesWithoutTheOldPrimary(t *testing.T) {
 		t.Fatal("the old primary answers: the test must show writes resuming without it")
 	}
 
-	if err := cmd.Wait(); err != nil {
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-			t.Fatalf("gwconform load: %v (want exit 0, or 1 for the requests refused during the failover)\n%s%s", err, stdout.String(), stderr.String())
-		}
-	}
-	var res load.Result
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("result: %v\n%s", err, stdout.String())
-	}
-	f, err := os.Open(ackFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := load.ReadAckLog(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, entries := l.finish(t, true)
 	// The load itself went on after the failover: acknowledged lines
 	// written after the kill.
 	ackedAfter := 0
@@ -155,19 +124,9 @@ func TestFailoverResumesWithoutTheOldPrimary(t *testing.T) {
 	if ackedAfter < 50 {
 		t.Errorf("only %d changes acknowledged after the kill: the load did not resume", ackedAfter)
 	}
-	want := load.Expectations(entries)
-	if len(want) < len(device.Types) {
-		t.Errorf("only %d devices changed", len(want))
-	}
-	c := simtest.NewClient(t, ps[0].URL)
-	for _, x := range want {
-		d := c.Device(x.MAC, x.SN)
-		for _, m := range x.Mismatches(d.Name, d.State) {
-			t.Error("lost: " + m)
-		}
-	}
+	checked := checkNothingLost(t, ps[0].URL, entries, len(device.Types))
 	t.Logf("promoted %s after %s, changes accepted again %s after the kill without the old primary; %d ack log lines (%d acknowledged, %d after the kill), %d devices checked",
-		promoted, promotedAfter.Round(time.Millisecond), resumed.Round(time.Millisecond), len(entries), res.Acknowledged, ackedAfter, len(want))
+		promoted, promotedAfter.Round(time.Millisecond), resumed.Round(time.Millisecond), len(entries), res.Acknowledged, ackedAfter, checked)
 }
 
 // pingable says whether anything accepts connections at addr.
