@@ -31,14 +31,18 @@ const (
 
 // marshalLines writes d as JSON with each result on a line of its own.
 //
-// A passed MUST or SHOULD check is written abridged: its ID, level,
-// outcome, time and any sampled exchanges; its title, assertion, section,
-// operation, format, device type and tags are the catalog's (gwconform
-// checks --format json, docs/checks.md), which the ID names, so that a
-// run's report stays small whatever the catalog's size. Every other result
-// is written whole, but for its curl lines, which its exchanges give
-// (gwconform replay sends them again; report.html shows them). The
-// sections give their counts, not their checks, which each result names.
+// A passed MUST or SHOULD check is written abridged: its title, assertion,
+// section, operation, format, device type and tags are the catalog's
+// (gwconform checks --format json, docs/checks.md), which the ID names, so
+// that a run's report stays small whatever the catalog's size. Most such
+// checks have nothing else to say: they are listed under "passed", by
+// level, as their ID and time ({"MUST": {"ID": ms, ...}}), one a line; one
+// with settle lines or sampled exchanges is a line of "results" with its
+// ID, level, outcome, time and those. Every other result is written whole
+// in "results", but for its curl lines, which its exchanges give (gwconform
+// replay sends them again; report.html shows them). The sections give
+// their counts, not their checks, which each result names. Reading the
+// file (Document.UnmarshalJSON) puts every result back in order.
 func marshalLines(d Document) ([]byte, error) {
 	results, sections := d.Results, d.Sections
 	d.Results, d.Sections = nil, nil
@@ -50,7 +54,8 @@ func marshalLines(d Document) ([]byte, error) {
 		return nil, err
 	}
 	head := bytes.TrimSuffix(hb.Bytes(), []byte("\n"))
-	lines := make([]any, len(results))
+	lines := make([]any, 0, len(results))
+	passed := map[string][]passedTime{}
 	same := sameExchanges(results)
 	for i, r := range results {
 		r.DurationMS = math.Round(r.DurationMS*100) / 100
@@ -69,20 +74,90 @@ func marshalLines(d Document) ([]byte, error) {
 		}
 		r.Exchanges = cutBodies(r.Exchanges)
 		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
-			lines[i] = passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs}
+			if len(r.Settle) == 0 && len(r.Exchanges) == 0 && len(r.SameExchangesAs) == 0 {
+				passed[r.Level] = append(passed[r.Level], passedTime{r.ID, r.DurationMS})
+				continue
+			}
+			lines = append(lines, passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs})
 			continue
 		}
-		lines[i] = r
+		lines = append(lines, r)
 	}
 	sections = append([]SectionCoverage(nil), sections...)
 	for i := range sections {
 		sections[i].Checks = nil
 	}
-	head, err := placeLines(head, `"results": null`, lines)
+	// "passed" follows "results".
+	list, err := passedList(passed)
+	if err != nil {
+		return nil, err
+	}
+	head, err = placeLines(head, `"results": null`, lines, list...)
 	if err != nil {
 		return nil, err
 	}
 	return placeLines(head, `"sections": null`, sections)
+}
+
+// passedTime is a passed check in report.json's "passed": its ID and
+// time.
+type passedTime struct {
+	ID         string
+	DurationMS float64
+}
+
+// passedList is report.json's "passed": for each level, in check.Levels'
+// order, its passed checks as "ID": ms, one a line, in the run's order.
+func passedList(passed map[string][]passedTime) ([]byte, error) {
+	if len(passed) == 0 {
+		return nil, nil
+	}
+	levels := make([]string, 0, len(passed))
+	for l := range passed {
+		levels = append(levels, l)
+	}
+	rank := func(l string) int {
+		for i, c := range check.Levels {
+			if string(c) == l {
+				return i
+			}
+		}
+		return len(check.Levels)
+	}
+	sort.Slice(levels, func(i, j int) bool {
+		if rank(levels[i]) != rank(levels[j]) {
+			return rank(levels[i]) < rank(levels[j])
+		}
+		return levels[i] < levels[j]
+	})
+	var b bytes.Buffer
+	b.WriteString(",\n  \"passed\": {")
+	for i, l := range levels {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		if err := encodeJSON(&b, l); err != nil {
+			return nil, err
+		}
+		b.WriteString(": {")
+		for j, p := range passed[l] {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+			if err := encodeJSON(&b, p.ID); err != nil {
+				return nil, err
+			}
+			b.WriteString(": ")
+			if err := encodeJSON(&b, p.DurationMS); err != nil {
+				return nil, err
+			}
+		}
+		b.WriteString("\n    }")
+	}
+	b.WriteString("\n  }")
+	return b.Bytes(), nil
 }
 
 // MaxJSONBody is the longest body report.json keeps whole. A longer one
@@ -133,8 +208,9 @@ type passedLine struct {
 	SameExchangesAs []string `json:"same_exchanges_as,omitempty"`
 }
 
-// placeLines puts a list, one element a line, where slot stands in head.
-func placeLines[T any](head []byte, slot string, list []T) ([]byte, error) {
+// placeLines puts a list, one element a line, where slot stands in head,
+// and after it what follows.
+func placeLines[T any](head []byte, slot string, list []T, follows ...byte) ([]byte, error) {
 	if bytes.Count(head, []byte(slot)) != 1 {
 		return nil, errors.New("report: cannot place " + slot)
 	}
@@ -151,6 +227,7 @@ func placeLines[T any](head []byte, slot string, list []T) ([]byte, error) {
 		}
 	}
 	b.WriteString("\n  ]")
+	b.Write(follows)
 	return bytes.Replace(head, []byte(slot), b.Bytes(), 1), nil
 }
 
