@@ -98,7 +98,7 @@ func TestJSONListsPlainPassedChecksByLevel(t *testing.T) {
 	if strings.Join(lines, "|") != "C.10 C.10|E.2 <nil>|<nil> a spec" {
 		t.Errorf("results %q, want the failed check, the settled one and the spec\n%s", lines, raw)
 	}
-	if !strings.Contains(string(raw), "\n\"C.11\": 0,\n\"D.1\": 12\n") {
+	if !strings.Contains(string(raw), "\n\"C.11\":0,\n\"D.1\":12\n") {
 		t.Errorf("a passed check is not one line of its own:\n%s", raw)
 	}
 	var got report.Document
@@ -126,8 +126,53 @@ func TestJSONListsPlainPassedChecksByLevel(t *testing.T) {
 		t.Errorf("an earlier version's report.json read as:\n%+v\nwant\n%+v", older.Results, d.Results)
 	}
 
-	twice := strings.Replace(string(raw), `"D.1": 12`, `"D.1": 12, "C.10": 1`, 1)
+	twice := strings.Replace(string(raw), `"D.1":12`, `"D.1":12, "C.10":1`, 1)
 	if err := json.Unmarshal([]byte(twice), &got); err == nil || !strings.Contains(err.Error(), `"C.10" is listed twice`) {
 		t.Errorf("a check listed twice: %v", err)
+	}
+}
+
+// TestJSONWritesEachQuotedSentenceOnce: the sentence of the texts that
+// ends the assertions of several results (a refusal's JSON, XML and parity
+// checks quote the same one) is written once, under "sentences", and each
+// assertion reads back whole; a sentence one assertion alone quotes stays
+// in it.
+func TestJSONWritesEachQuotedSentenceOnce(t *testing.T) {
+	const sign = "The sentence that forbids it (published): “| sign | string | yes | 32 hexadecimal characters, placeholder <SIGNATURE> |”"
+	const body = "The sentence that forbids it (published): “| Request body | `control` with the envelope fields (2.1), `sn`, `name` |”"
+	failed := func(id, assertion string) report.Result {
+		return report.Result{ID: id, Level: "MUST", Section: "2.1", Title: id, Assertion: assertion, Outcome: report.Failed, Failure: "accepted"}
+	}
+	d := report.Document{Target: "http://gw", Verdict: report.VerdictFail, Results: []report.Result{
+		failed("S.json", "A command with sign of 31 characters MUST NOT be answered with success. "+sign),
+		failed("S.parity", "A command with sign of 31 characters MUST get the same verdict in JSON as in XML. "+sign),
+		failed("S.xml", "A command with sign of 31 characters MUST NOT be answered with success. "+sign),
+		failed("R.json", "A rename without sn MUST NOT be answered with success. "+body),
+		failed("T.json", "A command that says “on” MUST be accepted."),
+	}}
+	path := filepath.Join(t.TempDir(), report.JSONFile)
+	if err := report.WriteJSON(path, d); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if n := strings.Count(string(raw), "32 hexadecimal characters"); n != 1 {
+		t.Errorf("the sign's sentence is written %d times, want once:\n%s", n, raw)
+	}
+	var wire struct {
+		Sentences []string `json:"sentences"`
+	}
+	if err := json.Unmarshal(raw, &wire); err != nil || len(wire.Sentences) != 1 || wire.Sentences[0] != sign {
+		t.Errorf("sentences %q (%v), want the sign's alone", wire.Sentences, err)
+	}
+	var got report.Document
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Results, d.Results) {
+		t.Errorf("read back:\n%+v\nwant\n%+v", got.Results, d.Results)
+	}
+	bad := strings.Replace(string(raw), `"sentence":1`, `"sentence":2`, 1)
+	if err := json.Unmarshal([]byte(bad), &got); err == nil || !strings.Contains(err.Error(), "sentence 2 is not one of the 1") {
+		t.Errorf("a sentence that is not listed: %v", err)
 	}
 }

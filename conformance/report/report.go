@@ -12,6 +12,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -822,7 +823,8 @@ func exchangeRef(ref string) (string, int, bool) {
 }
 
 // UnmarshalJSON reads a Document as WriteJSON wrote it, or as an earlier
-// version did: the passed checks listed under "passed" become results
+// version did: an assertion gets back the quoting sentence it names in
+// "sentences"; the passed checks listed under "passed" become results
 // again, in their place among the checks (ID order); a result's exchanges
 // written once, at another check (same_exchanges_as), are filled in.
 func (d *Document) UnmarshalJSON(b []byte) error {
@@ -831,11 +833,34 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 		plain
 		// Passed: level → ID → duration in ms (see marshalLines).
 		Passed map[string]map[string]float64 `json:"passed"`
+		// Sentences: the quoting sentences that end several assertions,
+		// which each such result names by its number from 1
+		// (resultLine.Sentence).
+		Sentences []string `json:"sentences"`
 	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
 	*d = Document(p.plain)
+	if len(p.Sentences) > 0 || bytes.Contains(b, []byte(`"sentence":`)) {
+		var q struct {
+			Results []struct {
+				Sentence int `json:"sentence"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(b, &q); err != nil {
+			return err
+		}
+		for i, r := range q.Results {
+			switch {
+			case r.Sentence == 0:
+			case r.Sentence < 0 || r.Sentence > len(p.Sentences):
+				return fmt.Errorf("report: %s: sentence %d is not one of the %d in sentences", d.Results[i].ID, r.Sentence, len(p.Sentences))
+			default:
+				d.Results[i].Assertion += " " + p.Sentences[r.Sentence-1]
+			}
+		}
+	}
 	if err := d.addPassed(p.Passed); err != nil {
 		return err
 	}

@@ -40,7 +40,10 @@ const (
 // with settle lines or sampled exchanges is a line of "results" with its
 // ID, level, outcome, time and those. Every other result is written whole
 // in "results", but for its curl lines, which its exchanges give (gwconform
-// replay sends them again; report.html shows them). The sections give
+// replay sends them again; report.html shows them), and for the sentence
+// of the texts its assertion quotes when other assertions quote it too:
+// "sentences" lists each such sentence once, and the result names it
+// ("sentence": n, from 1). The sections give
 // their counts, not their checks, which each result names. Reading the
 // file (Document.UnmarshalJSON) puts every result back in order.
 func marshalLines(d Document) ([]byte, error) {
@@ -57,6 +60,7 @@ func marshalLines(d Document) ([]byte, error) {
 	lines := make([]any, 0, len(results))
 	passed := map[string][]passedTime{}
 	same := sameExchanges(results)
+	sentences, sentence := quotedSentences(results)
 	for i, r := range results {
 		r.DurationMS = math.Round(r.DurationMS*100) / 100
 		r.Curl = nil
@@ -81,7 +85,27 @@ func marshalLines(d Document) ([]byte, error) {
 			lines = append(lines, passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs})
 			continue
 		}
-		lines = append(lines, r)
+		line := resultLine{Result: r}
+		if head, tail, ok := quotedSentence(r.Assertion); ok && sentence[tail] > 0 {
+			line.Assertion, line.Sentence = head, sentence[tail]
+		}
+		lines = append(lines, line)
+	}
+	if len(sentences) > 0 {
+		// "sentences" comes before "results", which name them.
+		var b bytes.Buffer
+		b.WriteString(`"sentences": [`)
+		for i, q := range sentences {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("\n    ")
+			if err := encodeJSON(&b, q); err != nil {
+				return nil, err
+			}
+		}
+		b.WriteString("\n  ],\n  \"results\": null")
+		head = bytes.Replace(head, []byte(`"results": null`), b.Bytes(), 1)
 	}
 	sections = append([]SectionCoverage(nil), sections...)
 	for i := range sections {
@@ -97,6 +121,61 @@ func marshalLines(d Document) ([]byte, error) {
 		return nil, err
 	}
 	return placeLines(head, `"sections": null`, sections)
+}
+
+// resultLine is a result written whole in report.json; Sentence, when
+// set, is the number (from 1) of the sentence in "sentences" that ends its
+// assertion, which Assertion then leaves out.
+type resultLine struct {
+	Result
+	Sentence int `json:"sentence,omitempty"`
+}
+
+// quotedSentence splits an assertion that ends with a sentence quoting
+// the texts ("... MUST NOT be answered with success. The sentence that
+// forbids it (published): “| sign | ... |”") into what comes before it and
+// that sentence: head + " " + tail is the assertion.
+func quotedSentence(a string) (head, tail string, ok bool) {
+	open := strings.Index(a, "“")
+	if open < 0 || !strings.HasSuffix(a, "”") {
+		return "", "", false
+	}
+	end := strings.LastIndex(a[:open], ". ")
+	if end < 0 {
+		return "", "", false
+	}
+	head, tail = a[:end+1], a[end+2:]
+	return head, tail, head+" "+tail == a
+}
+
+// quotedSentences are the quoting sentences (quotedSentence) that end the
+// assertions of more than one result report.json writes whole, in the
+// order they first come, and the number (from 1) of each: report.json
+// writes each once (a refusal's sentence is quoted by its JSON, XML,
+// .contract, .sim and parity checks alike).
+func quotedSentences(results []Result) ([]string, map[string]int) {
+	count := map[string]int{}
+	var order []string
+	for _, r := range results {
+		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
+			continue // written without its assertion
+		}
+		if _, tail, ok := quotedSentence(r.Assertion); ok {
+			if count[tail] == 0 {
+				order = append(order, tail)
+			}
+			count[tail]++
+		}
+	}
+	var list []string
+	number := map[string]int{}
+	for _, q := range order {
+		if count[q] > 1 {
+			list = append(list, q)
+			number[q] = len(list)
+		}
+	}
+	return list, number
 }
 
 // passedTime is a passed check in report.json's "passed": its ID and
@@ -149,7 +228,7 @@ func passedList(passed map[string][]passedTime) ([]byte, error) {
 			if err := encodeJSON(&b, p.ID); err != nil {
 				return nil, err
 			}
-			b.WriteString(": ")
+			b.WriteByte(':')
 			if err := encodeJSON(&b, p.DurationMS); err != nil {
 				return nil, err
 			}
