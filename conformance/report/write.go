@@ -43,9 +43,9 @@ const (
 // replay sends them again; report.html shows them), and for the sentence
 // of the texts its assertion quotes when other assertions quote it too:
 // "sentences" lists each such sentence once, and the result names it
-// ("sentence": n, from 1). The sections give
-// their counts, not their checks, which each result names. Reading the
-// file (Document.UnmarshalJSON) puts every result back in order.
+// ("sentence": n, from 1). The sections give their counts, not their
+// checks, which each result names. Reading the file
+// (Document.UnmarshalJSON) puts every result back whole, in order.
 func marshalLines(d Document) ([]byte, error) {
 	results, sections := d.Results, d.Sections
 	d.Results, d.Sections = nil, nil
@@ -86,8 +86,8 @@ func marshalLines(d Document) ([]byte, error) {
 			continue
 		}
 		line := resultLine{Result: r}
-		if head, tail, ok := quotedSentence(r.Assertion); ok && sentence[tail] > 0 {
-			line.Assertion, line.Sentence = head, sentence[tail]
+		if before, quote, ok := quotedSentence(r.Assertion); ok && sentence[quote] > 0 {
+			line.Assertion, line.Sentence = before, sentence[quote]
 		}
 		lines = append(lines, line)
 	}
