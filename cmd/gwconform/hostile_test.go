@@ -106,6 +106,9 @@ func runHostile(t *testing.T, url string, args ...string) hostileRun {
 	var full struct {
 		Results []hostileResult `json:"results"`
 	}
+	if b, err = expandReport(b); err != nil {
+		t.Fatal(err)
+	}
 	if err := json.Unmarshal(b, &full); err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,9 @@ func readIndepDoc(t *testing.T, dir string) indepDoc {
 		t.Fatalf("report.json: %v", err)
 	}
 	var d indepDoc
+	if b, err = expandReport(b); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("report.json: %v", err)
 	}

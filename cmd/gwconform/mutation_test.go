@@ -598,6 +598,9 @@ func TestMutationScore(t *testing.T) {
 						Results []mutantResult `json:"results"`
 					}
 					if err == nil {
+						b, err = expandReport(b)
+					}
+					if err == nil {
 						err = json.Unmarshal(b, &doc)
 					}
 					mu.Lock()

@@ -90,6 +90,9 @@ func settleLines(t *testing.T, dir string) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if b, err = expandReport(b); err != nil {
+		t.Fatal(err)
+	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}

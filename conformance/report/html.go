@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -71,8 +72,12 @@ type view struct {
 	Known    []Result
 	Infos    packed
 	NInfos   int
-	// Catalog is the "All checks" table, packed.
+	// CatalogTable is the "All checks" table without its rows, packed;
+	// CatalogRows its rows as packed JSON (catalogData), which the page's
+	// script draws: some 4,000 rows take two thirds of what they took as
+	// packed HTML.
 	CatalogTable packed
+	CatalogRows  packed
 	Skipped      int
 	// Outcomes, Types and Sections are what the results have, for the
 	// filters of the "All checks" table.
@@ -89,14 +94,99 @@ func pack(name string, data any) (packed, error) {
 	if err := page.ExecuteTemplate(&html, name, data); err != nil {
 		return "", err
 	}
+	return packBytes(html.Bytes())
+}
+
+// packBytes is b as gzip in base64.
+func packBytes(b []byte) (packed, error) {
 	var z bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
-	gz.Write(html.Bytes())
+	gz.Write(b)
 	if err := gz.Close(); err != nil {
 		return "", err
 	}
 	// Base64 needs no escaping in the page.
 	return packed(base64.StdEncoding.EncodeToString(z.Bytes())), nil
+}
+
+// catalogRow is one row of the "All checks" table and its details, as the
+// page's script draws it (drawRows): every value is text, which the script
+// escapes. Short names, and nothing the script can derive (the anchor
+// c-ID, the outcome's colour, the sections' titles): the page carries
+// some 4,000 of them.
+type catalogRow struct {
+	// Anchor names the check's card (#Anchor), when it is not c-ID; its
+	// row is r-Anchor.
+	Anchor string `json:"a,omitempty"`
+	ID     string `json:"id,omitempty"`
+	Level  string `json:"l,omitempty"`
+	// Section is the section's number (catalogData.Sections has its
+	// title), Contract the CONTRACT section.
+	Section  string `json:"s,omitempty"`
+	Contract string `json:"ct,omitempty"`
+	// Title is a check's title, a plain spec's text.
+	Title  string `json:"t"`
+	Format string `json:"f,omitempty"`
+	Type   string `json:"d,omitempty"`
+	// Outcome filters and colours the row; OutcomeText says it when it
+	// says more ("observed 200, 400").
+	Outcome     string `json:"o"`
+	OutcomeText string `json:"ot,omitempty"`
+	Time        string `json:"ms"`
+	// The details: the assertion of a check that did not pass, operation,
+	// skip reason, settle lines, the failure's first line (and whether a
+	// card shows it), what an INFO probe saw, tags.
+	Assertion string   `json:"as,omitempty"`
+	Operation string   `json:"op,omitempty"`
+	Reason    string   `json:"r,omitempty"`
+	Settle    []string `json:"st,omitempty"`
+	Failure   string   `json:"fl,omitempty"`
+	Card      bool     `json:"cd,omitempty"`
+	Seen      *string  `json:"sn,omitempty"`
+	Tags      string   `json:"g,omitempty"`
+}
+
+// catalogData is what the page's script draws the catalog's rows from.
+type catalogData struct {
+	// Sections are the titles of the sections the rows name.
+	Sections map[string]string `json:"sections"`
+	Rows     []catalogRow      `json:"rows"`
+}
+
+// catalog is the data of the "All checks" table: a row per result.
+func catalog(results []Result) catalogData {
+	c := catalogData{Sections: map[string]string{}, Rows: make([]catalogRow, 0, len(results))}
+	for _, r := range results {
+		row := catalogRow{Anchor: anchor(r), ID: r.ID, Level: r.Level, Section: r.Section, Contract: r.Contract, Title: r.Title,
+			Format: r.Format, Type: r.DeviceType, Outcome: r.Outcome, OutcomeText: outcomeText(r),
+			Time:      roundDuration(time.Duration(r.DurationMS * float64(time.Millisecond))),
+			Operation: r.Operation, Reason: r.Reason, Settle: r.Settle, Tags: strings.Join(r.Tags, ", ")}
+		if row.Anchor == "c-"+r.ID {
+			row.Anchor = ""
+		}
+		if row.OutcomeText == r.Outcome {
+			row.OutcomeText = ""
+		}
+		if r.ID == "" {
+			row.Title = r.Text
+		}
+		if r.Assertion != "" && r.Outcome != Passed {
+			row.Assertion = r.Assertion
+		}
+		if r.Section != "" {
+			c.Sections[r.Section] = check.SectionTitle(r.Section)
+		}
+		if r.Failure != "" {
+			row.Failure = firstLine(r.Failure)
+			row.Card = r.Outcome == Failed || r.Outcome == Interrupted
+		}
+		if r.Level == string(check.Info) && len(r.Exchanges) > 0 {
+			seen := strings.Join(r.Observations, " ")
+			row.Seen = &seen
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	return c
 }
 
 var levelMeaning = map[string]string{
@@ -164,6 +254,13 @@ func newView(d Document) (view, error) {
 		}
 	}
 	if v.CatalogTable, err = pack("catalog", v); err != nil {
+		return v, err
+	}
+	rows, err := json.Marshal(catalog(d.Results))
+	if err != nil {
+		return v, err
+	}
+	if v.CatalogRows, err = packBytes(rows); err != nil {
 		return v, err
 	}
 	return v, nil
@@ -568,24 +665,63 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 
 <details class="lazy" id="catalog" data-blob="catalog-data"><summary>All checks ({{len .Results}}) <small>the catalog, every check with its outcome, with filters. Click to show.</small></summary><div class="lazy-body"></div></details>
 <script type="application/octet-stream" id="catalog-data">{{.CatalogTable}}</script>
+<script type="application/octet-stream" id="catalog-rows">{{.CatalogRows}}</script>
 <footer>Levels: MUST follows from the published interface; SHOULD only from our CONTRACT; INFO probes a gap. The verdict is PASS when no MUST check failed and the run covered every device type, format, operation and rule; PARTIAL when no MUST check failed but something was not covered. Machine-readable: report.json, junit.xml.</footer>
 </main>
 <script>
 (function () {
   "use strict";
   var sel = function (id) { return document.getElementById(id); };
-  // unpack draws a packed part (gzip in base64) into its details element.
+  // gunzip is the text of a packed part (gzip in base64), by its id.
+  function gunzip(id) {
+    var bin = atob(sel(id).textContent.trim()), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+  }
+  // unpack draws a packed part into its details element; the catalog's
+  // rows come as data (catalog-rows), drawn by drawRows.
   function unpack(d) {
     if (d.loading) { return d.loading; }
-    var bin = atob(sel(d.dataset.blob).textContent.trim()), bytes = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    d.loading = new Response(stream).text().then(function (html) {
-      d.querySelector(".lazy-body").innerHTML = html;
-      if (d.id === "catalog") { table(); }
+    var parts = [gunzip(d.dataset.blob)];
+    if (d.id === "catalog") { parts.push(gunzip("catalog-rows")); }
+    d.loading = Promise.all(parts).then(function (p) {
+      d.querySelector(".lazy-body").innerHTML = p[0];
+      if (d.id === "catalog") {
+        sel("all-checks").tBodies[0].innerHTML = drawRows(JSON.parse(p[1]));
+        table();
+      }
       d.dataset.loaded = "yes";
     });
     return d.loading;
+  }
+  // esc is text as HTML: every value of a row is the report's text, the
+  // target's words among it.
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, function (c) { return "&#" + c.charCodeAt(0) + ";"; });
+  }
+  // drawRows is the HTML of the catalog's rows (catalogData): a row a
+  // result, then its details, hidden until the row is clicked.
+  function drawRows(data) {
+    return data.rows.map(function (r) {
+      var facts = [], a = r.a || "c-" + r.id;
+      var fact = function (name, html) { facts.push("<dt>" + name + "</dt><dd>" + html + "</dd>"); };
+      if (r.as) { fact("Assertion", esc(r.as)); }
+      if (r.s) { fact("Section", esc((r.s + " " + (data.sections[r.s] || "")).trim() + (r.ct ? " · CONTRACT " + r.ct : ""))); }
+      if (r.op) { fact("Operation", esc(r.op)); }
+      if (r.r) { fact("Reason", esc(r.r)); }
+      (r.st || []).forEach(function (s) { fact("Settled", esc(s)); });
+      if (r.fl) { fact("Failure", esc(r.fl) + (r.cd ? ' · <a href="#' + esc(a) + '">details and exchanges</a>' : "")); }
+      if (r.sn !== undefined) { fact("Seen", esc(r.sn)); }
+      if (r.g) { fact("Tags", esc(r.g)); }
+      var cell = function (s) { return "<td>" + esc(s || "") + "</td>"; };
+      // The outcome's colour, as outcomeClass gives it.
+      var colour = r.l === "INFO" && (r.o === "passed" || r.o === "failed") ? "o-info" : "o-" + r.o;
+      return '<tr class="r" id="r-' + esc(a) + '" data-outcome="' + esc(r.o) + '" data-level="' + esc(r.l || "") +
+        '" data-section="' + esc(r.s || "") + '" data-type="' + esc(r.d || "-") + '" data-format="' + esc(r.f || "-") + '">' +
+        "<td><code>" + esc(r.id || "-") + "</code></td><td>" + (r.l ? '<span class="lv lv-' + esc(r.l) + '">' + esc(r.l) + "</span>" : "") + "</td>" +
+        cell(r.s) + cell(r.t) + cell(r.f) + cell(r.d) + '<td class="' + esc(colour) + '">' + esc(r.ot || r.o) + '</td><td class="num">' + esc(r.ms) + "</td></tr>\n" +
+        '<tr class="d" hidden><td colspan="8"><dl class="facts">' + facts.join("") + "</dl></td></tr>";
+    }).join("\n");
   }
   var lazies = Array.prototype.slice.call(document.querySelectorAll("details.lazy"));
   lazies.forEach(function (d) {
@@ -673,22 +809,7 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 <table class="all" id="all-checks">
 <colgroup><col class="c-id"><col class="c-lv"><col class="c-sec"><col class="c-title"><col class="c-fmt"><col class="c-type"><col class="c-out"><col class="c-time"></colgroup>
 <thead><tr><th>ID</th><th>Level</th><th>§</th><th>Title</th><th>Format</th><th>Device type</th><th>Outcome</th><th class="num">Time</th></tr></thead>
-<tbody>
-{{- range .Results}}
-<tr class="r" id="r-{{anchor .}}" data-outcome="{{.Outcome}}" data-level="{{.Level}}" data-section="{{.Section}}" data-type="{{if .DeviceType}}{{.DeviceType}}{{else}}-{{end}}" data-format="{{if .Format}}{{.Format}}{{else}}-{{end}}"><td><code>{{if .ID}}{{.ID}}{{else}}-{{end}}</code></td><td>{{if .Level}}<span class="lv lv-{{.Level}}">{{.Level}}</span>{{end}}</td><td>{{.Section}}</td><td>{{if .ID}}{{txt .Title}}{{else}}{{.Text}}{{end}}</td><td>{{.Format}}</td><td>{{.DeviceType}}</td>
-<td class="{{outcomeClass .Level .Outcome}}">{{outcomeText .}}</td><td class="num">{{ms .DurationMS}}</td></tr>
-<tr class="d" hidden><td colspan="8"><dl class="facts">
-{{- if and .Assertion (ne .Outcome "passed")}}<dt>Assertion</dt><dd>{{txt .Assertion}}</dd>{{end}}
-{{- if .Section}}<dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{end}}
-{{- if .Operation}}<dt>Operation</dt><dd>{{.Operation}}</dd>{{end}}
-{{- if .Reason}}<dt>Reason</dt><dd>{{txt .Reason}}</dd>{{end}}
-{{- range .Settle}}<dt>Settled</dt><dd>{{txt .}}</dd>{{end}}
-{{- if .Failure}}<dt>Failure</dt><dd>{{txt (firstLine .Failure)}}{{if or (eq .Outcome "failed") (eq .Outcome "interrupted")}} · <a href="#{{anchor .}}">details and exchanges</a>{{end}}</dd>{{end}}
-{{- if and (eq .Level "INFO") .Exchanges}}<dt>Seen</dt><dd>{{range .Observations}}{{txt .}} {{end}}</dd>{{end}}
-{{- if .Tags}}<dt>Tags</dt><dd>{{join .Tags ", "}}</dd>{{end}}
-</dl></td></tr>
-{{- end}}
-</tbody>
+<tbody></tbody>
 </table>{{end}}
 {{define "exchange"}}<div class="ex">
 <div class="exhead"><b>Exchange {{.N}}</b> · <code>{{.Method}} {{.URL}}</code> → {{if .Status}}<b>{{.Status}}</b>{{else}}<b class="err">no answer</b>{{end}} · {{dur .Duration}}{{if .Truncated}} · <span class="err">response body cut at the client's limit</span>{{end}}</div>

@@ -12,7 +12,9 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"sort"
@@ -820,16 +822,48 @@ func exchangeRef(ref string) (string, int, bool) {
 	return id, i - 1, true
 }
 
-// UnmarshalJSON reads a Document as WriteJSON wrote it: a result's
-// exchanges written once, at another check (same_exchanges_as), are filled
-// in.
+// UnmarshalJSON reads a Document as WriteJSON wrote it, or as an earlier
+// version did: an assertion gets back the quoting sentence it names in
+// "sentences"; the passed checks listed under "passed" become results
+// again, in their place among the checks (ID order); a result's exchanges
+// written once, at another check (same_exchanges_as), are filled in.
 func (d *Document) UnmarshalJSON(b []byte) error {
 	type plain Document
-	var p plain
+	var p struct {
+		plain
+		// Passed: level → ID → duration in ms (see marshalLines).
+		Passed map[string]map[string]float64 `json:"passed"`
+		// Sentences: the quoting sentences that end several assertions,
+		// which each such result names by its number from 1
+		// (resultLine.Sentence).
+		Sentences []string `json:"sentences"`
+	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	*d = Document(p)
+	*d = Document(p.plain)
+	if len(p.Sentences) > 0 || bytes.Contains(b, []byte(`"sentence":`)) {
+		var q struct {
+			Results []struct {
+				Sentence int `json:"sentence"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(b, &q); err != nil {
+			return err
+		}
+		for i, r := range q.Results {
+			switch {
+			case r.Sentence == 0:
+			case r.Sentence < 0 || r.Sentence > len(p.Sentences):
+				return fmt.Errorf("report: %s: sentence %d is not one of the %d in sentences", d.Results[i].ID, r.Sentence, len(p.Sentences))
+			default:
+				d.Results[i].Assertion += " " + p.Sentences[r.Sentence-1]
+			}
+		}
+	}
+	if err := d.addPassed(p.Passed); err != nil {
+		return err
+	}
 	byID := map[string]int{}
 	for i, r := range d.Results {
 		if r.ID != "" {
@@ -860,5 +894,40 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 		d.Results[i].Exchanges = all
 		d.Results[i].SameExchangesAs = nil
 	}
+	return nil
+}
+
+// addPassed puts the passed checks report.json lists by level and ID
+// among d's results, each a passed check with its time: the checks in ID
+// order, then the specs that are not checks, as Build orders them. A check
+// listed twice is an error.
+func (d *Document) addPassed(passed map[string]map[string]float64) error {
+	if len(passed) == 0 {
+		return nil
+	}
+	listed := map[string]bool{}
+	var checks, plain []Result
+	for _, r := range d.Results {
+		if r.IsCheck() {
+			checks = append(checks, r)
+			listed[r.ID] = true
+		} else {
+			plain = append(plain, r)
+		}
+	}
+	for level, ids := range passed {
+		if level == "" {
+			return errors.New(`report: "passed" has checks without a level`)
+		}
+		for id, ms := range ids {
+			if id == "" || listed[id] {
+				return fmt.Errorf("report: check %q is listed twice", id)
+			}
+			listed[id] = true
+			checks = append(checks, Result{ID: id, Level: level, Outcome: Passed, DurationMS: ms})
+		}
+	}
+	sort.SliceStable(checks, func(i, j int) bool { return naturalLess(checks[i].ID, checks[j].ID) })
+	d.Results = append(checks, plain...)
 	return nil
 }

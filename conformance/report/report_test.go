@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -59,7 +60,7 @@ func TestReport(t *testing.T) {
 	}
 	t.Run("JSON", func(t *testing.T) { checkJSON(t, written.Files.JSON, d) })
 	t.Run("JUnit", func(t *testing.T) { checkJUnit(t, written.Files.JUnit, r) })
-	t.Run("HTML", func(t *testing.T) { checkHTML(t, written.Files.HTML) })
+	t.Run("HTML", func(t *testing.T) { checkHTML(t, written.Files.HTML, d) })
 	t.Run("Summary", func(t *testing.T) {
 		var b bytes.Buffer
 		report.WriteSummary(&b, written)
@@ -353,7 +354,7 @@ func checkJUnit(t *testing.T, path string, r types.Report) {
 	}
 }
 
-func checkHTML(t *testing.T, path string) {
+func checkHTML(t *testing.T, path string, d report.Document) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -372,6 +373,7 @@ func checkHTML(t *testing.T, path string) {
 	}()
 	ids := map[string]bool{}
 	var packed []string
+	rows := "" // the catalog's rows, as data the page's script draws
 	var walk func(*html.Node)
 	walk = func(n *html.Node) {
 		if n.Type == html.ElementNode {
@@ -379,6 +381,10 @@ func checkHTML(t *testing.T, path string) {
 			case "script":
 				// One inline script, ours, and the packed parts it draws.
 				if len(n.Attr) == 2 && n.Attr[0].Val == "application/octet-stream" && n.FirstChild != nil {
+					if n.Attr[1].Val == "catalog-rows" {
+						rows = n.FirstChild.Data
+						break
+					}
 					packed = append(packed, n.FirstChild.Data)
 					break
 				}
@@ -410,11 +416,7 @@ func checkHTML(t *testing.T, path string) {
 		}
 	}
 	walk(doc)
-	// The packed parts, drawn as the page's script draws them.
-	var parts []*html.Node
-	for len(packed) > 0 {
-		p := packed[0]
-		packed = packed[1:]
+	unpack := func(p string) []byte {
 		z, err := base64.StdEncoding.DecodeString(strings.TrimSpace(p))
 		if err != nil {
 			t.Fatalf("a packed part is not base64: %v", err)
@@ -427,6 +429,48 @@ func checkHTML(t *testing.T, path string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		return part
+	}
+	// The catalog's rows: one a result, in its order, with its anchor,
+	// outcome and the text the row and its details show (the page's
+	// script escapes it: TestReportHTMLInChromium draws them).
+	var catalog []struct {
+		Anchor  string `json:"a"`
+		ID      string `json:"id"`
+		Outcome string `json:"o"`
+		Card    bool   `json:"cd"`
+	}
+	var data struct {
+		Sections map[string]string `json:"sections"`
+		Rows     json.RawMessage   `json:"rows"`
+	}
+	var texts []map[string]any
+	if b := unpack(rows); json.Unmarshal(b, &data) != nil || json.Unmarshal(data.Rows, &catalog) != nil || json.Unmarshal(data.Rows, &texts) != nil {
+		t.Fatalf("the catalog's rows are not JSON: %.200s", b)
+	}
+	for _, title := range data.Sections {
+		text.WriteString(title + "\n")
+	}
+	if len(catalog) != len(d.Results) {
+		t.Errorf("the catalog has %d rows, want %d", len(catalog), len(d.Results))
+	}
+	for i, c := range catalog {
+		if i < len(d.Results) && (c.ID != d.Results[i].ID || c.Outcome != d.Results[i].Outcome) {
+			t.Errorf("catalog row %d: %+v, want %s %s", i, c, d.Results[i].ID, d.Results[i].Outcome)
+		}
+		if c.Anchor == "" {
+			catalog[i].Anchor = "c-" + c.ID // the script's default
+		}
+		ids["r-"+catalog[i].Anchor] = true
+		for _, v := range texts[i] {
+			text.WriteString(fmt.Sprint(v) + "\n")
+		}
+	}
+	// The packed parts, drawn as the page's script draws them.
+	var parts []*html.Node
+	for len(packed) > 0 {
+		part := unpack(packed[0])
+		packed = packed[1:]
 		nodes, err := html.ParseFragment(bytes.NewReader(part), &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div})
 		if err != nil {
 			t.Fatal(err)
@@ -451,6 +495,11 @@ func checkHTML(t *testing.T, path string) {
 	links(doc)
 	for _, n := range parts {
 		links(n)
+	}
+	for _, c := range catalog {
+		if c.Card && !ids[c.Anchor] {
+			t.Errorf("the catalog's row %s links to a card the page does not have", c.ID)
+		}
 	}
 	if strings.Contains(src, "@import") || strings.Contains(src, "url(") {
 		t.Errorf("CSS fetches something")

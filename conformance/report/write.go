@@ -31,23 +31,36 @@ const (
 
 // marshalLines writes d as JSON with each result on a line of its own.
 //
-// A passed MUST or SHOULD check is written abridged: its ID, level,
-// outcome, time and any sampled exchanges; its title, assertion, section,
-// operation, format, device type and tags are the catalog's (gwconform
-// checks --format json, docs/checks.md), which the ID names, so that a
-// run's report stays small whatever the catalog's size. Every other result
-// is written whole, but for its curl lines, which its exchanges give
-// (gwconform replay sends them again; report.html shows them). The
-// sections give their counts, not their checks, which each result names.
+// A passed MUST or SHOULD check is written abridged: its title, assertion,
+// section, operation, format, device type and tags are the catalog's
+// (gwconform checks --format json, docs/checks.md), which the ID names, so
+// that a run's report stays small whatever the catalog's size. Most such
+// checks have nothing else to say: they are listed under "passed", by
+// level, as their ID and time ({"MUST": {"ID": ms, ...}}), one a line; one
+// with settle lines or sampled exchanges is a line of "results" with its
+// ID, level, outcome, time and those. Every other result is written whole
+// in "results", but for its curl lines, which its exchanges give (gwconform
+// replay sends them again; report.html shows them), and for the sentence
+// of the texts its assertion quotes when other assertions quote it too:
+// "sentences" lists each such sentence once, and the result names it
+// ("sentence": n, from 1). The sections give their counts, not their
+// checks, which each result names. Reading the file
+// (Document.UnmarshalJSON) puts every result back whole, in order.
 func marshalLines(d Document) ([]byte, error) {
 	results, sections := d.Results, d.Sections
 	d.Results, d.Sections = nil, nil
-	head, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
+	var hb bytes.Buffer
+	enc := json.NewEncoder(&hb)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
 		return nil, err
 	}
-	lines := make([]any, len(results))
+	head := bytes.TrimSuffix(hb.Bytes(), []byte("\n"))
+	lines := make([]any, 0, len(results))
+	passed := map[string][]passedTime{}
 	same := sameExchanges(results)
+	sentences, sentence := quotedSentences(results)
 	for i, r := range results {
 		r.DurationMS = math.Round(r.DurationMS*100) / 100
 		r.Curl = nil
@@ -65,20 +78,165 @@ func marshalLines(d Document) ([]byte, error) {
 		}
 		r.Exchanges = cutBodies(r.Exchanges)
 		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
-			lines[i] = passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs}
+			if len(r.Settle) == 0 && len(r.Exchanges) == 0 && len(r.SameExchangesAs) == 0 {
+				passed[r.Level] = append(passed[r.Level], passedTime{r.ID, r.DurationMS})
+				continue
+			}
+			lines = append(lines, passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs})
 			continue
 		}
-		lines[i] = r
+		line := resultLine{Result: r}
+		if before, quote, ok := quotedSentence(r.Assertion); ok && sentence[quote] > 0 {
+			line.Assertion, line.Sentence = before, sentence[quote]
+		}
+		lines = append(lines, line)
+	}
+	if len(sentences) > 0 {
+		// "sentences" comes before "results", which name them.
+		var b bytes.Buffer
+		b.WriteString(`"sentences": [`)
+		for i, q := range sentences {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("\n    ")
+			if err := encodeJSON(&b, q); err != nil {
+				return nil, err
+			}
+		}
+		b.WriteString("\n  ],\n  \"results\": null")
+		head = bytes.Replace(head, []byte(`"results": null`), b.Bytes(), 1)
 	}
 	sections = append([]SectionCoverage(nil), sections...)
 	for i := range sections {
 		sections[i].Checks = nil
 	}
-	head, err = placeLines(head, `"results": null`, lines)
+	// "passed" follows "results".
+	list, err := passedList(passed)
+	if err != nil {
+		return nil, err
+	}
+	head, err = placeLines(head, `"results": null`, lines, list...)
 	if err != nil {
 		return nil, err
 	}
 	return placeLines(head, `"sections": null`, sections)
+}
+
+// resultLine is a result written whole in report.json; Sentence, when
+// set, is the number (from 1) of the sentence in "sentences" that ends its
+// assertion, which Assertion then leaves out.
+type resultLine struct {
+	Result
+	Sentence int `json:"sentence,omitempty"`
+}
+
+// quotedSentence splits an assertion that ends with a sentence quoting
+// the texts ("... MUST NOT be answered with success. The sentence that
+// forbids it (published): “| sign | ... |”") into what comes before it and
+// that sentence: head + " " + tail is the assertion.
+func quotedSentence(a string) (head, tail string, ok bool) {
+	open := strings.Index(a, "“")
+	if open < 0 || !strings.HasSuffix(a, "”") {
+		return "", "", false
+	}
+	end := strings.LastIndex(a[:open], ". ")
+	if end < 0 {
+		return "", "", false
+	}
+	head, tail = a[:end+1], a[end+2:]
+	return head, tail, head+" "+tail == a
+}
+
+// quotedSentences are the quoting sentences (quotedSentence) that end the
+// assertions of more than one result report.json writes whole, in the
+// order they first come, and the number (from 1) of each: report.json
+// writes each once (a refusal's sentence is quoted by its JSON, XML,
+// .contract, .sim and parity checks alike).
+func quotedSentences(results []Result) ([]string, map[string]int) {
+	count := map[string]int{}
+	var order []string
+	for _, r := range results {
+		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
+			continue // written without its assertion
+		}
+		if _, tail, ok := quotedSentence(r.Assertion); ok {
+			if count[tail] == 0 {
+				order = append(order, tail)
+			}
+			count[tail]++
+		}
+	}
+	var list []string
+	number := map[string]int{}
+	for _, q := range order {
+		if count[q] > 1 {
+			list = append(list, q)
+			number[q] = len(list)
+		}
+	}
+	return list, number
+}
+
+// passedTime is a passed check in report.json's "passed": its ID and
+// time.
+type passedTime struct {
+	ID         string
+	DurationMS float64
+}
+
+// passedList is report.json's "passed": for each level, in check.Levels'
+// order, its passed checks as "ID": ms, one a line, in the run's order.
+func passedList(passed map[string][]passedTime) ([]byte, error) {
+	if len(passed) == 0 {
+		return nil, nil
+	}
+	levels := make([]string, 0, len(passed))
+	for l := range passed {
+		levels = append(levels, l)
+	}
+	rank := func(l string) int {
+		for i, c := range check.Levels {
+			if string(c) == l {
+				return i
+			}
+		}
+		return len(check.Levels)
+	}
+	sort.Slice(levels, func(i, j int) bool {
+		if rank(levels[i]) != rank(levels[j]) {
+			return rank(levels[i]) < rank(levels[j])
+		}
+		return levels[i] < levels[j]
+	})
+	var b bytes.Buffer
+	b.WriteString(",\n  \"passed\": {")
+	for i, l := range levels {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		if err := encodeJSON(&b, l); err != nil {
+			return nil, err
+		}
+		b.WriteString(": {")
+		for j, p := range passed[l] {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+			if err := encodeJSON(&b, p.ID); err != nil {
+				return nil, err
+			}
+			b.WriteByte(':')
+			if err := encodeJSON(&b, p.DurationMS); err != nil {
+				return nil, err
+			}
+		}
+		b.WriteString("\n    }")
+	}
+	b.WriteString("\n  }")
+	return b.Bytes(), nil
 }
 
 // MaxJSONBody is the longest body report.json keeps whole. A longer one
@@ -129,26 +287,41 @@ type passedLine struct {
 	SameExchangesAs []string `json:"same_exchanges_as,omitempty"`
 }
 
-// placeLines puts a list, one element a line, where slot stands in head.
-func placeLines[T any](head []byte, slot string, list []T) ([]byte, error) {
+// placeLines puts a list, one element a line, where slot stands in head,
+// and after it what follows.
+func placeLines[T any](head []byte, slot string, list []T, follows ...byte) ([]byte, error) {
 	if bytes.Count(head, []byte(slot)) != 1 {
 		return nil, errors.New("report: cannot place " + slot)
 	}
 	var b bytes.Buffer
 	b.WriteString(slot[:strings.Index(slot, ":")+1] + " [")
 	for i, v := range list {
-		line, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("\n    ")
-		b.Write(line)
+		// A line is not indented: some 4,000 results, 4 bytes each.
+		b.WriteByte('\n')
+		if err := encodeJSON(&b, v); err != nil {
+			return nil, err
+		}
 	}
 	b.WriteString("\n  ]")
+	b.Write(follows)
 	return bytes.Replace(head, []byte(slot), b.Bytes(), 1), nil
+}
+
+// encodeJSON appends v to b as compact JSON, with <, > and & as they are:
+// report.json is never read as HTML, and the XML bodies it holds are full
+// of them (json.Marshal writes each as six bytes). U+2028 and U+2029 are
+// still escaped, so that a result stays on its line.
+func encodeJSON(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
 }
 
 // WriteJSON writes d as JSON, one result a line.
