@@ -212,14 +212,21 @@ func (v Verdict) apply(d DeviceState) DeviceState {
 // state. Reads change nothing; CheckRead judges them.
 func (m *Model) Step(op Op) Verdict {
 	v := m.Judge(op)
+	m.Apply(op, v)
+	return v
+}
+
+// Apply applies op, whose verdict Judge gave as v, to the state: Step
+// without judging op again.
+func (m *Model) Apply(op Op, v Verdict) {
 	if v.Open {
 		// Whatever it did, the state it concerns is not known any more.
 		delete(m.Devices, op.device())
 		delete(m.Logs, op.MAC)
-		return v
+		return
 	}
 	if v.Expect.Status != 200 {
-		return v
+		return
 	}
 	switch {
 	case v.Msg != nil:
@@ -231,7 +238,6 @@ func (m *Model) Step(op Op) Verdict {
 			m.Devices[v.Dev] = v.apply(d)
 		}
 	}
-	return v
 }
 
 // CheckDevice compares an observed device with the model; "" when they

@@ -377,6 +377,10 @@ func (t *Target) reset(ctx context.Context) error {
 // told to (Reset) and it answers it.
 func (t *Target) ResetState(ctx context.Context) error { return t.reset(ctx) }
 
+// Resets reports whether ResetState puts the target back to its fleet:
+// it was told to reset and its observer answered the last reset with 2xx.
+func (t *Target) Resets() bool { return t.Reset && t.Observer != "" && !t.noReset }
+
 // ReadAll sends observer reads, several at once; each result at its
 // read's index.
 func (t *Target) ReadAll(ctx context.Context, reads []Op) []Result { return t.readAll(ctx, reads) }
