@@ -110,7 +110,7 @@ func New(cfg Config) (*Differ, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &explore.Generator{W: cfg.A.World, Rules: cfg.Rules, Clients: cfg.Clients, OpenForms: cfg.ProbeOpen}
+	g := &explore.Generator{W: cfg.A.World, Rules: cfg.Rules, Clients: cfg.Clients, OpenForms: cfg.ProbeOpen, WireForms: true}
 	return &Differ{cfg: cfg, gen: g, mapB: m, noise: &noise{answers: map[string]string{}, state: map[string]string{}},
 		fresh: [2]map[string]stateView{{}, {}}}, nil
 }

@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
@@ -21,9 +23,13 @@ const MinMessagesKept = 1000
 type World struct {
 	// Accounts lists the accounts that have an api key, in fleet order.
 	Accounts []WAccount
-	keyOf    map[string]string // api_key -> account id
-	gwOf     map[string]string // mac -> account id
-	devs     map[devKey]string // device -> type
+	// Window is the fleet's timestamp window (0: none) and Scheme its
+	// sign scheme.
+	Window time.Duration
+	Scheme auth.Scheme
+	keyOf  map[string]string // api_key -> account id
+	gwOf   map[string]string // mac -> account id
+	devs   map[devKey]string // device -> type
 }
 
 // WAccount is one account of the World.
@@ -49,7 +55,7 @@ const maxDevicesPerGateway = 8
 // NewWorld reads the accounts with a key, their gateways and up to eight
 // devices of each.
 func NewWorld(f *fleet.Fleet) (*World, error) {
-	w := &World{keyOf: map[string]string{}, gwOf: map[string]string{}, devs: map[devKey]string{}}
+	w := &World{keyOf: map[string]string{}, gwOf: map[string]string{}, devs: map[devKey]string{}, Window: f.Window(), Scheme: f.Scheme()}
 	for _, a := range f.Accounts {
 		if len(a.APIKeys) == 0 {
 			continue
@@ -142,6 +148,15 @@ func NewModel(w *World, r Rules) *Model {
 // invalid operation wrong in one way only, so the order in which a target
 // looks does not matter.
 func (m *Model) Judge(op Op) Verdict {
+	v := m.judgePlain(op)
+	if f := wireOf(op); f != nil {
+		return m.judgeWire(op, f, v)
+	}
+	return v
+}
+
+// judgePlain is Judge on op's plain request.
+func (m *Model) judgePlain(op Op) Verdict {
 	acct, known := m.W.keyOf[op.Key]
 	switch {
 	case !known:
