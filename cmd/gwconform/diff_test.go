@@ -324,6 +324,18 @@ func TestDiffFindsEachDeviation(t *testing.T) {
 			if first > 60*time.Second {
 				t.Errorf("%s: first found after %s, want within 60 s", d.ID, first)
 			}
+			// The wire forms put credentials in other places (an
+			// attribute, a near miss, another field name): still none in
+			// any report.
+			files, _ := os.ReadDir(dir)
+			for _, f := range files {
+				b, _ := os.ReadFile(filepath.Join(dir, f.Name()))
+				for _, k := range []string{"demo-key", "other-key", "demo-secret", "other-secret", "DEMO-KEY"} {
+					if bytes.Contains(b, []byte(k)) {
+						t.Errorf("%s: %s carries %q", d.ID, f.Name(), k)
+					}
+				}
+			}
 			t.Logf("%s (%s): %d difference(s), first %s %s, agrees with %s, shrunk to %d operation(s), found after %s", d.ID, d.Rule,
 				len(rep.Differences), rep.Differences[0].Rule, rep.Differences[0].Kind, rep.Differences[0].Verdict, len(rep.Differences[0].Ops), first)
 		})

@@ -147,7 +147,7 @@ func init() {
 		}})
 	addWire(&wireForm{slug: "element extra beside control", rule: "API-2.1.xml-control", format: "xml",
 		body: func(s string) string { return strings.Replace(s, "</control>", "</control><extra></extra>", 1) }})
-	addWire(&wireForm{slug: "first field as an attribute of control", rule: "API-2.1.xml-control", format: "xml",
+	addWire(&wireForm{slug: "mac as an attribute of control", rule: "API-2.1.xml-control", format: "xml",
 		body: attributeForm})
 }
 
@@ -183,26 +183,16 @@ func setField(fs []client.Field, key string, v any) []client.Field {
 	return out
 }
 
-// attributeForm moves control's first child into an attribute of control.
+// attributeForm moves control's mac element into an attribute of control
+// (not a credential, which reports mask in elements only).
 func attributeForm(s string) string {
-	i := strings.Index(s, "<control>")
-	if i < 0 {
+	i, j := strings.Index(s, "<mac>"), strings.Index(s, "</mac>")
+	if i < 0 || j < i || !strings.Contains(s, "<control>") {
 		return s
 	}
-	rest := s[i+len("<control>"):]
-	if !strings.HasPrefix(rest, "<") {
-		return s
-	}
-	end := strings.Index(rest, ">")
-	name := rest[1:end]
-	closeTag := "</" + name + ">"
-	j := strings.Index(rest, closeTag)
-	if j < 0 || strings.ContainsAny(name, " /") {
-		return s
-	}
-	value := rest[end+1 : j]
-	value = strings.ReplaceAll(value, `"`, "&quot;")
-	return s[:i] + "<control " + name + `="` + value + `">` + rest[j+len(closeTag):]
+	value := strings.ReplaceAll(s[i+len("<mac>"):j], `"`, "&quot;")
+	s = s[:i] + s[j+len("</mac>"):]
+	return strings.Replace(s, "<control>", `<control mac="`+value+`">`, 1)
 }
 
 // wireOf is op's form, nil for the plain request.
@@ -295,6 +285,14 @@ func (f *wireForm) fields(op Op, fs []client.Field) []client.Field {
 		fs = f.edit(op, fs)
 	}
 	return fs
+}
+
+// spoilsSign says whether the form sends a sign that authenticates
+// nothing (broken, or well-formed and wrong); false for nil. Its curl
+// line signs afresh and then puts a well-formed wrong sign in, as for
+// Op.BadSign: a broken form made from the real sign is never shown.
+func (f *wireForm) spoilsSign() bool {
+	return f != nil && (f.wrongSign || f.field == &oracle.Sign && f.class == "broken")
 }
 
 // signsFirst says whether the form needs the correct sign before it

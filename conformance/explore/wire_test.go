@@ -131,3 +131,13 @@ func TestWireFormsOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// Every wire form names a rule of rules.yaml, which a difference about it
+// is filed under.
+func TestWireFormsNameARule(t *testing.T) {
+	for _, slug := range WireForms() {
+		if r := WireRule(slug); r == "" || RuleQuote(r) == "" {
+			t.Errorf("%s: rule %q is not in rules.yaml", slug, r)
+		}
+	}
+}
