@@ -80,6 +80,7 @@ type Difference struct {
 	// Script is the reproduction written for it.
 	Script string `json:"script,omitempty"`
 	keys   []string
+	tries  int // later occurrences shrunk in its place
 }
 
 // answerClass is an answer normalised: status code, status, error code

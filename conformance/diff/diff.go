@@ -139,6 +139,18 @@ func (d *Differ) Sequence(seed int64, round int) []explore.Op {
 	return out
 }
 
+// changesNothing says whether the rule table says each of ops changes
+// nothing.
+func (d *Differ) changesNothing(ops []explore.Op) bool {
+	m := explore.NewModel(d.cfg.A.World, d.cfg.Rules)
+	for _, op := range ops {
+		if !ChangesNothing(m, op) {
+			return false
+		}
+	}
+	return true
+}
+
 // ChangesNothing says whether the rule table says op changes nothing: a
 // read, or a request it refuses (not an Open form, whose effect it does
 // not know).
@@ -249,10 +261,25 @@ func describeSide(s Side) string {
 // it and adds it as a new one.
 func (d *Differ) record(ctx context.Context, ops []explore.Op, x *Difference, round int) error {
 	for _, g := range d.rep.Differences {
-		if g.Key == x.Key {
-			g.Count++
+		if g.Key != x.Key {
+			continue
+		}
+		g.Count++
+		if g.Reproducible || g.tries >= maxShrinkTries {
 			return nil
 		}
+		// Its first occurrence did not show again (a target that cannot
+		// be reset carries state from earlier sequences): shrink this
+		// one instead, up to maxShrinkTries times.
+		g.tries++
+		if err := d.shrink(ctx, ops, x); err != nil {
+			return err
+		}
+		if x.Reproducible {
+			x.Count, x.Round, x.FoundAfter, x.tries = g.Count, g.Round, g.FoundAfter, g.tries
+			*g = *x
+		}
+		return nil
 	}
 	x.Count, x.Round = 1, round
 	x.FoundAfter = time.Since(d.start).Round(time.Millisecond).String()
@@ -262,6 +289,10 @@ func (d *Differ) record(ctx context.Context, ops []explore.Op, x *Difference, ro
 	d.rep.Differences = append(d.rep.Differences, x)
 	return nil
 }
+
+// maxShrinkTries is how many later occurrences of a difference whose
+// shrunk sequence did not show it again are shrunk in its place.
+const maxShrinkTries = 10
 
 // shrink makes x's sequence the shortest found that still shows a
 // difference of x's key, sent sequentially, and records its steps.
@@ -288,6 +319,11 @@ func (d *Differ) shrink(ctx context.Context, ops []explore.Op, x *Difference) er
 	start := time.Now()
 	sh := &explore.Shrinker{Rules: d.cfg.Rules, World: d.cfg.A.World, Budget: d.cfg.ShrinkBudget,
 		Fails: func(c []explore.Op) bool {
+			if d.cfg.ReadOnly && !d.changesNothing(c) {
+				// A candidate the shrinker made valid (a device moved to
+				// its account's key, a form dropped): never sent read-only.
+				return false
+			}
 			tr, err := d.execute(ctx, c, &x.Key)
 			return err == nil && tr.hit != nil
 		}}

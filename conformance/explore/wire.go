@@ -54,6 +54,9 @@ type wireForm struct {
 	shiftExtra  time.Duration
 	wrongSign   bool // a well-formed sign that authenticates nothing
 	needsWindow bool
+	// twoFaults: a field under another name is both missing and
+	// unexpected; the texts do not say which a target names first.
+	twoFaults bool
 }
 
 var (
@@ -128,11 +131,11 @@ func init() {
 			}
 			return append(fs, client.Field{Key: device.FieldFormat, Value: other})
 		}})
-	addWire(&wireForm{slug: "type field named Type", rule: "C-2.unexpected", kinds: []Kind{Command},
+	addWire(&wireForm{slug: "type field named Type", rule: "C-2.unexpected", twoFaults: true, kinds: []Kind{Command},
 		edit: func(op Op, fs []client.Field) []client.Field { return renameField(fs, device.FieldType, "Type") }})
-	addWire(&wireForm{slug: "name field named Name", rule: "C-2.unexpected", kinds: []Kind{Rename},
+	addWire(&wireForm{slug: "name field named Name", rule: "C-2.unexpected", twoFaults: true, kinds: []Kind{Rename},
 		edit: func(op Op, fs []client.Field) []client.Field { return renameField(fs, device.FieldName, "Name") }})
-	addWire(&wireForm{slug: "mac field named Mac", rule: "C-2.unexpected", kinds: []Kind{Message},
+	addWire(&wireForm{slug: "mac field named Mac", rule: "C-2.unexpected", twoFaults: true, kinds: []Kind{Message},
 		edit: func(op Op, fs []client.Field) []client.Field { return renameField(fs, device.FieldMAC, "Mac") }})
 	addWire(&wireForm{slug: "no name field", rule: "API-2.2.name", kinds: []Kind{Rename},
 		edit: func(op Op, fs []client.Field) []client.Field { return dropField(fs, device.FieldName) }})
@@ -383,6 +386,8 @@ func (m *Model) judgeWire(op Op, f *wireForm, plain Verdict) Verdict {
 	switch {
 	case v.Open:
 		return Verdict{Expect: Expect{Any: true}, Open: true}
+	case !v.OK && f.twoFaults && (v.Code == device.CodeMissingField || v.Code == device.CodeUnexpectedField):
+		return Verdict{Expect: Expect{Status: 400, Codes: []string{device.CodeMissingField, device.CodeUnexpectedField}}}
 	case !v.OK:
 		return Verdict{Expect: Expect{Status: v.Status, Codes: append([]string{v.Code}, v.Also...), Field: v.Field}}
 	case f.wrongSign:
