@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
@@ -245,9 +246,40 @@ func drawWire(r *rand.Rand, op Op, w *World) (Op, bool) {
 	return op, false
 }
 
+// samples keeps the sample values made (the oracle makes every sample of
+// a field to give one): the mac, account and sn of a fleet are few, and a
+// timestamp or sign is the same for a second's requests.
+var samples = struct {
+	sync.Mutex
+	m map[string]sampled
+}{m: map[string]sampled{}}
+
+type sampled struct {
+	v  any
+	ok bool
+}
+
 // sampleValue is the oracle's sample slug of field f made from base, as a
 // field value; ok is false when there is none.
 func (wf *wireForm) sampleValue(base string) (any, bool) {
+	key := wf.slug + "\x00" + base
+	samples.Lock()
+	s, hit := samples.m[key]
+	samples.Unlock()
+	if hit {
+		return s.v, s.ok
+	}
+	v, ok := wf.makeSample(base)
+	samples.Lock()
+	if len(samples.m) >= 4096 {
+		samples.m = map[string]sampled{}
+	}
+	samples.m[key] = sampled{v, ok}
+	samples.Unlock()
+	return v, ok
+}
+
+func (wf *wireForm) makeSample(base string) (any, bool) {
 	ss := wf.field.Forms(base)
 	if wf.class == "broken" {
 		ss = wf.field.Broken(base)
@@ -275,6 +307,11 @@ func (f *wireForm) fields(op Op, fs []client.Field) []client.Field {
 				continue
 			}
 			base, _ := x.Value.(string)
+			if f.spoilsSign() {
+				// Broken from a sign nobody signs with, not from the real
+				// one: nothing of the secret goes out.
+				base = oracle.Sign.Example
+			}
 			if v, ok := f.sampleValue(base); ok {
 				fs = setField(fs, f.field.Name, v)
 			}
@@ -291,16 +328,19 @@ func (f *wireForm) fields(op Op, fs []client.Field) []client.Field {
 }
 
 // spoilsSign says whether the form sends a sign that authenticates
-// nothing (broken, or well-formed and wrong); false for nil. Its curl
-// line signs afresh and then puts a well-formed wrong sign in, as for
-// Op.BadSign: a broken form made from the real sign is never shown.
+// nothing (broken, made from a sign nobody signs with, or well-formed
+// and wrong); false for nil. Its curl line signs afresh and then puts a
+// well-formed wrong sign in, as for Op.BadSign.
 func (f *wireForm) spoilsSign() bool {
 	return f != nil && (f.wrongSign || f.field == &oracle.Sign && f.class == "broken")
 }
 
 // signsFirst says whether the form needs the correct sign before it
-// changes the fields: it changes the sign or the encoded body.
-func (f *wireForm) signsFirst() bool { return f.field == &oracle.Sign || f.body != nil }
+// changes the fields: it writes the sign in another form, or edits the
+// encoded body.
+func (f *wireForm) signsFirst() bool {
+	return f.field == &oracle.Sign && f.class == "form" || f.body != nil
+}
 
 func (f *wireForm) mediaType(format device.Format) string {
 	ct := "application/json"
@@ -342,7 +382,7 @@ func (t *Target) wire(ctx context.Context, op Op, f *wireForm, req client.Reques
 		}
 		req.Sign = client.SignKeep
 	}
-	if f.wrongSign {
+	if f.spoilsSign() {
 		req.Sign = client.SignKeep
 	}
 	fs = f.fields(op, fs)
