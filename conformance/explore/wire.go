@@ -470,3 +470,12 @@ func WireRule(name string) string {
 	}
 	return ""
 }
+
+// WireNeedsClock says whether form name's verdict holds only if the
+// target's clock agrees with ours to within seconds: a timestamp a few
+// seconds past the window, which a target whose clock is that far off
+// accepts. Read-only comparisons never send it.
+func WireNeedsClock(name string) bool {
+	f, ok := wireTable[name]
+	return ok && f.needsWindow && absDuration(f.shiftExtra) < time.Minute && f.shiftExtra != 0
+}

@@ -141,3 +141,17 @@ func TestWireFormsNameARule(t *testing.T) {
 		}
 	}
 }
+
+// Only the forms a few seconds past the window depend on the target's
+// clock.
+func TestWireNeedsClock(t *testing.T) {
+	var clock []string
+	for _, slug := range WireForms() {
+		if WireNeedsClock(slug) {
+			clock = append(clock, slug)
+		}
+	}
+	if len(clock) != 2 || !strings.Contains(clock[0], "5 s past the window") || !strings.Contains(clock[1], "5 s past the window") {
+		t.Errorf("forms that need the clock: %q", clock)
+	}
+}
