@@ -7,6 +7,8 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/explore"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // Verdicts beside a difference: which side the rule table agrees with.
@@ -78,13 +80,59 @@ type Difference struct {
 	// Script is the reproduction written for it.
 	Script string `json:"script,omitempty"`
 	keys   []string
+	tries  int // later occurrences shrunk in its place
 }
 
+// answerClass is an answer normalised: status code, status, error code
+// and field, and the media type when it is not the request's format
+// (error wording is not behaviour; the format of the answer is, CONTRACT
+// 4).
 func answerClass(r explore.Result) string {
 	if r.Err != "" {
 		return "no answer"
 	}
+	if m := answerMedia(r); m != requestMedia(r) {
+		return r.Answer.String() + " (answered as " + m + ")"
+	}
 	return r.Answer.String()
+}
+
+// answerMedia is the answer's media type, parameters left out: "json" and
+// "xml" for the two formats' (text/xml is XML).
+func answerMedia(r explore.Result) string {
+	ct := r.Exchange.ResponseHeaders["Content-Type"]
+	if f, ok := oracle.FormatOfContentType(ct); ok {
+		return formatName(f)
+	}
+	mt, _, _ := strings.Cut(ct, ";")
+	if mt = strings.ToLower(strings.TrimSpace(mt)); mt == "" {
+		return "no media type"
+	}
+	return mt
+}
+
+// requestMedia is the format the request was sent in, "json" when its
+// Content-Type names none (CONTRACT 4 answers in JSON then).
+func requestMedia(r explore.Result) string {
+	if f, ok := oracle.FormatOfContentType(r.Exchange.RequestHeaders["Content-Type"]); ok {
+		return formatName(f)
+	}
+	return "json"
+}
+
+func formatName(f device.Format) string {
+	if f == device.XML {
+		return "xml"
+	}
+	return "json"
+}
+
+// mediaAllowed says whether the answer's media type is one CONTRACT 4
+// allows: a success in the request's format; an error in it or in JSON
+// (where the format could not be told).
+func mediaAllowed(r explore.Result) bool {
+	m := answerMedia(r)
+	return m == requestMedia(r) || !r.Answer.Success && m == "json"
 }
 
 func maskKey(k string) string { return client.MaskAPIKey(k) }
@@ -138,13 +186,17 @@ func (d *Differ) compareAnswers(op explore.Op, v explore.Verdict, ra, rb explore
 	if ca == cb {
 		return nil
 	}
-	okA := ra.Err == "" && v.Expect.Matches(ra.Answer)
-	okB := rb.Err == "" && v.Expect.Matches(rb.Answer)
+	okA := ra.Err == "" && v.Expect.Matches(ra.Answer) && mediaAllowed(ra)
+	okB := rb.Err == "" && v.Expect.Matches(rb.Answer) && mediaAllowed(rb)
 	// The rule of the side that parts from the table (A's when both or
 	// neither do).
 	j := explore.Classify(d.cfg.Rules, op, v, ra)
 	if okA && !okB {
 		j = explore.Classify(d.cfg.Rules, op, v, rb)
+	}
+	if ra.Err == "" && rb.Err == "" && ra.Answer == rb.Answer {
+		// The same answer in another media type.
+		j = explore.Judgement{Level: explore.SHOULD, Rule: "C-4.answers", Quote: explore.RuleQuote("C-4.answers")}
 	}
 	x := &Difference{Kind: "answer", Operation: string(op.Kind), Judgement: j, Op: op, Expected: v.Expect.String(),
 		A: observation(op, ra, stateView{}), B: observation(d.mapB.op(op), rb, stateView{})}

@@ -70,6 +70,9 @@ type Differ struct {
 	sent  int // operations sent to each side, shrinking included
 	rep   *Report
 	start time.Time
+	// fresh is what each side (A, B) showed of each partition right after
+	// a reset.
+	fresh [2]map[string]stateView
 }
 
 // New checks cfg: the two worlds must have the same shape (accounts,
@@ -107,8 +110,9 @@ func New(cfg Config) (*Differ, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &explore.Generator{W: cfg.A.World, Rules: cfg.Rules, Clients: cfg.Clients, OpenForms: cfg.ProbeOpen}
-	return &Differ{cfg: cfg, gen: g, mapB: m, noise: &noise{answers: map[string]string{}, state: map[string]string{}}}, nil
+	g := &explore.Generator{W: cfg.A.World, Rules: cfg.Rules, Clients: cfg.Clients, OpenForms: cfg.ProbeOpen, WireForms: true}
+	return &Differ{cfg: cfg, gen: g, mapB: m, noise: &noise{answers: map[string]string{}, state: map[string]string{}},
+		fresh: [2]map[string]stateView{{}, {}}}, nil
 }
 
 // Sent is how many operations went to each side, shrinking included.
@@ -135,12 +139,29 @@ func (d *Differ) Sequence(seed int64, round int) []explore.Op {
 	return out
 }
 
+// changesNothing says whether the rule table says each of ops changes
+// nothing.
+func (d *Differ) changesNothing(ops []explore.Op) bool {
+	m := explore.NewModel(d.cfg.A.World, d.cfg.Rules)
+	for _, op := range ops {
+		if !ChangesNothing(m, op) {
+			return false
+		}
+	}
+	return true
+}
+
 // ChangesNothing says whether the rule table says op changes nothing: a
 // read, or a request it refuses (not an Open form, whose effect it does
 // not know).
 func ChangesNothing(m *explore.Model, op explore.Op) bool {
 	if op.IsRead() {
 		return true
+	}
+	if explore.WireNeedsClock(op.Wire) {
+		// Refused only if the target's clock agrees with ours to within
+		// seconds: a production service's may not.
+		return false
 	}
 	v := m.Judge(op)
 	return !v.Open && v.Expect.Status != 200
@@ -245,10 +266,25 @@ func describeSide(s Side) string {
 // it and adds it as a new one.
 func (d *Differ) record(ctx context.Context, ops []explore.Op, x *Difference, round int) error {
 	for _, g := range d.rep.Differences {
-		if g.Key == x.Key {
-			g.Count++
+		if g.Key != x.Key {
+			continue
+		}
+		g.Count++
+		if g.Reproducible || g.tries >= maxShrinkTries {
 			return nil
 		}
+		// Its first occurrence did not show again (a target that cannot
+		// be reset carries state from earlier sequences): shrink this
+		// one instead, up to maxShrinkTries times.
+		g.tries++
+		if err := d.shrink(ctx, ops, x); err != nil {
+			return err
+		}
+		if x.Reproducible {
+			x.Count, x.Round, x.FoundAfter, x.tries = g.Count, g.Round, g.FoundAfter, g.tries
+			*g = *x
+		}
+		return nil
 	}
 	x.Count, x.Round = 1, round
 	x.FoundAfter = time.Since(d.start).Round(time.Millisecond).String()
@@ -258,6 +294,10 @@ func (d *Differ) record(ctx context.Context, ops []explore.Op, x *Difference, ro
 	d.rep.Differences = append(d.rep.Differences, x)
 	return nil
 }
+
+// maxShrinkTries is how many later occurrences of a difference whose
+// shrunk sequence did not show it again are shrunk in its place.
+const maxShrinkTries = 10
 
 // shrink makes x's sequence the shortest found that still shows a
 // difference of x's key, sent sequentially, and records its steps.
@@ -284,6 +324,11 @@ func (d *Differ) shrink(ctx context.Context, ops []explore.Op, x *Difference) er
 	start := time.Now()
 	sh := &explore.Shrinker{Rules: d.cfg.Rules, World: d.cfg.A.World, Budget: d.cfg.ShrinkBudget,
 		Fails: func(c []explore.Op) bool {
+			if d.cfg.ReadOnly && !d.changesNothing(c) {
+				// A candidate the shrinker made valid (a device moved to
+				// its account's key, a form dropped): never sent read-only.
+				return false
+			}
 			tr, err := d.execute(ctx, c, &x.Key)
 			return err == nil && tr.hit != nil
 		}}
@@ -318,6 +363,7 @@ type sideRun struct {
 	side    Side
 	ops     []explore.Op
 	initial map[string]stateView // by partition, as read at the start
+	idx     int                  // 0 for A, 1 for B
 	results []explore.Result
 }
 
@@ -327,149 +373,6 @@ type stateView struct {
 	log  []explore.Msg
 	err  string
 	curl string // the read's curl line
-}
-
-// execute runs ops on both sides from a reset (unless read-only) and fresh
-// reads, comparing each answer and, after each step either side accepted
-// and at the end, the state of what the step concerns. With want it stops
-// at the first difference of that key.
-func (d *Differ) execute(ctx context.Context, ops []explore.Op, want *string) (*trace, error) {
-	a := &sideRun{side: d.cfg.A, ops: ops}
-	b := &sideRun{side: d.cfg.B, ops: d.mapB.ops(ops)}
-	parts, reads := d.partitions(ops)
-	if err := both(func() error { return d.begin(ctx, a, reads) }, func() error { return d.begin(ctx, b, d.mapB.ops(reads)) }); err != nil {
-		return nil, err
-	}
-	m := explore.NewModel(d.cfg.A.World, d.cfg.Rules)
-	for i, p := range parts {
-		v := a.initial[p]
-		if v.err != "" || !sameView(v, b.initial[p], nil) {
-			continue // the model knows only what both showed alike
-		}
-		setModel(m, reads[i], v)
-	}
-	diverged := map[string]bool{}
-	// opened are the partitions an Open form (both sides answering alike
-	// or not) left unknown to the rule table, by that step's index: a
-	// state difference there is each side's reading of the form.
-	opened := map[string]int{}
-	tr := &trace{}
-	record := want != nil
-	for i, op := range ops {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var ra, rb explore.Result
-		var va, vb stateView
-		p := explore.Partition(op)
-		readOp := readOf(op)
-		var v explore.Verdict
-		if !op.IsRead() {
-			v = m.Judge(op)
-		}
-		both(func() error {
-			ra = a.side.Target.Do(ctx, op)
-			return nil
-		}, func() error {
-			rb = b.side.Target.Do(ctx, b.ops[i])
-			return nil
-		})
-		d.sent++
-		var found []*Difference
-		if !op.IsRead() {
-			if x := d.compareAnswers(op, v, ra, rb); x != nil {
-				x.Index = i
-				found = append(found, x)
-			}
-			// The model follows what both did alike; else it forgets.
-			switch {
-			case v.Open && ra.Err == "" && rb.Err == "" && !ra.Answer.Success && !rb.Answer.Success:
-				// An Open form both refused: a refused request changes
-				// nothing (CONTRACT 3), so the model keeps what it knows.
-			case ra.Answer.Success == rb.Answer.Success && ra.Err == "" && rb.Err == "" && v.Expect.Matches(ra.Answer):
-				m.Step(op)
-			default:
-				m.Forget(op)
-			}
-			if v.Open && (ra.Answer.Success || rb.Answer.Success) {
-				// The model forgot the device and the gateway's log.
-				opened[explore.Partition(explore.Op{Kind: explore.ReadMessages, MAC: op.MAC})] = i
-				if op.SN != "" {
-					opened[explore.Partition(explore.Op{Kind: explore.ReadDevice, MAC: op.MAC, SN: op.SN})] = i
-				}
-			}
-		}
-		observe := readOp.Kind != "" && (ra.Answer.Success || rb.Answer.Success || i == len(ops)-1 || op.IsRead())
-		if observe && d.observed() {
-			both(func() error {
-				va = a.read(ctx, readOp)
-				return nil
-			}, func() error {
-				vb = b.read(ctx, d.mapB.op(readOp))
-				return nil
-			})
-			if !diverged[p] {
-				if x := d.compareState(op, readOp, m, a, b, va, vb); x != nil {
-					openState(x, opened, explore.Partition(readOp), ops)
-					x.Index = i
-					found = append(found, x)
-					diverged[p] = true
-				} else if _, known := modelKnows(m, readOp); !known && va.err == "" {
-					setModel(m, readOp, va)
-					delete(opened, explore.Partition(readOp))
-				}
-			}
-		}
-		if record {
-			s := Step{Op: maskOp(op), A: observation(op, ra, va), B: observation(b.ops[i], rb, vb)}
-			s.Differs = len(found) > 0
-			tr.steps = append(tr.steps, s)
-		}
-		for _, x := range found {
-			if d.noise.ignores(x) {
-				continue
-			}
-			tr.diffs = append(tr.diffs, x)
-			if want != nil && x.Key == *want {
-				tr.hit = x
-				return tr, nil
-			}
-		}
-	}
-	// At the end, every other partition the sequence touched: a change a
-	// refused request made shows here.
-	if d.observed() {
-		var rest []explore.Op
-		for i, p := range parts {
-			if !diverged[p] {
-				rest = append(rest, reads[i])
-			}
-		}
-		var la, lb []explore.Result
-		both(func() error { la = a.side.Target.ReadAll(ctx, rest); return nil },
-			func() error { lb = b.side.Target.ReadAll(ctx, d.mapB.ops(rest)); return nil })
-		for i, r := range rest {
-			va, vb := view(la[i]), view(lb[i])
-			last := r // the last operation on it, whose kind the difference names
-			for _, op := range ops {
-				if explore.Partition(readOf(op)) == explore.Partition(r) {
-					last = op
-				}
-			}
-			x := d.compareState(last, r, m, a, b, va, vb)
-			if x == nil || d.noise.ignores(x) {
-				continue
-			}
-			openState(x, opened, explore.Partition(r), ops)
-			x.Index = len(ops) - 1
-			tr.diffs = append(tr.diffs, x)
-			if want != nil && x.Key == *want {
-				tr.hit = x
-				break
-			}
-		}
-	}
-	return tr, nil
 }
 
 // openState labels a state difference the rule table cannot judge
@@ -527,29 +430,6 @@ func readOf(op explore.Op) explore.Op {
 	return explore.Op{Kind: explore.ReadDevice, MAC: op.MAC, SN: op.SN}
 }
 
-// begin resets the side (unless read-only) and reads its partitions.
-func (d *Differ) begin(ctx context.Context, s *sideRun, reads []explore.Op) error {
-	s.initial = map[string]stateView{}
-	if !d.observed() {
-		return nil
-	}
-	if err := s.side.Target.ResetState(ctx); err != nil {
-		return err
-	}
-	res := s.side.Target.ReadAll(ctx, reads)
-	for i, r := range reads {
-		s.initial[explore.Partition(r)] = view(res[i])
-	}
-	return ctx.Err()
-}
-
-func (s *sideRun) read(ctx context.Context, r explore.Op) stateView {
-	res := s.side.Target.Do(ctx, r)
-	v := view(res)
-	v.curl = explore.Curl(r, res)
-	return v
-}
-
 func view(r explore.Result) stateView {
 	switch {
 	case r.Err != "":
@@ -602,7 +482,7 @@ func both(f, g func() error) error {
 func (d *Differ) concurrentRound(ctx context.Context, ops []explore.Op) ([]*Difference, error) {
 	parts, reads := d.partitions(ops)
 	a := &sideRun{side: d.cfg.A, ops: ops}
-	b := &sideRun{side: d.cfg.B, ops: d.mapB.ops(ops)}
+	b := &sideRun{side: d.cfg.B, ops: d.mapB.ops(ops), idx: 1}
 	if err := both(func() error { return d.begin(ctx, a, reads) }, func() error { return d.begin(ctx, b, d.mapB.ops(reads)) }); err != nil {
 		return nil, err
 	}

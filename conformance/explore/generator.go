@@ -3,6 +3,7 @@ package explore
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 )
 
 // Generator draws operations from a seed: the same seed, world and
@@ -22,6 +23,12 @@ type Generator struct {
 	// implementations that read an open form apart show it (verdict
 	// "both"). Off, the sequences are what they were.
 	OpenForms bool
+	// WireForms also sends requests in a form other than the plain one
+	// (wire.go): valid requests in another allowed form, and requests
+	// whose one fault is their form; with them, near misses of the
+	// api_key and values one step past a field's edge. Off, the sequences
+	// are what they were.
+	WireForms bool
 	r         *rand.Rand
 }
 
@@ -102,6 +109,17 @@ func (g *Generator) one(devs []devKey) Op {
 	} else if x < 18 {
 		x = 18 + r.Intn(82)
 	}
+	if g.WireForms && x >= 18 && r.Intn(10) == 0 {
+		// A valid operation in another form, or wrong only in its form.
+		op := g.one(devs)
+		for op.Note != "valid" {
+			op = g.one(devs)
+		}
+		if o, ok := drawWire(r, op, g.W); ok {
+			return o
+		}
+		return op
+	}
 	switch {
 	case x < 50: // valid command
 		op := base
@@ -142,6 +160,11 @@ func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 	fields := g.Rules.Fields(typ)
 	f := pick(r, fields)
 	op.Fields = []KV{g.Rules.Valid(r, typ, f)}
+	if g.WireForms && r.Intn(4) == 0 {
+		if o, ok := g.nearMiss(op, typ, f); ok {
+			return o
+		}
+	}
 	switch r.Intn(12) {
 	case 0, 1, 2:
 		kv, note := g.Rules.Invalid(r, typ, f)
@@ -257,3 +280,39 @@ func indexOf(xs []string, s string) int {
 }
 
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.Intn(len(xs))] }
+
+// EdgeDrawer is a Rules that can draw a value one step past a field's
+// edge (refused), ok false when the field has none.
+type EdgeDrawer interface {
+	PastEdge(r *rand.Rand, typ, key string) (kv KV, note string, ok bool)
+}
+
+// nearMiss draws a request wrong in one way that is close to a right one:
+// a value one step past an edge of field f, or the account's api_key in
+// another letter case or with a space around it.
+func (g *Generator) nearMiss(op Op, typ, f string) (Op, bool) {
+	r := g.r
+	if ed, ok := g.Rules.(EdgeDrawer); ok && r.Intn(2) == 0 {
+		if kv, note, ok := ed.PastEdge(r, typ, f); ok {
+			op.Fields, op.Note = []KV{kv}, note
+			return op, true
+		}
+	}
+	k := op.Key
+	switch r.Intn(3) {
+	case 0:
+		k = strings.ToUpper(k)
+		op.Note = "api_key in upper case"
+	case 1:
+		k = " " + k
+		op.Note = "api_key with a space before it"
+	default:
+		k += " "
+		op.Note = "api_key with a space after it"
+	}
+	if _, known := g.W.keyOf[k]; known || k == op.Key {
+		return op, false
+	}
+	op.Key = k
+	return op, true
+}

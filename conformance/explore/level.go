@@ -114,6 +114,9 @@ func Classify(rs Rules, op Op, v Verdict, got Result) Judgement {
 			}
 		}
 	}
+	if r := WireRule(op.Wire); r != "" {
+		return judgement(level, r)
+	}
 	return judgement(level, ruleOf(op, v, got.Answer, must(rs, op)))
 }
 

@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
@@ -21,9 +23,13 @@ const MinMessagesKept = 1000
 type World struct {
 	// Accounts lists the accounts that have an api key, in fleet order.
 	Accounts []WAccount
-	keyOf    map[string]string // api_key -> account id
-	gwOf     map[string]string // mac -> account id
-	devs     map[devKey]string // device -> type
+	// Window is the fleet's timestamp window (0: none) and Scheme its
+	// sign scheme.
+	Window time.Duration
+	Scheme auth.Scheme
+	keyOf  map[string]string // api_key -> account id
+	gwOf   map[string]string // mac -> account id
+	devs   map[devKey]string // device -> type
 }
 
 // WAccount is one account of the World.
@@ -49,7 +55,7 @@ const maxDevicesPerGateway = 8
 // NewWorld reads the accounts with a key, their gateways and up to eight
 // devices of each.
 func NewWorld(f *fleet.Fleet) (*World, error) {
-	w := &World{keyOf: map[string]string{}, gwOf: map[string]string{}, devs: map[devKey]string{}}
+	w := &World{keyOf: map[string]string{}, gwOf: map[string]string{}, devs: map[devKey]string{}, Window: f.Window(), Scheme: f.Scheme()}
 	for _, a := range f.Accounts {
 		if len(a.APIKeys) == 0 {
 			continue
@@ -142,6 +148,15 @@ func NewModel(w *World, r Rules) *Model {
 // invalid operation wrong in one way only, so the order in which a target
 // looks does not matter.
 func (m *Model) Judge(op Op) Verdict {
+	v := m.judgePlain(op)
+	if f := wireOf(op); f != nil {
+		return m.judgeWire(op, f, v)
+	}
+	return v
+}
+
+// judgePlain is Judge on op's plain request.
+func (m *Model) judgePlain(op Op) Verdict {
 	acct, known := m.W.keyOf[op.Key]
 	switch {
 	case !known:
@@ -212,14 +227,21 @@ func (v Verdict) apply(d DeviceState) DeviceState {
 // state. Reads change nothing; CheckRead judges them.
 func (m *Model) Step(op Op) Verdict {
 	v := m.Judge(op)
+	m.Apply(op, v)
+	return v
+}
+
+// Apply applies op, whose verdict Judge gave as v, to the state: Step
+// without judging op again.
+func (m *Model) Apply(op Op, v Verdict) {
 	if v.Open {
 		// Whatever it did, the state it concerns is not known any more.
 		delete(m.Devices, op.device())
 		delete(m.Logs, op.MAC)
-		return v
+		return
 	}
 	if v.Expect.Status != 200 {
-		return v
+		return
 	}
 	switch {
 	case v.Msg != nil:
@@ -231,7 +253,6 @@ func (m *Model) Step(op Op) Verdict {
 			m.Devices[v.Dev] = v.apply(d)
 		}
 	}
-	return v
 }
 
 // CheckDevice compares an observed device with the model; "" when they

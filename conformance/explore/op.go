@@ -55,6 +55,10 @@ type Op struct {
 	Fields []KV `json:"fields,omitempty"`
 	// BadSign sends a well-formed sign made with a wrong secret.
 	BadSign bool `json:"bad_sign,omitempty"`
+	// Wire names the form the request is sent in (wire.go): an envelope
+	// value in another form, another method or media type, a member
+	// beside control; "" for the plain request.
+	Wire string `json:"wire,omitempty"`
 	// Note says what the generator meant ("valid", "invalid dimming").
 	Note string `json:"note,omitempty"`
 }
@@ -100,6 +104,9 @@ func (op Op) String() string {
 	}
 	if op.BadSign {
 		b.WriteString(" (wrong sign)")
+	}
+	if op.Wire != "" && !strings.Contains(op.Note, op.Wire) {
+		fmt.Fprintf(&b, " [%s]", op.Wire)
 	}
 	if op.Note != "" && op.Note != "valid" {
 		fmt.Fprintf(&b, " — %s", op.Note)

@@ -192,10 +192,21 @@ func curl(op Op, r Result) string {
 	if r.Exchange.URL == "" {
 		return ""
 	}
+	line := curlPOST(op, r)
+	if r.Exchange.Method == "GET" && r.Exchange.RequestBody != "" {
+		// curl sends a body with POST unless told the method.
+		line = strings.Replace(line, "curl -sS -i", "curl -sS -i -X GET", 1)
+	}
+	return line
+}
+
+// curlPOST is curl's line for an operation sent as a request of the
+// interface.
+func curlPOST(op Op, r Result) string {
 	switch {
-	case r.redact:
+	case r.redact && !wireOf(op).spoilsSign():
 		return r.Exchange.Redacted().Masked().Curl()
-	case op.BadSign && r.known:
+	case (op.BadSign || wireOf(op).spoilsSign()) && r.known:
 		// A fleet key with a sign nobody can make: the line signs afresh
 		// (which finds the masked key) and then spoils the sign.
 		line := r.Exchange.Redacted().Masked().Curl()

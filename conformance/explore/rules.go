@@ -306,3 +306,24 @@ func (r *oracleRules) OpenMessage(rnd *rand.Rand) (Msg, string, bool) {
 	}
 	return Msg{}, "", false
 }
+
+// PastEdge draws a value one step past an edge of a command field
+// (refused): a dimming of 0 or 101, a point a thousandth past its range,
+// an opt one character too long.
+func (r *oracleRules) PastEdge(rnd *rand.Rand, typ, key string) (KV, string, bool) {
+	f := field(typ, key)
+	if f == nil {
+		return KV{}, "", false
+	}
+	var past []oracle.Sample
+	for _, s := range f.Edges() {
+		if !s.Verdict.OK && !s.Verdict.Open && s.Value.Kind == oracle.String {
+			past = append(past, s)
+		}
+	}
+	if len(past) == 0 {
+		return KV{}, "", false
+	}
+	s := past[rnd.Intn(len(past))]
+	return sample(key, s), key + " " + s.Title, true
+}

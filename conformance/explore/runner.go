@@ -32,6 +32,7 @@ type Target struct {
 
 	fleet   *fleet.Fleet
 	rules   Rules
+	signer  client.Signer
 	clients []*client.Client
 	bases   []string
 	turn    atomic.Int64 // the replica of the next sequential operation
@@ -52,7 +53,7 @@ func NewTarget(base string, f *fleet.Fleet, signer client.Signer, rules Rules, t
 	if rules == nil {
 		rules = OracleRules()
 	}
-	t := &Target{fleet: f, rules: rules}
+	t := &Target{fleet: f, rules: rules, signer: signer}
 	for _, u := range strings.Split(base, ",") {
 		u = strings.TrimRight(strings.TrimSpace(u), "/")
 		c, err := client.New(client.Config{BaseURL: u, Signer: signer, Timeout: timeout, RetryBudget: -1})
@@ -159,7 +160,7 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 		return Result{Messages: msgs, Exchange: ex}
 	}
 	op.Key = t.keyOf(op)
-	req := t.request(op)
+	req := t.request(ctx, op)
 	resp, ex, err := t.clientFor(op).Do(ctx, req)
 	// A sign that authenticates is never shown (curl removes it and the
 	// line signs afresh). A request meant to fail authentication keeps its
@@ -197,8 +198,8 @@ func (t *Target) Unmask(ops []Op) []Op {
 }
 
 // request builds op's request: the envelope, then the op's fields with
-// their names in op's format.
-func (t *Target) request(op Op) client.Request {
+// their names in op's format; in op's wire form when it has one.
+func (t *Target) request(ctx context.Context, op Op) client.Request {
 	format := device.JSON
 	if op.Format == "xml" {
 		format = device.XML
@@ -212,19 +213,32 @@ func (t *Target) request(op Op) client.Request {
 	default:
 		path = device.UpdateName.Path()
 	}
-	fields := make([]client.Field, 0, 8+len(op.Fields))
-	fields = append(fields,
-		client.Field{Key: device.FieldAPIKey, Value: op.Key},
-		client.Field{Key: device.FieldTimestamp, Value: auth.Timestamp(time.Now(), t.fleet.Location())},
-		client.Field{Key: device.FieldSign, Value: client.SignPlaceholder},
-		client.Field{Key: device.FieldAccount, Value: op.Account},
-		client.Field{Key: device.FieldMAC, Value: op.MAC})
+	ts := auth.Timestamp(time.Now(), t.fleet.Location())
+	fields := requestFields(op, t.rules, ts, client.SignPlaceholder)
 	sign := client.SignAuto
 	if op.BadSign {
 		// A well-formed sign with a secret nobody has.
-		fields[2].Value = auth.Sign(op.Key, "explore-wrong-secret", fields[1].Value.(string))
+		fields[2].Value = auth.Sign(op.Key, "explore-wrong-secret", ts)
 		sign = client.SignKeep
 	}
+	req := client.Request{Path: path, Format: format, Fields: fields, Sign: sign}
+	if f := wireOf(op); f != nil {
+		req = t.wire(ctx, op, f, req)
+	}
+	return req
+}
+
+// requestFields are op's plain fields: the envelope with timestamp ts
+// and sign, then the op's own.
+func requestFields(op Op, rules Rules, ts, sign string) []client.Field {
+	json := op.Format != "xml"
+	fields := make([]client.Field, 0, 8+len(op.Fields))
+	fields = append(fields,
+		client.Field{Key: device.FieldAPIKey, Value: op.Key},
+		client.Field{Key: device.FieldTimestamp, Value: ts},
+		client.Field{Key: device.FieldSign, Value: sign},
+		client.Field{Key: device.FieldAccount, Value: op.Account},
+		client.Field{Key: device.FieldMAC, Value: op.MAC})
 	if op.SN != "" {
 		fields = append(fields, client.Field{Key: device.FieldSN, Value: op.SN})
 	}
@@ -233,16 +247,16 @@ func (t *Target) request(op Op) client.Request {
 	}
 	for _, kv := range op.Fields {
 		key := kv.Key
-		if format == device.JSON && op.Kind == Command {
-			key = t.rules.Wire(op.Type, kv.Key, "json")
+		if json && op.Kind == Command {
+			key = rules.Wire(op.Type, kv.Key, "json")
 		}
 		var v any = kv.Value
-		if kv.Number && format == device.JSON {
-			v = json.Number(kv.Value)
+		if kv.Number && json {
+			v = jsonNumber(kv.Value)
 		}
 		fields = append(fields, client.Field{Key: key, Value: v})
 	}
-	return client.Request{Path: path, Format: format, Fields: fields, Sign: sign}
+	return fields
 }
 
 // readers bounds the reads readAll sends at once.
@@ -280,6 +294,8 @@ func (t *Target) readAllSince(ctx context.Context, reads []Op, start time.Time) 
 	wg.Wait()
 	return res
 }
+
+func jsonNumber(s string) json.Number { return json.Number(s) }
 
 // valueText is a JSON state value as text; numbers in their shortest form.
 func valueText(v any) string {
@@ -376,6 +392,10 @@ func (t *Target) reset(ctx context.Context) error {
 // ResetState sends POST /_sim/reset to the observer when the target was
 // told to (Reset) and it answers it.
 func (t *Target) ResetState(ctx context.Context) error { return t.reset(ctx) }
+
+// Resets reports whether ResetState puts the target back to its fleet:
+// it was told to reset and its observer answered the last reset with 2xx.
+func (t *Target) Resets() bool { return t.Reset && t.Observer != "" && !t.noReset }
 
 // ReadAll sends observer reads, several at once; each result at its
 // read's index.

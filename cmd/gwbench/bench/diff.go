@@ -50,7 +50,7 @@ func (r *Report) diffGoals() []Goal {
 			Measured: fmt.Sprintf("%s/s (median of %s); %s per CPU-second", num(v), joinFloats(fig.OpsPerSec[name], "%.0f"), num(medianOf(fig.PerCPU[name])))}
 		if !g.Met {
 			g.Miss = fmt.Sprintf("%s/s", num(v))
-			g.Why = "each compared operation is two requests and two observer reads on loopback, on two cores shared with both simulators and other processes"
+			g.Why = "each compared operation is its request to both sides and, after one either side accepted, an observer read of what it touched on both (about 1.6 HTTP exchanges a side), on loopback, on two cores shared by diff, both simulators and other processes; the per-CPU-second figure says how much of the miss is the machine's load"
 		}
 		goals = append(goals, g)
 	}
@@ -65,6 +65,7 @@ func (r *Report) writeDiff(p func(string, ...any)) {
 	p("## gwconform diff against two embedded simulators\n\n")
 	p("`BenchmarkDiffSimulators` ([diff.md](diff.md)): two copies of gwsim in the test's own process, 20,000 operations compared, sequentially and with 4 clients, 3 runs. " +
 		"A compared operation is the request sent to both sides, the answers compared, and the observer reads of what it touched on both sides; resets included. " +
+		"The sequential figure is one client on each side, a step's reads going out with the next step's request; the other, 4 clients on each side. " +
 		"Operations per CPU-second count the CPU of the whole process (diff and both simulators).\n\n")
 	p("| benchmark | compared operations/s | per CPU-second |\n|---|---:|---:|\n")
 	for _, name := range sortedNames(fig.OpsPerSec) {
