@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gwdmi/gwtools/conformance/junit"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // FileKind marks a JSON file as a diff report.
@@ -96,7 +97,7 @@ func WriteReports(dir string, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, JSONName), append(b, '\n'), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, JSONName), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	if err := writeFile(filepath.Join(dir, HTMLName), func(w io.Writer) error { return WriteHTML(w, m) }); err != nil {
@@ -105,17 +106,17 @@ func WriteReports(dir string, rep *Report) error {
 	return writeFile(filepath.Join(dir, JUnitName), func(w io.Writer) error { return WriteJUnit(w, m) })
 }
 
-func writeFile(path string, fn func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+// times is "1 time", "3 times".
+func times(n int) string {
+	if n == 1 {
+		return "1 time"
 	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return fmt.Sprintf("%d times", n)
 }
+
+// writeFile writes a report file whole through safefile: a planted
+// symlink at its name is replaced, never followed.
+func writeFile(path string, fn func(io.Writer) error) error { return safefile.Write(path, 0o644, fn) }
 
 func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
 
@@ -180,7 +181,7 @@ func (r *Report) Summary() string {
 	fmt.Fprintf(&b, "diff: seed %d, %d operations in %d sequences compared in %s (%.0f/s%s)\n  A: %s\n  B: %s\n",
 		r.Seed, r.Operations, r.Rounds, r.Elapsed, r.OpsPerSec, mode, r.A, r.B)
 	for i, x := range r.Differences {
-		fmt.Fprintf(&b, "%d. %s %s (%s), %d time(s); the rule table agrees with: %s\n", i+1, x.Rule, x.Operation, x.Kind, x.Count, x.Verdict)
+		fmt.Fprintf(&b, "%d. %s %s (%s), %s; the rule table agrees with: %s\n", i+1, x.Rule, x.Operation, x.Kind, times(x.Count), x.Verdict)
 		fmt.Fprintf(&b, "   A: %s\n   B: %s\n", oneLine(x.A.Answer+" "+x.A.State), oneLine(x.B.Answer+" "+x.B.State))
 		fmt.Fprintf(&b, "   %s\n", oneLine(x.VerdictWhy))
 		fmt.Fprintf(&b, "   shrunk from %d to %d operation(s)%s:\n", x.Original, len(x.Ops),
@@ -211,7 +212,7 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 			text += fmt.Sprintf("  %d. %s\n", j+1, op)
 		}
 		text += "replay: sh " + x.Script + "\n"
-		s.Cases = append(s.Cases, junit.Case{Name: fmt.Sprintf("difference %d: %s %s %s (%d times)", i+1, x.Rule, x.Operation, x.Kind, x.Count),
+		s.Cases = append(s.Cases, junit.Case{Name: fmt.Sprintf("difference %d: %s %s %s (%s)", i+1, x.Rule, x.Operation, x.Kind, times(x.Count)),
 			Classname: "gwconform.diff", Failure: &junit.Failure{Message: oneLine(fmt.Sprintf("A %s / B %s; agrees with: %s", x.A.Answer+x.A.State, x.B.Answer+x.B.State, x.Verdict)), Type: x.Verdict, Text: text}})
 	}
 	if len(s.Cases) == 0 {
@@ -221,7 +222,7 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 	return junit.Write(w, s)
 }
 
-var htmlPage = template.Must(template.New("diff").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>
+var htmlPage = template.Must(template.New("diff").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }, "times": times}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>gwconform diff, seed {{.Seed}}</title>
 <style>body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:90em}
 table{border-collapse:collapse;width:100%;table-layout:fixed}td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left;overflow-wrap:anywhere}
@@ -237,7 +238,7 @@ tr.bad{background:#fde2e1}pre{white-space:pre-wrap;margin:0;font-size:12px}code{
 <table id="summary"><tr><th>#</th><th>rule</th><th>operation</th><th>what</th><th>times</th><th>the rule table agrees with</th></tr>
 {{range $i, $x := .Differences}}<tr><td><a href="#d{{inc $i}}">{{inc $i}}</a></td><td><code>{{$x.Rule}}</code></td><td>{{$x.Operation}}</td><td>{{$x.Kind}}</td><td>{{$x.Count}}</td><td><span class="verdict v-{{$x.Verdict}}">{{$x.Verdict}}</span></td></tr>
 {{end}}</table>
-{{range $i, $x := .Differences}}<div class="card" id="d{{inc $i}}"><h3>{{inc $i}}. {{$x.Rule}} — {{$x.Operation}} ({{$x.Kind}}), {{$x.Count}} time(s)</h3>
+{{range $i, $x := .Differences}}<div class="card" id="d{{inc $i}}"><h3>{{inc $i}}. {{$x.Rule}} — {{$x.Operation}} ({{$x.Kind}}), {{times $x.Count}}</h3>
 <p>The rule table agrees with: <span class="verdict v-{{$x.Verdict}}">{{$x.Verdict}}</span> — {{$x.VerdictWhy}}</p>
 {{if $x.Quote}}<p><b>{{$x.Level}}</b> {{$x.Quote}}</p>{{end}}
 <p>At: <code>{{$x.Op}}</code></p>
