@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,30 +26,11 @@ func openPage(t *testing.T, browser context.Context, path, waitFor string) (cont
 	t.Cleanup(closeTab)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(cancel)
-	var mu sync.Mutex
-	var errs []string
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				errs = append(errs, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
+	errs := simtest.ConsoleErrors(ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+path), chromedp.WaitVisible(chromedp.CSS(waitFor))); err != nil {
 		t.Fatal(err)
 	}
-	return ctx, func() []string {
-		time.Sleep(300 * time.Millisecond) // late errors
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), errs...)
-	}
+	return ctx, errs
 }
 
 // screenshot saves the page into reports/browser/name.

@@ -65,8 +65,13 @@ func StartChromium(width, height int) (ctx context.Context, stop func(), err err
 
 // ConsoleErrors collects what the tab of ctx logs as an error or throws;
 // the returned func stops collecting (after a moment for the last events
-// on their way) and gives them.
+// on their way) and gives them. A tab not opened yet is opened first, on
+// ctx itself (opened on the context derived here, it would not be the
+// tab the test then drives).
 func ConsoleErrors(ctx context.Context) func() []string {
+	if err := chromedp.Do(ctx); err != nil {
+		return func() []string { return []string{"the tab did not open: " + err.Error()} }
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	messages := chromedp.Console(ctx)
 	var (
