@@ -22,6 +22,9 @@ import (
 var packageVars = map[string]string{
 	"samplecases.go sampleTag":        "table",
 	"explore/op.go success":           "table: the answer of a success",
+	"explore/wire.go wireTable":       "table: the wire forms diff draws, fixed at start",
+	"explore/wire.go wireSlugs":       "table: the wire forms' names in a fixed order",
+	"explore/wire.go samples":         "cache of a pure function: the oracle's sample of a form made from a value, the same for every run",
 	"explore/output.go htmlPage":      "template",
 	"diff/output.go htmlPage":         "template",
 	"report/html.go textEscaper":      "fixed replacer",
