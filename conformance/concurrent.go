@@ -98,6 +98,8 @@ type slowState struct {
 	ctlEx map[controlKey]client.Exchange
 	// suite is the run's filter, to plan only checks that will run.
 	suite types.SuiteConfig
+	// stand: the state checks moved off slow devices (spread.go).
+	stand standIns
 }
 
 // timeAnswer keeps the answer time of a request about a device.
@@ -136,27 +138,34 @@ func (s *slowState) medianAnswer(sn string) (time.Duration, bool) {
 	return a[len(a)/2], true
 }
 
-// SlowNote names the slow devices and their median answer times, for the
-// progress line ("" when none is slow).
+// SlowNote names the slow devices and their median answer times, and
+// what was moved to a stand-in (spread.go), for the progress line (""
+// when none is slow).
 func (env *Env) SlowNote() string {
 	s := &env.slow
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var notes []string
-	for sn := range s.answers {
-		if m, ok := s.medianAnswer(sn); ok && m >= slowAnswer {
-			notes = append(notes, fmt.Sprintf("slow device %s: median answer %s", env.deviceName(sn), m.Round(10*time.Millisecond)))
-		}
+	for _, sn := range s.sortedSlow() {
+		m, _ := s.medianAnswer(sn)
+		notes = append(notes, fmt.Sprintf("slow device %s: median answer %s%s", env.deviceName(sn), m.Round(10*time.Millisecond), s.standInNote(sn)))
 	}
-	sort.Strings(notes)
 	return strings.Join(notes, ", ")
 }
 
-// deviceName is a device of the fleet by type and serial.
+// deviceName is a device of the fleet by type and serial. It reads the
+// fleet, never env.Target (a check may set that to a stand-in while the
+// progress line is written).
 func (env *Env) deviceName(sn string) string {
-	for _, d := range env.Target.Devices {
-		if hexOnly(d.SN) == sn {
-			return d.Type + " " + d.SN
+	if env.Fleet != nil {
+		for _, a := range env.Fleet.Accounts {
+			for _, g := range a.Gateways {
+				for _, d := range g.Devices {
+					if hexOnly(d.SN) == sn {
+						return d.Type + " " + d.SN
+					}
+				}
+			}
 		}
 	}
 	return sn
@@ -502,4 +511,69 @@ func (env *Env) replayStep(wantState bool) (step, bool) {
 	}
 	f.next++
 	return st, true
+}
+
+// asked is what a probe's request got: the answer (nil when none came)
+// and the words ask gives it.
+type asked struct {
+	r   *client.Response
+	got string
+}
+
+// askAll asks each call in format f, as ask does one after another, and
+// gives what each got, in order. When they all name one slow device, they
+// are sent together (concurrentLimit at a time): a probe judges nothing
+// and only reports answers, which do not depend on the order the device
+// takes them in. Their exchanges are recorded in order; the device's
+// expected state is then unknown (the order the target applied the
+// accepted ones in is), so it is forgotten rather than waited for.
+func (env *Env) askAll(ctx context.Context, calls []call, f device.Format) []asked {
+	out := make([]asked, len(calls))
+	sn := ""
+	for i, c := range calls {
+		if i == 0 {
+			sn = hexOnly(c.sn)
+		}
+		if c.sn == "" || hexOnly(c.sn) != sn {
+			sn = ""
+			break
+		}
+	}
+	s := &env.slow
+	s.mu.Lock()
+	m, ok := s.medianAnswer(sn)
+	s.mu.Unlock()
+	if len(calls) < 2 || sn == "" || !ok || m < slowAnswer || env.DryRun || env.MaxRequests > 0 || env.silent.Load() >= maxSilent {
+		for i, c := range calls {
+			out[i].r, out[i].got = env.ask(ctx, c, f)
+		}
+		return out
+	}
+	ginkgo.By(fmt.Sprintf("%d requests to the slow device %s sent together (they are only reported, not judged)", len(calls), env.deviceName(sn)))
+	exs := make([]client.Exchange, len(calls))
+	errs := make([]error, len(calls))
+	jobs := make([]func(), len(calls))
+	for i, c := range calls {
+		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.roundTrip(ctx, c.request(f)) }
+	}
+	runAll(jobs)
+	anyAccepted := false
+	for i := range calls {
+		record(exs[i], env.ReportCredentials)
+		if errs[i] != nil {
+			out[i].r, out[i].got = nil, fmt.Sprintf("no answer from the target: %v", errs[i])
+			continue
+		}
+		verdict := "rejected"
+		if accepted(out[i].r) {
+			verdict, anyAccepted = "accepted", true
+		}
+		out[i].got = verdict + " (" + describe(out[i].r) + ")"
+	}
+	if anyAccepted {
+		env.settle.mu.Lock()
+		delete(env.settle.pending, sn)
+		env.settle.mu.Unlock()
+	}
+	return out
 }
