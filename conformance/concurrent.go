@@ -484,9 +484,18 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 }
 
 // runAll runs jobs, concurrentLimit at a time, and waits for them.
-func runAll(jobs []func()) {
+func runAll(jobs []func()) { runN(jobs, concurrentLimit) }
+
+// runN runs jobs, n at a time, and waits for them.
+func runN(jobs []func(), n int) {
+	if n <= 1 {
+		for _, j := range jobs {
+			j()
+		}
+		return
+	}
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, concurrentLimit)
+	sem := make(chan struct{}, n)
 	for _, j := range jobs {
 		wg.Add(1)
 		sem <- struct{}{}

@@ -408,7 +408,9 @@ func (m *runMain) Open(ctx context.Context) error {
 		return err
 	}
 	if !o.DryRun && !o.SkipPreflight {
-		refused, err := conformance.Preflight(ctx, e)
+		// A --parallel run may have as many requests in flight as it has
+		// workers; a serial one sends one at a time.
+		refused, err := conformance.Preflight(ctx, e, parallelism(o, e.Fleet, io.Discard))
 		if err != nil {
 			return err
 		}
