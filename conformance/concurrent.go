@@ -76,10 +76,13 @@ type step struct {
 	st   *state
 }
 
-// fetched are a check's steps, in the order its body takes them.
+// fetched are a check's steps, in the order its body takes them; shared:
+// its answers are also those of the case's other checks that judge the
+// same request.
 type fetched struct {
-	steps []step
-	next  int
+	steps  []step
+	next   int
+	shared bool
 }
 
 // slowState is a process's slow devices and their checks.
@@ -228,6 +231,9 @@ func (env *Env) concurrently(ctx context.Context, id string, body func()) {
 		body()
 		return
 	}
+	if f.shared {
+		ginkgo.By("sent with the other checks of its slow device, concurrently: the case's request in each format was sent once, and its answer judged by each of the case's checks that judge that request")
+	}
 	env.replay = f
 	err := gomega.InterceptGomegaFailure(func() {
 		defer func() { env.replay = nil }()
@@ -358,28 +364,59 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 	var jobs []func()
 	results := map[string]*fetched{}
 	var rmu sync.Mutex
-	answerJob := func(p plan) func() {
-		return func() {
+	// A case's request in one format is sent once, and its answer given
+	// to each of the case's checks that judges it (its MUST and SHOULD
+	// checks, the parity check): they judge the same request.
+	type caseKey struct {
+		id string
+		f  device.Format
+	}
+	answers := map[caseKey]step{}
+	answerJobs := func(ps []plan) []func() {
+		seen := map[caseKey]bool{}
+		var js []func()
+		for _, p := range ps {
+			for _, f := range p.formats {
+				k := caseKey{p.c.ID, f}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				js = append(js, func() {
+					c, skip := p.c.Build(env, f, p.c.ID)
+					if skip != "" {
+						return
+					}
+					r, ex, err := env.roundTrip(ctx, c.request(f))
+					if err != nil {
+						return // no answer: the check sends again itself
+					}
+					rmu.Lock()
+					answers[k] = step{resp: r, ex: ex}
+					rmu.Unlock()
+				})
+			}
+		}
+		return js
+	}
+	// answered gives each plan the answers of its formats, once all came.
+	answered := func(ps []plan) {
+		for _, p := range ps {
 			var steps []step
 			for _, f := range p.formats {
-				c, skip := p.c.Build(env, f, p.c.ID)
-				if skip != "" {
-					return
+				st, ok := answers[caseKey{p.c.ID, f}]
+				if !ok {
+					steps = nil
+					break
 				}
-				r, ex, err := env.roundTrip(ctx, c.request(f))
-				if err != nil {
-					return // no answer: the check sends again itself
-				}
-				steps = append(steps, step{resp: r, ex: ex})
+				steps = append(steps, st)
 			}
-			rmu.Lock()
-			results[p.id] = &fetched{steps: steps}
-			rmu.Unlock()
+			if steps != nil {
+				results[p.id] = &fetched{steps: steps, shared: true}
+			}
 		}
 	}
-	for _, p := range valid {
-		jobs = append(jobs, answerJob(p))
-	}
+	jobs = append(jobs, answerJobs(valid)...)
 	for _, c := range ctls {
 		c := c
 		jobs = append(jobs, func() {
@@ -397,6 +434,7 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 		})
 	}
 	runAll(jobs)
+	answered(valid)
 	env.ctlMu.Lock()
 	for k, c := range ctls {
 		if !c.answered {
@@ -420,6 +458,7 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 		}
 	}
 	jobs = nil
+	var answerOnly []plan
 	for _, p := range refusals {
 		p := p
 		okCtl := true
@@ -439,7 +478,7 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 			continue // its control was refused: the check says so alone
 		}
 		if p.kind == planAnswer {
-			jobs = append(jobs, answerJob(p))
+			answerOnly = append(answerOnly, p)
 			continue
 		}
 		jobs = append(jobs, func() {
@@ -472,7 +511,9 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 			rmu.Unlock()
 		})
 	}
+	jobs = append(jobs, answerJobs(answerOnly)...)
 	runAll(jobs)
+	answered(answerOnly)
 	s.mu.Lock()
 	if s.fetched == nil {
 		s.fetched = map[string]*fetched{}
