@@ -435,6 +435,13 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 	}
 	runAll(jobs)
 	answered(valid)
+	// What the slow device answered to each valid case: a value it
+	// refused keeps its state check on it (spread.go).
+	s.mu.Lock()
+	for k, st := range answers {
+		s.stand.answered(k.id, k.f, accepted(st.resp))
+	}
+	s.mu.Unlock()
 	env.ctlMu.Lock()
 	for k, c := range ctls {
 		if !c.answered {

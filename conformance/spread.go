@@ -24,9 +24,13 @@ import (
 // answers in time, the state checks of valid values left are sent to that
 // stand-in, one at a time as before, each read back on its own. The slow
 // device keeps the first state check of each of its fields in each format
-// (so a device that stores a field wrongly still fails there), every
-// answer check of every value (sent concurrently, concurrent.go), every
-// refusal's state check and every effect check. Each moved check says so
+// (so a device that stores a field wrongly still fails there), the state
+// check of every value it refused when the answers were sent (so a valid
+// value it refuses fails there too, as in any run), every answer check of
+// every value (sent concurrently, concurrent.go), every refusal's state
+// check and every effect check. In a --parallel run only worker 0 moves
+// checks (it runs the checks that watch other gateways, so nothing else
+// reads the stand-in meanwhile). Each moved check says so
 // in its report (which device it ran on, and why), the exchanges name the
 // stand-in, and the progress line counts the moved checks; the stand-in is
 // put back after the run like any device the run changed.
@@ -41,6 +45,20 @@ type standIns struct {
 	// names the stand-in.
 	moved map[string]int
 	on    map[string]string
+	// refused: the valid cases (ID and format) the slow device did not
+	// accept when their answers were sent concurrently.
+	refused map[string]bool
+}
+
+// answered notes what the slow device answered to a case in a format.
+func (st *standIns) answered(id string, f device.Format, ok bool) {
+	if ok {
+		return
+	}
+	if st.refused == nil {
+		st.refused = map[string]bool{}
+	}
+	st.refused[id+"/"+f.String()] = true
 }
 
 // standIn is the stand-in for the device of a valid value case's state
@@ -61,6 +79,11 @@ func (env *Env) standIn(c Case, f device.Format) (*fleet.Target, fleet.Device, s
 	defer s.mu.Unlock()
 	m, known := s.medianAnswer(sn)
 	if !known || m < slowAnswer {
+		return nil, fleet.Device{}, ""
+	}
+	if s.stand.refused[c.ID+"/"+f.String()] {
+		// The device refused this value: its state check stays on it,
+		// where it fails as it would have in any run.
 		return nil, fleet.Device{}, ""
 	}
 	key := sn + "/" + c.Field + "/" + f.String()

@@ -71,12 +71,23 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 	if nt, _, _ := env.standIn(c, device.XML); nt != nil {
 		t.Error("the first state check of mode in XML moved")
 	}
+	// A value the slow device refused keeps its state check there.
+	refused := c
+	refused.ID = "command.thermostat.mode.refused-by-the-device"
+	env.slow.stand.answered(refused.ID, device.JSON, false)
+	if nt, _, _ := env.standIn(refused, device.JSON); nt != nil {
+		t.Error("the state check of a value the slow device refused moved")
+	}
+	env.slow.stand.answered(c.ID, device.XML, true)
+	if nt, _, _ := env.standIn(c, device.XML); nt == nil {
+		t.Error("the second state check of mode in XML, a value the device accepted, did not move")
+	}
 	// A stand-in that is slow too is passed over.
 	env.slow.answers[hexOnly(sameGW)] = []time.Duration{time.Second, time.Second, time.Second}
 	if _, d, _ := env.standIn(c, device.JSON); d.SN != otherGW {
 		t.Errorf("with the second Thermostat slow too, the stand-in is %q, want %s", d.SN, otherGW)
 	}
-	if note := env.SlowNote(); !bytes.Contains([]byte(note), []byte("(2 state checks of valid values run on Thermostat "+otherGW)) {
+	if note := env.SlowNote(); !bytes.Contains([]byte(note), []byte("(3 state checks of valid values run on Thermostat "+otherGW)) {
 		t.Errorf("progress note %q does not count the moved checks", note)
 	}
 	// A refusal, a message or a case without a field never moves.
