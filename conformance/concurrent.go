@@ -16,6 +16,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // Slow devices. A device whose answers take a second or more would make
@@ -151,7 +152,7 @@ func (env *Env) SlowNote() string {
 	var notes []string
 	for _, sn := range s.sortedSlow() {
 		m, _ := s.medianAnswer(sn)
-		notes = append(notes, fmt.Sprintf("slow device %s: median answer %s%s", env.deviceName(sn), m.Round(10*time.Millisecond), s.standInNote(sn)))
+		notes = append(notes, fmt.Sprintf("slow device %s: median answer %s%s", env.deviceName(sn), m.Round(10*time.Millisecond), env.standInNote(sn)))
 	}
 	return strings.Join(notes, ", ")
 }
@@ -160,18 +161,26 @@ func (env *Env) SlowNote() string {
 // fleet, never env.Target (a check may set that to a stand-in while the
 // progress line is written).
 func (env *Env) deviceName(sn string) string {
+	if d, ok := env.fleetDevice(sn); ok {
+		return d.Type + " " + d.SN
+	}
+	return sn
+}
+
+// fleetDevice is the fleet's device of a serial (hexOnly).
+func (env *Env) fleetDevice(sn string) (fleet.Device, bool) {
 	if env.Fleet != nil {
 		for _, a := range env.Fleet.Accounts {
 			for _, g := range a.Gateways {
 				for _, d := range g.Devices {
 					if hexOnly(d.SN) == sn {
-						return d.Type + " " + d.SN
+						return d, true
 					}
 				}
 			}
 		}
 	}
-	return sn
+	return fleet.Device{}, false
 }
 
 // planCheck registers a check of a case for the concurrent part, when it

@@ -124,11 +124,20 @@ type devOn struct {
 // sameType are the devices of a type on the tested account other than sn
 // and other than the ones the workers of a --parallel run use (the first
 // Workers of the type on the tested gateway), in fleet order.
+// It reads the fleet alone, never env.Target (a check may be running on
+// a stand-in while the progress line asks).
 func (env *Env) sameType(typ, sn string) []devOn {
 	var out []devOn
+	if env.Fleet == nil {
+		return nil
+	}
+	tested, err := env.Fleet.Target()
+	if err != nil {
+		return nil
+	}
 	workers := max(env.Workers, 1)
 	for _, a := range env.Fleet.Accounts {
-		if a.ID != env.Target.AccountID {
+		if a.ID != tested.AccountID {
 			continue // signed with the tested account's key
 		}
 		for _, g := range a.Gateways {
@@ -138,7 +147,7 @@ func (env *Env) sameType(typ, sn string) []devOn {
 					continue
 				}
 				n++
-				if strings.EqualFold(d.SN, sn) || strings.EqualFold(g.MAC, env.Target.MAC) && n <= workers {
+				if strings.EqualFold(d.SN, sn) || strings.EqualFold(g.MAC, tested.MAC) && n <= workers {
 					continue
 				}
 				out = append(out, devOn{dev: d, mac: g.MAC})
@@ -167,8 +176,13 @@ func (env *Env) onStandIn(t *fleet.Target, why string, body func()) {
 
 // standInNote says what was moved, for the progress line ("" when
 // nothing was); s.mu is held.
-func (s *slowState) standInNote(sn string) string {
+func (env *Env) standInNote(sn string) string {
+	s := &env.slow
 	if s.stand.moved[sn] == 0 {
+		d, ok := env.fleetDevice(sn)
+		if ok && env.Worker == 0 && len(env.sameType(d.Type, d.SN)) == 0 {
+			return fmt.Sprintf(" (its state checks of valid values run on it one at a time: the fleet has no other %s on the tested account to run them on)", d.Type)
+		}
 		return ""
 	}
 	return fmt.Sprintf(" (%d state checks of valid values run on %s)", s.stand.moved[sn], s.stand.on[sn])

@@ -104,4 +104,18 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 	if nt, _, _ := w1.standIn(c, device.JSON); nt != nil {
 		t.Error("worker 1 moved a check")
 	}
+
+	// A fleet with no other Thermostat on the account: nothing moves, and
+	// the progress line says why the state checks stay.
+	demo := fleet.Demo()
+	dt, _ := demo.Target()
+	alone := &Env{Fleet: demo, Target: dt, Workers: 1}
+	alone.slow.answers = map[string][]time.Duration{hexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
+	alone.standIn(c, device.JSON)
+	if nt, _, _ := alone.standIn(c, device.JSON); nt != nil {
+		t.Error("a check moved in a fleet with one Thermostat")
+	}
+	if note := alone.SlowNote(); !bytes.Contains([]byte(note), []byte("the fleet has no other Thermostat on the tested account")) {
+		t.Errorf("progress note %q does not say that no stand-in exists", note)
+	}
 }
