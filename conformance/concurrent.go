@@ -16,6 +16,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // Slow devices. A device whose answers take a second or more would make
@@ -76,10 +77,13 @@ type step struct {
 	st   *state
 }
 
-// fetched are a check's steps, in the order its body takes them.
+// fetched are a check's steps, in the order its body takes them; shared:
+// its answers are also those of the case's other checks that judge the
+// same request.
 type fetched struct {
-	steps []step
-	next  int
+	steps  []step
+	next   int
+	shared bool
 }
 
 // slowState is a process's slow devices and their checks.
@@ -98,6 +102,8 @@ type slowState struct {
 	ctlEx map[controlKey]client.Exchange
 	// suite is the run's filter, to plan only checks that will run.
 	suite types.SuiteConfig
+	// stand: the state checks moved off slow devices (spread.go).
+	stand standIns
 }
 
 // timeAnswer keeps the answer time of a request about a device.
@@ -136,30 +142,45 @@ func (s *slowState) medianAnswer(sn string) (time.Duration, bool) {
 	return a[len(a)/2], true
 }
 
-// SlowNote names the slow devices and their median answer times, for the
-// progress line ("" when none is slow).
+// SlowNote names the slow devices and their median answer times, and
+// what was moved to a stand-in (spread.go), for the progress line (""
+// when none is slow).
 func (env *Env) SlowNote() string {
 	s := &env.slow
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var notes []string
-	for sn := range s.answers {
-		if m, ok := s.medianAnswer(sn); ok && m >= slowAnswer {
-			notes = append(notes, fmt.Sprintf("slow device %s: median answer %s", env.deviceName(sn), m.Round(10*time.Millisecond)))
-		}
+	for _, sn := range s.sortedSlow() {
+		m, _ := s.medianAnswer(sn)
+		notes = append(notes, fmt.Sprintf("slow device %s: median answer %s%s", env.deviceName(sn), m.Round(10*time.Millisecond), env.standInNote(sn)))
 	}
-	sort.Strings(notes)
 	return strings.Join(notes, ", ")
 }
 
-// deviceName is a device of the fleet by type and serial.
+// deviceName is a device of the fleet by type and serial. It reads the
+// fleet, never env.Target (a check may set that to a stand-in while the
+// progress line is written).
 func (env *Env) deviceName(sn string) string {
-	for _, d := range env.Target.Devices {
-		if hexOnly(d.SN) == sn {
-			return d.Type + " " + d.SN
-		}
+	if d, ok := env.fleetDevice(sn); ok {
+		return d.Type + " " + d.SN
 	}
 	return sn
+}
+
+// fleetDevice is the fleet's device of a serial (hexOnly).
+func (env *Env) fleetDevice(sn string) (fleet.Device, bool) {
+	if env.Fleet != nil {
+		for _, a := range env.Fleet.Accounts {
+			for _, g := range a.Gateways {
+				for _, d := range g.Devices {
+					if hexOnly(d.SN) == sn {
+						return d, true
+					}
+				}
+			}
+		}
+	}
+	return fleet.Device{}, false
 }
 
 // planCheck registers a check of a case for the concurrent part, when it
@@ -218,6 +239,9 @@ func (env *Env) concurrently(ctx context.Context, id string, body func()) {
 	if f == nil {
 		body()
 		return
+	}
+	if f.shared {
+		ginkgo.By("sent with the other checks of its slow device, concurrently: the case's request in each format was sent once, and its answer judged by each of the case's checks that judge that request")
 	}
 	env.replay = f
 	err := gomega.InterceptGomegaFailure(func() {
@@ -349,28 +373,59 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 	var jobs []func()
 	results := map[string]*fetched{}
 	var rmu sync.Mutex
-	answerJob := func(p plan) func() {
-		return func() {
+	// A case's request in one format is sent once, and its answer given
+	// to each of the case's checks that judges it (its MUST and SHOULD
+	// checks, the parity check): they judge the same request.
+	type caseKey struct {
+		id string
+		f  device.Format
+	}
+	answers := map[caseKey]step{}
+	answerJobs := func(ps []plan) []func() {
+		seen := map[caseKey]bool{}
+		var js []func()
+		for _, p := range ps {
+			for _, f := range p.formats {
+				k := caseKey{p.c.ID, f}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				js = append(js, func() {
+					c, skip := p.c.Build(env, f, p.c.ID)
+					if skip != "" {
+						return
+					}
+					r, ex, err := env.roundTrip(ctx, c.request(f))
+					if err != nil {
+						return // no answer: the check sends again itself
+					}
+					rmu.Lock()
+					answers[k] = step{resp: r, ex: ex}
+					rmu.Unlock()
+				})
+			}
+		}
+		return js
+	}
+	// answered gives each plan the answers of its formats, once all came.
+	answered := func(ps []plan) {
+		for _, p := range ps {
 			var steps []step
 			for _, f := range p.formats {
-				c, skip := p.c.Build(env, f, p.c.ID)
-				if skip != "" {
-					return
+				st, ok := answers[caseKey{p.c.ID, f}]
+				if !ok {
+					steps = nil
+					break
 				}
-				r, ex, err := env.roundTrip(ctx, c.request(f))
-				if err != nil {
-					return // no answer: the check sends again itself
-				}
-				steps = append(steps, step{resp: r, ex: ex})
+				steps = append(steps, st)
 			}
-			rmu.Lock()
-			results[p.id] = &fetched{steps: steps}
-			rmu.Unlock()
+			if steps != nil {
+				results[p.id] = &fetched{steps: steps, shared: true}
+			}
 		}
 	}
-	for _, p := range valid {
-		jobs = append(jobs, answerJob(p))
-	}
+	jobs = append(jobs, answerJobs(valid)...)
 	for _, c := range ctls {
 		c := c
 		jobs = append(jobs, func() {
@@ -388,6 +443,14 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 		})
 	}
 	runAll(jobs)
+	answered(valid)
+	// What the slow device answered to each valid case: a value it
+	// refused keeps its state check on it (spread.go).
+	s.mu.Lock()
+	for k, st := range answers {
+		s.stand.answered(k.id, k.f, accepted(st.resp))
+	}
+	s.mu.Unlock()
 	env.ctlMu.Lock()
 	for k, c := range ctls {
 		if !c.answered {
@@ -411,6 +474,7 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 		}
 	}
 	jobs = nil
+	var answerOnly []plan
 	for _, p := range refusals {
 		p := p
 		okCtl := true
@@ -430,7 +494,7 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 			continue // its control was refused: the check says so alone
 		}
 		if p.kind == planAnswer {
-			jobs = append(jobs, answerJob(p))
+			answerOnly = append(answerOnly, p)
 			continue
 		}
 		jobs = append(jobs, func() {
@@ -463,7 +527,9 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 			rmu.Unlock()
 		})
 	}
+	jobs = append(jobs, answerJobs(answerOnly)...)
 	runAll(jobs)
+	answered(answerOnly)
 	s.mu.Lock()
 	if s.fetched == nil {
 		s.fetched = map[string]*fetched{}
@@ -475,9 +541,18 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 }
 
 // runAll runs jobs, concurrentLimit at a time, and waits for them.
-func runAll(jobs []func()) {
+func runAll(jobs []func()) { runN(jobs, concurrentLimit) }
+
+// runN runs jobs, n at a time, and waits for them.
+func runN(jobs []func(), n int) {
+	if n <= 1 {
+		for _, j := range jobs {
+			j()
+		}
+		return
+	}
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, concurrentLimit)
+	sem := make(chan struct{}, n)
 	for _, j := range jobs {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -502,4 +577,69 @@ func (env *Env) replayStep(wantState bool) (step, bool) {
 	}
 	f.next++
 	return st, true
+}
+
+// asked is what a probe's request got: the answer (nil when none came)
+// and the words ask gives it.
+type asked struct {
+	r   *client.Response
+	got string
+}
+
+// askAll asks each call in format f, as ask does one after another, and
+// gives what each got, in order. When they all name one slow device, they
+// are sent together (concurrentLimit at a time): a probe judges nothing
+// and only reports answers, which do not depend on the order the device
+// takes them in. Their exchanges are recorded in order; the device's
+// expected state is then unknown (the order the target applied the
+// accepted ones in is), so it is forgotten rather than waited for.
+func (env *Env) askAll(ctx context.Context, calls []call, f device.Format) []asked {
+	out := make([]asked, len(calls))
+	sn := ""
+	for i, c := range calls {
+		if i == 0 {
+			sn = hexOnly(c.sn)
+		}
+		if c.sn == "" || hexOnly(c.sn) != sn {
+			sn = ""
+			break
+		}
+	}
+	s := &env.slow
+	s.mu.Lock()
+	m, ok := s.medianAnswer(sn)
+	s.mu.Unlock()
+	if len(calls) < 2 || sn == "" || !ok || m < slowAnswer || env.DryRun || env.MaxRequests > 0 || env.silent.Load() >= maxSilent {
+		for i, c := range calls {
+			out[i].r, out[i].got = env.ask(ctx, c, f)
+		}
+		return out
+	}
+	ginkgo.By(fmt.Sprintf("%d requests to the slow device %s sent together (they are only reported, not judged)", len(calls), env.deviceName(sn)))
+	exs := make([]client.Exchange, len(calls))
+	errs := make([]error, len(calls))
+	jobs := make([]func(), len(calls))
+	for i, c := range calls {
+		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.roundTrip(ctx, c.request(f)) }
+	}
+	runAll(jobs)
+	anyAccepted := false
+	for i := range calls {
+		record(exs[i], env.ReportCredentials)
+		if errs[i] != nil {
+			out[i].r, out[i].got = nil, fmt.Sprintf("no answer from the target: %v", errs[i])
+			continue
+		}
+		verdict := "rejected"
+		if accepted(out[i].r) {
+			verdict, anyAccepted = "accepted", true
+		}
+		out[i].got = verdict + " (" + describe(out[i].r) + ")"
+	}
+	if anyAccepted {
+		env.settle.mu.Lock()
+		delete(env.settle.pending, sn)
+		env.settle.mu.Unlock()
+	}
+	return out
 }

@@ -28,20 +28,31 @@ type preflightRequest struct {
 // per device of the tested gateway, that leave the devices as they are:
 // the command sends the state the observer shows (else the fleet's, the
 // rule table's example value where it gives none), the rename the device's own name.
-func preflightRequests(ctx context.Context, e *Env) []preflightRequest {
+func preflightRequests(ctx context.Context, e *Env, n int) []preflightRequest {
 	devices := testedDevices(e)
+	// Each device is read once, n at a time.
+	shown := make([]*deviceState, len(devices))
+	if e.Observer != "" {
+		jobs := make([]func(), len(devices))
+		for i, d := range devices {
+			jobs[i] = func() {
+				if cur, err := e.readDevice(ctx, e.Target.MAC, d.SN); err == nil {
+					shown[i] = &cur
+				}
+			}
+		}
+		runN(jobs, n)
+	}
 	var out []preflightRequest
 	for _, f := range []device.Format{device.JSON, device.XML} {
-		for _, d := range devices {
+		for i, d := range devices {
 			t, ok := oracle.LookupType(d.Type)
 			if !ok {
 				continue
 			}
 			name, st := d.Name, d.State
-			if e.Observer != "" {
-				if cur, err := e.readDevice(ctx, e.Target.MAC, d.SN); err == nil {
-					name, st = cur.Name, cur.State
-				}
+			if cur := shown[i]; cur != nil {
+				name, st = cur.Name, cur.State
 			}
 			c := e.base(device.SendCommand, d.SN, d.Type)
 			for _, fd := range t.Fields {
@@ -99,15 +110,34 @@ func testedDevices(e *Env) []fleet.Device {
 // set-up problem: Preflight returns one line for each (refused), and the
 // run goes on to judge it: that check fails at its level, and the refusal
 // checks that need it as their control are inconclusive (control.go).
-func Preflight(ctx context.Context, e *Env) (refused []string, err error) {
-	reqs := preflightRequests(ctx, e)
+//
+// n is how many of its requests may be in flight at once: the workers of a
+// --parallel run (each request sets a device to what it shows, so their
+// order does not matter), 1 when serial. The first is sent alone, so that
+// a target that cannot be reached is told after one request.
+func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error) {
+	n = max(n, 1)
+	reqs := preflightRequests(ctx, e, n)
 	type answer struct {
 		p preflightRequest
 		r *client.Response
 	}
+	rs := make([]*client.Response, len(reqs))
+	errs := make([]error, len(reqs))
+	send := func(i int) { rs[i], _, errs[i] = e.Client.Do(ctx, reqs[i].req) }
 	var answers []answer
-	for _, p := range reqs {
-		r, _, err := e.Client.Do(ctx, p.req)
+	for i, p := range reqs {
+		if i == 1 && errs[0] == nil {
+			// The rest n at a time; judged below in order, as if sent so.
+			jobs := make([]func(), 0, len(reqs)-1)
+			for j := 1; j < len(reqs); j++ {
+				jobs = append(jobs, func() { send(j) })
+			}
+			runN(jobs, n)
+		} else if i == 0 || errs[0] != nil {
+			send(i)
+		}
+		r, err := rs[i], errs[i]
 		if err != nil {
 			if cause := transportCause(e.BaseURL, err); cause != "" {
 				return nil, errors.New(cause)

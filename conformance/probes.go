@@ -89,12 +89,16 @@ func (env *Env) probes() []probe {
 				title: fmt.Sprintf("whether %s of a %s is accepted in lower and upper case", fd.Name, t.Name),
 				run: func(ctx context.Context, f device.Format) {
 					sn, _ := env.needDevice(t.Name)
-					for _, v := range []string{strings.ToLower(fd.Values[0]), strings.ToUpper(fd.Values[0])} {
+					vs := []string{strings.ToLower(fd.Values[0]), strings.ToUpper(fd.Values[0])}
+					var calls []call
+					for _, v := range vs {
 						c := env.base(device.SendCommand, sn, t.Name)
 						c.set(fd.Name, v)
 						env.putBack(ctx, c)
-						_, got := env.ask(ctx, c, f)
-						observe("%s %q: %s", fd.Name, v, got)
+						calls = append(calls, c)
+					}
+					for i, a := range env.askAll(ctx, calls, f) {
+						observe("%s %q: %s", fd.Name, vs[i], a.got)
 					}
 				}})
 		}
@@ -233,7 +237,8 @@ func (env *Env) openFormProbes() []probe {
 		if f.Kind == oracle.FormatName {
 			base = format.String()
 		}
-		n := 0
+		var calls []call
+		var titles []string
 		for _, s := range f.OpenForms(base) {
 			if s.Value.JSONOnly() && format != device.JSON {
 				continue
@@ -241,11 +246,12 @@ func (env *Env) openFormProbes() []probe {
 			c, _ := build()
 			setValue(&c, f.Name, s.Value)
 			env.putBack(ctx, c)
-			_, got := env.ask(ctx, c, format)
-			observe("%s %s: %s", f.Name, s.Title, got)
-			n++
+			calls, titles = append(calls, c), append(titles, s.Title)
 		}
-		if n == 0 {
+		for i, a := range env.askAll(ctx, calls, format) {
+			observe("%s %s: %s", f.Name, titles[i], a.got)
+		}
+		if len(calls) == 0 {
 			ginkgo.Skip("no open form of " + f.Name + " in " + format.String())
 		}
 	}

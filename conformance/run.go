@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"time"
 
@@ -92,7 +91,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 // reports.
 func (x *execution) writeReports(r ginkgo.Report) {
 	if x.cfg.WorkerReport != "" {
-		b, err := json.Marshal(r)
+		b, err := encodeWorkerReport(r)
 		if err == nil {
 			err = safefile.WriteFile(x.cfg.WorkerReport, b, 0o600)
 		}

@@ -49,10 +49,20 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 		if !valid {
 			ctl = env.caseControl(ctx, c, f)
 		}
-		req := env.buildCase(c, f)
-		before := env.snapshot(ctx, req)
-		sent, r := env.sendCaseCall(ctx, c, f)
-		after := env.snapshot(ctx, req)
+		var t *fleet.Target
+		var why string
+		if valid {
+			t, _, why = env.standIn(c, f)
+		}
+		var before, after state
+		var sent call
+		var r *client.Response
+		env.onStandIn(t, why, func() {
+			req := env.buildCase(c, f)
+			before = env.snapshot(ctx, req)
+			sent, r = env.sendCaseCall(ctx, c, f)
+			after = env.snapshot(ctx, req)
+		})
 		if !valid {
 			gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 			gomega.Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
@@ -222,7 +232,7 @@ func (env *Env) putBack(ctx context.Context, c call) {
 	if _, seen := env.touched[d.SN]; seen {
 		return
 	}
-	saved := &touched{dev: d, name: d.Name, state: d.State}
+	saved := &touched{dev: d, mac: env.Target.MAC, name: d.Name, state: d.State}
 	if env.Observer != "" {
 		if cur, err := env.readDevice(ctx, env.Target.MAC, d.SN); err == nil {
 			saved.name, saved.state = cur.Name, cur.State
@@ -236,7 +246,10 @@ func (env *Env) putBack(ctx context.Context, c call) {
 
 // touched is a device as it was before the run first changed it.
 type touched struct {
-	dev   fleet.Device
+	dev fleet.Device
+	// mac is the device's gateway: the tested one, or a stand-in's
+	// (spread.go).
+	mac   string
 	name  string
 	state map[string]any
 }
@@ -268,6 +281,7 @@ func (env *Env) putBackAll(ctx context.Context) {
 			d := t.dev
 			if t.name != "" {
 				r := env.base(device.UpdateName, d.SN, d.Type)
+				r.set(device.FieldMAC, t.mac)
 				r.set(device.FieldName, t.name)
 				if !put(r.request(device.JSON)) {
 					return
@@ -278,6 +292,7 @@ func (env *Env) putBackAll(ctx context.Context) {
 				return // the fleet does not say the whole state; nothing to put back
 			}
 			r := env.base(device.SendCommand, d.SN, d.Type)
+			r.set(device.FieldMAC, t.mac)
 			for _, fd := range ty.Fields {
 				r.set(fd.Name, normalize(map[string]any{"v": t.state[fd.Name]})["v"])
 			}

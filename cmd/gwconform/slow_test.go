@@ -6,11 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/fixtures"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
 )
@@ -24,49 +27,104 @@ import (
 // within the 2 minutes runGwconform allows.
 func TestSlowDeviceIsJudgedAndTheRunEndsInTime(t *testing.T) {
 	t.Parallel()
-	f := fleet.Demo()
-	var sn string
-	for _, d := range f.Accounts[0].Gateways[0].Devices {
-		if d.Type == "Light Dimmer" {
-			sn = d.SN
-		}
+	slowDeviceRun(t, fixtures.DemoFleet, "Light Dimmer", "0123456789abcdef0123456789abcd06",
+		`"dimming":"101"|<dimming>101</dimming>`,
+		[]string{"command.light-dimmer.dimming.101.json", "command.light-dimmer.dimming.101.xml"}, "Light Dimmer 0123456789abcdef0123456789abcd07")
+}
+
+// TestSlowThermostatIsJudgedAndTheRunEndsInTime: the same with the
+// Thermostat slow (about 120 state checks of valid values, each a change
+// read back alone) and accepting mode "Maybe". The fleet has a second
+// Thermostat on the account's other gateway: once the Thermostat is known
+// slow, the state checks of its valid values after the first of each field
+// and format run on that one (conformance/spread.go), and progress says so.
+// The verdicts are those of the same target answering at once.
+func TestSlowThermostatIsJudgedAndTheRunEndsInTime(t *testing.T) {
+	t.Parallel()
+	f := bytes.Replace(fixtures.DemoFleet, []byte("name: Landing, state: {dimming: 70}}\n"),
+		[]byte("name: Landing, state: {dimming: 70}}\n          - {sn: 0123456789abcdef0123456789abcd08, type: Thermostat, name: Attic, state: {mode: Auto, cooling_point: 26, heating_point: 20, fan: Auto}}\n"), 1)
+	if bytes.Equal(f, fixtures.DemoFleet) {
+		t.Fatal("the demo fleet's second gateway is not where the test adds a Thermostat")
 	}
-	h := simulator.New(simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Server.Handler()
-	deviant := regexp.MustCompile(`"dimming":"101"|<dimming>101</dimming>`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if !strings.HasPrefix(r.URL.Path, "/_sim/") && bytes.Contains(bytes.ToLower(body), []byte(strings.ToLower(sn))) {
-			select {
-			case <-time.After(1500 * time.Millisecond):
-			case <-r.Context().Done():
+	slowDeviceRun(t, f, "Thermostat", "0123456789abcdef0123456789abcd04",
+		`"mode":"Maybe"|<mode>Maybe</mode>`,
+		[]string{"command.thermostat.mode.not-allowed.json", "command.thermostat.mode.not-allowed.xml"}, "Thermostat 0123456789abcdef0123456789abcd08")
+}
+
+// slowDeviceRun runs gwconform against the simulator with fleet fl, where
+// every request naming sn (a device of type typ) waits 1.5 s and a body
+// matching fault is answered success; mustFail are the checks that fault
+// fails. It runs the same target without the wait first, and wants the
+// same outcome for every check, and the progress naming the slow device
+// and, when standIn is not empty, the state checks moved to it.
+func slowDeviceRun(t *testing.T, fl []byte, typ, sn, fault string, mustFail []string, standIn string) {
+	f, err := fleet.Parse(fl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "fleet.yaml")
+	if err := os.WriteFile(file, fl, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deviant := regexp.MustCompile(fault)
+	target := func(wait time.Duration) string {
+		h := simulator.New(simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Server.Handler()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			if wait > 0 && !strings.HasPrefix(r.URL.Path, "/_sim/") && bytes.Contains(bytes.ToLower(body), []byte(sn)) {
+				select {
+				case <-time.After(wait):
+				case <-r.Context().Done():
+					return
+				}
+			}
+			if deviant.Match(body) {
+				success(w, r)
 				return
 			}
-		}
-		if deviant.Match(body) {
-			success(w, r)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	r := gwconform(t, "--target", srv.URL)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	fast := gwconform(t, "--target", target(0), "--fleet", file)
+	r := gwconform(t, "--target", target(1500*time.Millisecond), "--fleet", file)
 	if r.code != 1 {
-		t.Fatalf("exit %d, want 1 (dimming 101 is accepted)\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+		t.Fatalf("exit %d, want 1 (the %s's fault is accepted)\n%s\n%s", r.code, typ, tail(r.stdout), r.stderr)
 	}
 	got := failed(reports(t, r.dir))
-	for _, id := range []string{"command.light-dimmer.dimming.101.json", "command.light-dimmer.dimming.101.xml"} {
+	for _, id := range mustFail {
 		if got[id] != "MUST" {
 			t.Errorf("%s did not fail", id)
 		}
 	}
 	for id, level := range got {
-		if level == "MUST" && !strings.Contains(id, "dimming.101") {
-			t.Errorf("%s failed (MUST) against a target whose one fault is dimming 101", id)
+		if level == "MUST" && !strings.Contains(id, mustFail[0][:strings.LastIndex(mustFail[0], ".")]) {
+			t.Errorf("%s failed (MUST) against a target whose one fault is %s", id, fault)
 		}
 	}
-	if !regexp.MustCompile(`slow device Light Dimmer ` + sn + `: median answer 1\.[45]`).MatchString(r.stdout) {
+	outcomes := func(d reportDoc) map[string]string {
+		m := map[string]string{}
+		for _, x := range d.Results {
+			m[x.ID] = x.Outcome
+		}
+		return m
+	}
+	want, have := outcomes(reports(t, fast.dir)), outcomes(reports(t, r.dir))
+	for id, o := range want {
+		if have[id] != o {
+			t.Errorf("%s: %s against the slow %s, %s against the same target answering at once", id, have[id], typ, o)
+		}
+	}
+	if len(have) != len(want) {
+		t.Errorf("%d checks against the slow %s, %d against the same target answering at once", len(have), typ, len(want))
+	}
+	if !regexp.MustCompile(`slow device ` + typ + ` ` + sn + `: median answer 1\.[45]`).MatchString(r.stdout) {
 		t.Errorf("the progress does not name the slow device and its median answer:\n%s", tail(r.stdout))
 	}
-	t.Logf("a whole run against a target whose Light Dimmer answers after 1.5 s: %s", r.took.Round(time.Second))
+	if standIn != "" && !regexp.MustCompile(`\(\d+ state checks of valid values run on `+standIn).MatchString(r.stdout) {
+		t.Errorf("the progress does not say which state checks ran on %s:\n%s", standIn, tail(r.stdout))
+	}
+	t.Logf("a whole run against a target whose %s answers after 1.5 s: %s (%s when it answers at once)", typ, r.took.Round(time.Second), fast.took.Round(time.Second))
 }
