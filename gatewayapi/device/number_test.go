@@ -1,7 +1,10 @@
 package device
 
 import (
+	"math"
+	"math/rand/v2"
 	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -25,4 +28,82 @@ func TestNumberSyntax(t *testing.T) {
 			t.Errorf("isDigits(%q) = %v", s, got)
 		}
 	}
+}
+
+// numberTexts are number literals around every numeric field's bounds and
+// in every form the two paths of parse tell apart, plus random ones.
+func numberTexts() []string {
+	texts := []string{"0", "-0", "0.0", "-0.0", "00", "01", "1", "5.0", "5.5", "26.5", "-50", "-50.0", "-50.000000000001",
+		"-49.99999999999999", "100", "100.0", "100.00000000000001", "100.0000000000001", "99.99999999999999",
+		"99.999999999999999999", "4", "4.0", "4.00000000000001", "1.0", "0.99999999999999", "0.1", "0.3", "-0.7", "0.30", "123456789012.5", "101", "-51", "1e2", "1E0",
+		"1.5e1", "-0e5", "999999999999999", "9999999999999999", "0.000000000000001", "1.", ".5", "+1", " 1", "1 ",
+		"12345678901234.5", "1234567890123.45", "-1234567890.12345", "50.00", "50.10", "3.000", "3.0001"}
+	r := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "0123456789-.e+"
+	for range 6000 {
+		var b []byte
+		switch r.IntN(3) {
+		case 0: // any characters
+			for range 1 + r.IntN(20) {
+				b = append(b, alphabet[r.IntN(len(alphabet))])
+			}
+		default: // -?digits[.digits] of any lengths
+			if r.IntN(3) == 0 {
+				b = append(b, '-')
+			}
+			for range 1 + r.IntN(4) {
+				b = append(b, byte('0'+r.IntN(10)))
+			}
+			if r.IntN(2) == 0 {
+				b = append(b, '.')
+				for range 1 + r.IntN(16) {
+					b = append(b, byte('0'+r.IntN(10)))
+				}
+			}
+		}
+		texts = append(texts, string(b))
+	}
+	return texts
+}
+
+// The fast path decides only what the exact path decides the same way:
+// for every numeric field, literal, kind and open-forms mode, a value
+// fastNumber takes is one exactNumber accepts, with the same float64.
+func TestFastNumberAgreesWithExact(t *testing.T) {
+	decided := 0
+	// Bounds no float64 holds exactly (0.1, 0.3, -0.7), where a literal
+	// rounds onto a bound it is not equal to, beside the real types.
+	odd := &Type{Name: "odd", Fields: []Field{
+		{Name: "a", Kind: Decimal, Min: 0.1, Max: 0.3, Rule: "a"},
+		{Name: "b", Kind: Decimal, Min: -0.7, Max: 123456789012.5, Rule: "b"},
+		{Name: "c", Kind: Integer, Min: -3, Max: 999999999999999, Rule: "c"},
+	}}
+	for _, typ := range append(slices.Clone(Types), odd) {
+		for i := range typ.Fields {
+			f := &typ.Fields[i]
+			if f.Kind != Integer && f.Kind != Decimal {
+				continue
+			}
+			for _, text := range numberTexts() {
+				for _, kind := range []ValueKind{Number, String} {
+					v := Value{Text: text, Kind: kind}
+					for _, open := range []OpenForms{RefuseOpen, AcceptOpen} {
+						got, gerr := f.parse(i, v, f.Name, open)
+						want, werr := f.exactNumber(Setting{Index: i}, v, f.Name, open)
+						if (gerr == nil) != (werr == nil) || math.Float64bits(got.Num) != math.Float64bits(want.Num) ||
+							gerr != nil && gerr.Message != werr.Message {
+							t.Fatalf("%s.%s %v %q (%v): parse = %v, %v; exact = %v, %v", typ.Name, f.Name, kind, text, open, got.Num, gerr, want.Num, werr)
+						}
+						if _, ok := fastNumber(f, v, text); ok {
+							decided++
+						}
+					}
+				}
+			}
+		}
+	}
+	if decided == 0 {
+		t.Fatal("the fast path decided nothing")
+	}
+	t.Logf("%d verdicts taken by the fast path", decided)
 }
