@@ -1,11 +1,13 @@
 package device
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"regexp"
 	"slices"
 	"testing"
+	"time"
 )
 
 // plainNumber says exactly what the published form's regular
@@ -106,4 +108,39 @@ func TestFastNumberAgreesWithExact(t *testing.T) {
 		t.Fatal("the fast path decided nothing")
 	}
 	t.Logf("%d verdicts taken by the fast path", decided)
+}
+
+// timestampTime gives time.Parse's verdict and time on every 14-digit
+// timestamp around the calendar's edges, and the second after :59 for a
+// second of 60 that is otherwise real (the open reading's leap second).
+func TestTimestampTimeAgreesWithTimeParse(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		got, ok, sec60 := timestampTime(s)
+		want, err := time.Parse(TimestampLayout, s)
+		if ok != (err == nil) || ok && got != want {
+			t.Fatalf("timestampTime(%q) = %v, %v; time.Parse = %v, %v", s, got, ok, want, err)
+		}
+		w59, err59 := time.Parse(TimestampLayout, s[:12]+"59")
+		if wantSec60 := s[12:] == "60" && err59 == nil; sec60 != wantSec60 || sec60 && got != w59.Add(time.Second) {
+			t.Fatalf("timestampTime(%q) = %v, sec60 %v; the second after %v wanted: %v", s, got, sec60, w59, wantSec60)
+		}
+	}
+	for _, y := range []string{"0000", "0001", "0004", "0100", "0400", "1900", "1999", "2000", "2023", "2024", "2100", "9999"} {
+		for mo := 0; mo <= 13; mo++ {
+			for d := 0; d <= 32; d++ {
+				for _, hms := range []string{"000000", "235959", "240000", "236000", "235960", "235961", "120060", "995999", "000099"} {
+					check(fmt.Sprintf("%s%02d%02d%s", y, mo, d, hms))
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		b := make([]byte, 14)
+		for i := range b {
+			b[i] = byte('0' + r.IntN(10))
+		}
+		check(string(b))
+	}
 }

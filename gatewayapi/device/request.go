@@ -245,6 +245,36 @@ func isDigits(s string, n int) bool {
 	return true
 }
 
+// timestampTime reads 14 digits (the caller checked them) as
+// time.Parse(TimestampLayout, s) does, without its general parser: ok
+// when time.Parse takes s, with the same time. sec60 reports a second of
+// 60 in an otherwise real date and time, which time.Parse refuses; t is
+// then the second after :59.
+func timestampTime(s string) (t time.Time, ok, sec60 bool) {
+	two := func(i int) int { return int(s[i]-'0')*10 + int(s[i+1]-'0') }
+	year := two(0)*100 + two(2)
+	month, day, hour, minute, sec := two(4), two(6), two(8), two(10), two(12)
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 60 {
+		return time.Time{}, false, false
+	}
+	t = time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
+	return t, sec < 60, sec == 60
+}
+
+// daysIn is the length of a month of the proleptic Gregorian calendar.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -274,14 +304,9 @@ func (p *parser) envelope(e *Envelope) *Error {
 	if !isDigits(e.Timestamp, 14) {
 		return invalid(FieldTimestamp, "timestamp must be 14 digits YYYYMMDDHHMMSS, not %s", quote(e.Timestamp))
 	}
-	t, perr := time.Parse(TimestampLayout, e.Timestamp)
-	if perr != nil && p.open == AcceptOpen && e.Timestamp[12:] == "60" {
+	t, ok, sec60 := timestampTime(e.Timestamp)
+	if !ok && !(sec60 && p.open == AcceptOpen) {
 		// Second 60 (a leap second) is open: the second after :59.
-		if t59, err := time.Parse(TimestampLayout, e.Timestamp[:12]+"59"); err == nil {
-			t, perr = t59.Add(time.Second), nil
-		}
-	}
-	if perr != nil {
 		return invalid(FieldTimestamp, "timestamp %s is not a real date and time", e.Timestamp)
 	}
 	e.Time = t
