@@ -144,3 +144,20 @@ func TestTimestampTimeAgreesWithTimeParse(t *testing.T) {
 		check(string(b))
 	}
 }
+
+// hexLen is HexLen, and hexDigits tells hexadecimal text and its upper
+// case as the definitions say.
+func TestHexHelpers(t *testing.T) {
+	for name, n := range HexLen {
+		if got := hexLen(name); got != n {
+			t.Errorf("hexLen(%q) = %d, want %d", name, got, n)
+		}
+	}
+	hexRe, upperRe := regexp.MustCompile(`^[0-9a-fA-F]*$`), regexp.MustCompile(`[A-F]`)
+	for _, s := range []string{"", "0", "af", "AF", "aF", "g", "0x1", "a4c138f0e2b1", "A4C138F0E2B1", "a4c138f0e2bG", " a4", "é"} {
+		hex, upper := hexDigits(s)
+		if hex != hexRe.MatchString(s) || hex && upper != upperRe.MatchString(s) {
+			t.Errorf("hexDigits(%q) = %v, %v", s, hex, upper)
+		}
+	}
+}

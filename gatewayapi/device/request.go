@@ -110,6 +110,9 @@ type Request struct {
 	Type     *Type
 	Settings []Setting
 	Name     string
+	// settings is where Settings starts: the request and its settings are
+	// one allocation.
+	settings [MaxFields]Setting
 	// MessageType and MessageValue: send message.
 	MessageType  string
 	MessageValue string
@@ -225,11 +228,43 @@ func (p *parser) hex(name string) (string, *Error) {
 	if err != nil {
 		return "", err
 	}
-	n := HexLen[name]
-	if len(s) != n || !isHex(s) {
+	n := hexLen(name)
+	hex, upper := hexDigits(s)
+	if len(s) != n || !hex {
 		return "", invalid(name, "%s must be %d hexadecimal characters, not %s", name, n, quote(s))
 	}
-	return strings.ToLower(s), nil
+	if upper {
+		return strings.ToLower(s), nil
+	}
+	return s, nil
+}
+
+// hexLen is HexLen[name] without the map's hashing.
+func hexLen(name string) int {
+	switch name {
+	case FieldSign, FieldSN, FieldDeviceID:
+		return 32
+	case FieldAccount:
+		return 24
+	case FieldMAC:
+		return 12
+	}
+	return HexLen[name]
+}
+
+// hexDigits reports whether s is all hexadecimal digits (isHex) and
+// whether any is in upper case, in one pass.
+func hexDigits(s string) (hex, upper bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case '0' <= c && c <= '9' || 'a' <= c && c <= 'f':
+		case 'A' <= c && c <= 'F':
+			upper = true
+		default:
+			return false, false
+		}
+	}
+	return true, upper
 }
 
 // isDigits reports whether s is n ASCII digits.
@@ -273,16 +308,6 @@ func daysIn(month, year int) int {
 		return 30
 	}
 	return 31
-}
-
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 func (p *parser) envelope(e *Envelope) *Error {
@@ -426,7 +451,7 @@ func (p *parser) command(r *Request) *Error {
 	default:
 		return Errorf(CodeMissingField, FieldSN, "sn is required")
 	}
-	r.Settings = make([]Setting, 0, len(t.Fields)) // one allocation, not one per growth
+	r.Settings = r.settings[:0] // a type has at most MaxFields fields
 	for i := range t.Fields {
 		f := &t.Fields[i]
 		key := f.WireName(p.format)
