@@ -161,3 +161,26 @@ func TestHexHelpers(t *testing.T) {
 		}
 	}
 }
+
+// slotOf numbers the envelope's fields in EnvelopeFields' order, then the
+// other names it knows, each once, and nothing else.
+func TestSlotOf(t *testing.T) {
+	for i, name := range EnvelopeFields {
+		if got := slotOf(name); got != i {
+			t.Errorf("slotOf(%q) = %d, want %d", name, got, i)
+		}
+	}
+	seen := map[int]string{}
+	for _, name := range []string{FieldAPIKey, FieldTimestamp, FieldSign, FieldAccount, FieldMAC, FieldFormat, FieldSN, FieldDeviceID, FieldType} {
+		k := slotOf(name)
+		if k < 0 || k >= numSlots || seen[k] != "" {
+			t.Errorf("slotOf(%q) = %d (taken by %q)", name, k, seen[k])
+		}
+		seen[k] = name
+	}
+	for _, name := range []string{"", "API_KEY", "api_key ", "dimming", "name", "message_type", "cooling point"} {
+		if k := slotOf(name); k != -1 {
+			t.Errorf("slotOf(%q) = %d, want -1", name, k)
+		}
+	}
+}

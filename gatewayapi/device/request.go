@@ -148,6 +148,13 @@ func ParseOpen(op Operation, format Format, pairs []Pair, open OpenForms) (*Requ
 			p.seen[kv.Key] = kv.Value
 		}
 	}
+	if p.seen == nil && len(pairs) <= smallPairs {
+		for i := range pairs {
+			if k := slotOf(pairs[i].Key); k >= 0 && p.slots[k] == 0 {
+				p.slots[k] = int8(i + 1)
+			}
+		}
+	}
 	if p.seen == nil && len(pairs) > smallPairs {
 		p.seen = make(map[string]Value, len(pairs))
 		for _, kv := range pairs {
@@ -184,6 +191,40 @@ type parser struct {
 	// seen indexes pairs by key when there are more than smallPairs.
 	seen map[string]Value
 	open OpenForms
+	// slots holds, by slotOf, 1 + the index of the first pair of each
+	// name the parse looks up more than once (0: absent), when seen is
+	// nil.
+	slots [numSlots]int8
+}
+
+// numSlots is the number of names slotOf numbers.
+const numSlots = 9
+
+// slotOf numbers the names of the envelope (0 to 4, in EnvelopeFields'
+// order) and the other names a parse looks up more than once; -1 for any
+// other name.
+func slotOf(name string) int {
+	switch name {
+	case FieldAPIKey:
+		return 0
+	case FieldTimestamp:
+		return 1
+	case FieldSign:
+		return 2
+	case FieldAccount:
+		return 3
+	case FieldMAC:
+		return 4
+	case FieldFormat:
+		return 5
+	case FieldSN:
+		return 6
+	case FieldDeviceID:
+		return 7
+	case FieldType:
+		return 8
+	}
+	return -1
 }
 
 // smallPairs is how many pairs are searched one by one, which is faster
@@ -196,6 +237,12 @@ func (p *parser) get(name string) (Value, bool) {
 	if p.seen != nil {
 		v, ok := p.seen[name]
 		return v, ok
+	}
+	if k := slotOf(name); k >= 0 {
+		if i := p.slots[k]; i > 0 {
+			return p.pairs[i-1].Value, true
+		}
+		return Value{}, false
 	}
 	for i := range p.pairs {
 		if p.pairs[i].Key == name {
@@ -377,7 +424,7 @@ func (p *parser) unexpected(typ *Type, extra ...string) *Error {
 }
 
 func (p *parser) allowed(key string, typ *Type, extra []string) bool {
-	if key == FieldFormat || slices.Contains(EnvelopeFields, key) || slices.Contains(extra, key) {
+	if k := slotOf(key); k >= 0 && k < len(EnvelopeFields) || key == FieldFormat || slices.Contains(extra, key) {
 		return true
 	}
 	if typ != nil {
