@@ -154,7 +154,11 @@ func TestHexHelpers(t *testing.T) {
 		}
 	}
 	hexRe, upperRe := regexp.MustCompile(`^[0-9a-fA-F]*$`), regexp.MustCompile(`[A-F]`)
-	for _, s := range []string{"", "0", "af", "AF", "aF", "g", "0x1", "a4c138f0e2b1", "A4C138F0E2B1", "a4c138f0e2bG", " a4", "é"} {
+	texts := []string{"", "0", "af", "AF", "aF", "g", "0x1", "a4c138f0e2b1", "A4C138F0E2B1", "a4c138f0e2bG", " a4", "é"}
+	for c := range 256 {
+		texts = append(texts, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"F")
+	}
+	for _, s := range texts {
 		hex, upper := hexDigits(s)
 		if hex != hexRe.MatchString(s) || hex && upper != upperRe.MatchString(s) {
 			t.Errorf("hexDigits(%q) = %v, %v", s, hex, upper)

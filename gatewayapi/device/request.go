@@ -302,17 +302,37 @@ func hexLen(name string) int {
 // hexDigits reports whether s is all hexadecimal digits (isHex) and
 // whether any is in upper case, in one pass.
 func hexDigits(s string) (hex, upper bool) {
+	var seen uint8
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
+		seen |= hexClass[s[i]]
+	}
+	if seen&hexNot != 0 {
+		return false, false
+	}
+	return true, seen&hexUpper != 0
+}
+
+// hexClass is what hexDigits sees in a byte: hexLower for 0-9 and a-f,
+// hexUpper for A-F, hexNot for any other.
+var hexClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
 		case '0' <= c && c <= '9' || 'a' <= c && c <= 'f':
+			t[c] = hexLower
 		case 'A' <= c && c <= 'F':
-			upper = true
+			t[c] = hexUpper
 		default:
-			return false, false
+			t[c] = hexNot
 		}
 	}
-	return true, upper
-}
+	return t
+}()
+
+const (
+	hexLower uint8 = 1 << iota
+	hexUpper
+	hexNot
+)
 
 // isDigits reports whether s is n ASCII digits.
 func isDigits(s string, n int) bool {
