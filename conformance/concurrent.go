@@ -468,11 +468,7 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 	env.ctlMu.Unlock()
 	// The device quiet (the changes above applied), the refusals whose
 	// controls were accepted.
-	for _, ref := range env.ownDevices() {
-		if hexOnly(ref.sn) == sn {
-			env.readDevice(ctx, ref.mac, ref.sn)
-		}
-	}
+	env.quietAfterBatch(ctx, sn)
 	jobs = nil
 	var answerOnly []plan
 	for _, p := range refusals {

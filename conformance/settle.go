@@ -235,6 +235,42 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, e
 	}
 }
 
+// quietAfterBatch waits, once requests to a device were sent
+// concurrently, until the settle time has passed since the last of them
+// was answered, and then expects nothing more of it: a target that
+// applies changes late may apply concurrent ones in another order than it
+// answered them, so the device may show what the last answer said and
+// take an older request's value a moment later (a refusal's state check
+// read then sees a change it did not make). Which of the concurrent
+// values the device ends with is not the checks' to judge; what it shows
+// once quiet is what the next reads start from. Once per slow device.
+func (env *Env) quietAfterBatch(ctx context.Context, sn string) {
+	if env.Settle <= 0 || env.Observer == "" {
+		return
+	}
+	key := hexOnly(sn)
+	s := &env.settle
+	s.mu.Lock()
+	e := s.pending[key]
+	var since time.Time
+	if e != nil {
+		since = e.since
+	}
+	s.mu.Unlock()
+	if e == nil {
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(since.Add(env.Settle))):
+	}
+	s.mu.Lock()
+	if cur := s.pending[key]; cur != nil && cur.since.Equal(since) {
+		delete(s.pending, key)
+	}
+	s.mu.Unlock()
+}
+
 // awaitLog reads a gateway's messages, first waiting until the messages
 // accepted since the last read have appeared: as many more as were
 // accepted (where the count is known), the newest of them the newest.

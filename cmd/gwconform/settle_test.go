@@ -30,6 +30,13 @@ import (
 // are the observer's, is sent the same request lag later.
 func lagging(t *testing.T, f *fleet.Fleet, lag time.Duration) string {
 	t.Helper()
+	return laggingSlow(t, f, lag, "", 0)
+}
+
+// laggingSlow is lagging, with every request naming the device slowSN
+// answered after slowBy (a slow device that also applies late).
+func laggingSlow(t *testing.T, f *fleet.Fleet, lag time.Duration, slowSN string, slowBy time.Duration) string {
+	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	answers := simulator.New(simulator.Options{Fleet: f, Logger: quiet}).Server.Handler()
 	applies := simulator.New(simulator.Options{Fleet: f, Logger: quiet}).Server.Handler()
@@ -68,6 +75,9 @@ func lagging(t *testing.T, f *fleet.Fleet, lag time.Duration) string {
 		}
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if slowSN != "" && bytes.Contains(body, []byte(slowSN)) {
+			time.Sleep(slowBy)
+		}
 		answers.ServeHTTP(w, r)
 		if lag >= 0 {
 			queue <- later{due: time.Now().Add(lag), r: r.Clone(r.Context()).WithContext(t.Context()), body: body}
@@ -130,6 +140,22 @@ func TestLateChangesPassOnceSettled(t *testing.T) {
 		r := gwconform(t, "--target", lagging(t, f, 300*time.Millisecond), "--fleet", path, "--parallel", "4", "--fail-on", "should")
 		if r.code != 0 || !strings.Contains(r.stdout, "4 workers") {
 			t.Fatalf("exit %d, want 0 with 4 workers\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+		}
+	})
+	// A slow device that also applies late: its valid requests are sent
+	// concurrently, and the target may apply them in another order than
+	// it answered them; the refusals' state checks that follow must not
+	// take the late ones for their own change.
+	t.Run("slow and late", func(t *testing.T) {
+		t.Parallel()
+		amp := f.Accounts[0].Gateways[0].Devices[1]
+		if amp.Type != "Appliance Module Plus" {
+			t.Fatalf("the demo fleet's second device is %s", amp.Type)
+		}
+		r := gwconform(t, "--target", laggingSlow(t, f, 300*time.Millisecond, amp.SN, 500*time.Millisecond), "--fleet", path,
+			"--parallel", "1", "--fail-on", "should", "--check", "command.appliance-module-plus.*", "--allow-partial")
+		if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "slow device") {
+			t.Fatalf("exit %d, want 0 with the slow device named\n%s\n%s", r.code, tail(r.stdout), r.stderr)
 		}
 	})
 	t.Run("read at once", func(t *testing.T) {
