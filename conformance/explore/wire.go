@@ -156,14 +156,7 @@ func init() {
 }
 
 func renameField(fs []client.Field, from, to string) []client.Field {
-	out := make([]client.Field, len(fs))
-	for i, f := range fs {
-		if f.Key == from {
-			f.Key = to
-		}
-		out[i] = f
-	}
-	return out
+	return editField(fs, from, func(f *client.Field) { f.Key = to })
 }
 
 func dropField(fs []client.Field, key string) []client.Field {
@@ -177,10 +170,15 @@ func dropField(fs []client.Field, key string) []client.Field {
 }
 
 func setField(fs []client.Field, key string, v any) []client.Field {
+	return editField(fs, key, func(f *client.Field) { f.Value = v })
+}
+
+// editField is a copy of fs with edit applied to the fields named key.
+func editField(fs []client.Field, key string, edit func(*client.Field)) []client.Field {
 	out := make([]client.Field, len(fs))
 	for i, f := range fs {
 		if f.Key == key {
-			f.Value = v
+			edit(&f)
 		}
 		out[i] = f
 	}
