@@ -107,8 +107,14 @@ func (a *Authenticator) Check(e *device.Envelope) *device.Error {
 		if loc == nil {
 			loc = time.UTC
 		}
+		// The timestamp's wall clock read in loc.
 		t := e.Time
-		sent := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, loc)
+		sent := t
+		if loc != time.UTC || t.Location() != time.UTC || t.Nanosecond() != 0 {
+			year, month, day := t.Date()
+			hour, minute, sec := t.Clock()
+			sent = time.Date(year, month, day, hour, minute, sec, 0, loc)
+		}
 		now := time.Now()
 		if a.Now != nil {
 			now = a.Now()

@@ -100,18 +100,36 @@ func (p *scanner) jsonString() (string, bool) {
 	if !p.skip('"') {
 		return "", false
 	}
-	for j := p.i; j < len(p.s); j++ {
-		switch c := p.s[j]; {
-		case c == '"':
-			s := p.s[p.i:j]
-			p.i = j + 1
-			return s, true
-		case c == '\\' || c < 0x20:
-			return "", false
-		}
+	j := p.i
+	for j < len(p.s) && jsonPlain[p.s[j]] {
+		j++
 	}
-	return "", false
+	if j < len(p.s) && p.s[j] == '"' {
+		s := p.s[p.i:j]
+		p.i = j + 1
+		return s, true
+	}
+	return "", false // an escape, a control character or no end
 }
+
+// jsonPlain holds the bytes a string without escapes runs over: all but
+// '"', '\\' and the control characters below 0x20.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// xmlPlain holds the bytes xmlText passes over without a closer look:
+// ASCII text but '<', '&', '>', with tab and line feed.
+var xmlPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '<' && c != '&' && c != '>'
+	}
+	t['\t'], t['\n'] = true, true
+	return t
+}()
 
 func (p *scanner) jsonValue() (device.Value, bool) {
 	p.space()
@@ -296,6 +314,10 @@ func isNameByte(c byte, first bool) bool {
 func (p *scanner) xmlText() (string, bool) {
 	s := p.s
 	for j := p.i; j < len(s); {
+		if xmlPlain[s[j]] {
+			j++
+			continue
+		}
 		c := s[j]
 		switch {
 		case c == '<':

@@ -110,6 +110,9 @@ type Request struct {
 	Type     *Type
 	Settings []Setting
 	Name     string
+	// settings is where Settings starts: the request and its settings are
+	// one allocation.
+	settings [MaxFields]Setting
 	// MessageType and MessageValue: send message.
 	MessageType  string
 	MessageValue string
@@ -143,6 +146,13 @@ func ParseOpen(op Operation, format Format, pairs []Pair, open OpenForms) (*Requ
 				return nil, invalid(kv.Key, "%s appears more than once", kv.Key)
 			}
 			p.seen[kv.Key] = kv.Value
+		}
+	}
+	if p.seen == nil && len(pairs) <= smallPairs {
+		for i := range pairs {
+			if k := slotOf(pairs[i].Key); k >= 0 && p.slots[k] == 0 {
+				p.slots[k] = int8(i + 1)
+			}
 		}
 	}
 	if p.seen == nil && len(pairs) > smallPairs {
@@ -181,6 +191,40 @@ type parser struct {
 	// seen indexes pairs by key when there are more than smallPairs.
 	seen map[string]Value
 	open OpenForms
+	// slots holds, by slotOf, 1 + the index of the first pair of each
+	// name the parse looks up more than once (0: absent), when seen is
+	// nil.
+	slots [numSlots]int8
+}
+
+// numSlots is the number of names slotOf numbers.
+const numSlots = 9
+
+// slotOf numbers the names of the envelope (0 to 4, in EnvelopeFields'
+// order) and the other names a parse looks up more than once; -1 for any
+// other name.
+func slotOf(name string) int {
+	switch name {
+	case FieldAPIKey:
+		return 0
+	case FieldTimestamp:
+		return 1
+	case FieldSign:
+		return 2
+	case FieldAccount:
+		return 3
+	case FieldMAC:
+		return 4
+	case FieldFormat:
+		return 5
+	case FieldSN:
+		return 6
+	case FieldDeviceID:
+		return 7
+	case FieldType:
+		return 8
+	}
+	return -1
 }
 
 // smallPairs is how many pairs are searched one by one, which is faster
@@ -193,6 +237,12 @@ func (p *parser) get(name string) (Value, bool) {
 	if p.seen != nil {
 		v, ok := p.seen[name]
 		return v, ok
+	}
+	if k := slotOf(name); k >= 0 {
+		if i := p.slots[k]; i > 0 {
+			return p.pairs[i-1].Value, true
+		}
+		return Value{}, false
 	}
 	for i := range p.pairs {
 		if p.pairs[i].Key == name {
@@ -225,12 +275,64 @@ func (p *parser) hex(name string) (string, *Error) {
 	if err != nil {
 		return "", err
 	}
-	n := HexLen[name]
-	if len(s) != n || !isHex(s) {
+	n := hexLen(name)
+	hex, upper := hexDigits(s)
+	if len(s) != n || !hex {
 		return "", invalid(name, "%s must be %d hexadecimal characters, not %s", name, n, quote(s))
 	}
-	return strings.ToLower(s), nil
+	if upper {
+		return strings.ToLower(s), nil
+	}
+	return s, nil
 }
+
+// hexLen is HexLen[name] without the map's hashing.
+func hexLen(name string) int {
+	switch name {
+	case FieldSign, FieldSN, FieldDeviceID:
+		return 32
+	case FieldAccount:
+		return 24
+	case FieldMAC:
+		return 12
+	}
+	return HexLen[name]
+}
+
+// hexDigits reports whether s is all hexadecimal digits (isHex) and
+// whether any is in upper case, in one pass.
+func hexDigits(s string) (hex, upper bool) {
+	var seen uint8
+	for i := 0; i < len(s); i++ {
+		seen |= hexClass[s[i]]
+	}
+	if seen&hexNot != 0 {
+		return false, false
+	}
+	return true, seen&hexUpper != 0
+}
+
+// hexClass is what hexDigits sees in a byte: hexLower for 0-9 and a-f,
+// hexUpper for A-F, hexNot for any other.
+var hexClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case '0' <= c && c <= '9' || 'a' <= c && c <= 'f':
+			t[c] = hexLower
+		case 'A' <= c && c <= 'F':
+			t[c] = hexUpper
+		default:
+			t[c] = hexNot
+		}
+	}
+	return t
+}()
+
+const (
+	hexLower uint8 = 1 << iota
+	hexUpper
+	hexNot
+)
 
 // isDigits reports whether s is n ASCII digits.
 func isDigits(s string, n int) bool {
@@ -245,14 +347,34 @@ func isDigits(s string, n int) bool {
 	return true
 }
 
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
+// timestampTime reads 14 digits (the caller checked them) as
+// time.Parse(TimestampLayout, s) does, without its general parser: ok
+// when time.Parse takes s, with the same time. sec60 reports a second of
+// 60 in an otherwise real date and time, which time.Parse refuses; t is
+// then the second after :59.
+func timestampTime(s string) (t time.Time, ok, sec60 bool) {
+	two := func(i int) int { return int(s[i]-'0')*10 + int(s[i+1]-'0') }
+	year := two(0)*100 + two(2)
+	month, day, hour, minute, sec := two(4), two(6), two(8), two(10), two(12)
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 60 {
+		return time.Time{}, false, false
 	}
-	return true
+	t = time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
+	return t, sec < 60, sec == 60
+}
+
+// daysIn is the length of a month of the proleptic Gregorian calendar.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 func (p *parser) envelope(e *Envelope) *Error {
@@ -274,14 +396,9 @@ func (p *parser) envelope(e *Envelope) *Error {
 	if !isDigits(e.Timestamp, 14) {
 		return invalid(FieldTimestamp, "timestamp must be 14 digits YYYYMMDDHHMMSS, not %s", quote(e.Timestamp))
 	}
-	t, perr := time.Parse(TimestampLayout, e.Timestamp)
-	if perr != nil && p.open == AcceptOpen && e.Timestamp[12:] == "60" {
+	t, ok, sec60 := timestampTime(e.Timestamp)
+	if !ok && !(sec60 && p.open == AcceptOpen) {
 		// Second 60 (a leap second) is open: the second after :59.
-		if t59, err := time.Parse(TimestampLayout, e.Timestamp[:12]+"59"); err == nil {
-			t, perr = t59.Add(time.Second), nil
-		}
-	}
-	if perr != nil {
 		return invalid(FieldTimestamp, "timestamp %s is not a real date and time", e.Timestamp)
 	}
 	e.Time = t
@@ -327,7 +444,7 @@ func (p *parser) unexpected(typ *Type, extra ...string) *Error {
 }
 
 func (p *parser) allowed(key string, typ *Type, extra []string) bool {
-	if key == FieldFormat || slices.Contains(EnvelopeFields, key) || slices.Contains(extra, key) {
+	if k := slotOf(key); k >= 0 && k < len(EnvelopeFields) || key == FieldFormat || slices.Contains(extra, key) {
 		return true
 	}
 	if typ != nil {
@@ -401,7 +518,7 @@ func (p *parser) command(r *Request) *Error {
 	default:
 		return Errorf(CodeMissingField, FieldSN, "sn is required")
 	}
-	r.Settings = make([]Setting, 0, len(t.Fields)) // one allocation, not one per growth
+	r.Settings = r.settings[:0] // a type has at most MaxFields fields
 	for i := range t.Fields {
 		f := &t.Fields[i]
 		key := f.WireName(p.format)

@@ -94,29 +94,11 @@ func (f *Field) parse(index int, v Value, name string, open OpenForms) (Setting,
 		// CONTRACT 2: a JSON number in any JSON number syntax, its value
 		// deciding; a string in the published form -?digits[.digits], or
 		// (AcceptOpen) any form a lenient reading takes.
-		var x *big.Rat
-		ok := false
-		switch {
-		case v.Kind == Number:
-			x, ok = jsonNumber(text)
-		case len(text) <= maxNumberLen && plainNumber(text, f.Kind == Decimal):
-			x, ok = new(big.Rat).SetString(text)
-		case open == AcceptOpen:
-			x, ok = lenientNumber(text, f.Kind == Integer)
+		if n, ok := fastNumber(f, v, text); ok {
+			s.Num = n
+			return s, nil
 		}
-		if !ok || f.Kind == Integer && !x.IsInt() {
-			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
-		}
-		lo, hi := new(big.Rat).SetFloat64(f.Min), new(big.Rat).SetFloat64(f.Max)
-		if x.Cmp(lo) < 0 || x.Cmp(hi) > 0 {
-			return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
-		}
-		n, _ := x.Float64()
-		if n == 0 || math.IsInf(n, 0) {
-			n = 0 // -0 is stored as 0
-		}
-		s.Num = n
-		return s, nil
+		return f.exactNumber(s, v, name, open)
 	case Text:
 		if v.Kind == Number {
 			return s, invalid(name, "%s must be %s, not a number", name, f.Rule)
@@ -143,6 +125,117 @@ func (f *Field) parse(index int, v Value, name string, open OpenForms) (Setting,
 		return s, nil
 	}
 	return s, invalid(name, "%s has no known kind", name)
+}
+
+// exactNumber is parse's verdict on a number by its exact value
+// (math/big): every form, every value.
+func (f *Field) exactNumber(s Setting, v Value, name string, open OpenForms) (Setting, *Error) {
+	text := v.Text
+	var x *big.Rat
+	ok := false
+	switch {
+	case v.Kind == Number:
+		x, ok = jsonNumber(text)
+	case len(text) <= maxNumberLen && plainNumber(text, f.Kind == Decimal):
+		x, ok = new(big.Rat).SetString(text)
+	case open == AcceptOpen:
+		x, ok = lenientNumber(text, f.Kind == Integer)
+	}
+	if !ok || f.Kind == Integer && !x.IsInt() {
+		return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
+	}
+	lo, hi := new(big.Rat).SetFloat64(f.Min), new(big.Rat).SetFloat64(f.Max)
+	if x.Cmp(lo) < 0 || x.Cmp(hi) > 0 {
+		return s, invalid(name, "%s must be %s, not %s", name, f.Rule, quote(text))
+	}
+	n, _ := x.Float64()
+	if n == 0 || math.IsInf(n, 0) {
+		n = 0 // -0 is stored as 0
+	}
+	s.Num = n
+	return s, nil
+}
+
+// fastDigits is the most digits fastNumber reads: m < 10^15 < 2^53 is
+// exact in a float64, and so is 10^k for k <= 15.
+const fastDigits = 15
+
+var pow10 = [fastDigits + 1]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// fastNumber is parse's verdict on a number in range without math/big,
+// for the values nearly every request carries: -?digits[.digits] with at
+// most fastDigits digits, which a JSON number literal or the published
+// string form may be. ok false means "not decided here": the exact path
+// decides (a value out of range or not whole, another form, a value whose
+// rounding ties with a bound).
+//
+// The literal is m/10^k exactly; n = float64(m)/10^k is that value
+// correctly rounded (both operands exact, one IEEE division), which is
+// what big.Rat's Float64 gives. Rounding is monotone, so n > Min implies
+// the exact value is > Min (and n < Max that it is < Max): only n equal to
+// a bound would need the exact comparison, and it is left to the exact
+// path.
+func fastNumber(f *Field, v Value, text string) (float64, bool) {
+	if v.Kind != Number && v.Kind != String {
+		return 0, false
+	}
+	s := text
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	whole := digitRun(s)
+	if whole == 0 || whole > 1 && s[0] == '0' {
+		return 0, false
+	}
+	frac := ""
+	if rest := s[whole:]; rest != "" {
+		// A fraction: a JSON number's for either kind, a string's only
+		// for a Decimal (the published form of an Integer has none).
+		if rest[0] != '.' || v.Kind == String && f.Kind != Decimal {
+			return 0, false
+		}
+		frac = rest[1:]
+		if frac == "" || digitRun(frac) != len(frac) {
+			return 0, false
+		}
+	}
+	k := len(frac)
+	if whole+k > fastDigits {
+		return 0, false
+	}
+	var m int64
+	for i := 0; i < whole; i++ {
+		m = m*10 + int64(s[i]-'0')
+	}
+	exactInt := true
+	for i := 0; i < k; i++ {
+		d := int64(frac[i] - '0')
+		m = m*10 + d
+		if d != 0 {
+			exactInt = false
+		}
+	}
+	if f.Kind == Integer && !exactInt {
+		return 0, false
+	}
+	n := float64(m) / pow10[k]
+	if neg {
+		n = -n
+	}
+	if !(n > f.Min && n < f.Max) {
+		// Out of range, or on a bound: the exact path decides (and
+		// words the error).
+		if !exactInt || n < f.Min || n > f.Max {
+			return 0, false
+		}
+		// A whole number of at most 15 digits is exact in a float64:
+		// on a bound is in range.
+	}
+	if n == 0 {
+		n = 0 // -0 is stored as 0
+	}
+	return n, true
 }
 
 // checkText accepts 1 to max characters of valid UTF-8 with no control

@@ -16,7 +16,13 @@ import (
 // domain validation -> authentication -> store -> answer.
 func (s *Server) operation(op device.Operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
+		cw, _ := w.(*captureWriter)
+		var start time.Time
+		if cw != nil && !cw.start.IsZero() {
+			start = cw.start // the observer's clock reading, not a second one
+		} else {
+			start = time.Now()
+		}
 		if s.limited(op, w, r, start) {
 			return
 		}
@@ -28,7 +34,7 @@ func (s *Server) operation(op device.Operation) http.Handler {
 				w.Header().Set("Allow", http.MethodPost)
 			}
 			s.fail(w, orJSON(format), derr)
-			if cw, ok := w.(*captureWriter); ok {
+			if cw != nil {
 				cw.answerErr = derr // the client report reads it rather than the answer's bytes
 			}
 		} else {
@@ -38,7 +44,10 @@ func (s *Server) operation(op device.Operation) http.Handler {
 			w.WriteHeader(http.StatusOK)
 			w.Write(codec.Success(format))
 		}
-		s.record(r, op, start, format, status, derr, req)
+		took := s.record(r, op, start, format, status, derr, req)
+		if cw != nil {
+			cw.done = start.Add(took)
+		}
 	})
 }
 
@@ -188,7 +197,8 @@ func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 
 // record writes the journal entry and the log line. It never logs the
 // sign, the api_key's secret or the body.
-func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f device.Format, status int, e *device.Error, req *device.Request) {
+// It returns how long the request took.
+func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f device.Format, status int, e *device.Error, req *device.Request) time.Duration {
 	took := time.Since(start)
 	ent := Entry{Time: start.UTC(), Method: truncate(r.Method, 32), Path: truncate(r.URL.Path, 200), Status: status,
 		DurationUS: took.Microseconds()}
@@ -216,6 +226,7 @@ func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f
 		// gwsim's own failure, not an injected one: always worth a line.
 		s.logRequest(r, &ent, e)
 	}
+	return took
 }
 
 // namedMax bounds the mac and sn a refused body names in the journal: a

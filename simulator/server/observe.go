@@ -30,7 +30,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 		defer o.release()
 		o.body = teeBody{ReadCloser: r.Body, buf: o.body.buf[:0], max: int(s.cfg.MaxBody)}
 		r.Body = &o.body
-		o.cw = captureWriter{ResponseWriter: w, keepPairs: true, buf: o.cw.buf[:0]}
+		o.cw = captureWriter{ResponseWriter: w, keepPairs: true, buf: o.cw.buf[:0], start: start}
 		next.ServeHTTP(&o.cw, r)
 		// An answer given before the body was read (429) still shows the
 		// observer what was sent.
@@ -45,7 +45,11 @@ func (s *Server) observed(next http.Handler) http.Handler {
 		if cw.status == 0 {
 			cw.status = http.StatusOK
 		}
-		ex := clients.Exchange{Time: start, Done: time.Now(), Path: r.URL.Path,
+		done := cw.done // when an operation's handler recorded it done
+		if done.IsZero() {
+			done = time.Now()
+		}
+		ex := clients.Exchange{Time: start, Done: done, Path: r.URL.Path,
 			ContentType: r.Header.Get("Content-Type"), Body: o.body.buf, Status: cw.status,
 			Header: w.Header(), Answer: cw.buf}
 		if cw.pairs != nil {
@@ -119,6 +123,10 @@ type captureWriter struct {
 	validated bool
 	invalid   *device.Error
 	answerErr *device.Error
+	// start is when the observer took the request, which the operation's
+	// handler uses as its own start; done is when that handler recorded
+	// it answered (zero until then).
+	start, done time.Time
 }
 
 func (c *captureWriter) WriteHeader(code int) {
