@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,57 @@ type progressLine struct {
 	// note, when set, adds what the run found about the target's pace
 	// (a slow device and its median answer time).
 	note func() string
+	// workers are the progress files of the other workers of a
+	// --parallel run (workerProgress): their counts add to this one's.
+	workers []string
+	// file, in a worker, is where its counts go for the run that
+	// started it; nothing is shown.
+	file string
+}
+
+// workerProgress is where a worker of a --parallel run keeps its counts
+// for the run that started it: beside its report.
+func workerProgress(report string) string { return report + ".progress" }
+
+// counts are the numbers a progress line shows.
+type counts struct{ done, total, failed, known int64 }
+
+func (c counts) String() string {
+	return fmt.Sprintf("%d %d %d %d\n", c.done, c.total, c.failed, c.known)
+}
+
+// own is this process's counts.
+func (p *progressLine) own() counts {
+	return counts{p.done.Load(), p.total.Load(), p.failed.Load(), p.known.Load()}
+}
+
+// all is the run's counts: this process's and, in a --parallel run, each
+// worker's as it last wrote them; all says whether every worker has.
+func (p *progressLine) all() (c counts, all bool) {
+	c, all = p.own(), true
+	for _, f := range p.workers {
+		var w counts
+		b, err := os.ReadFile(f)
+		if err != nil {
+			all = false
+			continue
+		}
+		if n, _ := fmt.Sscan(string(b), &w.done, &w.total, &w.failed, &w.known); n != 4 {
+			all = false
+			continue
+		}
+		c.done, c.total, c.failed, c.known = c.done+w.done, c.total+w.total, c.failed+w.failed, c.known+w.known
+	}
+	return c, all
+}
+
+// save writes a worker's counts, whole (renamed into place: the run that
+// reads them never sees half a line).
+func (p *progressLine) save() {
+	tmp := p.file + ".tmp"
+	if os.WriteFile(tmp, []byte(p.own().String()), 0o600) == nil {
+		_ = os.Rename(tmp, p.file)
+	}
 }
 
 // startProgress registers the nodes that count the checks and starts
@@ -43,9 +95,21 @@ type progressLine struct {
 // Its counts are the summary's: an INFO probe never fails, and a failure
 // the baseline bl excuses is a known failure, not a failed check. note,
 // when set, adds what the run found about the target's pace.
-func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string) func() {
+func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, workers []string) func() {
 	p := &progressLine{w: w, inPlace: inPlace, every: every, start: time.Now(),
-		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note}
+		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note, workers: workers}
+	return p.begin(bl)
+}
+
+// startWorkerProgress keeps a worker's counts in file, for the progress
+// line of the run that started it, every interval and once more at the end.
+func startWorkerProgress(file string, bl *report.Baseline) func() {
+	p := &progressLine{file: file, every: 250 * time.Millisecond, start: time.Now(),
+		stopTick: make(chan struct{}), ticked: make(chan struct{})}
+	return p.begin(bl)
+}
+
+func (p *progressLine) begin(bl *report.Baseline) func() {
 	ginkgo.ReportBeforeSuite(func(r ginkgo.Report) {
 		p.total.Store(int64(r.PreRunStats.SpecsThatWillRun))
 	})
@@ -88,6 +152,10 @@ func (p *progressLine) loop() {
 		case <-p.stopTick:
 			return
 		case <-t.C:
+			if p.file != "" {
+				p.save()
+				continue
+			}
 			p.show()
 		}
 	}
@@ -95,19 +163,24 @@ func (p *progressLine) loop() {
 
 // Text is the progress in words.
 func (p *progressLine) Text(now time.Time) string {
-	done, total := p.done.Load(), p.total.Load()
+	c, all := p.all()
+	done, total := c.done, c.total
 	elapsed := now.Sub(p.start)
 	s := fmt.Sprintf("gwconform: %d/%d checks done", done, total)
-	if f := p.failed.Load(); f > 0 {
+	if !all {
+		// A worker that has not said yet: the total is not known.
+		s = fmt.Sprintf("gwconform: %d/%d+ checks done", done, total)
+	}
+	if f := c.failed; f > 0 {
 		s += fmt.Sprintf(", %d failed", f)
 	}
-	if k := p.known.Load(); k == 1 {
+	if k := c.known; k == 1 {
 		s += ", 1 known failure"
 	} else if k > 1 {
 		s += fmt.Sprintf(", %d known failures", k)
 	}
 	s += ", " + clock(elapsed)
-	if done > 0 && total > done {
+	if all && done > 0 && total > done {
 		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
 		s += ", about " + clock(left) + " left"
 	}
@@ -142,6 +215,10 @@ func (p *progressLine) show() {
 func (p *progressLine) stop() {
 	close(p.stopTick)
 	<-p.ticked
+	if p.file != "" {
+		p.save()
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopped = true

@@ -47,3 +47,31 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("off a terminal: %q, want one line each time", out)
 	}
 }
+
+// TestProgressCountsEveryWorker: in a --parallel run the progress line
+// counts the checks of every worker (each keeps its counts in a file
+// beside its report), not only the run's own: the total is marked as not
+// yet known until every worker has said, and no time left is guessed.
+func TestProgressCountsEveryWorker(t *testing.T) {
+	dir := t.TempDir()
+	report := func(n string) string { return dir + "/worker-" + n + ".json" }
+	for i, c := range []counts{{done: 100, total: 1000, failed: 2}, {done: 300, total: 1100, known: 1}} {
+		w := &progressLine{file: workerProgress(report(string(rune('1' + i))))}
+		w.done.Store(c.done)
+		w.total.Store(c.total)
+		w.failed.Store(c.failed)
+		w.known.Store(c.known)
+		w.save()
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := &progressLine{start: start, workers: []string{workerProgress(report("1")), workerProgress(report("2")), workerProgress(report("3"))}}
+	p.total.Store(900)
+	p.done.Store(600)
+	if got, want := p.Text(start.Add(10*time.Second)), "gwconform: 1000/3000+ checks done, 2 failed, 1 known failure, 0:10"; got != want {
+		t.Errorf("worker 3 not yet started: %q, want %q", got, want)
+	}
+	p.workers = p.workers[:2]
+	if got, want := p.Text(start.Add(10*time.Second)), "gwconform: 1000/3000 checks done, 2 failed, 1 known failure, 0:10, about 0:20 left"; got != want {
+		t.Errorf("every worker counted: %q, want %q", got, want)
+	}
+}

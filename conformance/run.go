@@ -78,8 +78,15 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	// Failures read as sentences: what was expected, what came.
 	gomega.RegisterFailHandler(failInWords)
 	stop := func() {}
-	if cfg.Progress != nil {
-		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, env.SlowNote)
+	switch {
+	case cfg.WorkerReport != "":
+		stop = startWorkerProgress(workerProgress(cfg.WorkerReport), cfg.Write.Baseline)
+	case cfg.Progress != nil:
+		var others []string
+		for _, w := range cfg.Workers {
+			others = append(others, workerProgress(w.Report))
+		}
+		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, env.SlowNote, others)
 	}
 	ginkgo.RunSpecs(&failer{}, "gwconform", cfg.Suite, cfg.Reporter)
 	stop()

@@ -45,6 +45,16 @@ type expected struct {
 	state map[string]string
 	// since is when the last accepted request was answered.
 	since time.Time
+	// varied: the accepted requests since the device was last seen
+	// settled did not all leave what the last one leaves. The target may
+	// take them one after another, so the device may show the last one's
+	// value (or its value from before them) while an older one has still
+	// to land: what it shows then proves nothing until the device has
+	// been quiet for the time changes take to appear (quietFor).
+	varied bool
+	// shownAfter is how long after since the device first showed it (a
+	// varied expectation is then waited on until quiet).
+	shownAfter time.Duration
 }
 
 // settling is a process's expectations, by device serial (lower case) or
@@ -54,6 +64,12 @@ type settling struct {
 	pending   map[string]*expected
 	unsettled map[string]bool
 	logs      map[string]*logTrack
+	// lag is the longest a change was seen to take to appear, among
+	// those that were not there at the first read (an upper bound of
+	// each: the read that showed it ended then); sampled says whether
+	// any change was awaited at all.
+	lag     time.Duration
+	sampled bool
 }
 
 // logTrack is what a gateway's messages should show: the count the
@@ -143,11 +159,19 @@ func (env *Env) track(req client.Request, r *client.Response) {
 	}
 	key := hexOnly(fields[device.FieldSN])
 	e := s.pending[key]
+	var was *expected
 	if e == nil {
 		e = &expected{state: map[string]string{}}
 		s.pending[key] = e
+	} else {
+		was = e.clone()
 	}
 	e.since = time.Now()
+	defer func() {
+		if was != nil && !e.varied && !was.same(e) {
+			e.varied = true
+		}
+	}()
 	switch op {
 	case device.SendCommand:
 		t, ok := oracle.LookupType(fields[device.FieldType])
@@ -172,6 +196,56 @@ func (env *Env) track(req client.Request, r *client.Response) {
 	case device.UpdateName:
 		n := strings.TrimSpace(fields[device.FieldName])
 		e.name = &n
+	}
+}
+
+// clone is a copy of e that shares nothing with it.
+func (e *expected) clone() *expected {
+	c := *e
+	c.state = make(map[string]string, len(e.state))
+	for k, v := range e.state {
+		c.state[k] = v
+	}
+	if e.name != nil {
+		n := *e.name
+		c.name = &n
+	}
+	return &c
+}
+
+// same says whether two expectations leave the same name and state (an
+// expectation with a field the other lacks leaves something else).
+func (e *expected) same(o *expected) bool {
+	if (e.name == nil) != (o.name == nil) || e.name != nil && *e.name != *o.name {
+		return false
+	}
+	return equalStrings(e.state, o.state)
+}
+
+// quietFor is how long after the last accepted request to a device what
+// it shows can be trusted when the requests since it was last seen
+// settled varied: twice the longest a change took to appear in this run
+// (nothing against a target that applies changes before it answers), the
+// whole settle time before any change was awaited.
+func (env *Env) quietFor() time.Duration {
+	s := &env.settle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sampled {
+		return env.Settle
+	}
+	return min(env.Settle, 2*s.lag)
+}
+
+// sampleLag records how long an awaited change took to appear: waited
+// says that the first read did not show it yet.
+func (env *Env) sampleLag(took time.Duration, waited bool) {
+	s := &env.settle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sampled = true
+	if waited && took > s.lag {
+		s.lag = took
 	}
 }
 
@@ -212,15 +286,22 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, e
 		return env.readDeviceNow(ctx, mac, sn)
 	}
 	var first *deviceState
-	changed := false
+	changed, shown := false, false
 	for {
 		d, err := env.readDeviceNow(ctx, mac, sn)
 		if err != nil {
 			return d, err
 		}
 		if e.shows(d) {
-			env.settled(key, e, true, false, sn)
-			return d, nil
+			if !shown {
+				shown = true
+				e.shownAfter = time.Since(e.since)
+				env.sampleLag(e.shownAfter, first != nil)
+			}
+			if !e.varied || time.Since(e.since) >= env.quietFor() {
+				env.settled(key, e, true, false, sn)
+				return d, nil
+			}
 		}
 		if first == nil {
 			first = &d
@@ -228,7 +309,7 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, e
 			changed = true
 		}
 		if skip || time.Since(e.since) >= env.Settle || ctx.Err() != nil {
-			env.settled(key, e, false, changed, sn)
+			env.settled(key, e, e.shows(d), changed, sn)
 			return d, nil
 		}
 		time.Sleep(settlePoll)
@@ -371,6 +452,9 @@ func (env *Env) pendingFor(key, mac string) (*expected, bool) {
 // or cleared, and the check's report says how long it took.
 func (env *Env) settled(key string, e *expected, ok, changed bool, what string) {
 	took := time.Since(e.since)
+	if ok && e.shownAfter > 0 {
+		took = e.shownAfter
+	}
 	s := &env.settle
 	s.mu.Lock()
 	if cur := s.pending[key]; cur != nil && cur.since.Equal(e.since) {

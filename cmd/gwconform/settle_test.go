@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +142,21 @@ func TestLateChangesPassOnceSettled(t *testing.T) {
 		r := gwconform(t, "--target", lagging(t, f, 300*time.Millisecond), "--fleet", path, "--parallel", "4", "--fail-on", "should")
 		if r.code != 0 || !strings.Contains(r.stdout, "4 workers") {
 			t.Fatalf("exit %d, want 0 with 4 workers\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+		}
+		// The progress counts every worker's checks: its last line
+		// gives the total the summary counts.
+		counts := regexp.MustCompile(`(?m)^\s*(?:MUST|SHOULD|INFO)\s+(\d+) checks`).FindAllStringSubmatch(r.stdout, -1)
+		total := 0
+		for _, c := range counts {
+			n, _ := strconv.Atoi(c[1])
+			total += n
+		}
+		last := regexp.MustCompile(`gwconform: (\d+)/(\d+) checks done`).FindAllStringSubmatch(r.stdout, -1)
+		if len(last) == 0 || total == 0 {
+			t.Fatalf("no progress line or summary counts:\n%s", r.stdout)
+		}
+		if l := last[len(last)-1]; l[2] != strconv.Itoa(total) {
+			t.Errorf("the last progress line says %s/%s checks done; the summary counts %d checks:\n%s", l[1], l[2], total, r.stdout)
 		}
 	})
 	// A slow device that also applies late: its valid requests are sent
