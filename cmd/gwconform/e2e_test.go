@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -50,6 +51,11 @@ type result struct {
 	// took is the run's wall time and ps its process state (resource use).
 	took time.Duration
 	ps   *os.ProcessState
+	// hwm is gwconform's own peak resident memory in bytes, as its
+	// /proc/PID/status (VmHWM) last showed it while it ran (0 where
+	// there is no /proc). Unlike ps's Maxrss it does not start from the
+	// test process's own peak, which a fork hands to the child.
+	hwm int64
 }
 
 func gwconform(t *testing.T, args ...string) result {
@@ -79,7 +85,31 @@ func runGwconformFor(t *testing.T, limit time.Duration, bin string, env []string
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
-	err := cmd.Run()
+	var hwm int64
+	err := cmd.Start()
+	if err == nil {
+		stop := make(chan struct{})
+		polled := make(chan struct{})
+		go func() {
+			defer close(polled)
+			status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if n := vmHWM(status); n > hwm {
+					hwm = n
+				}
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		err = cmd.Wait()
+		close(stop)
+		<-polled
+	}
 	took := time.Since(start)
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -87,7 +117,25 @@ func runGwconformFor(t *testing.T, limit time.Duration, bin string, env []string
 	} else if err != nil {
 		t.Fatalf("running gwconform: %v", err)
 	}
-	return result{code: code, stdout: out.String(), stderr: errb.String(), dir: dir, took: took, ps: cmd.ProcessState}
+	return result{code: code, stdout: out.String(), stderr: errb.String(), dir: dir, took: took, ps: cmd.ProcessState, hwm: hwm}
+}
+
+// vmHWM is the peak resident memory a /proc/PID/status gives, in bytes
+// (0 when it cannot be read: no /proc, or the process has ended).
+func vmHWM(status string) int64 {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
 
 func hasFlag(args []string, f string) bool {
