@@ -1,0 +1,112 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+)
+
+// lateDevice is an observer whose one device takes each accepted change
+// lag after it was answered, in the order they were answered (a target
+// that applies changes late, as cmd/gwconform's lagging does).
+type lateDevice struct {
+	mu      sync.Mutex
+	io      string
+	pending []lateChange
+}
+
+type lateChange struct {
+	at time.Time
+	io string
+}
+
+func (d *lateDevice) accept(io string, lag time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pending = append(d.pending, lateChange{time.Now().Add(lag), io})
+}
+
+func (d *lateDevice) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d.mu.Lock()
+	for len(d.pending) > 0 && !time.Now().Before(d.pending[0].at) {
+		d.io, d.pending = d.pending[0].io, d.pending[1:]
+	}
+	io := d.io
+	d.mu.Unlock()
+	json.NewEncoder(w).Encode(map[string]any{"sn": settleSN, "type": "Appliance Module", "name": "Coffee Maker", "state": map[string]any{"io": io}})
+}
+
+const (
+	settleMAC = "a4c138f0e2b1"
+	settleSN  = "0123456789abcdef0123456789abcd01"
+)
+
+// settleEnv is an Env that tracks what it sends to lateDevice d.
+func settleEnv(t *testing.T, d *lateDevice) *Env {
+	srv := httptest.NewServer(d)
+	t.Cleanup(srv.Close)
+	return &Env{Observer: srv.URL, Settle: 2 * time.Second,
+		Target: &fleet.Target{MAC: settleMAC, Devices: map[string]fleet.Device{"Appliance Module": {SN: settleSN, Type: "Appliance Module"}}}}
+}
+
+// command is an accepted command setting io, as track sees it.
+func (env *Env) acceptedCommand(d *lateDevice, io string, lag time.Duration) {
+	d.accept(io, lag)
+	env.track(client.Request{Path: device.SendCommand.Path(), Fields: []client.Field{
+		{Key: device.FieldMAC, Value: settleMAC}, {Key: device.FieldSN, Value: settleSN},
+		{Key: device.FieldType, Value: "Appliance Module"}, {Key: "io", Value: io}}},
+		&client.Response{Status: 200, StatusField: "success"})
+}
+
+// TestVariedChangesAreTrustedOnceQuiet: a device that takes each change
+// 300 ms late, in order. After one change, the read returns as soon as the
+// device shows it. After On, Off, on (varied), the device shows On (the
+// last value, letter case folded) 300 ms after the first answer, while
+// Off and on have still to land: the read must not return then, but once
+// the device has been quiet for twice the lag seen, showing the last one.
+func TestVariedChangesAreTrustedOnceQuiet(t *testing.T) {
+	const lag = 300 * time.Millisecond
+	d := &lateDevice{io: "Off"}
+	env := settleEnv(t, d)
+	ctx := context.Background()
+
+	start := time.Now()
+	env.acceptedCommand(d, "On", lag)
+	got, err := env.awaitDevice(ctx, settleMAC, settleSN)
+	if err != nil || got.State["io"] != "On" {
+		t.Fatalf("one change: %v %v, want On", got.State, err)
+	}
+	if took := time.Since(start); took < lag || took > lag+250*time.Millisecond {
+		t.Errorf("one change: read after %s, want soon after %s", took, lag)
+	}
+
+	env.acceptedCommand(d, "On", lag)
+	time.Sleep(10 * time.Millisecond)
+	env.acceptedCommand(d, "Off", lag)
+	time.Sleep(10 * time.Millisecond)
+	last := time.Now()
+	env.acceptedCommand(d, "on", lag)
+	got, err = env.awaitDevice(ctx, settleMAC, settleSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The device now holds its last value and takes nothing more.
+	d.mu.Lock()
+	left := len(d.pending)
+	d.mu.Unlock()
+	if left > 0 || time.Since(last) < lag {
+		t.Errorf("varied changes: the read returned %v after %s, with %d change(s) still to land", got.State, time.Since(last), left)
+	}
+	if io, _ := got.State["io"].(string); !strings.EqualFold(io, "on") {
+		t.Errorf("varied changes: %v, want on", got.State)
+	}
+}
