@@ -404,17 +404,17 @@ type client struct {
 type request struct {
 	op      device.Operation
 	format  device.Format
+	hasTime bool
+	signBad bool
 	key     string
 	typ     string
 	skew    time.Duration
-	hasTime bool
 	// invalid is why the request breaks the interface's rules (nil: it
 	// does not); foreign names a field of another device type.
 	invalid *device.Error
 	// violation, set from a Judged exchange, replaces invalid.
 	violation string
 	foreign   string
-	signBad   bool
 	// loose and exact fingerprint the request without and with its
 	// timestamp and sign.
 	loose, exact fingerprint

@@ -95,7 +95,7 @@ func (r *Recorder) add(key string, rec *record) {
 		r.mu.Lock()
 		r.foldLocked()
 		r.mu.Unlock()
-	case pending >= foldAt && r.folding.CompareAndSwap(false, true):
+	case pending >= foldAt && !r.folding.Load() && r.folding.CompareAndSwap(false, true):
 		go r.foldBehind()
 	}
 }
