@@ -28,7 +28,9 @@ import (
 //
 // Nothing is dropped: a stripe grows while a fold runs. A stripe that
 // holds foldAt records starts a fold on a goroutine of its own (one at a
-// time), and every reader folds what is left before it reads.
+// time), and every reader folds what is left before it reads; a stripe
+// that holds maxPending (the fold's goroutine is kept waiting) makes its
+// requests fold, and one that holds mostPending makes them wait.
 
 // record is one exchange as the fold needs it.
 type record struct {
@@ -54,8 +56,13 @@ type stripe struct {
 const foldAt = 64
 
 // maxPending is how many records a stripe may hold before the request
-// that adds one folds them itself.
-const maxPending = 16 * foldAt
+// that adds one folds them itself, when no other fold runs; mostPending
+// is how many it may hold at most: the request that adds one waits for
+// the fold that runs, and then folds.
+const (
+	maxPending  = 16 * foldAt
+	mostPending = 4 * maxPending
+)
 
 // stripeCount is the number of stripes: four per processor that runs Go
 // code (a power of two, at least 8), so that a free one is nearly always
@@ -90,9 +97,14 @@ func (r *Recorder) add(key string, rec *record) {
 	switch {
 	case pending >= maxPending:
 		// The fold falls behind (its goroutine waits for a processor
-		// that a busy loop holds): this request folds, so that the
+		// that busy requests hold): this request folds, unless another
+		// fold runs; at mostPending it waits for that one, so that the
 		// stripes stay bounded.
-		r.mu.Lock()
+		if pending >= mostPending {
+			r.mu.Lock()
+		} else if !r.mu.TryLock() {
+			return
+		}
 		r.foldLocked()
 		r.mu.Unlock()
 	case pending >= foldAt && !r.folding.Load() && r.folding.CompareAndSwap(false, true):
@@ -179,7 +191,7 @@ func (r *Recorder) foldLocked() {
 	r.spare = carried[:0]
 	for i := range r.held {
 		clear(r.held[i]) // no client, error or phase kept alive by a buffer
-		if cap(r.held[i]) > 2*maxPending {
+		if cap(r.held[i]) > 2*mostPending {
 			r.held[i] = nil // grown while a fold ran: let it go
 		}
 	}

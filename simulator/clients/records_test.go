@@ -25,13 +25,13 @@ func (r *Recorder) pending() []int {
 
 // TestStripesAreBoundedAndDropNothing: while the fold cannot run (a
 // reader holds the reports for long), the stripes take requests up to
-// maxPending each and then make the requests wait, rather than grow
+// mostPending each and then make the requests wait, rather than grow
 // without bound or drop any; once the fold runs, the report holds every
 // request, each in order (every resend of a refused command told).
 func TestStripesAreBoundedAndDropNothing(t *testing.T) {
 	r := New(Config{})
 	const goroutines = 4
-	each := len(r.stripes) * maxPending / goroutines // together, more than the stripes hold
+	each := len(r.stripes) * mostPending / goroutines // together, more than the stripes hold
 	ts := [2]string{auth.Timestamp(time.Now().Add(-10*time.Second), time.UTC), auth.Timestamp(time.Now().Add(-5*time.Second), time.UTC)}
 	refused := []byte(`{"status":"error","error":{"code":"invalid_field","field":"dimming","message":"dimming must be 0 to 100"}}`)
 	h := http.Header{"Content-Type": {"application/json"}}
@@ -57,8 +57,8 @@ func TestStripesAreBoundedAndDropNothing(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 		total := 0
 		for i, n := range r.pending() {
-			if n > maxPending+goroutines {
-				t.Errorf("stripe %d holds %d records, beyond %d", i, n, maxPending+goroutines)
+			if n > mostPending+goroutines {
+				t.Errorf("stripe %d holds %d records, beyond %d", i, n, mostPending+goroutines)
 			}
 			total += n
 		}
