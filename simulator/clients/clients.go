@@ -128,34 +128,48 @@ type Config struct {
 
 // Recorder keeps the clients' reports. It is safe for concurrent use.
 //
-// A request costs it one pass over the fields the server already decoded
-// (one 64-bit hash of each, to tell a resent request) and a short hold of
-// the lock of its client's shard: clients are spread over shardCount
-// shards by api_key, so requests of different apps never wait on each
-// other, and nothing on the path allocates once a client is known (the
-// texts of the judgements' latest breaches are written when the report is
-// read, not when the breach is seen).
+// A request costs it, on the request's path, one pass over the fields
+// the server already decoded (one 64-bit hash of each, to tell a resent
+// request) and the append of a compact record to one of several stripes,
+// whichever is free: requests never wait on each other, not even those
+// of one api_key. The records are folded into the clients' reports in
+// the order Observe took them, off the path: by a short-lived goroutine
+// once a stripe holds foldAt records, and by every reader first (Report,
+// Apps aside), so that a report read after Observe returns holds that
+// request. Nothing on the path allocates once a client is known (the
+// texts of the judgements' latest breaches are written when the report
+// is read, not when the breach is seen).
 type Recorder struct {
-	cfg    Config
-	seed   maphash.Seed
-	shards [shardCount]shard
-	// own counts the clients with a report of their own (at most
-	// MaxClients); other holds the requests of the keys beyond.
+	cfg  Config
+	seed maphash.Seed
+	// stripes take the requests' records (see records.go); seq numbers
+	// them in the order Observe took them.
+	stripes []stripe
+	seq     atomic.Uint64
+	folding atomic.Bool
+	// mu guards the clients' reports: the fold writes them, the readers
+	// read them, and the fold's own state: folded is the number of the
+	// last request folded; held are the stripes' buffers being folded
+	// (by stripe), order the records in the order they are folded, carry
+	// the records taken from a stripe before their turn (spare: its
+	// other buffer).
+	mu           sync.Mutex
+	folded       uint64
+	held         [][]record
+	order        []*record
+	carry, spare []record
+	// keys finds a client by api_key without a lock: a map that is
+	// copied, under newMu, when a client is added. own counts the clients
+	// with a report of their own (at most MaxClients); other holds the
+	// requests of the keys beyond (nil until there is one).
+	keys  atomic.Pointer[map[string]*client]
+	newMu sync.Mutex
 	own   atomic.Int64
-	other shard
+	other atomic.Pointer[client]
 	// epoch counts Resets, so that a Snapshot taken across one is told.
 	epoch atomic.Uint64
 	// shared, when set, is the report every replica folds into (Share).
 	shared *sharing
-}
-
-// shardCount is the number of client shards (a power of two).
-const shardCount = 16
-
-type shard struct {
-	mu      sync.Mutex
-	clients map[string]*client
-	_       [40]byte // a shard's lock on a cache line of its own
 }
 
 // New makes an empty Recorder.
@@ -173,41 +187,36 @@ func New(cfg Config) *Recorder {
 		cfg.Now = time.Now
 	}
 	r := &Recorder{cfg: cfg, seed: maphash.MakeSeed()}
-	for i := range r.shards {
-		r.shards[i].clients = map[string]*client{}
-	}
-	r.other.clients = map[string]*client{}
+	n := stripeCount()
+	r.stripes = make([]stripe, n)
+	r.held = make([][]record, n)
+	r.keys.Store(&map[string]*client{})
 	return r
 }
 
-// resetLocal forgets every client this Recorder keeps, unless a Reset
-// came after epoch (then it is done already).
+// resetLocal forgets every client this Recorder keeps, and the requests
+// not folded yet, unless a Reset came after epoch (then it is done
+// already).
 func (r *Recorder) resetLocal(epoch uint64) {
-	r.lockAll()
-	defer r.unlockAll()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lockStripes()
+	defer r.unlockStripes()
 	if r.epoch.Load() != epoch {
 		return
 	}
-	for i := range r.shards {
-		r.shards[i].clients = map[string]*client{}
+	for i := range r.stripes {
+		st := &r.stripes[i]
+		clear(st.recs)
+		st.recs = st.recs[:0]
 	}
-	r.other.clients = map[string]*client{}
+	clear(r.carry)
+	r.carry = r.carry[:0]
+	r.folded = r.seq.Load()
+	r.keys.Store(&map[string]*client{})
 	r.own.Store(0)
+	r.other.Store(nil)
 	r.epoch.Add(1)
-}
-
-func (r *Recorder) lockAll() {
-	for i := range r.shards {
-		r.shards[i].mu.Lock()
-	}
-	r.other.mu.Lock()
-}
-
-func (r *Recorder) unlockAll() {
-	r.other.mu.Unlock()
-	for i := range r.shards {
-		r.shards[i].mu.Unlock()
-	}
 }
 
 // Judgement identifiers, in report order.
@@ -395,17 +404,17 @@ type client struct {
 type request struct {
 	op      device.Operation
 	format  device.Format
+	hasTime bool
+	signBad bool
 	key     string
 	typ     string
 	skew    time.Duration
-	hasTime bool
 	// invalid is why the request breaks the interface's rules (nil: it
 	// does not); foreign names a field of another device type.
 	invalid *device.Error
 	// violation, set from a Judged exchange, replaces invalid.
 	violation string
 	foreign   string
-	signBad   bool
 	// loose and exact fingerprint the request without and with its
 	// timestamp and sign.
 	loose, exact fingerprint
@@ -422,37 +431,38 @@ type answer struct {
 	hasRetry   bool
 }
 
-// Observe records one exchange.
+// Observe records one exchange: it reads the request and the answer on
+// the caller's path and leaves the rest to the fold (records.go).
 func (r *Recorder) Observe(ex Exchange) {
 	op, ok := opOf(ex.Path)
 	if !ok {
 		return
 	}
 	now := r.cfg.Now()
-	q := r.read(op, ex, now)
+	rec := record{at: ex.Time, done: ex.Done}
+	rec.q = r.read(op, ex, now)
+	q := &rec.q
 	if ex.Judged {
 		q.invalid, q.signBad = nil, ex.SignBad
 		q.violation = ex.Violation
 	}
-	a := readAnswer(ex)
-	if a.message != "" {
-		a.message = scrub(a.message, q.sign, q.key)
+	rec.a = readAnswer(ex)
+	if rec.a.message != "" {
+		rec.a.message = scrub(rec.a.message, q.sign, q.key)
 	}
-	done := ex.Done
-	if done.IsZero() {
-		done = ex.Time
+	if rec.done.IsZero() {
+		rec.done = ex.Time
 	}
-	var phases []string
 	if r.cfg.Phases != nil {
-		phases = r.cfg.Phases()
+		rec.phases = r.cfg.Phases()
 	}
-	sh, c := r.client(q.key)
-	c.observe(r.cfg.Window, r.cfg.Auth == nil, ex.Time, done, &q, &a, phases)
-	sh.mu.Unlock()
+	key := q.key
+	q.key, q.sign = "", "" // read: no record keeps a credential
+	r.add(key, &rec)
 }
 
-// observe folds one request into the client's report. Called with its
-// shard's lock held.
+// observe folds one request into the client's report. Called with the
+// Recorder's mu held, in the order Observe took the requests.
 func (c *client) observe(window time.Duration, signFromAnswer bool, at, done time.Time, q *request, a *answer, phases []string) {
 	c.dirty = true
 	if c.requests == 0 {
@@ -606,26 +616,32 @@ func (v *violation) detailed(kind breach, detail string) {
 	v.kind, v.detail = kind, detail
 }
 
-// client is the client of key, made on first sight, with its shard
-// locked (the caller unlocks it); beyond MaxClients every new key shares
-// OtherClients.
-func (r *Recorder) client(key string) (*shard, *client) {
-	sh := &r.shards[maphash.String(r.seed, key)&(shardCount-1)]
-	sh.mu.Lock()
-	if c, ok := sh.clients[key]; ok {
-		return sh, c
+// client is the client of key, made on first sight; beyond MaxClients
+// every new key shares OtherClients. It is called with a stripe locked,
+// so that no Reset comes between finding the client and recording the
+// request.
+func (r *Recorder) client(key string) *client {
+	if c, ok := (*r.keys.Load())[key]; ok {
+		return c
 	}
-	if r.own.Add(1) > int64(r.cfg.MaxClients) {
-		r.own.Add(-1)
-		sh.mu.Unlock()
-		sh = &r.other
-		sh.mu.Lock()
-		c := sh.clients[OtherClients]
+	if r.own.Load() >= int64(r.cfg.MaxClients) {
+		if c := r.other.Load(); c != nil {
+			return c
+		}
+	}
+	r.newMu.Lock()
+	defer r.newMu.Unlock()
+	keys := *r.keys.Load()
+	if c, ok := keys[key]; ok {
+		return c
+	}
+	if r.own.Load() >= int64(r.cfg.MaxClients) {
+		c := r.other.Load()
 		if c == nil {
 			c = newClient(OtherClients, "")
-			sh.clients[OtherClients] = c
+			r.other.Store(c)
 		}
-		return sh, c
+		return c
 	}
 	key = strings.Clone(key) // the decoded field's string is kept
 	name, id := NoKey, ""
@@ -633,8 +649,12 @@ func (r *Recorder) client(key string) (*shard, *client) {
 		name, id = Mask(key), idOf(key)
 	}
 	c := newClient(name, id)
-	sh.clients[key] = c
-	return sh, c
+	next := make(map[string]*client, len(keys)+1)
+	maps.Copy(next, keys)
+	next[key] = c
+	r.keys.Store(&next)
+	r.own.Add(1)
+	return c
 }
 
 func newClient(name, id string) *client {
@@ -961,26 +981,28 @@ func (r *Recorder) Report() *Report {
 
 // snapshot reports every client (dirtyOnly: those changed since the last
 // snapshot that asked, whose changes it then clears), those with a
-// report of their own sorted by name and id, and OtherClients apart.
+// report of their own sorted by name and id, and OtherClients apart. It
+// folds every request observed so far first.
 func (r *Recorder) snapshot(dirtyOnly bool) (own, other []Client) {
 	own = []Client{}
-	take := func(sh *shard, out *[]Client) {
-		sh.mu.Lock()
-		defer sh.mu.Unlock()
-		for _, c := range sh.clients {
-			if dirtyOnly && !c.dirty {
-				continue
-			}
-			if dirtyOnly {
-				c.dirty = false
-			}
-			*out = append(*out, c.report(r.cfg.Window))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.foldLocked()
+	take := func(c *client, out *[]Client) {
+		if c.requests == 0 || (dirtyOnly && !c.dirty) {
+			return // made by a request not recorded yet, or unchanged
 		}
+		if dirtyOnly {
+			c.dirty = false
+		}
+		*out = append(*out, c.report(r.cfg.Window))
 	}
-	for i := range r.shards {
-		take(&r.shards[i], &own)
+	for _, c := range *r.keys.Load() {
+		take(c, &own)
 	}
-	take(&r.other, &other)
+	if c := r.other.Load(); c != nil {
+		take(c, &other)
+	}
 	sortClients(own)
 	return own, other
 }
@@ -1050,8 +1072,8 @@ func (c *client) report(window time.Duration) Client {
 // counts as one).
 func (r *Recorder) Apps() int {
 	n := int(r.own.Load())
-	r.other.mu.Lock()
-	n += len(r.other.clients)
-	r.other.mu.Unlock()
+	if r.other.Load() != nil {
+		n++
+	}
 	return n
 }

@@ -1,0 +1,198 @@
+package clients
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// The request's path and the fold.
+//
+// Observe reads an exchange into a record (what the judgements need of
+// it, no credential, no body) and appends it to one of the Recorder's
+// stripes: it tries a stripe drawn at random and, when another request
+// holds that one, the next, so that requests do not wait on each other
+// (with one api_key under many connections they all used to wait on that
+// key's lock). Each record carries the number Observe gave it, from one
+// counter, in the order Observe took the requests.
+//
+// The fold takes every request numbered up to the counter as it read it
+// (see foldLocked) and applies them to the clients' reports in their
+// numbers' order, under the Recorder's mu. So
+// a request observed after another returned (a resend after its refusal
+// was answered) is folded after it, whichever stripes they went to, and
+// the judgements read them in the order they were observed, as when
+// every request was folded on its own path.
+//
+// Nothing is dropped: a stripe grows while a fold runs. A stripe that
+// holds foldAt records starts a fold on a goroutine of its own (one at a
+// time), and every reader folds what is left before it reads; a stripe
+// that holds maxPending (the fold's goroutine is kept waiting) makes its
+// requests fold, and one that holds mostPending makes them wait.
+
+// record is one exchange as the fold needs it.
+type record struct {
+	c        *client
+	seq      uint64
+	at, done time.Time
+	q        request
+	a        answer
+	phases   []string
+}
+
+// stripe is one buffer of records and its lock, on cache lines of its own.
+type stripe struct {
+	_    [64]byte
+	mu   sync.Mutex
+	recs []record
+}
+
+// foldAt is how many records a stripe holds before it asks for a fold:
+// small enough that the buffers stay a few hundred kilobytes, large
+// enough that the fold's goroutine is started once per hundreds of
+// requests.
+const foldAt = 64
+
+// maxPending is how many records a stripe may hold before the request
+// that adds one folds them itself, when no other fold runs; mostPending
+// is how many it may hold at most: the request that adds one waits for
+// the fold that runs, and then folds.
+const (
+	maxPending  = 16 * foldAt
+	mostPending = 4 * maxPending
+)
+
+// stripeCount is the number of stripes: four per processor that runs Go
+// code (a power of two, at least 8), so that a free one is nearly always
+// the first tried.
+func stripeCount() int {
+	n := max(4*runtime.GOMAXPROCS(0), 8)
+	return min(1<<bits.Len(uint(n-1)), 256)
+}
+
+// add records rec of key's client on a free stripe, and starts a fold
+// when that stripe is full.
+func (r *Recorder) add(key string, rec *record) {
+	n := uint32(len(r.stripes))
+	i := rand.Uint32() & (n - 1)
+	st := &r.stripes[i]
+	if !st.mu.TryLock() {
+		locked := false
+		for j := uint32(1); j < n && !locked; j++ {
+			st = &r.stripes[(i+j)&(n-1)]
+			locked = st.mu.TryLock()
+		}
+		if !locked {
+			st = &r.stripes[i]
+			st.mu.Lock()
+		}
+	}
+	rec.c = r.client(key)
+	rec.seq = r.seq.Add(1)
+	st.recs = append(st.recs, *rec)
+	pending := len(st.recs)
+	st.mu.Unlock()
+	switch {
+	case pending >= maxPending:
+		// The fold falls behind (its goroutine waits for a processor
+		// that busy requests hold): this request folds, unless another
+		// fold runs; at mostPending it waits for that one, so that the
+		// stripes stay bounded.
+		if pending >= mostPending {
+			r.mu.Lock()
+		} else if !r.mu.TryLock() {
+			return
+		}
+		r.foldLocked()
+		r.mu.Unlock()
+	case pending >= foldAt && !r.folding.Load() && r.folding.CompareAndSwap(false, true):
+		go r.foldBehind()
+	}
+}
+
+// foldBehind folds what the stripes hold, off every request's path.
+func (r *Recorder) foldBehind() {
+	r.mu.Lock()
+	r.foldLocked()
+	r.mu.Unlock()
+	r.folding.Store(false)
+}
+
+// lockStripes locks every stripe (Reset: no request is recorded while
+// the clients are forgotten).
+func (r *Recorder) lockStripes() {
+	for i := range r.stripes {
+		r.stripes[i].mu.Lock()
+	}
+}
+
+func (r *Recorder) unlockStripes() {
+	for i := range r.stripes {
+		r.stripes[i].mu.Unlock()
+	}
+}
+
+// foldLocked folds into the clients' reports every request observed so
+// far, in the order Observe took them. Called with mu held.
+//
+// It folds the requests numbered up to the counter as it reads it first,
+// n: each of those is in a stripe by the time the fold locks that stripe
+// (a request is numbered and added under its stripe's lock), so they
+// are all there, and they are exactly the numbers after the last fold's.
+// A request numbered after n that a stripe already holds waits for the
+// next fold (carry), so that none is folded before an earlier one.
+func (r *Recorder) foldLocked() {
+	n := r.seq.Load()
+	if n == r.folded {
+		return // nothing observed since the last fold: no stripe locked
+	}
+	from := r.folded
+	order := r.order[:0]
+	order = append(order, make([]*record, n-from)...)
+	place := func(rec *record) {
+		order[rec.seq-from-1] = rec
+	}
+	// Records carried from the last fold, and each stripe's, one
+	// stripe at a time (swapped with the buffer it had before).
+	carried := r.carry
+	r.carry = r.spare[:0]
+	for i := range carried {
+		if carried[i].seq <= n {
+			place(&carried[i])
+		} else {
+			r.carry = append(r.carry, carried[i])
+		}
+	}
+	for i := range r.stripes {
+		st := &r.stripes[i]
+		st.mu.Lock()
+		r.held[i], st.recs = st.recs, r.held[i][:0]
+		st.mu.Unlock()
+		for j := range r.held[i] {
+			if rec := &r.held[i][j]; rec.seq <= n {
+				place(rec)
+			} else {
+				r.carry = append(r.carry, *rec)
+			}
+		}
+	}
+	for _, rec := range order {
+		if rec == nil {
+			continue // never: every number up to n is held (see above)
+		}
+		rec.c.observe(r.cfg.Window, r.cfg.Auth == nil, rec.at, rec.done, &rec.q, &rec.a, rec.phases)
+	}
+	r.folded = n
+	clear(order)
+	r.order = order[:0]
+	clear(carried)
+	r.spare = carried[:0]
+	for i := range r.held {
+		clear(r.held[i]) // no client, error or phase kept alive by a buffer
+		if cap(r.held[i]) > 2*mostPending {
+			r.held[i] = nil // grown while a fold ran: let it go
+		}
+	}
+}
