@@ -3,8 +3,10 @@ package conformance
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // TestLaneJudgesEveryFieldAndTellsRivalsApart: a state check sent in the
@@ -72,6 +74,27 @@ func TestLaneJudgesEveryFieldAndTellsRivalsApart(t *testing.T) {
 		case tc.failsWith != "" && !strings.Contains(why, tc.failsWith):
 			t.Errorf("%s: %q, want a failure saying %q", tc.name, why, tc.failsWith)
 		}
+	}
+}
+
+// TestProgressSaysHowTheLaneRan: once a slow device's state checks of
+// valid values were sent together, the progress line names the device,
+// its median answer, how many were sent so, in how long, and how many ran
+// alone again; it no longer says that they run one at a time.
+func TestProgressSaysHowTheLaneRan(t *testing.T) {
+	demo := fleet.Demo()
+	tgt, err := demo.Target()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sn = "0123456789abcdef0123456789abcd04"
+	env := &Env{Fleet: demo, Target: tgt, Workers: 1}
+	env.slow.answers = map[string][]time.Duration{sn: {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
+	env.slow.lanes = map[string]lanesNote{sn: {checks: 110, alone: 2, took: 24 * time.Second}}
+	note := env.SlowNote()
+	want := "slow device Thermostat " + sn + ": median answer 1.5s (110 state checks of valid values sent on it together in 24s, 150ms apart"
+	if !strings.Contains(note, want) || !strings.Contains(note, "2 ran alone again") || strings.Contains(note, "no other Thermostat") {
+		t.Errorf("progress note %q, want it to say %q and how many ran alone again", note, want)
 	}
 }
 

@@ -181,7 +181,7 @@ func (env *Env) standInNote(sn string) string {
 	if s.stand.moved[sn] == 0 {
 		d, ok := env.fleetDevice(sn)
 		if ok && s.lanes[sn].checks == 0 && env.Worker == 0 && len(env.sameType(d.Type, d.SN)) == 0 {
-			return fmt.Sprintf(" (its state checks of valid values run on it one at a time: the fleet has no other %s on the tested account to run them on)", d.Type)
+			return fmt.Sprintf(" (its state checks of valid values run on it: the fleet has no other %s on the tested account to run them on)", d.Type)
 		}
 		return ""
 	}
