@@ -36,7 +36,7 @@ import (
 // confirmed alone before it is reported. The effect checks, which change
 // the device and read it, stay one at a time; a valid case's state check
 // runs on a stand-in (spread.go) or, when the fleet has none, in its
-// field's lane (lanes.go), else one at a time.
+// device's lane (lanes.go), else one at a time.
 
 const (
 	// slowAnswer is the median answer time from which a device is slow.
@@ -58,7 +58,7 @@ const (
 	// planRefusalState: the state check of a refusal: read, send, read.
 	planRefusalState
 	// planValidState: the state check of a valid value: sent in its
-	// field's lane (lanes.go) when the device has no stand-in (spread.go).
+	// device's lane (lanes.go) when the device has no stand-in (spread.go).
 	planValidState
 )
 
@@ -88,7 +88,7 @@ type fetched struct {
 	steps  []step
 	next   int
 	shared bool
-	// lane: a valid value's state check sent in its field's lane (lanes.go).
+	// lane: a valid value's state check sent in its device's lane (lanes.go).
 	lane *laneResult
 }
 

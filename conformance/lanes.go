@@ -107,14 +107,14 @@ type laneMember struct {
 	key string
 }
 
-// lanesNote is what the lanes did, per slow device, for progress.
+// lanesNote is what a slow device's lane did, for progress.
 type lanesNote struct {
 	checks, alone int
 	took          time.Duration
 }
 
 // laneable are the state checks of valid values of a slow device that go
-// in lanes (the others run alone, as before), with their commands.
+// in its lane (the others run alone, as before), with their commands.
 func (env *Env) laneable(states []plan) []laneMember {
 	s := &env.slow
 	s.mu.Lock()

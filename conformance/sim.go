@@ -84,7 +84,7 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 	}
 	if valid {
 		// A valid value's state check: on a slow device with no stand-in,
-		// sent in its field's lane (lanes.go).
+		// sent in its device's lane (lanes.go).
 		env.planCheck(m, plan{c: c, formats: []device.Format{f}, kind: planValidState})
 		env.it(m, body)
 		return
