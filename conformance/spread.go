@@ -203,8 +203,9 @@ func (s *slowState) sortedSlow() []string {
 // hasStandIn says whether the state checks of valid values of a slow
 // device (hexOnly serial) go to a stand-in: then they are not sent in
 // its lane (lanes.go). A stand-in answers at once, so it is the quicker of
-// the two (1m35s against 1m46s measured); the lane judges the slow device itself, for a fleet that has
-// no other device of its type (the demo fleet has one Thermostat).
+// the two (a whole run 1m35s against 1m46s, measured); the lane judges the
+// slow device itself, for a fleet that has no other device of its type
+// (the demo fleet has one Thermostat).
 func (env *Env) hasStandIn(sn string) bool {
 	if env.Worker > 0 || env.DryRun || env.Fleet == nil {
 		return false
