@@ -27,7 +27,7 @@ import (
 // within the 2 minutes runGwconform allows.
 func TestSlowDeviceIsJudgedAndTheRunEndsInTime(t *testing.T) {
 	t.Parallel()
-	slowDeviceRun(t, fixtures.DemoFleet, "Light Dimmer", "0123456789abcdef0123456789abcd06",
+	slowDeviceRun(t, 2*time.Minute, fixtures.DemoFleet, "Light Dimmer", "0123456789abcdef0123456789abcd06",
 		`"dimming":"101"|<dimming>101</dimming>`, nil,
 		[]string{"command.light-dimmer.dimming.101.json", "command.light-dimmer.dimming.101.xml"}, false,
 		`\(\d+ state checks of valid values run on Light Dimmer 0123456789abcdef0123456789abcd07`)
@@ -47,7 +47,7 @@ func TestSlowThermostatIsJudgedAndTheRunEndsInTime(t *testing.T) {
 	if bytes.Equal(f, fixtures.DemoFleet) {
 		t.Fatal("the demo fleet's second gateway is not where the test adds a Thermostat")
 	}
-	slowDeviceRun(t, f, "Thermostat", "0123456789abcdef0123456789abcd04",
+	slowDeviceRun(t, 2*time.Minute, f, "Thermostat", "0123456789abcdef0123456789abcd04",
 		`"mode":"Maybe"|<mode>Maybe</mode>`, nil,
 		[]string{"command.thermostat.mode.not-allowed.json", "command.thermostat.mode.not-allowed.xml"}, false,
 		`\(\d+ state checks of valid values run on Thermostat 0123456789abcdef0123456789abcd08`)
@@ -62,17 +62,40 @@ func TestSlowThermostatIsJudgedAndTheRunEndsInTime(t *testing.T) {
 // (and its answer checks, whose change never appears). They fail, and
 // nothing else does, exactly as against the same target answering at
 // once; progress names the slow device, its median answer
-// and how its state checks ran; the whole run ends within the 2 minutes
-// runGwconform allows.
+// and how its state checks ran; the whole run ends within 2 minutes.
 func TestSlowThermostatAloneIsJudgedAndTheRunEndsInTime(t *testing.T) {
 	t.Parallel()
 	threeDecimals := regexp.MustCompile(`(heating point"\s*:\s*"?|<heating_point>)(-?\d+\.12)5([",}<\s])`)
-	slowDeviceRun(t, fixtures.DemoFleet, "Thermostat", "0123456789abcdef0123456789abcd04", "",
+	slowDeviceRun(t, 2*time.Minute, fixtures.DemoFleet, "Thermostat", "0123456789abcdef0123456789abcd04", "",
 		func(b []byte) []byte { return threeDecimals.ReplaceAll(b, []byte("${1}${2}${3}")) },
 		[]string{"command.thermostat.heating_point.valid.three-decimals.json.sim", "command.thermostat.heating_point.valid.three-decimals.xml.sim",
 			// The case's answer checks too: the change they were answered
 			// success for never appears (settle.go), in either run.
 			"command.thermostat.heating_point.valid.three-decimals.json", "command.thermostat.heating_point.valid.three-decimals.xml"}, true,
+		`\(\d+ state checks of valid values sent on it together in \d+s`)
+}
+
+// TestSlowThermostatAloneJudgesEveryFieldOfTheState: the same, with a
+// target that, for the slow Thermostat, sets fan On whenever a command
+// sets mode Heat. Its commands of mode Heat leave a state (Heat, fan On)
+// that no check sends: the state checks sent together on the slow device
+// catch it in the other field, exactly as against the same target
+// answering at once (no MUST check fails but those of mode Heat).
+func TestSlowThermostatAloneJudgesEveryFieldOfTheState(t *testing.T) {
+	t.Parallel()
+	heat := regexp.MustCompile(`(?i)"mode"\s*:\s*"heat"|<mode>heat</mode>`)
+	fan := regexp.MustCompile(`("fan"\s*:\s*"|<fan>)[A-Za-z]*`)
+	// Each of its many failures is confirmed alone (1.5 s each) and each
+	// answer check of mode Heat waits the settle time for a state that
+	// never appears: the run is allowed 4 minutes.
+	slowDeviceRun(t, 4*time.Minute, fixtures.DemoFleet, "Thermostat", "0123456789abcdef0123456789abcd04", "",
+		func(b []byte) []byte {
+			if !heat.Match(b) {
+				return b
+			}
+			return fan.ReplaceAll(b, []byte("${1}On"))
+		},
+		[]string{"command.thermostat.mode.heat.json.sim", "command.thermostat.mode.heat.xml.sim"}, false,
 		`\(\d+ state checks of valid values sent on it together in \d+s`)
 }
 
@@ -83,9 +106,10 @@ func TestSlowThermostatAloneIsJudgedAndTheRunEndsInTime(t *testing.T) {
 // mustFail are the checks that fault or alter fails (at level MUST, or
 // with only at any level, and then no other check fails in either run).
 // It runs the same target without the wait first, and wants the same
-// outcome for every check, and the progress naming the slow device and
-// matching progress (how its state checks of valid values ran).
-func slowDeviceRun(t *testing.T, fl []byte, typ, sn, fault string, alter func([]byte) []byte, mustFail []string, only bool, progress string) {
+// outcome for every check, the slow run ended within limit, and the
+// progress naming the slow device and matching progress (how its state
+// checks of valid values ran).
+func slowDeviceRun(t *testing.T, limit time.Duration, fl []byte, typ, sn, fault string, alter func([]byte) []byte, mustFail []string, only bool, progress string) {
 	f, err := fleet.Parse(fl)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +144,7 @@ func slowDeviceRun(t *testing.T, fl []byte, typ, sn, fault string, alter func([]
 		return srv.URL
 	}
 	fast := gwconform(t, "--target", target(0), "--fleet", file)
-	r := gwconform(t, "--target", target(1500*time.Millisecond), "--fleet", file)
+	r := runGwconformFor(t, limit, bins.gwconform, nil, "--target", target(1500*time.Millisecond), "--fleet", file)
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1 (the %s's fault is accepted)\n%s\n%s", r.code, typ, tail(r.stdout), r.stderr)
 	}
