@@ -33,9 +33,10 @@ import (
 // before and after). Each check then judges what its own requests got, in
 // its place in the run; a check that fails so is run again alone, and
 // only that result counts: a failure found while running concurrently is
-// confirmed alone before it is reported. The checks that change the
-// device and read it (a valid case's state check, the effect checks) stay
-// one at a time.
+// confirmed alone before it is reported. The effect checks, which change
+// the device and read it, stay one at a time; a valid case's state check
+// runs on a stand-in (spread.go) or, when the fleet has none, in its
+// device's lane (lanes.go), else one at a time.
 
 const (
 	// slowAnswer is the median answer time from which a device is slow.
@@ -56,6 +57,9 @@ const (
 	planAnswer planKind = iota
 	// planRefusalState: the state check of a refusal: read, send, read.
 	planRefusalState
+	// planValidState: the state check of a valid value: sent in its
+	// device's lane (lanes.go) when the device has no stand-in (spread.go).
+	planValidState
 )
 
 // plan is a check whose requests may be sent concurrently on a slow
@@ -84,6 +88,8 @@ type fetched struct {
 	steps  []step
 	next   int
 	shared bool
+	// lane: a valid value's state check sent in its device's lane (lanes.go).
+	lane *laneResult
 }
 
 // slowState is a process's slow devices and their checks.
@@ -104,6 +110,8 @@ type slowState struct {
 	suite types.SuiteConfig
 	// stand: the state checks moved off slow devices (spread.go).
 	stand standIns
+	// lanes: the state checks sent in lanes, per slow device (lanes.go).
+	lanes map[string]lanesNote
 }
 
 // timeAnswer keeps the answer time of a request about a device.
@@ -152,7 +160,7 @@ func (env *Env) SlowNote() string {
 	var notes []string
 	for _, sn := range s.sortedSlow() {
 		m, _ := s.medianAnswer(sn)
-		notes = append(notes, fmt.Sprintf("slow device %s: median answer %s%s", env.deviceName(sn), m.Round(10*time.Millisecond), env.standInNote(sn)))
+		notes = append(notes, fmt.Sprintf("slow device %s: median answer %s%s%s", env.deviceName(sn), m.Round(10*time.Millisecond), env.standInNote(sn), s.lanesNoteFor(sn)))
 	}
 	return strings.Join(notes, ", ")
 }
@@ -311,14 +319,17 @@ func (env *Env) planDevice(p plan) string {
 func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 	s := &env.slow
 	s.mu.Lock()
-	var valid, refusals []plan
+	var valid, refusals, states []plan
 	for id, p := range s.plans {
 		if s.ran[id] && id != asking {
 			continue // it has run, one at a time
 		}
-		if p.refusal {
+		switch {
+		case p.kind == planValidState:
+			states = append(states, p)
+		case p.refusal:
 			refusals = append(refusals, p)
-		} else {
+		default:
 			valid = append(valid, p)
 		}
 	}
@@ -333,9 +344,9 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 		sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 		return out
 	}
-	valid, refusals = mine(valid), mine(refusals)
+	valid, refusals, states = mine(valid), mine(refusals), mine(states)
 	// The device is saved to be put back before anything is sent.
-	for _, p := range append(valid, refusals...) {
+	for _, p := range append(append(valid, refusals...), states...) {
 		if c, skip := p.c.Build(env, p.formats[0], p.c.ID); skip == "" {
 			env.putBack(ctx, c)
 		}
@@ -526,6 +537,13 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 	jobs = append(jobs, answerJobs(answerOnly)...)
 	runAll(jobs)
 	answered(answerOnly)
+	// The state checks of valid values, in lanes, when no stand-in
+	// takes them (spread.go).
+	if len(states) > 0 && !env.hasStandIn(sn) {
+		for id, f := range env.runLanes(ctx, sn, env.laneable(states)) {
+			results[id] = f
+		}
+	}
 	s.mu.Lock()
 	if s.fetched == nil {
 		s.fetched = map[string]*fetched{}

@@ -341,9 +341,12 @@ func (env *Env) quietAfterBatch(ctx context.Context, sn string) {
 	if e == nil {
 		return
 	}
+	// As long as a change may take to show (quietFor): the whole settle
+	// time until this run has seen one appear, then twice the longest
+	// any took (nothing for a target that applies before it answers).
 	select {
 	case <-ctx.Done():
-	case <-time.After(time.Until(since.Add(env.Settle))):
+	case <-time.After(time.Until(since.Add(env.quietFor()))):
 	}
 	s.mu.Lock()
 	if cur := s.pending[key]; cur != nil && cur.since.Equal(since) {

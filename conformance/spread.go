@@ -180,8 +180,8 @@ func (env *Env) standInNote(sn string) string {
 	s := &env.slow
 	if s.stand.moved[sn] == 0 {
 		d, ok := env.fleetDevice(sn)
-		if ok && env.Worker == 0 && len(env.sameType(d.Type, d.SN)) == 0 {
-			return fmt.Sprintf(" (its state checks of valid values run on it one at a time: the fleet has no other %s on the tested account to run them on)", d.Type)
+		if ok && s.lanes[sn].checks == 0 && env.Worker == 0 && len(env.sameType(d.Type, d.SN)) == 0 {
+			return fmt.Sprintf(" (its state checks of valid values run on it: the fleet has no other %s on the tested account to run them on)", d.Type)
 		}
 		return ""
 	}
@@ -198,4 +198,30 @@ func (s *slowState) sortedSlow() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// hasStandIn says whether the state checks of valid values of a slow
+// device (hexOnly serial) go to a stand-in: then they are not sent in
+// its lane (lanes.go). A stand-in answers at once, so it is the quicker of
+// the two (a whole run 1m35s against 1m46s, measured); the lane judges the
+// slow device itself, for a fleet that has no other device of its type
+// (the demo fleet has one Thermostat).
+func (env *Env) hasStandIn(sn string) bool {
+	if env.Worker > 0 || env.DryRun || env.Fleet == nil {
+		return false
+	}
+	d, ok := env.fleetDevice(sn)
+	if !ok {
+		return false
+	}
+	s := &env.slow
+	for _, cand := range env.sameType(d.Type, d.SN) {
+		s.mu.Lock()
+		cm, known := s.medianAnswer(hexOnly(cand.dev.SN))
+		s.mu.Unlock()
+		if !known || cm < slowAnswer {
+			return true
+		}
+	}
+	return false
 }
