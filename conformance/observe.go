@@ -372,3 +372,15 @@ func (env *Env) AnyDeviceSN() string {
 	d, _ := env.anyDevice()
 	return d.SN
 }
+
+// CloseIdleConnections closes the connections the run keeps for reuse,
+// to the target and to the observer. Run it before stopping a server the
+// run talked to: a connection dialed for a request that another one
+// served sits unused in the pool, and net/http's Shutdown waits 5 s for
+// such a connection before it counts it idle.
+func (env *Env) CloseIdleConnections() {
+	if env.Client != nil {
+		env.Client.CloseIdleConnections()
+	}
+	observerHTTP.CloseIdleConnections()
+}

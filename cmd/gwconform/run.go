@@ -478,6 +478,9 @@ func (m *runMain) Close() error {
 	}
 	m.cleanups = nil
 	if m.embedded != nil {
+		if m.env != nil {
+			m.env.CloseIdleConnections()
+		}
 		err := m.embedded.Close()
 		m.embedded = nil
 		return err

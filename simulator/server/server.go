@@ -108,6 +108,11 @@ type Config struct {
 
 // Server serves the interface and the admin API on one listener.
 type Server struct {
+	// fresh are the connections that have not yet sent a request
+	// (http.StateNew), for Close.
+	freshMu sync.Mutex
+	fresh   map[net.Conn]struct{}
+
 	cfg     Config
 	log     *slog.Logger
 	journal JournalStore
@@ -330,6 +335,7 @@ func (s *Server) Open(addr string) error {
 		IdleTimeout:       orDefault(s.cfg.IdleTimeout, DefaultIdleTimeout),
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnState:         s.trackFresh,
 	}
 	if s.cfg.SummaryEvery > 0 {
 		s.stopSummary, s.summaryDone = make(chan struct{}), make(chan struct{})
@@ -377,11 +383,52 @@ func (s *Server) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil {
+	done := make(chan error, 1)
+	go func() { done <- s.srv.Shutdown(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(freshGrace):
+		// A connection that has sent no request by now is one a client
+		// dialed ahead and kept unused (an HTTP client's pool does):
+		// Shutdown would wait 5 s for it before counting it idle.
+		s.closeFresh()
+		err = <-done
+	}
+	if err != nil {
 		s.srv.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// freshGrace is how long Close lets a connection that has sent no request
+// yet start one before it closes it.
+const freshGrace = 200 * time.Millisecond
+
+// trackFresh is the server's ConnState hook: it keeps the connections
+// that have not sent a request yet.
+func (s *Server) trackFresh(c net.Conn, st http.ConnState) {
+	s.freshMu.Lock()
+	defer s.freshMu.Unlock()
+	if st == http.StateNew {
+		if s.fresh == nil {
+			s.fresh = map[net.Conn]struct{}{}
+		}
+		s.fresh[c] = struct{}{}
+		return
+	}
+	delete(s.fresh, c)
+}
+
+// closeFresh closes the connections that have not sent a request.
+func (s *Server) closeFresh() {
+	s.freshMu.Lock()
+	defer s.freshMu.Unlock()
+	for c := range s.fresh {
+		c.Close()
+		delete(s.fresh, c)
+	}
 }
 
 // bodyPool holds request body buffers: a body is read into one, decoded
