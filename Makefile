@@ -94,6 +94,10 @@ lint:
 # that came with them moved to HEAVY): from a fresh clone 182 s wall,
 # 258 s CPU, recompiling with -race what the last commit changed
 # (cmd/gwconform 105 s, simulator/redisstore 28 s, conformance/load 21 s).
+# Stop 34 (main at ca5b022, after the sixteen slowest tests moved to
+# HEAVY): from a fresh clone 200 s wall, 265 s CPU, recompiling with
+# -race what the stop changed (cmd/gwconform 87 s, simulator/server 15 s,
+# conformance/load 12 s, conformance/explore 11 s).
 # Before: main at 0204a85, simulator/redisstore alone (not in the
 # totals). Without -trimpath a fresh clone compiled the module again (go's
 # cache keys held the directory): -race builds, vet and staticcheck cost
