@@ -97,7 +97,8 @@ lint:
 # Stop 34 (main at ca5b022, after the sixteen slowest tests moved to
 # HEAVY): from a fresh clone 200 s wall, 265 s CPU, recompiling with
 # -race what the stop changed (cmd/gwconform 87 s, simulator/server 15 s,
-# conformance/load 12 s, conformance/explore 11 s).
+# conformance/load 12 s, conformance/explore 11 s); run again in that
+# clone, 151 s wall, 210 s CPU (cmd/gwconform 89 s).
 # Before: main at 0204a85, simulator/redisstore alone (not in the
 # totals). Without -trimpath a fresh clone compiled the module again (go's
 # cache keys held the directory): -race builds, vet and staticcheck cost
