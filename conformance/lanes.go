@@ -229,9 +229,7 @@ func (env *Env) runLanes(ctx context.Context, sn string, members []laneMember) m
 	if late {
 		env.quietAfterBatch(ctx, sn)
 	} else {
-		env.settle.mu.Lock()
-		delete(env.settle.pending, hexOnly(sn))
-		env.settle.mu.Unlock()
+		env.forgetPending(sn)
 	}
 	s := &env.slow
 	s.mu.Lock()
@@ -333,10 +331,7 @@ func laneUnjudged(r *laneResult) bool {
 	if !ok {
 		return false
 	}
-	got := map[string]string{}
-	for k, v := range normalize(r.own.State) {
-		got[k] = v
-	}
+	got := normalize(r.own.State)
 	if len(got) != len(t.Fields) {
 		return false
 	}

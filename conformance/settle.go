@@ -355,6 +355,16 @@ func (env *Env) quietAfterBatch(ctx context.Context, sn string) {
 	s.mu.Unlock()
 }
 
+// forgetPending expects nothing more of a device: it was seen to show
+// each change it was sent (a slow device's lane read each right after
+// its answer), so there is nothing left to wait for.
+func (env *Env) forgetPending(sn string) {
+	s := &env.settle
+	s.mu.Lock()
+	delete(s.pending, hexOnly(sn))
+	s.mu.Unlock()
+}
+
 // awaitLog reads a gateway's messages, first waiting until the messages
 // accepted since the last read have appeared: as many more as were
 // accepted (where the count is known), the newest of them the newest.

@@ -94,10 +94,7 @@ func (env *Env) standIn(c Case, f device.Format) (*fleet.Target, fleet.Device, s
 		s.stand.kept[key] = true // the first of this field and format stays on the device
 		return nil, fleet.Device{}, ""
 	}
-	for _, cand := range env.sameType(c.Type, d.SN) {
-		if cm, ok := s.medianAnswer(hexOnly(cand.dev.SN)); ok && cm >= slowAnswer {
-			continue // slow too
-		}
+	if cand, ok := env.fastSameType(c.Type, d.SN); ok {
 		t := *env.Target
 		t.MAC = cand.mac
 		t.Devices = map[string]fleet.Device{}
@@ -214,14 +211,21 @@ func (env *Env) hasStandIn(sn string) bool {
 	if !ok {
 		return false
 	}
-	s := &env.slow
-	for _, cand := range env.sameType(d.Type, d.SN) {
-		s.mu.Lock()
-		cm, known := s.medianAnswer(hexOnly(cand.dev.SN))
-		s.mu.Unlock()
-		if !known || cm < slowAnswer {
-			return true
+	env.slow.mu.Lock()
+	defer env.slow.mu.Unlock()
+	_, ok = env.fastSameType(d.Type, d.SN)
+	return ok
+}
+
+// fastSameType is the first device of typ on the tested account, other
+// than sn, that is not known to be slow too (sameType's order): the
+// stand-in of sn's state checks of valid values. env.slow.mu is held.
+func (env *Env) fastSameType(typ, sn string) (devOn, bool) {
+	for _, cand := range env.sameType(typ, sn) {
+		if cm, ok := env.slow.medianAnswer(hexOnly(cand.dev.SN)); ok && cm >= slowAnswer {
+			continue // slow too
 		}
+		return cand, true
 	}
-	return false
+	return devOn{}, false
 }
