@@ -170,6 +170,9 @@ type Recorder struct {
 	epoch atomic.Uint64
 	// shared, when set, is the report every replica folds into (Share).
 	shared *sharing
+	// wallClock says Config.Now was not set: Observe then takes an
+	// exchange's Time as the clock's reading.
+	wallClock bool
 }
 
 // New makes an empty Recorder.
@@ -183,10 +186,11 @@ func New(cfg Config) *Recorder {
 	if cfg.Location == nil {
 		cfg.Location = time.UTC
 	}
-	if cfg.Now == nil {
+	wallClock := cfg.Now == nil
+	if wallClock {
 		cfg.Now = time.Now
 	}
-	r := &Recorder{cfg: cfg, seed: maphash.MakeSeed()}
+	r := &Recorder{cfg: cfg, seed: maphash.MakeSeed(), wallClock: wallClock}
 	n := stripeCount()
 	r.stripes = make([]stripe, n)
 	r.held = make([][]record, n)
@@ -438,7 +442,13 @@ func (r *Recorder) Observe(ex Exchange) {
 	if !ok {
 		return
 	}
-	now := r.cfg.Now()
+	// A timestamp's skew is measured against when the request arrived;
+	// on the wall clock that is ex.Time, read already (a clock read is
+	// a tenth of Observe's time on this machine).
+	now := ex.Time
+	if !r.wallClock || now.IsZero() {
+		now = r.cfg.Now()
+	}
 	rec := record{at: ex.Time, done: ex.Done}
 	rec.q = r.read(op, ex, now)
 	q := &rec.q
@@ -879,7 +889,7 @@ func foreignField(pairs []device.Pair, typ string, format device.Format) string 
 // in JSON or XML; what it cannot read stays empty.
 func readAnswer(ex Exchange) answer {
 	a := answer{status: ex.Status}
-	if v := strings.TrimSpace(ex.Header.Get("Retry-After")); v != "" {
+	if v := strings.TrimSpace(headerValue(ex.Header, "Retry-After")); v != "" {
 		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
 			a.retryAfter, a.hasRetry = time.Duration(secs)*time.Second, true
 		} else if t, err := http.ParseTime(v); err == nil {
@@ -893,9 +903,19 @@ func readAnswer(ex Exchange) answer {
 		a.code, a.field, a.message = clip(e.Code), clip(e.Field), e.Message
 		return a
 	}
-	p := apiclient.ParseAnswer(ex.Header.Get("Content-Type"), ex.Answer)
+	p := apiclient.ParseAnswer(headerValue(ex.Header, "Content-Type"), ex.Answer)
 	a.code, a.field, a.message = clip(p.ErrorCode), clip(p.ErrorField), p.ErrorMessage
 	return a
+}
+
+// headerValue is h.Get(key) for a key in canonical form, as net/http and
+// Header().Set keep an answer's: without Get's canonicalising of the key
+// on every request.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // plain says s reads back the same from a JSON or an XML answer: valid

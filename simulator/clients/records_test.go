@@ -90,3 +90,35 @@ func TestStripesAreBoundedAndDropNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestSkewIsAgainstArrival: on the wall clock (Config.Now unset) a
+// timestamp is compared with the time its request arrived (Exchange.Time),
+// not with when Observe ran; report.go: "Skew is its timestamps less the
+// clock of gwsim at arrival". A request that arrived an hour ago, stamped
+// with its arrival second, has no skew; with a clock set, Observe reads it.
+func TestSkewIsAgainstArrival(t *testing.T) {
+	arrived := time.Now().Add(-time.Hour).Truncate(time.Second)
+	ts := auth.Timestamp(arrived, time.UTC)
+	body := []byte(`{"control":{"api_key":"demo-key","timestamp":"` + ts + `","sign":"` + auth.Sign("demo-key", "demo-secret", ts) +
+		`","myservice_id":"5f3a9c0e1b2d4f6a8c0e1b2d","mac":"a4c138f0e2b1","sn":"0123456789abcdef0123456789abcd06","type":"Light Dimmer","dimming":"55"}}`)
+	ex := Exchange{Time: arrived, Path: device.SendCommand.Path(), ContentType: "application/json", Body: body, Status: http.StatusOK,
+		Header: http.Header{"Content-Type": {"application/json"}}, Answer: []byte(`{"status":"success"}`)}
+	for _, tc := range []struct {
+		name string
+		now  func() time.Time
+		want int64
+	}{
+		{"wall clock", nil, 0},
+		{"clock set", func() time.Time { return arrived.Add(time.Hour) }, -3599}, // a timestamp names a whole second
+	} {
+		r := New(Config{Now: tc.now})
+		r.Observe(ex)
+		rep := r.Report()
+		if len(rep.Clients) != 1 || rep.Clients[0].Skew == nil {
+			t.Fatalf("%s: report %+v, want one client with its skew", tc.name, rep)
+		}
+		if got := rep.Clients[0].Skew.LastSeconds; got != tc.want {
+			t.Errorf("%s: skew %+d s, want %+d s", tc.name, got, tc.want)
+		}
+	}
+}

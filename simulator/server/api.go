@@ -70,11 +70,22 @@ var successContentType = map[device.Format][]string{
 // names none: errors found before the body is read still answer in the
 // request's format where it can be told (CONTRACT 4).
 func formatOf(r *http.Request) device.Format {
-	f, err := codec.FormatOf(r.Header.Get("Content-Type"))
+	f, err := codec.FormatOf(headerValue(r.Header, "Content-Type"))
 	if err != nil {
 		return 0
 	}
 	return f
+}
+
+// headerValue is h.Get(key) for a key already in canonical form, as
+// net/http stores a request's header: the map read without Get's
+// canonicalising of the key (textproto.CanonicalMIMEHeaderKey, 1.3% of
+// gwsim's CPU under wrk at stop 35).
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 func orJSON(f device.Format) device.Format {
@@ -91,7 +102,7 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	if cts := r.Header["Content-Type"]; len(cts) > 1 {
 		return nil, 0, device.Errorf(device.CodeUnsupportedMediaType, "Content-Type", "Content-Type appears %d times; send it once", len(cts))
 	}
-	format, derr := codec.FormatOf(r.Header.Get("Content-Type"))
+	format, derr := codec.FormatOf(headerValue(r.Header, "Content-Type"))
 	if derr != nil {
 		return nil, 0, derr
 	}

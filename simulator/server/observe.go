@@ -50,7 +50,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			done = time.Now()
 		}
 		ex := clients.Exchange{Time: start, Done: done, Path: r.URL.Path,
-			ContentType: r.Header.Get("Content-Type"), Body: o.body.buf, Status: cw.status,
+			ContentType: headerValue(r.Header, "Content-Type"), Body: o.body.buf, Status: cw.status,
 			Header: w.Header(), Answer: cw.buf}
 		if cw.pairs != nil {
 			ex.Format, ex.Pairs = cw.format, *cw.pairs
@@ -88,8 +88,11 @@ func (o *observation) release() {
 	if cap(o.body.buf) > keepBuf || cap(o.cw.buf) > keepBuf {
 		return
 	}
-	o.body = teeBody{buf: o.body.buf[:0]}
-	o.cw = captureWriter{buf: o.cw.buf[:0]}
+	// The next request sets every field (observed); here only what
+	// points elsewhere is dropped, so the pool keeps no request alive
+	// without clearing the whole value twice a request.
+	o.body.ReadCloser = nil
+	o.cw.ResponseWriter, o.cw.pairs, o.cw.invalid, o.cw.answerErr = nil, nil, nil, nil
 	observationPool.Put(o)
 }
 

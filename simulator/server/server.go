@@ -112,6 +112,10 @@ type Server struct {
 	// (http.StateNew), for Close.
 	freshMu sync.Mutex
 	fresh   map[net.Conn]struct{}
+	// freshN is len(fresh), read without the lock: once every
+	// connection has sent a request, a request's state changes (active,
+	// idle) cost one atomic load, not a lock every connection shares.
+	freshN atomic.Int64
 
 	cfg     Config
 	log     *slog.Logger
@@ -409,6 +413,9 @@ const freshGrace = 200 * time.Millisecond
 // trackFresh is the server's ConnState hook: it keeps the connections
 // that have not sent a request yet.
 func (s *Server) trackFresh(c net.Conn, st http.ConnState) {
+	if st != http.StateNew && s.freshN.Load() == 0 {
+		return
+	}
 	s.freshMu.Lock()
 	defer s.freshMu.Unlock()
 	if st == http.StateNew {
@@ -416,9 +423,10 @@ func (s *Server) trackFresh(c net.Conn, st http.ConnState) {
 			s.fresh = map[net.Conn]struct{}{}
 		}
 		s.fresh[c] = struct{}{}
-		return
+	} else {
+		delete(s.fresh, c)
 	}
-	delete(s.fresh, c)
+	s.freshN.Store(int64(len(s.fresh)))
 }
 
 // closeFresh closes the connections that have not sent a request.
@@ -429,6 +437,7 @@ func (s *Server) closeFresh() {
 		c.Close()
 		delete(s.fresh, c)
 	}
+	s.freshN.Store(0)
 }
 
 // bodyPool holds request body buffers: a body is read into one, decoded
