@@ -2,7 +2,7 @@
 // docs/benchmarks.md (make bench runs it). It only wires package
 // cmd/gwbench/bench to the command line.
 //
-//	gwbench [--out docs/benchmarks.md] [--duration 3s] [--rounds 5] [--connections 4,32] [--explore-duration 5m] ...
+//	gwbench [--out docs/benchmarks.md] [--duration 3s] [--rounds 7] [--connections 4,32] [--explore-duration 5m] ...
 //	gwbench bare --addr 127.0.0.1:0          the bare handler gwsim is compared with
 //	gwbench fleetmem --devices N             heap and load time of a generated fleet, as JSON
 package main
@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string) int {
 	fs.StringVar(&o.Work, "work", "", "keep the bench fleet, bodies, wrk script and profiles here (default: a temporary directory, removed)")
 	fs.StringVar(&o.Wrk, "wrk", "", `wrk program (default: found on PATH; "none": gwconform load drives everything)`)
 	fs.DurationVar(&o.Duration, "duration", 0, "each load run (default 3s)")
-	fs.IntVar(&o.Rounds, "rounds", 0, "rounds of the load comparison and of the Redis one (default 5: the median of fewer swings by a tenth on a shared machine)")
+	fs.IntVar(&o.Rounds, "rounds", 0, "rounds of the load comparisons and of the Redis one (default 7: the median of fewer swung by a tenth on this two-core machine)")
 	conns := fs.String("connections", "4,32", "wrk connections and gwconform load workers, one comparison each, comma-separated")
 	fs.IntVar(&o.BigFleet, "big-fleet", 0, "devices of the large fleet gwsim serve is timed with (default 10000000; -1: none)")
 	fs.IntVar(&o.Parallel, "parallel", 0, "gwconform run --parallel of the harness figures (default 8)")
@@ -76,6 +76,7 @@ func run(ctx context.Context, args []string) int {
 	fs.BoolVar(&o.SkipGoBench, "skip-go-bench", false, "leave out the Go benchmarks and profiles")
 	fs.DurationVar(&o.ExploreDuration, "explore-duration", 5*time.Minute, "gwconform explore against gwsim in each setting (in memory, --state-file, three replicas on Redis); 0: none (make bench: EXPLORE_DURATION)")
 	fs.IntVar(&o.ExploreClients, "explore-clients", 8, "gwconform explore --clients")
+	fs.BoolVar(&o.Pin, "pin", false, "run the load comparisons' targets and load generators on CPUs of their own (taskset); off: they share every CPU, as on a user's machine")
 	fs.StringVar(&o.Note, "note", "", "a line written under \"Where this ran\" (make bench: BENCH_NOTE), e.g. that other work shared the machine")
 	only := fs.String("only", "", "run only the sections whose names hold one of these comma-separated words (e.g. explore,redis,client); default: all")
 	sizes := fs.String("fleets", "10000,100000,1000000", "fleet sizes measured, comma-separated")

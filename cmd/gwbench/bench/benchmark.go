@@ -48,7 +48,7 @@ type Options struct {
 	// Wrk is the wrk program; found on PATH when empty; "none" uses
 	// gwconform load for the whole comparison.
 	Wrk string
-	// Duration of each load run (3s), Rounds of the comparison (5),
+	// Duration of each load run (3s), Rounds of the comparison (7),
 	// Connections of wrk and workers of gwconform load, one comparison
 	// for each (4 and 32; gwconform load, the half-rate latency and the
 	// AltThreads round at the first only), Threads of
@@ -84,6 +84,12 @@ type Options struct {
 	// Note is written under "Where this ran" (e.g. that the machine was
 	// shared with other work during the run).
 	Note string
+	// Pin runs the load comparisons' targets and generators on CPUs of
+	// their own (Placement); place is where, once defaults has looked.
+	Pin   bool
+	place Placement
+	// placeWhy is why Pin could not be followed ("" when it was).
+	placeWhy string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -116,7 +122,7 @@ func (o *Options) defaults() error {
 		o.Duration = 3 * time.Second
 	}
 	if o.Rounds <= 0 {
-		o.Rounds = 5
+		o.Rounds = 7
 	}
 	if len(o.Connections) == 0 {
 		o.Connections = []int{4, 32}
@@ -151,12 +157,15 @@ func (o *Options) defaults() error {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	o.place, o.placeWhy = placement(o.Pin)
 	return nil
 }
 
 // Report is everything one run measured.
 type Report struct {
-	Env         Environment   `json:"environment"`
+	Env Environment `json:"environment"`
+	// Placement is where the load comparisons ran targets and generators.
+	Placement   Placement     `json:"placement"`
 	Took        time.Duration `json:"took_ns"`
 	GoBench     []GoBench     `json:"go_bench"`
 	GoBenchCmd  string        `json:"go_bench_command"`
@@ -246,7 +255,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Env: environment(ctx, o), Rounds: o.Rounds, Connections: o.Connections, Threads: o.Threads, Duration: o.Duration,
-		Extra: map[string]any{}}
+		Placement: o.place, Extra: map[string]any{}}
+	if o.placeWhy != "" {
+		r.Notes = append(r.Notes, "Not pinned: "+o.placeWhy+".")
+	}
 	if o.Note != "" {
 		r.Notes = append(r.Notes, o.Note)
 	}
@@ -467,8 +479,8 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 		return err
 	}
 	// gwsim as a user starts it: default flags.
-	gwsimArgv := []string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile}
-	bareArgv := []string{o.Self, "bare", "--addr", "127.0.0.1:0"}
+	gwsimArgv := o.place.target([]string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile})
+	bareArgv := o.place.target([]string{o.Self, "bare", "--addr", "127.0.0.1:0"})
 	r.GwsimCmd, r.BareCmd = strings.Join(shortArgv(gwsimArgv), " "), strings.Join(shortArgv(bareArgv), " ")
 	gwsim, err := startServer(gwsimArgv, time.Minute)
 	if err != nil {
@@ -523,9 +535,9 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 		var run LoadRun
 		var err error
 		if tool == ToolWrk {
-			run, err = runWrk(ctx, wrk, script, bodies[format], contentTypes[format], s.url+path, threads, conns, o.Duration)
+			run, err = runWrk(ctx, o.place, wrk, script, bodies[format], contentTypes[format], s.url+path, threads, conns, o.Duration)
 		} else {
-			run, err = runLoad(ctx, gwconform, fleetFile, s.url, format, threads, conns, o.Duration, rate)
+			run, err = runLoad(ctx, o.place, gwconform, fleetFile, s.url, format, threads, conns, o.Duration, rate)
 		}
 		if err != nil {
 			return run, err

@@ -106,13 +106,13 @@ func (r *Report) measureOnOff(ctx context.Context, o Options, offFlag, what stri
 		return nil, err
 	}
 	gw, gwconform := filepath.Join(o.Bin, "gwsim"), filepath.Join(o.Bin, "gwconform")
-	on := []string{gw, "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile}
+	on := o.place.target([]string{gw, "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile})
 	off := append(append([]string(nil), on...), offFlag)
 	fig := &ClientReportFigures{Rounds: o.Rounds, Duration: o.Duration}
 	procs := "GOMAXPROCS=" + strconv.Itoa(o.Threads)
 	load := func(url string, conns int) (LoadRun, error) {
-		argv := []string{gwconform, "load", "--target", url, "--fleet", fleetFile, "--concurrency", strconv.Itoa(conns),
-			"--duration", secs(o.Duration), "--rate", "0", "--json", "--quiet"}
+		argv := o.place.generator([]string{gwconform, "load", "--target", url, "--fleet", fleetFile, "--concurrency", strconv.Itoa(conns),
+			"--duration", secs(o.Duration), "--rate", "0", "--json", "--quiet"})
 		return runLoadArgv(ctx, argv, procs)
 	}
 	const trace = "GODEBUG=gctrace=1"
@@ -121,8 +121,8 @@ func (r *Report) measureOnOff(ctx context.Context, o Options, offFlag, what stri
 		trace + " " + strings.Join(shortArgv(off), " ") + " &   # prints OFF_URL",
 	}
 	for _, conns := range o.Connections {
-		fig.Commands = append(fig.Commands, procs+" "+strings.Join(shortArgv([]string{gwconform, "load", "--target", "GWSIM_URL", "--fleet", fleetFile,
-			"--concurrency", strconv.Itoa(conns), "--duration", secs(o.Duration), "--rate", "0", "--json", "--quiet"}), " ")+"   # and OFF_URL")
+		fig.Commands = append(fig.Commands, procs+" "+strings.Join(shortArgv(o.place.generator([]string{gwconform, "load", "--target", "GWSIM_URL", "--fleet", fleetFile,
+			"--concurrency", strconv.Itoa(conns), "--duration", secs(o.Duration), "--rate", "0", "--json", "--quiet"})), " ")+"   # and OFF_URL")
 		// Fresh servers for each concurrency, so that the memory after
 		// the rounds is that concurrency's.
 		sOn, err := startServerEnv(on, []string{trace}, time.Minute)

@@ -89,8 +89,8 @@ end
 `
 
 // runWrk runs wrk against url with a body file.
-func runWrk(ctx context.Context, wrk, script, body, contentType, url string, threads, conns int, d time.Duration) (LoadRun, error) {
-	argv := []string{wrk, "-t" + strconv.Itoa(threads), "-c" + strconv.Itoa(conns), "-d" + secs(d), "-s", script, url}
+func runWrk(ctx context.Context, place Placement, wrk, script, body, contentType, url string, threads, conns int, d time.Duration) (LoadRun, error) {
+	argv := place.generator([]string{wrk, "-t" + strconv.Itoa(threads), "-c" + strconv.Itoa(conns), "-d" + secs(d), "-s", script, url})
 	r := LoadRun{Tool: ToolWrk, Command: fmt.Sprintf("GWBENCH_BODY=%s GWBENCH_CT=%s %s", filepath.Base(body), contentType, strings.Join(shortArgv(argv), " "))}
 	cmd := envCommand(ctx, argv, "GWBENCH_BODY="+body, "GWBENCH_CT="+contentType)
 	out, err := cmd.Output()
@@ -128,9 +128,9 @@ func parseWrk(out string, r *LoadRun) error {
 
 // runLoad runs gwconform load: commands only, one format, like wrk's
 // runs but each request to a device drawn from the fleet and signed afresh.
-func runLoad(ctx context.Context, gwconform, fleetFile, url, format string, threads, conns int, d time.Duration, rate float64) (LoadRun, error) {
-	argv := []string{gwconform, "load", "--target", url, "--fleet", fleetFile, "--format", format, "--mix", "command=1",
-		"--concurrency", strconv.Itoa(conns), "--duration", secs(d), "--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--json", "--quiet"}
+func runLoad(ctx context.Context, place Placement, gwconform, fleetFile, url, format string, threads, conns int, d time.Duration, rate float64) (LoadRun, error) {
+	argv := place.generator([]string{gwconform, "load", "--target", url, "--fleet", fleetFile, "--format", format, "--mix", "command=1",
+		"--concurrency", strconv.Itoa(conns), "--duration", secs(d), "--rate", strconv.FormatFloat(rate, 'f', 0, 64), "--json", "--quiet"})
 	procs := "GOMAXPROCS=" + strconv.Itoa(threads)
 	r := LoadRun{Tool: ToolLoad, Rate: rate, Command: procs + " " + strings.Join(shortArgv(argv), " ")}
 	cmd := envCommand(ctx, argv, procs)
@@ -173,7 +173,7 @@ func shortArgv(argv []string) []string {
 	for i, a := range argv {
 		if filepath.IsAbs(a) {
 			switch base := filepath.Base(a); {
-			case i == 0 && (base == "gwsim" || base == "gwconform" || base == "gwbench"):
+			case base == "gwsim" || base == "gwconform" || base == "gwbench":
 				a = "bin/" + base
 			default:
 				a = base

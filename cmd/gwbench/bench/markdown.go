@@ -341,8 +341,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("- Go: %s; load generator: %s\n", e.Go, orUnknown(firstNonEmpty(e.Wrk, r.Tool)))
 	p("- Load average (1, 5, 15 min) before: %s; after: %s (the run's own load included). The load tables give the share of the CPU "+
 		"that other processes took during each run (/proc/stat less the target's and the generator's own time).\n", e.LoadBefore, e.LoadAfter)
-	p("- Client and server run on the same %d cores over loopback: every run below shares the CPU between the load generator and the target, "+
-		"so requests/s are a comparison between targets measured the same way, not the capacity of either on a machine of its own.\n", e.Cores)
+	if pl := r.Placement; pl.TargetCPUs != "" {
+		p("- Client and server run on one machine over loopback, each on CPUs of its own (`gwbench --pin`, `taskset`): the targets (gwsim, the bare handler) on CPU %s, "+
+			"the load generators (wrk, gwconform load) on CPU %s, in the load comparison, the client report's and the metrics'. Go gives a process "+
+			"as many Ps as CPUs it may use, so gwsim and the bare handler both ran with GOMAXPROCS %s. The Redis comparisons, with redis-server as a third process, are not pinned. "+
+			"Requests/s are a comparison between targets measured the same way, not the capacity of either on a machine of its own.\n", pl.TargetCPUs, pl.GenCPUs, cpuCount(pl.TargetCPUs))
+	} else {
+		p("- Client and server run on the same %d cores over loopback: every run below shares the CPU between the load generator and the target, "+
+			"so requests/s are a comparison between targets measured the same way, not the capacity of either on a machine of its own.\n", e.Cores)
+	}
 	for _, n := range r.Notes {
 		p("- %s\n", n)
 	}
@@ -357,6 +364,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
+// placementWords say where generator and target ran, for the load
+// section's opening.
+func (r *Report) placementWords() string {
+	if pl := r.Placement; pl.TargetCPUs != "" {
+		return fmt.Sprintf("the generator on CPU %s, the targets on CPU %s, by `taskset -c`, as each command line below shows", pl.GenCPUs, pl.TargetCPUs)
+	}
+	return "on two cores, one for the generator and what is left for the target"
+}
+
 func (r *Report) writeLoad(p func(string, ...any)) {
 	if len(r.Runs) == 0 {
 		return
@@ -368,9 +384,9 @@ func (r *Report) writeLoad(p func(string, ...any)) {
 		"and a bare `net/http` handler (`cmd/gwbench/bench.BareHandler`, with gwsim's `http.Server` timeouts) that answers gwsim's success body "+
 		"in the request's format without doing anything else, not even reading the body. "+
 		"%s then sends send-command requests (the signed Light Dimmer command) to each, at %s connections from %d generator thread(s) (wrk's `-t`, gwconform load's `GOMAXPROCS`: "+
-		"on two cores, one for the generator and what is left for the target), %s a run, in %d rounds that alternate which target goes first. "+
+		"%s), %s a run, in %d rounds that alternate which target goes first. "+
 		"Requests/s and latencies are the medians of the rounds; a ratio is the median of the rounds' ratios, each between two runs made back to back.\n\n",
-		benchGateways*benchPerGateway, r.Tool, joinInts(r.Connections, " and "), r.Threads, secs(r.Duration), r.Rounds)
+		benchGateways*benchPerGateway, r.Tool, joinInts(r.Connections, " and "), r.Threads, r.placementWords(), secs(r.Duration), r.Rounds)
 	p("wrk sends one body again and again, and a gwsim request needs a fresh timestamp and its sign: so the bench fleet sets "+
 		"`timestamp_window: 0` (CONTRACT 1: 0 disables the window) and the body is signed once with the timestamp %s. gwsim still checks the api key, "+
 		"the account and the md5 sign of every request; only the clock check is off. gwconform load signs every request afresh (the sign is cached for the second of its timestamp). "+

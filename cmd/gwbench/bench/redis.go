@@ -148,7 +148,7 @@ func (r *Report) measureRedis(ctx context.Context, o Options, logf func(string, 
 				wg.Add(1)
 				go func(i int, u string) {
 					defer wg.Done()
-					lr, err := runWrk(ctx, wrk, script, bodies["json"], contentTypes["json"], u+device.SendCommand.Path(), o.Threads, fig.Connections, o.Duration)
+					lr, err := runWrk(ctx, Placement{}, wrk, script, bodies["json"], contentTypes["json"], u+device.SendCommand.Path(), o.Threads, fig.Connections, o.Duration)
 					rps[i], errs[i] = lr.RPS, err
 				}(i, u)
 			}
@@ -336,7 +336,7 @@ func (r *Report) measureDurability(ctx context.Context, o Options, fig *RedisFig
 			got := map[*server]float64{}
 			for k := range targets {
 				srv := targets[(k+round)%len(targets)]
-				lr, err := runWrk(ctx, wrk, script, body, contentTypes["json"], srv.url+device.SendCommand.Path(), o.Threads, conns, o.Duration)
+				lr, err := runWrk(ctx, Placement{}, wrk, script, body, contentTypes["json"], srv.url+device.SendCommand.Path(), o.Threads, conns, o.Duration)
 				if err != nil {
 					return err
 				}
