@@ -20,7 +20,7 @@ EXPLORE_DURATION ?= 5m
 # work shared the machine during the run.
 BENCH_NOTE ?=
 
-.PHONY: all build test test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc docs-examples clean openapi openapi-check
+.PHONY: all build test test-race test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc docs-examples clean openapi openapi-check
 
 all: build
 
@@ -61,49 +61,25 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	$(GO) run $(STATICCHECK) ./...
 
-# Every test but the suite-level ones, with the race detector; vet,
-# gofmt and staticcheck (a few seconds with warm caches). Where the time
-# goes: .ci/testtime runs this go test with -json and prints the seconds
-# of each package and of each test of 1 s or more, and the CPU time of
-# the whole run. Tests that share nothing run in parallel (t.Parallel:
-# the gwconform runs of cmd/gwconform, the redis-servers of
-# simulator/redisstore), and every test process uses one gwsim and one
-# gwconform, linked once (simtest.Binary). Measured on the 2-core machine
-# while other work loaded it (load average 4-12 before, 6-16 after), so
-# the wall times are high; compare the CPU times:
-#   package (go test's Elapsed, s)  before  after
-#   cmd/gwconform                      240    308
-#   simulator/redisstore               113     27
-#   conformance/explore                 17     28
-#   conformance/load                    17     21
-#   simulator                           18     19
-#   cmd/gwsim                           15      9
-#   simulator/server                    12     13
-#   go test (.ci/testtime), wall       261    388
-#   go test, CPU (user+sys)            300    273
-#   make test, same checkout, wall       -    280 (load 6-10)
-#   make test, same checkout, CPU        -    246
-#   make test, fresh clone, wall         -    571 (load 9-13)
-#   make test, fresh clone, CPU          -    405
-# After the merge (main at 36b0ec5, TestNoSecretInAnyOutput moved to
-# HEAVY, -trimpath below), on a quiet machine: make test from a fresh
-# clone 143 s wall, 206 s CPU (cmd/gwconform 102 s, conformance/explore
-# 23 s, simulator/redisstore 22 s, conformance/load 16 s); a cold build
-# cache adds about 270 s of CPU to compile the module with -race.
-# Stop 32 (main at 2e2cc68, after issues 26-31 and the whole-run tests
-# that came with them moved to HEAVY): from a fresh clone 182 s wall,
-# 258 s CPU, recompiling with -race what the last commit changed
-# (cmd/gwconform 105 s, simulator/redisstore 28 s, conformance/load 21 s).
-# Stop 34 (main at ca5b022, after the sixteen slowest tests moved to
-# HEAVY): from a fresh clone 200 s wall, 265 s CPU, recompiling with
-# -race what the stop changed (cmd/gwconform 87 s, simulator/server 15 s,
-# conformance/load 12 s, conformance/explore 11 s); run again in that
-# clone, 151 s wall, 210 s CPU (cmd/gwconform 89 s).
-# Before: main at 0204a85, simulator/redisstore alone (not in the
-# totals). Without -trimpath a fresh clone compiled the module again (go's
-# cache keys held the directory): -race builds, vet and staticcheck cost
-# about 180 s of CPU there before a test ran.
-test: vet fmt-check lint
+# Every test but the suite-level ones, with the race detector (test-race),
+# and vet, gofmt and staticcheck beside it: go test keeps about 1.4 of the
+# 2 cores busy, and vet and staticcheck (some 30 s each of wall time with
+# warm caches, run one after the other before the tests until stop 35)
+# fit in the rest. -Oline keeps each line whole; make stops with the first
+# failure of any of them. Where the time goes: .ci/testtime runs
+# test-race's go test with -json and prints the seconds of each package
+# and of each test of 1 s or more, and the CPU time of the whole run.
+# Tests that share nothing run in parallel (t.Parallel), and every test
+# process uses one gwsim and one gwconform, linked once (simtest.Binary).
+# Stop 34, vet and staticcheck before the tests: 151 s wall once the test
+# binaries were compiled (cmd/gwconform 89 s), 200 s for a fresh clone's
+# first run. Stop 35, beside them, on a quiet machine: 137 s wall, 196 s
+# CPU once compiled (cmd/gwconform 79 s); 169 s, 249 s CPU, on the run
+# that recompiled with -race what the stop had changed.
+test:
+	@$(MAKE) --no-print-directory -j4 -Oline fmt-check vet lint test-race
+
+test-race:
 	$(GO) test -race -count=1 -skip '^($(HEAVY))$$' ./...
 
 # The suite-level tests (HEAVY above), without -race: several minutes.
