@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"syscall"
 	"strings"
 	"time"
 
@@ -179,7 +180,9 @@ func (s *rawSender) readAnswer() (status int, closeAfter bool, err error) {
 	for {
 		line, err := s.line()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			// A reset is a close too: a server that closes with the
+			// request unread in its socket resets the connection instead.
+			if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 				return 0, false, errNoAnswer
 			}
 			return 0, false, err
