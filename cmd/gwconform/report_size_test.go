@@ -19,6 +19,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
@@ -38,6 +39,27 @@ func manyFailures(t *testing.T) string {
 			return false
 		}
 		success(w, r)
+		return true
+	})
+}
+
+// messagesRefused is a target that refuses every message request with a
+// 409 and an error body in the request's format: each message check fails
+// or, a refusal check whose valid request is refused too, proves nothing
+// (inconclusive). A 4xx, so that the run is not stopped by 20 5xx in a
+// row and every check is judged.
+func messagesRefused(t *testing.T) string {
+	return faulty(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if r.URL.Path != device.SendMessage.Path() {
+			return false
+		}
+		f := device.JSON
+		if strings.Contains(r.Header.Get("Content-Type"), "xml") {
+			f = device.XML
+		}
+		w.Header().Set("Content-Type", codec.ContentType(f))
+		w.WriteHeader(http.StatusConflict)
+		w.Write(codec.Error(f, device.Errorf("busy", "", "messages are not taken now")))
 		return true
 	})
 }
@@ -66,9 +88,19 @@ func TestReportFilesStayUnder2MB(t *testing.T) {
 		name        string
 		args        []string
 		minFailures int
+		// minInconclusive: refusal checks whose valid request was refused
+		// too, which prove nothing (report.Inconclusive).
+		minInconclusive int
 	}{
-		{"embedded simulator", []string{"--seed", "7"}, 0},
-		{"300 failures", []string{"--seed", "7", "--target", manyFailures(t)}, 300},
+		{"embedded simulator", []string{"--seed", "7"}, 0, 0},
+		{"300 failures", []string{"--seed", "7", "--target", manyFailures(t)}, 300, 0},
+		// Every message refused: failures, and hundreds of refusal
+		// checks that prove nothing. gwsim with
+		// operation_error_rates {"message": 1} made 2.5 MB of reports (765
+		// inconclusive, 917 not reached) before report.json wrote skipped
+		// and inconclusive checks without what the catalog says of them
+		// (stop 35), 1.9 MB since.
+		{"every message refused", []string{"--seed", "7", "--target", messagesRefused(t)}, 20, 100},
 	} {
 		r := gwconform(t, c.args...)
 		if r.code > 1 {
@@ -119,7 +151,19 @@ func TestReportFilesStayUnder2MB(t *testing.T) {
 				t.Errorf("%s: junit.xml's test case of %s lacks its message, what was expected or the replay line: %+v", c.name, res.ID, tc)
 			}
 		}
-		t.Logf("%s: %d failures: %s: %d bytes in all", c.name, failed, strings.Join(sizes, ", "), total)
+		inconclusive := 0
+		for _, res := range doc.Results {
+			if res.Outcome == report.Inconclusive {
+				inconclusive++
+			}
+			if (res.Outcome == report.Skipped || res.Outcome == report.Inconclusive) && res.Assertion != catalog[res.ID] {
+				t.Errorf("%s: the %s check %s reads back with the assertion %q, want the catalog's %q", c.name, res.Outcome, res.ID, res.Assertion, catalog[res.ID])
+			}
+		}
+		t.Logf("%s: %d failures, %d inconclusive: %s: %d bytes in all", c.name, failed, inconclusive, strings.Join(sizes, ", "), total)
+		if inconclusive < c.minInconclusive {
+			t.Errorf("%s: %d inconclusive checks, want at least %d", c.name, inconclusive, c.minInconclusive)
+		}
 		if failed < c.minFailures {
 			t.Errorf("%s: %d failures, want at least %d", c.name, failed, c.minFailures)
 		}

@@ -245,7 +245,11 @@ func junitCaseOf(r Result, sameAs []string, o WriteOptions) junitCase {
 			c.Skipped.Message += " - " + r.Reason
 		}
 	case Inconclusive:
-		c.Skipped, outcome = &junitMessage{Message: "inconclusive - " + r.Reason}, Inconclusive
+		msg := r.Reason
+		if !strings.HasPrefix(msg, Inconclusive) {
+			msg = Inconclusive + " - " + msg // not "inconclusive - inconclusive: ..."
+		}
+		c.Skipped, outcome = &junitMessage{Message: msg}, Inconclusive
 	case ExpectedFailure:
 		c.Skipped, outcome = &junitMessage{Message: r.Reason}, ExpectedFailure
 	case Failed, Interrupted:

@@ -125,8 +125,8 @@ type Result struct {
 	Settle     []string          `json:"settle,omitempty"`
 	DurationMS float64           `json:"duration_ms"`
 	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
-	// ExchangesOmitted counts the exchanges of a passed check left out of
-	// the reports (see PassedSample).
+	// ExchangesOmitted counts the exchanges of a passed or inconclusive
+	// check left out of the reports (see PassedSample, InconclusiveSample).
 	ExchangesOmitted int `json:"exchanges_omitted,omitempty"`
 	// SameExchangesAs, in report.json only, says for each exchange "" when
 	// it is written in Exchanges, or "ID#n" when it repeats, request and
@@ -467,14 +467,37 @@ func result(sr types.SpecReport) Result {
 // each) to a few tens of KB.
 const PassedSample = 200
 
+// inconclusiveState is Ginkgo's state of an inconclusive check: it is
+// skipped, with the reason it proves nothing.
+const inconclusiveState = "skipped"
+
+// InconclusiveSample is one in how many inconclusive checks keep their
+// exchanges, chosen by ID as PassedSample's are. Such a check proves
+// nothing because the target refused its valid request too; its reason
+// says how ("HTTP 409, status error, error busy"), and that refusal is a
+// failure of its own, written with all its exchanges. A target that
+// refuses every message makes nearly a thousand of them: with their
+// exchanges, 2.2 MB of reports (stop 35).
+const InconclusiveSample = 20
+
 // KeepsExchanges says whether a result's exchanges go into the reports.
 func KeepsExchanges(id, level, outcome string) bool {
-	if outcome != Passed || level == string(check.Info) {
+	switch {
+	case level == string(check.Info):
 		return true
+	case outcome == Passed:
+		return sampled(id, PassedSample)
+	case outcome == Inconclusive:
+		return sampled(id, InconclusiveSample)
 	}
+	return true
+}
+
+// sampled says id is one of the one in n that a sample keeps.
+func sampled(id string, n uint32) bool {
 	h := fnv.New32a()
 	h.Write([]byte(id))
-	return h.Sum32()%PassedSample == 0
+	return h.Sum32()%n == 0
 }
 
 func outcome(s types.SpecState) string {
@@ -864,6 +887,9 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 	if err := d.addPassed(p.Passed); err != nil {
 		return err
 	}
+	for i := range d.Results {
+		d.Results[i].fillFromCatalog()
+	}
 	byID := map[string]int{}
 	for i, r := range d.Results {
 		if r.ID != "" {
@@ -895,6 +921,25 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 		d.Results[i].SameExchangesAs = nil
 	}
 	return nil
+}
+
+// fillFromCatalog puts back what this process's catalog says of a check
+// that report.json wrote without it (a passed, skipped or inconclusive
+// check: marshalLines); a result with its title, or not in the catalog,
+// is left as it is.
+func (r *Result) fillFromCatalog() {
+	if !r.IsCheck() || r.Title != "" {
+		return
+	}
+	if r.Outcome == Inconclusive && r.State == "" {
+		r.State = inconclusiveState
+	}
+	m, ok := check.Lookup(r.ID)
+	if !ok {
+		return
+	}
+	r.Section, r.Contract, r.Title, r.Assertion = m.Section, m.Contract, m.Title, m.Assertion
+	r.Operation, r.Format, r.DeviceType, r.Tags = m.Operation, m.Format, m.DeviceType, m.Tags
 }
 
 // addPassed puts the passed checks report.json lists by level and ID

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"os"
 	"path/filepath"
 	"sort"
@@ -38,14 +39,17 @@ const (
 // checks have nothing else to say: they are listed under "passed", by
 // level, as their ID and time ({"MUST": {"ID": ms, ...}}), one a line; one
 // with settle lines or sampled exchanges is a line of "results" with its
-// ID, level, outcome, time and those. Every other result is written whole
+// ID, level, outcome, time and those. A skipped or inconclusive check is
+// written without what the catalog says of it (abridgedLine). Every other
+// result is written whole
 // in "results", but for its curl lines, which its exchanges give (gwconform
 // replay sends them again; report.html shows them), and for the sentence
 // of the texts its assertion quotes when other assertions quote it too:
 // "sentences" lists each such sentence once, and the result names it
 // ("sentence": n, from 1). The sections give their counts, not their
 // checks, which each result names. Reading the file
-// (Document.UnmarshalJSON) puts every result back whole, in order.
+// (Document.UnmarshalJSON) puts every result back whole, in order, what
+// the catalog says of a check included.
 func marshalLines(d Document) ([]byte, error) {
 	results, sections := d.Results, d.Sections
 	d.Results, d.Sections = nil, nil
@@ -83,6 +87,15 @@ func marshalLines(d Document) ([]byte, error) {
 				continue
 			}
 			lines = append(lines, passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs})
+			continue
+		}
+		if r.IsCheck() && (r.Outcome == Skipped || r.Outcome == Inconclusive) && fromCatalog(r) {
+			if r.Outcome == Inconclusive && r.State == inconclusiveState {
+				r.State = "" // reading puts it back
+			}
+			lines = append(lines, abridgedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, State: r.State, Failure: r.Failure, Reason: r.Reason,
+				Stop: r.Stop, Settle: r.Settle, DurationMS: r.DurationMS, Exchanges: r.Exchanges, ExchangesOmitted: r.ExchangesOmitted,
+				SameExchangesAs: r.SameExchangesAs})
 			continue
 		}
 		line := resultLine{Result: r}
@@ -270,6 +283,36 @@ func cutBodies(exs []client.Exchange) []client.Exchange {
 		return exs
 	}
 	return out
+}
+
+// abridgedLine is a skipped or inconclusive check in report.json: all of
+// it but what the catalog says of the check (see marshalLines). A run that
+// stops early, or whose valid requests are refused, has hundreds of them:
+// written whole, a run refused every message made report.json 1.5 MB and
+// its three files 2.5 MB (stop 35).
+type abridgedLine struct {
+	ID               string            `json:"id"`
+	Level            string            `json:"level"`
+	Outcome          string            `json:"outcome"`
+	State            string            `json:"state,omitempty"`
+	Failure          string            `json:"failure,omitempty"`
+	Reason           string            `json:"reason,omitempty"`
+	Stop             string            `json:"stop,omitempty"`
+	Settle           []string          `json:"settle,omitempty"`
+	DurationMS       float64           `json:"duration_ms"`
+	Exchanges        []client.Exchange `json:"exchanges,omitempty"`
+	ExchangesOmitted int               `json:"exchanges_omitted,omitempty"`
+	SameExchangesAs  []string          `json:"same_exchanges_as,omitempty"`
+}
+
+// fromCatalog says r's metadata is exactly its check's in this process's
+// catalog, so that report.json may leave it out and reading it back
+// (Document.UnmarshalJSON) put it back the same.
+func fromCatalog(r Result) bool {
+	m, ok := check.Lookup(r.ID)
+	return ok && string(m.Level) == r.Level && m.Section == r.Section && m.Contract == r.Contract && m.Title == r.Title &&
+		m.Assertion == r.Assertion && m.Operation == r.Operation && m.Format == r.Format && m.DeviceType == r.DeviceType &&
+		slices.Equal(m.Tags, r.Tags) && r.Text == "" && r.Node == "" && len(r.Labels) == 0 && len(r.Observations) == 0 && len(r.Curl) == 0
 }
 
 // passedLine is a passed check in report.json (see marshalLines).
