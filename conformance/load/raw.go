@@ -10,8 +10,8 @@ import (
 	"net"
 	"net/url"
 	"strconv"
-	"syscall"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
