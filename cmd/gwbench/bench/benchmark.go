@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -187,6 +188,9 @@ type Report struct {
 	GwsimCmd   string            `json:"gwsim_command"`
 	BareCmd    string            `json:"bare_command"`
 	Suite      SuiteRun          `json:"suite"`
+	// ReportSizes are runs whose report files were measured besides the
+	// suite's own.
+	ReportSizes []ReportSize `json:"report_sizes,omitempty"`
 	// RSS is gwsim serve's resident memory, demo fleet against 1M
 	// devices; Big the large fleet's start-up and RSS.
 	RSS RSSRun      `json:"rss"`
@@ -233,6 +237,8 @@ type SuiteRun struct {
 	Times   []time.Duration `json:"times_ns"`
 	Exit    int             `json:"exit"`
 	Summary string          `json:"summary"`
+	// ReportBytes is the size of the last run's report files together.
+	ReportBytes int64 `json:"report_bytes"`
 }
 
 // Median of the suite's wall times.
@@ -703,15 +709,24 @@ func (r *Report) suite(ctx context.Context, o Options) error {
 		r.Suite.Times = append(r.Suite.Times, took)
 		r.Suite.Summary = suiteSummary(string(out))
 	}
+	_, total, err := sizeOf(dir)
+	if err != nil {
+		return err
+	}
+	r.Suite.ReportBytes = total
 	return nil
 }
+
+// summaryLine is a line of gwconform's summary that counts a level's
+// checks ("MUST   1514 checks: ..."), not a failure's ("MUST   [ID]: ...").
+var summaryLine = regexp.MustCompile(`^(MUST|SHOULD|INFO)\s+\d+ checks:`)
 
 // suiteSummary keeps the lines of gwconform's summary that count checks.
 func suiteSummary(out string) string {
 	var keep []string
 	for _, line := range strings.Split(out, "\n") {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "MUST") || strings.HasPrefix(t, "SHOULD") || strings.HasPrefix(t, "INFO") {
+		if summaryLine.MatchString(t) {
 			keep = append(keep, t)
 		}
 	}

@@ -194,6 +194,9 @@ func (r *Report) suiteGoals() []Goal {
 		}
 		goals = append(goals, goal)
 	}
+	if g, ok := r.reportSizeGoal(); ok {
+		goals = append(goals, g)
+	}
 	h := r.Harness
 	goal := Goal{Name: fmt.Sprintf("gwconform run against gwsim with %s latency: --parallel %d against serial, wall time", HarnessLatency, h.Parallel),
 		Target: "≤ 1/5 of serial", Known: h.Measured, Measured: "not measured: " + h.Why}
@@ -543,6 +546,16 @@ func (r *Report) writeSuite(p func(string, ...any)) {
 	}
 	p("Wall time of the whole suite against the embedded simulator (gwconform starts gwsim in-process), binary already built: "+
 		"**%s** median (%s); exit %d. %s\n\n```sh\n%s\n```\n\n", dur(r.Suite.Median()), strings.Join(times, ", "), r.Suite.Exit, r.Suite.Summary, r.Suite.Command)
+	if r.Suite.ReportBytes > 0 {
+		p("### Report files\n\nThe last of those runs wrote %s of report files together. With every message refused, hundreds of checks fail or prove nothing:\n\n", mb(r.Suite.ReportBytes))
+		for _, rs := range r.ReportSizes {
+			var files []string
+			for _, f := range reportFiles {
+				files = append(files, fmt.Sprintf("%s %s", f, mb(rs.Files[f])))
+			}
+			p("- %s: **%s** (%s); exit %d. %s\n\n```sh\n%s\n```\n\n", rs.Name, mb(rs.Total), strings.Join(files, ", "), rs.Exit, rs.Summary, strings.Join(rs.Command, "\n"))
+		}
+	}
 	h := r.Harness
 	p("### Serial and parallel against a slow target\n\n")
 	if !h.Measured {

@@ -39,6 +39,9 @@ func Sections() []Section {
 			if err := r.suite(ctx, o); err != nil {
 				return err
 			}
+			if err := r.measureReportSizes(ctx, o); err != nil {
+				return err
+			}
 			return r.measureHarness(ctx, o, logf)
 		}, Goals: (*Report).suiteGoals, Write: (*Report).writeSuite},
 		redisSection(),
