@@ -63,10 +63,10 @@ lint:
 
 # Every test but the suite-level ones, with the race detector (test-race),
 # and vet, gofmt and staticcheck beside it: go test keeps about 1.4 of the
-# 2 cores busy, and vet and staticcheck (some 30 s each of wall time with
+# 2 cores busy, and vet and staticcheck (17 and 16 s of wall time with
 # warm caches, run one after the other before the tests until stop 35)
-# fit in the rest. -Oline keeps each line whole; make stops with the first
-# failure of any of them. Where the time goes: .ci/testtime runs
+# fit in the rest. -Oline keeps each line whole; make fails when any of
+# them fails (GO=false shows it). Where the time goes: .ci/testtime runs
 # test-race's go test with -json and prints the seconds of each package
 # and of each test of 1 s or more, and the CPU time of the whole run.
 # Tests that share nothing run in parallel (t.Parallel), and every test
