@@ -382,7 +382,8 @@ func (r *Report) writeLoad(p func(string, ...any)) {
 	}
 	first := r.FirstConns()
 	p("## Load: gwsim against a bare net/http handler\n\n")
-	p("One run of `gwbench` starts two servers on loopback, each in its own process: gwsim serving a generated fleet of %d devices "+
+	p("Each round of `gwbench` starts two servers afresh on loopback, each in its own process (so that one process's luck, where its heap lands "+
+		"and its collector's pacing, is one round's): gwsim serving a generated fleet of %d devices "+
 		"**with its default flags**, as a user starts it, "+
 		"and a bare `net/http` handler (`cmd/gwbench/bench.BareHandler`, with gwsim's `http.Server` timeouts) that answers gwsim's success body "+
 		"in the request's format without doing anything else, not even reading the body. "+
