@@ -191,6 +191,12 @@ func (r *Report) suiteGoals() []Goal {
 			if r.Suite.Exit != 0 {
 				goal.Miss = fmt.Sprintf("the suite exited %d", r.Suite.Exit)
 			}
+			var each []string
+			for _, t := range r.Suite.Times {
+				each = append(each, dur(t))
+			}
+			goal.Why = fmt.Sprintf("the runs took %s, one after the other, each starting gwconform and its embedded gwsim afresh on the 2 cores; "+
+				"the load average before and after the whole bench is under \"Where this ran\"", strings.Join(each, ", "))
 		}
 		goals = append(goals, goal)
 	}

@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestSuiteSummaryKeepsTheCounts: of gwconform's output, the summary
 // keeps the lines that count a level's checks, not the failures, which
@@ -23,5 +26,17 @@ func TestSuiteSummaryKeepsTheCounts(t *testing.T) {
 	r.ReportSizes[0].Total = 1_690_000
 	if g, ok := r.reportSizeGoal(); !ok || !g.Met {
 		t.Errorf("report size goal under 2 MB: %+v", g)
+	}
+}
+
+// TestMissWhySaysWhatTheRoundsShow: a miss whose every round is below the
+// goal is the cost, not the noise; one with rounds on both sides is the
+// noise's.
+func TestMissWhySaysWhatTheRoundsShow(t *testing.T) {
+	if got := missWhy([]float64{0.84, 0.87, 0.95 - 1e-9}, 0.95, 14); !strings.Contains(got, "all 3 rounds read below 0.95") || !strings.Contains(got, "+14%") {
+		t.Errorf("every round below: %q", got)
+	}
+	if got := missWhy([]float64{0.73, 0.89, 1.04}, 0.95, 9); !strings.Contains(got, "2 of 3 rounds read below 0.95 × and 1 over") {
+		t.Errorf("rounds on both sides: %q", got)
 	}
 }
