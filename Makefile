@@ -73,9 +73,10 @@ lint:
 # process uses one gwsim and one gwconform, linked once (simtest.Binary).
 # Stop 34, vet and staticcheck before the tests: 151 s wall once the test
 # binaries were compiled (cmd/gwconform 89 s), 200 s for a fresh clone's
-# first run. Stop 35, beside them, on a quiet machine: 137 s wall, 196 s
-# CPU once compiled (cmd/gwconform 79 s); 169 s, 249 s CPU, on the run
-# that recompiled with -race what the stop had changed.
+# first run. Stop 35, beside them, on a quiet machine, from a fresh clone
+# of ae66ddd: 183 s wall, 275 s CPU, on its first run, which recompiled
+# with -race what the stop had changed; 133 s wall, 182 s CPU, run again
+# (cmd/gwconform 71 s).
 test:
 	@$(MAKE) --no-print-directory -j4 -Oline fmt-check vet lint test-race
 
