@@ -86,16 +86,16 @@ func marshalLines(d Document) ([]byte, error) {
 				passed[r.Level] = append(passed[r.Level], passedTime{r.ID, r.DurationMS})
 				continue
 			}
-			lines = append(lines, passedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, SameExchangesAs: r.SameExchangesAs})
+			line := abridged(r)
+			line.ExchangesOmitted = 0 // "passed" and the catalog's sample say it
+			lines = append(lines, line)
 			continue
 		}
 		if r.IsCheck() && (r.Outcome == Skipped || r.Outcome == Inconclusive) && fromCatalog(r) {
 			if r.Outcome == Inconclusive && r.State == inconclusiveState {
 				r.State = "" // reading puts it back
 			}
-			lines = append(lines, abridgedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, State: r.State, Failure: r.Failure, Reason: r.Reason,
-				Stop: r.Stop, Settle: r.Settle, DurationMS: r.DurationMS, Exchanges: r.Exchanges, ExchangesOmitted: r.ExchangesOmitted,
-				SameExchangesAs: r.SameExchangesAs})
+			lines = append(lines, abridged(r))
 			continue
 		}
 		line := resultLine{Result: r}
@@ -285,24 +285,36 @@ func cutBodies(exs []client.Exchange) []client.Exchange {
 	return out
 }
 
-// abridgedLine is a skipped or inconclusive check in report.json: all of
-// it but what the catalog says of the check (see marshalLines). A run that
-// stops early, or whose valid requests are refused, has hundreds of them:
-// written whole, a run refused every message made report.json 1.5 MB and
-// its three files 2.5 MB (stop 35).
+// abridgedLine is a check written in report.json without what the catalog
+// says of it (see marshalLines): a passed check with settle lines or
+// sampled exchanges, and every skipped or inconclusive one. A run that
+// stops early, or whose valid requests are refused, has hundreds of the
+// latter: written whole, a run refused every message made report.json
+// 1.5 MB and its three files 2.5 MB (stop 35).
 type abridgedLine struct {
-	ID               string            `json:"id"`
-	Level            string            `json:"level"`
-	Outcome          string            `json:"outcome"`
-	State            string            `json:"state,omitempty"`
-	Failure          string            `json:"failure,omitempty"`
-	Reason           string            `json:"reason,omitempty"`
-	Stop             string            `json:"stop,omitempty"`
+	ID      string `json:"id"`
+	Level   string `json:"level"`
+	Outcome string `json:"outcome"`
+	State   string `json:"state,omitempty"`
+	Failure string `json:"failure,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Stop    string `json:"stop,omitempty"`
+	// DurationMS comes before Settle, as it did in a passed check's line.
+	DurationMS float64 `json:"duration_ms"`
+	// Settle: how long each change took to appear (see Result), kept for
+	// a passed check too: "changed after 300 ms" is what a vendor with
+	// asynchronous devices reads.
 	Settle           []string          `json:"settle,omitempty"`
-	DurationMS       float64           `json:"duration_ms"`
 	Exchanges        []client.Exchange `json:"exchanges,omitempty"`
 	ExchangesOmitted int               `json:"exchanges_omitted,omitempty"`
-	SameExchangesAs  []string          `json:"same_exchanges_as,omitempty"`
+	// SameExchangesAs: see Result.
+	SameExchangesAs []string `json:"same_exchanges_as,omitempty"`
+}
+
+// abridged is r's line without the catalog's words.
+func abridged(r Result) abridgedLine {
+	return abridgedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, State: r.State, Failure: r.Failure, Reason: r.Reason, Stop: r.Stop,
+		DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, ExchangesOmitted: r.ExchangesOmitted, SameExchangesAs: r.SameExchangesAs}
 }
 
 // fromCatalog says r's metadata is exactly its check's in this process's
@@ -313,21 +325,6 @@ func fromCatalog(r Result) bool {
 	return ok && string(m.Level) == r.Level && m.Section == r.Section && m.Contract == r.Contract && m.Title == r.Title &&
 		m.Assertion == r.Assertion && m.Operation == r.Operation && m.Format == r.Format && m.DeviceType == r.DeviceType &&
 		slices.Equal(m.Tags, r.Tags) && r.Text == "" && r.Node == "" && len(r.Labels) == 0 && len(r.Observations) == 0 && len(r.Curl) == 0
-}
-
-// passedLine is a passed check in report.json (see marshalLines).
-type passedLine struct {
-	ID         string  `json:"id"`
-	Level      string  `json:"level"`
-	Outcome    string  `json:"outcome"`
-	DurationMS float64 `json:"duration_ms"`
-	// Settle: how long each change took to appear (see Result), kept for
-	// a passed check too: "changed after 300 ms" is what a vendor with
-	// asynchronous devices reads.
-	Settle    []string          `json:"settle,omitempty"`
-	Exchanges []client.Exchange `json:"exchanges,omitempty"`
-	// SameExchangesAs: see Result.
-	SameExchangesAs []string `json:"same_exchanges_as,omitempty"`
 }
 
 // placeLines puts a list, one element a line, where slot stands in head,

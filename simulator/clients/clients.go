@@ -170,9 +170,6 @@ type Recorder struct {
 	epoch atomic.Uint64
 	// shared, when set, is the report every replica folds into (Share).
 	shared *sharing
-	// wallClock says Config.Now was not set: Observe then takes an
-	// exchange's Time as the clock's reading.
-	wallClock bool
 }
 
 // New makes an empty Recorder.
@@ -186,16 +183,20 @@ func New(cfg Config) *Recorder {
 	if cfg.Location == nil {
 		cfg.Location = time.UTC
 	}
-	wallClock := cfg.Now == nil
-	if wallClock {
-		cfg.Now = time.Now
-	}
-	r := &Recorder{cfg: cfg, seed: maphash.MakeSeed(), wallClock: wallClock}
+	r := &Recorder{cfg: cfg, seed: maphash.MakeSeed()}
 	n := stripeCount()
 	r.stripes = make([]stripe, n)
 	r.held = make([][]record, n)
 	r.keys.Store(&map[string]*client{})
 	return r
+}
+
+// now is Config.Now's reading, or the wall clock's when it is not set.
+func (r *Recorder) now() time.Time {
+	if r.cfg.Now != nil {
+		return r.cfg.Now()
+	}
+	return time.Now()
 }
 
 // resetLocal forgets every client this Recorder keeps, and the requests
@@ -446,8 +447,8 @@ func (r *Recorder) Observe(ex Exchange) {
 	// on the wall clock that is ex.Time, read already (a clock read is
 	// a tenth of Observe's time on this machine).
 	now := ex.Time
-	if !r.wallClock || now.IsZero() {
-		now = r.cfg.Now()
+	if r.cfg.Now != nil || now.IsZero() {
+		now = r.now()
 	}
 	rec := record{at: ex.Time, done: ex.Done}
 	rec.q = r.read(op, ex, now)
@@ -985,7 +986,7 @@ func fmtSkew(d time.Duration) string {
 
 // Report is what the Recorder knows now.
 func (r *Recorder) Report() *Report {
-	rep := &Report{Generated: r.cfg.Now().UTC(), Clients: []Client{}}
+	rep := &Report{Generated: r.now().UTC(), Clients: []Client{}}
 	if r.cfg.Window > 0 {
 		rep.WindowSeconds = int64(r.cfg.Window / time.Second)
 	}

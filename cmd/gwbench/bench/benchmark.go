@@ -719,13 +719,7 @@ func (r *Report) suite(ctx context.Context, o Options) error {
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		took := time.Since(start)
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			r.Suite.Exit = 0
-		case errors.As(err, &ee):
-			r.Suite.Exit = ee.ExitCode()
-		default:
+		if r.Suite.Exit, err = exitOf(err); err != nil {
 			return fmt.Errorf("gwconform run: %v", err)
 		}
 		r.Suite.Times = append(r.Suite.Times, took)

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,12 +84,7 @@ func (r *Report) measureExplore(ctx context.Context, o Options, logf func(string
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = o.Dir
 		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &ee):
-			s.Exit = ee.ExitCode()
-		default:
+		if s.Exit, err = exitOf(err); err != nil {
 			return err
 		}
 		last := &s.Commands[len(s.Commands)-1]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,15 +116,8 @@ func (r *Report) measureHarness(ctx context.Context, o Options, logf func(string
 	h.FaultsCmd = `curl -X PUT -H 'Content-Type: application/json' -d '` + faults + `' GWSIM_URL/_sim/faults`
 	run := func(parallel int) (time.Duration, int, string, string, error) {
 		for _, call := range []struct{ method, path, body string }{{"POST", "/_sim/reset", ""}, {"PUT", "/_sim/faults", faults}} {
-			req, _ := http.NewRequestWithContext(ctx, call.method, s.url+call.path, strings.NewReader(call.body))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
+			if err := adminCall(ctx, s.url, call.method, call.path, call.body); err != nil {
 				return 0, 0, "", "", err
-			}
-			resp.Body.Close()
-			if resp.StatusCode >= 300 {
-				return 0, 0, "", "", fmt.Errorf("%s %s: %d", call.method, call.path, resp.StatusCode)
 			}
 		}
 		dir, err := os.MkdirTemp(o.Work, "harness-")

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -208,4 +210,37 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// exitOf is the exit status of a command that ran: 0 when err is nil, its
+// code when it exited so; any other error (it could not start) is
+// returned.
+func exitOf(err error) (int, error) {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		return ee.ExitCode(), nil
+	}
+	return 0, err
+}
+
+// adminCall sends one call to gwsim's admin API (JSON body) and fails
+// unless it is answered with a 2xx.
+func adminCall(ctx context.Context, url, method, path, body string) error {
+	req, err := http.NewRequestWithContext(ctx, method, url+path, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %d", method, path, resp.StatusCode)
+	}
+	return nil
 }

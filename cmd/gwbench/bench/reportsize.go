@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -55,15 +54,8 @@ func (r *Report) measureReportSizes(ctx context.Context, o Options) error {
 	}
 	defer s.stop()
 	faults := `{"operation_error_rates":{"message":1}}`
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, s.url+"/_sim/faults", strings.NewReader(faults))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	if err := adminCall(ctx, s.url, http.MethodPut, "/_sim/faults", faults); err != nil {
 		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("PUT /_sim/faults: %d", resp.StatusCode)
 	}
 	dir := filepath.Join(o.Work, "refused-messages-report")
 	argv := []string{filepath.Join(o.Bin, "gwconform"), "run", "--target", s.url, "--seed", "1", "--report-dir", dir}
@@ -74,12 +66,7 @@ func (r *Report) measureReportSizes(ctx context.Context, o Options) error {
 		Command: []string{strings.Join(shortArgv(serve), " ") + " &   # prints GWSIM_URL",
 			`curl -X PUT -H 'Content-Type: application/json' -d '` + faults + `' GWSIM_URL/_sim/faults`,
 			strings.Replace(strings.ReplaceAll(strings.Join(shortArgv(argv), " "), s.url, "GWSIM_URL"), filepath.Base(dir), "$(mktemp -d)", 1)}}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		rs.Exit = ee.ExitCode()
-	default:
+	if rs.Exit, err = exitOf(err); err != nil {
 		return fmt.Errorf("gwconform run: %v: %s", err, tail(string(out)))
 	}
 	if rs.Files, rs.Total, err = sizeOf(dir); err != nil {
