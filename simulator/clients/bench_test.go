@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,5 +133,42 @@ func TestObserveAllocatesNothing(t *testing.T) {
 	}
 	if c, _ := r.Report().Client(clients.Mask("demo-key")); c.Requests != 605 || c.Judgement(clients.JudgeNoReplay).Violations != 604 { // AllocsPerRun runs once more than asked
 		t.Errorf("requests %d", c.Requests)
+	}
+}
+
+// BenchmarkObserveFresh is BenchmarkObserveDecoded with the requests a
+// working app sends: each with its own fields, timestamp and sign, so
+// that none is a replay (1,100 of them in turn, more than the sent
+// window holds).
+func BenchmarkObserveFresh(b *testing.B) {
+	r := clients.New(clients.Config{Trusted: true})
+	now := time.Now()
+	var exs []clients.Exchange
+	for s := 0; s < 11; s++ {
+		ts := auth.Timestamp(now.Add(time.Duration(s-5)*time.Second), time.UTC)
+		for dim := 0; dim < 100; dim++ {
+			body := []byte(`{"control":{"api_key":"demo-key","timestamp":"` + ts + `","sign":"` + auth.Sign("demo-key", "demo-secret", ts) +
+				`","myservice_id":"5f3a9c0e1b2d4f6a8c0e1b2d","mac":"a4c138f0e2b1","sn":"0123456789abcdef0123456789abcd06","type":"Light Dimmer","dimming":"` + strconv.Itoa(dim) + `"}}`)
+			pairs, derr := codec.DecodeInto(device.JSON, body, nil)
+			if derr != nil {
+				b.Fatal(derr)
+			}
+			exs = append(exs, clients.Exchange{Time: now, Path: device.SendCommand.Path(), ContentType: "application/json",
+				Body: body, Status: 200, Header: http.Header{}, Answer: []byte(`{"status":"success"}`), Format: device.JSON, Pairs: pairs})
+		}
+	}
+	var next atomic.Uint64
+	b.ReportAllocs()
+	b.SetParallelism(observers)
+	b.RunParallel(func(pb *testing.PB) {
+		i := next.Add(uint64(len(exs)) / 7)
+		for pb.Next() {
+			i++
+			r.Observe(exs[i%uint64(len(exs))])
+		}
+	})
+	b.StopTimer()
+	if c, _ := r.Report().Client(clients.Mask("demo-key")); c.Requests != uint64(b.N) {
+		b.Fatalf("%d requests recorded of %d", c.Requests, b.N)
 	}
 }

@@ -142,6 +142,10 @@ type Config struct {
 type Recorder struct {
 	cfg  Config
 	seed maphash.Seed
+	// fieldSeed seeds the fields' hashes (field); pathHash is each
+	// operation's path hashed, the start of its requests' fingerprints.
+	fieldSeed uint64
+	pathHash  []fingerprint
 	// stripes take the requests' records (see records.go); seq numbers
 	// them in the order Observe took them.
 	stripes []stripe
@@ -184,6 +188,11 @@ func New(cfg Config) *Recorder {
 		cfg.Location = time.UTC
 	}
 	r := &Recorder{cfg: cfg, seed: maphash.MakeSeed()}
+	r.fieldSeed = maphash.String(r.seed, "fields")
+	r.pathHash = make([]fingerprint, len(opPaths))
+	for i, p := range opPaths {
+		r.pathHash[i] = fingerprint(maphash.String(r.seed, p))
+	}
 	n := stripeCount()
 	r.stripes = make([]stripe, n)
 	r.held = make([][]record, n)
@@ -214,6 +223,7 @@ func (r *Recorder) resetLocal(epoch uint64) {
 		st := &r.stripes[i]
 		clear(st.recs)
 		st.recs = st.recs[:0]
+		st.key, st.c = "", nil
 	}
 	clear(r.carry)
 	r.carry = r.carry[:0]
@@ -303,15 +313,24 @@ func (v *violation) text(window time.Duration) string {
 // desc names a request in a report: its operation, device type (commands)
 // and format, as "command Light Dimmer (json)".
 type desc struct {
-	op     device.Operation
-	typ    string
+	op device.Operation
+	// typ is the device type's device.Type.ID + 1, 0 for none.
+	typ    uint8
 	format device.Format
+}
+
+// typeName is the name of d's device type, "" when it has none.
+func (d desc) typeName() string {
+	if d.typ == 0 {
+		return ""
+	}
+	return device.Types[d.typ-1].Name
 }
 
 func (d desc) String() string {
 	w := d.op.Name()
-	if d.typ != "" {
-		w += " " + d.typ
+	if d.typ != 0 {
+		w += " " + d.typeName()
 	}
 	if d.format != 0 {
 		w += " (" + d.format.String() + ")"
@@ -319,7 +338,21 @@ func (d desc) String() string {
 	return w
 }
 
-type covKey = desc
+// The coverage of a client is an array of counts, one for each
+// operation, device type (or none) and format, at coverageIndex: a map
+// keyed by desc cost the fold a tenth of its time in hashing.
+var coverageSize = len(device.Operations) * (len(device.Types) + 1) * 2
+
+// coverageIndex is d's place in a coverage array; d has a format and an
+// operation of device.Operations (SendCommand, SendMessage, UpdateName).
+func coverageIndex(d desc) int {
+	return ((int(d.op)-1)*(len(device.Types)+1)+int(d.typ))*2 + int(d.format) - 1
+}
+
+// coverageDesc is the desc at place i of a coverage array.
+func coverageDesc(i int) desc {
+	return desc{op: device.Operation(i/2/(len(device.Types)+1) + 1), typ: uint8(i / 2 % (len(device.Types) + 1)), format: device.Format(i%2 + 1)}
+}
 
 type covCount struct{ sent, ok uint64 }
 
@@ -334,50 +367,6 @@ type errStat struct {
 	message string
 }
 
-// fingerprint identifies a request's fields whatever their order: the
-// sum of a mixed 64-bit hash of each field.
-type fingerprint uint64
-
-type seen struct {
-	fp fingerprint
-	at time.Time
-}
-
-// window remembers the last n fingerprints with when they were seen: a
-// ring for their order, a map to find one at once.
-type window struct {
-	ring  []seen
-	next  int
-	index map[fingerprint]time.Time
-}
-
-func newWindow(n int) window {
-	return window{ring: make([]seen, 0, n), index: make(map[fingerprint]time.Time, n)}
-}
-
-// find says when fp was seen, if it is among the last n.
-func (w *window) find(fp fingerprint) (time.Time, bool) {
-	if len(w.ring) == 0 {
-		return time.Time{}, false
-	}
-	at, ok := w.index[fp]
-	return at, ok
-}
-
-func (w *window) add(fp fingerprint, at time.Time) {
-	if len(w.ring) < cap(w.ring) {
-		w.ring = append(w.ring, seen{fp, at})
-	} else {
-		old := w.ring[w.next]
-		if w.index[old.fp].Equal(old.at) {
-			delete(w.index, old.fp)
-		}
-		w.ring[w.next] = seen{fp, at}
-		w.next = (w.next + 1) % len(w.ring)
-	}
-	w.index[fp] = at
-}
-
 type phaseStat struct {
 	requests, errors, early uint64
 	codes                   map[string]uint64
@@ -387,7 +376,7 @@ type client struct {
 	name, id    string
 	first, last time.Time
 	requests    uint64
-	coverage    map[covKey]*covCount
+	coverage    []covCount
 	errors      map[string]*errStat
 	judged      [judgementsNumber]violation
 	// retryUntil is when the last Retry-After this client was given ends.
@@ -412,7 +401,7 @@ type request struct {
 	hasTime bool
 	signBad bool
 	key     string
-	typ     string
+	typ     uint8 // device.Type.ID + 1, 0: none
 	skew    time.Duration
 	// invalid is why the request breaks the interface's rules (nil: it
 	// does not); foreign names a field of another device type.
@@ -451,13 +440,13 @@ func (r *Recorder) Observe(ex Exchange) {
 		now = r.now()
 	}
 	rec := record{at: ex.Time, done: ex.Done}
-	rec.q = r.read(op, ex, now)
+	r.read(&rec.q, op, &ex, now)
 	q := &rec.q
 	if ex.Judged {
 		q.invalid, q.signBad = nil, ex.SignBad
 		q.violation = ex.Violation
 	}
-	rec.a = readAnswer(ex)
+	readAnswer(&rec.a, &ex)
 	if rec.a.message != "" {
 		rec.a.message = scrub(rec.a.message, q.sign, q.key)
 	}
@@ -483,11 +472,10 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 	c.last = at
 	what := desc{q.op, q.typ, q.format}
 	if q.format != 0 {
-		cc := c.coverage[what]
-		if cc == nil {
-			cc = &covCount{}
-			c.coverage[what] = cc
+		if c.coverage == nil {
+			c.coverage = make([]covCount, coverageSize)
 		}
+		cc := &c.coverage[coverageIndex(what)]
 		cc.sent++
 		if a.status == http.StatusOK {
 			cc.ok++
@@ -669,7 +657,7 @@ func (r *Recorder) client(key string) *client {
 }
 
 func newClient(name, id string) *client {
-	return &client{name: name, id: id, coverage: map[covKey]*covCount{}, errors: map[string]*errStat{},
+	return &client{name: name, id: id, errors: map[string]*errStat{},
 		phases: map[string]*phaseStat{}, refused: newWindow(refusedRing), sent: newWindow(sentRing)}
 }
 
@@ -694,18 +682,31 @@ func idOf(key string) string {
 
 func opOf(path string) (device.Operation, bool) {
 	for _, op := range device.Operations {
-		if op.Path() == path {
+		if opPaths[op] == path {
 			return op, true
 		}
 	}
 	return 0, false
 }
 
+// opPaths is each operation's path, at its number.
+var opPaths = func() []string {
+	var paths []string
+	for _, op := range device.Operations {
+		paths = append(paths, make([]string, max(0, int(op)+1-len(paths)))...)
+		paths[op] = op.Path()
+	}
+	return paths
+}()
+
 // read parses and judges a request by the interface's own rules
 // (gatewayapi/device), whatever the server answered; with Config.Trusted a
 // request gwsim answered 200 is taken as valid.
-func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request {
-	q := request{op: op}
+//
+// It fills q, which is zero, in place: a request is copied once, into
+// its stripe (Observe).
+func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.Time) {
+	q.op = op
 	format, pairs := ex.Format, ex.Pairs
 	if pairs == nil || format == 0 {
 		var derr *device.Error
@@ -713,7 +714,7 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 		if derr != nil {
 			q.invalid = derr
 			q.loose = r.hashOf(ex.Path, ex.ContentType, ex.Body)
-			return q
+			return
 		}
 		pp := pairsPool.Get().(*[]device.Pair)
 		defer func() {
@@ -728,11 +729,11 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 		if derr != nil {
 			q.invalid = derr
 			q.loose = r.hashOf(ex.Path, ex.ContentType, ex.Body)
-			return q
+			return
 		}
 	}
 	q.format = format
-	q.loose = fingerprint(maphash.String(r.seed, ex.Path))
+	q.loose = r.pathHash[op]
 	q.exact = q.loose
 	for _, p := range pairs {
 		f := r.field(p.Key, p.Value.Text)
@@ -744,10 +745,10 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 			q.sign = strings.TrimSpace(p.Value.Text)
 			continue
 		case device.FieldTimestamp:
-			if t, ok := parseTimestamp(strings.TrimSpace(p.Value.Text), r.cfg.Location); ok {
+			if t, ok := timestampUnix(strings.TrimSpace(p.Value.Text), r.cfg.Location); ok {
 				// A timestamp names a whole second, [t, t+1s): a clock
 				// that is right is off by less than a second, never -1 s.
-				d := t.Sub(now)
+				d := sinceUnix(t, now)
 				if d < 0 {
 					d = min(d+time.Second, 0)
 				}
@@ -756,7 +757,7 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 			continue
 		case device.FieldType:
 			if t, ok := device.LookupType(strings.TrimSpace(p.Value.Text)); ok {
-				q.typ = t.Name
+				q.typ = t.ID + 1
 			}
 		}
 		q.loose += f
@@ -765,10 +766,10 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 		q.key = q.key[:device.MaxAPIKeyLen]
 	}
 	if r.cfg.Trusted && ex.Status == http.StatusOK {
-		return q // gwsim checked every rule, the sign included
+		return // gwsim checked every rule, the sign included
 	}
-	if op == device.SendCommand && q.typ != "" {
-		q.foreign = foreignField(pairs, q.typ, format)
+	if op == device.SendCommand && q.typ != 0 {
+		q.foreign = foreignField(pairs, device.Types[q.typ-1], format)
 	}
 	if r.cfg.Trusted && ex.Validated && r.cfg.Auth == nil {
 		// gwsim's own verdict on these very fields.
@@ -778,7 +779,7 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 			}
 			q.invalid = derr
 		}
-		return q
+		return
 	}
 	req, derr := device.Parse(op, format, pairs)
 	if derr != nil {
@@ -786,64 +787,95 @@ func (r *Recorder) read(op device.Operation, ex Exchange, now time.Time) request
 			derr = device.Errorf(derr.Code, derr.Field, "sign must be 32 hexadecimal characters")
 		}
 		q.invalid = derr
-		return q
+		return
 	}
 	if r.cfg.Auth != nil {
 		if aerr := r.cfg.Auth.Check(&req.Envelope); aerr != nil && aerr.Code == device.CodeBadSignature {
 			q.signBad = true
 		}
 	}
-	return q
 }
 
-// parseTimestamp reads a timestamp in device.TimestampLayout (14 digits)
-// in loc, as time.ParseInLocation does, without its general parser.
-func parseTimestamp(s string, loc *time.Location) (time.Time, bool) {
+// timestampUnix reads a timestamp in device.TimestampLayout (14 digits)
+// in loc, as time.ParseInLocation does (the same timestamps accepted,
+// the same instant), without its general parser and, in UTC, without
+// time.Date: the Unix second it names.
+func timestampUnix(s string, loc *time.Location) (int64, bool) {
 	if len(s) != len(device.TimestampLayout) {
-		return time.Time{}, false
+		return 0, false
 	}
 	var d [14]int
 	for i := range d {
 		c := s[i]
 		if c < '0' || c > '9' {
-			return time.Time{}, false
+			return 0, false
 		}
 		d[i] = int(c - '0')
 	}
 	year := d[0]*1000 + d[1]*100 + d[2]*10 + d[3]
 	month, day := d[4]*10+d[5], d[6]*10+d[7]
 	hour, minute, sec := d[8]*10+d[9], d[10]*10+d[11], d[12]*10+d[13]
-	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
 	}
-	if day > 28 {
-		// The month's length: let the full parser judge.
-		t, err := time.ParseInLocation(device.TimestampLayout, s, loc)
-		return t, err == nil
+	clock := int64(hour*3600 + minute*60 + sec)
+	if loc == time.UTC {
+		return daysFromCivil(year, month, day)*86400 + clock, true
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, loc), true
+	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, loc).Unix(), true
+}
+
+// daysIn is the length of month in year (proleptic Gregorian, as time's).
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to year-month-day
+// (Howard Hinnant's days_from_civil).
+func daysFromCivil(year, month, day int) int64 {
+	y := int64(year)
+	if month <= 2 {
+		y--
+	}
+	era := y
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := y - era*400
+	m := int64(month)
+	if m > 2 {
+		m -= 3
+	} else {
+		m += 9
+	}
+	doy := (153*m+2)/5 + int64(day) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+// sinceUnix is the time from now to the Unix second unix, as
+// time.Unix(unix, 0).Sub(now) says it (saturated where a Duration
+// cannot hold it).
+func sinceUnix(unix int64, now time.Time) time.Duration {
+	const most = 9_000_000_000 // seconds: about 285 years, well within a Duration
+	if s := unix - now.Unix(); s > -most && s < most {
+		return time.Duration(s)*time.Second - time.Duration(now.Nanosecond())
+	}
+	return time.Unix(unix, 0).Sub(now)
 }
 
 // pairsPool holds the pair slices requests are decoded into.
 var pairsPool = sync.Pool{New: func() any { p := make([]device.Pair, 0, 16); return &p }}
-
-// mix is a 64-bit finaliser (SplitMix64's): every input bit changes
-// about half the output bits, so that sums of mixed field hashes do not
-// cancel.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
-
-// field hashes one field: its key and value each, mixed together so that
-// the same value under another key differs.
-func (r *Recorder) field(key, value string) fingerprint {
-	return fingerprint(mix(maphash.String(r.seed, key)*0x9e3779b97f4a7c15 ^ maphash.String(r.seed, value)))
-}
 
 // hashOf hashes a request that could not be decoded: its path, content
 // type and body, in order.
@@ -863,8 +895,7 @@ func (r *Recorder) hashOf(path, contentType string, body []byte) fingerprint {
 
 // foreignField names the first field of a command that is not a field of
 // its own type but is one of another type's.
-func foreignField(pairs []device.Pair, typ string, format device.Format) string {
-	own, _ := device.LookupType(typ)
+func foreignField(pairs []device.Pair, own *device.Type, format device.Format) string {
 	for _, p := range pairs {
 		mine := false
 		for i := range own.Fields {
@@ -878,7 +909,7 @@ func foreignField(pairs []device.Pair, typ string, format device.Format) string 
 		for _, t := range device.Types {
 			for i := range t.Fields {
 				if t.Fields[i].WireName(format) == p.Key {
-					return p.Key + " (a field of " + t.Name + ") sent to " + device.A(typ)
+					return p.Key + " (a field of " + t.Name + ") sent to " + device.A(own.Name)
 				}
 			}
 		}
@@ -888,8 +919,9 @@ func foreignField(pairs []device.Pair, typ string, format device.Format) string 
 
 // readAnswer reads the status, error code and Retry-After of an answer,
 // in JSON or XML; what it cannot read stays empty.
-func readAnswer(ex Exchange) answer {
-	a := answer{status: ex.Status}
+// It fills a, which is zero.
+func readAnswer(a *answer, ex *Exchange) {
+	a.status = ex.Status
 	if v := strings.TrimSpace(headerValue(ex.Header, "Retry-After")); v != "" {
 		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
 			a.retryAfter, a.hasRetry = time.Duration(secs)*time.Second, true
@@ -898,15 +930,14 @@ func readAnswer(ex Exchange) answer {
 		}
 	}
 	if ex.Status == http.StatusOK {
-		return a
+		return
 	}
 	if e := ex.AnswerError; e != nil && plain(e.Code) && plain(e.Field) && plain(e.Message) {
 		a.code, a.field, a.message = clip(e.Code), clip(e.Field), e.Message
-		return a
+		return
 	}
 	p := apiclient.ParseAnswer(headerValue(ex.Header, "Content-Type"), ex.Answer)
 	a.code, a.field, a.message = clip(p.ErrorCode), clip(p.ErrorField), p.ErrorMessage
-	return a
 }
 
 // headerValue is h.Get(key) for a key in canonical form, as net/http and
@@ -1041,8 +1072,12 @@ func sortClients(cs []Client) {
 func (c *client) report(window time.Duration) Client {
 	out := Client{Client: c.name, ID: c.id, First: c.first.UTC(), Last: c.last.UTC(), Requests: c.requests,
 		Coverage: []Coverage{}, Errors: []ErrorCount{}, Phases: []Phase{}}
-	for k, v := range c.coverage {
-		out.Coverage = append(out.Coverage, Coverage{Operation: k.op.Name(), Type: k.typ, Format: k.format.String(), Sent: v.sent, Succeeded: v.ok})
+	for i, v := range c.coverage {
+		if v.sent == 0 {
+			continue
+		}
+		k := coverageDesc(i)
+		out.Coverage = append(out.Coverage, Coverage{Operation: k.op.Name(), Type: k.typeName(), Format: k.format.String(), Sent: v.sent, Succeeded: v.ok})
 	}
 	sort.Slice(out.Coverage, func(i, j int) bool {
 		a, b := out.Coverage[i], out.Coverage[j]

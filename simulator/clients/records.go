@@ -43,10 +43,15 @@ type record struct {
 }
 
 // stripe is one buffer of records and its lock, on cache lines of its own.
+// key and c are the api_key of the stripe's last record and its client:
+// an app's requests find their client there without hashing its key
+// (Reset clears them, with every stripe locked).
 type stripe struct {
 	_    [64]byte
 	mu   sync.Mutex
 	recs []record
+	key  string
+	c    *client
 }
 
 // foldAt is how many records a stripe holds before it asks for a fold:
@@ -89,7 +94,10 @@ func (r *Recorder) add(key string, rec *record) {
 			st.mu.Lock()
 		}
 	}
-	rec.c = r.client(key)
+	if st.c == nil || st.key != key {
+		st.key, st.c = key, r.client(key)
+	}
+	rec.c = st.c
 	rec.seq = r.seq.Add(1)
 	st.recs = append(st.recs, *rec)
 	pending := len(st.recs)

@@ -60,7 +60,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 		obs.Observe(ex)
 		if pp := cw.pairs; pp != nil {
 			if cap(*pp) <= 4*pairsCap {
-				clear((*pp)[:cap(*pp)]) // no strings kept alive by the pool
+				clear(*pp) // no strings kept alive by the pool (the rest of its capacity is clear already)
 				*pp = (*pp)[:0]
 				pairsPool.Put(pp)
 			}
