@@ -394,13 +394,13 @@ type client struct {
 	dirty bool
 }
 
-// request is what Observe reads of a request before it takes the lock.
+// request is what Observe reads of a request, as its record keeps it: no
+// credential (its api_key and sign are read, and dropped).
 type request struct {
 	op      device.Operation
 	format  device.Format
 	hasTime bool
 	signBad bool
-	key     string
 	typ     uint8 // device.Type.ID + 1, 0: none
 	skew    time.Duration
 	// invalid is why the request breaks the interface's rules (nil: it
@@ -412,7 +412,6 @@ type request struct {
 	// loose and exact fingerprint the request without and with its
 	// timestamp and sign.
 	loose, exact fingerprint
-	sign         string
 }
 
 // answer is what Observe reads of an answer.
@@ -440,7 +439,7 @@ func (r *Recorder) Observe(ex Exchange) {
 		now = r.now()
 	}
 	rec := record{at: ex.Time, done: ex.Done}
-	r.read(&rec.q, op, &ex, now)
+	key, sign := r.read(&rec.q, op, &ex, now)
 	q := &rec.q
 	if ex.Judged {
 		q.invalid, q.signBad = nil, ex.SignBad
@@ -448,7 +447,7 @@ func (r *Recorder) Observe(ex Exchange) {
 	}
 	readAnswer(&rec.a, &ex)
 	if rec.a.message != "" {
-		rec.a.message = scrub(rec.a.message, q.sign, q.key)
+		rec.a.message = scrub(rec.a.message, sign, key)
 	}
 	if rec.done.IsZero() {
 		rec.done = ex.Time
@@ -456,8 +455,6 @@ func (r *Recorder) Observe(ex Exchange) {
 	if r.cfg.Phases != nil {
 		rec.phases = r.cfg.Phases()
 	}
-	key := q.key
-	q.key, q.sign = "", "" // read: no record keeps a credential
 	r.add(key, &rec)
 }
 
@@ -705,7 +702,8 @@ var opPaths = func() []string {
 //
 // It fills q, which is zero, in place: a request is copied once, into
 // its stripe (Observe).
-func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.Time) {
+// It returns the request's api_key and sign, which no record keeps.
+func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.Time) (key, sign string) {
 	q.op = op
 	format, pairs := ex.Format, ex.Pairs
 	if pairs == nil || format == 0 {
@@ -740,9 +738,9 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 		q.exact += f
 		switch p.Key {
 		case device.FieldAPIKey:
-			q.key = strings.TrimSpace(p.Value.Text)
+			key = strings.TrimSpace(p.Value.Text)
 		case device.FieldSign:
-			q.sign = strings.TrimSpace(p.Value.Text)
+			sign = strings.TrimSpace(p.Value.Text)
 			continue
 		case device.FieldTimestamp:
 			if t, ok := timestampUnix(strings.TrimSpace(p.Value.Text), r.cfg.Location); ok {
@@ -762,8 +760,8 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 		}
 		q.loose += f
 	}
-	if len(q.key) > device.MaxAPIKeyLen {
-		q.key = q.key[:device.MaxAPIKeyLen]
+	if len(key) > device.MaxAPIKeyLen {
+		key = key[:device.MaxAPIKeyLen]
 	}
 	if r.cfg.Trusted && ex.Status == http.StatusOK {
 		return // gwsim checked every rule, the sign included
@@ -794,6 +792,7 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 			q.signBad = true
 		}
 	}
+	return key, sign
 }
 
 // timestampUnix reads a timestamp in device.TimestampLayout (14 digits)
@@ -922,15 +921,15 @@ func foreignField(pairs []device.Pair, own *device.Type, format device.Format) s
 // It fills a, which is zero.
 func readAnswer(a *answer, ex *Exchange) {
 	a.status = ex.Status
+	if ex.Status == http.StatusOK {
+		return // no error, and a Retry-After counts on 429 and 503 only (observe)
+	}
 	if v := strings.TrimSpace(headerValue(ex.Header, "Retry-After")); v != "" {
 		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
 			a.retryAfter, a.hasRetry = time.Duration(secs)*time.Second, true
 		} else if t, err := http.ParseTime(v); err == nil {
 			a.retryAfter, a.hasRetry = max(t.Sub(ex.Time), 0), true
 		}
-	}
-	if ex.Status == http.StatusOK {
-		return
 	}
 	if e := ex.AnswerError; e != nil && plain(e.Code) && plain(e.Field) && plain(e.Message) {
 		a.code, a.field, a.message = clip(e.Code), clip(e.Field), e.Message

@@ -12,15 +12,24 @@ type fingerprint uint64
 // field hashes one field: its key, and its value seeded by the key's
 // hash, so that the same value under another key differs.
 func (r *Recorder) field(key, value string) fingerprint {
-	if len(key) <= 16 && len(value) <= 16 {
-		// Most fields: both read in words, in one call.
-		ka, kb := shortWords(key)
-		va, vb := shortWords(value)
-		h := mum(ka^hp1, kb^r.fieldSeed^hp0)
-		h = mum(va^hp1^uint64(len(key))<<32, vb^h)
-		return fingerprint(mum(hp1^uint64(len(value)), h^hp2))
+	if len(key) > 16 {
+		return fingerprint(strHash(strHash(r.fieldSeed, key), value))
 	}
-	return fingerprint(strHash(strHash(r.fieldSeed, key), value))
+	// strHash's steps, the key's and the value's in one call.
+	ka, kb := shortWords(key)
+	h := mum(ka^hp1, kb^r.fieldSeed^hp0)
+	n := len(value)
+	var va, vb uint64
+	if n <= 16 {
+		va, vb = shortWords(value)
+	} else {
+		for v := value; len(v) > 16; v = v[16:] {
+			h = mum(le64(v)^hp1, le64(v[8:])^h)
+		}
+		va, vb = le64(value[n-16:]), le64(value[n-8:])
+	}
+	h = mum(va^hp1^uint64(len(key))<<32, vb^h)
+	return fingerprint(mum(hp1^uint64(n), h^hp2))
 }
 
 // shortWords reads s, of at most 16 bytes, as strHash does: in two

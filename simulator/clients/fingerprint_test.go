@@ -136,7 +136,7 @@ func BenchmarkFieldHash(b *testing.B) {
 	fields := [][2]string{{"api_key", "demo-key"}, {"timestamp", "20261126201500"}, {"sign", "0123456789abcdef0123456789abcdef"},
 		{"myservice_id", "5f3a9c0e1b2d4f6a8c0e1b2d"}, {"mac", "a4c138f0e2b1"}, {"sn", "0123456789abcdef0123456789abcd06"},
 		{"type", "Light Dimmer"}, {"dimming", "55"}}
-	b.Run("strHash", func(b *testing.B) {
+	b.Run("field", func(b *testing.B) {
 		var sum fingerprint
 		for i := 0; i < b.N; i++ {
 			f := fields[i&7]
