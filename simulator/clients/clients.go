@@ -133,10 +133,9 @@ type Config struct {
 // request) and the append of a compact record to one of several stripes,
 // whichever is free: requests never wait on each other, not even those
 // of one api_key. The records are folded into the clients' reports in
-// the order Observe took them, off the path: by a short-lived goroutine
-// once a stripe holds foldAt records, and by every reader first (Report,
-// Apps aside), so that a report read after Observe returns holds that
-// request. Nothing on the path allocates once a client is known (the
+// the order Observe took them: by the request that brings a stripe to
+// foldAt records, and by every reader first (Report, Apps aside), so
+// that a report read after Observe returns holds that request. Nothing on the path allocates once a client is known (the
 // texts of the judgements' latest breaches are written when the report
 // is read, not when the breach is seen).
 type Recorder struct {
@@ -150,7 +149,6 @@ type Recorder struct {
 	// them in the order Observe took them.
 	stripes []stripe
 	seq     atomic.Uint64
-	folding atomic.Bool
 	// mu guards the clients' reports: the fold writes them, the readers
 	// read them, and the fold's own state: folded is the number of the
 	// last request folded; held are the stripes' buffers being folded

@@ -26,11 +26,17 @@ import (
 // the judgements read them in the order they were observed, as when
 // every request was folded on its own path.
 //
-// Nothing is dropped: a stripe grows while a fold runs. A stripe that
-// holds foldAt records starts a fold on a goroutine of its own (one at a
-// time), and every reader folds what is left before it reads; a stripe
-// that holds maxPending (the fold's goroutine is kept waiting) makes its
-// requests fold, and one that holds mostPending makes them wait.
+// Nothing is dropped: a stripe grows while a fold runs. The request that
+// brings a stripe to foldAt records folds them all, unless another fold
+// runs (then the stripe's next request tries again), and every reader
+// folds what is left before it reads; a stripe that holds mostPending
+// makes its requests wait for the fold that runs, and fold.
+//
+// The fold ran on a goroutine of its own until stop 36: under load that
+// goroutine waited behind the busy requests while the stripes grew (their
+// records then out of the caches), and at low load starting it woke an
+// idle processor. Folding on the path costs the request that does it
+// some microseconds, once in foldAt requests, and the same CPU as before.
 
 // record is one exchange as the fold needs it.
 type record struct {
@@ -54,20 +60,16 @@ type stripe struct {
 	c    *client
 }
 
-// foldAt is how many records a stripe holds before it asks for a fold:
-// small enough that the buffers stay a few hundred kilobytes, large
-// enough that the fold's goroutine is started once per hundreds of
-// requests.
+// foldAt is how many records a stripe holds before the request that
+// adds one folds: small enough that the buffers stay in the caches, large
+// enough that a fold's fixed cost (a lock per stripe) is shared by
+// hundreds of requests.
 const foldAt = 64
 
-// maxPending is how many records a stripe may hold before the request
-// that adds one folds them itself, when no other fold runs; mostPending
-// is how many it may hold at most: the request that adds one waits for
-// the fold that runs, and then folds.
-const (
-	maxPending  = 16 * foldAt
-	mostPending = 4 * maxPending
-)
+// mostPending is how many records a stripe may hold at most (a fold
+// that runs long, a reader's): the request that adds one waits for the
+// fold that runs, and then folds.
+const mostPending = 64 * foldAt
 
 // stripeCount is the number of stripes: four per processor that runs Go
 // code (a power of two, at least 8), so that a free one is nearly always
@@ -102,30 +104,16 @@ func (r *Recorder) add(key string, rec *record) {
 	st.recs = append(st.recs, *rec)
 	pending := len(st.recs)
 	st.mu.Unlock()
-	switch {
-	case pending >= maxPending:
-		// The fold falls behind (its goroutine waits for a processor
-		// that busy requests hold): this request folds, unless another
-		// fold runs; at mostPending it waits for that one, so that the
-		// stripes stay bounded.
-		if pending >= mostPending {
-			r.mu.Lock()
-		} else if !r.mu.TryLock() {
-			return
-		}
-		r.foldLocked()
-		r.mu.Unlock()
-	case pending >= foldAt && !r.folding.Load() && r.folding.CompareAndSwap(false, true):
-		go r.foldBehind()
+	if pending < foldAt {
+		return
 	}
-}
-
-// foldBehind folds what the stripes hold, off every request's path.
-func (r *Recorder) foldBehind() {
-	r.mu.Lock()
+	if pending >= mostPending {
+		r.mu.Lock()
+	} else if !r.mu.TryLock() {
+		return // another fold runs; a later request tries again
+	}
 	r.foldLocked()
 	r.mu.Unlock()
-	r.folding.Store(false)
 }
 
 // lockStripes locks every stripe (Reset: no request is recorded while
