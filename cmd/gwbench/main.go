@@ -66,6 +66,8 @@ func run(ctx context.Context, args []string) int {
 	fs.StringVar(&o.Wrk, "wrk", "", `wrk program (default: found on PATH; "none": gwconform load drives everything)`)
 	fs.DurationVar(&o.Duration, "duration", 0, "each load run (default 3s)")
 	fs.IntVar(&o.Rounds, "rounds", 0, "rounds of the load comparisons and of the Redis one (default 7: the median of fewer swung by a tenth on this two-core machine)")
+	fs.IntVar(&o.OnOffRounds, "onoff-rounds", 0, "rounds of the on/off comparisons: the client report's and the metrics' (default 15)")
+	fs.DurationVar(&o.OnOffDuration, "onoff-duration", 0, "each load run of the on/off comparisons (default 2s)")
 	conns := fs.String("connections", "4,32", "wrk connections and gwconform load workers, one comparison each, comma-separated")
 	fs.IntVar(&o.BigFleet, "big-fleet", 0, "devices of the large fleet gwsim serve is timed with (default 10000000; -1: none)")
 	fs.IntVar(&o.Parallel, "parallel", 0, "gwconform run --parallel of the harness figures (default 8)")
