@@ -67,8 +67,8 @@ type Options struct {
 	// where 7 of 3 s held it to some 5 %, in about the same time.
 	OnOffRounds   int
 	OnOffDuration time.Duration
-	Threads     int
-	AltThreads  int
+	Threads       int
+	AltThreads    int
 	// FleetSizes are the fleets measured for memory and load time.
 	FleetSizes []int
 	// BigFleet is the device count of the large fleet gwsim serve is
