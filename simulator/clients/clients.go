@@ -698,9 +698,9 @@ var opPaths = func() []string {
 // (gatewayapi/device), whatever the server answered; with Config.Trusted a
 // request gwsim answered 200 is taken as valid.
 //
-// It fills q, which is zero, in place: a request is copied once, into
-// its stripe (Observe).
-// It returns the request's api_key and sign, which no record keeps.
+// It fills q, which is zero, in place (a request is copied once, into its
+// stripe), and returns the request's api_key and sign, which no record
+// keeps.
 func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.Time) (key, sign string) {
 	q.op = op
 	format, pairs := ex.Format, ex.Pairs

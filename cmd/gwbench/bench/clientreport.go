@@ -209,7 +209,7 @@ func missWhy(ratios []float64, goal, cpuExtra float64) string {
 			"not the noise; on other runs it was under (docs/benchmarks-notes.md, stop 35)", len(ratios), goal, cpuExtra)
 	}
 	return fmt.Sprintf("%d of %d rounds read below %.2f × and %d over: the rounds swing more than the goal's margin; "+
-		"BenchmarkServe (simulator/clients) gives the cost without the machine's noise", below, len(ratios), goal, len(ratios)-below)
+		"BenchmarkObserveFresh (simulator/clients) gives the report's own cost per request without the machine's noise", below, len(ratios), goal, len(ratios)-below)
 }
 
 // goalClientReport is issue 30's: the client report on costs at most 5 %
