@@ -356,15 +356,15 @@ func timestampTime(s string) (t time.Time, ok, sec60 bool) {
 	two := func(i int) int { return int(s[i]-'0')*10 + int(s[i+1]-'0') }
 	year := two(0)*100 + two(2)
 	month, day, hour, minute, sec := two(4), two(6), two(8), two(10), two(12)
-	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 60 {
+	if month < 1 || month > 12 || day < 1 || day > DaysIn(month, year) || hour > 23 || minute > 59 || sec > 60 {
 		return time.Time{}, false, false
 	}
 	t = time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
 	return t, sec < 60, sec == 60
 }
 
-// daysIn is the length of a month of the proleptic Gregorian calendar.
-func daysIn(month, year int) int {
+// DaysIn is the length of a month of the proleptic Gregorian calendar.
+func DaysIn(month, year int) int {
 	switch month {
 	case 2:
 		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {

@@ -812,7 +812,7 @@ func timestampUnix(s string, loc *time.Location) (int64, bool) {
 	year := d[0]*1000 + d[1]*100 + d[2]*10 + d[3]
 	month, day := d[4]*10+d[5], d[6]*10+d[7]
 	hour, minute, sec := d[8]*10+d[9], d[10]*10+d[11], d[12]*10+d[13]
-	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+	if month < 1 || month > 12 || day < 1 || day > device.DaysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
 		return 0, false
 	}
 	clock := int64(hour*3600 + minute*60 + sec)
@@ -820,20 +820,6 @@ func timestampUnix(s string, loc *time.Location) (int64, bool) {
 		return daysFromCivil(year, month, day)*86400 + clock, true
 	}
 	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, loc).Unix(), true
-}
-
-// daysIn is the length of month in year (proleptic Gregorian, as time's).
-func daysIn(month, year int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }
 
 // daysFromCivil is the number of days from 1970-01-01 to year-month-day
