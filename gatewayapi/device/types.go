@@ -110,7 +110,8 @@ func init() {
 
 // LookupType finds a type by its published name, matched exactly. The
 // table is scanned: for its few names that is quicker than a map, whose
-// hashing of the name was a tenth of the client report's request path.
+// hashing of the name was some 6 % of the client report's request path
+// (stop 36's profile).
 func LookupType(name string) (*Type, bool) {
 	for _, t := range Types {
 		if t.Name == name {
