@@ -148,7 +148,13 @@ type Recorder struct {
 	// stripes take the requests' records (see records.go); seq numbers
 	// them in the order Observe took them.
 	stripes []stripe
-	seq     atomic.Uint64
+	// seq is written by every request, from every processor: on a cache
+	// line of its own, so that the fields above, which every request
+	// reads, do not move with it from one processor's cache to the
+	// other's (they shared its line until stop 37).
+	_   [64]byte
+	seq atomic.Uint64
+	_   [56]byte
 	// mu guards the clients' reports: the fold writes them, the readers
 	// read them, and the fold's own state: folded is the number of the
 	// last request folded; held are the stripes' buffers being folded
