@@ -107,7 +107,13 @@ func (r *Report) measureOnOff(ctx context.Context, o Options, offFlag, what stri
 	}
 	gw, gwconform := filepath.Join(o.Bin, "gwsim"), filepath.Join(o.Bin, "gwconform")
 	on := o.place.target([]string{gw, "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile})
-	off := append(append([]string(nil), on...), offFlag)
+	off := append([]string(nil), on...)
+	onNote, offNote := "   # default flags: the "+what+" on; prints GWSIM_URL", "   # prints OFF_URL"
+	if offFlag != "" {
+		off = append(off, offFlag)
+	} else {
+		onNote, offNote = "   # default flags; prints GWSIM_URL", "   # the same again (the control); prints OFF_URL"
+	}
 	fig := &ClientReportFigures{Rounds: o.OnOffRounds, Duration: o.OnOffDuration}
 	procs := "GOMAXPROCS=" + strconv.Itoa(o.Threads)
 	load := func(url string, conns int) (LoadRun, error) {
@@ -117,8 +123,8 @@ func (r *Report) measureOnOff(ctx context.Context, o Options, offFlag, what stri
 	}
 	const trace = "GODEBUG=gctrace=1"
 	fig.Commands = []string{
-		trace + " " + strings.Join(shortArgv(on), " ") + " &   # default flags: the " + what + " on; prints GWSIM_URL",
-		trace + " " + strings.Join(shortArgv(off), " ") + " &   # prints OFF_URL",
+		trace + " " + strings.Join(shortArgv(on), " ") + " &" + onNote,
+		trace + " " + strings.Join(shortArgv(off), " ") + " &" + offNote,
 	}
 	for _, conns := range o.Connections {
 		fig.Commands = append(fig.Commands, procs+" "+strings.Join(shortArgv(o.place.generator([]string{gwconform, "load", "--target", "GWSIM_URL", "--fleet", fleetFile,

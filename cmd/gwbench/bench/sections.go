@@ -47,6 +47,7 @@ func Sections() []Section {
 		redisSection(),
 		clientReportSection(),
 		metricsSection(),
+		controlSection(),
 		exploreSection(),
 		diffSection(),
 		{Name: SectionGoBench, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {

@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// SectionControl runs the on/off comparison of the client report and the
+// metrics with nothing switched off: two gwsim processes with the same
+// (default) flags, in the same rounds. Its ratios are what the method
+// reads when there is no difference to find, in this run, on this
+// machine: the resolution that the client report's and the metrics'
+// figures are to be read against.
+const SectionControl = "the client report's comparison as its own control: default flags against default flags"
+
+func controlSection() Section {
+	return Section{Name: SectionControl, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {
+		fig, err := r.measureOnOff(ctx, o, "", "control", logf)
+		if fig != nil {
+			r.Extra[SectionControl] = fig
+		}
+		return err
+	}, Goals: (*Report).controlGoals, Write: (*Report).writeControl}
+}
+
+func (r *Report) controlGoals() []Goal {
+	fig, ok := r.Extra[SectionControl].(*ClientReportFigures)
+	if !ok {
+		return nil
+	}
+	var goals []Goal
+	for _, run := range fig.Runs {
+		goals = append(goals, Goal{Name: fmt.Sprintf("control: gwsim against the same gwsim (default flags both), requests/s (gwconform load, %d connections, same run)", run.Connections),
+			Target: "1.00 × but for noise", Known: len(run.Ratios) > 0, Info: true,
+			Measured: fmt.Sprintf("%.2f × (median of %d rounds; each %s; spread %s)",
+				medianOf(run.Ratios), len(run.Ratios), joinFloats(run.Ratios, "%.2f"), spreadOf(run.Ratios))})
+	}
+	return goals
+}
+
+// spreadOf is the middle half of ratios (the quartiles), as "a–b".
+func spreadOf(ratios []float64) string {
+	q1, q3 := quartiles(ratios)
+	return fmt.Sprintf("middle half %.2f–%.2f", q1, q3)
+}
+
+// quartiles are the medians of v's lower and upper halves (Tukey's
+// hinges; the middle value, when v is odd, in neither).
+func quartiles(v []float64) (q1, q3 float64) {
+	if len(v) == 0 {
+		return 0, 0
+	}
+	w := append([]float64(nil), v...)
+	sort.Float64s(w)
+	return medianOf(w[:len(w)/2]), medianOf(w[(len(w)+1)/2:])
+}
+
+func (r *Report) writeControl(p func(string, ...any)) {
+	fig, ok := r.Extra[SectionControl].(*ClientReportFigures)
+	if !ok || len(fig.Runs) == 0 {
+		return
+	}
+	p("## The comparison's own control\n\n")
+	p("The client report's and the metrics' costs above are each the ratio of two gwsim processes' requests/s, one switched off. "+
+		"Here the same method runs with nothing switched off: two gwsim processes with the same default flags, %s a run, in %d rounds that "+
+		"alternate which goes first, each round starting both afresh. Whatever these ratios read other than 1.00 is the method's own error in this run, "+
+		"on this machine: a cost within it cannot be told from noise.\n\n", secs(fig.Duration), fig.Rounds)
+	p("| connections | first gwsim, requests/s (median) | second gwsim | first / second (median of the rounds' ratios) | middle half of the rounds | each round's ratio | errors |\n|---:|---:|---:|---:|---|---|---|\n")
+	for _, run := range fig.Runs {
+		q1, q3 := quartiles(run.Ratios)
+		p("| %d | %s | %s | **%.2f ×** | %.2f–%.2f | %s | %d / %d |\n", run.Connections, num(medianOf(run.On)), num(medianOf(run.Off)), medianOf(run.Ratios),
+			q1, q3, joinFloats(run.Ratios, "%.2f"), run.OnErrors, run.OffErrors)
+	}
+	p("\n```sh\n%s\n%s\n```\n\n", r.BenchFleet, strings.Join(fig.Commands, "\n"))
+}

@@ -1,0 +1,53 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The control's quartiles are Tukey's hinges: the medians of the lower
+// and upper halves, the middle value of an odd count in neither.
+func TestQuartiles(t *testing.T) {
+	for _, c := range []struct {
+		in     []float64
+		q1, q3 float64
+	}{
+		{[]float64{5, 1, 3, 2, 4}, 1.5, 4.5},
+		{[]float64{4, 1, 3, 2}, 1.5, 3.5},
+		{[]float64{0.9, 1.1, 1.0, 0.8, 1.2, 1.05, 0.95}, 0.9, 1.1},
+		{nil, 0, 0},
+	} {
+		if q1, q3 := quartiles(c.in); q1 != c.q1 || q3 != c.q3 {
+			t.Errorf("quartiles(%v) = %v, %v; want %v, %v", c.in, q1, q3, c.q1, c.q3)
+		}
+	}
+}
+
+// The control section reports the A/A rounds as information, not a goal
+// met or missed, with the spread of its rounds, and its commands start
+// the two gwsim processes with the same flags.
+func TestControlSection(t *testing.T) {
+	r := &Report{Extra: map[string]any{}, BenchFleet: "bin/gwsim fleet --out bench-fleet.yaml"}
+	fig := &ClientReportFigures{Rounds: 5, Duration: 2e9, Commands: []string{
+		"GODEBUG=gctrace=1 bin/gwsim serve --fleet bench-fleet.yaml &   # default flags; prints GWSIM_URL",
+		"GODEBUG=gctrace=1 bin/gwsim serve --fleet bench-fleet.yaml &   # the same again (the control); prints OFF_URL",
+	}}
+	fig.Runs = []ClientReportRun{{Connections: 4, On: []float64{100, 110, 90, 100, 105}, Off: []float64{100, 100, 100, 100, 100},
+		Ratios: []float64{1.0, 1.1, 0.9, 1.0, 1.05}}}
+	r.Extra[SectionControl] = fig
+	goals := r.controlGoals()
+	if len(goals) != 1 || !goals[0].Info || !strings.Contains(goals[0].Measured, "1.00 × (median of 5 rounds") ||
+		!strings.Contains(goals[0].Measured, "middle half 0.95–1.08") {
+		t.Errorf("goals: %+v", goals)
+	}
+	var b bytes.Buffer
+	r.writeControl(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) })
+	for _, want := range []string{"## The comparison's own control", "| 4 | 100 | 100 | **1.00 ×** | 0.95–1.08 | 1.00, 1.10, 0.90, 1.00, 1.05 | 0 / 0 |",
+		"bench-fleet.yaml &   # the same again"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the section lacks %q:\n%s", want, b.String())
+		}
+	}
+}
