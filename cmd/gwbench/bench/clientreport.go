@@ -232,11 +232,11 @@ func (r *Report) clientReportGoals() []Goal {
 		ratio := medianOf(run.Ratios)
 		g := Goal{Name: fmt.Sprintf("gwsim with the client report (default flags) against --client-report=false, requests/s (gwconform load, %d connections, same run)", run.Connections),
 			Target: fmt.Sprintf("≥ %.2f ×", goalClientReport), Known: len(run.Ratios) > 0, Met: ratio >= goalClientReport,
-			Measured: fmt.Sprintf("%.2f × (median of %d rounds: %s; medians %s vs %s req/s); gwsim CPU per request %s vs %s (%+.0f%%); RSS after the last round %d vs %d MiB",
-				ratio, len(run.Ratios), joinFloats(run.Ratios, "%.2f"), num(medianOf(run.On)), num(medianOf(run.Off)),
+			Measured: fmt.Sprintf("%s × (median of %d rounds: %s; medians %s vs %s req/s); gwsim CPU per request %s vs %s (%+.0f%%); RSS after the last round %d vs %d MiB",
+				ratioText(ratio, goalClientReport), len(run.Ratios), joinFloats(run.Ratios, "%.2f"), num(medianOf(run.On)), num(medianOf(run.Off)),
 				dur(medianDuration(run.OnCPU)), dur(medianDuration(run.OffCPU)), cpuExtra(run), run.OnMem.RSS>>20, run.OffMem.RSS>>20)}
 		if g.Known && !g.Met {
-			g.Miss = fmt.Sprintf("%.0f%% short: %.2f × instead of %.2f ×", (goalClientReport-ratio)/goalClientReport*100, ratio, goalClientReport)
+			g.Miss = shortOf(ratio, goalClientReport)
 			g.Why = missWhy(run.Ratios, goalClientReport, cpuExtra(run))
 		}
 		goals = append(goals, g)

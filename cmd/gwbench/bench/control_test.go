@@ -51,3 +51,23 @@ func TestControlSection(t *testing.T) {
 		}
 	}
 }
+
+// A miss is written with the decimals that show it: a median of 0.947
+// against 0.95 is not "0.95 × instead of 0.95 ×".
+func TestShortOfShowsTheMiss(t *testing.T) {
+	for _, c := range []struct {
+		ratio, target float64
+		want          string
+	}{
+		{0.947, 0.95, "0.3% short: 0.947 × instead of 0.95 ×"},
+		{0.25, 0.70, "64% short: 0.25 × instead of 0.70 ×"},
+		{0.93, 0.95, "2% short: 0.93 × instead of 0.95 ×"},
+	} {
+		if got := shortOf(c.ratio, c.target); got != c.want {
+			t.Errorf("shortOf(%v, %v) = %q, want %q", c.ratio, c.target, got, c.want)
+		}
+	}
+	if got := ratioText(0.953, 0.95); got != "0.95" {
+		t.Errorf("a met ratio: %q", got)
+	}
+}

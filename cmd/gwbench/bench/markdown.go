@@ -76,7 +76,7 @@ func (r *Report) loadGoals() []Goal {
 					}
 				}
 				if !goal.Met {
-					goal.Miss = fmt.Sprintf("%.0f%% short: %.2f × instead of %.2f ×", (g.target-ratio)/g.target*100, ratio, g.target)
+					goal.Miss = shortOf(ratio, g.target)
 					goal.Why = r.whyThroughput(g.format, conns)
 				}
 			}
@@ -678,4 +678,23 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// ratioText is ratio with two decimals, or three when two would round a
+// missed goal's ratio up to its target (0.947 is not 0.95).
+func ratioText(ratio, target float64) string {
+	if ratio < target && fmt.Sprintf("%.2f", ratio) == fmt.Sprintf("%.2f", target) {
+		return fmt.Sprintf("%.3f", ratio)
+	}
+	return fmt.Sprintf("%.2f", ratio)
+}
+
+// shortOf says how far ratio falls short of target.
+func shortOf(ratio, target float64) string {
+	pct := (target - ratio) / target * 100
+	p := fmt.Sprintf("%.0f%%", pct)
+	if pct < 1 {
+		p = fmt.Sprintf("%.1f%%", pct)
+	}
+	return fmt.Sprintf("%s short: %s × instead of %.2f ×", p, ratioText(ratio, target), target)
 }
