@@ -51,9 +51,25 @@ type ProcMemory struct {
 }
 
 func clientReportSection() Section {
-	return Section{Name: SectionClientReport, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {
-		return r.measureClientReport(ctx, o, logf)
-	}, Goals: (*Report).clientReportGoals, Write: (*Report).writeClientReport}
+	return onOffSection(SectionClientReport, "--client-report=false", "client report", (*Report).clientReportGoals, (*Report).writeClientReport)
+}
+
+// onOffSection is a section that runs measureOnOff with offFlag ("": the
+// same flags on both sides) and keeps its figures under name.
+func onOffSection(name, offFlag, what string, goals func(*Report) []Goal, write func(*Report, func(string, ...any))) Section {
+	return Section{Name: name, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {
+		fig, err := r.measureOnOff(ctx, o, offFlag, what, logf)
+		if fig != nil {
+			r.Extra[name] = fig
+		}
+		return err
+	}, Goals: goals, Write: write}
+}
+
+// onOffFigures are the figures an onOffSection kept under name, if it ran.
+func (r *Report) onOffFigures(name string) (*ClientReportFigures, bool) {
+	fig, ok := r.Extra[name].(*ClientReportFigures)
+	return fig, ok && len(fig.Runs) > 0
 }
 
 // gctraceRe is a GODEBUG=gctrace=1 line's heap sizes: at the start of the
@@ -88,14 +104,6 @@ func (s *server) hwm() int64 {
 		}
 	}
 	return 0
-}
-
-func (r *Report) measureClientReport(ctx context.Context, o Options, logf func(string, ...any)) error {
-	fig, err := r.measureOnOff(ctx, o, "--client-report=false", "client report", logf)
-	if fig != nil {
-		r.Extra[SectionClientReport] = fig
-	}
-	return err
 }
 
 // measureOnOff runs gwsim with its default flags against gwsim with
@@ -223,7 +231,7 @@ func missWhy(ratios []float64, goal, cpuExtra float64) string {
 const goalClientReport = 0.95
 
 func (r *Report) clientReportGoals() []Goal {
-	fig, ok := r.Extra[SectionClientReport].(*ClientReportFigures)
+	fig, ok := r.onOffFigures(SectionClientReport)
 	if !ok {
 		return nil
 	}
@@ -245,8 +253,8 @@ func (r *Report) clientReportGoals() []Goal {
 }
 
 func (r *Report) writeClientReport(p func(string, ...any)) {
-	fig, ok := r.Extra[SectionClientReport].(*ClientReportFigures)
-	if !ok || len(fig.Runs) == 0 {
+	fig, ok := r.onOffFigures(SectionClientReport)
+	if !ok {
 		return
 	}
 	p("## The client report's cost\n\n")

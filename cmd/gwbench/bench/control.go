@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -16,17 +15,11 @@ import (
 const SectionControl = "the client report's comparison as its own control: default flags against default flags"
 
 func controlSection() Section {
-	return Section{Name: SectionControl, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {
-		fig, err := r.measureOnOff(ctx, o, "", "control", logf)
-		if fig != nil {
-			r.Extra[SectionControl] = fig
-		}
-		return err
-	}, Goals: (*Report).controlGoals, Write: (*Report).writeControl}
+	return onOffSection(SectionControl, "", "control", (*Report).controlGoals, (*Report).writeControl)
 }
 
 func (r *Report) controlGoals() []Goal {
-	fig, ok := r.Extra[SectionControl].(*ClientReportFigures)
+	fig, ok := r.onOffFigures(SectionControl)
 	if !ok {
 		return nil
 	}
@@ -58,8 +51,8 @@ func quartiles(v []float64) (q1, q3 float64) {
 }
 
 func (r *Report) writeControl(p func(string, ...any)) {
-	fig, ok := r.Extra[SectionControl].(*ClientReportFigures)
-	if !ok || len(fig.Runs) == 0 {
+	fig, ok := r.onOffFigures(SectionControl)
+	if !ok {
 		return
 	}
 	p("## The comparison's own control\n\n")

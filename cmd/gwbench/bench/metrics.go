@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"strings"
 )
@@ -12,17 +11,11 @@ import (
 const SectionMetrics = "the metrics' cost: default flags against --metrics=false"
 
 func metricsSection() Section {
-	return Section{Name: SectionMetrics, Measure: func(ctx context.Context, o Options, r *Report, logf func(string, ...any)) error {
-		fig, err := r.measureOnOff(ctx, o, "--metrics=false", "metrics", logf)
-		if fig != nil {
-			r.Extra[SectionMetrics] = fig
-		}
-		return err
-	}, Goals: (*Report).metricsGoals, Write: (*Report).writeMetrics}
+	return onOffSection(SectionMetrics, "--metrics=false", "metrics", (*Report).metricsGoals, (*Report).writeMetrics)
 }
 
 func (r *Report) metricsGoals() []Goal {
-	fig, ok := r.Extra[SectionMetrics].(*ClientReportFigures)
+	fig, ok := r.onOffFigures(SectionMetrics)
 	if !ok {
 		return nil
 	}
@@ -38,8 +31,8 @@ func (r *Report) metricsGoals() []Goal {
 }
 
 func (r *Report) writeMetrics(p func(string, ...any)) {
-	fig, ok := r.Extra[SectionMetrics].(*ClientReportFigures)
-	if !ok || len(fig.Runs) == 0 {
+	fig, ok := r.onOffFigures(SectionMetrics)
+	if !ok {
 		return
 	}
 	p("## The metrics' cost\n\n")
