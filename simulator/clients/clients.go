@@ -135,9 +135,10 @@ type Config struct {
 // of one api_key. The records are folded into the clients' reports in
 // the order Observe took them: by the request that brings a stripe to
 // foldAt records, and by every reader first (Report, Apps aside), so
-// that a report read after Observe returns holds that request. Nothing on the path allocates once a client is known (the
-// texts of the judgements' latest breaches are written when the report
-// is read, not when the breach is seen).
+// that a report read after Observe returns holds that request. Nothing
+// on the path allocates once a client is known (the texts of the
+// judgements' latest breaches are written when the report is read, not
+// when the breach is seen).
 type Recorder struct {
 	cfg  Config
 	seed maphash.Seed

@@ -27,16 +27,17 @@ func (r *Report) controlGoals() []Goal {
 	for _, run := range fig.Runs {
 		goals = append(goals, Goal{Name: fmt.Sprintf("control: gwsim against the same gwsim (default flags both), requests/s (gwconform load, %d connections, same run)", run.Connections),
 			Target: "1.00 × but for noise", Known: len(run.Ratios) > 0, Info: true,
-			Measured: fmt.Sprintf("%.2f × (median of %d rounds; each %s; spread %s)",
-				medianOf(run.Ratios), len(run.Ratios), joinFloats(run.Ratios, "%.2f"), spreadOf(run.Ratios))})
+			Measured: fmt.Sprintf("%.2f × (median of %d rounds; each %s; spread middle half %s)",
+				medianOf(run.Ratios), len(run.Ratios), joinFloats(run.Ratios, "%.2f"), middleHalf(run.Ratios))})
 	}
 	return goals
 }
 
-// spreadOf is the middle half of ratios (the quartiles), as "a–b".
-func spreadOf(ratios []float64) string {
+// middleHalf is the middle half of ratios (from quartile to quartile),
+// as "a–b".
+func middleHalf(ratios []float64) string {
 	q1, q3 := quartiles(ratios)
-	return fmt.Sprintf("middle half %.2f–%.2f", q1, q3)
+	return fmt.Sprintf("%.2f–%.2f", q1, q3)
 }
 
 // quartiles are the medians of v's lower and upper halves (Tukey's
@@ -62,9 +63,8 @@ func (r *Report) writeControl(p func(string, ...any)) {
 		"on this machine: a cost within it cannot be told from noise.\n\n", secs(fig.Duration), fig.Rounds)
 	p("| connections | first gwsim, requests/s (median) | second gwsim | first / second (median of the rounds' ratios) | middle half of the rounds | each round's ratio | errors |\n|---:|---:|---:|---:|---|---|---|\n")
 	for _, run := range fig.Runs {
-		q1, q3 := quartiles(run.Ratios)
-		p("| %d | %s | %s | **%.2f ×** | %.2f–%.2f | %s | %d / %d |\n", run.Connections, num(medianOf(run.On)), num(medianOf(run.Off)), medianOf(run.Ratios),
-			q1, q3, joinFloats(run.Ratios, "%.2f"), run.OnErrors, run.OffErrors)
+		p("| %d | %s | %s | **%.2f ×** | %s | %s | %d / %d |\n", run.Connections, num(medianOf(run.On)), num(medianOf(run.Off)), medianOf(run.Ratios),
+			middleHalf(run.Ratios), joinFloats(run.Ratios, "%.2f"), run.OnErrors, run.OffErrors)
 	}
 	p("\n```sh\n%s\n%s\n```\n\n", r.BenchFleet, strings.Join(fig.Commands, "\n"))
 }
