@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"hash/maphash"
 	"maps"
+	"math"
 	"net/http"
 	"regexp"
 	"sort"
@@ -400,7 +401,8 @@ type client struct {
 }
 
 // request is what Observe reads of a request, as its record keeps it: no
-// credential (its api_key and sign are read, and dropped).
+// credential (its api_key and sign are read, and dropped). Its small
+// fields come first, packed into one word with the answer's (record).
 type request struct {
 	op      device.Operation
 	format  device.Format
@@ -409,24 +411,48 @@ type request struct {
 	typ     uint8 // device.Type.ID + 1, 0: none
 	skew    time.Duration
 	// invalid is why the request breaks the interface's rules (nil: it
-	// does not); foreign names a field of another device type.
+	// does not).
 	invalid *device.Error
-	// violation, set from a Judged exchange, replaces invalid.
-	violation string
-	foreign   string
+	// odd holds what few requests have (nil: nothing): a Judged
+	// exchange's violation, a field of another device type.
+	odd *oddity
 	// loose and exact fingerprint the request without and with its
 	// timestamp and sign.
 	loose, exact fingerprint
 }
 
+// oddity is what a request breaks beyond the interface's rules as Parse
+// reads them: kept apart, so that the records of the requests that
+// break nothing stay small (record).
+type oddity struct {
+	// violation, set from a Judged exchange, replaces invalid; foreign
+	// names a field of another device type.
+	violation, foreign string
+}
+
 // answer is what Observe reads of an answer.
 type answer struct {
-	status     int
-	code       string
-	field      string
-	message    string
+	status   uint16
+	hasRetry bool
+	// err holds the answer's error code, field and message (nil: none):
+	// the error gwsim answered with itself, when it reads back the same,
+	// so that nothing is copied.
+	err        *device.Error
 	retryAfter time.Duration
-	hasRetry   bool
+}
+
+// noError and noOddity stand for none when read; never written.
+var (
+	noError  device.Error
+	noOddity oddity
+)
+
+// e is the answer's error, empty when it has none.
+func (a *answer) e() *device.Error {
+	if a.err == nil {
+		return &noError
+	}
+	return a.err
 }
 
 // Observe records one exchange: it reads the request and the answer on
@@ -443,19 +469,21 @@ func (r *Recorder) Observe(ex Exchange) {
 	if r.cfg.Now != nil || now.IsZero() {
 		now = r.now()
 	}
-	rec := record{at: ex.Time, done: ex.Done}
+	rec := record{at: nanos(ex.Time), done: nanos(ex.Done)}
 	key, sign := r.read(&rec.q, op, &ex, now)
 	q := &rec.q
 	if ex.Judged {
 		q.invalid, q.signBad = nil, ex.SignBad
-		q.violation = ex.Violation
+		if ex.Violation != "" {
+			if q.odd == nil {
+				q.odd = &oddity{}
+			}
+			q.odd.violation = ex.Violation
+		}
 	}
-	readAnswer(&rec.a, &ex)
-	if rec.a.message != "" {
-		rec.a.message = scrub(rec.a.message, sign, key)
-	}
-	if rec.done.IsZero() {
-		rec.done = ex.Time
+	readAnswer(&rec.a, &ex, sign, key)
+	if rec.done == 0 {
+		rec.done = rec.at
 	}
 	if r.cfg.Phases != nil {
 		rec.phases = r.cfg.Phases()
@@ -463,10 +491,27 @@ func (r *Recorder) Observe(ex Exchange) {
 	r.add(key, &rec)
 }
 
+// nanos is t in Unix nanoseconds, 0 when t is zero (timeOf reads it back).
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// timeOf is the time nanos read, the zero time for 0.
+func timeOf(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
 // observe folds one request into the client's report. Called with the
 // Recorder's mu held, in the order Observe took the requests.
 func (c *client) observe(window time.Duration, signFromAnswer bool, at, done time.Time, q *request, a *answer, phases []string) {
 	c.dirty = true
+	status, ae := int(a.status), a.e()
 	if c.requests == 0 {
 		c.first = at
 	}
@@ -479,22 +524,26 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 		}
 		cc := &c.coverage[coverageIndex(what)]
 		cc.sent++
-		if a.status == http.StatusOK {
+		if status == http.StatusOK {
 			cc.ok++
 		}
 	}
 
 	// Judgements on the request itself.
-	if q.violation != "" {
-		c.flag(JudgeValid, at, what).detailed(breachDetail, q.violation)
+	odd := q.odd
+	if odd == nil {
+		odd = &noOddity
+	}
+	if odd.violation != "" {
+		c.flag(JudgeValid, at, what).detailed(breachDetail, odd.violation)
 	} else if q.invalid != nil {
 		v := c.flag(JudgeValid, at, what)
 		v.kind, v.err = breachError, q.invalid
 	}
-	if q.foreign != "" {
-		c.flag(JudgeForeign, at, what).detailed(breachDetail, q.foreign)
+	if odd.foreign != "" {
+		c.flag(JudgeForeign, at, what).detailed(breachDetail, odd.foreign)
 	}
-	if q.signBad || (signFromAnswer && a.code == device.CodeBadSignature) {
+	if q.signBad || (signFromAnswer && ae.Code == device.CodeBadSignature) {
 		c.flag(JudgeSign, at, what).kind = breachSign
 	}
 	if q.hasTime {
@@ -510,7 +559,7 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 			v := c.flag(JudgeClock, at, what)
 			v.kind, v.d = breachSkew, q.skew
 		}
-	} else if a.code == device.CodeStaleTimestamp {
+	} else if ae.Code == device.CodeStaleTimestamp {
 		c.flag(JudgeClock, at, what).kind = breachStale
 	}
 
@@ -531,24 +580,24 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 			v.kind, v.t = breachReplay, seenAt
 		}
 		c.sent.add(q.exact, at)
-	} else if a.code == device.CodeReplayedRequest {
+	} else if ae.Code == device.CodeReplayedRequest {
 		c.flag(JudgeNoReplay, at, what).kind = breachReplayed
 	}
 
 	// What the answer asks of the next request.
-	if a.status == http.StatusBadRequest {
+	if status == http.StatusBadRequest {
 		c.refused.add(q.loose, at)
 	}
-	if a.hasRetry && (a.status == http.StatusTooManyRequests || a.status == http.StatusServiceUnavailable) {
+	if a.hasRetry && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 		if until := done.Add(a.retryAfter); until.After(c.retryUntil) {
 			c.retryUntil = until
-			c.retryCode = strconv.Itoa(a.status)
+			c.retryCode = strconv.Itoa(status)
 		}
 	}
-	if a.status != http.StatusOK {
-		code := a.code
+	if status != http.StatusOK {
+		code := ae.Code
 		if code == "" {
-			code = "http_" + strconv.Itoa(a.status)
+			code = "http_" + strconv.Itoa(status)
 		}
 		es := c.errors[code]
 		if es == nil {
@@ -562,8 +611,8 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 			}
 		}
 		es.n++
-		es.status = a.status
-		es.at, es.what, es.field, es.message = at.UTC(), what, a.field, a.message
+		es.status = status
+		es.at, es.what, es.field, es.message = at.UTC(), what, ae.Field, ae.Message
 	}
 	for _, p := range phases {
 		ps := c.phases[p]
@@ -579,11 +628,11 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 		if early {
 			ps.early++
 		}
-		if a.status != http.StatusOK {
+		if status != http.StatusOK {
 			ps.errors++
-			code := a.code
+			code := ae.Code
 			if code == "" {
-				code = "http_" + strconv.Itoa(a.status)
+				code = "http_" + strconv.Itoa(status)
 			}
 			if _, ok := ps.codes[code]; ok || len(ps.codes) < maxCodes {
 				ps.codes[code]++
@@ -772,7 +821,9 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 		return // gwsim checked every rule, the sign included
 	}
 	if op == device.SendCommand && q.typ != 0 {
-		q.foreign = foreignField(pairs, device.Types[q.typ-1], format)
+		if f := foreignField(pairs, device.Types[q.typ-1], format); f != "" {
+			q.odd = &oddity{foreign: f}
+		}
 	}
 	if r.cfg.Trusted && ex.Validated && r.cfg.Auth == nil {
 		// gwsim's own verdict on these very fields.
@@ -908,10 +959,11 @@ func foreignField(pairs []device.Pair, own *device.Type, format device.Format) s
 }
 
 // readAnswer reads the status, error code and Retry-After of an answer,
-// in JSON or XML; what it cannot read stays empty.
+// in JSON or XML; what it cannot read stays empty. A sign or an api_key
+// the message repeats is scrubbed from it (scrub).
 // It fills a, which is zero.
-func readAnswer(a *answer, ex *Exchange) {
-	a.status = ex.Status
+func readAnswer(a *answer, ex *Exchange, sign, key string) {
+	a.status = uint16(min(max(ex.Status, 0), math.MaxUint16))
 	if ex.Status == http.StatusOK {
 		return // no error, and a Retry-After counts on 429 and 503 only (observe)
 	}
@@ -922,12 +974,26 @@ func readAnswer(a *answer, ex *Exchange) {
 			a.retryAfter, a.hasRetry = max(t.Sub(ex.Time), 0), true
 		}
 	}
+	var code, field, message string
 	if e := ex.AnswerError; e != nil && plain(e.Code) && plain(e.Field) && plain(e.Message) {
-		a.code, a.field, a.message = clip(e.Code), clip(e.Field), e.Message
-		return
+		code, field, message = clip(e.Code), clip(e.Field), e.Message
+		if message != "" {
+			message = scrub(message, sign, key)
+		}
+		if code == e.Code && field == e.Field && message == e.Message {
+			a.err = e // gwsim's own error, as it reads back: kept, not copied
+			return
+		}
+	} else {
+		p := apiclient.ParseAnswer(headerValue(ex.Header, "Content-Type"), ex.Answer)
+		code, field, message = clip(p.ErrorCode), clip(p.ErrorField), p.ErrorMessage
+		if message != "" {
+			message = scrub(message, sign, key)
+		}
 	}
-	p := apiclient.ParseAnswer(headerValue(ex.Header, "Content-Type"), ex.Answer)
-	a.code, a.field, a.message = clip(p.ErrorCode), clip(p.ErrorField), p.ErrorMessage
+	if code != "" || field != "" || message != "" {
+		a.err = &device.Error{Code: code, Field: field, Message: message}
+	}
 }
 
 // headerValue is h.Get(key) for a key in canonical form, as net/http and

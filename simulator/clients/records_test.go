@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -120,5 +121,14 @@ func TestSkewIsAgainstArrival(t *testing.T) {
 		if got := rep.Clients[0].Skew.LastSeconds; got != tc.want {
 			t.Errorf("%s: skew %+d s, want %+d s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestRecordSize keeps a record on two cache lines: the fold reads the
+// records another processor wrote, so their size is what moves between
+// the caches on every request (records.go).
+func TestRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(record{}); n > 128 {
+		t.Fatalf("a record is %d bytes, more than two cache lines (128)", n)
 	}
 }
