@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -25,6 +26,26 @@ func TestQuartiles(t *testing.T) {
 	}
 }
 
+// A median's error is 1.2533 σ/√n with σ from the middle half: four
+// times the rounds, alike, halve it; a round far out does not widen it.
+func TestMedianError(t *testing.T) {
+	if e := medianError([]float64{1}); e != 0 {
+		t.Errorf("one round: %v, want 0", e)
+	}
+	if e := medianError([]float64{1, 2, 3, 4}); math.Abs(e-1.2533*2/1.349/2) > 1e-9 {
+		t.Errorf("1..4: %v", e)
+	}
+	v := []float64{0.88, 0.95, 1.02, 0.91, 1.07, 0.99, 1.12, 0.93, 1.04, 0.97, 1.01, 0.9, 1.08, 0.96, 1.0}
+	four := append(append(append(append([]float64(nil), v...), v...), v...), v...)
+	if a, b := medianError(v), medianError(four); math.Abs(b/a-0.5) > 0.1 {
+		t.Errorf("15 rounds ±%.3f, the same four times ±%.3f: not halved", a, b)
+	}
+	out := append(append([]float64(nil), v...), 0.3)
+	if a, b := medianError(v), medianError(out); b > 1.2*a {
+		t.Errorf("one round at 0.3 widened the error from ±%.3f to ±%.3f", a, b)
+	}
+}
+
 // The control section reports the A/A rounds as information, not a goal
 // met or missed, with the spread of its rounds, and its commands start
 // the two gwsim processes with the same flags.
@@ -38,13 +59,13 @@ func TestControlSection(t *testing.T) {
 		Ratios: []float64{1.0, 1.1, 0.9, 1.0, 1.05}}}
 	r.Extra[SectionControl] = fig
 	goals := r.controlGoals()
-	if len(goals) != 1 || !goals[0].Info || !strings.Contains(goals[0].Measured, "1.00 × (median of 5 rounds") ||
+	if len(goals) != 1 || !goals[0].Info || !strings.Contains(goals[0].Measured, "1.00 × (median of 5 rounds, its error ±0.05") ||
 		!strings.Contains(goals[0].Measured, "middle half 0.95–1.08") {
 		t.Errorf("goals: %+v", goals)
 	}
 	var b bytes.Buffer
 	r.writeControl(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) })
-	for _, want := range []string{"## The comparison's own control", "| 4 | 100 | 100 | **1.00 ×** | 0.95–1.08 | 1.00, 1.10, 0.90, 1.00, 1.05 | 0 / 0 |",
+	for _, want := range []string{"## The comparison's own control", "| 4 | 100 | 100 | **1.00 ×** | ±0.05 | 0.95–1.08 | 1.00, 1.10, 0.90, 1.00, 1.05 | 0 / 0 |",
 		"bench-fleet.yaml &   # the same again"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the section lacks %q:\n%s", want, b.String())

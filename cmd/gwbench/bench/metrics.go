@@ -11,7 +11,7 @@ import (
 const SectionMetrics = "the metrics' cost: default flags against --metrics=false"
 
 func metricsSection() Section {
-	return onOffSection(SectionMetrics, "--metrics=false", "metrics", (*Report).metricsGoals, (*Report).writeMetrics)
+	return onOffSection(SectionMetrics, "--metrics=false", "metrics", onOffRounds, (*Report).metricsGoals, (*Report).writeMetrics)
 }
 
 func (r *Report) metricsGoals() []Goal {

@@ -36,7 +36,12 @@ func TestMissWhySaysWhatTheRoundsShow(t *testing.T) {
 	if got := missWhy([]float64{0.84, 0.87, 0.95 - 1e-9}, 0.95, 14); !strings.Contains(got, "all 3 rounds read below 0.95") || !strings.Contains(got, "+14%") {
 		t.Errorf("every round below: %q", got)
 	}
-	if got := missWhy([]float64{0.73, 0.89, 1.04}, 0.95, 9); !strings.Contains(got, "2 of 3 rounds read below 0.95 × and 1 over") {
+	if got := missWhy([]float64{0.73, 0.89, 1.04}, 0.95, 9); !strings.Contains(got, "2 of 3 rounds read below 0.95 × and 1 over") ||
+		!strings.Contains(got, "the miss within it") {
 		t.Errorf("rounds on both sides: %q", got)
+	}
+	tight := []float64{0.88, 0.89, 0.90, 0.91, 0.92, 0.90, 0.89, 0.91, 0.96, 0.90, 0.88, 0.92}
+	if got := missWhy(tight, 0.95, 5); !strings.Contains(got, "11 of 12 rounds") || !strings.Contains(got, "the miss beyond it") {
+		t.Errorf("a tight miss: %q", got)
 	}
 }
