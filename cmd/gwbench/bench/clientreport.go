@@ -229,9 +229,12 @@ func missWhy(ratios []float64, goal, cpuExtra float64) string {
 			"not the noise; on other runs it was under (docs/benchmarks-notes.md, stop 35)", len(ratios), goal, cpuExtra)
 	}
 	e, short := medianError(ratios), goal-medianOf(ratios)
-	within := "within it: the noise may have decided"
-	if short > e {
-		within = "beyond it: more than the noise"
+	within := "within one error: the noise may have decided"
+	switch {
+	case short > 2*e:
+		within = "beyond two errors: more than the noise"
+	case short > e:
+		within = "between one error and two: likely, not surely, more than the noise"
 	}
 	return fmt.Sprintf("%d of %d rounds read below %.2f × and %d over; the median is %.3f short and its error ±%.3f, the miss %s; "+
 		"BenchmarkObserveFresh (simulator/clients) gives the report's own cost per request without the machine's noise", below, len(ratios), goal, len(ratios)-below, short, e, within)

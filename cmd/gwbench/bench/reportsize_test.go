@@ -37,11 +37,15 @@ func TestMissWhySaysWhatTheRoundsShow(t *testing.T) {
 		t.Errorf("every round below: %q", got)
 	}
 	if got := missWhy([]float64{0.73, 0.89, 1.04}, 0.95, 9); !strings.Contains(got, "2 of 3 rounds read below 0.95 × and 1 over") ||
-		!strings.Contains(got, "the miss within it") {
+		!strings.Contains(got, "the miss within one error") {
 		t.Errorf("rounds on both sides: %q", got)
 	}
 	tight := []float64{0.88, 0.89, 0.90, 0.91, 0.92, 0.90, 0.89, 0.91, 0.96, 0.90, 0.88, 0.92}
-	if got := missWhy(tight, 0.95, 5); !strings.Contains(got, "11 of 12 rounds") || !strings.Contains(got, "the miss beyond it") {
+	if got := missWhy(tight, 0.95, 5); !strings.Contains(got, "11 of 12 rounds") || !strings.Contains(got, "the miss beyond two errors") {
 		t.Errorf("a tight miss: %q", got)
+	}
+	edge := []float64{0.85, 0.88, 0.89, 0.90, 0.905, 0.91, 0.92, 0.925, 0.935, 0.94, 0.95, 0.955, 0.96, 0.97, 1.0, 1.05}
+	if got := missWhy(edge, 0.95, 5); !strings.Contains(got, "between one error and two") {
+		t.Errorf("a miss of a little more than its error: %q (error %.3f)", got, medianError(edge))
 	}
 }
