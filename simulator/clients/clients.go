@@ -975,21 +975,20 @@ func readAnswer(a *answer, ex *Exchange, sign, key string) {
 		}
 	}
 	var code, field, message string
-	if e := ex.AnswerError; e != nil && plain(e.Code) && plain(e.Field) && plain(e.Message) {
-		code, field, message = clip(e.Code), clip(e.Field), e.Message
-		if message != "" {
-			message = scrub(message, sign, key)
-		}
-		if code == e.Code && field == e.Field && message == e.Message {
-			a.err = e // gwsim's own error, as it reads back: kept, not copied
-			return
-		}
+	own := ex.AnswerError
+	if own != nil && plain(own.Code) && plain(own.Field) && plain(own.Message) {
+		code, field, message = clip(own.Code), clip(own.Field), own.Message
 	} else {
+		own = nil
 		p := apiclient.ParseAnswer(headerValue(ex.Header, "Content-Type"), ex.Answer)
 		code, field, message = clip(p.ErrorCode), clip(p.ErrorField), p.ErrorMessage
-		if message != "" {
-			message = scrub(message, sign, key)
-		}
+	}
+	if message != "" {
+		message = scrub(message, sign, key)
+	}
+	if own != nil && code == own.Code && field == own.Field && message == own.Message {
+		a.err = own // gwsim's own error, as it reads back: kept, not copied
+		return
 	}
 	if code != "" || field != "" || message != "" {
 		a.err = &device.Error{Code: code, Field: field, Message: message}
