@@ -97,6 +97,8 @@ func TestSizeFlagsHaveBounds(t *testing.T) {
 		{[]string{"serve", "--max-events-clients", "0"}},
 		{[]string{"serve", "--max-events-clients", "1000000"}},
 		{[]string{"serve", "--rate-limit", "2000000000"}},
+		{[]string{"serve", "--gc-headroom", "-1"}},
+		{[]string{"serve", "--gc-headroom", "1000000"}},
 		{[]string{"serve", "--seed", "1", "--gateways", "2000000000"}},
 		{[]string{"serve", "--seed", "1", "--gateways", "100000", "--devices-per-gateway", "10000"}},
 		{[]string{"fleet", "--gateways", "1000000", "--devices-per-gateway", "100000"}},

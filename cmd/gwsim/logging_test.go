@@ -67,3 +67,37 @@ func TestServeLogging(t *testing.T) {
 		t.Errorf("--log-summary -1s: exit %d %s", code, errb)
 	}
 }
+
+// gwsim serve keeps the collector's headroom by default (package
+// gcheadroom); --gc-headroom 0 leaves Go's own pace, and so does a GOGC set
+// in the environment, which a debug line says.
+func TestServeKeepsGCHeadroom(t *testing.T) {
+	parse := func(args ...string) (*Main, *syncBuffer) {
+		errb := &syncBuffer{}
+		m := &Main{Stdout: &syncBuffer{}, Stderr: errb}
+		if err := m.ParseFlags(args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return m, errb
+	}
+	m, _ := parse()
+	if m.GCHeadroom != 16 {
+		t.Errorf("--gc-headroom defaults to %d MiB, want 16", m.GCHeadroom)
+	}
+	k := m.keepHeadroom()
+	if k == nil {
+		t.Fatal("default flags: no headroom kept")
+	}
+	k.Stop()
+	if m, _ := parse("--gc-headroom", "0"); m.keepHeadroom() != nil {
+		t.Error("--gc-headroom 0 still keeps a headroom")
+	}
+	t.Setenv("GOGC", "100")
+	m, errb := parse("--log-level", "debug")
+	if m.keepHeadroom() != nil {
+		t.Error("GOGC set: a headroom kept all the same")
+	}
+	if !strings.Contains(errb.String(), "GOGC is set") {
+		t.Errorf("GOGC set: no debug line says why: %q", errb.String())
+	}
+}

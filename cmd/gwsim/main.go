@@ -30,6 +30,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/cassette"
+	"github.com/gwdmi/gwtools/simulator/gcheadroom"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/scenario"
 	"github.com/gwdmi/gwtools/simulator/server"
@@ -88,6 +89,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			m.fail(err)
 			return 2
 		}
+		keeper := m.keepHeadroom()
+		defer keeper.Stop()
 		<-ctx.Done()
 		m.log.Info("stopping: signal received; letting requests in flight finish")
 		if err := m.Close(); err != nil {
@@ -164,6 +167,9 @@ type Main struct {
 	ClientReport bool
 	// Metrics serves the Prometheus metrics (GET /metrics).
 	Metrics bool
+	// GCHeadroom is --gc-headroom in MiB: the room for garbage the
+	// collector keeps between cycles (package gcheadroom); 0: Go's own pace.
+	GCHeadroom int
 	// Replay answers the requests recorded in this cassette directory
 	// with their recorded answers (gwsim proxy --record).
 	Replay string
@@ -236,6 +242,9 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.OpenForms, "open-forms", "refuse", "how to read the forms neither gateway-api.md nor CONTRACT.md decides (a sign, leading zeros\n"+
 		"or white space in a number, an exponent in its text, a type name in another case, text beside control, ...;\n"+
 		"docs/oracle.md lists them): refuse (a strict service) or accept (a lenient one). gwconform passes both")
+	fs.IntVar(&m.GCHeadroom, "gc-headroom", gcheadroom.DefaultHeadroom>>20, "let `MiB` of garbage build up between two collections however small the live heap\n"+
+		"(the collector runs less often: more requests a second for up to that much memory); 0: Go's own pace.\n"+
+		"GOGC set in the environment wins")
 	fs.Bool("version", false, "print the version and exit")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -296,6 +305,9 @@ func (m *Main) ParseFlags(args []string) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		f = fleet.Generate(m.Seed, m.Gateways, m.PerGateway)
 		m.credentials = fmt.Sprintf("the fleet generated from --seed %d (gwsim fleet --seed %d writes it, secrets included)", m.Seed, m.Seed)
+	}
+	if err := inRange("--gc-headroom", m.GCHeadroom, 0, maxGCHeadroom); err != nil {
+		return err
 	}
 	if err := inRange("--journal-size", m.Journal, 1, server.MaxJournalSize); err != nil {
 		return err
@@ -366,6 +378,22 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 	}
 	return nil
+}
+
+// maxGCHeadroom bounds --gc-headroom (MiB).
+const maxGCHeadroom = 4096
+
+// keepHeadroom starts the collector's headroom of --gc-headroom, when GOGC
+// does not decide instead. Stop what it returns (nil or not) on the way out.
+func (m *Main) keepHeadroom() *gcheadroom.Keeper {
+	if m.GCHeadroom == 0 {
+		return nil
+	}
+	if !gcheadroom.Enabled() {
+		m.log.Debug("GOGC is set in the environment: the collector keeps its pace, --gc-headroom is not applied")
+		return nil
+	}
+	return gcheadroom.Start(uint64(m.GCHeadroom) << 20)
 }
 
 // Open starts listening and prints where, with the credentials to use.
