@@ -24,6 +24,7 @@ import (
 
 	"github.com/gwdmi/gwtools/cmd/gwbench/bench"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
+	"github.com/gwdmi/gwtools/simulator/gcheadroom"
 )
 
 func main() {
@@ -38,9 +39,11 @@ func run(ctx context.Context, args []string) int {
 		case "bare":
 			fs := flag.NewFlagSet("gwbench bare", flag.ContinueOnError)
 			addr := fs.String("addr", "127.0.0.1:0", "listen address")
-			if err := fs.Parse(args[1:]); err != nil {
+			headroom := fs.Int("gc-headroom", 0, "keep `MiB` of room for garbage between collections, as gwsim serve --gc-headroom does (0: Go's own pace)")
+			if err := fs.Parse(args[1:]); err != nil || *headroom < 0 {
 				return 2
 			}
+			defer gcheadroom.Start(uint64(*headroom) << 20).Stop()
 			if err := bench.ServeBare(ctx, *addr, os.Stdout); err != nil {
 				fmt.Fprintln(os.Stderr, "gwbench bare:", err)
 				return 1

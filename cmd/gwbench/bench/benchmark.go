@@ -32,6 +32,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/gcheadroom"
 )
 
 // Options is one benchmark run. Zero values take the defaults.
@@ -209,6 +210,7 @@ type Report struct {
 	Bodies     map[string]string `json:"bodies"`
 	GwsimCmd   string            `json:"gwsim_command"`
 	BareCmd    string            `json:"bare_command"`
+	BareGCCmd  string            `json:"bare_gc_command,omitempty"`
 	Suite      SuiteRun          `json:"suite"`
 	// ReportSizes are runs whose report files were measured besides the
 	// suite's own.
@@ -499,6 +501,10 @@ func commandBodies(t *fleet.Target, sn string) (map[string]string, error) {
 	return bodies, nil
 }
 
+// TargetBareGC names the control target: the bare handler with gwsim
+// serve's default --gc-headroom.
+const TargetBareGC = "bare-gc"
+
 var contentTypes = map[string]string{"json": "application/json", "xml": "application/xml"}
 
 func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string, ...any)) error {
@@ -509,7 +515,12 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 	// gwsim as a user starts it: default flags.
 	gwsimArgv := o.place.target([]string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile})
 	bareArgv := o.place.target([]string{o.Self, "bare", "--addr", "127.0.0.1:0"})
+	// The control: the bare handler given the collector's headroom that
+	// gwsim serve keeps by default, so that the report can tell gwsim's
+	// code from its collector's pace (JSON only).
+	bareGCArgv := o.place.target([]string{o.Self, "bare", "--addr", "127.0.0.1:0", "--gc-headroom", strconv.Itoa(gcheadroom.DefaultHeadroom >> 20)})
 	r.GwsimCmd, r.BareCmd = strings.Join(shortArgv(gwsimArgv), " "), strings.Join(shortArgv(bareArgv), " ")
+	r.BareGCCmd = strings.Join(shortArgv(bareGCArgv), " ")
 	// Each round starts both targets afresh (fresh): a process keeps its
 	// luck for its whole life (where its heap and stacks land, its
 	// collector's pacing), which one process a run made a bias the
@@ -526,7 +537,7 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 	defer stopTargets()
 	fresh := func() error {
 		stopTargets()
-		for name, argv := range map[string][]string{"gwsim": gwsimArgv, "bare": bareArgv} {
+		for name, argv := range map[string][]string{"gwsim": gwsimArgv, "bare": bareArgv, TargetBareGC: bareGCArgv} {
 			s, err := startServer(argv, time.Minute)
 			if err != nil {
 				return err
@@ -627,7 +638,14 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 					continue
 				}
 				for _, format := range []string{"json", "xml"} {
-					for _, target := range order {
+					targetsNow := order
+					if tool == r.Tool && format == "json" {
+						targetsNow = []string{order[0], order[1], TargetBareGC}
+						if round%2 == 1 {
+							targetsNow = []string{TargetBareGC, order[0], order[1]}
+						}
+					}
+					for _, target := range targetsNow {
 						run, err := measure(tool, target, format, o.Threads, conns, 0)
 						if err != nil {
 							return err

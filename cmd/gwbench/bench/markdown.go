@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gwdmi/gwtools/simulator/gcheadroom"
 )
 
 // Goal is one of the targets the figures are held to.
@@ -68,6 +70,9 @@ func (r *Report) loadGoals() []Goal {
 				ratio := PairedRatio(sims, bares)
 				goal.Known, goal.Met = true, ratio >= g.target
 				goal.Measured = fmt.Sprintf("%.2f × (median of %d rounds; medians %s vs %s req/s)", ratio, len(RoundRatios(sims, bares)), num(sim), num(bare))
+				if ctl := r.RunsOf(r.Tool, TargetBareGC, g.format, conns); len(RoundRatios(sims, ctl)) > 0 {
+					goal.Measured += fmt.Sprintf("; against the bare handler with gwsim's GC headroom %.2f ×", PairedRatio(sims, ctl))
+				}
 				if g.format == "json" && conns == first {
 					if b, threads := r.altRPS(r.Tool, "bare"); b > 0 {
 						if s, _ := r.altRPS(r.Tool, "gwsim"); s > 0 {
@@ -401,11 +406,17 @@ func (r *Report) writeLoad(p func(string, ...any)) {
 		"`timestamp_window: 0` (CONTRACT 1: 0 disables the window) and the body is signed once with the timestamp %s. gwsim still checks the api key, "+
 		"the account and the md5 sign of every request; only the clock check is off. gwconform load signs every request afresh (the sign is cached for the second of its timestamp). "+
 		"At its default `--log-level info` gwsim writes no line per request (only with `--access-log` or at debug) and a summary line a minute.\n\n", benchTimestamp)
+	if r.BareGCCmd != "" {
+		p("gwsim serve keeps %d MiB of room for garbage between two collections by default (`--gc-headroom`, package `simulator/gcheadroom`): with its live heap of about 2 MiB, "+
+			"Go's own pace (GOGC 100, never below a 4 MiB heap) collected every 700 requests or so. The bare handler runs at Go's own pace, as a handler written without thought for it would. "+
+			"So that the comparison can tell gwsim's code from its collector's pace, the JSON runs also measure a third target in the same rounds, **bare-gc**: the same bare handler "+
+			"with the same headroom (`%s`). gwsim / bare-gc is the part of the gap that is gwsim's work per request.\n\n", gcheadroom.DefaultHeadroom>>20, r.BareGCCmd)
+	}
 	for _, conns := range r.Connections {
 		for _, format := range []string{"json", "xml"} {
 			p("### %s, %d connections\n\n", strings.ToUpper(format), conns)
 			p("| Target | requests/s (median) | each round | p50 | p99 | server CPU per request | other processes' CPU | errors |\n|---|---|---|---|---|---|---|---|\n")
-			for _, target := range []string{"bare", "gwsim"} {
+			for _, target := range []string{"bare", TargetBareGC, "gwsim"} {
 				runs := r.RunsOf(r.Tool, target, format, conns)
 				if len(runs) == 0 {
 					continue
@@ -436,7 +447,11 @@ func (r *Report) writeLoad(p func(string, ...any)) {
 				if c := cpu(gs); c > 0 {
 					p(", and by server CPU per request %.2f ×", cpu(bs)/c)
 				}
-				p(".\n\n")
+				p(".")
+				if ctl := r.RunsOf(r.Tool, TargetBareGC, format, conns); len(RoundRatios(gs, ctl)) > 0 {
+					p(" Against the control, the bare handler with gwsim's GC headroom: **%.2f ×** (bare-gc / bare %.2f ×).", PairedRatio(gs, ctl), PairedRatio(ctl, bs))
+				}
+				p("\n\n")
 			}
 		}
 	}
