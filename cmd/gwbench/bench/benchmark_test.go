@@ -145,7 +145,7 @@ func TestWriteMarkdown(t *testing.T) {
 			run(ToolWrk, TargetBareGC, "json", 4, 42500), run(ToolWrk, TargetBareGC, "json", 32, 56250),
 		},
 		BareGCCmd: "gwbench bare --addr 127.0.0.1:0 --gc-headroom 16",
-		HalfRate: []LoadRun{{Tool: ToolLoad, Target: "gwsim", Format: "json", Connections: 4, Rate: 15000, RPS: 15000, P50: 200 * time.Microsecond, P99: 1500 * time.Microsecond}},
+		HalfRate:  []LoadRun{{Tool: ToolLoad, Target: "gwsim", Format: "json", Connections: 4, Rate: 15000, RPS: 15000, P50: 200 * time.Microsecond, P99: 1500 * time.Microsecond}},
 		Fleets: []FleetRun{{FleetMemory: FleetMemory{Devices: 1_000_000, Generate: time.Second, Load: 200 * time.Millisecond,
 			FleetBytes: 110_000_000, SimBytes: 80_000_000}, Startup: 2 * time.Second}},
 		RSS:     RSSRun{Devices: 1_000_000, DemoRSS: 10 << 20, FleetRSS: 10<<20 + 120_000_000, DemoCmd: "bin/gwsim serve --addr 127.0.0.1:0"},
