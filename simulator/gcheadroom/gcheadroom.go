@@ -35,6 +35,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultHeadroom is gwsim serve's --gc-headroom: 16 MiB.
@@ -92,16 +93,21 @@ func Enabled() bool {
 	return !set
 }
 
+// active is set while a Keeper runs: the process has one collector, so one
+// Keeper at a time (tests start many gwsim serve in one process).
+var active atomic.Bool
+
 // Start keeps headroom bytes of room for garbage from now on and returns
-// the Keeper, or nil when headroom is 0 or GOGC is set in the environment.
-// Stop it to give GOGC back its value from before.
+// the Keeper, or nil when headroom is 0, GOGC is set in the environment or
+// another Keeper runs. Stop it to give GOGC back its value from before.
 func Start(headroom uint64) *Keeper {
-	if headroom == 0 || !Enabled() {
+	if headroom == 0 || !Enabled() || !active.CompareAndSwap(false, true) {
 		return nil
 	}
 	base := debug.SetGCPercent(100)
 	debug.SetGCPercent(base)
 	if base < 0 { // the collector is off (SetGCPercent(-1) by the caller): nothing to keep
+		active.Store(false)
 		return nil
 	}
 	k := &Keeper{headroom: headroom, base: base, current: base,
@@ -131,6 +137,7 @@ func (k *Keeper) Stop() {
 	k.stopped = true
 	debug.SetGCPercent(k.base)
 	k.current = k.base
+	active.Store(false)
 }
 
 // arm sets a finalizer on a fresh object that nothing references: the

@@ -77,7 +77,7 @@ func churn(n int) uint32 {
 	return ms.NumGC - before
 }
 
-// With the Keeper, the same garbage takes half the collections or fewer (about a third here);
+// With the Keeper, the same garbage takes half the collections or fewer;
 // stopped, the collector is back to GOGC's pace and GOGC to its value.
 func TestKeeperCollectsLessOften(t *testing.T) {
 	skipIfGOGC(t)
@@ -86,7 +86,10 @@ func TestKeeperCollectsLessOften(t *testing.T) {
 	runtime.GC()
 	plain := churn(256 << 20)
 
-	k := Start(16 << 20)
+	// 64 MiB rather than gwsim's 16: the live heap a cycle reads includes
+	// what was allocated while it marked, 8 MiB under -race on a busy
+	// machine, and the test must not depend on it.
+	k := Start(64 << 20)
 	if k == nil {
 		t.Fatal("Start returned no Keeper with GOGC unset")
 	}
@@ -94,7 +97,7 @@ func TestKeeperCollectsLessOften(t *testing.T) {
 	kept := churn(256 << 20)
 	p := k.Percent()
 	k.Stop()
-	t.Logf("256 MiB of garbage: %d collections at GOGC 100, %d with a 16 MiB headroom (GOGC %d)", plain, kept, p)
+	t.Logf("256 MiB of garbage: %d collections at GOGC 100, %d with a 64 MiB headroom (GOGC %d)", plain, kept, p)
 	if p <= 100 {
 		t.Errorf("the Keeper set GOGC %d on a small live heap, want more than 100", p)
 	}
@@ -104,8 +107,15 @@ func TestKeeperCollectsLessOften(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("after Stop GOGC is %d, want 100 back", got)
 	}
-	if again := churn(256 << 20); again*2 < plain {
-		t.Errorf("after Stop: %d collections against %d before Start: the Keeper still acts", again, plain)
+	// No finalizer armed before Stop sets GOGC again. (The collections'
+	// count after Stop is no test of it: the live heap a cycle reads
+	// includes what was allocated while it marked, which under -race
+	// grew to 8 MiB, and GOGC 100 doubles that.)
+	if again := churn(64 << 20); again == 0 {
+		t.Fatal("no collection in 64 MiB of garbage")
+	}
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("collections after Stop set GOGC to %d: the Keeper still acts", got)
 	}
 }
 
@@ -146,4 +156,30 @@ func TestStartDoesNothingWhenTold(t *testing.T) {
 	}
 	var nilKeeper *Keeper
 	nilKeeper.Stop() // callers stop what Start returned, nil or not
+}
+
+// One Keeper at a time: a second Start while one runs returns nil, and
+// stopping the first lets the next one start.
+func TestOneKeeperAtATime(t *testing.T) {
+	skipIfGOGC(t)
+	base := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(base)
+	k := Start(16 << 20)
+	if k == nil {
+		t.Fatal("no Keeper")
+	}
+	if k2 := Start(16 << 20); k2 != nil {
+		k2.Stop()
+		t.Error("a second Keeper started while the first runs")
+	}
+	k.Stop()
+	k.Stop() // twice is once
+	k3 := Start(16 << 20)
+	if k3 == nil {
+		t.Fatal("no Keeper after the first stopped")
+	}
+	k3.Stop()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC %d after both stopped, want 100", got)
+	}
 }
