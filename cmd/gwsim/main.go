@@ -278,6 +278,9 @@ func (m *Main) ParseFlags(args []string) error {
 	default:
 		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
 	}
+	if err := inRange("--gc-headroom", m.GCHeadroom, 0, maxGCHeadroom); err != nil {
+		return err
+	}
 	if m.checkOnly {
 		return nil
 	}
@@ -305,9 +308,6 @@ func (m *Main) ParseFlags(args []string) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		f = fleet.Generate(m.Seed, m.Gateways, m.PerGateway)
 		m.credentials = fmt.Sprintf("the fleet generated from --seed %d (gwsim fleet --seed %d writes it, secrets included)", m.Seed, m.Seed)
-	}
-	if err := inRange("--gc-headroom", m.GCHeadroom, 0, maxGCHeadroom); err != nil {
-		return err
 	}
 	if err := inRange("--journal-size", m.Journal, 1, server.MaxJournalSize); err != nil {
 		return err
