@@ -295,5 +295,9 @@ func title(s string) string {
 	if len(r) > 24 {
 		s = string(r[:20]) + "…"
 	}
-	return `"` + strings.NewReplacer("\t", `\t`, "\n", `\n`, "\r", `\r`).Replace(s) + `"`
+	return `"` + titleEscaper.Replace(s) + `"`
 }
+
+// titleEscaper is built once: a Replacer builds its tables on first use,
+// which per call was 7 % of gwconform run's CPU (stop 40).
+var titleEscaper = strings.NewReplacer("\t", `\t`, "\n", `\n`, "\r", `\r`)

@@ -536,9 +536,9 @@ func (f *Field) broken(base string) []Sample {
 	return ss
 }
 
-func jsonEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`).Replace(s)
-}
+func jsonEscape(s string) string { return jsonEscaper.Replace(s) }
+
+var jsonEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`)
 
 func pairs(s, sep string) string {
 	var parts []string

@@ -20,7 +20,8 @@ var packageVars = map[string]string{
 	"TypeField": "the rule table", "Types": "the rule table", "onOff": "table",
 	"cyrillicOf": "table", "textWidths": "table", "w0": "table",
 	"Statuses": "CONTRACT 4's status of each code", "inputCodes": "table", "laterCodes": "table",
-	"AnswerRules": "the names of the answer rules",
+	"AnswerRules":  "the names of the answer rules",
+	"titleEscaper": "a strings.Replacer: fixed pairs, safe for concurrent use", "jsonEscaper": "a strings.Replacer: fixed pairs, safe for concurrent use",
 }
 
 func TestNoStateInPackageVariables(t *testing.T) {
