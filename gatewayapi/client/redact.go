@@ -32,11 +32,11 @@ const (
 // the suite masks and redacts every exchange it records, and the
 // expression took a sixth of gwconform run's CPU (stop 40).
 type fieldFinder struct {
-	name, quoted, open, close string
+	quoted, open, close string
 }
 
 func fieldValue(name string) *fieldFinder {
-	return &fieldFinder{name: name, quoted: `"` + name + `"`, open: "<" + name + ">", close: "</" + name + ">"}
+	return &fieldFinder{quoted: `"` + name + `"`, open: "<" + name + ">", close: "</" + name + ">"}
 }
 
 // FindAllStringSubmatchIndex is regexp's, for the expression above: each
@@ -175,8 +175,8 @@ var (
 
 // replaceValue sets every value of a field in a raw body to v, in one pass
 // over the body.
-func replaceValue(re *fieldFinder, body, v string) string {
-	ms := re.FindAllStringSubmatchIndex(body, -1)
+func replaceValue(f *fieldFinder, body, v string) string {
+	ms := f.FindAllStringSubmatchIndex(body, -1)
 	if ms == nil {
 		return body
 	}

@@ -104,9 +104,10 @@ func Start(headroom uint64) *Keeper {
 	if headroom == 0 || !Enabled() || !active.CompareAndSwap(false, true) {
 		return nil
 	}
-	base := debug.SetGCPercent(100)
-	debug.SetGCPercent(base)
-	if base < 0 { // the collector is off (SetGCPercent(-1) by the caller): nothing to keep
+	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(gogc)
+	base := int(gogc[0].Value.Uint64())
+	if base <= 0 { // the collector is off (SetGCPercent(-1) by the caller) or at 0: nothing to keep
 		active.Store(false)
 		return nil
 	}
