@@ -39,21 +39,15 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# The suite-level tests: each runs the whole conformance suite once or
-# dozens of times (every seed, every deviation, a bundle tampered every
-# way, 429 shedding waited out, both Redis replicas, a Redis Cluster,
-# every store backend, every program and output searched for a secret...).
-# They hold most of the time of the tests, and the race detector makes
-# them several times slower while finding nothing the rest does not (the
-# same code runs under -race in the other tests of each package). So they
-# run in make test-heavy, without -race; .ci/run runs both targets.
-# So do the slowest tests of make test (6 s or more each under -race, as
-# .ci/testtime measured them at stop 34: whole runs of gwconform against
-# gwsim, the hostile request catalog, every value of every type, the
-# Redis replica and failover runs, the load report and the manifests in
-# Chromium and kubeconform), which kept make test over 3 minutes.
-HEAVY := TestSimulatorNeverFlagged|TestSlowThermostatIsJudgedAndTheRunEndsInTime|TestCalibrationIgnoresNoise|TestProbeOpenKeepsARealDifference|TestOpenFormsNeverFail|TestOpenFormsNeverFailShort|TestIndependentDeviationsOnlyEffectsShow|TestMutationScore|TestNoFalseFailureOnAnySeed|TestBundleVerifiesAndEveryTamperingFails|TestShedding429IsCertifiedWithoutFalseFailure|TestBaselineRerunAndReplay|TestSignCommandBesideTheFleetFile|TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck|TestParallelVerdictsEqualSerial|TestShouldFailuresFailOnlyWithFailOnShould|TestConformanceOnEachReplica|TestReplicasOnRedisCluster|TestEveryBackend|TestNoSecretInAnyOutput|TestReportHTMLInChromium|TestReportFilesStayUnder2MB|TestVerifyNamesShouldAndKnownFailures|TestDocsExampleSummaries|TestLateChangesPassOnceSettled|TestNeverAppliedChangesFailWithoutWaitingEachTime|TestSlowDeviceIsJudgedAndTheRunEndsInTime|TestDiffFindsEachDeviation|TestDiffTwoVersions|TestDiffTwoCopiesAreTheSame|TestDiffGwsimAgainstAService|TestExploreGoesPastShouldDisagreements|TestFailoverResumesWithoutTheOldPrimary|TestDocExamplesRun|TestAppModuleUsesGwsimtest|TestIndependentTargetWithoutObserver|TestQuietPlainVersionedOutput|TestAdminTokenSkipReasonIsTrue|TestRunWithNoArgumentsPassesAgainstTheEmbeddedSimulator|TestConsoleForPeopleAndCILogs|TestIndependentTargetPassesThroughItsObserver|TestDimmerOnlyFleetIsPartial|TestRunAgainstGwsimServePassesAndPutsTheFleetBack|TestHostileCatalog|TestEveryTypeEveryValue|TestReplicatedWaitsForAReplica|TestReplicaKilledMidLoadLosesNoAcknowledgedChange|TestClientReportAcrossReplicas|TestSentinelFailoverLosesNoAcknowledgedChange|TestLoadReportInChromium|TestKustomizeAndKubeconform|TestSlowThermostatAloneIsJudgedAndTheRunEndsInTime|TestSlowThermostatAloneJudgesEveryFieldOfTheState
-HEAVY_PKGS := ./cmd/gwconform ./simulator/redisstore ./fixtures ./simulator/gwsimtest ./conformance/explore ./conformance/diff ./simulator ./conformance/load ./deploy
+# The suite-level tests (each runs the whole conformance suite once or
+# dozens of times, or a cluster of real processes: every seed, every
+# deviation, tampered bundles, Redis replicas and Cluster, every store
+# backend, Chromium over the reports, kustomize and kubeconform) mark
+# themselves with simtest.Heavy(t) on their first line: go test -short
+# skips them. make test runs -short with the race detector; make
+# test-heavy runs every test without it (the race detector makes the
+# suite-level tests several times slower and finds nothing the rest does
+# not: the same code runs under -race in the other tests of each package).
 
 # staticcheck, pinned: the same findings on every machine.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -63,32 +57,21 @@ lint:
 
 # Every test but the suite-level ones, with the race detector (test-race),
 # and vet, gofmt and staticcheck beside it: go test keeps about 1.4 of the
-# 2 cores busy, and vet and staticcheck (17 and 16 s of wall time with
-# warm caches, run one after the other before the tests until stop 35)
-# fit in the rest. -Oline keeps each line whole; make fails when any of
-# them fails (GO=false shows it). Where the time goes: .ci/testtime runs
-# test-race's go test with -json and prints the seconds of each package
-# and of each test of 1 s or more, and the CPU time of the whole run.
+# 2 cores busy, and vet and staticcheck fit in the rest. -Oline keeps each
+# line whole; make fails when any of them fails (GO=false shows it). Where
+# the time goes: .ci/testtime runs test-race's go test with -json and
+# prints the seconds of each package and of each test of 1 s or more.
 # Tests that share nothing run in parallel (t.Parallel), and every test
 # process uses one gwsim and one gwconform, linked once (simtest.Binary).
-# Stop 34, vet and staticcheck before the tests: 151 s wall once the test
-# binaries were compiled (cmd/gwconform 89 s), 200 s for a fresh clone's
-# first run. Stop 35, beside them, on a quiet machine, from a fresh clone
-# of ae66ddd: 183 s wall, 275 s CPU, on its first run, which recompiled
-# with -race what the stop had changed; 133 s wall, 182 s CPU, run again
-# (cmd/gwconform 71 s). Stop 36, fresh clones of 31e1bba and db40d89:
-# 134 s and 154 s; 202 s in a tree where a change to gatewayapi/device
-# made it recompile most packages with -race. Stop 37: 136 s and 138 s;
-# 226 s after such a change (over 3 minutes, as README.md says).
 test:
 	@$(MAKE) --no-print-directory -j4 -Oline fmt-check vet lint test-race
 
 test-race:
-	$(GO) test -race -count=1 -skip '^($(HEAVY))$$' ./...
+	$(GO) test -short -race -count=1 ./...
 
-# The suite-level tests (HEAVY above), without -race: several minutes.
+# Every test, the suite-level ones included, without -race: about 25 minutes.
 test-heavy:
-	$(GO) test -count=1 -timeout 70m -run '^($(HEAVY))$$' $(HEAVY_PKGS)
+	$(GO) test -count=1 -timeout 80m ./...
 
 # What the tests start for real where they find it: curl, redis-server,
 # Chromium, nginx (the Compose recipe's proxy), ip and unshare (the docs'

@@ -337,40 +337,57 @@ func TestCommandLinesFound(t *testing.T) {
 	}
 }
 
-// TestHeavyTestsExist: every test that the Makefile's HEAVY moves out of
-// make test into make test-heavy exists in HEAVY_PKGS, so that a renamed
-// test is neither skipped by make test nor missed by make test-heavy.
-func TestHeavyTestsExist(t *testing.T) {
+// TestHeavyTestsAreMarkedOnTheirFirstLine: make test runs go test -short
+// and make test-heavy does not, and every simtest.Heavy call is the first
+// statement of a top-level test, so a suite-level test is skipped whole by
+// make test (never half run) and run whole by make test-heavy.
+func TestHeavyTestsAreMarkedOnTheirFirstLine(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	value := func(name string) []string {
-		m := regexp.MustCompile(`(?m)^` + name + ` := (.+)$`).FindSubmatch(b)
+	recipe := func(target string) string {
+		m := regexp.MustCompile(`(?m)^` + target + `:.*\n((?:\t.*\n)+)`).FindSubmatch(b)
 		if m == nil {
-			t.Fatalf("the Makefile sets no %s", name)
+			t.Fatalf("the Makefile has no %s target", target)
 		}
-		return strings.FieldsFunc(string(m[1]), func(r rune) bool { return r == '|' || r == ' ' })
+		return string(m[1])
 	}
-	heavy, pkgs := value("HEAVY"), value("HEAVY_PKGS")
-	var src strings.Builder
-	for _, p := range pkgs {
-		files, _ := filepath.Glob(filepath.Join(root, p, "*_test.go"))
-		if len(files) == 0 {
-			t.Errorf("HEAVY_PKGS: %s has no tests", p)
-		}
-		for _, f := range files {
-			b, _ := os.ReadFile(f)
-			src.Write(b)
-		}
+	if r := recipe("test-race"); !strings.Contains(r, " -short ") {
+		t.Errorf("make test-race does not run go test -short: %s", r)
 	}
-	for _, name := range heavy {
-		if !strings.Contains(src.String(), "func "+name+"(t *testing.T)") {
-			t.Errorf("HEAVY names %s, which is no test of %v", name, pkgs)
-		}
+	if r := recipe("test-heavy"); strings.Contains(r, "-short") || strings.Contains(r, "-run") {
+		t.Errorf("make test-heavy must run every test: %s", r)
 	}
-	if len(heavy) < 2 {
-		t.Errorf("HEAVY: %v", heavy)
+	marked := 0
+	call := regexp.MustCompile(`(?m)^\t+simtest\.Heavy\(`)
+	first := regexp.MustCompile(`(?m)^func Test\w+\((\w+) \*testing\.T\) \{\n\t+simtest\.Heavy\((\w+)\)\n`)
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		calls := len(call.FindAll(src, -1))
+		ok := first.FindAllSubmatch(src, -1)
+		for _, m := range ok {
+			if string(m[1]) != string(m[2]) {
+				t.Errorf("%s: simtest.Heavy(%s) in a test of %s", path, m[2], m[1])
+			}
+		}
+		if calls != len(ok) {
+			t.Errorf("%s: %d simtest.Heavy calls, %d of them on a test's first line", path, calls, len(ok))
+		}
+		marked += len(ok)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if marked < 2 {
+		t.Errorf("only %d suite-level tests found", marked)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // The Kubernetes tools the manifests are checked with, pinned, run with
@@ -139,6 +141,7 @@ func k8sObjects(t *testing.T, where string, b []byte) []k8sObject {
 // kubeconform is shown to refuse a broken Deployment, so that a pass
 // means something.
 func TestKustomizeAndKubeconform(t *testing.T) {
+	simtest.Heavy(t)
 	specDir := needModule(t, kubernetesSpec)
 	schemas := t.TempDir()
 	spec, err := os.ReadFile(filepath.Join(specDir, "api", "openapi-spec", "swagger.json"))

@@ -675,6 +675,7 @@ func billionLaughs() string {
 
 // TestHostileCatalog sends the whole catalog; see the comment at the top.
 func TestHostileCatalog(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	h := startHostile(t)
 	catalog := hostileCatalog()

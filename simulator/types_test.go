@@ -145,6 +145,7 @@ func badValues(f *device.Field, format device.Format) []val {
 // canonical form) and every invalid class of value (each must be refused
 // with 400 invalid_field naming the field, and change nothing).
 func TestEveryTypeEveryValue(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	_, c := start(t, simulator.Options{})
 	for _, typ := range device.Types {

@@ -48,6 +48,7 @@ var backends = []backend{
 // changes, started again on the store, and the state it serves is exactly
 // what the backend promises.
 func TestEveryBackend(t *testing.T) {
+	simtest.Heavy(t)
 	fl := filepath.Join(t.TempDir(), "fleet.yaml")
 	fh, err := os.Create(fl)
 	if err != nil {

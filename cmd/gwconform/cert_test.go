@@ -22,6 +22,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/bundle"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // signInBody finds a sign value of 32 hex characters in a JSON or XML body,
@@ -130,6 +131,7 @@ func TestReportsCarryNoSignAndCurlLinesSignAfresh(t *testing.T) {
 // every fifth request 429 with Retry-After, as a shared staging shedding
 // load does, passes; the retries are waited out, not blamed.
 func TestShedding429IsCertifiedWithoutFalseFailure(t *testing.T) {
+	simtest.Heavy(t)
 	var n atomic.Int64
 	url := faulty(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		if n.Add(1)%5 != 0 {
@@ -228,6 +230,7 @@ func editJSON(t *testing.T, b []byte, edit func(map[string]any)) []byte {
 // verifies; editing a result, dropping a check, changing a hash or the
 // catalog version is each caught, even when the forger fixes the hashes.
 func TestBundleVerifiesAndEveryTamperingFails(t *testing.T) {
+	simtest.Heavy(t)
 	path := filepath.Join(t.TempDir(), "cert.tar.gz")
 	r := gwconform(t, "--bundle", path, "--mode", "certified", "--product", "Acme Hub", "--product-version", "2.1")
 	if r.code != 0 {
@@ -387,6 +390,7 @@ func command(t *testing.T, args ...string) (int, string) {
 // runs exactly the failed checks; replay reproduces a failure against the
 // faulty target and sees it fixed against a faithful one.
 func TestBaselineRerunAndReplay(t *testing.T) {
+	simtest.Heavy(t)
 	bad := acceptsDimming101(t)
 	first := gwconform(t, "--target", bad)
 	if first.code != 1 {
@@ -551,6 +555,7 @@ func TestRunStopsIncompleteOnAFailingTargetOrTheRequestCap(t *testing.T) {
 // run passed with known failures and SHOULD failures names each of them
 // and the observer, not only the verdict.
 func TestVerifyNamesShouldAndKnownFailures(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	bad := acceptsDimming101(t)
 	// Only the MUST failures are excused: the SHOULD ones stay failures.

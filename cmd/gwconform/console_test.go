@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // TestConsoleForPeopleAndCILogs: off a terminal each failure is printed
@@ -19,6 +21,7 @@ import (
 // the skipped checks' reasons are counted; the bundle's console.log is
 // what the console showed; a baselined failure shows once, as known.
 func TestConsoleForPeopleAndCILogs(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	bad := acceptsDimming101(t)
 	bundlePath := filepath.Join(t.TempDir(), "b.tar.gz")

@@ -80,6 +80,7 @@ func wholeState(t *testing.T, url string) string {
 // says the rule table agrees with A, and writes every report; the
 // reproduction script, run as it is, shows the two answers again.
 func TestDiffTwoVersions(t *testing.T) {
+	simtest.Heavy(t)
 	v1, v2 := deviantSim(t, ""), deviantSim(t, "accepts-dimming-101")
 	dir := t.TempDir()
 	start := time.Now()
@@ -143,6 +144,7 @@ func TestDiffTwoVersions(t *testing.T) {
 // TestDiffTwoCopiesAreTheSame (make test-heavy): two copies of gwsim, 60 s
 // sequentially and 60 s with four clients: no difference.
 func TestDiffTwoCopiesAreTheSame(t *testing.T) {
+	simtest.Heavy(t)
 	a, b := deviantSim(t, ""), deviantSim(t, "")
 	for _, clients := range []string{"1", "4"} {
 		dir := t.TempDir()
@@ -228,6 +230,7 @@ func TestDiffPreflight(t *testing.T) {
 // sent, or the old name after a rename, differs in the state its observer
 // shows, shrunk, and the rule table agrees with gwsim (A).
 func TestDiffGwsimAgainstAService(t *testing.T) {
+	simtest.Heavy(t)
 	fleetFile := indepFleetFile(t, indepKey, indepSecret)
 	f, err := fleet.Load(fleetFile)
 	if err != nil {
@@ -300,6 +303,7 @@ func TestDiffGwsimAgainstAService(t *testing.T) {
 // refuses the credentials of an account of the fleet, which diff's
 // pre-flight checks for each side (exit 2 naming B), as docs/diff.md says.
 func TestDiffFindsEachDeviation(t *testing.T) {
+	simtest.Heavy(t)
 	atPreflight := map[string]bool{"refuses-other-account-own-key": true}
 	for _, d := range rules.Deviations() {
 		if _, ok := deviations[d.ID]; !ok {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 var update = flag.Bool("update", false, "TestDocsExampleSummaries: rewrite the docs' example summaries from real runs (make docs-examples)")
@@ -40,6 +41,7 @@ const exampleSeed = "1795395875"
 // docs are rewritten from the runs: after a change of the catalog or of
 // the verdicts, run it and commit the docs.
 func TestDocsExampleSummaries(t *testing.T) {
+	simtest.Heavy(t)
 	examples := []docsExample{
 		{"usage.md", "first-run", func(t *testing.T, dir string) (string, map[string]string) {
 			return console(t, dir, "run", "--seed", exampleSeed, "--report-dir", "reports/latest"), nil

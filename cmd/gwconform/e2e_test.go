@@ -216,6 +216,7 @@ func failed(doc reportDoc) map[string]string {
 }
 
 func TestRunWithNoArgumentsPassesAgainstTheEmbeddedSimulator(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	r := gwconform(t)
 	if r.code != 0 {
@@ -258,6 +259,7 @@ func getJSON(t *testing.T, url string, v any) {
 }
 
 func TestRunAgainstGwsimServePassesAndPutsTheFleetBack(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	url := startGwsim(t)
 	var before, after any
@@ -314,6 +316,7 @@ func success(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck(t *testing.T) {
+	simtest.Heavy(t)
 	cases := []struct {
 		name  string
 		fault func(w http.ResponseWriter, r *http.Request, body []byte) bool
@@ -367,6 +370,7 @@ func TestFaultyTargetsFailTheRunAndTheReportNamesTheCheck(t *testing.T) {
 }
 
 func TestShouldFailuresFailOnlyWithFailOnShould(t *testing.T) {
+	simtest.Heavy(t)
 	// Answers 422 where the CONTRACT says 400 for a bad dimming: a SHOULD flaw.
 	url := faulty(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		if regexp.MustCompile(`"dimming":"abc"|<dimming>abc</dimming>`).Match(body) {
@@ -441,6 +445,7 @@ func tail(s string) string {
 // A vendor whose scheme we do not know signs with its own command, given
 // relative to the fleet file.
 func TestSignCommandBesideTheFleetFile(t *testing.T) {
+	simtest.Heavy(t)
 	dir := t.TempDir()
 	script := `#!/bin/sh
 in=$(cat)

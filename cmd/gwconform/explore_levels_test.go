@@ -15,6 +15,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/explore"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 var enumValue = regexp.MustCompile(`"(io|Relay1|Relay2|mode|fan)":"([^"]*)"|<(io|Relay1|Relay2|mode|fan)>([^<]*)<`)
@@ -76,6 +77,7 @@ func noKeyInReports(t *testing.T, dir string) {
 // count and writes its reproduction, and passes; --fail-on should stops
 // at it and fails; --skip leaves it out; a baseline entry makes it known.
 func TestExploreGoesPastShouldDisagreements(t *testing.T) {
+	simtest.Heavy(t)
 	url := refusesLowerCaseEnums(t)
 
 	dir := t.TempDir()

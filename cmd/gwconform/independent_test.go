@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/bundle"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // The harness against an implementation written from the two texts alone
@@ -82,6 +83,7 @@ func indepFleetFile(t *testing.T, key, secret string) string {
 // implementation passes the whole suite, effect checks included, read
 // through --observer on its separate port.
 func TestIndependentTargetPassesThroughItsObserver(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	api, reads := newIndepTarget(indepDeviation{}).serve(t)
 	r := gwconform(t, "--target", api, "--observer", reads, "--fleet", indepFleetFile(t, indepKey, indepSecret))
@@ -114,6 +116,7 @@ func TestIndependentTargetPassesThroughItsObserver(t *testing.T) {
 // request as the faithful target does; only what the observer shows
 // differs, and the effect check of that effect fails.
 func TestIndependentDeviationsOnlyEffectsShow(t *testing.T) {
+	simtest.Heavy(t)
 	for _, c := range []struct {
 		name string
 		dev  indepDeviation
@@ -285,6 +288,7 @@ func TestIndependentTargetRefusingEverythingStopsAtThePreflight(t *testing.T) {
 // the summary, report.json, the bundle's manifest and gwconform verify; a
 // certified run needs an observer or --no-observer.
 func TestIndependentTargetWithoutObserver(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	api, _ := newIndepTarget(indepDeviation{}).serve(t)
 	fleet := indepFleetFile(t, indepKey, indepSecret)

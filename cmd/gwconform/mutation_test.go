@@ -25,6 +25,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // The mutation score of the harness: every deviation of
@@ -537,6 +538,7 @@ type mutantResult struct {
 // by a failed MUST or SHOULD check, --fail-on should), and by a check that
 // carries its rule's label.
 func TestMutationScore(t *testing.T) {
+	simtest.Heavy(t)
 	ds := rules.Deviations()
 	if len(ds) < 40 {
 		t.Fatalf("only %d deviations", len(ds))

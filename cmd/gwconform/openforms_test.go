@@ -65,11 +65,13 @@ func openFormsBothWays(t *testing.T, suite bool, d time.Duration) {
 // TestOpenFormsNeverFail is the heavy proof (make test-heavy): the whole
 // suite and a 60 s explore with 1 and 4 clients against both readings.
 func TestOpenFormsNeverFail(t *testing.T) {
+	simtest.Heavy(t)
 	openFormsBothWays(t, true, 60*time.Second)
 }
 
 // TestOpenFormsNeverFailShort is its short form for make test: explore
 // for 2 s with 1 and 4 clients against both readings.
 func TestOpenFormsNeverFailShort(t *testing.T) {
+	simtest.Heavy(t)
 	openFormsBothWays(t, false, 2*time.Second)
 }

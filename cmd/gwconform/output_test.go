@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // Secrets the test puts in every place one can come from.
@@ -61,6 +62,7 @@ func runProgram(t *testing.T, dir, bin string, args ...string) string {
 // shows any of them, or a sign. (gwconform sign prints a sign by design:
 // its stdout alone is exempt.)
 func TestNoSecretInAnyOutput(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	dir := t.TempDir()
 	fleetFile := secretFleet(t)
@@ -395,6 +397,7 @@ func label(args []string) string {
 // and catalog; --version answers; a dry run writes no report unless told
 // where.
 func TestQuietPlainVersionedOutput(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	r := gwconform(t)
 	if r.code != 0 {

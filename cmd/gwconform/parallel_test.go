@@ -15,6 +15,7 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // wideFleet is the demo fleet with `per` devices of every type on the
@@ -52,6 +53,7 @@ func wideFleet(t *testing.T, per int) (*fleet.Fleet, string) {
 // every check the verdict a serial run gives, against a target with a
 // deviation, and writes one report.
 func TestParallelVerdictsEqualSerial(t *testing.T) {
+	simtest.Heavy(t)
 	f, path := wideFleet(t, 4)
 	sim := simulator.New(simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	h := sim.Server.Handler()

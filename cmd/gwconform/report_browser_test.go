@@ -28,6 +28,7 @@ import (
 // click. A link to a check (#c-ID) shows its card, or its row of the
 // catalog. Screenshots are left in reports/browser/.
 func TestReportHTMLInChromium(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
 	for _, c := range []struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // MaxReportBytes bounds a run's report files together (report.Writers).
@@ -79,6 +80,7 @@ func messagesRefused(t *testing.T) string {
 // wrote each quoted sentence once and escaped no <, > or &, and before
 // report.html carried the catalog's rows as data its script draws).
 func TestReportFilesStayUnder2MB(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	catalog := map[string]string{}
 	for _, m := range conformance.Checks() {

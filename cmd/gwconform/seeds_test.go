@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // TestNoFalseFailureOnAnySeed runs the whole suite against the embedded
@@ -13,6 +15,7 @@ import (
 // whatever the values drawn and the spec order. Seed 1795380519 is the one
 // that once drew "trench coat_level=301".
 func TestNoFalseFailureOnAnySeed(t *testing.T) {
+	simtest.Heavy(t)
 	seeds := []int64{1795380519}
 	for s := int64(1); len(seeds) < 50; s++ {
 		seeds = append(seeds, s*7919+int64(len(seeds))*104729)

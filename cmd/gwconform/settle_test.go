@@ -19,6 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // Asynchronous devices: a gateway that answers before the device has
@@ -122,6 +123,7 @@ func settleLines(t *testing.T, dir string) map[string][]string {
 // --parallel, and the report says how long each change took; read at once
 // (--settle 0) the same target fails its effect checks.
 func TestLateChangesPassOnceSettled(t *testing.T) {
+	simtest.Heavy(t)
 	f, path := wideFleet(t, 4)
 	subset := []string{"--check", "effect.*", "--check", "command.light-dimmer.*", "--check", "command.thermostat.mode.*",
 		"--check", "update_name.*", "--check", "message.valid.*", "--check", "message.envelope.*", "--allow-partial"}
@@ -190,6 +192,7 @@ func TestLateChangesPassOnceSettled(t *testing.T) {
 // in the report, and ends within 2 minutes: once a device has shown it
 // does not settle, its later checks do not wait the whole settle time.
 func TestNeverAppliedChangesFailWithoutWaitingEachTime(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	f := fleet.Demo()
 	r := gwconform(t, "--target", lagging(t, f, -1), "--fail-on", "should")

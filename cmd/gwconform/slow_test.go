@@ -17,6 +17,7 @@ import (
 	"github.com/gwdmi/gwtools/fixtures"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // TestSlowDeviceIsJudgedAndTheRunEndsInTime: every request of the
@@ -27,6 +28,7 @@ import (
 // names the slow device and its median answer, and the whole run ends
 // within the 2 minutes runGwconform allows.
 func TestSlowDeviceIsJudgedAndTheRunEndsInTime(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	slowDeviceRun(t, 2*time.Minute, fixtures.DemoFleet, "Light Dimmer", "0123456789abcdef0123456789abcd06",
 		`"dimming":"101"|<dimming>101</dimming>`, nil,
@@ -42,6 +44,7 @@ func TestSlowDeviceIsJudgedAndTheRunEndsInTime(t *testing.T) {
 // and format run on that one (conformance/spread.go), and progress says so.
 // The verdicts are those of the same target answering at once.
 func TestSlowThermostatIsJudgedAndTheRunEndsInTime(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	f := bytes.Replace(fixtures.DemoFleet, []byte("name: Landing, state: {dimming: 70}}\n"),
 		[]byte("name: Landing, state: {dimming: 70}}\n          - {sn: 0123456789abcdef0123456789abcd08, type: Thermostat, name: Attic, state: {mode: Auto, cooling_point: 26, heating_point: 20, fan: Auto}}\n"), 1)
@@ -65,6 +68,7 @@ func TestSlowThermostatIsJudgedAndTheRunEndsInTime(t *testing.T) {
 // once; progress names the slow device, its median answer
 // and how its state checks ran; the whole run ends within 2 minutes.
 func TestSlowThermostatAloneIsJudgedAndTheRunEndsInTime(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	threeDecimals := regexp.MustCompile(`(heating point"\s*:\s*"?|<heating_point>)(-?\d+\.12)5([",}<\s])`)
 	slowDeviceRun(t, 2*time.Minute, fixtures.DemoFleet, "Thermostat", "0123456789abcdef0123456789abcd04", "",
@@ -83,6 +87,7 @@ func TestSlowThermostatAloneIsJudgedAndTheRunEndsInTime(t *testing.T) {
 // catch it in the other field, exactly as against the same target
 // answering at once (no MUST check fails but those of mode Heat).
 func TestSlowThermostatAloneJudgesEveryFieldOfTheState(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	heat := regexp.MustCompile(`(?i)"mode"\s*:\s*"heat"|<mode>heat</mode>`)
 	fan := regexp.MustCompile(`("fan"\s*:\s*"|<fan>)[A-Za-z]*`)

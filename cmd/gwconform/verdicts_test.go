@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // The four ways a verdict used to say more than was tested, end to end.
@@ -16,6 +18,7 @@ import (
 // did not cover on the console and in report.json, and exits 1 unless
 // --allow-partial.
 func TestDimmerOnlyFleetIsPartial(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	fleet := filepath.Join(t.TempDir(), "fleet.yaml")
 	os.WriteFile(fleet, []byte(`sign: md5
@@ -84,6 +87,7 @@ func TestPreflightStopsOnAStaticFileServer(t *testing.T) {
 // token, a run without it says the sim checks need --admin-token (and is
 // PARTIAL), and a run with it runs them.
 func TestAdminTokenSkipReasonIsTrue(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	url := startGwsim(t, "--admin-token", "s3cret-token")
 	r := gwconform(t, "--target", url)

@@ -174,6 +174,7 @@ func stampsReads(h http.Handler) http.Handler {
 // --calibrate learns it from two runs of that service alone, ignores it,
 // and says so, while a real difference still shows.
 func TestCalibrationIgnoresNoise(t *testing.T) {
+	simtest.Heavy(t)
 	f := fleet.Demo()
 	noisy := func(h http.Handler) http.Handler { return stampsReads(h) }
 	both := func(h http.Handler) http.Handler { return stampsReads(acceptsDimming101(h)) }
@@ -219,6 +220,7 @@ func TestCalibrationIgnoresNoise(t *testing.T) {
 // allowed, and the dimming of 101 is still a difference the rule table
 // sides with A on: an open form never masks a real one.
 func TestProbeOpenKeepsARealDifference(t *testing.T) {
+	simtest.Heavy(t)
 	f := fleet.Demo()
 	start := func(o device.OpenForms, wrap func(http.Handler) http.Handler) string {
 		sim := simulator.New(simulator.Options{Fleet: f, OpenForms: o, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

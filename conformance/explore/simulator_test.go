@@ -25,6 +25,7 @@ func startSim(t testing.TB, f *fleet.Fleet) string {
 // seeds of short sequences on the demo fleet, 20 of them with concurrent
 // clients, and a generated fleet.
 func TestSimulatorNeverFlagged(t *testing.T) {
+	simtest.Heavy(t)
 	demo := fleet.Demo()
 	url := startSim(t, demo)
 	for seed := int64(0); seed < 100; seed++ {

@@ -127,6 +127,7 @@ type reportCase struct {
 // only where there was one, and no summary card breaks a word in the
 // middle. Screenshots are saved under reports/browser/.
 func TestLoadReportInChromium(t *testing.T) {
+	simtest.Heavy(t)
 	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
 	f := fleet.Generate(2, 2, 8)
 	a, b := startSim(t, f), startSim(t, f)

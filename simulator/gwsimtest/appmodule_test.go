@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // The scratch app: a module of its own, outside this repository, that
@@ -122,6 +124,7 @@ func TestBuggyApp(t *testing.T) {
 // and its buggy app fails AssertJudgement, naming the rule. It compiles a
 // module, so it is one of make test-heavy's tests.
 func TestAppModuleUsesGwsimtest(t *testing.T) {
+	simtest.Heavy(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

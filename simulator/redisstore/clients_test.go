@@ -58,6 +58,7 @@ func waitReport(t *testing.T, c *simtest.Client, what string, ok func(clients.Re
 // app's on one: every replica's /_sim/clients shows all of them, merged,
 // says it covers every replica, and a DELETE on one forgets them on all.
 func TestClientReportAcrossReplicas(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 3)

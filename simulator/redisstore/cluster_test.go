@@ -19,6 +19,7 @@ import (
 // passes against each, a change through one is seen through the other,
 // and the journal on one shows the entries both served.
 func TestReplicasOnRedisCluster(t *testing.T) {
+	simtest.Heavy(t)
 	c := simtest.StartCluster(t)
 	ps := replicas(t, c, 2)
 

@@ -22,6 +22,7 @@ import (
 // within 30 s of the kill, and every device ends with its last
 // acknowledged change (or one sent after it whose outcome is unknown).
 func TestSentinelFailoverLosesNoAcknowledgedChange(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	began := time.Now()
 	sen := simtest.StartSentinel(t)
@@ -89,6 +90,7 @@ func TestSentinelFailoverLosesNoAcknowledgedChange(t *testing.T) {
 // storage_unavailable with Retry-After (both formats), never 200; with it
 // back, 200 again.
 func TestReplicatedWaitsForAReplica(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	primary := simtest.StartRedis(t, false)
 	replica := simtest.StartReplica(t, primary)

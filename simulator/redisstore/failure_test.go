@@ -94,6 +94,7 @@ func TestRedisLostAndBack(t *testing.T) {
 // got no answer (in flight when the replica died: it may or may not have
 // been applied), never an older one.
 func TestReplicaKilledMidLoadLosesNoAcknowledgedChange(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	r := simtest.StartRedis(t, false)
 	ps := replicas(t, r, 3)

@@ -128,6 +128,7 @@ func TestReplicasShareOneFleet(t *testing.T) {
 
 // The whole conformance suite passes against each replica.
 func TestConformanceOnEachReplica(t *testing.T) {
+	simtest.Heavy(t)
 	r := simtest.StartRedis(t, false)
 	conformOnEach(t, replicas(t, r, 3))
 }

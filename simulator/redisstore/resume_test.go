@@ -28,6 +28,7 @@ import (
 // last acknowledged change. With one replica (the setup before), every
 // change answered 503 until the old primary came back.
 func TestFailoverResumesWithoutTheOldPrimary(t *testing.T) {
+	simtest.Heavy(t)
 	t.Parallel()
 	began := time.Now()
 	sen := simtest.StartSentinelWith(t, simtest.SentinelOptions{Replicas: 2, MinReplicasToWrite: 1})

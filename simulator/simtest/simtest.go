@@ -91,3 +91,14 @@ func StartChromium(width, height int) (context.Context, func(), error) {
 // ConsoleErrors collects what a Chromium tab logs as an error or throws
 // (core.ConsoleErrors); the returned func stops and gives them.
 func ConsoleErrors(ctx context.Context) func() []string { return core.ConsoleErrors(ctx) }
+
+// Heavy marks a suite-level test: one that runs the whole conformance
+// suite, often several times, or a cluster of real processes, and takes
+// from seconds to minutes. Under go test -short (make test) it skips with
+// one line; make test-heavy runs it. Call it on the test's first line.
+func Heavy(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("suite-level test: make test-heavy runs it")
+	}
+}
