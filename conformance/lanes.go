@@ -63,7 +63,7 @@ import (
 // check's command, overwritten before the read by a rival's command that
 // left exactly this check's state; rivals never leave it when right, so
 // that takes a second wrong command landing in that moment. A vendor's QA
-// lead sees each such check say in its report how it was sent and what
+// engineer sees each such check say in its report how it was sent and what
 // was judged, and the progress line count them.
 //
 // The lane lasts about as long as the most common state's commands one

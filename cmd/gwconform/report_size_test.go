@@ -101,7 +101,7 @@ func TestReportFilesStayUnder2MB(t *testing.T) {
 		// operation_error_rates {"message": 1} made 2.5 MB of reports (765
 		// inconclusive, 917 not reached) before report.json wrote skipped
 		// and inconclusive checks without what the catalog says of them
-		// (stop 35), 1.9 MB since.
+		// , 1.9 MB since.
 		{"every message refused", []string{"--seed", "7", "--target", messagesRefused(t)}, 20, 100},
 	} {
 		r := gwconform(t, c.args...)

@@ -477,7 +477,7 @@ const inconclusiveState = "skipped"
 // says how ("HTTP 409, status error, error busy"), and that refusal is a
 // failure of its own, written with all its exchanges. A target that
 // refuses every message makes nearly a thousand of them: with their
-// exchanges, 2.2 MB of reports (stop 35).
+// exchanges, 2.2 MB of reports.
 const InconclusiveSample = 20
 
 // KeepsExchanges says whether a result's exchanges go into the reports.

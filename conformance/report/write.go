@@ -290,7 +290,7 @@ func cutBodies(exs []client.Exchange) []client.Exchange {
 // sampled exchanges, and every skipped or inconclusive one. A run that
 // stops early, or whose valid requests are refused, has hundreds of the
 // latter: written whole, a run refused every message made report.json
-// 1.5 MB and its three files 2.5 MB (stop 35).
+// 1.5 MB and its three files 2.5 MB.
 type abridgedLine struct {
 	ID      string `json:"id"`
 	Level   string `json:"level"`

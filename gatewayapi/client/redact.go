@@ -30,7 +30,7 @@ const (
 //
 // matches (fieldPattern; FuzzFieldFinder holds the two together), by hand:
 // the suite masks and redacts every exchange it records, and the
-// expression took a sixth of gwconform run's CPU (stop 40).
+// expression took a sixth of gwconform run's CPU.
 type fieldFinder struct {
 	quoted, open, close string
 }

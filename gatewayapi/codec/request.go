@@ -13,7 +13,7 @@ import (
 
 // The request encoder: the one writer of request bodies for every client of
 // the interface (the conformance harness, its load generator, the tests'
-// helpers and the benchmarks), so that what they send is spelled alike and
+// clients and the benchmarks), so that what they send is spelled alike and
 // always reads back through Decode.
 
 // Kind is how a Field's value is written.

@@ -116,7 +116,7 @@ func init() {
 // LookupType finds a type by its published name, matched exactly. The
 // names are scanned: for so few that is quicker than a map, whose
 // hashing of the name was some 6 % of the client report's request path
-// (stop 36's profile); and the names lie side by side (typeNames), on a
+// (a profile under load); and the names lie side by side (typeNames), on a
 // cache line or two, rather than one on each type's own lines.
 func LookupType(name string) (*Type, bool) {
 	for i, n := range typeNames {

@@ -299,5 +299,5 @@ func title(s string) string {
 }
 
 // titleEscaper is built once: a Replacer builds its tables on first use,
-// which per call was 7 % of gwconform run's CPU (stop 40).
+// which per call was 7 % of gwconform run's CPU.
 var titleEscaper = strings.NewReplacer("\t", `\t`, "\n", `\n`, "\r", `\r`)

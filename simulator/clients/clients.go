@@ -153,7 +153,7 @@ type Recorder struct {
 	// seq is written by every request, from every processor: on a cache
 	// line of its own, so that the fields above, which every request
 	// reads, do not move with it from one processor's cache to the
-	// other's (they shared its line until stop 37).
+	// other's.
 	_   [64]byte
 	seq atomic.Uint64
 	_   [56]byte

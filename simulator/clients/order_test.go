@@ -27,7 +27,7 @@ import (
 // no refusal leaves the ring before its resend however the goroutines are
 // scheduled. With 80 (8 × 10), a pair held back while the others ran five
 // rounds lost its refusal, and 78 of 80 resends were told (seen once in
-// ten runs beside other packages' tests, stop 35).
+// ten runs beside other packages' tests).
 func TestResendAfterRefusalAcrossGoroutines(t *testing.T) {
 	_, c := start(t, simulator.Options{})
 	const pairs, rounds = 8, 4

@@ -31,7 +31,7 @@ import (
 // folds what is left before it reads; a stripe that holds mostPending
 // makes its requests wait for the fold that runs, and fold.
 //
-// The fold ran on a goroutine of its own until stop 36: under load that
+// The fold does not run on a goroutine of its own: under load such a
 // goroutine waited behind the busy requests while the stripes grew (their
 // records then out of the caches), and at low load starting it woke an
 // idle processor. Folding on the path costs the request that does it

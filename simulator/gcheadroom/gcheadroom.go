@@ -23,7 +23,7 @@
 // The process's collector is one: a Keeper is for a program's main (gwsim
 // serve), never for a library or an app's test that embeds the simulator.
 // gwconform does not keep one: its run (3 s, against the embedded
-// simulator) and its load generator measured no faster with it (stop 40).
+// simulator) and its load generator measured no faster with it.
 // A GOGC set in the environment is the user's choice and wins: Start then
 // does nothing (Enabled says so). GOMEMLIMIT still bounds the heap as
 // always.

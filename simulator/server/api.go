@@ -80,7 +80,7 @@ func formatOf(r *http.Request) device.Format {
 // headerValue is h.Get(key) for a key already in canonical form, as
 // net/http stores a request's header: the map read without Get's
 // canonicalising of the key (textproto.CanonicalMIMEHeaderKey, 1.3% of
-// gwsim's CPU under wrk at stop 35).
+// gwsim's CPU under wrk).
 func headerValue(h http.Header, key string) string {
 	if v := h[key]; len(v) > 0 {
 		return v[0]

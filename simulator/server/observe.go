@@ -87,7 +87,7 @@ const keepBuf = 16 << 10
 // start readies a pooled observation for a request: every field of the
 // tee and the capture is set here, one by one, rather than by assigning
 // whole values, which cleared the pooled value with write barriers
-// (memclrHasPointers, 1% of gwsim's CPU under wrk at stop 35).
+// (memclrHasPointers, 1% of gwsim's CPU under wrk).
 // TestObservationStartSetsEveryField keeps this list whole.
 func (o *observation) start(w http.ResponseWriter, r *http.Request, start time.Time, maxBody int) {
 	b := &o.body

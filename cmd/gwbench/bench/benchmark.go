@@ -71,7 +71,7 @@ type Options struct {
 	OnOffDuration time.Duration
 	// ReportRounds are the rounds of the client report's comparison and
 	// of its control: 60. Its goal (≥ 0.95) sits within the error of a
-	// median of 15 (some 4 % here, stop 38); 60 rounds halve that error.
+	// median of 15 (some 4 % here); 60 rounds halve that error.
 	ReportRounds int
 	Threads      int
 	AltThreads   int
@@ -524,7 +524,7 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 	// Each round starts both targets afresh (fresh): a process keeps its
 	// luck for its whole life (where its heap and stacks land, its
 	// collector's pacing), which one process a run made a bias the
-	// rounds could not average out (stop 35: the client report's seven
+	// rounds could not average out (measured: the client report's seven
 	// rounds at 4 connections all read 0.73 to 0.93 in one run, 0.71 to
 	// 1.25 in another).
 	targets := map[string]*server{}

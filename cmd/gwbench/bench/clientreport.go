@@ -146,7 +146,7 @@ func (r *Report) measureOnOff(ctx context.Context, o Options, rounds int, offFla
 		// Fresh servers for each round: a process keeps its luck for
 		// its whole life (where its heap lands, its collector's pacing),
 		// which, one process a concurrency, the rounds could not average
-		// out (stop 35: at 4 connections all seven rounds of one run read
+		// out (measured: at 4 connections all seven rounds of one run read
 		// 0.73 to 0.93, another's 0.71 to 1.25). The memory is the last
 		// round's processes', after their one run each.
 		run := ClientReportRun{Connections: conns}

@@ -11,7 +11,7 @@ import (
 // and the load generators (wrk, gwconform load) on GenCPUs, each a
 // taskset CPU list; both empty when they share every CPU (the default).
 //
-// Stop 35 tried it against the noise of this two-core machine. Six rounds
+// It was tried against the noise of this two-core machine. Six rounds
 // of wrk against gwsim and the bare handler by hand swung 0.76 to 0.82
 // pinned and 0.70 to 1.02 not; but in gwbench's own seven rounds the
 // client report's ratio still swung 0.72 to 1.43 pinned, as much as not:

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// recorder is a testing.TB that records how a helper ended the test.
+// recorder is a testing.TB that records how NeedTool ended the test.
 type recorder struct {
 	testing.TB
 	skipped, failed string
