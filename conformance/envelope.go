@@ -55,10 +55,13 @@ func envelopeCases() []Case {
 					}
 					for _, x := range oracle.WindowEdges(win) {
 						if x.Slug == slug {
-							// Send early in a second, so that the second
-							// the timestamp names is the one meant.
-							time.Sleep(oracle.Aligned(e.Now()))
-							c.set(device.FieldTimestamp, e.Now().Truncate(time.Second).Add(x.Offset).In(e.Location).Format(oracle.TimestampLayout))
+							// Sent early in a second, so that the second
+							// the timestamp names is the one meant; a
+							// retry waits for and names its own second.
+							c.setStamp(func() string {
+								time.Sleep(oracle.Aligned(e.Now()))
+								return e.Now().Truncate(time.Second).Add(x.Offset).In(e.Location).Format(oracle.TimestampLayout)
+							})
 						}
 					}
 					return ""
@@ -72,7 +75,7 @@ func envelopeCases() []Case {
 					return "the fleet disables the timestamp window"
 				}
 				off := w * time.Duration(d) / 100 // d is a percentage of the window
-				c.set(device.FieldTimestamp, e.Now().Add(off).In(e.Location).Format(oracle.TimestampLayout))
+				c.setStamp(e.stampAt(off))
 				return ""
 			}
 		}
@@ -84,7 +87,7 @@ func envelopeCases() []Case {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.set(device.FieldTimestamp, e.Now().Add(24*time.Hour).In(e.Location).Format(oracle.TimestampLayout))
+			c.setStamp(e.stampAt(24 * time.Hour))
 			return ""
 		}, expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}, "auth")
 		stale := expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}
@@ -92,7 +95,7 @@ func envelopeCases() []Case {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.set(device.FieldTimestamp, e.Now().Add(-24*time.Hour).In(e.Location).Format(oracle.TimestampLayout))
+			c.setStamp(e.stampAt(-24 * time.Hour))
 			return ""
 		}, stale, "auth")
 		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Env, c *call, _ device.Format, _ string) string {

@@ -188,7 +188,7 @@ func (env *Env) probes() []probe {
 				for _, d := range []time.Duration{-24 * time.Hour, -time.Hour, -301 * time.Second, -299 * time.Second,
 					-60 * time.Second, 60 * time.Second, 299 * time.Second, 301 * time.Second, time.Hour} {
 					c := env.base(device.SendMessage, "", "")
-					c.set(device.FieldTimestamp, env.Now().Add(d).In(env.Location).Format(oracle.TimestampLayout))
+					c.setStamp(env.stampAt(d))
 					r, got := env.ask(ctx, c, f)
 					observe("timestamp %+v from now: %s", d, got)
 					if accepted(r) {

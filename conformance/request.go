@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
@@ -42,6 +44,13 @@ type call struct {
 	keepSign bool
 	// device is the fleet device the call is about, for clean-up.
 	sn, typ string
+	// stamp, when set, writes the timestamp of an attempt sent now: the
+	// clock, or the clock at a set offset (a window's edge). A retry asked
+	// for by the target (429, 503 with Retry-After) is a new attempt with
+	// its timestamp written again and signed afresh, so that what the
+	// check tests does not age by the wait. A timestamp set by hand (a
+	// broken form) clears it: that value is the thing tested.
+	stamp func() string
 }
 
 // jsonNames maps canonical names to JSON keys where they differ.
@@ -68,6 +77,9 @@ func wireName(f device.Format, name string) string {
 
 // set replaces a field's value, or appends the field when absent.
 func (c *call) set(name, value string) *call {
+	if name == device.FieldTimestamp {
+		c.stamp = nil
+	}
 	for i := range c.fields {
 		if c.fields[i].name == name && c.fields[i].wire == "" {
 			c.fields[i].value, c.fields[i].num, c.fields[i].lit = value, false, false
@@ -165,14 +177,31 @@ func (c call) request(f device.Format) client.Request {
 	if c.raw != nil {
 		r.RawBody = c.raw(f)
 	}
+	if c.stamp != nil && !c.keepSign {
+		r.Renew = func() []client.Field {
+			renewed := c
+			renewed.fields = append([]kv(nil), c.fields...)
+			renewed.setStamp(c.stamp)
+			renewed.stamp = nil
+			return renewed.request(f).Fields
+		}
+	}
 	return r
+}
+
+// setStamp sets the timestamp from a clock and keeps the clock for the
+// attempts that follow (call.stamp).
+func (c *call) setStamp(stamp func() string) *call {
+	c.set(device.FieldTimestamp, stamp())
+	c.stamp = stamp
+	return c
 }
 
 // base builds the valid request of an operation about a device (sn may be
 // empty for send message), in published field order with the example
 // values of the device's type.
 func (env *Env) base(op device.Operation, sn, typeName string) call {
-	c := call{op: op, sn: sn, typ: typeName}
+	c := call{op: op, sn: sn, typ: typeName, stamp: env.stampAt(0)}
 	for _, f := range env.Client.Envelope(env.Target.Key, env.Target.AccountID, env.Target.MAC, env.Now(), env.Location) {
 		c.fields = append(c.fields, kv{name: f.Key, value: fmt.Sprint(f.Value)})
 	}
@@ -196,6 +225,12 @@ func (env *Env) base(op device.Operation, sn, typeName string) call {
 		c.fields = append(c.fields, kv{name: device.FieldSN, value: sn}, kv{name: device.FieldName, value: "Conformance Check"})
 	}
 	return c
+}
+
+// stampAt is the clock of a timestamp off the target's clock by off
+// (call.stamp), written in the fleet's zone.
+func (env *Env) stampAt(off time.Duration) func() string {
+	return func() string { return auth.Timestamp(env.Now().Add(off), env.Location) }
 }
 
 // send sends a call in a format, records the exchange in the spec's report
@@ -322,6 +357,10 @@ const (
 // maxRecordedHeaders (a header named "…" then says how many were left out).
 // Cut parts are copied: a slice would keep the whole answer alive.
 func record(ex client.Exchange, wholeKeys bool) {
+	for _, e := range ex.Earlier {
+		record(e, wholeKeys)
+	}
+	ex.Earlier = nil
 	ex = ex.Redacted()
 	if len(ex.ResponseBody) > maxRecordedBody {
 		ex.ResponseBody, ex.Truncated = strings.Clone(ex.ResponseBody[:maxRecordedBody]), true

@@ -69,6 +69,12 @@ type Request struct {
 	// Header holds extra headers; they replace the client's own of the same
 	// name (Content-Type, User-Agent). A Host header sets the request's host.
 	Header http.Header
+	// Renew, when set, gives the fields of a new attempt after an answer
+	// that asked to retry (429 or 503 with Retry-After): a request is then
+	// sent again as a new one, with its timestamp renewed, and signed
+	// afresh (with SignAuto), never as the old bytes whose timestamp has
+	// aged by the wait. Without it the same fields are signed again.
+	Renew func() []Field
 }
 
 // Config is how a Client reaches and treats its target. It is read by New
@@ -231,6 +237,7 @@ var errTimeout = errors.New("timeout")
 // and when the body was cut by the network the partial Response comes too.
 // A body cut at MaxResponseBytes is not an error: Response.Truncated says so.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, error) {
+	var earlier []Exchange
 	for attempt := 0; ; attempt++ {
 		ex := Exchange{Method: req.Method, URL: c.URL(req.Path), Retries: attempt}
 		if ex.Method == "" {
@@ -247,7 +254,12 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, erro
 					c.onExchange(ex)
 				}
 				if werr := sleep(ctx, d); werr != nil {
+					ex.Earlier = earlier
 					return resp, ex, nil
+				}
+				earlier = append(earlier, ex)
+				if req.Renew != nil && req.RawBody == nil {
+					req.Fields = req.Renew()
 				}
 				continue
 			}
@@ -255,6 +267,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, erro
 		if c.onExchange != nil {
 			c.onExchange(ex)
 		}
+		ex.Earlier = earlier
 		return resp, ex, err
 	}
 }

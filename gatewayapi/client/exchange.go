@@ -28,6 +28,10 @@ type Exchange struct {
 	// (429 or 503 with Retry-After) and the client did after that wait.
 	Retries      int           `json:"retries,omitempty"`
 	RetriedAfter time.Duration `json:"retried_after_ns,omitempty"`
+	// Earlier are the attempts before this one, oldest first, each an
+	// answer that asked to retry (Do fills it; reports list each attempt as
+	// an exchange of its own, so this stays out of their files).
+	Earlier []Exchange `json:"-"`
 }
 
 // Curl is a shell command that sends the same request again. A body whose

@@ -254,7 +254,20 @@ func MaskAPIKeys(body string) string {
 func (e Exchange) Masked() Exchange {
 	e.RequestBody = MaskAPIKeys(e.RequestBody)
 	e.ResponseBody = MaskAPIKeys(e.ResponseBody)
+	e.Earlier = each(e.Earlier, Exchange.Masked)
 	return e
+}
+
+// each applies f to a copy of every exchange of a list (nil stays nil).
+func each(list []Exchange, f func(Exchange) Exchange) []Exchange {
+	if list == nil {
+		return nil
+	}
+	out := make([]Exchange, len(list))
+	for i, e := range list {
+		out[i] = f(e)
+	}
+	return out
 }
 
 // Redacted is the exchange with its sign removed from the request body and
@@ -272,6 +285,7 @@ func (e Exchange) Redacted() Exchange {
 		}
 		e.RequestHeaders = h
 	}
+	e.Earlier = each(e.Earlier, Exchange.Redacted)
 	return e
 }
 
