@@ -39,9 +39,9 @@ import (
 
 // record is one exchange as the fold needs it: 128 bytes, two cache
 // lines (TestRecordSize). The fold reads the records the other processor
-// wrote, so their size is what moves between the caches: 232 bytes
-// until stop 38 (two time.Time, the answer's error as three strings, a
-// request's rare oddities as two).
+// wrote, so their size is what moves between the caches: it was 232
+// bytes with two time.Time, the answer's error as three strings and a
+// request's rare oddities as two.
 type record struct {
 	c   *client
 	seq uint64

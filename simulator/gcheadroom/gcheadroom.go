@@ -9,7 +9,7 @@
 // net/http's own, so under load it collected every 700 requests or so: some
 // 50 cycles a second, each with its stop-the-world pauses, its mark workers
 // and their context switches. A bare net/http handler, with less than 1 MiB
-// live, collected every 1,000 requests. docs/benchmarks-notes.md ("Stop 40")
+// live, collected every 1,000 requests. docs/performance.md ("GC headroom")
 // has the measurements.
 //
 // A Keeper sets GOGC after every cycle, from the live heap the cycle

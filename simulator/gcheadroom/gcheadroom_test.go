@@ -40,7 +40,7 @@ func TestPercentIsTheLeastThatKeepsTheHeadroom(t *testing.T) {
 			}
 		}
 	}
-	// The figures the package comment and the notes use.
+	// The figures the package comment and docs/performance.md use.
 	if p := Percent(2*mib, 16*mib, 100); p != 450 {
 		t.Errorf("2 MiB live, 16 MiB headroom: GOGC %d, want 450 (goal 18 MiB)", p)
 	}

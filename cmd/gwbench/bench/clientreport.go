@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// SectionClientReport measures what the client report (issue 22, on by
-// default) costs: gwsim with its default flags against gwsim with
+// SectionClientReport measures what the client report (on by default)
+// costs: gwsim with its default flags against gwsim with
 // --client-report=false, in the same rounds.
 const SectionClientReport = "the client report's cost: default flags against --client-report=false"
 
@@ -226,7 +226,7 @@ func missWhy(ratios []float64, goal, cpuExtra float64) string {
 	}
 	if below == len(ratios) {
 		return fmt.Sprintf("all %d rounds read below %.2f × and gwsim's CPU per request was %+.0f%%: in this run the cost itself was over the goal, "+
-			"not the noise; on other runs it was under (docs/benchmarks-notes.md, stop 35)", len(ratios), goal, cpuExtra)
+			"not the noise; on other runs it was under ([performance.md](performance.md#the-client-reports-cost))", len(ratios), goal, cpuExtra)
 	}
 	e, short := medianError(ratios), goal-medianOf(ratios)
 	within := "within one error: the noise may have decided"
@@ -240,8 +240,8 @@ func missWhy(ratios []float64, goal, cpuExtra float64) string {
 		"BenchmarkObserveFresh (simulator/clients) gives the report's own cost per request without the machine's noise", below, len(ratios), goal, len(ratios)-below, short, e, within)
 }
 
-// goalClientReport is issue 30's: the client report on costs at most 5 %
-// of the requests/s.
+// goalClientReport is the goal: the client report on costs at most 5 % of
+// the requests/s.
 const goalClientReport = 0.95
 
 func (r *Report) clientReportGoals() []Goal {
@@ -272,14 +272,14 @@ func (r *Report) writeClientReport(p func(string, ...any)) {
 		return
 	}
 	p("## The client report's cost\n\n")
-	p("The client report (issue 22, [clients.md](clients.md)) is on by default: gwsim keeps, per api_key, what the app did, from the fields the server already decoded (one hash of each, to tell a resent request; no allocation for a known app). "+
+	p("The client report ([clients.md](clients.md)) is on by default: gwsim keeps, per api_key, what the app did, from the fields the server already decoded (one hash of each, to tell a resent request; no allocation for a known app). "+
 		"Two gwsim processes serve the bench fleet at once, one with the default flags and one with `--client-report=false`; gwconform load sends them the default mix "+
 		"(commands, messages and renames, JSON and XML at random, each request to a device drawn from the fleet and signed afresh: what an app sends), "+
 		"%s a run, in %d rounds that alternate which goes first, at each concurrency; each round starts both processes afresh, so that one process's luck "+
 		"(where its heap lands, its collector's pacing) is one round's, not the whole run's. "+
 		"These rounds are more and shorter than the comparisons with the bare handler (`gwbench --report-rounds`, `--onoff-duration`): the goal's margin, 5 %%, "+
 		"is below the spread of one round on a two-core machine (±10 %% and more), and a median's error shrinks with the square root of the rounds: "+
-		"15 rounds left it at some 4 %%, the whole margin, so a cost of 2 to 3 %% read as met or missed by luck (docs/benchmarks-notes.md, stop 38). "+
+		"15 rounds left it at some 4 %%, the whole margin, so a cost of 2 to 3 %% read as met or missed by luck ([performance.md](performance.md#measurement-method-and-noise)). "+
 		"Each ratio's error is the median's standard error, 1.25 σ/√rounds, with σ taken from the rounds' middle half (IQR/1.35). "+
 		"After the last round (its processes' one run each): VmRSS and VmHWM (peak) from `/proc/PID/status`, and the Go heap from `GODEBUG=gctrace=1` "+
 		"(live heap marked at the last collection and the largest at any collection, in whole MB, the trace's resolution).\n\n", secs(fig.Duration), fig.Rounds)

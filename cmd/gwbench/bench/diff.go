@@ -7,10 +7,10 @@ import (
 )
 
 // SectionDiff measures gwconform diff's speed against two embedded
-// simulators (issue 31).
+// simulators.
 const SectionDiff = "gwconform diff against two embedded simulators"
 
-// goalDiffOpsPerSec is issue 31's goal: compared operations a second.
+// goalDiffOpsPerSec is the goal of compared operations a second.
 const goalDiffOpsPerSec = 2000.0
 
 // DiffFigures are the diff section's figures (Report.Extra[SectionDiff]).

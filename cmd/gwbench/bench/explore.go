@@ -17,7 +17,8 @@ import (
 // user runs it in, and the Go benchmarks of explore's speed.
 const SectionExplore = "gwconform explore against gwsim: in memory, --state-file, three replicas on Redis"
 
-// Goals of issue 21.
+// The goals of explore's speed: operations a second, and the shrinking of
+// a 10,000-operation failing sequence.
 const (
 	goalExploreOpsPerSec = 5000.0
 	goalShrink10000      = 30 * time.Second
@@ -123,7 +124,7 @@ func (r *Report) measureExplore(ctx context.Context, o Options, logf func(string
 		return nil
 	}
 	if o.ExploreDuration > 0 && o.ExploreDuration < 5*time.Minute {
-		r.Notes = append(r.Notes, fmt.Sprintf("**gwconform explore ran for %s in each setting** (EXPLORE_DURATION), not the 5 minutes issue 21 asks for: its figures cover that much, no more.", o.ExploreDuration))
+		r.Notes = append(r.Notes, fmt.Sprintf("**gwconform explore ran for %s in each setting** (EXPLORE_DURATION), not the 5 minutes of the goal: its figures cover that much, no more.", o.ExploreDuration))
 	}
 	if o.ExploreDuration < 0 {
 		r.Notes = append(r.Notes, "gwconform explore was not run against gwsim (EXPLORE_DURATION=0): only its Go benchmarks were.")
@@ -294,7 +295,7 @@ func (r *Report) writeExplore(p func(string, ...any)) {
 	}
 	p("## gwconform explore against gwsim\n\n")
 	if len(fig.Settings) > 0 {
-		p("gwconform explore (issue 21, [explore.md](explore.md)) against gwsim started as a user starts it, in its own process, with its default flags and the demo fleet, "+
+		p("gwconform explore ([explore.md](explore.md)) against gwsim started as a user starts it, in its own process, with its default flags and the demo fleet, "+
 			"for %s in each setting, with %d concurrent clients on shared devices (each history checked for linearizability with Porcupine). "+
 			"Explore stops at its first finding, shrinks it and reports it: a disagreement or a violation in gwsim is a bug to fix, not a figure. "+
 			"The seed is new each run (from the clock) and printed below; the operations a second include the observer's reads and resets, and explore's own checking, on the same two cores as gwsim.\n\n",

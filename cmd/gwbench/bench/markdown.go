@@ -23,12 +23,12 @@ type Goal struct {
 	Why string
 	// Known is false when the figure could not be measured here.
 	Known bool
-	// Info is a figure the issues ask for without a target: reported,
-	// neither met nor missed.
+	// Info is a figure reported without a target: neither met nor
+	// missed.
 	Info bool
 }
 
-// Goal thresholds of the issues that asked for these benchmarks.
+// Goal thresholds of these benchmarks.
 const (
 	goalJSONRatio    = 0.8
 	goalXMLRatio     = 0.7
@@ -318,7 +318,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("# Benchmarks\n\n")
 	p("Written by `make bench` (`cmd/gwbench`, package `cmd/gwbench/bench`) on %s at commit %s; the run took %s. "+
 		"Do not edit by hand: run `make bench` again. Every figure below comes with the command line that reproduces it. "+
-		"Where a request's time goes, from CPU and allocation profiles, and what was changed for it: [benchmarks-notes.md](benchmarks-notes.md).\n\n",
+		"What was decided for performance, why, and the figure and command behind each decision: [performance.md](performance.md).\n\n",
 		e.Date, orUnknown(e.Commit), r.Took.Round(time.Second))
 
 	p("## Goals\n\n| Goal | Target | Measured | |\n|---|---|---|---|\n")

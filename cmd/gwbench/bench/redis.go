@@ -55,8 +55,8 @@ func redisSection() Section {
 	}, Goals: (*Report).redisGoals, Write: (*Report).writeRedis}
 }
 
-// redisGoals: one replica on Redis at least half the in-memory throughput
-// (issue 11), in the same run.
+// redisGoals: one replica on Redis at least half the in-memory throughput,
+// in the same run.
 func (r *Report) redisGoals() []Goal {
 	fig, ok := r.Extra[SectionRedis].(*RedisFigures)
 	if !ok || fig.Memory == 0 {
@@ -356,8 +356,8 @@ func (r *Report) measureDurability(ctx context.Context, o Options, fig *RedisFig
 	return nil
 }
 
-// durabilityGoals report what each durability costs (issue 20): no
-// target, a figure.
+// durabilityGoals report what each durability costs: no target, a
+// figure.
 func (fig *RedisFigures) durabilityGoals() []Goal {
 	var goals []Goal
 	for _, d := range fig.Durability {

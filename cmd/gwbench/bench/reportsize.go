@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// goalReportBytes is issue 30's bound on one run's report files together.
+// goalReportBytes is the goal's bound on one run's report files together.
 const goalReportBytes = 2_000_000
 
 // reportFiles are the files gwconform run writes in its --report-dir.
