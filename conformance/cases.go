@@ -37,6 +37,10 @@ type expect struct {
 	// what the case sends (oracle.Verdict.Quote); the check's assertion
 	// quotes it.
 	quote string
+	// inference, for a MUST whose sentence does not say it in so many
+	// words, is the one step of reasoning from a published sentence that
+	// makes it one (oracle.InferKey, InferSign); the assertion carries it.
+	inference string
 }
 
 // Case is one request, valid or with exactly one thing changed, sent in

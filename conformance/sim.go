@@ -32,6 +32,9 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 	}
 	m := c.meta(id+".sim", level, f, capital(c.Title)+": the state the observer shows follows", "", "sim", "effect")
 	m.Section, m.Contract = "3", "3"
+	// It judges the state, by CONTRACT 3 and 7, not the sentence that
+	// refuses the request.
+	m.Quote, m.Inference = "", ""
 	switch {
 	case c.Want.ok:
 		m.Section, m.Contract = c.Section, ""

@@ -49,6 +49,11 @@ func (c *Case) meta(id string, level check.Level, f device.Format, title, assert
 	}
 	if q := c.Want.quote; q != "" && !c.Want.ok && !c.Want.contractOK {
 		m.Assertion += " The sentence that forbids it (" + oracle.Texts(q) + "): “" + q + "”"
+		m.Quote = q
+		if i := c.Want.inference; i != "" && level == check.Must {
+			m.Assertion += "; read with it: " + i + "."
+			m.Inference = i
+		}
 	}
 	if f != 0 {
 		m.Format = f.String()
@@ -58,6 +63,10 @@ func (c *Case) meta(id string, level check.Level, f device.Format, title, assert
 }
 
 func (env *Env) declare(c Case) {
+	// Levels follow the source of the sentence (oracle.MustLevel): a
+	// refusal that rests on the CONTRACT alone keeps its SHOULD checks
+	// and has no MUST one.
+	c.Want.must = c.Want.must && oracle.MustLevel(c.Want.quote, c.Want.inference)
 	for _, f := range c.formats() {
 		f := f
 		id := c.ID + "." + f.String()

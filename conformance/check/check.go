@@ -49,6 +49,11 @@ type Meta struct {
 	DeviceType string `json:"device_type,omitempty"`
 	// Tags are extra labels: "sim", "parity", "edge", "auth", ...
 	Tags []string `json:"tags,omitempty"`
+	// Quote is the sentence of the two texts a refusal rests on, and
+	// Inference, for a MUST, the step of reasoning from a published
+	// sentence that makes it one; the Assertion carries both.
+	Quote     string `json:"-"`
+	Inference string `json:"-"`
 	// Traits say what running the check takes; a --parallel run reads
 	// them (never the check's wording) to share the checks out.
 	Traits Traits `json:"-"`

@@ -84,7 +84,7 @@ func ok(must bool, stored any, why string) Verdict {
 }
 
 func refuse(must bool, code, field, why, quote string) Verdict {
-	return Verdict{Must: must, Status: 400, Code: code, Field: field, Why: why, Quote: quote}
+	return Verdict{Must: must && MustLevel(quote, ""), Status: 400, Code: code, Field: field, Why: why, Quote: quote}
 }
 
 func open(why string) Verdict { return Verdict{Open: true, Why: why} }
@@ -123,6 +123,14 @@ func (f *Field) typeQuote() string {
 	if f.Kind == Decimal {
 		return QuotePointForm
 	}
+	if f.Name == "opt" {
+		return QuoteOptRow
+	}
+	if f.Quote != "" && Texts(f.Quote) == "published" {
+		// An enumeration's or a range's row lists what the field takes: a
+		// JSON true, null, array or object is none of it.
+		return f.Quote
+	}
 	return QuoteJSONValues
 }
 
@@ -135,7 +143,12 @@ func (f *Field) Judge(format device.Format, v Value) Verdict {
 	}
 	if v.Kind == Number && f.Kind != Integer && f.Kind != Decimal {
 		// CONTRACT 2 allows numbers only where the field is numeric; the
-		// published interface types these fields as strings.
+		// published interface types these fields as strings, or lists
+		// their values. A text field (opt) can read a number as its text:
+		// only the CONTRACT refuses that.
+		if f.Name == "opt" {
+			return f.invalid(format, false, "a number where a string is required", QuoteJSONValues)
+		}
 		return f.invalid(format, f.typed(), "a number where a string is required", f.typeQuote())
 	}
 	switch f.Kind {
@@ -389,7 +402,7 @@ func (f *Field) judgeNumber(format device.Format, v Value) Verdict {
 			return f.invalid(format, true, "outside "+f.RangeText(), f.rangeQuote())
 		}
 		if x, good = new(big.Rat).SetString(v.Raw); !good {
-			return f.invalid(format, true, "not a JSON number", QuoteJSONValues)
+			return f.invalid(format, true, "not a JSON number", f.formQuote())
 		}
 	} else {
 		x, plain, lenient = numberText(v.Raw, f.Kind == Integer)
@@ -399,7 +412,7 @@ func (f *Field) judgeNumber(format device.Format, v Value) Verdict {
 	}
 	if f.Kind == Integer && !x.IsInt() {
 		if v.Kind == Number {
-			return f.invalid(format, true, "not a whole number", QuoteWholeValues)
+			return f.invalid(format, true, "not a whole number", f.formQuote())
 		}
 		return f.invalid(format, true, "not a whole number", f.formQuote())
 	}

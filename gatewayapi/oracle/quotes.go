@@ -32,6 +32,9 @@ const (
 	QuoteDimming     = "| Light Dimmer | dimming | integer 1 to 100 |"
 	QuoteCode        = "| Infrared Sensor | code | 1, 2, 3, 4 |"
 	QuotePointForm   = "decimal number as string, degrees Celsius."
+	QuoteOptRow      = "| Appliance Module Plus | opt | text; the example uses the word normal |"
+	// Published 5.1: the three fields that authenticate a request.
+	QuoteAuth = "Every request carries `api_key`, `timestamp` and `sign` inside `control`, together with `myservice_id`."
 
 	// CONTRACT.
 	QuoteRegistered   = "`api_key` must be registered; each key belongs to exactly one account (`myservice_id`)."
@@ -66,10 +69,28 @@ const (
 func Texts(quote string) string {
 	if strings.HasPrefix(quote, "| ") || strings.Contains(quote, "decimal number as string") ||
 		strings.HasPrefix(quote, "In JSON") || strings.HasPrefix(quote, "In XML") || strings.HasPrefix(quote, "The allowed values") ||
-		strings.HasPrefix(quote, "Request header") || quote == QuotePOST {
+		strings.HasPrefix(quote, "Request header") || quote == QuotePOST || quote == QuoteAuth {
 		return "published"
 	}
 	return "CONTRACT"
+}
+
+// Inferences: a MUST that rests on a published sentence read with one
+// step of reasoning carries that step beside its quote (Verdict.Inference),
+// so a reader who disputes the level sees what it rests on.
+const (
+	// InferKey: api_key (published 2.1, 5.1) is the caller's key.
+	InferKey = "a key the service never issued names no caller: a service that accepts it authenticates nothing (section 5)"
+	// InferSign: sign (published 2.1, 5.1) authenticates the request.
+	InferSign = "a sign that is never verified is no sign: one made with another secret, or from part of its inputs, must not authenticate the request (section 5)"
+)
+
+// MustLevel is the rule every verdict's level follows: MUST only where the
+// quote is from the published interface, or where an inference from a
+// published sentence is written beside it; a refusal that rests on the
+// CONTRACT alone is a SHOULD (the CONTRACT's preamble).
+func MustLevel(quote, inference string) bool {
+	return quote == "" || Texts(quote) == "published" || inference != ""
 }
 
 // rowOf is a command field's row of published 2.3: "| Thermostat | mode |
