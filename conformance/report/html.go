@@ -305,6 +305,8 @@ func VerdictReason(d Document) string {
 	switch {
 	case d.Verdict == VerdictFail && must.Failed > 0:
 		return plural(must.Failed, "MUST check") + " failed"
+	case d.Verdict == VerdictFail && d.FailOn == FailOnShould && d.FailedAt(string(check.Should)) > 0:
+		return plural(d.FailedAt(string(check.Should)), "SHOULD check") + " failed, and the run fails on SHOULD checks (--fail-on should)"
 	case d.Verdict == VerdictFail:
 		return "the baseline has " + plural(len(d.BaselineProblems), "problem")
 	case d.Verdict == VerdictIncomplete && d.Stopped != "":

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +81,7 @@ func TestPartialNamesWhatWasNotCovered(t *testing.T) {
 }
 
 // TestJUnitAgreesWithTheExitCode: a failed SHOULD check makes the JUnit
-// report fail only with --fail-on should; otherwise it is a skipped test
+// report fail, and the verdict FAIL, only with --fail-on should; otherwise it is a skipped test
 // case whose message says it failed, and the suite carries the verdict and
 // what was not covered as properties.
 func TestJUnitAgreesWithTheExitCode(t *testing.T) {
@@ -106,15 +107,43 @@ func TestJUnitAgreesWithTheExitCode(t *testing.T) {
 		if (j.Failures > 0) != (exit != 0) {
 			t.Errorf("%+v: junit has %d failures, exit code %d", o, j.Failures, exit)
 		}
-		if !strings.Contains(string(b), "gwconform.coverage") {
+		want := report.VerdictPartial
+		if failOnShould {
+			// The run fails on its SHOULD failure: the verdict says so,
+			// as the exit code does.
+			want = report.VerdictFail
+		} else if !strings.Contains(string(b), "gwconform.coverage") {
 			t.Errorf("%+v: no coverage test case in a PARTIAL run's junit.xml", o)
 		}
 		if !failOnShould && !strings.Contains(string(b), "SHOULD check failed") {
 			t.Errorf("the SHOULD failure is not shown in junit.xml:\n%s", b)
 		}
 		props := j.TestSuites[0].Properties
-		if props.WithName("gwconform.verdict") != report.VerdictPartial || !strings.Contains(props.WithName("gwconform.not_covered.1"), "Thermostat") {
+		if props.WithName("gwconform.verdict") != want || d.Verdict != want || !strings.Contains(props.WithName("gwconform.not_covered.1"), "Thermostat") {
 			t.Errorf("junit properties %+v", props)
 		}
+	}
+}
+
+// TestConsoleListsMustFailuresFirst: the console names the MUST failures
+// before the SHOULD ones, whatever their IDs, so the first lines a vendor
+// reads are those that decide the verdict, also past the listed blocks.
+func TestConsoleListsMustFailuresFirst(t *testing.T) {
+	var specs types.SpecReports
+	for i := 0; i < report.MaxListed+3; i++ {
+		s := spec(fmt.Sprintf("[a.should.%02d] should", i), types.SpecStateFailed, "level:SHOULD", "section:2.3", "format:json")
+		s.Failure.Message = "status 422, want 400"
+		specs = append(specs, s)
+	}
+	must := spec("[z.must] must", types.SpecStateFailed, "level:MUST", "section:2.3", "format:json")
+	must.Failure.Message = "accepted"
+	specs = append(specs, must)
+	d := report.Build(types.Report{SuiteDescription: "gwconform", SpecReports: specs}, "x")
+	var b bytes.Buffer
+	report.WriteSummary(&b, d)
+	out := b.String()
+	m, s := strings.Index(out, "z.must"), strings.Index(out, "a.should.00")
+	if m < 0 || s < 0 || m > s {
+		t.Errorf("the MUST failure is not listed first:\n%s", out)
 	}
 }

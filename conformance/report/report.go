@@ -312,6 +312,10 @@ type Document struct {
 	// body, and its answer: a conformance failure, which the run goes on
 	// to judge check by check (the console's first lines say it too).
 	Preflight []string `json:"preflight,omitempty"`
+	// FailOn is "should" when the run fails on SHOULD checks too
+	// (--fail-on should): the verdict then says FAIL for a SHOULD failure,
+	// as the exit code does.
+	FailOn string `json:"fail_on,omitempty"`
 	// Stopped is why the run stopped itself before the end (a target
 	// that stopped answering or answered 5xx, --max-requests): what it
 	// did not reach is not judged, so the verdict is INCOMPLETE.
@@ -648,7 +652,7 @@ func verdict(d Document) string {
 	switch {
 	case d.Stopped != "":
 		return VerdictIncomplete
-	case must.Failed > 0, len(d.BaselineProblems) > 0:
+	case must.Failed > 0, len(d.BaselineProblems) > 0, d.FailOn == FailOnShould && d.FailedAt(string(check.Should)) > 0:
 		return VerdictFail
 	case d.Summary.Interrupted > 0, d.Summary.Other.Failed > 0, len(d.SuiteFailureReasons) > 0, must.Inconclusive > 0:
 		// A MUST refusal whose valid twin was refused proves nothing:
@@ -664,6 +668,9 @@ func verdict(d Document) string {
 		return VerdictPass
 	}
 }
+
+// FailOnShould is Document.FailOn for a run that fails on SHOULD checks.
+const FailOnShould = "should"
 
 // VerdictText is a verdict in words: "PASS with 3 known failures" for
 // VerdictPassKnown, the verdict itself otherwise.

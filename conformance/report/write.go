@@ -451,6 +451,10 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 		}
 	}
 	d = applyBaseline(d, o.Baseline, o.Today)
+	if o.FailOnShould {
+		d.FailOn = FailOnShould
+		setVerdict(&d)
+	}
 	d.Catalog = o.Catalog
 	d.Effects = o.Effects
 	d.Observer = o.Observer
@@ -526,6 +530,11 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 			failed = append(failed, r)
 		}
 	}
+	// MUST failures first: they decide the verdict; the rest keeps the
+	// reports' order.
+	sort.SliceStable(failed, func(i, j int) bool {
+		return failed[i].Level == string(check.Must) && failed[j].Level != string(check.Must)
+	})
 	for i, r := range failed {
 		if i == MaxListed {
 			fmt.Fprintf(w, "%d more failed:\n", len(failed)-MaxListed)
