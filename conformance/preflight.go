@@ -226,9 +226,16 @@ func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error)
 	}
 	for _, a := range answers {
 		r := a.r
-		// A target that sheds load or fails now and then is judged check
-		// by check (and the run stops itself if it stops answering).
-		if accepted(r) || r.Status == http.StatusTooManyRequests || r.Status == http.StatusRequestTimeout || r.Status >= 500 {
+		// A target that sheds load is judged check by check (and the run
+		// stops itself if it stops answering).
+		if accepted(r) || r.Status == http.StatusTooManyRequests || r.Status == http.StatusRequestTimeout {
+			continue
+		}
+		if r.Status >= 500 && !refusesInput(r.ErrorCode) {
+			// A server error to a valid request is the first thing a
+			// vendor must read, not a line in the tail of the failures.
+			refused = append(refused, fmt.Sprintf("pre-flight: the valid %s was answered with a server error (%s): the target fails on a valid request; the run goes on, that check fails unless the target answers it then, and the refusal checks that need it as their control are inconclusive",
+				a.p.what, describe(r)))
 			continue
 		}
 		refused = append(refused, fmt.Sprintf("pre-flight: the valid %s was %s: a conformance failure, not a set-up problem: the run goes on, that check fails, and the refusal checks that need it as their control are inconclusive",

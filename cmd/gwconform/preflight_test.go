@@ -112,6 +112,16 @@ func TestPreflightRefusedValidRequestIsAFailureNotASetup(t *testing.T) {
 			return false
 		}, "update_name.*", []string{"update_name.valid.xml"},
 			[]string{"update_name of", "in xml was refused", "invalid_field (name)"}, true},
+		{"every valid XML message answered 500", func(w http.ResponseWriter, r *http.Request, body []byte, next http.HandlerFunc) bool {
+			if isXML(r) && strings.HasSuffix(r.URL.Path, "/message") && bytes.Contains(body, []byte("<message_type>message<")) {
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusInternalServerError)
+				io.WriteString(w, `<xml><status>error</status><error><code>internal</code><message>boom</message></error></xml>`)
+				return true
+			}
+			return false
+		}, "message.valid.*", []string{"message.valid.xml"},
+			[]string{"message", "server error (HTTP 500"}, false},
 	} {
 		c := c
 		t.Run(c.name, func(t *testing.T) {
