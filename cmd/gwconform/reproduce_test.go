@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -156,5 +157,28 @@ func TestMalformedBodiesReplayExactlyAndSigned(t *testing.T) {
 	}
 	if tried != len(ids) {
 		t.Fatalf("tried %d of the %d malformed checks:\n%s", tried, len(ids), tail(r.stdout))
+	}
+	// The replay line the reports print runs as pasted, from another
+	// folder and with no GWCONFORM_FLEET: it names the report and the
+	// fleet file itself, and reproduces the failure (exit 0).
+	j, _ := os.ReadFile(filepath.Join(r.dir, "junit.xml"))
+	m := regexp.MustCompile(`reproduce: (gwconform replay [^\n&]+)`).FindSubmatch(j)
+	if m == nil {
+		t.Fatalf("junit.xml prints no replay line")
+	}
+	line := html.UnescapeString(string(m[1]))
+	if h, _ := os.ReadFile(filepath.Join(r.dir, "report.html")); !strings.Contains(html.UnescapeString(string(h)), line) {
+		t.Errorf("report.html does not print the replay line of junit.xml: %s", line)
+	}
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Dir = t.TempDir()
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GWCONFORM_FLEET=") && !strings.HasPrefix(kv, "PATH=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PATH="+path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("the replay line as pasted: %v\n%s\n%s", err, line, out)
 	}
 }

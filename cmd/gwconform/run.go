@@ -497,6 +497,7 @@ func (m *runMain) Run(ctx context.Context) int {
 		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now(),
 			Catalog: report.CatalogID{Harness: harnessInfo().Version}}}
 	cfg.Write.Baseline = m.baseline
+	cfg.Write.FleetFile = o.FleetFile
 	cfg.Write.Effects = e.NotObserved
 	cfg.Write.Observer = e.Observer
 	cfg.Write.Preflight = m.preflight

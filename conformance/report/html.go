@@ -29,7 +29,13 @@ func RenderHTML(w io.Writer, d Document) error {
 	if err != nil {
 		return err
 	}
-	return page.Execute(w, v)
+	p, err := pageBase.Clone()
+	if err != nil {
+		return err
+	}
+	// The replay line names this report's path and the run's fleet file.
+	p.Funcs(template.FuncMap{"replayLine": func(id string) string { return ReplayLine(d, id) }})
+	return p.Execute(w, v)
 }
 
 // MaxCards is how many failure cards report.html draws at once; the others
@@ -460,7 +466,7 @@ func levelCounts(checks []CheckRef) string {
 var funcs = template.FuncMap{
 	"txt":          txt,
 	"rulesOf":      rulesOf,
-	"replayLine":   func(id string) string { return "gwconform replay report.json " + id },
+	"replayLine":   func(id string) string { return "gwconform replay " + JSONFile + " " + id },
 	"anchor":       anchor,
 	"outcomeClass": outcomeClass,
 	"outcomeText":  outcomeText,
@@ -496,7 +502,13 @@ var funcs = template.FuncMap{
 	"countsText":   countsText,
 }
 
-var page = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
+// pageBase is the parsed page, never executed itself: each report clones
+// it to bind the functions that need its document (replayLine); page is
+// one such clone, for the fragments drawn on their own.
+var (
+	pageBase = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
+	page     = template.Must(pageBase.Clone())
+)
 
 // The page: the header with the verdict, what was not covered, the failure
 // cards with their exchanges, the known failures, counts per level, the

@@ -140,7 +140,7 @@ func marshalJUnit(d Document, o WriteOptions) ([]byte, error) {
 	}
 	same := sameExchanges(d.Results)
 	for i, r := range d.Results {
-		s.Cases = append(s.Cases, junitCaseOf(r, same[i], o))
+		s.Cases = append(s.Cases, junitCaseOf(d, r, same[i], o))
 	}
 	if d.Verdict == VerdictPartial {
 		var gaps []string
@@ -228,7 +228,7 @@ func withoutCredentials(target string) string {
 // junitCaseOf is one result's test case.
 // sameAs, when set, says which exchanges repeat another check's (see
 // sameExchanges).
-func junitCaseOf(r Result, sameAs []string, o WriteOptions) junitCase {
+func junitCaseOf(d Document, r Result, sameAs []string, o WriteOptions) junitCase {
 	c := junitCase{Name: JUnitName(r), Classname: JUnitClass, Status: r.State, Time: math.Round(r.DurationMS) / 1000}
 	if c.Status == "" || c.Status == Passed {
 		// A test case without failure, error or skipped passed: the
@@ -313,7 +313,7 @@ func junitCaseOf(r Result, sameAs []string, o WriteOptions) junitCase {
 		}
 	}
 	if r.IsCheck() && len(r.Exchanges) > 0 {
-		errText.WriteString("reproduce: gwconform replay report.json " + r.ID + "\n")
+		errText.WriteString("reproduce: " + ReplayLine(d, r.ID) + "\n")
 	}
 	switch {
 	case errText.Len() == 0:

@@ -312,6 +312,9 @@ type Document struct {
 	// body, and its answer: a conformance failure, which the run goes on
 	// to judge check by check (the console's first lines say it too).
 	Preflight []string `json:"preflight,omitempty"`
+	// FleetFile is the fleet file the run read, made absolute (empty: the
+	// demo fleet); a path, never its content.
+	FleetFile string `json:"fleet_file,omitempty"`
 	// FailOn is "should" when the run fails on SHOULD checks too
 	// (--fail-on should): the verdict then says FAIL for a SHOULD failure,
 	// as the exit code does.
@@ -667,6 +670,30 @@ func verdict(d Document) string {
 	default:
 		return VerdictPass
 	}
+}
+
+// ReplayLine is the command that sends a check's recorded requests again,
+// as it can be pasted from any folder: the report's own path and the fleet
+// file whose credentials sign them afresh, as the run's were.
+func ReplayLine(d Document, id string) string {
+	path := JSONFile
+	if d.Files.JSON != "" {
+		path = d.Files.JSON
+	}
+	line := "gwconform replay " + shellWord(path) + " " + shellWord(id)
+	if d.FleetFile != "" {
+		line += " --fleet " + shellWord(d.FleetFile)
+	}
+	return line
+}
+
+// shellWord is s as one word of a POSIX shell: as it is when it holds
+// nothing the shell reads, else in single quotes.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:@+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // FailOnShould is Document.FailOn for a run that fails on SHOULD checks.

@@ -362,7 +362,7 @@ func checkJUnit(t *testing.T, path string, r types.Report) {
 			t.Errorf("testcase %+v", tc)
 		}
 		// The failure's text: its rule and exchange, and how to send it again.
-		if tc.Failure == nil || !strings.Contains(tc.Failure.Description, "< 500") || !strings.Contains(tc.Failure.Description, "gwconform replay report.json "+FailingID) {
+		if tc.Failure == nil || !strings.Contains(tc.Failure.Description, "< 500") || !strings.Contains(tc.Failure.Description, "gwconform replay "+filepath.Join(filepath.Dir(path), "report.json")+" "+FailingID) {
 			t.Errorf("failure text: %+v", tc.Failure)
 		}
 	}

@@ -389,6 +389,9 @@ type WriteOptions struct {
 	// FailOnShould: the run fails on SHOULD checks too (--fail-on should),
 	// so a failed SHOULD check is a JUnit failure.
 	FailOnShould bool
+	// FleetFile is the fleet file the run read (empty: the demo fleet):
+	// the reports' replay lines name it, so that they sign as the run did.
+	FleetFile string
 	// AllowPartial: a PARTIAL run exits 0 (--allow-partial), so its JUnit
 	// report does not fail on coverage either.
 	AllowPartial bool
@@ -455,6 +458,19 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 		d.FailOn = FailOnShould
 		setVerdict(&d)
 	}
+	if o.FleetFile != "" {
+		d.FleetFile = o.FleetFile
+		if abs, err := filepath.Abs(o.FleetFile); err == nil {
+			d.FleetFile = abs
+		}
+		for i := range d.Results {
+			for j, ex := range d.Results[i].Exchanges {
+				if j < len(d.Results[i].Curl) {
+					d.Results[i].Curl[j] = ex.CurlSignedWith(d.FleetFile)
+				}
+			}
+		}
+	}
 	d.Catalog = o.Catalog
 	d.Effects = o.Effects
 	d.Observer = o.Observer
@@ -464,6 +480,9 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 	d.Preflight = o.Preflight
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
 	}
 	d.Files = Files{
 		Dir:   dir,

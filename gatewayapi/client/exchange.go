@@ -45,12 +45,21 @@ type Exchange struct {
 // empty body. The signed body goes through a temporary file, not a pipe:
 // a sign step that fails stops the line there (curl is not run), and the
 // body reaches curl byte for byte, a malformed one included.
-func (e Exchange) Curl() string {
+func (e Exchange) Curl() string { return e.CurlSignedWith("") }
+
+// CurlSignedWith is Curl whose sign step reads the fleet file at path
+// (gwconform sign --fleet PATH), for a run that read one: the line then
+// signs as the run did wherever it is pasted. "" is Curl.
+func (e Exchange) CurlSignedWith(path string) string {
 	var b strings.Builder
 	resign := strings.Contains(e.RequestBody, SignMarker) || strings.Contains(e.RequestBody, xmlEscape(SignMarker))
 	if resign {
 		b.WriteString("if ! command -v gwconform >/dev/null; then echo " + shellQuote(NeedsGwconform) + " >&2; false; else ")
-		b.WriteString("body=$(mktemp) && printf '%s' " + shellQuote(e.RequestBody) + ` | gwconform sign >"$body" && `)
+		b.WriteString("body=$(mktemp) && printf '%s' " + shellQuote(e.RequestBody) + ` | gwconform sign`)
+		if path != "" {
+			b.WriteString(" --fleet " + shellQuote(path))
+		}
+		b.WriteString(` >"$body" && `)
 	}
 	b.WriteString("curl -sS -i")
 	if e.Method != "" && e.Method != "GET" {
