@@ -393,7 +393,7 @@ func (m *runMain) Open(ctx context.Context) error {
 		m.target = e.BaseURL
 	}
 	e.Signer, e.KnownSign = conformance.SignerFor(f, o.FleetFile)
-	if e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate, RatePerPath: o.RatePerOp}); err != nil {
+	if e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate, RatePerPath: o.RatePerOp, SharedBackoff: true}); err != nil {
 		return err
 	}
 	if !o.DryRun && !e.Embedded {

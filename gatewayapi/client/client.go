@@ -103,6 +103,11 @@ type Config struct {
 	OnExchange func(Exchange)
 	// Transport replaces the client's own transport, for tests.
 	Transport http.RoundTripper
+	// SharedBackoff: an answer that asks to retry (429, 503 with
+	// Retry-After) holds back every request of the client until its wait
+	// is over, not only the one it answered, so that a target's rate limit
+	// is honoured by the whole run and never turns into more refusals.
+	SharedBackoff bool
 	// RetryBudget is the most time the client waits in all, across every
 	// request, for targets that answer 429 or 503 with Retry-After: such an
 	// answer is waited out and the request sent again (signed afresh) while
@@ -134,6 +139,7 @@ type Client struct {
 	pathMu     sync.Mutex
 	pathLimits map[string]*limiter
 	retry      retryBudget
+	backoff    *backoff
 }
 
 // New checks cfg and makes a Client.
@@ -185,6 +191,9 @@ func New(cfg Config) (*Client, error) {
 		// A harness must see what the target answered, and must never be
 		// led to another host with the target's credentials.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	if cfg.SharedBackoff {
+		c.backoff = &backoff{}
 	}
 	if cfg.Rate > 0 && !math.IsInf(cfg.Rate, 1) {
 		c.limit = &limiter{interval: time.Duration(float64(time.Second) / cfg.Rate)}
@@ -250,6 +259,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, erro
 		if err == nil && attempt < MaxRetries {
 			if d, ok := retryAfter(resp, time.Now()); ok && c.retry.take(d) {
 				ex.RetriedAfter = d
+				c.backoff.hold(d)
 				if c.onExchange != nil {
 					c.onExchange(ex)
 				}
@@ -278,6 +288,39 @@ func (c *Client) Retried() (n int, waited time.Duration) {
 	c.retry.mu.Lock()
 	defer c.retry.mu.Unlock()
 	return c.retry.n, c.retry.waited
+}
+
+// backoff is the time before which no request of the client is sent
+// (Config.SharedBackoff); nil holds nothing back.
+type backoff struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+// hold holds every request back for d from now, or longer if it already is.
+func (b *backoff) hold(d time.Duration) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if at := time.Now().Add(d); at.After(b.until) {
+		b.until = at
+	}
+}
+
+// wait blocks until the hold is over.
+func (b *backoff) wait(ctx context.Context) error {
+	if b == nil {
+		return ctx.Err()
+	}
+	b.mu.Lock()
+	d := time.Until(b.until)
+	b.mu.Unlock()
+	if d <= 0 {
+		return ctx.Err()
+	}
+	return sleep(ctx, d)
 }
 
 // retryBudget is the time left for waiting out Retry-After answers.
@@ -378,6 +421,9 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, 
 		ex.RequestHeaders[k] = strings.Join(vs, ", ")
 	}
 
+	if err := c.backoff.wait(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.pathLimit(req.Path).wait(ctx); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -141,5 +142,70 @@ func TestRatePerPath(t *testing.T) {
 	}
 	if _, err := New(Config{BaseURL: srv.URL, RatePerPath: -1}); err == nil {
 		t.Error("a negative RatePerPath was accepted")
+	}
+}
+
+// TestSharedBackoffHoldsEveryRequest: with SharedBackoff, one answer that
+// asks to wait holds back the requests of other goroutines too, until its
+// wait is over; without it, they go at once. A renewed attempt (Renew)
+// carries the fields Renew gives, and the answer keeps the earlier attempt.
+func TestSharedBackoffHoldsEveryRequest(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		var mu sync.Mutex
+		var arrived []time.Time
+		var asked time.Time
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			first := asked.IsZero()
+			if first {
+				asked = time.Now()
+			} else {
+				arrived = append(arrived, time.Now())
+			}
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			if first {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				w.Write([]byte(`{"status":"error","error":{"code":"rate_limited","message":"slow down"}}`))
+				return
+			}
+			w.Write([]byte(`{"status":"success"}`))
+		}))
+		c, err := New(Config{BaseURL: srv.URL, SharedBackoff: shared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		renewed := false
+		req := Request{Path: "/v1/services/gateway/message", Fields: []Field{{Key: "n", Value: "1"}},
+			Renew: func() []Field { renewed = true; return []Field{{Key: "n", Value: "2"}} }}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		var ex Exchange
+		go func() { defer wg.Done(); _, ex, _ = c.Do(context.Background(), req) }()
+		time.Sleep(200 * time.Millisecond)
+		if _, _, err := c.Do(context.Background(), Request{Path: "/v1/services/gateway/message", Fields: []Field{{Key: "n", Value: "3"}}}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		srv.Close()
+		mu.Lock()
+		early := 0
+		for _, at := range arrived {
+			if at.Sub(asked) < 900*time.Millisecond {
+				early++
+			}
+		}
+		mu.Unlock()
+		if shared && early != 0 {
+			t.Errorf("shared back-off: %d request(s) sent before the Retry-After of another's answer ended", early)
+		}
+		if !shared && early != 1 {
+			t.Errorf("without a shared back-off the other goroutine's request waited (%d early)", early)
+		}
+		if !renewed || len(ex.Earlier) != 1 || ex.Earlier[0].Status != http.StatusTooManyRequests || ex.Earlier[0].RetriedAfter != time.Second ||
+			!strings.Contains(ex.RequestBody, `"n":"2"`) || !strings.Contains(ex.Earlier[0].RequestBody, `"n":"1"`) {
+			t.Errorf("the retry: renewed %v, earlier %+v, body %s", renewed, ex.Earlier, ex.RequestBody)
+		}
 	}
 }
