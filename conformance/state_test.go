@@ -54,6 +54,7 @@ var packageVars = map[string]string{
 	"report/html.go levelMeaning":     "table",
 	"report/html.go funcs":            "template functions",
 	"report/html.go page":             "parsed template",
+	"report/html.go pageBase":         "parsed template, cloned per report",
 	"report/report.go Formats":        "table",
 	"report/write.go Writers":         "table of report files",
 	"request.go jsonNames":            "table",
