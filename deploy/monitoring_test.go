@@ -35,6 +35,7 @@ var GwsimMetrics = map[string]metricSpec{
 	"gwsim_errors_total":             {"counter", []string{"code"}}, // the error code, e.g. invalid_field
 	"gwsim_store_errors_total":       {"counter", nil},
 	"gwsim_redis_up":                 {"gauge", nil}, // 0 or 1
+	"gwsim_store_writable":           {"gauge", nil}, // 0 or 1: 0 while a change would be refused for the store's sake
 	"gwsim_events_clients":           {"gauge", nil}, // SSE streams open
 	"gwsim_journal_entries":          {"gauge", nil},
 	"gwsim_client_report_apps":       {"gauge", nil},

@@ -11,6 +11,7 @@
 //	gwsim_errors_total{code}                      counter
 //	gwsim_store_errors_total                      counter
 //	gwsim_redis_up                                gauge (only on a Redis store)
+//	gwsim_store_writable                          gauge
 //	gwsim_events_clients                          gauge
 //	gwsim_journal_entries                         gauge
 //	gwsim_client_report_apps                      gauge
@@ -43,6 +44,7 @@ const (
 	Errors           = "gwsim_errors_total"
 	StoreErrors      = "gwsim_store_errors_total"
 	RedisUp          = "gwsim_redis_up"
+	StoreWritable    = "gwsim_store_writable"
 	EventsClients    = "gwsim_events_clients"
 	JournalEntries   = "gwsim_journal_entries"
 	ClientReportApps = "gwsim_client_report_apps"
@@ -75,6 +77,11 @@ type Gauges struct {
 	// RedisUp is 1 while the Redis store answers, 0 while it does not;
 	// nil on a store that is not Redis.
 	RedisUp func() bool
+	// StoreWritable is 1 while a change would be accepted by the store,
+	// 0 while one would be refused for the store's sake (it cannot be
+	// reached, has no primary, or no replica confirms a write under
+	// --store-durability replicated).
+	StoreWritable func() bool
 	// EventsClients is the number of open GET /_sim/events streams.
 	EventsClients func() int
 	// JournalEntries is the number of entries the journal keeps now.
@@ -149,6 +156,10 @@ func NewServer(g Gauges) *Server {
 	}
 	if g.RedisUp != nil {
 		gauge(RedisUp, "1 while the Redis store answers, 0 while it cannot be reached.", func() float64 { return b2f(g.RedisUp()) })
+	}
+	if g.StoreWritable != nil {
+		gauge(StoreWritable, "1 while the store takes changes, 0 while a change would be refused for the store's sake (unreachable, no primary, no replica confirming writes under --store-durability replicated).",
+			func() float64 { return b2f(g.StoreWritable()) })
 	}
 	if g.EventsClients != nil {
 		gauge(EventsClients, "Open event streams (GET /_sim/events: dashboards watching this replica).", func() float64 { return float64(g.EventsClients()) })
