@@ -35,6 +35,13 @@ the fleet's devices to URL, or to the simulator started in-process when no
 (throughput, latency percentiles, status codes, errors) to stdout. Every
 answer other than success counts as an error, since every request was valid.
 
+--rate R is a ceiling: no one-second window holds more than R requests
+started, outages included. A request not started within 250 ms of its
+turn (every worker waited on a slow or stalled target) is not sent, and
+counted as "not sent" in the result and the report, as k6's
+constant-arrival-rate drops iterations: when a target answers again the
+load goes on at R, with no burst to catch up.
+
 Several targets (--target repeated, or URLs separated by commas: replicas
 of one implementation) get the requests round-robin; each must answer at
 the start, and one that stops answering later counts its errors (shown per
@@ -135,7 +142,7 @@ func (m *loadMain) ParseFlags(args []string) error {
 	cfg := &m.cfg
 	fs.Var(&m.targets, "target", "base `URL` of the implementation; repeat it, or separate URLs by commas, to spread the requests round-robin over several (replicas); none: the simulator, in-process")
 	fs.StringVar(&m.fleetFile, "fleet", "", "fleet file with the target's credentials, gateways and devices; default: the demo fleet")
-	fs.Float64Var(&cfg.Rate, "rate", 0, "requests per second across all workers; 0: as fast as the target answers")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "requests per second across all workers, a ceiling never exceeded in any one second (turns not started in time are counted as not sent, never sent later in a burst); 0: as fast as the target answers")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to send (0 with --requests: until that many are sent)")
 	fs.Int64Var(&cfg.Requests, "requests", 0, "stop after this many requests (0: no limit)")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 4, "workers, each with one request in flight and its own connection")
