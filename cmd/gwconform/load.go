@@ -543,10 +543,16 @@ const checkAcksUsage = `Usage: gwconform load check-acks ACKLOG --target URL [--
 Reads an ack log (gwconform load --ack-log) and checks, for each device it
 changed, that the target shows the last acknowledged value of its name
 and of each field a command set, or one of the values sent after it that
-got no answer (each may or may not have been applied). It reads the
-target's state through the admin API (GET /_sim/gateways/{mac}/devices/{sn},
-docs/CONTRACT.md 7), from any replica. It prints each difference (device,
-field, expected, got).
+got no answer (each may or may not have been applied); and, for each
+gateway it sent messages to, that every acknowledged message is in the
+gateway's log exactly once, in the order its worker sent them (a message
+without a sure answer: at most once). gwconform load tags each message of
+a run with an ack log so that it is one of a kind. It reads the target
+through the admin API (GET /_sim/gateways/{mac}/devices/{sn} and
+GET /_sim/gateways/{mac}/messages, docs/CONTRACT.md 7), from any replica.
+It prints each difference (device or gateway, field or message,
+expected, got). A gateway log that is capped (--message-limit) may have
+dropped the oldest: those are counted as evicted, not as lost.
 
 --fleet FILE, the fleet the load ran with, makes a device of the log that
 is not in it an error (the log is not this fleet's).
@@ -657,18 +663,31 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 		}
 	}
-	rep, err := load.AckCheck{Target: target, AdminToken: token, Client: &http.Client{Timeout: timeout}}.CheckAcks(ctx, want)
+	check := load.AckCheck{Target: target, AdminToken: token, Client: &http.Client{Timeout: timeout}}
+	rep, err := check.CheckAcks(ctx, want)
+	if err != nil {
+		return fail("%v", err)
+	}
+	msgs, err := check.CheckMessages(ctx, load.MessageExpectations(entries))
 	if err != nil {
 		return fail("%v", err)
 	}
 	acked, uncertain, noAnswer := load.CountAcks(entries)
-	for _, m := range rep.Mismatches {
+	mismatches := append(rep.Mismatches, msgs.Mismatches...)
+	for _, m := range mismatches {
 		fmt.Fprintln(stdout, "MISMATCH", m)
 	}
-	fmt.Fprintf(stdout, "%s: %d lines (%s); %d devices, %d values checked against %s: ",
-		logFile, len(entries), load.AckCounts(acked, uncertain, noAnswer), rep.Devices, rep.Fields, load.RedactURL(target))
-	if len(rep.Mismatches) > 0 {
-		fmt.Fprintf(stdout, "%d differ\n", len(rep.Mismatches))
+	fmt.Fprintf(stdout, "%s: %d lines (%s); %d devices, %d values, %d messages on %d gateways checked against %s",
+		logFile, len(entries), load.AckCounts(acked, uncertain, noAnswer), rep.Devices, rep.Fields, msgs.Messages, msgs.Gateways, load.RedactURL(target))
+	if msgs.Evicted > 0 {
+		fmt.Fprintf(stdout, " (%d messages not held: evicted from a capped log)", msgs.Evicted)
+	}
+	if msgs.Untagged > 0 {
+		fmt.Fprintf(stdout, " (%d messages not held: untagged, from an older gwconform)", msgs.Untagged)
+	}
+	fmt.Fprint(stdout, ": ")
+	if len(mismatches) > 0 {
+		fmt.Fprintf(stdout, "%d differ\n", len(mismatches))
 		return report.ExitFail
 	}
 	fmt.Fprintln(stdout, "every acknowledged change is there")

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -276,6 +277,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Rate > 0 {
 		r.ceiling = newCeiling(cfg.Rate)
 	}
+	if acks != nil {
+		r.runTag = "r" + strconv.FormatUint(uint64(time.Now().UnixNano())%(1<<40), 36)
+	}
 	r.seriesNames = []string{SeriesAll}
 	for op := device.SendCommand; op <= device.UpdateName; op++ { // at index op
 		r.seriesNames = append(r.seriesNames, SeriesOp+op.Name())
@@ -295,7 +299,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	workers := make([]*worker, cfg.Concurrency)
 	r.workers = workers
 	for i := range workers {
-		w := &worker{run: r, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Shard)<<32|uint64(i))),
+		w := &worker{run: r, id: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Shard)<<32|uint64(i))),
 			failures: map[string]int64{}, perTarget: make([]TargetResult, len(bases)),
 			part: cfg.Shard, of: shards, bucket: newWBucket(len(r.seriesNames))}
 		if acks != nil {
@@ -411,11 +415,14 @@ type run struct {
 	down     []atomic.Bool
 	eventsMu sync.Mutex
 	events   []Event
-	issued   atomic.Int64 // requests given a slot in the schedule
-	notSent  atomic.Int64 // turns of the schedule skipped (lateSlot, ceiling)
-	ceiling  *ceiling     // with a rate only
-	done     atomic.Int64
-	errs     atomic.Int64
+	// runTag starts the tags of an ack log's messages: this run's, so
+	// that two runs against one target never send the same message.
+	runTag  string
+	issued  atomic.Int64 // requests given a slot in the schedule
+	notSent atomic.Int64 // turns of the schedule skipped (lateSlot, ceiling)
+	ceiling *ceiling     // with a rate only
+	done    atomic.Int64
+	errs    atomic.Int64
 }
 
 // lateSlot is how late a request may start after its time in the
@@ -553,6 +560,8 @@ type worker struct {
 	perTarget []TargetResult
 	rng       *rand.Rand
 	req       request
+	id        int        // the worker's index
+	msgs      int64      // requests drawn (with an ack log: the tags' n)
 	bucket    wbucket    // the current time bucket's counts
 	status    [600]int64 // by HTTP status; 0 is no answer
 	failures  map[string]int64
@@ -584,6 +593,12 @@ func (w *worker) loop(ctx, stop context.Context) {
 func (w *worker) one(ctx, stop context.Context, timer **time.Timer, t int, due time.Time) {
 	r := w.run
 	start := time.Now()
+	if r.acks != nil {
+		// Each message one of a kind, in its worker's order, so that
+		// check-acks finds each acknowledged one once, in order.
+		w.msgs++
+		w.req.tag = r.runTag + "s" + strconv.Itoa(r.cfg.Shard) + "w" + strconv.Itoa(w.id) + "n" + strconv.FormatInt(w.msgs, 10)
+	}
 	if err := r.plan.drawOwned(ctx, w.rng, start, &w.req, w.part, w.of); err != nil {
 		w.count(answer{err: err}, t, start, 0)
 		return
