@@ -276,6 +276,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		down: make([]atomic.Bool, len(names))}
 	if cfg.Rate > 0 {
 		r.ceiling = newCeiling(cfg.Rate)
+		r.budget.Store(cfg.Requests)
 	}
 	if acks != nil {
 		r.runTag = "r" + strconv.FormatUint(uint64(time.Now().UnixNano())%(1<<40), 36)
@@ -420,7 +421,10 @@ type run struct {
 	runTag  string
 	issued  atomic.Int64 // requests given a slot in the schedule
 	notSent atomic.Int64 // turns of the schedule skipped (lateSlot, ceiling)
-	ceiling *ceiling     // with a rate only
+	// budget is, with a rate and Requests, how many requests are still
+	// to be sent: turns not sent do not count against Requests.
+	budget  atomic.Int64
+	ceiling *ceiling // with a rate only
 	done    atomic.Int64
 	errs    atomic.Int64
 }
@@ -442,7 +446,7 @@ const lateSlot = 250 * time.Millisecond
 func (r *run) slot(stop context.Context, timer **time.Timer) (k int64, due time.Time, ok bool) {
 	for {
 		k = r.issued.Add(1) - 1
-		if r.cfg.Requests > 0 && k >= r.cfg.Requests {
+		if r.cfg.Requests > 0 && ((r.cfg.Rate <= 0 && k >= r.cfg.Requests) || (r.cfg.Rate > 0 && r.budget.Load() <= 0)) {
 			return k, due, false
 		}
 		// The clock, not only the stop context's timer (which a busy machine
@@ -609,6 +613,9 @@ func (w *worker) one(ctx, stop context.Context, timer **time.Timer, t int, due t
 				r.skip(due)
 			}
 			return
+		}
+		if r.cfg.Requests > 0 && r.budget.Add(-1) < 0 {
+			return // another worker sent the last one
 		}
 		start = time.Now()
 	}
