@@ -6,7 +6,7 @@
 // The names are a published interface (deploy/ holds a Grafana dashboard
 // written against them):
 //
-//	gwsim_requests_total{operation,format,code}   counter
+//	gwsim_requests_total{operation,format,status} counter
 //	gwsim_request_duration_seconds{operation}     histogram
 //	gwsim_errors_total{code}                      counter
 //	gwsim_store_errors_total                      counter
@@ -16,6 +16,10 @@
 //	gwsim_journal_entries                         gauge
 //	gwsim_client_report_apps                      gauge
 //	gwsim_proxy_violations_total{side}            counter (gwsim proxy)
+//	gwsim_build_info{version,commit,go_version}   gauge, always 1
+//
+// A label named code is always the interface's error code
+// (gwsim_errors_total); an HTTP status is always status.
 //
 // plus the Go runtime's go_* and the process's process_* collectors.
 //
@@ -35,6 +39,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/version"
 )
 
 // Metric names.
@@ -49,6 +54,7 @@ const (
 	JournalEntries   = "gwsim_journal_entries"
 	ClientReportApps = "gwsim_client_report_apps"
 	ProxyViolations  = "gwsim_proxy_violations_total"
+	BuildInfo        = "gwsim_build_info"
 )
 
 // Operation label values; OpOther is a request to no operation's path.
@@ -132,10 +138,10 @@ var codes = []string{
 // given, and the Go and process collectors.
 func NewServer(g Gauges) *Server {
 	m := &Server{reg: prometheus.NewRegistry()}
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo())
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Requests,
-		Help: "Operation requests answered, by operation (command, message, update_name, other), format (json, xml, none) and HTTP status code."},
-		[]string{"operation", "format", "code"})
+		Help: "Operation requests answered, by operation (command, message, update_name, other), format (json, xml, none) and HTTP status (status; the error code is gwsim_errors_total's code)."},
+		[]string{"operation", "format", "status"})
 	hist := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: Duration,
 		Help: "Time from a request's arrival to its answer, by operation, in seconds.", Buckets: DurationBuckets},
 		[]string{"operation"})
@@ -171,6 +177,21 @@ func NewServer(g Gauges) *Server {
 		gauge(ClientReportApps, "Apps (api_keys) the client report has a report of.", func() float64 { return float64(g.ClientReportApps()) })
 	}
 	return m
+}
+
+// buildInfo is gwsim_build_info: 1, labelled with the running build's
+// version, commit and Go version (the same as gwsim --version).
+func buildInfo() prometheus.Collector {
+	v := version.Get()
+	commit := v.Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: BuildInfo,
+		Help:        "1, labelled with the build running: version, commit and Go version (as gwsim --version says).",
+		ConstLabels: prometheus.Labels{"version": v.Version, "commit": commit, "go_version": v.GoVersion}})
+	g.Set(1)
+	return g
 }
 
 func b2f(b bool) float64 {
@@ -250,7 +271,7 @@ type Proxy struct {
 // collectors and the gauges given.
 func NewProxy(g Gauges) *Proxy {
 	p := &Proxy{reg: prometheus.NewRegistry()}
-	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo())
 	vec := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ProxyViolations,
 		Help: "Breaches of the interface's rules gwsim proxy saw, by side: app (a request) or service (an answer)."}, []string{"side"})
 	p.reg.MustRegister(vec)
