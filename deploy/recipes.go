@@ -268,7 +268,7 @@ func FromShell(where, text string) []CommandLine {
 const Image = "gwtools"
 
 // IsImage reports an image reference that names our image
-// (gwtools, gwtools:local, ghcr.io/gwdmi/gwtools:latest).
+// (gwtools, gwtools:local, ghcr.io/gwdmi/gwtools:v0.1.0).
 func IsImage(ref string) bool {
 	ref, _, _ = strings.Cut(ref, "@")
 	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
