@@ -75,10 +75,11 @@ test-heavy:
 
 # What the tests start for real where they find it: curl, redis-server,
 # Chromium, nginx (the Compose recipe's proxy), ip and unshare (the docs'
-# examples, each in a network namespace of its own). Installs what is missing with apt-get when run as root
+# examples, each in a network namespace of its own), promtool (Debian's
+# prometheus package: the alerting rules, deploy/prometheus). Installs what is missing with apt-get when run as root
 # (.ci/run does); make test never installs anything.
 tools:
-	@for pair in curl:curl redis-server:redis-server chromium:chromium nginx:nginx ip:iproute2 unshare:util-linux; do \
+	@for pair in curl:curl redis-server:redis-server chromium:chromium nginx:nginx ip:iproute2 unshare:util-linux promtool:prometheus; do \
 	  cmd=$${pair%%:*}; pkg=$${pair#*:}; \
 	  command -v $$cmd >/dev/null 2>&1 && continue; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

@@ -3,6 +3,7 @@ package deploy
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -107,7 +108,7 @@ func TestKubernetesManifests(t *testing.T) {
 		for _, d := range docs {
 			var m map[string]any
 			d.Decode(&m)
-			if k, ok := m["kind"].(string); ok && objs[k] == nil && filepath.Base(f) != "load-job.yaml" {
+			if k, ok := m["kind"].(string); ok && objs[k] == nil {
 				objs[k] = m
 			}
 		}
@@ -136,7 +137,7 @@ func TestKubernetesManifests(t *testing.T) {
 	listed := toStrings(kust["resources"])
 	for _, f := range files {
 		base := filepath.Base(f)
-		if base == "kustomization.yaml" || base == "fleet.yaml" || base == "load-job.yaml" { // the load is started on demand
+		if base == "kustomization.yaml" || base == "fleet.yaml" {
 			continue
 		}
 		if !slices.Contains(listed, base) {
@@ -146,17 +147,25 @@ func TestKubernetesManifests(t *testing.T) {
 	if !strings.Contains(render(kust), "gwsim-fleet") || !strings.Contains(render(kust), "gwsim-admin") {
 		t.Error("kustomization.yaml does not generate the fleet ConfigMap and the admin Secret")
 	}
-	if _, err := os.Stat(filepath.Join(root, "deploy/k8s/admin-token.env")); err != nil {
-		t.Error(err)
+	// No token ships: admin-token.env is the user's to make (ignored by
+	// git), and kustomize fails without it, so no known token is deployed.
+	if out, err := exec.Command("git", "-C", root, "ls-files", "deploy/k8s/admin-token.env").Output(); err != nil || len(out) > 0 {
+		t.Errorf("deploy/k8s/admin-token.env is in the repository (%v): a known token would be deployed", err)
+	}
+	if out, err := exec.Command("git", "-C", root, "check-ignore", "-q", "deploy/k8s/admin-token.env").CombinedOutput(); err != nil {
+		t.Errorf("deploy/k8s/admin-token.env is not ignored by git, so a user's token could be committed: %v %s", err, out)
+	}
+	if !strings.Contains(render(kust), "admin-token.env") {
+		t.Error("kustomization.yaml does not make the Secret from admin-token.env")
 	}
 }
 
-// TestLoadJob: deploy/k8s/load-job.yaml is an Indexed Job whose shard
+// TestLoadJob: deploy/k8s-load/load-job.yaml is an Indexed Job whose shard
 // count is told to gwconform (GWCONFORM_SHARDS = completions = the
 // merge's --expect), writing to a volume every node can write, and a
 // merge of the results on the same volume.
 func TestLoadJob(t *testing.T) {
-	docs, err := ParseYAML(filepath.Join(root, "deploy/k8s/load-job.yaml"))
+	docs, err := ParseYAML(filepath.Join(root, "deploy/k8s-load/load-job.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

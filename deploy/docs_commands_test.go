@@ -22,7 +22,7 @@ import (
 )
 
 // The operator's guides whose commands TestDocsCommands reads.
-var operatorDocs = []string{"docs/deploy.md", "docs/redis.md", "docs/load.md"}
+var operatorDocs = []string{"docs/deploy.md", "docs/redis.md", "docs/load.md", "deploy/helm/gwsim/README.md"}
 
 // docCommand is one simple command of a guide's shell block: its words
 // (quotes removed, $VAR left as written), a for loop's body once per value.
@@ -110,7 +110,7 @@ func TestDocsCommandsRead(t *testing.T) {
 			count[c.Words[0]]++
 		}
 	}
-	if count["kubectl"] < 10 || count["docker"] < 5 || count["gwsim"] < 6 || count["gwconform"] < 10 {
+	if count["kubectl"] < 10 || count["docker"] < 5 || count["gwsim"] < 6 || count["gwconform"] < 10 || count["helm"] < 1 {
 		t.Errorf("commands found: %v", count)
 	}
 }
@@ -147,6 +147,8 @@ func TestDocsCommands(t *testing.T) {
 				checkKubectl(t, c)
 			case "docker":
 				checkDocker(t, c)
+			case "helm":
+				checkHelm(t, c)
 			}
 		}
 	})
@@ -155,6 +157,15 @@ func TestDocsCommands(t *testing.T) {
 
 func checkKubectl(t *testing.T, c docCommand) {
 	t.Helper()
+	for _, w := range c.Words {
+		// create configmap/secret --from-file=[KEY=]PATH: the file exists.
+		if v, ok := strings.CutPrefix(w, "--from-file="); ok {
+			p := v[strings.LastIndex(v, "=")+1:]
+			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+				t.Errorf("%s: %v", c, err)
+			}
+		}
+	}
 	for i := 1; i+1 < len(c.Words); i++ {
 		flag, p := c.Words[i], c.Words[i+1]
 		switch flag {
@@ -179,6 +190,64 @@ func checkKubectl(t *testing.T, c docCommand) {
 			objs := k8sObjects(t, p, b)
 			if len(objs) == 0 {
 				t.Errorf("%s: %s holds no Kubernetes object", c, p)
+			}
+		}
+	}
+}
+
+// checkHelm: a helm install, upgrade, template or lint names a chart of
+// the repository (its Chart.yaml is there; TestHelmChart lints and
+// renders it), every --set names a value of its values.yaml, and every
+// -f file exists.
+func checkHelm(t *testing.T, c docCommand) {
+	t.Helper()
+	w := c.Words
+	if len(w) < 2 || !slices.Contains([]string{"install", "upgrade", "template", "lint"}, w[1]) {
+		t.Errorf("%s: a helm command the docs test does not know", c)
+		return
+	}
+	chart := ""
+	for _, a := range w[2:] {
+		if strings.Contains(a, "/") && !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
+			chart = a
+			break
+		}
+	}
+	if chart != chartDir {
+		t.Errorf("%s: names chart %q, not %s", c, chart, chartDir)
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(root, chart, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(b, &values); err != nil {
+		t.Fatal(err)
+	}
+	for i := 2; i+1 < len(w); i++ {
+		switch w[i] {
+		case "--set", "--set-string":
+			key, _, _ := strings.Cut(w[i+1], "=")
+			var node any = values
+			for _, part := range strings.Split(key, ".") {
+				m, ok := node.(map[string]any)
+				if !ok {
+					node = nil
+					break
+				}
+				node, ok = m[part]
+				if !ok {
+					node = nil
+					break
+				}
+			}
+			if node == nil {
+				t.Errorf("%s: --set %s: the chart has no value %s", c, w[i+1], key)
+			}
+		case "-f", "--values":
+			if _, err := os.Stat(filepath.Join(root, w[i+1])); err != nil {
+				t.Errorf("%s: %v", c, err)
 			}
 		}
 	}

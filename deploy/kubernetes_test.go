@@ -18,9 +18,18 @@ import (
 
 // The Kubernetes tools the manifests are checked with, pinned, run with
 // go run (no install step; the module proxy is the only thing reached).
-// kustomize v5.8.3 needs Go 1.27; v5.8.2 is the newest for Go 1.26.
+// Every kustomization must build with the kustomize embedded in the three
+// newest kubectl minors (1.32: v5.5.0, 1.33: v5.6.0, 1.34: v5.7.1) and
+// with the newest standalone that builds with Go 1.26 (v5.8.3 needs Go
+// 1.27): people apply it with the kubectl they have.
+var kustomizeTools = []string{
+	"sigs.k8s.io/kustomize/kustomize/v5@v5.5.0",
+	"sigs.k8s.io/kustomize/kustomize/v5@v5.6.0",
+	"sigs.k8s.io/kustomize/kustomize/v5@v5.7.1",
+	"sigs.k8s.io/kustomize/kustomize/v5@v5.8.2",
+}
+
 const (
-	kustomizeTool   = "sigs.k8s.io/kustomize/kustomize/v5@v5.8.2"
 	kubeconformTool = "github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0"
 	// The Kubernetes release whose OpenAPI document
 	// (api/openapi-spec/swagger.json in the k8s.io/kubernetes module)
@@ -30,8 +39,12 @@ const (
 )
 
 // kustomizations are the directories of every kustomization under
-// deploy/ (TestKustomizeAndKubeconform checks that none is missing).
-var kustomizations = []string{"deploy/k8s", "deploy/k8s-sentinel"}
+// deploy/ that builds on its own (TestKustomizeAndKubeconform checks that
+// none is missing); components are the kustomize Components they share.
+var (
+	kustomizations = []string{"deploy/k8s", "deploy/k8s-load", "deploy/k8s-sentinel"}
+	components     = []string{"deploy/k8s-image"}
+)
 
 // goTool runs a pinned Go program with go run, outside this module (so
 // that go.mod and go.sum are not touched), and returns its stdout.
@@ -77,14 +90,27 @@ func needModule(t *testing.T, mod string) string {
 	return info.Dir
 }
 
-// kustomizeBuild is kustomize build of a directory under the repository.
-func kustomizeBuild(t *testing.T, dir string) []byte {
+// buildTree is a copy of deploy/ with the admin token file the user
+// makes (deploy/k8s/admin-token.env is not in the repository), for
+// kustomize to build.
+func buildTree(t *testing.T) string {
 	t.Helper()
-	abs, err := filepath.Abs(filepath.Join(root, dir))
-	if err != nil {
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "deploy"), os.DirFS(filepath.Join(root, "deploy"))); err != nil {
 		t.Fatal(err)
 	}
-	out, err := goTool(t, kustomizeTool, nil, "build", abs)
+	token := filepath.Join(dir, "deploy/k8s/admin-token.env")
+	if err := os.WriteFile(token, []byte("token=kustomize-test-token-of-32-characters-or-more\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// kustomizeBuild is kustomize build (tool: one of kustomizeTools) of a
+// directory of the tree.
+func kustomizeBuild(t *testing.T, tool, tree, dir string) []byte {
+	t.Helper()
+	out, err := goTool(t, tool, nil, "build", filepath.Join(tree, dir))
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
@@ -131,15 +157,18 @@ func k8sObjects(t *testing.T, where string, b []byte) []k8sObject {
 }
 
 // TestKustomizeAndKubeconform: every kustomization under deploy/ builds
-// with kustomize, and what it builds, with the load Jobs applied beside
-// it, is valid for kubeconform against the JSON schemas of Kubernetes'
-// own OpenAPI document, strictly: every field known (additionalProperties
-// false), every type and enum right, every required field there. Beyond
-// the schemas: every namespaced object is in the namespace gwsim, and
-// every ConfigMap, Secret, claim and Service a pod or a URL names is one
-// the build makes (or, for the load Jobs, one they make themselves).
-// kubeconform is shown to refuse a broken Deployment, so that a pass
-// means something.
+// with each kustomize of kustomizeTools, and what it builds, with the load
+// Jobs beside it, is valid for kubeconform against the JSON schemas of
+// Kubernetes' own OpenAPI document, strictly: every field known
+// (additionalProperties false), every type and enum right, every required
+// field there. Every version builds the same objects. Beyond the schemas:
+// every namespaced object is in the namespace gwsim, every ConfigMap,
+// Secret, claim and Service a pod or a URL names is one the build makes
+// (or, for the load Jobs, one the stack makes), and every pod passes Pod
+// Security "restricted" (checkRestricted) with the images, disruption
+// budget, spread and network policies of checkHardened. Without the admin
+// token file the user makes, the build fails. kubeconform is shown to
+// refuse a broken Deployment, so that a pass means something.
 func TestKustomizeAndKubeconform(t *testing.T) {
 	simtest.Heavy(t)
 	specDir := needModule(t, kubernetesSpec)
@@ -149,38 +178,67 @@ func TestKustomizeAndKubeconform(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var found []string
+	var found, foundComponents []string
 	filepath.WalkDir(filepath.Join(root, "deploy"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.Name() == "kustomization.yaml" {
 			rel, _ := filepath.Rel(root, filepath.Dir(p))
-			found = append(found, filepath.ToSlash(rel))
+			b, _ := os.ReadFile(p)
+			if strings.Contains(string(b), "\nkind: Component\n") {
+				foundComponents = append(foundComponents, filepath.ToSlash(rel))
+			} else {
+				found = append(found, filepath.ToSlash(rel))
+			}
 		}
 		return nil
 	})
 	slices.Sort(found)
-	if !slices.Equal(found, kustomizations) {
-		t.Errorf("the kustomizations under deploy/ are %v; the test builds %v", found, kustomizations)
+	slices.Sort(foundComponents)
+	if !slices.Equal(found, kustomizations) || !slices.Equal(foundComponents, components) {
+		t.Errorf("the kustomizations under deploy/ are %v and the components %v; the test builds %v with %v", found, foundComponents, kustomizations, components)
 	}
 
-	loadJob, err := os.ReadFile(filepath.Join(root, "deploy/k8s/load-job.yaml"))
-	if err != nil {
+	tree := buildTree(t)
+	newest := kustomizeTools[len(kustomizeTools)-1]
+	load := k8sObjects(t, "deploy/k8s-load", kustomizeBuild(t, newest, tree, "deploy/k8s-load"))
+	built := map[string]string{} // dir: what the newest kustomize builds, normalised
+	for _, tool := range slices.Backward(kustomizeTools) {
+		version := tool[strings.LastIndex(tool, "@")+1:]
+		for _, dir := range kustomizations {
+			t.Run(version+"/"+filepath.Base(dir), func(t *testing.T) {
+				out := kustomizeBuild(t, tool, tree, dir)
+				objs := k8sObjects(t, dir, out)
+				if least := map[bool]int{true: 3, false: 8}[dir == "deploy/k8s-load"]; len(objs) < least {
+					t.Fatalf("kustomize build %s: %d objects", dir, len(objs))
+				}
+				if n := normalised(t, objs); tool == newest {
+					built[dir] = n
+				} else if n != built[dir] {
+					t.Errorf("kustomize %s builds %s otherwise than %s", version, dir, newest)
+				}
+				if err := writeSchemas(spec, schemas, append(slices.Clone(objs), load...)); err != nil {
+					t.Fatal(err)
+				}
+				all, want := out, len(objs)
+				if dir != "deploy/k8s-load" {
+					all = append(append(slices.Clone(out), "\n---\n"...), kustomizeBuild(t, newest, tree, "deploy/k8s-load")...)
+					want += len(load)
+				}
+				kubeconform(t, schemas, all, want)
+				if dir != "deploy/k8s-load" {
+					checkReferences(t, dir, objs, load)
+				}
+				checkRestricted(t, dir, objs)
+				checkHardened(t, dir, objs)
+			})
+		}
+	}
+	// Without the token file the user makes, nothing builds: no known
+	// token is ever deployed.
+	if err := os.Remove(filepath.Join(tree, "deploy/k8s/admin-token.env")); err != nil {
 		t.Fatal(err)
 	}
-	load := k8sObjects(t, "load-job.yaml", loadJob)
-	for _, dir := range kustomizations {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			built := kustomizeBuild(t, dir)
-			objs := k8sObjects(t, dir, built)
-			if len(objs) < 8 {
-				t.Fatalf("kustomize build %s: %d objects", dir, len(objs))
-			}
-			if err := writeSchemas(spec, schemas, append(slices.Clone(objs), load...)); err != nil {
-				t.Fatal(err)
-			}
-			all := append(append(slices.Clone(built), "\n---\n# deploy/k8s/load-job.yaml, applied with -n gwsim\n"...), loadJob...)
-			kubeconform(t, schemas, all, len(objs)+len(load))
-			checkReferences(t, dir, objs, load)
-		})
+	if out, err := goTool(t, newest, nil, "build", filepath.Join(tree, "deploy/k8s")); err == nil || !strings.Contains(err.Error(), "admin-token.env") {
+		t.Errorf("deploy/k8s built without admin-token.env: %v\n%.300s", err, out)
 	}
 	// A Deployment with a field misspelt, a wrong type and a container
 	// without its image: kubeconform must refuse it.
@@ -205,6 +263,22 @@ spec:
 	if err == nil || !strings.Contains(string(out), "replica") || !strings.Contains(string(out), "containerPort") {
 		t.Errorf("kubeconform did not refuse a broken Deployment: %v\n%s", err, out)
 	}
+}
+
+// normalised is the objects as sorted JSON lines: what two builds must
+// share.
+func normalised(t *testing.T, objs []k8sObject) string {
+	t.Helper()
+	var lines []string
+	for _, o := range objs {
+		b, err := json.Marshal(o.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
 
 // kubeconform validates the manifests strictly against the schemas in

@@ -30,15 +30,17 @@ type metricSpec struct {
 // checked against the implementation (simulator/…/metrics) when both are
 // on one branch.
 var GwsimMetrics = map[string]metricSpec{
-	"gwsim_requests_total":           {"counter", []string{"operation", "format", "code"}}, // operation: command|message|update_name|other; format: json|xml|none; code: the HTTP status
+	"gwsim_requests_total":           {"counter", []string{"operation", "format", "status"}}, // operation: command|message|update_name|other; format: json|xml|none; status: the HTTP status
 	"gwsim_request_duration_seconds": {"histogram", []string{"operation"}},
 	"gwsim_errors_total":             {"counter", []string{"code"}}, // the error code, e.g. invalid_field
 	"gwsim_store_errors_total":       {"counter", nil},
 	"gwsim_redis_up":                 {"gauge", nil}, // 0 or 1
+	"gwsim_store_writable":           {"gauge", nil}, // 0 or 1: 0 while a change would be refused for the store's sake
 	"gwsim_events_clients":           {"gauge", nil}, // SSE streams open
 	"gwsim_journal_entries":          {"gauge", nil},
 	"gwsim_client_report_apps":       {"gauge", nil},
-	"gwsim_proxy_violations_total":   {"counter", []string{"side"}}, // side: app|service
+	"gwsim_proxy_violations_total":   {"counter", []string{"side"}},                          // side: app|service
+	"gwsim_build_info":               {"gauge", []string{"version", "commit", "go_version"}}, // always 1
 }
 
 // DefaultCollectorMetrics are the metrics of client_golang's default Go
@@ -272,7 +274,7 @@ func TestPromQLReader(t *testing.T) {
 	}
 	for _, bad := range []string{
 		`rate(gwsim_request_total[5m])`,                          // misspelt
-		`sum by (status) (rate(gwsim_requests_total[5m]))`,       // no such label
+		`sum by (code) (rate(gwsim_requests_total[5m]))`,         // no such label: an HTTP status is status
 		`rate(gwsim_errors_total{operation="command"}[5m])`,      // a label of another metric
 		`histogram_quantile(0.9, rate(gwsim_errors_bucket[1m]))`, // not a histogram
 	} {

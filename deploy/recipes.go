@@ -52,12 +52,18 @@ func program(word string) string {
 }
 
 // YAMLFiles lists the YAML recipes under root (the repository): deploy/
-// and its subdirectories.
+// and its subdirectories, but a Helm chart's templates (Go templates that
+// helm template renders: TestHelmChart checks what they render).
 func YAMLFiles(root string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(filepath.Join(root, "deploy"), func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.IsDir() && d.Name() == "templates" {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), "Chart.yaml")); err == nil {
+				return filepath.SkipDir
+			}
 		}
 		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
 			files = append(files, p)
@@ -262,7 +268,7 @@ func FromShell(where, text string) []CommandLine {
 const Image = "gwtools"
 
 // IsImage reports an image reference that names our image
-// (gwtools, gwtools:local, ghcr.io/gwdmi/gwtools:latest).
+// (gwtools, gwtools:local, ghcr.io/gwdmi/gwtools:v0.1.0).
 func IsImage(ref string) bool {
 	ref, _, _ = strings.Cut(ref, "@")
 	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {

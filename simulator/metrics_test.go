@@ -82,28 +82,41 @@ func TestMetricsAfterRequests(t *testing.T) {
 	}
 
 	m := scrape(t, c)
+	// The build, once, as gwsim --version says it.
+	builds := 0
+	for k, v := range m {
+		if strings.HasPrefix(k, "gwsim_build_info{") {
+			builds++
+			if v != 1 || !strings.Contains(k, `go_version="go1.`) || !strings.Contains(k, `version="`) || !strings.Contains(k, `commit="`) {
+				t.Errorf("%s %v", k, v)
+			}
+		}
+	}
+	if builds != 1 {
+		t.Errorf("%d gwsim_build_info series", builds)
+	}
 	want := map[string]float64{
-		`gwsim_requests_total{code="200",format="json",operation="command"}`:     2,
-		`gwsim_requests_total{code="200",format="xml",operation="command"}`:      2,
-		`gwsim_requests_total{code="400",format="json",operation="command"}`:     1,
-		`gwsim_requests_total{code="400",format="xml",operation="command"}`:      1,
-		`gwsim_requests_total{code="200",format="json",operation="update_name"}`: 1,
-		`gwsim_requests_total{code="200",format="xml",operation="update_name"}`:  1,
-		`gwsim_requests_total{code="415",format="none",operation="message"}`:     1,
-		`gwsim_requests_total{code="404",format="json",operation="other"}`:       1,
-		`gwsim_errors_total{code="invalid_field"}`:                               2,
-		`gwsim_errors_total{code="unsupported_media_type"}`:                      1,
-		`gwsim_errors_total{code="not_found"}`:                                   1,
-		`gwsim_errors_total{code="bad_signature"}`:                               0,
-		`gwsim_store_errors_total`:                                               0,
-		`gwsim_request_duration_seconds_count{operation="command"}`:              6,
-		`gwsim_request_duration_seconds_count{operation="update_name"}`:          2,
-		`gwsim_request_duration_seconds_count{operation="message"}`:              1,
-		`gwsim_request_duration_seconds_count{operation="other"}`:                1,
-		`gwsim_request_duration_seconds_bucket{operation="command",le="+Inf"}`:   6,
-		`gwsim_journal_entries`:                                                  10,
-		`gwsim_events_clients`:                                                   0,
-		`gwsim_client_report_apps`:                                               2, // account A's key and (no api_key)
+		`gwsim_requests_total{format="json",operation="command",status="200"}`:     2,
+		`gwsim_requests_total{format="xml",operation="command",status="200"}`:      2,
+		`gwsim_requests_total{format="json",operation="command",status="400"}`:     1,
+		`gwsim_requests_total{format="xml",operation="command",status="400"}`:      1,
+		`gwsim_requests_total{format="json",operation="update_name",status="200"}`: 1,
+		`gwsim_requests_total{format="xml",operation="update_name",status="200"}`:  1,
+		`gwsim_requests_total{format="none",operation="message",status="415"}`:     1,
+		`gwsim_requests_total{format="json",operation="other",status="404"}`:       1,
+		`gwsim_errors_total{code="invalid_field"}`:                                 2,
+		`gwsim_errors_total{code="unsupported_media_type"}`:                        1,
+		`gwsim_errors_total{code="not_found"}`:                                     1,
+		`gwsim_errors_total{code="bad_signature"}`:                                 0,
+		`gwsim_store_errors_total`:                                                 0,
+		`gwsim_request_duration_seconds_count{operation="command"}`:                6,
+		`gwsim_request_duration_seconds_count{operation="update_name"}`:            2,
+		`gwsim_request_duration_seconds_count{operation="message"}`:                1,
+		`gwsim_request_duration_seconds_count{operation="other"}`:                  1,
+		`gwsim_request_duration_seconds_bucket{operation="command",le="+Inf"}`:     6,
+		`gwsim_journal_entries`:                                                    10,
+		`gwsim_events_clients`:                                                     0,
+		`gwsim_client_report_apps`:                                                 2, // account A's key and (no api_key)
 	}
 	for k, v := range want {
 		got, ok := m[k]
@@ -123,7 +136,7 @@ func TestMetricsAfterRequests(t *testing.T) {
 		}
 	}
 	// Scraping is no operation request: the counts stay.
-	if again := scrape(t, c); again[`gwsim_requests_total{code="200",format="json",operation="command"}`] != 2 {
+	if again := scrape(t, c); again[`gwsim_requests_total{format="json",operation="command",status="200"}`] != 2 {
 		t.Errorf("a scrape changed the counts: %v", again)
 	}
 }
@@ -147,7 +160,7 @@ func TestMetricsEachServerItsOwn(t *testing.T) {
 	a, b := simtest.Start(t, simulator.Options{}), simtest.Start(t, simulator.Options{})
 	dimmer := snOf("Light Dimmer")
 	a.Client.Send(device.SendCommand, device.JSON, a.Client.Command(dimmer, "Light Dimmer", simtest.N("dimming", "40"))).OK(t, device.JSON)
-	key := `gwsim_requests_total{code="200",format="json",operation="command"}`
+	key := `gwsim_requests_total{format="json",operation="command",status="200"}`
 	if got := scrape(t, a.Client)[key]; got != 1 {
 		t.Errorf("a: %v", got)
 	}

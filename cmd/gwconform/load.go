@@ -35,6 +35,13 @@ the fleet's devices to URL, or to the simulator started in-process when no
 (throughput, latency percentiles, status codes, errors) to stdout. Every
 answer other than success counts as an error, since every request was valid.
 
+--rate R is a ceiling: no one-second window holds more than R requests
+started, outages included. A request not started within 250 ms of its
+turn (every worker waited on a slow or stalled target) is not sent, and
+counted as "not sent" in the result and the report, as k6's
+constant-arrival-rate drops iterations: when a target answers again the
+load goes on at R, with no burst to catch up.
+
 Several targets (--target repeated, or URLs separated by commas: replicas
 of one implementation) get the requests round-robin; each must answer at
 the start, and one that stops answering later counts its errors (shown per
@@ -135,7 +142,7 @@ func (m *loadMain) ParseFlags(args []string) error {
 	cfg := &m.cfg
 	fs.Var(&m.targets, "target", "base `URL` of the implementation; repeat it, or separate URLs by commas, to spread the requests round-robin over several (replicas); none: the simulator, in-process")
 	fs.StringVar(&m.fleetFile, "fleet", "", "fleet file with the target's credentials, gateways and devices; default: the demo fleet")
-	fs.Float64Var(&cfg.Rate, "rate", 0, "requests per second across all workers; 0: as fast as the target answers")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "requests per second across all workers, a ceiling never exceeded in any one second (turns not started in time are counted as not sent, never sent later in a burst); 0: as fast as the target answers")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to send (0 with --requests: until that many are sent)")
 	fs.Int64Var(&cfg.Requests, "requests", 0, "stop after this many requests (0: no limit)")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 4, "workers, each with one request in flight and its own connection")
@@ -536,10 +543,16 @@ const checkAcksUsage = `Usage: gwconform load check-acks ACKLOG --target URL [--
 Reads an ack log (gwconform load --ack-log) and checks, for each device it
 changed, that the target shows the last acknowledged value of its name
 and of each field a command set, or one of the values sent after it that
-got no answer (each may or may not have been applied). It reads the
-target's state through the admin API (GET /_sim/gateways/{mac}/devices/{sn},
-docs/CONTRACT.md 7), from any replica. It prints each difference (device,
-field, expected, got).
+got no answer (each may or may not have been applied); and, for each
+gateway it sent messages to, that every acknowledged message is in the
+gateway's log exactly once, in the order its worker sent them (a message
+without a sure answer: at most once). gwconform load tags each message of
+a run with an ack log so that it is one of a kind. It reads the target
+through the admin API (GET /_sim/gateways/{mac}/devices/{sn} and
+GET /_sim/gateways/{mac}/messages, docs/CONTRACT.md 7), from any replica.
+It prints each difference (device or gateway, field or message,
+expected, got). A gateway log that is capped (--message-limit) may have
+dropped the oldest: those are counted as evicted, not as lost.
 
 --fleet FILE, the fleet the load ran with, makes a device of the log that
 is not in it an error (the log is not this fleet's).
@@ -650,18 +663,31 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 		}
 	}
-	rep, err := load.AckCheck{Target: target, AdminToken: token, Client: &http.Client{Timeout: timeout}}.CheckAcks(ctx, want)
+	check := load.AckCheck{Target: target, AdminToken: token, Client: &http.Client{Timeout: timeout}}
+	rep, err := check.CheckAcks(ctx, want)
+	if err != nil {
+		return fail("%v", err)
+	}
+	msgs, err := check.CheckMessages(ctx, load.MessageExpectations(entries))
 	if err != nil {
 		return fail("%v", err)
 	}
 	acked, uncertain, noAnswer := load.CountAcks(entries)
-	for _, m := range rep.Mismatches {
+	mismatches := append(rep.Mismatches, msgs.Mismatches...)
+	for _, m := range mismatches {
 		fmt.Fprintln(stdout, "MISMATCH", m)
 	}
-	fmt.Fprintf(stdout, "%s: %d lines (%s); %d devices, %d values checked against %s: ",
-		logFile, len(entries), load.AckCounts(acked, uncertain, noAnswer), rep.Devices, rep.Fields, load.RedactURL(target))
-	if len(rep.Mismatches) > 0 {
-		fmt.Fprintf(stdout, "%d differ\n", len(rep.Mismatches))
+	fmt.Fprintf(stdout, "%s: %d lines (%s); %d devices, %d values, %d messages on %d gateways checked against %s",
+		logFile, len(entries), load.AckCounts(acked, uncertain, noAnswer), rep.Devices, rep.Fields, msgs.Messages, msgs.Gateways, load.RedactURL(target))
+	if msgs.Evicted > 0 {
+		fmt.Fprintf(stdout, " (%d messages not held: evicted from a capped log)", msgs.Evicted)
+	}
+	if msgs.Untagged > 0 {
+		fmt.Fprintf(stdout, " (%d messages not held: untagged, from an older gwconform)", msgs.Untagged)
+	}
+	fmt.Fprint(stdout, ": ")
+	if len(mismatches) > 0 {
+		fmt.Fprintf(stdout, "%d differ\n", len(mismatches))
 		return report.ExitFail
 	}
 	fmt.Fprintln(stdout, "every acknowledged change is there")

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -96,6 +97,12 @@ type Result struct {
 	Via string `json:"via"`
 	// Requests is the number of requests sent and finished, answered or not.
 	Requests int64 `json:"requests"`
+	// NotSent counts the turns of the schedule of Rate that were not sent
+	// because no worker could start them in time (every worker waited on
+	// a slow or stalled target) or starting them would have exceeded the
+	// rate in a one-second window: the rate is a ceiling, and what an
+	// outage kept from being sent is not sent later in a burst.
+	NotSent int64 `json:"not_sent,omitempty"`
 	// Errors counts every request that did not get success: rejections
 	// (any answer but 200 with status success; each request was valid) and
 	// requests that got no complete answer.
@@ -267,6 +274,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	r := &run{cfg: cfg, plan: p, targets: names, acks: acks, timeline: newTimeline(),
 		down: make([]atomic.Bool, len(names))}
+	if cfg.Rate > 0 {
+		r.ceiling = newCeiling(cfg.Rate)
+		r.budget.Store(cfg.Requests)
+	}
+	if acks != nil {
+		r.runTag = "r" + strconv.FormatUint(uint64(time.Now().UnixNano())%(1<<40), 36)
+	}
 	r.seriesNames = []string{SeriesAll}
 	for op := device.SendCommand; op <= device.UpdateName; op++ { // at index op
 		r.seriesNames = append(r.seriesNames, SeriesOp+op.Name())
@@ -286,7 +300,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	workers := make([]*worker, cfg.Concurrency)
 	r.workers = workers
 	for i := range workers {
-		w := &worker{run: r, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Shard)<<32|uint64(i))),
+		w := &worker{run: r, id: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Shard)<<32|uint64(i))),
 			failures: map[string]int64{}, perTarget: make([]TargetResult, len(bases)),
 			part: cfg.Shard, of: shards, bucket: newWBucket(len(r.seriesNames))}
 		if acks != nil {
@@ -402,43 +416,125 @@ type run struct {
 	down     []atomic.Bool
 	eventsMu sync.Mutex
 	events   []Event
-	issued   atomic.Int64 // requests given a slot in the schedule
-	done     atomic.Int64
-	errs     atomic.Int64
+	// runTag starts the tags of an ack log's messages: this run's, so
+	// that two runs against one target never send the same message.
+	runTag  string
+	issued  atomic.Int64 // requests given a slot in the schedule
+	notSent atomic.Int64 // turns of the schedule skipped (lateSlot, ceiling)
+	// budget is, with a rate and Requests, how many requests are still
+	// to be sent: turns not sent do not count against Requests.
+	budget  atomic.Int64
+	ceiling *ceiling // with a rate only
+	done    atomic.Int64
+	errs    atomic.Int64
 }
 
+// lateSlot is how late a request may start after its time in the
+// schedule of --rate: one not started by then is not sent (counted in
+// Result.NotSent), as k6's constant-arrival-rate drops an iteration that
+// finds no free VU. A target that stalls keeps every worker waiting; when
+// it answers again the run goes on at the rate asked, from the schedule's
+// present, rather than sending what it missed in a burst.
+const lateSlot = 250 * time.Millisecond
+
 // slot takes the next request's turn, k from 0, and waits for its time
-// when a rate is set. It reports false when the run is over.
-func (r *run) slot(stop context.Context, timer **time.Timer) (k int64, ok bool) {
-	k = r.issued.Add(1) - 1
-	if r.cfg.Requests > 0 && k >= r.cfg.Requests {
-		return k, false
-	}
-	// The clock, not only the stop context's timer (which a busy machine
-	// may run late), decides that the duration is over.
-	if r.cfg.Duration > 0 && time.Since(r.start) >= r.cfg.Duration {
-		return k, false
-	}
-	if r.cfg.Rate > 0 {
+// (due) when a rate is set. It reports false when the run is over. With a
+// rate, turns whose time passed more than lateSlot ago are skipped and
+// counted as not sent; the ceiling (at most ⌊rate⌋ requests started in
+// any one second, checked right before each send) may then hold a turn
+// back a little, or, past lateSlot, skip it too.
+func (r *run) slot(stop context.Context, timer **time.Timer) (k int64, due time.Time, ok bool) {
+	for {
+		k = r.issued.Add(1) - 1
+		if r.cfg.Requests > 0 && ((r.cfg.Rate <= 0 && k >= r.cfg.Requests) || (r.cfg.Rate > 0 && r.budget.Load() <= 0)) {
+			return k, due, false
+		}
+		// The clock, not only the stop context's timer (which a busy machine
+		// may run late), decides that the duration is over.
+		if r.cfg.Duration > 0 && time.Since(r.start) >= r.cfg.Duration {
+			return k, due, false
+		}
+		if r.cfg.Rate <= 0 {
+			return k, due, stop.Err() == nil
+		}
 		at := time.Duration(float64(k) * float64(time.Second) / r.cfg.Rate)
 		if r.cfg.Duration > 0 && at >= r.cfg.Duration {
-			return k, false
+			return k, due, false
 		}
-		due := r.start.Add(at)
-		if d := time.Until(due); d > 0 {
-			if *timer == nil {
-				*timer = time.NewTimer(d)
-			} else {
-				(*timer).Reset(d)
-			}
-			select {
-			case <-(*timer).C:
-			case <-stop.Done():
-				return k, false
-			}
+		due = r.start.Add(at)
+		if !sleepUntil(stop, timer, due) {
+			return k, due, false
+		}
+		now := time.Now()
+		if now.Sub(due) > lateSlot {
+			r.skip(due)
+			continue
+		}
+		return k, due, stop.Err() == nil
+	}
+}
+
+// skip counts a turn of the schedule that was not sent, in the second it
+// was due.
+func (r *run) skip(due time.Time) {
+	r.notSent.Add(1)
+	r.timeline.addNotSent(due.Unix())
+}
+
+// sleepUntil waits until t, or reports false when stop is done first.
+func sleepUntil(stop context.Context, timer **time.Timer, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	if *timer == nil {
+		*timer = time.NewTimer(d)
+	} else {
+		(*timer).Reset(d)
+	}
+	select {
+	case <-(*timer).C:
+		return true
+	case <-stop.Done():
+		return false
+	}
+}
+
+// ceiling holds the starts of the last n requests (n = ⌊rate⌋, at least
+// 1), so that no one-second window holds more than n starts, whatever the
+// workers' timers and the machine's scheduling do: a start is taken,
+// under the lock, at the moment of the send, never reserved ahead.
+type ceiling struct {
+	mu   sync.Mutex
+	ring []time.Time
+	next int
+}
+
+func newCeiling(rate float64) *ceiling {
+	n := max(1, int(rate))
+	return &ceiling{ring: make([]time.Time, n)}
+}
+
+// take counts a start now when the last second holds fewer than n, or
+// waits until it does, and returns the start counted; it reports false,
+// counting nothing, when that would be after latest or stop is done
+// first.
+func (c *ceiling) take(stop context.Context, timer **time.Timer, latest time.Time) (time.Time, bool) {
+	for {
+		c.mu.Lock()
+		now := time.Now()
+		free := c.ring[c.next].Add(time.Second)
+		if c.ring[c.next].IsZero() || !free.After(now) {
+			c.ring[c.next] = now
+			c.next = (c.next + 1) % len(c.ring)
+			c.mu.Unlock()
+			return now, true
+		}
+		c.mu.Unlock()
+		if free.After(latest) || !sleepUntil(stop, timer, free) {
+			return time.Time{}, false
 		}
 	}
-	return k, stop.Err() == nil
 }
 
 func (r *run) progress(stop context.Context, done chan<- struct{}) {
@@ -468,6 +564,8 @@ type worker struct {
 	perTarget []TargetResult
 	rng       *rand.Rand
 	req       request
+	id        int        // the worker's index
+	msgs      int64      // requests drawn (with an ack log: the tags' n)
 	bucket    wbucket    // the current time bucket's counts
 	status    [600]int64 // by HTTP status; 0 is no answer
 	failures  map[string]int64
@@ -486,21 +584,40 @@ func (w *worker) loop(ctx, stop context.Context) {
 		}
 	}()
 	for {
-		k, ok := w.run.slot(stop, &timer)
+		k, due, ok := w.run.slot(stop, &timer)
 		if !ok {
 			return
 		}
-		w.one(ctx, int(k%int64(len(w.sends))))
+		w.one(ctx, stop, &timer, int(k%int64(len(w.sends))), due)
 	}
 }
 
-// one sends one request to target t (an index in the run's targets).
-func (w *worker) one(ctx context.Context, t int) {
+// one sends one request to target t (an index in the run's targets),
+// whose turn was due at due (with a rate).
+func (w *worker) one(ctx, stop context.Context, timer **time.Timer, t int, due time.Time) {
 	r := w.run
 	start := time.Now()
+	if r.acks != nil {
+		// Each message one of a kind, in its worker's order, so that
+		// check-acks finds each acknowledged one once, in order.
+		w.msgs++
+		w.req.tag = r.runTag + "s" + strconv.Itoa(r.cfg.Shard) + "w" + strconv.Itoa(w.id) + "n" + strconv.FormatInt(w.msgs, 10)
+	}
 	if err := r.plan.drawOwned(ctx, w.rng, start, &w.req, w.part, w.of); err != nil {
 		w.count(answer{err: err}, t, start, 0)
 		return
+	}
+	if r.ceiling != nil {
+		if _, ok := r.ceiling.take(stop, timer, due.Add(lateSlot)); !ok {
+			if stop.Err() == nil {
+				r.skip(due)
+			}
+			return
+		}
+		if r.cfg.Requests > 0 && r.budget.Add(-1) < 0 {
+			return // another worker sent the last one
+		}
+		start = time.Now()
 	}
 	a := w.sends[t].send(ctx, &w.req)
 	if r.acks != nil {
@@ -567,7 +684,7 @@ func (w *worker) count(a answer, t int, start time.Time, took time.Duration) {
 }
 
 func (r *run) result(workers []*worker, target string, elapsed time.Duration) *Result {
-	res := &Result{Target: target, Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Elapsed: elapsed,
+	res := &Result{Target: target, Rate: r.cfg.Rate, Concurrency: r.cfg.Concurrency, Elapsed: elapsed, NotSent: r.notSent.Load(),
 		Status: map[int]int64{}, Failures: map[string]int64{}, Operations: map[string]int64{},
 		Start: r.start.UTC(), Timeline: r.timeline.result(), Series: map[string]*Tally{}}
 	if r.cfg.Shards > 1 {
@@ -643,6 +760,9 @@ func (res *Result) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  shard       %s\n", res.Shard)
 	}
 	fmt.Fprintf(w, "  throughput  %.1f requests/s\n", res.Throughput)
+	if res.NotSent > 0 {
+		fmt.Fprintf(w, "  not sent    %d (not started in time: the rate is a ceiling, missed requests are not sent later)\n", res.NotSent)
+	}
 	l := res.Latency
 	fmt.Fprintf(w, "  latency     p50 %s  p90 %s  p99 %s  max %s  (mean %s)\n",
 		ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), ms(l.Mean))

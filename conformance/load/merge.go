@@ -63,6 +63,7 @@ func Merge(results []*Result) (*Result, error) {
 		out.Rate += r.Rate
 		out.Concurrency += r.Concurrency
 		out.Requests += r.Requests
+		out.NotSent += r.NotSent
 		out.Errors += r.Errors
 		out.Acknowledged += r.Acknowledged
 		out.Uncertain += r.Uncertain

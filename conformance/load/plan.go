@@ -195,6 +195,9 @@ type request struct {
 	op     device.Operation
 	format device.Format
 	fields []kv
+	// tag, when set, makes a message's value one of a kind: its setting
+	// name gets ".TAG" (an ack log's messages are checked one by one).
+	tag string
 }
 
 // draw fills r with a new valid request signed for now. fields is reused.
@@ -244,7 +247,12 @@ func (p *plan) drawOwned(ctx context.Context, rng *rand.Rand, now time.Time, r *
 			}
 		}
 	case device.SendMessage:
-		f = append(f, kv{Key: device.FieldMessageType, Value: "message"}, kv{Key: device.FieldMessageValue, Value: p.messages[rng.IntN(len(p.messages))]})
+		v := p.messages[rng.IntN(len(p.messages))]
+		if r.tag != "" {
+			setting, num, _ := strings.Cut(v, "=")
+			v = setting + "." + r.tag + "=" + num
+		}
+		f = append(f, kv{Key: device.FieldMessageType, Value: "message"}, kv{Key: device.FieldMessageValue, Value: v})
 	case device.UpdateName:
 		f = append(f, kv{Key: device.FieldSN, Value: d.SN}, kv{Key: device.FieldName, Value: p.names[rng.IntN(len(p.names))]})
 	}

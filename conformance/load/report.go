@@ -106,11 +106,14 @@ type reportSeries struct {
 	Label string `json:"label"`
 	// Per bucket: requests/s, errors/s, p50 and p99 in ms (nil without an
 	// answered request), and answers by status (Statuses' order) per second.
-	RPS    []float64   `json:"rps"`
-	EPS    []float64   `json:"eps"`
-	P50    []*float64  `json:"p50"`
-	P99    []*float64  `json:"p99"`
-	Status [][]float64 `json:"status"`
+	RPS []float64 `json:"rps"`
+	// NotSent is the turns of the rate's schedule not sent, per second
+	// (SeriesAll only; empty when none was skipped).
+	NotSent []float64   `json:"not_sent"`
+	EPS     []float64   `json:"eps"`
+	P50     []*float64  `json:"p50"`
+	P99     []*float64  `json:"p99"`
+	Status  [][]float64 `json:"status"`
 	// Dist is the latency (ms) at each of distPercentiles.
 	Dist  []float64   `json:"dist"`
 	Table reportTable `json:"table"`
@@ -149,6 +152,7 @@ func reportDataOf(res *Result) *reportData {
 		{"Duration", res.Elapsed.Round(time.Millisecond).String()},
 		{"Started", res.Start.UTC().Format("2006-01-02 15:04:05 UTC")},
 		{"Rate asked", rate},
+		{"Not sent", notSentText(res)},
 		{"Concurrency", fmt.Sprint(res.Concurrency)},
 		{"Targets", strings.ReplaceAll(res.Target, ",", ", ")},
 	}
@@ -233,7 +237,7 @@ func reportDataOf(res *Result) *reportData {
 }
 
 func seriesOf(res *Result, name, label string, statuses []int) reportSeries {
-	s := reportSeries{Name: name, Label: label}
+	s := reportSeries{Name: name, Label: label, NotSent: []float64{}}
 	runStart, runEnd := res.Start, res.Start.Add(res.Elapsed)
 	for _, b := range res.Timeline.Buckets {
 		// Per second of the bucket's overlap with the run, so that the
@@ -254,6 +258,9 @@ func seriesOf(res *Result, name, label string, statuses []int) reportSeries {
 			t = &Tally{}
 		}
 		s.RPS = append(s.RPS, round3(float64(t.Requests)/secs))
+		if res.NotSent > 0 && name == SeriesAll {
+			s.NotSent = append(s.NotSent, round3(float64(t.NotSent)/secs))
+		}
 		s.EPS = append(s.EPS, round3(float64(t.Errors)/secs))
 		s.P50 = append(s.P50, msOf(&t.Latency, 50))
 		s.P99 = append(s.P99, msOf(&t.Latency, 99))
@@ -272,6 +279,17 @@ func seriesOf(res *Result, name, label string, statuses []int) reportSeries {
 	s.Table = reportTable{Requests: all.Requests, Errors: all.Errors, NoAnswer: all.NoAnswer,
 		P50: f(l.P50), P90: f(l.P90), P99: f(l.P99), Max: f(l.Max), Mean: f(l.Mean)}
 	return s
+}
+
+// notSentText says how many turns of the rate's schedule were not sent.
+func notSentText(res *Result) string {
+	if res.Rate <= 0 {
+		return "none (no rate set)"
+	}
+	if res.NotSent == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (not started in time; never sent later: the rate is a ceiling)", res.NotSent)
 }
 
 func msOf(h *Histogram, p float64) *float64 {

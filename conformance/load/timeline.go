@@ -30,6 +30,9 @@ type Tally struct {
 	// of them that got no complete answer.
 	Errors   int64 `json:"errors"`
 	NoAnswer int64 `json:"no_answer"`
+	// NotSent (SeriesAll only) counts the turns of the rate's schedule
+	// due in the bucket that were not sent (Result.NotSent).
+	NotSent int64 `json:"not_sent,omitempty"`
 	// Status counts answers by HTTP status; 0 counts those without one.
 	Status map[int]int64 `json:"status"`
 	// Latency is the time to an answer of the answered requests.
@@ -41,6 +44,7 @@ func (t *Tally) Add(o *Tally) {
 	t.Requests += o.Requests
 	t.Errors += o.Errors
 	t.NoAnswer += o.NoAnswer
+	t.NotSent += o.NotSent
 	for k, v := range o.Status {
 		if t.Status == nil {
 			t.Status = map[int]int64{}
@@ -116,6 +120,27 @@ func (tl *timeline) add(start int64, names []string, series []wtally) {
 		}
 		t.Latency.addDense(s.hist)
 	}
+	tl.coarsen()
+}
+
+// addNotSent counts a turn of the schedule due in second sec (Unix) that
+// was not sent, in SeriesAll.
+func (tl *timeline) addNotSent(sec int64) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	w := tl.width.Load()
+	key := sec - sec%w
+	b := tl.buckets[key]
+	if b == nil {
+		b = map[string]*Tally{}
+		tl.buckets[key] = b
+	}
+	t := b[SeriesAll]
+	if t == nil {
+		t = &Tally{Status: map[int]int64{}}
+		b[SeriesAll] = t
+	}
+	t.NotSent++
 	tl.coarsen()
 }
 

@@ -6,15 +6,20 @@
 // The names are a published interface (deploy/ holds a Grafana dashboard
 // written against them):
 //
-//	gwsim_requests_total{operation,format,code}   counter
+//	gwsim_requests_total{operation,format,status} counter
 //	gwsim_request_duration_seconds{operation}     histogram
 //	gwsim_errors_total{code}                      counter
 //	gwsim_store_errors_total                      counter
 //	gwsim_redis_up                                gauge (only on a Redis store)
+//	gwsim_store_writable                          gauge
 //	gwsim_events_clients                          gauge
 //	gwsim_journal_entries                         gauge
 //	gwsim_client_report_apps                      gauge
 //	gwsim_proxy_violations_total{side}            counter (gwsim proxy)
+//	gwsim_build_info{version,commit,go_version}   gauge, always 1
+//
+// A label named code is always the interface's error code
+// (gwsim_errors_total); an HTTP status is always status.
 //
 // plus the Go runtime's go_* and the process's process_* collectors.
 //
@@ -34,6 +39,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/version"
 )
 
 // Metric names.
@@ -43,10 +49,12 @@ const (
 	Errors           = "gwsim_errors_total"
 	StoreErrors      = "gwsim_store_errors_total"
 	RedisUp          = "gwsim_redis_up"
+	StoreWritable    = "gwsim_store_writable"
 	EventsClients    = "gwsim_events_clients"
 	JournalEntries   = "gwsim_journal_entries"
 	ClientReportApps = "gwsim_client_report_apps"
 	ProxyViolations  = "gwsim_proxy_violations_total"
+	BuildInfo        = "gwsim_build_info"
 )
 
 // Operation label values; OpOther is a request to no operation's path.
@@ -75,6 +83,11 @@ type Gauges struct {
 	// RedisUp is 1 while the Redis store answers, 0 while it does not;
 	// nil on a store that is not Redis.
 	RedisUp func() bool
+	// StoreWritable is 1 while a change would be accepted by the store,
+	// 0 while one would be refused for the store's sake (it cannot be
+	// reached, has no primary, or no replica confirms a write under
+	// --store-durability replicated).
+	StoreWritable func() bool
 	// EventsClients is the number of open GET /_sim/events streams.
 	EventsClients func() int
 	// JournalEntries is the number of entries the journal keeps now.
@@ -125,10 +138,10 @@ var codes = []string{
 // given, and the Go and process collectors.
 func NewServer(g Gauges) *Server {
 	m := &Server{reg: prometheus.NewRegistry()}
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo())
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: Requests,
-		Help: "Operation requests answered, by operation (command, message, update_name, other), format (json, xml, none) and HTTP status code."},
-		[]string{"operation", "format", "code"})
+		Help: "Operation requests answered, by operation (command, message, update_name, other), format (json, xml, none) and HTTP status (status; the error code is gwsim_errors_total's code)."},
+		[]string{"operation", "format", "status"})
 	hist := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: Duration,
 		Help: "Time from a request's arrival to its answer, by operation, in seconds.", Buckets: DurationBuckets},
 		[]string{"operation"})
@@ -150,6 +163,10 @@ func NewServer(g Gauges) *Server {
 	if g.RedisUp != nil {
 		gauge(RedisUp, "1 while the Redis store answers, 0 while it cannot be reached.", func() float64 { return b2f(g.RedisUp()) })
 	}
+	if g.StoreWritable != nil {
+		gauge(StoreWritable, "1 while the store takes changes, 0 while a change would be refused for the store's sake (unreachable, no primary, no replica confirming writes under --store-durability replicated).",
+			func() float64 { return b2f(g.StoreWritable()) })
+	}
 	if g.EventsClients != nil {
 		gauge(EventsClients, "Open event streams (GET /_sim/events: dashboards watching this replica).", func() float64 { return float64(g.EventsClients()) })
 	}
@@ -160,6 +177,21 @@ func NewServer(g Gauges) *Server {
 		gauge(ClientReportApps, "Apps (api_keys) the client report has a report of.", func() float64 { return float64(g.ClientReportApps()) })
 	}
 	return m
+}
+
+// buildInfo is gwsim_build_info: 1, labelled with the running build's
+// version, commit and Go version (the same as gwsim --version).
+func buildInfo() prometheus.Collector {
+	v := version.Get()
+	commit := v.Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: BuildInfo,
+		Help:        "1, labelled with the build running: version, commit and Go version (as gwsim --version says).",
+		ConstLabels: prometheus.Labels{"version": v.Version, "commit": commit, "go_version": v.GoVersion}})
+	g.Set(1)
+	return g
 }
 
 func b2f(b bool) float64 {
@@ -239,7 +271,7 @@ type Proxy struct {
 // collectors and the gauges given.
 func NewProxy(g Gauges) *Proxy {
 	p := &Proxy{reg: prometheus.NewRegistry()}
-	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo())
 	vec := prometheus.NewCounterVec(prometheus.CounterOpts{Name: ProxyViolations,
 		Help: "Breaches of the interface's rules gwsim proxy saw, by side: app (a request) or service (an answer)."}, []string{"side"})
 	p.reg.MustRegister(vec)

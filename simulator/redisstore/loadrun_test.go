@@ -25,7 +25,7 @@ type loadRun struct {
 	stdout, stderr bytes.Buffer
 }
 
-// startLoad starts gwconform load (rename and command, 4 connections)
+// startLoad starts gwconform load (rename, command and message, 4 connections)
 // with the given --target flags for duration at rate requests a second;
 // it returns once the ack log has lines lines, so that what the test
 // breaks next breaks mid-load.
@@ -36,7 +36,7 @@ func startLoad(t *testing.T, ctx context.Context, targets []string, duration str
 	for _, tg := range targets {
 		args = append(args, "--target", tg)
 	}
-	args = append(args, "--fleet", fleetFile(t), "--mix", "rename=1,command=1", "--duration", duration,
+	args = append(args, "--fleet", fleetFile(t), "--mix", "rename=2,command=2,message=1", "--duration", duration,
 		"--rate", strconv.Itoa(rate), "--concurrency", "4", "--ack-log", l.ackFile, "--json", "--quiet")
 	l.cmd = exec.CommandContext(ctx, gwconform(t), args...)
 	l.cmd.Stdout, l.cmd.Stderr = &l.stdout, &l.stderr
@@ -89,7 +89,9 @@ func (l *loadRun) finish(t *testing.T, zeroAllowed bool) (load.Result, []load.Ac
 
 // checkNothingLost reads every device the ack log changed through the
 // gwsim at base: each holds, for its name and each field, its last
-// acknowledged value or one sent after it that got no answer. It gives
+// acknowledged value or one sent after it that got no answer; and every
+// gateway it sent messages to holds each acknowledged message once, in
+// order. It gives
 // how many devices it checked; fewer than least is an error.
 func checkNothingLost(t *testing.T, base string, entries []load.AckEntry, least int) int {
 	t.Helper()
@@ -104,5 +106,14 @@ func checkNothingLost(t *testing.T, base string, entries []load.AckEntry, least 
 			t.Error("lost: " + m)
 		}
 	}
+	// Every acknowledged message once on its gateway, in order.
+	rep, err := load.AckCheck{Target: base}.CheckMessages(context.Background(), load.MessageExpectations(entries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rep.Mismatches {
+		t.Error("message: " + m.String())
+	}
+	t.Logf("%d acknowledged messages on %d gateways checked (%d evicted from capped logs)", rep.Messages, rep.Gateways, rep.Evicted)
 	return len(want)
 }

@@ -21,6 +21,7 @@
 //	PREFIX rl:IP:SECOND     INCR + PEXPIRE: requests of a client in a second
 //	PREFIX faults           the whole JSON of server.Faults
 //	PREFIX session:HASH     SET PX: a dashboard session (a hash of its id)
+//	PREFIX health:REPLICA   SET PX: a replica's write probe (its health check)
 //	PREFIX events           pub/sub channel: the dashboard's events, and
 //	                        {"watch": REPLICA} from a replica with a page open
 //

@@ -218,6 +218,9 @@ func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f
 	}
 	if e != nil {
 		ent.Code, ent.Field = e.Code, e.Field
+		if e.Code == device.CodeStorageUnavailable {
+			s.refusedAt.CompareAndSwap(0, start.UnixNano())
+		}
 	}
 	if req != nil {
 		ent.MAC, ent.SN = req.MAC, req.SN

@@ -20,6 +20,17 @@ type Health interface {
 	Name() string
 }
 
+// WriteHealth is what a Health whose store can refuse changes while it
+// still answers reads also tells: whether a change would be accepted now.
+// package redisstore's does: a Redis that is a read-only replica (no
+// primary), a primary that refuses writes, or, with --store-durability
+// replicated, no replica that confirms a write.
+type WriteHealth interface {
+	// CheckWrite asks the store now whether it takes a change: nil when
+	// it does, or why not, as a CodeStorageUnavailable error.
+	CheckWrite(ctx context.Context) *device.Error
+}
+
 // MemoryHealth is the Health of a store in the process's own memory.
 type MemoryHealth struct{}
 
@@ -43,14 +54,33 @@ type healthAnswer struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// health answers 200 {"status":"ok"}, or, when the store cannot serve,
-// 503 {"status":"degraded","reason":…} so that a readiness probe takes the
-// replica out of a load balancer until it can.
+// checkStore asks the store whether it serves reads and whether it takes
+// changes, and keeps the answers for the metrics (gwsim_redis_up,
+// gwsim_store_writable). It returns the first reason it cannot serve a
+// change, or nil.
+func (s *Server) checkStore(ctx context.Context) *device.Error {
+	derr := s.healthOf.Check(ctx)
+	s.storeDown.Store(derr != nil)
+	if derr == nil {
+		if wh, ok := s.healthOf.(WriteHealth); ok {
+			derr = wh.CheckWrite(ctx)
+		}
+	}
+	s.storeUnwritable.Store(derr != nil)
+	return derr
+}
+
+// health answers 200 {"status":"ok"}, or, whenever a change would be
+// refused for the store's sake (it cannot be reached, no longer holds the
+// fleet, has no primary, or no replica confirms a write under
+// --store-durability replicated), 503 {"status":"degraded","reason":…} so
+// that a readiness probe takes the replica out of a load balancer until
+// it can.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), healthCheckTimeout)
 	defer cancel()
 	name := s.healthOf.Name()
-	if derr := s.healthOf.Check(ctx); derr != nil {
+	if derr := s.checkStore(ctx); derr != nil {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, healthAnswer{Status: "degraded", Store: name, Reason: derr.Message})
 		return
@@ -67,6 +97,7 @@ func (s *Server) read(next http.HandlerFunc) http.HandlerFunc {
 		cancel()
 		s.storeDown.Store(derr != nil)
 		if derr != nil {
+			s.storeUnwritable.Store(true)
 			adminError(w, derr)
 			return
 		}
@@ -74,9 +105,11 @@ func (s *Server) read(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// watchHealth asks the store's health every interval and logs each change
-// once: lost (warn, with the reason), another reason (warn), and back
-// (info, with how long it lasted).
+// watchHealth asks the store's health (reads and changes) every interval
+// and logs each change once: lost (warn, with the reason), another reason
+// (warn), and back (info, with how long it lasted: from the first request
+// refused for the store's sake, or the first check that failed, whichever
+// came first).
 func (s *Server) watchHealth(every time.Duration, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(every)
@@ -85,12 +118,15 @@ func (s *Server) watchHealth(every time.Duration, stop <-chan struct{}, done cha
 	var reason string
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), healthCheckTimeout)
-		derr := s.healthOf.Check(ctx)
+		asked := time.Now()
+		derr := s.checkStore(ctx)
 		cancel()
-		s.storeDown.Store(derr != nil)
 		switch {
 		case derr != nil && down.IsZero():
-			down, reason = time.Now(), derr.Message
+			down, reason = asked, derr.Message
+			if at := s.refusedAt.Load(); at != 0 && at < down.UnixNano() {
+				down = time.Unix(0, at)
+			}
 			s.log.Warn("storage unavailable: requests that need it answer 503 storage_unavailable", "store", s.healthOf.Name(), "reason", reason)
 		case derr != nil && derr.Message != reason:
 			reason = derr.Message
@@ -99,6 +135,11 @@ func (s *Server) watchHealth(every time.Duration, stop <-chan struct{}, done cha
 		case derr == nil && !down.IsZero():
 			s.log.Info("storage available again", "store", s.healthOf.Name(), "unavailable_for", time.Since(down).Round(time.Millisecond).String())
 			down, reason = time.Time{}, ""
+		}
+		if derr == nil {
+			// A refusal seen while the store serves was a passing one:
+			// it does not start the next outage.
+			s.refusedAt.Store(0)
 		}
 		select {
 		case <-stop:

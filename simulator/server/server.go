@@ -155,9 +155,17 @@ type Server struct {
 	polled   []byte // the faults JSON last read from faultStore
 
 	// metrics are the Prometheus metrics (nil with Config.NoMetrics);
-	// storeDown is set while the background health check fails.
-	metrics   *metrics.Server
-	storeDown atomic.Bool
+	// storeDown is set while the store cannot be read (the background
+	// health check fails), storeUnwritable while a change would be
+	// refused for the store's sake (it cannot be read, or cannot take a
+	// write as --store-durability asks).
+	metrics         *metrics.Server
+	storeDown       atomic.Bool
+	storeUnwritable atomic.Bool
+	// refusedAt is when a request was first answered 503
+	// storage_unavailable since the health check last passed (UnixNano;
+	// 0: none), so that an outage's logged duration starts there.
+	refusedAt atomic.Int64
 }
 
 type opRoute struct {
@@ -496,12 +504,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 }
 
 // gauges are the metrics read at a scrape: the store's reachability (on
-// Redis), the event streams, the journal and the client report.
+// Redis) and whether it takes changes, the event streams, the journal and
+// the client report.
 func (s *Server) gauges() metrics.Gauges {
 	var g metrics.Gauges
 	if s.healthOf.Name() == "redis" {
 		g.RedisUp = func() bool { return !s.storeDown.Load() }
 	}
+	g.StoreWritable = func() bool { return !s.storeUnwritable.Load() }
 	if c, ok := s.changes.(interface{ Subscribers() int }); ok {
 		g.EventsClients = c.Subscribers
 	}
