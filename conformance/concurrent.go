@@ -41,11 +41,15 @@ import (
 const (
 	// slowAnswer is the median answer time from which a device is slow.
 	slowAnswer = 400 * time.Millisecond
+	// batchFrom is the median answer time from which a device's checks
+	// (or a gateway's messages) are sent together, Concurrency at a time.
+	// A target on this machine answers in well under a millisecond and
+	// its requests cost CPU, not waiting: sending them together gains
+	// nothing there, and each batch waits for the device to be quiet. Any
+	// target across a network answers slower than this.
+	batchFrom = 5 * time.Millisecond
 	// slowSamples is how many answers a device's median is taken over.
 	slowSamples = 5
-	// concurrentLimit is how many requests about one slow device are in
-	// flight at once.
-	concurrentLimit = 48
 )
 
 // planKind is what a check sends, for the concurrent part.
@@ -123,6 +127,9 @@ func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
 			break
 		}
 	}
+	if sn == "" && req.Path == device.SendMessage.Path() {
+		sn = gatewayKey + hexOnly(env.Target.MAC)
+	}
 	if sn == "" || ex.Duration <= 0 {
 		return
 	}
@@ -137,6 +144,13 @@ func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
 		a = a[len(a)-slowSamples:]
 	}
 	s.answers[sn] = a
+}
+
+// median is medianAnswer under the lock.
+func (s *slowState) median(sn string) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.medianAnswer(sn)
 }
 
 // medianAnswer is a device's median answer time over its last answers,
@@ -194,7 +208,14 @@ func (env *Env) fleetDevice(sn string) (fleet.Device, bool) {
 // planCheck registers a check of a case for the concurrent part, when it
 // will run in this process.
 func (env *Env) planCheck(m check.Meta, p plan) {
-	if env.collect != nil || env.DryRun || env.MaxRequests > 0 || p.c.Op == device.SendMessage || p.c.WholeFleet {
+	if env.collect != nil || env.DryRun || env.MaxRequests > 0 || p.c.WholeFleet || env.concurrency() < 2 {
+		return
+	}
+	if p.c.Op == device.SendMessage && p.kind == planValidState {
+		// A valid message's state check wants its message last in the
+		// gateway's log, which every message sent beside it would change:
+		// it runs alone. A refusal's looks only for its own message
+		// (msgLog.unchangedBy), whatever else the log gains.
 		return
 	}
 	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
@@ -285,15 +306,15 @@ func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
 	}
 	s.mu.Lock()
 	m, ok := s.medianAnswer(sn)
-	slow := ok && m >= slowAnswer && !s.batched[sn]
-	if slow {
+	first := ok && m >= batchFrom && !s.batched[sn]
+	if first {
 		if s.batched == nil {
 			s.batched = map[string]bool{}
 		}
 		s.batched[sn] = true
 	}
 	s.mu.Unlock()
-	if !slow {
+	if !first {
 		return nil
 	}
 	env.sendConcurrently(ctx, sn, id)
@@ -304,14 +325,26 @@ func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
 	return f
 }
 
-// planDevice is the device (hexOnly serial) a planned check is about.
+// planDevice is what a planned check's requests touch, by which its
+// checks are sent together: the device (hexOnly serial), or for a message
+// its gateway ("gw:" and the hexOnly mac).
 func (env *Env) planDevice(p plan) string {
 	c, skip := p.c.Build(env, p.formats[0], p.c.ID)
-	if skip != "" || c.sn == "" {
+	switch {
+	case skip != "":
+		return ""
+	case c.op == device.SendMessage:
+		// Every message case is about the tested gateway's log, whatever
+		// mac it sends (the others are WholeFleet, never planned).
+		return gatewayKey + hexOnly(env.Target.MAC)
+	case c.sn == "":
 		return ""
 	}
 	return hexOnly(c.sn)
 }
+
+// gatewayKey begins planDevice's key of a gateway's messages.
+const gatewayKey = "gw:"
 
 // sendConcurrently sends the planned checks of a slow device that have
 // not run yet: the valid requests and the controls first, then the
@@ -453,7 +486,7 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 			c.ex, c.answered = ex, true
 		})
 	}
-	runAll(jobs)
+	env.runAll(jobs)
 	answered(valid)
 	// What the slow device answered to each valid case: a value it
 	// refused keeps its state check on it (spread.go).
@@ -511,6 +544,13 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 				return
 			}
 			snap := func() (*state, bool) {
+				if c.op == device.SendMessage {
+					l, err := env.readLogNow(ctx, env.Target.MAC)
+					if err != nil {
+						return nil, false
+					}
+					return &state{Log: l}, true
+				}
 				dv, err := env.readDeviceNow(ctx, env.Target.MAC, c.sn)
 				if err != nil {
 					return nil, false
@@ -535,10 +575,10 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 		})
 	}
 	jobs = append(jobs, answerJobs(answerOnly)...)
-	runAll(jobs)
+	env.runAll(jobs)
 	answered(answerOnly)
-	// The state checks of valid values, in lanes, when no stand-in
-	// takes them (spread.go).
+	// The state checks of valid values, in lanes, when no stand-in takes
+	// them (spread.go).
 	if len(states) > 0 && !env.hasStandIn(sn) {
 		for id, f := range env.runLanes(ctx, sn, env.laneable(states)) {
 			results[id] = f
@@ -554,8 +594,8 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 	s.mu.Unlock()
 }
 
-// runAll runs jobs, concurrentLimit at a time, and waits for them.
-func runAll(jobs []func()) { runN(jobs, concurrentLimit) }
+// runAll runs jobs, Concurrency at a time, and waits for them.
+func (env *Env) runAll(jobs []func()) { runN(jobs, env.concurrency()) }
 
 // runN runs jobs, n at a time, and waits for them.
 func runN(jobs []func(), n int) {
@@ -602,7 +642,7 @@ type asked struct {
 
 // askAll asks each call in format f, as ask does one after another, and
 // gives what each got, in order. When they all name one slow device, they
-// are sent together (concurrentLimit at a time): a probe judges nothing
+// are sent together (Concurrency at a time): a probe judges nothing
 // and only reports answers, which do not depend on the order the device
 // takes them in. Their exchanges are recorded in order; the device's
 // expected state is then unknown (the order the target applied the
@@ -636,7 +676,7 @@ func (env *Env) askAll(ctx context.Context, calls []call, f device.Format) []ask
 	for i, c := range calls {
 		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.roundTrip(ctx, c.request(f)) }
 	}
-	runAll(jobs)
+	env.runAll(jobs)
 	anyAccepted := false
 	for i := range calls {
 		record(exs[i], env.ReportCredentials)

@@ -63,6 +63,12 @@ type Env struct {
 	// Settle is how long a change may take to appear at the observer
 	// after its answer (--settle; settle.go); 0: read at once.
 	Settle time.Duration
+	// Concurrency is the most requests in flight at once (--concurrency):
+	// a device's checks that judge only an answer, or a refusal that must
+	// change nothing, are sent together this many at a time, and each
+	// gateway's message answers too (concurrent.go); 1 sends every
+	// request alone, one after another; 0 is DefaultConcurrency.
+	Concurrency int
 	// silent counts requests in a row that got no answer or a 5xx; sent
 	// counts every request.
 	silent atomic.Int64
@@ -93,6 +99,22 @@ type Env struct {
 	replay *fetched
 	// msgSeq numbers the valid messages of a --parallel worker (base).
 	msgSeq atomic.Int64
+}
+
+// DefaultConcurrency is --concurrency's default. Against a service in
+// another region (75 ms a round trip) the suite's some 5,000 requests need
+// about six in flight to end within a minute (Little's law: 5,000 / 60 s
+// × 0.075 s); 16 leaves room for slower links and for the requests that
+// must go one at a time, and is little for any service on a LAN or
+// loopback, which answers each in a millisecond or less.
+const DefaultConcurrency = 16
+
+// concurrency is Concurrency with its default.
+func (env *Env) concurrency() int {
+	if env.Concurrency <= 0 {
+		return DefaultConcurrency
+	}
+	return env.Concurrency
 }
 
 // faker gives a check its own reproducible stream of values: the same run

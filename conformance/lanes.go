@@ -269,7 +269,7 @@ func (env *Env) runLane(ctx context.Context, mac, dev, name string, lane []laneM
 			left[lane[i].key]++
 		}
 		for qi, i := range queue {
-			if k := lane[i].key; !inFlight[k] && len(inFlight) < concurrentLimit && left[k] > most {
+			if k := lane[i].key; !inFlight[k] && len(inFlight) < env.concurrency() && left[k] > most {
 				pick, most = qi, left[k]
 			}
 		}

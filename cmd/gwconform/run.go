@@ -80,6 +80,8 @@ type runOptions struct {
 	// ReportCredentials writes api_keys whole in the reports; by default
 	// they show their first four characters and "…".
 	ReportCredentials bool
+	// Concurrency is the most requests in flight at once (--concurrency).
+	Concurrency int
 	// Settle is how long a change may take to appear at the observer
 	// (--settle).
 	Settle time.Duration
@@ -213,6 +215,9 @@ func (o *runOptions) check() error {
 		if c.bad {
 			return fmt.Errorf("%s must be 0 or more, not %v", c.name, c.v)
 		}
+	}
+	if o.Concurrency < 1 || o.Concurrency > 256 {
+		return fmt.Errorf("--concurrency must be from 1 to 256, not %d", o.Concurrency)
 	}
 	if o.Settle < 0 {
 		return fmt.Errorf("--settle must be 0 or more, not %v", o.Settle)
@@ -376,7 +381,7 @@ func (m *runMain) Open(ctx context.Context) error {
 		}
 	}
 	e := &conformance.Env{Fleet: f, Target: tgt, Location: f.Location(), DryRun: o.DryRun, Now: time.Now,
-		AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle}
+		AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency}
 	if o.Target == "" {
 		sim, err := m.StartEmbedded(f)
 		if err != nil {
@@ -599,7 +604,7 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 		args := []string{"run", "--target", e.BaseURL, "--seed", strconv.FormatInt(e.Seed, 10),
 			"--worker", strconv.Itoa(i), "--workers", strconv.Itoa(n), "--worker-report", w.Report,
 			"--report-dir", filepath.Join(dir, strconv.Itoa(i)), "--skip-preflight", "--allow-partial", "--color", "never",
-			"--timeout", o.Timeout.String(), "--fail-on", o.FailOn, "--settle", o.Settle.String()}
+			"--timeout", o.Timeout.String(), "--fail-on", o.FailOn, "--settle", o.Settle.String(), "--concurrency", strconv.Itoa(o.Concurrency)}
 		if o.FleetFile != "" {
 			args = append(args, "--fleet", o.FleetFile)
 		}
@@ -722,6 +727,9 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
 	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
 	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
+	fs.IntVar(&o.Concurrency, "concurrency", conformance.DefaultConcurrency, "the most requests in flight at once: the checks of a device or a gateway's messages that judge only an\n"+
+		"answer, or a refusal that must change nothing, are sent together; changes to one device stay in order;\n"+
+		"1 sends every request alone, one after another")
 	fs.IntVar(&o.Parallel, "parallel", 0, "run the checks in this many worker processes, each on its own devices (default: up to 8, as many\n"+
 		"as the fleet has devices of every type on the tested gateway; 1 with the demo fleet)")
 	fs.IntVar(&o.Worker, "worker", 0, "internal: this process is worker N of a --parallel run")
