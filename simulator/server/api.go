@@ -144,10 +144,12 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	if derr := s.cfg.Auth.Check(&req.Envelope); derr != nil {
 		return req, format, derr
 	}
-	if derr := s.checkReplay(&req.Envelope); derr != nil {
+	if derr := s.inject(r, op, req); derr != nil {
 		return req, format, derr
 	}
-	if derr := s.inject(r, op, req); derr != nil {
+	// After the faults: a request a fault refused was not accepted, and
+	// the same request sent again once the fault is over is no replay.
+	if derr := s.checkReplay(req); derr != nil {
 		return req, format, derr
 	}
 	st := s.store

@@ -51,26 +51,35 @@ func dimmer(_ *simtest.Client, env []simtest.F, value string) []simtest.F {
 	return append(env, simtest.S("sn", simtest.SN('a', 5)), simtest.S("type", "Light Dimmer"), simtest.S("dimming", value))
 }
 
-// TestRejectReplays: with replay protection the same api_key, timestamp
-// and sign are accepted once; the sign in other letter case is the same
-// sign; a request that failed authentication is not remembered; without
-// it a repeat is accepted.
+// TestRejectReplays: with replay protection a request whose operation
+// and fields (in either format), timestamp and sign are those of a
+// request accepted earlier is refused (CONTRACT 1): the same request
+// again, its sign in the other letter case, the same command in the other
+// format. Two different requests of one second are accepted, whatever
+// their sign; a request that failed authentication or that a fault
+// refused is not remembered; without protection a repeat is accepted.
 func TestRejectReplays(t *testing.T) {
-	_, c := testServer(t, nil, Config{RejectReplays: true}, nil)
+	_, c := testServer(t, nil, Config{RejectReplays: true, AdminToken: "tok"}, nil)
 	now := time.Now()
 	for i, format := range []device.Format{device.JSON, device.XML} {
+		other := device.Format(3 - format)
 		env := c.EnvelopeAt(now.Add(time.Duration(-10*i) * time.Second))
 		fields := dimmer(c, env, "33")
 		c.Send(device.SendCommand, format, fields).OK(t, format)
 		c.Send(device.SendCommand, format, fields).Fail(t, format, http.StatusUnauthorized, device.CodeReplayedRequest, "")
-		// The same sign in upper case, and on another operation.
-		upper := simtest.Set(dimmer(c, env, "34"), simtest.S(device.FieldSign, strings.ToUpper(env[2].Val)))
+		// The same sign in upper case is the same request.
+		upper := simtest.Set(fields, simtest.S(device.FieldSign, strings.ToUpper(env[2].Val)))
 		c.Send(device.SendCommand, format, upper).Fail(t, format, http.StatusUnauthorized, device.CodeReplayedRequest, "")
-		rename := append(append([]simtest.F{}, env...), simtest.S("sn", simtest.SN('a', 5)), simtest.S("name", "Replayed"))
+		// The same command in the other format is the same request.
+		c.Send(device.SendCommand, other, fields).Fail(t, other, http.StatusUnauthorized, device.CodeReplayedRequest, "")
+		// Another command and another operation in the same second are not.
+		c.Send(device.SendCommand, format, dimmer(c, env, "34")).OK(t, format)
+		rename := append(append([]simtest.F{}, env...), simtest.S("sn", simtest.SN('a', 5)), simtest.S("name", "Hall "+format.String()))
+		c.Send(device.UpdateName, format, rename).OK(t, format)
 		c.Send(device.UpdateName, format, rename).Fail(t, format, http.StatusUnauthorized, device.CodeReplayedRequest, "")
 	}
-	if d := c.Device(simtest.MACA, simtest.SN('a', 5)); d.State["dimming"] != 33.0 || d.Name == "Replayed" {
-		t.Errorf("a replay changed the device: %+v", d)
+	if d := c.Device(simtest.MACA, simtest.SN('a', 5)); d.State["dimming"] != 34.0 || d.Name != "Hall xml" {
+		t.Errorf("device %+v, want dimming 34 and the second name", d)
 	}
 	// A bad sign is refused as such every time, and does not use up the
 	// timestamp: the good request afterwards passes.
@@ -80,6 +89,13 @@ func TestRejectReplays(t *testing.T) {
 		c.Send(device.SendCommand, device.JSON, bad).Fail(t, device.JSON, http.StatusUnauthorized, device.CodeBadSignature, device.FieldSign)
 	}
 	c.Send(device.SendCommand, device.JSON, dimmer(c, env, "35")).OK(t, device.JSON)
+	// A request a fault refused was not accepted: sent again once the
+	// fault is over, it is no replay.
+	c.AdminJSON(http.MethodPut, "/_sim/faults", `{"error_rate":1}`, nil)
+	faulted := dimmer(c, c.EnvelopeAt(now.Add(-40*time.Second)), "36")
+	c.Send(device.SendCommand, device.JSON, faulted).Fail(t, device.JSON, http.StatusServiceUnavailable, device.CodeInjectedFault, "")
+	c.AdminJSON(http.MethodPut, "/_sim/faults", `{}`, nil)
+	c.Send(device.SendCommand, device.JSON, faulted).OK(t, device.JSON)
 
 	_, plain := testServer(t, nil, Config{}, nil)
 	fields := dimmer(plain, plain.Envelope(), "36")
