@@ -201,8 +201,14 @@ func (s *Server) inject(r *http.Request, op device.Operation, req *device.Reques
 func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 	w.Header().Set("Content-Type", codec.ContentType(f))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if e.Code == device.CodeStorageUnavailable {
+	switch e.Code {
+	case device.CodeStorageUnavailable:
 		w.Header().Set("Retry-After", "1")
+	case device.CodeInjectedFault, device.CodeGatewayOffline, device.CodeDeviceUnreachable:
+		// What a real service sends with these (Faults.RetryAfter).
+		if v := s.faults.retryAfter(); v != "" {
+			w.Header()["Retry-After"] = []string{v}
+		}
 	}
 	w.WriteHeader(StatusOf(e.Code))
 	w.Write(codec.Error(f, e))

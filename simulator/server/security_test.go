@@ -453,3 +453,50 @@ func (s *syncBuf) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestInjectedErrorsCarryRetryAfter: the errors fault injection answers
+// carry what a real service sends, a Retry-After (1 s unless the faults
+// say otherwise; none with "none" or "0"); a bad retry_after is refused,
+// naming the field, and changes nothing.
+func TestInjectedErrorsCarryRetryAfter(t *testing.T) {
+	_, c := testServer(t, nil, Config{AdminToken: "tok"}, nil)
+	unreachable := `{"mac":"` + simtest.MACA + `","sn":"` + simtest.SN('a', 4) + `"}`
+	for _, tc := range []struct{ set, want string }{
+		{``, "1"}, {`,"retry_after":"3"`, "3"}, {`,"retry_after":"1500ms"`, "2"}, {`,"retry_after":"none"`, ""}, {`,"retry_after":"0"`, ""},
+	} {
+		c.AdminJSON(http.MethodPut, "/_sim/faults", `{"error_rate":1`+tc.set+`}`, nil)
+		for _, f := range []device.Format{device.JSON, device.XML} {
+			r := c.Send(device.SendCommand, f, dimmer(c, c.Envelope(), "40"))
+			r.Fail(t, f, http.StatusServiceUnavailable, device.CodeInjectedFault, "")
+			if got := r.Header.Get("Retry-After"); got != tc.want {
+				t.Errorf("faults %s: injected_fault Retry-After %q, want %q", tc.set, got, tc.want)
+			}
+		}
+		c.AdminJSON(http.MethodPut, "/_sim/faults", `{"offline_gateways":["`+simtest.MACA2+`"],"unreachable_devices":[`+unreachable+`]`+tc.set+`}`, nil)
+		off := append(c.Envelope(), simtest.S("sn", simtest.SN('c', 0)), simtest.S("type", "Light Dimmer"), simtest.S("dimming", "5"))
+		off = simtest.Set(off, simtest.S("mac", simtest.MACA2))
+		r := c.Send(device.SendCommand, device.JSON, off)
+		r.Fail(t, device.JSON, http.StatusGatewayTimeout, device.CodeGatewayOffline, "mac")
+		if got := r.Header.Get("Retry-After"); got != tc.want {
+			t.Errorf("faults %s: gateway_offline Retry-After %q, want %q", tc.set, got, tc.want)
+		}
+		th := append(c.Envelope(), simtest.S("sn", simtest.SN('a', 4)), simtest.S("type", "Infrared Sensor"), simtest.S("io", "On"))
+		r = c.Send(device.SendCommand, device.XML, th)
+		r.Fail(t, device.XML, http.StatusGatewayTimeout, device.CodeDeviceUnreachable, "sn")
+		if got := r.Header.Get("Retry-After"); got != tc.want {
+			t.Errorf("faults %s: device_unreachable Retry-After %q, want %q", tc.set, got, tc.want)
+		}
+	}
+	c.AdminJSON(http.MethodPut, "/_sim/faults", `{"error_rate":0.5,"retry_after":"2"}`, nil)
+	for _, bad := range []string{`"soon"`, `"-1s"`, `"2h"`} {
+		status, _, b := c.Admin(http.MethodPut, "/_sim/faults", `{"error_rate":1,"retry_after":`+bad+`}`)
+		if status != http.StatusBadRequest || !strings.Contains(string(b), "retry_after") {
+			t.Errorf("retry_after %s: %d %s, want 400 naming retry_after", bad, status, b)
+		}
+	}
+	var got Faults
+	c.AdminJSON(http.MethodGet, "/_sim/faults", "", &got)
+	if got.ErrorRate != 0.5 || got.RetryAfter != "2" {
+		t.Errorf("a refused change changed the faults: %+v", got)
+	}
+}
