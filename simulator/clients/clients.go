@@ -17,8 +17,10 @@ import (
 	"hash/maphash"
 	"maps"
 	"math"
+	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	apiclient "github.com/gwdmi/gwtools/gatewayapi/client"
@@ -71,6 +74,10 @@ type Exchange struct {
 	// caller wrote it (gwsim serve): its code, field and message are read
 	// from it instead of from the answer's bytes.
 	AnswerError *device.Error
+	// RemoteAddr is the client's address (host, or host:port), the name
+	// a request is judged under when no api_key can be read from its
+	// bytes at all.
+	RemoteAddr string
 }
 
 // Bounds of what a Recorder keeps.
@@ -89,19 +96,36 @@ const (
 	sentRing    = 256
 	// retrySlack is how early a request after a Retry-After may come and
 	// still count as waiting: the client's and the server's clocks start
-	// the wait at slightly different moments.
+	// the wait at slightly different moments. A request that arrives
+	// less than retrySlack after an answer left is not judged by it
+	// either: it may have been on its way before the app read the answer
+	// (another connection of the app, an answer still in the network).
 	retrySlack = 100 * time.Millisecond
+	// BackoffFloor is the least an app waits before it retries an error
+	// that carried no Retry-After (429 or 5xx): JudgeBackoff.
+	BackoffFloor = 500 * time.Millisecond
+	// maxTargets bounds the gateways and devices whose Retry-After and
+	// back-off a client's report follows at once.
+	maxTargets = 256
 	// maxExample bounds the text of an example kept in the report.
 	maxExample = 300
 )
 
 // OtherClients is the name under which requests of api_keys beyond
 // Config.MaxClients are counted; NoKey is the name of requests whose
-// api_key could not be read.
+// api_key could not be read and whose client's address is not known
+// either (a request with neither: an Exchange made without RemoteAddr).
+// A request whose api_key cannot be read is judged under its client's
+// address, named AddressPrefix + the address + ")".
 const (
-	OtherClients = "(other clients)"
-	NoKey        = "(no api_key)"
+	OtherClients  = "(other clients)"
+	NoKey         = "(no api_key)"
+	AddressPrefix = "(address "
 )
+
+// addrKey starts the keys of clients known by their address only: no
+// api_key read from a body starts with a NUL.
+const addrKey = "\x00addr:"
 
 // Config is how a Recorder judges. It is read by New.
 type Config struct {
@@ -249,7 +273,9 @@ const (
 	JudgeRetryAfter  = "waits_out_retry_after"
 	JudgeResend400   = "no_resent_refused_request"
 	JudgeNoReplay    = "no_replayed_request"
-	judgementsNumber = 7
+	JudgeBackoff     = "backs_off_without_retry_after"
+	JudgeKnown       = "known_devices_only"
+	judgementsNumber = 9
 )
 
 var judgements = [judgementsNumber]struct{ id, name string }{
@@ -257,9 +283,11 @@ var judgements = [judgementsNumber]struct{ id, name string }{
 	{JudgeForeign, "app sent no fields that belong to another device type"},
 	{JudgeSign, "app signed every request correctly"},
 	{JudgeClock, "app's clock is within the timestamp window"},
-	{JudgeRetryAfter, "app waited out Retry-After on 429 and 503"},
+	{JudgeRetryAfter, "app waited out Retry-After on 429, 503 and 504"},
 	{JudgeResend400, "app did not resend a refused (400) request unchanged"},
-	{JudgeNoReplay, "app did not resend a request it had already sent (same timestamp and sign)"},
+	{JudgeNoReplay, "app did not resend an accepted request (same operation, fields, timestamp and sign)"},
+	{JudgeBackoff, "app backed off at least " + BackoffFloor.String() + " before retrying an error without Retry-After"},
+	{JudgeKnown, "app sent only to gateways and devices the fleet has"},
 }
 
 // violation counts the breaches of one judgement and keeps what its
@@ -275,6 +303,7 @@ type violation struct {
 	d      time.Duration
 	t      time.Time
 	code   string
+	status uint16
 }
 
 // breach is the form of a judgement's latest-breach text.
@@ -286,10 +315,11 @@ const (
 	breachSign                   // what: the sign does not match
 	breachSkew                   // what: timestamp d from gwsim's clock, outside the window
 	breachStale                  // what: answered stale_timestamp
-	breachEarly                  // what: sent d before the Retry-After of a code answer ended
-	breachResent                 // what: the same fields as a request refused with 400 at t
-	breachReplay                 // what: the same body, timestamp and sign as a request sent at t
+	breachEarly                  // what: arrived after a code answer left at t, d before its Retry-After ended
+	breachResent                 // what: the same request as one refused with 400 at t (in format code)
+	breachReplay                 // what: the same request as one accepted at t (in format code)
 	breachReplayed               // what: answered replayed_request
+	breachBackoff                // what: arrived d after a code answer without Retry-After left at t
 )
 
 // text is the latest breach as the report says it.
@@ -305,16 +335,34 @@ func (v *violation) text(window time.Duration) string {
 	case breachStale:
 		return clip(w + ": answered stale_timestamp")
 	case breachEarly:
-		return clip(w + ": sent " + v.d.Round(time.Millisecond).String() + " before the Retry-After of a " + v.code + " answer ended")
+		return clip(w + ": arrived " + v.at.Sub(v.t).Round(time.Millisecond).String() + " after a " + v.answerName() +
+			" answer had left, " + v.d.Round(time.Millisecond).String() + " before its Retry-After ended")
+	case breachBackoff:
+		return clip(w + ": arrived " + v.d.Round(time.Millisecond).String() + " after a " + v.answerName() +
+			" answer without Retry-After had left, sooner than the " + BackoffFloor.String() + " back-off floor")
 	case breachResent:
-		return clip(w + ": the same fields as a request refused with 400 at " + v.t.UTC().Format(time.RFC3339))
+		return clip(w + ": the same operation, fields, timestamp and sign as a request sent in " + v.code +
+			" and refused with 400 at " + v.t.UTC().Format(rfc3339Milli))
 	case breachReplay:
-		return clip(w + ": the same body, timestamp and sign as a request sent at " + v.t.UTC().Format(time.RFC3339))
+		return clip(w + ": the same operation, fields, timestamp and sign as a request sent in " + v.code +
+			" and accepted at " + v.t.UTC().Format(rfc3339Milli) + " (a replay)")
 	case breachReplayed:
 		return clip(w + ": answered replayed_request")
 	}
 	return clip(w + ": " + v.detail)
 }
+
+// answerName is the answer a breach follows: "503 injected_fault".
+func (v *violation) answerName() string {
+	if v.code == "" {
+		return strconv.Itoa(int(v.status))
+	}
+	return strconv.Itoa(int(v.status)) + " " + v.code
+}
+
+// rfc3339Milli is RFC 3339 with milliseconds: two requests of one second
+// told apart.
+const rfc3339Milli = "2006-01-02T15:04:05.000Z07:00"
 
 // desc names a request in a report: its operation, device type (commands)
 // and format, as "command Light Dimmer (json)".
@@ -385,19 +433,39 @@ type client struct {
 	coverage    []covCount
 	errors      map[string]*errStat
 	judged      [judgementsNumber]violation
-	// retryUntil is when the last Retry-After this client was given ends.
-	retryUntil time.Time
-	retryCode  string
-	refused    window
-	sent       window
-	skewN      uint64
-	skewLast   time.Duration
-	skewMin    time.Duration
-	skewMax    time.Duration
-	phases     map[string]*phaseStat
-	phaseOrder []string
+	// retryFrom is when the latest 429 or 503 with a Retry-After left,
+	// retryUntil when that Retry-After ends (a wait for the whole
+	// service); targets holds the waits and back-offs of one gateway or
+	// one device (targetKey).
+	retryFrom, retryUntil time.Time
+	retryStatus           uint16
+	retryCode             string
+	retrySame             uint32
+	targets               map[uint64]*targetWait
+	refused               window
+	sent                  window
+	skewN                 uint64
+	skewLast              time.Duration
+	skewMin               time.Duration
+	skewMax               time.Duration
+	phases                map[string]*phaseStat
+	phaseOrder            []string
 	// dirty says the client changed since the last Snapshot.
 	dirty bool
+}
+
+// targetWait is what one gateway's or device's last error asks of the
+// next request to it: a Retry-After (from, until) or, when the error
+// carried none, a back-off (backoffFrom). Unix nanoseconds; 0: none.
+type targetWait struct {
+	from, until   int64
+	status        uint16
+	code          string
+	same          uint32
+	backoffFrom   int64
+	backoffStatus uint16
+	backoffCode   string
+	backoffSame   uint32
 }
 
 // request is what Observe reads of a request, as its record keeps it: no
@@ -416,9 +484,16 @@ type request struct {
 	// odd holds what few requests have (nil: nothing): a Judged
 	// exchange's violation, a field of another device type.
 	odd *oddity
-	// loose and exact fingerprint the request without and with its
-	// timestamp and sign.
-	loose, exact fingerprint
+	// gw and dev hash the gateway (mac) and the device (sn or
+	// device_id) the request names, 0 for none: the targets of a
+	// gateway's or a device's Retry-After and back-off.
+	gw, dev uint32
+	// exact fingerprints the request: its operation and every field but
+	// format, by the name the field has in either format, hex and
+	// enumerated values in lower case: the same request in JSON and XML
+	// is the same (CONTRACT 1, replays). A body that cannot be read is
+	// fingerprinted by its bytes.
+	exact fingerprint
 }
 
 // oddity is what a request breaks beyond the interface's rules as Parse
@@ -434,6 +509,10 @@ type oddity struct {
 type answer struct {
 	status   uint16
 	hasRetry bool
+	// same is the answered request's operation and fields, its timestamp
+	// and sign aside, in 32 bits: a retry of that request is told by it
+	// (kept here, where the record has room). Filled by read.
+	same uint32
 	// err holds the answer's error code, field and message (nil: none):
 	// the error gwsim answered with itself, when it reads back the same,
 	// so that nothing is copied.
@@ -470,7 +549,7 @@ func (r *Recorder) Observe(ex Exchange) {
 		now = r.now()
 	}
 	rec := record{at: nanos(ex.Time), done: nanos(ex.Done)}
-	key, sign := r.read(&rec.q, op, &ex, now)
+	key, sign := r.read(&rec.q, &rec.a.same, op, &ex, now)
 	q := &rec.q
 	if ex.Judged {
 		q.invalid, q.signBad = nil, ex.SignBad
@@ -488,7 +567,21 @@ func (r *Recorder) Observe(ex Exchange) {
 	if r.cfg.Phases != nil {
 		rec.phases = r.cfg.Phases()
 	}
+	if key == "" && ex.RemoteAddr != "" {
+		// No api_key in the bytes at all: the client's address names the
+		// app, never an anonymous bucket its CI does not read.
+		key = addrKey + hostOf(ex.RemoteAddr)
+	}
 	r.add(key, &rec)
+}
+
+// hostOf is the host of an address given as host:port (the address
+// itself when it has no port): one app's connections share it.
+func hostOf(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }
 
 // nanos is t in Unix nanoseconds, 0 when t is zero (timeOf reads it back).
@@ -563,37 +656,48 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 		c.flag(JudgeClock, at, what).kind = breachStale
 	}
 
-	// Judgements on how the request follows earlier answers.
+	// Judgements on how the request follows earlier answers. A request
+	// is judged against an answer only when it arrived after that
+	// answer had left (retrySlack later: it may have been on its way).
 	early := false
-	if !c.retryUntil.IsZero() && at.Before(c.retryUntil.Add(-retrySlack)) {
+	if !c.retryUntil.IsZero() && at.Before(c.retryUntil.Add(-retrySlack)) && after(at, c.retryFrom, a.same, c.retrySame) {
 		early = true
 		v := c.flag(JudgeRetryAfter, at, what)
-		v.kind, v.d, v.code = breachEarly, c.retryUntil.Sub(at), c.retryCode
+		v.kind, v.t, v.d, v.status, v.code = breachEarly, c.retryFrom, c.retryUntil.Sub(at), c.retryStatus, c.retryCode
 	}
-	if seenAt, ok := c.refused.find(q.loose); ok {
-		v := c.flag(JudgeResend400, at, what)
-		v.kind, v.t = breachResent, seenAt
+	if len(c.targets) > 0 {
+		early = c.waits(at, what, q, a.same) || early
 	}
-	if q.format != 0 {
-		if seenAt, ok := c.sent.find(q.exact); ok {
-			v := c.flag(JudgeNoReplay, at, what)
-			v.kind, v.t = breachReplay, seenAt
+	if q.exact != 0 {
+		if seenAt, f, ok := c.refused.find(q.exact); ok {
+			v := c.flag(JudgeResend400, at, what)
+			v.kind, v.t, v.code = breachResent, seenAt, formatName(f)
 		}
-		c.sent.add(q.exact, at)
-	} else if ae.Code == device.CodeReplayedRequest {
+	}
+	replay := false
+	if q.format != 0 {
+		if seenAt, f, ok := c.sent.find(q.exact); ok {
+			replay = true
+			v := c.flag(JudgeNoReplay, at, what)
+			v.kind, v.t, v.code = breachReplay, seenAt, formatName(f)
+		}
+	}
+	if ae.Code == device.CodeReplayedRequest && !replay {
 		c.flag(JudgeNoReplay, at, what).kind = breachReplayed
+	}
+	if ae.Code == device.CodeGatewayNotFound || ae.Code == device.CodeDeviceNotFound {
+		v := c.flag(JudgeKnown, at, what)
+		v.kind, v.err = breachError, ae
 	}
 
 	// What the answer asks of the next request.
-	if status == http.StatusBadRequest {
-		c.refused.add(q.loose, at)
+	if status == http.StatusOK && q.format != 0 {
+		c.sent.add(q.exact, at, q.format) // accepted: a replay of it is one
 	}
-	if a.hasRetry && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
-		if until := done.Add(a.retryAfter); until.After(c.retryUntil) {
-			c.retryUntil = until
-			c.retryCode = strconv.Itoa(status)
-		}
+	if status == http.StatusBadRequest && q.exact != 0 {
+		c.refused.add(q.exact, at, q.format)
 	}
+	c.asks(done, status, ae.Code, q, a)
 	if status != http.StatusOK {
 		code := ae.Code
 		if code == "" {
@@ -638,6 +742,99 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 				ps.codes[code]++
 			}
 		}
+	}
+}
+
+// after says a request that arrived at is judged against an answer that
+// left at from: it arrived after the answer left, and either more than
+// retrySlack after (sooner, it may have been on its way before the app
+// read the answer: another connection's, another goroutine's) or it is
+// the very request answered again, its timestamp and sign aside (same).
+func after(at, from time.Time, same, answered uint32) bool {
+	return at.After(from.Add(retrySlack)) || (at.After(from) && same == answered)
+}
+
+// formatName is "json", "xml", or "an unreadable body" for 0.
+func formatName(f device.Format) string {
+	if f == 0 {
+		return "an unreadable body"
+	}
+	return f.String()
+}
+
+// targetKey is the key of a gateway's wait (dev 0) or of one of its
+// devices'.
+func targetKey(gw, dev uint32) uint64 { return uint64(gw)<<32 | uint64(dev) }
+
+// waits judges a request against the Retry-After and the back-off its
+// gateway's and its device's last errors asked for; it says whether the
+// request came before a Retry-After ended.
+func (c *client) waits(at time.Time, what desc, q *request, same uint32) bool {
+	early := false
+	ns := at.UnixNano()
+	slack := int64(retrySlack)
+	for _, k := range [2]uint64{targetKey(q.gw, 0), targetKey(q.gw, q.dev)} {
+		w := c.targets[k]
+		if w == nil {
+			continue
+		}
+		if w.until != 0 && ns < w.until-slack && !early && (ns > w.from+slack || (ns > w.from && same == w.same)) {
+			early = true
+			v := c.flag(JudgeRetryAfter, at, what)
+			v.kind, v.t, v.d, v.status, v.code = breachEarly, timeOf(w.from), time.Duration(w.until-ns), w.status, w.code
+		}
+		if w.backoffFrom != 0 && ns < w.backoffFrom+int64(BackoffFloor) && (ns > w.backoffFrom+slack || (ns > w.backoffFrom && same == w.backoffSame)) {
+			v := c.flag(JudgeBackoff, at, what)
+			v.kind, v.t, v.d, v.status, v.code = breachBackoff, timeOf(w.backoffFrom), time.Duration(ns-w.backoffFrom), w.backoffStatus, w.backoffCode
+		}
+		if q.dev == 0 {
+			break // the gateway's own wait only
+		}
+	}
+	return early
+}
+
+// asks keeps what an answer asks of the next request: a Retry-After on
+// 429 or 503 for every request of the app; on another error, a
+// Retry-After, or without one a back-off (429 and 5xx), for the requests
+// to the same gateway (gateway_offline) or device.
+func (c *client) asks(done time.Time, status int, code string, q *request, a *answer) {
+	if status == http.StatusOK {
+		if len(c.targets) > 0 {
+			delete(c.targets, targetKey(q.gw, 0))
+			delete(c.targets, targetKey(q.gw, q.dev))
+		}
+		return
+	}
+	wide := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	if a.hasRetry && wide {
+		if until := done.Add(a.retryAfter); until.After(c.retryUntil) {
+			c.retryFrom, c.retryUntil, c.retryStatus, c.retryCode, c.retrySame = done, until, a.status, code, a.same
+		}
+		return
+	}
+	if !a.hasRetry && status != http.StatusTooManyRequests && status < 500 {
+		return // a refusal: nothing to wait for
+	}
+	k := targetKey(q.gw, q.dev)
+	if code == device.CodeGatewayOffline || q.dev == 0 {
+		k = targetKey(q.gw, 0)
+	}
+	w := c.targets[k]
+	if w == nil {
+		if c.targets == nil {
+			c.targets = map[uint64]*targetWait{}
+		}
+		if len(c.targets) >= maxTargets {
+			clear(c.targets)
+		}
+		w = &targetWait{}
+		c.targets[k] = w
+	}
+	if a.hasRetry {
+		w.from, w.until, w.status, w.code, w.same = done.UnixNano(), done.Add(a.retryAfter).UnixNano(), a.status, code, a.same
+	} else {
+		w.backoffFrom, w.backoffStatus, w.backoffCode, w.backoffSame = done.UnixNano(), a.status, code, a.same
 	}
 }
 
@@ -695,7 +892,9 @@ func (r *Recorder) client(key string) *client {
 	}
 	key = strings.Clone(key) // the decoded field's string is kept
 	name, id := NoKey, ""
-	if key != "" {
+	if addr, ok := strings.CutPrefix(key, addrKey); ok {
+		name = AddressPrefix + addr + ")"
+	} else if key != "" {
 		name, id = Mask(key), idOf(key)
 	}
 	c := newClient(name, id)
@@ -757,7 +956,7 @@ var opPaths = func() []string {
 // It fills q, which is zero, in place (a request is copied once, into its
 // stripe), and returns the request's api_key and sign, which no record
 // keeps.
-func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.Time) (key, sign string) {
+func (r *Recorder) read(q *request, same *uint32, op device.Operation, ex *Exchange, now time.Time) (key, sign string) {
 	q.op = op
 	format, pairs := ex.Format, ex.Pairs
 	if pairs == nil || format == 0 {
@@ -765,8 +964,9 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 		format, derr = codec.FormatOf(ex.ContentType)
 		if derr != nil {
 			q.invalid = derr
-			q.loose = r.hashOf(ex.Path, ex.ContentType, ex.Body)
-			return
+			q.exact = r.hashOf(ex.Path, ex.Body)
+			*same = uint32(q.exact) | 1
+			return keyIn(ex.Body), ""
 		}
 		pp := pairsPool.Get().(*[]device.Pair)
 		defer func() {
@@ -780,23 +980,44 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 		}
 		if derr != nil {
 			q.invalid = derr
-			q.loose = r.hashOf(ex.Path, ex.ContentType, ex.Body)
-			return
+			q.exact = r.hashOf(ex.Path, ex.Body)
+			*same = uint32(q.exact) | 1
+			return keyIn(ex.Body), ""
 		}
 	}
 	q.format = format
-	q.loose = r.pathHash[op]
-	q.exact = q.loose
+	q.exact = r.pathHash[op]
+	var stamp fingerprint // the timestamp's and the sign's share of exact
 	for _, p := range pairs {
-		f := r.field(p.Key, p.Value.Text)
+		name, fold := canonical(p.Key)
+		if name == device.FieldFormat {
+			continue // says the format, which either format may carry
+		}
+		value := strings.TrimSpace(p.Value.Text)
+		var f fingerprint
+		switch fold {
+		case hexCase:
+			f = r.hashLower(name, value)
+		case wordCase:
+			f = r.field(name, canonicalWord(value))
+		default:
+			f = r.field(name, value)
+		}
 		q.exact += f
-		switch p.Key {
+		switch name {
+		case device.FieldMAC:
+			q.gw = uint32(f) | 1
+		case device.FieldSN:
+			if q.dev == 0 || p.Key == device.FieldSN {
+				q.dev = uint32(f) | 1
+			}
 		case device.FieldAPIKey:
 			key = strings.TrimSpace(p.Value.Text)
 		case device.FieldSign:
 			sign = strings.TrimSpace(p.Value.Text)
-			continue
+			stamp += f
 		case device.FieldTimestamp:
+			stamp += f
 			if t, ok := timestampUnix(strings.TrimSpace(p.Value.Text), r.cfg.Location); ok {
 				// A timestamp names a whole second, [t, t+1s): a clock
 				// that is right is off by less than a second, never -1 s.
@@ -806,13 +1027,15 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 				}
 				q.skew, q.hasTime = d.Round(time.Second), true
 			}
-			continue
 		case device.FieldType:
 			if t, ok := device.LookupType(strings.TrimSpace(p.Value.Text)); ok {
 				q.typ = t.ID + 1
 			}
 		}
-		q.loose += f
+	}
+	*same = uint32(q.exact-stamp) | 1
+	if q.gw != 0 && q.dev != 0 {
+		q.dev ^= q.gw &^ 1 // one device: its sn on its gateway
 	}
 	if len(key) > device.MaxAPIKeyLen {
 		key = key[:device.MaxAPIKeyLen]
@@ -918,12 +1141,154 @@ func sinceUnix(unix int64, now time.Time) time.Duration {
 // pairsPool holds the pair slices requests are decoded into.
 var pairsPool = sync.Pool{New: func() any { p := make([]device.Pair, 0, 16); return &p }}
 
-// hashOf hashes a request that could not be decoded: its path, content
-// type and body, in order.
-func (r *Recorder) hashOf(path, contentType string, body []byte) fingerprint {
+// canonical is the name a field has in either format (the thermostat's
+// points by their XML names, device_id as sn), and whether its value is
+// read in any letter case (hex and enumerated values): the same request
+// in JSON and in XML fingerprints alike.
+func canonical(key string) (name string, fold valueCase) {
+	switch key {
+	case "cooling point":
+		return "cooling_point", asIs
+	case "heating point":
+		return "heating_point", asIs
+	case device.FieldDeviceID:
+		return device.FieldSN, hexCase
+	case device.FieldSign, device.FieldAccount, device.FieldMAC, device.FieldSN:
+		return key, hexCase
+	case "io", "mode", "fan", "Relay1", "Relay2":
+		return key, wordCase
+	}
+	return key, asIs
+}
+
+// valueCase is how a field's value is read: as it is, hex in either
+// case, or an enumerated word in any case.
+type valueCase uint8
+
+const (
+	asIs valueCase = iota
+	hexCase
+	wordCase
+)
+
+// enumWords are the enumerated values of every device type, in their
+// canonical case.
+var enumWords = func() []string {
+	var out []string
+	for _, t := range device.Types {
+		for _, f := range t.Fields {
+			if f.Kind == device.Enum {
+				for _, v := range f.Values {
+					if !slices.Contains(out, v) {
+						out = append(out, v)
+					}
+				}
+			}
+		}
+	}
+	return out
+}()
+
+// canonicalWord is an enumerated value in its canonical case (the
+// interface reads them in any case), v itself when it is none; no copy.
+func canonicalWord(v string) string {
+	for _, w := range enumWords {
+		if len(w) == len(v) && strings.EqualFold(w, v) {
+			return w
+		}
+	}
+	return v
+}
+
+// hashLower is r.field(name, value) over value in lower case, without a
+// copy on the heap for a value of up to 64 bytes.
+func (r *Recorder) hashLower(name, value string) fingerprint {
+	upper := false
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; 'A' <= c && c <= 'Z' {
+			upper = true
+			break
+		}
+	}
+	if !upper {
+		return r.field(name, value)
+	}
+	if len(value) > 64 {
+		return r.field(name, strings.ToLower(value))
+	}
+	var buf [64]byte
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return r.field(name, unsafe.String(&buf[0], len(value)))
+}
+
+// keyIn reads the api_key of a body that could not be decoded as its
+// Content-Type says (none, a wrong one, a body almost JSON or XML):
+// "api_key": "…" or <api_key>…</api_key>, the first found; "" when the
+// body shows none.
+func keyIn(body []byte) string {
+	s := string(body) // no copy kept: the key is cloned when it names a new client
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], device.FieldAPIKey)
+		if j < 0 {
+			return ""
+		}
+		j += i
+		i = j + len(device.FieldAPIKey)
+		var v string
+		switch {
+		case j > 0 && s[j-1] == '"' && i < len(s) && s[i] == '"':
+			k := skipSpaces(s, i+1)
+			if k >= len(s) || s[k] != ':' {
+				continue
+			}
+			k = skipSpaces(s, k+1)
+			if k >= len(s) || s[k] != '"' {
+				continue
+			}
+			end := strings.IndexAny(s[k+1:], "\"\\")
+			if end < 0 {
+				continue
+			}
+			v = s[k+1 : k+1+end]
+		case j > 0 && s[j-1] == '<' && i < len(s) && s[i] == '>':
+			end := strings.IndexByte(s[i+1:], '<')
+			if end < 0 {
+				continue
+			}
+			v = s[i+1 : i+1+end]
+		default:
+			continue
+		}
+		if v = strings.TrimSpace(v); v != "" {
+			if len(v) > device.MaxAPIKeyLen {
+				v = v[:device.MaxAPIKeyLen]
+			}
+			return v
+		}
+	}
+	return ""
+}
+
+func skipSpaces(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// hashOf hashes a request that could not be decoded: its path and body,
+// in order (the same bytes under another Content-Type are the same
+// request).
+func (r *Recorder) hashOf(path string, body []byte) fingerprint {
 	var h maphash.Hash
 	h.SetSeed(r.seed)
-	for _, p := range []string{path, contentType} {
+	for _, p := range []string{path} {
 		h.WriteString(strconv.Itoa(len(p)))
 		h.WriteByte(':')
 		h.WriteString(p)
@@ -965,7 +1330,7 @@ func foreignField(pairs []device.Pair, own *device.Type, format device.Format) s
 func readAnswer(a *answer, ex *Exchange, sign, key string) {
 	a.status = uint16(min(max(ex.Status, 0), math.MaxUint16))
 	if ex.Status == http.StatusOK {
-		return // no error, and a Retry-After counts on 429 and 503 only (observe)
+		return // no error, and a Retry-After counts on errors only (observe)
 	}
 	if v := strings.TrimSpace(headerValue(ex.Header, "Retry-After")); v != "" {
 		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {

@@ -34,14 +34,14 @@ func TestWindowFindsTheLastN(t *testing.T) {
 			steps := 20*n + 50
 			for step := 0; step < steps; step++ {
 				fp := draw()
-				w.add(fp, base.Add(time.Duration(step)*time.Millisecond))
+				w.add(fp, base.Add(time.Duration(step)*time.Millisecond), 0)
 				latest[fp] = step
 				for range 16 {
 					q := draw()
 					at, ok := latest[q]
 					found := ok && at > step-n
 					want := base.Add(time.Duration(at) * time.Millisecond)
-					got, gotOK := w.find(q)
+					got, _, gotOK := w.find(q)
 					if gotOK != found || (found && !got.Equal(want)) {
 						t.Fatalf("n %d, step %d, fingerprint %x: found %v at %v, want %v at %v", n, step, q, gotOK, got, found, want)
 					}

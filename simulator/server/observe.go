@@ -57,6 +57,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			ex.Validated, ex.Invalid = cw.validated, cw.invalid
 		}
 		ex.AnswerError = cw.answerErr
+		ex.RemoteAddr = r.RemoteAddr
 		obs.Observe(ex)
 		if pp := cw.pairs; pp != nil {
 			if cap(*pp) <= 4*pairsCap {
