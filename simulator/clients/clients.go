@@ -96,11 +96,14 @@ const (
 	sentRing    = 256
 	// retrySlack is how early a request after a Retry-After may come and
 	// still count as waiting: the client's and the server's clocks start
-	// the wait at slightly different moments. A request that arrives
-	// less than retrySlack after an answer left is not judged by it
-	// either: it may have been on its way before the app read the answer
-	// (another connection of the app, an answer still in the network).
+	// the wait at slightly different moments.
 	retrySlack = 100 * time.Millisecond
+	// InFlight is how long after an answer left another request may
+	// arrive and still have been on its way before the app read the
+	// answer (another goroutine's, another connection's, delayed by a
+	// busy machine): such a request is not judged against that answer,
+	// unless it is the answered request itself sent again.
+	InFlight = 250 * time.Millisecond
 	// BackoffFloor is the least an app waits before it retries an error
 	// that carried no Retry-After (429 or 5xx): JudgeBackoff.
 	BackoffFloor = 500 * time.Millisecond
@@ -747,11 +750,11 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 
 // after says a request that arrived at is judged against an answer that
 // left at from: it arrived after the answer left, and either more than
-// retrySlack after (sooner, it may have been on its way before the app
-// read the answer: another connection's, another goroutine's) or it is
-// the very request answered again, its timestamp and sign aside (same).
+// InFlight after (sooner, it may have been on its way before the app
+// read the answer) or it is the very request answered again, its
+// timestamp and sign aside (same).
 func after(at, from time.Time, same, answered uint32) bool {
-	return at.After(from.Add(retrySlack)) || (at.After(from) && same == answered)
+	return at.After(from.Add(InFlight)) || (at.After(from) && same == answered)
 }
 
 // formatName is "json", "xml", or "an unreadable body" for 0.
@@ -772,18 +775,18 @@ func targetKey(gw, dev uint32) uint64 { return uint64(gw)<<32 | uint64(dev) }
 func (c *client) waits(at time.Time, what desc, q *request, same uint32) bool {
 	early := false
 	ns := at.UnixNano()
-	slack := int64(retrySlack)
+	slack, inFlight := int64(retrySlack), int64(InFlight)
 	for _, k := range [2]uint64{targetKey(q.gw, 0), targetKey(q.gw, q.dev)} {
 		w := c.targets[k]
 		if w == nil {
 			continue
 		}
-		if w.until != 0 && ns < w.until-slack && !early && (ns > w.from+slack || (ns > w.from && same == w.same)) {
+		if w.until != 0 && ns < w.until-slack && !early && (ns > w.from+inFlight || (ns > w.from && same == w.same)) {
 			early = true
 			v := c.flag(JudgeRetryAfter, at, what)
 			v.kind, v.t, v.d, v.status, v.code = breachEarly, timeOf(w.from), time.Duration(w.until-ns), w.status, w.code
 		}
-		if w.backoffFrom != 0 && ns < w.backoffFrom+int64(BackoffFloor) && (ns > w.backoffFrom+slack || (ns > w.backoffFrom && same == w.backoffSame)) {
+		if w.backoffFrom != 0 && ns < w.backoffFrom+int64(BackoffFloor) && (ns > w.backoffFrom+inFlight || (ns > w.backoffFrom && same == w.backoffSame)) {
 			v := c.flag(JudgeBackoff, at, what)
 			v.kind, v.t, v.d, v.status, v.code = breachBackoff, timeOf(w.backoffFrom), time.Duration(ns-w.backoffFrom), w.backoffStatus, w.backoffCode
 		}
