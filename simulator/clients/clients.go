@@ -1544,6 +1544,7 @@ func (c *client) report(window time.Duration) Client {
 		p := c.phases[name]
 		out.Phases = append(out.Phases, Phase{Phase: name, Requests: p.requests, Errors: p.errors, RetriedEarly: p.early, Codes: maps.Clone(p.codes)})
 	}
+	out.fillUntried()
 	return out
 }
 

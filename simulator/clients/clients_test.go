@@ -289,3 +289,37 @@ func TestReportScopeInMemory(t *testing.T) {
 		t.Errorf("scope %q, replicas %v, requests %d", r.Scope, r.Replicas, clientA(t, r).Requests)
 	}
 }
+
+// TestUntriedSaysWhatTheAppNeverTried: the report lists the operations,
+// device types and formats an app never sent and the errors it never
+// met, in every format, so that a team sees what its tests do not cover.
+func TestUntriedSaysWhatTheAppNeverTried(t *testing.T) {
+	_, c := start(t, simulator.Options{})
+	c.Send(device.SendCommand, device.JSON, c.Command(simtest.SN('a', 5), "Light Dimmer", simtest.N("dimming", "30"))).OK(t, device.JSON)
+	c.Send(device.SendCommand, device.JSON, c.Command(strings.Repeat("f", 32), "Light Dimmer", simtest.N("dimming", "31"))).
+		Fail(t, device.JSON, http.StatusNotFound, device.CodeDeviceNotFound, "sn")
+	r := report(t, c)
+	u := clientA(t, r).Untried
+	if strings.Join(u.Operations, ",") != "message,update_name" || strings.Join(u.Formats, ",") != "xml" || len(u.Types) != len(device.Types)-1 {
+		t.Errorf("untried %+v", u)
+	}
+	for _, typ := range u.Types {
+		if typ == "Light Dimmer" {
+			t.Errorf("Light Dimmer was commanded: %+v", u)
+		}
+	}
+	if len(u.Errors) != len(clients.ReadyFor)-1 || strings.Contains(strings.Join(u.Errors, ","), "device_not_found") {
+		t.Errorf("errors never met %v", u.Errors)
+	}
+	var text, page bytes.Buffer
+	r.WriteText(&text)
+	r.WriteHTML(&page)
+	for _, want := range []string{"never sent: operations message, update_name; device types Appliance Module", "formats xml;", "never met: 401 stale_timestamp"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text misses %q:\n%s", want, text.String())
+		}
+	}
+	if !strings.Contains(page.String(), "errors never met") || !strings.Contains(page.String(), "429 rate_limited") {
+		t.Errorf("page misses what was never tried")
+	}
+}

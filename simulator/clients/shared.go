@@ -229,6 +229,9 @@ func merge(parts [][]Client, maxClients int) []Client {
 	if other != nil {
 		out = append(out, *other)
 	}
+	for i := range out {
+		out[i].fillUntried()
+	}
 	return out
 }
 
