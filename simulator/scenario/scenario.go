@@ -36,12 +36,12 @@ type Step struct {
 	At  Duration `yaml:"at"`
 	For Duration `yaml:"for"`
 
-	GatewayOffline    string        `yaml:"gateway_offline"`
-	ErrorRate         *ErrorRate    `yaml:"error_rate"`
-	Latency           Duration      `yaml:"latency"`
-	DeviceSlow        *SlowDevice   `yaml:"device_slow"`
-	DeviceUnreachable *DeviceRef    `yaml:"device_unreachable"`
-	RedisLoss         bool          `yaml:"redis_loss"`
+	GatewayOffline    string      `yaml:"gateway_offline"`
+	ErrorRate         *ErrorRate  `yaml:"error_rate"`
+	Latency           Duration    `yaml:"latency"`
+	DeviceSlow        *SlowDevice `yaml:"device_slow"`
+	DeviceUnreachable *DeviceRef  `yaml:"device_unreachable"`
+	RedisLoss         bool        `yaml:"redis_loss"`
 	// RetryAfter, beside a step's fault, sets the Retry-After the
 	// injected errors carry while the step is in force (server.Faults'
 	// retry_after: seconds, a duration, or "none" for a service that
