@@ -7,15 +7,22 @@
 //	func TestDimmer(t *testing.T) {
 //		t.Parallel()
 //		sim := gwsimtest.Start(t) // the demo fleet
-//		app := myapp.New(sim.URL, sim.Credentials().APIKey, sim.Credentials().Secret)
-//		if err := app.Dim("Hall", 30); err != nil {
+//		cred := sim.Credentials()
+//		app := myapp.New(sim.URL, cred.APIKey, cred.Secret, cred.AccountID, cred.MAC)
+//		if err := app.Dim(hallSN, 30); err != nil {
 //			t.Fatal(err)
 //		}
-//		if got := sim.Device(sim.Credentials().MAC, hallSN).State["dimming"]; got != 30.0 {
-//			t.Errorf("dimming %v", got)
+//		if d, ok := sim.Device(cred.MAC, hallSN); !ok || d.State["dimming"] != 30.0 {
+//			t.Errorf("dimming %v", d.State["dimming"])
 //		}
 //		sim.AssertClean(t) // the app broke no rule of the interface
 //	}
+//
+// The runnable examples (Example, ExampleServer_GatewayOffline,
+// ExampleServer_Report, ExampleServer_PlayScenario) are the same with an
+// app's own HTTP client written out; go test runs them, and
+// TestAppModuleUsesGwsimtest compiles the snippet above and the one of
+// docs/app-testing.md in an app module of their own.
 //
 // A Server gives its URL and the credentials of its fleet, a signing
 // Client, Go calls that read and set device state and read the gateways'
