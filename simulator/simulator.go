@@ -73,8 +73,9 @@ type Options struct {
 	// ClientPhases names the faults in force for the client report (a
 	// scenario's); nil: none.
 	ClientPhases func() []string
-	// WrapOperations and Admin: see server.Config.
+	// WrapOperations, ReplayNote and Admin: see server.Config.
 	WrapOperations func(http.Handler) http.Handler
+	ReplayNote     string
 	Admin          map[string]http.Handler
 	// ReadHeaderTimeout, ReadTimeout and ShutdownTimeout: see
 	// server.Config (zero: its defaults).
@@ -132,7 +133,7 @@ func Build(o Options) (*Simulator, error) {
 	cfg := server.Config{Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
-		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
+		Replica: o.Replica, WrapOperations: o.WrapOperations, ReplayNote: o.ReplayNote, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout,
 		AllowedHosts: o.AllowedHosts, MaxEventsClients: o.MaxEventsClients,
 		NoMetrics: o.NoMetrics}

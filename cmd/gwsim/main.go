@@ -342,6 +342,10 @@ func (m *Main) ParseFlags(args []string) error {
 		p.Auth = af.Authenticator()
 		m.player, wrap = p, p.Wrap
 	}
+	var replayNote string
+	if m.player != nil {
+		replayNote = fmt.Sprintf("replay mode: %d recorded answers from %s answer the requests they recorded; everything else is simulated", m.player.Len(), m.Replay)
+	}
 	var phases func() []string
 	var admin map[string]http.Handler
 	if m.Scenario != "" {
@@ -353,7 +357,7 @@ func (m *Main) ParseFlags(args []string) error {
 		phases, admin = m.play.Phases, m.play.Routes()
 	}
 	var err error
-	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ClientPhases: phases, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
+	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ReplayNote: replayNote, ClientPhases: phases, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,

@@ -44,7 +44,7 @@ func (s *Server) operation(op device.Operation) http.Handler {
 			w.WriteHeader(http.StatusOK)
 			w.Write(codec.Success(format))
 		}
-		took := s.record(r, op, start, format, status, derr, req)
+		took := s.record(r, op, start, format, status, derr, req, s.exchangeID(w))
 		if cw != nil {
 			cw.done = start.Add(took)
 		}
@@ -217,10 +217,10 @@ func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 // record writes the journal entry and the log line. It never logs the
 // sign, the api_key's secret or the body.
 // It returns how long the request took.
-func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f device.Format, status int, e *device.Error, req *device.Request) time.Duration {
+func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f device.Format, status int, e *device.Error, req *device.Request, id uint64) time.Duration {
 	took := time.Since(start)
 	ent := Entry{Time: start.UTC(), Method: truncate(r.Method, 32), Path: truncate(r.URL.Path, 200), Status: status,
-		DurationUS: took.Microseconds()}
+		DurationUS: took.Microseconds(), ID: id}
 	if f != 0 {
 		ent.Format = f.String()
 	}
@@ -229,6 +229,7 @@ func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f
 	}
 	if req != nil {
 		ent.MAC, ent.SN = req.MAC, req.SN
+		ent.App = s.apps.name(req.APIKey)
 	}
 	s.journal.Add(ent)
 	if s.changes.Watched() {
@@ -256,9 +257,11 @@ const namedMax = 64
 // validation named (trimmed, mac in lower case as Parse keeps it), for
 // the journal; nil when it named neither.
 func named(pairs []device.Pair) *device.Request {
-	var mac, sn string
+	var mac, sn, key string
 	for _, p := range pairs {
 		switch p.Key {
+		case device.FieldAPIKey:
+			key = strings.TrimSpace(p.Value.Text)
 		case device.FieldMAC:
 			mac = strings.ToLower(strings.TrimSpace(p.Value.Text))
 		case device.FieldSN, device.FieldDeviceID:
@@ -267,11 +270,12 @@ func named(pairs []device.Pair) *device.Request {
 			}
 		}
 	}
-	if mac == "" && sn == "" {
+	if mac == "" && sn == "" && key == "" {
 		return nil
 	}
 	req := &device.Request{SN: truncate(sn, namedMax)}
 	req.MAC = truncate(mac, namedMax)
+	req.APIKey = key
 	return req
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/clients"
 	// simtest imports this package: its internal tests use the part
 	// of simtest that does not (package core), under the same name.
 	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
@@ -498,5 +500,49 @@ func TestInjectedErrorsCarryRetryAfter(t *testing.T) {
 	c.AdminJSON(http.MethodGet, "/_sim/faults", "", &got)
 	if got.ErrorRate != 0.5 || got.RetryAfter != "2" {
 		t.Errorf("a refused change changed the faults: %+v", got)
+	}
+}
+
+// TestJournalRowOpensMasked: each journal row opens to its request and
+// answer (GET /_sim/journal/{id}), in both formats, with the api_key
+// masked and the sign replaced; a body that names a sign in a form the
+// masking does not read is withheld; a bad id is refused naming it.
+func TestJournalRowOpensMasked(t *testing.T) {
+	_, c := testServer(t, nil, Config{AdminToken: "tok", Observer: clients.New(clients.Config{Trusted: true})}, nil)
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		c.Send(device.SendCommand, f, dimmer(c, c.Envelope(), "41")).OK(t, f)
+	}
+	env := c.Envelope()
+	c.Post(device.SendCommand.Path(), "text/plain", []byte("api_key="+c.APIKey+"&sign="+env[2].Val))
+	var journal []Entry
+	c.AdminJSON(http.MethodGet, "/_sim/journal", "", &journal)
+	if len(journal) != 3 {
+		t.Fatalf("journal %+v", journal)
+	}
+	for i, e := range journal {
+		var x ExchangeView
+		c.AdminJSON(http.MethodGet, "/_sim/journal/"+strconv.FormatUint(e.ID, 10), "", &x)
+		all := x.Request + x.Answer + x.Hidden
+		if strings.Contains(all, env[2].Val) || strings.Contains(all, c.Secret) || strings.Contains(all, `"`+c.APIKey+`"`) || strings.Contains(all, ">"+c.APIKey+"<") {
+			t.Errorf("row %d carries a secret: %+v", i, x)
+		}
+		switch i {
+		case 0, 1:
+			if e.App != "key-…" || !strings.Contains(x.Request, "SIGNATURE") || !strings.Contains(x.Request, "key-…") || !strings.Contains(x.Answer, "success") {
+				t.Errorf("row %d: entry %+v, exchange %+v", i, e, x)
+			}
+		case 2:
+			if x.Request != "" || x.Hidden == "" || x.Status != http.StatusUnsupportedMediaType {
+				t.Errorf("a text/plain body with a sign: %+v", x)
+			}
+		}
+	}
+	for _, bad := range []string{"0", "x", "-1"} {
+		if status, _, b := c.Admin(http.MethodGet, "/_sim/journal/"+bad, ""); status != http.StatusBadRequest || !strings.Contains(string(b), `"id"`) {
+			t.Errorf("id %s: %d %s", bad, status, b)
+		}
+	}
+	if status, _, _ := c.Admin(http.MethodGet, "/_sim/journal/999999", ""); status != http.StatusNotFound {
+		t.Errorf("an id no longer kept: %d, want 404", status)
 	}
 }
