@@ -73,6 +73,9 @@ type Options struct {
 	// ClientPhases names the faults in force for the client report (a
 	// scenario's); nil: none.
 	ClientPhases func() []string
+	// ClientFaults, in place of ClientPhases, are the scenario's faults
+	// the client report attributes each request to (clients.Config.Faults).
+	ClientFaults func() []clients.Fault
 	// WrapOperations, ReplayNote and Admin: see server.Config.
 	WrapOperations func(http.Handler) http.Handler
 	ReplayNote     string
@@ -146,7 +149,7 @@ func Build(o Options) (*Simulator, error) {
 		if window == 0 {
 			window = -1 // the fleet has no window: skew is reported, not judged
 		}
-		rec = clients.New(clients.Config{Window: window, Location: f.Location(), Now: o.Now, Phases: o.ClientPhases, Trusted: true})
+		rec = clients.New(clients.Config{Window: window, Location: f.Location(), Now: o.Now, Phases: o.ClientPhases, Faults: o.ClientFaults, Trusted: true})
 		cfg.Observer = rec
 		cfg.Admin["GET /_sim/clients"] = rec.Handler()
 		cfg.Admin["DELETE /_sim/clients"] = rec.Handler()

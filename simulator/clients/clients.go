@@ -146,8 +146,14 @@ type Config struct {
 	// Now is the clock skew is measured against (time.Now when nil).
 	Now func() time.Time
 	// Phases, when set, names the faults in force (a scenario's), so that
-	// the report says how the app behaved during each.
+	// the report says how the app behaved during each: every request is
+	// counted under every fault in force when it arrived.
 	Phases func() []string
+	// Faults, when set (in place of Phases), are a scenario's faults that
+	// have started: each request is counted under the fault that answered
+	// it (Fault), and the report says, per fault, whether the app
+	// recovered after it ended.
+	Faults func() []Fault
 	// Trusted says the answers come from gwsim itself, whose 200 means the
 	// request followed every rule: such a request is not validated again
 	// (gwsim serve; never gwsim proxy, where the answers are judged too).
@@ -427,6 +433,13 @@ type errStat struct {
 type phaseStat struct {
 	requests, errors, early uint64
 	codes                   map[string]uint64
+	// devices counts the requests by the device (sn) or gateway (mac)
+	// they went to; lat* are their latencies.
+	devices                map[string]uint64
+	latN                   uint64
+	latSum, latMin, latMax time.Duration
+	recovered              bool
+	recoveredAfter         time.Duration
 }
 
 type client struct {
@@ -552,7 +565,8 @@ func (r *Recorder) Observe(ex Exchange) {
 		now = r.now()
 	}
 	rec := record{at: nanos(ex.Time), done: nanos(ex.Done)}
-	key, sign := r.read(&rec.q, &rec.a.same, op, &ex, now)
+	var ids [2]string // the request's mac and sn
+	key, sign := r.read(&rec.q, &rec.a.same, &ids, op, &ex, now)
 	q := &rec.q
 	if ex.Judged {
 		q.invalid, q.signBad = nil, ex.SignBad
@@ -567,8 +581,14 @@ func (r *Recorder) Observe(ex Exchange) {
 	if rec.done == 0 {
 		rec.done = rec.at
 	}
-	if r.cfg.Phases != nil {
-		rec.phases = r.cfg.Phases()
+	if r.cfg.Faults != nil {
+		if faults := r.cfg.Faults(); len(faults) > 0 {
+			rec.hits = hits(faults, op, ids[0], ids[1], rec.a.e().Code, ex.Status == http.StatusOK, timeOf(rec.at))
+		}
+	} else if r.cfg.Phases != nil {
+		for _, p := range r.cfg.Phases() {
+			rec.hits = append(rec.hits, phaseHit{label: p})
+		}
 	}
 	if key == "" && ex.RemoteAddr != "" {
 		// No api_key in the bytes at all: the client's address names the
@@ -605,7 +625,7 @@ func timeOf(ns int64) time.Time {
 
 // observe folds one request into the client's report. Called with the
 // Recorder's mu held, in the order Observe took the requests.
-func (c *client) observe(window time.Duration, signFromAnswer bool, at, done time.Time, q *request, a *answer, phases []string) {
+func (c *client) observe(window time.Duration, signFromAnswer bool, at, done time.Time, q *request, a *answer, hits []phaseHit) {
 	c.dirty = true
 	status, ae := int(a.status), a.e()
 	if c.requests == 0 {
@@ -721,29 +741,13 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 		es.status = status
 		es.at, es.what, es.field, es.message = at.UTC(), what, ae.Field, ae.Message
 	}
-	for _, p := range phases {
-		ps := c.phases[p]
-		if ps == nil {
-			if len(c.phases) >= maxPhases {
-				continue
-			}
-			ps = &phaseStat{codes: map[string]uint64{}}
-			c.phases[p] = ps
-			c.phaseOrder = append(c.phaseOrder, p)
+	if len(hits) > 0 {
+		code := ae.Code
+		if code == "" && status != http.StatusOK {
+			code = "http_" + strconv.Itoa(status)
 		}
-		ps.requests++
-		if early {
-			ps.early++
-		}
-		if status != http.StatusOK {
-			ps.errors++
-			code := ae.Code
-			if code == "" {
-				code = "http_" + strconv.Itoa(status)
-			}
-			if _, ok := ps.codes[code]; ok || len(ps.codes) < maxCodes {
-				ps.codes[code]++
-			}
+		for _, h := range hits {
+			c.phase(h, at, done, status, code, early)
 		}
 	}
 }
@@ -959,7 +963,7 @@ var opPaths = func() []string {
 // It fills q, which is zero, in place (a request is copied once, into its
 // stripe), and returns the request's api_key and sign, which no record
 // keeps.
-func (r *Recorder) read(q *request, same *uint32, op device.Operation, ex *Exchange, now time.Time) (key, sign string) {
+func (r *Recorder) read(q *request, same *uint32, ids *[2]string, op device.Operation, ex *Exchange, now time.Time) (key, sign string) {
 	q.op = op
 	format, pairs := ex.Format, ex.Pairs
 	if pairs == nil || format == 0 {
@@ -1010,9 +1014,11 @@ func (r *Recorder) read(q *request, same *uint32, op device.Operation, ex *Excha
 		switch name {
 		case device.FieldMAC:
 			q.gw = uint32(f) | 1
+			ids[0] = value
 		case device.FieldSN:
 			if q.dev == 0 || p.Key == device.FieldSN {
 				q.dev = uint32(f) | 1
+				ids[1] = value
 			}
 		case device.FieldAPIKey:
 			key = strings.TrimSpace(p.Value.Text)
@@ -1451,7 +1457,41 @@ func (r *Recorder) Report() *Report {
 	own, other := r.snapshot(false)
 	rep.Clients = append(own, other...)
 	rep.Scope = ScopeProcess
+	r.recoveries(rep.Clients)
 	return rep
+}
+
+// recoveries says, for each phase of a fault that Config.Faults knows,
+// whether the app recovered after it ended.
+func (r *Recorder) recoveries(cs []Client) {
+	if r.cfg.Faults == nil {
+		return
+	}
+	ends := map[string]time.Time{}
+	for _, f := range r.cfg.Faults() {
+		ends[f.Label] = f.End
+	}
+	for i := range cs {
+		for j := range cs[i].Phases {
+			p := &cs[i].Phases[j]
+			end, known := ends[p.Phase]
+			if !known {
+				continue
+			}
+			if p.Recovery == nil {
+				p.Recovery = &Recovery{}
+			}
+			rc := p.Recovery
+			rc.Ended = !end.IsZero()
+			switch {
+			case rc.Recovered:
+			case !rc.Ended:
+				rc.Text = "the fault is in force"
+			default:
+				rc.Text = "not recovered: no request to what the fault hit has succeeded since it ended at " + end.UTC().Format(time.RFC3339)
+			}
+		}
+	}
 }
 
 // snapshot reports every client (dirtyOnly: those changed since the last
@@ -1541,8 +1581,7 @@ func (c *client) report(window time.Duration) Client {
 			MinSeconds: int64(c.skewMin / time.Second), MaxSeconds: int64(c.skewMax / time.Second)}
 	}
 	for _, name := range c.phaseOrder {
-		p := c.phases[name]
-		out.Phases = append(out.Phases, Phase{Phase: name, Requests: p.requests, Errors: p.errors, RetriedEarly: p.early, Codes: maps.Clone(p.codes)})
+		out.Phases = append(out.Phases, c.phases[name].report(name))
 	}
 	out.fillUntried()
 	return out

@@ -163,13 +163,19 @@ type Skew struct {
 	MaxSeconds  int64  `json:"max_seconds"`
 }
 
-// Phase is how the client fared while one fault was in force.
+// Phase is how the client fared with one fault: the requests the fault
+// answered (or, without Config.Faults, every request while it was in
+// force), the devices they went to and how long they took, and whether
+// the app recovered once the fault ended.
 type Phase struct {
 	Phase        string            `json:"phase"`
 	Requests     uint64            `json:"requests"`
 	Errors       uint64            `json:"errors"`
 	RetriedEarly uint64            `json:"retried_before_retry_after"`
 	Codes        map[string]uint64 `json:"codes"`
+	Devices      map[string]uint64 `json:"devices,omitempty"`
+	Latency      *Latency          `json:"latency,omitempty"`
+	Recovery     *Recovery         `json:"recovery,omitempty"`
 }
 
 // Service is gwsim proxy's report of the upstream's answers.
@@ -297,7 +303,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  clock skew: last %+ds, from %+ds to %+ds over %s\n", c.Skew.LastSeconds, c.Skew.MinSeconds, c.Skew.MaxSeconds, count(c.Skew.Samples, "request"))
 		}
 		for _, p := range c.Phases {
-			fmt.Fprintf(&b, "  during %s: %s, %s, %d sent before Retry-After ended\n", p.Phase, count(p.Requests, "request"), count(p.Errors, "error"), p.RetriedEarly)
+			b.WriteString(phaseLine(p))
 		}
 		if u := c.Untried; len(u.Operations)+len(u.Types)+len(u.Formats) > 0 {
 			b.WriteString("  never sent:")
@@ -398,6 +404,16 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			name += " " + c.ID
 		}
 		add(name, c.Judgements)
+		// One case per fault that ended: did the app recover after it.
+		var rec []Judgement
+		for _, p := range c.Phases {
+			if r := p.Recovery; r != nil && r.Ended {
+				rec = append(rec, Judgement{ID: "recovers", Name: "app recovered after " + p.Phase, Passed: r.Recovered, Latest: r.Text, Violations: map[bool]uint64{true: 0, false: 1}[r.Recovered]})
+			}
+		}
+		if len(rec) > 0 {
+			add(name+" faults", rec)
+		}
 	}
 	if r.Service != nil {
 		add("service "+r.Service.Upstream, r.Service.Judgements)
@@ -445,8 +461,8 @@ td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}.fail{color:#a00;f
 {{if .Formats}}<tr><td>formats never sent</td><td>{{join .Formats}}</td></tr>{{end}}
 {{if .Errors}}<tr><td>errors never met</td><td>{{join .Errors}}</td></tr>{{end}}
 </table>{{end}}{{end}}
-{{if .Phases}}<table><tr><th>during fault</th><th>requests</th><th>errors</th><th>sent before Retry-After ended</th></tr>
-{{range .Phases}}<tr><td>{{.Phase}}</td><td>{{.Requests}}</td><td>{{.Errors}}</td><td>{{.RetriedEarly}}</td></tr>
+{{if .Phases}}<table><tr><th>fault</th><th>requests it answered</th><th>errors</th><th>sent before Retry-After ended</th><th>against</th><th>latency (ms)</th><th>after it ended</th></tr>
+{{range .Phases}}<tr><td>{{.Phase}}</td><td>{{.Requests}}</td><td>{{.Errors}}</td><td>{{.RetriedEarly}}</td><td>{{range $k, $v := .Devices}}{{$k}} ×{{$v}} {{end}}</td><td>{{with .Latency}}{{printf "%.1f" .MinMS}}–{{printf "%.1f" .MaxMS}} (avg {{printf "%.1f" .AvgMS}}){{end}}</td><td>{{with .Recovery}}<span class="{{if .Recovered}}pass{{else if .Ended}}fail{{end}}">{{.Text}}</span>{{end}}</td></tr>
 {{end}}</table>{{end}}
 </section>{{end}}
 {{with .Service}}<section><h2>Service {{.Upstream}}</h2><p>{{.Answers}} answers.</p>

@@ -226,7 +226,7 @@ func New(opts ...Option) (*Server, error) {
 	}
 	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: c.fleet, AdminToken: c.adminToken,
 		RejectReplays: c.rejectReplays, RateLimit: c.rateLimit, Now: c.now, Logger: c.logger,
-		Replica: "gwsimtest", ClientPhases: s.phases})
+		Replica: "gwsimtest", ClientFaults: s.faults})
 	if err != nil {
 		return nil, fmt.Errorf("gwsimtest: %w", err)
 	}
@@ -517,15 +517,15 @@ func (sc *Scenario) Wait(ctx context.Context) error {
 	return nil
 }
 
-// phases names the faults of the playing scenario, for the client report.
-func (s *Server) phases() []string {
+// faults are the faults of the playing scenario, for the client report.
+func (s *Server) faults() []clients.Fault {
 	s.mu.Lock()
 	p := s.player
 	s.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	return p.Phases()
+	return p.Faults()
 }
 
 // Report is the client report now: per api_key, what it sent, the errors

@@ -67,8 +67,13 @@
         if (u.errors.length) card.append(el("div", "muted untried", "never met: " + u.errors.join(", ")));
       }
       for (const p of c.phases || []) {
-        card.append(el("div", "muted", "during " + p.phase + ": " + count(p.requests, "request") + ", " +
-          count(p.errors, "error") + ", " + p.retried_before_retry_after + " sent before Retry-After ended"));
+        const against = Object.entries(p.devices || {}).map(([d, n]) => "…" + d.slice(-6) + " ×" + n).join(", ");
+        card.append(el("div", "muted phase" + (p.recovery && p.recovery.ended && !p.recovery.recovered ? " fail" : ""),
+          "during " + p.phase + ": " + count(p.requests, "request") + ", " +
+          count(p.errors, "error") + ", " + p.retried_before_retry_after + " sent before Retry-After ended" +
+          (against ? "; against " + against : "") +
+          (p.latency ? "; took " + p.latency.min_ms.toFixed(0) + "–" + p.latency.max_ms.toFixed(0) + " ms" : "") +
+          (p.recovery ? "; " + p.recovery.text : "")));
       }
       box.append(card);
     }
