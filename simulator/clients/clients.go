@@ -1000,7 +1000,7 @@ func (r *Recorder) read(q *request, same *uint32, ids *[2]string, op device.Oper
 		if name == device.FieldFormat {
 			continue // says the format, which either format may carry
 		}
-		value := strings.TrimSpace(p.Value.Text)
+		value := p.Value.Text
 		var f fingerprint
 		switch fold {
 		case hexCase:
@@ -1212,14 +1212,7 @@ func canonicalWord(v string) string {
 // hashLower is r.field(name, value) over value in lower case, without a
 // copy on the heap for a value of up to 64 bytes.
 func (r *Recorder) hashLower(name, value string) fingerprint {
-	upper := false
-	for i := 0; i < len(value); i++ {
-		if c := value[i]; 'A' <= c && c <= 'Z' {
-			upper = true
-			break
-		}
-	}
-	if !upper {
+	if !hasUpper(value) {
 		return r.field(name, value)
 	}
 	if len(value) > 64 {
@@ -1234,6 +1227,30 @@ func (r *Recorder) hashLower(name, value string) fingerprint {
 		buf[i] = c
 	}
 	return r.field(name, unsafe.String(&buf[0], len(value)))
+}
+
+// hasUpper says s has an upper-case ASCII letter: eight bytes at a time
+// (a hex field is 12 to 32 bytes, four of them a request).
+func hasUpper(s string) bool {
+	const lo, hi, top = 0x3F3F3F3F3F3F3F3F, 0x2525252525252525, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := le64(s[i:])
+		if w&top != 0 {
+			break // a byte beyond ASCII: byte by byte
+		}
+		// A byte b has its top bit set in b+0x3F when b >= 'A', and in
+		// b+0x25 when b > 'Z'.
+		if (w+lo)&^(w+hi)&top != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // keyIn reads the api_key of a body that could not be decoded as its
