@@ -88,6 +88,12 @@ const (
 	WaitsOutRetryAfter     = clients.JudgeRetryAfter
 	NoResentRefusedRequest = clients.JudgeResend400
 	NoReplayedRequest      = clients.JudgeNoReplay
+	// BacksOffWithoutRetryAfter: an error without Retry-After (faults with
+	// RetryAfter "none") retried no sooner than clients.BackoffFloor.
+	BacksOffWithoutRetryAfter = clients.JudgeBackoff
+	// KnownDevicesOnly: no request to a gateway or device the fleet does
+	// not have (404).
+	KnownDevicesOnly = clients.JudgeKnown
 )
 
 // Option configures a Server.
@@ -538,9 +544,10 @@ func (s *Server) ResetReport() { s.sim.Clients.Reset() }
 
 // AssertClean fails t unless some client sent a request and every client
 // passed every judgement: valid requests only, no foreign field, correct
-// signs, a clock in the window, Retry-After waited out, no refused request
-// sent again, no replay. The failure lists each broken rule with its
-// latest breach.
+// signs, a clock in the window, Retry-After waited out (and a back-off
+// where an error carried none), no refused request sent again, no replay,
+// no request to a device the fleet does not have. The failure lists each
+// broken rule with its latest breach.
 func (s *Server) AssertClean(t testing.TB) {
 	t.Helper()
 	rep := s.Report()
