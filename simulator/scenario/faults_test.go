@@ -24,7 +24,6 @@ import (
 // again is not recovered. Text, JSON, JUnit and HTML say it; in JSON and
 // XML.
 func TestScenarioReportJudgesEachFault(t *testing.T) {
-	simtest.Heavy(t)
 	dimmer, thermo, porch := simtest.SN('a', 5), simtest.SN('a', 3), simtest.SN('c', 0)
 	sc, err := scenario.Parse([]byte(`
 name: overlapping faults
