@@ -116,7 +116,7 @@ func TestMetricsAfterRequests(t *testing.T) {
 		`gwsim_request_duration_seconds_bucket{operation="command",le="+Inf"}`:     6,
 		`gwsim_journal_entries`:                                                    10,
 		`gwsim_events_clients`:                                                     0,
-		`gwsim_client_report_apps`:                                                 2, // account A's key and (no api_key)
+		`gwsim_client_report_apps`:                                                 2, // account A's key and the keyless request's client address
 	}
 	for k, v := range want {
 		got, ok := m[k]

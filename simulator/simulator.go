@@ -73,8 +73,12 @@ type Options struct {
 	// ClientPhases names the faults in force for the client report (a
 	// scenario's); nil: none.
 	ClientPhases func() []string
-	// WrapOperations and Admin: see server.Config.
+	// ClientFaults, in place of ClientPhases, are the scenario's faults
+	// the client report attributes each request to (clients.Config.Faults).
+	ClientFaults func() []clients.Fault
+	// WrapOperations, ReplayNote and Admin: see server.Config.
 	WrapOperations func(http.Handler) http.Handler
+	ReplayNote     string
 	Admin          map[string]http.Handler
 	// ReadHeaderTimeout, ReadTimeout and ShutdownTimeout: see
 	// server.Config (zero: its defaults).
@@ -132,7 +136,7 @@ func Build(o Options) (*Simulator, error) {
 	cfg := server.Config{Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
 		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
-		Replica: o.Replica, WrapOperations: o.WrapOperations, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
+		Replica: o.Replica, WrapOperations: o.WrapOperations, ReplayNote: o.ReplayNote, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout,
 		AllowedHosts: o.AllowedHosts, MaxEventsClients: o.MaxEventsClients,
 		NoMetrics: o.NoMetrics}
@@ -145,7 +149,7 @@ func Build(o Options) (*Simulator, error) {
 		if window == 0 {
 			window = -1 // the fleet has no window: skew is reported, not judged
 		}
-		rec = clients.New(clients.Config{Window: window, Location: f.Location(), Now: o.Now, Phases: o.ClientPhases, Trusted: true})
+		rec = clients.New(clients.Config{Window: window, Location: f.Location(), Now: o.Now, Phases: o.ClientPhases, Faults: o.ClientFaults, Trusted: true})
 		cfg.Observer = rec
 		cfg.Admin["GET /_sim/clients"] = rec.Handler()
 		cfg.Admin["DELETE /_sim/clients"] = rec.Handler()

@@ -23,7 +23,8 @@ Prints the client report of a running gwsim serve or gwsim proxy: per
 api_key (shown as its first four characters), what the app exercised, the
 errors it received and whether it used the interface as expected.
   gwsim clients --target http://127.0.0.1:8080 --format junit > gwsim-clients.xml
-The admin token comes from --admin-token or $GWSIM_ADMIN_TOKEN.
+The target comes from --target, else $GWSIM_URL, else http://127.0.0.1:8080;
+the admin token from --admin-token or $GWSIM_ADMIN_TOKEN.
 Exit 0: the report was printed (with --fail: and every judgement passed);
 1: with --fail, some judgement failed; 2: bad usage, or no report could be
 read from the target.
@@ -44,7 +45,7 @@ func (m *clientsMain) ParseFlags(args []string) error {
 	fs := flag.NewFlagSet("gwsim clients", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() { fmt.Fprint(m.Stderr, clientsUsage); fs.PrintDefaults() }
-	fs.StringVar(&m.target, "target", "http://127.0.0.1:8080", "base URL of gwsim serve or gwsim proxy")
+	fs.StringVar(&m.target, "target", "", "base URL of gwsim serve or gwsim proxy (default: $GWSIM_URL, else "+defaultTarget+")")
 	fs.StringVar(&m.format, "format", "text", "text, json, junit or html")
 	fs.StringVar(&m.token, "admin-token", "", "the admin token (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.BoolVar(&m.fail, "fail", false, "exit 1 when any judgement failed")
@@ -60,14 +61,33 @@ func (m *clientsMain) ParseFlags(args []string) error {
 	default:
 		return fmt.Errorf("--format %q: use text, json, junit or html", m.format)
 	}
-	u, err := url.Parse(m.target)
+	target, from := targetOf(m.target)
+	u, err := url.Parse(target)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--target %q must be a URL such as http://127.0.0.1:8080", m.target)
+		return fmt.Errorf("%s %q must be a URL such as http://127.0.0.1:8080", from, target)
 	}
+	m.target = target
 	if m.token == "" {
 		m.token = os.Getenv("GWSIM_ADMIN_TOKEN")
 	}
 	return nil
+}
+
+// defaultTarget is where gwsim send and gwsim clients go without
+// --target and $GWSIM_URL: gwsim serve's default address.
+const defaultTarget = "http://127.0.0.1:8080"
+
+// targetOf is the target of gwsim send and gwsim clients: flag when
+// given, else $GWSIM_URL, else defaultTarget; and where it came from, to
+// name it in an error.
+func targetOf(flag string) (target, from string) {
+	if flag != "" {
+		return flag, "--target"
+	}
+	if v := strings.TrimSpace(os.Getenv("GWSIM_URL")); v != "" {
+		return v, "GWSIM_URL"
+	}
+	return defaultTarget, "--target"
 }
 
 // Fetch reads GET /_sim/clients of the target.

@@ -30,6 +30,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/cassette"
+	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/simulator/gcheadroom"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/scenario"
@@ -342,7 +343,11 @@ func (m *Main) ParseFlags(args []string) error {
 		p.Auth = af.Authenticator()
 		m.player, wrap = p, p.Wrap
 	}
-	var phases func() []string
+	var replayNote string
+	if m.player != nil {
+		replayNote = fmt.Sprintf("replay mode: %d recorded answers from %s answer the requests they recorded; everything else is simulated", m.player.Len(), m.Replay)
+	}
+	var faults func() []clients.Fault
 	var admin map[string]http.Handler
 	if m.Scenario != "" {
 		sc, err := scenario.Load(m.Scenario)
@@ -350,10 +355,10 @@ func (m *Main) ParseFlags(args []string) error {
 			return err
 		}
 		m.play = scenario.NewPlayer(sc, m.log)
-		phases, admin = m.play.Phases, m.play.Routes()
+		faults, admin = m.play.Faults, m.play.Routes()
 	}
 	var err error
-	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ClientPhases: phases, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
+	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ReplayNote: replayNote, ClientFaults: faults, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -21,8 +22,9 @@ const sendUsage = `Usage:
   gwsim send message [--type MESSAGE_TYPE] SETTING=NUMBER    e.g. brightness=80 (type: message)
   gwsim send rename --sn SN --name NAME
 
-Sends one signed request to --target and prints the exchange (the sign is
-shown as <SIGNATURE>). Credentials: the first account, key and gateway of
+Sends one signed request to --target (default: $GWSIM_URL, else
+http://127.0.0.1:8080) and prints the exchange (the sign is shown as
+<SIGNATURE>). Credentials: the first account, key and gateway of
 --fleet (default: the built-in demo fleet), each replaced by its flag when
 given. The secret comes from --secret-file, the environment variable
 GWSIM_SECRET, or --secret (visible to other users in the process list).
@@ -58,7 +60,7 @@ func (m *sendMain) ParseFlags(args []string) error {
 	fs := flag.NewFlagSet("gwsim send", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() { fmt.Fprint(m.Stderr, sendUsage); fs.PrintDefaults() }
-	fs.StringVar(&m.target, "target", "http://127.0.0.1:8080", "base URL of the implementation")
+	fs.StringVar(&m.target, "target", "", "base URL of the implementation (default: $GWSIM_URL, else "+defaultTarget+")")
 	fs.StringVar(&m.format, "format", "json", "body format: json or xml")
 	fs.StringVar(&m.fleetFile, "fleet", "", "fleet file with the credentials (default: the built-in demo fleet)")
 	fs.StringVar(&m.apiKey, "api-key", "", "api_key (default: the fleet's first key)")
@@ -99,6 +101,11 @@ func (m *sendMain) ParseFlags(args []string) error {
 	}
 	m.op = op
 	m.positional = append(m.positional, args2[1:]...)
+	target, from := targetOf(m.target)
+	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s %q must be a URL such as http://127.0.0.1:8080", from, target)
+	}
+	m.target = target
 	format, ok := device.ParseFormat(m.format)
 	if !ok {
 		return fmt.Errorf("--format: %q is not json or xml", m.format)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
@@ -164,5 +166,28 @@ func TestSendUsage(t *testing.T) {
 	// Unreachable target: exit 1, said plainly.
 	if code, _, errOut := run("send", "message", "--target", "http://127.0.0.1:1", "a=1"); code != 1 || !strings.Contains(errOut, "no answer") {
 		t.Errorf("unreachable: exit %d %q", code, errOut)
+	}
+}
+
+// TestGWSIMURLSetsTheTarget: $GWSIM_URL is the target of gwsim send and
+// gwsim clients when --target is not given; --target wins; a GWSIM_URL
+// that is no URL is refused, naming it.
+func TestGWSIMURLSetsTheTarget(t *testing.T) {
+	sim := simtest.Start(t, simulator.Options{Fleet: fleet.Demo()})
+	t.Setenv("GWSIM_URL", sim.URL())
+	if code, out, errOut := run("send", "command", "--type", "Light Dimmer", "--sn", demoDimmer, "dimming=44"); code != 0 || !strings.Contains(out, sim.URL()) {
+		t.Errorf("send with GWSIM_URL: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run("clients", "--format", "json"); code != 0 || !strings.Contains(out, `"requests": 1`) {
+		t.Errorf("clients with GWSIM_URL: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run("send", "--target", "http://127.0.0.1:1", "message", "brightness=1"); code != 1 || !strings.Contains(errOut, "127.0.0.1:1") {
+		t.Errorf("--target does not win over GWSIM_URL: exit %d %s", code, errOut)
+	}
+	t.Setenv("GWSIM_URL", "127.0.0.1:8080")
+	for _, cmd := range [][]string{{"send", "message", "brightness=1"}, {"clients"}} {
+		if code, _, errOut := run(cmd...); code != 2 || !strings.Contains(errOut, "GWSIM_URL") {
+			t.Errorf("%v with a GWSIM_URL that is no URL: exit %d %s", cmd, code, errOut)
+		}
 	}
 }

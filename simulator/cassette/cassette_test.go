@@ -7,16 +7,19 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gwdmi/gwtools/fixtures/sampleapp"
+	apiclient "github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/proxy"
+	"github.com/gwdmi/gwtools/simulator/server"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
@@ -94,7 +97,7 @@ func TestRecordThenReplayOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	player.Auth = fleet.Demo().Authenticator()
-	sim := simtest.Start(t, simulator.Options{Fleet: fleet.Demo(), WrapOperations: player.Wrap})
+	sim := simtest.Start(t, simulator.Options{Fleet: fleet.Demo(), WrapOperations: player.Wrap, ReplayNote: "replay mode: test"})
 	c, _ = client(t, sim.URL())
 	thermo := target.Devices["Thermostat"].SN
 	for _, f := range []device.Format{device.JSON, device.XML} {
@@ -120,6 +123,39 @@ func TestRecordThenReplayOffline(t *testing.T) {
 	}
 	if st := c.Device(c.MAC, thermo).State; st["mode"] != "Cool" {
 		t.Errorf("thermostat state %v: the simulated command should have applied, the replayed one not", st)
+	}
+
+	// The journal holds the replayed answers too, marked, each openable
+	// to its request and answer with the key masked and no sign; the
+	// dashboard says replay mode is on.
+	var journal []server.Entry
+	c.AdminJSON(http.MethodGet, "/_sim/journal", "", &journal)
+	replayed := 0
+	for _, e := range journal {
+		if e.ID == 0 {
+			t.Errorf("journal entry without id: %+v", e)
+		}
+		if !e.Replayed {
+			continue
+		}
+		replayed++
+		if e.SN == "" || e.App != apiclient.MaskAPIKey(target.Key.Key) {
+			t.Errorf("replayed entry %+v: want its sn and its app (masked key)", e)
+		}
+		var x server.ExchangeView
+		c.AdminJSON(http.MethodGet, "/_sim/journal/"+strconv.FormatUint(e.ID, 10), "", &x)
+		if !strings.Contains(x.Request, apiclient.SignMarker) && !strings.Contains(x.Request, "&lt;SIGNATURE&gt;") ||
+			strings.Contains(x.Request, target.Key.Key) || strings.Contains(x.Answer, target.Key.Key) || x.Status != e.Status || x.Answer == "" {
+			t.Errorf("replayed exchange %+v", x)
+		}
+	}
+	if replayed != 3 || len(journal) != 7 {
+		t.Errorf("journal: %d entries, %d replayed; want 7 and 3: %+v", len(journal), replayed, journal)
+	}
+	var data server.DashboardData
+	c.AdminJSON(http.MethodGet, "/_sim/dashboard/data", "", &data)
+	if data.Replay != "replay mode: test" || data.Names[c.MAC+"/"+thermo] == "" {
+		t.Errorf("dashboard data: replay %q, names %v", data.Replay, data.Names)
 	}
 }
 

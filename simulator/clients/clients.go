@@ -17,8 +17,10 @@ import (
 	"hash/maphash"
 	"maps"
 	"math"
+	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	apiclient "github.com/gwdmi/gwtools/gatewayapi/client"
@@ -71,6 +74,10 @@ type Exchange struct {
 	// caller wrote it (gwsim serve): its code, field and message are read
 	// from it instead of from the answer's bytes.
 	AnswerError *device.Error
+	// RemoteAddr is the client's address (host, or host:port), the name
+	// a request is judged under when no api_key can be read from its
+	// bytes at all.
+	RemoteAddr string
 }
 
 // Bounds of what a Recorder keeps.
@@ -91,17 +98,37 @@ const (
 	// still count as waiting: the client's and the server's clocks start
 	// the wait at slightly different moments.
 	retrySlack = 100 * time.Millisecond
+	// InFlight is how long after an answer left another request may
+	// arrive and still have been on its way before the app read the
+	// answer (another goroutine's, another connection's, delayed by a
+	// busy machine): such a request is not judged against that answer,
+	// unless it is the answered request itself sent again.
+	InFlight = 250 * time.Millisecond
+	// BackoffFloor is the least an app waits before it retries an error
+	// that carried no Retry-After (429 or 5xx): JudgeBackoff.
+	BackoffFloor = 500 * time.Millisecond
+	// maxTargets bounds the gateways and devices whose Retry-After and
+	// back-off a client's report follows at once.
+	maxTargets = 256
 	// maxExample bounds the text of an example kept in the report.
 	maxExample = 300
 )
 
 // OtherClients is the name under which requests of api_keys beyond
 // Config.MaxClients are counted; NoKey is the name of requests whose
-// api_key could not be read.
+// api_key could not be read and whose client's address is not known
+// either (a request with neither: an Exchange made without RemoteAddr).
+// A request whose api_key cannot be read is judged under its client's
+// address, named AddressPrefix + the address + ")".
 const (
-	OtherClients = "(other clients)"
-	NoKey        = "(no api_key)"
+	OtherClients  = "(other clients)"
+	NoKey         = "(no api_key)"
+	AddressPrefix = "(address "
 )
+
+// addrKey starts the keys of clients known by their address only: no
+// api_key read from a body starts with a NUL.
+const addrKey = "\x00addr:"
 
 // Config is how a Recorder judges. It is read by New.
 type Config struct {
@@ -119,8 +146,14 @@ type Config struct {
 	// Now is the clock skew is measured against (time.Now when nil).
 	Now func() time.Time
 	// Phases, when set, names the faults in force (a scenario's), so that
-	// the report says how the app behaved during each.
+	// the report says how the app behaved during each: every request is
+	// counted under every fault in force when it arrived.
 	Phases func() []string
+	// Faults, when set (in place of Phases), are a scenario's faults that
+	// have started: each request is counted under the fault that answered
+	// it (Fault), and the report says, per fault, whether the app
+	// recovered after it ended.
+	Faults func() []Fault
 	// Trusted says the answers come from gwsim itself, whose 200 means the
 	// request followed every rule: such a request is not validated again
 	// (gwsim serve; never gwsim proxy, where the answers are judged too).
@@ -249,7 +282,9 @@ const (
 	JudgeRetryAfter  = "waits_out_retry_after"
 	JudgeResend400   = "no_resent_refused_request"
 	JudgeNoReplay    = "no_replayed_request"
-	judgementsNumber = 7
+	JudgeBackoff     = "backs_off_without_retry_after"
+	JudgeKnown       = "known_devices_only"
+	judgementsNumber = 9
 )
 
 var judgements = [judgementsNumber]struct{ id, name string }{
@@ -257,9 +292,11 @@ var judgements = [judgementsNumber]struct{ id, name string }{
 	{JudgeForeign, "app sent no fields that belong to another device type"},
 	{JudgeSign, "app signed every request correctly"},
 	{JudgeClock, "app's clock is within the timestamp window"},
-	{JudgeRetryAfter, "app waited out Retry-After on 429 and 503"},
+	{JudgeRetryAfter, "app waited out Retry-After on 429, 503 and 504"},
 	{JudgeResend400, "app did not resend a refused (400) request unchanged"},
-	{JudgeNoReplay, "app did not resend a request it had already sent (same timestamp and sign)"},
+	{JudgeNoReplay, "app did not resend an accepted request (same operation, fields, timestamp and sign)"},
+	{JudgeBackoff, "app backed off at least " + BackoffFloor.String() + " before retrying an error without Retry-After"},
+	{JudgeKnown, "app sent only to gateways and devices the fleet has"},
 }
 
 // violation counts the breaches of one judgement and keeps what its
@@ -275,6 +312,7 @@ type violation struct {
 	d      time.Duration
 	t      time.Time
 	code   string
+	status uint16
 }
 
 // breach is the form of a judgement's latest-breach text.
@@ -286,10 +324,11 @@ const (
 	breachSign                   // what: the sign does not match
 	breachSkew                   // what: timestamp d from gwsim's clock, outside the window
 	breachStale                  // what: answered stale_timestamp
-	breachEarly                  // what: sent d before the Retry-After of a code answer ended
-	breachResent                 // what: the same fields as a request refused with 400 at t
-	breachReplay                 // what: the same body, timestamp and sign as a request sent at t
+	breachEarly                  // what: arrived after a code answer left at t, d before its Retry-After ended
+	breachResent                 // what: the same request as one refused with 400 at t (in format code)
+	breachReplay                 // what: the same request as one accepted at t (in format code)
 	breachReplayed               // what: answered replayed_request
+	breachBackoff                // what: arrived d after a code answer without Retry-After left at t
 )
 
 // text is the latest breach as the report says it.
@@ -305,16 +344,34 @@ func (v *violation) text(window time.Duration) string {
 	case breachStale:
 		return clip(w + ": answered stale_timestamp")
 	case breachEarly:
-		return clip(w + ": sent " + v.d.Round(time.Millisecond).String() + " before the Retry-After of a " + v.code + " answer ended")
+		return clip(w + ": arrived " + v.at.Sub(v.t).Round(time.Millisecond).String() + " after a " + v.answerName() +
+			" answer had left, " + v.d.Round(time.Millisecond).String() + " before its Retry-After ended")
+	case breachBackoff:
+		return clip(w + ": arrived " + v.d.Round(time.Millisecond).String() + " after a " + v.answerName() +
+			" answer without Retry-After had left, sooner than the " + BackoffFloor.String() + " back-off floor")
 	case breachResent:
-		return clip(w + ": the same fields as a request refused with 400 at " + v.t.UTC().Format(time.RFC3339))
+		return clip(w + ": the same operation, fields, timestamp and sign as a request sent in " + v.code +
+			" and refused with 400 at " + v.t.UTC().Format(rfc3339Milli))
 	case breachReplay:
-		return clip(w + ": the same body, timestamp and sign as a request sent at " + v.t.UTC().Format(time.RFC3339))
+		return clip(w + ": the same operation, fields, timestamp and sign as a request sent in " + v.code +
+			" and accepted at " + v.t.UTC().Format(rfc3339Milli) + " (a replay)")
 	case breachReplayed:
 		return clip(w + ": answered replayed_request")
 	}
 	return clip(w + ": " + v.detail)
 }
+
+// answerName is the answer a breach follows: "503 injected_fault".
+func (v *violation) answerName() string {
+	if v.code == "" {
+		return strconv.Itoa(int(v.status))
+	}
+	return strconv.Itoa(int(v.status)) + " " + v.code
+}
+
+// rfc3339Milli is RFC 3339 with milliseconds: two requests of one second
+// told apart.
+const rfc3339Milli = "2006-01-02T15:04:05.000Z07:00"
 
 // desc names a request in a report: its operation, device type (commands)
 // and format, as "command Light Dimmer (json)".
@@ -376,6 +433,13 @@ type errStat struct {
 type phaseStat struct {
 	requests, errors, early uint64
 	codes                   map[string]uint64
+	// devices counts the requests by the device (sn) or gateway (mac)
+	// they went to; lat* are their latencies.
+	devices                map[string]uint64
+	latN                   uint64
+	latSum, latMin, latMax time.Duration
+	recovered              bool
+	recoveredAfter         time.Duration
 }
 
 type client struct {
@@ -385,19 +449,39 @@ type client struct {
 	coverage    []covCount
 	errors      map[string]*errStat
 	judged      [judgementsNumber]violation
-	// retryUntil is when the last Retry-After this client was given ends.
-	retryUntil time.Time
-	retryCode  string
-	refused    window
-	sent       window
-	skewN      uint64
-	skewLast   time.Duration
-	skewMin    time.Duration
-	skewMax    time.Duration
-	phases     map[string]*phaseStat
-	phaseOrder []string
+	// retryFrom is when the latest 429 or 503 with a Retry-After left,
+	// retryUntil when that Retry-After ends (a wait for the whole
+	// service); targets holds the waits and back-offs of one gateway or
+	// one device (targetKey).
+	retryFrom, retryUntil time.Time
+	retryStatus           uint16
+	retryCode             string
+	retrySame             uint32
+	targets               map[uint64]*targetWait
+	refused               window
+	sent                  window
+	skewN                 uint64
+	skewLast              time.Duration
+	skewMin               time.Duration
+	skewMax               time.Duration
+	phases                map[string]*phaseStat
+	phaseOrder            []string
 	// dirty says the client changed since the last Snapshot.
 	dirty bool
+}
+
+// targetWait is what one gateway's or device's last error asks of the
+// next request to it: a Retry-After (from, until) or, when the error
+// carried none, a back-off (backoffFrom). Unix nanoseconds; 0: none.
+type targetWait struct {
+	from, until   int64
+	status        uint16
+	code          string
+	same          uint32
+	backoffFrom   int64
+	backoffStatus uint16
+	backoffCode   string
+	backoffSame   uint32
 }
 
 // request is what Observe reads of a request, as its record keeps it: no
@@ -416,9 +500,16 @@ type request struct {
 	// odd holds what few requests have (nil: nothing): a Judged
 	// exchange's violation, a field of another device type.
 	odd *oddity
-	// loose and exact fingerprint the request without and with its
-	// timestamp and sign.
-	loose, exact fingerprint
+	// gw and dev hash the gateway (mac) and the device (sn or
+	// device_id) the request names, 0 for none: the targets of a
+	// gateway's or a device's Retry-After and back-off.
+	gw, dev uint32
+	// exact fingerprints the request: its operation and every field but
+	// format, by the name the field has in either format, hex and
+	// enumerated values in lower case: the same request in JSON and XML
+	// is the same (CONTRACT 1, replays). A body that cannot be read is
+	// fingerprinted by its bytes.
+	exact fingerprint
 }
 
 // oddity is what a request breaks beyond the interface's rules as Parse
@@ -434,6 +525,10 @@ type oddity struct {
 type answer struct {
 	status   uint16
 	hasRetry bool
+	// same is the answered request's operation and fields, its timestamp
+	// and sign aside, in 32 bits: a retry of that request is told by it
+	// (kept here, where the record has room). Filled by read.
+	same uint32
 	// err holds the answer's error code, field and message (nil: none):
 	// the error gwsim answered with itself, when it reads back the same,
 	// so that nothing is copied.
@@ -470,7 +565,8 @@ func (r *Recorder) Observe(ex Exchange) {
 		now = r.now()
 	}
 	rec := record{at: nanos(ex.Time), done: nanos(ex.Done)}
-	key, sign := r.read(&rec.q, op, &ex, now)
+	var ids [2]string // the request's mac and sn
+	key, sign := r.read(&rec.q, &rec.a.same, &ids, op, &ex, now)
 	q := &rec.q
 	if ex.Judged {
 		q.invalid, q.signBad = nil, ex.SignBad
@@ -485,10 +581,30 @@ func (r *Recorder) Observe(ex Exchange) {
 	if rec.done == 0 {
 		rec.done = rec.at
 	}
-	if r.cfg.Phases != nil {
-		rec.phases = r.cfg.Phases()
+	if r.cfg.Faults != nil {
+		if faults := r.cfg.Faults(); len(faults) > 0 {
+			rec.hits = hits(faults, op, ids[0], ids[1], rec.a.e().Code, ex.Status == http.StatusOK, timeOf(rec.at))
+		}
+	} else if r.cfg.Phases != nil {
+		for _, p := range r.cfg.Phases() {
+			rec.hits = append(rec.hits, phaseHit{label: p})
+		}
+	}
+	if key == "" && ex.RemoteAddr != "" {
+		// No api_key in the bytes at all: the client's address names the
+		// app, never an anonymous bucket its CI does not read.
+		key = addrKey + hostOf(ex.RemoteAddr)
 	}
 	r.add(key, &rec)
+}
+
+// hostOf is the host of an address given as host:port (the address
+// itself when it has no port): one app's connections share it.
+func hostOf(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }
 
 // nanos is t in Unix nanoseconds, 0 when t is zero (timeOf reads it back).
@@ -509,7 +625,7 @@ func timeOf(ns int64) time.Time {
 
 // observe folds one request into the client's report. Called with the
 // Recorder's mu held, in the order Observe took the requests.
-func (c *client) observe(window time.Duration, signFromAnswer bool, at, done time.Time, q *request, a *answer, phases []string) {
+func (c *client) observe(window time.Duration, signFromAnswer bool, at, done time.Time, q *request, a *answer, hits []phaseHit) {
 	c.dirty = true
 	status, ae := int(a.status), a.e()
 	if c.requests == 0 {
@@ -563,37 +679,48 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 		c.flag(JudgeClock, at, what).kind = breachStale
 	}
 
-	// Judgements on how the request follows earlier answers.
+	// Judgements on how the request follows earlier answers. A request
+	// is judged against an answer only when it arrived after that
+	// answer had left (retrySlack later: it may have been on its way).
 	early := false
-	if !c.retryUntil.IsZero() && at.Before(c.retryUntil.Add(-retrySlack)) {
+	if !c.retryUntil.IsZero() && at.Before(c.retryUntil.Add(-retrySlack)) && after(at, c.retryFrom, a.same, c.retrySame) {
 		early = true
 		v := c.flag(JudgeRetryAfter, at, what)
-		v.kind, v.d, v.code = breachEarly, c.retryUntil.Sub(at), c.retryCode
+		v.kind, v.t, v.d, v.status, v.code = breachEarly, c.retryFrom, c.retryUntil.Sub(at), c.retryStatus, c.retryCode
 	}
-	if seenAt, ok := c.refused.find(q.loose); ok {
-		v := c.flag(JudgeResend400, at, what)
-		v.kind, v.t = breachResent, seenAt
+	if len(c.targets) > 0 {
+		early = c.waits(at, what, q, a.same) || early
 	}
-	if q.format != 0 {
-		if seenAt, ok := c.sent.find(q.exact); ok {
-			v := c.flag(JudgeNoReplay, at, what)
-			v.kind, v.t = breachReplay, seenAt
+	if q.exact != 0 {
+		if seenAt, f, ok := c.refused.find(q.exact); ok {
+			v := c.flag(JudgeResend400, at, what)
+			v.kind, v.t, v.code = breachResent, seenAt, formatName(f)
 		}
-		c.sent.add(q.exact, at)
-	} else if ae.Code == device.CodeReplayedRequest {
+	}
+	replay := false
+	if q.format != 0 {
+		if seenAt, f, ok := c.sent.find(q.exact); ok {
+			replay = true
+			v := c.flag(JudgeNoReplay, at, what)
+			v.kind, v.t, v.code = breachReplay, seenAt, formatName(f)
+		}
+	}
+	if ae.Code == device.CodeReplayedRequest && !replay {
 		c.flag(JudgeNoReplay, at, what).kind = breachReplayed
+	}
+	if ae.Code == device.CodeGatewayNotFound || ae.Code == device.CodeDeviceNotFound {
+		v := c.flag(JudgeKnown, at, what)
+		v.kind, v.err = breachError, ae
 	}
 
 	// What the answer asks of the next request.
-	if status == http.StatusBadRequest {
-		c.refused.add(q.loose, at)
+	if status == http.StatusOK && q.format != 0 {
+		c.sent.add(q.exact, at, q.format) // accepted: a replay of it is one
 	}
-	if a.hasRetry && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
-		if until := done.Add(a.retryAfter); until.After(c.retryUntil) {
-			c.retryUntil = until
-			c.retryCode = strconv.Itoa(status)
-		}
+	if status == http.StatusBadRequest && q.exact != 0 {
+		c.refused.add(q.exact, at, q.format)
 	}
+	c.asks(done, status, ae.Code, q, a)
 	if status != http.StatusOK {
 		code := ae.Code
 		if code == "" {
@@ -614,30 +741,107 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 		es.status = status
 		es.at, es.what, es.field, es.message = at.UTC(), what, ae.Field, ae.Message
 	}
-	for _, p := range phases {
-		ps := c.phases[p]
-		if ps == nil {
-			if len(c.phases) >= maxPhases {
-				continue
-			}
-			ps = &phaseStat{codes: map[string]uint64{}}
-			c.phases[p] = ps
-			c.phaseOrder = append(c.phaseOrder, p)
+	if len(hits) > 0 {
+		code := ae.Code
+		if code == "" && status != http.StatusOK {
+			code = "http_" + strconv.Itoa(status)
 		}
-		ps.requests++
-		if early {
-			ps.early++
+		for _, h := range hits {
+			c.phase(h, at, done, status, code, early)
 		}
-		if status != http.StatusOK {
-			ps.errors++
-			code := ae.Code
-			if code == "" {
-				code = "http_" + strconv.Itoa(status)
-			}
-			if _, ok := ps.codes[code]; ok || len(ps.codes) < maxCodes {
-				ps.codes[code]++
-			}
+	}
+}
+
+// after says a request that arrived at is judged against an answer that
+// left at from: it arrived after the answer left, and either more than
+// InFlight after (sooner, it may have been on its way before the app
+// read the answer) or it is the very request answered again, its
+// timestamp and sign aside (same).
+func after(at, from time.Time, same, answered uint32) bool {
+	return at.After(from.Add(InFlight)) || (at.After(from) && same == answered)
+}
+
+// formatName is "json", "xml", or "an unreadable body" for 0.
+func formatName(f device.Format) string {
+	if f == 0 {
+		return "an unreadable body"
+	}
+	return f.String()
+}
+
+// targetKey is the key of a gateway's wait (dev 0) or of one of its
+// devices'.
+func targetKey(gw, dev uint32) uint64 { return uint64(gw)<<32 | uint64(dev) }
+
+// waits judges a request against the Retry-After and the back-off its
+// gateway's and its device's last errors asked for; it says whether the
+// request came before a Retry-After ended.
+func (c *client) waits(at time.Time, what desc, q *request, same uint32) bool {
+	early := false
+	ns := at.UnixNano()
+	slack, inFlight := int64(retrySlack), int64(InFlight)
+	for _, k := range [2]uint64{targetKey(q.gw, 0), targetKey(q.gw, q.dev)} {
+		w := c.targets[k]
+		if w == nil {
+			continue
 		}
+		if w.until != 0 && ns < w.until-slack && !early && (ns > w.from+inFlight || (ns > w.from && same == w.same)) {
+			early = true
+			v := c.flag(JudgeRetryAfter, at, what)
+			v.kind, v.t, v.d, v.status, v.code = breachEarly, timeOf(w.from), time.Duration(w.until-ns), w.status, w.code
+		}
+		if w.backoffFrom != 0 && ns < w.backoffFrom+int64(BackoffFloor) && (ns > w.backoffFrom+inFlight || (ns > w.backoffFrom && same == w.backoffSame)) {
+			v := c.flag(JudgeBackoff, at, what)
+			v.kind, v.t, v.d, v.status, v.code = breachBackoff, timeOf(w.backoffFrom), time.Duration(ns-w.backoffFrom), w.backoffStatus, w.backoffCode
+		}
+		if q.dev == 0 {
+			break // the gateway's own wait only
+		}
+	}
+	return early
+}
+
+// asks keeps what an answer asks of the next request: a Retry-After on
+// 429 or 503 for every request of the app; on another error, a
+// Retry-After, or without one a back-off (429 and 5xx), for the requests
+// to the same gateway (gateway_offline) or device.
+func (c *client) asks(done time.Time, status int, code string, q *request, a *answer) {
+	if status == http.StatusOK {
+		if len(c.targets) > 0 {
+			delete(c.targets, targetKey(q.gw, 0))
+			delete(c.targets, targetKey(q.gw, q.dev))
+		}
+		return
+	}
+	wide := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	if a.hasRetry && wide {
+		if until := done.Add(a.retryAfter); until.After(c.retryUntil) {
+			c.retryFrom, c.retryUntil, c.retryStatus, c.retryCode, c.retrySame = done, until, a.status, code, a.same
+		}
+		return
+	}
+	if !a.hasRetry && status != http.StatusTooManyRequests && status < 500 {
+		return // a refusal: nothing to wait for
+	}
+	k := targetKey(q.gw, q.dev)
+	if code == device.CodeGatewayOffline || q.dev == 0 {
+		k = targetKey(q.gw, 0)
+	}
+	w := c.targets[k]
+	if w == nil {
+		if c.targets == nil {
+			c.targets = map[uint64]*targetWait{}
+		}
+		if len(c.targets) >= maxTargets {
+			clear(c.targets)
+		}
+		w = &targetWait{}
+		c.targets[k] = w
+	}
+	if a.hasRetry {
+		w.from, w.until, w.status, w.code, w.same = done.UnixNano(), done.Add(a.retryAfter).UnixNano(), a.status, code, a.same
+	} else {
+		w.backoffFrom, w.backoffStatus, w.backoffCode, w.backoffSame = done.UnixNano(), a.status, code, a.same
 	}
 }
 
@@ -695,7 +899,9 @@ func (r *Recorder) client(key string) *client {
 	}
 	key = strings.Clone(key) // the decoded field's string is kept
 	name, id := NoKey, ""
-	if key != "" {
+	if addr, ok := strings.CutPrefix(key, addrKey); ok {
+		name = AddressPrefix + addr + ")"
+	} else if key != "" {
 		name, id = Mask(key), idOf(key)
 	}
 	c := newClient(name, id)
@@ -757,7 +963,7 @@ var opPaths = func() []string {
 // It fills q, which is zero, in place (a request is copied once, into its
 // stripe), and returns the request's api_key and sign, which no record
 // keeps.
-func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.Time) (key, sign string) {
+func (r *Recorder) read(q *request, same *uint32, ids *[2]string, op device.Operation, ex *Exchange, now time.Time) (key, sign string) {
 	q.op = op
 	format, pairs := ex.Format, ex.Pairs
 	if pairs == nil || format == 0 {
@@ -765,8 +971,9 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 		format, derr = codec.FormatOf(ex.ContentType)
 		if derr != nil {
 			q.invalid = derr
-			q.loose = r.hashOf(ex.Path, ex.ContentType, ex.Body)
-			return
+			q.exact = r.hashOf(ex.Path, ex.Body)
+			*same = uint32(q.exact) | 1
+			return keyIn(ex.Body), ""
 		}
 		pp := pairsPool.Get().(*[]device.Pair)
 		defer func() {
@@ -780,23 +987,46 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 		}
 		if derr != nil {
 			q.invalid = derr
-			q.loose = r.hashOf(ex.Path, ex.ContentType, ex.Body)
-			return
+			q.exact = r.hashOf(ex.Path, ex.Body)
+			*same = uint32(q.exact) | 1
+			return keyIn(ex.Body), ""
 		}
 	}
 	q.format = format
-	q.loose = r.pathHash[op]
-	q.exact = q.loose
+	q.exact = r.pathHash[op]
+	var stamp fingerprint // the timestamp's and the sign's share of exact
 	for _, p := range pairs {
-		f := r.field(p.Key, p.Value.Text)
+		name, fold := canonical(p.Key)
+		if name == device.FieldFormat {
+			continue // says the format, which either format may carry
+		}
+		value := p.Value.Text
+		var f fingerprint
+		switch fold {
+		case hexCase:
+			f = r.hashLower(name, value)
+		case wordCase:
+			f = r.field(name, canonicalWord(value))
+		default:
+			f = r.field(name, value)
+		}
 		q.exact += f
-		switch p.Key {
+		switch name {
+		case device.FieldMAC:
+			q.gw = uint32(f) | 1
+			ids[0] = value
+		case device.FieldSN:
+			if q.dev == 0 || p.Key == device.FieldSN {
+				q.dev = uint32(f) | 1
+				ids[1] = value
+			}
 		case device.FieldAPIKey:
 			key = strings.TrimSpace(p.Value.Text)
 		case device.FieldSign:
 			sign = strings.TrimSpace(p.Value.Text)
-			continue
+			stamp += f
 		case device.FieldTimestamp:
+			stamp += f
 			if t, ok := timestampUnix(strings.TrimSpace(p.Value.Text), r.cfg.Location); ok {
 				// A timestamp names a whole second, [t, t+1s): a clock
 				// that is right is off by less than a second, never -1 s.
@@ -806,13 +1036,15 @@ func (r *Recorder) read(q *request, op device.Operation, ex *Exchange, now time.
 				}
 				q.skew, q.hasTime = d.Round(time.Second), true
 			}
-			continue
 		case device.FieldType:
 			if t, ok := device.LookupType(strings.TrimSpace(p.Value.Text)); ok {
 				q.typ = t.ID + 1
 			}
 		}
-		q.loose += f
+	}
+	*same = uint32(q.exact-stamp) | 1
+	if q.gw != 0 && q.dev != 0 {
+		q.dev ^= q.gw &^ 1 // one device: its sn on its gateway
 	}
 	if len(key) > device.MaxAPIKeyLen {
 		key = key[:device.MaxAPIKeyLen]
@@ -918,12 +1150,171 @@ func sinceUnix(unix int64, now time.Time) time.Duration {
 // pairsPool holds the pair slices requests are decoded into.
 var pairsPool = sync.Pool{New: func() any { p := make([]device.Pair, 0, 16); return &p }}
 
-// hashOf hashes a request that could not be decoded: its path, content
-// type and body, in order.
-func (r *Recorder) hashOf(path, contentType string, body []byte) fingerprint {
+// canonical is the name a field has in either format (the thermostat's
+// points by their XML names, device_id as sn), and whether its value is
+// read in any letter case (hex and enumerated values): the same request
+// in JSON and in XML fingerprints alike.
+func canonical(key string) (name string, fold valueCase) {
+	switch key {
+	case "cooling point":
+		return "cooling_point", asIs
+	case "heating point":
+		return "heating_point", asIs
+	case device.FieldDeviceID:
+		return device.FieldSN, hexCase
+	case device.FieldSign, device.FieldAccount, device.FieldMAC, device.FieldSN:
+		return key, hexCase
+	case "io", "mode", "fan", "Relay1", "Relay2":
+		return key, wordCase
+	}
+	return key, asIs
+}
+
+// valueCase is how a field's value is read: as it is, hex in either
+// case, or an enumerated word in any case.
+type valueCase uint8
+
+const (
+	asIs valueCase = iota
+	hexCase
+	wordCase
+)
+
+// enumWords are the enumerated values of every device type, in their
+// canonical case.
+var enumWords = func() []string {
+	var out []string
+	for _, t := range device.Types {
+		for _, f := range t.Fields {
+			if f.Kind == device.Enum {
+				for _, v := range f.Values {
+					if !slices.Contains(out, v) {
+						out = append(out, v)
+					}
+				}
+			}
+		}
+	}
+	return out
+}()
+
+// canonicalWord is an enumerated value in its canonical case (the
+// interface reads them in any case), v itself when it is none; no copy.
+func canonicalWord(v string) string {
+	for _, w := range enumWords {
+		if len(w) == len(v) && strings.EqualFold(w, v) {
+			return w
+		}
+	}
+	return v
+}
+
+// hashLower is r.field(name, value) over value in lower case, without a
+// copy on the heap for a value of up to 64 bytes.
+func (r *Recorder) hashLower(name, value string) fingerprint {
+	if !hasUpper(value) {
+		return r.field(name, value)
+	}
+	if len(value) > 64 {
+		return r.field(name, strings.ToLower(value))
+	}
+	var buf [64]byte
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return r.field(name, unsafe.String(&buf[0], len(value)))
+}
+
+// hasUpper says s has an upper-case ASCII letter: eight bytes at a time
+// (a hex field is 12 to 32 bytes, four of them a request).
+func hasUpper(s string) bool {
+	const lo, hi, top = 0x3F3F3F3F3F3F3F3F, 0x2525252525252525, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := le64(s[i:])
+		if w&top != 0 {
+			break // a byte beyond ASCII: byte by byte
+		}
+		// A byte b has its top bit set in b+0x3F when b >= 'A', and in
+		// b+0x25 when b > 'Z'.
+		if (w+lo)&^(w+hi)&top != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// keyIn reads the api_key of a body that could not be decoded as its
+// Content-Type says (none, a wrong one, a body almost JSON or XML):
+// "api_key": "…" or <api_key>…</api_key>, the first found; "" when the
+// body shows none.
+func keyIn(body []byte) string {
+	s := string(body) // no copy kept: the key is cloned when it names a new client
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], device.FieldAPIKey)
+		if j < 0 {
+			return ""
+		}
+		j += i
+		i = j + len(device.FieldAPIKey)
+		var v string
+		switch {
+		case j > 0 && s[j-1] == '"' && i < len(s) && s[i] == '"':
+			k := skipSpaces(s, i+1)
+			if k >= len(s) || s[k] != ':' {
+				continue
+			}
+			k = skipSpaces(s, k+1)
+			if k >= len(s) || s[k] != '"' {
+				continue
+			}
+			end := strings.IndexAny(s[k+1:], "\"\\")
+			if end < 0 {
+				continue
+			}
+			v = s[k+1 : k+1+end]
+		case j > 0 && s[j-1] == '<' && i < len(s) && s[i] == '>':
+			end := strings.IndexByte(s[i+1:], '<')
+			if end < 0 {
+				continue
+			}
+			v = s[i+1 : i+1+end]
+		default:
+			continue
+		}
+		if v = strings.TrimSpace(v); v != "" {
+			if len(v) > device.MaxAPIKeyLen {
+				v = v[:device.MaxAPIKeyLen]
+			}
+			return v
+		}
+	}
+	return ""
+}
+
+func skipSpaces(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// hashOf hashes a request that could not be decoded: its path and body,
+// in order (the same bytes under another Content-Type are the same
+// request).
+func (r *Recorder) hashOf(path string, body []byte) fingerprint {
 	var h maphash.Hash
 	h.SetSeed(r.seed)
-	for _, p := range []string{path, contentType} {
+	for _, p := range []string{path} {
 		h.WriteString(strconv.Itoa(len(p)))
 		h.WriteByte(':')
 		h.WriteString(p)
@@ -965,7 +1356,7 @@ func foreignField(pairs []device.Pair, own *device.Type, format device.Format) s
 func readAnswer(a *answer, ex *Exchange, sign, key string) {
 	a.status = uint16(min(max(ex.Status, 0), math.MaxUint16))
 	if ex.Status == http.StatusOK {
-		return // no error, and a Retry-After counts on 429 and 503 only (observe)
+		return // no error, and a Retry-After counts on errors only (observe)
 	}
 	if v := strings.TrimSpace(headerValue(ex.Header, "Retry-After")); v != "" {
 		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
@@ -1083,7 +1474,41 @@ func (r *Recorder) Report() *Report {
 	own, other := r.snapshot(false)
 	rep.Clients = append(own, other...)
 	rep.Scope = ScopeProcess
+	r.recoveries(rep.Clients)
 	return rep
+}
+
+// recoveries says, for each phase of a fault that Config.Faults knows,
+// whether the app recovered after it ended.
+func (r *Recorder) recoveries(cs []Client) {
+	if r.cfg.Faults == nil {
+		return
+	}
+	ends := map[string]time.Time{}
+	for _, f := range r.cfg.Faults() {
+		ends[f.Label] = f.End
+	}
+	for i := range cs {
+		for j := range cs[i].Phases {
+			p := &cs[i].Phases[j]
+			end, known := ends[p.Phase]
+			if !known {
+				continue
+			}
+			if p.Recovery == nil {
+				p.Recovery = &Recovery{}
+			}
+			rc := p.Recovery
+			rc.Ended = !end.IsZero()
+			switch {
+			case rc.Recovered:
+			case !rc.Ended:
+				rc.Text = "the fault is in force"
+			default:
+				rc.Text = "not recovered: no request to what the fault hit has succeeded since it ended at " + end.UTC().Format(time.RFC3339)
+			}
+		}
+	}
 }
 
 // snapshot reports every client (dirtyOnly: those changed since the last
@@ -1173,9 +1598,9 @@ func (c *client) report(window time.Duration) Client {
 			MinSeconds: int64(c.skewMin / time.Second), MaxSeconds: int64(c.skewMax / time.Second)}
 	}
 	for _, name := range c.phaseOrder {
-		p := c.phases[name]
-		out.Phases = append(out.Phases, Phase{Phase: name, Requests: p.requests, Errors: p.errors, RetriedEarly: p.early, Codes: maps.Clone(p.codes)})
+		out.Phases = append(out.Phases, c.phases[name].report(name))
 	}
+	out.fillUntried()
 	return out
 }
 

@@ -76,18 +76,13 @@ func TestCleanClientPassesEveryJudgement(t *testing.T) {
 		c.Send(device.SendCommand, f, c.Command(simtest.SN('a', 5), "Light Dimmer", simtest.N("dimming", fmt.Sprint(30+int(f))))).OK(t, f)
 		c.Send(device.UpdateName, f, append(c.Envelope(), simtest.S("sn", simtest.SN('a', 0)), simtest.S("name", "Hall "+f.String()))).OK(t, f)
 	}
-	// An error that is not the app's fault, handled well: unknown device
-	// answered 404, not resent.
-	c.Send(device.SendCommand, device.JSON, c.Command(strings.Repeat("f", 32), "Light Dimmer", simtest.N("dimming", "5"))).
-		Fail(t, device.JSON, http.StatusNotFound, device.CodeDeviceNotFound, "sn")
-
 	r := report(t, c)
 	a := clientA(t, r)
 	if got := failed(a); len(got) != 0 {
 		t.Errorf("a clean client failed %v: %+v", got, a.Judgements)
 	}
-	if a.Requests != 5 {
-		t.Errorf("requests %d, want 5", a.Requests)
+	if a.Requests != 4 {
+		t.Errorf("requests %d, want 4", a.Requests)
 	}
 	want := map[string]bool{"command Light Dimmer json": false, "command Light Dimmer xml": false,
 		"update_name  json": false, "update_name  xml": false}
@@ -102,8 +97,8 @@ func TestCleanClientPassesEveryJudgement(t *testing.T) {
 			t.Errorf("coverage misses %q: %+v", k, a.Coverage)
 		}
 	}
-	if len(a.Errors) != 1 || a.Errors[0].Code != device.CodeDeviceNotFound || a.Errors[0].Count != 1 || a.Errors[0].Latest.Field != "sn" {
-		t.Errorf("errors %+v, want one device_not_found", a.Errors)
+	if len(a.Errors) != 0 {
+		t.Errorf("errors %+v, want none", a.Errors)
 	}
 	if a.Skew == nil || a.Skew.MaxSeconds > 2 || a.Skew.MinSeconds < -2 {
 		t.Errorf("skew %+v, want about 0", a.Skew)
@@ -129,9 +124,12 @@ func TestEachBugIsNamed(t *testing.T) {
 			// Relay2 sent to an Appliance Module.
 			c.Send(device.SendCommand, f, c.Command(simtest.SN('a', 0), "Appliance Module", simtest.S("io", "On"), simtest.S("Relay2", "On"))).
 				Fail(t, f, http.StatusBadRequest, device.CodeUnexpectedField, "Relay2")
-			// A 400 sent again, re-signed but otherwise unchanged.
+			// A 400 sent again unchanged: the same fields, timestamp and sign.
 			c.Send(device.SendCommand, f, dimmer(c, now.Add(-10*time.Second), "500")).Fail(t, f, http.StatusBadRequest, device.CodeInvalidField, "dimming")
-			c.Send(device.SendCommand, f, dimmer(c, now.Add(-5*time.Second), "500")).Fail(t, f, http.StatusBadRequest, device.CodeInvalidField, "dimming")
+			c.Send(device.SendCommand, f, dimmer(c, now.Add(-10*time.Second), "500")).Fail(t, f, http.StatusBadRequest, device.CodeInvalidField, "dimming")
+			// A device the fleet does not have.
+			c.Send(device.SendCommand, f, c.Command(strings.Repeat("f", 32), "Light Dimmer", simtest.N("dimming", "5"))).
+				Fail(t, f, http.StatusNotFound, device.CodeDeviceNotFound, "sn")
 			// A clock an hour behind.
 			c.Send(device.SendCommand, f, dimmer(c, now.Add(-time.Hour), "20")).Fail(t, f, http.StatusUnauthorized, device.CodeStaleTimestamp, "timestamp")
 			// A wrong secret.
@@ -147,18 +145,19 @@ func TestEachBugIsNamed(t *testing.T) {
 			_, limited := start(t, simulator.Options{RateLimit: 1})
 			limited.Send(device.SendCommand, f, dimmer(limited, now, "23")).OK(t, f)
 			limited.Send(device.SendCommand, f, dimmer(limited, now, "24")).Fail(t, f, http.StatusTooManyRequests, device.CodeRateLimited, "")
-			limited.Send(device.SendCommand, f, dimmer(limited, now, "25")) // another request, still too early
+			limited.Send(device.SendCommand, f, dimmer(limited, now.Add(time.Second), "24")) // the same command again at once, re-signed
 			l := clientA(t, report(t, limited))
 			if got := failed(l); len(got) != 1 || got[0] != clients.JudgeRetryAfter {
 				t.Errorf("retried at once on 429: failed %v, want only %s", got, clients.JudgeRetryAfter)
 			}
-			if j := l.Judgement(clients.JudgeRetryAfter); !strings.Contains(j.Latest, "before the Retry-After of a 429 answer ended") {
+			if j := l.Judgement(clients.JudgeRetryAfter); !strings.Contains(j.Latest, "after a 429 rate_limited answer had left") ||
+				!strings.Contains(j.Latest, "before its Retry-After ended") {
 				t.Errorf("retry: %+v", j)
 			}
 
 			a := clientA(t, report(t, c))
 			for _, id := range []string{clients.JudgeValid, clients.JudgeForeign, clients.JudgeResend400, clients.JudgeClock,
-				clients.JudgeSign, clients.JudgeNoReplay} {
+				clients.JudgeSign, clients.JudgeNoReplay, clients.JudgeKnown} {
 				if j := a.Judgement(id); j.Passed || j.Latest == "" {
 					t.Errorf("%s passed: %+v", id, j)
 				}
@@ -217,8 +216,8 @@ func TestJUnitHasOneFailingCasePerBrokenJudgement(t *testing.T) {
 	for _, tc := range suites.Suites[0].Cases {
 		failedCases[tc.Name] = tc.Failure != nil
 	}
-	if len(failedCases) != 7 || !failedCases["app sent only valid requests"] ||
-		!failedCases["app sent no fields that belong to another device type"] || failedCases["app waited out Retry-After on 429 and 503"] {
+	if len(failedCases) != 9 || !failedCases["app sent only valid requests"] ||
+		!failedCases["app sent no fields that belong to another device type"] || failedCases["app waited out Retry-After on 429, 503 and 504"] {
 		t.Errorf("cases %v", failedCases)
 	}
 	if suites.Failures != 2 {
@@ -288,5 +287,39 @@ func TestReportScopeInMemory(t *testing.T) {
 	r := report(t, c)
 	if r.Scope != clients.ScopeProcess || len(r.Replicas) != 0 || clientA(t, r).Requests != 2 {
 		t.Errorf("scope %q, replicas %v, requests %d", r.Scope, r.Replicas, clientA(t, r).Requests)
+	}
+}
+
+// TestUntriedSaysWhatTheAppNeverTried: the report lists the operations,
+// device types and formats an app never sent and the errors it never
+// met, in every format, so that a team sees what its tests do not cover.
+func TestUntriedSaysWhatTheAppNeverTried(t *testing.T) {
+	_, c := start(t, simulator.Options{})
+	c.Send(device.SendCommand, device.JSON, c.Command(simtest.SN('a', 5), "Light Dimmer", simtest.N("dimming", "30"))).OK(t, device.JSON)
+	c.Send(device.SendCommand, device.JSON, c.Command(strings.Repeat("f", 32), "Light Dimmer", simtest.N("dimming", "31"))).
+		Fail(t, device.JSON, http.StatusNotFound, device.CodeDeviceNotFound, "sn")
+	r := report(t, c)
+	u := clientA(t, r).Untried
+	if strings.Join(u.Operations, ",") != "message,update_name" || strings.Join(u.Formats, ",") != "xml" || len(u.Types) != len(device.Types)-1 {
+		t.Errorf("untried %+v", u)
+	}
+	for _, typ := range u.Types {
+		if typ == "Light Dimmer" {
+			t.Errorf("Light Dimmer was commanded: %+v", u)
+		}
+	}
+	if len(u.Errors) != len(clients.ReadyFor)-1 || strings.Contains(strings.Join(u.Errors, ","), "device_not_found") {
+		t.Errorf("errors never met %v", u.Errors)
+	}
+	var text, page bytes.Buffer
+	r.WriteText(&text)
+	r.WriteHTML(&page)
+	for _, want := range []string{"never sent: operations message, update_name; device types Appliance Module", "formats xml;", "never met: 401 stale_timestamp"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text misses %q:\n%s", want, text.String())
+		}
+	}
+	if !strings.Contains(page.String(), "errors never met") || !strings.Contains(page.String(), "429 rate_limited") {
+		t.Errorf("page misses what was never tried")
 	}
 }

@@ -3,6 +3,8 @@ package clients
 import (
 	"math/bits"
 	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // fingerprint identifies a request's fields whatever their order: the
@@ -110,6 +112,8 @@ type seen struct {
 	// at is when, in Unix nanoseconds (no pointer for the collector to
 	// follow, a ring a client).
 	at int64
+	// format is the request's format, which a report names.
+	format device.Format
 }
 
 func newWindow(n int) window {
@@ -137,21 +141,22 @@ func (w *window) lookup(fp fingerprint) int {
 	}
 }
 
-// find says when fp was last seen, if it is among the last n.
-func (w *window) find(fp fingerprint) (time.Time, bool) {
+// find says when fp was last seen, and in which format, if it is among
+// the last n.
+func (w *window) find(fp fingerprint) (time.Time, device.Format, bool) {
 	if len(w.ring) == 0 {
-		return time.Time{}, false
+		return time.Time{}, 0, false
 	}
 	s := w.slots[w.lookup(fp)]
 	if s == 0 {
-		return time.Time{}, false
+		return time.Time{}, 0, false
 	}
-	return time.Unix(0, w.ring[s-1].at), true
+	return time.Unix(0, w.ring[s-1].at), w.ring[s-1].format, true
 }
 
 // add remembers fp seen at, forgetting the oldest fingerprint once n are
 // held.
-func (w *window) add(fp fingerprint, at time.Time) {
+func (w *window) add(fp fingerprint, at time.Time, format device.Format) {
 	slot := len(w.ring)
 	if slot < cap(w.ring) {
 		w.ring = append(w.ring, seen{})
@@ -164,7 +169,7 @@ func (w *window) add(fp fingerprint, at time.Time) {
 			w.remove(i)
 		}
 	}
-	w.ring[slot] = seen{fp, at.UnixNano()}
+	w.ring[slot] = seen{fp, at.UnixNano(), format}
 	w.slots[w.lookup(fp)] = int32(slot + 1)
 }
 

@@ -34,14 +34,14 @@ func TestWindowFindsTheLastN(t *testing.T) {
 			steps := 20*n + 50
 			for step := 0; step < steps; step++ {
 				fp := draw()
-				w.add(fp, base.Add(time.Duration(step)*time.Millisecond))
+				w.add(fp, base.Add(time.Duration(step)*time.Millisecond), 0)
 				latest[fp] = step
 				for range 16 {
 					q := draw()
 					at, ok := latest[q]
 					found := ok && at > step-n
 					want := base.Add(time.Duration(at) * time.Millisecond)
-					got, gotOK := w.find(q)
+					got, _, gotOK := w.find(q)
 					if gotOK != found || (found && !got.Equal(want)) {
 						t.Fatalf("n %d, step %d, fingerprint %x: found %v at %v, want %v at %v", n, step, q, gotOK, got, found, want)
 					}
@@ -156,3 +156,28 @@ func BenchmarkFieldHash(b *testing.B) {
 }
 
 var sink uint64
+
+// TestHasUpper: hasUpper, eight bytes at a time, says what a byte loop
+// says, for every letter and the bytes around 'A' and 'Z', at every place.
+func TestHasUpper(t *testing.T) {
+	slow := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if 'A' <= s[i] && s[i] <= 'Z' {
+				return true
+			}
+		}
+		return false
+	}
+	base := []byte("0123456789abcdef0123456789abcdef01")
+	for n := 0; n <= len(base); n++ {
+		for i := 0; i < n; i++ {
+			for _, c := range []byte{'@', 'A', 'M', 'Z', '[', 'a', 'z', '0', 0x7f, 0x80, 0xc3, 0xff} {
+				b := append([]byte(nil), base[:n]...)
+				b[i] = c
+				if got, want := hasUpper(string(b)), slow(string(b)); got != want {
+					t.Fatalf("hasUpper(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}

@@ -18,8 +18,8 @@ import (
 // their path, from several stripes; a request sent after another was
 // answered is still judged after it. Pairs of goroutines on one api_key,
 // through gwsim on loopback, in JSON and XML: one sends a refused command
-// and, once it is answered, the other resends its fields re-signed. Every
-// resend is told, and nothing else is.
+// and, once it is answered, the other sends the same request again (its
+// fields, timestamp and sign). Every resend is told, and nothing else is.
 //
 // A client's resends are compared with its last 64 refused requests
 // (refusedRing, a documented bound of the report), and each refusal and
@@ -47,10 +47,10 @@ func TestResendAfterRefusalAcrossGoroutines(t *testing.T) {
 				refused <- level
 			}
 		}()
-		go func() { // resends each one, re-signed, once it was answered
+		go func() { // resends each one, once it was answered
 			defer wg.Done()
 			for level := range refused {
-				c.Send(device.SendCommand, f, dimmer(c, now.Add(-5*time.Second), level)).Fail(t, f, http.StatusBadRequest, device.CodeInvalidField, "dimming")
+				c.Send(device.SendCommand, f, dimmer(c, now.Add(-10*time.Second), level)).Fail(t, f, http.StatusBadRequest, device.CodeInvalidField, "dimming")
 			}
 		}()
 	}
@@ -89,7 +89,7 @@ func TestReportHoldsEveryRequestObserved(t *testing.T) {
 	r := clients.New(clients.Config{})
 	const goroutines, each = 8, 300
 	ts1 := auth.Timestamp(time.Now().Add(-10*time.Second), time.UTC)
-	ts2 := auth.Timestamp(time.Now().Add(-5*time.Second), time.UTC)
+	ts2 := ts1 // a resend is the same request: its timestamp and sign too
 	refusedAnswer := []byte(`{"status":"error","error":{"code":"invalid_field","field":"dimming","message":"dimming must be 0 to 100"}}`)
 	h := http.Header{"Content-Type": {"application/json"}}
 	var observed atomic.Int64
@@ -115,7 +115,7 @@ func TestReportHoldsEveryRequestObserved(t *testing.T) {
 		}()
 	}
 	// Each round, every goroutine sends a refused command; once all are
-	// answered, each resends another goroutine's, re-signed (so that
+	// answered, each resends another goroutine's (so that
 	// between a refusal and its resend there are fewer than the 64
 	// refusals a client's resends are compared with).
 	observe := func(ts, level string) {

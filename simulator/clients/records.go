@@ -49,7 +49,7 @@ type record struct {
 	at, done int64
 	q        request
 	a        answer
-	phases   []string
+	hits     []phaseHit
 }
 
 // stripe is one buffer of records and its lock, on cache lines of its own.
@@ -182,7 +182,7 @@ func (r *Recorder) foldLocked() {
 		if rec == nil {
 			continue // never: every number up to n is held (see above)
 		}
-		rec.c.observe(r.cfg.Window, r.cfg.Auth == nil, timeOf(rec.at), timeOf(rec.done), &rec.q, &rec.a, rec.phases)
+		rec.c.observe(r.cfg.Window, r.cfg.Auth == nil, timeOf(rec.at), timeOf(rec.done), &rec.q, &rec.a, rec.hits)
 	}
 	r.folded = n
 	clear(order)

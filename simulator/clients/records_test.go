@@ -33,7 +33,8 @@ func TestStripesAreBoundedAndDropNothing(t *testing.T) {
 	r := New(Config{})
 	const goroutines = 4
 	each := len(r.stripes) * mostPending / goroutines // together, more than the stripes hold
-	ts := [2]string{auth.Timestamp(time.Now().Add(-10*time.Second), time.UTC), auth.Timestamp(time.Now().Add(-5*time.Second), time.UTC)}
+	once := auth.Timestamp(time.Now().Add(-10*time.Second), time.UTC)
+	ts := [2]string{once, once} // a resend is the same request: its timestamp and sign too
 	refused := []byte(`{"status":"error","error":{"code":"invalid_field","field":"dimming","message":"dimming must be 0 to 100"}}`)
 	h := http.Header{"Content-Type": {"application/json"}}
 	r.mu.Lock() // as a long fold or report would

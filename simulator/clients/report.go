@@ -7,9 +7,11 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
@@ -51,6 +53,67 @@ type Client struct {
 	SignFailures  uint64  `json:"sign_failures"`
 	ForeignFields uint64  `json:"foreign_fields"`
 	Phases        []Phase `json:"phases"`
+	// Untried is what the app never sent and the errors it never met:
+	// what its tests do not cover.
+	Untried Untried `json:"untried"`
+}
+
+// Untried is what an app's requests never covered: operations, device
+// types (commands) and formats it never sent, and the errors a service
+// answers well-formed requests with (ReadyFor) that it never met.
+type Untried struct {
+	Operations []string `json:"operations"`
+	Types      []string `json:"types"`
+	Formats    []string `json:"formats"`
+	Errors     []string `json:"errors"`
+}
+
+// ReadyFor are the errors an app must be ready for, which a service
+// answers requests with however well formed they are (status and code),
+// and which gwsim can give it: by a rate limit, fault injection, a
+// scenario, a fleet without the device, --reject-replays, a clock.
+var ReadyFor = []string{
+	"401 stale_timestamp", "401 replayed_request", "404 gateway_not_found", "404 device_not_found",
+	"409 type_mismatch", "429 rate_limited", "503 injected_fault", "504 gateway_offline", "504 device_unreachable",
+}
+
+// fillUntried sets c.Untried from its coverage and errors.
+func (c *Client) fillUntried() {
+	ops, types, formats, codes := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, v := range c.Coverage {
+		if v.Sent == 0 {
+			continue
+		}
+		ops[v.Operation], formats[v.Format] = true, true
+		if v.Type != "" {
+			types[v.Type] = true
+		}
+	}
+	for _, e := range c.Errors {
+		codes[strconv.Itoa(e.Status)+" "+e.Code] = true
+	}
+	u := Untried{Operations: []string{}, Types: []string{}, Formats: []string{}, Errors: []string{}}
+	for _, op := range device.Operations {
+		if !ops[op.Name()] {
+			u.Operations = append(u.Operations, op.Name())
+		}
+	}
+	for _, t := range device.Types {
+		if !types[t.Name] {
+			u.Types = append(u.Types, t.Name)
+		}
+	}
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		if !formats[f.String()] {
+			u.Formats = append(u.Formats, f.String())
+		}
+	}
+	for _, code := range ReadyFor {
+		if !codes[code] {
+			u.Errors = append(u.Errors, code)
+		}
+	}
+	c.Untried = u
 }
 
 // Coverage counts the requests of one operation, device type (commands
@@ -100,13 +163,19 @@ type Skew struct {
 	MaxSeconds  int64  `json:"max_seconds"`
 }
 
-// Phase is how the client fared while one fault was in force.
+// Phase is how the client fared with one fault: the requests the fault
+// answered (or, without Config.Faults, every request while it was in
+// force), the devices they went to and how long they took, and whether
+// the app recovered once the fault ended.
 type Phase struct {
 	Phase        string            `json:"phase"`
 	Requests     uint64            `json:"requests"`
 	Errors       uint64            `json:"errors"`
 	RetriedEarly uint64            `json:"retried_before_retry_after"`
 	Codes        map[string]uint64 `json:"codes"`
+	Devices      map[string]uint64 `json:"devices,omitempty"`
+	Latency      *Latency          `json:"latency,omitempty"`
+	Recovery     *Recovery         `json:"recovery,omitempty"`
 }
 
 // Service is gwsim proxy's report of the upstream's answers.
@@ -234,7 +303,19 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  clock skew: last %+ds, from %+ds to %+ds over %s\n", c.Skew.LastSeconds, c.Skew.MinSeconds, c.Skew.MaxSeconds, count(c.Skew.Samples, "request"))
 		}
 		for _, p := range c.Phases {
-			fmt.Fprintf(&b, "  during %s: %s, %s, %d sent before Retry-After ended\n", p.Phase, count(p.Requests, "request"), count(p.Errors, "error"), p.RetriedEarly)
+			b.WriteString(phaseLine(p))
+		}
+		if u := c.Untried; len(u.Operations)+len(u.Types)+len(u.Formats) > 0 {
+			b.WriteString("  never sent:")
+			for _, part := range [][2]string{{"operations", strings.Join(u.Operations, ", ")}, {"device types", strings.Join(u.Types, ", ")}, {"formats", strings.Join(u.Formats, ", ")}} {
+				if part[1] != "" {
+					fmt.Fprintf(&b, " %s %s;", part[0], part[1])
+				}
+			}
+			b.WriteString("\n")
+		}
+		if len(c.Untried.Errors) > 0 {
+			fmt.Fprintf(&b, "  never met: %s\n", strings.Join(c.Untried.Errors, ", "))
 		}
 		writeJudgements(&b, c.Judgements)
 	}
@@ -323,6 +404,16 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			name += " " + c.ID
 		}
 		add(name, c.Judgements)
+		// One case per fault that ended: did the app recover after it.
+		var rec []Judgement
+		for _, p := range c.Phases {
+			if r := p.Recovery; r != nil && r.Ended {
+				rec = append(rec, Judgement{ID: "recovers", Name: "app recovered after " + p.Phase, Passed: r.Recovered, Latest: r.Text, Violations: map[bool]uint64{true: 0, false: 1}[r.Recovered]})
+			}
+		}
+		if len(rec) > 0 {
+			add(name+" faults", rec)
+		}
 	}
 	if r.Service != nil {
 		add("service "+r.Service.Upstream, r.Service.Judgements)
@@ -340,6 +431,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 }
 
 var page = template.Must(template.New("clients").Funcs(template.FuncMap{
+	"join": func(s []string) string { return strings.Join(s, ", ") },
 	"what": func(c Coverage) string {
 		if c.Type == "" {
 			return c.Operation
@@ -363,8 +455,14 @@ td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}.fail{color:#a00;f
 {{if .Errors}}<table><tr><th>error received</th><th>status</th><th>count</th><th>latest</th></tr>
 {{range .Errors}}<tr><td>{{.Code}}</td><td>{{.Status}}</td><td>{{.Count}}</td><td>{{.Latest.Operation}}{{if .Latest.Field}} ({{.Latest.Field}}){{end}}: {{.Latest.Message}}</td></tr>
 {{end}}</table>{{end}}
-{{if .Phases}}<table><tr><th>during fault</th><th>requests</th><th>errors</th><th>sent before Retry-After ended</th></tr>
-{{range .Phases}}<tr><td>{{.Phase}}</td><td>{{.Requests}}</td><td>{{.Errors}}</td><td>{{.RetriedEarly}}</td></tr>
+{{with .Untried}}{{if or .Operations .Types .Formats .Errors}}<table class="untried"><tr><th colspan="2">what the app's tests never tried</th></tr>
+{{if .Operations}}<tr><td>operations never sent</td><td>{{join .Operations}}</td></tr>{{end}}
+{{if .Types}}<tr><td>device types never commanded</td><td>{{join .Types}}</td></tr>{{end}}
+{{if .Formats}}<tr><td>formats never sent</td><td>{{join .Formats}}</td></tr>{{end}}
+{{if .Errors}}<tr><td>errors never met</td><td>{{join .Errors}}</td></tr>{{end}}
+</table>{{end}}{{end}}
+{{if .Phases}}<table><tr><th>fault</th><th>requests it answered</th><th>errors</th><th>sent before Retry-After ended</th><th>against</th><th>latency (ms)</th><th>after it ended</th></tr>
+{{range .Phases}}<tr><td>{{.Phase}}</td><td>{{.Requests}}</td><td>{{.Errors}}</td><td>{{.RetriedEarly}}</td><td>{{range $k, $v := .Devices}}{{$k}} ×{{$v}} {{end}}</td><td>{{with .Latency}}{{printf "%.1f" .MinMS}}–{{printf "%.1f" .MaxMS}} (avg {{printf "%.1f" .AvgMS}}){{end}}</td><td>{{with .Recovery}}<span class="{{if .Recovered}}pass{{else if .Ended}}fail{{end}}">{{.Text}}</span>{{end}}</td></tr>
 {{end}}</table>{{end}}
 </section>{{end}}
 {{with .Service}}<section><h2>Service {{.Upstream}}</h2><p>{{.Answers}} answers.</p>

@@ -142,6 +142,7 @@ func (r *Recorder) sharedReport(rep *Report) {
 			all = append(all, parts[n])
 		}
 		rep.Clients = merge(all, r.cfg.MaxClients)
+		r.recoveries(rep.Clients)
 		rep.Scope, rep.Replicas = ScopeReplicas, names
 		rep.ScopeNote = "merged from the replicas sharing the store; each folds its counts in every " + FoldEvery.String() +
 			", so another replica's latest requests show within that"
@@ -228,6 +229,9 @@ func merge(parts [][]Client, maxClients int) []Client {
 	out := append([]Client{}, own...)
 	if other != nil {
 		out = append(out, *other)
+	}
+	for i := range out {
+		out[i].fillUntried()
 	}
 	return out
 }
@@ -349,6 +353,25 @@ func mergeClient(a *Client, b Client) {
 			x.Requests += p.Requests
 			x.Errors += p.Errors
 			x.RetriedEarly += p.RetriedEarly
+			for k, n := range p.Devices {
+				if x.Devices == nil {
+					x.Devices = map[string]uint64{}
+				}
+				x.Devices[k] += n
+			}
+			if l := p.Latency; l != nil {
+				if x.Latency == nil {
+					c := *l
+					x.Latency = &c
+				} else {
+					x.Latency.MinMS, x.Latency.MaxMS = min(x.Latency.MinMS, l.MinMS), max(x.Latency.MaxMS, l.MaxMS)
+					x.Latency.AvgMS = (x.Latency.AvgMS + l.AvgMS) / 2 // each replica's average, weighed alike
+				}
+			}
+			if r := p.Recovery; r != nil && r.Recovered && (x.Recovery == nil || !x.Recovery.Recovered || r.AfterMS < x.Recovery.AfterMS) {
+				c := *r
+				x.Recovery = &c
+			}
 			if x.Codes == nil {
 				x.Codes = map[string]uint64{}
 			}

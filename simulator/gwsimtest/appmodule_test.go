@@ -1,6 +1,7 @@
 package gwsimtest_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,6 +118,78 @@ func TestBuggyApp(t *testing.T) {
 `
 )
 
+// myappCode is the myapp package the docs' snippets call: New gives the
+// scratch app.
+const myappCode = `// Package myapp stands for an app's own package in the docs' snippets.
+package myapp
+
+import "example.com/lightapp"
+
+// New is the app, talking to one gateway.
+func New(base, apiKey, secret, account, mac string) *lightapp.App {
+	return &lightapp.App{Base: base, APIKey: apiKey, Secret: secret, Account: account, MAC: mac}
+}
+`
+
+// docSnippets is a test file of the scratch module holding the Go
+// snippets the docs show an app team, as written: the package
+// documentation's TestDimmer and docs/app-testing.md's first Go block
+// (its import line aside). A snippet that no longer compiles against the
+// package fails TestAppModuleUsesGwsimtest.
+func docSnippets(root string) (string, error) {
+	src, err := os.ReadFile(filepath.Join(root, "simulator", "gwsimtest", "gwsimtest.go"))
+	if err != nil {
+		return "", err
+	}
+	var pkgDoc []string
+	in := false
+	for _, l := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(l, "//\tfunc TestDimmer") {
+			in = true
+		}
+		if in {
+			pkgDoc = append(pkgDoc, strings.TrimPrefix(l, "//\t"))
+			if l == "//\t}" {
+				break
+			}
+		}
+	}
+	if len(pkgDoc) == 0 {
+		return "", errors.New("the package documentation shows no func TestDimmer")
+	}
+	md, err := os.ReadFile(filepath.Join(root, "docs", "app-testing.md"))
+	if err != nil {
+		return "", err
+	}
+	_, rest, ok := strings.Cut(string(md), "```go\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		return "", errors.New("docs/app-testing.md shows no Go block")
+	}
+	var doc []string
+	for _, l := range strings.Split(block, "\n") {
+		if !strings.HasPrefix(l, "import ") {
+			doc = append(doc, l)
+		}
+	}
+	return `package lightapp_test
+
+import (
+	"testing"
+
+	"example.com/lightapp/myapp"
+	"github.com/gwdmi/gwtools/simulator/gwsimtest"
+)
+
+const hallSN = "0123456789abcdef0123456789abcd06"
+
+// From the package documentation of gwsimtest.
+` + strings.Join(pkgDoc, "\n") + `
+
+// From docs/app-testing.md.
+` + strings.Join(doc, "\n") + "\n", nil
+}
+
 // TestAppModuleUsesGwsimtest builds the scratch app module in a temporary
 // directory (go.mod with a replace to this checkout, this checkout's go.sum
 // so that nothing is fetched that the module cache lacks; GOFLAGS=-mod=mod
@@ -135,16 +208,23 @@ func TestAppModuleUsesGwsimtest(t *testing.T) {
 	}
 	goLine := regexp.MustCompile(`(?m)^go \S+$`).Find(goMod)
 	dir := t.TempDir()
+	snippets, err := docSnippets(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := map[string]string{
 		"go.mod":           "module example.com/lightapp\n\n" + string(goLine) + "\n\nrequire github.com/gwdmi/gwtools v0.0.0\n\nreplace github.com/gwdmi/gwtools => " + root + "\n",
 		"lightapp.go":      appCode,
 		"lightapp_test.go": appTest,
+		"myapp/myapp.go":   myappCode,
+		"docs_test.go":     snippets,
 	}
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	files["go.sum"] = string(sum)
+	os.Mkdir(filepath.Join(dir, "myapp"), 0o755)
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)

@@ -7,15 +7,22 @@
 //	func TestDimmer(t *testing.T) {
 //		t.Parallel()
 //		sim := gwsimtest.Start(t) // the demo fleet
-//		app := myapp.New(sim.URL, sim.Credentials().APIKey, sim.Credentials().Secret)
-//		if err := app.Dim("Hall", 30); err != nil {
+//		cred := sim.Credentials()
+//		app := myapp.New(sim.URL, cred.APIKey, cred.Secret, cred.AccountID, cred.MAC)
+//		if err := app.Dim(hallSN, 30); err != nil {
 //			t.Fatal(err)
 //		}
-//		if got := sim.Device(sim.Credentials().MAC, hallSN).State["dimming"]; got != 30.0 {
-//			t.Errorf("dimming %v", got)
+//		if d, ok := sim.Device(cred.MAC, hallSN); !ok || d.State["dimming"] != 30.0 {
+//			t.Errorf("dimming %v", d.State["dimming"])
 //		}
 //		sim.AssertClean(t) // the app broke no rule of the interface
 //	}
+//
+// The runnable examples (Example, ExampleServer_GatewayOffline,
+// ExampleServer_Report, ExampleServer_PlayScenario) are the same with an
+// app's own HTTP client written out; go test runs them, and
+// TestAppModuleUsesGwsimtest compiles the snippet above and the one of
+// docs/app-testing.md in an app module of their own.
 //
 // A Server gives its URL and the credentials of its fleet, a signing
 // Client, Go calls that read and set device state and read the gateways'
@@ -81,6 +88,12 @@ const (
 	WaitsOutRetryAfter     = clients.JudgeRetryAfter
 	NoResentRefusedRequest = clients.JudgeResend400
 	NoReplayedRequest      = clients.JudgeNoReplay
+	// BacksOffWithoutRetryAfter: an error without Retry-After (faults with
+	// RetryAfter "none") retried no sooner than clients.BackoffFloor.
+	BacksOffWithoutRetryAfter = clients.JudgeBackoff
+	// KnownDevicesOnly: no request to a gateway or device the fleet does
+	// not have (404).
+	KnownDevicesOnly = clients.JudgeKnown
 )
 
 // Option configures a Server.
@@ -219,7 +232,7 @@ func New(opts ...Option) (*Server, error) {
 	}
 	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: c.fleet, AdminToken: c.adminToken,
 		RejectReplays: c.rejectReplays, RateLimit: c.rateLimit, Now: c.now, Logger: c.logger,
-		Replica: "gwsimtest", ClientPhases: s.phases})
+		Replica: "gwsimtest", ClientFaults: s.faults})
 	if err != nil {
 		return nil, fmt.Errorf("gwsimtest: %w", err)
 	}
@@ -510,15 +523,15 @@ func (sc *Scenario) Wait(ctx context.Context) error {
 	return nil
 }
 
-// phases names the faults of the playing scenario, for the client report.
-func (s *Server) phases() []string {
+// faults are the faults of the playing scenario, for the client report.
+func (s *Server) faults() []clients.Fault {
 	s.mu.Lock()
 	p := s.player
 	s.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	return p.Phases()
+	return p.Faults()
 }
 
 // Report is the client report now: per api_key, what it sent, the errors
@@ -531,9 +544,10 @@ func (s *Server) ResetReport() { s.sim.Clients.Reset() }
 
 // AssertClean fails t unless some client sent a request and every client
 // passed every judgement: valid requests only, no foreign field, correct
-// signs, a clock in the window, Retry-After waited out, no refused request
-// sent again, no replay. The failure lists each broken rule with its
-// latest breach.
+// signs, a clock in the window, Retry-After waited out (and a back-off
+// where an error carried none), no refused request sent again, no replay,
+// no request to a device the fleet does not have. The failure lists each
+// broken rule with its latest breach.
 func (s *Server) AssertClean(t testing.TB) {
 	t.Helper()
 	rep := s.Report()

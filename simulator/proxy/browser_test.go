@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/proxy"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
@@ -107,5 +109,49 @@ func TestLivePageShowsViolations(t *testing.T) {
 		if strings.Contains(text, target.Key.Key) || strings.Contains(text, target.Key.Secret) {
 			t.Errorf("the page shows a credential")
 		}
+	}
+}
+
+// TestLivePageFitsEachWidth opens the proxy's live page at 1400 and at
+// 390 px (a phone): at each width the page is as wide as the window (no
+// table cut off, nothing to scroll sideways), and an error answer that
+// breaks no rule says so rather than show a bare status. Screenshots go
+// to the system's temporary directory (proxy-1400.png, proxy-390.png).
+func TestLivePageFitsEachWidth(t *testing.T) {
+	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
+	up := simtest.Start(t, simulator.Options{Fleet: fleet.Demo()})
+	p := start(t, proxy.Config{Upstream: up.URL(), Fleet: fleet.Demo()})
+	target, _ := fleet.Demo().Target()
+	app := demoClient(t, p.URL())
+	dimmer := target.Devices["Light Dimmer"].SN
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		app.Send(device.SendCommand, f, app.Command(dimmer, "Light Dimmer", simtest.N("dimming", strconv.Itoa(30+int(f)))))
+		app.Send(device.SendCommand, f, app.Command(strings.Repeat("e", 32), "Light Dimmer", simtest.N("dimming", "31")))
+	}
+	for _, width := range []int{1400, 390} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			ctx := simtest.Chromium(t, width, 900)
+			ctx, cancel := context.WithTimeout(ctx, 40*time.Second)
+			defer cancel()
+			err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), 900), chromedp.Navigate(p.URL()+"/_sim/"),
+				chromedp.WaitVisible(chromedp.CSS("#journal tbody tr.refused")), chromedp.WaitVisible(chromedp.CSS("#clients .card")))
+			if png, serr := chromedp.Run(ctx, chromedp.FullScreenshot(100)); serr == nil {
+				os.WriteFile(filepath.Join(os.TempDir(), "proxy-"+strconv.Itoa(width)+".png"), png, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wide, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`Math.max(document.documentElement.scrollWidth, document.getElementById("journal").getBoundingClientRect().right)`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wide > float64(width) {
+				t.Errorf("at %d px the page is %.0f px wide: something is cut off or scrolls sideways", width, wide)
+			}
+			row, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#journal tbody tr.refused")))
+			if !strings.Contains(row, "404") || !strings.Contains(row, "no rule broken") {
+				t.Errorf("a 404 that breaks no rule reads %q", row)
+			}
+		})
 	}
 }

@@ -155,6 +155,7 @@ func TestDashboardLayout(t *testing.T) {
 	type box struct {
 		Loading                          bool
 		Viewport, Scenario, Faults, Jour float64
+		Cols                             float64
 		JournalRows                      int
 		JournalBoxHeight                 float64
 		Skipped                          string
@@ -164,9 +165,12 @@ func TestDashboardLayout(t *testing.T) {
 		return {
 			Loading: !document.getElementById("loading").hidden,
 			Viewport: window.innerHeight,
-			Scenario: top("scenario-section"),
-			Faults: top("faults-section"),
-			Jour: top("journal-section"),
+			// From where the simulator's part starts, below the apps'
+			// report, which comes first.
+			Scenario: top("scenario-section") - document.querySelector(".columns").getBoundingClientRect().top - window.scrollY,
+			Cols: document.querySelector(".columns").getBoundingClientRect().top + window.scrollY,
+			Faults: top("faults-section") - document.querySelector(".columns").getBoundingClientRect().top - window.scrollY,
+			Jour: top("journal-section") - document.querySelector(".columns").getBoundingClientRect().top - window.scrollY,
 			JournalRows: document.querySelectorAll("#journal tbody tr").length,
 			JournalBoxHeight: document.querySelector(".journal-box").getBoundingClientRect().height,
 			Skipped: document.getElementById("scenario").innerText,

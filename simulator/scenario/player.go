@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 
@@ -260,6 +261,52 @@ func (p *Player) Phases() []string {
 		if p.sc.Steps[i].active(elapsed) && p.skipped(&p.sc.Steps[i]) == "" {
 			out = append(out, p.sc.Steps[i].Label())
 		}
+	}
+	return out
+}
+
+// Faults are the steps that have started in this run (or the last one),
+// as the client report judges the app by them: what each answers, and
+// when it started and ended (End zero while it is in force). Skipped
+// steps are left out. Nil before the first start.
+func (p *Player) Faults() []clients.Fault {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.start.IsZero() {
+		return nil
+	}
+	elapsed := p.elapsed
+	if p.running {
+		elapsed = time.Since(p.start)
+	}
+	var out []clients.Fault
+	for i := range p.sc.Steps {
+		s := &p.sc.Steps[i]
+		if elapsed < s.At.Duration || p.skipped(s) != "" {
+			continue
+		}
+		f := clients.Fault{Label: s.Label(), Start: p.start.Add(s.At.Duration)}
+		switch {
+		case s.GatewayOffline != "":
+			f.Kind, f.MAC = clients.FaultGatewayOffline, s.extra.OfflineGateways[0]
+		case s.DeviceUnreachable != nil:
+			f.Kind, f.MAC, f.SN = clients.FaultDeviceUnreachable, s.extra.UnreachableDevices[0].MAC, s.extra.UnreachableDevices[0].SN
+		case s.DeviceSlow != nil:
+			f.Kind, f.MAC, f.SN = clients.FaultDeviceSlow, s.extra.SlowDevices[0].MAC, s.extra.SlowDevices[0].SN
+		case s.ErrorRate != nil:
+			f.Kind, f.Operation = clients.FaultErrorRate, s.ErrorRate.Operation
+		case s.Latency.Duration != 0:
+			f.Kind = clients.FaultLatency
+		case s.RedisLoss:
+			f.Kind = clients.FaultStorage
+		}
+		switch end := s.At.Duration + s.For.Duration; {
+		case s.For.Duration > 0 && end <= elapsed:
+			f.End = p.start.Add(end)
+		case !p.running:
+			f.End = p.start.Add(elapsed)
+		}
+		out = append(out, f)
 	}
 	return out
 }

@@ -36,13 +36,18 @@ type Step struct {
 	At  Duration `yaml:"at"`
 	For Duration `yaml:"for"`
 
-	GatewayOffline    string        `yaml:"gateway_offline"`
-	ErrorRate         *ErrorRate    `yaml:"error_rate"`
-	Latency           Duration      `yaml:"latency"`
-	DeviceSlow        *SlowDevice   `yaml:"device_slow"`
-	DeviceUnreachable *DeviceRef    `yaml:"device_unreachable"`
-	RedisLoss         bool          `yaml:"redis_loss"`
-	extra             server.Faults // the step as faults, filled by check
+	GatewayOffline    string      `yaml:"gateway_offline"`
+	ErrorRate         *ErrorRate  `yaml:"error_rate"`
+	Latency           Duration    `yaml:"latency"`
+	DeviceSlow        *SlowDevice `yaml:"device_slow"`
+	DeviceUnreachable *DeviceRef  `yaml:"device_unreachable"`
+	RedisLoss         bool        `yaml:"redis_loss"`
+	// RetryAfter, beside a step's fault, sets the Retry-After the
+	// injected errors carry while the step is in force (server.Faults'
+	// retry_after: seconds, a duration, or "none" for a service that
+	// sends none).
+	RetryAfter string        `yaml:"retry_after"`
+	extra      server.Faults // the step as faults, filled by check
 }
 
 // ErrorRate fails a share of the requests of one operation (all when
@@ -171,6 +176,7 @@ func (s *Step) check() error {
 			return errors.New("for: a redis_loss needs a for")
 		}
 	}
+	f.RetryAfter = s.RetryAfter
 	if kinds != 1 {
 		return fmt.Errorf("%s: a step sets exactly one of gateway_offline, error_rate, latency, device_slow, device_unreachable, redis_loss (this one sets %d)", "fault", kinds)
 	}
@@ -253,6 +259,13 @@ func (s *Step) Label() string {
 	case s.RedisLoss:
 		what = "Redis lost"
 	}
+	switch s.extra.RetryAfter {
+	case "":
+	case server.NoRetryAfter:
+		what += ", no Retry-After"
+	default:
+		what += ", Retry-After " + s.extra.RetryAfter + "s"
+	}
 	if s.For.Duration > 0 {
 		return fmt.Sprintf("%s (%s for %s)", what, s.At.Duration, s.For.Duration)
 	}
@@ -285,6 +298,9 @@ func merge(f *server.Faults, add server.Faults) {
 	f.OfflineGateways = append(f.OfflineGateways, add.OfflineGateways...)
 	f.UnreachableDevices = append(f.UnreachableDevices, add.UnreachableDevices...)
 	f.SlowDevices = append(f.SlowDevices, add.SlowDevices...)
+	if add.RetryAfter != "" {
+		f.RetryAfter = add.RetryAfter
+	}
 	for op, r := range add.OperationErrorRates {
 		if f.OperationErrorRates == nil {
 			f.OperationErrorRates = map[string]float64{}

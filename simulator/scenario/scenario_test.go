@@ -24,11 +24,17 @@ func TestExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sc.Steps) != 5 || sc.End() != 2*time.Minute {
+	if len(sc.Steps) != 6 || sc.End() != 2*time.Minute {
 		t.Errorf("steps %d, end %s", len(sc.Steps), sc.End())
 	}
 	if got := sc.Steps[0].Label(); got != "gateway a4c138f0e2b1 offline (10s for 30s)" {
 		t.Errorf("label %q", got)
+	}
+	if got := sc.Steps[4].Label(); got != "20% errors, no Retry-After (1m40s for 20s)" {
+		t.Errorf("label %q", got)
+	}
+	if _, err := scenario.Parse([]byte("steps: [{at: 1s, error_rate: {rate: 1}, retry_after: soon}]")); err == nil || !strings.Contains(err.Error(), "retry_after") {
+		t.Errorf("a bad retry_after: %v", err)
 	}
 	sc, err = scenario.Parse([]byte("steps: [{at: 2, for: 1.5, latency: 1s}]"))
 	if err != nil || sc.Steps[0].At.Duration != 2*time.Second || sc.Steps[0].For.Duration != 1500*time.Millisecond {

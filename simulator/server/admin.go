@@ -75,6 +75,19 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		w.Header().Set("X-Total-Count", strconv.FormatUint(total, 10))
 		writeJSON(w, http.StatusOK, entries)
 	}))
+	h("GET /_sim/journal/{id}", s.read(func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+		if err != nil || id == 0 {
+			adminError(w, device.Errorf(device.CodeInvalidField, "id", "id must be a journal entry's id, a whole number above 0"))
+			return
+		}
+		v, ok := s.exchanges.get(id)
+		if !ok {
+			adminError(w, device.Errorf(device.CodeNotFound, "id", "request %d is no longer kept here: this replica keeps its last %d requests and answers", id, exchangeSlots))
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}))
 	h("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
 		if derr := s.store.Reset(); derr != nil {
 			adminError(w, derr)

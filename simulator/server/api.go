@@ -44,7 +44,7 @@ func (s *Server) operation(op device.Operation) http.Handler {
 			w.WriteHeader(http.StatusOK)
 			w.Write(codec.Success(format))
 		}
-		took := s.record(r, op, start, format, status, derr, req)
+		took := s.record(r, op, start, format, status, derr, req, s.exchangeID(w))
 		if cw != nil {
 			cw.done = start.Add(took)
 		}
@@ -144,10 +144,12 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	if derr := s.cfg.Auth.Check(&req.Envelope); derr != nil {
 		return req, format, derr
 	}
-	if derr := s.checkReplay(&req.Envelope); derr != nil {
+	if derr := s.inject(r, op, req); derr != nil {
 		return req, format, derr
 	}
-	if derr := s.inject(r, op, req); derr != nil {
+	// After the faults: a request a fault refused was not accepted, and
+	// the same request sent again once the fault is over is no replay.
+	if derr := s.checkReplay(req); derr != nil {
 		return req, format, derr
 	}
 	st := s.store
@@ -199,8 +201,14 @@ func (s *Server) inject(r *http.Request, op device.Operation, req *device.Reques
 func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 	w.Header().Set("Content-Type", codec.ContentType(f))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if e.Code == device.CodeStorageUnavailable {
+	switch e.Code {
+	case device.CodeStorageUnavailable:
 		w.Header().Set("Retry-After", "1")
+	case device.CodeInjectedFault, device.CodeGatewayOffline, device.CodeDeviceUnreachable:
+		// What a real service sends with these (Faults.RetryAfter).
+		if v := s.faults.retryAfter(); v != "" {
+			w.Header()["Retry-After"] = []string{v}
+		}
 	}
 	w.WriteHeader(StatusOf(e.Code))
 	w.Write(codec.Error(f, e))
@@ -209,10 +217,10 @@ func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 // record writes the journal entry and the log line. It never logs the
 // sign, the api_key's secret or the body.
 // It returns how long the request took.
-func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f device.Format, status int, e *device.Error, req *device.Request) time.Duration {
+func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f device.Format, status int, e *device.Error, req *device.Request, id uint64) time.Duration {
 	took := time.Since(start)
 	ent := Entry{Time: start.UTC(), Method: truncate(r.Method, 32), Path: truncate(r.URL.Path, 200), Status: status,
-		DurationUS: took.Microseconds()}
+		DurationUS: took.Microseconds(), ID: id}
 	if f != 0 {
 		ent.Format = f.String()
 	}
@@ -224,6 +232,7 @@ func (s *Server) record(r *http.Request, op device.Operation, start time.Time, f
 	}
 	if req != nil {
 		ent.MAC, ent.SN = req.MAC, req.SN
+		ent.App = s.apps.name(req.APIKey)
 	}
 	s.journal.Add(ent)
 	if s.changes.Watched() {
@@ -251,9 +260,11 @@ const namedMax = 64
 // validation named (trimmed, mac in lower case as Parse keeps it), for
 // the journal; nil when it named neither.
 func named(pairs []device.Pair) *device.Request {
-	var mac, sn string
+	var mac, sn, key string
 	for _, p := range pairs {
 		switch p.Key {
+		case device.FieldAPIKey:
+			key = strings.TrimSpace(p.Value.Text)
 		case device.FieldMAC:
 			mac = strings.ToLower(strings.TrimSpace(p.Value.Text))
 		case device.FieldSN, device.FieldDeviceID:
@@ -262,11 +273,12 @@ func named(pairs []device.Pair) *device.Request {
 			}
 		}
 	}
-	if mac == "" && sn == "" {
+	if mac == "" && sn == "" && key == "" {
 		return nil
 	}
 	req := &device.Request{SN: truncate(sn, namedMax)}
 	req.MAC = truncate(mac, namedMax)
+	req.APIKey = key
 	return req
 }
 

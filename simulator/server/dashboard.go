@@ -71,6 +71,11 @@ type DashboardData struct {
 	AdminAuth bool                `json:"token_required"`
 	// Replica names the gwsim process that serves this page.
 	Replica string `json:"replica,omitempty"`
+	// Replay says answers may come from a recording (gwsim serve
+	// --replay); Names are the names of the devices the journal names,
+	// by "mac/sn".
+	Replay string            `json:"replay,omitempty"`
+	Names  map[string]string `json:"names"`
 }
 
 func (s *Server) dashboardData(w http.ResponseWriter, r *http.Request) {
@@ -114,9 +119,26 @@ func (s *Server) dashboardData(w http.ResponseWriter, r *http.Request) {
 			types[t.Name] = append(types[t.Name], f.Name)
 		}
 	}
+	names := map[string]string{}
+	for _, e := range entries {
+		k := e.MAC + "/" + e.SN
+		if _, done := names[k]; done || e.MAC == "" || e.SN == "" {
+			continue
+		}
+		names[k] = ""
+		if dv, ok, derr := s.store.Device(e.MAC, e.SN); derr == nil && ok {
+			names[k] = dv.Name
+		}
+	}
+	for k, v := range names {
+		if v == "" {
+			delete(names, k)
+		}
+	}
 	writeJSON(w, http.StatusOK, DashboardData{Accounts: a, Gateways: g, Devices: d, Requests: total,
 		Page: page, Pages: pages, PageSize: DashboardPageSize, State: state, Journal: entries,
-		Faults: s.faults.get(), Types: types, AdminAuth: s.cfg.AdminToken != "", Replica: s.cfg.Replica})
+		Faults: s.faults.get(), Types: types, AdminAuth: s.cfg.AdminToken != "", Replica: s.cfg.Replica,
+		Replay: s.cfg.ReplayNote, Names: names})
 }
 
 // pageOf drops the first skip devices of a dump, and the gateways and

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,65 @@ type Faults struct {
 	// OperationErrorRates is an error rate for one operation only, keyed
 	// by its name: "command", "message" or "update_name".
 	OperationErrorRates map[string]float64 `json:"operation_error_rates"`
+	// RetryAfter is the Retry-After the injected errors carry (503
+	// injected_fault, 504 gateway_offline and device_unreachable), as a
+	// real service sends one: a number of seconds ("1", "2"), a duration
+	// rounded up to whole seconds ("1500ms"), or "none" (also "0") for a
+	// service that sends none. Empty: DefaultRetryAfter.
+	RetryAfter string `json:"retry_after,omitempty"`
+}
+
+// DefaultRetryAfter is the Retry-After of injected errors when the
+// faults do not set one.
+const DefaultRetryAfter = "1"
+
+// NoRetryAfter is Faults.RetryAfter for injected errors without one.
+const NoRetryAfter = "none"
+
+// MaxRetryAfter bounds an injected Retry-After.
+const MaxRetryAfter = time.Hour
+
+// retryAfterHeader is the Retry-After header value the faults' errors
+// carry, "" for none.
+func (f *Faults) retryAfterHeader() string {
+	switch f.RetryAfter {
+	case "":
+		return DefaultRetryAfter
+	case NoRetryAfter:
+		return ""
+	}
+	return f.RetryAfter
+}
+
+// checkRetryAfter reads RetryAfter into its canonical form: whole
+// seconds, or NoRetryAfter.
+func (f *Faults) checkRetryAfter() error {
+	v := strings.ToLower(strings.TrimSpace(f.RetryAfter))
+	if v == "" {
+		f.RetryAfter = ""
+		return nil
+	}
+	if v == NoRetryAfter || v == "0" {
+		f.RetryAfter = NoRetryAfter
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, serr := strconv.ParseUint(v, 10, 32)
+		if serr != nil {
+			return fmt.Errorf("retry_after must be a number of seconds (1), a duration (1500ms) or none, not %q", f.RetryAfter)
+		}
+		d = time.Duration(min(secs, uint64(MaxRetryAfter/time.Second)+1)) * time.Second
+	}
+	if d < 0 || d > MaxRetryAfter {
+		return fmt.Errorf("retry_after must be from 0 to %s, or none", MaxRetryAfter)
+	}
+	if d == 0 {
+		f.RetryAfter = NoRetryAfter
+		return nil
+	}
+	f.RetryAfter = strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+	return nil
 }
 
 // DeviceRef names one device: its gateway's mac and its sn.
@@ -118,6 +178,9 @@ func (f *Faults) check() error {
 	if f.OperationErrorRates == nil {
 		f.OperationErrorRates = map[string]float64{}
 	}
+	if err := f.checkRetryAfter(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -142,6 +205,7 @@ type faultState struct {
 
 type faultSnapshot struct {
 	f           Faults
+	retryAfter  string // the header value, "" for none
 	offline     map[string]bool
 	unreachable map[DeviceRef]bool
 	slow        map[DeviceRef]time.Duration
@@ -173,7 +237,8 @@ func (s *faultState) set(f Faults) {
 		off[m] = true
 	}
 	f.OfflineGateways = append([]string{}, f.OfflineGateways...)
-	snap := &faultSnapshot{f: f, offline: off, unreachable: map[DeviceRef]bool{}, slow: map[DeviceRef]time.Duration{}}
+	snap := &faultSnapshot{f: f, offline: off, unreachable: map[DeviceRef]bool{}, slow: map[DeviceRef]time.Duration{},
+		retryAfter: f.retryAfterHeader()}
 	for _, d := range f.UnreachableDevices {
 		snap.unreachable[d] = true
 	}
@@ -204,6 +269,10 @@ func (s *faultState) draw() (time.Duration, bool) {
 	p := s.cur.Load()
 	return p.f.Latency.Duration, p.f.ErrorRate > 0 && rand.Float64() < p.f.ErrorRate
 }
+
+// retryAfter is the Retry-After header of the injected errors, "" for
+// none.
+func (s *faultState) retryAfter() string { return s.cur.Load().retryAfter }
 
 func (s *faultState) isOffline(mac string) bool {
 	p := s.cur.Load()

@@ -20,6 +20,13 @@ type Entry struct {
 	MAC        string    `json:"mac,omitempty"`
 	SN         string    `json:"sn,omitempty"`
 	DurationUS int64     `json:"duration_us"`
+	// ID opens the request and its answer (GET /_sim/journal/{id}) while
+	// the replica that served it keeps them; App is the api_key that
+	// sent it, masked (its first four characters); Replayed says a
+	// recording answered it (gwsim serve --replay), not the simulator.
+	ID       uint64 `json:"id,omitempty"`
+	App      string `json:"app,omitempty"`
+	Replayed bool   `json:"replayed,omitempty"`
 	// Replica names the gwsim process that served the request, when
 	// replicas share one journal (a shared Config.Backend).
 	Replica string `json:"replica,omitempty"`

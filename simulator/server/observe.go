@@ -57,7 +57,11 @@ func (s *Server) observed(next http.Handler) http.Handler {
 			ex.Validated, ex.Invalid = cw.validated, cw.invalid
 		}
 		ex.AnswerError = cw.answerErr
+		ex.RemoteAddr = r.RemoteAddr
 		obs.Observe(ex)
+		if cw.id != 0 {
+			s.exchanges.put(cw.id, ex.ContentType, ex.Body, cw.status, headerValue(w.Header(), "Content-Type"), cw.buf)
+		}
 		if pp := cw.pairs; pp != nil {
 			if cap(*pp) <= 4*pairsCap {
 				clear(*pp) // no strings kept alive by the pool (the rest of its capacity is clear already)
@@ -95,7 +99,7 @@ func (o *observation) start(w http.ResponseWriter, r *http.Request, start time.T
 	c := &o.cw
 	c.ResponseWriter, c.status, c.buf, c.keepPairs = w, 0, c.buf[:0], true
 	c.pairs, c.format, c.validated, c.invalid, c.answerErr = nil, 0, false, nil, nil
-	c.start, c.done = start, time.Time{}
+	c.start, c.done, c.id = start, time.Time{}, 0
 }
 
 func (o *observation) release() {
@@ -144,6 +148,9 @@ type captureWriter struct {
 	// handler uses as its own start; done is when that handler recorded
 	// it answered (zero until then).
 	start, done time.Time
+	// id numbers the exchange for the dashboard (exchangeRing), 0 until
+	// the handler journaled it.
+	id uint64
 }
 
 func (c *captureWriter) WriteHeader(code int) {

@@ -41,7 +41,7 @@ func fillNonZero(t *testing.T, f reflect.Value, name string) {
 	switch f.Kind() {
 	case reflect.Int, reflect.Int64:
 		f.SetInt(7)
-	case reflect.Uint8:
+	case reflect.Uint8, reflect.Uint64:
 		f.SetUint(3)
 	case reflect.Bool:
 		f.SetBool(true)

@@ -147,7 +147,7 @@ func (s *Server) limited(op device.Operation, w http.ResponseWriter, r *http.Req
 	if derr != nil {
 		f := formatOf(r)
 		s.fail(w, orJSON(f), derr)
-		s.record(r, op, start, f, StatusOf(derr.Code), derr, nil)
+		s.record(r, op, start, f, StatusOf(derr.Code), derr, nil, s.exchangeID(w))
 		return true
 	}
 	if ok {
@@ -159,6 +159,6 @@ func (s *Server) limited(op device.Operation, w http.ResponseWriter, r *http.Req
 		s.cfg.RateLimit, secs)
 	f := formatOf(r)
 	s.fail(w, orJSON(f), e)
-	s.record(r, op, start, f, http.StatusTooManyRequests, e, nil)
+	s.record(r, op, start, f, http.StatusTooManyRequests, e, nil, s.exchangeID(w))
 	return true
 }

@@ -4,6 +4,10 @@ import (
 	"container/heap"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,14 +23,15 @@ const DefaultReplayCap = 100000
 const replayShards = 16
 
 // replayCache remembers the (api_key, timestamp, sign) of each
-// authenticated request until its timestamp leaves the window, after which
+// authenticated request (the sign made to stand for the whole request:
+// replayEnvelope) until its timestamp leaves the window, after which
 // the authenticator refuses it as stale anyway. Memory is bounded twice:
 // entries expire, and beyond the cap the entry nearest its expiry is
 // forgotten first (a replay of it would then be accepted; a warning says
 // so once).
 //
-// The md5 sign depends on api_key, secret and timestamp only, so with
-// replay protection a key can make one request per second of timestamp.
+// The md5 sign depends on api_key, secret and timestamp only; the
+// request's fields tell apart the different requests of one second.
 type replayCache struct {
 	// ttl is the window; entries live until timestamp + ttl. With no
 	// window (0), they live ttl = auth.DefaultWindow from when seen.
@@ -148,16 +153,59 @@ func (h *expiryHeap) Pop() any {
 	return x
 }
 
-// checkReplay refuses an authenticated request seen before, when replay
-// protection is on.
-func (s *Server) checkReplay(e *device.Envelope) *device.Error {
+// checkReplay refuses a replay, when replay protection is on: a request
+// whose operation and fields (in either format), timestamp and sign are
+// those of a request accepted earlier inside the window (CONTRACT 1).
+// Two different requests in the same second are never replays, though
+// they carry the same sign (which depends on the timestamp alone).
+func (s *Server) checkReplay(req *device.Request) *device.Error {
 	if !s.cfg.RejectReplays {
 		return nil
 	}
-	seen, derr := s.replays.Seen(e, s.cfg.Now())
+	e := replayEnvelope(req)
+	seen, derr := s.replays.Seen(&e, s.cfg.Now())
 	if derr != nil || !seen {
 		return derr
 	}
 	return device.Errorf(device.CodeReplayedRequest, "",
-		"this api_key, timestamp and sign were already used; sign each request with a new timestamp")
+		"this request (its operation, fields, timestamp and sign) was already accepted; sign each new request with a new timestamp, or send it with other fields")
+}
+
+// replayEnvelope is req's envelope with its sign replaced by a digest of
+// the sign and of the whole request as parsed (operation, account,
+// gateway, device, type, settings in field order, name, message), so that
+// a ReplayGuard, which remembers an api_key, a timestamp and a sign, tells
+// apart two different requests of one second and takes the same request
+// in JSON and in XML alike. The sign is read in lower case: either case
+// is the same sign.
+func replayEnvelope(req *device.Request) device.Envelope {
+	h := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	write := func(s string) {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	write(req.Op.Name())
+	write(strings.ToLower(req.Sign))
+	write(req.AccountID)
+	write(req.MAC)
+	write(req.SN)
+	if req.Type != nil {
+		write(req.Type.Name)
+	} else {
+		write("")
+	}
+	settings := append([]device.Setting(nil), req.Settings...)
+	sort.Slice(settings, func(i, j int) bool { return settings[i].Index < settings[j].Index })
+	for _, st := range settings {
+		write(strconv.Itoa(st.Index))
+		write(strconv.FormatFloat(st.Num, 'g', -1, 64))
+		write(st.Text)
+	}
+	write(req.Name)
+	write(req.MessageType)
+	write(req.MessageValue)
+	e := req.Envelope
+	e.Sign = hex.EncodeToString(h.Sum(nil)[:16])
+	return e
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/clients"
 	// simtest imports this package: its internal tests use the part
 	// of simtest that does not (package core), under the same name.
 	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
@@ -51,26 +53,35 @@ func dimmer(_ *simtest.Client, env []simtest.F, value string) []simtest.F {
 	return append(env, simtest.S("sn", simtest.SN('a', 5)), simtest.S("type", "Light Dimmer"), simtest.S("dimming", value))
 }
 
-// TestRejectReplays: with replay protection the same api_key, timestamp
-// and sign are accepted once; the sign in other letter case is the same
-// sign; a request that failed authentication is not remembered; without
-// it a repeat is accepted.
+// TestRejectReplays: with replay protection a request whose operation
+// and fields (in either format), timestamp and sign are those of a
+// request accepted earlier is refused (CONTRACT 1): the same request
+// again, its sign in the other letter case, the same command in the other
+// format. Two different requests of one second are accepted, whatever
+// their sign; a request that failed authentication or that a fault
+// refused is not remembered; without protection a repeat is accepted.
 func TestRejectReplays(t *testing.T) {
-	_, c := testServer(t, nil, Config{RejectReplays: true}, nil)
+	_, c := testServer(t, nil, Config{RejectReplays: true, AdminToken: "tok"}, nil)
 	now := time.Now()
 	for i, format := range []device.Format{device.JSON, device.XML} {
+		other := device.Format(3 - format)
 		env := c.EnvelopeAt(now.Add(time.Duration(-10*i) * time.Second))
 		fields := dimmer(c, env, "33")
 		c.Send(device.SendCommand, format, fields).OK(t, format)
 		c.Send(device.SendCommand, format, fields).Fail(t, format, http.StatusUnauthorized, device.CodeReplayedRequest, "")
-		// The same sign in upper case, and on another operation.
-		upper := simtest.Set(dimmer(c, env, "34"), simtest.S(device.FieldSign, strings.ToUpper(env[2].Val)))
+		// The same sign in upper case is the same request.
+		upper := simtest.Set(fields, simtest.S(device.FieldSign, strings.ToUpper(env[2].Val)))
 		c.Send(device.SendCommand, format, upper).Fail(t, format, http.StatusUnauthorized, device.CodeReplayedRequest, "")
-		rename := append(append([]simtest.F{}, env...), simtest.S("sn", simtest.SN('a', 5)), simtest.S("name", "Replayed"))
+		// The same command in the other format is the same request.
+		c.Send(device.SendCommand, other, fields).Fail(t, other, http.StatusUnauthorized, device.CodeReplayedRequest, "")
+		// Another command and another operation in the same second are not.
+		c.Send(device.SendCommand, format, dimmer(c, env, "34")).OK(t, format)
+		rename := append(append([]simtest.F{}, env...), simtest.S("sn", simtest.SN('a', 5)), simtest.S("name", "Hall "+format.String()))
+		c.Send(device.UpdateName, format, rename).OK(t, format)
 		c.Send(device.UpdateName, format, rename).Fail(t, format, http.StatusUnauthorized, device.CodeReplayedRequest, "")
 	}
-	if d := c.Device(simtest.MACA, simtest.SN('a', 5)); d.State["dimming"] != 33.0 || d.Name == "Replayed" {
-		t.Errorf("a replay changed the device: %+v", d)
+	if d := c.Device(simtest.MACA, simtest.SN('a', 5)); d.State["dimming"] != 34.0 || d.Name != "Hall xml" {
+		t.Errorf("device %+v, want dimming 34 and the second name", d)
 	}
 	// A bad sign is refused as such every time, and does not use up the
 	// timestamp: the good request afterwards passes.
@@ -80,6 +91,13 @@ func TestRejectReplays(t *testing.T) {
 		c.Send(device.SendCommand, device.JSON, bad).Fail(t, device.JSON, http.StatusUnauthorized, device.CodeBadSignature, device.FieldSign)
 	}
 	c.Send(device.SendCommand, device.JSON, dimmer(c, env, "35")).OK(t, device.JSON)
+	// A request a fault refused was not accepted: sent again once the
+	// fault is over, it is no replay.
+	c.AdminJSON(http.MethodPut, "/_sim/faults", `{"error_rate":1}`, nil)
+	faulted := dimmer(c, c.EnvelopeAt(now.Add(-40*time.Second)), "36")
+	c.Send(device.SendCommand, device.JSON, faulted).Fail(t, device.JSON, http.StatusServiceUnavailable, device.CodeInjectedFault, "")
+	c.AdminJSON(http.MethodPut, "/_sim/faults", `{}`, nil)
+	c.Send(device.SendCommand, device.JSON, faulted).OK(t, device.JSON)
 
 	_, plain := testServer(t, nil, Config{}, nil)
 	fields := dimmer(plain, plain.Envelope(), "36")
@@ -436,4 +454,95 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestInjectedErrorsCarryRetryAfter: the errors fault injection answers
+// carry what a real service sends, a Retry-After (1 s unless the faults
+// say otherwise; none with "none" or "0"); a bad retry_after is refused,
+// naming the field, and changes nothing.
+func TestInjectedErrorsCarryRetryAfter(t *testing.T) {
+	_, c := testServer(t, nil, Config{AdminToken: "tok"}, nil)
+	unreachable := `{"mac":"` + simtest.MACA + `","sn":"` + simtest.SN('a', 4) + `"}`
+	for _, tc := range []struct{ set, want string }{
+		{``, "1"}, {`,"retry_after":"3"`, "3"}, {`,"retry_after":"1500ms"`, "2"}, {`,"retry_after":"none"`, ""}, {`,"retry_after":"0"`, ""},
+	} {
+		c.AdminJSON(http.MethodPut, "/_sim/faults", `{"error_rate":1`+tc.set+`}`, nil)
+		for _, f := range []device.Format{device.JSON, device.XML} {
+			r := c.Send(device.SendCommand, f, dimmer(c, c.Envelope(), "40"))
+			r.Fail(t, f, http.StatusServiceUnavailable, device.CodeInjectedFault, "")
+			if got := r.Header.Get("Retry-After"); got != tc.want {
+				t.Errorf("faults %s: injected_fault Retry-After %q, want %q", tc.set, got, tc.want)
+			}
+		}
+		c.AdminJSON(http.MethodPut, "/_sim/faults", `{"offline_gateways":["`+simtest.MACA2+`"],"unreachable_devices":[`+unreachable+`]`+tc.set+`}`, nil)
+		off := append(c.Envelope(), simtest.S("sn", simtest.SN('c', 0)), simtest.S("type", "Light Dimmer"), simtest.S("dimming", "5"))
+		off = simtest.Set(off, simtest.S("mac", simtest.MACA2))
+		r := c.Send(device.SendCommand, device.JSON, off)
+		r.Fail(t, device.JSON, http.StatusGatewayTimeout, device.CodeGatewayOffline, "mac")
+		if got := r.Header.Get("Retry-After"); got != tc.want {
+			t.Errorf("faults %s: gateway_offline Retry-After %q, want %q", tc.set, got, tc.want)
+		}
+		th := append(c.Envelope(), simtest.S("sn", simtest.SN('a', 4)), simtest.S("type", "Infrared Sensor"), simtest.S("io", "On"))
+		r = c.Send(device.SendCommand, device.XML, th)
+		r.Fail(t, device.XML, http.StatusGatewayTimeout, device.CodeDeviceUnreachable, "sn")
+		if got := r.Header.Get("Retry-After"); got != tc.want {
+			t.Errorf("faults %s: device_unreachable Retry-After %q, want %q", tc.set, got, tc.want)
+		}
+	}
+	c.AdminJSON(http.MethodPut, "/_sim/faults", `{"error_rate":0.5,"retry_after":"2"}`, nil)
+	for _, bad := range []string{`"soon"`, `"-1s"`, `"2h"`} {
+		status, _, b := c.Admin(http.MethodPut, "/_sim/faults", `{"error_rate":1,"retry_after":`+bad+`}`)
+		if status != http.StatusBadRequest || !strings.Contains(string(b), "retry_after") {
+			t.Errorf("retry_after %s: %d %s, want 400 naming retry_after", bad, status, b)
+		}
+	}
+	var got Faults
+	c.AdminJSON(http.MethodGet, "/_sim/faults", "", &got)
+	if got.ErrorRate != 0.5 || got.RetryAfter != "2" {
+		t.Errorf("a refused change changed the faults: %+v", got)
+	}
+}
+
+// TestJournalRowOpensMasked: each journal row opens to its request and
+// answer (GET /_sim/journal/{id}), in both formats, with the api_key
+// masked and the sign replaced; a body that names a sign in a form the
+// masking does not read is withheld; a bad id is refused naming it.
+func TestJournalRowOpensMasked(t *testing.T) {
+	_, c := testServer(t, nil, Config{AdminToken: "tok", Observer: clients.New(clients.Config{Trusted: true})}, nil)
+	for _, f := range []device.Format{device.JSON, device.XML} {
+		c.Send(device.SendCommand, f, dimmer(c, c.Envelope(), "41")).OK(t, f)
+	}
+	env := c.Envelope()
+	c.Post(device.SendCommand.Path(), "text/plain", []byte("api_key="+c.APIKey+"&sign="+env[2].Val))
+	var journal []Entry
+	c.AdminJSON(http.MethodGet, "/_sim/journal", "", &journal)
+	if len(journal) != 3 {
+		t.Fatalf("journal %+v", journal)
+	}
+	for i, e := range journal {
+		var x ExchangeView
+		c.AdminJSON(http.MethodGet, "/_sim/journal/"+strconv.FormatUint(e.ID, 10), "", &x)
+		all := x.Request + x.Answer + x.Hidden
+		if strings.Contains(all, env[2].Val) || strings.Contains(all, c.Secret) || strings.Contains(all, `"`+c.APIKey+`"`) || strings.Contains(all, ">"+c.APIKey+"<") {
+			t.Errorf("row %d carries a secret: %+v", i, x)
+		}
+		switch i {
+		case 0, 1:
+			if e.App != "key-…" || !strings.Contains(x.Request, "SIGNATURE") || !strings.Contains(x.Request, "key-…") || !strings.Contains(x.Answer, "success") {
+				t.Errorf("row %d: entry %+v, exchange %+v", i, e, x)
+			}
+		case 2:
+			if x.Request != "" || x.Hidden == "" || x.Status != http.StatusUnsupportedMediaType {
+				t.Errorf("a text/plain body with a sign: %+v", x)
+			}
+		}
+	}
+	for _, bad := range []string{"0", "x", "-1"} {
+		if status, _, b := c.Admin(http.MethodGet, "/_sim/journal/"+bad, ""); status != http.StatusBadRequest || !strings.Contains(string(b), `"id"`) {
+			t.Errorf("id %s: %d %s", bad, status, b)
+		}
+	}
+	if status, _, _ := c.Admin(http.MethodGet, "/_sim/journal/999999", ""); status != http.StatusNotFound {
+		t.Errorf("an id no longer kept: %d, want 404", status)
+	}
 }

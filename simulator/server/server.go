@@ -104,6 +104,10 @@ type Config struct {
 	// NoMetrics leaves out the Prometheus metrics (GET /metrics, behind
 	// AdminToken like the admin calls; package metrics).
 	NoMetrics bool
+	// ReplayNote, when set, says the operations may be answered from a
+	// recording (gwsim serve --replay): the dashboard shows it in its
+	// header, and the journal marks each answer given so.
+	ReplayNote string
 }
 
 // Server serves the interface and the admin API on one listener.
@@ -122,9 +126,13 @@ type Server struct {
 	journal JournalStore
 	store   StateStore
 	faults  faultState
-	handler http.Handler
-	replays ReplayGuard // nil unless RejectReplays
-	rates   RateCounter // nil unless RateLimit > 0
+	// exchanges keeps the last requests and answers, for the dashboard's
+	// journal rows; apps the masked api_keys the journal names.
+	exchanges exchangeRing
+	apps      appNames
+	handler   http.Handler
+	replays   ReplayGuard // nil unless RejectReplays
+	rates     RateCounter // nil unless RateLimit > 0
 	// faultStore keeps the faults where every replica reads them.
 	faultStore FaultStore
 	access     accessLog
@@ -212,7 +220,7 @@ func New(cfg Config) *Server {
 	for _, op := range device.Operations {
 		h := s.operation(op)
 		if cfg.WrapOperations != nil {
-			h = cfg.WrapOperations(h)
+			h = s.replayed(op, cfg.WrapOperations(h))
 		}
 		if cfg.Observer != nil {
 			h = s.observed(h)
@@ -226,7 +234,7 @@ func New(cfg Config) *Server {
 			truncate(r.URL.Path, 200), device.SendCommand.Path(), device.SendMessage.Path(), device.UpdateName.Path())
 		f := formatOf(r)
 		s.fail(w, orJSON(f), e)
-		s.record(r, 0, time.Now(), f, http.StatusNotFound, e, nil)
+		s.record(r, 0, time.Now(), f, http.StatusNotFound, e, nil, 0)
 	})
 	s.guard = Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}
 	s.handler = s.cleanPaths(s.guard.Wrap(mux))
@@ -294,7 +302,7 @@ func (s *Server) cleanPaths(next http.Handler) http.Handler {
 			}
 			f := formatOf(r)
 			s.fail(w, orJSON(f), e)
-			s.record(r, 0, time.Now(), f, http.StatusNotFound, e, nil)
+			s.record(r, 0, time.Now(), f, http.StatusNotFound, e, nil, 0)
 			return
 		}
 		next.ServeHTTP(w, r)

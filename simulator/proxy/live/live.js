@@ -78,7 +78,12 @@
       if (e.request_violation) v.append(el("span", "v app", "app: " + e.request_violation));
       for (const a of e.answer_violations || []) v.append(el("span", "v service", "service: " + a));
       if (e.blocked) v.append(el("span", "v blocked", "blocked by the proxy"));
-      tbody.append(el("tr", bad ? "bad" : "",
+      if (!bad && !e.blocked && e.status >= 400) {
+        // An error answer that breaks no rule: the service refused, as it
+        // may; the app must handle it.
+        v.append(el("span", "v none", "an error answer, no rule broken"));
+      }
+      tbody.append(el("tr", bad ? "bad" : (e.status >= 400 ? "refused" : ""),
         el("td", "", (e.time || "").substring(11, 19)), el("td", "", e.operation), el("td", "", e.format || ""),
         el("td", "", e.client || ""), el("td", "", e.status), v));
     }

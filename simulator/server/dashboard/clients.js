@@ -57,9 +57,23 @@
       }
       const cov = c.coverage.map((v) => v.operation + (v.type ? " " + v.type : "") + " (" + v.format + ")");
       if (cov.length) card.append(el("div", "muted", "exercised: " + cov.join(", ")));
+      const u = c.untried;
+      if (u) {
+        const never = [];
+        if (u.operations.length) never.push("operations " + u.operations.join(", "));
+        if (u.types.length) never.push("device types " + u.types.join(", "));
+        if (u.formats.length) never.push("formats " + u.formats.join(", "));
+        if (never.length) card.append(el("div", "muted untried", "never sent: " + never.join("; ")));
+        if (u.errors.length) card.append(el("div", "muted untried", "never met: " + u.errors.join(", ")));
+      }
       for (const p of c.phases || []) {
-        card.append(el("div", "muted", "during " + p.phase + ": " + count(p.requests, "request") + ", " +
-          count(p.errors, "error") + ", " + p.retried_before_retry_after + " sent before Retry-After ended"));
+        const against = Object.entries(p.devices || {}).map(([d, n]) => "…" + d.slice(-6) + " ×" + n).join(", ");
+        card.append(el("div", "muted phase" + (p.recovery && p.recovery.ended && !p.recovery.recovered ? " fail" : ""),
+          "during " + p.phase + ": " + count(p.requests, "request") + ", " +
+          count(p.errors, "error") + ", " + p.retried_before_retry_after + " sent before Retry-After ended" +
+          (against ? "; against " + against : "") +
+          (p.latency ? "; took " + p.latency.min_ms.toFixed(0) + "–" + p.latency.max_ms.toFixed(0) + " ms" : "") +
+          (p.recovery ? "; " + p.recovery.text : "")));
       }
       box.append(card);
     }

@@ -146,9 +146,12 @@
       (shown < d.devices ? " (the first " + shown + " devices; GET /_sim/state has all)" : "");
     $("pager").hidden = d.pages <= 1;
     drawDevices(d);
-    drawJournal(d.journal);
+    drawJournal(d.journal, d.names);
     drawFaults(d.faults);
     $("replica").textContent = d.replica ? "replica " + d.replica : "";
+    $("replay").hidden = !d.replay;
+    $("replay").textContent = d.replay ? "REPLAY" : "";
+    $("replay").title = d.replay || "";
   }
 
   // --- live events of every replica ----------------------------------------
@@ -266,26 +269,107 @@
     root.replaceChildren(frag);
   }
 
-  function drawJournal(entries) {
+  // The journal: each row names its device by name (the sn in its title),
+  // its app (masked key) and whether a recording answered it; filters by
+  // device, code and app; a row opens to its request and answer.
+  let journalNames = {};
+  let journalEntries = [];
+  const opened = new Set();
+
+  function deviceName(e) {
+    if (!e.mac && !e.sn) return "";
+    const n = journalNames[e.mac + "/" + e.sn];
+    if (n) return n;
+    return e.sn ? "…" + e.sn.slice(-6) : e.mac;
+  }
+
+  function codeOf(e) { return e.status + (e.error_code ? " " + e.error_code : ""); }
+
+  function fillFilter(id, values) {
+    const sel = $(id);
+    const keep = sel.value;
+    const opts = [el("option", { value: "" }, "all")];
+    for (const [v, label] of values) opts.push(el("option", { value: v }, label));
+    sel.replaceChildren(...opts);
+    sel.value = values.some(([v]) => v === keep) ? keep : "";
+  }
+
+  function drawJournal(entries, names) {
+    journalEntries = entries;
+    journalNames = names || {};
+    const devices = new Map(), codes = new Map(), apps = new Map();
+    for (const e of entries) {
+      if (e.mac || e.sn) devices.set(e.mac + "/" + e.sn, deviceName(e));
+      codes.set(codeOf(e), codeOf(e));
+      if (e.app) apps.set(e.app, e.app);
+    }
+    const sorted = (m) => [...m.entries()].sort((a, b) => a[1].localeCompare(b[1]));
+    fillFilter("jf-device", sorted(devices));
+    fillFilter("jf-code", sorted(codes));
+    fillFilter("jf-app", sorted(apps));
+    drawJournalRows();
+  }
+
+  function drawJournalRows() {
     const body = $("journal").tBodies[0];
     const frag = document.createDocumentFragment();
-    if (!entries.length) frag.append(el("tr", {}, el("td", { colSpan: 6, class: "muted" }, "No requests yet.")));
-    for (const e of entries) {
+    const fd = $("jf-device").value, fc = $("jf-code").value, fa = $("jf-app").value;
+    const shown = journalEntries.filter((e) => (!fd || e.mac + "/" + e.sn === fd) && (!fc || codeOf(e) === fc) && (!fa || e.app === fa));
+    if (!journalEntries.length) frag.append(el("tr", {}, el("td", { colSpan: 6, class: "muted" }, "No requests yet.")));
+    else if (!shown.length) frag.append(el("tr", {}, el("td", { colSpan: 6, class: "muted" }, "No request matches the filters.")));
+    for (const e of shown) {
       const rejected = e.status >= 400;
       // The operation's last word (command, message, update_name): the
       // whole path is its title.
       const op = e.path.startsWith("/v1/services/") ? e.path.substring(e.path.lastIndexOf("/") + 1) : e.path;
-      frag.append(el("tr", { class: rejected ? "rejected" : "ok", "data-status": e.status, "data-code": e.error_code || "" },
+      const tr = el("tr", { class: (rejected ? "rejected" : "ok") + (e.replayed ? " replayed" : "") + (e.id ? " openable" : ""),
+        "data-status": e.status, "data-code": e.error_code || "", "data-id": e.id || "", "data-replayed": e.replayed ? "true" : "",
+        tabIndex: e.id ? 0 : -1, title: e.id ? "open: request and answer" : "" },
         el("td", { class: "time", title: e.time }, e.time.substring(11, 19)),
-        el("td", { title: e.method + " " + e.path }, e.method === "POST" ? op : e.method + " " + op),
+        el("td", { title: e.method + " " + e.path }, e.method === "POST" ? op : e.method + " " + op,
+          e.replayed ? el("span", { class: "tag replayed-tag", title: "answered from the recording (gwsim serve --replay)" }, "replayed") : null),
         el("td", {}, e.format || ""),
         el("td", { class: "status" }, e.status),
         el("td", {}, e.error_code ? e.error_code + (e.error_field ? " (" + e.error_field + ")" : "") : ""),
-        el("td", { class: "mono device-ref", "data-mac": e.mac || "", "data-sn": e.sn || "" },
-          e.mac || "", e.mac && e.sn ? el("br", {}) : null, e.sn || "")));
+        el("td", { class: "device-ref", "data-mac": e.mac || "", "data-sn": e.sn || "", title: (e.mac || "") + (e.sn ? " / " + e.sn : "") },
+          deviceName(e), e.app ? el("span", { class: "app muted" }, " " + e.app) : null));
+      if (e.id) {
+        const toggle = () => { if (opened.has(e.id)) opened.delete(e.id); else opened.add(e.id); drawJournalRows(); };
+        tr.addEventListener("click", toggle);
+        tr.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggle(); } });
+      }
+      frag.append(tr);
+      if (e.id && opened.has(e.id)) frag.append(exchangeRow(e));
     }
     body.replaceChildren(frag);
   }
+
+  const exchangeCache = new Map();
+
+  function exchangeRow(e) {
+    const cell = el("td", { colSpan: 6, class: "exchange" }, el("span", { class: "muted" }, "Loading…"));
+    const row = el("tr", { class: "exchange-row", "data-for": e.id }, cell);
+    const fill = (x) => {
+      if (!x) {
+        cell.replaceChildren(el("span", { class: "muted" }, "This request is no longer kept here (the replica that served it keeps its last 256)."));
+        return;
+      }
+      cell.replaceChildren(
+        el("div", { class: "x-head" }, "Request", el("span", { class: "muted" }, " " + (x.request_content_type || "no Content-Type"))),
+        x.hidden ? el("p", { class: "muted" }, x.hidden) : el("pre", { class: "x-body x-request" }, x.request + (x.request_truncated ? "\n…" : "")),
+        el("div", { class: "x-head" }, "Answer " + x.status, el("span", { class: "muted" }, " " + (x.answer_content_type || ""))),
+        el("pre", { class: "x-body x-answer" }, x.answer + (x.answer_truncated ? "\n…" : "")));
+    };
+    if (exchangeCache.has(e.id)) fill(exchangeCache.get(e.id));
+    else call("GET", "/_sim/journal/" + e.id).then((r) => {
+      const x = r.status === 200 ? r.data : null;
+      exchangeCache.set(e.id, x);
+      fill(x);
+    });
+    return row;
+  }
+
+  for (const id of ["jf-device", "jf-code", "jf-app"]) $(id).addEventListener("change", drawJournalRows);
 
   function drawFaults(f) {
     const parts = [];
