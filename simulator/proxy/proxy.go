@@ -143,7 +143,7 @@ func New(cfg Config) (*Proxy, error) {
 	p.metrics = metrics.NewProxy(metrics.Gauges{ClientReportApps: p.clients.Apps})
 	// The guard keeps other sites out of /_sim/ (DNS rebinding,
 	// cross-site changes, form bodies), as in gwsim serve.
-	p.handler = p.guard.Wrap(p.routes())
+	p.handler = cleanPaths(p.guard.Wrap(p.routes()))
 	return p, nil
 }
 

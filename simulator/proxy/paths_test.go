@@ -1,0 +1,80 @@
+package proxy_test
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator/proxy"
+)
+
+// rawRequest sends target as it is written (as curl --path-as-is does) and
+// returns the answer's status.
+func rawRequest(t *testing.T, base, method, target string) int {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(conn, method+" "+target+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// TestProxyRefusesEncodedPaths: a path that names /_sim/ (or any path)
+// through an encoded slash, a second encoding, a dot segment, an empty
+// segment or a backslash is refused with 400 by the proxy and never
+// reaches the upstream, where it could be decoded into the upstream's own
+// admin API without the proxy's token.
+func TestProxyRefusesEncodedPaths(t *testing.T) {
+	var got seen
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.add(r)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"ok"}`)
+	}))
+	t.Cleanup(up.Close)
+	p := start(t, proxy.Config{Upstream: up.URL, Fleet: fleet.Demo(), AdminToken: "proxy-admin-token-that-is-long-enough-1"})
+	for _, c := range []struct{ method, target string }{
+		{"POST", "/_sim%2freset"},
+		{"POST", "/_sim%2Freset"},
+		{"GET", "/_sim%2Fstate"},
+		{"POST", "/_sim%252freset"},
+		{"GET", "/_sim%252Fstate"},
+		{"POST", "/./_sim/reset"},
+		{"POST", "/x/../_sim/reset"},
+		{"POST", "/x/%2e%2e/_sim/reset"},
+		{"POST", "//_sim/reset"},
+		{"POST", "/v1//_sim/reset"},
+		{"POST", "/_sim\\reset"},
+		{"POST", "/_sim%5creset"},
+		{"POST", "/v1/services/gateway/%2e%2e/%2e%2e/%2e%2e/_sim/reset"},
+		{"GET", "/metrics%2f"},
+		{"GET", "http://127.0.0.1/_sim%2fstate"},
+	} {
+		if code := rawRequest(t, p.URL(), c.method, c.target); code != http.StatusBadRequest {
+			t.Errorf("%s %s: HTTP %d, want 400", c.method, c.target, code)
+		}
+	}
+	got.mu.Lock()
+	if len(got.paths) > 0 {
+		t.Errorf("the upstream was sent %v; nothing should have reached it", got.paths)
+	}
+	got.mu.Unlock()
+	// A plain path is still passed on.
+	if code := rawRequest(t, p.URL(), "GET", "/v1/ping?x=%2f"); code != http.StatusOK {
+		t.Errorf("GET /v1/ping: HTTP %d, want the upstream's 200", code)
+	}
+}
