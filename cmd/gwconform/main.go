@@ -38,8 +38,10 @@ Usage:
                         the same operations against two implementations: every difference, shrunk
   gwconform baseline REPORT.json
                         write a starting baseline (known failures with an end date) from a run's failures
-  gwconform verify FILE.tar.gz
-                        check a bundle written by run --bundle: hashes, counts, verdict, catalog
+  gwconform verify FILE.tar.gz --key PUB
+                        check a bundle written by run --bundle: signature, hashes, counts, verdict, catalog
+  gwconform keygen --out NAME
+                        write a key pair to sign bundles with (run --sign-key NAME, verify --key NAME.pub)
   gwconform sign        renew the timestamp and sign of a request body (stdin to stdout)
   gwconform load [--target URL] [--fleet FILE] --rate R --duration D --concurrency C ...
                         send valid, signed requests as load and measure the answers
@@ -78,6 +80,8 @@ func main() {
 		os.Exit(baselineMain(os.Args[2:], os.Stdout, os.Stderr))
 	case "verify":
 		os.Exit(verifyMain(os.Args[2:], os.Stdout, os.Stderr))
+	case "keygen":
+		os.Exit(keygenMain(os.Args[2:], os.Stdout, os.Stderr))
 	case "sign":
 		os.Exit(signMain(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	case "checks":
@@ -93,7 +97,7 @@ func main() {
 }
 
 // commands are gwconform's subcommands.
-var commands = []string{"run", "checks", "replay", "baseline", "verify", "sign", "load", "explore", "diff", "version", "help"}
+var commands = []string{"run", "checks", "replay", "baseline", "verify", "keygen", "sign", "load", "explore", "diff", "version", "help"}
 
 // unknownCommand is the one line for a mistyped subcommand (or a flag
 // given before one).

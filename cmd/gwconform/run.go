@@ -569,7 +569,7 @@ func (m *runMain) Run(ctx context.Context) int {
 		if o.Cert.Mode == "certified" {
 			kind = "certification bundle"
 		}
-		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle)
+		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle, verifyHint(o.Cert))
 		if err := writeBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
 			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
 			return report.ExitConfig
@@ -718,6 +718,7 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.AllowPartial, "allow-partial", false, "exit 0 on a PARTIAL run (filtered, or a device type, format, operation or rule not covered)")
 	fs.BoolVar(&o.SkipPreflight, "skip-preflight", false, "run the checks even when the target's answers are not this interface's")
 	fs.StringVar(&o.Cert.Bundle, "bundle", "", "also write a certification bundle (FILE.tar.gz): reports, console log, manifest, fleet without secrets, hashes")
+	fs.StringVar(&o.Cert.SignKeyFile, "sign-key", "", "sign the bundle with this private key (gwconform keygen): gwconform verify --key KEY.pub then shows who wrote it")
 	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
 	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
 	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
@@ -835,6 +836,16 @@ func checkCert(o *runOptions) error {
 	}
 	if o.Cert.Bundle != "" && o.DryRun {
 		return errors.New("--bundle records a run: a dry run sends nothing to bundle")
+	}
+	if o.Cert.SignKeyFile != "" {
+		if o.Cert.Bundle == "" {
+			return errors.New("--sign-key signs a bundle: give --bundle FILE.tar.gz")
+		}
+		k, err := readSignKey(o.Cert.SignKeyFile)
+		if err != nil {
+			return fmt.Errorf("--sign-key: %w", err)
+		}
+		o.Cert.SignKey = k
 	}
 	return nil
 }
