@@ -70,13 +70,15 @@ type exploreMain struct {
 	StartEmbedded func(*fleet.Fleet) (Embedded, error)
 
 	target, fleetFile, observer, adminToken, reportDir string
-	cfg                                                explore.Config
-	timeout                                            time.Duration
-	noReset                                            bool
-	seedSet                                            bool
-	baselineFile                                       string
-	noRestore                                          bool
-	skips                                              listFlag
+	// tokenFromEnv: adminToken came from $GWSIM_ADMIN_TOKEN (adminToken.to).
+	tokenFromEnv bool
+	cfg          explore.Config
+	timeout      time.Duration
+	noReset      bool
+	seedSet      bool
+	baselineFile string
+	noRestore    bool
+	skips        listFlag
 
 	embedded Embedded
 	tgt      *explore.Target
@@ -169,6 +171,7 @@ func (m *exploreMain) ParseFlags(args []string) error {
 	}
 	if m.adminToken == "" {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+		m.tokenFromEnv = m.adminToken != ""
 	}
 	return nil
 }
@@ -210,7 +213,15 @@ func (m *exploreMain) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--target: %w", err)
 	}
-	m.tgt.AdminToken, m.tgt.Reset = m.adminToken, !m.noReset
+	// The token goes to every target (to reset it) and to the observer: one
+	// from the environment only if each target is on loopback.
+	tok := adminToken{value: m.adminToken, fromEnv: m.tokenFromEnv}
+	for _, b := range m.tgt.Bases() {
+		if tok.to(b, false, m.Stderr, "gwconform explore") == "" {
+			tok.value = ""
+		}
+	}
+	m.tgt.AdminToken, m.tgt.Reset = tok.value, !m.noReset
 	switch {
 	case m.observer != "":
 		if !m.tgt.ProbeObserver(ctx, w, m.observer) {
@@ -348,6 +359,7 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 	}
 	if m.adminToken == "" {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+		m.tokenFromEnv = m.adminToken != ""
 	}
 	defer m.Close()
 	if err := m.Open(ctx); err != nil {

@@ -617,10 +617,10 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return fail("%v", err)
 	}
-	logFile, target, fleetFile, token, timeout := o.logFile, o.target, o.fleetFile, o.token, o.timeout
-	if token == "" {
-		token = os.Getenv("GWSIM_ADMIN_TOKEN")
-	}
+	logFile, target, fleetFile, timeout := o.logFile, o.target, o.fleetFile, o.timeout
+	// The state is read through --target's admin API: a token from the
+	// environment goes there only on loopback.
+	token := adminTokenOf(o.token, os.Getenv("GWSIM_ADMIN_TOKEN")).to(target, false, stderr, "gwconform load check-acks")
 	fh, err := safefile.Open(logFile, safefile.MaxInput)
 	if err != nil {
 		return fail("%v", err)

@@ -124,6 +124,8 @@ type runMain struct {
 	// --skip and --rerun-failed add to its focus.
 	rerunIDs  int
 	userSuite types.SuiteConfig
+	// token is the admin token and where it came from (adminToken.to).
+	token adminToken
 	// terminal: stdout is a terminal, where the progress line is
 	// rewritten in place.
 	terminal bool
@@ -264,9 +266,8 @@ func (m *runMain) ParseFlags(args []string) error {
 	o := &m.opts
 	// The token's default is read after parsing, so that no usage text
 	// ever shows it.
-	if o.AdminToken == "" {
-		o.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
-	}
+	m.token = adminTokenOf(o.AdminToken, os.Getenv("GWSIM_ADMIN_TOKEN"))
+	o.AdminToken = m.token.value
 	if err := o.check(); err != nil {
 		return err
 	}
@@ -450,8 +451,10 @@ func (m *runMain) openObserver(ctx context.Context, e *conformance.Env) error {
 		// Bounded by the run's timeout: a target that never answers must
 		// not hold the run here for the observer's own 10 s.
 		actx, cancel := context.WithTimeout(ctx, o.Timeout)
-		p := conformance.ProbeObserver(actx, base, o.AdminToken, e.Target.MAC, e.AnyDeviceSN())
+		token := m.token.to(base, explicit, m.Stdout, "gwconform")
+		p := conformance.ProbeObserver(actx, base, token, e.Target.MAC, e.AnyDeviceSN())
 		cancel()
+		e.AdminToken = token
 		switch {
 		case p.OK:
 			e.Observer, e.ObserverCounts = base, p.Counts
@@ -677,7 +680,7 @@ const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-d
          [--check ID|GLOB]... [--skip ID|GLOB]... [--rerun-failed REPORT] [--baseline FILE]
          [--parallel N] [--rate R] [--rate-per-op R] [--max-requests N] [--timeout D] [--settle D]
          [--observer URL] [--no-observer] [--admin-token T] [--seed N] [--allow-partial] [--skip-preflight] [--dry-run]
-         [--bundle FILE.tar.gz] [--mode ordinary|certified] [--product NAME]
+         [--bundle FILE.tar.gz] [--mode ordinary|certified] [--sign-key KEY] [--product NAME]
          [--product-version V] [--product-file FILE] [--report-credentials]
          [--color auto|always|never] [-v] [--ginkgo.* flags]
 
