@@ -147,7 +147,7 @@ func (m *exploreMain) ParseFlags(args []string) error {
 	}
 	m.cfg.Skip = m.skips
 	if m.baselineFile != "" {
-		b, err := os.ReadFile(m.baselineFile)
+		b, err := safefile.ReadFile(m.baselineFile, safefile.MaxInput)
 		if err != nil {
 			return fmt.Errorf("--baseline: %w", err)
 		}

@@ -14,11 +14,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/stopsignal"
 )
 
 const usage = `gwconform certifies an implementation of the Gateway Device Management Interface.
@@ -55,7 +54,7 @@ Run "gwconform run -h" or "gwconform load -h" for every flag.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopsignal.Context(context.Background(), stopsignal.Grace)
 	defer stop()
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)

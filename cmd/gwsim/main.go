@@ -14,12 +14,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
@@ -27,6 +25,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
+	"github.com/gwdmi/gwtools/gatewayapi/stopsignal"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/cassette"
@@ -37,7 +36,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopsignal.Context(context.Background(), stopsignal.Grace)
 	defer stop()
 	os.Exit(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
