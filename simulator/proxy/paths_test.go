@@ -78,3 +78,30 @@ func TestProxyRefusesEncodedPaths(t *testing.T) {
 		t.Errorf("GET /v1/ping: HTTP %d, want the upstream's 200", code)
 	}
 }
+
+// TestProxyBearerGuessingIsLimited: wrong admin tokens sent to the
+// proxy's admin paths and /metrics are counted per client as sign-ins
+// are: ten get 401, then 429 with Retry-After, the right token included.
+func TestProxyBearerGuessingIsLimited(t *testing.T) {
+	const token = "proxy-admin-token-that-is-long-enough-2"
+	up := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(up.Close)
+	p := start(t, proxy.Config{Upstream: up.URL, AdminToken: token})
+	for i := 0; i < 30; i++ {
+		if res, _ := do(t, "GET", p.URL()+"/_sim/journal", "", "", map[string]string{"Authorization": "Bearer " + token}); res.StatusCode != http.StatusOK {
+			t.Fatalf("right token %d: %d", i, res.StatusCode)
+		}
+	}
+	for i := 0; i < 10; i++ {
+		path := []string{"/_sim/journal", "/metrics"}[i%2]
+		if res, _ := do(t, "GET", p.URL()+path, "", "", map[string]string{"Authorization": "Bearer guess"}); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("guess %d on %s: %d, want 401", i, path, res.StatusCode)
+		}
+	}
+	for _, tok := range []string{"guess", token} {
+		res, _ := do(t, "GET", p.URL()+"/metrics", "", "", map[string]string{"Authorization": "Bearer " + tok})
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+			t.Errorf("after 10 guesses (right token: %v): %d, want 429", tok == token, res.StatusCode)
+		}
+	}
+}

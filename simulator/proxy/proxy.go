@@ -92,6 +92,7 @@ type Proxy struct {
 	auth     *auth.Authenticator // the fleet's, when there is one
 	sessions *server.MemorySessions
 	signIns  *server.SignInLimiter
+	guesses  *server.BearerLimiter
 	guard    server.Guard
 	handler  http.Handler
 	metrics  *metrics.Proxy
@@ -129,7 +130,7 @@ func New(cfg Config) (*Proxy, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		service: newServiceReport(redactURL(u)), journal: &journal{max: cfg.JournalSize},
 		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)), sessions: server.NewMemorySessions(nil),
-		signIns: server.NewSignInLimiter(), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
+		signIns: server.NewSignInLimiter(), guesses: server.NewBearerLimiter(nil, nil), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
 	cc := clients.Config{Window: -1}
 	if f := cfg.Fleet; f != nil {
 		a := f.Authenticator()
@@ -224,7 +225,13 @@ func (p *Proxy) routes() http.Handler {
 
 func (p *Proxy) admin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.cfg.AdminToken != "" && p.guesses.Held(w, r) {
+			return
+		}
 		if !p.authorized(r) {
+			if r.Header.Get("Authorization") != "" && p.guesses.Failed(w, r) {
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="gwsim proxy admin"`)
 			adminError(w, http.StatusUnauthorized, device.Errorf(device.CodeUnauthorized, "Authorization",
 				"the admin API needs Authorization: Bearer <admin token>, or a sign-in on the live page /_sim/"))
