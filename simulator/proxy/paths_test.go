@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bufio"
+	"encoding/base64"
 	"io"
 	"net"
 	"net/http"
@@ -103,5 +104,61 @@ func TestProxyBearerGuessingIsLimited(t *testing.T) {
 		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
 			t.Errorf("after 10 guesses (right token: %v): %d, want 429", tok == token, res.StatusCode)
 		}
+	}
+}
+
+// TestProxyStripsEveryFormOfItsCredentials: the proxy's admin token in
+// any form a server might take it (bearer in any case, Basic with the
+// token as password or user) and its session cookie under any case of
+// its name never reach the upstream; the app's own credentials do.
+func TestProxyStripsEveryFormOfItsCredentials(t *testing.T) {
+	const token = "proxy-admin-token-that-is-long-enough-3"
+	var got seen
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.add(r)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"ok"}`)
+	}))
+	t.Cleanup(up.Close)
+	p := start(t, proxy.Config{Upstream: up.URL, AdminToken: token})
+	basic := func(user, pass string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+	}
+	lower := strings.ToLower(proxy.SessionCookie)
+	upper := strings.ToUpper(proxy.SessionCookie)
+	for _, h := range []map[string]string{
+		{"Authorization": "bearer " + token},
+		{"Authorization": "BEARER " + token},
+		{"Authorization": "Bearer  " + token},
+		{"Authorization": basic("admin", token)},
+		{"Authorization": basic(token, "")},
+		{"Authorization": "basic " + base64.RawStdEncoding.EncodeToString([]byte("x:"+token))},
+		{"Cookie": lower + "=stolen-session"},
+		{"Cookie": "app=1; " + upper + "=stolen-session"},
+		{"Cookie": " " + proxy.SessionCookie + " =stolen-session"},
+	} {
+		do(t, "GET", p.URL()+"/v1/anything", "", "", h)
+	}
+	do(t, "GET", p.URL()+"/v1/anything", "", "", map[string]string{"Authorization": "Bearer the-apps-own", "Cookie": "app=2"})
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	apps := 0
+	for _, h := range got.headers {
+		for _, a := range h.Values("Authorization") {
+			if strings.Contains(a, token) || strings.HasPrefix(strings.ToLower(a), "basic") {
+				t.Errorf("the upstream got the proxy's token: Authorization %q", a)
+			}
+			if a == "Bearer the-apps-own" {
+				apps++
+			}
+		}
+		for _, c := range h.Values("Cookie") {
+			if strings.Contains(c, "stolen-session") {
+				t.Errorf("the upstream got the proxy's session cookie: %q", c)
+			}
+		}
+	}
+	if apps != 1 || len(got.headers) != 10 {
+		t.Errorf("the app's own Authorization reached the upstream %d times in %d requests", apps, len(got.headers))
 	}
 }

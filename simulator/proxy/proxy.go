@@ -20,7 +20,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -357,17 +357,22 @@ func (e *tooLargeError) Error() string {
 }
 
 // dropOwnCredentials takes the proxy's own credentials out of a request
-// passed on: its admin token in Authorization and its session cookie
-// never reach the upstream, on any path. The app's own Authorization and
-// cookies are passed on.
+// passed on, in every form a server might take them: its admin token in
+// any Authorization header (Bearer in any case, Basic with the token as
+// user or password, or the token anywhere in the value) and its session
+// cookie under any case of its name never reach the upstream, on any
+// path. The app's own Authorization and cookies are passed on.
 func (p *Proxy) dropOwnCredentials(h http.Header) {
-	if p.cfg.AdminToken != "" {
+	if tok := p.cfg.AdminToken; tok != "" {
+		var kept []string
 		for _, v := range h.Values("Authorization") {
-			sum := sha256.Sum256([]byte(v))
-			if subtle.ConstantTimeCompare(sum[:], p.bearer[:]) == 1 {
-				h.Del("Authorization")
-				break
+			if !carriesToken(v, tok) {
+				kept = append(kept, v)
 			}
+		}
+		h.Del("Authorization")
+		for _, v := range kept {
+			h.Add("Authorization", v)
 		}
 	}
 	cookies := h.Values("Cookie")
@@ -377,8 +382,9 @@ func (p *Proxy) dropOwnCredentials(h http.Header) {
 	var kept []string
 	for _, line := range cookies {
 		for _, c := range strings.Split(line, ";") {
-			if name, _, _ := strings.Cut(strings.TrimSpace(c), "="); name != SessionCookie && strings.TrimSpace(c) != "" {
-				kept = append(kept, strings.TrimSpace(c))
+			c = strings.TrimSpace(c)
+			if name, _, _ := strings.Cut(c, "="); c != "" && !strings.EqualFold(strings.TrimSpace(name), SessionCookie) {
+				kept = append(kept, c)
 			}
 		}
 	}
@@ -386,6 +392,23 @@ func (p *Proxy) dropOwnCredentials(h http.Header) {
 	if len(kept) > 0 {
 		h.Set("Cookie", strings.Join(kept, "; "))
 	}
+}
+
+// carriesToken says whether an Authorization value holds tok: as it is
+// (whatever the scheme and its case), or in a Basic value's base64.
+func carriesToken(v, tok string) bool {
+	if strings.Contains(v, tok) {
+		return true
+	}
+	scheme, cred, _ := strings.Cut(strings.TrimSpace(v), " ")
+	if !strings.EqualFold(scheme, "basic") {
+		return false
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+	if err != nil {
+		b, err = base64.RawStdEncoding.DecodeString(strings.TrimSpace(cred))
+	}
+	return err == nil && strings.Contains(string(b), tok)
 }
 
 // relay writes the upstream's answer as it came, but for what would act
