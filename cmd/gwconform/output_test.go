@@ -22,8 +22,8 @@ import (
 
 // Secrets the test puts in every place one can come from.
 const (
-	envToken   = "envtoken-5c1e7a"
-	flagToken  = "flagtoken-9d3b2f"
+	envToken   = "envtoken-5c1e7a-0a1b2c3d4e5f67890abc"
+	flagToken  = "flagtoken-9d3b2f-0a1b2c3d4e5f67890abc"
 	fleetKey   = "fleetkey-7e21aa"
 	fleetSec   = "fleetsecret-42b8c0"
 	signSecret = "GWCONFORM_TEST_SIGN"

@@ -65,8 +65,8 @@ func TestInputFilesThatAreNotFiles(t *testing.T) {
 }
 
 // TestFleetOutReplacesAPlantedSymlink: gwsim fleet --out FILE, where FILE
-// is a symlink planted to another file, writes a new FILE and leaves the
-// link's target as it was.
+// is a symlink planted to another file, writes a new FILE, mode 0600 (it
+// holds secrets), and leaves the link's target as it was.
 func TestFleetOutReplacesAPlantedSymlink(t *testing.T) {
 	dir := t.TempDir()
 	victim := filepath.Join(t.TempDir(), "authorized_keys")
@@ -82,6 +82,9 @@ func TestFleetOutReplacesAPlantedSymlink(t *testing.T) {
 	}
 	if st, err := os.Lstat(out); err != nil || !st.Mode().IsRegular() {
 		t.Fatalf("%s: %v %v", out, st, err)
+	} else if st.Mode().Perm() != 0o600 {
+		// It holds the fleet's secrets.
+		t.Errorf("%s has mode %v, want 0600", out, st.Mode().Perm())
 	}
 	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte("accounts:")) {
 		t.Errorf("the fleet written: %.100q", b)
@@ -149,3 +152,6 @@ func TestSendSecretFileThatIsNotAFile(t *testing.T) {
 		}
 	}
 }
+
+// testToken is an admin token gwsim takes (server.CheckAdminToken).
+const testToken = "3f9c2a7d1e6b4058a9c3d2e1f0b7a6c5"
