@@ -85,12 +85,12 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform diff:", err)
+			fmt.Fprintln(stderr, "gwconform diff:", shown(err))
 		}
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform diff:", err)
+		fmt.Fprintln(stderr, "gwconform diff:", shown(err))
 		return report.ExitConfig
 	}
 	return m.Run(ctx)
@@ -229,7 +229,7 @@ func (m *diffMain) Open(ctx context.Context) error {
 func (m *diffMain) Run(ctx context.Context) int {
 	d, err := diff.New(m.cfg)
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform diff:", err)
+		fmt.Fprintln(m.Stderr, "gwconform diff:", shown(err))
 		return report.ExitConfig
 	}
 	mode := ""
@@ -241,11 +241,11 @@ func (m *diffMain) Run(ctx context.Context) int {
 		explore.RedactURLs(m.tgts[1].BaseURL), observerName(explore.RedactURLs(m.tgts[1].Observer)))
 	rep, err := d.Run(ctx)
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform diff:", err)
+		fmt.Fprintln(m.Stderr, "gwconform diff:", shown(err))
 		return report.ExitConfig
 	}
 	if err := diff.WriteReports(m.reportDir, rep); err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform diff: writing the reports:", err)
+		fmt.Fprintln(m.Stderr, "gwconform diff: writing the reports:", shown(err))
 		return report.ExitConfig
 	}
 	// The targets' answers are in it: shown with control characters

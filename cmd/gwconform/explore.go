@@ -92,12 +92,12 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform explore:", err)
+			fmt.Fprintln(stderr, "gwconform explore:", shown(err))
 		}
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform explore:", err)
+		fmt.Fprintln(stderr, "gwconform explore:", shown(err))
 		return report.ExitConfig
 	}
 	return m.Run(ctx)
@@ -239,7 +239,7 @@ func (m *exploreMain) Open(ctx context.Context) error {
 func (m *exploreMain) Run(ctx context.Context) int {
 	x, err := explore.New(m.cfg)
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
+		fmt.Fprintln(m.Stderr, "gwconform explore:", shown(err))
 		return report.ExitConfig
 	}
 	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s, --fail-on %s\n", m.cfg.Seed, explore.RedactURLs(m.tgt.BaseURL), strings.ToLower(m.cfg.FailOn))
@@ -256,20 +256,20 @@ func (m *exploreMain) Run(ctx context.Context) int {
 		cancel()
 		switch {
 		case rerr != nil:
-			fmt.Fprintf(m.Stderr, "gwconform explore: putting the devices back: %d put back; %v\n", n, rerr)
+			fmt.Fprintf(m.Stderr, "gwconform explore: putting the devices back: %d put back; %s\n", n, shown(rerr))
 		case n > 0:
 			fmt.Fprintf(m.Stderr, "gwconform explore: %d device(s) put back as they were before the run\n", n)
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
+		fmt.Fprintln(m.Stderr, "gwconform explore:", shown(err))
 		return report.ExitConfig
 	}
 	if m.embedded != nil {
 		rep.Target += " (embedded gwsim)"
 	}
 	if err := explore.WriteReports(m.reportDir, rep, m.tgt.Reset); err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform explore: writing the reports:", err)
+		fmt.Fprintln(m.Stderr, "gwconform explore: writing the reports:", shown(err))
 		return report.ExitConfig
 	}
 	io.WriteString(m.Stdout, printable.Lines(rep.Summary()))
@@ -334,7 +334,7 @@ type exploreReplayArgs struct {
 func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout, stderr io.Writer) int {
 	ef, err := explore.ReadFile(path)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", err)
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	if ef.Found == nil || len(ef.Found.Ops) == 0 {
@@ -363,19 +363,19 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 	}
 	defer m.Close()
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", err)
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	m.cfg.Seed, m.cfg.Clients, m.cfg.Progress = ef.Seed, max(1, ef.Clients), nil
 	x, err := explore.New(m.cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", err)
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	fmt.Fprintf(stdout, "Replaying the shrunk sequence of seed %d (%d operations) against %s\n", ef.Seed, len(ef.Found.Ops), m.tgt.BaseURL)
 	again, err := x.Replay(ctx, ef.Found, stdout)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", err)
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	if again {

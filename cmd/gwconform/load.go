@@ -109,12 +109,12 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform load:", err)
+			fmt.Fprintln(stderr, "gwconform load:", shown(err))
 		}
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform load:", err)
+		fmt.Fprintln(stderr, "gwconform load:", shown(err))
 		return report.ExitConfig
 	}
 	return m.Run(ctx)
@@ -288,7 +288,7 @@ func (m *loadMain) Run(ctx context.Context) int {
 		case errors.Is(err, load.ErrOwnedDevices):
 			err = fmt.Errorf("--concurrency %d with --ack-log: %w", m.cfg.Concurrency, err)
 		}
-		fmt.Fprintln(m.Stderr, "gwconform load:", err)
+		fmt.Fprintln(m.Stderr, "gwconform load:", shown(err))
 		return report.ExitConfig
 	}
 	if code, ok := writeLoadResult(m.Stdout, m.Stderr, res, m.asJSON, m.reportDir); !ok {
@@ -350,7 +350,7 @@ func writeLoadResult(stdout, stderr io.Writer, res *load.Result, asJSON bool, re
 	}
 	if reportDir != "" {
 		if err := load.WriteReport(reportDir, res); err != nil {
-			fmt.Fprintln(stderr, "gwconform load: --report-dir:", err)
+			fmt.Fprintln(stderr, "gwconform load: --report-dir:", shown(err))
 			return report.ExitFail, false
 		}
 		if !asJSON {
@@ -426,7 +426,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform load merge:", err)
+			fmt.Fprintln(stderr, "gwconform load merge:", shown(err))
 		}
 		return report.ExitConfig
 	}
@@ -446,7 +446,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			})
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "gwconform load merge:", err)
+			fmt.Fprintln(stderr, "gwconform load merge:", shown(err))
 			return report.ExitConfig
 		}
 		if len(files) >= expect {
@@ -470,12 +470,12 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, f := range files {
 		b, err := safefile.ReadFile(f, safefile.MaxInput)
 		if err != nil {
-			fmt.Fprintln(stderr, "gwconform load merge:", err)
+			fmt.Fprintln(stderr, "gwconform load merge:", shown(err))
 			return report.ExitConfig
 		}
 		var r load.Result
 		if err := json.Unmarshal(b, &r); err != nil {
-			fmt.Fprintf(stderr, "gwconform load merge: %s: not a gwconform load result: %v\n", f, err)
+			fmt.Fprintf(stderr, "gwconform load merge: %s: not a gwconform load result: %s\n", f, shown(err))
 			return report.ExitConfig
 		}
 		if len(r.Shards) > 0 && !slices.Contains(o.paths, f) {
@@ -488,7 +488,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	res, err := load.Merge(results)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform load merge:", err)
+		fmt.Fprintln(stderr, "gwconform load merge:", shown(err))
 		return report.ExitConfig
 	}
 	if code, ok := writeLoadResult(stdout, stderr, res, asJSON, reportDir); !ok {
@@ -656,7 +656,7 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	acked, uncertain, noAnswer := load.CountAcks(entries)
 	for _, m := range rep.Mismatches {
-		fmt.Fprintln(stdout, "MISMATCH", m)
+		fmt.Fprintln(stdout, "MISMATCH", shown(m))
 	}
 	fmt.Fprintf(stdout, "%s: %d lines (%s); %d devices, %d values checked against %s: ",
 		logFile, len(entries), load.AckCounts(acked, uncertain, noAnswer), rep.Devices, rep.Fields, load.RedactURL(target))

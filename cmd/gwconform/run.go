@@ -150,13 +150,13 @@ func (m *runMain) Main(ctx context.Context, args []string) int {
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
 		}
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
 		}
 		return report.ExitConfig
 	}
@@ -418,7 +418,7 @@ func (m *runMain) Open(ctx context.Context) error {
 		// A refused valid request is the target's failure, judged by the
 		// run: the console's first lines name it and its answer.
 		for _, line := range refused {
-			fmt.Fprintln(m.Stdout, "gwconform:", line)
+			fmt.Fprintln(m.Stdout, "gwconform:", shown(line))
 		}
 		m.preflight = refused
 	}
@@ -513,14 +513,14 @@ func (m *runMain) Run(ctx context.Context) int {
 	} else if n := parallelism(o, e.Fleet, m.Stderr); n > 1 {
 		dir, err := os.MkdirTemp("", "gwconform-workers")
 		if err != nil {
-			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
 			return report.ExitConfig
 		}
 		defer os.RemoveAll(dir)
 		e.Worker, e.Workers = 0, n
 		ws, cmds, err := m.startWorkers(ctx, n, dir)
 		if err != nil {
-			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
 			for _, c := range cmds {
 				c.Process.Kill()
 			}
@@ -548,7 +548,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	fmt.Fprintf(m.Stdout, "gwconform: %s against %s, seed %d\n", map[bool]string{true: "dry run", false: "checking"}[o.DryRun], m.target, e.Seed)
 	doc, err := conformance.Execute(ctx, cfg)
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform: writing reports:", err)
+		fmt.Fprintln(m.Stderr, "gwconform: writing reports:", shown(err))
 		return report.ExitConfig
 	}
 	if cfg.WorkerReport != "" {
@@ -574,7 +574,7 @@ func (m *runMain) Run(ctx context.Context) int {
 		}
 		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle, verifyHint(o.Cert))
 		if err := writeBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
-			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
+			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", shown(err))
 			return report.ExitConfig
 		}
 	}
