@@ -57,10 +57,10 @@ func vendor(t *testing.T, upstream, token string) (string, *atomic.Int64) {
 
 // TestEnvironmentTokenStaysOffUntrustedTargets: with $GWSIM_ADMIN_TOKEN
 // exported (as for a local gwsim), gwconform run against a target that is
-// not on loopback, and gwconform load check-acks of such a target, send the
-// token nowhere and say so; named with --observer, the same URL gets it,
-// and the console says where it went; a loopback target gets it. The
-// token is never printed.
+// not on loopback, gwconform load check-acks of such a target, and explore
+// and diff with such a target, send the token nowhere and say so; named
+// with --observer, the same URL gets it, and the console says where it
+// went; a loopback target gets it. The token is never printed.
 func TestEnvironmentTokenStaysOffUntrustedTargets(t *testing.T) {
 	const token = "env-admin-token-0123456789abcdef0123456789"
 	sim := startSim(t, fleet.Demo())
@@ -99,6 +99,17 @@ func TestEnvironmentTokenStaysOffUntrustedTargets(t *testing.T) {
 	r = runCommand(t, env, "load", "check-acks", ackLog, "--target", sim.URL())
 	if r.code != 0 || !strings.Contains(r.stderr, "the admin token ($GWSIM_ADMIN_TOKEN) is sent to "+sim.URL()) || strings.Contains(r.stdout+r.stderr, token) {
 		t.Errorf("check-acks --target %s (loopback): exit %d\n%s%s", sim.URL(), r.code, r.stdout, r.stderr)
+	}
+	// explore and diff reset their targets through the admin API: a token
+	// from the environment goes to none that is not on loopback.
+	got.Store(0)
+	r = runCommand(t, env, "explore", "--target", target, "--operations", "5", "--report-dir", t.TempDir())
+	if got.Load() != 0 || !strings.Contains(r.stderr, "$GWSIM_ADMIN_TOKEN is not sent to "+target) {
+		t.Errorf("explore --target %s: token sent %d times, exit %d\n%s", target, got.Load(), r.code, r.stderr)
+	}
+	r = runCommand(t, env, "diff", "--target", target, "--target", sim.URL(), "--operations", "5", "--report-dir", t.TempDir())
+	if got.Load() != 0 || !strings.Contains(r.stderr, "$GWSIM_ADMIN_TOKEN is not sent to "+target) {
+		t.Errorf("diff --target %s: token sent %d times, exit %d\n%s", target, got.Load(), r.code, r.stderr)
 	}
 	// A token on the command line goes where the command line says.
 	got.Store(0)

@@ -66,6 +66,8 @@ type diffMain struct {
 	fleetFile, fleetA, fleetB       string
 	observerA, observerB            string
 	adminToken, adminTokenA, tokenB string
+	// tokenFromEnv: A's and B's token came from $GWSIM_ADMIN_TOKEN.
+	tokenFromEnv [2]bool
 	reportDir                       string
 	timeout                         time.Duration
 	noReset, seedSet                bool
@@ -152,14 +154,16 @@ func (m *diffMain) ParseFlags(args []string) error {
 	if !m.seedSet {
 		m.cfg.Seed = time.Now().UnixNano() % 1_000_000_000
 	}
+	fromEnv := false
 	if m.adminToken == "" {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+		fromEnv = m.adminToken != ""
 	}
 	if m.adminTokenA == "" {
-		m.adminTokenA = m.adminToken
+		m.adminTokenA, m.tokenFromEnv[0] = m.adminToken, fromEnv
 	}
 	if m.tokenB == "" {
-		m.tokenB = m.adminToken
+		m.tokenB, m.tokenFromEnv[1] = m.adminToken, fromEnv
 	}
 	m.cfg.ReadOnly, m.cfg.Calibrate, m.cfg.CalibrateOperations = m.readOnly, m.calibrate, m.calibrateOps
 	m.fleetPaths = [2]string{m.fleetA, m.fleetB}
@@ -204,7 +208,14 @@ func (m *diffMain) Open(ctx context.Context) error {
 			return fmt.Errorf("--target %s: %w", names[i], err)
 		}
 		m.tgts[i] = t
-		t.AdminToken, t.Reset = tokens[i], !m.noReset && !m.readOnly
+		// A token from the environment goes to a target only on loopback.
+		tok := adminToken{value: tokens[i], fromEnv: m.tokenFromEnv[i]}
+		for _, b := range t.Bases() {
+			if tok.to(b, false, m.Stderr, "gwconform diff") == "" {
+				tok.value = ""
+			}
+		}
+		t.AdminToken, t.Reset = tok.value, !m.noReset && !m.readOnly
 		if observers[i] != "" {
 			if !t.ProbeObserver(ctx, w, observers[i]) {
 				return fmt.Errorf("pre-flight: %s: --observer-%s %s does not answer GET /_sim/gateways/{mac}/devices/{sn} for the fleet's first device",
