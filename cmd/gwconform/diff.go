@@ -67,16 +67,16 @@ type diffMain struct {
 	observerA, observerB            string
 	adminToken, adminTokenA, tokenB string
 	// tokenFromEnv: A's and B's token came from $GWSIM_ADMIN_TOKEN.
-	tokenFromEnv [2]bool
-	reportDir                       string
-	timeout                         time.Duration
-	noReset, seedSet                bool
-	readOnly, calibrate             bool
-	skipPreflight                   bool
-	calibrateOps                    int
-	cfg                             diff.Config
-	fleetPaths                      [2]string
-	tgts                            [2]*explore.Target
+	tokenFromEnv        [2]bool
+	reportDir           string
+	timeout             time.Duration
+	noReset, seedSet    bool
+	readOnly, calibrate bool
+	skipPreflight       bool
+	calibrateOps        int
+	cfg                 diff.Config
+	fleetPaths          [2]string
+	tgts                [2]*explore.Target
 }
 
 func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
