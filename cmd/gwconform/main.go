@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/stopsignal"
@@ -54,7 +55,7 @@ Run "gwconform run -h" or "gwconform load -h" for every flag.
 `
 
 func main() {
-	ctx, stop := stopsignal.Context(context.Background(), stopsignal.Grace)
+	ctx, stop := stopsignal.Context(context.Background(), interruptGrace)
 	defer stop()
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
@@ -94,6 +95,12 @@ func main() {
 		os.Exit(report.ExitConfig)
 	}
 }
+
+// interruptGrace is how long gwconform may take to stop after the first
+// SIGINT or SIGTERM: an interrupted run puts the devices back and writes
+// its reports, which against a slow target takes longer than gwsim's
+// stopsignal.Grace.
+const interruptGrace = 30 * time.Second
 
 // commands are gwconform's subcommands.
 var commands = []string{"run", "checks", "replay", "baseline", "verify", "keygen", "sign", "load", "explore", "diff", "version", "help"}

@@ -55,7 +55,7 @@ func TestSecondSignalEndsAtOnce(t *testing.T) {
 }
 
 // TestFirstSignalAlwaysEnds: the first SIGTERM ends a program blocked
-// where its context does not reach, within stopsignal.Grace.
+// where its context does not reach, within interruptGrace.
 func TestFirstSignalAlwaysEnds(t *testing.T) {
 	simtest.Heavy(t)
 	cmd, done := blockedOnStdin(t)
@@ -66,10 +66,10 @@ func TestFirstSignalAlwaysEnds(t *testing.T) {
 		if code := exitCode(err); code != stopsignal.ExitTerminated {
 			t.Errorf("exit %d, want %d", code, stopsignal.ExitTerminated)
 		}
-		if took := time.Since(start); took < stopsignal.Grace/2 {
+		if took := time.Since(start); took < interruptGrace/2 {
 			t.Errorf("ended after %v: the grace for a clean stop was not given", took)
 		}
-	case <-time.After(stopsignal.Grace + 5*time.Second):
+	case <-time.After(interruptGrace + 5*time.Second):
 		t.Fatal("gwconform did not end within the grace after SIGTERM")
 	}
 }
