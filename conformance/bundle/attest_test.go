@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -201,5 +202,51 @@ func TestKeyFilesNeverQuoted(t *testing.T) {
 	secret := []byte("-----BEGIN PRIVATE KEY-----\nc2VjcmV0LXNlY3JldC1zZWNyZXQ=\n-----END PRIVATE KEY-----\n")
 	if _, err := ParsePrivateKey(secret); err == nil || strings.Contains(err.Error(), "c2Vj") {
 		t.Errorf("a broken private key: %v", err)
+	}
+}
+
+// TestSignatureVerifiesWithOpenSSL: the key files are the PEM forms
+// openssl reads, and the signature is plain Ed25519 over DSSE's PAE of
+// the in-toto payload: openssl verifies it with the public key alone, and
+// refuses it over an edited payload.
+func TestSignatureVerifiesWithOpenSSL(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("no openssl here")
+	}
+	privPEM, pubPEM, _, err := GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := ParsePrivateKey(privPEM)
+	files, err := Read(writeTestBundle(t, "https://staging.acme.example", report.VerdictPass, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e Envelope
+	if err := json.Unmarshal(files[AttestationFile], &e); err != nil || e.PayloadType != PayloadType {
+		t.Fatalf("envelope: %v %+v", err, e)
+	}
+	body, _ := base64.StdEncoding.DecodeString(e.Payload)
+	var st map[string]any
+	if err := json.Unmarshal(body, &st); err != nil || st["_type"] != StatementType || st["predicateType"] != PredicateType {
+		t.Fatalf("statement: %v %.200s", err, body)
+	}
+	sig, _ := base64.StdEncoding.DecodeString(e.Signatures[0].Sig)
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o600)
+		return p
+	}
+	pub, sigFile := write("key.pub", pubPEM), write("sig", sig)
+	verify := func(msg []byte) ([]byte, error) {
+		return exec.Command("openssl", "pkeyutl", "-verify", "-pubin", "-inkey", pub, "-rawin",
+			"-in", write("pae", msg), "-sigfile", sigFile).CombinedOutput()
+	}
+	if out, err := verify(PAE(PayloadType, body)); err != nil {
+		t.Fatalf("openssl does not verify the signature: %v\n%s", err, out)
+	}
+	if out, err := verify(PAE(PayloadType, append(body, ' '))); err == nil {
+		t.Errorf("openssl verified an edited payload:\n%s", out)
 	}
 }
