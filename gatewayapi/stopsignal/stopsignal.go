@@ -13,8 +13,10 @@ import (
 	"time"
 )
 
-// Grace is how long a program may take to stop after the first signal.
-const Grace = 10 * time.Second
+// Grace is how long a program may take to stop after the first signal:
+// more than gwsim's 10 s for the requests in flight (server
+// ShutdownTimeout), so that a clean stop is never cut short.
+const Grace = 15 * time.Second
 
 // Exit codes of a program ended by a signal, as a shell reports them.
 const (
