@@ -27,9 +27,9 @@ func keygen(t *testing.T, dir, name string) string {
 }
 
 // TestSignedBundleForgeriesFail: a certified run signed with a lab's key
-// verifies with only its public key, in another folder; the forgery of
-// issue 43 (mode, product and target changed in the manifest and
-// report.json, every hash recomputed), the same forgery signed again with
+// verifies with only its public key, in another folder; a careful forgery
+// (mode, product and target changed in the manifest and report.json,
+// every hash recomputed), the same forgery signed again with
 // the forger's key, and another bundle given the genuine signature each
 // fail verify --key, naming what does not match. Without --key, verify
 // says "unsigned: integrity only", never "verified: certified", and exits 1.
