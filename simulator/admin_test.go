@@ -292,7 +292,14 @@ func TestAdminFaults(t *testing.T) {
 
 func TestAdminToken(t *testing.T) {
 	t.Parallel()
-	_, c := start(t, simulator.Options{AdminToken: "s3cret"})
+	// Each set of wrong tokens goes to a simulator of its own: a client
+	// sending more than ten is held back (429, TestBearerGuessingIsLimited
+	// in simulator/server).
+	fresh := func() *simtest.Client {
+		_, c := start(t, simulator.Options{AdminToken: "s3cret"})
+		return c
+	}
+	c := fresh()
 	calls := []struct{ method, path, body string }{
 		{"GET", "/_sim/state", ""},
 		{"GET", "/_sim/dashboard/data", ""},
@@ -305,6 +312,7 @@ func TestAdminToken(t *testing.T) {
 		{"POST", "/_sim/reset", ""},
 	}
 	for _, auth := range []string{"", "wrong", "S3CRET", "s3cret2"} {
+		c = fresh()
 		c.AdminToken = auth
 		for _, call := range calls {
 			adminErr(t, c, call.method, call.path, call.body, 401, device.CodeUnauthorized)
@@ -323,6 +331,7 @@ func TestAdminToken(t *testing.T) {
 			t.Errorf("GET %s without the token: %d, want 200", open, status)
 		}
 	}
+	c = fresh()
 	for _, header := range []string{"s3cret", "Basic s3cret", "Bearer", "bearer s3cret"} {
 		req, _ := http.NewRequest("GET", c.Base+"/_sim/state", nil)
 		req.Header.Set("Authorization", header)

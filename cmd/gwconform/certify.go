@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ type certification struct {
 	// observed); NoObserver says the run was told not to observe them.
 	Observer   string
 	NoObserver bool
+	// SignKeyFile is --sign-key, SignKey the key read from it: the bundle
+	// is signed with it (bundle.AttestationFile).
+	SignKeyFile string
+	SignKey     ed25519.PrivateKey
 }
 
 // harnessInfo is this gwconform's version, commit and Go version.
@@ -128,7 +133,7 @@ func writeBundle(c certification, doc report.Document, reportDir string, console
 	if m.Mode == "" {
 		m.Mode = bundle.ModeOrdinary
 	}
-	return bundle.Write(c.Bundle, bundle.Input{Manifest: m, ReportDir: reportDir, Console: console, Fleet: f, Baseline: c.Baseline})
+	return bundle.Write(c.Bundle, bundle.Input{Manifest: m, ReportDir: reportDir, Console: console, Fleet: f, Baseline: c.Baseline, SignKey: c.SignKey})
 }
 
 // verifyExpect is what this gwconform checks a bundle against.
@@ -163,4 +168,13 @@ func productFile(path string) (name, version string, err error) {
 		return "", "", fmt.Errorf("%s needs a name: and a version: line", path)
 	}
 	return name, version, nil
+}
+
+// verifyHint is what gwconform verify needs for a bundle: the public key
+// of the one that signed it, or --integrity-only for an unsigned one.
+func verifyHint(c certification) string {
+	if c.SignKey != nil {
+		return "--key " + c.SignKeyFile + ".pub"
+	}
+	return "--integrity-only (unsigned: give run --sign-key KEY to sign it)"
 }

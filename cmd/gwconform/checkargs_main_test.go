@@ -50,7 +50,7 @@ func checkArgs(args []string) error {
 			return fmt.Errorf("load: %w", err)
 		}
 		return nil
-	case "checks", "sign", "verify", "replay", "baseline", "-h", "--help", "help", "--version", "version":
+	case "checks", "sign", "verify", "keygen", "replay", "baseline", "-h", "--help", "help", "--version", "version":
 		return nil
 	}
 	return fmt.Errorf("unknown command %q", args[0])
@@ -84,6 +84,12 @@ func checkRunArgs(args []string) error {
 	if o.ProductFile != "" {
 		o.Cert.Product, o.Cert.ProductVersion = "from", "file" // read at run time
 		o.ProductFile = ""
+	}
+	if o.Cert.SignKeyFile != "" {
+		if o.Cert.Bundle == "" {
+			return errors.New("--sign-key without --bundle")
+		}
+		o.Cert.SignKeyFile = "" // read at run time
 	}
 	return checkCert(o)
 }

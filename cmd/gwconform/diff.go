@@ -66,15 +66,17 @@ type diffMain struct {
 	fleetFile, fleetA, fleetB       string
 	observerA, observerB            string
 	adminToken, adminTokenA, tokenB string
-	reportDir                       string
-	timeout                         time.Duration
-	noReset, seedSet                bool
-	readOnly, calibrate             bool
-	skipPreflight                   bool
-	calibrateOps                    int
-	cfg                             diff.Config
-	fleetPaths                      [2]string
-	tgts                            [2]*explore.Target
+	// tokenFromEnv: A's and B's token came from $GWSIM_ADMIN_TOKEN.
+	tokenFromEnv        [2]bool
+	reportDir           string
+	timeout             time.Duration
+	noReset, seedSet    bool
+	readOnly, calibrate bool
+	skipPreflight       bool
+	calibrateOps        int
+	cfg                 diff.Config
+	fleetPaths          [2]string
+	tgts                [2]*explore.Target
 }
 
 func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -85,12 +87,12 @@ func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform diff:", err)
+			fmt.Fprintln(stderr, "gwconform diff:", shown(err))
 		}
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform diff:", err)
+		fmt.Fprintln(stderr, "gwconform diff:", shown(err))
 		return report.ExitConfig
 	}
 	return m.Run(ctx)
@@ -152,14 +154,16 @@ func (m *diffMain) ParseFlags(args []string) error {
 	if !m.seedSet {
 		m.cfg.Seed = time.Now().UnixNano() % 1_000_000_000
 	}
+	fromEnv := false
 	if m.adminToken == "" {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+		fromEnv = m.adminToken != ""
 	}
 	if m.adminTokenA == "" {
-		m.adminTokenA = m.adminToken
+		m.adminTokenA, m.tokenFromEnv[0] = m.adminToken, fromEnv
 	}
 	if m.tokenB == "" {
-		m.tokenB = m.adminToken
+		m.tokenB, m.tokenFromEnv[1] = m.adminToken, fromEnv
 	}
 	m.cfg.ReadOnly, m.cfg.Calibrate, m.cfg.CalibrateOperations = m.readOnly, m.calibrate, m.calibrateOps
 	m.fleetPaths = [2]string{m.fleetA, m.fleetB}
@@ -204,7 +208,14 @@ func (m *diffMain) Open(ctx context.Context) error {
 			return fmt.Errorf("--target %s: %w", names[i], err)
 		}
 		m.tgts[i] = t
-		t.AdminToken, t.Reset = tokens[i], !m.noReset && !m.readOnly
+		// A token from the environment goes to a target only on loopback.
+		tok := adminToken{value: tokens[i], fromEnv: m.tokenFromEnv[i]}
+		for _, b := range t.Bases() {
+			if tok.to(b, false, m.Stderr, "gwconform diff") == "" {
+				tok.value = ""
+			}
+		}
+		t.AdminToken, t.Reset = tok.value, !m.noReset && !m.readOnly
 		if observers[i] != "" {
 			if !t.ProbeObserver(ctx, w, observers[i]) {
 				return fmt.Errorf("pre-flight: %s: --observer-%s %s does not answer GET /_sim/gateways/{mac}/devices/{sn} for the fleet's first device",
@@ -229,7 +240,7 @@ func (m *diffMain) Open(ctx context.Context) error {
 func (m *diffMain) Run(ctx context.Context) int {
 	d, err := diff.New(m.cfg)
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform diff:", err)
+		fmt.Fprintln(m.Stderr, "gwconform diff:", shown(err))
 		return report.ExitConfig
 	}
 	mode := ""
@@ -241,11 +252,11 @@ func (m *diffMain) Run(ctx context.Context) int {
 		explore.RedactURLs(m.tgts[1].BaseURL), observerName(explore.RedactURLs(m.tgts[1].Observer)))
 	rep, err := d.Run(ctx)
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform diff:", err)
+		fmt.Fprintln(m.Stderr, "gwconform diff:", shown(err))
 		return report.ExitConfig
 	}
 	if err := diff.WriteReports(m.reportDir, rep); err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform diff: writing the reports:", err)
+		fmt.Fprintln(m.Stderr, "gwconform diff: writing the reports:", shown(err))
 		return report.ExitConfig
 	}
 	// The targets' answers are in it: shown with control characters

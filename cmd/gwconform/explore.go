@@ -70,13 +70,15 @@ type exploreMain struct {
 	StartEmbedded func(*fleet.Fleet) (Embedded, error)
 
 	target, fleetFile, observer, adminToken, reportDir string
-	cfg                                                explore.Config
-	timeout                                            time.Duration
-	noReset                                            bool
-	seedSet                                            bool
-	baselineFile                                       string
-	noRestore                                          bool
-	skips                                              listFlag
+	// tokenFromEnv: adminToken came from $GWSIM_ADMIN_TOKEN (adminToken.to).
+	tokenFromEnv bool
+	cfg          explore.Config
+	timeout      time.Duration
+	noReset      bool
+	seedSet      bool
+	baselineFile string
+	noRestore    bool
+	skips        listFlag
 
 	embedded Embedded
 	tgt      *explore.Target
@@ -90,12 +92,12 @@ func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform explore:", err)
+			fmt.Fprintln(stderr, "gwconform explore:", shown(err))
 		}
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform explore:", err)
+		fmt.Fprintln(stderr, "gwconform explore:", shown(err))
 		return report.ExitConfig
 	}
 	return m.Run(ctx)
@@ -145,7 +147,7 @@ func (m *exploreMain) ParseFlags(args []string) error {
 	}
 	m.cfg.Skip = m.skips
 	if m.baselineFile != "" {
-		b, err := os.ReadFile(m.baselineFile)
+		b, err := safefile.ReadFile(m.baselineFile, safefile.MaxInput)
 		if err != nil {
 			return fmt.Errorf("--baseline: %w", err)
 		}
@@ -169,6 +171,7 @@ func (m *exploreMain) ParseFlags(args []string) error {
 	}
 	if m.adminToken == "" {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+		m.tokenFromEnv = m.adminToken != ""
 	}
 	return nil
 }
@@ -210,7 +213,15 @@ func (m *exploreMain) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--target: %w", err)
 	}
-	m.tgt.AdminToken, m.tgt.Reset = m.adminToken, !m.noReset
+	// The token goes to every target (to reset it) and to the observer: one
+	// from the environment only if each target is on loopback.
+	tok := adminToken{value: m.adminToken, fromEnv: m.tokenFromEnv}
+	for _, b := range m.tgt.Bases() {
+		if tok.to(b, false, m.Stderr, "gwconform explore") == "" {
+			tok.value = ""
+		}
+	}
+	m.tgt.AdminToken, m.tgt.Reset = tok.value, !m.noReset
 	switch {
 	case m.observer != "":
 		if !m.tgt.ProbeObserver(ctx, w, m.observer) {
@@ -228,7 +239,7 @@ func (m *exploreMain) Open(ctx context.Context) error {
 func (m *exploreMain) Run(ctx context.Context) int {
 	x, err := explore.New(m.cfg)
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
+		fmt.Fprintln(m.Stderr, "gwconform explore:", shown(err))
 		return report.ExitConfig
 	}
 	fmt.Fprintf(m.Stderr, "gwconform explore: seed %d against %s, --fail-on %s\n", m.cfg.Seed, explore.RedactURLs(m.tgt.BaseURL), strings.ToLower(m.cfg.FailOn))
@@ -245,20 +256,20 @@ func (m *exploreMain) Run(ctx context.Context) int {
 		cancel()
 		switch {
 		case rerr != nil:
-			fmt.Fprintf(m.Stderr, "gwconform explore: putting the devices back: %d put back; %v\n", n, rerr)
+			fmt.Fprintf(m.Stderr, "gwconform explore: putting the devices back: %d put back; %s\n", n, shown(rerr))
 		case n > 0:
 			fmt.Fprintf(m.Stderr, "gwconform explore: %d device(s) put back as they were before the run\n", n)
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform explore:", err)
+		fmt.Fprintln(m.Stderr, "gwconform explore:", shown(err))
 		return report.ExitConfig
 	}
 	if m.embedded != nil {
 		rep.Target += " (embedded gwsim)"
 	}
 	if err := explore.WriteReports(m.reportDir, rep, m.tgt.Reset); err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform explore: writing the reports:", err)
+		fmt.Fprintln(m.Stderr, "gwconform explore: writing the reports:", shown(err))
 		return report.ExitConfig
 	}
 	io.WriteString(m.Stdout, printable.Lines(rep.Summary()))
@@ -323,7 +334,7 @@ type exploreReplayArgs struct {
 func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout, stderr io.Writer) int {
 	ef, err := explore.ReadFile(path)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", err)
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	if ef.Found == nil || len(ef.Found.Ops) == 0 {
@@ -348,22 +359,23 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 	}
 	if m.adminToken == "" {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
+		m.tokenFromEnv = m.adminToken != ""
 	}
 	defer m.Close()
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", err)
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	m.cfg.Seed, m.cfg.Clients, m.cfg.Progress = ef.Seed, max(1, ef.Clients), nil
 	x, err := explore.New(m.cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", err)
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	fmt.Fprintf(stdout, "Replaying the shrunk sequence of seed %d (%d operations) against %s\n", ef.Seed, len(ef.Found.Ops), m.tgt.BaseURL)
 	again, err := x.Replay(ctx, ef.Found, stdout)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", err)
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	if again {

@@ -12,7 +12,8 @@ import (
 )
 
 // TestInputFilesThatAreNotFiles: a bundle to verify, a report or explore
-// file to replay, shard results to merge, or a --product-file that is a
+// file to replay, shard results to merge, explore's baseline, a key to sign
+// or verify with, or a --product-file that is a
 // FIFO (which would hang gwconform) or /dev/zero (which would fill
 // memory) is refused at once with an error naming the file.
 func TestInputFilesThatAreNotFiles(t *testing.T) {
@@ -31,6 +32,15 @@ func TestInputFilesThatAreNotFiles(t *testing.T) {
 			},
 			"load merge": func(ctx context.Context, o, e *bytes.Buffer) int {
 				return loadCmd(ctx, []string{"merge", p}, o, e)
+			},
+			"explore --baseline": func(ctx context.Context, o, e *bytes.Buffer) int {
+				return exploreCmd(ctx, []string{"--baseline", p}, o, e)
+			},
+			"verify --key": func(_ context.Context, o, e *bytes.Buffer) int {
+				return verifyMain([]string{filepath.Join(dir, "b.tar.gz"), "--key", p}, o, e)
+			},
+			"run --sign-key": func(ctx context.Context, o, e *bytes.Buffer) int {
+				return runCmd(ctx, []string{"--bundle", filepath.Join(dir, "b.tar.gz"), "--sign-key", p}, o, e)
 			},
 		} {
 			var out, errb bytes.Buffer

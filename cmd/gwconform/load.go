@@ -116,12 +116,12 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform load:", err)
+			fmt.Fprintln(stderr, "gwconform load:", shown(err))
 		}
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform load:", err)
+		fmt.Fprintln(stderr, "gwconform load:", shown(err))
 		return report.ExitConfig
 	}
 	return m.Run(ctx)
@@ -295,7 +295,7 @@ func (m *loadMain) Run(ctx context.Context) int {
 		case errors.Is(err, load.ErrOwnedDevices):
 			err = fmt.Errorf("--concurrency %d with --ack-log: %w", m.cfg.Concurrency, err)
 		}
-		fmt.Fprintln(m.Stderr, "gwconform load:", err)
+		fmt.Fprintln(m.Stderr, "gwconform load:", shown(err))
 		return report.ExitConfig
 	}
 	if code, ok := writeLoadResult(m.Stdout, m.Stderr, res, m.asJSON, m.reportDir); !ok {
@@ -357,7 +357,7 @@ func writeLoadResult(stdout, stderr io.Writer, res *load.Result, asJSON bool, re
 	}
 	if reportDir != "" {
 		if err := load.WriteReport(reportDir, res); err != nil {
-			fmt.Fprintln(stderr, "gwconform load: --report-dir:", err)
+			fmt.Fprintln(stderr, "gwconform load: --report-dir:", shown(err))
 			return report.ExitFail, false
 		}
 		if !asJSON {
@@ -433,7 +433,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform load merge:", err)
+			fmt.Fprintln(stderr, "gwconform load merge:", shown(err))
 		}
 		return report.ExitConfig
 	}
@@ -453,7 +453,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			})
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "gwconform load merge:", err)
+			fmt.Fprintln(stderr, "gwconform load merge:", shown(err))
 			return report.ExitConfig
 		}
 		if len(files) >= expect {
@@ -477,12 +477,12 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, f := range files {
 		b, err := safefile.ReadFile(f, safefile.MaxInput)
 		if err != nil {
-			fmt.Fprintln(stderr, "gwconform load merge:", err)
+			fmt.Fprintln(stderr, "gwconform load merge:", shown(err))
 			return report.ExitConfig
 		}
 		var r load.Result
 		if err := json.Unmarshal(b, &r); err != nil {
-			fmt.Fprintf(stderr, "gwconform load merge: %s: not a gwconform load result: %v\n", f, err)
+			fmt.Fprintf(stderr, "gwconform load merge: %s: not a gwconform load result: %s\n", f, shown(err))
 			return report.ExitConfig
 		}
 		if len(r.Shards) > 0 && !slices.Contains(o.paths, f) {
@@ -495,7 +495,7 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	res, err := load.Merge(results)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform load merge:", err)
+		fmt.Fprintln(stderr, "gwconform load merge:", shown(err))
 		return report.ExitConfig
 	}
 	if code, ok := writeLoadResult(stdout, stderr, res, asJSON, reportDir); !ok {
@@ -630,10 +630,10 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return fail("%v", err)
 	}
-	logFile, target, fleetFile, token, timeout := o.logFile, o.target, o.fleetFile, o.token, o.timeout
-	if token == "" {
-		token = os.Getenv("GWSIM_ADMIN_TOKEN")
-	}
+	logFile, target, fleetFile, timeout := o.logFile, o.target, o.fleetFile, o.timeout
+	// The state is read through --target's admin API: a token from the
+	// environment goes there only on loopback.
+	token := adminTokenOf(o.token, os.Getenv("GWSIM_ADMIN_TOKEN")).to(target, false, stderr, "gwconform load check-acks")
 	fh, err := safefile.Open(logFile, safefile.MaxInput)
 	if err != nil {
 		return fail("%v", err)
@@ -675,7 +675,7 @@ func checkAcksCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	acked, uncertain, noAnswer := load.CountAcks(entries)
 	mismatches := append(rep.Mismatches, msgs.Mismatches...)
 	for _, m := range mismatches {
-		fmt.Fprintln(stdout, "MISMATCH", m)
+		fmt.Fprintln(stdout, "MISMATCH", shown(m))
 	}
 	fmt.Fprintf(stdout, "%s: %d lines (%s); %d devices, %d values, %d messages on %d gateways checked against %s",
 		logFile, len(entries), load.AckCounts(acked, uncertain, noAnswer), rep.Devices, rep.Fields, msgs.Messages, msgs.Gateways, load.RedactURL(target))

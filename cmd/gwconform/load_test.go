@@ -158,7 +158,7 @@ func runLoad(t *testing.T, env []string, args ...string) (int, string, string) {
 // acknowledged change in place, and a change made behind the load's back.
 func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
 	t.Parallel()
-	const token = "shard-admin-token-5b1"
+	const token = "shard-admin-token-5b1-0a1b2c3d4e5f6789"
 	dir := t.TempDir()
 	fleetFile := filepath.Join(dir, "fleet.yaml")
 	fh, err := os.Create(fleetFile)
@@ -341,7 +341,7 @@ func TestLoadFourShardsMergedAndAcksChecked(t *testing.T) {
 
 // check-acks: exit 2 when the check cannot be made, naming why.
 func TestCheckAcksArguments(t *testing.T) {
-	const token = "acks-admin-token-77"
+	const token = "acks-admin-token-77-0a1b2c3d4e5f6789"
 	sim := simtest.Serve(t, bins.gwsim, "--admin-token", token)
 	dir := t.TempDir()
 	acks := filepath.Join(dir, "acks.jsonl")

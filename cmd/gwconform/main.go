@@ -14,11 +14,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/stopsignal"
 )
 
 const usage = `gwconform certifies an implementation of the Gateway Device Management Interface.
@@ -38,8 +38,10 @@ Usage:
                         the same operations against two implementations: every difference, shrunk
   gwconform baseline REPORT.json
                         write a starting baseline (known failures with an end date) from a run's failures
-  gwconform verify FILE.tar.gz
-                        check a bundle written by run --bundle: hashes, counts, verdict, catalog
+  gwconform verify FILE.tar.gz --key PUB
+                        check a bundle written by run --bundle: signature, hashes, counts, verdict, catalog
+  gwconform keygen --out NAME
+                        write a key pair to sign bundles with (run --sign-key NAME, verify --key NAME.pub)
   gwconform sign        renew the timestamp and sign of a request body (stdin to stdout)
   gwconform load [--target URL] [--fleet FILE] --rate R --duration D --concurrency C ...
                         send valid, signed requests as load and measure the answers
@@ -53,7 +55,7 @@ Run "gwconform run -h" or "gwconform load -h" for every flag.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopsignal.Context(context.Background(), interruptGrace)
 	defer stop()
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
@@ -78,6 +80,8 @@ func main() {
 		os.Exit(baselineMain(os.Args[2:], os.Stdout, os.Stderr))
 	case "verify":
 		os.Exit(verifyMain(os.Args[2:], os.Stdout, os.Stderr))
+	case "keygen":
+		os.Exit(keygenMain(os.Args[2:], os.Stdout, os.Stderr))
 	case "sign":
 		os.Exit(signMain(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	case "checks":
@@ -92,8 +96,14 @@ func main() {
 	}
 }
 
+// interruptGrace is how long gwconform may take to stop after the first
+// SIGINT or SIGTERM: an interrupted run puts the devices back and writes
+// its reports, which against a slow target takes longer than gwsim's
+// stopsignal.Grace.
+const interruptGrace = 30 * time.Second
+
 // commands are gwconform's subcommands.
-var commands = []string{"run", "checks", "replay", "baseline", "verify", "sign", "load", "explore", "diff", "version", "help"}
+var commands = []string{"run", "checks", "replay", "baseline", "verify", "keygen", "sign", "load", "explore", "diff", "version", "help"}
 
 // unknownCommand is the one line for a mistyped subcommand (or a flag
 // given before one).

@@ -22,8 +22,8 @@ import (
 
 // Secrets the test puts in every place one can come from.
 const (
-	envToken   = "envtoken-5c1e7a"
-	flagToken  = "flagtoken-9d3b2f"
+	envToken   = "envtoken-5c1e7a-0a1b2c3d4e5f67890abc"
+	flagToken  = "flagtoken-9d3b2f-0a1b2c3d4e5f67890abc"
 	fleetKey   = "fleetkey-7e21aa"
 	fleetSec   = "fleetsecret-42b8c0"
 	signSecret = "GWCONFORM_TEST_SIGN"
@@ -113,8 +113,12 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	events := sim.stream(t, "/_sim/events")
 	reportDir := filepath.Join(dir, "reports")
 	bundlePath := filepath.Join(dir, "b.tar.gz")
+	signKey := filepath.Join(dir, "sign-key")
+	add("gwconform keygen", runProgram(t, dir, bins.gwconform, "keygen", "--out", signKey))
+	pem, _ := os.ReadFile(signKey)
+	signKeySecret := strings.Split(string(pem), "\n")[1] // the key's base64, between the PEM lines
 	add("gwconform run", runProgram(t, dir, bins.gwconform, "run", "--target", sim.url, "--fleet", fleetFile,
-		"--admin-token", flagToken, "--report-dir", reportDir, "--bundle", bundlePath, "--fail-on", "should"))
+		"--admin-token", flagToken, "--report-dir", reportDir, "--bundle", bundlePath, "--fail-on", "should", "--sign-key", signKey))
 	add("gwconform load", runProgram(t, dir, bins.gwconform, "load", "--target", sim.url, "--fleet", fleetFile, "--requests", "50", "--json"))
 	// Over two targets, with an ack log: neither the output nor the log
 	// holds a key, secret or sign.
@@ -159,7 +163,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	// The tools that read a report: baseline, verify, replay, sign.
 	report := filepath.Join(reportDir, "report.json")
 	add("gwconform baseline", runProgram(t, dir, bins.gwconform, "baseline", report))
-	add("gwconform verify", runProgram(t, dir, bins.gwconform, "verify", bundlePath))
+	add("gwconform verify", runProgram(t, dir, bins.gwconform, "verify", bundlePath, "--key", signKey+".pub"))
 	// (An INFO probe keeps its exchanges in the reports.)
 	add("gwconform replay", runProgram(t, dir, bins.gwconform, "replay", report, "probe.device_id-alias.json", "--target", sim.url, "--fleet", fleetFile))
 	add("gwconform replay (bundle)", runProgram(t, dir, bins.gwconform, "replay", bundlePath, "probe.device_id-alias.json", "--target", sim.url, "--fleet", fleetFile))
@@ -252,7 +256,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	}
 	for _, out := range outputs {
 		head, _, _ := strings.Cut(out, "\n")
-		for _, secret := range []string{envToken, flagToken, fleetSec, fleetKey} {
+		for _, secret := range []string{envToken, flagToken, fleetSec, fleetKey, signKeySecret} {
 			if strings.Contains(out, secret) {
 				i := strings.Index(out, secret)
 				t.Errorf("%s shows %q: …%s…", head, secret, out[max(0, i-80):min(len(out), i+40)])

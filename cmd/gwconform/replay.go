@@ -69,7 +69,7 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	doc, err := loadReport(pos[0])
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", err)
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	res, ok := doc.Result(pos[1])
@@ -83,7 +83,7 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	f, signer, err := resigner(*fleetFile)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay: fleet:", err)
+		fmt.Fprintln(stderr, "gwconform replay: fleet:", shown(err))
 		return report.ExitConfig
 	}
 	recordedBase := strings.TrimSuffix(doc.Target, " (embedded gwsim)")
@@ -108,13 +108,13 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		body := []byte(ex.RequestBody)
 		if strings.Contains(ex.RequestBody, client.SignMarker) || strings.Contains(ex.RequestBody, "&lt;SIGNATURE&gt;") || strings.Contains(ex.RequestBody, "SIGNATURE_REDACTED") {
 			if body, err = client.Resign(ctx, body, f, signer, time.Now(), f.Location()); err != nil {
-				fmt.Fprintf(stderr, "gwconform replay: exchange %d: %v\n", i+1, err)
+				fmt.Fprintf(stderr, "gwconform replay: exchange %d: %s\n", i+1, shown(err))
 				return report.ExitConfig
 			}
 		}
 		req, err := http.NewRequestWithContext(ctx, ex.Method, url, strings.NewReader(string(body)))
 		if err != nil {
-			fmt.Fprintf(stderr, "gwconform replay: exchange %d: %v\n", i+1, err)
+			fmt.Fprintf(stderr, "gwconform replay: exchange %d: %s\n", i+1, shown(err))
 			return report.ExitConfig
 		}
 		for _, k := range sortedKeys(ex.RequestHeaders) {
@@ -133,7 +133,7 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stdout, ">\n%s\n", client.MaskAPIKeys(client.RedactSign(string(body))))
 		resp, err := hc.Do(req)
 		if err != nil {
-			fmt.Fprintf(stdout, "< no answer: %v\n", err)
+			fmt.Fprintf(stdout, "< no answer: %s\n", shown(err))
 			if ex.Error == "" {
 				same = false
 			}

@@ -126,6 +126,8 @@ type runMain struct {
 	// --skip and --rerun-failed add to its focus.
 	rerunIDs  int
 	userSuite types.SuiteConfig
+	// token is the admin token and where it came from (adminToken.to).
+	token adminToken
 	// terminal: stdout is a terminal, where the progress line is
 	// rewritten in place.
 	terminal bool
@@ -150,13 +152,13 @@ func (m *runMain) Main(ctx context.Context, args []string) int {
 			return report.ExitPass
 		}
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
 		}
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
 		}
 		return report.ExitConfig
 	}
@@ -269,9 +271,8 @@ func (m *runMain) ParseFlags(args []string) error {
 	o := &m.opts
 	// The token's default is read after parsing, so that no usage text
 	// ever shows it.
-	if o.AdminToken == "" {
-		o.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
-	}
+	m.token = adminTokenOf(o.AdminToken, os.Getenv("GWSIM_ADMIN_TOKEN"))
+	o.AdminToken = m.token.value
 	if err := o.check(); err != nil {
 		return err
 	}
@@ -422,7 +423,7 @@ func (m *runMain) Open(ctx context.Context) error {
 		// A refused valid request is the target's failure, judged by the
 		// run: the console's first lines name it and its answer.
 		for _, line := range refused {
-			fmt.Fprintln(m.Stdout, "gwconform:", line)
+			fmt.Fprintln(m.Stdout, "gwconform:", shown(line))
 		}
 		m.preflight = refused
 	}
@@ -455,8 +456,10 @@ func (m *runMain) openObserver(ctx context.Context, e *conformance.Env) error {
 		// Bounded by the run's timeout: a target that never answers must
 		// not hold the run here for the observer's own 10 s.
 		actx, cancel := context.WithTimeout(ctx, o.Timeout)
-		p := conformance.ProbeObserver(actx, base, o.AdminToken, e.Target.MAC, e.AnyDeviceSN())
+		token := m.token.to(base, explicit, m.Stdout, "gwconform")
+		p := conformance.ProbeObserver(actx, base, token, e.Target.MAC, e.AnyDeviceSN())
 		cancel()
+		e.AdminToken = token
 		switch {
 		case p.OK:
 			e.Observer, e.ObserverCounts = base, p.Counts
@@ -516,14 +519,14 @@ func (m *runMain) Run(ctx context.Context) int {
 	} else if n := parallelism(o, e.Fleet, m.Stderr); n > 1 {
 		dir, err := os.MkdirTemp("", "gwconform-workers")
 		if err != nil {
-			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
 			return report.ExitConfig
 		}
 		defer os.RemoveAll(dir)
 		e.Worker, e.Workers = 0, n
 		ws, cmds, err := m.startWorkers(ctx, n, dir)
 		if err != nil {
-			fmt.Fprintln(m.Stderr, "gwconform:", err)
+			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
 			for _, c := range cmds {
 				c.Process.Kill()
 			}
@@ -551,7 +554,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	fmt.Fprintf(m.Stdout, "gwconform: %s against %s, seed %d\n", map[bool]string{true: "dry run", false: "checking"}[o.DryRun], m.target, e.Seed)
 	doc, err := conformance.Execute(ctx, cfg)
 	if err != nil {
-		fmt.Fprintln(m.Stderr, "gwconform: writing reports:", err)
+		fmt.Fprintln(m.Stderr, "gwconform: writing reports:", shown(err))
 		return report.ExitConfig
 	}
 	if cfg.WorkerReport != "" {
@@ -575,9 +578,9 @@ func (m *runMain) Run(ctx context.Context) int {
 		if o.Cert.Mode == "certified" {
 			kind = "certification bundle"
 		}
-		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle)
+		fmt.Fprintf(m.Stdout, "%s: %s (check it with: gwconform verify %s %s)\n", kind, o.Cert.Bundle, o.Cert.Bundle, verifyHint(o.Cert))
 		if err := writeBundle(cert, doc, o.ReportDir, m.console.Bytes(), e.Fleet, o.FailOn, time.Now()); err != nil {
-			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", err)
+			fmt.Fprintln(m.Stderr, "gwconform: writing the bundle:", shown(err))
 			return report.ExitConfig
 		}
 	}
@@ -683,7 +686,7 @@ const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-d
          [--check ID|GLOB]... [--skip ID|GLOB]... [--rerun-failed REPORT] [--baseline FILE]
          [--parallel N] [--rate R] [--rate-per-op R] [--max-requests N] [--timeout D] [--settle D]
          [--observer URL] [--no-observer] [--admin-token T] [--seed N] [--allow-partial] [--skip-preflight] [--dry-run]
-         [--bundle FILE.tar.gz] [--mode ordinary|certified] [--product NAME]
+         [--bundle FILE.tar.gz] [--mode ordinary|certified] [--sign-key KEY] [--product NAME]
          [--product-version V] [--product-file FILE] [--report-credentials]
          [--color auto|always|never] [-v] [--ginkgo.* flags]
 
@@ -724,6 +727,7 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.AllowPartial, "allow-partial", false, "exit 0 on a PARTIAL run (filtered, or a device type, format, operation or rule not covered)")
 	fs.BoolVar(&o.SkipPreflight, "skip-preflight", false, "run the checks even when the target's answers are not this interface's")
 	fs.StringVar(&o.Cert.Bundle, "bundle", "", "also write a certification bundle (FILE.tar.gz): reports, console log, manifest, fleet without secrets, hashes")
+	fs.StringVar(&o.Cert.SignKeyFile, "sign-key", "", "sign the bundle with this private key (gwconform keygen): gwconform verify --key KEY.pub then shows who wrote it")
 	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
 	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
 	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
@@ -844,6 +848,16 @@ func checkCert(o *runOptions) error {
 	}
 	if o.Cert.Bundle != "" && o.DryRun {
 		return errors.New("--bundle records a run: a dry run sends nothing to bundle")
+	}
+	if o.Cert.SignKeyFile != "" {
+		if o.Cert.Bundle == "" {
+			return errors.New("--sign-key signs a bundle: give --bundle FILE.tar.gz")
+		}
+		k, err := readSignKey(o.Cert.SignKeyFile)
+		if err != nil {
+			return fmt.Errorf("--sign-key: %w", err)
+		}
+		o.Cert.SignKey = k
 	}
 	return nil
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
 // focusOnGlobs is a Ginkgo focus (or skip) expression selecting the
@@ -33,3 +36,8 @@ func colorful(w io.Writer) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
+
+// shown is v as the console shows it: an error or line that may hold a
+// target's text, with control characters escaped (printable.String), as
+// the failure blocks are.
+func shown(v any) string { return printable.String(fmt.Sprint(v)) }

@@ -23,7 +23,7 @@ import (
 // received. The screenshot is saved under reports/browser/.
 func TestClientsPageInChromium(t *testing.T) {
 	simtest.NeedTool(t, simtest.ChromiumPath, "apt-get install -y chromium")
-	url, _, _, _ := serve(t, "--admin-token", "tok")
+	url, _, _, _ := serve(t, "--admin-token", testToken)
 	target, err := fleet.Demo().Target()
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestClientsPageInChromium(t *testing.T) {
 		c.Send(device.SendCommand, format, c.Command(am, "Appliance Module", simtest.S("io", "On"), simtest.S("Relay2", "Off"))).
 			Fail(t, format, http.StatusBadRequest, device.CodeUnexpectedField, "Relay2")
 	}
-	code, page, errs := run("clients", "--target", url, "--admin-token", "tok", "--format", "html")
+	code, page, errs := run("clients", "--target", url, "--admin-token", testToken, "--format", "html")
 	if code != 0 {
 		t.Fatalf("gwsim clients --format html: exit %d: %s", code, errs)
 	}

@@ -15,7 +15,7 @@ import (
 // serve behind its admin token, in each format, and --fail fails on an
 // app's invalid request.
 func TestClientsCommand(t *testing.T) {
-	url, _, _, _ := serve(t, "--admin-token", "tok")
+	url, _, _, _ := serve(t, "--admin-token", testToken)
 	target, err := fleet.Demo().Target()
 	if err != nil {
 		t.Fatal(err)
@@ -30,12 +30,12 @@ func TestClientsCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "admin token") {
 		t.Errorf("without the token: exit %d, %q", code, errs)
 	}
-	code, out, errs := run("clients", "--target", url, "--admin-token", "tok")
+	code, out, errs := run("clients", "--target", url, "--admin-token", testToken)
 	if code != 0 || !strings.Contains(out, "FAIL app sent no fields that belong to another device type: 1 time;") ||
 		!strings.Contains(out, "Relay2 (a field of Appliance Module Plus) sent to an Appliance Module") {
 		t.Errorf("text: exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, _ = run("clients", "--target", url, "--admin-token", "tok", "--format", "junit", "--fail")
+	code, out, _ = run("clients", "--target", url, "--admin-token", testToken, "--format", "junit", "--fail")
 	var suites struct {
 		Failures int `xml:"failures,attr"`
 	}
@@ -43,7 +43,7 @@ func TestClientsCommand(t *testing.T) {
 		t.Errorf("junit --fail: exit %d, %d failures\n%s", code, suites.Failures, out)
 	}
 	for _, format := range []string{"json", "html"} {
-		code, out, _ := run("clients", "--target", url, "--admin-token", "tok", "--format", format)
+		code, out, _ := run("clients", "--target", url, "--admin-token", testToken, "--format", format)
 		if code != 0 || !strings.Contains(out, "Relay2") {
 			t.Errorf("%s: exit %d\n%s", format, code, out)
 		}

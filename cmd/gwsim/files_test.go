@@ -65,8 +65,8 @@ func TestInputFilesThatAreNotFiles(t *testing.T) {
 }
 
 // TestFleetOutReplacesAPlantedSymlink: gwsim fleet --out FILE, where FILE
-// is a symlink planted to another file, writes a new FILE and leaves the
-// link's target as it was.
+// is a symlink planted to another file, writes a new FILE, mode 0600 (it
+// holds secrets), and leaves the link's target as it was.
 func TestFleetOutReplacesAPlantedSymlink(t *testing.T) {
 	dir := t.TempDir()
 	victim := filepath.Join(t.TempDir(), "authorized_keys")
@@ -82,6 +82,9 @@ func TestFleetOutReplacesAPlantedSymlink(t *testing.T) {
 	}
 	if st, err := os.Lstat(out); err != nil || !st.Mode().IsRegular() {
 		t.Fatalf("%s: %v %v", out, st, err)
+	} else if st.Mode().Perm() != 0o600 {
+		// It holds the fleet's secrets.
+		t.Errorf("%s has mode %v, want 0600", out, st.Mode().Perm())
 	}
 	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte("accounts:")) {
 		t.Errorf("the fleet written: %.100q", b)
@@ -114,3 +117,41 @@ func TestSizeFlagsHaveBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestSendSecretFileThatIsNotAFile: gwsim send --secret-file naming a
+// FIFO (which hung it for ever), /dev/zero (which grew it without bound)
+// or a file larger than a secret is refused at once, exit 2, with a line
+// naming the file and what it is.
+func TestSendSecretFileThatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "secret")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	big := filepath.Join(dir, "big")
+	os.WriteFile(big, nil, 0o600)
+	os.Truncate(big, 1<<20)
+	for _, tc := range []struct{ file, want string }{
+		{fifo, "named pipe"},
+		{"/dev/zero", "character device"},
+		{big, "more than the 65536"},
+	} {
+		var out, errb bytes.Buffer
+		done := make(chan int, 1)
+		go func() {
+			done <- Run(context.Background(), []string{"send", "command", "--target", "http://127.0.0.1:1", "--api-key", "other-key",
+				"--secret-file", tc.file, "--type", "Light Dimmer", "dimming=40"}, &out, &errb)
+		}()
+		select {
+		case code := <-done:
+			if code != 2 || !strings.Contains(errb.String(), tc.want) || !strings.Contains(errb.String(), "--secret-file") {
+				t.Errorf("--secret-file %s: exit %d, %q; want exit 2 and %q", tc.file, code, errb.String(), tc.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("--secret-file %s: gwsim send hung", tc.file)
+		}
+	}
+}
+
+// testToken is an admin token gwsim takes (server.CheckAdminToken).
+const testToken = "3f9c2a7d1e6b4058a9c3d2e1f0b7a6c5"

@@ -13,7 +13,7 @@ import (
 // and in --log-format json.
 func TestWildcardAddressPrintsAUsableURL(t *testing.T) {
 	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0"} {
-		url, out, _, _ := serve(t, "--addr", addr, "--admin-token", "tok")
+		url, out, _, _ := serve(t, "--addr", addr, "--admin-token", testToken)
 		if !strings.HasPrefix(url, "http://127.0.0.1:") {
 			t.Errorf("--addr %s: the banner's URL is %s", addr, url)
 		}
@@ -30,7 +30,7 @@ func TestWildcardAddressPrintsAUsableURL(t *testing.T) {
 			t.Errorf("--addr %s: %s/_sim/health: %d", addr, url, resp.StatusCode)
 		}
 	}
-	_, out, _, _ := serve(t, "--addr", ":0", "--admin-token", "tok", "--log-format", "json")
+	_, out, _, _ := serve(t, "--addr", ":0", "--admin-token", testToken, "--log-format", "json")
 	var banner struct{ URL, Listen string }
 	line, _, _ := strings.Cut(out.String(), "\n")
 	if err := json.Unmarshal([]byte(line), &banner); err != nil || !strings.HasPrefix(banner.URL, "http://127.0.0.1:") || banner.Listen == "" {

@@ -14,12 +14,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
@@ -27,6 +25,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
+	"github.com/gwdmi/gwtools/gatewayapi/stopsignal"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/cassette"
@@ -38,7 +37,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopsignal.Context(context.Background(), stopsignal.Grace)
 	defer stop()
 	os.Exit(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -132,8 +131,10 @@ type Main struct {
 	Gateways   int
 	PerGateway int
 	AdminToken string
-	LogLevel   string
-	LogFormat  string
+	// AdminTokenFile holds the admin token on its first line.
+	AdminTokenFile string
+	LogLevel       string
+	LogFormat      string
 	// AccessLog logs one line per request; LogSummary is how often the
 	// summary of the requests is logged (0: never).
 	AccessLog  bool
@@ -201,7 +202,9 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.IntVar(&m.PerGateway, "devices-per-gateway", 6, "devices per gateway in a generated fleet")
 	// The token's default comes from the environment after parsing, so
 	// that no usage text ever shows its value.
-	fs.StringVar(&m.AdminToken, "admin-token", "", "require Authorization: Bearer TOKEN on /_sim/ (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.StringVar(&m.AdminToken, "admin-token", "", "require Authorization: Bearer TOKEN on /_sim/ (default: from $GWSIM_ADMIN_TOKEN); at least 32 characters.\n"+
+		"A command line is visible to every user of the machine: prefer $GWSIM_ADMIN_TOKEN or --admin-token-file")
+	fs.StringVar(&m.AdminTokenFile, "admin-token-file", "", "read the admin token from the first line of `FILE`")
 	fs.StringVar(&m.LogLevel, "log-level", "info", "log level: debug, info, warn, error. At info: start-up, warnings, errors and a\n"+
 		"summary of the requests every --log-summary; at debug also one line per request")
 	fs.BoolVar(&m.AccessLog, "access-log", false, "log one line per request at info (method, path, status, duration, mac, sn;\n"+
@@ -263,9 +266,6 @@ func (m *Main) ParseFlags(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if m.AdminToken == "" {
-		m.AdminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
-	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(m.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level: %q is not debug, info, warn or error", m.LogLevel)
@@ -284,6 +284,14 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if m.checkOnly {
 		return nil
+	}
+	token, onCommandLine, err := adminToken(m.AdminToken, m.AdminTokenFile)
+	if err != nil {
+		return err
+	}
+	m.AdminToken = token
+	if onCommandLine {
+		m.log.Warn(tokenOnCommandLine)
 	}
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
@@ -357,7 +365,6 @@ func (m *Main) ParseFlags(args []string) error {
 		m.play = scenario.NewPlayer(sc, m.log)
 		faults, admin = m.play.Faults, m.play.Routes()
 	}
-	var err error
 	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ReplayNote: replayNote, ClientFaults: faults, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
@@ -490,6 +497,21 @@ func isLoopback(addr string) bool {
 // fleet, whose secrets are public; any other fleet's api_key shows its
 // first four characters. With --log-format json the banner is one JSON
 // record on stdout, like every other line gwsim writes.
+// adminAccess says who may use the admin API (/_sim/, the dashboard,
+// /metrics): with a token, whoever holds it; without, whoever reaches the
+// address, which beyond loopback is the network.
+func (m *Main) adminAccess() string {
+	switch {
+	case m.AdminToken != "":
+		return "needs the admin token (Authorization: Bearer, or the dashboard's sign-in)"
+	case isLoopback(m.Sim.Server.Addr()):
+		return "open without a token to every program of this machine (loopback only); set $GWSIM_ADMIN_TOKEN to close it"
+	}
+	return "OPEN TO THE NETWORK without a token: anyone who reaches this address can read the state and the journal, " +
+		"reset the state, set faults and scenarios, use the dashboard and read /metrics; set $GWSIM_ADMIN_TOKEN " +
+		"(at least 32 characters: openssl rand -hex 16) to close it"
+}
+
 func (m *Main) printBanner() {
 	url, every := reachableURL(m.Sim.URL())
 	f := m.Sim.Fleet
@@ -526,7 +548,7 @@ func (m *Main) printBanner() {
 	if m.LogFormat == "json" {
 		attrs := []any{"url", url, "fleet", f.Describe(), "credentials_from", m.credentials,
 			"operations", []string{"/v1/services/gateway/command", "/v1/services/gateway/message", "/v1/services/device/update_name"},
-			"dashboard", url + "/_sim/", "admin_api", url + "/_sim/state", "sign", scheme, "window", window}
+			"dashboard", url + "/_sim/", "admin_api", url + "/_sim/state", "admin", m.adminAccess(), "sign", scheme, "window", window}
 		if store != "" {
 			attrs = append(attrs, "store", store)
 		}
@@ -555,6 +577,7 @@ func (m *Main) printBanner() {
 	}
 	fmt.Fprintf(w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
 	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
+	fmt.Fprintf(w, "  admin: %s\n", m.adminAccess())
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
 	if m.play != nil {
 		st := m.play.Status()
@@ -638,7 +661,7 @@ func fleetRun(args []string, stdout, stderr io.Writer, checkOnly bool) int {
 		}
 		return 0
 	}
-	err := safefile.Write(*out, 0o644, f.WriteYAML)
+	err := safefile.Write(*out, 0o600, f.WriteYAML)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwsim fleet:", strings.TrimSpace(err.Error()))
 		return 1

@@ -249,7 +249,7 @@ func TestServeFleetFileAndToken(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "fleet.yaml")
 	os.WriteFile(p, b, 0o644)
-	url, stdout, _, _ := serve(t, "--fleet", p, "--admin-token", "tok")
+	url, stdout, _, _ := serve(t, "--fleet", p, "--admin-token", testToken)
 	// Where the credentials come from, never the secret or the whole key.
 	for _, want := range []string{"credentials (from the fleet file " + p + ")", "api_key:      " + client.MaskAPIKey(simtest.KeyA) + "\n",
 		"secret:       not shown", simtest.AccountA, simtest.MACA, "2 accounts, 3 gateways"} {
@@ -264,7 +264,7 @@ func TestServeFleetFileAndToken(t *testing.T) {
 	if status, _, _ := c.Admin("GET", "/_sim/state", ""); status != 401 {
 		t.Errorf("admin without the token: %d", status)
 	}
-	c.AdminToken = "tok"
+	c.AdminToken = testToken
 	c.AdminJSON("GET", "/_sim/health", "", nil)
 	c.Send(device.SendCommand, device.XML, c.Command(simtest.SN('a', 5), "Light Dimmer", simtest.S("dimming", "3"))).OK(t, device.XML)
 	if got := c.Device(simtest.MACA, simtest.SN('a', 5)).State["dimming"]; got != 3.0 {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -41,6 +40,7 @@ type proxyMain struct {
 	Stdout, Stderr io.Writer
 
 	addr, upstream, fleetFile, record, token, logLevel string
+	tokenFile                                          string
 	allowedHosts                                       string
 	block                                              bool
 	timeout                                            time.Duration
@@ -58,7 +58,9 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.fleetFile, "fleet", "", "fleet file with the keys' secrets: signs and timestamps are checked too")
 	fs.StringVar(&m.record, "record", "", "write the upstream's answers as cassettes into `DIR` (for gwsim serve --replay)")
 	fs.BoolVar(&m.block, "block-invalid", false, "answer a request that breaks the rules with its error instead of passing it on")
-	fs.StringVar(&m.token, "admin-token", "", "require Authorization: Bearer TOKEN on /_sim/ (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.StringVar(&m.token, "admin-token", "", "require Authorization: Bearer TOKEN on /_sim/ (default: from $GWSIM_ADMIN_TOKEN); at least 32 characters.\n"+
+		"A command line is visible to every user of the machine: prefer $GWSIM_ADMIN_TOKEN or --admin-token-file")
+	fs.StringVar(&m.tokenFile, "admin-token-file", "", "read the admin token from the first line of `FILE`")
 	fs.StringVar(&m.logLevel, "log-level", "info", "log level: debug, info, warn, error (violations are logged at warn)")
 	fs.StringVar(&m.allowedHosts, "allowed-hosts", "", "comma-separated host `NAMES` the live page and /_sim/ answer besides IP addresses,\n"+
 		"localhost and the --addr host (DNS-rebinding protection; others get 421); * for any")
@@ -72,8 +74,12 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	if m.upstream == "" {
 		return errors.New("--upstream is required: the base URL of the implementation")
 	}
-	if m.token == "" {
-		m.token = os.Getenv("GWSIM_ADMIN_TOKEN")
+	var onCommandLine bool
+	if !m.checkOnly {
+		var err error
+		if m.token, onCommandLine, err = adminToken(m.token, m.tokenFile); err != nil {
+			return err
+		}
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(m.logLevel)); err != nil {
@@ -84,6 +90,9 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	}
 	m.cfg = proxy.Config{Upstream: m.upstream, BlockInvalid: m.block, AdminToken: m.token, Timeout: m.timeout, AllowedHosts: hostList(m.allowedHosts),
 		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))}
+	if onCommandLine {
+		m.cfg.Logger.Warn(tokenOnCommandLine)
+	}
 	if _, err := proxy.New(m.cfg); err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func TestProxyCommand(t *testing.T) {
 	exit := make(chan int, 1)
 	go func() {
 		exit <- Run(ctx, []string{"proxy", "--upstream", up, "--addr", "127.0.0.1:0", "--record", dir, "--fleet", "../../fixtures/demo-fleet.yaml",
-			"--admin-token", "tok", "--log-level", "warn"}, stdout, stderr)
+			"--admin-token", testToken, "--log-level", "warn"}, stdout, stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -52,7 +52,7 @@ func TestProxyCommand(t *testing.T) {
 	c.Send(device.SendCommand, device.JSON, c.Command(target.Devices["Appliance Module"].SN, "Appliance Module", simtest.S("io", "On"), simtest.S("Relay2", "On"))).
 		Fail(t, device.JSON, http.StatusBadRequest, device.CodeUnexpectedField, "Relay2")
 
-	code, out, errs := run("clients", "--target", url, "--admin-token", "tok")
+	code, out, errs := run("clients", "--target", url, "--admin-token", testToken)
 	if code != 0 || !strings.Contains(out, "FAIL app sent no fields that belong to another device type") || !strings.Contains(out, "service "+up) {
 		t.Errorf("gwsim clients against the proxy: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -67,7 +67,7 @@ func TestProxyCommand(t *testing.T) {
 			t.Errorf("the log or the banner carries %q", secret)
 		}
 	}
-	code, page, _ := run("clients", "--target", url, "--admin-token", "tok", "--format", "junit")
+	code, page, _ := run("clients", "--target", url, "--admin-token", testToken, "--format", "junit")
 	if code != 0 || !strings.Contains(page, `<testsuite name="service `+up) || !strings.Contains(page, "refuses a broken request with the rule&#39;s error code") {
 		t.Errorf("the JUnit report of the service: exit %d\n%s", code, page)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
+	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 	"github.com/gwdmi/gwtools/simulator/send"
 )
 
@@ -172,7 +173,7 @@ func (m *sendMain) credentials() error {
 	secret := ""
 	switch {
 	case m.secretFile != "":
-		b, err := os.ReadFile(m.secretFile)
+		b, err := safefile.ReadFile(m.secretFile, safefile.MaxSecret)
 		if err != nil {
 			return fmt.Errorf("--secret-file: %w", err)
 		}

@@ -1,14 +1,17 @@
 // Package bundle writes and verifies certification bundles: one .tar.gz
 // with a run's reports, its console log, the fleet without its secrets and
 // a manifest that names the product, the harness, the catalog and the
-// texts it was built from, with a SHA-256 of every file. Anyone can check a
-// bundle with gwconform verify; nothing in it can sign a request.
+// texts it was built from, with a SHA-256 of every file, and, when a key
+// signed it, an attestation (attest.go) that binds all of it to the key's
+// holder. Anyone can check a bundle with gwconform verify; nothing in it
+// can sign a request.
 package bundle
 
 import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -113,6 +116,9 @@ type Input struct {
 	Fleet     *fleet.Fleet
 	// Baseline, when not nil, is the baseline file the run used.
 	Baseline []byte
+	// SignKey, when set, signs the bundle: an attestation (attest.go)
+	// of every file and of the manifest's claims.
+	SignKey ed25519.PrivateKey
 }
 
 // Write writes the bundle at path. Every file is cleaned of the fleet's
@@ -150,6 +156,11 @@ func Write(path string, in Input) error {
 		return fmt.Errorf("bundle: %w", err)
 	}
 	files[ManifestFile] = append(mb, '\n')
+	if in.SignKey != nil {
+		if files[AttestationFile], err = attest(files, m, in.SignKey); err != nil {
+			return err
+		}
+	}
 	return writeTarGz(path, files)
 }
 

@@ -72,7 +72,7 @@ func Verify(path string, want Expect) []string {
 		}
 	}
 	for name := range files {
-		if _, listed := m.Files[name]; !listed && name != ManifestFile {
+		if _, listed := m.Files[name]; !listed && name != ManifestFile && name != AttestationFile {
 			bad("%s is in the bundle but not in the manifest", name)
 		}
 	}

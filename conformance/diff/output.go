@@ -51,7 +51,7 @@ type Report struct {
 
 // ReadFile reads a diff.json.
 func ReadFile(path string) (*Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path, safefile.MaxInput)
 	if err != nil {
 		return nil, err
 	}

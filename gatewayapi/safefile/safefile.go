@@ -202,3 +202,6 @@ func CreateLog(path string, perm fs.FileMode) (*os.File, error) {
 // MaxInput bounds an input file that has no limit of its own (a report, a
 // baseline, a result file read back).
 const MaxInput = 256 << 20
+
+// MaxSecret bounds a file that holds one secret or token (--secret-file).
+const MaxSecret = 64 << 10

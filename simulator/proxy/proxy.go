@@ -20,7 +20,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,6 +92,7 @@ type Proxy struct {
 	auth     *auth.Authenticator // the fleet's, when there is one
 	sessions *server.MemorySessions
 	signIns  *server.SignInLimiter
+	guesses  *server.BearerLimiter
 	guard    server.Guard
 	handler  http.Handler
 	metrics  *metrics.Proxy
@@ -129,7 +130,7 @@ func New(cfg Config) (*Proxy, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		service: newServiceReport(redactURL(u)), journal: &journal{max: cfg.JournalSize},
 		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)), sessions: server.NewMemorySessions(nil),
-		signIns: server.NewSignInLimiter(), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
+		signIns: server.NewSignInLimiter(), guesses: server.NewBearerLimiter(nil, nil), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
 	cc := clients.Config{Window: -1}
 	if f := cfg.Fleet; f != nil {
 		a := f.Authenticator()
@@ -143,7 +144,7 @@ func New(cfg Config) (*Proxy, error) {
 	p.metrics = metrics.NewProxy(metrics.Gauges{ClientReportApps: p.clients.Apps})
 	// The guard keeps other sites out of /_sim/ (DNS rebinding,
 	// cross-site changes, form bodies), as in gwsim serve.
-	p.handler = p.guard.Wrap(p.routes())
+	p.handler = cleanPaths(p.guard.Wrap(p.routes()))
 	return p, nil
 }
 
@@ -224,7 +225,13 @@ func (p *Proxy) routes() http.Handler {
 
 func (p *Proxy) admin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.cfg.AdminToken != "" && p.guesses.Held(w, r) {
+			return
+		}
 		if !p.authorized(r) {
+			if r.Header.Get("Authorization") != "" && p.guesses.Failed(w, r) {
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="gwsim proxy admin"`)
 			adminError(w, http.StatusUnauthorized, device.Errorf(device.CodeUnauthorized, "Authorization",
 				"the admin API needs Authorization: Bearer <admin token>, or a sign-in on the live page /_sim/"))
@@ -350,17 +357,22 @@ func (e *tooLargeError) Error() string {
 }
 
 // dropOwnCredentials takes the proxy's own credentials out of a request
-// passed on: its admin token in Authorization and its session cookie
-// never reach the upstream, on any path. The app's own Authorization and
-// cookies are passed on.
+// passed on, in every form a server might take them: its admin token in
+// any Authorization header (Bearer in any case, Basic with the token as
+// user or password, or the token anywhere in the value) and its session
+// cookie under any case of its name never reach the upstream, on any
+// path. The app's own Authorization and cookies are passed on.
 func (p *Proxy) dropOwnCredentials(h http.Header) {
-	if p.cfg.AdminToken != "" {
+	if tok := p.cfg.AdminToken; tok != "" {
+		var kept []string
 		for _, v := range h.Values("Authorization") {
-			sum := sha256.Sum256([]byte(v))
-			if subtle.ConstantTimeCompare(sum[:], p.bearer[:]) == 1 {
-				h.Del("Authorization")
-				break
+			if !carriesToken(v, tok) {
+				kept = append(kept, v)
 			}
+		}
+		h.Del("Authorization")
+		for _, v := range kept {
+			h.Add("Authorization", v)
 		}
 	}
 	cookies := h.Values("Cookie")
@@ -370,8 +382,9 @@ func (p *Proxy) dropOwnCredentials(h http.Header) {
 	var kept []string
 	for _, line := range cookies {
 		for _, c := range strings.Split(line, ";") {
-			if name, _, _ := strings.Cut(strings.TrimSpace(c), "="); name != SessionCookie && strings.TrimSpace(c) != "" {
-				kept = append(kept, strings.TrimSpace(c))
+			c = strings.TrimSpace(c)
+			if name, _, _ := strings.Cut(c, "="); c != "" && !strings.EqualFold(strings.TrimSpace(name), SessionCookie) {
+				kept = append(kept, c)
 			}
 		}
 	}
@@ -379,6 +392,23 @@ func (p *Proxy) dropOwnCredentials(h http.Header) {
 	if len(kept) > 0 {
 		h.Set("Cookie", strings.Join(kept, "; "))
 	}
+}
+
+// carriesToken says whether an Authorization value holds tok: as it is
+// (whatever the scheme and its case), or in a Basic value's base64.
+func carriesToken(v, tok string) bool {
+	if strings.Contains(v, tok) {
+		return true
+	}
+	scheme, cred, _ := strings.Cut(strings.TrimSpace(v), " ")
+	if !strings.EqualFold(scheme, "basic") {
+		return false
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+	if err != nil {
+		b, err = base64.RawStdEncoding.DecodeString(strings.TrimSpace(cred))
+	}
+	return err == nil && strings.Contains(string(b), tok)
 }
 
 // relay writes the upstream's answer as it came, but for what would act

@@ -67,7 +67,7 @@ func (s *Store) Backend(window time.Duration) server.Backend {
 	if window <= 0 {
 		window = auth.DefaultWindow
 	}
-	return server.Backend{State: s, Journal: s.journal, Replays: replays{s, window}, Rates: rates{s},
+	return server.Backend{State: s, Journal: s.journal, Replays: replays{s, window}, Rates: rates{s}, Guesses: guesses{s},
 		Faults: faults{s}, Sessions: s.Sessions(), Changes: s.Feed(), Health: s.Health(), ClientReports: s.ClientReports()}
 }
 
@@ -88,6 +88,50 @@ type rates struct{ s *Store }
 // Allow implements server.RateCounter.
 func (r rates) Allow(client netip.Addr, limit int) (bool, time.Duration, *device.Error) {
 	return r.s.allow(client, limit)
+}
+
+// guesses count wrong admin tokens in Redis (server.GuessCounter).
+type guesses struct{ s *Store }
+
+// Failed implements server.GuessCounter.
+func (g guesses) Failed(client netip.Addr) (bool, time.Duration, *device.Error) {
+	return g.s.failedGuess(client)
+}
+
+// Wrong admin tokens a client may send across the replicas in
+// guessWindow.
+const (
+	guessBurst  = 10
+	guessWindow = time.Minute
+)
+
+// failedGuess counts a wrong admin token of client across replicas: a
+// window of guessWindow opens at the first (SET NX PX), each failure is
+// counted in it (INCR keeps the expiry), and beyond guessBurst the client
+// waits for the window's end (PTTL).
+func (s *Store) failedGuess(client netip.Addr) (bool, time.Duration, *device.Error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	k := s.key("guess", client.String())
+	var n *redis.IntCmd
+	var ttl *redis.DurationCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.SetNX(ctx, k, 0, guessWindow)
+		n = p.Incr(ctx, k)
+		ttl = p.PTTL(ctx, k)
+		return nil
+	})
+	if err != nil {
+		return false, 0, unavailable(err)
+	}
+	if n.Val() <= guessBurst {
+		return true, 0, nil
+	}
+	wait := ttl.Val()
+	if wait <= 0 {
+		wait = guessWindow
+	}
+	return false, wait, nil
 }
 
 // faults are the faults in Redis (server.FaultStore).

@@ -19,7 +19,7 @@ import (
 // one dashboard session for all, one event feed for all, and health that
 // says what is wrong.
 
-const stagingToken = "staging-admin-token-1"
+const stagingToken = "staging-admin-token-1-9f3a7c2e5b8d4016"
 
 // signIn signs in to the dashboard of base and returns the session cookie.
 func signIn(t *testing.T, base string) *http.Cookie {

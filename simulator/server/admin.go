@@ -122,7 +122,14 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 // header, or the dashboard's sign-in cookie.
 func (s *Server) admin(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.AdminToken != "" && s.guesses.Held(w, r) {
+			return
+		}
 		if ok, derr := s.authorized(r); !ok {
+			if r.Header.Get("Authorization") != "" && s.guesses.Failed(w, r) {
+				s.log.Warn("admin request refused: too many wrong tokens", "remote", r.RemoteAddr)
+				return
+			}
 			if derr == nil {
 				derr = device.Errorf(device.CodeUnauthorized, "Authorization", "the admin API needs Authorization: Bearer <admin token> (or the dashboard's sign-in)")
 			}

@@ -31,7 +31,9 @@ type Backend struct {
 	// Replays is asked with Config.RejectReplays only.
 	Replays ReplayGuard
 	// Rates is asked with Config.RateLimit above 0 only.
-	Rates    RateCounter
+	Rates RateCounter
+	// Guesses counts wrong admin tokens per client (BearerLimiter).
+	Guesses  GuessCounter
 	Faults   FaultStore
 	Sessions SessionStore
 	Changes  Changes

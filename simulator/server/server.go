@@ -156,6 +156,9 @@ type Server struct {
 	guard Guard
 	// signIns slows the guessing of the admin token (guard.go).
 	signIns *SignInLimiter
+	// guesses slows the guessing of the admin token in Authorization
+	// headers (guesses.go).
+	guesses *BearerLimiter
 	// streams counts the open event streams (events.go).
 	streams atomic.Int32
 
@@ -272,6 +275,7 @@ func (s *Server) useBackend(b Backend) {
 		b.Health = MemoryHealth{}
 	}
 	s.store, s.journal, s.replays, s.rates, s.faultStore = b.State, b.Journal, b.Replays, b.Rates, b.Faults
+	s.guesses = NewBearerLimiter(b.Guesses, cfg.Now)
 	s.sessions = newSessions(cfg.AdminToken, cfg.Now, b.Sessions)
 	s.changes, s.healthOf = b.Changes, b.Health
 }
