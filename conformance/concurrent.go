@@ -118,18 +118,23 @@ type slowState struct {
 	lanes map[string]lanesNote
 }
 
-// timeAnswer keeps the answer time of a request about a device.
-func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
-	sn := ""
+// answerKey is what a request touches, as planDevice names it: its
+// device (hexOnly serial), the tested gateway's messages, or "".
+func (env *Env) answerKey(req client.Request) string {
 	for _, f := range req.Fields {
 		if f.Key == device.FieldSN {
-			sn = hexOnly(fmt.Sprint(f.Value))
-			break
+			return hexOnly(fmt.Sprint(f.Value))
 		}
 	}
-	if sn == "" && req.Path == device.SendMessage.Path() {
-		sn = gatewayKey + hexOnly(env.Target.MAC)
+	if req.Path == device.SendMessage.Path() {
+		return gatewayKey + hexOnly(env.Target.MAC)
 	}
+	return ""
+}
+
+// timeAnswer keeps the answer time of a request about a device.
+func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
+	sn := env.answerKey(req)
 	if sn == "" || ex.Duration <= 0 {
 		return
 	}
@@ -378,6 +383,9 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 		return out
 	}
 	valid, refusals, states = mine(valid), mine(refusals), mine(states)
+	began := time.Now()
+	trips := 0
+	defer func() { env.chain.add(sn, trips, time.Since(began)) }()
 	// The device is saved to be put back before anything is sent.
 	for _, p := range append(append(valid, refusals...), states...) {
 		if c, skip := p.c.Build(env, p.formats[0], p.c.ID); skip == "" {
@@ -487,6 +495,7 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 		})
 	}
 	env.runAll(jobs)
+	trips += env.waves(len(jobs))
 	answered(valid)
 	// What the slow device answered to each valid case: a value it
 	// refused keeps its state check on it (spread.go).
@@ -574,6 +583,8 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 			rmu.Unlock()
 		})
 	}
+	// A refusal's state job is three round trips (read, send, read).
+	trips += 3*env.waves(len(jobs)) + env.waves(len(answerOnly)*2)
 	jobs = append(jobs, answerJobs(answerOnly)...)
 	env.runAll(jobs)
 	answered(answerOnly)

@@ -97,6 +97,8 @@ type Env struct {
 	// check's steps fetched ahead.
 	slow   slowState
 	replay *fetched
+	// chain counts each device's round trips one after another (chain.go).
+	chain chains
 	// msgSeq numbers the valid messages of a --parallel worker (base).
 	msgSeq atomic.Int64
 }

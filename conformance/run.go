@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"io"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -86,7 +88,16 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 		for _, w := range cfg.Workers {
 			others = append(others, workerProgress(w.Report))
 		}
-		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, env.SlowNote, others)
+		note := func() string {
+			var parts []string
+			for _, n := range []string{env.ChainNote(), env.SlowNote()} {
+				if n != "" {
+					parts = append(parts, n)
+				}
+			}
+			return strings.Join(parts, "; ")
+		}
+		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, note, others)
 	}
 	ginkgo.RunSpecs(&failer{}, "gwconform", cfg.Suite, cfg.Reporter)
 	stop()
@@ -112,5 +123,10 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	// the harness's version is the command line's (Config.Write.Catalog).
 	opts := x.cfg.Write
 	opts.Catalog.Version, opts.Catalog.Hash = CatalogVersion, CatalogHash()
+	env := x.cfg.Env
+	opts.Schedule = &report.Schedule{Concurrency: env.concurrency()}
+	if who, trips, took := env.CriticalPath(); who != "" {
+		opts.Schedule.CriticalPath = &report.Chain{Of: who, RoundTrips: trips, Seconds: math.Round(took.Seconds()*100) / 100}
+	}
 	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }

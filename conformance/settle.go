@@ -281,6 +281,8 @@ func (e *expected) shows(d deviceState) bool {
 // check it records how long they took.
 func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, error) {
 	key := hexOnly(sn)
+	began := time.Now()
+	defer func() { env.chain.add(key, 1, time.Since(began)) }()
 	e, skip := env.pendingFor(key, mac)
 	if e == nil {
 		return env.readDeviceNow(ctx, mac, sn)
@@ -370,6 +372,8 @@ func (env *Env) forgetPending(sn string) {
 // accepted (where the count is known), the newest of them the newest.
 func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 	key := msgKey(mac)
+	began := time.Now()
+	defer func() { env.chain.add(gatewayKey+hexOnly(mac), 1, time.Since(began)) }()
 	s := &env.settle
 	s.mu.Lock()
 	var lt logTrack

@@ -311,7 +311,7 @@ type docWorld struct {
 }
 
 func runDocPrograms(t *testing.T, cmds []docCommand) {
-	w := &docWorld{dir: t.TempDir(), token: "docs-test-admin-token", hosts: map[string]string{}}
+	w := &docWorld{dir: t.TempDir(), token: "docs-test-admin-token-0123456789abcdef", hosts: map[string]string{}}
 	w.gwsim, w.gwconf = simtest.Binary(t, "gwsim"), simtest.Binary(t, "gwconform")
 	other := simtest.StartRedis(t, false)
 	w.redisURL = other.URL()

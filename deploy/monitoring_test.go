@@ -353,7 +353,7 @@ func TestServedMetricsMatchTheList(t *testing.T) {
 		t.Fatal(err)
 	}
 	fh.Close()
-	p := simtest.Serve(t, simtest.Binary(t, "gwsim"), "--fleet", fl, "--admin-token", "metrics-token")
+	p := simtest.Serve(t, simtest.Binary(t, "gwsim"), "--fleet", fl, "--admin-token", "metrics-token-0123456789abcdef0123456789")
 	c := simtest.NewClient(t, p.URL)
 	for _, f := range []device.Format{device.JSON, device.XML} {
 		c.Send(device.SendMessage, f, append(c.Envelope(), simtest.S("message_type", "alarm"), simtest.S("message_value", "m=1"))).OK(t, f)
@@ -372,7 +372,7 @@ func TestServedMetricsMatchTheList(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	code, body := get("metrics-token")
+	code, body := get("metrics-token-0123456789abcdef0123456789")
 	if code != http.StatusOK {
 		t.Fatalf("/metrics with the token: %d\n%s", code, body)
 	}

@@ -684,7 +684,7 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*confo
 
 const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]
          [--check ID|GLOB]... [--skip ID|GLOB]... [--rerun-failed REPORT] [--baseline FILE]
-         [--parallel N] [--rate R] [--rate-per-op R] [--max-requests N] [--timeout D] [--settle D]
+         [--parallel N] [--concurrency N] [--rate R] [--rate-per-op R] [--max-requests N] [--timeout D] [--settle D]
          [--observer URL] [--no-observer] [--admin-token T] [--seed N] [--allow-partial] [--skip-preflight] [--dry-run]
          [--bundle FILE.tar.gz] [--mode ordinary|certified] [--sign-key KEY] [--product NAME]
          [--product-version V] [--product-file FILE] [--report-credentials]

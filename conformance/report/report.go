@@ -312,6 +312,10 @@ type Document struct {
 	// body, and its answer: a conformance failure, which the run goes on
 	// to judge check by check (the console's first lines say it too).
 	Preflight []string `json:"preflight,omitempty"`
+	// Schedule is how the run sent its requests: how many at once, and
+	// its critical path (gwconform run only; a --parallel run's is its
+	// first process's).
+	Schedule *Schedule `json:"schedule,omitempty"`
 	// FleetFile is the fleet file the run read, made absolute (empty: the
 	// demo fleet); a path, never its content.
 	FleetFile string `json:"fleet_file,omitempty"`
@@ -670,6 +674,22 @@ func verdict(d Document) string {
 	default:
 		return VerdictPass
 	}
+}
+
+// Schedule is how a run sent its requests.
+type Schedule struct {
+	// Concurrency is the most requests in flight at once.
+	Concurrency int `json:"concurrency"`
+	// CriticalPath is the device whose round trips one after another were
+	// the most: the run's wall time is bounded below by them.
+	CriticalPath *Chain `json:"critical_path,omitempty"`
+}
+
+// Chain is one device's round trips one after another.
+type Chain struct {
+	Of         string  `json:"of"`
+	RoundTrips int     `json:"round_trips"`
+	Seconds    float64 `json:"seconds"`
 }
 
 // ReplayLine is the command that sends a check's recorded requests again,

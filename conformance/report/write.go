@@ -389,6 +389,8 @@ type WriteOptions struct {
 	// FailOnShould: the run fails on SHOULD checks too (--fail-on should),
 	// so a failed SHOULD check is a JUnit failure.
 	FailOnShould bool
+	// Schedule is how the run sent its requests and its critical path.
+	Schedule *Schedule
 	// FleetFile is the fleet file the run read (empty: the demo fleet):
 	// the reports' replay lines name it, so that they sign as the run did.
 	FleetFile string
@@ -472,6 +474,7 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 		}
 	}
 	d.Catalog = o.Catalog
+	d.Schedule = o.Schedule
 	d.Effects = o.Effects
 	d.Observer = o.Observer
 	if d.Observer == "" {
@@ -591,6 +594,10 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 	}
 	if d.Stopped != "" {
 		fmt.Fprintf(w, "  stopped: %s\n", d.Stopped)
+	}
+	if sc := d.Schedule; sc != nil && sc.CriticalPath != nil {
+		fmt.Fprintf(w, "  critical path: %s, %d round trips one after another (%.1f s); up to %d requests in flight at once\n",
+			sc.CriticalPath.Of, sc.CriticalPath.RoundTrips, sc.CriticalPath.Seconds, sc.Concurrency)
 	}
 	switch {
 	case d.Observer != "" && d.Observer != ObserverNone:
