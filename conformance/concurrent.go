@@ -151,6 +151,34 @@ func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
 	s.answers[sn] = a
 }
 
+// dueForBatch says whether a device's checks are to be sent together
+// now, and marks them sent: its median answer is batchFrom or more and
+// they were not sent yet. s.mu is held.
+func (s *slowState) dueForBatch(sn string) bool {
+	m, ok := s.medianAnswer(sn)
+	if !ok || m < batchFrom || s.batched[sn] {
+		return false
+	}
+	if s.batched == nil {
+		s.batched = map[string]bool{}
+	}
+	s.batched[sn] = true
+	return true
+}
+
+// dueForBatchLike is dueForBatch for a device of a target already found
+// far: due unless its own answers say it is near. s.mu is held.
+func (s *slowState) dueForBatchLike(sn string) bool {
+	if m, ok := s.medianAnswer(sn); (ok && m < batchFrom) || s.batched[sn] {
+		return false
+	}
+	if s.batched == nil {
+		s.batched = map[string]bool{}
+	}
+	s.batched[sn] = true
+	return true
+}
+
 // median is medianAnswer under the lock.
 func (s *slowState) median(sn string) (time.Duration, bool) {
 	s.mu.Lock()
@@ -310,19 +338,39 @@ func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
 		return nil
 	}
 	s.mu.Lock()
-	m, ok := s.medianAnswer(sn)
-	first := ok && m >= batchFrom && !s.batched[sn]
+	first := s.dueForBatch(sn)
+	var others []string
 	if first {
-		if s.batched == nil {
-			s.batched = map[string]bool{}
+		// Devices proceed side by side: every other device (and gateway)
+		// far enough to batch has its checks sent now too, each in order
+		// on its own, within one bound of requests in flight.
+		// The same target answers them: a device it has not answered
+		// enough about yet is taken to be as far as this one.
+		keys := []string{gatewayKey + hexOnly(env.Target.MAC)}
+		for _, d := range env.Target.Devices {
+			keys = append(keys, hexOnly(d.SN))
 		}
-		s.batched[sn] = true
+		for _, k := range keys {
+			if k != sn && s.dueForBatchLike(k) {
+				others = append(others, k)
+			}
+		}
+		sort.Strings(others)
 	}
 	s.mu.Unlock()
 	if !first {
 		return nil
 	}
+	var wg sync.WaitGroup
+	for _, o := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			env.sendConcurrently(ctx, o, "")
+		}()
+	}
 	env.sendConcurrently(ctx, sn, id)
+	wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f = s.fetched[id]

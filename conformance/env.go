@@ -97,6 +97,9 @@ type Env struct {
 	// check's steps fetched ahead.
 	slow   slowState
 	replay *fetched
+	// slots bound the requests in flight (slot).
+	slotsOnce sync.Once
+	slots     chan struct{}
 	// chain counts each device's round trips one after another (chain.go).
 	chain chains
 	// msgSeq numbers the valid messages of a --parallel worker (base).
@@ -110,6 +113,17 @@ type Env struct {
 // must go one at a time, and is little for any service on a LAN or
 // loopback, which answers each in a millisecond or less.
 const DefaultConcurrency = 16
+
+// slot waits for one of the run's Concurrency places for a request in
+// flight and gives the func that frees it: whatever sends (checks one at
+// a time, batches of several devices side by side, lanes, observer
+// reads), the target never has more than Concurrency of the run's
+// requests at once.
+func (env *Env) slot() func() {
+	env.slotsOnce.Do(func() { env.slots = make(chan struct{}, env.concurrency()) })
+	env.slots <- struct{}{}
+	return func() { <-env.slots }
+}
 
 // concurrency is Concurrency with its default.
 func (env *Env) concurrency() int {

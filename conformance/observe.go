@@ -142,7 +142,9 @@ func (env *Env) readDevice(ctx context.Context, mac, sn string) (deviceState, er
 // readDeviceNow reads a device from the observer.
 func (env *Env) readDeviceNow(ctx context.Context, mac, sn string) (deviceState, error) {
 	var d deviceState
+	release := env.slot()
 	_, err := observeGet(ctx, env.Observer, env.AdminToken, devicePath(mac, sn), &d)
+	release()
 	if err == nil && d.State == nil {
 		err = fmt.Errorf("GET %s: the answer has no state object", devicePath(mac, sn))
 	}
@@ -182,6 +184,7 @@ func (env *Env) readLog(ctx context.Context, mac string) (msgLog, error) {
 // and the count where the observer has gwsim's additions (the log may
 // hold a thousand entries, too many to read twice a check), else all.
 func (env *Env) readLogNow(ctx context.Context, mac string) (msgLog, error) {
+	defer env.slot()()
 	var msgs []message
 	shared := env.Workers > 1
 	if env.ObserverCounts {

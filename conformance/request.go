@@ -309,7 +309,9 @@ func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Respo
 // concurrent part of a slow device's checks (concurrent.go) uses it from
 // other goroutines.
 func (env *Env) roundTrip(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
+	release := env.slot()
 	resp, ex, err := env.Client.Do(ctx, req)
+	release()
 	env.track(req, resp)
 	env.timeAnswer(req, ex)
 	if err != nil {
