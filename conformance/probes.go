@@ -42,6 +42,7 @@ func (env *Env) declareProbes() {
 			env.it(m, func(ctx ginkgo.SpecContext) { p.run(ctx, f) })
 		}
 	}
+	env.declareHeadChecks()
 }
 
 // observe records what a probe saw; the reports show it.
@@ -77,7 +78,7 @@ func (env *Env) needDevice(typeName string) (string, bool) {
 }
 
 func (env *Env) probes() []probe {
-	ps := env.openFormProbes()
+	ps := append(env.openFormProbes(), env.grammarProbes()...)
 	for _, t := range oracle.Types {
 		for _, fd := range t.Fields {
 			if fd.Kind != oracle.Enum {

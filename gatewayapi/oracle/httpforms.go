@@ -40,7 +40,7 @@ func MethodNearMisses() []NearMiss {
 		NearMiss{Slug: "unknown-token", Title: "sent with the method FETCH, which no RFC registers", Text: "FETCH",
 			Verdict: methodRefused(true, "an unregistered method is not POST", QuoteEveryPOST), Inference: inf},
 		NearMiss{Slug: "post-lower-case", Title: "sent with the method post, in lower case", Text: "post",
-			Verdict: methodRefused(true, "RFC 9110 9.1: the method token is case-sensitive; post is not POST", QuoteEveryPOST),
+			Verdict:   methodRefused(true, "RFC 9110 9.1: the method token is case-sensitive; post is not POST", QuoteEveryPOST),
 			Inference: "RFC 9110 9.1: the method token is case-sensitive, so post is not POST; " + inf},
 	)
 	return out

@@ -35,9 +35,10 @@ type NearMiss struct {
 }
 
 // Generator names a family of generated forms, for docs/checks.md: the
-// grammar it walks and how many forms it generates in all (Size) against
-// how many one run sends (Sent, smaller where the family is sampled with
-// the run's seed).
+// grammar it walks and how many forms it generates in all (Size, the
+// Open ones included) against how many decided forms one run sends
+// (Sent: without the Open ones, which are only probed, and smaller where
+// the family is sampled with the run's seed).
 type Generator struct {
 	Name, Grammar string
 	Size, Sent    int
@@ -67,15 +68,15 @@ func Generators() []Generator {
 		{"json-number", "RFC 8259 section 6: number = [ minus ] int [ frac ] [ exp ], each production broken, for every numeric field",
 			len(JSONNumberNearMisses(51)), len(JSONNumberNearMisses(51))},
 		{"json-text", "RFC 8259 sections 2, 7, 8: structural tokens, white space, strings and their escapes, encoding",
-			count(JSONTextNearMisses(), false), count(JSONTextNearMisses(), false)},
+			len(JSONTextNearMisses()), count(JSONTextNearMisses(), false)},
 		{"xml-document", "XML 1.0: prolog, XML declaration, DOCTYPE in every form, entities, well-formedness",
-			count(XMLDocumentNearMisses(), false), count(XMLDocumentNearMisses(), false)},
+			len(XMLDocumentNearMisses()), count(XMLDocumentNearMisses(), false)},
 		{"xml-field-twice", "XML 1.0 element content under published 2.1 (one child element per field): every field's element given twice",
 			fieldsTwice, fieldsTwice},
 		{"http-method", "RFC 9110 section 9: every registered method, an unknown token, a method in lower case",
-			count(MethodNearMisses(), false), count(MethodNearMisses(), false)},
+			len(MethodNearMisses()), count(MethodNearMisses(), false)},
 		{"http-path", "RFC 3986 section 3.3 and 6.2: each path's segments in another letter case, an encoded slash, a suffix",
-			count(PathNearMisses("/v1/services/gateway/command"), false), count(PathNearMisses("/v1/services/gateway/command"), false)},
+			len(PathNearMisses("/v1/services/gateway/command")), count(PathNearMisses("/v1/services/gateway/command"), false)},
 		{"sign-inputs", "CONTRACT 1: md5 of api_key + secret + timestamp; every proper subset and every other order of its inputs, separators",
 			len(SignInputForms()), len(SignInputForms())},
 		{"sign-position", "published 2.1 (32 hexadecimal characters): one character changed at each of the 32 positions to each other hexadecimal digit",
