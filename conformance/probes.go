@@ -21,6 +21,8 @@ type probe struct {
 	id, title, section, contract, typ string
 	op                                device.Operation
 	run                               func(ctx context.Context, f device.Format)
+	// formats limits the probe to some formats (both when nil).
+	formats []device.Format
 }
 
 // probeCost is what a probe costs against a slow target (see
@@ -30,7 +32,11 @@ const probeCost = 10
 func (env *Env) declareProbes() {
 	for _, p := range env.probes() {
 		p := p
-		for _, f := range []device.Format{device.JSON, device.XML} {
+		formats := p.formats
+		if formats == nil {
+			formats = []device.Format{device.JSON, device.XML}
+		}
+		for _, f := range formats {
 			f := f
 			m := check.Meta{ID: "probe." + p.id + "." + f.String(), Level: check.Info, Section: p.section, Contract: p.contract,
 				Title: capital(p.title) + " (" + f.String() + ")", Assertion: "Reports " + p.title + "; judges nothing.",
