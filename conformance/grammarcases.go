@@ -267,22 +267,23 @@ func alternate(i int) []device.Format {
 	return []device.Format{[]device.Format{device.JSON, device.XML}[i%2]}
 }
 
-// signCases send, on send message, the sign computed from every proper
-// subset and every other order of its inputs (and with separators), and
-// the right sign with one character changed at each of its 32 positions
-// to a digit drawn from the run's seed (of the 480 such changes, one per
-// position).
+// signCases send the sign computed from every proper subset and every
+// other order of its inputs (and with separators), and the right sign
+// with one character changed at each of its 32 positions to a digit drawn
+// from the run's seed (of the 480 such changes, one per position), spread
+// over the three operations: a service may check the sign on one
+// operation's path and not on another's.
 func signCases() []Case {
 	var cs []Case
-	op := device.SendMessage
 	need := func(e *Env) string {
 		if !e.md5Signs() {
 			return "the harness does not compute the sign itself (scheme " + string(e.Fleet.Scheme()) + " or a sign command): the sign's near misses are not covered"
 		}
 		return ""
 	}
-	for _, m := range oracle.SignInputForms() {
+	for j, m := range oracle.SignInputForms() {
 		m := m
+		op := device.Operations[j%len(device.Operations)]
 		cs = append(cs, Case{ID: op.Name() + ".sign.inputs." + m.Slug, Op: op, Section: "5", Contract: "1",
 			Title: titled("a "+op.Name()+" request whose sign is the "+m.Title, m), Want: wantNearMiss(m, device.FieldSign), NoSim: true,
 			Tags: []string{"auth", "near-miss", GenTag + "sign-inputs"},
@@ -300,7 +301,8 @@ func signCases() []Case {
 	for i := 0; i < 32; i++ {
 		i := i
 		m := oracle.NearMiss{Verdict: v, Inference: inf}
-		cs = append(cs, Case{ID: op.Name() + ".sign." + oracle.PositionSlug(i), Op: op, Section: "5", Contract: "1", Formats: alternate(i),
+		op, formats := spread(i, device.Operations)
+		cs = append(cs, Case{ID: op.Name() + ".sign." + oracle.PositionSlug(i), Op: op, Section: "5", Contract: "1", Formats: formats,
 			Title: titled("a "+op.Name()+" request whose sign has its character at position "+itoa(i+1)+" of 32 changed to another hexadecimal digit", m),
 			Want:  wantNearMiss(m, device.FieldSign), NoSim: true, Tags: []string{"auth", "near-miss", GenTag + "sign-position"},
 			Build: onOp(op, func(e *Env, c *call, _ device.Format, id string) string {
@@ -317,13 +319,20 @@ func signCases() []Case {
 	return cs
 }
 
+// spread is the operation and format the i-th case of a family of one
+// case per position is sent in: the operations in turn, and each
+// operation's cases in JSON and XML by turns.
+func spread(i int, ops []device.Operation) (device.Operation, []device.Format) {
+	return ops[i%len(ops)], alternate(i / len(ops))
+}
+
 // accountInference is the inference a myservice_id near miss's MUST
 // rests on.
 func accountInference(field string) string {
 	if field != device.FieldAccount {
 		return ""
 	}
-	return " [inference: published 5 carries myservice_id with the key's credentials, so a key acting for an account that is not its own is not authenticated for it]"
+	return " [inference: published 5: a key acting for another account is not authenticated for it]"
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -353,32 +362,33 @@ func (env *Env) knownID(v string) bool {
 // idPositionCases change each hexadecimal identifier the fleet gives
 // (myservice_id, mac, sn) at every position but the first and the last
 // (near-miss.*.first-character-changed and last-character-changed), to a
-// digit drawn from the run's seed that names nothing in the fleet.
+// digit drawn from the run's seed that names nothing in the fleet, spread
+// over the operations that carry it.
 func idPositionCases() []Case {
 	var cs []Case
-	op := device.SendMessage
 	for _, x := range []struct {
 		field, section, contract string
 		n                        int
-		op                       device.Operation
+		ops                      []device.Operation
 		w                        expect
 	}{
 		// MUST by an inference from published 5 (every request carries
 		// myservice_id with the key's credentials), written in the title.
-		{device.FieldAccount, "5", "1", 24, op, expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount,
+		{device.FieldAccount, "5", "1", 24, device.Operations, expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount,
 			quote: oracle.QuoteSignCarried}},
-		{device.FieldMAC, "2.1", "3", 12, op, expect{status: 404, codes: []string{device.CodeGatewayNotFound}, field: device.FieldMAC,
+		{device.FieldMAC, "2.1", "3", 12, device.Operations, expect{status: 404, codes: []string{device.CodeGatewayNotFound}, field: device.FieldMAC,
 			quote: oracle.QuoteNoGateway}},
-		{device.FieldSN, "2.2", "3", 32, device.UpdateName, expect{status: 404, codes: []string{device.CodeDeviceNotFound}, field: device.FieldSN,
+		{device.FieldSN, "2.2", "3", 32, []device.Operation{device.SendCommand, device.UpdateName}, expect{status: 404, codes: []string{device.CodeDeviceNotFound}, field: device.FieldSN,
 			quote: oracle.QuoteNoDevice}},
 	} {
 		x := x
 		for i := 1; i < x.n-1; i++ {
 			i := i
-			cs = append(cs, Case{ID: x.op.Name() + ".near-miss." + x.field + "." + oracle.PositionSlug(i), Op: x.op, Formats: alternate(i),
-				Title:   "a " + x.op.Name() + " request with " + x.field + " changed at position " + itoa(i+1) + " of " + itoa(x.n) + accountInference(x.field),
+			op, formats := spread(i, x.ops)
+			cs = append(cs, Case{ID: op.Name() + ".near-miss." + x.field + "." + oracle.PositionSlug(i), Op: op, Formats: formats,
+				Title:   "a " + op.Name() + " request with " + x.field + " changed at position " + itoa(i+1) + " of " + itoa(x.n) + accountInference(x.field),
 				Section: x.section, Contract: x.contract, Want: x.w, NoSim: true, Tags: []string{"near-miss", "auth", GenTag + "id-position"},
-				Build: onOp(x.op, func(e *Env, c *call, _ device.Format, id string) string {
+				Build: onOp(op, func(e *Env, c *call, _ device.Format, id string) string {
 					v := c.get(x.field)
 					if len(v) != x.n {
 						return "the fleet's " + x.field + " is not " + itoa(x.n) + " characters"

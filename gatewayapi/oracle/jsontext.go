@@ -15,7 +15,8 @@ import (
 // notJSON is the verdict on a text RFC 8259 does not allow.
 func notJSON(rfc string) (Verdict, string) {
 	v := malformed(true, "not JSON: "+rfc, QuoteJSONOrXML)
-	return v, "RFC 8259 " + rfc + ", so the text is no JSON and not the body published 1 allows"
+	section, _, _ := strings.Cut(rfc, ":")
+	return v, "RFC 8259 " + section + ": no JSON, so not the body published 1 allows"
 }
 
 // JSONNumberNearMisses are the near misses of RFC 8259's number, written

@@ -46,7 +46,7 @@ func badSign(must bool, why, quote, inference string) (Verdict, string) {
 // changed.
 func SignPositionVerdict() (Verdict, string) {
 	return badSign(true, "the sign differs from the right one in one character", QuoteSignCarried,
-		"published 5 makes the sign part of every request; a sign accepted though it differs from the right one is never verified, so it is no sign")
+		"published 5: a sign accepted though it differs from the right one is never verified, so no sign")
 }
 
 // SignInputForms are the md5 of every proper subset of api_key, secret
@@ -84,7 +84,7 @@ func SignInputForms() []NearMiss {
 			v, inf = badSign(false, "a sign computed otherwise than md5 of api_key + secret + timestamp", QuoteSignMD5, "")
 		} else {
 			v, inf = badSign(true, "a sign computed without the secret", QuoteSignCarried,
-				"published 5 makes the sign part of every request; one anyone can compute without the secret authenticates nobody, so it is no sign")
+				"published 5: a sign anyone computes without the secret authenticates nobody, so no sign")
 		}
 		out = append(out, NearMiss{Slug: slug, Title: title, Text: tmpl, Verdict: v, Inference: inf})
 	}

@@ -20,7 +20,8 @@ import (
 // notXML is the verdict on a text XML 1.0 does not allow.
 func notXML(rule string) (Verdict, string) {
 	v := malformed(true, "not well-formed XML: "+rule, QuoteJSONOrXML)
-	return v, "XML 1.0 " + rule + ", so the text is not well-formed, no XML, and not the body published 1 allows"
+	section, _, _ := strings.Cut(rule, ":")
+	return v, "XML 1.0 " + section + ": not well-formed, so not the body published 1 allows"
 }
 
 // XMLDeclaration is the declaration gwconform writes before the root.
