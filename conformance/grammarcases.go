@@ -192,7 +192,7 @@ func fieldTwiceCases() []Case {
 			build := func(ch func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string) {
 				return commandOn(t.Name, ch)
 			}
-			add(device.SendCommand, t.Name, "command."+check.Slug(t.Name)+"."+check.Slug(fd.Name)+".xml-field-twice", fd.Name, build)
+			add(device.SendCommand, t.Name, "command."+check.Slug(t.Name)+".xml-field-twice."+check.Slug(fd.Name), fd.Name, build)
 		}
 	}
 	return cs

@@ -70,6 +70,7 @@ func generatorsSection() string {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.ID, r.Level, strings.Join(parts, ", "))
 	}
+	b.WriteString(familiesTable())
 	held := conformance.HeldBackForms()
 	slices.Sort(held)
 	if len(held) > 0 {
@@ -77,5 +78,87 @@ func generatorsSection() string {
 		b.WriteString("them), probed in `probe.open-forms.message.xml-document` until it refuses them: `" + strings.Join(held, "`, `") + "`.\n")
 	}
 	b.WriteString("\n")
+	return b.String()
+}
+
+// familiesTable lists the generated checks by family: each run of cases
+// whose IDs differ only in their last part (the form), with how many
+// cases and checks of each level it has. Each form, its verdict and its
+// sentence are in docs/oracle.md.
+func familiesTable() string {
+	type family struct {
+		gen          string
+		cases        int
+		must, should int
+		formats      map[string]bool
+	}
+	fams := map[string]*family{}
+	var order []string
+	caseOf := map[string]string{}
+	for _, c := range conformance.Cases() {
+		for _, tag := range c.Tags {
+			g, ok := strings.CutPrefix(tag, conformance.GenTag)
+			if !ok {
+				continue
+			}
+			i := strings.LastIndex(c.ID, ".")
+			p := c.ID[:i] + ".*"
+			if strings.HasPrefix(c.ID[i+1:], "position-") {
+				p = c.ID[:i] + ".position-*"
+			}
+			f := fams[p]
+			if f == nil {
+				f = &family{gen: g, formats: map[string]bool{}}
+				fams[p] = f
+				order = append(order, p)
+			}
+			f.cases++
+			caseOf[c.ID] = p
+		}
+	}
+	for _, m := range conformance.Checks() {
+		if !generatedCheck(m) {
+			continue
+		}
+		id := m.ID
+		p := ""
+		for id != "" && p == "" {
+			p = caseOf[id]
+			if fams[id+".*"] != nil {
+				p = id + ".*" // a check of a family that is no case (HEAD)
+			}
+			if i := strings.LastIndex(id, "."); i >= 0 {
+				id = id[:i]
+			} else {
+				id = ""
+			}
+		}
+		f := fams[p]
+		if f == nil {
+			continue
+		}
+		if m.Level == "MUST" {
+			f.must++
+		} else {
+			f.should++
+		}
+		if m.Format != "" {
+			f.formats[m.Format] = true
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\nThe generated checks, by family (a case's checks are `<case>.<format>`, `.contract` and, in both formats,\n")
+	b.WriteString("`.parity`; each form with its verdict and sentence is in [oracle.md](oracle.md)):\n\n")
+	b.WriteString("| Cases | Generator | Cases sent | MUST checks | SHOULD checks | Formats |\n|---|---|---|---|---|---|\n")
+	for _, p := range order {
+		f := fams[p]
+		var fs []string
+		for _, x := range []string{"json", "xml"} {
+			if f.formats[x] {
+				fs = append(fs, x)
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | %d | %d | %d | %s |\n", p, f.gen, f.cases, f.must, f.should, strings.Join(fs, ", "))
+	}
 	return b.String()
 }
