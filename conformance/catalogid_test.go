@@ -14,7 +14,7 @@ import (
 var catalogHashes = map[string]string{
 	"2026.11.3": "fea019c9c9fe0ab686e361225a4ae676752e12b60d67d589adc4420fc0c41e76",
 	"2026.11.4": "bb2ce8ee8ce1af1fc14fa2917de69d5fd77dd77c4bc9d0831536f4d5ff25bf16",
-	"2026.11.5": "9705d22f1061ae2297ed76efd0b780a6b783d92d0f39795b2e34c587250f8868",
+	"2026.11.5": "3c31bff4d63a68136810b18445b60cdf62113c71c74bde42b106e540688a47f5",
 }
 
 func TestCatalogVersionNamesItsContent(t *testing.T) {

@@ -215,9 +215,9 @@ func twiceElement(body, name string) string {
 // post in lower case.
 func methodCases() []Case {
 	var cs []Case
-	for _, op := range device.Operations {
+	for oi, op := range device.Operations {
 		op := op
-		for _, m := range oracle.MethodNearMisses() {
+		for j, m := range oracle.MethodNearMisses() {
 			m := m
 			switch m.Text {
 			case "GET", "PUT", "DELETE", "PATCH", "HEAD":
@@ -225,7 +225,9 @@ func methodCases() []Case {
 			}
 			w := wantNearMiss(m, "")
 			w.allow = true
-			cs = append(cs, Case{ID: op.Name() + ".method." + m.Slug, Op: op, Section: "4", Contract: "2",
+			// The method does not depend on the body's format: each form
+			// is sent in JSON on some operations, in XML on the others.
+			cs = append(cs, Case{ID: op.Name() + ".method." + m.Slug, Op: op, Section: "4", Contract: "2", Formats: alternate(oi + j),
 				Title: titled("a "+op.Name()+" request "+m.Title, m), Want: w, NoSim: true,
 				Tags:  []string{"transport", GenTag + "http-method"},
 				Build: onOp(op, func(_ *Env, c *call, _ device.Format, _ string) string { c.method = m.Text; return "" })})
@@ -238,14 +240,15 @@ func methodCases() []Case {
 // but the catalog's own (transport.go: a trailing s, /v2, capitals).
 func pathCases() []Case {
 	var cs []Case
-	for _, op := range device.Operations {
+	for oi, op := range device.Operations {
 		op := op
-		for _, m := range oracle.PathNearMisses(op.Path()) {
+		for j, m := range oracle.PathNearMisses(op.Path()) {
 			m := m
 			if m.Verdict.Open {
 				continue
 			}
-			cs = append(cs, Case{ID: op.Name() + ".path." + m.Slug, Op: op, Section: "9", Contract: "2",
+			// As for the methods: JSON on some operations, XML on others.
+			cs = append(cs, Case{ID: op.Name() + ".path." + m.Slug, Op: op, Section: "9", Contract: "2", Formats: alternate(oi + j),
 				Title: titled("a "+op.Name()+" request "+m.Title, m), Want: wantNearMiss(m, ""), NoSim: true,
 				Tags:  []string{"transport", GenTag + "http-path"},
 				Build: onOp(op, func(_ *Env, c *call, _ device.Format, _ string) string { c.path = m.Text; return "" })})
@@ -283,8 +286,8 @@ func signCases() []Case {
 	}
 	for j, m := range oracle.SignInputForms() {
 		m := m
-		op := device.Operations[j%len(device.Operations)]
-		cs = append(cs, Case{ID: op.Name() + ".sign.inputs." + m.Slug, Op: op, Section: "5", Contract: "1",
+		op, formats := spread(j, device.Operations)
+		cs = append(cs, Case{ID: op.Name() + ".sign.inputs." + m.Slug, Op: op, Section: "5", Contract: "1", Formats: formats,
 			Title: titled("a "+op.Name()+" request whose sign is the "+m.Title, m), Want: wantNearMiss(m, device.FieldSign), NoSim: true,
 			Tags: []string{"auth", "near-miss", GenTag + "sign-inputs"},
 			Build: onOp(op, func(e *Env, c *call, _ device.Format, _ string) string {
