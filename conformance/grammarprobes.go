@@ -94,7 +94,7 @@ func (env *Env) declareHeadChecks() {
 		op := op
 		c := Case{ID: op.Name() + ".method.head", Op: op, Section: "4", Contract: "2", Tags: []string{"transport", GenTag + "http-method"},
 			Formats: alternate(oi),
-			Title: "a " + op.Name() + " request sent with HEAD", NoSim: true,
+			Title:   "a " + op.Name() + " request sent with HEAD", NoSim: true,
 			Want:  expect{must: true, status: 405, codes: []string{device.CodeMethodNotAllowed}, allow: true, quote: head.Verdict.Quote},
 			Build: onOp(op, func(_ *Env, c *call, _ device.Format, _ string) string { c.method = http.MethodHead; return "" })}
 		for _, f := range c.formats() {
