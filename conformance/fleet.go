@@ -348,7 +348,7 @@ func renamedQuote(field string) string {
 func keyMiss(slug string) expect {
 	w := expect{must: true, status: 401, codes: []string{device.CodeUnknownAPIKey}, field: device.FieldAPIKey, quote: oracle.QuoteUnknownKey}
 	if strings.HasSuffix(slug, "-character-changed") {
-		w.quote, w.inference = oracle.QuoteAuth, oracle.InferKey
+		w.quote, w.inference = oracle.QuoteSignCarried, oracle.InferKey
 	}
 	return w
 }
@@ -407,7 +407,7 @@ func nearMissCases() []Case {
 	}
 	// A sign made with any other secret is no sign of this key's.
 	wrongSign := expect{must: true, status: 401, codes: []string{device.CodeBadSignature}, field: device.FieldSign,
-		quote: oracle.QuoteAuth, inference: oracle.InferSign}
+		quote: oracle.QuoteSignCarried, inference: oracle.InferSign}
 	for _, m := range nearMisses("a-secret", false) {
 		slug := m.slug
 		add(op, "secret", slug, "a sign made with the secret "+m.what, "5", "1", wrongSign, secret(slug, func(e *Env) (string, string) {

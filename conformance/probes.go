@@ -21,6 +21,8 @@ type probe struct {
 	id, title, section, contract, typ string
 	op                                device.Operation
 	run                               func(ctx context.Context, f device.Format)
+	// formats limits the probe to some formats (both when nil).
+	formats []device.Format
 }
 
 // probeCost is what a probe costs against a slow target (see
@@ -30,7 +32,11 @@ const probeCost = 10
 func (env *Env) declareProbes() {
 	for _, p := range env.probes() {
 		p := p
-		for _, f := range []device.Format{device.JSON, device.XML} {
+		formats := p.formats
+		if formats == nil {
+			formats = []device.Format{device.JSON, device.XML}
+		}
+		for _, f := range formats {
 			f := f
 			m := check.Meta{ID: "probe." + p.id + "." + f.String(), Level: check.Info, Section: p.section, Contract: p.contract,
 				Title: capital(p.title) + " (" + f.String() + ")", Assertion: "Reports " + p.title + "; judges nothing.",
@@ -42,6 +48,7 @@ func (env *Env) declareProbes() {
 			env.it(m, func(ctx ginkgo.SpecContext) { p.run(ctx, f) })
 		}
 	}
+	env.declareHeadChecks()
 }
 
 // observe records what a probe saw; the reports show it.
@@ -77,7 +84,7 @@ func (env *Env) needDevice(typeName string) (string, bool) {
 }
 
 func (env *Env) probes() []probe {
-	ps := env.openFormProbes()
+	ps := append(env.openFormProbes(), env.grammarProbes()...)
 	for _, t := range oracle.Types {
 		for _, fd := range t.Fields {
 			if fd.Kind != oracle.Enum {

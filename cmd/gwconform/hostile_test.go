@@ -223,14 +223,17 @@ func wait(r *http.Request, d time.Duration) bool {
 }
 
 func TestHostileTargets(t *testing.T) {
-	const small = "--ginkgo.label-filter=op:message && level:MUST && transport && format:json"
+	// The generated method and path checks are left out: a HEAD whose
+	// answer has no body is complete when its headers are, and the rest
+	// add requests, not kinds of failure.
+	const small = "--ginkgo.label-filter=op:message && level:MUST && transport && format:json && !gen:http-method && !gen:http-path"
 
 	t.Run("never answers", func(t *testing.T) {
 		t.Parallel()
 		url, accepted := holdTarget(t)
-		// 11 checks of one request, and two probes of one and two.
+		// The message's MUST transport checks in JSON, one request each, and its probes.
 		h := runHostile(t, url, "--timeout", "300ms", "--ginkgo.skip=timestamp-drift",
-			"--ginkgo.label-filter=op:message && level:MUST && transport && format:json || probe && op:message && format:json")
+			"--ginkgo.label-filter=op:message && level:MUST && transport && format:json && !gen:http-method && !gen:http-path || probe && op:message && format:json")
 		if accepted.Load() == 0 {
 			t.Fatal("gwconform never connected")
 		}

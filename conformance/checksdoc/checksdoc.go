@@ -19,9 +19,15 @@ func Markdown() string {
 	all := conformance.Checks()
 	bySection := map[string][]check.Meta{}
 	levels := map[check.Level]int{}
+	generated := map[string]int{}
 	for _, m := range all {
-		bySection[m.Section] = append(bySection[m.Section], m)
 		levels[m.Level]++
+		if generatedCheck(m) {
+			// Listed by family under "Generated forms".
+			generated[m.Section]++
+			continue
+		}
+		bySection[m.Section] = append(bySection[m.Section], m)
 	}
 	var b strings.Builder
 	b.WriteString("# Conformance checks\n\n")
@@ -44,6 +50,9 @@ func Markdown() string {
 		known[s.Number] = true
 		ms := bySection[s.Number]
 		fmt.Fprintf(&b, "## %s %s\n\n", s.Number, s.Title)
+		if n := generated[s.Number]; n > 0 {
+			fmt.Fprintf(&b, "And %d checks of generated forms, listed by family under Generated forms.\n\n", n)
+		}
 		if len(ms) == 0 {
 			if s.Gap != "" {
 				fmt.Fprintf(&b, "No check: %s\n\n", s.Gap)
@@ -66,6 +75,17 @@ func Markdown() string {
 		writeTable(&b, bySection[sec])
 	}
 	return b.String()
+}
+
+// generatedCheck reports whether a check sends a form an oracle
+// generator made (tag gen:…).
+func generatedCheck(m check.Meta) bool {
+	for _, t := range m.Tags {
+		if strings.HasPrefix(t, conformance.GenTag) {
+			return true
+		}
+	}
+	return false
 }
 
 func writeTable(b *strings.Builder, ms []check.Meta) {

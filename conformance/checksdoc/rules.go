@@ -49,6 +49,7 @@ func rulesSection() string {
 			esc(side(r.Allowed, r.NoAllowed)), esc(side(r.Forbidden, r.NoForbidden)))
 	}
 	b.WriteString("\n")
+	b.WriteString(generatorsSection())
 	b.WriteString(boundariesSection(cases))
 	return b.String()
 }

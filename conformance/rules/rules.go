@@ -33,6 +33,10 @@ type Rule struct {
 	// NoAllowed and NoForbidden say why one side cannot exist.
 	NoAllowed   string `yaml:"no_allowed"`
 	NoForbidden string `yaml:"no_forbidden"`
+	// Generators name the oracle's generators (oracle.Generators) whose
+	// forms the rule's cases send: its forbidden side generated from the
+	// grammar its text rests on, not picked by hand.
+	Generators []string `yaml:"generators"`
 }
 
 var (

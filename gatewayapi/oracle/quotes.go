@@ -33,8 +33,10 @@ const (
 	QuoteCode        = "| Infrared Sensor | code | 1, 2, 3, 4 |"
 	QuotePointForm   = "decimal number as string, degrees Celsius."
 	QuoteOptRow      = "| Appliance Module Plus | opt | text; the example uses the word normal |"
-	// Published 5.1: the three fields that authenticate a request.
-	QuoteAuth = "Every request carries `api_key`, `timestamp` and `sign` inside `control`, together with `myservice_id`."
+	// Published 1, 4 and 5.
+	QuoteJSONOrXML   = "The request body is JSON or XML."
+	QuoteEveryPOST   = "Every operation is a POST."
+	QuoteSignCarried = "Every request carries `api_key`, `timestamp` and `sign` inside `control`, together with `myservice_id`."
 
 	// CONTRACT.
 	QuoteRegistered   = "`api_key` must be registered; each key belongs to exactly one account (`myservice_id`)."
@@ -62,6 +64,8 @@ const (
 	QuoteNoGateway    = "Unknown gateway for the account: 404 `gateway_not_found`."
 	QuoteNoDevice     = "Unknown device on the gateway: 404 `device_not_found`."
 	QuoteWindow       = "Outside the window (default ±300 s; 0 disables the window): 401 `stale_timestamp`."
+	QuoteMethodOther  = "Method other than POST: 405 with `Allow: POST`."
+	QuoteUnknownPath  = "Unknown path: 404 `not_found`."
 )
 
 // Texts names where a quote is from: "published" (docs/gateway-api.md)
@@ -69,7 +73,8 @@ const (
 func Texts(quote string) string {
 	if strings.HasPrefix(quote, "| ") || strings.Contains(quote, "decimal number as string") ||
 		strings.HasPrefix(quote, "In JSON") || strings.HasPrefix(quote, "In XML") || strings.HasPrefix(quote, "The allowed values") ||
-		strings.HasPrefix(quote, "Request header") || quote == QuotePOST || quote == QuoteAuth {
+		strings.HasPrefix(quote, "Request header") || quote == QuotePOST || quote == QuoteJSONOrXML || quote == QuoteEveryPOST ||
+		quote == QuoteSignCarried {
 		return "published"
 	}
 	return "CONTRACT"

@@ -1,0 +1,120 @@
+package conformance
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
+)
+
+// grammarProbes send the generated forms the texts leave open (package
+// oracle, nearmiss.go): the JSON texts RFC 8259 leaves to the
+// implementation, the XML documents neither text decides (attributes,
+// namespaces, other versions and encodings), and the paths a faithful
+// service may read as the operation's (a trailing slash, dot segments).
+// They report what the target did and judge nothing.
+func (env *Env) grammarProbes() []probe {
+	op := device.SendMessage
+	bodies := func(f device.Format, ms []oracle.NearMiss) func(ctx context.Context, format device.Format) {
+		return func(ctx context.Context, format device.Format) {
+			for _, m := range ms {
+				if !m.Verdict.Open && !(f == device.XML && heldBack(m.Slug)) {
+					continue
+				}
+				c := env.base(op, "", "")
+				valid := encoded(env, c, f)
+				edit := m.Edit
+				c.raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
+				_, got := env.ask(ctx, c, f)
+				why := m.Verdict.Why
+				if !m.Verdict.Open {
+					why = "refused by " + m.Inference + "; probed until the reference simulator refuses it"
+				}
+				observe("a body %s (%s): %s", m.Title, why, got)
+			}
+		}
+	}
+	ps := []probe{
+		{id: "open-forms.message.json-text", section: "2.1", contract: "2", op: op,
+			title: "what the target does with the JSON texts RFC 8259 leaves to the implementation",
+			run:   bodies(device.JSON, oracle.JSONTextNearMisses()), formats: []device.Format{device.JSON}},
+		{id: "open-forms.message.xml-document", section: "2.1", contract: "2", op: op,
+			title: "what the target does with the XML documents neither text decides",
+			run:   bodies(device.XML, oracle.XMLDocumentNearMisses()), formats: []device.Format{device.XML}},
+	}
+	for _, o := range device.Operations {
+		o := o
+		ps = append(ps, probe{id: "open-forms." + o.Name() + ".path", section: "9", contract: "2", op: o,
+			title: "what the target does with the forms of the " + o.Name() + " path that neither text decides",
+			run: func(ctx context.Context, f device.Format) {
+				d, ok := env.anyDevice()
+				if !ok && o != device.SendMessage {
+					ginkgo.Skip("the fleet has no device")
+				}
+				for _, m := range oracle.PathNearMisses(o.Path()) {
+					if !m.Verdict.Open {
+						continue
+					}
+					c := env.base(o, d.SN, d.Type)
+					c.path = m.Text
+					env.putBack(ctx, c)
+					r, got := env.ask(ctx, c, f)
+					if accepted(r) {
+						// Taken as the operation: what it changed is
+						// awaited as the operation's own change.
+						req := c.request(f)
+						req.Path = o.Path()
+						env.track(req, r)
+					}
+					observe("%s %s (%s): %s", o.Name(), m.Title, m.Verdict.Why, got)
+				}
+			}})
+	}
+	return ps
+}
+
+// declareHeadChecks judge HEAD on every operation's path, whose answer
+// has no body (RFC 9110 9.3.2), so the CONTRACT's error payload cannot be
+// read: the MUST check asks that it is not answered 2xx (a HEAD is not the
+// operation, published 1: "Every operation is a POST."), the SHOULD check
+// that it is answered 405 with Allow: POST (CONTRACT 2).
+func (env *Env) declareHeadChecks() {
+	var head oracle.NearMiss
+	for _, m := range oracle.MethodNearMisses() {
+		if m.Text == http.MethodHead {
+			head = m
+		}
+	}
+	for oi, op := range device.Operations {
+		op := op
+		c := Case{ID: op.Name() + ".method.head", Op: op, Section: "4", Contract: "2", Tags: []string{"transport", GenTag + "http-method"},
+			Formats: alternate(oi),
+			Title:   "a " + op.Name() + " request sent with HEAD", NoSim: true,
+			Want:  expect{must: true, status: 405, codes: []string{device.CodeMethodNotAllowed}, allow: true, quote: head.Verdict.Quote},
+			Build: onOp(op, func(_ *Env, c *call, _ device.Format, _ string) string { c.method = http.MethodHead; return "" })}
+		for _, f := range c.formats() {
+			f := f
+			id := c.ID + "." + f.String()
+			m := c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
+				capital(c.Title)+" MUST NOT be answered 2xx (its answer has no body: a 2xx is the operation's success) [inference: "+head.Inference+"].")
+			env.it(m, func(ctx ginkgo.SpecContext) {
+				ctl := env.caseControl(ctx, c, f)
+				r := env.sendCase(ctx, c, f)
+				gomega.Expect(r.Status/100).NotTo(gomega.Equal(2), "HEAD was answered as allowed: %s", describe(r))
+				ctl.conclude()
+			})
+			ms := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's 405",
+				capital(c.Title)+" SHOULD be answered 405 with Allow: POST (CONTRACT 2; a HEAD answer has no body).")
+			env.it(ms, func(ctx ginkgo.SpecContext) {
+				r := env.sendCase(ctx, c, f)
+				gomega.Expect(r.Status).To(gomega.Equal(http.StatusMethodNotAllowed), "status code: %s", describe(r))
+				gomega.Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")
+			})
+		}
+	}
+}
