@@ -53,7 +53,6 @@ var packageVars = map[string]string{
 	"load/send.go successXML":         "fixed body",
 	"report/html.go levelMeaning":     "table",
 	"report/html.go funcs":            "template functions",
-	"report/html.go page":             "parsed template",
 	"report/html.go pageBase":         "parsed template, cloned per report",
 	"report/report.go Formats":        "table",
 	"report/write.go Writers":         "table of report files",

@@ -91,7 +91,7 @@ func TestReportHTMLInChromium(t *testing.T) {
 			} else {
 				// A card shows the failure, its rule, its exchange and how to send it again.
 				card := strings.ToLower(evalJS[string](t, ctx, `document.querySelector("section.failure").innerText`))
-				for _, want := range []string{"expected", "got", "request", "response", "curl", "gwconform replay report.json"} {
+				for _, want := range []string{"expected", "got", "request", "response", "curl", "gwconform replay ", "report.json"} {
 					if !strings.Contains(card, want) {
 						t.Errorf("the first failure card lacks %q:\n%s", want, card)
 					}

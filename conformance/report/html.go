@@ -25,16 +25,16 @@ import (
 // into the page and drawn when the reader opens them, so that the page
 // stays small whatever the catalog's size.
 func RenderHTML(w io.Writer, d Document) error {
-	v, err := newView(d)
-	if err != nil {
-		return err
-	}
 	p, err := pageBase.Clone()
 	if err != nil {
 		return err
 	}
 	// The replay line names this report's path and the run's fleet file.
 	p.Funcs(template.FuncMap{"replayLine": func(id string) string { return ReplayLine(d, id) }})
+	v, err := newView(d, p)
+	if err != nil {
+		return err
+	}
 	return p.Execute(w, v)
 }
 
@@ -94,10 +94,10 @@ type view struct {
 // unpacks and draws when the reader opens it.
 type packed = template.HTML
 
-// pack renders the named template of the page with data, packed.
-func pack(name string, data any) (packed, error) {
+// pack renders the named template of the page p with data, packed.
+func pack(p *template.Template, name string, data any) (packed, error) {
 	var html bytes.Buffer
-	if err := page.ExecuteTemplate(&html, name, data); err != nil {
+	if err := p.ExecuteTemplate(&html, name, data); err != nil {
 		return "", err
 	}
 	return packBytes(html.Bytes())
@@ -201,7 +201,7 @@ var levelMeaning = map[string]string{
 	string(check.Info):   "probes a gap; reports what the target did, judges nothing",
 }
 
-func newView(d Document) (view, error) {
+func newView(d Document, p *template.Template) (view, error) {
 	v := view{Document: d, Started: "unknown", Took: roundDuration(d.Duration())}
 	if !d.StartedAt.IsZero() {
 		v.Started = d.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -230,7 +230,7 @@ func newView(d Document) (view, error) {
 	var err error
 	if len(v.Failures) > MaxCards {
 		v.Cards, v.NMore = v.Failures[:MaxCards], len(v.Failures)-MaxCards
-		if v.More, err = pack("cards", v.Failures[MaxCards:]); err != nil {
+		if v.More, err = pack(p, "cards", v.Failures[MaxCards:]); err != nil {
 			return v, err
 		}
 	}
@@ -255,11 +255,11 @@ func newView(d Document) (view, error) {
 
 	v.VerdictReason = VerdictReason(d)
 	if v.NInfos = len(infos); v.NInfos > 0 {
-		if v.Infos, err = pack("infos", infos); err != nil {
+		if v.Infos, err = pack(p, "infos", infos); err != nil {
 			return v, err
 		}
 	}
-	if v.CatalogTable, err = pack("catalog", v); err != nil {
+	if v.CatalogTable, err = pack(p, "catalog", v); err != nil {
 		return v, err
 	}
 	rows, err := json.Marshal(catalog(d.Results))
@@ -503,12 +503,8 @@ var funcs = template.FuncMap{
 }
 
 // pageBase is the parsed page, never executed itself: each report clones
-// it to bind the functions that need its document (replayLine); page is
-// one such clone, for the fragments drawn on their own.
-var (
-	pageBase = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
-	page     = template.Must(pageBase.Clone())
-)
+// it to bind the functions that need its document (replayLine).
+var pageBase = template.Must(template.New("report").Funcs(funcs).Parse(pageTemplate))
 
 // The page: the header with the verdict, what was not covered, the failure
 // cards with their exchanges, the known failures, counts per level, the
