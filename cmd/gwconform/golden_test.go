@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/simtest"
+)
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden from the runs of TestGoldenRuns")
+
+// TestGoldenRuns: the verdict of every check, with the seed 7, against the
+// embedded simulator, gwsim reading the open forms both ways, a target
+// with a bug in a refusal of each operation, and four workers on a wider
+// fleet, is the one recorded in testdata/golden. A change to the engine
+// (how checks are built, sent, scheduled, judged or reported) that changes
+// a verdict shows here check by check; a change that means to change
+// verdicts (a new check, a corrected level) rewrites the files with
+// go test -run TestGoldenRuns ./cmd/gwconform -update-golden, and the
+// diff is reviewed like code.
+func TestGoldenRuns(t *testing.T) {
+	simtest.Heavy(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	served := func(open device.OpenForms, wrap func(http.Handler) http.Handler) string {
+		h := simulator.New(simulator.Options{Fleet: fleet.Demo(), Logger: quiet, OpenForms: open}).Server.Handler()
+		srv := httptest.NewServer(wrap(h))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	as := func(h http.Handler) http.Handler { return h }
+	deviant := regexp.MustCompile(`"dimming":"101"|<dimming>101</dimming>|"message_value":"brightness="|<message_value>brightness=</message_value>|"name":"n{65}"|<name>n{65}</name>`)
+	buggy := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			if deviant.Match(body) {
+				success(w, r)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+		})
+	}
+	_, wide := wideFleet(t, 4)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"embedded", nil},
+		{"open-forms-refused", []string{"--target", served(device.RefuseOpen, as)}},
+		{"open-forms-accepted", []string{"--target", served(device.AcceptOpen, as)}},
+		{"refusals-accepted", []string{"--target", served(device.RefuseOpen, buggy)}},
+		{"parallel-4", []string{"--fleet", wide, "--parallel", "4"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := gwconform(t, append([]string{"--seed", "7", "--fail-on", "should", "--allow-partial"}, c.args...)...)
+			if r.code > 1 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+			}
+			got := goldenText(outcomesOf(t, r.dir), reports(t, r.dir).Verdict)
+			path := filepath.Join("testdata", "golden", c.name+".txt")
+			if *updateGolden {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test -run TestGoldenRuns ./cmd/gwconform -update-golden records it)", err)
+			}
+			if got != string(want) {
+				wl, gl := strings.Split(string(want), "\n"), map[string]bool{}
+				for _, l := range strings.Split(got, "\n") {
+					gl[l] = true
+				}
+				n := 0
+				for _, l := range wl {
+					if !gl[l] && n < 20 {
+						t.Errorf("recorded %q, not so in this run", l)
+						n++
+					}
+				}
+				t.Errorf("the verdicts differ from %s (go test -run TestGoldenRuns ./cmd/gwconform -update-golden rewrites it: review the diff)", path)
+			}
+		})
+	}
+}
+
+// goldenText is a run's verdict, how many checks passed, and each other
+// check's outcome, one a line, in ID order: a check that stops passing, or
+// starts, shows as a line of the diff.
+func goldenText(outcomes map[string]string, verdict string) string {
+	ids := make([]string, 0, len(outcomes))
+	passed := 0
+	for id, o := range outcomes {
+		if o == "passed" {
+			passed++
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var b strings.Builder
+	fmt.Fprintf(&b, "verdict %s\npassed %d of %d checks; the others:\n", verdict, passed, len(outcomes))
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%s %s\n", outcomes[id], id)
+	}
+	return b.String()
+}
