@@ -707,8 +707,9 @@ type asked struct {
 }
 
 // askAll asks each call in format f, as ask does one after another, and
-// gives what each got, in order. When they all name one slow device, they
-// are sent together (Concurrency at a time): a probe judges nothing
+// gives what each got, in order. When they all name one device of a
+// target across a network (batchFrom), they are sent together
+// (Concurrency at a time): a probe judges nothing
 // and only reports answers, which do not depend on the order the device
 // takes them in. Their exchanges are recorded in order; the device's
 // expected state is then unknown (the order the target applied the
@@ -729,13 +730,13 @@ func (env *Env) askAll(ctx context.Context, calls []call, f device.Format) []ask
 	s.mu.Lock()
 	m, ok := s.medianAnswer(sn)
 	s.mu.Unlock()
-	if len(calls) < 2 || sn == "" || !ok || m < slowAnswer || env.DryRun || env.MaxRequests > 0 || env.silent.Load() >= maxSilent {
+	if len(calls) < 2 || sn == "" || !ok || m < batchFrom || env.concurrency() < 2 || env.DryRun || env.MaxRequests > 0 || env.silent.Load() >= maxSilent {
 		for i, c := range calls {
 			out[i].r, out[i].got = env.ask(ctx, c, f)
 		}
 		return out
 	}
-	ginkgo.By(fmt.Sprintf("%d requests to the slow device %s sent together (they are only reported, not judged)", len(calls), env.deviceName(sn)))
+	ginkgo.By(fmt.Sprintf("%d requests to the device %s sent together (they are only reported, not judged)", len(calls), env.deviceName(sn)))
 	exs := make([]client.Exchange, len(calls))
 	errs := make([]error, len(calls))
 	jobs := make([]func(), len(calls))
