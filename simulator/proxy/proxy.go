@@ -285,7 +285,7 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 		}
 		ent.Status = res.StatusCode
 		ent.DurationUS = time.Since(start).Microseconds()
-		p.clients.Observe(clients.Exchange{Time: start, Done: time.Now(), Path: op.Path(), ContentType: ct, Body: body,
+		p.clients.Observe(clients.Exchange{Time: start, Done: time.Now(), Path: op.Path(), ContentType: ct, Body: body, RemoteAddr: r.RemoteAddr,
 			Status: res.StatusCode, Header: res.Header, Answer: answer,
 			Judged: true, Violation: verdict.fieldViolation(), SignBad: verdict.signBad})
 		p.journal.add(ent)
