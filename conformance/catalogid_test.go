@@ -16,6 +16,7 @@ var catalogHashes = map[string]string{
 	"2026.11.4": "bb2ce8ee8ce1af1fc14fa2917de69d5fd77dd77c4bc9d0831536f4d5ff25bf16",
 	"2026.11.5": "3c31bff4d63a68136810b18445b60cdf62113c71c74bde42b106e540688a47f5",
 	"2026.11.6": "a5f8bd07a1bff344ed2726bf942cd30f90ac8b3d70db05b97b40b6f35cb44bab",
+	"2026.11.7": "06dfb8e00ec9d0532159821e7cb8e8d8181feaeaad210163c1e799d8cc9542f7",
 }
 
 func TestCatalogVersionNamesItsContent(t *testing.T) {

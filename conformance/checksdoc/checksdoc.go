@@ -6,6 +6,7 @@ package checksdoc
 
 import (
 	"fmt"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 	"sort"
 	"strings"
 
@@ -45,6 +46,7 @@ func Markdown() string {
 		"`<field>.invalid.<break>`, labelled `boundary`, `form` or `broken`.\n\n")
 	b.WriteString(rulesSection())
 	b.WriteString(mutationSection())
+	q := &quotes{n: map[string]int{}}
 	known := map[string]bool{}
 	for _, s := range check.Sections {
 		known[s.Number] = true
@@ -61,7 +63,7 @@ func Markdown() string {
 			}
 			continue
 		}
-		writeTable(&b, ms)
+		writeTable(&b, ms, q)
 	}
 	var other []string
 	for sec := range bySection {
@@ -72,9 +74,41 @@ func Markdown() string {
 	sort.Strings(other)
 	for _, sec := range other {
 		fmt.Fprintf(&b, "## Section %s (not in the published interface)\n\n", sec)
-		writeTable(&b, bySection[sec])
+		writeTable(&b, bySection[sec], q)
 	}
+	q.write(&b)
 	return b.String()
+}
+
+// quotes number the sentences the checks quote, each written once at the
+// end of the page: a sentence quoted by hundreds of checks would
+// otherwise fill most of it.
+type quotes struct {
+	n    map[string]int
+	list []string
+}
+
+// ref is a quote's mark, [S1], linked to where it is written.
+func (q *quotes) ref(quote string) string {
+	i, ok := q.n[quote]
+	if !ok {
+		q.list = append(q.list, quote)
+		i = len(q.list)
+		q.n[quote] = i
+	}
+	return fmt.Sprintf("[S%d](#s%d)", i, i)
+}
+
+func (q *quotes) write(b *strings.Builder) {
+	if len(q.list) == 0 {
+		return
+	}
+	b.WriteString("## The sentences the checks quote\n\n")
+	b.WriteString("Each refusal quotes the sentence of the texts that forbids what it sends; the tables above mark it [S<n>].\n\n")
+	for i, s := range q.list {
+		fmt.Fprintf(b, "- <a id=\"s%d\"></a>**S%d** (%s): %s\n", i+1, i+1, oracle.Texts(s), strings.ReplaceAll(s, "|", `\|`))
+	}
+	b.WriteString("\n")
 }
 
 // generatedCheck reports whether a check sends a form an oracle
@@ -88,10 +122,16 @@ func generatedCheck(m check.Meta) bool {
 	return false
 }
 
-func writeTable(b *strings.Builder, ms []check.Meta) {
+func writeTable(b *strings.Builder, ms []check.Meta, q *quotes) {
 	b.WriteString("| ID | Level | Asserts |\n|---|---|---|\n")
 	for _, m := range ms {
 		a := m.Assertion
+		if m.Quote != "" {
+			// "… The sentence that forbids it (published): “…”" becomes
+			// "… Forbidden by [S3]", the inference after it kept.
+			mark := " The sentence that forbids it (" + oracle.Texts(m.Quote) + "): “" + m.Quote + "”"
+			a = strings.Replace(a, mark, " Forbidden by "+q.ref(m.Quote), 1)
+		}
 		if m.Contract != "" {
 			a += " _(CONTRACT " + m.Contract + ")_"
 		}

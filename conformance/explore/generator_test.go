@@ -69,11 +69,15 @@ func TestModelJudges(t *testing.T) {
 	// A form neither text decides is open: any answer conforms, and what
 	// it stored is no longer known. A JSON number in any syntax is a
 	// number (CONTRACT 2).
-	for _, kv := range []KV{{Key: "cooling_point", Value: "+21"}, {Key: "cooling_point", Value: " 21"}, {Key: "mode", Value: " Cool"},
+	for _, kv := range []KV{{Key: "cooling_point", Value: "+21"}, {Key: "cooling_point", Value: " 21"},
 		{Key: "cooling_point", Value: "2.1e1"}} {
 		if v := m.Judge(cmd(kv)); !v.Open || !v.Expect.Any {
 			t.Errorf("%+v: model says %s, want any answer (open)", kv, v.Expect)
 		}
+	}
+	// A listed value with white space around it is not listed: refused.
+	if v := m.Judge(cmd(KV{Key: "mode", Value: " Cool"})); v.Open || !reflect.DeepEqual(v.Expect, refuse(400, "mode", "invalid_field")) {
+		t.Errorf("mode \" Cool\": model says %s, want a refusal", v.Expect)
 	}
 	if v := m.Judge(cmd(KV{Key: "cooling_point", Value: "2.1e1", Number: true})); v.Open || !reflect.DeepEqual(v.Expect, success) || v.Set["cooling_point"] != "21" {
 		t.Errorf("JSON 2.1e1: %+v, want success storing 21", v)

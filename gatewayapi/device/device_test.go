@@ -340,7 +340,7 @@ func TestAcceptOpenForms(t *testing.T) {
 		{&dim.Fields[0], "5 0", 0, false}, {&dim.Fields[0], "+101", 0, false}, {&dim.Fields[0], "NaN", 0, false},
 		{&therm.Fields[1], ".5", 0.5, true}, {&therm.Fields[1], "21.", 21, true}, {&therm.Fields[1], "21,5", 21.5, true},
 		{&therm.Fields[1], "2.1e1", 21, true}, {&therm.Fields[1], "0x15", 0, false}, {&therm.Fields[1], "Infinity", 0, false},
-		{&therm.Fields[0], " Heat ", 2, true}, {&plus.Fields[1], "On!", 0, false},
+		{&therm.Fields[0], " Heat ", 0, false}, {&plus.Fields[1], "On!", 0, false},
 	} {
 		s, err := tc.f.parse(0, Str(tc.v), tc.f.Name, AcceptOpen)
 		if (err == nil) != tc.ok || tc.ok && s.Num != tc.want {

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 )
 
 // Operation is one of the three POST operations of the interface.
@@ -477,17 +476,9 @@ func (p *parser) command(r *Request) *Error {
 	if err != nil {
 		return err
 	}
+	// Only a listed name: the published table lists type's values, and no
+	// sentence makes another spelling equal to one.
 	t, ok := LookupType(typeName)
-	if !ok && p.open == AcceptOpen {
-		// A type name in another letter case or with white space around
-		// it is open.
-		trimmed := strings.TrimFunc(typeName, unicode.IsSpace)
-		for _, c := range Types {
-			if strings.EqualFold(c.Name, trimmed) {
-				t, ok = c, true
-			}
-		}
-	}
 	if !ok {
 		return invalid(FieldType, "type must be one of %s, not %s", strings.Join(TypeNames(), ", "), quote(typeName))
 	}

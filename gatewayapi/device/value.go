@@ -79,10 +79,6 @@ func (f *Field) parse(index int, v Value, name string, open OpenForms) (Setting,
 		if v.Kind == Number {
 			return s, invalid(name, "%s must be %s, not a number", name, f.Rule)
 		}
-		if open == AcceptOpen {
-			// White space around the word is open: taken away.
-			text = strings.TrimFunc(text, unicode.IsSpace)
-		}
 		for i, w := range f.Values {
 			if strings.EqualFold(w, text) {
 				s.Num = float64(i)

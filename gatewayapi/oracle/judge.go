@@ -171,15 +171,10 @@ func (f *Field) Judge(format device.Format, v Value) Verdict {
 		if _, found := LookupType(v.Raw); found {
 			return ok(true, v.Raw, "a published type name")
 		}
-		t := strings.TrimFunc(v.Raw, unicode.IsSpace)
-		for _, n := range TypeNames() {
-			if asciiFold(n) == asciiFold(t) {
-				// CONTRACT 2 lists which values are read in any letter
-				// case; it does not forbid others, nor does either text
-				// say whether white space around a value is trimmed.
-				return open("a published type name in another letter case or with white space around it")
-			}
-		}
+		// "The allowed values of `type` are listed below": a name in
+		// another letter case or with white space around it is not listed,
+		// and no sentence makes it equal to one (CONTRACT 2's letter-case
+		// rule names the enumerated values, not type).
 		return f.invalid(format, true, "not one of "+strings.Join(TypeNames(), ", "), QuoteType)
 	case FormatName:
 		switch v.Raw {
@@ -227,12 +222,10 @@ func (f *Field) judgeEnum(format device.Format, s string) Verdict {
 			return ok(false, w, "a published value in another letter case (CONTRACT 2)")
 		}
 	}
-	t := strings.TrimFunc(s, unicode.IsSpace)
-	for _, w := range f.Values {
-		if t != s && asciiFold(t) == asciiFold(w) {
-			return open("a published value with white space around it: neither text says whether it is trimmed")
-		}
-	}
+	// White space around a listed value makes another value: the table
+	// lists the allowed values, and no sentence trims them (CONTRACT 2's
+	// rule on letter case is the only one that makes another spelling
+	// equal to a listed value).
 	return f.invalid(format, true, "not one of "+strings.Join(f.Values, ", "), f.Quote)
 }
 

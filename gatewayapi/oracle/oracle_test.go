@@ -84,7 +84,7 @@ func TestFieldVerdicts(t *testing.T) {
 		{"Thermostat", "cooling_point", Str("Infinity"), badMust},
 		{"Thermostat", "mode", Str("Heat"), okMust("Heat")},
 		{"Thermostat", "mode", Str("hEAT"), okShould("Heat")},
-		{"Thermostat", "mode", Str("Heat "), isOpen},
+		{"Thermostat", "mode", Str("Heat "), badMust}, // no sentence trims a listed value
 		{"Thermostat", "mode", Str("Heat!"), badMust},
 		{"Thermostat", "fan", Str("Off"), badMust},
 		{"Appliance Module", "io", Str("Oﬀ"), badMust},
@@ -109,7 +109,8 @@ func TestFieldVerdicts(t *testing.T) {
 		{"", "timestamp", Str("20260230120000"), badShould},
 		{"", "timestamp", Str("20240229120000"), okMust("20240229120000")},
 		{"", "timestamp", Str("20260101120060"), isOpen},
-		{"", "type", Str("light dimmer"), isOpen},
+		{"", "type", Str("light dimmer"), badMust}, // the letter-case rule names the enumerated values, not type
+		{"", "type", Str("Light Dimmer "), badMust},
 		{"", "type", Str("LightDimmer"), badMust},
 		{"", "timestamp", Str("2026010112000a"), badMust},
 		{"", "sn", Str("01234567-89ab-cdef-0123-456789abcdef"), badMust},

@@ -119,14 +119,14 @@ func TestEveryRefusalQuotesItsSentence(t *testing.T) {
 
 // TestOpenFormsAreProbedNeverFailed: each field has its open forms in the
 // table (so the harness probes them and gwsim --open-forms accept reads
-// them the other way), and the readings the CONTRACT now fixes are not
-// open: a JSON number in any syntax is a number.
+// them the other way), and the readings the texts fix are not open: a
+// JSON number in any syntax is a number, and a value outside a published
+// list (an enumerated word or a type name with white space around it, a
+// type name in another letter case) is refused.
 func TestOpenFormsAreProbedNeverFailed(t *testing.T) {
 	want := map[string][]string{
 		"dimming":       {"plus-sign", "leading-zeros", "zero-fraction", "exponent", "leading-space", "hex", "fullwidth-digits"},
 		"cooling_point": {"plus-sign", "leading-zeros", "exponent", "comma", "point-first", "point-last", "leading-space"},
-		"mode":          {"leading-space", "trailing-space"},
-		"type":          {"in-lower-case", "in-upper-case", "leading-space"},
 		"timestamp":     {"second-60"},
 		"format":        {"upper-case"},
 		"message_value": {"plus-sign", "leading-zeros", "exponent", "hex-number", "trailing-space"},
@@ -152,6 +152,11 @@ func TestOpenFormsAreProbedNeverFailed(t *testing.T) {
 			if !got[name][s] {
 				t.Errorf("%s: %s is not among its open forms %v", name, s, got[name])
 			}
+		}
+	}
+	for _, name := range []string{"mode", "fan", "io", "type"} {
+		if len(got[name]) > 0 {
+			t.Errorf("%s: %v are open, but a value outside its published list is refused", name, got[name])
 		}
 	}
 }
