@@ -10,7 +10,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
-// Cases from the oracle's samples (issue 17 item 4): every boundary one
+// Cases from the oracle's samples: every boundary one
 // step inside and outside it, every form a rule allows, and every way the
 // rule's grammar can be broken, each expecting the oracle's verdict.
 //

@@ -76,7 +76,7 @@ func TestDeviceFaults(t *testing.T) {
 			`{"slow_devices":[{"mac":"` + simtest.MACA + `","sn":"x","latency":"2h"}]}`: "slow_devices[0].latency",
 			`{"operation_error_rates":{"delete":0.5}}`:                                  "operation_error_rates.delete",
 			`{"operation_error_rates":{"update_name":2}}`:                               "operation_error_rates.update_name",
-			// Names the fleet does not have (issue 29: such a fault silently did nothing).
+			// Names the fleet does not have (such a fault must not silently do nothing).
 			`{"offline_gateways":["0000000000ff"]}`:                                                              "offline_gateways[0]",
 			`{"unreachable_devices":[{"mac":"0000000000ff","sn":"` + snOf(dimmer) + `"}]}`:                       "unreachable_devices[0].mac",
 			`{"unreachable_devices":[{"mac":"` + simtest.MACA + `","sn":"nosuchdevice"}]}`:                       "unreachable_devices[0].sn",

@@ -38,7 +38,7 @@ func TestCheckArgs(t *testing.T) {
 		{"run", "--bundle", "b.tar.gz", "--dry-run"},
 		{"explore", "--duration", "5m", "--operations", "10"},
 		{"explore", "--clients", "0"},
-		// Size flags have an upper bound (issue 27): no crash on allocation.
+		// Size flags have an upper bound: no crash on allocation.
 		{"load", "--concurrency", "2000000000", "--requests", "10"},
 		{"explore", "--clients", "2000000000"},
 		{"explore", "--sequence-length", "2000000000"},

@@ -315,7 +315,7 @@ var deviations = map[string]deviation{
 			rec.Header().Set("Content-Type", "text/plain")
 		}
 	}},
-	// Issue 17's four kinds of deviation that got through before the
+	// Four kinds of deviation that got through before the
 	// oracle: an allowance of the CONTRACT that was only probed (INFO) ...
 	"refuses-device-id-alias": refuses("device_id", func(q req) bool {
 		_, id := q.field("device_id")
@@ -434,7 +434,7 @@ var deviations = map[string]deviation{
 	"accepts-field-name-in-other-case": accepts(func(q req) bool {
 		return regexp.MustCompile(`"(Dimming|Mac|API_KEY|Name|Type|Cooling point)"\s*:|<(Dimming|Mac|API_KEY|Name|Type|Cooling_point)>`).MatchString(q.body)
 	}),
-	// Issue 41: bug classes found only by forms generated from the
+	// Bug classes found only by forms generated from the
 	// grammars (oracle.NearMiss), each in the instances no hand-picked
 	// check sent.
 	"accepts-json-number-syntax": {rewrite: func(q req) string {

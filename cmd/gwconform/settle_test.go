@@ -221,7 +221,7 @@ func TestNeverAppliedChangesFailWithoutWaitingEachTime(t *testing.T) {
 }
 
 // TestExploreSettlesOnALateTarget: explore's model gives observed state
-// the same settle time as run (issue 26: "explore's model gives observed
+// the same settle time as run ("explore's model gives observed
 // state the same settle time"). Against a target that applies every change
 // 300 ms after answering, explore passes with the default --settle, and
 // with --settle 0 the first read after a change disagrees with the model.

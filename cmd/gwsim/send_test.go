@@ -62,7 +62,7 @@ func TestSendAgainstServe(t *testing.T) {
 				t.Errorf("dimming after command: %v, want %s", got, dim)
 			}
 			// Flags before the operation, as in every other subcommand
-			// (issue 29: this refused with "name the operation").
+			// (this once refused with "name the operation").
 			flagsFirst := map[string]string{"json": "41", "xml": "78"}[format]
 			if code, out, errOut := run("send", "--target", sim.URL, "--format", format, "command", "--type", "Light Dimmer", "dimming="+flagsFirst, "--sn", demoDimmer); code != 0 {
 				t.Fatalf("flags before the operation: exit %d\n%s\n%s", code, out, errOut)

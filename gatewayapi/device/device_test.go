@@ -353,7 +353,7 @@ func TestAcceptOpenForms(t *testing.T) {
 }
 
 // TestArticles: a type's name takes "an" before a vowel, in the
-// validator's messages too (issue 29: "a Appliance Module").
+// validator's messages too ("a Appliance Module").
 func TestArticles(t *testing.T) {
 	if A("Appliance Module") != "an Appliance Module" || A("Light Dimmer") != "a Light Dimmer" || A("Infrared Sensor") != "an Infrared Sensor" {
 		t.Errorf("%q %q", A("Appliance Module"), A("Light Dimmer"))

@@ -294,7 +294,7 @@ func BenchmarkStart(b *testing.B) {
 
 // TestReportWording: the client report's text says "1 time", and a
 // client whose clock is right shows no skew, though its timestamps are
-// cut to the second (issue 29: "clock -1 s").
+// cut to the second ("clock -1 s").
 func TestReportWording(t *testing.T) {
 	t.Parallel()
 	sim := gwsimtest.Start(t)
