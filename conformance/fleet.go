@@ -361,7 +361,7 @@ func (env *Env) md5Signs() bool {
 }
 
 // nearMissCases try a near miss of every identifier and credential the
-// fleet gives (issue 26 item 6): api_key and the secret (exact: one
+// fleet gives: api_key and the secret (exact: one
 // character changed at either end, another letter case, white space
 // around it), myservice_id, mac and sn (one hexadecimal character
 // changed at either end; their other letter case is a valid form, and

@@ -2,7 +2,7 @@
 // of the interface and reports every difference in their answers and in
 // the state their observers show, each shrunk to the shortest sequence
 // that still shows it and judged against the harness's rule table
-// (issue 31, docs/diff.md). It reuses explore's generator, model and
+// (docs/diff.md). It reuses explore's generator, model and
 // shrinker: what differs is the judge, which here is the other target.
 package diff
 

@@ -20,7 +20,7 @@ func TestSameSeedSameSequence(t *testing.T) {
 	if reflect.DeepEqual(a, g.Sequence(43, 3, 500)) || reflect.DeepEqual(a, g.Sequence(42, 4, 500)) {
 		t.Fatal("another seed or round drew the same sequence")
 	}
-	// The sequence covers what issue 21 asks for.
+	// The sequence covers what docs/explore.md promises.
 	kinds, formats, macs, accounts, invalid := map[Kind]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, 0
 	m := NewModel(w, OracleRules())
 	for _, op := range a {

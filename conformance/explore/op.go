@@ -3,7 +3,7 @@
 // predicts every answer and every observed state with a model built from
 // the harness's own reading of the two texts, shrinks the first
 // disagreement to a minimal sequence, and checks histories of concurrent
-// clients for linearizability with Porcupine (issue 21, docs/explore.md).
+// clients for linearizability with Porcupine (docs/explore.md).
 package explore
 
 import (

@@ -83,7 +83,7 @@ func sharedSequence(w *World, n int) []Op {
 }
 
 // BenchmarkShrink10000 shrinks 10,000-operation failing sequences against
-// test targets (issue 21: under 30 s): one whose commands undo renames
+// test targets (the goal: under 30 s): one whose commands undo renames
 // (the cut to the failing device does most), one where two gateways share
 // a dimmer's state (ddmin does all).
 func BenchmarkShrink10000(b *testing.B) {
@@ -115,7 +115,7 @@ func BenchmarkShrink10000(b *testing.B) {
 }
 
 // BenchmarkExploreSimulator is explore's throughput against the embedded
-// simulator, reads and resets included (issue 21: at least 5,000/s).
+// simulator, reads and resets included (the goal: at least 5,000/s).
 func BenchmarkExploreSimulator(b *testing.B) {
 	f := fleet.Demo()
 	url := startSim(b, f)

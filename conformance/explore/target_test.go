@@ -17,7 +17,7 @@ import (
 )
 
 // bug is a deliberate deviation of the test target, one of the kinds
-// issue 21 names; the fixed checks pass them all.
+// docs/explore.md names; the fixed checks pass them all.
 type bug int
 
 const (

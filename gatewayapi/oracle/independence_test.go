@@ -18,7 +18,7 @@ const devicePath = "github.com/gwdmi/gwtools/gatewayapi/device"
 
 // forbidden is what the harness may not use of the simulator's domain
 // package: its parsing and validation, and its table's ranges and rules
-//. Plain names (operations, formats, field names, error
+// . Plain names (operations, formats, field names, error
 // codes, the list of type names) stay allowed.
 var forbidden = []string{
 	// parsing and validation
