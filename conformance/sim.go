@@ -281,13 +281,16 @@ func (env *Env) putBackAll(ctx context.Context) {
 		return // the target stopped answering: do not wait on it once more per device
 	}
 	put := func(r client.Request) bool {
+		release := env.slot()
+		defer release()
 		_, _, err := env.Client.Do(ctx, r)
 		return err == nil
 	}
-	// Each device on its own, several at once: against a slow target one
-	// after another would add a round trip per device to every run.
+	// Each device on its own, several at once (within --concurrency):
+	// against a slow target one after another would add a round trip per
+	// device to every run.
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
+	sem := make(chan struct{}, env.concurrency())
 	for _, t := range env.touched {
 		wg.Add(1)
 		sem <- struct{}{}
