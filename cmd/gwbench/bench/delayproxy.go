@@ -32,6 +32,9 @@ type DelayProxy struct {
 	rng   *rand.Rand
 	n     int64
 	total time.Duration
+	// inFlight are the requests held or forwarded now; peak the most at
+	// once.
+	inFlight, peak int64
 }
 
 // DelayStats are the delays a DelayProxy added.
@@ -39,6 +42,8 @@ type DelayStats struct {
 	Requests int64         `json:"requests"`
 	Total    time.Duration `json:"total_ns"`
 	Max      time.Duration `json:"max_ns"`
+	// Peak is the most requests in flight at once through the proxy.
+	Peak int64 `json:"peak_in_flight"`
 }
 
 // Mean is the mean delay added to a request.
@@ -63,10 +68,12 @@ func NewDelayProxy(target *url.URL, max time.Duration, seed uint64) *DelayProxy 
 	return p
 }
 
-// draw is the next delay, counted.
+// draw is the next delay, counted, and the request in flight.
 func (p *DelayProxy) draw() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.inFlight++
+	p.peak = max(p.peak, p.inFlight)
 	var d time.Duration
 	if p.max > 0 {
 		d = time.Duration(p.rng.Int64N(int64(p.max) + 1))
@@ -80,7 +87,14 @@ func (p *DelayProxy) draw() time.Duration {
 func (p *DelayProxy) Stats() DelayStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return DelayStats{Requests: p.n, Total: p.total, Max: p.max}
+	return DelayStats{Requests: p.n, Total: p.total, Max: p.max, Peak: p.peak}
+}
+
+// done ends a request that draw began.
+func (p *DelayProxy) done() {
+	p.mu.Lock()
+	p.inFlight--
+	p.mu.Unlock()
 }
 
 func (p *DelayProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -89,7 +103,9 @@ func (p *DelayProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(p.Stats())
 		return
 	}
-	if d := p.draw(); d > 0 {
+	d := p.draw()
+	defer p.done()
+	if d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:

@@ -53,8 +53,11 @@ func TestDelayProxyAddsTheDelaysItReports(t *testing.T) {
 	for i := 0; i < n; i++ {
 		q.draw()
 	}
-	if q.Stats() != s {
-		t.Fatalf("the same seed drew %+v, then %+v", s, q.Stats())
+	if q := q.Stats(); q.Total != s.Total || q.Requests != s.Requests {
+		t.Fatalf("the same seed drew %+v, then %+v", s, q)
+	}
+	if s.Peak != 1 {
+		t.Fatalf("one request at a time, %d in flight at most reported", s.Peak)
 	}
 	if d := NewDelayProxy(u, 0, 7).draw(); d != 0 {
 		t.Fatalf("no delay asked, %s drawn", d)
@@ -65,6 +68,10 @@ func TestNetworkFloorAndRatio(t *testing.T) {
 	n := NetworkRun{Wall: 45 * time.Second, RoundTrips: 400, Delays: DelayStats{Requests: 4, Total: 300 * time.Millisecond}}
 	if n.Delays.Mean() != 75*time.Millisecond || n.Floor() != 30*time.Second || n.OverFloor() != 1.5 {
 		t.Fatalf("mean %s, floor %s, ratio %v: want 75ms, 30s, 1.5", n.Delays.Mean(), n.Floor(), n.OverFloor())
+	}
+	n.Delays.Total = 90 * time.Second
+	if n.MeanInFlight() != 2 {
+		t.Fatalf("90 s of delays in 45 s: %v in flight on average, want 2", n.MeanInFlight())
 	}
 	zero := NetworkRun{Wall: 3 * time.Second, RoundTrips: 2600, Delays: DelayStats{Requests: 5000}}
 	if zero.Floor() != 0 || zero.OverFloor() != 0 || (NetworkRun{}).Delays.Mean() != 0 {
