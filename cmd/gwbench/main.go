@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string) int {
 	fs.IntVar(&o.Threads, "threads", 0, "wrk threads and gwconform load's GOMAXPROCS (default 1)")
 	fs.IntVar(&o.AltThreads, "alt-threads", 2, "threads of one more round of JSON runs (0: none)")
 	fs.IntVar(&o.SuiteRuns, "suite-runs", 0, "times the suite is timed (default 3)")
-	fs.BoolVar(&o.SkipNetworkSerial, "skip-network-serial", false, "leave out the suite's run with --concurrency 1 behind the delaying proxy (5 to 6 minutes); the report says it was skipped")
+	fs.BoolVar(&o.SkipNetworkSerial, "skip-network-serial", false, "leave out the suite's run with --concurrency 1 behind the delaying proxy (some 10 minutes); the report says it was skipped")
 	fs.StringVar(&o.BenchTime, "benchtime", "", "go test -benchtime (default 1s)")
 	fs.BoolVar(&o.SkipGoBench, "skip-go-bench", false, "leave out the Go benchmarks and profiles")
 	fs.DurationVar(&o.ExploreDuration, "explore-duration", 5*time.Minute, "gwconform explore against gwsim in each setting (in memory, --state-file, three replicas on Redis); 0: none (make bench: EXPLORE_DURATION)")
