@@ -361,13 +361,13 @@ func (r *Report) writeNetwork(p func(string, ...any)) {
 	p("The bench a vendor has: one device of each of the %d types on the tested gateway (the demo fleet, whose tested gateway holds exactly that; "+
 		"its other gateway and account stay, for the checks that need them), served by gwsim with its default flags. "+
 		"Between gwconform and gwsim, `gwbench delay`, a reverse proxy (`net/http/httputil`) on loopback, holds each request, "+
-		"the observer's reads and the admin API's calls included, for a delay drawn uniformly from 0 to %s (seed %d; %s on average) before it forwards it, "+
+		"the observer's reads and the admin API's calls included, for a delay drawn uniformly from 0 to %d ms (seed %d; %d ms on average) before it forwards it, "+
 		"and counts the delays it added. Each run has a proxy of its own and starts from gwsim's fleet as loaded (`POST /_sim/reset`, to gwsim itself). "+
 		"gwconform runs with its default flags (`--concurrency %d`, chosen by itself), and once with `--concurrency 1`, every request alone, as before the checks were scheduled by what they touch. "+
 		"The floor is the critical path report.json gives (`schedule.critical_path`: the device whose round trips went one after another, counted by the run) "+
 		"times the mean delay the proxy actually added: no schedule ends sooner. Each figure is one run, on 2 cores shared with other work: "+
 		"the wall times are noisy, by some seconds.\n\n",
-		len(device.Types), dur(NetworkMaxDelay), networkSeed, dur(NetworkMaxDelay/2), r.networkInFlight(fig))
+		len(device.Types), NetworkMaxDelay.Milliseconds(), networkSeed, NetworkMaxDelay.Milliseconds()/2, r.networkInFlight(fig))
 	p("| Run | wall time | exit | requests through the proxy | mean delay added | in flight: mean, most | critical path | its round trips | floor | wall ÷ floor | checks |\n|---|---:|---|---:|---:|---:|---|---:|---:|---:|---|\n")
 	for _, n := range fig.Runs {
 		floor, ratio := "—", "—"
@@ -387,7 +387,7 @@ func (r *Report) writeNetwork(p func(string, ...any)) {
 	p("\n")
 	if zero, ok := fig.run(netRunZero); ok {
 		p("gwconform sends requests together only to a target that answers in 5 ms or more; through the proxy with no delay it sends them one at a time, "+
-			"as on loopback, and its critical path (%d round trips) is nearly the whole run. With no delay there is no floor to divide by.\n\n", zero.RoundTrips)
+			"as on loopback (its critical path: %d round trips of its %s requests). With no delay there is no floor to divide by.\n\n", zero.RoundTrips, num(float64(zero.Delays.Requests)))
 	}
 	e := fig.Embedded
 	from := "from the suite section of this run"
