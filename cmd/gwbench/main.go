@@ -5,6 +5,8 @@
 //	gwbench [--out docs/benchmarks.md] [--duration 3s] [--rounds 7] [--connections 4,32] [--explore-duration 5m] ...
 //	gwbench bare --addr 127.0.0.1:0          the bare handler gwsim is compared with
 //	gwbench fleetmem --devices N             heap and load time of a generated fleet, as JSON
+//	gwbench delay --to URL [--max 150ms] [--seed 1]   a reverse proxy that delays each request by 0 to --max
+//	gwbench typefleet --out FILE             the demo fleet, one device of each type on its tested gateway
 package main
 
 import (
@@ -49,6 +51,31 @@ func run(ctx context.Context, args []string) int {
 				return 1
 			}
 			return 0
+		case "delay":
+			fs := flag.NewFlagSet("gwbench delay", flag.ContinueOnError)
+			addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback only)")
+			to := fs.String("to", "", "URL of the target every request is forwarded to (loopback only)")
+			most := fs.Duration("max", bench.NetworkMaxDelay, "each request is held for a delay drawn uniformly from 0 to this (0: none)")
+			seed := fs.Uint64("seed", 1, "seed of the delays")
+			if err := fs.Parse(args[1:]); err != nil || *most < 0 || *to == "" {
+				return 2
+			}
+			if err := bench.ServeDelayProxy(ctx, *addr, *to, *most, *seed, os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, "gwbench delay:", err)
+				return 1
+			}
+			return 0
+		case "typefleet":
+			fs := flag.NewFlagSet("gwbench typefleet", flag.ContinueOnError)
+			out := fs.String("out", "one-per-type.yaml", "the fleet file to write")
+			if err := fs.Parse(args[1:]); err != nil {
+				return 2
+			}
+			if err := bench.WriteOnePerTypeFleet(*out); err != nil {
+				fmt.Fprintln(os.Stderr, "gwbench typefleet:", err)
+				return 1
+			}
+			return 0
 		case "fleetmem":
 			fs := flag.NewFlagSet("gwbench fleetmem", flag.ContinueOnError)
 			n := fs.Int("devices", 1_000_000, "devices in the generated fleet")
@@ -78,6 +105,7 @@ func run(ctx context.Context, args []string) int {
 	fs.IntVar(&o.Threads, "threads", 0, "wrk threads and gwconform load's GOMAXPROCS (default 1)")
 	fs.IntVar(&o.AltThreads, "alt-threads", 2, "threads of one more round of JSON runs (0: none)")
 	fs.IntVar(&o.SuiteRuns, "suite-runs", 0, "times the suite is timed (default 3)")
+	fs.BoolVar(&o.SkipNetworkSerial, "skip-network-serial", false, "leave out the suite's run with --concurrency 1 behind the delaying proxy (some 10 minutes); the report says it was skipped")
 	fs.StringVar(&o.BenchTime, "benchtime", "", "go test -benchtime (default 1s)")
 	fs.BoolVar(&o.SkipGoBench, "skip-go-bench", false, "leave out the Go benchmarks and profiles")
 	fs.DurationVar(&o.ExploreDuration, "explore-duration", 5*time.Minute, "gwconform explore against gwsim in each setting (in memory, --state-file, three replicas on Redis); 0: none (make bench: EXPLORE_DURATION)")

@@ -84,6 +84,11 @@ type Options struct {
 	Parallel int
 	// SuiteRuns is how often the suite is timed (3).
 	SuiteRuns int
+	// SkipNetworkSerial leaves out the suite's run with --concurrency 1
+	// behind the delaying proxy (some 10 minutes: every request, observer
+	// reads included, alone at 75 ms on average): the before-figure
+	// of the network section, which then says it was skipped.
+	SkipNetworkSerial bool
 	// BenchTime is go test's -benchtime (1s).
 	BenchTime string
 	// SkipGoBench leaves out the Go benchmarks and profiles.

@@ -44,6 +44,7 @@ func Sections() []Section {
 			}
 			return r.measureHarness(ctx, o, logf)
 		}, Goals: (*Report).suiteGoals, Write: (*Report).writeSuite},
+		networkSection(),
 		redisSection(),
 		clientReportSection(),
 		metricsSection(),
