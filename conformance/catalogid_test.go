@@ -15,6 +15,7 @@ var catalogHashes = map[string]string{
 	"2026.11.3": "fea019c9c9fe0ab686e361225a4ae676752e12b60d67d589adc4420fc0c41e76",
 	"2026.11.4": "bb2ce8ee8ce1af1fc14fa2917de69d5fd77dd77c4bc9d0831536f4d5ff25bf16",
 	"2026.11.5": "e7bfa43d1dbff96a8428a0d6b6b3fe8274a8a39c13ffe2159de2de2a28b391fe",
+	"2026.11.6": "a01ec882259a86d44dcb9fbd4dd2827d0a895a306fcc7aae212c065946e9d83f",
 }
 
 func TestCatalogVersionNamesItsContent(t *testing.T) {

@@ -133,8 +133,11 @@ func (env *Env) track(req client.Request, r *client.Response) {
 		add(f.Key, fmt.Sprint(f.Value))
 	}
 	// An identifier in another accepted form (capitals, dashes) names the
-	// same gateway or device.
-	if hexOnly(fields[device.FieldMAC]) != hexOnly(env.Target.MAC) {
+	// same gateway or device. A message is awaited on whatever gateway it
+	// names (the effect checks send one to another gateway of the
+	// account); a device, on the tested gateway.
+	mac := hexOnly(fields[device.FieldMAC])
+	if op != device.SendMessage && mac != hexOnly(env.Target.MAC) {
 		return
 	}
 	s := &env.settle
@@ -147,10 +150,10 @@ func (env *Env) track(req client.Request, r *client.Response) {
 		if s.logs == nil {
 			s.logs = map[string]*logTrack{}
 		}
-		lt := s.logs[hexOnly(env.Target.MAC)]
+		lt := s.logs[mac]
 		if lt == nil {
 			lt = &logTrack{}
-			s.logs[hexOnly(env.Target.MAC)] = lt
+			s.logs[mac] = lt
 		}
 		lt.sent++
 		lt.last = message{Type: fields[device.FieldMessageType], Value: fields[device.FieldMessageValue]}
@@ -283,7 +286,7 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, e
 	key := hexOnly(sn)
 	began := time.Now()
 	defer func() { env.chain.add(key, 1, time.Since(began)) }()
-	e, skip := env.pendingFor(key, mac)
+	e, skip := env.pendingFor(key)
 	if e == nil {
 		return env.readDeviceNow(ctx, mac, sn)
 	}
@@ -377,7 +380,7 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 	s := &env.settle
 	s.mu.Lock()
 	var lt logTrack
-	if t := s.logs[hexOnly(mac)]; t != nil && strings.EqualFold(mac, env.Target.MAC) && env.Settle > 0 {
+	if t := s.logs[hexOnly(mac)]; t != nil && env.Settle > 0 {
 		lt = *t
 	}
 	skip := s.unsettled[key]
@@ -447,10 +450,13 @@ func (l msgLog) shown(lt logTrack) bool {
 	return countOK && l.Last != nil && *l.Last == lt.last
 }
 
-// pendingFor is the expectation of a device or log of the tested gateway,
-// if any, and whether not to wait for it (it showed it does not settle).
-func (env *Env) pendingFor(key, mac string) (*expected, bool) {
-	if env.Settle <= 0 || !strings.EqualFold(mac, env.Target.MAC) {
+// pendingFor is the expectation of a device, if any, and whether not to
+// wait for it (it showed it does not settle). A device is known by its
+// serial on whatever gateway it was changed: the tested one, or a
+// stand-in's (spread.go), which the effect checks read as a place a
+// change must not land (landing.go).
+func (env *Env) pendingFor(key string) (*expected, bool) {
+	if env.Settle <= 0 {
 		return nil, false
 	}
 	s := &env.settle
