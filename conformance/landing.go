@@ -71,7 +71,7 @@ func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) *l
 	pre := map[devRef]deviceState{}
 	preLog := map[string]msgLog{}
 	for _, d := range devs {
-		if e, _ := env.pendingFor(hexOnly(d.sn)); e != nil {
+		if e, _ := env.pendingFor(hexOnly(d.sn), d.mac); e != nil {
 			pre[d] = env.mustRead(ctx, d.mac, d.sn)
 		} else {
 			now = append(now, d)
@@ -165,9 +165,12 @@ func (env *Env) landingPlaces(shared bool, named devRef) (devs []devRef, logs []
 			}
 		}
 	}
-	seen := map[string]bool{hexOnly(named.sn): named.sn != ""}
+	// A serial is unique on its gateway only: a device is its gateway and
+	// serial.
+	seen := map[string]bool{hexOnly(named.mac) + "/" + hexOnly(named.sn): named.sn != ""}
 	add := func(mac, sn string) {
-		if k := hexOnly(sn); !seen[k] && !busy[k] {
+		k := hexOnly(mac) + "/" + hexOnly(sn)
+		if !seen[k] && !(busy[hexOnly(sn)] && strings.EqualFold(mac, env.Target.MAC)) {
 			seen[k] = true
 			devs = append(devs, devRef{mac, sn})
 		}

@@ -55,6 +55,9 @@ type expected struct {
 	// shownAfter is how long after since the device first showed it (a
 	// varied expectation is then waited on until quiet).
 	shownAfter time.Duration
+	// mac is the gateway the device was changed through (hexOnly): a
+	// serial is unique on its gateway only.
+	mac string
 }
 
 // settling is a process's expectations, by device serial (lower case) or
@@ -164,7 +167,7 @@ func (env *Env) track(req client.Request, r *client.Response) {
 	e := s.pending[key]
 	var was *expected
 	if e == nil {
-		e = &expected{state: map[string]string{}}
+		e = &expected{state: map[string]string{}, mac: mac}
 		s.pending[key] = e
 	} else {
 		was = e.clone()
@@ -286,7 +289,7 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, e
 	key := hexOnly(sn)
 	began := time.Now()
 	defer func() { env.chain.add(key, 1, time.Since(began)) }()
-	e, skip := env.pendingFor(key)
+	e, skip := env.pendingFor(key, mac)
 	if e == nil {
 		return env.readDeviceNow(ctx, mac, sn)
 	}
@@ -450,12 +453,11 @@ func (l msgLog) shown(lt logTrack) bool {
 	return countOK && l.Last != nil && *l.Last == lt.last
 }
 
-// pendingFor is the expectation of a device, if any, and whether not to
-// wait for it (it showed it does not settle). A device is known by its
-// serial on whatever gateway it was changed: the tested one, or a
-// stand-in's (spread.go), which the effect checks read as a place a
-// change must not land (landing.go).
-func (env *Env) pendingFor(key string) (*expected, bool) {
+// pendingFor is the expectation of a device of a gateway, if any, and
+// whether not to wait for it (it showed it does not settle): of the
+// tested gateway, or of a stand-in's (spread.go), which the effect checks
+// read as a place a change must not land (landing.go).
+func (env *Env) pendingFor(key, mac string) (*expected, bool) {
 	if env.Settle <= 0 {
 		return nil, false
 	}
@@ -463,7 +465,7 @@ func (env *Env) pendingFor(key string) (*expected, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.pending[key]
-	if e == nil {
+	if e == nil || e.mac != hexOnly(mac) {
 		return nil, false
 	}
 	c := *e
