@@ -186,13 +186,6 @@ func (s *slowState) dueForBatchLike(sn string) bool {
 	return true
 }
 
-// median is medianAnswer under the lock.
-func (s *slowState) median(sn string) (time.Duration, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.medianAnswer(sn)
-}
-
 // medianAnswer is a device's median answer time over its last answers,
 // and whether it has enough of them.
 func (s *slowState) medianAnswer(sn string) (time.Duration, bool) {

@@ -41,6 +41,8 @@ func (env *Env) declareEffects() {
 		slug := check.Slug(t.Name)
 		for _, f := range effectFormats {
 			f := f
+			// Each reads, around its request, every other place of the
+			// fleet the command could land (landing.go).
 			cmd := func(kind string, level check.Level, contract, title, assertion string, body func(context.Context, fleet.Device, *gofakeit.Faker)) {
 				id := "effect.command." + slug + "." + kind + "." + f.String()
 				env.effect(id, level, "4.1", contract, device.SendCommand, false, f, t.Name, title, assertion, func(ctx context.Context) {
@@ -48,11 +50,13 @@ func (env *Env) declareEffects() {
 					if !ok {
 						ginkgo.Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
 					}
+					w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 					body(ctx, d, env.faker(id))
+					w.expectKept(ctx, env, "what the check sent to "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
 				})
 			}
 			cmd("applied", check.Must, "", "a "+t.Name+" command that changes every field is applied field by field",
-				"A "+t.Name+" command accepted with values other than the device's MUST leave each field as sent and the name as it was, as the observer shows (CONTRACT 7).",
+				"A "+t.Name+" command accepted with values other than the device's MUST leave each field as sent, the name as it was, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
 				func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
 					before := env.mustRead(ctx, env.Target.MAC, d.SN)
 					c, sent := env.changedCommand(d, t, before, fk)
@@ -64,7 +68,7 @@ func (env *Env) declareEffects() {
 				})
 			if len(t.Fields) > 1 {
 				cmd("absent-kept", check.Should, "3", "a "+t.Name+" command with one field leaves the others as they were",
-					"A "+t.Name+" command that carries only "+t.Fields[0].Name+" SHOULD set it and leave every field it does not carry as it was (CONTRACT 3).",
+					"A "+t.Name+" command that carries only "+t.Fields[0].Name+" SHOULD set it and leave every field it does not carry, and every other device and gateway's messages, as they were (CONTRACT 3).",
 					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
 						before := env.mustRead(ctx, env.Target.MAC, d.SN)
 						c := env.base(device.SendCommand, d.SN, t.Name)
@@ -78,7 +82,7 @@ func (env *Env) declareEffects() {
 						expectFields(t, before, after, map[string]string{fd.Name: v}, false)
 					})
 				cmd("refused-partly-invalid", check.Should, "3", "a "+t.Name+" command with one invalid field among changed ones changes nothing",
-					"A "+t.Name+" command that changes every field but gives "+t.Fields[len(t.Fields)-1].Name+" a value outside its published ones MUST NOT be answered with success, and SHOULD leave every field as it was (CONTRACT 3).",
+					"A "+t.Name+" command that changes every field but gives "+t.Fields[len(t.Fields)-1].Name+" a value outside its published ones MUST NOT be answered with success, and SHOULD leave every field, and every other device and gateway's messages, as they were (CONTRACT 3).",
 					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
 						env.expectRefusedUnchanged(ctx, f, d, func(before deviceState) call {
 							c, _ := env.changedCommand(d, t, before, fk)
@@ -89,7 +93,7 @@ func (env *Env) declareEffects() {
 					})
 			}
 			cmd("refused-bad-sign", check.Should, "3", "a "+t.Name+" command with a wrong sign changes nothing",
-				"A "+t.Name+" command that changes every field but carries a well-formed wrong sign MUST NOT be answered with success, and SHOULD leave the device as it was (CONTRACT 3).",
+				"A "+t.Name+" command that changes every field but carries a well-formed wrong sign MUST NOT be answered with success, and SHOULD leave the device, and every other device and gateway's messages, as they were (CONTRACT 3).",
 				func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
 					if !env.KnownSign {
 						ginkgo.Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
@@ -103,7 +107,7 @@ func (env *Env) declareEffects() {
 				})
 			if enum := firstEnum(t); enum != nil {
 				cmd("enum-case", check.Should, "2", "a "+t.Name+" command with "+enum.Name+" in lower case is stored in its published case",
-					"A "+t.Name+" command with "+enum.Name+" in lower case SHOULD be accepted and the observer SHOULD show the value in the case of the published table (CONTRACT 2).",
+					"A "+t.Name+" command with "+enum.Name+" in lower case SHOULD be accepted, the observer SHOULD show the value in the case of the published table (CONTRACT 2), and every other device and gateway's messages as they were.",
 					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
 						before := env.mustRead(ctx, env.Target.MAC, d.SN)
 						c, sent := env.changedCommand(d, t, before, fk)
@@ -116,12 +120,13 @@ func (env *Env) declareEffects() {
 			}
 			id := "effect.update_name." + slug + ".stored." + f.String()
 			env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
-				"An update_name of a "+t.Name+" accepted with a new name MUST leave that name, and the device's state as it was, as the observer shows (CONTRACT 7).",
+				"An update_name of a "+t.Name+" accepted with a new name MUST leave that name, the device's state as it was, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
 				func(ctx context.Context) {
 					d, ok := env.device(t.Name)
 					if !ok {
 						ginkgo.Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
 					}
+					w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 					before := env.mustRead(ctx, env.Target.MAC, d.SN)
 					name := effectName(env.faker(id), before.Name)
 					c := env.base(device.UpdateName, d.SN, t.Name)
@@ -131,6 +136,7 @@ func (env *Env) declareEffects() {
 					after := env.mustRead(ctx, env.Target.MAC, d.SN)
 					gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after update_name")
 					gomega.Expect(normalize(after.State)).To(gomega.Equal(normalize(before.State)), "update_name changed the device's state")
+					w.expectKept(ctx, env, "the rename of "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
 				})
 		}
 	}
@@ -146,9 +152,10 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 	ids := func(s string) string { return "effect." + s + "." + f.String() }
 	id := ids("update_name.trimmed")
 	env.effect(id, check.Should, "4.3", "3", device.UpdateName, false, f, "", "a name sent with spaces around it is stored trimmed",
-		"An update_name whose name has spaces before and after it SHOULD be accepted and the observer SHOULD show the name trimmed (CONTRACT 3).",
+		"An update_name whose name has spaces before and after it SHOULD be accepted, the observer SHOULD show the name trimmed (CONTRACT 3), and every other device and gateway's messages as they were.",
 		func(ctx context.Context) {
 			d := env.needAnyDevice()
+			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
 			name := effectName(env.faker(id), before.Name)
 			c := env.base(device.UpdateName, d.SN, d.Type)
@@ -157,11 +164,13 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
 			after := env.mustRead(ctx, env.Target.MAC, d.SN)
 			gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
+			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 		})
 	id = ids("message.stored")
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message is stored on the gateway it names",
-		"A message accepted for the tested gateway MUST be the newest of that gateway's messages, with its message_type and message_value, as the observer shows (CONTRACT 7).",
+		"A message accepted for the tested gateway MUST be the newest of that gateway's messages, with its message_type and message_value, and leave every device and every other gateway's messages as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
+			w := env.watchLandings(ctx, false, devRef{mac: env.Target.MAC})
 			before := env.mustLog(ctx, env.Target.MAC)
 			c := env.base(device.SendMessage, "", "")
 			v := effectMessage(env.faker(id))
@@ -169,9 +178,26 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			r := env.sendEffect(ctx, c, f)
 			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			after := env.mustLog(ctx, env.Target.MAC)
-			if why := before.gainedMessage(after, message{Type: "message", Value: v}); why != "" {
-				ginkgo.Fail("the message is not stored on the gateway it names: " + why)
+			w.expectStored(ctx, env, env.Target.MAC, before.gainedMessage(after, message{Type: "message", Value: v}))
+		})
+	id = ids("message.named-gateway")
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to another gateway of the account is stored there and nowhere else",
+		"A message accepted for a gateway of the tested account other than the tested one (and other than the account's first) MUST be the newest of that gateway's messages, with its message_type and message_value, and leave every device and every other gateway's messages as they were, as the observer shows (CONTRACT 7).",
+		func(ctx context.Context) {
+			mac := env.laterGateway()
+			if mac == "" {
+				ginkgo.Skip("the tested account has no gateway other than the tested one: not covered")
 			}
+			w := env.watchLandings(ctx, true, devRef{mac: mac})
+			before := env.mustLog(ctx, mac)
+			c := env.base(device.SendMessage, "", "")
+			c.set(device.FieldMAC, mac)
+			v := effectMessage(env.faker(id))
+			c.set(device.FieldMessageValue, v)
+			r := env.sendEffect(ctx, c, f)
+			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
+			after := env.mustLog(ctx, mac)
+			w.expectStored(ctx, env, mac, before.gainedMessage(after, message{Type: "message", Value: v}))
 		})
 	id = ids("message.other-gateway")
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to one gateway is stored on no other",
@@ -205,10 +231,11 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		})
 	id = ids("update_name.refused-kept")
 	env.effect(id, check.Should, "4.3", "3", device.UpdateName, true, f, "", "every refused rename leaves the name of the device it names as it was",
-		"An update_name refused for its name (empty, 65 characters) or its place in the fleet (a device of another gateway, another account's key or gateway) MUST NOT be answered with success, and SHOULD leave the name of the device it names as it was, as the observer shows (CONTRACT 3).",
+		"An update_name refused for its name (empty, 65 characters) or its place in the fleet (a device of another gateway, another account's key or gateway) MUST NOT be answered with success, and SHOULD leave the name of the device it names, and every other device and gateway's messages, as they were, as the observer shows (CONTRACT 3).",
 		func(ctx context.Context) {
 			d := env.needAnyDevice()
 			ctl := env.control(ctx, env.base(device.UpdateName, d.SN, d.Type), f)
+			w := env.watchLandings(ctx, true, devRef{env.Target.MAC, d.SN})
 			for _, rn := range env.refusedRenames(d, f) {
 				if rn.skip != "" {
 					continue
@@ -220,14 +247,16 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				after := env.mustRead(ctx, rn.mac, rn.sn)
 				gomega.Expect(after.Name).To(gomega.Equal(before.Name), "the name of device %s after a refused rename %s", rn.sn, rn.what)
 			}
+			w.expectKept(ctx, env, "the refused renames")
 			ctl.conclude()
 		})
 	if f == device.JSON {
 		id = ids("update_name.unicode-escapes")
 		env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, "", "a JSON name written with \\u escapes is stored as the text they spell",
-			"An update_name whose JSON name is written with \\u escapes (RFC 8259 7) MUST be accepted and leave the name the escapes spell, as the observer shows (CONTRACT 7).",
+			"An update_name whose JSON name is written with \\u escapes (RFC 8259 7) MUST be accepted and leave the name the escapes spell, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
 			func(ctx context.Context) {
 				d := env.needAnyDevice()
+				w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 				before := env.mustRead(ctx, env.Target.MAC, d.SN)
 				name := "Caf\u00e9 " + effectName(env.faker(id), before.Name)
 				c := env.base(device.UpdateName, d.SN, d.Type)
@@ -247,6 +276,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
 				after := env.mustRead(ctx, env.Target.MAC, d.SN)
 				gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after a rename written %s", esc.String())
+				w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 			})
 	}
 	id = ids("message.state-kept")
@@ -269,14 +299,14 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		id := ids(op.Name() + ".isolation")
 		section := map[device.Operation]string{device.SendCommand: "4.1", device.UpdateName: "4.3"}[op]
 		env.effect(id, check.Must, section, "", op, true, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
-			"A "+op.Name()+" accepted for one device MUST leave every other device of its gateway, of another gateway and of another account as it was, as the observer shows (CONTRACT 7).",
+			"A "+op.Name()+" accepted for one device MUST leave every other device of its gateway, of another gateway and of another account, and every gateway's messages, as they were, as the observer shows (CONTRACT 7).",
 			func(ctx context.Context) {
 				d := env.needAnyDevice()
-				others := env.bystanders(d.SN)
-				if len(others) == 0 {
+				named := devRef{env.Target.MAC, d.SN}
+				if devs, _ := env.landingPlaces(true, named); len(devs) == 0 {
 					ginkgo.Skip("the fleet has no other device to watch: not covered")
 				}
-				before := env.readAll(ctx, others)
+				w := env.watchLandings(ctx, true, named)
 				self := env.mustRead(ctx, env.Target.MAC, d.SN)
 				var c call
 				if op == device.SendCommand {
@@ -291,7 +321,8 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				}
 				r := env.sendEffect(ctx, c, f)
 				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
-				expectUnchanged(before, env.readAll(ctx, others), "a "+op.Name()+" to "+d.Type+" "+d.SN)
+				env.mustRead(ctx, env.Target.MAC, d.SN) // once it has settled
+				w.expectKept(ctx, env, "the "+op.Name()+" to "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 			})
 	}
 }
@@ -507,46 +538,31 @@ func (env *Env) ownDevices() []devRef {
 	return out
 }
 
-// bystanders are devices a request to sn must leave alone: the other
-// devices of the tested gateway that no process of the run uses (in a
-// --parallel run the others are changed by other workers meanwhile), a
-// device of another gateway of the account and one of another account.
-// At most maxBystanders, read before and after.
-func (env *Env) bystanders(sn string) []devRef {
-	const maxBystanders = 12
-	busy := map[string]bool{strings.ToLower(sn): true}
-	if env.Workers > 1 {
-		for i := 0; i < env.Workers; i++ {
-			for _, d := range WorkerTarget(env.Fleet, env.Target, i).Devices {
-				busy[strings.ToLower(d.SN)] = true
-			}
-		}
+// laterGateway is a gateway of the tested account other than the tested
+// one, and other than the account's first where it has such a one (a
+// target may store every message on the account's first gateway): "" when
+// the account has no other gateway.
+func (env *Env) laterGateway() string {
+	if env.Fleet == nil {
+		return ""
 	}
-	var out []devRef
-	add := func(mac string, d fleet.Device) {
-		if !busy[strings.ToLower(d.SN)] && len(out) < maxBystanders {
-			busy[strings.ToLower(d.SN)] = true
-			out = append(out, devRef{mac, d.SN})
+	for _, a := range env.Fleet.Accounts {
+		if a.ID != env.Target.AccountID {
+			continue
 		}
-	}
-	if env.Fleet != nil {
-		if _, g, err := env.Fleet.TestedGateway(); err == nil && g.MAC == env.Target.MAC {
-			for _, d := range g.Devices {
-				if env.Workers <= 1 || len(out) < maxBystanders/2 {
-					add(g.MAC, d)
-				}
+		pick := ""
+		for i, g := range a.Gateways {
+			if g.MAC == env.Target.MAC {
+				continue
 			}
-		}
-		for _, a := range env.Fleet.Accounts {
-			for _, g := range a.Gateways {
-				if g.MAC != env.Target.MAC && len(g.Devices) > 0 {
-					add(g.MAC, g.Devices[0])
-					break
-				}
+			if i > 0 {
+				return g.MAC
 			}
+			pick = g.MAC
 		}
+		return pick
 	}
-	return out
+	return ""
 }
 
 // otherGateways are the gateways of the fleet other than the tested one,

@@ -55,6 +55,9 @@ type expected struct {
 	// shownAfter is how long after since the device first showed it (a
 	// varied expectation is then waited on until quiet).
 	shownAfter time.Duration
+	// mac is the gateway the device was changed through (hexOnly): a
+	// serial is unique on its gateway only.
+	mac string
 }
 
 // settling is a process's expectations, by device serial (lower case) or
@@ -133,8 +136,11 @@ func (env *Env) track(req client.Request, r *client.Response) {
 		add(f.Key, fmt.Sprint(f.Value))
 	}
 	// An identifier in another accepted form (capitals, dashes) names the
-	// same gateway or device.
-	if hexOnly(fields[device.FieldMAC]) != hexOnly(env.Target.MAC) {
+	// same gateway or device. A message is awaited on whatever gateway it
+	// names (the effect checks send one to another gateway of the
+	// account); a device, on the tested gateway.
+	mac := hexOnly(fields[device.FieldMAC])
+	if op != device.SendMessage && mac != hexOnly(env.Target.MAC) {
 		return
 	}
 	s := &env.settle
@@ -147,10 +153,10 @@ func (env *Env) track(req client.Request, r *client.Response) {
 		if s.logs == nil {
 			s.logs = map[string]*logTrack{}
 		}
-		lt := s.logs[hexOnly(env.Target.MAC)]
+		lt := s.logs[mac]
 		if lt == nil {
 			lt = &logTrack{}
-			s.logs[hexOnly(env.Target.MAC)] = lt
+			s.logs[mac] = lt
 		}
 		lt.sent++
 		lt.last = message{Type: fields[device.FieldMessageType], Value: fields[device.FieldMessageValue]}
@@ -161,7 +167,7 @@ func (env *Env) track(req client.Request, r *client.Response) {
 	e := s.pending[key]
 	var was *expected
 	if e == nil {
-		e = &expected{state: map[string]string{}}
+		e = &expected{state: map[string]string{}, mac: mac}
 		s.pending[key] = e
 	} else {
 		was = e.clone()
@@ -377,7 +383,7 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 	s := &env.settle
 	s.mu.Lock()
 	var lt logTrack
-	if t := s.logs[hexOnly(mac)]; t != nil && strings.EqualFold(mac, env.Target.MAC) && env.Settle > 0 {
+	if t := s.logs[hexOnly(mac)]; t != nil && env.Settle > 0 {
 		lt = *t
 	}
 	skip := s.unsettled[key]
@@ -447,17 +453,19 @@ func (l msgLog) shown(lt logTrack) bool {
 	return countOK && l.Last != nil && *l.Last == lt.last
 }
 
-// pendingFor is the expectation of a device or log of the tested gateway,
-// if any, and whether not to wait for it (it showed it does not settle).
+// pendingFor is the expectation of a device of a gateway, if any, and
+// whether not to wait for it (it showed it does not settle): of the
+// tested gateway, or of a stand-in's (spread.go), which the effect checks
+// read as a place a change must not land (landing.go).
 func (env *Env) pendingFor(key, mac string) (*expected, bool) {
-	if env.Settle <= 0 || !strings.EqualFold(mac, env.Target.MAC) {
+	if env.Settle <= 0 {
 		return nil, false
 	}
 	s := &env.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.pending[key]
-	if e == nil {
+	if e == nil || e.mac != hexOnly(mac) {
 		return nil, false
 	}
 	c := *e

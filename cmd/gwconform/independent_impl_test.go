@@ -89,6 +89,10 @@ type indepDeviation struct {
 	messageElsewhere     bool // a message is stored on another gateway of the account
 	storeAsSent          bool // an enumerated value is stored as sent, not in its published case
 	noChange             bool // success to every valid request, and nothing changes
+	// Changes that land where they were not sent as well.
+	renameSamePlace  bool // a rename also renames the device at the same place on the account's other gateways
+	messageToFirst   bool // a message to a gateway other than the account's first is stored on the first
+	commandElsewhere bool // a command also sets the device of the same type on the account's other gateways
 }
 
 type indepDevice struct {
@@ -552,6 +556,14 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 		if t.dev.noChange {
 			return nil
 		}
+		if t.dev.messageToFirst {
+			for _, mac := range t.order {
+				if o := t.gateways[mac]; o.account == g.account {
+					g = o
+					break
+				}
+			}
+		}
 		if t.dev.messageElsewhere {
 			for _, mac := range t.order {
 				if o := t.gateways[mac]; o != g && o.account == g.account {
@@ -588,6 +600,19 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 		}
 		if !t.dev.noChange && !t.dev.renameKeepsOld {
 			d.name = name
+		}
+		if t.dev.renameSamePlace {
+			at := -1
+			for i, fd := range indepDevices[g.mac] {
+				if fd.sn == d.sn {
+					at = i
+				}
+			}
+			for _, o := range t.gateways {
+				if o != g && o.account == g.account && at >= 0 && at < len(indepDevices[o.mac]) {
+					o.devices[indepDevices[o.mac][at].sn].name = name
+				}
+			}
 		}
 		return nil
 	}
@@ -672,6 +697,21 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 	}
 	if !t.dev.noChange {
 		d.state = next
+	}
+	if t.dev.commandElsewhere {
+		for _, o := range t.gateways {
+			if o == g || o.account != g.account {
+				continue
+			}
+			for _, od := range o.devices {
+				if od.typ == d.typ {
+					od.state = map[string]any{}
+					for k, v := range next {
+						od.state[k] = v
+					}
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -138,6 +138,17 @@ func TestIndependentDeviationsOnlyEffectsShow(t *testing.T) {
 		{"success to every valid request, and nothing changes", indepDeviation{noChange: true},
 			[]string{"effect.command.light-dimmer.applied.json", "effect.command.thermostat.applied.xml", "effect.update_name.relay-module.stored.json", "effect.message.stored.xml"},
 			nil},
+		// Changes that also land where they were not sent: each is read
+		// on every other device and gateway of the account.
+		{"a rename also renames the device at the same place on another gateway", indepDeviation{renameSamePlace: true},
+			[]string{"effect.update_name.appliance-module.stored.json", "effect.update_name.appliance-module.stored.xml", "effect.update_name.trimmed.json"},
+			[]string{"effect.update_name.light-dimmer.stored.json", "effect.command.appliance-module.applied.json"}},
+		{"a message to a gateway other than the account's first is stored on the first", indepDeviation{messageToFirst: true},
+			[]string{"effect.message.named-gateway.json", "effect.message.named-gateway.xml"},
+			[]string{"effect.message.stored.json", "effect.message.other-gateway.xml"}},
+		{"a command also sets the device of the same type on another gateway", indepDeviation{commandElsewhere: true},
+			[]string{"effect.command.light-dimmer.applied.json", "effect.command.light-dimmer.applied.xml"},
+			[]string{"effect.command.thermostat.applied.json", "effect.command.isolation.json", "effect.update_name.light-dimmer.stored.json"}},
 	} {
 		c := c
 		t.Run(c.name, func(t *testing.T) {

@@ -30,7 +30,14 @@ type Generator struct {
 	// are what they were.
 	WireForms bool
 	r         *rand.Rand
+	// queue holds the rest of a group of operations drawn together
+	// (aroundRefusal), sent before anything else is drawn.
+	queue []Op
 }
+
+// aroundRefusalIn is how often, in a hundred operations of a sequential
+// run, a group around a refusal is drawn (aroundRefusal).
+const aroundRefusalIn = 3
 
 // roundSeed is the seed of round i of a run with seed s, so that any round
 // can be drawn again alone.
@@ -41,13 +48,22 @@ func roundSeed(s int64, round int) int64 {
 // Sequence draws round i's n operations of a run with seed s.
 func (g *Generator) Sequence(seed int64, round, n int) []Op {
 	g.r = rand.New(rand.NewSource(roundSeed(seed, round)))
+	g.queue = nil
 	devs := g.W.Devices()
 	if g.Clients > 1 {
 		devs = g.shared(devs)
 	}
 	ops := make([]Op, 0, n)
 	for len(ops) < n {
-		op := g.one(devs)
+		if len(g.queue) == 0 && g.Clients <= 1 && g.r.Intn(100) < aroundRefusalIn {
+			g.queue = g.aroundRefusal(devs)
+		}
+		var op Op
+		if len(g.queue) > 0 {
+			op, g.queue = g.queue[0], g.queue[1:]
+		} else {
+			op = g.one(devs)
+		}
 		if g.Clients > 1 {
 			op.Client = 1 + g.r.Intn(g.Clients)
 		}
@@ -146,6 +162,51 @@ func (g *Generator) one(devs []devKey) Op {
 		return op
 	}
 	return g.invalid(base, d, typ)
+}
+
+// aroundRefusal draws a group of operations about one device: a command
+// to it refused for one reason (a value, a field, its type, its
+// credentials, its sign), then one or two valid commands to it that each
+// carry every field of its type, in a drawn order, each followed by a read
+// of the device (when an observer answers). A target that lets a refusal
+// leave something behind (the next command applied in part, or not at
+// all, or the refused values after all) shows it in the read: a lone read
+// drawn at random seldom comes right after the one command that shows it.
+func (g *Generator) aroundRefusal(devs []devKey) []Op {
+	r := g.r
+	d := pick(r, devs)
+	a := g.accountOf(d.MAC)
+	typ := g.W.devs[d]
+	base := Op{Format: g.format(), Account: a.ID, Key: a.Key, MAC: d.MAC, SN: d.SN, Note: "valid"}
+	refused := Op{}
+	for try := 0; try < 8; try++ {
+		op := g.invalid(base, d, typ)
+		if op.Kind == Command && op.MAC == d.MAC && op.SN == d.SN && op.Note != "valid" {
+			refused = op
+			break
+		}
+	}
+	if refused.Kind == "" {
+		refused = base
+		refused.Kind, refused.Type = Command, typ
+		refused.Fields = []KV{g.Rules.Valid(r, typ, pick(r, g.Rules.Fields(typ)))}
+		refused.BadSign, refused.Note = true, "wrong sign"
+	}
+	ops := []Op{refused}
+	fields := g.Rules.Fields(typ)
+	for n := 1 + r.Intn(2); n > 0; n-- {
+		op := base
+		op.Format = g.format()
+		op.Kind, op.Type = Command, typ
+		for _, i := range r.Perm(len(fields)) {
+			op.Fields = append(op.Fields, g.Rules.Valid(r, typ, fields[i]))
+		}
+		ops = append(ops, op)
+		if g.Reads {
+			ops = append(ops, Op{Kind: ReadDevice, MAC: d.MAC, SN: d.SN})
+		}
+	}
+	return ops
 }
 
 // invalid draws a request that is wrong in one way.

@@ -102,3 +102,36 @@ func TestModelJudges(t *testing.T) {
 		t.Error("a short, long or reordered log passed")
 	}
 }
+
+// TestSequencesAroundRefusals: a sequential run draws refusals followed by
+// valid commands to the same device that carry every field of its type,
+// each read back at once; concurrent clients draw none.
+func TestSequencesAroundRefusals(t *testing.T) {
+	w, err := NewWorld(fleet.Demo())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := OracleRules()
+	m := NewModel(w, rules)
+	groups := func(ops []Op) int {
+		n := 0
+		for i := 0; i+2 < len(ops); i++ {
+			ref, cmd, read := ops[i], ops[i+1], ops[i+2]
+			if ref.Kind == Command && cmd.Kind == Command && read.Kind == ReadDevice &&
+				m.Judge(ref).Expect.Status != 200 && m.Judge(cmd).Expect.Status == 200 &&
+				ref.device() == cmd.device() && cmd.device() == read.device() &&
+				len(cmd.Fields) == len(rules.Fields(w.devs[cmd.device()])) {
+				n++
+			}
+		}
+		return n
+	}
+	g := &Generator{W: w, Rules: rules, Reads: true}
+	if n := groups(g.Sequence(42, 0, 1000)); n < 10 {
+		t.Errorf("1000 operations drew %d refusals followed by a whole valid command to that device and its read", n)
+	}
+	g.Clients = 4
+	if n := groups(g.Sequence(42, 0, 1000)); n != 0 {
+		t.Errorf("concurrent clients drew %d groups around a refusal", n)
+	}
+}

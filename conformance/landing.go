@@ -1,0 +1,311 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/onsi/ginkgo/v2"
+)
+
+// Where a change may land. A request names one device, or one gateway's
+// messages, and an effect check reads what it names; but a target may
+// apply the change elsewhere as well: a rename that also renames the
+// device at the same place on another gateway, a command that also sets
+// the device of the same type on another gateway, a message stored on
+// the account's first gateway whatever gateway it names. So every effect
+// check, accepted change or refused, also reads the other places of the
+// fleet it could reach: every other device of the tested account (of the
+// tested gateway and of the account's other gateways), the first device
+// of another account, and the messages of the account's other gateways
+// (and of the tested gateway, for a change to a device). Each is read
+// once before the check sends anything and once after, when what the
+// check names has settled (settle.go): never once per field. A place
+// that shows another name, state or message count afterwards fails the
+// check, naming where the change landed.
+//
+// In a --parallel run the other workers change their own devices and
+// append to the tested gateway's messages meanwhile: those are not
+// watched, and a check that is not Shared (check.Traits) and runs on a
+// worker other than worker 0 (which alone changes other gateways' devices,
+// for the whole-fleet checks and the stand-ins of spread.go) watches
+// nothing more than what it names.
+
+const (
+	// maxLandingDevices bounds the devices of the tested account watched
+	// around one check (a generated fleet may have thousands).
+	maxLandingDevices = 24
+	// maxLandingAccounts bounds the other accounts whose first device is
+	// watched.
+	maxLandingAccounts = 2
+	// maxLandingLogs bounds the gateways whose messages are watched.
+	maxLandingLogs = 8
+)
+
+// landings is what the observer showed, before a check sent anything, of
+// the places its changes must leave alone.
+type landings struct {
+	devs []devRef
+	logs []string
+	dev  map[devRef]deviceState
+	log  map[string]msgLog
+}
+
+// watchLandings reads the places a change must leave alone: every device
+// of the fleet watched except the one named (named.sn, "" for a message)
+// and the gateways' messages except those of the gateway a message names
+// (named.mac when named.sn is ""). shared says that the check is Shared
+// (it runs on worker 0 of a --parallel run). Each place is read once, as
+// the checks read a device before a change: once the changes accepted for
+// it earlier have appeared.
+func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) *landings {
+	ginkgo.GinkgoHelper()
+	devs, logs := env.landingPlaces(shared, named)
+	l := &landings{devs: devs, logs: logs}
+	// A place with a change still to appear is awaited first, alone; the
+	// rest are read together.
+	var now []devRef
+	var nowLogs []string
+	pre := map[devRef]deviceState{}
+	preLog := map[string]msgLog{}
+	for _, d := range devs {
+		if e, _ := env.pendingFor(hexOnly(d.sn), d.mac); e != nil {
+			pre[d] = env.mustRead(ctx, d.mac, d.sn)
+		} else {
+			now = append(now, d)
+		}
+	}
+	for _, mac := range logs {
+		if env.logPending(mac) {
+			preLog[mac] = env.mustLog(ctx, mac)
+		} else {
+			nowLogs = append(nowLogs, mac)
+		}
+	}
+	l.dev, l.log = env.readPlaces(ctx, now, nowLogs)
+	for d, st := range pre {
+		l.dev[d] = st
+	}
+	for mac, lg := range preLog {
+		l.log[mac] = lg
+	}
+	return l
+}
+
+// logPending says whether messages accepted for a gateway have still to
+// be seen at the observer.
+func (env *Env) logPending(mac string) bool {
+	s := &env.settle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.logs[hexOnly(mac)]
+	return env.Settle > 0 && t != nil && t.sent > 0
+}
+
+// landingReaders is how many reads of the watched places are in flight
+// at once.
+const landingReaders = 8
+
+// readPlaces reads devices and message logs as they are now, several at
+// once, or fails the check naming the first that could not be read.
+func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (map[devRef]deviceState, map[string]msgLog) {
+	ginkgo.GinkgoHelper()
+	var mu sync.Mutex
+	dev := make(map[devRef]deviceState, len(devs))
+	log := make(map[string]msgLog, len(logs))
+	var failed []string
+	var jobs []func()
+	for _, d := range devs {
+		jobs = append(jobs, func() {
+			st, err := env.readDeviceNow(ctx, d.mac, d.sn)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, "reading device "+d.sn+" of gateway "+d.mac+" from the observer: "+err.Error())
+				return
+			}
+			dev[d] = st
+		})
+	}
+	for _, mac := range logs {
+		jobs = append(jobs, func() {
+			lg, err := env.readLogNow(ctx, mac)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, "reading the messages of gateway "+mac+" from the observer: "+err.Error())
+				return
+			}
+			log[mac] = lg
+		})
+	}
+	runN(jobs, landingReaders)
+	if len(failed) > 0 {
+		sort.Strings(failed)
+		ginkgo.Fail(failed[0])
+	}
+	return dev, log
+}
+
+// landingPlaces are the devices and message logs watched around a change
+// to named (see watchLandings).
+func (env *Env) landingPlaces(shared bool, named devRef) (devs []devRef, logs []string) {
+	if env.Fleet == nil || env.Workers > 1 && env.Worker != 0 && !shared {
+		return nil, nil
+	}
+	// In a --parallel run the devices of every worker are changed by
+	// their worker meanwhile, and the tested gateway's messages too.
+	busy := map[string]bool{}
+	if env.Workers > 1 {
+		for i := 0; i < env.Workers; i++ {
+			for _, d := range WorkerTarget(env.Fleet, env.Target, i).Devices {
+				busy[hexOnly(d.SN)] = true
+			}
+		}
+	}
+	// A serial is unique on its gateway only: a device is its gateway and
+	// serial.
+	seen := map[string]bool{hexOnly(named.mac) + "/" + hexOnly(named.sn): named.sn != ""}
+	add := func(mac, sn string) {
+		k := hexOnly(mac) + "/" + hexOnly(sn)
+		if !seen[k] && !(busy[hexOnly(sn)] && strings.EqualFold(mac, env.Target.MAC)) {
+			seen[k] = true
+			devs = append(devs, devRef{mac, sn})
+		}
+	}
+	addLog := func(mac string) {
+		if len(logs) >= maxLandingLogs {
+			return
+		}
+		if named.sn == "" && strings.EqualFold(mac, named.mac) {
+			return
+		}
+		if env.Workers > 1 && strings.EqualFold(mac, env.Target.MAC) {
+			return
+		}
+		for _, m := range logs {
+			if strings.EqualFold(m, mac) {
+				return
+			}
+		}
+		logs = append(logs, mac)
+	}
+	// The tested account: the tested gateway first, then its others.
+	for _, a := range env.Fleet.Accounts {
+		if a.ID != env.Target.AccountID {
+			continue
+		}
+		var gws []int
+		for i, g := range a.Gateways {
+			if g.MAC == env.Target.MAC {
+				gws = append([]int{i}, gws...)
+			} else {
+				gws = append(gws, i)
+			}
+		}
+		for _, i := range gws {
+			g := a.Gateways[i]
+			for _, d := range g.Devices {
+				if len(devs) < maxLandingDevices {
+					add(g.MAC, d.SN)
+				}
+			}
+			addLog(g.MAC)
+		}
+	}
+	// Another account's first device (and messages) stand for the rest.
+	others := 0
+	for _, a := range env.Fleet.Accounts {
+		if a.ID == env.Target.AccountID || others >= maxLandingAccounts {
+			continue
+		}
+		for _, g := range a.Gateways {
+			if len(g.Devices) > 0 {
+				add(g.MAC, g.Devices[0].SN)
+				addLog(g.MAC)
+				others++
+				break
+			}
+		}
+	}
+	return devs, logs
+}
+
+// expectKept reads the watched places again and fails, naming each place
+// that changed, when what (a change to the named device or gateway)
+// landed anywhere else. Call it once what the check names has settled:
+// the places are read as they are then.
+func (l *landings) expectKept(ctx context.Context, env *Env, what string) {
+	ginkgo.GinkgoHelper()
+	if landed := l.landed(ctx, env); len(landed) > 0 {
+		ginkgo.Fail(what + " also landed where it was not sent: " + strings.Join(landed, "; "))
+	}
+}
+
+// landed reads the watched places again and says which changed and how.
+func (l *landings) landed(ctx context.Context, env *Env) []string {
+	ginkgo.GinkgoHelper()
+	if l == nil {
+		return nil
+	}
+	var landed []string
+	devs, logs := env.readPlaces(ctx, l.devs, l.logs)
+	for _, d := range l.devs {
+		b, a := l.dev[d], devs[d]
+		var diff []string
+		if a.Name != b.Name {
+			diff = append(diff, fmt.Sprintf("name %q became %q", b.Name, a.Name))
+		}
+		bs, as := normalize(b.State), normalize(a.State)
+		if !equalStrings(bs, as) {
+			for _, k := range sortedKeys(b.State, a.State) {
+				if bv, av := bs[k], as[k]; !sameNumber(bv, av) {
+					diff = append(diff, fmt.Sprintf("%s went from %s to %s", k, orNothing(bv, b.State, k), orNothing(av, a.State, k)))
+				}
+			}
+		}
+		if len(diff) > 0 {
+			landed = append(landed, fmt.Sprintf("device %s of gateway %s (%s)", d.sn, d.mac, strings.Join(diff, ", ")))
+		}
+	}
+	for _, mac := range l.logs {
+		b, a := l.log[mac], logs[mac]
+		if b.same(a) {
+			continue
+		}
+		s := fmt.Sprintf("the messages of gateway %s (%d before, %d after", mac, b.Total, a.Total)
+		if a.Last != nil {
+			s += fmt.Sprintf("; the newest %s=%q", a.Last.Type, a.Last.Value)
+		}
+		landed = append(landed, s+")")
+	}
+	sort.Strings(landed)
+	return landed
+}
+
+// expectStored fails when a message accepted for a gateway is not
+// stored there (why, from msgLog.gainedMessage), naming where else it
+// landed, and then when it landed anywhere else as well.
+func (l *landings) expectStored(ctx context.Context, env *Env, mac, why string) {
+	ginkgo.GinkgoHelper()
+	if why == "" {
+		l.expectKept(ctx, env, "the message to gateway "+mac)
+		return
+	}
+	msg := "the message is not stored on gateway " + mac + ", the one it names: " + why
+	if landed := l.landed(ctx, env); len(landed) > 0 {
+		msg += "; it landed on " + strings.Join(landed, "; ")
+	}
+	ginkgo.Fail(msg)
+}
+
+// orNothing is a state value as text, "nothing" when the state has no
+// such member.
+func orNothing(v string, st map[string]any, k string) string {
+	if _, ok := st[k]; !ok {
+		return "nothing"
+	}
+	return v
+}
