@@ -113,6 +113,9 @@ func (c *call) setRaw(name string) *call {
 
 // drop removes a field.
 func (c *call) drop(name string) *call {
+	if name == device.FieldTimestamp {
+		c.stamp = nil
+	}
 	out := c.fields[:0]
 	for _, f := range c.fields {
 		if f.name != name {
@@ -177,12 +180,18 @@ func (c call) request(f device.Format) client.Request {
 	if c.raw != nil {
 		r.RawBody = c.raw(f)
 	}
-	if c.stamp != nil && !c.keepSign {
+	if c.stamp != nil && !c.keepSign && c.raw == nil {
 		r.Renew = func() []client.Field {
 			renewed := c
 			renewed.fields = append([]kv(nil), c.fields...)
-			renewed.setStamp(c.stamp)
 			renewed.stamp = nil
+			for i := range renewed.fields {
+				// Only the timestamp field as the envelope writes it: a
+				// check that renamed, dropped or broke it sends it so.
+				if fl := &renewed.fields[i]; fl.name == device.FieldTimestamp && fl.wire == "" {
+					fl.value = c.stamp()
+				}
+			}
 			return renewed.request(f).Fields
 		}
 	}

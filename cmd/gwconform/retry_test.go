@@ -99,8 +99,12 @@ func TestRetriesAreNewAttemptsAtEveryWindowEdge(t *testing.T) {
 					t.Errorf("%s: exchange %d asked to retry (%d) but no attempt follows it", res.ID, i+1, ex.Status)
 					continue
 				}
+				// A check whose meaning depends on its timestamp (the
+				// window's edges, a valid request) sends a new one; a
+				// body sent as bytes (a malformed one) keeps its own,
+				// still well inside the window after a wait of seconds.
 				a, b := ts.FindStringSubmatch(ex.Body), ts.FindStringSubmatch(res.Exchanges[i+1].Body)
-				if a != nil && b != nil && a[0] == b[0] {
+				if a != nil && b != nil && a[0] == b[0] && (strings.Contains(res.ID, "window") || strings.Contains(res.ID, ".valid")) {
 					t.Errorf("%s: the retry re-sent the timestamp of the first attempt: %s", res.ID, a[0])
 				}
 			}
