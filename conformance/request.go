@@ -318,11 +318,20 @@ func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Respo
 // concurrent part of a slow device's checks (concurrent.go) uses it from
 // other goroutines.
 func (env *Env) roundTrip(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
+	if n := env.silent.Load(); n >= maxSilent {
+		// Requests sent ahead together stop too once the target has
+		// stopped answering; the check that needs one stops the run.
+		return nil, client.Exchange{}, fmt.Errorf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n)
+	}
 	release := env.slot()
 	resp, ex, err := env.Client.Do(ctx, req)
 	release()
 	env.track(req, resp)
-	env.timeAnswer(req, ex)
+	if err == nil {
+		// Only an answer tells how far the target is: a request that got
+		// none (a timeout) says nothing of it.
+		env.timeAnswer(req, ex)
+	}
 	if err != nil {
 		env.silent.Add(1)
 		return nil, ex, err
