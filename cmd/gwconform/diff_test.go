@@ -305,8 +305,14 @@ func TestDiffGwsimAgainstAService(t *testing.T) {
 func TestDiffFindsEachDeviation(t *testing.T) {
 	simtest.Heavy(t)
 	atPreflight := map[string]bool{"refuses-other-account-own-key": true}
+	// Bugs in forms only the grammars' generators make (gatewayapi/oracle:
+	// JSON numbers and text, XML documents, HTTP methods, sign inputs and
+	// positions): gwconform run sends those forms (TestMutationScore);
+	// diff's operations carry fields and values, not such bodies.
+	byRunOnly := map[string]bool{"accepts-json-number-syntax": true, "accepts-bare-doctype": true, "uses-last-duplicate-element": true,
+		"accepts-sign-without-timestamp": true, "accepts-sign-without-secret": true, "compares-sign-prefix": true, "accepts-unlisted-methods": true}
 	for _, d := range rules.Deviations() {
-		if _, ok := deviations[d.ID]; !ok {
+		if _, ok := deviations[d.ID]; !ok || byRunOnly[d.ID] {
 			continue
 		}
 		t.Run(d.ID, func(t *testing.T) {

@@ -222,7 +222,7 @@ func New(cfg Config) (*Explorer, error) {
 		return nil, fmt.Errorf("explore: fail-on %q: must or should", cfg.FailOn)
 	}
 	cfg.Target.rules = cfg.Rules
-	g := &Generator{W: cfg.World, Rules: cfg.Rules, Reads: cfg.Target.Observer != "", Clients: cfg.Clients}
+	g := &Generator{W: cfg.World, Rules: cfg.Rules, Reads: cfg.Target.Observer != "", Clients: cfg.Clients, AroundRefusals: true}
 	return &Explorer{cfg: cfg, gen: g}, nil
 }
 

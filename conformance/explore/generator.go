@@ -29,7 +29,12 @@ type Generator struct {
 	// api_key and values one step past a field's edge. Off, the sequences
 	// are what they were.
 	WireForms bool
-	r         *rand.Rand
+	// AroundRefusals draws, in a sequential run, groups of operations
+	// around a refusal (aroundRefusal): explore's model reads the device
+	// after each; diff, which compares two targets operation by operation,
+	// keeps its own stream of single operations.
+	AroundRefusals bool
+	r              *rand.Rand
 	// queue holds the rest of a group of operations drawn together
 	// (aroundRefusal), sent before anything else is drawn.
 	queue []Op
@@ -55,7 +60,7 @@ func (g *Generator) Sequence(seed int64, round, n int) []Op {
 	}
 	ops := make([]Op, 0, n)
 	for len(ops) < n {
-		if len(g.queue) == 0 && g.Clients <= 1 && g.r.Intn(100) < aroundRefusalIn {
+		if g.AroundRefusals && len(g.queue) == 0 && g.Clients <= 1 && g.r.Intn(100) < aroundRefusalIn {
 			g.queue = g.aroundRefusal(devs)
 		}
 		var op Op

@@ -105,7 +105,8 @@ func TestModelJudges(t *testing.T) {
 
 // TestSequencesAroundRefusals: a sequential run draws refusals followed by
 // valid commands to the same device that carry every field of its type,
-// each read back at once; concurrent clients draw none.
+// each read back at once, when asked to (explore); concurrent clients
+// draw none.
 func TestSequencesAroundRefusals(t *testing.T) {
 	w, err := NewWorld(fleet.Demo())
 	if err != nil {
@@ -126,9 +127,14 @@ func TestSequencesAroundRefusals(t *testing.T) {
 		}
 		return n
 	}
-	g := &Generator{W: w, Rules: rules, Reads: true}
+	g := &Generator{W: w, Rules: rules, Reads: true, AroundRefusals: true}
 	if n := groups(g.Sequence(42, 0, 1000)); n < 10 {
 		t.Errorf("1000 operations drew %d refusals followed by a whole valid command to that device and its read", n)
+	}
+	// diff keeps its own stream of single operations.
+	plain := &Generator{W: w, Rules: rules, Reads: true}
+	if n := groups(plain.Sequence(42, 0, 1000)); n > 3 {
+		t.Errorf("a generator without AroundRefusals drew %d groups around a refusal", n)
 	}
 	g.Clients = 4
 	if n := groups(g.Sequence(42, 0, 1000)); n != 0 {
