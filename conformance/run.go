@@ -125,7 +125,7 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	opts.Catalog.Version, opts.Catalog.Hash = CatalogVersion, CatalogHash()
 	env := x.cfg.Env
 	opts.Schedule = &report.Schedule{Concurrency: env.concurrency()}
-	if who, trips, took := env.CriticalPath(); who != "" {
+	if who, trips, took := env.CriticalPath(); who != "" && env.slow.sentAhead() {
 		opts.Schedule.CriticalPath = &report.Chain{Of: who, RoundTrips: trips, Seconds: math.Round(took.Seconds()*100) / 100}
 	}
 	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)

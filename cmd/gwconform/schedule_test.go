@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,7 +116,7 @@ func TestScheduledVerdictsEqualSerial(t *testing.T) {
 			}
 			for id, o := range so {
 				if sc[id] != o {
-					t.Errorf("%s: %s serial, %s scheduled", id, o, sc[id])
+					t.Errorf("%s: %s serial, %s scheduled\nserial:\n%s\nscheduled:\n%s", id, o, sc[id], failureBlock(serial.stdout, id), failureBlock(scheduled.stdout, id))
 				}
 			}
 			for _, id := range c.failed {
@@ -134,6 +135,19 @@ func TestScheduledVerdictsEqualSerial(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failureBlock is the console's block about a check, if it has one.
+func failureBlock(out, id string) string {
+	i := strings.Index(out, "["+id+"]")
+	if i < 0 {
+		return "(no block)"
+	}
+	j := strings.Index(out[i:], "report:")
+	if j < 0 {
+		j = len(out) - i
+	}
+	return out[i : i+j]
 }
 
 // outcomesOf is each check's outcome in a report.
