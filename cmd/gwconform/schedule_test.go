@@ -51,8 +51,9 @@ func farAway(t *testing.T, target string, min, max time.Duration, seed int64) st
 // touches (the default --concurrency) gives every check the verdict the
 // run that sends one request at a time (--concurrency 1) gives, with the
 // same seed: a faithful gwsim, one with a bug in a refusal of each
-// operation, one that applies changes late, and one that asks now and
-// then to retry.
+// operation, and one that asks now and then to retry. (A target that
+// applies changes late is TestLateChangesPassOnceSettled's, serial and
+// --parallel.)
 func TestScheduledVerdictsEqualSerial(t *testing.T) {
 	simtest.Heavy(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -100,7 +101,6 @@ func TestScheduledVerdictsEqualSerial(t *testing.T) {
 	}{
 		{"faithful", served(as), nil},
 		{"refusals accepted", served(buggy), []string{"command.light-dimmer.dimming.101.json", "update_name.name.too-long.xml.contract"}},
-		{"late", lagging(t, f, 300*time.Millisecond), nil},
 		{"asks to retry", served(limiting), nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -51,7 +51,7 @@ func TestSlowThermostatIsJudgedAndTheRunEndsInTime(t *testing.T) {
 	if bytes.Equal(f, fixtures.DemoFleet) {
 		t.Fatal("the demo fleet's second gateway is not where the test adds a Thermostat")
 	}
-	slowDeviceRun(t, 2*time.Minute, f, "Thermostat", "0123456789abcdef0123456789abcd04",
+	slowDeviceRun(t, 3*time.Minute, f, "Thermostat", "0123456789abcdef0123456789abcd04",
 		`"mode":"Maybe"|<mode>Maybe</mode>`, nil,
 		[]string{"command.thermostat.mode.not-allowed.json", "command.thermostat.mode.not-allowed.xml"}, false,
 		`\(\d+ state checks of valid values run on Thermostat 0123456789abcdef0123456789abcd08`)
@@ -71,7 +71,7 @@ func TestSlowThermostatAloneIsJudgedAndTheRunEndsInTime(t *testing.T) {
 	simtest.Heavy(t)
 	t.Parallel()
 	threeDecimals := regexp.MustCompile(`(heating point"\s*:\s*"?|<heating_point>)(-?\d+\.12)5([",}<\s])`)
-	slowDeviceRun(t, 2*time.Minute, fixtures.DemoFleet, "Thermostat", "0123456789abcdef0123456789abcd04", "",
+	slowDeviceRun(t, 3*time.Minute, fixtures.DemoFleet, "Thermostat", "0123456789abcdef0123456789abcd04", "",
 		func(b []byte) []byte { return threeDecimals.ReplaceAll(b, []byte("${1}${2}${3}")) },
 		[]string{"command.thermostat.heating_point.valid.three-decimals.json.sim", "command.thermostat.heating_point.valid.three-decimals.xml.sim",
 			// The case's answer checks too: the change they were answered
