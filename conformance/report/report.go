@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -699,6 +700,9 @@ func ReplayLine(d Document, id string) string {
 	path := JSONFile
 	if d.Files.JSON != "" {
 		path = d.Files.JSON
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
 	}
 	line := "gwconform replay " + shellWord(path) + " " + shellWord(id)
 	if d.FleetFile != "" {

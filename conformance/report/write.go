@@ -484,9 +484,6 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
 	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
 	d.Files = Files{
 		Dir:   dir,
 		JUnit: filepath.Join(dir, JUnitFile),
