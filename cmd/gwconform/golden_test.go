@@ -1,23 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/gatewayapi/fleet"
-	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
@@ -34,26 +27,11 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden fr
 // diff is reviewed like code.
 func TestGoldenRuns(t *testing.T) {
 	simtest.Heavy(t)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	served := func(open device.OpenForms, wrap func(http.Handler) http.Handler) string {
-		h := simulator.New(simulator.Options{Fleet: fleet.Demo(), Logger: quiet, OpenForms: open}).Server.Handler()
-		srv := httptest.NewServer(wrap(h))
-		t.Cleanup(srv.Close)
-		return srv.URL
+		return inProcessSim(t, open, wrap)
 	}
 	as := func(h http.Handler) http.Handler { return h }
-	deviant := regexp.MustCompile(`"dimming":"101"|<dimming>101</dimming>|"message_value":"brightness="|<message_value>brightness=</message_value>|"name":"n{65}"|<name>n{65}</name>`)
-	buggy := func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-			if deviant.Match(body) {
-				success(w, r)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			h.ServeHTTP(w, r)
-		})
-	}
+	buggy := refusalsAccepted
 	_, wide := wideFleet(t, 4)
 	for _, c := range []struct {
 		name string

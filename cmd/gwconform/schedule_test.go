@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
 	"github.com/gwdmi/gwtools/simulator/simtest"
@@ -56,29 +57,9 @@ func farAway(t *testing.T, target string, min, max time.Duration, seed int64) st
 // --parallel.)
 func TestScheduledVerdictsEqualSerial(t *testing.T) {
 	simtest.Heavy(t)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f := fleet.Demo()
-	served := func(wrap func(h http.Handler) http.Handler) string {
-		h := simulator.New(simulator.Options{Fleet: f, Logger: quiet}).Server.Handler()
-		srv := httptest.NewServer(wrap(h))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	}
+	served := func(wrap func(h http.Handler) http.Handler) string { return inProcessSim(t, device.RefuseOpen, wrap) }
 	as := func(h http.Handler) http.Handler { return h }
-	// Refusals accepted: a dimming of 101, a message_value without its
-	// number, a name of 65 characters.
-	deviant := regexp.MustCompile(`"dimming":"101"|<dimming>101</dimming>|"message_value":"brightness="|<message_value>brightness=</message_value>|"name":"n{65}"|<name>n{65}</name>`)
-	buggy := func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-			if deviant.Match(body) {
-				success(w, r)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			h.ServeHTTP(w, r)
-		})
-	}
+	buggy := refusalsAccepted
 	var n atomic.Int64
 	limiting := func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -148,6 +129,36 @@ func failureBlock(out, id string) string {
 		j = len(out) - i
 	}
 	return out[i : i+j]
+}
+
+// inProcessSim is gwsim with the demo fleet, reading open forms as open says,
+// behind wrap, through real HTTP.
+func inProcessSim(t *testing.T, open device.OpenForms, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := simulator.New(simulator.Options{Fleet: fleet.Demo(), Logger: quiet, OpenForms: open}).Server.Handler()
+	srv := httptest.NewServer(wrap(h))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// refusedByFaithful are requests every faithful target refuses: a
+// dimming of 101, a message_value without its number, a name of 65
+// characters.
+var refusedByFaithful = regexp.MustCompile(`"dimming":"101"|<dimming>101</dimming>|"message_value":"brightness="|<message_value>brightness=</message_value>|"name":"n{65}"|<name>n{65}</name>`)
+
+// refusalsAccepted is a target with a bug in a refusal of each
+// operation: it accepts refusedByFaithful.
+func refusalsAccepted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if refusedByFaithful.Match(body) {
+			success(w, r)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
 }
 
 // outcomesOf is each check's outcome in a report.
