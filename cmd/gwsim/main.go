@@ -192,6 +192,53 @@ type Main struct {
 
 // ParseFlags reads the serve flags and loads or generates the fleet.
 func (m *Main) ParseFlags(args []string) error {
+	fs := m.serveFlagSet(args)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := m.checkFlags(fs); err != nil {
+		return err
+	}
+	if m.checkOnly {
+		return nil
+	}
+	if err := m.readAdminToken(); err != nil {
+		return err
+	}
+	f, restoreGC, err := m.loadFleet(fs)
+	if err != nil {
+		return err
+	}
+	defer restoreGC()
+	summary, openForms, err := m.checkLimits()
+	if err != nil {
+		return err
+	}
+	wrap, replayNote, err := m.loadReplay(f)
+	if err != nil {
+		return err
+	}
+	faults, admin, err := m.loadScenario()
+	if err != nil {
+		return err
+	}
+	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ReplayNote: replayNote, ClientFaults: faults, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
+		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
+		AccessLog: m.AccessLog, SummaryEvery: summary,
+		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
+		StoreDurability: m.StoreDurability, Replica: m.ReplicaName, OpenForms: openForms,
+		AllowedHosts: hostList(m.AllowedHosts), MaxEventsClients: m.MaxEventsClients,
+		NoClientReport: !m.ClientReport, NoMetrics: !m.Metrics})
+	if err != nil {
+		return err
+	}
+	return m.attachScenario()
+}
+
+// serveFlagSet declares the serve flags on m's fields. Once
+// --log-format json is among args, the flag errors are left to m.fail so
+// that everything gwsim writes is JSON.
+func (m *Main) serveFlagSet(args []string) *flag.FlagSet {
 	fs := flag.NewFlagSet("gwsim serve", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	jsonLogErrors(m, fs, args)
@@ -250,9 +297,13 @@ func (m *Main) ParseFlags(args []string) error {
 		"(the collector runs less often: more requests a second for up to that much memory); 0: Go's own pace.\n"+
 		"GOGC set in the environment wins")
 	fs.Bool("version", false, "print the version and exit")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
+	return fs
+}
+
+// checkFlags checks the flags that need no fleet and sets up the logger:
+// gwsim --check stops after it, so everything it rejects is rejected
+// before anything is loaded.
+func (m *Main) checkFlags(fs *flag.FlagSet) error {
 	storeFrom := "--store"
 	if m.Store == "" { // not a flag default: a URL may carry a password, and -h prints defaults
 		m.Store, storeFrom = os.Getenv("GWSIM_STORE"), "GWSIM_STORE"
@@ -266,6 +317,14 @@ func (m *Main) ParseFlags(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if err := m.openLog(); err != nil {
+		return err
+	}
+	return inRange("--gc-headroom", m.GCHeadroom, 0, maxGCHeadroom)
+}
+
+// openLog sets m.log to the logger --log-level and --log-format ask for.
+func (m *Main) openLog() error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(m.LogLevel)); err != nil {
 		return fmt.Errorf("--log-level: %q is not debug, info, warn or error", m.LogLevel)
@@ -279,12 +338,13 @@ func (m *Main) ParseFlags(args []string) error {
 	default:
 		return fmt.Errorf("--log-format: %q is not text or json", m.LogFormat)
 	}
-	if err := inRange("--gc-headroom", m.GCHeadroom, 0, maxGCHeadroom); err != nil {
-		return err
-	}
-	if m.checkOnly {
-		return nil
-	}
+	return nil
+}
+
+// readAdminToken settles m.AdminToken from --admin-token, its file or the
+// environment, and warns when it was given on the command line, where
+// every user of the machine can read it.
+func (m *Main) readAdminToken() error {
 	token, onCommandLine, err := adminToken(m.AdminToken, m.AdminTokenFile)
 	if err != nil {
 		return err
@@ -293,101 +353,120 @@ func (m *Main) ParseFlags(args []string) error {
 	if onCommandLine {
 		m.log.Warn(tokenOnCommandLine)
 	}
+	return nil
+}
+
+// loadFleet loads the --fleet file or generates the fleet of --seed; nil
+// stands for the built-in demo fleet. It also says where the credentials
+// come from, for the banner. Call restoreGC once the simulator is built:
+// a generated fleet is made with the collector off.
+func (m *Main) loadFleet(fs *flag.FlagSet) (f *fleet.Fleet, restoreGC func(), err error) {
+	restoreGC = func() {}
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
-	var f *fleet.Fleet
 	m.credentials, m.demo = "the built-in demo fleet, whose secrets are public", m.FleetFile == "" && !seedSet
 	switch {
 	case m.FleetFile != "" && seedSet:
-		return errors.New("--fleet and --seed exclude each other")
+		return nil, restoreGC, errors.New("--fleet and --seed exclude each other")
 	case m.FleetFile != "":
-		var err error
 		if f, err = fleet.Load(m.FleetFile); err != nil {
-			return fmt.Errorf("fleet: %w", err)
+			return nil, restoreGC, fmt.Errorf("fleet: %w", err)
 		}
 		m.credentials = "the fleet file " + m.FleetFile
 	case seedSet:
 		if err := fleetSize(m.Gateways, m.PerGateway); err != nil {
-			return err
+			return nil, restoreGC, err
 		}
 		// A generated fleet makes almost no garbage: everything it
 		// allocates stays. Collecting while it grows would only mark the
 		// same devices again and again (10M devices: half the start-up),
 		// so the collector waits until the simulator is built.
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		percent := debug.SetGCPercent(-1)
+		restoreGC = func() { debug.SetGCPercent(percent) }
 		f = fleet.Generate(m.Seed, m.Gateways, m.PerGateway)
 		m.credentials = fmt.Sprintf("the fleet generated from --seed %d (gwsim fleet --seed %d writes it, secrets included)", m.Seed, m.Seed)
 	}
+	return f, restoreGC, nil
+}
+
+// checkLimits checks the bounded flags and turns --log-summary and
+// --open-forms into what the simulator takes.
+func (m *Main) checkLimits() (summary time.Duration, openForms device.OpenForms, err error) {
 	if err := inRange("--journal-size", m.Journal, 1, server.MaxJournalSize); err != nil {
-		return err
+		return 0, openForms, err
 	}
 	if err := inRange("--max-events-clients", m.MaxEventsClients, 1, server.MaxEventsClientsLimit); err != nil {
-		return err
+		return 0, openForms, err
 	}
 	if m.LogSummary < 0 {
-		return errors.New("--log-summary must be a duration such as 1m, or 0 for none")
+		return 0, openForms, errors.New("--log-summary must be a duration such as 1m, or 0 for none")
 	}
-	summary := m.LogSummary
+	summary = m.LogSummary
 	if summary == 0 {
 		summary = -1 // server.Config: below 0 is never
 	}
 	if err := inRange("--rate-limit", m.RateLimit, 0, maxRateLimit); err != nil {
-		return err
+		return 0, openForms, err
 	}
 	openForms, ok := device.ParseOpenForms(m.OpenForms)
 	if !ok {
-		return errors.New("--open-forms must be refuse or accept, not " + strconv.Quote(m.OpenForms))
+		return 0, openForms, errors.New("--open-forms must be refuse or accept, not " + strconv.Quote(m.OpenForms))
 	}
-	var wrap func(http.Handler) http.Handler
-	if m.Replay != "" {
-		p, err := cassette.Load(m.Replay)
-		if err != nil {
-			return err
-		}
-		af := f
-		if af == nil {
-			af = fleet.Demo()
-		}
-		p.Auth = af.Authenticator()
-		m.player, wrap = p, p.Wrap
+	return summary, openForms, nil
+}
+
+// loadReplay loads the --replay cassette, whose answers then stand in for
+// the simulator's on the requests they recorded; f (nil: the demo fleet)
+// authenticates those requests. The note says so in the log.
+func (m *Main) loadReplay(f *fleet.Fleet) (wrap func(http.Handler) http.Handler, note string, err error) {
+	if m.Replay == "" {
+		return nil, "", nil
 	}
-	var replayNote string
-	if m.player != nil {
-		replayNote = fmt.Sprintf("replay mode: %d recorded answers from %s answer the requests they recorded; everything else is simulated", m.player.Len(), m.Replay)
-	}
-	var faults func() []clients.Fault
-	var admin map[string]http.Handler
-	if m.Scenario != "" {
-		sc, err := scenario.Load(m.Scenario)
-		if err != nil {
-			return err
-		}
-		m.play = scenario.NewPlayer(sc, m.log)
-		faults, admin = m.play.Faults, m.play.Routes()
-	}
-	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ReplayNote: replayNote, ClientFaults: faults, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
-		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
-		AccessLog: m.AccessLog, SummaryEvery: summary,
-		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
-		StoreDurability: m.StoreDurability, Replica: m.ReplicaName, OpenForms: openForms,
-		AllowedHosts: hostList(m.AllowedHosts), MaxEventsClients: m.MaxEventsClients,
-		NoClientReport: !m.ClientReport, NoMetrics: !m.Metrics})
+	p, err := cassette.Load(m.Replay)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	if m.play != nil {
-		if err := m.play.Scenario().CheckFleet(m.Sim.Fleet); err != nil {
-			m.Sim.Close()
-			return fmt.Errorf("scenario %s: %w", m.Scenario, err)
-		}
-		m.play.Attach(m.Sim.Server)
-		if p := m.Sim.Backend.PauseWrites; p != nil {
-			m.play.RedisLoss = p
-		}
-		if rec := m.Sim.Clients; rec != nil {
-			// A restart is a new run: the client report starts afresh.
-			m.play.OnRestart = rec.Reset
-		}
+	af := f
+	if af == nil {
+		af = fleet.Demo()
+	}
+	p.Auth = af.Authenticator()
+	m.player = p
+	note = fmt.Sprintf("replay mode: %d recorded answers from %s answer the requests they recorded; everything else is simulated", m.player.Len(), m.Replay)
+	return p.Wrap, note, nil
+}
+
+// loadScenario loads the --scenario timeline: the client faults it plays
+// and the admin routes that start, stop and restart it.
+func (m *Main) loadScenario() (faults func() []clients.Fault, admin map[string]http.Handler, err error) {
+	if m.Scenario == "" {
+		return nil, nil, nil
+	}
+	sc, err := scenario.Load(m.Scenario)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.play = scenario.NewPlayer(sc, m.log)
+	return m.play.Faults, m.play.Routes(), nil
+}
+
+// attachScenario binds the scenario, if any, to the built simulator; a
+// scenario naming devices the fleet lacks closes the simulator.
+func (m *Main) attachScenario() error {
+	if m.play == nil {
+		return nil
+	}
+	if err := m.play.Scenario().CheckFleet(m.Sim.Fleet); err != nil {
+		m.Sim.Close()
+		return fmt.Errorf("scenario %s: %w", m.Scenario, err)
+	}
+	m.play.Attach(m.Sim.Server)
+	if p := m.Sim.Backend.PauseWrites; p != nil {
+		m.play.RedisLoss = p
+	}
+	if rec := m.Sim.Clients; rec != nil {
+		// A restart is a new run: the client report starts afresh.
+		m.play.OnRestart = rec.Reset
 	}
 	return nil
 }
