@@ -194,104 +194,141 @@ var textWidths = []textWidth{
 func (f *Field) Forms(base string) []Sample { return keep(f.forms(base)) }
 
 func (f *Field) forms(base string) []Sample {
-	var ss []Sample
-	add := func(slug, what string, v Value) { ss = append(ss, f.mk(Form, slug, what, v, base)) }
+	s := &sampler{f: f, class: Form, format: base}
 	switch f.Kind {
 	case Enum:
-		for _, w := range f.Values {
-			s := valueSlug(w)
-			add(s, "", Str(w))
-			add(s+".lower-case", "lower case", Str(strings.ToLower(w)))
-			add(s+".upper-case", "upper case", Str(strings.ToUpper(w)))
-			add(s+".mixed-case", "mixed case", Str(swapCase(w)))
-		}
+		s.formsEnum()
 	case Integer:
-		mid := f.Format((f.Min + f.Max + 1) / 2)
-		add("plus-sign", "with a plus sign", Str("+"+mid))
-		add("leading-zeros", "with leading zeros", Str("00"+mid))
-		add("json-number", "as a JSON number", Num(f.Format(f.Max)))
-		add("json-number-lowest", "the lowest, as a JSON number", Num(f.Format(f.Min)))
-		// CONTRACT 2: any JSON number syntax, the value decides.
-		add("json-number-zero-fraction", "a JSON number with .0", Num(mid+".0"))
-		add("json-number-exponent", "a JSON number in exponent notation", Num(mid+"e0"))
-		if hi := f.Format(f.Max); len(hi) > 1 {
-			add("json-number-exponent-fraction", "a whole JSON number written with a fraction and an exponent", Num(hi[:1]+"."+hi[1:]+"e"+strconv.Itoa(len(hi)-1)))
-		}
+		s.formsInteger()
 	case Decimal:
-		// Written around a whole number w the range holds with room to
-		// spare (21 for the thermostat points); zero and the negative
-		// forms only where the range holds them.
-		w := f.decimalWhole()
-		add("integer", "a whole number", Str(w))
-		add("fraction", "one decimal", Str(w+".5"))
-		add("three-decimals", "three decimals", Str(w+".125"))
-		add("many-decimals", "nine decimals, finer than the step", Str(w+".123456789"))
-		add("trailing-zeros", "with trailing zeros", Str(w+".500"))
-		if f.holds(0) {
-			add("zero", "", Str("0"))
-		}
-		if f.holds(-5500) {
-			add("negative", "negative", Str("-5.5"))
-		}
-		if f.holds(0) {
-			add("negative-zero", "minus zero", Str("-0"))
-		}
-		if !strings.HasPrefix(w, "-") {
-			add("plus-sign", "with a plus sign", Str("+"+w+".5"))
-			add("leading-zeros", "with leading zeros", Str("0"+w+".5"))
-		}
-		add("json-number", "as a JSON number", Num(f.Format(f.decimalWholeN()+1500)))
-		if f.holds(-5500) {
-			add("json-number-negative", "a negative JSON number", Num("-5.5"))
-		}
-		add("json-number-integer", "a whole JSON number", Num(w))
-		if len(w) > 1 && w[0] != '-' {
-			add("json-number-exponent", "a JSON number in exponent notation", Num(w[:len(w)-1]+"."+w[len(w)-1:]+"e1"))
-		}
-		add("json-number-upper-exponent", "a JSON number with E and a signed exponent", Num(w+"5E-1"))
-		// Forms neither text decides (Open): digits on one side of the
-		// point only.
-		if f.holds(500) {
-			add("point-first", "digits after the point only", Str(".5"))
-		}
-		add("point-last", "digits before the point only", Str(w+"."))
+		s.formsDecimal()
 	case Text:
-		add(valueSlug(f.Example), "", Str(f.Example))
-		if !f.Trim {
-			add("other-word", "another word than the example", Str("eco"))
-		}
-		add("non-ascii", "in other scripts", Str("Küche Licht 台所"))
-		add("emoji", "with an emoji outside the BMP", Str("Lamp 💡"))
-		add("combining", "with a combining accent", Str("Cafe\u0301 light"))
-		add("inner-spaces", "with spaces inside", Str("Hall  Light 2"))
-		add("punctuation", "with punctuation", Str(`Hall's "big" <lamp> & co.`))
-		if f.Trim {
-			add("padded", "with spaces around, stored trimmed", Str("  Porch Light  "))
-		} else {
-			add("padded", "with spaces around", Str(" eco "))
-		}
+		s.formsText()
 	case Hex:
-		add("upper-case", "in upper case", Str(strings.ToUpper(base)))
-		if len(strings.Map(hexLetter, base)) >= 2 {
-			// Only an id with two letters or more has a mixed case.
-			add("mixed-case", "in mixed case", Str(mixCase(base)))
-		}
+		s.formsHex(base)
 	case Setting:
-		add("negative", "a negative number", Str("temperature=-5"))
-		add("fraction", "a fraction", Str("temperature=21.5"))
-		add("plus-sign", "a number with a plus sign", Str("temperature=+5"))
-		add("leading-zeros", "a number with leading zeros", Str("volume=007"))
-		add("underscore-name", "a setting name that starts with _", Str("_level=1"))
-		add("dotted-name", "a setting name with . and -", Str("zone.1-level=3"))
-		add("upper-case-name", "a setting name in capitals", Str("BRIGHTNESS=80"))
+		s.formsSetting()
 	case Token:
-		add("other-word", "another word than message", Str("alert"))
-		add("dotted", "with . _ -", Str("sensor.alert_2-b"))
-		add("colon", "with a colon", Str("sensor:alert"))
+		s.add("other-word", "another word than message", Str("alert"))
+		s.add("dotted", "with . _ -", Str("sensor.alert_2-b"))
+		s.add("colon", "with a colon", Str("sensor:alert"))
 	case FormatName:
-		add("matching", "naming the body's format", Str(base))
+		s.add("matching", "naming the body's format", Str(base))
 	}
-	return ss
+	return s.ss
+}
+
+// formsEnum writes each allowed value as listed and in each case.
+func (s *sampler) formsEnum() {
+	f := s.f
+	for _, w := range f.Values {
+		slug := valueSlug(w)
+		s.add(slug, "", Str(w))
+		s.add(slug+".lower-case", "lower case", Str(strings.ToLower(w)))
+		s.add(slug+".upper-case", "upper case", Str(strings.ToUpper(w)))
+		s.add(slug+".mixed-case", "mixed case", Str(swapCase(w)))
+	}
+}
+
+// formsInteger writes a number of the range with a sign, leading zeros and
+// as a JSON number in each syntax; the value decides (CONTRACT 2).
+func (s *sampler) formsInteger() {
+	f := s.f
+	mid := f.Format((f.Min + f.Max + 1) / 2)
+	s.add("plus-sign", "with a plus sign", Str("+"+mid))
+	s.add("leading-zeros", "with leading zeros", Str("00"+mid))
+	s.add("json-number", "as a JSON number", Num(f.Format(f.Max)))
+	s.add("json-number-lowest", "the lowest, as a JSON number", Num(f.Format(f.Min)))
+	// CONTRACT 2: any JSON number syntax, the value decides.
+	s.add("json-number-zero-fraction", "a JSON number with .0", Num(mid+".0"))
+	s.add("json-number-exponent", "a JSON number in exponent notation", Num(mid+"e0"))
+	if hi := f.Format(f.Max); len(hi) > 1 {
+		s.add("json-number-exponent-fraction", "a whole JSON number written with a fraction and an exponent", Num(hi[:1]+"."+hi[1:]+"e"+strconv.Itoa(len(hi)-1)))
+	}
+}
+
+// formsDecimal writes decimals around a whole number the range holds with
+// room to spare, as text and as JSON numbers.
+func (s *sampler) formsDecimal() {
+	f := s.f
+	// Written around a whole number w the range holds with room to
+	// spare (21 for the thermostat points); zero and the negative
+	// forms only where the range holds them.
+	w := f.decimalWhole()
+	s.add("integer", "a whole number", Str(w))
+	s.add("fraction", "one decimal", Str(w+".5"))
+	s.add("three-decimals", "three decimals", Str(w+".125"))
+	s.add("many-decimals", "nine decimals, finer than the step", Str(w+".123456789"))
+	s.add("trailing-zeros", "with trailing zeros", Str(w+".500"))
+	if f.holds(0) {
+		s.add("zero", "", Str("0"))
+	}
+	if f.holds(-5500) {
+		s.add("negative", "negative", Str("-5.5"))
+	}
+	if f.holds(0) {
+		s.add("negative-zero", "minus zero", Str("-0"))
+	}
+	if !strings.HasPrefix(w, "-") {
+		s.add("plus-sign", "with a plus sign", Str("+"+w+".5"))
+		s.add("leading-zeros", "with leading zeros", Str("0"+w+".5"))
+	}
+	s.add("json-number", "as a JSON number", Num(f.Format(f.decimalWholeN()+1500)))
+	if f.holds(-5500) {
+		s.add("json-number-negative", "a negative JSON number", Num("-5.5"))
+	}
+	s.add("json-number-integer", "a whole JSON number", Num(w))
+	if len(w) > 1 && w[0] != '-' {
+		s.add("json-number-exponent", "a JSON number in exponent notation", Num(w[:len(w)-1]+"."+w[len(w)-1:]+"e1"))
+	}
+	s.add("json-number-upper-exponent", "a JSON number with E and a signed exponent", Num(w+"5E-1"))
+	// Forms neither text decides (Open): digits on one side of the
+	// point only.
+	if f.holds(500) {
+		s.add("point-first", "digits after the point only", Str(".5"))
+	}
+	s.add("point-last", "digits before the point only", Str(w+"."))
+}
+
+// formsText writes texts beyond the example: other scripts, emoji,
+// combining accents, inner spaces, punctuation and padding.
+func (s *sampler) formsText() {
+	f := s.f
+	s.add(valueSlug(f.Example), "", Str(f.Example))
+	if !f.Trim {
+		s.add("other-word", "another word than the example", Str("eco"))
+	}
+	s.add("non-ascii", "in other scripts", Str("Küche Licht 台所"))
+	s.add("emoji", "with an emoji outside the BMP", Str("Lamp 💡"))
+	s.add("combining", "with a combining accent", Str("Cafe\u0301 light"))
+	s.add("inner-spaces", "with spaces inside", Str("Hall  Light 2"))
+	s.add("punctuation", "with punctuation", Str(`Hall's "big" <lamp> & co.`))
+	if f.Trim {
+		s.add("padded", "with spaces around, stored trimmed", Str("  Porch Light  "))
+	} else {
+		s.add("padded", "with spaces around", Str(" eco "))
+	}
+}
+
+// formsHex writes the request's id in upper and mixed case.
+func (s *sampler) formsHex(base string) {
+	s.add("upper-case", "in upper case", Str(strings.ToUpper(base)))
+	if len(strings.Map(hexLetter, base)) >= 2 {
+		// Only an id with two letters or more has a mixed case.
+		s.add("mixed-case", "in mixed case", Str(mixCase(base)))
+	}
+}
+
+// formsSetting writes settings with signed, fractional and zero-padded
+// numbers and the setting names the grammar allows.
+func (s *sampler) formsSetting() {
+	s.add("negative", "a negative number", Str("temperature=-5"))
+	s.add("fraction", "a fraction", Str("temperature=21.5"))
+	s.add("plus-sign", "a number with a plus sign", Str("temperature=+5"))
+	s.add("leading-zeros", "a number with leading zeros", Str("volume=007"))
+	s.add("underscore-name", "a setting name that starts with _", Str("_level=1"))
+	s.add("dotted-name", "a setting name with . and -", Str("zone.1-level=3"))
+	s.add("upper-case-name", "a setting name in capitals", Str("BRIGHTNESS=80"))
 }
 
 // valueSlug is a word as an ID part: "On" becomes "on".
@@ -354,186 +391,262 @@ func mixCase(s string) string {
 func (f *Field) Broken(base string) []Sample { return keep(f.broken(base)) }
 
 func (f *Field) broken(base string) []Sample {
-	var ss []Sample
-	format := base
-	add := func(slug, what string, v Value) { ss = append(ss, f.mk(Broken, slug, what, v, format)) }
-	jsonTypes := func(asNumber string) {
-		if asNumber != "" {
-			add("json-number", "a JSON number", Num(asNumber))
-		}
-		add("json-true", "a JSON boolean", Lit("true"))
-		add("json-null", "JSON null", Lit("null"))
-		add("json-array", "a JSON array", Lit(`["`+jsonEscape(base)+`"]`))
-		add("json-object", "a JSON object", Lit(`{"value":"`+jsonEscape(base)+`"}`))
-	}
-	space := func() {
-		add("leading-space", "with a leading space", Str(" "+base))
-		add("trailing-space", "with a trailing space", Str(base+" "))
-		add("empty", "empty", Str(""))
-	}
+	s := &sampler{f: f, class: Broken, format: base}
 	switch f.Kind {
 	case Hex:
-		n := len(base)
-		last := func(r string) string { return base[:n-1] + r }
-		add("short", "one character short", Str(base[:n-1]))
-		add("long", "one character too long", Str(base+"0"))
-		// One character outside the alphabet at each class around it.
-		add("not-hex", "g, the letter after f", Str(last("g")))
-		add("not-hex-upper", "G, the capital after F", Str(last("G")))
-		add("colon", ":, the character after 9", Str(last(":")))
-		add("slash", "/, the character before 0", Str(last("/")))
-		add("at-sign", "@, the character before A", Str(last("@")))
-		add("backtick", "`, the character before a", Str(last("`")))
-		add("inner-space", "a space in place of a character", Str(base[:n/2]+" "+base[n/2+1:]))
-		add("fullwidth-digit", "a fullwidth digit, one character but three bytes", Str(last("０")))
-		add("0x-prefix", "0x in place of the first two characters", Str("0x"+base[2:]))
-		add("separators", "with a separator every two characters", Str(pairs(base, ":")))
-		if n == 32 {
-			add("uuid-form", "written as a UUID, with dashes", Str(base[:8]+"-"+base[8:12]+"-"+base[12:16]+"-"+base[16:20]+"-"+base[20:]))
-		}
-		space()
-		jsonTypes(digitsOf(n))
+		s.brokenHex(base)
 	case Timestamp:
-		d := func(i int, s string) string { return base[:i] + s + base[i+len(s):] }
-		add("13-digits", "13 digits", Str(base[:13]))
-		add("15-digits", "15 digits", Str(base+"0"))
-		add("month-13", "month 13", Str(d(4, "13")))
-		add("month-00", "month 00", Str(d(4, "00")))
-		add("day-00", "day 00", Str(d(6, "00")))
-		add("day-32", "day 32", Str(d(6, "32")))
-		add("hour-24", "hour 24", Str(d(8, "24")))
-		add("minute-60", "minute 60", Str(d(10, "60")))
-		add("second-61", "second 61", Str(d(12, "61")))
-		add("february-30", "30 February, no real date", Str(d(4, "0230")))
-		add("iso-8601", "ISO 8601 with separators", Str(base[:4]+"-"+base[4:6]+"-"+base[6:8]+"T"+base[8:10]+":"+base[10:12]+":"+base[12:]))
-		add("with-t", "a T between date and time", Str(base[:8]+"T"+base[8:]))
-		add("zone-suffix", "with a Z after it", Str(base+"Z"))
-		add("fraction", "with a fraction of a second", Str(base+".5"))
-		add("unix-seconds", "seconds since 1970", Str("1767268800"))
-		add("letter", "a letter in place of its last digit", Str(base[:13]+"a"))
-		add("second-60", "second 60 (a leap second)", Str(d(12, "60")))
-		add("plus-sign", "a plus sign in place of the first digit", Str("+"+base[1:]))
-		add("fullwidth-digit", "a fullwidth digit, one character but three bytes", Str(base[:13]+"５"))
-		add("arabic-indic-digit", "an Arabic-Indic digit", Str(base[:13]+"٥"))
-		space()
-		jsonTypes(base)
+		s.brokenTimestamp(base)
 	case Enum:
-		add("not-allowed", "not one of "+strings.Join(f.Values, ", "), Str("Maybe"))
-		add("empty", "empty", Str(""))
-		add("leading-space", "with a leading space", Str(" "+base))
-		add("trailing-space", "with a trailing space", Str(base+" "))
-		add("prefix", "its first letter alone", Str(base[:1]))
-		add("suffix", "with a letter after it", Str(base+"x"))
-		add("cyrillic-letter", "its first letter a Cyrillic lookalike", Str(cyrillic(base)))
-		add("fullwidth", "in fullwidth letters", Str(fullwidth(base)))
-		for _, w := range f.Values {
-			if strings.Contains(w, "ff") {
-				add("ligature", w+" with ff written as the ligature ﬀ", Str(strings.Replace(w, "ff", "ﬀ", 1)))
-			}
-		}
-		add("index", "its position in the list as a string", Str("1"))
-		jsonTypes("1")
+		s.brokenEnum(base)
 	case Integer:
-		mid := f.Format((f.Min + f.Max + 1) / 2)
-		lo := f.Format(f.Min)
-		add("fraction", "not an integer", Str(lo+".5"))
-		add("zero-fraction", "an integer written with .0", Str(mid+".0"))
-		add("exponent", "exponent notation", Str(mid+"e0"))
-		add("not-a-number", "", Str("abc"))
-		add("empty", "empty", Str(""))
-		add("sign-only", "a sign alone", Str("+"))
-		add("double-sign", "two signs", Str("--"+mid))
-		add("inner-space", "a space inside", Str("1 "+mid))
-		add("leading-space", "with a leading space", Str(" "+mid))
-		add("trailing-space", "with a trailing space", Str(mid+" "))
-		add("hex", "hexadecimal", Str("0x"+strconv.FormatInt(f.Max, 16)))
-		add("fullwidth-digits", "fullwidth digits", Str(fullwidth(mid)))
-		add("arabic-indic-digits", "Arabic-Indic digits", Str(arabicIndic(mid)))
-		add("nan", "", Str("NaN"))
-		add("infinity", "", Str("Infinity"))
-		add("with-unit", "with a unit", Str(mid+"%"))
-		add("json-fraction", "a fractional JSON number", Num(lo+".5"))
-		add("json-exponent-fraction", "a JSON number in exponent notation that is not whole", Num(lo+"5e-1"))
-		add("json-above-range", "a JSON number above the range", Num(f.Format(f.Max+1)))
-		add("json-exponent-above-range", "a JSON number in exponent notation above the range", Num(f.Format(f.Max)+"1e0"))
-		base = mid
-		jsonTypes("")
+		s.brokenInteger()
 	case Decimal:
-		add("not-a-number", "", Str("warm"))
-		add("nan", "", Str("NaN"))
-		add("infinity", "", Str("Infinity"))
-		add("minus-infinity", "", Str("-Infinity"))
-		add("exponent", "exponent notation", Str("2.1e1"))
-		add("comma", "a decimal comma", Str("21,5"))
-		add("two-points", "two decimal points", Str("21.5.1"))
-		add("point-only", "a point alone", Str("."))
-		add("sign-only", "a sign alone", Str("-"))
-		add("double-sign", "two signs", Str("--21"))
-		add("inner-space", "a space inside", Str("21 .5"))
-		add("leading-space", "with a leading space", Str(" 21.5"))
-		add("trailing-space", "with a trailing space", Str("21.5 "))
-		add("with-unit", "with a unit", Str("21.5C"))
-		add("hex", "hexadecimal", Str("0x15"))
-		add("fullwidth-digits", "fullwidth digits", Str("２１.５"))
-		add("empty", "empty", Str(""))
-		add("json-below-range", "a JSON number below the range", Num(f.Format(f.Min-1000)))
-		add("json-exponent-below-range", "a JSON number in exponent notation below the range", Num(f.Format(f.Min-1000)+"0e-1"))
-		base = f.decimalWhole() + ".5"
-		jsonTypes("")
+		s.brokenDecimal()
 	case Text:
-		add("control-character", "a tab inside", Str("Hall\tLight"))
-		add("newline", "a line feed inside", Str("Hall\nLight"))
-		add("delete-character", "U+007F DELETE inside", Str("Hall\u007fLight"))
-		add("next-line", "U+0085 NEXT LINE inside", Str("Hall\u0085Light"))
-		jsonTypes("42")
+		s.brokenText(base)
 	case Setting:
-		add("no-equals", "no =", Str("brightness"))
-		add("no-name", "no setting name", Str("=80"))
-		add("not-a-number", "not a number", Str("brightness=high"))
-		add("empty", "empty", Str(""))
-		add("no-number", "nothing after =", Str("brightness="))
-		add("two-equals", "two =", Str("brightness=80=90"))
-		add("name-starts-with-digit", "a setting name that starts with a digit", Str("1st_level=5"))
-		add("space-in-name", "a space in the setting name", Str("trench coat=1"))
-		add("spaces-around-equals", "spaces around =", Str("brightness = 80"))
-		add("non-ascii-name", "a letter outside ASCII in the name", Str("höhe=3"))
-		add("exponent", "a number in exponent notation", Str("brightness=8e1"))
-		add("fullwidth-digits", "fullwidth digits", Str("brightness=８０"))
-		add("hex-number", "a hexadecimal number", Str("brightness=0x50"))
-		add("nan", "NaN", Str("brightness=NaN"))
-		add("leading-space", "with a leading space", Str(" brightness=80"))
-		add("trailing-space", "with a trailing space", Str("brightness=80 "))
-		base = "brightness=80"
-		jsonTypes("80")
+		s.brokenSetting()
 	case Token:
-		add("empty", "empty", Str(""))
-		add("only-spaces", "only spaces", Str("   "))
-		add("inner-space", "two words", Str("two words"))
-		add("tab", "a tab inside", Str("a\tb"))
-		jsonTypes("1")
+		s.brokenToken(base)
 	case TypeName:
-		add("unknown-type", "no published type", Str("Toaster"))
-		add("in-lower-case", "in lower case", Str(strings.ToLower(base)))
-		add("in-upper-case", "in upper case", Str(strings.ToUpper(base)))
-		add("no-space", "without spaces", Str(strings.ReplaceAll(base, " ", "")))
-		add("underscore", "with _ for spaces", Str(strings.ReplaceAll(base, " ", "_")))
-		add("hyphen", "with - for spaces", Str(strings.ReplaceAll(base, " ", "-")))
-		add("double-space", "with two spaces between words", Str(strings.Replace(base, " ", "  ", 1)))
-		add("last-word", "its last word alone", Str(base[strings.LastIndex(base, " ")+1:]))
-		space()
-		jsonTypes("1")
+		s.brokenTypeName(base)
 	case FormatName:
-		other := map[string]string{"json": "xml", "xml": "json"}[base]
-		add("other", "naming the other format", Str(other))
-		add("unknown", "yaml", Str("yaml"))
-		add("empty", "empty", Str(""))
-		add("media-type", "a media type", Str("application/"+base))
-		add("upper-case", "in upper case", Str(strings.ToUpper(base)))
+		s.brokenFormatName(base)
 	case Key:
-		base = "an-api-key"
-		jsonTypes("12345")
+		s.jsonTypes("an-api-key", "12345")
 	}
-	return ss
+	return s.ss
+}
+
+// sampler builds a field's samples of one class. format is the base the
+// caller gave, which mk reads for a format name's verdict, even where the
+// breaks derive from another value.
+type sampler struct {
+	f      *Field
+	class  Class
+	format string
+	ss     []Sample
+}
+
+// add judges v and keeps it as a sample.
+func (s *sampler) add(slug, what string, v Value) {
+	s.ss = append(s.ss, s.f.mk(s.class, slug, what, v, s.format))
+}
+
+// jsonTypes gives the value in JSON types other than a string: a number
+// (asNumber, unless empty), a boolean, null, and base in an array and an
+// object.
+func (s *sampler) jsonTypes(base, asNumber string) {
+	if asNumber != "" {
+		s.add("json-number", "a JSON number", Num(asNumber))
+	}
+	s.add("json-true", "a JSON boolean", Lit("true"))
+	s.add("json-null", "JSON null", Lit("null"))
+	s.add("json-array", "a JSON array", Lit(`["`+jsonEscape(base)+`"]`))
+	s.add("json-object", "a JSON object", Lit(`{"value":"`+jsonEscape(base)+`"}`))
+}
+
+// spaces pads base with a space on either side, and empties it.
+func (s *sampler) spaces(base string) {
+	s.add("leading-space", "with a leading space", Str(" "+base))
+	s.add("trailing-space", "with a trailing space", Str(base+" "))
+	s.add("empty", "empty", Str(""))
+}
+
+// brokenHex breaks the request's id: its length, one character outside
+// the alphabet on each side of each class, separators and prefixes.
+func (s *sampler) brokenHex(base string) {
+	n := len(base)
+	last := func(r string) string { return base[:n-1] + r }
+	s.add("short", "one character short", Str(base[:n-1]))
+	s.add("long", "one character too long", Str(base+"0"))
+	// One character outside the alphabet at each class around it.
+	s.add("not-hex", "g, the letter after f", Str(last("g")))
+	s.add("not-hex-upper", "G, the capital after F", Str(last("G")))
+	s.add("colon", ":, the character after 9", Str(last(":")))
+	s.add("slash", "/, the character before 0", Str(last("/")))
+	s.add("at-sign", "@, the character before A", Str(last("@")))
+	s.add("backtick", "`, the character before a", Str(last("`")))
+	s.add("inner-space", "a space in place of a character", Str(base[:n/2]+" "+base[n/2+1:]))
+	s.add("fullwidth-digit", "a fullwidth digit, one character but three bytes", Str(last("０")))
+	s.add("0x-prefix", "0x in place of the first two characters", Str("0x"+base[2:]))
+	s.add("separators", "with a separator every two characters", Str(pairs(base, ":")))
+	if n == 32 {
+		s.add("uuid-form", "written as a UUID, with dashes", Str(base[:8]+"-"+base[8:12]+"-"+base[12:16]+"-"+base[16:20]+"-"+base[20:]))
+	}
+	s.spaces(base)
+	s.jsonTypes(base, digitsOf(n))
+}
+
+// brokenTimestamp breaks the timestamp of now: its length, each field out
+// of its range, other date notations and digits of other scripts.
+func (s *sampler) brokenTimestamp(base string) {
+	d := func(i int, s string) string { return base[:i] + s + base[i+len(s):] }
+	s.add("13-digits", "13 digits", Str(base[:13]))
+	s.add("15-digits", "15 digits", Str(base+"0"))
+	s.add("month-13", "month 13", Str(d(4, "13")))
+	s.add("month-00", "month 00", Str(d(4, "00")))
+	s.add("day-00", "day 00", Str(d(6, "00")))
+	s.add("day-32", "day 32", Str(d(6, "32")))
+	s.add("hour-24", "hour 24", Str(d(8, "24")))
+	s.add("minute-60", "minute 60", Str(d(10, "60")))
+	s.add("second-61", "second 61", Str(d(12, "61")))
+	s.add("february-30", "30 February, no real date", Str(d(4, "0230")))
+	s.add("iso-8601", "ISO 8601 with separators", Str(base[:4]+"-"+base[4:6]+"-"+base[6:8]+"T"+base[8:10]+":"+base[10:12]+":"+base[12:]))
+	s.add("with-t", "a T between date and time", Str(base[:8]+"T"+base[8:]))
+	s.add("zone-suffix", "with a Z after it", Str(base+"Z"))
+	s.add("fraction", "with a fraction of a second", Str(base+".5"))
+	s.add("unix-seconds", "seconds since 1970", Str("1767268800"))
+	s.add("letter", "a letter in place of its last digit", Str(base[:13]+"a"))
+	s.add("second-60", "second 60 (a leap second)", Str(d(12, "60")))
+	s.add("plus-sign", "a plus sign in place of the first digit", Str("+"+base[1:]))
+	s.add("fullwidth-digit", "a fullwidth digit, one character but three bytes", Str(base[:13]+"５"))
+	s.add("arabic-indic-digit", "an Arabic-Indic digit", Str(base[:13]+"٥"))
+	s.spaces(base)
+	s.jsonTypes(base, base)
+}
+
+// brokenEnum gives values that are not one of the list but look like one:
+// padded, cut, lengthened, lookalike letters, ligatures, its index.
+func (s *sampler) brokenEnum(base string) {
+	f := s.f
+	s.add("not-allowed", "not one of "+strings.Join(f.Values, ", "), Str("Maybe"))
+	s.add("empty", "empty", Str(""))
+	s.add("leading-space", "with a leading space", Str(" "+base))
+	s.add("trailing-space", "with a trailing space", Str(base+" "))
+	s.add("prefix", "its first letter alone", Str(base[:1]))
+	s.add("suffix", "with a letter after it", Str(base+"x"))
+	s.add("cyrillic-letter", "its first letter a Cyrillic lookalike", Str(cyrillic(base)))
+	s.add("fullwidth", "in fullwidth letters", Str(fullwidth(base)))
+	for _, w := range f.Values {
+		if strings.Contains(w, "ff") {
+			s.add("ligature", w+" with ff written as the ligature ﬀ", Str(strings.Replace(w, "ff", "ﬀ", 1)))
+		}
+	}
+	s.add("index", "its position in the list as a string", Str("1"))
+	s.jsonTypes(base, "1")
+}
+
+// brokenInteger gives numbers that are not integers of the range, as
+// text and as JSON.
+func (s *sampler) brokenInteger() {
+	f := s.f
+	mid := f.Format((f.Min + f.Max + 1) / 2)
+	lo := f.Format(f.Min)
+	s.add("fraction", "not an integer", Str(lo+".5"))
+	s.add("zero-fraction", "an integer written with .0", Str(mid+".0"))
+	s.add("exponent", "exponent notation", Str(mid+"e0"))
+	s.add("not-a-number", "", Str("abc"))
+	s.add("empty", "empty", Str(""))
+	s.add("sign-only", "a sign alone", Str("+"))
+	s.add("double-sign", "two signs", Str("--"+mid))
+	s.add("inner-space", "a space inside", Str("1 "+mid))
+	s.add("leading-space", "with a leading space", Str(" "+mid))
+	s.add("trailing-space", "with a trailing space", Str(mid+" "))
+	s.add("hex", "hexadecimal", Str("0x"+strconv.FormatInt(f.Max, 16)))
+	s.add("fullwidth-digits", "fullwidth digits", Str(fullwidth(mid)))
+	s.add("arabic-indic-digits", "Arabic-Indic digits", Str(arabicIndic(mid)))
+	s.add("nan", "", Str("NaN"))
+	s.add("infinity", "", Str("Infinity"))
+	s.add("with-unit", "with a unit", Str(mid+"%"))
+	s.add("json-fraction", "a fractional JSON number", Num(lo+".5"))
+	s.add("json-exponent-fraction", "a JSON number in exponent notation that is not whole", Num(lo+"5e-1"))
+	s.add("json-above-range", "a JSON number above the range", Num(f.Format(f.Max+1)))
+	s.add("json-exponent-above-range", "a JSON number in exponent notation above the range", Num(f.Format(f.Max)+"1e0"))
+	s.jsonTypes(mid, "")
+}
+
+// brokenDecimal gives texts that are not decimals and JSON numbers below
+// the range.
+func (s *sampler) brokenDecimal() {
+	f := s.f
+	s.add("not-a-number", "", Str("warm"))
+	s.add("nan", "", Str("NaN"))
+	s.add("infinity", "", Str("Infinity"))
+	s.add("minus-infinity", "", Str("-Infinity"))
+	s.add("exponent", "exponent notation", Str("2.1e1"))
+	s.add("comma", "a decimal comma", Str("21,5"))
+	s.add("two-points", "two decimal points", Str("21.5.1"))
+	s.add("point-only", "a point alone", Str("."))
+	s.add("sign-only", "a sign alone", Str("-"))
+	s.add("double-sign", "two signs", Str("--21"))
+	s.add("inner-space", "a space inside", Str("21 .5"))
+	s.add("leading-space", "with a leading space", Str(" 21.5"))
+	s.add("trailing-space", "with a trailing space", Str("21.5 "))
+	s.add("with-unit", "with a unit", Str("21.5C"))
+	s.add("hex", "hexadecimal", Str("0x15"))
+	s.add("fullwidth-digits", "fullwidth digits", Str("２１.５"))
+	s.add("empty", "empty", Str(""))
+	s.add("json-below-range", "a JSON number below the range", Num(f.Format(f.Min-1000)))
+	s.add("json-exponent-below-range", "a JSON number in exponent notation below the range", Num(f.Format(f.Min-1000)+"0e-1"))
+	s.jsonTypes(f.decimalWhole()+".5", "")
+}
+
+// brokenText puts control characters inside a text and gives other JSON
+// types.
+func (s *sampler) brokenText(base string) {
+	s.add("control-character", "a tab inside", Str("Hall\tLight"))
+	s.add("newline", "a line feed inside", Str("Hall\nLight"))
+	s.add("delete-character", "U+007F DELETE inside", Str("Hall\u007fLight"))
+	s.add("next-line", "U+0085 NEXT LINE inside", Str("Hall\u0085Light"))
+	s.jsonTypes(base, "42")
+}
+
+// brokenSetting breaks the name=number grammar of a setting in each part.
+func (s *sampler) brokenSetting() {
+	s.add("no-equals", "no =", Str("brightness"))
+	s.add("no-name", "no setting name", Str("=80"))
+	s.add("not-a-number", "not a number", Str("brightness=high"))
+	s.add("empty", "empty", Str(""))
+	s.add("no-number", "nothing after =", Str("brightness="))
+	s.add("two-equals", "two =", Str("brightness=80=90"))
+	s.add("name-starts-with-digit", "a setting name that starts with a digit", Str("1st_level=5"))
+	s.add("space-in-name", "a space in the setting name", Str("trench coat=1"))
+	s.add("spaces-around-equals", "spaces around =", Str("brightness = 80"))
+	s.add("non-ascii-name", "a letter outside ASCII in the name", Str("höhe=3"))
+	s.add("exponent", "a number in exponent notation", Str("brightness=8e1"))
+	s.add("fullwidth-digits", "fullwidth digits", Str("brightness=８０"))
+	s.add("hex-number", "a hexadecimal number", Str("brightness=0x50"))
+	s.add("nan", "NaN", Str("brightness=NaN"))
+	s.add("leading-space", "with a leading space", Str(" brightness=80"))
+	s.add("trailing-space", "with a trailing space", Str("brightness=80 "))
+	s.jsonTypes("brightness=80", "80")
+}
+
+// brokenToken gives tokens that are empty, blank or hold white space.
+func (s *sampler) brokenToken(base string) {
+	s.add("empty", "empty", Str(""))
+	s.add("only-spaces", "only spaces", Str("   "))
+	s.add("inner-space", "two words", Str("two words"))
+	s.add("tab", "a tab inside", Str("a\tb"))
+	s.jsonTypes(base, "1")
+}
+
+// brokenTypeName gives an unknown type and the request's type name in
+// other cases and with its spaces changed.
+func (s *sampler) brokenTypeName(base string) {
+	s.add("unknown-type", "no published type", Str("Toaster"))
+	s.add("in-lower-case", "in lower case", Str(strings.ToLower(base)))
+	s.add("in-upper-case", "in upper case", Str(strings.ToUpper(base)))
+	s.add("no-space", "without spaces", Str(strings.ReplaceAll(base, " ", "")))
+	s.add("underscore", "with _ for spaces", Str(strings.ReplaceAll(base, " ", "_")))
+	s.add("hyphen", "with - for spaces", Str(strings.ReplaceAll(base, " ", "-")))
+	s.add("double-space", "with two spaces between words", Str(strings.Replace(base, " ", "  ", 1)))
+	s.add("last-word", "its last word alone", Str(base[strings.LastIndex(base, " ")+1:]))
+	s.spaces(base)
+	s.jsonTypes(base, "1")
+}
+
+// brokenFormatName names the other format, an unknown one, none, a media
+// type, and the body's format in upper case.
+func (s *sampler) brokenFormatName(base string) {
+	other := map[string]string{"json": "xml", "xml": "json"}[base]
+	s.add("other", "naming the other format", Str(other))
+	s.add("unknown", "yaml", Str("yaml"))
+	s.add("empty", "empty", Str(""))
+	s.add("media-type", "a media type", Str("application/"+base))
+	s.add("upper-case", "in upper case", Str(strings.ToUpper(base)))
 }
 
 func jsonEscape(s string) string { return jsonEscaper.Replace(s) }
