@@ -196,39 +196,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	targets := cfg.Targets
-	if len(targets) == 0 {
-		targets = []string{cfg.Target}
-	}
-	bases := make([]*url.URL, len(targets))
-	names := make([]string, len(targets))
-	for i, t := range targets {
-		base, err := url.Parse(strings.TrimSuffix(t, "/"))
-		if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-			return nil, fmt.Errorf("target %q must be an http:// or https:// base URL", RedactURL(t))
-		}
-		bases[i], names[i] = base, base.Redacted()
+	bases, names, err := cfg.parseTargets()
+	if err != nil {
+		return nil, err
 	}
 	p, err := newPlan(cfg.Fleet, cfg.Mix, cfg.Formats)
 	if err != nil {
 		return nil, err
 	}
 	shards := max(cfg.Shards, 1)
-	if shards > 1 {
-		if p.devices < shards {
-			return nil, fmt.Errorf("%w: %d shards, %d devices", ErrShardDevices, shards, p.devices)
-		}
-		cfg.Rate /= float64(shards)
-		if cfg.Requests > 0 {
-			share := cfg.Requests / int64(shards)
-			if int64(cfg.Shard) < cfg.Requests%int64(shards) {
-				share++
-			}
-			if share == 0 {
-				return nil, fmt.Errorf("%d requests over %d shards leave shard %d none", cfg.Requests, shards, cfg.Shard)
-			}
-			cfg.Requests = share
-		}
+	if err := cfg.takeShare(p, shards); err != nil {
+		return nil, err
 	}
 	var acks *ackLog
 	if cfg.AckLog != nil {
@@ -243,7 +221,64 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer t.CloseIdleConnections()
 		rt = t
 	}
-	headers := formatHeaders()
+	senders := senderMaker{ctx: ctx, via: cfg.chooseVia(bases), rt: rt, headers: formatHeaders(),
+		timeout: cfg.Timeout, probe: cfg.AckLog != nil}
+	r := newRun(cfg, p, names, acks)
+	defer r.closeSenders()
+	if err := r.makeWorkers(bases, shards, senders); err != nil {
+		return nil, err
+	}
+	elapsed := r.drive(ctx)
+	res := r.result(r.workers, strings.Join(names, ","), elapsed)
+	res.Via = senders.via
+	return res, nil
+}
+
+// parseTargets reads the base URLs of the targets (Target when Targets is
+// empty) and their names without user info, for results and the ack log.
+func (cfg *Config) parseTargets() (bases []*url.URL, names []string, err error) {
+	targets := cfg.Targets
+	if len(targets) == 0 {
+		targets = []string{cfg.Target}
+	}
+	bases = make([]*url.URL, len(targets))
+	names = make([]string, len(targets))
+	for i, t := range targets {
+		base, err := url.Parse(strings.TrimSuffix(t, "/"))
+		if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+			return nil, nil, fmt.Errorf("target %q must be an http:// or https:// base URL", RedactURL(t))
+		}
+		bases[i], names[i] = base, base.Redacted()
+	}
+	return bases, names, nil
+}
+
+// takeShare cuts the rate and the requests down to this shard's share of
+// a load spread over shards; each shard needs devices of its own.
+func (cfg *Config) takeShare(p *plan, shards int) error {
+	if shards <= 1 {
+		return nil
+	}
+	if p.devices < shards {
+		return fmt.Errorf("%w: %d shards, %d devices", ErrShardDevices, shards, p.devices)
+	}
+	cfg.Rate /= float64(shards)
+	if cfg.Requests > 0 {
+		share := cfg.Requests / int64(shards)
+		if int64(cfg.Shard) < cfg.Requests%int64(shards) {
+			share++
+		}
+		if share == 0 {
+			return fmt.Errorf("%d requests over %d shards leave shard %d none", cfg.Requests, shards, cfg.Shard)
+		}
+		cfg.Requests = share
+	}
+	return nil
+}
+
+// chooseVia is Config.Via, or by default the raw sender, unless a target
+// needs what only net/http does: https, a proxy, or a test's transport.
+func (cfg *Config) chooseVia(bases []*url.URL) string {
 	via := cfg.Via
 	if via == "" {
 		via = ViaRaw
@@ -253,25 +288,46 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	newSender := func(base *url.URL) (sender, error) {
-		switch via {
-		case ViaRaw:
-			if base.Scheme != "http" {
-				return nil, errors.New("the raw sender speaks plain http only; use --via http for https")
-			}
-			s := newRawSender(base, cfg.Timeout)
-			s.probe = cfg.AckLog != nil
-			return s, nil
-		case ViaClient:
-			c, err := client.New(client.Config{BaseURL: base.String(), Timeout: cfg.Timeout,
-				MaxResponseBytes: maxAnswer, Transport: rt})
-			return &clientSender{c: c}, err
-		case ViaHTTP:
-			return newLeanSender(ctx, rt, base, headers)
-		}
-		return nil, fmt.Errorf("via %q: use raw, http or client", via)
-	}
+	return via
+}
 
+// senderMaker makes each worker's sender to each target, the way Via
+// says.
+type senderMaker struct {
+	ctx     context.Context
+	via     string
+	rt      http.RoundTripper
+	headers map[device.Format]http.Header
+	timeout time.Duration
+	// probe has the raw sender learn whether an unanswered request
+	// reached the target, for the ack log.
+	probe bool
+}
+
+// newSender is a sender to base.
+func (m senderMaker) newSender(base *url.URL) (sender, error) {
+	switch m.via {
+	case ViaRaw:
+		if base.Scheme != "http" {
+			return nil, errors.New("the raw sender speaks plain http only; use --via http for https")
+		}
+		s := newRawSender(base, m.timeout)
+		s.probe = m.probe
+		return s, nil
+	case ViaClient:
+		c, err := client.New(client.Config{BaseURL: base.String(), Timeout: m.timeout,
+			MaxResponseBytes: maxAnswer, Transport: m.rt})
+		return &clientSender{c: c}, err
+	case ViaHTTP:
+		return newLeanSender(m.ctx, m.rt, base, m.headers)
+	}
+	return nil, fmt.Errorf("via %q: use raw, http or client", m.via)
+}
+
+// newRun is the shared state of a run: its ceiling and budget when it
+// has a rate, its tag when it keeps an ack log, and the names of its
+// series (all, per operation at index op, per target).
+func newRun(cfg Config, p *plan, names []string, acks *ackLog) *run {
 	r := &run{cfg: cfg, plan: p, targets: names, acks: acks, timeline: newTimeline(),
 		down: make([]atomic.Bool, len(names))}
 	if cfg.Rate > 0 {
@@ -288,36 +344,53 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for _, n := range names {
 		r.seriesNames = append(r.seriesNames, SeriesTarget+n)
 	}
-	defer func() {
-		for _, w := range r.workers {
-			for _, s := range w.sends {
-				if c, ok := s.(interface{ close() }); ok {
-					c.close()
-				}
+	return r
+}
+
+// closeSenders closes the workers' senders that hold connections of
+// their own.
+func (r *run) closeSenders() {
+	for _, w := range r.workers {
+		for _, s := range w.sends {
+			if c, ok := s.(interface{ close() }); ok {
+				c.close()
 			}
 		}
-	}()
+	}
+}
+
+// makeWorkers makes Concurrency workers, each with its own random source
+// and a sender to every target. With an ack log each worker owns its
+// devices: device d is shard d mod shards's, and within the shard worker
+// (d / shards) mod Concurrency's.
+func (r *run) makeWorkers(bases []*url.URL, shards int, senders senderMaker) error {
+	cfg := r.cfg
 	workers := make([]*worker, cfg.Concurrency)
 	r.workers = workers
 	for i := range workers {
 		w := &worker{run: r, id: i, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Shard)<<32|uint64(i))),
 			failures: map[string]int64{}, perTarget: make([]TargetResult, len(bases)),
 			part: cfg.Shard, of: shards, bucket: newWBucket(len(r.seriesNames))}
-		if acks != nil {
-			// Device d is shard d mod shards's, and within the shard
-			// worker (d / shards) mod Concurrency's.
+		if r.acks != nil {
 			w.part, w.of = cfg.Shard+shards*i, shards*cfg.Concurrency
 		}
 		for _, base := range bases {
-			s, err := newSender(base)
+			s, err := senders.newSender(base)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			w.sends = append(w.sends, s)
 		}
 		workers[i] = w
 	}
+	return nil
+}
 
+// drive runs the workers until the requests or the duration are used up
+// or ctx is cancelled, with the progress line when asked for, and returns
+// how long they ran. Every worker's counts are in the timeline after it.
+func (r *run) drive(ctx context.Context) time.Duration {
+	cfg := r.cfg
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if cfg.Duration > 0 {
@@ -332,7 +405,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		go r.progress(stop, progressDone)
 	}
 	var wg sync.WaitGroup
-	for _, w := range workers {
+	for _, w := range r.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -341,16 +414,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(r.start)
-	for _, w := range workers {
+	for _, w := range r.workers {
 		w.bucket.flush(r.timeline, r.seriesNames)
 	}
 	cancel()
 	if progressDone != nil {
 		<-progressDone
 	}
-	res := r.result(workers, strings.Join(names, ","), elapsed)
-	res.Via = via
-	return res, nil
+	return elapsed
 }
 
 // RedactURL hides the password of a URL given as a target, for messages.
