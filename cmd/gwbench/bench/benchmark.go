@@ -512,113 +512,28 @@ const TargetBareGC = "bare-gc"
 
 var contentTypes = map[string]string{"json": "application/json", "xml": "application/xml"}
 
+// loadComparison measures gwsim against the bare handler (and the bare
+// handler with gwsim's collector headroom) with wrk, or gwconform load
+// when wrk is missing, over rounds of fresh targets; then gwconform
+// load's latency at half the maximum, and the JSON runs with other
+// generator threads.
 func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string, ...any)) error {
 	fleetFile, bodies, err := r.benchFleet(ctx, o)
 	if err != nil {
 		return err
 	}
-	// gwsim as a user starts it: default flags.
-	gwsimArgv := o.place.target([]string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile})
-	bareArgv := o.place.target([]string{o.Self, "bare", "--addr", "127.0.0.1:0"})
-	// The control: the bare handler given the collector's headroom that
-	// gwsim serve keeps by default, so that the report can tell gwsim's
-	// code from its collector's pace (JSON only).
-	bareGCArgv := o.place.target([]string{o.Self, "bare", "--addr", "127.0.0.1:0", "--gc-headroom", strconv.Itoa(gcheadroom.DefaultHeadroom >> 20)})
-	r.GwsimCmd, r.BareCmd = strings.Join(shortArgv(gwsimArgv), " "), strings.Join(shortArgv(bareArgv), " ")
-	r.BareGCCmd = strings.Join(shortArgv(bareGCArgv), " ")
-	// Each round starts both targets afresh (fresh): a process keeps its
-	// luck for its whole life (where its heap and stacks land, its
-	// collector's pacing), which one process a run made a bias the
-	// rounds could not average out (measured: the client report's seven
-	// rounds at 4 connections all read 0.73 to 0.93 in one run, 0.71 to
-	// 1.25 in another).
-	targets := map[string]*server{}
-	stopTargets := func() {
-		for name, s := range targets {
-			s.stop()
-			delete(targets, name)
-		}
-	}
-	defer stopTargets()
-	fresh := func() error {
-		stopTargets()
-		for name, argv := range map[string][]string{"gwsim": gwsimArgv, "bare": bareArgv, TargetBareGC: bareGCArgv} {
-			s, err := startServer(argv, time.Minute)
-			if err != nil {
-				return err
-			}
-			targets[name] = s
-		}
-		return nil
-	}
-	if err := fresh(); err != nil {
+	c := &comparison{r: r, ctx: ctx, o: o, logf: logf, fleetFile: fleetFile, bodies: bodies,
+		targets: map[string]*server{}, path: device.SendCommand.Path()}
+	c.commands()
+	defer c.stopTargets()
+	if err := c.fresh(); err != nil {
 		return err
 	}
-	path := device.SendCommand.Path()
-	for format := range bodies {
-		if err := checkSuccess(targets["gwsim"].url+path, contentTypes[format], r.Bodies[format]); err != nil {
-			return fmt.Errorf("gwsim does not accept the pre-signed %s body: %v", format, err)
-		}
-	}
-
-	wrk := o.Wrk
-	if wrk == "" {
-		if p, err := exec.LookPath("wrk"); err == nil {
-			wrk = p
-		}
-	}
-	if wrk == "none" {
-		wrk = ""
-	}
-	script := filepath.Join(o.Work, "post.lua")
-	if err := os.WriteFile(script, []byte(wrkScript), 0o644); err != nil {
+	if err := c.checkBodies(); err != nil {
 		return err
 	}
-	gwconform := filepath.Join(o.Bin, "gwconform")
-	r.Tool = ToolLoad
-	if wrk != "" {
-		r.Tool = ToolWrk
-		if out, err := exec.Command(wrk, "-v").CombinedOutput(); len(out) > 0 || err == nil {
-			v, _, _ := strings.Cut(strings.SplitN(string(out), "\n", 2)[0], " Copyright")
-			r.Env.Wrk = strings.TrimSpace(v)
-		}
-	} else {
-		r.Notes = append(r.Notes, "wrk was not found (make bench installs it with apt-get when it can) or was turned off with --wrk none, so gwconform load drove the whole comparison and the load mode's ratio to wrk could not be measured.")
-	}
-
-	// measure runs one tool against one target; threads are wrk's, and
-	// gwconform load's GOMAXPROCS, so that both generators have as many
-	// threads running their code.
-	measure := func(tool, target, format string, threads, conns int, rate float64) (LoadRun, error) {
-		s := targets[target]
-		busy0, busyOK := machineBusy()
-		cpu0, cpuOK := s.cpu()
-		var run LoadRun
-		var err error
-		if tool == ToolWrk {
-			run, err = runWrk(ctx, o.place, wrk, script, bodies[format], contentTypes[format], s.url+path, threads, conns, o.Duration)
-		} else {
-			run, err = runLoad(ctx, o.place, gwconform, fleetFile, s.url, format, threads, conns, o.Duration, rate)
-		}
-		if err != nil {
-			return run, err
-		}
-		if cpu1, ok := s.cpu(); ok && cpuOK {
-			run.ServerCPU = cpu1 - cpu0
-		}
-		if busy1, ok := machineBusy(); ok && busyOK && run.Elapsed > 0 {
-			other := busy1 - busy0 - run.ServerCPU - run.GenCPU
-			run.OtherShare = max(0, float64(other)/(float64(run.Elapsed)*float64(runtime.NumCPU())))
-		}
-		run.Target, run.Format, run.Threads, run.Connections = target, format, threads, conns
-		run.Command = strings.ReplaceAll(run.Command, s.url, strings.ToUpper(target)+"_URL")
-		asked := ""
-		if rate > 0 {
-			asked = fmt.Sprintf(" (%.0f asked)", rate)
-		}
-		logf("  %-14s %-5s %-4s %2d conns %d thread(s) %8.0f req/s%s  p50 %s  p99 %s  errors %d", tool, target, format, conns, threads, run.RPS, asked,
-			run.P50.Round(time.Microsecond), run.P99.Round(time.Microsecond), run.Errors)
-		return run, nil
+	if err := c.chooseTool(); err != nil {
+		return err
 	}
 	tools := []string{r.Tool}
 	if r.Tool == ToolWrk {
@@ -629,63 +544,231 @@ func (r *Report) loadComparison(ctx context.Context, o Options, logf func(string
 		o.Rounds, secs(o.Duration), o.Connections, o.Threads, strings.Join(tools, " and "), first)
 	for round := 0; round < o.Rounds; round++ {
 		if round > 0 {
-			if err := fresh(); err != nil {
+			if err := c.fresh(); err != nil {
 				return err
 			}
 		}
-		order := []string{"bare", "gwsim"}
-		if round%2 == 1 {
-			order = []string{"gwsim", "bare"}
+		if err := c.round(round, tools, first); err != nil {
+			return err
 		}
-		for _, conns := range o.Connections {
-			for _, tool := range tools {
-				if tool == ToolLoad && r.Tool == ToolWrk && conns != first {
-					continue
+	}
+	if err := c.halfRate(first); err != nil {
+		return err
+	}
+	return c.altThreads(tools, first)
+}
+
+// comparison is one load comparison: its options, its fleet and bodies,
+// the targets' command lines and the targets running this round.
+type comparison struct {
+	r         *Report
+	ctx       context.Context
+	o         Options
+	logf      func(string, ...any)
+	fleetFile string
+	bodies    map[string]string
+	// argv are the targets' command lines by target name.
+	argv    map[string][]string
+	targets map[string]*server
+	path    string
+	// wrk is wrk's path ("": gwconform load drives every run); script
+	// its Lua script posting the body.
+	wrk, script string
+	gwconform   string
+}
+
+// commands sets the targets' command lines and writes them, shortened,
+// into the report.
+func (c *comparison) commands() {
+	o, r := c.o, c.r
+	// gwsim as a user starts it: default flags.
+	gwsimArgv := o.place.target([]string{filepath.Join(o.Bin, "gwsim"), "serve", "--addr", "127.0.0.1:0", "--fleet", c.fleetFile})
+	bareArgv := o.place.target([]string{o.Self, "bare", "--addr", "127.0.0.1:0"})
+	// The control: the bare handler given the collector's headroom that
+	// gwsim serve keeps by default, so that the report can tell gwsim's
+	// code from its collector's pace (JSON only).
+	bareGCArgv := o.place.target([]string{o.Self, "bare", "--addr", "127.0.0.1:0", "--gc-headroom", strconv.Itoa(gcheadroom.DefaultHeadroom >> 20)})
+	r.GwsimCmd, r.BareCmd = strings.Join(shortArgv(gwsimArgv), " "), strings.Join(shortArgv(bareArgv), " ")
+	r.BareGCCmd = strings.Join(shortArgv(bareGCArgv), " ")
+	c.argv = map[string][]string{"gwsim": gwsimArgv, "bare": bareArgv, TargetBareGC: bareGCArgv}
+}
+
+// stopTargets stops the running targets.
+func (c *comparison) stopTargets() {
+	for name, s := range c.targets {
+		s.stop()
+		delete(c.targets, name)
+	}
+}
+
+// fresh starts every target afresh. Each round does: a process keeps its
+// luck for its whole life (where its heap and stacks land, its
+// collector's pacing), which one process a run made a bias the rounds
+// could not average out (measured: the client report's seven rounds at 4
+// connections all read 0.73 to 0.93 in one run, 0.71 to 1.25 in
+// another).
+func (c *comparison) fresh() error {
+	c.stopTargets()
+	for name, argv := range c.argv {
+		s, err := startServer(argv, time.Minute)
+		if err != nil {
+			return err
+		}
+		c.targets[name] = s
+	}
+	return nil
+}
+
+// checkBodies checks that gwsim accepts the pre-signed bodies: a run of
+// rejections would measure nothing.
+func (c *comparison) checkBodies() error {
+	for format := range c.bodies {
+		if err := checkSuccess(c.targets["gwsim"].url+c.path, contentTypes[format], c.r.Bodies[format]); err != nil {
+			return fmt.Errorf("gwsim does not accept the pre-signed %s body: %v", format, err)
+		}
+	}
+	return nil
+}
+
+// chooseTool picks wrk when it is there and not turned off, gwconform
+// load otherwise (with a note), and writes wrk's script.
+func (c *comparison) chooseTool() error {
+	o, r := c.o, c.r
+	wrk := o.Wrk
+	if wrk == "" {
+		if p, err := exec.LookPath("wrk"); err == nil {
+			wrk = p
+		}
+	}
+	if wrk == "none" {
+		wrk = ""
+	}
+	c.wrk = wrk
+	c.script = filepath.Join(o.Work, "post.lua")
+	if err := os.WriteFile(c.script, []byte(wrkScript), 0o644); err != nil {
+		return err
+	}
+	c.gwconform = filepath.Join(o.Bin, "gwconform")
+	r.Tool = ToolLoad
+	if wrk != "" {
+		r.Tool = ToolWrk
+		if out, err := exec.Command(wrk, "-v").CombinedOutput(); len(out) > 0 || err == nil {
+			v, _, _ := strings.Cut(strings.SplitN(string(out), "\n", 2)[0], " Copyright")
+			r.Env.Wrk = strings.TrimSpace(v)
+		}
+	} else {
+		r.Notes = append(r.Notes, "wrk was not found (make bench installs it with apt-get when it can) or was turned off with --wrk none, so gwconform load drove the whole comparison and the load mode's ratio to wrk could not be measured.")
+	}
+	return nil
+}
+
+// measure runs one tool against one target; threads are wrk's, and
+// gwconform load's GOMAXPROCS, so that both generators have as many
+// threads running their code.
+func (c *comparison) measure(tool, target, format string, threads, conns int, rate float64) (LoadRun, error) {
+	o := c.o
+	s := c.targets[target]
+	busy0, busyOK := machineBusy()
+	cpu0, cpuOK := s.cpu()
+	var run LoadRun
+	var err error
+	if tool == ToolWrk {
+		run, err = runWrk(c.ctx, o.place, c.wrk, c.script, c.bodies[format], contentTypes[format], s.url+c.path, threads, conns, o.Duration)
+	} else {
+		run, err = runLoad(c.ctx, o.place, c.gwconform, c.fleetFile, s.url, format, threads, conns, o.Duration, rate)
+	}
+	if err != nil {
+		return run, err
+	}
+	if cpu1, ok := s.cpu(); ok && cpuOK {
+		run.ServerCPU = cpu1 - cpu0
+	}
+	if busy1, ok := machineBusy(); ok && busyOK && run.Elapsed > 0 {
+		other := busy1 - busy0 - run.ServerCPU - run.GenCPU
+		run.OtherShare = max(0, float64(other)/(float64(run.Elapsed)*float64(runtime.NumCPU())))
+	}
+	run.Target, run.Format, run.Threads, run.Connections = target, format, threads, conns
+	run.Command = strings.ReplaceAll(run.Command, s.url, strings.ToUpper(target)+"_URL")
+	asked := ""
+	if rate > 0 {
+		asked = fmt.Sprintf(" (%.0f asked)", rate)
+	}
+	c.logf("  %-14s %-5s %-4s %2d conns %d thread(s) %8.0f req/s%s  p50 %s  p99 %s  errors %d", tool, target, format, conns, threads, run.RPS, asked,
+		run.P50.Round(time.Microsecond), run.P99.Round(time.Microsecond), run.Errors)
+	return run, nil
+}
+
+// round measures every tool, format and number of connections against
+// the targets, in an order that alternates from round to round so that
+// no target always goes first; gwconform load beside wrk runs at the
+// first number of connections only, and the control only in JSON with
+// the main tool.
+func (c *comparison) round(round int, tools []string, first int) error {
+	r := c.r
+	order := []string{"bare", "gwsim"}
+	if round%2 == 1 {
+		order = []string{"gwsim", "bare"}
+	}
+	for _, conns := range c.o.Connections {
+		for _, tool := range tools {
+			if tool == ToolLoad && r.Tool == ToolWrk && conns != first {
+				continue
+			}
+			for _, format := range []string{"json", "xml"} {
+				targetsNow := order
+				if tool == r.Tool && format == "json" {
+					targetsNow = []string{order[0], order[1], TargetBareGC}
+					if round%2 == 1 {
+						targetsNow = []string{TargetBareGC, order[0], order[1]}
+					}
 				}
-				for _, format := range []string{"json", "xml"} {
-					targetsNow := order
-					if tool == r.Tool && format == "json" {
-						targetsNow = []string{order[0], order[1], TargetBareGC}
-						if round%2 == 1 {
-							targetsNow = []string{TargetBareGC, order[0], order[1]}
-						}
+				for _, target := range targetsNow {
+					run, err := c.measure(tool, target, format, c.o.Threads, conns, 0)
+					if err != nil {
+						return err
 					}
-					for _, target := range targetsNow {
-						run, err := measure(tool, target, format, o.Threads, conns, 0)
-						if err != nil {
-							return err
-						}
-						r.Runs = append(r.Runs, run)
-					}
+					r.Runs = append(r.Runs, run)
 				}
 			}
 		}
 	}
-	// Latency at half the measured maximum: gwconform load holds a rate,
-	// which wrk cannot.
+	return nil
+}
+
+// halfRate measures gwsim's latency at half the measured maximum:
+// gwconform load holds a rate, which wrk cannot.
+func (c *comparison) halfRate(first int) error {
+	r := c.r
 	for _, format := range []string{"json", "xml"} {
 		rate := math.Floor(r.MedianRPS(r.Tool, "gwsim", format, first) / 2)
 		if rate < 1 {
 			continue
 		}
-		run, err := measure(ToolLoad, "gwsim", format, o.Threads, first, rate)
+		run, err := c.measure(ToolLoad, "gwsim", format, c.o.Threads, first, rate)
 		if err != nil {
 			return err
 		}
 		r.HalfRate = append(r.HalfRate, run)
 	}
-	// The same JSON runs once more with one more generator thread each, so
-	// that the choice of threads is not what the comparison rests on.
-	if o.AltThreads > 0 && o.AltThreads != o.Threads {
-		logf("the JSON runs again with %d generator threads", o.AltThreads)
-		for _, tool := range tools {
-			for _, target := range []string{"bare", "gwsim"} {
-				run, err := measure(tool, target, "json", o.AltThreads, first, 0)
-				if err != nil {
-					return err
-				}
-				r.AltRuns = append(r.AltRuns, run)
+	return nil
+}
+
+// altThreads runs the same JSON runs once more with another number of
+// generator threads, so that the choice of threads is not what the
+// comparison rests on.
+func (c *comparison) altThreads(tools []string, first int) error {
+	o := c.o
+	if o.AltThreads <= 0 || o.AltThreads == o.Threads {
+		return nil
+	}
+	c.logf("the JSON runs again with %d generator threads", o.AltThreads)
+	for _, tool := range tools {
+		for _, target := range []string{"bare", "gwsim"} {
+			run, err := c.measure(tool, target, "json", o.AltThreads, first, 0)
+			if err != nil {
+				return err
 			}
+			c.r.AltRuns = append(c.r.AltRuns, run)
 		}
 	}
 	return nil
