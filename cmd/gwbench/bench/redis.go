@@ -100,6 +100,10 @@ func startRedisServer(dir string, extra ...string) (addr string, stop func(), er
 	return "", nil, fmt.Errorf("redis-server did not listen on %s", addr)
 }
 
+// measureRedis measures gwsim on Redis: its throughput against gwsim in
+// memory, with one and two replicas and with each durability (with wrk
+// only), and the memory and time a big fleet takes in Redis. Without
+// redis-server it notes so and measures nothing.
 func (r *Report) measureRedis(ctx context.Context, o Options, logf func(string, ...any)) error {
 	wrk := o.Wrk
 	if wrk == "" || wrk == "none" {
@@ -128,93 +132,135 @@ func (r *Report) measureRedis(ctx context.Context, o Options, logf func(string, 
 		return err
 	}
 	defer stop()
-	url := "redis://" + addr + "/0"
 	if wrk != "" {
-		fleetFile, bodies, err := r.benchFleet(ctx, o)
-		if err != nil {
+		if err := r.measureReplicas(ctx, o, fig, wrk, "redis://"+addr+"/0", logf); err != nil {
 			return err
 		}
-		script := filepath.Join(o.Work, "post.lua")
-		if err := os.WriteFile(script, []byte(wrkScript), 0o644); err != nil {
-			return err
-		}
-		gw := filepath.Join(o.Bin, "gwsim")
-		base := []string{gw, "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile}
-		run := func(urls ...string) (float64, error) {
-			var wg sync.WaitGroup
-			rps := make([]float64, len(urls))
-			errs := make([]error, len(urls))
-			for i, u := range urls {
-				wg.Add(1)
-				go func(i int, u string) {
-					defer wg.Done()
-					lr, err := runWrk(ctx, Placement{}, wrk, script, bodies["json"], contentTypes["json"], u+device.SendCommand.Path(), o.Threads, fig.Connections, o.Duration)
-					rps[i], errs[i] = lr.RPS, err
-				}(i, u)
-			}
-			wg.Wait()
-			sum := 0.0
-			for i := range urls {
-				if errs[i] != nil {
-					return 0, errs[i]
-				}
-				sum += rps[i]
-			}
-			return sum, nil
-		}
-		// Both up at once; rounds alternate which goes first, and the
-		// figures are the medians (one round alone swings by a tenth).
-		mem, err := startServer(base, time.Minute)
-		if err != nil {
-			return err
-		}
-		defer mem.stop()
-		r1, err := startServer(append(base, "--store", url), time.Minute)
-		if err != nil {
-			return err
-		}
-		defer r1.stop()
-		var memRuns, oneRuns, ratios []float64
-		for round := 0; round < o.Rounds; round++ {
-			order := []*server{mem, r1}
-			if round%2 == 1 {
-				order = []*server{r1, mem}
-			}
-			got := map[*server]float64{}
-			for _, srv := range order {
-				v, err := run(srv.url)
-				if err != nil {
-					return err
-				}
-				got[srv] = v
-			}
-			memRuns, oneRuns = append(memRuns, got[mem]), append(oneRuns, got[r1])
-			ratios = append(ratios, got[r1]/got[mem])
-		}
-		fig.Memory, fig.OneReplica, fig.Ratio = medianOf(memRuns), medianOf(oneRuns), medianOf(ratios)
-		fig.Rounds = o.Rounds
-		mem.stop()
-		r2, err := startServer(append(base, "--store", url), time.Minute)
-		if err != nil {
-			return err
-		}
-		defer r2.stop()
-		if fig.TwoReplicas, err = run(r1.url, r2.url); err != nil {
-			return err
-		}
-		r1.stop()
-		r2.stop()
-		if err := r.measureDurability(ctx, o, fig, base, wrk, script, bodies["json"], logf); err != nil {
-			return err
-		}
-		fig.Commands = []string{
-			strings.Join(shortArgv(base), " ") + " (in memory)",
-			strings.Join(shortArgv(append(base, "--store", "redis://127.0.0.1:PORT/0")), " ") + " (each replica; redis-server --save '' --appendonly no)",
-			fmt.Sprintf("wrk -t%d -c%d -d%s -s post.lua http://ADDR%s (the signed Light Dimmer command in JSON)", o.Threads, fig.Connections, secs(o.Duration), device.SendCommand.Path()),
-		}
-		logf("redis: %.0f req/s in memory, %.0f on one replica, %.0f on two", fig.Memory, fig.OneReplica, fig.TwoReplicas)
 	}
-	// The big fleet in a database of its own.
+	if err := measureFleetLoad(ctx, o, fig, addr, logf); err != nil {
+		return err
+	}
+	r.Extra[SectionRedis] = fig
+	return nil
+}
+
+// redisLoad drives wrk at gwsim replicas with the JSON command.
+type redisLoad struct {
+	ctx               context.Context
+	o                 Options
+	wrk, script, body string
+	connections       int
+}
+
+// run loads every url at once and returns the sum of their requests/s,
+// as replicas of one fleet serve together.
+func (l redisLoad) run(urls ...string) (float64, error) {
+	var wg sync.WaitGroup
+	rps := make([]float64, len(urls))
+	errs := make([]error, len(urls))
+	for i, u := range urls {
+		wg.Add(1)
+		go func(i int, u string) {
+			defer wg.Done()
+			lr, err := runWrk(l.ctx, Placement{}, l.wrk, l.script, l.body, contentTypes["json"], u+device.SendCommand.Path(), l.o.Threads, l.connections, l.o.Duration)
+			rps[i], errs[i] = lr.RPS, err
+		}(i, u)
+	}
+	wg.Wait()
+	sum := 0.0
+	for i := range urls {
+		if errs[i] != nil {
+			return 0, errs[i]
+		}
+		sum += rps[i]
+	}
+	return sum, nil
+}
+
+// measureReplicas measures one gwsim replica on the Redis at url against
+// gwsim in memory, then two replicas at once, then each durability, and
+// writes the command lines measured into fig.
+func (r *Report) measureReplicas(ctx context.Context, o Options, fig *RedisFigures, wrk, url string, logf func(string, ...any)) error {
+	fleetFile, bodies, err := r.benchFleet(ctx, o)
+	if err != nil {
+		return err
+	}
+	script := filepath.Join(o.Work, "post.lua")
+	if err := os.WriteFile(script, []byte(wrkScript), 0o644); err != nil {
+		return err
+	}
+	gw := filepath.Join(o.Bin, "gwsim")
+	base := []string{gw, "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile}
+	load := redisLoad{ctx: ctx, o: o, wrk: wrk, script: script, body: bodies["json"], connections: fig.Connections}
+	r1, err := oneReplicaRounds(o, fig, load, base, url)
+	if err != nil {
+		return err
+	}
+	defer r1.stop()
+	r2, err := startServer(append(base, "--store", url), time.Minute)
+	if err != nil {
+		return err
+	}
+	defer r2.stop()
+	if fig.TwoReplicas, err = load.run(r1.url, r2.url); err != nil {
+		return err
+	}
+	r1.stop()
+	r2.stop()
+	if err := r.measureDurability(ctx, o, fig, base, wrk, script, bodies["json"], logf); err != nil {
+		return err
+	}
+	fig.Commands = []string{
+		strings.Join(shortArgv(base), " ") + " (in memory)",
+		strings.Join(shortArgv(append(base, "--store", "redis://127.0.0.1:PORT/0")), " ") + " (each replica; redis-server --save '' --appendonly no)",
+		fmt.Sprintf("wrk -t%d -c%d -d%s -s post.lua http://ADDR%s (the signed Light Dimmer command in JSON)", o.Threads, fig.Connections, secs(o.Duration), device.SendCommand.Path()),
+	}
+	logf("redis: %.0f req/s in memory, %.0f on one replica, %.0f on two", fig.Memory, fig.OneReplica, fig.TwoReplicas)
+	return nil
+}
+
+// oneReplicaRounds measures gwsim in memory and one replica on the Redis
+// at url, both up at once; rounds alternate which goes first, and the
+// figures are the medians (one round alone swings by a tenth). It stops
+// the one in memory and returns the replica, still running.
+func oneReplicaRounds(o Options, fig *RedisFigures, load redisLoad, base []string, url string) (*server, error) {
+	mem, err := startServer(base, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	defer mem.stop()
+	r1, err := startServer(append(base, "--store", url), time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	var memRuns, oneRuns, ratios []float64
+	for round := 0; round < o.Rounds; round++ {
+		order := []*server{mem, r1}
+		if round%2 == 1 {
+			order = []*server{r1, mem}
+		}
+		got := map[*server]float64{}
+		for _, srv := range order {
+			v, err := load.run(srv.url)
+			if err != nil {
+				r1.stop()
+				return nil, err
+			}
+			got[srv] = v
+		}
+		memRuns, oneRuns = append(memRuns, got[mem]), append(oneRuns, got[r1])
+		ratios = append(ratios, got[r1]/got[mem])
+	}
+	fig.Memory, fig.OneReplica, fig.Ratio = medianOf(memRuns), medianOf(oneRuns), medianOf(ratios)
+	fig.Rounds = o.Rounds
+	mem.stop()
+	return r1, nil
+}
+
+// measureFleetLoad loads the big fleet into a database of its own on the
+// Redis at addr and measures the time it takes and the memory a device
+// takes there.
+func measureFleetLoad(ctx context.Context, o Options, fig *RedisFigures, addr string, logf func(string, ...any)) error {
 	devices := RedisFleetDevices
 	if o.BigFleet >= 0 && o.BigFleet < devices && o.BigFleet > 0 {
 		devices = o.BigFleet
@@ -243,7 +289,6 @@ func (r *Report) measureRedis(ctx context.Context, o Options, logf func(string, 
 	}
 	fig.BytesPerDevice = float64(after-before) / float64(fig.Devices)
 	logf("redis: %d devices loaded in %s, %.0f bytes a device", fig.Devices, fig.LoadTime.Round(time.Millisecond), fig.BytesPerDevice)
-	r.Extra[SectionRedis] = fig
 	return nil
 }
 
