@@ -68,61 +68,14 @@ func exploreSection() Section {
 	}, Goals: (*Report).exploreGoals, Write: (*Report).writeExplore}
 }
 
+// measureExplore runs gwconform explore against gwsim in memory, with
+// --state-file and as three replicas on Redis (unless EXPLORE_DURATION
+// is 0), then the Go benchmarks of explore's speed.
 func (r *Report) measureExplore(ctx context.Context, o Options, logf func(string, ...any)) error {
 	fig := &ExploreFigures{Duration: o.ExploreDuration, Clients: o.ExploreClients}
 	r.Extra[SectionExplore] = fig
-	gwsim, gwconform := filepath.Join(o.Bin, "gwsim"), filepath.Join(o.Bin, "gwconform")
-	seed := time.Now().Unix()
-	explore := func(name string, setup []string, shown string, targets ...string) error {
-		dir, err := os.MkdirTemp(o.Work, "explore")
-		if err != nil {
-			return err
-		}
-		argv := []string{gwconform, "explore", "--target", strings.Join(targets, ","), "--clients", strconv.Itoa(o.ExploreClients),
-			"--duration", shortDur(o.ExploreDuration), "--seed", strconv.FormatInt(seed, 10), "--report-dir", dir}
-		s := ExploreSetting{Name: name, Seed: seed, Commands: append(setup, strings.Join(shortArgv(argv), " "))}
-		logf("explore: %s, %s", name, o.ExploreDuration)
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir = o.Dir
-		out, err := cmd.CombinedOutput()
-		if s.Exit, err = exitOf(err); err != nil {
-			return err
-		}
-		last := &s.Commands[len(s.Commands)-1]
-		*last = strings.Replace(*last, filepath.Base(dir), "reports/explore", 1)
-		*last = strings.Replace(*last, strings.Join(targets, ","), shown, 1)
-		b, rerr := os.ReadFile(filepath.Join(dir, "explore.json"))
-		var rep struct {
-			Rounds     int     `json:"rounds"`
-			Operations int     `json:"operations"`
-			Elapsed    string  `json:"elapsed"`
-			OpsPerSec  float64 `json:"operations_per_second"`
-			Found      *struct {
-				Kind     string `json:"kind"`
-				Original int    `json:"original_operations"`
-				Ops      []any  `json:"operations"`
-				History  []string
-			} `json:"finding"`
-		}
-		if rerr == nil {
-			rerr = json.Unmarshal(b, &rep)
-		}
-		if rerr != nil || s.Exit == 2 {
-			s.Err = fmt.Sprintf("exit %d, no report: %s", s.Exit, tail(string(out)))
-		}
-		s.Rounds, s.Operations, s.Elapsed, s.OpsPerSec = rep.Rounds, rep.Operations, rep.Elapsed, rep.OpsPerSec
-		if f := rep.Found; f != nil {
-			if f.Kind == "linearizability" {
-				s.Violations++
-			} else {
-				s.Disagreements++
-			}
-			s.Finding = fmt.Sprintf("%s, shrunk from %d to %d operations; %s", f.Kind, f.Original, len(f.Ops), tail(string(out)))
-		}
-		logf("explore: %s: %d operations, %.0f/s, exit %d", name, s.Operations, s.OpsPerSec, s.Exit)
-		fig.Settings = append(fig.Settings, s)
-		return nil
-	}
+	e := &explorer{ctx: ctx, o: o, logf: logf, fig: fig,
+		gwsim: filepath.Join(o.Bin, "gwsim"), gwconform: filepath.Join(o.Bin, "gwconform"), seed: time.Now().Unix()}
 	if o.ExploreDuration > 0 && o.ExploreDuration < 5*time.Minute {
 		r.Notes = append(r.Notes, fmt.Sprintf("**gwconform explore ran for %s in each setting** (EXPLORE_DURATION), not the 5 minutes of the goal: its figures cover that much, no more.", o.ExploreDuration))
 	}
@@ -130,72 +83,161 @@ func (r *Report) measureExplore(ctx context.Context, o Options, logf func(string
 		r.Notes = append(r.Notes, "gwconform explore was not run against gwsim (EXPLORE_DURATION=0): only its Go benchmarks were.")
 	}
 	if o.ExploreDuration > 0 {
-		// In memory, as a user starts it.
-		mem := []string{gwsim, "serve", "--addr", "127.0.0.1:0"}
-		srv, err := startServer(mem, time.Minute)
-		if err != nil {
+		if err := e.inMemory(); err != nil {
 			return err
 		}
-		err = explore("in memory", []string{strings.Join(shortArgv(mem), " ") + " &   # prints GWSIM_URL"}, "GWSIM_URL", srv.url)
-		srv.stop()
-		if err != nil {
+		if err := e.stateFile(); err != nil {
 			return err
 		}
-		// With --state-file: every change on disk before its answer.
-		sdir, err := os.MkdirTemp(o.Work, "statefile")
-		if err != nil {
+		if err := e.onRedis(); err != nil {
 			return err
-		}
-		sf := []string{gwsim, "serve", "--addr", "127.0.0.1:0", "--state-file", filepath.Join(sdir, "gwsim-state.db")}
-		if srv, err = startServer(sf, time.Minute); err != nil {
-			return err
-		}
-		err = explore("--state-file", []string{strings.Join(shortArgv(sf), " ") + " &   # prints GWSIM_URL"}, "GWSIM_URL", srv.url)
-		srv.stop()
-		if err != nil {
-			return err
-		}
-		// Three replicas on one redis-server.
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			fig.Settings = append(fig.Settings, ExploreSetting{Name: "three replicas on Redis", Err: "redis-server was not found (make tools installs it)"})
-		} else {
-			rdir, err := os.MkdirTemp(o.Work, "redis-explore")
-			if err != nil {
-				return err
-			}
-			addr, stop, err := startRedisServer(rdir)
-			if err != nil {
-				return err
-			}
-			replica := []string{gwsim, "serve", "--addr", "127.0.0.1:0", "--store", "redis://" + addr + "/0"}
-			var urls []string
-			var srvs []*server
-			for range 3 {
-				s, err := startServer(replica, time.Minute)
-				if err != nil {
-					break
-				}
-				srvs, urls = append(srvs, s), append(urls, s.url)
-			}
-			if len(srvs) == 3 {
-				err = explore("three replicas on Redis", []string{
-					"redis-server --port PORT --save '' --appendonly no &",
-					strings.Join(shortArgv(replica[:len(replica)-1]), " ") + " redis://127.0.0.1:PORT/0 &   # three times: GWSIM_URL1, 2, 3",
-				}, "GWSIM_URL1,GWSIM_URL2,GWSIM_URL3", urls...)
-			} else {
-				err = fmt.Errorf("three gwsim replicas on Redis did not all start")
-			}
-			for _, s := range srvs {
-				s.stop()
-			}
-			stop()
-			if err != nil {
-				return err
-			}
 		}
 	}
-	// Speed against the embedded simulator, and the shrink of 10,000
-	// operations: go test benchmarks of conformance/explore.
+	return benchExplore(ctx, o, fig, logf)
+}
+
+// explorer runs gwconform explore against gwsim in each setting, all
+// with one seed, and adds each run to fig.Settings.
+type explorer struct {
+	ctx              context.Context
+	o                Options
+	logf             func(string, ...any)
+	fig              *ExploreFigures
+	gwsim, gwconform string
+	seed             int64
+}
+
+// exploreReport is what the bench reads of explore.json.
+type exploreReport struct {
+	Rounds     int     `json:"rounds"`
+	Operations int     `json:"operations"`
+	Elapsed    string  `json:"elapsed"`
+	OpsPerSec  float64 `json:"operations_per_second"`
+	Found      *struct {
+		Kind     string `json:"kind"`
+		Original int    `json:"original_operations"`
+		Ops      []any  `json:"operations"`
+		History  []string
+	} `json:"finding"`
+}
+
+// explore runs gwconform explore against targets and records the run as
+// setting name. setup are the command lines that started the targets;
+// shown stands for the targets in the command line recorded.
+func (e *explorer) explore(name string, setup []string, shown string, targets ...string) error {
+	o := e.o
+	dir, err := os.MkdirTemp(o.Work, "explore")
+	if err != nil {
+		return err
+	}
+	argv := []string{e.gwconform, "explore", "--target", strings.Join(targets, ","), "--clients", strconv.Itoa(o.ExploreClients),
+		"--duration", shortDur(o.ExploreDuration), "--seed", strconv.FormatInt(e.seed, 10), "--report-dir", dir}
+	s := ExploreSetting{Name: name, Seed: e.seed, Commands: append(setup, strings.Join(shortArgv(argv), " "))}
+	e.logf("explore: %s, %s", name, o.ExploreDuration)
+	cmd := exec.CommandContext(e.ctx, argv[0], argv[1:]...)
+	cmd.Dir = o.Dir
+	out, err := cmd.CombinedOutput()
+	if s.Exit, err = exitOf(err); err != nil {
+		return err
+	}
+	last := &s.Commands[len(s.Commands)-1]
+	*last = strings.Replace(*last, filepath.Base(dir), "reports/explore", 1)
+	*last = strings.Replace(*last, strings.Join(targets, ","), shown, 1)
+	b, rerr := os.ReadFile(filepath.Join(dir, "explore.json"))
+	var rep exploreReport
+	if rerr == nil {
+		rerr = json.Unmarshal(b, &rep)
+	}
+	if rerr != nil || s.Exit == 2 {
+		s.Err = fmt.Sprintf("exit %d, no report: %s", s.Exit, tail(string(out)))
+	}
+	s.Rounds, s.Operations, s.Elapsed, s.OpsPerSec = rep.Rounds, rep.Operations, rep.Elapsed, rep.OpsPerSec
+	if f := rep.Found; f != nil {
+		if f.Kind == "linearizability" {
+			s.Violations++
+		} else {
+			s.Disagreements++
+		}
+		s.Finding = fmt.Sprintf("%s, shrunk from %d to %d operations; %s", f.Kind, f.Original, len(f.Ops), tail(string(out)))
+	}
+	e.logf("explore: %s: %d operations, %.0f/s, exit %d", name, s.Operations, s.OpsPerSec, s.Exit)
+	e.fig.Settings = append(e.fig.Settings, s)
+	return nil
+}
+
+// inMemory explores gwsim in memory, as a user starts it.
+func (e *explorer) inMemory() error {
+	mem := []string{e.gwsim, "serve", "--addr", "127.0.0.1:0"}
+	srv, err := startServer(mem, time.Minute)
+	if err != nil {
+		return err
+	}
+	err = e.explore("in memory", []string{strings.Join(shortArgv(mem), " ") + " &   # prints GWSIM_URL"}, "GWSIM_URL", srv.url)
+	srv.stop()
+	return err
+}
+
+// stateFile explores gwsim with --state-file: every change on disk
+// before its answer.
+func (e *explorer) stateFile() error {
+	sdir, err := os.MkdirTemp(e.o.Work, "statefile")
+	if err != nil {
+		return err
+	}
+	sf := []string{e.gwsim, "serve", "--addr", "127.0.0.1:0", "--state-file", filepath.Join(sdir, "gwsim-state.db")}
+	srv, err := startServer(sf, time.Minute)
+	if err != nil {
+		return err
+	}
+	err = e.explore("--state-file", []string{strings.Join(shortArgv(sf), " ") + " &   # prints GWSIM_URL"}, "GWSIM_URL", srv.url)
+	srv.stop()
+	return err
+}
+
+// onRedis explores three gwsim replicas on one redis-server; without
+// redis-server the setting is recorded as not run.
+func (e *explorer) onRedis() error {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		e.fig.Settings = append(e.fig.Settings, ExploreSetting{Name: "three replicas on Redis", Err: "redis-server was not found (make tools installs it)"})
+		return nil
+	}
+	rdir, err := os.MkdirTemp(e.o.Work, "redis-explore")
+	if err != nil {
+		return err
+	}
+	addr, stop, err := startRedisServer(rdir)
+	if err != nil {
+		return err
+	}
+	replica := []string{e.gwsim, "serve", "--addr", "127.0.0.1:0", "--store", "redis://" + addr + "/0"}
+	var urls []string
+	var srvs []*server
+	for range 3 {
+		s, err := startServer(replica, time.Minute)
+		if err != nil {
+			break
+		}
+		srvs, urls = append(srvs, s), append(urls, s.url)
+	}
+	if len(srvs) == 3 {
+		err = e.explore("three replicas on Redis", []string{
+			"redis-server --port PORT --save '' --appendonly no &",
+			strings.Join(shortArgv(replica[:len(replica)-1]), " ") + " redis://127.0.0.1:PORT/0 &   # three times: GWSIM_URL1, 2, 3",
+		}, "GWSIM_URL1,GWSIM_URL2,GWSIM_URL3", urls...)
+	} else {
+		err = fmt.Errorf("three gwsim replicas on Redis did not all start")
+	}
+	for _, s := range srvs {
+		s.stop()
+	}
+	stop()
+	return err
+}
+
+// benchExplore runs the go test benchmarks of conformance/explore: its
+// speed against the embedded simulator, and the shrink of 10,000
+// operations.
+func benchExplore(ctx context.Context, o Options, fig *ExploreFigures, logf func(string, ...any)) error {
 	goTool := goProgram()
 	simArgs := []string{goTool, "test", "-run", "^$", "-bench", "^BenchmarkExploreSimulator$", "-benchtime", "20000x", "-count", "3", "./conformance/explore/"}
 	fig.EmbeddedCmd = strings.Join(shortArgv(simArgs), " ")
