@@ -387,11 +387,31 @@ func (r *Report) placementWords() string {
 	return "on two cores, one for the generator and what is left for the target"
 }
 
+// writeLoad writes the load comparison: how it was measured, each format
+// and number of connections, the latency at half the maximum, gwconform
+// load against wrk, the runs with other generator threads, and how to
+// reproduce it all.
 func (r *Report) writeLoad(p func(string, ...any)) {
 	if len(r.Runs) == 0 {
 		return
 	}
 	first := r.FirstConns()
+	r.writeLoadMethod(p)
+	for _, conns := range r.Connections {
+		for _, format := range []string{"json", "xml"} {
+			r.writeLoadTable(p, format, conns)
+			r.writeLoadRatio(p, format, conns)
+		}
+	}
+	r.writeHalfRate(p, first)
+	r.writeLoadAgainstWrk(p, first)
+	r.writeAltThreads(p, first)
+	r.writeLoadReproduce(p)
+}
+
+// writeLoadMethod says how the load comparison was measured: the targets,
+// the signed body, and the control target with gwsim's GC headroom.
+func (r *Report) writeLoadMethod(p func(string, ...any)) {
 	p("## Load: gwsim against a bare net/http handler\n\n")
 	p("Each round of `gwbench` starts two servers afresh on loopback, each in its own process (so that one process's luck, where its heap lands "+
 		"and its collector's pacing, is one round's): gwsim serving a generated fleet of %d devices "+
@@ -412,97 +432,128 @@ func (r *Report) writeLoad(p func(string, ...any)) {
 			"So that the comparison can tell gwsim's code from its collector's pace, the JSON runs also measure a third target in the same rounds, **bare-gc**: the same bare handler "+
 			"with the same headroom (`%s`). gwsim / bare-gc is the part of the gap that is gwsim's work per request.\n\n", gcheadroom.DefaultHeadroom>>20, r.BareGCCmd)
 	}
-	for _, conns := range r.Connections {
+}
+
+// writeLoadTable writes the table of each target's runs in one format at
+// one number of connections.
+func (r *Report) writeLoadTable(p func(string, ...any), format string, conns int) {
+	p("### %s, %d connections\n\n", strings.ToUpper(format), conns)
+	p("| Target | requests/s (median) | each round | p50 | p99 | server CPU per request | other processes' CPU | errors |\n|---|---|---|---|---|---|---|---|\n")
+	for _, target := range []string{"bare", TargetBareGC, "gwsim"} {
+		runs := r.RunsOf(r.Tool, target, format, conns)
+		if len(runs) == 0 {
+			continue
+		}
+		var each []string
+		var errs int64
+		for _, run := range runs {
+			each = append(each, num(run.RPS))
+			errs += run.Errors
+		}
+		p("| %s | %s | %s | %s | %s | %s | %.0f%% | %d |\n", target, num(r.MedianRPS(r.Tool, target, format, conns)), strings.Join(each, ", "),
+			dur(time.Duration(median(runs, func(l LoadRun) float64 { return float64(l.P50) }))),
+			dur(time.Duration(median(runs, func(l LoadRun) float64 { return float64(l.P99) }))),
+			dur(time.Duration(median(runs, func(l LoadRun) float64 { return float64(l.CPUPerRequest()) }))),
+			100*median(runs, func(l LoadRun) float64 { return l.OtherShare }), errs)
+	}
+}
+
+// writeLoadRatio writes gwsim's ratio to the bare handler, and to the
+// control, in one format at one number of connections.
+func (r *Report) writeLoadRatio(p func(string, ...any), format string, conns int) {
+	bs, gs := r.RunsOf(r.Tool, "bare", format, conns), r.RunsOf(r.Tool, "gwsim", format, conns)
+	rs := RoundRatios(gs, bs)
+	if len(rs) == 0 {
+		return
+	}
+	var per []string
+	for _, v := range rs {
+		per = append(per, fmt.Sprintf("%.2f", v))
+	}
+	cpu := func(runs []LoadRun) float64 {
+		return median(runs, func(l LoadRun) float64 { return float64(l.CPUPerRequest()) })
+	}
+	p("\ngwsim / bare: **%.2f ×**, the median of the rounds' ratios (%s); the ratio of the medians is %.2f ×",
+		PairedRatio(gs, bs), strings.Join(per, ", "), r.MedianRPS(r.Tool, "gwsim", format, conns)/r.MedianRPS(r.Tool, "bare", format, conns))
+	if c := cpu(gs); c > 0 {
+		p(", and by server CPU per request %.2f ×", cpu(bs)/c)
+	}
+	p(".")
+	if ctl := r.RunsOf(r.Tool, TargetBareGC, format, conns); len(RoundRatios(gs, ctl)) > 0 {
+		p(" Against the control, the bare handler with gwsim's GC headroom: **%.2f ×** (bare-gc / bare %.2f ×).", PairedRatio(gs, ctl), PairedRatio(ctl, bs))
+	}
+	p("\n\n")
+}
+
+// writeHalfRate writes gwsim's latency at half its maximum rate, which
+// gwconform load holds and wrk cannot.
+func (r *Report) writeHalfRate(p func(string, ...any), first int) {
+	if len(r.HalfRate) == 0 {
+		return
+	}
+	p("### Latency at half the maximum rate\n\n")
+	p("wrk cannot hold a rate, so gwconform load does: half the median gwsim requests/s above at %d connections, same connections, %s.\n\n", first, secs(r.Duration))
+	p("| Format | rate asked | done | p50 | p99 | max | errors |\n|---|---|---|---|---|---|---|\n")
+	for _, h := range r.HalfRate {
+		p("| %s | %s | %s | %s | %s | %s | %d |\n", h.Format, num(h.Rate), num(h.RPS), dur(h.P50), dur(h.P99), dur(h.Max), h.Errors)
+	}
+	p("\n")
+}
+
+// writeLoadAgainstWrk compares gwconform load with wrk against each
+// target, when wrk ran.
+func (r *Report) writeLoadAgainstWrk(p func(string, ...any), first int) {
+	if r.Tool != ToolWrk {
+		return
+	}
+	p("### gwconform load against wrk\n\n")
+	p("The same rounds also ran gwconform load (commands only, the same format, %d connections) against both targets. "+
+		"It does more per request than wrk: it draws one of the %d devices and valid values, signs, encodes, and reads and checks every answer.\n\n",
+		first, benchGateways*benchPerGateway)
+	p("| Target | Format | wrk requests/s | gwconform load requests/s | load / wrk (median of the rounds' ratios) | generator CPU per request, wrk | gwconform load |\n|---|---|---|---|---|---|---|\n")
+	for _, target := range []string{"bare", "gwsim"} {
 		for _, format := range []string{"json", "xml"} {
-			p("### %s, %d connections\n\n", strings.ToUpper(format), conns)
-			p("| Target | requests/s (median) | each round | p50 | p99 | server CPU per request | other processes' CPU | errors |\n|---|---|---|---|---|---|---|---|\n")
-			for _, target := range []string{"bare", TargetBareGC, "gwsim"} {
-				runs := r.RunsOf(r.Tool, target, format, conns)
-				if len(runs) == 0 {
-					continue
-				}
-				var each []string
-				var errs int64
-				for _, run := range runs {
-					each = append(each, num(run.RPS))
-					errs += run.Errors
-				}
-				p("| %s | %s | %s | %s | %s | %s | %.0f%% | %d |\n", target, num(r.MedianRPS(r.Tool, target, format, conns)), strings.Join(each, ", "),
-					dur(time.Duration(median(runs, func(l LoadRun) float64 { return float64(l.P50) }))),
-					dur(time.Duration(median(runs, func(l LoadRun) float64 { return float64(l.P99) }))),
-					dur(time.Duration(median(runs, func(l LoadRun) float64 { return float64(l.CPUPerRequest()) }))),
-					100*median(runs, func(l LoadRun) float64 { return l.OtherShare }), errs)
+			w, l := r.MedianRPS(ToolWrk, target, format, first), r.MedianRPS(ToolLoad, target, format, first)
+			if w == 0 {
+				continue
 			}
-			bs, gs := r.RunsOf(r.Tool, "bare", format, conns), r.RunsOf(r.Tool, "gwsim", format, conns)
-			if rs := RoundRatios(gs, bs); len(rs) > 0 {
-				var per []string
-				for _, v := range rs {
-					per = append(per, fmt.Sprintf("%.2f", v))
-				}
-				cpu := func(runs []LoadRun) float64 {
-					return median(runs, func(l LoadRun) float64 { return float64(l.CPUPerRequest()) })
-				}
-				p("\ngwsim / bare: **%.2f ×**, the median of the rounds' ratios (%s); the ratio of the medians is %.2f ×",
-					PairedRatio(gs, bs), strings.Join(per, ", "), r.MedianRPS(r.Tool, "gwsim", format, conns)/r.MedianRPS(r.Tool, "bare", format, conns))
-				if c := cpu(gs); c > 0 {
-					p(", and by server CPU per request %.2f ×", cpu(bs)/c)
-				}
-				p(".")
-				if ctl := r.RunsOf(r.Tool, TargetBareGC, format, conns); len(RoundRatios(gs, ctl)) > 0 {
-					p(" Against the control, the bare handler with gwsim's GC headroom: **%.2f ×** (bare-gc / bare %.2f ×).", PairedRatio(gs, ctl), PairedRatio(ctl, bs))
-				}
-				p("\n\n")
+			ratio := PairedRatio(r.RunsOf(ToolLoad, target, format, first), r.RunsOf(ToolWrk, target, format, first))
+			g := func(tool string) string {
+				return dur(time.Duration(median(r.RunsOf(tool, target, format, first), func(x LoadRun) float64 { return float64(x.GenCPUPerRequest()) })))
 			}
+			p("| %s | %s | %s | %s | %.2f × | %s | %s |\n", target, format, num(w), num(l), ratio, g(ToolWrk), g(ToolLoad))
 		}
 	}
-	if len(r.HalfRate) > 0 {
-		p("### Latency at half the maximum rate\n\n")
-		p("wrk cannot hold a rate, so gwconform load does: half the median gwsim requests/s above at %d connections, same connections, %s.\n\n", first, secs(r.Duration))
-		p("| Format | rate asked | done | p50 | p99 | max | errors |\n|---|---|---|---|---|---|---|\n")
-		for _, h := range r.HalfRate {
-			p("| %s | %s | %s | %s | %s | %s | %d |\n", h.Format, num(h.Rate), num(h.RPS), dur(h.P50), dur(h.P99), dur(h.Max), h.Errors)
-		}
-		p("\n")
+	p("\n")
+}
+
+// writeAltThreads writes the JSON runs made with another number of
+// generator threads.
+func (r *Report) writeAltThreads(p func(string, ...any), first int) {
+	if len(r.AltRuns) == 0 {
+		return
 	}
-	if r.Tool == ToolWrk {
-		p("### gwconform load against wrk\n\n")
-		p("The same rounds also ran gwconform load (commands only, the same format, %d connections) against both targets. "+
-			"It does more per request than wrk: it draws one of the %d devices and valid values, signs, encodes, and reads and checks every answer.\n\n",
-			first, benchGateways*benchPerGateway)
-		p("| Target | Format | wrk requests/s | gwconform load requests/s | load / wrk (median of the rounds' ratios) | generator CPU per request, wrk | gwconform load |\n|---|---|---|---|---|---|---|\n")
-		for _, target := range []string{"bare", "gwsim"} {
-			for _, format := range []string{"json", "xml"} {
-				w, l := r.MedianRPS(ToolWrk, target, format, first), r.MedianRPS(ToolLoad, target, format, first)
-				if w == 0 {
-					continue
-				}
-				ratio := PairedRatio(r.RunsOf(ToolLoad, target, format, first), r.RunsOf(ToolWrk, target, format, first))
-				g := func(tool string) string {
-					return dur(time.Duration(median(r.RunsOf(tool, target, format, first), func(x LoadRun) float64 { return float64(x.GenCPUPerRequest()) })))
-				}
-				p("| %s | %s | %s | %s | %.2f × | %s | %s |\n", target, format, num(w), num(l), ratio, g(ToolWrk), g(ToolLoad))
-			}
+	threads := r.AltRuns[0].Threads
+	p("### The JSON runs with %d generator threads\n\n", threads)
+	p("One more round, to show how much the figures above owe to the number of generator threads (%d connections, %s a run). "+
+		"It is one round only: the spread of the rounds above shows how far a single run can be trusted.\n\n", first, secs(r.Duration))
+	p("| Generator | bare requests/s | gwsim requests/s | gwsim / bare |\n|---|---|---|---|\n")
+	alt := func(tool, target string) float64 { v, _ := r.altRPS(tool, target); return v }
+	for _, tool := range []string{ToolWrk, ToolLoad} {
+		b, g := alt(tool, "bare"), alt(tool, "gwsim")
+		if b > 0 {
+			p("| %s | %s | %s | %.2f × |\n", tool, num(b), num(g), g/b)
 		}
-		p("\n")
 	}
-	if len(r.AltRuns) > 0 {
-		threads := r.AltRuns[0].Threads
-		p("### The JSON runs with %d generator threads\n\n", threads)
-		p("One more round, to show how much the figures above owe to the number of generator threads (%d connections, %s a run). "+
-			"It is one round only: the spread of the rounds above shows how far a single run can be trusted.\n\n", first, secs(r.Duration))
-		p("| Generator | bare requests/s | gwsim requests/s | gwsim / bare |\n|---|---|---|---|\n")
-		alt := func(tool, target string) float64 { v, _ := r.altRPS(tool, target); return v }
-		for _, tool := range []string{ToolWrk, ToolLoad} {
-			b, g := alt(tool, "bare"), alt(tool, "gwsim")
-			if b > 0 {
-				p("| %s | %s | %s | %.2f × |\n", tool, num(b), num(g), g/b)
-			}
-		}
-		if w, l := alt(ToolWrk, "bare"), alt(ToolLoad, "bare"); w > 0 && l > 0 {
-			p("\ngwconform load / wrk with %d threads: %.2f × against bare, %.2f × against gwsim.\n", threads, l/w, alt(ToolLoad, "gwsim")/alt(ToolWrk, "gwsim"))
-		}
-		p("\n")
+	if w, l := alt(ToolWrk, "bare"), alt(ToolLoad, "bare"); w > 0 && l > 0 {
+		p("\ngwconform load / wrk with %d threads: %.2f × against bare, %.2f × against gwsim.\n", threads, l/w, alt(ToolLoad, "gwsim")/alt(ToolWrk, "gwsim"))
 	}
+	p("\n")
+}
+
+// writeLoadReproduce writes the command lines, script and bodies that
+// reproduce every run.
+func (r *Report) writeLoadReproduce(p func(string, ...any)) {
 	p("### To reproduce\n\n```sh\nmake build && go build -o bin/gwbench ./cmd/gwbench\n")
 	p("%s\n", r.BenchFleet)
 	p("%s &   # prints GWSIM_URL\n", r.GwsimCmd)
