@@ -169,6 +169,10 @@ func networkSection() Section {
 	}, Goals: (*Report).networkGoals, Write: (*Report).writeNetwork}
 }
 
+// measureNetwork runs the suite against gwsim through a proxy that delays
+// every request: without delay, with random delays, and one request at a
+// time (unless --skip-network-serial); then takes the figure against the
+// embedded simulator to compare with.
 func (r *Report) measureNetwork(ctx context.Context, o Options, logf func(string, ...any)) error {
 	fig := &NetworkFigures{SerialSkipped: o.SkipNetworkSerial}
 	r.Extra[SectionNetwork] = fig
@@ -184,91 +188,130 @@ func (r *Report) measureNetwork(ctx context.Context, o Options, logf func(string
 		return err
 	}
 	defer s.stop()
-	gwconform := filepath.Join(o.Bin, "gwconform")
-	one := func(name string, maxDelay time.Duration, concurrency int) error {
-		// Each run starts from the fleet as loaded, through a proxy of its
-		// own (its figures are the run's); the reset goes to gwsim itself.
-		if err := adminCall(ctx, s.url, "POST", "/_sim/reset", ""); err != nil {
-			return err
-		}
-		proxyArgv := []string{o.Self, "delay", "--addr", "127.0.0.1:0", "--to", s.url, "--max", maxDelay.String(), "--seed", strconv.Itoa(networkSeed)}
-		p, err := startServer(proxyArgv, time.Minute)
-		if err != nil {
-			return err
-		}
-		defer p.stop()
-		dir, err := os.MkdirTemp(o.Work, "network-")
-		if err != nil {
-			return err
-		}
-		argv := []string{gwconform, "run", "--target", p.url, "--fleet", fleetFile, "--report-dir", dir}
-		if concurrency > 0 {
-			argv = append(argv, "--concurrency", strconv.Itoa(concurrency))
-		}
-		run := NetworkRun{Name: name, MaxDelay: maxDelay, Concurrency: concurrency,
-			ProxyCmd: strings.ReplaceAll(strings.Join(shortArgv(proxyArgv), " "), s.url, "GWSIM_URL")}
-		cmdline := strings.ReplaceAll(strings.Join(shortArgv(argv), " "), p.url, "PROXY_URL")
-		cmdline = strings.Replace(cmdline, fleetFile, "one-per-type.yaml", 1)
-		run.Cmd = strings.Replace(cmdline, filepath.Base(dir), "$(mktemp -d)", 1)
-		rctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(rctx, argv[0], argv[1:]...)
-		cmd.Dir = o.Dir
-		logf("  %s: %s", name, run.Cmd)
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		run.Wall = time.Since(start)
-		if run.Exit, err = exitOf(err); err != nil || rctx.Err() != nil {
-			return fmt.Errorf("gwconform run: %v %v: %s", err, rctx.Err(), tail(string(out)))
-		}
-		run.Summary = suiteSummary(string(out))
-		if run.Delays, err = delayStats(ctx, p.url); err != nil {
-			return err
-		}
-		var rep struct {
-			Seed     int64 `json:"seed"`
-			Schedule *struct {
-				Concurrency  int `json:"concurrency"`
-				CriticalPath *struct {
-					Of         string  `json:"of"`
-					RoundTrips int     `json:"round_trips"`
-					Seconds    float64 `json:"seconds"`
-				} `json:"critical_path"`
-			} `json:"schedule"`
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "report.json"))
-		if err != nil {
-			return fmt.Errorf("gwconform run wrote no report.json (exit %d): %s", run.Exit, tail(string(out)))
-		}
-		if err := json.Unmarshal(b, &rep); err != nil {
-			return fmt.Errorf("report.json: %v", err)
-		}
-		run.Seed = rep.Seed
-		if sc := rep.Schedule; sc != nil {
-			run.InFlight = sc.Concurrency
-			if cp := sc.CriticalPath; cp != nil {
-				run.Critical, run.RoundTrips, run.ChainSecs = cp.Of, cp.RoundTrips, cp.Seconds
-			}
-		}
-		os.RemoveAll(dir)
-		fig.Runs = append(fig.Runs, run)
-		logf("  %s: %s (exit %d), %d requests, mean delay %s; critical path %s, %d round trips: floor %s, wall ÷ floor %.2f",
-			name, dur(run.Wall), run.Exit, run.Delays.Requests, dur(run.Delays.Mean()), run.Critical, run.RoundTrips, dur(run.Floor()), run.OverFloor())
-		return nil
-	}
-	if err := one(netRunZero, 0, 0); err != nil {
+	n := &networkRuns{ctx: ctx, o: o, logf: logf, fig: fig, gwsim: s, fleetFile: fleetFile, gwconform: filepath.Join(o.Bin, "gwconform")}
+	if err := n.one(netRunZero, 0, 0); err != nil {
 		return err
 	}
-	if err := one(netRunMean, NetworkMaxDelay, 0); err != nil {
+	if err := n.one(netRunMean, NetworkMaxDelay, 0); err != nil {
 		return err
 	}
 	if o.SkipNetworkSerial {
 		logf("  %s: skipped (--skip-network-serial)", netRunSerial)
-	} else if err := one(netRunSerial, NetworkMaxDelay, 1); err != nil {
+	} else if err := n.one(netRunSerial, NetworkMaxDelay, 1); err != nil {
 		return err
 	}
-	// The embedded simulator's figure: the suite section's, when it ran
-	// in this run; else timed here the same way.
+	return r.embeddedSuite(ctx, o, fig, logf)
+}
+
+// networkRuns runs the suite against one gwsim through delaying proxies
+// and adds each run to fig.Runs.
+type networkRuns struct {
+	ctx                  context.Context
+	o                    Options
+	logf                 func(string, ...any)
+	fig                  *NetworkFigures
+	gwsim                *server
+	fleetFile, gwconform string
+}
+
+// one runs the suite once as name, through a proxy that delays each
+// request by up to maxDelay, with --concurrency when above 0. Each run
+// starts from the fleet as loaded, through a proxy of its own (its
+// figures are the run's); the reset goes to gwsim itself.
+func (n *networkRuns) one(name string, maxDelay time.Duration, concurrency int) error {
+	s := n.gwsim
+	if err := adminCall(n.ctx, s.url, "POST", "/_sim/reset", ""); err != nil {
+		return err
+	}
+	proxyArgv := []string{n.o.Self, "delay", "--addr", "127.0.0.1:0", "--to", s.url, "--max", maxDelay.String(), "--seed", strconv.Itoa(networkSeed)}
+	p, err := startServer(proxyArgv, time.Minute)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	run := NetworkRun{Name: name, MaxDelay: maxDelay, Concurrency: concurrency,
+		ProxyCmd: strings.ReplaceAll(strings.Join(shortArgv(proxyArgv), " "), s.url, "GWSIM_URL")}
+	if err := n.runSuite(&run, p); err != nil {
+		return err
+	}
+	n.fig.Runs = append(n.fig.Runs, run)
+	n.logf("  %s: %s (exit %d), %d requests, mean delay %s; critical path %s, %d round trips: floor %s, wall ÷ floor %.2f",
+		name, dur(run.Wall), run.Exit, run.Delays.Requests, dur(run.Delays.Mean()), run.Critical, run.RoundTrips, dur(run.Floor()), run.OverFloor())
+	return nil
+}
+
+// runSuite runs gwconform run through the proxy p (at most 15 minutes)
+// and fills run with its command line, time, exit, summary, the proxy's
+// delays and the report's schedule.
+func (n *networkRuns) runSuite(run *NetworkRun, p *server) error {
+	o := n.o
+	dir, err := os.MkdirTemp(o.Work, "network-")
+	if err != nil {
+		return err
+	}
+	argv := []string{n.gwconform, "run", "--target", p.url, "--fleet", n.fleetFile, "--report-dir", dir}
+	if run.Concurrency > 0 {
+		argv = append(argv, "--concurrency", strconv.Itoa(run.Concurrency))
+	}
+	cmdline := strings.ReplaceAll(strings.Join(shortArgv(argv), " "), p.url, "PROXY_URL")
+	cmdline = strings.Replace(cmdline, n.fleetFile, "one-per-type.yaml", 1)
+	run.Cmd = strings.Replace(cmdline, filepath.Base(dir), "$(mktemp -d)", 1)
+	rctx, cancel := context.WithTimeout(n.ctx, 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, argv[0], argv[1:]...)
+	cmd.Dir = o.Dir
+	n.logf("  %s: %s", run.Name, run.Cmd)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	run.Wall = time.Since(start)
+	if run.Exit, err = exitOf(err); err != nil || rctx.Err() != nil {
+		return fmt.Errorf("gwconform run: %v %v: %s", err, rctx.Err(), tail(string(out)))
+	}
+	run.Summary = suiteSummary(string(out))
+	if run.Delays, err = delayStats(n.ctx, p.url); err != nil {
+		return err
+	}
+	if err := readSchedule(run, dir, out); err != nil {
+		return err
+	}
+	os.RemoveAll(dir)
+	return nil
+}
+
+// readSchedule reads the run's seed, requests in flight and critical path
+// from the report.json in dir; out is the run's output, for the error.
+func readSchedule(run *NetworkRun, dir string, out []byte) error {
+	var rep struct {
+		Seed     int64 `json:"seed"`
+		Schedule *struct {
+			Concurrency  int `json:"concurrency"`
+			CriticalPath *struct {
+				Of         string  `json:"of"`
+				RoundTrips int     `json:"round_trips"`
+				Seconds    float64 `json:"seconds"`
+			} `json:"critical_path"`
+		} `json:"schedule"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return fmt.Errorf("gwconform run wrote no report.json (exit %d): %s", run.Exit, tail(string(out)))
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("report.json: %v", err)
+	}
+	run.Seed = rep.Seed
+	if sc := rep.Schedule; sc != nil {
+		run.InFlight = sc.Concurrency
+		if cp := sc.CriticalPath; cp != nil {
+			run.Critical, run.RoundTrips, run.ChainSecs = cp.Of, cp.RoundTrips, cp.Seconds
+		}
+	}
+	return nil
+}
+
+// embeddedSuite takes the embedded simulator's figure: the suite
+// section's, when it ran in this run; else timed here the same way.
+func (r *Report) embeddedSuite(ctx context.Context, o Options, fig *NetworkFigures, logf func(string, ...any)) error {
 	if len(r.Suite.Times) > 0 {
 		fig.Embedded = r.Suite
 		return nil
