@@ -37,57 +37,116 @@ func main() {
 
 func run(ctx context.Context, args []string) int {
 	if len(args) > 0 {
-		switch args[0] {
-		case "bare":
-			fs := flag.NewFlagSet("gwbench bare", flag.ContinueOnError)
-			addr := fs.String("addr", "127.0.0.1:0", "listen address")
-			headroom := fs.Int("gc-headroom", 0, "keep `MiB` of room for garbage between collections, as gwsim serve --gc-headroom does (0: Go's own pace)")
-			if err := fs.Parse(args[1:]); err != nil || *headroom < 0 {
-				return 2
-			}
-			defer gcheadroom.Start(uint64(*headroom) << 20).Stop()
-			if err := bench.ServeBare(ctx, *addr, os.Stdout); err != nil {
-				fmt.Fprintln(os.Stderr, "gwbench bare:", err)
-				return 1
-			}
-			return 0
-		case "delay":
-			fs := flag.NewFlagSet("gwbench delay", flag.ContinueOnError)
-			addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback only)")
-			to := fs.String("to", "", "URL of the target every request is forwarded to (loopback only)")
-			most := fs.Duration("max", bench.NetworkMaxDelay, "each request is held for a delay drawn uniformly from 0 to this (0: none)")
-			seed := fs.Uint64("seed", 1, "seed of the delays")
-			if err := fs.Parse(args[1:]); err != nil || *most < 0 || *to == "" {
-				return 2
-			}
-			if err := bench.ServeDelayProxy(ctx, *addr, *to, *most, *seed, os.Stdout); err != nil {
-				fmt.Fprintln(os.Stderr, "gwbench delay:", err)
-				return 1
-			}
-			return 0
-		case "typefleet":
-			fs := flag.NewFlagSet("gwbench typefleet", flag.ContinueOnError)
-			out := fs.String("out", "one-per-type.yaml", "the fleet file to write")
-			if err := fs.Parse(args[1:]); err != nil {
-				return 2
-			}
-			if err := bench.WriteOnePerTypeFleet(*out); err != nil {
-				fmt.Fprintln(os.Stderr, "gwbench typefleet:", err)
-				return 1
-			}
-			return 0
-		case "fleetmem":
-			fs := flag.NewFlagSet("gwbench fleetmem", flag.ContinueOnError)
-			n := fs.Int("devices", 1_000_000, "devices in the generated fleet")
-			if err := fs.Parse(args[1:]); err != nil || *n < 1 {
-				return 2
-			}
-			json.NewEncoder(os.Stdout).Encode(bench.MeasureFleet(*n))
-			return 0
+		if code, ok := subcommand(ctx, args[0], args[1:]); ok {
+			return code
 		}
 	}
+	inv, code, ok := parseArgs(args)
+	if !ok {
+		return code
+	}
+	r, err := bench.Run(ctx, inv.o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gwbench:", err)
+		return 1
+	}
+	if err := inv.write(r); err != nil {
+		fmt.Fprintln(os.Stderr, "gwbench:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "gwbench: wrote %s in %s\n", inv.out, r.Took.Round(1e9))
+	printGoals(r)
+	return 0
+}
+
+// subcommand runs gwbench bare, delay, typefleet or fleetmem, the
+// processes the bench starts; ok is false for any other first argument.
+func subcommand(ctx context.Context, name string, args []string) (code int, ok bool) {
+	switch name {
+	case "bare":
+		return bareCmd(ctx, args), true
+	case "delay":
+		return delayCmd(ctx, args), true
+	case "typefleet":
+		return typefleetCmd(args), true
+	case "fleetmem":
+		return fleetmemCmd(args), true
+	}
+	return 0, false
+}
+
+// bareCmd is gwbench bare: the bare handler gwsim is compared with.
+func bareCmd(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("gwbench bare", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	headroom := fs.Int("gc-headroom", 0, "keep `MiB` of room for garbage between collections, as gwsim serve --gc-headroom does (0: Go's own pace)")
+	if err := fs.Parse(args); err != nil || *headroom < 0 {
+		return 2
+	}
+	defer gcheadroom.Start(uint64(*headroom) << 20).Stop()
+	if err := bench.ServeBare(ctx, *addr, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "gwbench bare:", err)
+		return 1
+	}
+	return 0
+}
+
+// delayCmd is gwbench delay: a reverse proxy that delays each request.
+func delayCmd(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("gwbench delay", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback only)")
+	to := fs.String("to", "", "URL of the target every request is forwarded to (loopback only)")
+	most := fs.Duration("max", bench.NetworkMaxDelay, "each request is held for a delay drawn uniformly from 0 to this (0: none)")
+	seed := fs.Uint64("seed", 1, "seed of the delays")
+	if err := fs.Parse(args); err != nil || *most < 0 || *to == "" {
+		return 2
+	}
+	if err := bench.ServeDelayProxy(ctx, *addr, *to, *most, *seed, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "gwbench delay:", err)
+		return 1
+	}
+	return 0
+}
+
+// typefleetCmd is gwbench typefleet: the fleet with one device of each
+// type on its tested gateway.
+func typefleetCmd(args []string) int {
+	fs := flag.NewFlagSet("gwbench typefleet", flag.ContinueOnError)
+	out := fs.String("out", "one-per-type.yaml", "the fleet file to write")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := bench.WriteOnePerTypeFleet(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "gwbench typefleet:", err)
+		return 1
+	}
+	return 0
+}
+
+// fleetmemCmd is gwbench fleetmem: the heap and load time of a generated
+// fleet, as JSON, measured in a process of its own.
+func fleetmemCmd(args []string) int {
+	fs := flag.NewFlagSet("gwbench fleetmem", flag.ContinueOnError)
+	n := fs.Int("devices", 1_000_000, "devices in the generated fleet")
+	if err := fs.Parse(args); err != nil || *n < 1 {
+		return 2
+	}
+	json.NewEncoder(os.Stdout).Encode(bench.MeasureFleet(*n))
+	return 0
+}
+
+// invocation is what gwbench's flags ask for: the bench's options and the
+// files to write.
+type invocation struct {
+	o            bench.Options
+	out, jsonOut string
+}
+
+// parseArgs reads gwbench's flags; when ok is false, gwbench exits with
+// code (0 after -h).
+func parseArgs(args []string) (inv invocation, code int, ok bool) {
 	fs := flag.NewFlagSet("gwbench", flag.ContinueOnError)
-	var o bench.Options
+	o := &inv.o
 	out := fs.String("out", "docs/benchmarks.md", "the Markdown file to write")
 	jsonOut := fs.String("json", "", "also write every figure as JSON to this file")
 	fs.StringVar(&o.Dir, "dir", ".", "the repository's root")
@@ -116,50 +175,53 @@ func run(ctx context.Context, args []string) int {
 	sizes := fs.String("fleets", "10000,100000,1000000", "fleet sizes measured, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return inv, 0, false
 		}
-		return 2
+		return inv, 2, false
 	}
+	inv.out, inv.jsonOut = *out, *jsonOut
 	if o.ExploreDuration <= 0 {
 		o.ExploreDuration = -1 // none
 	}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 	}
-	var ok bool
-	if o.FleetSizes, ok = counts("--fleets", *sizes); !ok {
-		return 2
+	var countsOK bool
+	if o.FleetSizes, countsOK = counts("--fleets", *sizes); !countsOK {
+		return inv, 2, false
 	}
-	if o.Connections, ok = counts("--connections", *conns); !ok {
-		return 2
+	if o.Connections, countsOK = counts("--connections", *conns); !countsOK {
+		return inv, 2, false
 	}
 	o.Log = os.Stderr
-	r, err := bench.Run(ctx, o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gwbench:", err)
-		return 1
-	}
+	return inv, 0, true
+}
+
+// write writes the Markdown report, and the JSON of every figure when
+// --json asks for it.
+func (inv invocation) write(r *bench.Report) error {
 	var b bytes.Buffer
 	if err := r.WriteMarkdown(&b); err != nil {
-		fmt.Fprintln(os.Stderr, "gwbench:", err)
-		return 1
+		return err
 	}
-	err = os.MkdirAll(filepath.Dir(*out), 0o755)
+	err := os.MkdirAll(filepath.Dir(inv.out), 0o755)
 	if err == nil {
-		err = safefile.WriteFile(*out, b.Bytes(), 0o644)
+		err = safefile.WriteFile(inv.out, b.Bytes(), 0o644)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "gwbench:", err)
-		return 1
+		return err
 	}
-	if *jsonOut != "" {
+	if inv.jsonOut != "" {
 		j, _ := json.MarshalIndent(r, "", "  ")
-		if err := safefile.WriteFile(*jsonOut, j, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "gwbench:", err)
-			return 1
+		if err := safefile.WriteFile(inv.jsonOut, j, 0o644); err != nil {
+			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "gwbench: wrote %s in %s\n", *out, r.Took.Round(1e9))
+	return nil
+}
+
+// printGoals prints each goal's verdict and figure on stderr.
+func printGoals(r *bench.Report) {
 	for _, g := range r.Goals() {
 		verdict := "met"
 		switch {
@@ -172,7 +234,6 @@ func run(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(os.Stderr, "  %-8s %s: %s\n", verdict, g.Name, g.Measured)
 	}
-	return 0
 }
 
 // counts reads a comma-separated list of positive numbers.
