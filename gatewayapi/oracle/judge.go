@@ -642,147 +642,242 @@ type Sent struct {
 // type's fields, none of them present; for a message, message_type, then
 // message_value; for update name, sn, then name.
 func Judge(op device.Operation, format device.Format, fields []Sent) Verdict {
-	get := map[string]Value{}
-	for _, s := range fields {
-		if _, dup := get[s.Key]; dup {
-			if format == device.XML {
-				return refuse(false, device.CodeInvalidField, s.Key, s.Key+" appears twice: one element per field", QuoteXMLBody)
+	j := &judging{op: op, format: format, fields: fields, get: map[string]Value{}, must: true, state: map[string]any{}}
+	if v, done := j.collect(); done {
+		return v
+	}
+	if v, done := j.envelope(); done {
+		return v
+	}
+	if v, done := j.commandType(); done {
+		return v
+	}
+	if v, done := j.unexpected(); done {
+		return v
+	}
+	var v Verdict
+	var done bool
+	switch op {
+	case device.SendCommand:
+		v, done = j.command()
+	case device.SendMessage:
+		v, done = j.message()
+	case device.UpdateName:
+		v, done = j.rename()
+	}
+	if done {
+		return v
+	}
+	return Verdict{OK: true, Must: j.must, Status: 200, State: j.state, Why: "valid"}
+}
+
+// judging is one request as Judge goes through it. Each step returns the
+// verdict and true when it decides the request, false to go on.
+type judging struct {
+	op     device.Operation
+	format device.Format
+	fields []Sent
+	// get is each field's value by key.
+	get map[string]Value
+	// must stays true while every verdict so far rests on the published
+	// text alone.
+	must bool
+	// state is what a valid request stores; typ a command's type.
+	state map[string]any
+	typ   *Type
+}
+
+// and keeps must true only when v rests on the published text too.
+func (j *judging) and(v Verdict) { j.must = j.must && v.Must }
+
+// collect reads the fields by key. A field twice is refused in XML, one
+// element per field; in a JSON object the texts leave it open.
+func (j *judging) collect() (Verdict, bool) {
+	for _, s := range j.fields {
+		if _, dup := j.get[s.Key]; dup {
+			if j.format == device.XML {
+				return refuse(false, device.CodeInvalidField, s.Key, s.Key+" appears twice: one element per field", QuoteXMLBody), true
 			}
-			return open(s.Key + " appears twice in a JSON object")
+			return open(s.Key + " appears twice in a JSON object"), true
 		}
-		get[s.Key] = s.Value
+		j.get[s.Key] = s.Value
 	}
-	must := true
-	and := func(v Verdict) { must = must && v.Must }
+	return Verdict{}, false
+}
+
+// envelope judges the envelope: a missing field first, then each field's
+// form in published order, then format when it is there.
+func (j *judging) envelope() (Verdict, bool) {
 	for _, f := range Envelope {
-		if _, ok := get[f.Name]; !ok {
-			return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required (published 2.1)", f.typeQuote())
+		if _, ok := j.get[f.Name]; !ok {
+			return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required (published 2.1)", f.typeQuote()), true
 		}
 	}
 	for _, f := range Envelope {
-		v := f.Judge(format, get[f.Name])
+		v := f.Judge(j.format, j.get[f.Name])
 		if !v.OK || v.Open {
-			return v
+			return v, true
 		}
-		and(v)
+		j.and(v)
 	}
-	if v, ok := get[device.FieldFormat]; ok {
-		j := FormatField.Judge(format, v)
-		if !j.OK || j.Open {
-			return j
+	if v, ok := j.get[device.FieldFormat]; ok {
+		k := FormatField.Judge(j.format, v)
+		if !k.OK || k.Open {
+			return k, true
 		}
-		and(j)
+		j.and(k)
 	}
-	state := map[string]any{}
-	var typ *Type
-	if op == device.SendCommand {
-		v, ok := get[device.FieldType]
-		if !ok {
-			return refuse(true, device.CodeMissingField, device.FieldType, "type is required (published 4.1)", QuoteCommandBody)
-		}
-		j := TypeField.Judge(format, v)
-		if !j.OK {
-			return j
-		}
-		typ, _ = LookupType(v.Raw)
+	return Verdict{}, false
+}
+
+// commandType judges a command's type, missing then unknown, and finds
+// the type whose fields the command may carry.
+func (j *judging) commandType() (Verdict, bool) {
+	if j.op != device.SendCommand {
+		return Verdict{}, false
 	}
+	v, ok := j.get[device.FieldType]
+	if !ok {
+		return refuse(true, device.CodeMissingField, device.FieldType, "type is required (published 4.1)", QuoteCommandBody), true
+	}
+	k := TypeField.Judge(j.format, v)
+	if !k.OK {
+		return k, true
+	}
+	j.typ, _ = LookupType(v.Raw)
+	return Verdict{}, false
+}
+
+// unexpected refuses a field that is neither the envelope's, format, the
+// operation's nor, for a command, its type's (CONTRACT 2).
+func (j *judging) unexpected() (Verdict, bool) {
 	allowed := map[string]bool{device.FieldFormat: true}
 	for _, f := range Envelope {
 		allowed[f.Name] = true
 	}
-	for _, k := range opFields(op) {
+	for _, k := range opFields(j.op) {
 		allowed[k] = true
 	}
-	if typ != nil {
-		for i := range typ.Fields {
-			allowed[typ.Fields[i].Wire(format)] = true
+	if j.typ != nil {
+		for i := range j.typ.Fields {
+			allowed[j.typ.Fields[i].Wire(j.format)] = true
 		}
 	}
-	for _, s := range fields {
+	for _, s := range j.fields {
 		if !allowed[s.Key] {
-			return refuse(false, device.CodeUnexpectedField, s.Key, s.Key+" is not a field of this request (CONTRACT 2)", QuoteUnexpected)
+			return refuse(false, device.CodeUnexpectedField, s.Key, s.Key+" is not a field of this request (CONTRACT 2)", QuoteUnexpected), true
 		}
 	}
-	field := func(f *Field) (Verdict, bool) {
-		v, ok := get[f.Name]
-		if !ok {
-			return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required", bodyQuote(op)), false
-		}
-		j := f.Judge(format, v)
-		if !j.OK || j.Open {
-			return j, false
-		}
-		and(j)
-		return j, true
+	return Verdict{}, false
+}
+
+// required judges a field the operation requires; ok is false when the
+// verdict decides the request.
+func (j *judging) required(f *Field) (Verdict, bool) {
+	v, ok := j.get[f.Name]
+	if !ok {
+		return refuse(true, device.CodeMissingField, f.Name, f.Name+" is required", bodyQuote(j.op)), false
 	}
-	switch op {
-	case device.SendCommand:
-		sn, hasSN := get[device.FieldSN]
-		id, hasID := get[device.FieldDeviceID]
-		switch {
-		case hasSN:
-			j := SN.Judge(format, sn)
-			if !j.OK || j.Open {
-				return j
-			}
-			and(j)
-			if hasID {
-				k := DeviceID.Judge(format, id)
-				if !k.OK || k.Open {
-					return k
-				}
-				if k.Stored != j.Stored {
-					return refuse(false, device.CodeInvalidField, device.FieldDeviceID, "device_id and sn name different devices (CONTRACT 2)", QuoteDeviceIDBoth)
-				}
-				must = false
-			}
-		case hasID:
-			k := DeviceID.Judge(format, id)
+	k := f.Judge(j.format, v)
+	if !k.OK || k.Open {
+		return k, false
+	}
+	j.and(k)
+	return k, true
+}
+
+// command judges a command's device, then its type's fields.
+func (j *judging) command() (Verdict, bool) {
+	if v, done := j.commandDevice(); done {
+		return v, true
+	}
+	return j.commandFields()
+}
+
+// commandDevice judges sn and device_id: one of them is required, and
+// both must name the same device. device_id is CONTRACT 2's alias, not
+// the published text's.
+func (j *judging) commandDevice() (Verdict, bool) {
+	sn, hasSN := j.get[device.FieldSN]
+	id, hasID := j.get[device.FieldDeviceID]
+	switch {
+	case hasSN:
+		v := SN.Judge(j.format, sn)
+		if !v.OK || v.Open {
+			return v, true
+		}
+		j.and(v)
+		if hasID {
+			k := DeviceID.Judge(j.format, id)
 			if !k.OK || k.Open {
-				return k
+				return k, true
 			}
-			must = false // the alias is CONTRACT 2's
-		default:
-			return refuse(true, device.CodeMissingField, device.FieldSN, "sn is required (published 4.1)", QuoteCommandBody)
+			if k.Stored != v.Stored {
+				return refuse(false, device.CodeInvalidField, device.FieldDeviceID, "device_id and sn name different devices (CONTRACT 2)", QuoteDeviceIDBoth), true
+			}
+			j.must = false
 		}
-		for i := range typ.Fields {
-			f := &typ.Fields[i]
-			v, ok := get[f.Wire(format)]
-			if !ok {
-				must = false // a subset of the fields is CONTRACT 3's
-				continue
-			}
-			j := f.Judge(format, v)
-			if !j.OK || j.Open {
-				return j
-			}
-			and(j)
-			state[f.Name] = j.Stored
+	case hasID:
+		k := DeviceID.Judge(j.format, id)
+		if !k.OK || k.Open {
+			return k, true
 		}
-		if len(state) == 0 {
-			return refuse(false, device.CodeMissingField, typ.Fields[0].Wire(format),
-				"a command must carry at least one field of its type (CONTRACT 3)", QuoteOneField)
+		j.must = false // the alias is CONTRACT 2's
+	default:
+		return refuse(true, device.CodeMissingField, device.FieldSN, "sn is required (published 4.1)", QuoteCommandBody), true
+	}
+	return Verdict{}, false
+}
+
+// commandFields judges the type's fields the command carries, of which
+// there must be at least one, and keeps what each stores.
+func (j *judging) commandFields() (Verdict, bool) {
+	typ := j.typ
+	for i := range typ.Fields {
+		f := &typ.Fields[i]
+		v, ok := j.get[f.Wire(j.format)]
+		if !ok {
+			j.must = false // a subset of the fields is CONTRACT 3's
+			continue
 		}
-	case device.SendMessage:
-		for _, f := range []*Field{&MessageType, &MessageValue} {
-			j, ok := field(f)
-			if !ok {
-				return j
-			}
-			state[f.Name] = j.Stored
+		k := f.Judge(j.format, v)
+		if !k.OK || k.Open {
+			return k, true
 		}
-	case device.UpdateName:
-		for _, f := range []*Field{&SN, &Name} {
-			j, ok := field(f)
-			if !ok {
-				return j
-			}
-			if f == &Name {
-				state[f.Name] = j.Stored
-			}
+		j.and(k)
+		j.state[f.Name] = k.Stored
+	}
+	if len(j.state) == 0 {
+		return refuse(false, device.CodeMissingField, typ.Fields[0].Wire(j.format),
+			"a command must carry at least one field of its type (CONTRACT 3)", QuoteOneField), true
+	}
+	return Verdict{}, false
+}
+
+// message judges message_type, then message_value, and keeps both.
+func (j *judging) message() (Verdict, bool) {
+	for _, f := range []*Field{&MessageType, &MessageValue} {
+		v, ok := j.required(f)
+		if !ok {
+			return v, true
+		}
+		j.state[f.Name] = v.Stored
+	}
+	return Verdict{}, false
+}
+
+// rename judges sn, then name, and keeps the name.
+func (j *judging) rename() (Verdict, bool) {
+	for _, f := range []*Field{&SN, &Name} {
+		v, ok := j.required(f)
+		if !ok {
+			return v, true
+		}
+		if f == &Name {
+			j.state[f.Name] = v.Stored
 		}
 	}
-	return Verdict{OK: true, Must: must, Status: 200, State: state, Why: "valid"}
+	return Verdict{}, false
 }
 
 // Canonical is the value a valid command field stores, given its XML name
