@@ -248,22 +248,38 @@ func clonePhases(ps []Phase) []Phase {
 // mergeClient adds b's counts to a's; the latest of each example, breach
 // and skew is the one seen last.
 func mergeClient(a *Client, b Client) {
+	bLater := mergeSpan(a, b)
+	mergeCoverage(a, b.Coverage)
+	mergeErrors(a, b.Errors)
+	mergeJudgements(a, b.Judgements)
+	mergeSkew(a, b.Skew, bLater)
+	mergePhases(a, b.Phases)
+}
+
+// mergeSpan widens a's first and last request to b's and adds b's
+// totals; bLater says b's last request is the later one.
+func mergeSpan(a *Client, b Client) (bLater bool) {
 	if a.Requests == 0 || (!b.First.IsZero() && b.First.Before(a.First)) {
 		a.First = b.First
 	}
-	bLater := b.Last.After(a.Last)
+	bLater = b.Last.After(a.Last)
 	if bLater {
 		a.Last = b.Last
 	}
 	a.Requests += b.Requests
 	a.SignFailures += b.SignFailures
 	a.ForeignFields += b.ForeignFields
+	return bLater
+}
 
+// mergeCoverage adds b's coverage to a's, by operation, type and format,
+// in that order.
+func mergeCoverage(a *Client, b []Coverage) {
 	cov := map[[3]string]int{}
 	for i, c := range a.Coverage {
 		cov[[3]string{c.Operation, c.Type, c.Format}] = i
 	}
-	for _, c := range b.Coverage {
+	for _, c := range b {
 		if i, ok := cov[[3]string{c.Operation, c.Type, c.Format}]; ok {
 			a.Coverage[i].Sent += c.Sent
 			a.Coverage[i].Succeeded += c.Succeeded
@@ -281,12 +297,17 @@ func mergeClient(a *Client, b Client) {
 		}
 		return x.Format < y.Format
 	})
+}
 
+// mergeErrors adds b's error counts to a's by code, keeping the latest
+// example of each; beyond maxCodes codes they count as "other". The most
+// frequent come first.
+func mergeErrors(a *Client, b []ErrorCount) {
 	errs := map[string]int{}
 	for i, e := range a.Errors {
 		errs[e.Code] = i
 	}
-	for _, e := range b.Errors {
+	for _, e := range b {
 		i, ok := errs[e.Code]
 		if !ok && len(a.Errors) >= maxCodes {
 			i, ok = errs["other"]
@@ -313,9 +334,13 @@ func mergeClient(a *Client, b Client) {
 		}
 		return a.Errors[i].Code < a.Errors[j].Code
 	})
+}
 
+// mergeJudgements adds b's violations to a's judgements of the same rule,
+// keeping the latest breach.
+func mergeJudgements(a *Client, b []Judgement) {
 	for i := range a.Judgements {
-		for _, j := range b.Judgements {
+		for _, j := range b {
 			if j.ID != a.Judgements[i].ID {
 				continue
 			}
@@ -327,64 +352,79 @@ func mergeClient(a *Client, b Client) {
 			}
 		}
 	}
+}
 
-	if b.Skew != nil {
-		if a.Skew == nil {
-			s := *b.Skew
-			a.Skew = &s
-		} else {
-			a.Skew.Samples += b.Skew.Samples
-			a.Skew.MinSeconds = min(a.Skew.MinSeconds, b.Skew.MinSeconds)
-			a.Skew.MaxSeconds = max(a.Skew.MaxSeconds, b.Skew.MaxSeconds)
-			if bLater {
-				a.Skew.LastSeconds = b.Skew.LastSeconds
-			}
-		}
+// mergeSkew widens a's clock skew to b's; the last skew is b's when b's
+// last request is the later one.
+func mergeSkew(a *Client, b *Skew, bLater bool) {
+	if b == nil {
+		return
 	}
+	if a.Skew == nil {
+		s := *b
+		a.Skew = &s
+		return
+	}
+	a.Skew.Samples += b.Samples
+	a.Skew.MinSeconds = min(a.Skew.MinSeconds, b.MinSeconds)
+	a.Skew.MaxSeconds = max(a.Skew.MaxSeconds, b.MaxSeconds)
+	if bLater {
+		a.Skew.LastSeconds = b.LastSeconds
+	}
+}
 
-	for _, p := range b.Phases {
+// mergePhases adds each of b's scenario phases to a's of the same name,
+// or keeps it as a phase of its own while a has fewer than maxPhases.
+func mergePhases(a *Client, b []Phase) {
+	for _, p := range b {
 		found := false
 		for i := range a.Phases {
 			if a.Phases[i].Phase != p.Phase {
 				continue
 			}
 			found = true
-			x := &a.Phases[i]
-			x.Requests += p.Requests
-			x.Errors += p.Errors
-			x.RetriedEarly += p.RetriedEarly
-			for k, n := range p.Devices {
-				if x.Devices == nil {
-					x.Devices = map[string]uint64{}
-				}
-				x.Devices[k] += n
-			}
-			if l := p.Latency; l != nil {
-				if x.Latency == nil {
-					c := *l
-					x.Latency = &c
-				} else {
-					x.Latency.MinMS, x.Latency.MaxMS = min(x.Latency.MinMS, l.MinMS), max(x.Latency.MaxMS, l.MaxMS)
-					x.Latency.AvgMS = (x.Latency.AvgMS + l.AvgMS) / 2 // each replica's average, weighed alike
-				}
-			}
-			if r := p.Recovery; r != nil && r.Recovered && (x.Recovery == nil || !x.Recovery.Recovered || r.AfterMS < x.Recovery.AfterMS) {
-				c := *r
-				x.Recovery = &c
-			}
-			if x.Codes == nil {
-				x.Codes = map[string]uint64{}
-			}
-			for code, n := range p.Codes {
-				if _, ok := x.Codes[code]; ok || len(x.Codes) < maxCodes {
-					x.Codes[code] += n
-				}
-			}
+			addPhase(&a.Phases[i], p)
 		}
 		if !found && len(a.Phases) < maxPhases {
 			cp := p
 			cp.Codes = maps.Clone(p.Codes)
 			a.Phases = append(a.Phases, cp)
+		}
+	}
+}
+
+// addPhase adds p's counts to x, the same phase: the latency's extremes
+// and the average of the two averages, the quickest recovery, and codes
+// up to maxCodes.
+func addPhase(x *Phase, p Phase) {
+	x.Requests += p.Requests
+	x.Errors += p.Errors
+	x.RetriedEarly += p.RetriedEarly
+	for k, n := range p.Devices {
+		if x.Devices == nil {
+			x.Devices = map[string]uint64{}
+		}
+		x.Devices[k] += n
+	}
+	if l := p.Latency; l != nil {
+		if x.Latency == nil {
+			c := *l
+			x.Latency = &c
+		} else {
+			x.Latency.MinMS, x.Latency.MaxMS = min(x.Latency.MinMS, l.MinMS), max(x.Latency.MaxMS, l.MaxMS)
+			x.Latency.AvgMS = (x.Latency.AvgMS + l.AvgMS) / 2 // each replica's average, weighed alike
+		}
+	}
+	if r := p.Recovery; r != nil && r.Recovered && (x.Recovery == nil || !x.Recovery.Recovered || r.AfterMS < x.Recovery.AfterMS) {
+		c := *r
+		x.Recovery = &c
+	}
+	if x.Codes == nil {
+		x.Codes = map[string]uint64{}
+	}
+	for code, n := range p.Codes {
+		if _, ok := x.Codes[code]; ok || len(x.Codes) < maxCodes {
+			x.Codes[code] += n
 		}
 	}
 }
