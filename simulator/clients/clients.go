@@ -628,13 +628,34 @@ func timeOf(ns int64) time.Time {
 func (c *client) observe(window time.Duration, signFromAnswer bool, at, done time.Time, q *request, a *answer, hits []phaseHit) {
 	c.dirty = true
 	status, ae := int(a.status), a.e()
+	what := desc{q.op, q.typ, q.format}
+	c.count(at, what, status)
+	c.judgeRequest(window, signFromAnswer, at, what, q, ae)
+	early := c.judgeFollowing(at, what, q, a, ae)
+	c.remember(at, done, status, q, a, ae)
+	if status != http.StatusOK {
+		c.countError(at, what, status, ae)
+	}
+	if len(hits) > 0 {
+		code := ae.Code
+		if code == "" && status != http.StatusOK {
+			code = "http_" + strconv.Itoa(status)
+		}
+		for _, h := range hits {
+			c.phase(h, at, done, status, code, early)
+		}
+	}
+}
+
+// count counts the request, when it came, and what it covered: its
+// operation, type and format, sent and succeeded.
+func (c *client) count(at time.Time, what desc, status int) {
 	if c.requests == 0 {
 		c.first = at
 	}
 	c.requests++
 	c.last = at
-	what := desc{q.op, q.typ, q.format}
-	if q.format != 0 {
+	if what.format != 0 {
 		if c.coverage == nil {
 			c.coverage = make([]covCount, coverageSize)
 		}
@@ -644,8 +665,11 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 			cc.ok++
 		}
 	}
+}
 
-	// Judgements on the request itself.
+// judgeRequest judges the request itself: valid, no foreign field, a
+// right sign, and a clock near the server's.
+func (c *client) judgeRequest(window time.Duration, signFromAnswer bool, at time.Time, what desc, q *request, ae *device.Error) {
 	odd := q.odd
 	if odd == nil {
 		odd = &noOddity
@@ -662,27 +686,38 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 	if q.signBad || (signFromAnswer && ae.Code == device.CodeBadSignature) {
 		c.flag(JudgeSign, at, what).kind = breachSign
 	}
-	if q.hasTime {
-		c.skewN++
-		c.skewLast = q.skew
-		if c.skewN == 1 || q.skew < c.skewMin {
-			c.skewMin = q.skew
-		}
-		if c.skewN == 1 || q.skew > c.skewMax {
-			c.skewMax = q.skew
-		}
-		if window > 0 && (q.skew > window || q.skew < -window) {
-			v := c.flag(JudgeClock, at, what)
-			v.kind, v.d = breachSkew, q.skew
-		}
-	} else if ae.Code == device.CodeStaleTimestamp {
-		c.flag(JudgeClock, at, what).kind = breachStale
-	}
+	c.judgeClock(window, at, what, q, ae)
+}
 
-	// Judgements on how the request follows earlier answers. A request
-	// is judged against an answer only when it arrived after that
-	// answer had left (retrySlack later: it may have been on its way).
-	early := false
+// judgeClock keeps the skew of the request's timestamp and flags one
+// outside the window, or a timestamp the server called stale.
+func (c *client) judgeClock(window time.Duration, at time.Time, what desc, q *request, ae *device.Error) {
+	if !q.hasTime {
+		if ae.Code == device.CodeStaleTimestamp {
+			c.flag(JudgeClock, at, what).kind = breachStale
+		}
+		return
+	}
+	c.skewN++
+	c.skewLast = q.skew
+	if c.skewN == 1 || q.skew < c.skewMin {
+		c.skewMin = q.skew
+	}
+	if c.skewN == 1 || q.skew > c.skewMax {
+		c.skewMax = q.skew
+	}
+	if window > 0 && (q.skew > window || q.skew < -window) {
+		v := c.flag(JudgeClock, at, what)
+		v.kind, v.d = breachSkew, q.skew
+	}
+}
+
+// judgeFollowing judges how the request follows earlier answers: Retry-
+// After kept, a refused request not sent again, no replay, known devices.
+// A request is judged against an answer only when it arrived after that
+// answer had left (retrySlack later: it may have been on its way). It
+// says the request came before an answer allowed it.
+func (c *client) judgeFollowing(at time.Time, what desc, q *request, a *answer, ae *device.Error) (early bool) {
 	if !c.retryUntil.IsZero() && at.Before(c.retryUntil.Add(-retrySlack)) && after(at, c.retryFrom, a.same, c.retrySame) {
 		early = true
 		v := c.flag(JudgeRetryAfter, at, what)
@@ -712,8 +747,13 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 		v := c.flag(JudgeKnown, at, what)
 		v.kind, v.err = breachError, ae
 	}
+	return early
+}
 
-	// What the answer asks of the next request.
+// remember keeps what the answer asks of the next request: an accepted
+// request is not to be replayed, a refused one not sent again, and what
+// the answer asks to wait for.
+func (c *client) remember(at, done time.Time, status int, q *request, a *answer, ae *device.Error) {
 	if status == http.StatusOK && q.format != 0 {
 		c.sent.add(q.exact, at, q.format) // accepted: a replay of it is one
 	}
@@ -721,35 +761,30 @@ func (c *client) observe(window time.Duration, signFromAnswer bool, at, done tim
 		c.refused.add(q.exact, at, q.format)
 	}
 	c.asks(done, status, ae.Code, q, a)
-	if status != http.StatusOK {
-		code := ae.Code
-		if code == "" {
-			code = "http_" + strconv.Itoa(status)
+}
+
+// countError counts an answer other than success under its code
+// ("http_N" without one; beyond maxCodes codes, "other") and keeps it as
+// the code's latest example.
+func (c *client) countError(at time.Time, what desc, status int, ae *device.Error) {
+	code := ae.Code
+	if code == "" {
+		code = "http_" + strconv.Itoa(status)
+	}
+	es := c.errors[code]
+	if es == nil {
+		if len(c.errors) >= maxCodes-1 {
+			code = "other"
+			es = c.errors[code]
 		}
-		es := c.errors[code]
 		if es == nil {
-			if len(c.errors) >= maxCodes-1 {
-				code = "other"
-				es = c.errors[code]
-			}
-			if es == nil {
-				es = &errStat{}
-				c.errors[code] = es
-			}
-		}
-		es.n++
-		es.status = status
-		es.at, es.what, es.field, es.message = at.UTC(), what, ae.Field, ae.Message
-	}
-	if len(hits) > 0 {
-		code := ae.Code
-		if code == "" && status != http.StatusOK {
-			code = "http_" + strconv.Itoa(status)
-		}
-		for _, h := range hits {
-			c.phase(h, at, done, status, code, early)
+			es = &errStat{}
+			c.errors[code] = es
 		}
 	}
+	es.n++
+	es.status = status
+	es.at, es.what, es.field, es.message = at.UTC(), what, ae.Field, ae.Message
 }
 
 // after says a request that arrived at is judged against an answer that
@@ -967,23 +1002,11 @@ func (r *Recorder) read(q *request, same *uint32, ids *[2]string, op device.Oper
 	q.op = op
 	format, pairs := ex.Format, ex.Pairs
 	if pairs == nil || format == 0 {
+		var pp *[]device.Pair
 		var derr *device.Error
-		format, derr = codec.FormatOf(ex.ContentType)
-		if derr != nil {
-			q.invalid = derr
-			q.exact = r.hashOf(ex.Path, ex.Body)
-			*same = uint32(q.exact) | 1
-			return keyIn(ex.Body), ""
-		}
-		pp := pairsPool.Get().(*[]device.Pair)
-		defer func() {
-			clear((*pp)[:cap(*pp)])
-			*pp = (*pp)[:0]
-			pairsPool.Put(pp)
-		}()
-		pairs, derr = codec.DecodeInto(format, ex.Body, *pp)
-		if cap(pairs) <= 64 {
-			*pp = pairs[:0]
+		format, pairs, pp, derr = decodePairs(ex)
+		if pp != nil {
+			defer putPairs(pp)
 		}
 		if derr != nil {
 			q.invalid = derr
@@ -993,6 +1016,39 @@ func (r *Recorder) read(q *request, same *uint32, ids *[2]string, op device.Oper
 		}
 	}
 	q.format = format
+	key, sign = r.readFields(q, same, ids, op, pairs, now)
+	r.judgeFields(q, op, format, pairs, ex)
+	return key, sign
+}
+
+// decodePairs decodes a request the server did not hand over decoded,
+// into a buffer of pairsPool; pp, when not nil, is that buffer, for
+// putPairs once the pairs are no longer read.
+func decodePairs(ex *Exchange) (format device.Format, pairs []device.Pair, pp *[]device.Pair, derr *device.Error) {
+	format, derr = codec.FormatOf(ex.ContentType)
+	if derr != nil {
+		return format, nil, nil, derr
+	}
+	pp = pairsPool.Get().(*[]device.Pair)
+	pairs, derr = codec.DecodeInto(format, ex.Body, *pp)
+	if cap(pairs) <= 64 {
+		*pp = pairs[:0]
+	}
+	return format, pairs, pp, derr
+}
+
+// putPairs empties a buffer of decodePairs and returns it to pairsPool.
+func putPairs(pp *[]device.Pair) {
+	clear((*pp)[:cap(*pp)])
+	*pp = (*pp)[:0]
+	pairsPool.Put(pp)
+}
+
+// readFields reads the request's fields into q: its fingerprint (exact,
+// and same without the timestamp and sign), its gateway and device, its
+// clock's skew and its type; ids gets its mac and sn. It returns the
+// api_key (at most device.MaxAPIKeyLen) and the sign.
+func (r *Recorder) readFields(q *request, same *uint32, ids *[2]string, op device.Operation, pairs []device.Pair, now time.Time) (key, sign string) {
 	q.exact = r.pathHash[op]
 	var stamp fingerprint // the timestamp's and the sign's share of exact
 	for _, p := range pairs {
@@ -1027,14 +1083,8 @@ func (r *Recorder) read(q *request, same *uint32, ids *[2]string, op device.Oper
 			stamp += f
 		case device.FieldTimestamp:
 			stamp += f
-			if t, ok := timestampUnix(strings.TrimSpace(p.Value.Text), r.cfg.Location); ok {
-				// A timestamp names a whole second, [t, t+1s): a clock
-				// that is right is off by less than a second, never -1 s.
-				d := sinceUnix(t, now)
-				if d < 0 {
-					d = min(d+time.Second, 0)
-				}
-				q.skew, q.hasTime = d.Round(time.Second), true
+			if d, ok := r.skewOf(strings.TrimSpace(p.Value.Text), now); ok {
+				q.skew, q.hasTime = d, true
 			}
 		case device.FieldType:
 			if t, ok := device.LookupType(strings.TrimSpace(p.Value.Text)); ok {
@@ -1049,6 +1099,30 @@ func (r *Recorder) read(q *request, same *uint32, ids *[2]string, op device.Oper
 	if len(key) > device.MaxAPIKeyLen {
 		key = key[:device.MaxAPIKeyLen]
 	}
+	return key, sign
+}
+
+// skewOf is how far the clock that wrote timestamp ts is behind now, to
+// the second; false when ts is no timestamp. A timestamp names a whole
+// second, [t, t+1s): a clock that is right is off by less than a second,
+// never -1 s.
+func (r *Recorder) skewOf(ts string, now time.Time) (time.Duration, bool) {
+	t, ok := timestampUnix(ts, r.cfg.Location)
+	if !ok {
+		return 0, false
+	}
+	d := sinceUnix(t, now)
+	if d < 0 {
+		d = min(d+time.Second, 0)
+	}
+	return d.Round(time.Second), true
+}
+
+// judgeFields judges the request by the interface's rules, or takes
+// gwsim's verdict where Config.Trusted allows: a foreign field of a
+// command, the first rule broken, and a wrong sign when Config.Auth can
+// tell.
+func (r *Recorder) judgeFields(q *request, op device.Operation, format device.Format, pairs []device.Pair, ex *Exchange) {
 	if r.cfg.Trusted && ex.Status == http.StatusOK {
 		return // gwsim checked every rule, the sign included
 	}
@@ -1080,7 +1154,6 @@ func (r *Recorder) read(q *request, same *uint32, ids *[2]string, op device.Oper
 			q.signBad = true
 		}
 	}
-	return key, sign
 }
 
 // timestampUnix reads a timestamp in device.TimestampLayout (14 digits)
