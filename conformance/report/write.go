@@ -543,14 +543,33 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 		}
 		return "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
+	writeFailures(w, d, paint)
+	writeVerdict(w, d, paint)
+	writeRunNotes(w, d)
+	writeNotCovered(w, d, o.Filters)
+	writeKnownFailures(w, d)
+	for _, p := range d.BaselineProblems {
+		fmt.Fprintf(w, "Baseline: %s\n", p)
+	}
+	if d.Files.Dir != "" {
+		also := make([]string, 0, len(Writers))
+		for _, wr := range Writers[1:] {
+			also = append(also, wr.File)
+		}
+		fmt.Fprintf(w, "Reports: %s (also %s)\n", filepath.Join(d.Files.Dir, Writers[0].File), strings.Join(also, ", "))
+	}
+}
+
+// writeFailures writes each failed MUST and SHOULD check: the first
+// MaxListed as blocks, up to MaxLines more in a line each. MUST failures
+// come first: they decide the verdict; the rest keeps the reports' order.
+func writeFailures(w io.Writer, d Document, paint func(code, s string) string) {
 	var failed []Result
 	for _, r := range d.Results {
 		if (r.Outcome == Failed || r.Outcome == Interrupted) && r.Level != string(check.Info) {
 			failed = append(failed, r)
 		}
 	}
-	// MUST failures first: they decide the verdict; the rest keeps the
-	// reports' order.
 	sort.SliceStable(failed, func(i, j int) bool {
 		return failed[i].Level == string(check.Must) && failed[j].Level != string(check.Must)
 	})
@@ -571,7 +590,11 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 	if len(failed) > 0 {
 		fmt.Fprintln(w)
 	}
+}
 
+// writeVerdict writes the verdict and why, the seed and duration, the
+// counts per level, where the run stopped and its critical path.
+func writeVerdict(w io.Writer, d Document, paint func(code, s string) string) {
 	colour := map[string]string{VerdictPass: "1;32", VerdictFail: "1;31"}[d.Verdict]
 	if colour == "" {
 		colour = "1;33"
@@ -596,6 +619,12 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 		fmt.Fprintf(w, "  critical path: %s, %d round trips one after another (%.1f s); up to %d requests in flight at once\n",
 			sc.CriticalPath.Of, sc.CriticalPath.RoundTrips, sc.CriticalPath.Seconds, sc.Concurrency)
 	}
+}
+
+// writeRunNotes writes the observer, the inconclusive checks, why the
+// suite failed and why checks were skipped (each reason once, with its
+// count).
+func writeRunNotes(w io.Writer, d Document) {
 	switch {
 	case d.Observer != "" && d.Observer != ObserverNone:
 		fmt.Fprintf(w, "  observer: %s\n", d.Observer)
@@ -617,7 +646,11 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 			fmt.Fprintf(w, "  %5d  %s\n", r.Checks, r.Why)
 		}
 	}
-	// What a filter left out is one line: the rest follows from it.
+}
+
+// writeNotCovered writes what the run did not cover. What a filter left
+// out is one line, naming the filters: the rest follows from it.
+func writeNotCovered(w io.Writer, d Document, filters []string) {
 	var gaps []Gap
 	filtered := false
 	for _, g := range d.NotCovered {
@@ -627,8 +660,8 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 		if filtered && strings.HasSuffix(g.Why, ": filtered out") {
 			continue // the filter says it
 		}
-		if g.What == "filter" && len(o.Filters) > 0 {
-			g.Why = "the run was filtered (" + strings.Join(o.Filters, " ") + ")"
+		if g.What == "filter" && len(filters) > 0 {
+			g.Why = "the run was filtered (" + strings.Join(filters, " ") + ")"
 		}
 		gaps = append(gaps, g)
 	}
@@ -642,6 +675,11 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 			fmt.Fprintf(w, "  %s\n", g)
 		}
 	}
+}
+
+// writeKnownFailures writes the failures the baseline excused, which are
+// not counted.
+func writeKnownFailures(w io.Writer, d Document) {
 	var expected []Result
 	for _, r := range d.Results {
 		if r.Outcome == ExpectedFailure {
@@ -657,16 +695,6 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 			}
 			fmt.Fprintf(w, "  %-6s [%s] %s\n", r.Level, r.ID, r.Reason)
 		}
-	}
-	for _, p := range d.BaselineProblems {
-		fmt.Fprintf(w, "Baseline: %s\n", p)
-	}
-	if d.Files.Dir != "" {
-		also := make([]string, 0, len(Writers))
-		for _, wr := range Writers[1:] {
-			also = append(also, wr.File)
-		}
-		fmt.Fprintf(w, "Reports: %s (also %s)\n", filepath.Join(d.Files.Dir, Writers[0].File), strings.Join(also, ", "))
 	}
 }
 
