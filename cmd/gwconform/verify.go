@@ -51,60 +51,17 @@ Flags:
 
 // verifyMain is gwconform verify.
 func verifyMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gwconform verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var keyFiles, accept listFlag
-	fs.Var(&keyFiles, "key", "public key (PEM) whose signature makes the bundle authentic; repeat for several")
-	fs.Var(&accept, "accept-verdict", "also exit 0 for this verdict (PASS_WITH_KNOWN_FAILURES, FAIL, PARTIAL, INCOMPLETE); repeatable")
-	integrityOnly := fs.Bool("integrity-only", false, "check an unsigned bundle's integrity only, and exit 0 on it: it shows nothing of who wrote the bundle")
-	fs.Usage = func() { io.WriteString(stderr, verifyUsage); fs.PrintDefaults() }
-	// The bundle may come before the flags or after them.
-	var paths []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return report.ExitPass
-			}
-			return report.ExitConfig
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths = append(paths, fs.Arg(0))
-		args = fs.Args()[1:]
+	a, code, ok := parseVerifyArgs(args, stderr)
+	if !ok {
+		return code
 	}
-	if len(paths) != 1 {
-		fs.Usage()
-		return report.ExitConfig
-	}
-	path := paths[0]
-	if len(keyFiles) > 0 && *integrityOnly {
-		fmt.Fprintln(stderr, "gwconform verify: --key and --integrity-only exclude each other")
-		return report.ExitConfig
-	}
-	for _, v := range accept {
-		switch v {
-		case report.VerdictPassKnown, report.VerdictFail, report.VerdictPartial, report.VerdictIncomplete:
-		default:
-			fmt.Fprintf(stderr, "gwconform verify: --accept-verdict %q: give PASS_WITH_KNOWN_FAILURES, FAIL, PARTIAL or INCOMPLETE\n", v)
-			return report.ExitConfig
-		}
-	}
-	var keys []ed25519.PublicKey
-	for _, kf := range keyFiles {
-		k, err := readVerifyKey(kf)
-		if err != nil {
-			fmt.Fprintln(stderr, "gwconform verify: --key:", err)
-			return report.ExitConfig
-		}
-		keys = append(keys, k)
-	}
+	path := a.path
 	problems := bundle.Verify(path, verifyExpect())
 	files, err := bundle.Read(path)
 	signer := ""
-	if err == nil && len(keys) > 0 {
+	if err == nil && len(a.keys) > 0 {
 		var sigProblems []string
-		signer, sigProblems = bundle.VerifySignature(files, keys)
+		signer, sigProblems = bundle.VerifySignature(files, a.keys)
 		// The signature's problems first: they say whether anything else
 		// in the bundle can be believed.
 		problems = append(sigProblems, problems...)
@@ -120,7 +77,89 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	json.Unmarshal(files[bundle.ManifestFile], &m)
 	var doc report.Document
 	json.Unmarshal(files[report.JSONFile], &doc)
-	var must, known, should []report.Result
+	must, known, should := failuresOf(doc)
+	writeVerified(stdout, path, m, files, signer, len(known))
+	writeBundleFailures(stdout, path, m, must, known, should)
+	fmt.Fprintf(stdout, "%s: observer %s\n", path, printable.String(orNone(observerOf(m, doc))))
+	if m.Effects != "" && m.Effects != bundle.EffectsObserved {
+		fmt.Fprintf(stdout, "%s: %s\n", path, printable.String(m.Effects))
+	}
+	code = report.ExitPass
+	if signer == "" && !a.integrityOnly {
+		fmt.Fprintf(stdout, "%s: not authenticated: give the signer's public key with --key PUB (or --integrity-only to accept an unsigned bundle): exit 1\n", path)
+		code = report.ExitFail
+	}
+	if m.Verdict != report.VerdictPass && !slices.Contains(a.accept, m.Verdict) {
+		fmt.Fprintf(stdout, "%s: the verdict is %s, not PASS: exit 1 (--accept-verdict %s accepts it)\n", path, m.Verdict, m.Verdict)
+		code = report.ExitFail
+	}
+	return code
+}
+
+// verifyArgs are gwconform verify's arguments, read and checked.
+type verifyArgs struct {
+	path          string
+	keys          []ed25519.PublicKey
+	accept        listFlag
+	integrityOnly bool
+}
+
+// parseVerifyArgs reads gwconform verify's flags and its one bundle,
+// which may come before the flags or after them, and reads the keys; when
+// ok is false, verify exits with code.
+func parseVerifyArgs(args []string, stderr io.Writer) (a verifyArgs, code int, ok bool) {
+	fs := flag.NewFlagSet("gwconform verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var keyFiles listFlag
+	fs.Var(&keyFiles, "key", "public key (PEM) whose signature makes the bundle authentic; repeat for several")
+	fs.Var(&a.accept, "accept-verdict", "also exit 0 for this verdict (PASS_WITH_KNOWN_FAILURES, FAIL, PARTIAL, INCOMPLETE); repeatable")
+	fs.BoolVar(&a.integrityOnly, "integrity-only", false, "check an unsigned bundle's integrity only, and exit 0 on it: it shows nothing of who wrote the bundle")
+	fs.Usage = func() { io.WriteString(stderr, verifyUsage); fs.PrintDefaults() }
+	var paths []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return a, report.ExitPass, false
+			}
+			return a, report.ExitConfig, false
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		paths = append(paths, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(paths) != 1 {
+		fs.Usage()
+		return a, report.ExitConfig, false
+	}
+	a.path = paths[0]
+	if len(keyFiles) > 0 && a.integrityOnly {
+		fmt.Fprintln(stderr, "gwconform verify: --key and --integrity-only exclude each other")
+		return a, report.ExitConfig, false
+	}
+	for _, v := range a.accept {
+		switch v {
+		case report.VerdictPassKnown, report.VerdictFail, report.VerdictPartial, report.VerdictIncomplete:
+		default:
+			fmt.Fprintf(stderr, "gwconform verify: --accept-verdict %q: give PASS_WITH_KNOWN_FAILURES, FAIL, PARTIAL or INCOMPLETE\n", v)
+			return a, report.ExitConfig, false
+		}
+	}
+	for _, kf := range keyFiles {
+		k, err := readVerifyKey(kf)
+		if err != nil {
+			fmt.Fprintln(stderr, "gwconform verify: --key:", err)
+			return a, report.ExitConfig, false
+		}
+		a.keys = append(a.keys, k)
+	}
+	return a, 0, true
+}
+
+// failuresOf sorts the bundle's failures: MUST, those the baseline
+// excused (known), and SHOULD.
+func failuresOf(doc report.Document) (must, known, should []report.Result) {
 	for _, r := range doc.Results {
 		switch {
 		case r.Outcome == report.ExpectedFailure:
@@ -132,52 +171,46 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 			should = append(should, r)
 		}
 	}
+	return must, known, should
+}
+
+// writeVerified says what the bundle is and who signed it, or that it is
+// whole but unsigned: hashes show only that nothing was damaged by
+// accident, since whoever writes a bundle can write its hashes.
+func writeVerified(w io.Writer, path string, m bundle.Manifest, files map[string][]byte, signer string, known int) {
 	what := printable.String(fmt.Sprintf("%s run of %s %s against %s, verdict %s, catalog %s, gwconform %s",
-		m.Mode, orNone(m.Product.Name), orNone(m.Product.Version), m.Target, report.VerdictText(m.Verdict, len(known)), m.Catalog.Version, m.Harness.Version))
-	authentic := signer != ""
-	if authentic {
-		fmt.Fprintf(stdout, "%s: verified: %s; signed by key %s\n", path, what, signer)
-	} else {
-		// Hashes show only that nothing was damaged by accident: whoever
-		// writes a bundle can write its hashes.
-		sig := "it carries no signature"
-		if id := bundle.SignerOf(files); id != "" {
-			sig = "it says it is signed by key " + id + ", which no --key was given to check"
-		}
-		fmt.Fprintf(stdout, "%s: unsigned: integrity only (%s): the files are whole and agree with each other, but nothing shows who wrote them: %s\n", path, sig, what)
+		m.Mode, orNone(m.Product.Name), orNone(m.Product.Version), m.Target, report.VerdictText(m.Verdict, known), m.Catalog.Version, m.Harness.Version))
+	if signer != "" {
+		fmt.Fprintf(w, "%s: verified: %s; signed by key %s\n", path, what, signer)
+		return
 	}
-	listFailures(stdout, path, "MUST", must, "each fails the run")
-	// The failures a baseline excused are part of the verdict: each is named.
+	sig := "it carries no signature"
+	if id := bundle.SignerOf(files); id != "" {
+		sig = "it says it is signed by key " + id + ", which no --key was given to check"
+	}
+	fmt.Fprintf(w, "%s: unsigned: integrity only (%s): the files are whole and agree with each other, but nothing shows who wrote them: %s\n", path, sig, what)
+}
+
+// writeBundleFailures names the MUST failures, the failures the baseline
+// excused (part of the verdict) and the SHOULD failures, each with a
+// sentence true of this run: a SHOULD failure changes the verdict only
+// with --fail-on should, and is named so that a PASS is not read as "no
+// failure".
+func writeBundleFailures(w io.Writer, path string, m bundle.Manifest, must, known, should []report.Result) {
+	listFailures(w, path, "MUST", must, "each fails the run")
 	if len(known) > 0 {
-		fmt.Fprintf(stdout, "%s: %d known failure(s), excused by the run's baseline (%s):\n", path, len(known), bundle.BaselineFile)
+		fmt.Fprintf(w, "%s: %d known failure(s), excused by the run's baseline (%s):\n", path, len(known), bundle.BaselineFile)
 		for _, r := range known {
-			fmt.Fprintf(stdout, "  %-6s %s: %s\n", r.Level, printable.String(r.ID), printable.String(r.Reason))
+			fmt.Fprintf(w, "  %-6s %s: %s\n", r.Level, printable.String(r.ID), printable.String(r.Reason))
 		}
 	}
-	// A SHOULD failure changes the verdict only with --fail-on should:
-	// each is named, so that a PASS is not read as "no failure", with a
-	// sentence true of this run.
 	if len(should) > 0 {
 		why := "this run was judged with --fail-on should: they fail it"
 		if m.FailOn != "should" {
 			why = fmt.Sprintf("this run was judged with --fail-on %s: they do not change its verdict; with --fail-on should they would fail it", orNone(m.FailOn))
 		}
-		listFailures(stdout, path, "SHOULD", should, "CONTRACT; "+why)
+		listFailures(w, path, "SHOULD", should, "CONTRACT; "+why)
 	}
-	fmt.Fprintf(stdout, "%s: observer %s\n", path, printable.String(orNone(observerOf(m, doc))))
-	if m.Effects != "" && m.Effects != bundle.EffectsObserved {
-		fmt.Fprintf(stdout, "%s: %s\n", path, printable.String(m.Effects))
-	}
-	code := report.ExitPass
-	if !authentic && !*integrityOnly {
-		fmt.Fprintf(stdout, "%s: not authenticated: give the signer's public key with --key PUB (or --integrity-only to accept an unsigned bundle): exit 1\n", path)
-		code = report.ExitFail
-	}
-	if m.Verdict != report.VerdictPass && !slices.Contains(accept, m.Verdict) {
-		fmt.Fprintf(stdout, "%s: the verdict is %s, not PASS: exit 1 (--accept-verdict %s accepts it)\n", path, m.Verdict, m.Verdict)
-		code = report.ExitFail
-	}
-	return code
 }
 
 // listFailures names the failed checks of a level, at most
