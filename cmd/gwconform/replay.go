@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
@@ -44,20 +45,9 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	observer := fs.String("observer", "", "explore.json only: base URL of the CONTRACT 7 reads (default: the recorded one, or the target)")
 	adminToken := fs.String("admin-token", "", "explore.json only: bearer token of the observer (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.Usage = func() { io.WriteString(stderr, replayUsage); fs.PrintDefaults() }
-	// Flags may come after the two arguments.
-	var pos []string
-	for len(args) > 0 {
-		if err := parseFlags(fs, args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return report.ExitPass
-			}
-			return report.ExitConfig
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, code, ok := replayArgs(fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) == 1 && isExploreFile(pos[0]) {
 		return replayExplore(ctx, pos[0], exploreReplayArgs{target: *target, fleetFile: *fleetFile, observer: *observer,
@@ -67,18 +57,8 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fs.Usage()
 		return report.ExitConfig
 	}
-	doc, err := loadReport(pos[0])
-	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
-		return report.ExitConfig
-	}
-	res, ok := doc.Result(pos[1])
+	doc, res, ok := loadReplayCheck(pos[0], pos[1], stderr)
 	if !ok {
-		fmt.Fprintf(stderr, "gwconform replay: %s has no check %s\n", pos[0], pos[1])
-		return report.ExitConfig
-	}
-	if len(res.Exchanges) == 0 {
-		fmt.Fprintf(stderr, "gwconform replay: check %s recorded no exchange (outcome %s)\n", res.ID, res.Outcome)
 		return report.ExitConfig
 	}
 	f, signer, err := resigner(*fleetFile)
@@ -86,8 +66,9 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "gwconform replay: fleet:", shown(err))
 		return report.ExitConfig
 	}
-	recordedBase := strings.TrimSuffix(doc.Target, " (embedded gwsim)")
-	hc := &http.Client{Timeout: *timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	p := &replayer{ctx: ctx, stdout: stdout, stderr: stderr, target: *target, recordedBase: strings.TrimSuffix(doc.Target, " (embedded gwsim)"),
+		fleet: f, signer: signer, checkID: res.ID,
+		hc: &http.Client{Timeout: *timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	fmt.Fprintf(stdout, "Replaying [%s] %s (%s, %s in the run)\n", res.ID, res.Title, res.Level, res.Outcome)
 	if res.Assertion != "" {
 		fmt.Fprintf(stdout, "  asserts: %s\n", res.Assertion)
@@ -97,58 +78,12 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if ex.RetriedAfter > 0 {
 			continue // an answer that asked to retry; the retry follows
 		}
-		url := ex.URL
-		if *target != "" {
-			url = strings.TrimRight(*target, "/") + strings.TrimPrefix(ex.URL, recordedBase)
-		}
-		if strings.Contains(ex.RequestBody, report.BodyCut) {
-			fmt.Fprintf(stderr, "gwconform replay: exchange %d: the report keeps only the start of its body; run the check again: gwconform run --target URL --check %s\n", i+1, res.ID)
+		req, url, body, ok := p.request(i, ex)
+		if !ok {
 			return report.ExitConfig
 		}
-		body := []byte(ex.RequestBody)
-		if strings.Contains(ex.RequestBody, client.SignMarker) || strings.Contains(ex.RequestBody, "&lt;SIGNATURE&gt;") || strings.Contains(ex.RequestBody, "SIGNATURE_REDACTED") {
-			if body, err = client.Resign(ctx, body, f, signer, time.Now(), f.Location()); err != nil {
-				fmt.Fprintf(stderr, "gwconform replay: exchange %d: %s\n", i+1, shown(err))
-				return report.ExitConfig
-			}
-		}
-		req, err := http.NewRequestWithContext(ctx, ex.Method, url, strings.NewReader(string(body)))
-		if err != nil {
-			fmt.Fprintf(stderr, "gwconform replay: exchange %d: %s\n", i+1, shown(err))
-			return report.ExitConfig
-		}
-		for _, k := range sortedKeys(ex.RequestHeaders) {
-			if strings.EqualFold(k, "Host") {
-				req.Host = ex.RequestHeaders[k]
-				continue
-			}
-			if v := ex.RequestHeaders[k]; v != "<REDACTED>" {
-				req.Header.Set(k, v)
-			}
-		}
-		fmt.Fprintf(stdout, "\n> %s %s\n", ex.Method, url)
-		for _, k := range sortedKeys(ex.RequestHeaders) {
-			fmt.Fprintf(stdout, "> %s: %s\n", k, ex.RequestHeaders[k])
-		}
-		fmt.Fprintf(stdout, ">\n%s\n", client.MaskAPIKeys(client.RedactSign(string(body))))
-		resp, err := hc.Do(req)
-		if err != nil {
-			fmt.Fprintf(stdout, "< no answer: %s\n", shown(err))
-			if ex.Error == "" {
-				same = false
-			}
-			continue
-		}
-		rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		fmt.Fprintf(stdout, "< %s\n", printable.String(resp.Status))
-		for _, k := range sortedHeader(resp.Header) {
-			fmt.Fprintf(stdout, "< %s: %s\n", printable.String(k), printable.String(strings.Join(resp.Header[k], ", ")))
-		}
-		fmt.Fprintf(stdout, "<\n%s\n", printable.Lines(string(rb)))
-		if resp.StatusCode != ex.Status {
+		if !p.send(req, url, body, ex) {
 			same = false
-			fmt.Fprintf(stdout, "! recorded %d in the run, now %d\n", ex.Status, resp.StatusCode)
 		}
 	}
 	if same {
@@ -157,6 +92,124 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintln(stdout, "\nCHANGED: the target no longer answers as it did in the run")
 	return report.ExitFail
+}
+
+// replayArgs parses the flags, which may come after the positional
+// arguments, and returns those; when ok is false, replay exits with code.
+func replayArgs(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	for len(args) > 0 {
+		if err := parseFlags(fs, args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, report.ExitPass, false
+			}
+			return nil, report.ExitConfig, false
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return pos, 0, true
+}
+
+// loadReplayCheck loads the report (or bundle) at path and the result of
+// check id, which must have recorded exchanges; it says why not on
+// stderr.
+func loadReplayCheck(path, id string, stderr io.Writer) (doc report.Document, res report.Result, ok bool) {
+	doc, err := loadReport(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
+		return doc, res, false
+	}
+	res, found := doc.Result(id)
+	if !found {
+		fmt.Fprintf(stderr, "gwconform replay: %s has no check %s\n", path, id)
+		return doc, res, false
+	}
+	if len(res.Exchanges) == 0 {
+		fmt.Fprintf(stderr, "gwconform replay: check %s recorded no exchange (outcome %s)\n", res.ID, res.Outcome)
+		return doc, res, false
+	}
+	return doc, res, true
+}
+
+// replayer sends a check's recorded requests again.
+type replayer struct {
+	ctx            context.Context
+	stdout, stderr io.Writer
+	hc             *http.Client
+	// target replaces recordedBase in the recorded URLs, when given.
+	target, recordedBase string
+	fleet                *fleet.Fleet
+	signer               client.Signer
+	checkID              string
+}
+
+// request rebuilds the i-th recorded request: to --target when given,
+// signed afresh where the report redacted its sign, with the recorded
+// headers but the redacted ones. It says on stderr why it cannot.
+func (p *replayer) request(i int, ex client.Exchange) (req *http.Request, url string, body []byte, ok bool) {
+	url = ex.URL
+	if p.target != "" {
+		url = strings.TrimRight(p.target, "/") + strings.TrimPrefix(ex.URL, p.recordedBase)
+	}
+	if strings.Contains(ex.RequestBody, report.BodyCut) {
+		fmt.Fprintf(p.stderr, "gwconform replay: exchange %d: the report keeps only the start of its body; run the check again: gwconform run --target URL --check %s\n", i+1, p.checkID)
+		return nil, "", nil, false
+	}
+	body = []byte(ex.RequestBody)
+	if strings.Contains(ex.RequestBody, client.SignMarker) || strings.Contains(ex.RequestBody, "&lt;SIGNATURE&gt;") || strings.Contains(ex.RequestBody, "SIGNATURE_REDACTED") {
+		var err error
+		if body, err = client.Resign(p.ctx, body, p.fleet, p.signer, time.Now(), p.fleet.Location()); err != nil {
+			fmt.Fprintf(p.stderr, "gwconform replay: exchange %d: %s\n", i+1, shown(err))
+			return nil, "", nil, false
+		}
+	}
+	req, err := http.NewRequestWithContext(p.ctx, ex.Method, url, strings.NewReader(string(body)))
+	if err != nil {
+		fmt.Fprintf(p.stderr, "gwconform replay: exchange %d: %s\n", i+1, shown(err))
+		return nil, "", nil, false
+	}
+	for _, k := range sortedKeys(ex.RequestHeaders) {
+		if strings.EqualFold(k, "Host") {
+			req.Host = ex.RequestHeaders[k]
+			continue
+		}
+		if v := ex.RequestHeaders[k]; v != "<REDACTED>" {
+			req.Header.Set(k, v)
+		}
+	}
+	return req, url, body, true
+}
+
+// send prints the request to url (sign redacted, api keys masked), sends
+// it and prints the answer; it says whether the answer is the recorded
+// one: the same status, or no answer where the run got none either.
+func (p *replayer) send(req *http.Request, url string, body []byte, ex client.Exchange) (same bool) {
+	stdout := p.stdout
+	fmt.Fprintf(stdout, "\n> %s %s\n", ex.Method, url)
+	for _, k := range sortedKeys(ex.RequestHeaders) {
+		fmt.Fprintf(stdout, "> %s: %s\n", k, ex.RequestHeaders[k])
+	}
+	fmt.Fprintf(stdout, ">\n%s\n", client.MaskAPIKeys(client.RedactSign(string(body))))
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		fmt.Fprintf(stdout, "< no answer: %s\n", shown(err))
+		return ex.Error != ""
+	}
+	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	fmt.Fprintf(stdout, "< %s\n", printable.String(resp.Status))
+	for _, k := range sortedHeader(resp.Header) {
+		fmt.Fprintf(stdout, "< %s: %s\n", printable.String(k), printable.String(strings.Join(resp.Header[k], ", ")))
+	}
+	fmt.Fprintf(stdout, "<\n%s\n", printable.Lines(string(rb)))
+	if resp.StatusCode != ex.Status {
+		fmt.Fprintf(stdout, "! recorded %d in the run, now %d\n", ex.Status, resp.StatusCode)
+		return false
+	}
+	return true
 }
 
 func sortedKeys(m map[string]string) []string {
