@@ -11,9 +11,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
-	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -308,27 +308,31 @@ func willRun(cfg types.SuiteConfig, m check.Meta) bool {
 
 // concurrently runs a planned check's body: on a slow device from the
 // steps fetched ahead, confirmed alone when it fails so; else as it is.
-func (env *Env) concurrently(ctx context.Context, id string, body func()) {
+func (env *Env) concurrently(ctx context.Context, id string, body func(context.Context)) {
 	ginkgo.GinkgoHelper()
 	f := env.takeFetched(ctx, id)
 	if f == nil {
-		body()
+		body(ctx)
 		return
 	}
+	t := trial.From(ctx)
 	if f.shared {
-		ginkgo.By("sent with the other checks of its slow device, concurrently: the case's request in each format was sent once, and its answer judged by each of the case's checks that judge that request")
+		t.By("sent with the other checks of its slow device, concurrently: the case's request in each format was sent once, and its answer judged by each of the case's checks that judge that request")
 	}
-	env.replay = f
-	err := gomega.InterceptGomegaFailure(func() {
-		defer func() { env.replay = nil }()
-		body()
-	})
-	if err == nil {
+	rec := trial.Recording()
+	end := rec.Run(func() { body(trial.With(context.WithValue(ctx, fetchedKey{}, f), rec)) })
+	if end.Outcome != trial.Failed || !end.Expectation {
+		rec.Replay(t, end)
 		return
 	}
-	ginkgo.By("failed while sent concurrently with other checks of its slow device (" + strings.SplitN(err.Error(), "\n", 2)[0] + "): confirmed alone")
-	body()
+	rec.ReplaySteps(t)
+	t.By("failed while sent concurrently with other checks of its slow device (" + strings.SplitN(end.Message, "\n", 2)[0] + "): confirmed alone")
+	body(ctx)
 }
+
+// fetchedKey carries in a check's context the steps fetched ahead for it
+// (replayStep).
+type fetchedKey struct{}
 
 // takeFetched is a check's steps fetched ahead, when its device is slow:
 // the first such check of a device sends the concurrent part.
@@ -346,14 +350,26 @@ func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
 	if f != nil || !planned {
 		return f
 	}
+	aheadRunning := env.ahead.running.Load()
+	if env.mayRunAhead() && !aheadRunning {
+		// Checks run in their place one at a time, or the run is about to
+		// run them ahead of it (ahead.go), where each device sends its own
+		// checks together.
+		return nil
+	}
 	sn := env.planDevice(p)
 	if sn == "" {
 		return nil
 	}
 	s.mu.Lock()
 	first := s.dueForBatch(sn)
+	if aheadRunning {
+		// The target is far: each device's checks are sent together when
+		// its chain reaches them, unless its own answers say it is near.
+		first = s.dueForBatchLike(sn)
+	}
 	var others []string
-	if first {
+	if first && !aheadRunning {
 		// Devices proceed side by side: every other device (and gateway)
 		// far enough to batch has its checks sent now too, each in order
 		// on its own, within one bound of requests in flight.
@@ -438,8 +454,8 @@ func runN(jobs []func(), n int) {
 
 // replayStep is the next step fetched ahead for the running check, if
 // it has one of that kind.
-func (env *Env) replayStep(wantState bool) (step, bool) {
-	f := env.replay
+func (env *Env) replayStep(ctx context.Context, wantState bool) (step, bool) {
+	f, _ := ctx.Value(fetchedKey{}).(*fetched)
 	if f == nil || f.next >= len(f.steps) {
 		return step{}, false
 	}
@@ -488,7 +504,7 @@ func (env *Env) askAll(ctx context.Context, calls []call, f device.Format) []ask
 		}
 		return out
 	}
-	ginkgo.By(fmt.Sprintf("%d requests to the device %s sent together (they are only reported, not judged)", len(calls), env.deviceName(sn)))
+	trial.From(ctx).By(fmt.Sprintf("%d requests to the device %s sent together (they are only reported, not judged)", len(calls), env.deviceName(sn)))
 	exs := make([]client.Exchange, len(calls))
 	errs := make([]error, len(calls))
 	jobs := make([]func(), len(calls))
@@ -498,7 +514,7 @@ func (env *Env) askAll(ctx context.Context, calls []call, f device.Format) []ask
 	env.runAll(jobs)
 	anyAccepted := false
 	for i := range calls {
-		record(exs[i], env.ReportCredentials)
+		record(ctx, exs[i], env.ReportCredentials)
 		if errs[i] != nil {
 			out[i].r, out[i].got = nil, fmt.Sprintf("no answer from the target: %v", errs[i])
 			continue

@@ -7,6 +7,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
@@ -53,14 +54,14 @@ func (env *Env) control(ctx context.Context, c call, f device.Format) controlRes
 	if sentAhead {
 		// Sent with the other checks of its slow device: its exchange
 		// goes into the first check that uses it.
-		ginkgo.By("control: the valid " + what + " was sent with the other checks of its slow device")
-		record(ex, env.ReportCredentials)
+		trial.From(ctx).By("control: the valid " + what + " was sent with the other checks of its slow device")
+		record(ctx, ex, env.ReportCredentials)
 	}
 	if done {
-		ginkgo.By("control: the valid " + what + " was " + map[bool]string{true: "accepted", false: "refused"}[res.ok] + " earlier in the run")
+		trial.From(ctx).By("control: the valid " + what + " was " + map[bool]string{true: "accepted", false: "refused"}[res.ok] + " earlier in the run")
 		return res
 	}
-	ginkgo.By("control: sending the valid " + what)
+	trial.From(ctx).By("control: sending the valid " + what)
 	valid := env.base(c.op, sn, typ)
 	env.putBack(ctx, valid)
 	r, err := env.exchange(ctx, valid.request(f))
@@ -105,16 +106,16 @@ func (env *Env) controlOf(c call, f device.Format) (key controlKey, typ, what st
 // caseControl is the control of a case's request in format f.
 func (env *Env) caseControl(ctx context.Context, c Case, f device.Format) controlResult {
 	ginkgo.GinkgoHelper()
-	return env.control(ctx, env.buildCase(c, f), f)
+	return env.control(ctx, env.buildCase(ctx, c, f), f)
 }
 
 // conclude ends a refusal check whose own assertions held: passed when its
 // control was accepted, inconclusive when it was not.
-func (r controlResult) conclude() {
+func (r controlResult) conclude(ctx context.Context) {
 	ginkgo.GinkgoHelper()
 	if !r.ok {
 		why := "inconclusive: " + r.what + ": a refusal proves nothing while the valid request is refused too"
-		ginkgo.AddReportEntry(report.InconclusiveEntry, why, ginkgo.ReportEntryVisibilityNever)
-		ginkgo.Skip(why)
+		trial.From(ctx).Entry(report.InconclusiveEntry, why, ginkgo.ReportEntryVisibilityNever)
+		trial.From(ctx).Skip(why)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -48,7 +49,7 @@ func (env *Env) declareEffects() {
 				env.effect(id, level, "4.1", contract, device.SendCommand, false, f, t.Name, title, assertion, func(ctx context.Context) {
 					d, ok := env.device(t.Name)
 					if !ok {
-						ginkgo.Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
+						trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
 					}
 					w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 					body(ctx, d, env.faker(id))
@@ -61,10 +62,10 @@ func (env *Env) declareEffects() {
 					before := env.mustRead(ctx, env.Target.MAC, d.SN)
 					c, sent := env.changedCommand(d, t, before, fk)
 					r := env.sendEffect(ctx, c, f)
-					gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", describe(r))
+					trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", describe(r))
 					after := env.mustRead(ctx, env.Target.MAC, d.SN)
-					expectFields(t, before, after, sent, false)
-					gomega.Expect(after.Name).To(gomega.Equal(before.Name), "the command changed the device's name")
+					expectFields(ctx, t, before, after, sent, false)
+					trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "the command changed the device's name")
 				})
 			if len(t.Fields) > 1 {
 				cmd("absent-kept", check.Should, "3", "a "+t.Name+" command with one field leaves the others as they were",
@@ -77,9 +78,9 @@ func (env *Env) declareEffects() {
 						v := otherValue(fd, before.State[fd.Name], fk)
 						c.set(fd.Name, v)
 						r := env.sendEffect(ctx, c, f)
-						gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
+						trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
 						after := env.mustRead(ctx, env.Target.MAC, d.SN)
-						expectFields(t, before, after, map[string]string{fd.Name: v}, false)
+						expectFields(ctx, t, before, after, map[string]string{fd.Name: v}, false)
 					})
 				cmd("refused-partly-invalid", check.Should, "3", "a "+t.Name+" command with one invalid field among changed ones changes nothing",
 					"A "+t.Name+" command that changes every field but gives "+t.Fields[len(t.Fields)-1].Name+" a value outside its published ones MUST NOT be answered with success, and SHOULD leave every field, and every other device and gateway's messages, as they were (CONTRACT 3).",
@@ -96,7 +97,7 @@ func (env *Env) declareEffects() {
 				"A "+t.Name+" command that changes every field but carries a well-formed wrong sign MUST NOT be answered with success, and SHOULD leave the device, and every other device and gateway's messages, as they were (CONTRACT 3).",
 				func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
 					if !env.KnownSign {
-						ginkgo.Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
+						trial.From(ctx).Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
 					}
 					env.expectRefusedUnchanged(ctx, f, d, func(before deviceState) call {
 						c, _ := env.changedCommand(d, t, before, fk)
@@ -113,9 +114,9 @@ func (env *Env) declareEffects() {
 						c, sent := env.changedCommand(d, t, before, fk)
 						c.set(enum.Name, strings.ToLower(sent[enum.Name]))
 						r := env.sendEffect(ctx, c, f)
-						gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
+						trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
 						after := env.mustRead(ctx, env.Target.MAC, d.SN)
-						expectFields(t, before, after, sent, true)
+						expectFields(ctx, t, before, after, sent, true)
 					})
 			}
 			id := "effect.update_name." + slug + ".stored." + f.String()
@@ -124,7 +125,7 @@ func (env *Env) declareEffects() {
 				func(ctx context.Context) {
 					d, ok := env.device(t.Name)
 					if !ok {
-						ginkgo.Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
+						trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
 					}
 					w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 					before := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -132,10 +133,10 @@ func (env *Env) declareEffects() {
 					c := env.base(device.UpdateName, d.SN, t.Name)
 					c.set(device.FieldName, name)
 					r := env.sendEffect(ctx, c, f)
-					gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
+					trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
 					after := env.mustRead(ctx, env.Target.MAC, d.SN)
-					gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after update_name")
-					gomega.Expect(normalize(after.State)).To(gomega.Equal(normalize(before.State)), "update_name changed the device's state")
+					trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after update_name")
+					trial.From(ctx).Expect(normalize(after.State)).To(gomega.Equal(normalize(before.State)), "update_name changed the device's state")
 					w.expectKept(ctx, env, "the rename of "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
 				})
 		}
@@ -154,16 +155,16 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 	env.effect(id, check.Should, "4.3", "3", device.UpdateName, false, f, "", "a name sent with spaces around it is stored trimmed",
 		"An update_name whose name has spaces before and after it SHOULD be accepted, the observer SHOULD show the name trimmed (CONTRACT 3), and every other device and gateway's messages as they were.",
 		func(ctx context.Context) {
-			d := env.needAnyDevice()
+			d := env.needAnyDevice(ctx)
 			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
 			name := effectName(env.faker(id), before.Name)
 			c := env.base(device.UpdateName, d.SN, d.Type)
 			c.set(device.FieldName, "  "+name+"  ")
 			r := env.sendEffect(ctx, c, f)
-			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
 			after := env.mustRead(ctx, env.Target.MAC, d.SN)
-			gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
+			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
 			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 		})
 	id = ids("message.stored")
@@ -176,7 +177,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			v := effectMessage(env.faker(id))
 			c.set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
-			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			after := env.mustLog(ctx, env.Target.MAC)
 			w.expectStored(ctx, env, env.Target.MAC, before.gainedMessage(after, message{Type: "message", Value: v}))
 		})
@@ -186,7 +187,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		func(ctx context.Context) {
 			mac := env.laterGateway()
 			if mac == "" {
-				ginkgo.Skip("the tested account has no gateway other than the tested one: not covered")
+				trial.From(ctx).Skip("the tested account has no gateway other than the tested one: not covered")
 			}
 			w := env.watchLandings(ctx, true, devRef{mac: mac})
 			before := env.mustLog(ctx, mac)
@@ -195,7 +196,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			v := effectMessage(env.faker(id))
 			c.set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
-			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
+			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
 			after := env.mustLog(ctx, mac)
 			w.expectStored(ctx, env, mac, before.gainedMessage(after, message{Type: "message", Value: v}))
 		})
@@ -205,7 +206,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		func(ctx context.Context) {
 			macs := env.otherGateways()
 			if len(macs) == 0 {
-				ginkgo.Skip(skipOneGateway)
+				trial.From(ctx).Skip(skipOneGateway)
 			}
 			before := map[string]msgLog{}
 			for _, mac := range macs {
@@ -214,7 +215,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			c := env.base(device.SendMessage, "", "")
 			c.set(device.FieldMessageValue, effectMessage(env.faker(id)))
 			r := env.sendEffect(ctx, c, f)
-			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			// The message is on the tested gateway first (so that a late
 			// one is not missed), then on no other.
 			env.mustLog(ctx, env.Target.MAC)
@@ -226,36 +227,36 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				}
 			}
 			if len(wrong) > 0 {
-				ginkgo.Fail("a message to gateway " + env.Target.MAC + " changed the messages of " + strings.Join(wrong, "; "))
+				trial.From(ctx).Fail("a message to gateway " + env.Target.MAC + " changed the messages of " + strings.Join(wrong, "; "))
 			}
 		})
 	id = ids("update_name.refused-kept")
 	env.effect(id, check.Should, "4.3", "3", device.UpdateName, true, f, "", "every refused rename leaves the name of the device it names as it was",
 		"An update_name refused for its name (empty, 65 characters) or its place in the fleet (a device of another gateway, another account's key or gateway) MUST NOT be answered with success, and SHOULD leave the name of the device it names, and every other device and gateway's messages, as they were, as the observer shows (CONTRACT 3).",
 		func(ctx context.Context) {
-			d := env.needAnyDevice()
+			d := env.needAnyDevice(ctx)
 			ctl := env.control(ctx, env.base(device.UpdateName, d.SN, d.Type), f)
 			w := env.watchLandings(ctx, true, devRef{env.Target.MAC, d.SN})
 			for _, rn := range env.refusedRenames(d, f) {
 				if rn.skip != "" {
 					continue
 				}
-				ginkgo.By("a rename " + rn.what)
+				trial.From(ctx).By("a rename " + rn.what)
 				before := env.mustRead(ctx, rn.mac, rn.sn)
 				r := env.sendEffect(ctx, rn.c, f)
-				gomega.Expect(accepted(r)).To(gomega.BeFalse(), "a rename %s was accepted: %s", rn.what, describe(r))
+				trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "a rename %s was accepted: %s", rn.what, describe(r))
 				after := env.mustRead(ctx, rn.mac, rn.sn)
-				gomega.Expect(after.Name).To(gomega.Equal(before.Name), "the name of device %s after a refused rename %s", rn.sn, rn.what)
+				trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "the name of device %s after a refused rename %s", rn.sn, rn.what)
 			}
 			w.expectKept(ctx, env, "the refused renames")
-			ctl.conclude()
+			ctl.conclude(ctx)
 		})
 	if f == device.JSON {
 		id = ids("update_name.unicode-escapes")
 		env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, "", "a JSON name written with \\u escapes is stored as the text they spell",
 			"An update_name whose JSON name is written with \\u escapes (RFC 8259 7) MUST be accepted and leave the name the escapes spell, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
 			func(ctx context.Context) {
-				d := env.needAnyDevice()
+				d := env.needAnyDevice(ctx)
 				w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 				before := env.mustRead(ctx, env.Target.MAC, d.SN)
 				name := "Caf\u00e9 " + effectName(env.faker(id), before.Name)
@@ -264,7 +265,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				plain, _ := json.Marshal(name)
 				body := string(encoded(env, c, device.JSON))
 				if !strings.Contains(body, string(plain)) {
-					ginkgo.Skip("the encoder did not write the name as expected: not covered")
+					trial.From(ctx).Skip("the encoder did not write the name as expected: not covered")
 				}
 				var esc strings.Builder
 				for _, r := range name {
@@ -273,9 +274,9 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				raw := []byte(strings.Replace(body, string(plain), `"`+esc.String()+`"`, 1))
 				c.raw = func(device.Format) []byte { return raw }
 				r := env.sendEffect(ctx, c, f)
-				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
+				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
 				after := env.mustRead(ctx, env.Target.MAC, d.SN)
-				gomega.Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after a rename written %s", esc.String())
+				trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after a rename written %s", esc.String())
 				w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 			})
 	}
@@ -285,14 +286,14 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		func(ctx context.Context) {
 			devs := env.ownDevices()
 			if len(devs) == 0 {
-				ginkgo.Skip("the fleet has no device on the tested gateway")
+				trial.From(ctx).Skip("the fleet has no device on the tested gateway")
 			}
 			before := env.readAll(ctx, devs)
 			c := env.base(device.SendMessage, "", "")
 			c.set(device.FieldMessageValue, effectMessage(env.faker(id)))
 			r := env.sendEffect(ctx, c, f)
-			gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
-			expectUnchanged(before, env.readAll(ctx, devs), "a message")
+			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			expectUnchanged(ctx, before, env.readAll(ctx, devs), "a message")
 		})
 	for _, op := range []device.Operation{device.SendCommand, device.UpdateName} {
 		op := op
@@ -301,10 +302,10 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		env.effect(id, check.Must, section, "", op, true, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
 			"A "+op.Name()+" accepted for one device MUST leave every other device of its gateway, of another gateway and of another account, and every gateway's messages, as they were, as the observer shows (CONTRACT 7).",
 			func(ctx context.Context) {
-				d := env.needAnyDevice()
+				d := env.needAnyDevice(ctx)
 				named := devRef{env.Target.MAC, d.SN}
 				if devs, _ := env.landingPlaces(true, named); len(devs) == 0 {
-					ginkgo.Skip("the fleet has no other device to watch: not covered")
+					trial.From(ctx).Skip("the fleet has no other device to watch: not covered")
 				}
 				w := env.watchLandings(ctx, true, named)
 				self := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -312,7 +313,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				if op == device.SendCommand {
 					t, ok := oracle.LookupType(d.Type)
 					if !ok {
-						ginkgo.Skip("device " + d.SN + " is of type " + d.Type + ", which the published interface does not have")
+						trial.From(ctx).Skip("device " + d.SN + " is of type " + d.Type + ", which the published interface does not have")
 					}
 					c, _ = env.changedCommand(d, t, self, env.faker(id))
 				} else {
@@ -320,7 +321,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 					c.set(device.FieldName, effectName(env.faker(id), self.Name))
 				}
 				r := env.sendEffect(ctx, c, f)
-				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
+				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
 				env.mustRead(ctx, env.Target.MAC, d.SN) // once it has settled
 				w.expectKept(ctx, env, "the "+op.Name()+" to "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 			})
@@ -341,12 +342,12 @@ func (env *Env) effect(id string, level check.Level, section, contract string, o
 	if level != check.Must {
 		m.Contract = contract
 	}
-	env.it(m, func(ctx ginkgo.SpecContext) {
+	env.it(m, func(ctx context.Context) {
 		if why := env.observeSkip(); why != "" {
-			ginkgo.Skip(why)
+			trial.From(ctx).Skip(why)
 		}
 		if env.DryRun {
-			ginkgo.Skip("dry run: not sent")
+			trial.From(ctx).Skip("dry run: not sent")
 		}
 		body(ctx)
 	})
@@ -357,7 +358,7 @@ func (env *Env) effect(id string, level check.Level, section, contract string, o
 func (env *Env) sendEffect(ctx context.Context, c call, f device.Format) *client.Response {
 	ginkgo.GinkgoHelper()
 	env.putBack(ctx, c)
-	ginkgo.By(fmt.Sprintf("sending %s in %s", c.op.Name(), f))
+	trial.From(ctx).By(fmt.Sprintf("sending %s in %s", c.op.Name(), f))
 	return env.send(ctx, c, f)
 }
 
@@ -371,9 +372,9 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c := build(before)
 	r := env.sendEffect(ctx, c, f)
-	gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+	trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 	after := env.mustRead(ctx, env.Target.MAC, d.SN)
-	gomega.Expect(after.Name).To(gomega.Equal(before.Name), "a refused command changed the device's name")
+	trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "a refused command changed the device's name")
 	var changed []string
 	for _, k := range sortedKeys(before.State, after.State) {
 		b, a := normalize(map[string]any{"v": before.State[k]})["v"], normalize(map[string]any{"v": after.State[k]})["v"]
@@ -382,9 +383,9 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 		}
 	}
 	if len(changed) > 0 {
-		ginkgo.Fail("a refused command changed the device: " + strings.Join(changed, "; "))
+		trial.From(ctx).Fail("a refused command changed the device: " + strings.Join(changed, "; "))
 	}
-	ctl.conclude()
+	ctl.conclude(ctx)
 }
 
 // changedCommand is a command to d that gives every field of its type a
@@ -485,7 +486,7 @@ func sameNumber(a, b string) bool {
 // expectFields checks, field by field, that each field sent shows its
 // value and every other field its value before. strict judges the letter
 // case of enumerated values (CONTRACT 2); without it only the value.
-func expectFields(t *oracle.Type, before, after deviceState, sent map[string]string, strict bool) {
+func expectFields(ctx context.Context, t *oracle.Type, before, after deviceState, sent map[string]string, strict bool) {
 	ginkgo.GinkgoHelper()
 	var wrong []string
 	for i := range t.Fields {
@@ -520,7 +521,7 @@ func expectFields(t *oracle.Type, before, after deviceState, sent map[string]str
 		}
 	}
 	if len(wrong) > 0 {
-		ginkgo.Fail("the device's state after the command: " + strings.Join(wrong, "; "))
+		trial.From(ctx).Fail("the device's state after the command: " + strings.Join(wrong, "; "))
 	}
 }
 
@@ -645,11 +646,11 @@ func (env *Env) gatewayOf(sn string) string {
 	return ""
 }
 
-func (env *Env) needAnyDevice() fleet.Device {
+func (env *Env) needAnyDevice(ctx context.Context) fleet.Device {
 	ginkgo.GinkgoHelper()
 	d, ok := env.anyDevice()
 	if !ok {
-		ginkgo.Skip("the fleet has no device on the tested gateway")
+		trial.From(ctx).Skip("the fleet has no device on the tested gateway")
 	}
 	return d
 }
@@ -659,7 +660,7 @@ func (env *Env) mustRead(ctx context.Context, mac, sn string) deviceState {
 	ginkgo.GinkgoHelper()
 	d, err := env.readDevice(ctx, mac, sn)
 	if err != nil {
-		ginkgo.Fail("reading device " + sn + " of gateway " + mac + " from the observer: " + err.Error())
+		trial.From(ctx).Fail("reading device " + sn + " of gateway " + mac + " from the observer: " + err.Error())
 	}
 	return d
 }
@@ -669,7 +670,7 @@ func (env *Env) mustLog(ctx context.Context, mac string) msgLog {
 	ginkgo.GinkgoHelper()
 	l, err := env.readLog(ctx, mac)
 	if err != nil {
-		ginkgo.Fail("reading the messages of gateway " + mac + " from the observer: " + err.Error())
+		trial.From(ctx).Fail("reading the messages of gateway " + mac + " from the observer: " + err.Error())
 	}
 	return l
 }
@@ -685,7 +686,7 @@ func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]deviceState
 }
 
 // expectUnchanged fails naming each device whose name or state changed.
-func expectUnchanged(before, after map[devRef]deviceState, what string) {
+func expectUnchanged(ctx context.Context, before, after map[devRef]deviceState, what string) {
 	ginkgo.GinkgoHelper()
 	var changed []string
 	for d, b := range before {
@@ -697,7 +698,7 @@ func expectUnchanged(before, after map[devRef]deviceState, what string) {
 	}
 	sort.Strings(changed)
 	if len(changed) > 0 {
-		ginkgo.Fail(what + " changed another device: " + strings.Join(changed, "; "))
+		trial.From(ctx).Fail(what + " changed another device: " + strings.Join(changed, "; "))
 	}
 }
 

@@ -93,13 +93,15 @@ type Env struct {
 	// requests are applied.
 	settle settling
 	// slow holds the devices' answer times and the checks sent
-	// concurrently on a slow device (concurrent.go); replay, the running
-	// check's steps fetched ahead.
-	slow   slowState
-	replay *fetched
+	// concurrently on a slow device (concurrent.go).
+	slow slowState
 	// slots bound the requests in flight (slot).
 	slotsOnce sync.Once
 	slots     chan struct{}
+	// ahead holds the checks run ahead of their place, devices side by
+	// side (ahead.go), and aheadTook how long that took.
+	ahead     ahead
+	aheadTook atomic.Int64
 	// chain counts each device's round trips one after another (chain.go).
 	chain chains
 	// msgSeq numbers the valid messages of a --parallel worker (base).

@@ -4,10 +4,10 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
@@ -35,7 +35,7 @@ func (env *Env) grammarProbes() []probe {
 				if !m.Verdict.Open {
 					why = "refused by " + m.Inference + "; probed until the reference simulator refuses it"
 				}
-				observe("a body %s (%s): %s", m.Title, why, got)
+				observe(ctx, "a body %s (%s): %s", m.Title, why, got)
 			}
 		}
 	}
@@ -54,7 +54,7 @@ func (env *Env) grammarProbes() []probe {
 			run: func(ctx context.Context, f device.Format) {
 				d, ok := env.anyDevice()
 				if !ok && o != device.SendMessage {
-					ginkgo.Skip("the fleet has no device")
+					trial.From(ctx).Skip("the fleet has no device")
 				}
 				for _, m := range oracle.PathNearMisses(o.Path()) {
 					if !m.Verdict.Open {
@@ -71,7 +71,7 @@ func (env *Env) grammarProbes() []probe {
 						req.Path = o.Path()
 						env.track(req, r)
 					}
-					observe("%s %s (%s): %s", o.Name(), m.Title, m.Verdict.Why, got)
+					observe(ctx, "%s %s (%s): %s", o.Name(), m.Title, m.Verdict.Why, got)
 				}
 			}})
 	}
@@ -102,18 +102,18 @@ func (env *Env) declareHeadChecks() {
 			id := c.ID + "." + f.String()
 			m := c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered 2xx (its answer has no body: a 2xx is the operation's success) [inference: "+head.Inference+"].")
-			env.it(m, func(ctx ginkgo.SpecContext) {
+			env.it(m, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
-				gomega.Expect(r.Status/100).NotTo(gomega.Equal(2), "HEAD was answered as allowed: %s", describe(r))
-				ctl.conclude()
+				trial.From(ctx).Expect(r.Status/100).NotTo(gomega.Equal(2), "HEAD was answered as allowed: %s", describe(r))
+				ctl.conclude(ctx)
 			})
 			ms := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's 405",
 				capital(c.Title)+" SHOULD be answered 405 with Allow: POST (CONTRACT 2; a HEAD answer has no body).")
-			env.it(ms, func(ctx ginkgo.SpecContext) {
+			env.it(ms, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				gomega.Expect(r.Status).To(gomega.Equal(http.StatusMethodNotAllowed), "status code: %s", describe(r))
-				gomega.Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")
+				trial.From(ctx).Expect(r.Status).To(gomega.Equal(http.StatusMethodNotAllowed), "status code: %s", describe(r))
+				trial.From(ctx).Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")
 			})
 		}
 	}

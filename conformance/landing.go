@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/onsi/ginkgo/v2"
+
+	"github.com/gwdmi/gwtools/conformance/trial"
 )
 
 // Where a change may land. A request names one device, or one gateway's
@@ -104,12 +106,9 @@ func (env *Env) logPending(mac string) bool {
 	return env.Settle > 0 && t != nil && t.sent > 0
 }
 
-// landingReaders is how many reads of the watched places are in flight
-// at once.
-const landingReaders = 8
-
-// readPlaces reads devices and message logs as they are now, several at
-// once, or fails the check naming the first that could not be read.
+// readPlaces reads devices and message logs as they are now, all at once
+// within the run's bound of requests in flight (one round trip for the
+// fleets a bench has), or fails the check naming the first that could not be read.
 func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (map[devRef]deviceState, map[string]msgLog) {
 	ginkgo.GinkgoHelper()
 	var mu sync.Mutex
@@ -141,10 +140,10 @@ func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (m
 			log[mac] = lg
 		})
 	}
-	runN(jobs, landingReaders)
+	env.runAll(jobs)
 	if len(failed) > 0 {
 		sort.Strings(failed)
-		ginkgo.Fail(failed[0])
+		trial.From(ctx).Fail(failed[0])
 	}
 	return dev, log
 }
@@ -240,7 +239,7 @@ func (env *Env) landingPlaces(shared bool, named devRef) (devs []devRef, logs []
 func (l *landings) expectKept(ctx context.Context, env *Env, what string) {
 	ginkgo.GinkgoHelper()
 	if landed := l.landed(ctx, env); len(landed) > 0 {
-		ginkgo.Fail(what + " also landed where it was not sent: " + strings.Join(landed, "; "))
+		trial.From(ctx).Fail(what + " also landed where it was not sent: " + strings.Join(landed, "; "))
 	}
 }
 
@@ -298,7 +297,7 @@ func (l *landings) expectStored(ctx context.Context, env *Env, mac, why string) 
 	if landed := l.landed(ctx, env); len(landed) > 0 {
 		msg += "; it landed on " + strings.Join(landed, "; ")
 	}
-	ginkgo.Fail(msg)
+	trial.From(ctx).Fail(msg)
 }
 
 // orNothing is a state value as text, "nothing" when the state has no

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
@@ -403,17 +404,17 @@ func (env *Env) inLane(ctx context.Context, id string, c Case, f device.Format) 
 		return false
 	}
 	r := fe.lane
-	ginkgo.By(fmt.Sprintf("the device is slow: this check's request was sent with the other state checks of valid values of this device, %s apart, never two in flight that leave the same state, "+
+	trial.From(ctx).By(fmt.Sprintf("the device is slow: this check's request was sent with the other state checks of valid values of this device, %s apart, never two in flight that leave the same state, "+
 		"and the device read right after its answer; judged: its answer, every field exactly as sent (%d other commands were in flight meanwhile, none leaving this state), the name unchanged",
 		laneGap, len(r.rivals)))
 	if r.err == nil {
-		record(r.ex, env.ReportCredentials)
+		record(ctx, r.ex, env.ReportCredentials)
 	}
 	why := judgeLane(c.Type, r, !c.Want.ok)
 	if why == "" {
 		return true
 	}
-	ginkgo.By("failed while sent with the other state checks of valid values of its device (" + why + "): confirmed alone")
+	trial.From(ctx).By("failed while sent with the other state checks of valid values of its device (" + why + "): confirmed alone")
 	return false
 }
 

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"context"
 	"encoding/gob"
 	"fmt"
 	"os"
@@ -131,7 +132,15 @@ func assign(all []check.Meta, workers int) map[string]int {
 // only the checks of this worker are declared, each worker's report holds
 // its own, and the run that started them merges them in a serial run's
 // order. Building the catalog, it only lists the check.
-func (env *Env) it(m check.Meta, body func(ginkgo.SpecContext)) bool {
+func (env *Env) it(m check.Meta, body func(context.Context)) bool {
+	return env.itAbout(m, nil, body)
+}
+
+// itAbout declares a check whose requests are all about the one thing
+// key names when the run starts (a device, a gateway's messages: ahead.go),
+// so that it may run ahead of its place, in that thing's chain. A nil key:
+// the check touches more, and runs in its place.
+func (env *Env) itAbout(m check.Meta, key func() string, body func(context.Context)) bool {
 	if env.collect != nil {
 		*env.collect = append(*env.collect, check.Finish(m))
 		return false
@@ -139,7 +148,8 @@ func (env *Env) it(m check.Meta, body func(ginkgo.SpecContext)) bool {
 	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
 		return false
 	}
-	return check.It(m, body)
+	env.ahead.declare(env, m, key, body)
+	return check.It(m, func(ctx ginkgo.SpecContext) { env.runCheck(ctx, m.ID, body) })
 }
 
 // mergeWorkers waits for the workers and adds each one's results to r's,

@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
@@ -45,18 +46,18 @@ func (env *Env) declareProbes() {
 				// to the gateway's log, the others use the worker's own
 				// devices.
 				Traits: check.Traits{Shared: p.op == device.SendMessage, Cost: probeCost}}
-			env.it(m, func(ctx ginkgo.SpecContext) { p.run(ctx, f) })
+			env.itAbout(m, env.probeKey(p), func(ctx context.Context) { p.run(ctx, f) })
 		}
 	}
 	env.declareHeadChecks()
 }
 
 // observe records what a probe saw; the reports show it.
-func observe(format string, args ...any) {
+func observe(ctx context.Context, format string, args ...any) {
 	text := fmt.Sprintf(format, args...)
 	// The reports keep every observation; the console shows them only with
 	// -v (or when the probe failed), so a passing run stays quiet.
-	ginkgo.AddReportEntry("observation", text, ginkgo.ReportEntryVisibilityFailureOrVerbose)
+	trial.From(ctx).Entry("observation", text, ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
 // ask sends a call and says what came back, failing nothing.
@@ -75,10 +76,10 @@ func (env *Env) ask(ctx context.Context, c call, f device.Format) (*client.Respo
 	return r, verdict + " (" + describe(r) + ")"
 }
 
-func (env *Env) needDevice(typeName string) (string, bool) {
+func (env *Env) needDevice(ctx context.Context, typeName string) (string, bool) {
 	d, ok := env.device(typeName)
 	if !ok {
-		ginkgo.Skip("the fleet has no " + typeName + ": not covered")
+		trial.From(ctx).Skip("the fleet has no " + typeName + ": not covered")
 	}
 	return d.SN, ok
 }
@@ -95,7 +96,7 @@ func (env *Env) probes() []probe {
 				typ: t.Name, op: device.SendCommand,
 				title: fmt.Sprintf("whether %s of a %s is accepted in lower and upper case", fd.Name, t.Name),
 				run: func(ctx context.Context, f device.Format) {
-					sn, _ := env.needDevice(t.Name)
+					sn, _ := env.needDevice(ctx, t.Name)
 					vs := []string{strings.ToLower(fd.Values[0]), strings.ToUpper(fd.Values[0])}
 					var calls []call
 					for _, v := range vs {
@@ -105,7 +106,7 @@ func (env *Env) probes() []probe {
 						calls = append(calls, c)
 					}
 					for i, a := range env.askAll(ctx, calls, f) {
-						observe("%s %q: %s", fd.Name, vs[i], a.got)
+						observe(ctx, "%s %q: %s", fd.Name, vs[i], a.got)
 					}
 				}})
 		}
@@ -115,12 +116,12 @@ func (env *Env) probes() []probe {
 			run: func(ctx context.Context, f device.Format) {
 				var sn, typ string
 				if typeName != "" {
-					sn, _ = env.needDevice(typeName)
+					sn, _ = env.needDevice(ctx, typeName)
 					typ = typeName
 				} else {
 					d, ok := env.anyDevice()
 					if !ok {
-						ginkgo.Skip("the fleet has no device")
+						trial.From(ctx).Skip("the fleet has no device")
 					}
 					sn, typ = d.SN, d.Type
 				}
@@ -128,7 +129,7 @@ func (env *Env) probes() []probe {
 				change(&c)
 				env.putBack(ctx, c)
 				_, got := env.ask(ctx, c, f)
-				observe("%s: %s", title, got)
+				observe(ctx, "%s: %s", title, got)
 			}}
 	}
 	ps = append(ps,
@@ -153,13 +154,13 @@ func (env *Env) probes() []probe {
 		run: func(ctx context.Context, f device.Format) {
 			d, ok := env.anyDevice()
 			if !ok {
-				ginkgo.Skip("the fleet has no device")
+				trial.From(ctx).Skip("the fleet has no device")
 			}
 			c := env.base(device.SendCommand, d.SN, d.Type)
 			c.set(device.FieldFormat, f.String())
 			env.putBack(ctx, c)
 			_, got := env.ask(ctx, c, f)
-			observe("format=%s in a %s body: %s", f, f, got)
+			observe(ctx, "format=%s in a %s body: %s", f, f, got)
 		}})
 	ps = append(ps,
 		probe{id: "message_type-other", title: `a message whose message_type is "alert"`, section: "2.4", contract: "3", op: device.SendMessage,
@@ -167,13 +168,13 @@ func (env *Env) probes() []probe {
 				c := env.base(device.SendMessage, "", "")
 				c.set(device.FieldMessageType, "alert")
 				_, got := env.ask(ctx, c, f)
-				observe("message_type alert: %s", got)
+				observe(ctx, "message_type alert: %s", got)
 			}},
 		probe{id: "name-longest", title: "the longest name the target accepts", section: "8", contract: "3", op: device.UpdateName,
 			run: func(ctx context.Context, f device.Format) {
 				d, ok := env.anyDevice()
 				if !ok {
-					ginkgo.Skip("the fleet has no device")
+					trial.From(ctx).Skip("the fleet has no device")
 				}
 				longest := 0
 				for _, n := range []int{1, 32, 64, 65, 128, 255, 256, 1024, 4096} {
@@ -181,12 +182,12 @@ func (env *Env) probes() []probe {
 					c.set(device.FieldName, strings.Repeat("n", n))
 					env.putBack(ctx, c)
 					r, got := env.ask(ctx, c, f)
-					observe("a name of %d characters: %s", n, got)
+					observe(ctx, "a name of %d characters: %s", n, got)
 					if accepted(r) {
 						longest = n
 					}
 				}
-				observe("longest name accepted of those tried: %d characters", longest)
+				observe(ctx, "longest name accepted of those tried: %d characters", longest)
 			}},
 		probe{id: "timestamp-drift", title: "how far the timestamp may be from the target's clock", section: "8", contract: "1",
 			op: device.SendMessage,
@@ -197,22 +198,22 @@ func (env *Env) probes() []probe {
 					c := env.base(device.SendMessage, "", "")
 					c.setStamp(env.stampAt(d))
 					r, got := env.ask(ctx, c, f)
-					observe("timestamp %+v from now: %s", d, got)
+					observe(ctx, "timestamp %+v from now: %s", d, got)
 					if accepted(r) {
 						ok = append(ok, d.String())
 					}
 				}
-				observe("offsets accepted: %s", strings.Join(ok, ", "))
+				observe(ctx, "offsets accepted: %s", strings.Join(ok, ", "))
 			}},
 		probe{id: "response-layout", title: "the layout of the success and error answers", section: "4.4", contract: "4",
 			op: device.SendMessage,
 			run: func(ctx context.Context, f device.Format) {
 				layout := func(what string, r *client.Response, got string) {
 					if r == nil { // no answer is an answer too, and the report says so
-						observe("%s: %s", what, got)
+						observe(ctx, "%s: %s", what, got)
 						return
 					}
-					observe("%s: %s; Content-Type %q; body %s", what, got, r.ContentType, strconv.Quote(cut(string(r.Body), 300)))
+					observe(ctx, "%s: %s; Content-Type %q; body %s", what, got, r.ContentType, strconv.Quote(cut(string(r.Body), 300)))
 				}
 				c := env.base(device.SendMessage, "", "")
 				r, got := env.ask(ctx, c, f)
@@ -235,8 +236,8 @@ func (env *Env) openFormProbes() []probe {
 	var ps []probe
 	// sendAll sends each open form of f, derived from the value the
 	// request carries, on a call build makes.
-	sendAll := func(ctx context.Context, format device.Format, f *oracle.Field, build func() (call, bool)) {
-		c, ok := build()
+	sendAll := func(ctx context.Context, format device.Format, f *oracle.Field, build func(context.Context) (call, bool)) {
+		c, ok := build(ctx)
 		if !ok {
 			return
 		}
@@ -250,16 +251,16 @@ func (env *Env) openFormProbes() []probe {
 			if s.Value.JSONOnly() && format != device.JSON {
 				continue
 			}
-			c, _ := build()
+			c, _ := build(ctx)
 			setValue(&c, f.Name, s.Value)
 			env.putBack(ctx, c)
 			calls, titles = append(calls, c), append(titles, s.Title)
 		}
 		for i, a := range env.askAll(ctx, calls, format) {
-			observe("%s %s: %s", f.Name, titles[i], a.got)
+			observe(ctx, "%s %s: %s", f.Name, titles[i], a.got)
 		}
 		if len(calls) == 0 {
-			ginkgo.Skip("no open form of " + f.Name + " in " + format.String())
+			trial.From(ctx).Skip("no open form of " + f.Name + " in " + format.String())
 		}
 	}
 	for _, t := range oracle.Types {
@@ -276,8 +277,8 @@ func (env *Env) openFormProbes() []probe {
 				typ: t.Name, op: device.SendCommand,
 				title: fmt.Sprintf("what the target does with the forms of %s of a %s that neither text decides", fd.Name, t.Name),
 				run: func(ctx context.Context, f device.Format) {
-					sn, _ := env.needDevice(t.Name)
-					sendAll(ctx, f, fd, func() (call, bool) {
+					sn, _ := env.needDevice(ctx, t.Name)
+					sendAll(ctx, f, fd, func(context.Context) (call, bool) {
 						c := env.base(device.SendCommand, sn, t.Name)
 						c.set(fd.Name, base)
 						return c, true
@@ -285,11 +286,11 @@ func (env *Env) openFormProbes() []probe {
 				}})
 		}
 	}
-	onAny := func(op device.Operation) func() (call, bool) {
-		return func() (call, bool) {
+	onAny := func(op device.Operation) func(context.Context) (call, bool) {
+		return func(ctx context.Context) (call, bool) {
 			d, ok := env.anyDevice()
 			if !ok && op != device.SendMessage {
-				ginkgo.Skip("the fleet has no device")
+				trial.From(ctx).Skip("the fleet has no device")
 			}
 			return env.base(op, d.SN, d.Type), true
 		}
@@ -298,12 +299,12 @@ func (env *Env) openFormProbes() []probe {
 		f       *oracle.Field
 		op      device.Operation
 		section string
-		build   func() (call, bool)
+		build   func(context.Context) (call, bool)
 	}{
 		{&oracle.TypeField, device.SendCommand, "2.3", onAny(device.SendCommand)},
 		{&oracle.TimestampF, device.SendMessage, "2.1", onAny(device.SendMessage)},
-		{&oracle.FormatField, device.SendMessage, "4", func() (call, bool) {
-			c, _ := onAny(device.SendMessage)()
+		{&oracle.FormatField, device.SendMessage, "4", func(ctx context.Context) (call, bool) {
+			c, _ := onAny(device.SendMessage)(ctx)
 			c.set(device.FieldFormat, "json")
 			return c, true
 		}},
@@ -328,11 +329,11 @@ func (env *Env) openFormProbes() []probe {
 				edit := b.Edit
 				c.raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
 				_, got := env.ask(ctx, c, f)
-				observe("a body %s: %s", b.Title, got)
+				observe(ctx, "a body %s: %s", b.Title, got)
 				n++
 			}
 			if n == 0 {
-				ginkgo.Skip("no open body form in " + f.String())
+				trial.From(ctx).Skip("no open body form in " + f.String())
 			}
 		}})
 	return ps

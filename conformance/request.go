@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -267,17 +268,17 @@ func (env *Env) send(ctx context.Context, c call, f device.Format) *client.Respo
 		if !env.ReportCredentials {
 			ex = ex.Masked()
 		}
-		ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
-		ginkgo.Skip("dry run: not sent")
+		trial.From(ctx).Entry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
+		trial.From(ctx).Skip("dry run: not sent")
 	}
-	if st, ok := env.replayStep(false); ok {
+	if st, ok := env.replayStep(ctx, false); ok {
 		// Sent with the other checks of its slow device.
-		record(st.ex, env.ReportCredentials)
+		record(ctx, st.ex, env.ReportCredentials)
 		return st.resp
 	}
 	resp, err := env.exchange(ctx, req)
 	if err != nil {
-		ginkgo.Fail(err.Error())
+		trial.From(ctx).Fail(err.Error())
 	}
 	return resp
 }
@@ -285,9 +286,9 @@ func (env *Env) send(ctx context.Context, c call, f device.Format) *client.Respo
 // stopRun stops the run at the current check: the reason goes into the
 // check's report as a StopEntry, which the report reads (the verdict is
 // INCOMPLETE), and into the failure message, which people read.
-func stopRun(reason string) {
-	ginkgo.AddReportEntry(report.StopEntry, reason, ginkgo.ReportEntryVisibilityNever)
-	ginkgo.AbortSuite(reason + "; the run stops here, INCOMPLETE")
+func stopRun(ctx context.Context, reason string) {
+	trial.From(ctx).Entry(report.StopEntry, reason, ginkgo.ReportEntryVisibilityNever)
+	trial.From(ctx).Stop(reason + "; the run stops here, INCOMPLETE")
 }
 
 // exchange sends one request and records it in the spec's report. Once
@@ -298,14 +299,14 @@ func stopRun(reason string) {
 // request its timeout, and is not blamed check by check for it.
 func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Response, error) {
 	if n := env.silent.Load(); n >= maxSilent {
-		stopRun(fmt.Sprintf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n))
+		stopRun(ctx, fmt.Sprintf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n))
 	}
 	if max := env.MaxRequests; max > 0 && env.sent.Add(1) > int64(max) {
-		stopRun(fmt.Sprintf("not sent: the run reached --max-requests %d", max))
+		stopRun(ctx, fmt.Sprintf("not sent: the run reached --max-requests %d", max))
 	}
 	resp, ex, err := env.roundTrip(ctx, req)
 	env.chain.add(env.answerKey(req), 1+len(ex.Earlier), ex.Duration)
-	record(ex, env.ReportCredentials)
+	record(ctx, ex, env.ReportCredentials)
 	if err != nil {
 		return nil, fmt.Errorf("no answer from the target: %v", err)
 	}
@@ -377,9 +378,9 @@ const (
 // maxRecordedBody (Truncated then says so) and its response headers at
 // maxRecordedHeaders (a header named "…" then says how many were left out).
 // Cut parts are copied: a slice would keep the whole answer alive.
-func record(ex client.Exchange, wholeKeys bool) {
+func record(ctx context.Context, ex client.Exchange, wholeKeys bool) {
 	for _, e := range ex.Earlier {
-		record(e, wholeKeys)
+		record(ctx, e, wholeKeys)
 	}
 	ex.Earlier = nil
 	ex = ex.Redacted()
@@ -411,7 +412,7 @@ func record(ex client.Exchange, wholeKeys bool) {
 		kept["…"] = fmt.Sprintf("%d of %d headers (%d bytes in all) not kept in the report", len(keys)-len(kept), len(keys), size)
 		ex.ResponseHeaders = kept
 	}
-	ginkgo.AddReportEntry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
+	trial.From(ctx).Entry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
 }
 
 // accepted is the MUST-level verdict: a 2xx answer whose status is success.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
-	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
@@ -78,7 +78,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) { env.putBackAll(ctx) })
 	ginkgo.ReportAfterSuite("gwconform reports", x.writeReports)
 	// Failures read as sentences: what was expected, what came.
-	gomega.RegisterFailHandler(failInWords)
+	trial.RegisterFailHandler(failInWords)
 	stop := func() {}
 	switch {
 	case cfg.WorkerReport != "":
@@ -90,7 +90,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 		}
 		note := func() string {
 			var parts []string
-			for _, n := range []string{env.ChainNote(), env.SlowNote()} {
+			for _, n := range []string{env.AheadNote(), env.ChainNote(), env.SlowNote()} {
 				if n != "" {
 					parts = append(parts, n)
 				}

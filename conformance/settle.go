@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -307,7 +308,7 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, e
 				env.sampleLag(e.shownAfter, first != nil)
 			}
 			if !e.varied || time.Since(e.since) >= env.quietFor() {
-				env.settled(key, e, true, false, sn)
+				env.settled(ctx, key, e, true, false, sn)
 				return d, nil
 			}
 		}
@@ -317,7 +318,7 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, e
 			changed = true
 		}
 		if skip || time.Since(e.since) >= env.Settle || ctx.Err() != nil {
-			env.settled(key, e, e.shows(d), changed, sn)
+			env.settled(ctx, key, e, e.shows(d), changed, sn)
 			return d, nil
 		}
 		time.Sleep(settlePoll)
@@ -420,7 +421,7 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 		}
 		if l.shown(lt) {
 			done(l)
-			env.settled(key, e, true, false, what)
+			env.settled(ctx, key, e, true, false, what)
 			return l, nil
 		}
 		if firstTotal < 0 {
@@ -430,7 +431,7 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 		}
 		if skip || time.Since(e.since) >= env.Settle || ctx.Err() != nil {
 			done(l)
-			env.settled(key, e, false, changed, what)
+			env.settled(ctx, key, e, false, changed, what)
 			return l, nil
 		}
 		time.Sleep(settlePoll)
@@ -475,7 +476,7 @@ func (env *Env) pendingFor(key, mac string) (*expected, bool) {
 // settled ends a wait: the expectation is dropped unless a newer request
 // replaced it meanwhile, the device is marked as one that does not settle
 // or cleared, and the check's report says how long it took.
-func (env *Env) settled(key string, e *expected, ok, changed bool, what string) {
+func (env *Env) settled(ctx context.Context, key string, e *expected, ok, changed bool, what string) {
 	took := time.Since(e.since)
 	if ok && e.shownAfter > 0 {
 		took = e.shownAfter
@@ -504,19 +505,7 @@ func (env *Env) settled(key string, e *expected, ok, changed bool, what string) 
 	}
 	// The check's report says how long the changes it made took; a wait
 	// for an earlier check's change is that check's.
-	inSpec(func() {
-		if e.since.After(ginkgo.CurrentSpecReport().StartTime) {
-			ginkgo.AddReportEntry(report.SettleEntry, line, ginkgo.ReportEntryVisibilityNever)
-		}
-	})
-}
-
-// inSpec runs f when called from a running check (a report entry
-// outside one panics), and does nothing elsewhere.
-func inSpec(f func()) {
-	defer func() { _ = recover() }()
-	if ginkgo.CurrentSpecReport().LeafNodeType == 0 {
-		return
+	if t := trial.From(ctx); t.InSpec() && e.since.After(t.Started()) {
+		t.Entry(report.SettleEntry, line, ginkgo.ReportEntryVisibilityNever)
 	}
-	f()
 }

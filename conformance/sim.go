@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -44,9 +45,9 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 	default:
 		m.Assertion = capital(c.Title) + " SHOULD be rejected and change nothing the observer shows (CONTRACT 3)."
 	}
-	body := func(ctx ginkgo.SpecContext) {
+	body := func(ctx context.Context) {
 		if why := env.observeSkip(); why != "" {
-			ginkgo.Skip(why)
+			trial.From(ctx).Skip(why)
 		}
 		var ctl controlResult
 		if !valid {
@@ -60,26 +61,30 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 			if env.inLane(ctx, m.ID, c, f) {
 				return
 			}
-			t, _, why = env.standIn(c, f)
+			if trial.From(ctx).IsLive() {
+				// A stand-in sets the run's target for the check: never
+				// while other devices' checks run beside it (ahead.go).
+				t, _, why = env.standIn(c, f)
+			}
 		}
 		var before, after state
 		var sent call
 		var r *client.Response
-		env.onStandIn(t, why, func() {
-			req := env.buildCase(c, f)
+		env.onStandIn(ctx, t, why, func() {
+			req := env.buildCase(ctx, c, f)
 			before = env.snapshot(ctx, req)
 			sent, r = env.sendCaseCall(ctx, c, f)
 			after = env.snapshot(ctx, req)
 		})
 		if !valid {
-			gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
-			gomega.Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
-			gomega.Expect(before.Log.unchangedBy(after.Log, message{Type: sent.get(device.FieldMessageType), Value: sent.get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
-			ctl.conclude()
+			trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+			trial.From(ctx).Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
+			trial.From(ctx).Expect(before.Log.unchangedBy(after.Log, message{Type: sent.get(device.FieldMessageType), Value: sent.get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
+			ctl.conclude(ctx)
 			return
 		}
-		gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
-		expectApplied(sent, before, after, !c.Want.ok)
+		trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
+		expectApplied(ctx, sent, before, after, !c.Want.ok)
 	}
 	if env.Observer == "" {
 		env.it(m, body)
@@ -88,8 +93,9 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 	if valid {
 		// A valid value's state check: on a slow device with no stand-in,
 		// sent in its device's lane (lanes.go).
-		env.planCheck(m, plan{c: c, formats: []device.Format{f}, kind: planValidState})
-		env.it(m, body)
+		p := plan{c: c, formats: []device.Format{f}, kind: planValidState}
+		env.planCheck(m, p)
+		env.itAbout(m, env.caseKey(c, f), body)
 		return
 	}
 	// A refusal's state check changes nothing when the target is right:
@@ -106,14 +112,14 @@ type state struct {
 
 func (env *Env) snapshot(ctx context.Context, c call) state {
 	ginkgo.GinkgoHelper()
-	if st, ok := env.replayStep(true); ok {
+	if st, ok := env.replayStep(ctx, true); ok {
 		return *st.st
 	}
 	var s state
 	if c.sn != "" {
 		d, err := env.readDevice(ctx, env.Target.MAC, c.sn)
 		if err != nil {
-			ginkgo.Fail("reading the device from the observer: " + err.Error())
+			trial.From(ctx).Fail("reading the device from the observer: " + err.Error())
 		}
 		s.Device = &d
 	}
@@ -125,7 +131,7 @@ func (env *Env) snapshot(ctx context.Context, c call) state {
 	}
 	l, err := env.readLog(ctx, env.Target.MAC)
 	if err != nil {
-		ginkgo.Fail("reading the messages from the observer: " + err.Error())
+		trial.From(ctx).Fail("reading the messages from the observer: " + err.Error())
 	}
 	s.Log = l
 	return s
@@ -134,14 +140,14 @@ func (env *Env) snapshot(ctx context.Context, c call) state {
 // expectApplied checks that an accepted call did what it said. strict
 // holds the CONTRACT's forms too (an enumerated value in its published
 // case); without it, a MUST check, letter case is not judged.
-func expectApplied(c call, before, after state, strict bool) {
+func expectApplied(ctx context.Context, c call, before, after state, strict bool) {
 	ginkgo.GinkgoHelper()
 	switch c.op {
 	case device.SendCommand:
 		// The type's fields and their kinds are the harness's own rule
 		// table's (oracle), never the simulator's.
 		t, ok := oracle.LookupType(c.get(device.FieldType))
-		gomega.Expect(ok).To(gomega.BeTrue(), "the check sent type %q, which the published interface does not have", c.get(device.FieldType))
+		trial.From(ctx).Expect(ok).To(gomega.BeTrue(), "the check sent type %q, which the published interface does not have", c.get(device.FieldType))
 		want := map[string]any{}
 		for k, v := range before.Device.State {
 			want[k] = v
@@ -154,7 +160,7 @@ func expectApplied(c call, before, after state, strict bool) {
 			for _, kv := range c.fields {
 				if kv.name == fd.Name && kv.wire == "" {
 					v, ok := canonical(fd, kv.value, kv.num)
-					gomega.Expect(ok).To(gomega.BeTrue(), "the check sent %q for %s, which has no canonical form", kv.value, fd.Name)
+					trial.From(ctx).Expect(ok).To(gomega.BeTrue(), "the check sent %q for %s, which has no canonical form", kv.value, fd.Name)
 					want[fd.Name] = v
 				}
 			}
@@ -164,15 +170,15 @@ func expectApplied(c call, before, after state, strict bool) {
 			foldEnums(t, got)
 			foldEnums(t, exp)
 		}
-		gomega.Expect(got).To(gomega.Equal(exp), "device state after the command")
-		gomega.Expect(after.Device.Name).To(gomega.Equal(before.Device.Name), "the command changed the name")
+		trial.From(ctx).Expect(got).To(gomega.Equal(exp), "device state after the command")
+		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(before.Device.Name), "the command changed the name")
 	case device.SendMessage:
 		if why := before.Log.gainedMessage(after.Log, message{Type: c.get(device.FieldMessageType), Value: c.get(device.FieldMessageValue)}); why != "" {
-			ginkgo.Fail(why)
+			trial.From(ctx).Fail(why)
 		}
 	case device.UpdateName:
-		gomega.Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.get(device.FieldName))), "name after update_name")
-		gomega.Expect(normalize(after.Device.State)).To(gomega.Equal(normalize(before.Device.State)), "update_name changed the state")
+		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.get(device.FieldName))), "name after update_name")
+		trial.From(ctx).Expect(normalize(after.Device.State)).To(gomega.Equal(normalize(before.Device.State)), "update_name changed the state")
 	}
 }
 

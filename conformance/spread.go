@@ -1,12 +1,14 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
@@ -158,13 +160,13 @@ func (env *Env) sameType(typ, sn string) []devOn {
 // stand-in): the check builds, sends, reads back and arranges the put-back
 // for the stand-in. The checks of a process run one at a time, and
 // nothing else reads env.Target meanwhile (SlowNote reads the fleet).
-func (env *Env) onStandIn(t *fleet.Target, why string, body func()) {
+func (env *Env) onStandIn(ctx context.Context, t *fleet.Target, why string, body func()) {
 	ginkgo.GinkgoHelper()
 	if t == nil {
 		body()
 		return
 	}
-	ginkgo.By(why)
+	trial.From(ctx).By(why)
 	saved := env.Target
 	env.Target = t
 	defer func() { env.Target = saved }()

@@ -12,6 +12,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/rules"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
@@ -75,46 +76,46 @@ func (env *Env) declare(c Case) {
 		switch {
 		case c.Want.ok:
 			env.itPlanned(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
-				capital(c.Title)+" MUST be answered with status success."), plan{c: c, formats: one}, func(ctx ginkgo.SpecContext) {
+				capital(c.Title)+" MUST be answered with status success."), plan{c: c, formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
+				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
 			})
 		case c.Want.contractOK:
 			env.itPlanned(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
-				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), plan{c: c, formats: one}, func(ctx ginkgo.SpecContext) {
+				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), plan{c: c, formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				gomega.Expect(accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
+				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
 			})
 		case c.Want.must:
 			env.itPlanned(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
-				capital(c.Title)+" MUST NOT be answered with success."), plan{c: c, formats: one, refusal: true}, func(ctx ginkgo.SpecContext) {
+				capital(c.Title)+" MUST NOT be answered with success."), plan{c: c, formats: one, refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
-				gomega.Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
-				ctl.conclude()
+				trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+				ctl.conclude(ctx)
 			})
 		}
 		if refusal {
 			env.itPlanned(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
-				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), plan{c: c, formats: one, refusal: true}, func(ctx ginkgo.SpecContext) {
+				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), plan{c: c, formats: one, refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
 				if !ctl.ok && !accepted(r) {
-					ctl.conclude() // its error may be the credentials', not the case's
+					ctl.conclude(ctx) // its error may be the credentials', not the case's
 				}
-				expectError(r, c.Want, f)
-				ctl.conclude()
+				expectError(ctx, r, c.Want, f)
+				ctl.conclude(ctx)
 			})
 		}
 		if c.Want.ok && hasTag(c.Tags, "valid") {
 			m := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
 				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
 			m.Section = "2.5" // the response's status field
-			env.itPlanned(m, plan{c: c, formats: one}, func(ctx ginkgo.SpecContext) {
+			env.itPlanned(m, plan{c: c, formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				gomega.Expect(r.Status).To(gomega.Equal(200), "status: %s", describe(r))
-				expectFormat(r, f)
-				gomega.Expect(r.StatusField).To(gomega.Equal("success"))
+				trial.From(ctx).Expect(r.Status).To(gomega.Equal(200), "status: %s", describe(r))
+				expectFormat(ctx, r, f)
+				trial.From(ctx).Expect(r.StatusField).To(gomega.Equal("success"))
 			})
 		}
 		if !c.NoSim {
@@ -129,38 +130,38 @@ func (env *Env) declare(c Case) {
 		env.itPlanned(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
 			capital(c.Title)+" "+map[check.Level]string{check.Must: "MUST", check.Should: "SHOULD"}[level]+
 				" get the same verdict and status code in JSON as in XML.", "parity"),
-			plan{c: c, formats: []device.Format{device.JSON, device.XML}, refusal: !c.Want.ok && !c.Want.contractOK}, func(ctx ginkgo.SpecContext) {
+			plan{c: c, formats: []device.Format{device.JSON, device.XML}, refusal: !c.Want.ok && !c.Want.contractOK}, func(ctx context.Context) {
 				refusal := !c.Want.ok && !c.Want.contractOK
 				var ctls []controlResult
 				if refusal {
 					ctls = append(ctls, env.caseControl(ctx, c, device.JSON), env.caseControl(ctx, c, device.XML))
 				}
-				ginkgo.By("sending the case in JSON")
+				trial.From(ctx).By("sending the case in JSON")
 				rj := env.sendCase(ctx, c, device.JSON)
-				ginkgo.By("sending the case in XML")
+				trial.From(ctx).By("sending the case in XML")
 				rx := env.sendCase(ctx, c, device.XML)
-				gomega.Expect(accepted(rx)).To(gomega.Equal(accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
+				trial.From(ctx).Expect(accepted(rx)).To(gomega.Equal(accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
 				if refusal && !accepted(rj) && !accepted(rx) {
 					for _, ctl := range ctls {
-						ctl.conclude() // both refused: alike only if the valid ones are accepted
+						ctl.conclude(ctx) // both refused: alike only if the valid ones are accepted
 					}
 				}
 				if !refusal && !accepted(rj) && !accepted(rx) {
 					// A valid request refused in both formats: its own checks
 					// fail; that the formats agree in refusing it proves nothing.
-					controlResult{what: "the valid request was refused in both formats (JSON: " + describe(rj) + "; XML: " + describe(rx) + ")"}.conclude()
+					controlResult{what: "the valid request was refused in both formats (JSON: " + describe(rj) + "; XML: " + describe(rx) + ")"}.conclude(ctx)
 				}
-				gomega.Expect(rx.Status).To(gomega.Equal(rj.Status), "JSON: %s; XML: %s", describe(rj), describe(rx))
+				trial.From(ctx).Expect(rx.Status).To(gomega.Equal(rj.Status), "JSON: %s; XML: %s", describe(rj), describe(rx))
 			})
 	}
 }
 
 // itPlanned declares a check whose requests may be sent concurrently
 // with the other checks of a slow device (concurrent.go).
-func (env *Env) itPlanned(m check.Meta, p plan, body func(ginkgo.SpecContext)) bool {
+func (env *Env) itPlanned(m check.Meta, p plan, body func(context.Context)) bool {
 	env.planCheck(m, p)
-	return env.it(m, func(ctx ginkgo.SpecContext) {
-		env.concurrently(ctx, m.ID, func() { body(ctx) })
+	return env.itAbout(m, env.caseKey(p.c, p.formats[0]), func(ctx context.Context) {
+		env.concurrently(ctx, m.ID, body)
 	})
 }
 
@@ -174,17 +175,17 @@ func (env *Env) sendCase(ctx context.Context, c Case, f device.Format) *client.R
 
 func (env *Env) sendCaseCall(ctx context.Context, c Case, f device.Format) (call, *client.Response) {
 	ginkgo.GinkgoHelper()
-	req := env.buildCase(c, f)
+	req := env.buildCase(ctx, c, f)
 	env.putBack(ctx, req)
-	ginkgo.By(fmt.Sprintf("sending %s in %s", c.Title, f))
+	trial.From(ctx).By(fmt.Sprintf("sending %s in %s", c.Title, f))
 	return req, env.send(ctx, req, f)
 }
 
-func (env *Env) buildCase(c Case, f device.Format) call {
+func (env *Env) buildCase(ctx context.Context, c Case, f device.Format) call {
 	ginkgo.GinkgoHelper()
 	req, skip := c.Build(env, f, c.ID)
 	if skip != "" {
-		ginkgo.Skip(skip)
+		trial.From(ctx).Skip(skip)
 	}
 	return req
 }
@@ -225,32 +226,32 @@ func (w expect) errorFormat(f device.Format) device.Format {
 }
 
 // expectError checks an answer against the CONTRACT's error.
-func expectError(r *client.Response, w expect, f device.Format) {
+func expectError(ctx context.Context, r *client.Response, w expect, f device.Format) {
 	ginkgo.GinkgoHelper()
-	gomega.Expect(r.Status).To(gomega.Equal(w.status), "status code: %s", describe(r))
-	expectFormat(r, w.errorFormat(f))
-	gomega.Expect(r.StatusField).To(gomega.Equal("error"), "status field: %s", describe(r))
+	trial.From(ctx).Expect(r.Status).To(gomega.Equal(w.status), "status code: %s", describe(r))
+	expectFormat(ctx, r, w.errorFormat(f))
+	trial.From(ctx).Expect(r.StatusField).To(gomega.Equal("error"), "status field: %s", describe(r))
 	if len(w.codes) > 0 {
-		gomega.Expect(w.codes).To(gomega.ContainElement(r.ErrorCode), "error code: %s", describe(r))
+		trial.From(ctx).Expect(w.codes).To(gomega.ContainElement(r.ErrorCode), "error code: %s", describe(r))
 	}
 	if w.field != "" {
 		// Errors name the field as the request wrote it ("cooling point" in JSON).
-		gomega.Expect(r.ErrorField).To(gomega.Equal(w.wireField(f)), "error field: %s", describe(r))
+		trial.From(ctx).Expect(r.ErrorField).To(gomega.Equal(w.wireField(f)), "error field: %s", describe(r))
 	}
-	gomega.Expect(r.ErrorMessage).NotTo(gomega.BeEmpty(), "the error has no message")
+	trial.From(ctx).Expect(r.ErrorMessage).NotTo(gomega.BeEmpty(), "the error has no message")
 	if w.allow {
-		gomega.Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")
+		trial.From(ctx).Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")
 	}
 }
 
 // expectFormat checks that the body and its Content-Type are of format f.
-func expectFormat(r *client.Response, f device.Format) {
+func expectFormat(ctx context.Context, r *client.Response, f device.Format) {
 	ginkgo.GinkgoHelper()
 	mt, _, _ := mime.ParseMediaType(r.ContentType)
 	want := map[device.Format][]string{device.JSON: {"application/json"}, device.XML: {"application/xml", "text/xml"}}[f]
-	gomega.Expect(want).To(gomega.ContainElement(mt), "Content-Type %q is not %s", r.ContentType, f)
-	gomega.Expect(r.Format).To(gomega.Equal(f), "body read as %s", r.Format)
-	gomega.Expect(r.ParseError).To(gomega.BeEmpty(), "the %s body cannot be read", f)
+	trial.From(ctx).Expect(want).To(gomega.ContainElement(mt), "Content-Type %q is not %s", r.ContentType, f)
+	trial.From(ctx).Expect(r.Format).To(gomega.Equal(f), "body read as %s", r.Format)
+	trial.From(ctx).Expect(r.ParseError).To(gomega.BeEmpty(), "the %s body cannot be read", f)
 }
 
 func capital(s string) string {

@@ -69,11 +69,13 @@ type Request struct {
 	// Header holds extra headers; they replace the client's own of the same
 	// name (Content-Type, User-Agent). A Host header sets the request's host.
 	Header http.Header
-	// Renew, when set, gives the fields of a new attempt after an answer
-	// that asked to retry (429 or 503 with Retry-After): a request is then
-	// sent again as a new one, with its timestamp renewed, and signed
-	// afresh (with SignAuto), never as the old bytes whose timestamp has
-	// aged by the wait. Without it the same fields are signed again.
+	// Renew, when set, gives the fields of each attempt as it goes: the
+	// first, once any wait of the client is over (a shared Retry-After, a
+	// rate), and each one after an answer that asked to retry (429 or 503
+	// with Retry-After), which is sent again as a new request, with its
+	// timestamp renewed, and signed afresh (with SignAuto), never as old
+	// bytes whose timestamp has aged by the wait. Without it the same
+	// fields are signed again.
 	Renew func() []Field
 }
 
@@ -268,9 +270,6 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, erro
 					return resp, ex, nil
 				}
 				earlier = append(earlier, ex)
-				if req.Renew != nil && req.RawBody == nil {
-					req.Fields = req.Renew()
-				}
 				continue
 			}
 		}
@@ -383,6 +382,21 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, error) {
+	// Every wait comes before the body is written: a request held back
+	// (a shared Retry-After, a rate) is written, timestamp and sign, when
+	// it goes, so that what a check tests does not age while it waits.
+	if err := c.backoff.wait(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.pathLimit(req.Path).wait(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.limit.wait(ctx); err != nil {
+		return nil, err
+	}
+	if req.Renew != nil && req.RawBody == nil {
+		req.Fields = req.Renew()
+	}
 	body, err := c.body(ctx, req)
 	if err != nil {
 		return nil, err
@@ -421,15 +435,6 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, 
 		ex.RequestHeaders[k] = strings.Join(vs, ", ")
 	}
 
-	if err := c.backoff.wait(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.pathLimit(req.Path).wait(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.limit.wait(ctx); err != nil {
-		return nil, err
-	}
 	start := time.Now()
 	defer func() { ex.Duration = time.Since(start) }()
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, errTimeout)

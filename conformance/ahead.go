@@ -1,0 +1,213 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/schedule"
+	"github.com/gwdmi/gwtools/conformance/trial"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Devices side by side. Ginkgo runs a process's checks one at a time, in
+// their place; against a target across a network each waits for its round
+// trips, and the run takes the sum of every device's chain of changes and
+// read-backs. So once the target is found far (a device's median answer
+// batchFrom or more), the checks about one device, or about the tested
+// gateway's messages, that have not run yet are run ahead of their place:
+// each device's checks one after another in the order of the run (a change,
+// its read-back, the next change, as in a serial run), the devices side by
+// side (package schedule), all within the run's one bound of requests in
+// flight (Env.slot). What each check's body tells (its steps, its
+// exchanges, how it ended) is recorded (package trial), and told to
+// Ginkgo when the check's place comes: the reports read as a serial run's.
+// A check that failed ahead is run again alone in its place, and only that
+// result counts: a failure found while devices ran side by side is
+// confirmed alone before it is reported. A request is written, timestamp
+// and sign, when it goes (client.Request.Renew), so a timestamp a second
+// from the window's edge means what it tests in a chain as well. The
+// effect checks, which change one device and watch every other, and every
+// check of a run sent one request at a time (--concurrency 1, a dry run,
+// --max-requests) run in their place, as before.
+
+// aheadCheck is a check declared about one device or gateway's messages.
+type aheadCheck struct {
+	m    check.Meta
+	key  func() string
+	body func(context.Context)
+}
+
+// aheadResult is what a check run ahead told, and how it ended.
+type aheadResult struct {
+	t   *trial.T
+	end trial.Ending
+}
+
+// ahead is a process's checks that may run ahead of their place.
+type ahead struct {
+	mu       sync.Mutex
+	checks   []aheadCheck
+	started  map[string]bool
+	ran      bool
+	running  atomic.Bool
+	results  map[string]aheadResult
+	progress *schedule.Progress
+}
+
+// declare registers a check that will run in this process; only checks
+// about one device or gateway's messages may go ahead.
+func (a *ahead) declare(env *Env, m check.Meta, key func() string, body func(context.Context)) {
+	if key == nil || !env.mayRunAhead() || !willRun(env.slow.suite, check.Finish(m)) {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.checks = append(a.checks, aheadCheck{m: m, key: key, body: body})
+}
+
+// caseKey is what a case's requests in format f touch, for the chains:
+// the device it names, or the tested gateway's messages (a case about
+// another gateway or account names a device no chain of the tested
+// gateway touches, or that gateway's messages, which only the effect
+// checks read).
+func (env *Env) caseKey(c Case, f device.Format) func() string {
+	return func() string { return env.planDevice(plan{c: c, formats: []device.Format{f}}) }
+}
+
+// probeKey is what a probe's requests touch: the device of its type, the
+// tested gateway's messages, or the first device of the fleet (the one a
+// probe about no type sends to: Env.anyDevice).
+func (env *Env) probeKey(p probe) func() string {
+	return func() string {
+		switch {
+		case p.op == device.SendMessage:
+			return gatewayKey + hexOnly(env.Target.MAC)
+		case p.typ != "":
+			if d, ok := env.device(p.typ); ok {
+				return hexOnly(d.SN)
+			}
+		default:
+			if d, ok := env.anyDevice(); ok {
+				return hexOnly(d.SN)
+			}
+		}
+		return ""
+	}
+}
+
+// mayRunAhead says whether the run may send several requests at once.
+func (env *Env) mayRunAhead() bool {
+	return env.collect == nil && !env.DryRun && env.MaxRequests == 0 && env.concurrency() >= 2
+}
+
+// runCheck runs a check in its place: told from what it recorded ahead,
+// or confirmed alone when it failed there, or run as it is. The first
+// check that finds the target far runs the others ahead first.
+func (env *Env) runCheck(ctx context.Context, id string, body func(context.Context)) {
+	env.ahead.mu.Lock()
+	if env.ahead.started == nil {
+		env.ahead.started = map[string]bool{}
+	}
+	env.ahead.started[id] = true
+	env.ahead.mu.Unlock()
+	env.runAhead(ctx)
+	env.ahead.mu.Lock()
+	r, ok := env.ahead.results[id]
+	delete(env.ahead.results, id)
+	env.ahead.mu.Unlock()
+	if !ok {
+		body(ctx)
+		return
+	}
+	live := trial.From(ctx)
+	if r.end.Outcome != trial.Failed {
+		r.t.Replay(live, r.end)
+		return
+	}
+	r.t.ReplaySteps(live)
+	live.By("failed while run ahead of its place, beside the checks of other devices (" + strings.SplitN(r.end.Message, "\n", 2)[0] + "): confirmed alone")
+	body(ctx)
+}
+
+// runAhead runs the checks that have not started ahead of their place,
+// once, when the target is found far; it returns when they have all run.
+func (env *Env) runAhead(ctx context.Context) {
+	a := &env.ahead
+	a.mu.Lock()
+	if a.ran || len(a.checks) == 0 || !env.far() || env.silent.Load() >= maxSilent {
+		a.mu.Unlock()
+		return
+	}
+	a.ran = true
+	var tasks []schedule.Task
+	for _, c := range a.checks {
+		if a.started[c.m.ID] {
+			continue
+		}
+		key := c.key()
+		if key == "" {
+			continue
+		}
+		c := c
+		tasks = append(tasks, schedule.Task{ID: c.m.ID, Key: key, Run: func() { env.runOneAhead(ctx, c) }})
+	}
+	a.results = map[string]aheadResult{}
+	a.progress = schedule.NewProgress(tasks)
+	progress := a.progress
+	a.mu.Unlock()
+	a.running.Store(true)
+	defer a.running.Store(false)
+	began := time.Now()
+	progress.Run(tasks)
+	env.aheadTook.Store(int64(time.Since(began)))
+}
+
+// runOneAhead runs one check's body under a recording trial.
+func (env *Env) runOneAhead(ctx context.Context, c aheadCheck) {
+	rec := trial.Recording()
+	end := rec.Run(func() { c.body(trial.With(ctx, rec)) })
+	env.ahead.mu.Lock()
+	env.ahead.results[c.m.ID] = aheadResult{t: rec, end: end}
+	env.ahead.mu.Unlock()
+}
+
+// far says whether the target answers a device (or the tested gateway's
+// messages) in batchFrom or more: across a network.
+func (env *Env) far() bool {
+	s := &env.slow
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.answers {
+		if m, ok := s.medianAnswer(k); ok && m >= batchFrom {
+			return true
+		}
+	}
+	return false
+}
+
+// AheadNote is the progress line's part on the checks run ahead: how
+// many of them have run, and the chain expected to end last with its
+// expected end ("" when none runs ahead).
+func (env *Env) AheadNote() string {
+	a := &env.ahead
+	a.mu.Lock()
+	p := a.progress
+	a.mu.Unlock()
+	if p == nil || !a.running.Load() {
+		return ""
+	}
+	ch, ok := p.Longest()
+	if !ok {
+		return ""
+	}
+	s := fmt.Sprintf("%d checks run ahead, devices side by side; the last to end: %s, %d of %d checks", p.Done(), env.chainName(ch.Key), ch.Done, ch.Total)
+	if ch.Left > 0 {
+		s += fmt.Sprintf(", about %s left", ch.Left.Round(time.Second))
+	}
+	return s
+}

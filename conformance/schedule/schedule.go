@@ -1,0 +1,143 @@
+// Package schedule decides who runs what, when: given a run's tasks, each
+// naming what it touches, it runs those that touch one thing one after
+// another, in the order given, and the things side by side. It knows
+// nothing of checks, requests or reports: what a task does, and how many
+// requests may be in flight at once, are its caller's.
+package schedule
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Task is one unit of work: Key names what it touches (a device, a
+// gateway's messages); tasks of one key run one after another, in the
+// order given.
+type Task struct {
+	ID  string
+	Key string
+	Run func()
+}
+
+// Chains runs tasks: those of one key one after another in the order
+// given, the keys side by side. It returns when every task has run, with
+// the progress of each key's chain.
+func Chains(tasks []Task) *Progress {
+	p := newProgress(tasks)
+	p.Run(tasks)
+	return p
+}
+
+// Progress is how far each key's chain has come, read while the chains
+// run (Longest) and after.
+type Progress struct {
+	mu     sync.Mutex
+	start  time.Time
+	chains map[string]*chain
+	order  []string
+}
+
+type chain struct {
+	total, done int
+	ended       time.Time
+}
+
+// NewProgress counts the tasks of each key, before Run.
+func NewProgress(tasks []Task) *Progress { return newProgress(tasks) }
+
+func newProgress(tasks []Task) *Progress {
+	p := &Progress{chains: map[string]*chain{}}
+	for _, t := range tasks {
+		c := p.chains[t.Key]
+		if c == nil {
+			c = &chain{}
+			p.chains[t.Key] = c
+			p.order = append(p.order, t.Key)
+		}
+		c.total++
+	}
+	return p
+}
+
+// Run runs tasks as Chains does, counting them in p.
+func (p *Progress) Run(tasks []Task) {
+	byKey := map[string][]Task{}
+	for _, t := range tasks {
+		byKey[t.Key] = append(byKey[t.Key], t)
+	}
+	p.mu.Lock()
+	p.start = time.Now()
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, k := range p.order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, t := range byKey[k] {
+				t.Run()
+				p.mu.Lock()
+				c := p.chains[k]
+				c.done++
+				if c.done == c.total {
+					c.ended = time.Now()
+				}
+				p.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Done is how many tasks have run.
+func (p *Progress) Done() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, c := range p.chains {
+		n += c.done
+	}
+	return n
+}
+
+// Chain is one key's chain as far as it has come: Left is its expected
+// time to its end, from its pace so far (0 once it has ended or before
+// its first task ends).
+type Chain struct {
+	Key         string
+	Done, Total int
+	Took, Left  time.Duration
+}
+
+// Longest is the chain expected to end last: the critical path of the
+// tasks run side by side. False before any task has run.
+func (p *Progress) Longest() (Chain, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.start.IsZero() {
+		return Chain{}, false
+	}
+	now := time.Now()
+	keys := append([]string(nil), p.order...)
+	sort.Strings(keys)
+	var best Chain
+	found := false
+	for _, k := range keys {
+		c := p.chains[k]
+		ch := Chain{Key: k, Done: c.done, Total: c.total, Took: now.Sub(p.start)}
+		if !c.ended.IsZero() {
+			ch.Took = c.ended.Sub(p.start)
+		} else if c.done > 0 {
+			ch.Left = time.Duration(float64(ch.Took) / float64(c.done) * float64(c.total-c.done))
+		} else {
+			ch.Left = time.Duration(1<<62 - 1)
+		}
+		if !found || ch.Took+ch.Left > best.Took+best.Left {
+			best, found = ch, true
+		}
+	}
+	if best.Left == time.Duration(1<<62-1) {
+		best.Left = 0
+	}
+	return best, found
+}
