@@ -86,7 +86,7 @@ const (
 // traits are what a check of the case takes (check.Traits), from what
 // the case sends and expects. A case about other gateways or accounts is
 // Shared; a message case is not: its state check looks for its own
-// message among those the other workers append (msgLog.gainedMessage),
+// message among those the other workers append (observer.Log.gainedMessage),
 // each valid message of a worker is one of a kind (Env.base).
 func (c *Case) traits(parity bool) check.Traits {
 	t := check.Traits{Shared: c.WholeFleet, Cost: quickCost}

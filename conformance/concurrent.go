@@ -261,7 +261,7 @@ func (env *Env) planCheck(m check.Meta, p plan) {
 		// A valid message's state check wants its message last in the
 		// gateway's log, which every message sent beside it would change:
 		// it runs alone. A refusal's looks only for its own message
-		// (msgLog.unchangedBy), whatever else the log gains.
+		// (observer.Log.unchangedBy), whatever else the log gains.
 		return
 	}
 	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
@@ -362,11 +362,13 @@ func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
 		return nil
 	}
 	s.mu.Lock()
-	first := s.dueForBatch(sn)
+	var first bool
 	if aheadRunning {
 		// The target is far: each device's checks are sent together when
 		// its chain reaches them, unless its own answers say it is near.
 		first = s.dueForBatchLike(sn)
+	} else {
+		first = s.dueForBatch(sn)
 	}
 	var others []string
 	if first && !aheadRunning {

@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -85,7 +86,7 @@ func (env *Env) declareEffects() {
 				cmd("refused-partly-invalid", check.Should, "3", "a "+t.Name+" command with one invalid field among changed ones changes nothing",
 					"A "+t.Name+" command that changes every field but gives "+t.Fields[len(t.Fields)-1].Name+" a value outside its published ones MUST NOT be answered with success, and SHOULD leave every field, and every other device and gateway's messages, as they were (CONTRACT 3).",
 					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
-						env.expectRefusedUnchanged(ctx, f, d, func(before deviceState) call {
+						env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) call {
 							c, _ := env.changedCommand(d, t, before, fk)
 							last := &t.Fields[len(t.Fields)-1]
 							c.set(last.Name, invalidValue(last))
@@ -99,7 +100,7 @@ func (env *Env) declareEffects() {
 					if !env.KnownSign {
 						trial.From(ctx).Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
 					}
-					env.expectRefusedUnchanged(ctx, f, d, func(before deviceState) call {
+					env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) call {
 						c, _ := env.changedCommand(d, t, before, fk)
 						c.keepSign = true
 						c.set(device.FieldSign, "0123456789abcdef0123456789abcdef")
@@ -179,7 +180,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			after := env.mustLog(ctx, env.Target.MAC)
-			w.expectStored(ctx, env, env.Target.MAC, before.gainedMessage(after, message{Type: "message", Value: v}))
+			w.expectStored(ctx, env, env.Target.MAC, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
 	id = ids("message.named-gateway")
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to another gateway of the account is stored there and nowhere else",
@@ -198,7 +199,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
 			after := env.mustLog(ctx, mac)
-			w.expectStored(ctx, env, mac, before.gainedMessage(after, message{Type: "message", Value: v}))
+			w.expectStored(ctx, env, mac, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
 	id = ids("message.other-gateway")
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to one gateway is stored on no other",
@@ -208,7 +209,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			if len(macs) == 0 {
 				trial.From(ctx).Skip(skipOneGateway)
 			}
-			before := map[string]msgLog{}
+			before := map[string]observer.Log{}
 			for _, mac := range macs {
 				before[mac] = env.mustLog(ctx, mac)
 			}
@@ -222,7 +223,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			var wrong []string
 			for _, mac := range macs {
 				after := env.mustLog(ctx, mac)
-				if !before[mac].same(after) {
+				if !before[mac].Same(after) {
 					wrong = append(wrong, fmt.Sprintf("gateway %s (%d messages before, %d after)", mac, before[mac].Total, after.Total))
 				}
 			}
@@ -334,7 +335,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 // An effect check that watches other devices or gateways (watchesOthers)
 // reads what other workers change: it is Shared, and runs on worker 0 of
 // a --parallel run. One of messages watches its own messages among those
-// the other workers append (msgLog.gainedMessage), and runs on any worker.
+// the other workers append (observer.Log.gainedMessage), and runs on any worker.
 func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, watchesOthers bool, f device.Format, typ, title, assertion string, body func(context.Context)) {
 	m := check.Meta{ID: id, Level: level, Section: section, Title: capital(title) + " (" + f.String() + ")", Assertion: assertion,
 		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"},
@@ -366,7 +367,7 @@ func (env *Env) sendEffect(ctx context.Context, c call, f device.Format) *client
 // observer shows, that must be refused, and checks that the device is as
 // it was; the refusal is judged against its control, sent first (it may
 // change the device: the command is built from what it leaves).
-func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before deviceState) call) {
+func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before observer.Device) call) {
 	ginkgo.GinkgoHelper()
 	ctl := env.control(ctx, env.base(device.SendCommand, d.SN, d.Type), f)
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -392,7 +393,7 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 // valid value other than the one the observer shows (the published
 // example for free text, whose other values are not shown), and the
 // values it sends. The fields and their grammars are the oracle's.
-func (env *Env) changedCommand(d fleet.Device, t *oracle.Type, before deviceState, fk *gofakeit.Faker) (call, map[string]string) {
+func (env *Env) changedCommand(d fleet.Device, t *oracle.Type, before observer.Device, fk *gofakeit.Faker) (call, map[string]string) {
 	c := env.base(device.SendCommand, d.SN, t.Name)
 	sent := map[string]string{}
 	for i := range t.Fields {
@@ -486,7 +487,7 @@ func sameNumber(a, b string) bool {
 // expectFields checks, field by field, that each field sent shows its
 // value and every other field its value before. strict judges the letter
 // case of enumerated values (CONTRACT 2); without it only the value.
-func expectFields(ctx context.Context, t *oracle.Type, before, after deviceState, sent map[string]string, strict bool) {
+func expectFields(ctx context.Context, t *oracle.Type, before, after observer.Device, sent map[string]string, strict bool) {
 	ginkgo.GinkgoHelper()
 	var wrong []string
 	for i := range t.Fields {
@@ -656,7 +657,7 @@ func (env *Env) needAnyDevice(ctx context.Context) fleet.Device {
 }
 
 // mustRead reads a device from the observer or fails the check.
-func (env *Env) mustRead(ctx context.Context, mac, sn string) deviceState {
+func (env *Env) mustRead(ctx context.Context, mac, sn string) observer.Device {
 	ginkgo.GinkgoHelper()
 	d, err := env.readDevice(ctx, mac, sn)
 	if err != nil {
@@ -666,7 +667,7 @@ func (env *Env) mustRead(ctx context.Context, mac, sn string) deviceState {
 }
 
 // mustLog reads a gateway's messages from the observer or fails the check.
-func (env *Env) mustLog(ctx context.Context, mac string) msgLog {
+func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
 	ginkgo.GinkgoHelper()
 	l, err := env.readLog(ctx, mac)
 	if err != nil {
@@ -676,9 +677,9 @@ func (env *Env) mustLog(ctx context.Context, mac string) msgLog {
 }
 
 // readAll reads devices from the observer, keyed by gateway and serial.
-func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]deviceState {
+func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]observer.Device {
 	ginkgo.GinkgoHelper()
-	out := make(map[devRef]deviceState, len(ds))
+	out := make(map[devRef]observer.Device, len(ds))
 	for _, d := range ds {
 		out[d] = env.mustRead(ctx, d.mac, d.sn)
 	}
@@ -686,7 +687,7 @@ func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]deviceState
 }
 
 // expectUnchanged fails naming each device whose name or state changed.
-func expectUnchanged(ctx context.Context, before, after map[devRef]deviceState, what string) {
+func expectUnchanged(ctx context.Context, before, after map[devRef]observer.Device, what string) {
 	ginkgo.GinkgoHelper()
 	var changed []string
 	for d, b := range before {

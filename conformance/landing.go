@@ -9,6 +9,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
 )
 
@@ -51,8 +52,8 @@ const (
 type landings struct {
 	devs []devRef
 	logs []string
-	dev  map[devRef]deviceState
-	log  map[string]msgLog
+	dev  map[devRef]observer.Device
+	log  map[string]observer.Log
 }
 
 // watchLandings reads the places a change must leave alone: every device
@@ -70,8 +71,8 @@ func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) *l
 	// rest are read together.
 	var now []devRef
 	var nowLogs []string
-	pre := map[devRef]deviceState{}
-	preLog := map[string]msgLog{}
+	pre := map[devRef]observer.Device{}
+	preLog := map[string]observer.Log{}
 	for _, d := range devs {
 		if e, _ := env.pendingFor(hexOnly(d.sn), d.mac); e != nil {
 			pre[d] = env.mustRead(ctx, d.mac, d.sn)
@@ -109,11 +110,11 @@ func (env *Env) logPending(mac string) bool {
 // readPlaces reads devices and message logs as they are now, all at once
 // within the run's bound of requests in flight (one round trip for the
 // fleets a bench has), or fails the check naming the first that could not be read.
-func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (map[devRef]deviceState, map[string]msgLog) {
+func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (map[devRef]observer.Device, map[string]observer.Log) {
 	ginkgo.GinkgoHelper()
 	var mu sync.Mutex
-	dev := make(map[devRef]deviceState, len(devs))
-	log := make(map[string]msgLog, len(logs))
+	dev := make(map[devRef]observer.Device, len(devs))
+	log := make(map[string]observer.Log, len(logs))
 	var failed []string
 	var jobs []func()
 	for _, d := range devs {
@@ -271,7 +272,7 @@ func (l *landings) landed(ctx context.Context, env *Env) []string {
 	}
 	for _, mac := range l.logs {
 		b, a := l.log[mac], logs[mac]
-		if b.same(a) {
+		if b.Same(a) {
 			continue
 		}
 		s := fmt.Sprintf("the messages of gateway %s (%d before, %d after", mac, b.Total, a.Total)
@@ -285,7 +286,7 @@ func (l *landings) landed(ctx context.Context, env *Env) []string {
 }
 
 // expectStored fails when a message accepted for a gateway is not
-// stored there (why, from msgLog.gainedMessage), naming where else it
+// stored there (why, from observer.Log.gainedMessage), naming where else it
 // landed, and then when it landed anywhere else as well.
 func (l *landings) expectStored(ctx context.Context, env *Env, mac, why string) {
 	ginkgo.GinkgoHelper()

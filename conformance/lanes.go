@@ -10,6 +10,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -91,7 +92,7 @@ type laneResult struct {
 	ex     client.Exchange
 	err    error
 	// own is the device read right after the answer.
-	own    deviceState
+	own    observer.Device
 	ownErr error
 	// sent, read: when the command was sent and the read came back.
 	sent, read time.Time

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
@@ -31,7 +32,7 @@ func TestLaneJudgesEveryFieldAndTellsRivalsApart(t *testing.T) {
 	}
 	lane := func(state map[string]any, name string, resp *client.Response, rivals ...map[string]string) *laneResult {
 		return &laneResult{typ: "Thermostat", field: "heating_point", want: want, rivals: rivals, name: "Living Room",
-			resp: resp, own: deviceState{Name: name, State: state}}
+			resp: resp, own: observer.Device{Name: name, State: state}}
 	}
 	exact := map[string]any{"mode": "Cool", "cooling_point": 26.0, "heating_point": 20.125, "fan": "Auto"}
 	with := func(k string, v any) map[string]any {

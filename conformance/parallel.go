@@ -24,7 +24,7 @@ import (
 // messages) all run on worker 0. The message checks run on every worker:
 // each valid message of a worker is one of a kind (Env.base), and its checks look
 // for their own messages among those the others append to the log
-// (msgLog.gainedMessage, msgLog.unchangedBy).
+// (observer.Log.gainedMessage, observer.Log.unchangedBy).
 // Every check runs on exactly one worker, chosen by its case, so the
 // merged report has the same verdicts as a serial run with the same seed.
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -31,7 +32,7 @@ type preflightRequest struct {
 func preflightRequests(ctx context.Context, e *Env, n int) []preflightRequest {
 	devices := testedDevices(e)
 	// Each device is read once, n at a time.
-	shown := make([]*deviceState, len(devices))
+	shown := make([]*observer.Device, len(devices))
 	if e.Observer != "" {
 		jobs := make([]func(), len(devices))
 		for i, d := range devices {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -83,7 +84,7 @@ type logTrack struct {
 	base  int
 	known bool
 	sent  int
-	last  message
+	last  observer.Message
 	since time.Time
 }
 
@@ -160,7 +161,7 @@ func (env *Env) track(req client.Request, r *client.Response) {
 			s.logs[mac] = lt
 		}
 		lt.sent++
-		lt.last = message{Type: fields[device.FieldMessageType], Value: fields[device.FieldMessageValue]}
+		lt.last = observer.Message{Type: fields[device.FieldMessageType], Value: fields[device.FieldMessageValue]}
 		lt.since = time.Now()
 		return
 	}
@@ -269,7 +270,7 @@ func operationAt(path string) (device.Operation, bool) {
 // shows says whether a device as the observer shows it holds what e
 // expects: a number by its value, an enumerated value in any letter case,
 // a name trimmed (the CONTRACT's forms are judged by the checks, not here).
-func (e *expected) shows(d deviceState) bool {
+func (e *expected) shows(d observer.Device) bool {
 	if e.name != nil && strings.TrimSpace(d.Name) != *e.name {
 		return false
 	}
@@ -286,7 +287,7 @@ func (e *expected) shows(d deviceState) bool {
 // awaitDevice reads a device, first waiting until the changes accepted for
 // it have appeared (at most --settle after the last answer). Inside a
 // check it records how long they took.
-func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, error) {
+func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (observer.Device, error) {
 	key := hexOnly(sn)
 	began := time.Now()
 	defer func() { env.chain.add(key, 1, time.Since(began)) }()
@@ -294,7 +295,7 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (deviceState, e
 	if e == nil {
 		return env.readDeviceNow(ctx, mac, sn)
 	}
-	var first *deviceState
+	var first *observer.Device
 	changed, shown := false, false
 	for {
 		d, err := env.readDeviceNow(ctx, mac, sn)
@@ -377,7 +378,7 @@ func (env *Env) forgetPending(sn string) {
 // awaitLog reads a gateway's messages, first waiting until the messages
 // accepted since the last read have appeared: as many more as were
 // accepted (where the count is known), the newest of them the newest.
-func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
+func (env *Env) awaitLog(ctx context.Context, mac string) (observer.Log, error) {
 	key := msgKey(mac)
 	began := time.Now()
 	defer func() { env.chain.add(gatewayKey+hexOnly(mac), 1, time.Since(began)) }()
@@ -389,7 +390,7 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 	}
 	skip := s.unsettled[key]
 	s.mu.Unlock()
-	done := func(l msgLog) {
+	done := func(l observer.Log) {
 		s.mu.Lock()
 		if s.logs == nil {
 			s.logs = map[string]*logTrack{}
@@ -405,7 +406,7 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 	}
 	if lt.sent == 0 {
 		l, err := env.readLogNow(ctx, mac)
-		if err == nil && l.counted && strings.EqualFold(mac, env.Target.MAC) {
+		if err == nil && l.Counted && strings.EqualFold(mac, env.Target.MAC) {
 			done(l)
 		}
 		return l, err
@@ -419,7 +420,7 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 		if err != nil {
 			return l, err
 		}
-		if l.shown(lt) {
+		if logShows(l, lt) {
 			done(l)
 			env.settled(ctx, key, e, true, false, what)
 			return l, nil
@@ -438,19 +439,19 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (msgLog, error) {
 	}
 }
 
-// shown says whether the log holds the messages accepted since the count
+// logShows says whether the log holds the messages accepted since the count
 // lt.base: as many more, the newest of them last (in a --parallel run,
 // where other workers append too: the newest of them among those appended
 // since).
-func (l msgLog) shown(lt logTrack) bool {
-	if l.shared {
+func logShows(l observer.Log, lt logTrack) bool {
+	if l.Shared {
 		k := l.Total - lt.base
-		if lt.known && l.counted && k >= 0 && k <= len(l.Recent) {
-			return countMessage(l.Recent[len(l.Recent)-k:], lt.last) > 0
+		if lt.known && l.Counted && k >= 0 && k <= len(l.Recent) {
+			return observer.CountMessage(l.Recent[len(l.Recent)-k:], lt.last) > 0
 		}
-		return countMessage(l.Recent, lt.last) > 0
+		return observer.CountMessage(l.Recent, lt.last) > 0
 	}
-	countOK := !lt.known || !l.counted || l.Total >= lt.base+lt.sent
+	countOK := !lt.known || !l.Counted || l.Total >= lt.base+lt.sent
 	return countOK && l.Last != nil && *l.Last == lt.last
 }
 

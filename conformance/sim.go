@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -79,7 +80,7 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 		if !valid {
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 			trial.From(ctx).Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
-			trial.From(ctx).Expect(before.Log.unchangedBy(after.Log, message{Type: sent.get(device.FieldMessageType), Value: sent.get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
+			trial.From(ctx).Expect(before.Log.UnchangedBy(after.Log, observer.Message{Type: sent.get(device.FieldMessageType), Value: sent.get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
 			ctl.conclude(ctx)
 			return
 		}
@@ -106,8 +107,8 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 // state is what the observer shows about the device and gateway a call
 // concerns.
 type state struct {
-	Device *deviceState
-	Log    msgLog
+	Device *observer.Device
+	Log    observer.Log
 }
 
 func (env *Env) snapshot(ctx context.Context, c call) state {
@@ -173,7 +174,7 @@ func expectApplied(ctx context.Context, c call, before, after state, strict bool
 		trial.From(ctx).Expect(got).To(gomega.Equal(exp), "device state after the command")
 		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(before.Device.Name), "the command changed the name")
 	case device.SendMessage:
-		if why := before.Log.gainedMessage(after.Log, message{Type: c.get(device.FieldMessageType), Value: c.get(device.FieldMessageValue)}); why != "" {
+		if why := before.Log.GainedMessage(after.Log, observer.Message{Type: c.get(device.FieldMessageType), Value: c.get(device.FieldMessageValue)}); why != "" {
 			trial.From(ctx).Fail(why)
 		}
 	case device.UpdateName:

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -457,7 +458,7 @@ func (m *runMain) openObserver(ctx context.Context, e *conformance.Env) error {
 		// not hold the run here for the observer's own 10 s.
 		actx, cancel := context.WithTimeout(ctx, o.Timeout)
 		token := m.token.to(base, explicit, m.Stdout, "gwconform")
-		p := conformance.ProbeObserver(actx, base, token, e.Target.MAC, e.AnyDeviceSN())
+		p := observer.ProbeAt(actx, base, token, e.Target.MAC, e.AnyDeviceSN())
 		cancel()
 		e.AdminToken = token
 		switch {
