@@ -161,7 +161,7 @@ func (b *batch) answerJobs(ps []plan) []func() {
 				if skip != "" {
 					return
 				}
-				r, ex, err := b.env.roundTrip(b.ctx, c.request(f))
+				r, ex, err := b.env.roundTrip(b.ctx, c.Request(f))
 				if err != nil {
 					return // no answer: the check sends again itself
 				}
@@ -202,7 +202,7 @@ func (b *batch) sendValidAndControls() {
 	for _, c := range b.ctls {
 		jobs = append(jobs, func() {
 			valid := env.base(c.op, c.sn, c.typ)
-			r, ex, err := env.roundTrip(b.ctx, valid.request(c.f))
+			r, ex, err := env.roundTrip(b.ctx, valid.Request(c.f))
 			switch {
 			case err != nil:
 				c.res = controlResult{what: fmt.Sprintf("the valid %s got no answer (%v)", c.what, err)}
@@ -293,14 +293,14 @@ func (b *batch) refusalState(p plan) {
 		return
 	}
 	snap := func() (*state, bool) {
-		if c.op == device.SendMessage {
+		if c.Op == device.SendMessage {
 			l, err := env.readLogNow(ctx, env.Target.MAC)
 			if err != nil {
 				return nil, false
 			}
 			return &state{Log: l}, true
 		}
-		dv, err := env.readDeviceNow(ctx, env.Target.MAC, c.sn)
+		dv, err := env.readDeviceNow(ctx, env.Target.MAC, c.SN)
 		if err != nil {
 			return nil, false
 		}
@@ -310,7 +310,7 @@ func (b *batch) refusalState(p plan) {
 	if !ok {
 		return
 	}
-	r, ex, err := env.roundTrip(ctx, c.request(f))
+	r, ex, err := env.roundTrip(ctx, c.Request(f))
 	if err != nil {
 		return
 	}

@@ -8,39 +8,39 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
-// expect is what a case's answer should be.
-type expect struct {
-	// ok: the request is valid and MUST be answered with success.
-	ok bool
-	// contractOK: the request is valid by the CONTRACT only, so its
+// Expectation is what a case's answer should be.
+type Expectation struct {
+	// OK: the request is valid and MUST be answered with success.
+	OK bool
+	// ContractOK: the request is valid by the CONTRACT only, so its
 	// success is a SHOULD.
-	contractOK bool
-	// must: the request is invalid by the published interface, so it MUST
+	ContractOK bool
+	// Must: the request is invalid by the published interface, so it MUST
 	// NOT be answered with success; false for cases that are invalid only by
 	// the CONTRACT (those have a SHOULD check alone).
-	must bool
-	// status, codes and field are the CONTRACT's answer (SHOULD).
-	status int
-	codes  []string
-	field  string
-	// literal: field is the key exactly as sent, not a canonical name.
-	literal bool
-	// jsonError: the error comes in JSON whatever the body's format, because
+	Must bool
+	// Status, codes and field are the CONTRACT's answer (SHOULD).
+	Status int
+	Codes  []string
+	Field  string
+	// Literal: field is the key exactly as sent, not a canonical name.
+	Literal bool
+	// JSONError: the error comes in JSON whatever the body's format, because
 	// the format could not be told (CONTRACT 4).
-	jsonError bool
+	JSONError bool
 	// errFormat overrides the format of the error payload (a body sent
 	// under the other format's Content-Type is answered in that format).
-	otherFormat bool
-	// allow: the answer carries Allow: POST (405).
-	allow bool
-	// quote is, for a refusal, the sentence of the texts that forbids
+	OtherFormat bool
+	// Allow: the answer carries Allow: POST (405).
+	Allow bool
+	// Quote is, for a refusal, the sentence of the texts that forbids
 	// what the case sends (oracle.Verdict.Quote); the check's assertion
 	// quotes it.
-	quote string
-	// inference, for a MUST whose sentence does not say it in so many
+	Quote string
+	// Inference, for a MUST whose sentence does not say it in so many
 	// words, is the one step of reasoning from a published sentence that
 	// makes it one (oracle.InferKey, InferSign); the assertion carries it.
-	inference string
+	Inference string
 }
 
 // Case is one request, valid or with exactly one thing changed, sent in
@@ -59,8 +59,8 @@ type Case struct {
 	Formats []device.Format
 	// Build makes the request at run time; skip says why it cannot be made
 	// against this fleet.
-	Build func(e *Env, f device.Format, id string) (c call, skip string)
-	Want  expect
+	Build func(e *Env, f device.Format, id string) (c Call, skip string)
+	Want  Expectation
 	// Field and Value: for valid command values, the state the device must
 	// show after (sim checks).
 	Field, Value string
@@ -83,17 +83,17 @@ const (
 	slowCost = 5
 )
 
-// traits are what a check of the case takes (check.Traits), from what
+// Traits are what a check of the case takes (check.Traits), from what
 // the case sends and expects. A case about other gateways or accounts is
 // Shared; a message case is not: its state check looks for its own
 // message among those the other workers append (observer.Log.gainedMessage),
 // each valid message of a worker is one of a kind (Env.base).
-func (c *Case) traits(parity bool) check.Traits {
+func (c *Case) Traits(parity bool) check.Traits {
 	t := check.Traits{Shared: c.WholeFleet, Cost: quickCost}
-	if c.Want.ok || c.Want.contractOK {
+	if c.Want.OK || c.Want.ContractOK {
 		t.Cost = slowCost
 	}
-	for _, code := range c.Want.codes {
+	for _, code := range c.Want.Codes {
 		switch code {
 		case device.CodeDeviceNotFound, device.CodeGatewayNotFound, device.CodeTypeMismatch:
 			t.Cost = slowCost
@@ -109,19 +109,19 @@ func (c *Case) traits(parity bool) check.Traits {
 // "success (SHOULD)" or "refused (MUST), 400 invalid_field".
 func (c *Case) Expected() string {
 	switch {
-	case c.Want.ok:
+	case c.Want.OK:
 		return "success (MUST)"
-	case c.Want.contractOK:
+	case c.Want.ContractOK:
 		return "success (SHOULD)"
 	}
 	level := "SHOULD"
-	if c.Want.must {
+	if c.Want.Must {
 		level = "MUST"
 	}
-	return fmt.Sprintf("refused (%s), %d %s", level, c.Want.status, strings.Join(c.Want.codes, " or "))
+	return fmt.Sprintf("refused (%s), %d %s", level, c.Want.Status, strings.Join(c.Want.Codes, " or "))
 }
 
-func (c *Case) formats() []device.Format {
+func (c *Case) InFormats() []device.Format {
 	if c.Formats != nil {
 		return c.Formats
 	}
@@ -129,16 +129,16 @@ func (c *Case) formats() []device.Format {
 }
 
 // commandOn builds a command to the fleet's device of a type.
-func commandOn(typeName string, change func(e *Env, c *call, f device.Format, id string) string) func(*Env, device.Format, string) (call, string) {
-	return func(e *Env, f device.Format, id string) (call, string) {
+func commandOn(typeName string, change func(e *Env, c *Call, f device.Format, id string) string) func(*Env, device.Format, string) (Call, string) {
+	return func(e *Env, f device.Format, id string) (Call, string) {
 		d, ok := e.device(typeName)
 		if !ok {
-			return call{}, "the fleet has no " + typeName + " on the tested gateway: not covered"
+			return Call{}, "the fleet has no " + typeName + " on the tested gateway: not covered"
 		}
 		c := e.base(device.SendCommand, d.SN, typeName)
 		if change != nil {
 			if skip := change(e, &c, f, id); skip != "" {
-				return call{}, skip
+				return Call{}, skip
 			}
 		}
 		return c, ""
@@ -146,32 +146,32 @@ func commandOn(typeName string, change func(e *Env, c *call, f device.Format, id
 }
 
 // onOp builds a request of an operation about any device of the fleet.
-func onOp(op device.Operation, change func(e *Env, c *call, f device.Format, id string) string) func(*Env, device.Format, string) (call, string) {
-	return func(e *Env, f device.Format, id string) (call, string) {
+func onOp(op device.Operation, change func(e *Env, c *Call, f device.Format, id string) string) func(*Env, device.Format, string) (Call, string) {
+	return func(e *Env, f device.Format, id string) (Call, string) {
 		d, ok := e.anyDevice()
 		if !ok && op != device.SendMessage {
-			return call{}, "the fleet has no device on the tested gateway"
+			return Call{}, "the fleet has no device on the tested gateway"
 		}
 		c := e.base(op, d.SN, d.Type)
 		if change != nil {
 			if skip := change(e, &c, f, id); skip != "" {
-				return call{}, skip
+				return Call{}, skip
 			}
 		}
 		return c, ""
 	}
 }
 
-func setTo(name, value string) func(*Env, *call, device.Format, string) string {
-	return func(_ *Env, c *call, _ device.Format, _ string) string { c.set(name, value); return "" }
+func setTo(name, value string) func(*Env, *Call, device.Format, string) string {
+	return func(_ *Env, c *Call, _ device.Format, _ string) string { c.Set(name, value); return "" }
 }
 
-func invalidField(field string) expect {
-	return expect{must: true, status: 400, codes: []string{device.CodeInvalidField}, field: field}
+func invalidField(field string) Expectation {
+	return Expectation{Must: true, Status: 400, Codes: []string{device.CodeInvalidField}, Field: field}
 }
 
-func missingField(field string) expect {
-	return expect{must: true, status: 400, codes: []string{device.CodeMissingField}, field: field}
+func missingField(field string) Expectation {
+	return Expectation{Must: true, Status: 400, Codes: []string{device.CodeMissingField}, Field: field}
 }
 
 // Cases is the whole catalog of request cases, in a stable order.

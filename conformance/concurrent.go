@@ -417,14 +417,14 @@ func (env *Env) planDevice(p plan) string {
 	switch {
 	case skip != "":
 		return ""
-	case c.op == device.SendMessage:
+	case c.Op == device.SendMessage:
 		// Every message case is about the tested gateway's log, whatever
 		// mac it sends (the others are WholeFleet, never planned).
 		return gatewayKey + hexOnly(env.Target.MAC)
-	case c.sn == "":
+	case c.SN == "":
 		return ""
 	}
-	return hexOnly(c.sn)
+	return hexOnly(c.SN)
 }
 
 // gatewayKey begins planDevice's key of a gateway's messages.
@@ -484,14 +484,14 @@ type asked struct {
 // takes them in. Their exchanges are recorded in order; the device's
 // expected state is then unknown (the order the target applied the
 // accepted ones in is), so it is forgotten rather than waited for.
-func (env *Env) askAll(ctx context.Context, calls []call, f device.Format) []asked {
+func (env *Env) askAll(ctx context.Context, calls []Call, f device.Format) []asked {
 	out := make([]asked, len(calls))
 	sn := ""
 	for i, c := range calls {
 		if i == 0 {
-			sn = hexOnly(c.sn)
+			sn = hexOnly(c.SN)
 		}
-		if c.sn == "" || hexOnly(c.sn) != sn {
+		if c.SN == "" || hexOnly(c.SN) != sn {
 			sn = ""
 			break
 		}
@@ -511,7 +511,7 @@ func (env *Env) askAll(ctx context.Context, calls []call, f device.Format) []ask
 	errs := make([]error, len(calls))
 	jobs := make([]func(), len(calls))
 	for i, c := range calls {
-		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.roundTrip(ctx, c.request(f)) }
+		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.roundTrip(ctx, c.Request(f)) }
 	}
 	env.runAll(jobs)
 	anyAccepted := false

@@ -36,7 +36,7 @@ type controlResult struct {
 // control returns the answer to the valid twin of c in format f, sending
 // it the first time it is asked for. The exchange is recorded in the check
 // that sent it; a check that reuses it says so in a step.
-func (env *Env) control(ctx context.Context, c call, f device.Format) controlResult {
+func (env *Env) control(ctx context.Context, c Call, f device.Format) controlResult {
 	ginkgo.GinkgoHelper()
 	if env.DryRun {
 		return controlResult{ok: true}
@@ -62,9 +62,9 @@ func (env *Env) control(ctx context.Context, c call, f device.Format) controlRes
 		return res
 	}
 	trial.From(ctx).By("control: sending the valid " + what)
-	valid := env.base(c.op, sn, typ)
+	valid := env.base(c.Op, sn, typ)
 	env.putBack(ctx, valid)
-	r, err := env.exchange(ctx, valid.request(f))
+	r, err := env.exchange(ctx, valid.Request(f))
 	switch {
 	case err != nil:
 		res = controlResult{what: fmt.Sprintf("the valid %s got no answer (%v)", what, err)}
@@ -85,9 +85,9 @@ func (env *Env) control(ctx context.Context, c call, f device.Format) controlRes
 // controlOf names the control of c in format f: its key, the device's
 // type and the request in words; ok is false when the fleet has no device
 // to send it to.
-func (env *Env) controlOf(c call, f device.Format) (key controlKey, typ, what string, ok bool) {
-	sn, typ := c.sn, c.typ
-	if c.op == device.SendMessage {
+func (env *Env) controlOf(c Call, f device.Format) (key controlKey, typ, what string, ok bool) {
+	sn, typ := c.SN, c.Type
+	if c.Op == device.SendMessage {
 		sn, typ = "", ""
 	} else if _, ok := env.Target.Devices[typ]; !ok || sn == "" {
 		d, ok := env.anyDevice()
@@ -96,11 +96,11 @@ func (env *Env) controlOf(c call, f device.Format) (key controlKey, typ, what st
 		}
 		sn, typ = d.SN, d.Type
 	}
-	what = fmt.Sprintf("%s in %s", c.op.Name(), f)
+	what = fmt.Sprintf("%s in %s", c.Op.Name(), f)
 	if sn != "" {
 		what += " to " + typ + " " + sn
 	}
-	return controlKey{op: c.op, f: f, sn: sn}, typ, what, true
+	return controlKey{op: c.Op, f: f, sn: sn}, typ, what, true
 }
 
 // caseControl is the control of a case's request in format f.

@@ -74,10 +74,10 @@ func (env *Env) declareEffects() {
 					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
 						before := env.mustRead(ctx, env.Target.MAC, d.SN)
 						c := env.base(device.SendCommand, d.SN, t.Name)
-						c.keep(device.FieldSN, device.FieldType)
+						c.Keep(device.FieldSN, device.FieldType)
 						fd := &t.Fields[0]
 						v := otherValue(fd, before.State[fd.Name], fk)
-						c.set(fd.Name, v)
+						c.Set(fd.Name, v)
 						r := env.sendEffect(ctx, c, f)
 						trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
 						after := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -86,10 +86,10 @@ func (env *Env) declareEffects() {
 				cmd("refused-partly-invalid", check.Should, "3", "a "+t.Name+" command with one invalid field among changed ones changes nothing",
 					"A "+t.Name+" command that changes every field but gives "+t.Fields[len(t.Fields)-1].Name+" a value outside its published ones MUST NOT be answered with success, and SHOULD leave every field, and every other device and gateway's messages, as they were (CONTRACT 3).",
 					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
-						env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) call {
+						env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) Call {
 							c, _ := env.changedCommand(d, t, before, fk)
 							last := &t.Fields[len(t.Fields)-1]
-							c.set(last.Name, invalidValue(last))
+							c.Set(last.Name, invalidValue(last))
 							return c
 						})
 					})
@@ -100,10 +100,10 @@ func (env *Env) declareEffects() {
 					if !env.KnownSign {
 						trial.From(ctx).Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
 					}
-					env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) call {
+					env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) Call {
 						c, _ := env.changedCommand(d, t, before, fk)
-						c.keepSign = true
-						c.set(device.FieldSign, "0123456789abcdef0123456789abcdef")
+						c.KeepSign = true
+						c.Set(device.FieldSign, "0123456789abcdef0123456789abcdef")
 						return c
 					})
 				})
@@ -113,7 +113,7 @@ func (env *Env) declareEffects() {
 					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
 						before := env.mustRead(ctx, env.Target.MAC, d.SN)
 						c, sent := env.changedCommand(d, t, before, fk)
-						c.set(enum.Name, strings.ToLower(sent[enum.Name]))
+						c.Set(enum.Name, strings.ToLower(sent[enum.Name]))
 						r := env.sendEffect(ctx, c, f)
 						trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
 						after := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -132,7 +132,7 @@ func (env *Env) declareEffects() {
 					before := env.mustRead(ctx, env.Target.MAC, d.SN)
 					name := effectName(env.faker(id), before.Name)
 					c := env.base(device.UpdateName, d.SN, t.Name)
-					c.set(device.FieldName, name)
+					c.Set(device.FieldName, name)
 					r := env.sendEffect(ctx, c, f)
 					trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
 					after := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -161,7 +161,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
 			name := effectName(env.faker(id), before.Name)
 			c := env.base(device.UpdateName, d.SN, d.Type)
-			c.set(device.FieldName, "  "+name+"  ")
+			c.Set(device.FieldName, "  "+name+"  ")
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
 			after := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -176,7 +176,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			before := env.mustLog(ctx, env.Target.MAC)
 			c := env.base(device.SendMessage, "", "")
 			v := effectMessage(env.faker(id))
-			c.set(device.FieldMessageValue, v)
+			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			after := env.mustLog(ctx, env.Target.MAC)
@@ -193,9 +193,9 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			w := env.watchLandings(ctx, true, devRef{mac: mac})
 			before := env.mustLog(ctx, mac)
 			c := env.base(device.SendMessage, "", "")
-			c.set(device.FieldMAC, mac)
+			c.Set(device.FieldMAC, mac)
 			v := effectMessage(env.faker(id))
-			c.set(device.FieldMessageValue, v)
+			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
 			after := env.mustLog(ctx, mac)
@@ -214,7 +214,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				before[mac] = env.mustLog(ctx, mac)
 			}
 			c := env.base(device.SendMessage, "", "")
-			c.set(device.FieldMessageValue, effectMessage(env.faker(id)))
+			c.Set(device.FieldMessageValue, effectMessage(env.faker(id)))
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			// The message is on the tested gateway first (so that a late
@@ -262,7 +262,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				before := env.mustRead(ctx, env.Target.MAC, d.SN)
 				name := "Caf\u00e9 " + effectName(env.faker(id), before.Name)
 				c := env.base(device.UpdateName, d.SN, d.Type)
-				c.set(device.FieldName, name)
+				c.Set(device.FieldName, name)
 				plain, _ := json.Marshal(name)
 				body := string(encoded(env, c, device.JSON))
 				if !strings.Contains(body, string(plain)) {
@@ -273,7 +273,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 					fmt.Fprintf(&esc, "\\u%04x", r)
 				}
 				raw := []byte(strings.Replace(body, string(plain), `"`+esc.String()+`"`, 1))
-				c.raw = func(device.Format) []byte { return raw }
+				c.Raw = func(device.Format) []byte { return raw }
 				r := env.sendEffect(ctx, c, f)
 				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
 				after := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -291,7 +291,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			}
 			before := env.readAll(ctx, devs)
 			c := env.base(device.SendMessage, "", "")
-			c.set(device.FieldMessageValue, effectMessage(env.faker(id)))
+			c.Set(device.FieldMessageValue, effectMessage(env.faker(id)))
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			expectUnchanged(ctx, before, env.readAll(ctx, devs), "a message")
@@ -310,7 +310,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				}
 				w := env.watchLandings(ctx, true, named)
 				self := env.mustRead(ctx, env.Target.MAC, d.SN)
-				var c call
+				var c Call
 				if op == device.SendCommand {
 					t, ok := oracle.LookupType(d.Type)
 					if !ok {
@@ -319,7 +319,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 					c, _ = env.changedCommand(d, t, self, env.faker(id))
 				} else {
 					c = env.base(device.UpdateName, d.SN, d.Type)
-					c.set(device.FieldName, effectName(env.faker(id), self.Name))
+					c.Set(device.FieldName, effectName(env.faker(id), self.Name))
 				}
 				r := env.sendEffect(ctx, c, f)
 				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
@@ -356,10 +356,10 @@ func (env *Env) effect(id string, level check.Level, section, contract string, o
 
 // sendEffect arranges for the device to be put back when the run ends and
 // sends the call.
-func (env *Env) sendEffect(ctx context.Context, c call, f device.Format) *client.Response {
+func (env *Env) sendEffect(ctx context.Context, c Call, f device.Format) *client.Response {
 	ginkgo.GinkgoHelper()
 	env.putBack(ctx, c)
-	trial.From(ctx).By(fmt.Sprintf("sending %s in %s", c.op.Name(), f))
+	trial.From(ctx).By(fmt.Sprintf("sending %s in %s", c.Op.Name(), f))
 	return env.send(ctx, c, f)
 }
 
@@ -367,7 +367,7 @@ func (env *Env) sendEffect(ctx context.Context, c call, f device.Format) *client
 // observer shows, that must be refused, and checks that the device is as
 // it was; the refusal is judged against its control, sent first (it may
 // change the device: the command is built from what it leaves).
-func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before observer.Device) call) {
+func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before observer.Device) Call) {
 	ginkgo.GinkgoHelper()
 	ctl := env.control(ctx, env.base(device.SendCommand, d.SN, d.Type), f)
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -393,13 +393,13 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 // valid value other than the one the observer shows (the published
 // example for free text, whose other values are not shown), and the
 // values it sends. The fields and their grammars are the oracle's.
-func (env *Env) changedCommand(d fleet.Device, t *oracle.Type, before observer.Device, fk *gofakeit.Faker) (call, map[string]string) {
+func (env *Env) changedCommand(d fleet.Device, t *oracle.Type, before observer.Device, fk *gofakeit.Faker) (Call, map[string]string) {
 	c := env.base(device.SendCommand, d.SN, t.Name)
 	sent := map[string]string{}
 	for i := range t.Fields {
 		fd := &t.Fields[i]
 		v := otherValue(fd, before.State[fd.Name], fk)
-		c.set(fd.Name, v)
+		c.Set(fd.Name, v)
 		sent[fd.Name] = v
 	}
 	return c, sent
@@ -595,7 +595,7 @@ func (env *Env) otherGateways() []string {
 // name it must leave alone.
 type refusedRename struct {
 	what, skip string
-	c          call
+	c          Call
 	mac, sn    string
 }
 
@@ -605,28 +605,28 @@ func (env *Env) refusedRenames(d fleet.Device, f device.Format) []refusedRename 
 	var out []refusedRename
 	bad := func(what, name string) {
 		c := env.base(device.UpdateName, d.SN, d.Type)
-		c.set(device.FieldName, name)
+		c.Set(device.FieldName, name)
 		out = append(out, refusedRename{what: what, c: c, mac: env.Target.MAC, sn: d.SN})
 	}
 	bad("with an empty name", "")
 	bad("with a name of 65 characters", strings.Repeat("n", 65))
 	if fd, ok := env.foreignDevice(); ok {
 		c := env.base(device.UpdateName, fd.SN, fd.Type)
-		c.set(device.FieldName, "Not Here")
-		c.sn, c.typ = "", ""
+		c.Set(device.FieldName, "Not Here")
+		c.SN, c.Type = "", ""
 		out = append(out, refusedRename{what: "of a device of another gateway, through the tested one", c: c, mac: env.gatewayOf(fd.SN), sn: fd.SN})
 	}
 	if p, ok := env.otherAccount(); ok {
 		c := env.base(device.UpdateName, d.SN, d.Type)
-		c.set(device.FieldName, "Not Yours")
+		c.Set(device.FieldName, "Not Yours")
 		rn := refusedRename{what: "signed with another account's key", c: c, mac: env.Target.MAC, sn: d.SN}
 		rn.skip = env.signAs(&rn.c, f, p.Key)
 		out = append(out, rn)
 		if p.HasDevice {
 			c := env.base(device.UpdateName, p.Device.SN, p.Device.Type)
-			c.set(device.FieldMAC, p.MAC)
-			c.set(device.FieldName, "Not Yours")
-			c.sn, c.typ = "", ""
+			c.Set(device.FieldMAC, p.MAC)
+			c.Set(device.FieldName, "Not Yours")
+			c.SN, c.Type = "", ""
 			out = append(out, refusedRename{what: "with the tested key of a device of another account's gateway", c: c, mac: p.MAC, sn: p.Device.SN})
 		}
 	}

@@ -18,22 +18,22 @@ func envelopeCases() []Case {
 	var cs []Case
 	for _, op := range device.Operations {
 		p := op.Name() + ".envelope."
-		add := func(id, title, section string, change func(*Env, *call, device.Format, string) string, w expect, tags ...string) {
+		add := func(id, title, section string, change func(*Env, *Call, device.Format, string) string, w Expectation, tags ...string) {
 			cs = append(cs, Case{ID: p + id, Op: op, Title: "a " + op.Name() + " request with " + title, Section: section,
 				Contract: "1", Build: onOp(op, change), Want: w, Tags: append([]string{"envelope"}, tags...)})
 		}
 		for _, name := range device.EnvelopeFields {
 			n := name
-			add(n+".missing", "no "+n, "2.1", func(_ *Env, c *call, _ device.Format, _ string) string {
-				c.drop(n)
+			add(n+".missing", "no "+n, "2.1", func(_ *Env, c *Call, _ device.Format, _ string) string {
+				c.Drop(n)
 				return ""
 			}, missingField(n))
 		}
 		hexFields := []string{device.FieldAccount, device.FieldMAC, device.FieldSign}
 		if op != device.SendMessage {
 			hexFields = append(hexFields, device.FieldSN)
-			add("sn.missing", "no sn", "2.2", func(_ *Env, c *call, _ device.Format, _ string) string {
-				c.drop(device.FieldSN)
+			add("sn.missing", "no sn", "2.2", func(_ *Env, c *Call, _ device.Format, _ string) string {
+				c.Drop(device.FieldSN)
 				return ""
 			}, missingField(device.FieldSN))
 		}
@@ -43,12 +43,12 @@ func envelopeCases() []Case {
 		if op == device.SendMessage {
 			// CONTRACT 1: one second inside and outside the window, both ways.
 			for _, w := range oracle.WindowEdges(300 * time.Second) {
-				want := expect{contractOK: true, status: 200}
+				want := Expectation{ContractOK: true, Status: 200}
 				if !w.OK {
-					want = expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}
+					want = Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
 				}
 				slug := w.Slug
-				add("timestamp."+slug, "a timestamp "+w.Title, "5", func(e *Env, c *call, _ device.Format, _ string) string {
+				add("timestamp."+slug, "a timestamp "+w.Title, "5", func(e *Env, c *Call, _ device.Format, _ string) string {
 					win := e.Fleet.Window()
 					if win == 0 {
 						return "the fleet disables the timestamp window"
@@ -58,7 +58,7 @@ func envelopeCases() []Case {
 							// Sent early in a second, so that the second
 							// the timestamp names is the one meant; a
 							// retry waits for and names its own second.
-							c.setStamp(func() string {
+							c.SetStamp(func() string {
 								time.Sleep(oracle.Aligned(e.Now()))
 								return e.Now().Truncate(time.Second).Add(x.Offset).In(e.Location).Format(oracle.TimestampLayout)
 							})
@@ -68,64 +68,64 @@ func envelopeCases() []Case {
 				}, want, "auth", "boundary")
 			}
 		}
-		window := func(d time.Duration) func(*Env, *call, device.Format, string) string {
-			return func(e *Env, c *call, _ device.Format, _ string) string {
+		window := func(d time.Duration) func(*Env, *Call, device.Format, string) string {
+			return func(e *Env, c *Call, _ device.Format, _ string) string {
 				w := e.Fleet.Window()
 				if w == 0 {
 					return "the fleet disables the timestamp window"
 				}
 				off := w * time.Duration(d) / 100 // d is a percentage of the window
-				c.setStamp(e.stampAt(off))
+				c.SetStamp(e.stampAt(off))
 				return ""
 			}
 		}
 		// CONTRACT 1: the window holds both ways; inside it, past and future
 		// are valid.
-		add("timestamp.past-inside-window", "a timestamp half the window in the past", "5", window(-50), expect{contractOK: true, status: 200}, "auth")
-		add("timestamp.future-inside-window", "a timestamp half the window in the future", "5", window(50), expect{contractOK: true, status: 200}, "auth")
-		add("timestamp.future", "a timestamp one day ahead", "5", func(e *Env, c *call, _ device.Format, _ string) string {
+		add("timestamp.past-inside-window", "a timestamp half the window in the past", "5", window(-50), Expectation{ContractOK: true, Status: 200}, "auth")
+		add("timestamp.future-inside-window", "a timestamp half the window in the future", "5", window(50), Expectation{ContractOK: true, Status: 200}, "auth")
+		add("timestamp.future", "a timestamp one day ahead", "5", func(e *Env, c *Call, _ device.Format, _ string) string {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.setStamp(e.stampAt(24 * time.Hour))
+			c.SetStamp(e.stampAt(24 * time.Hour))
 			return ""
-		}, expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}, "auth")
-		stale := expect{status: 401, codes: []string{device.CodeStaleTimestamp}, field: device.FieldTimestamp}
-		add("timestamp.stale", "a timestamp one day old", "5", func(e *Env, c *call, _ device.Format, _ string) string {
+		}, Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}, "auth")
+		stale := Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
+		add("timestamp.stale", "a timestamp one day old", "5", func(e *Env, c *Call, _ device.Format, _ string) string {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.setStamp(e.stampAt(-24 * time.Hour))
+			c.SetStamp(e.stampAt(-24 * time.Hour))
 			return ""
 		}, stale, "auth")
-		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Env, c *call, _ device.Format, _ string) string {
+		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Env, c *Call, _ device.Format, _ string) string {
 			if !e.KnownSign {
 				return "the fleet's sign scheme cannot tell a wrong sign (sign: format or off)"
 			}
-			c.keepSign = true
-			c.set(device.FieldSign, "0123456789abcdef0123456789abcdef")
+			c.KeepSign = true
+			c.Set(device.FieldSign, "0123456789abcdef0123456789abcdef")
 			return ""
-		}, expect{must: true, status: 401, codes: []string{device.CodeBadSignature}, field: device.FieldSign, quote: oracle.QuoteSignCarried, inference: oracle.InferSign}, "auth")
-		add("api_key.unknown", "an api_key that was never issued", "5", func(e *Env, c *call, _ device.Format, id string) string {
-			c.set(device.FieldAPIKey, "unknown-"+e.faker(id).LetterN(12))
+		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeBadSignature}, Field: device.FieldSign, Quote: oracle.QuoteSignCarried, Inference: oracle.InferSign}, "auth")
+		add("api_key.unknown", "an api_key that was never issued", "5", func(e *Env, c *Call, _ device.Format, id string) string {
+			c.Set(device.FieldAPIKey, "unknown-"+e.faker(id).LetterN(12))
 			return ""
-		}, expect{must: true, status: 401, codes: []string{device.CodeUnknownAPIKey}, field: device.FieldAPIKey, quote: oracle.QuoteSignCarried, inference: oracle.InferKey}, "auth")
-		add("myservice_id.other-account", "the myservice_id of another account", "5", func(e *Env, c *call, _ device.Format, _ string) string {
+		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeUnknownAPIKey}, Field: device.FieldAPIKey, Quote: oracle.QuoteSignCarried, Inference: oracle.InferKey}, "auth")
+		add("myservice_id.other-account", "the myservice_id of another account", "5", func(e *Env, c *Call, _ device.Format, _ string) string {
 			if e.Target.OtherAccount == "" {
 				return "the fleet has a single account"
 			}
-			c.set(device.FieldAccount, e.Target.OtherAccount)
+			c.Set(device.FieldAccount, e.Target.OtherAccount)
 			return ""
-		}, expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount}, "auth")
-		add("mac.unknown", "a gateway the account does not have", "2.1", func(e *Env, c *call, _ device.Format, id string) string {
-			c.set(device.FieldMAC, hexN(e.faker(id), 12))
+		}, Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}, "auth")
+		add("mac.unknown", "a gateway the account does not have", "2.1", func(e *Env, c *Call, _ device.Format, id string) string {
+			c.Set(device.FieldMAC, hexN(e.faker(id), 12))
 			return ""
-		}, expect{status: 404, codes: []string{device.CodeGatewayNotFound}, field: device.FieldMAC})
+		}, Expectation{Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC})
 		if op != device.SendMessage {
-			add("sn.unknown", "a device the gateway does not have", "2.2", func(e *Env, c *call, _ device.Format, id string) string {
-				c.set(device.FieldSN, hexN(e.faker(id), 32))
+			add("sn.unknown", "a device the gateway does not have", "2.2", func(e *Env, c *Call, _ device.Format, id string) string {
+				c.Set(device.FieldSN, hexN(e.faker(id), 32))
 				return ""
-			}, expect{status: 404, codes: []string{device.CodeDeviceNotFound}, field: device.FieldSN})
+			}, Expectation{Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN})
 		}
 	}
 	return cs

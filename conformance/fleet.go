@@ -77,14 +77,14 @@ func (env *Env) foreignDevice() (fleet.Device, bool) {
 // signAs signs a call with another key of the fleet: by md5 with that key's
 // secret, else with the run's signer (a sign command is given the api_key
 // among the fields and signs for it).
-func (env *Env) signAs(c *call, f device.Format, key fleet.APIKey) string {
+func (env *Env) signAs(c *Call, f device.Format, key fleet.APIKey) string {
 	s := env.Signer
 	if env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0 {
 		s = client.MD5Signer{APIKey: key.Key, Secret: key.Secret}
 	}
-	c.set(device.FieldAPIKey, key.Key)
+	c.Set(device.FieldAPIKey, key.Key)
 	var fields []client.Field
-	for _, fl := range c.request(f).Fields {
+	for _, fl := range c.Request(f).Fields {
 		if fl.Key != device.FieldSign {
 			fields = append(fields, fl)
 		}
@@ -93,8 +93,8 @@ func (env *Env) signAs(c *call, f device.Format, key fleet.APIKey) string {
 	if err != nil {
 		return "signing with the other account's key: " + err.Error()
 	}
-	c.set(device.FieldSign, sign)
-	c.keepSign = true
+	c.Set(device.FieldSign, sign)
+	c.KeepSign = true
 	return ""
 }
 
@@ -109,26 +109,26 @@ func fleetCases() []Case {
 		op := op
 		add(Case{ID: "fleet." + op.Name() + ".device-on-another-gateway", Op: op, Section: "2.2", Contract: "3",
 			Title: "a " + op.Name() + " request through the tested gateway to a device of another gateway",
-			Build: func(e *Env, f device.Format, id string) (call, string) {
+			Build: func(e *Env, f device.Format, id string) (Call, string) {
 				d, ok := e.foreignDevice()
 				if !ok {
-					return call{}, skipOneGateway
+					return Call{}, skipOneGateway
 				}
 				c := e.base(op, d.SN, d.Type)
-				c.sn, c.typ = "", "" // nothing of the tested gateway to put back
+				c.SN, c.Type = "", "" // nothing of the tested gateway to put back
 				return c, ""
 			},
-			Want: expect{must: true, status: 404, codes: []string{device.CodeDeviceNotFound}, field: device.FieldSN}})
+			Want: Expectation{Must: true, Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN}})
 	}
 	for _, op := range device.Operations {
 		op := op
 		// The other account's key, claiming the tested account and gateway.
 		add(Case{ID: "fleet." + op.Name() + ".other-key-on-this-account", Op: op, Section: "5", Contract: "1",
 			Title: "a " + op.Name() + " request signed with another account's key for the tested account and gateway",
-			Build: func(e *Env, f device.Format, id string) (call, string) {
+			Build: func(e *Env, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
-					return call{}, skipOneAccount
+					return Call{}, skipOneAccount
 				}
 				c, skip := onOp(op, nil)(e, f, id)
 				if skip != "" {
@@ -136,80 +136,80 @@ func fleetCases() []Case {
 				}
 				return c, e.signAs(&c, f, p.Key)
 			},
-			Want: expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount}})
+			Want: Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}})
 		// The other account's key, for its own account, on the tested
 		// (not its) gateway and device.
 		add(Case{ID: "fleet." + op.Name() + ".other-key-on-this-gateway", Op: op, Section: "5", Contract: "3",
 			Title: "a " + op.Name() + " request by another account, with its own key and id, to the tested gateway",
-			Build: func(e *Env, f device.Format, id string) (call, string) {
+			Build: func(e *Env, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
-					return call{}, skipOneAccount
+					return Call{}, skipOneAccount
 				}
 				c, skip := onOp(op, nil)(e, f, id)
 				if skip != "" {
 					return c, skip
 				}
-				c.set(device.FieldAccount, p.AccountID)
+				c.Set(device.FieldAccount, p.AccountID)
 				return c, e.signAs(&c, f, p.Key)
 			},
-			Want: expect{must: true, status: 404, codes: []string{device.CodeGatewayNotFound}, field: device.FieldMAC}})
+			Want: Expectation{Must: true, Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC}})
 		// The tested key, for its own account, on the other account's gateway.
 		add(Case{ID: "fleet." + op.Name() + ".this-key-on-other-gateway", Op: op, Section: "5", Contract: "3",
 			Title: "a " + op.Name() + " request with the tested key and account to another account's gateway",
-			Build: func(e *Env, f device.Format, id string) (call, string) {
+			Build: func(e *Env, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
-					return call{}, skipOneAccount
+					return Call{}, skipOneAccount
 				}
 				if op != device.SendMessage && !p.HasDevice {
-					return call{}, "the other account's gateway has no device: not covered"
+					return Call{}, "the other account's gateway has no device: not covered"
 				}
 				c := e.base(op, p.Device.SN, p.Device.Type)
-				c.set(device.FieldMAC, p.MAC)
-				c.sn, c.typ = "", ""
+				c.Set(device.FieldMAC, p.MAC)
+				c.SN, c.Type = "", ""
 				return c, ""
 			},
-			Want: expect{must: true, status: 404, codes: []string{device.CodeGatewayNotFound}, field: device.FieldMAC}})
+			Want: Expectation{Must: true, Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC}})
 		// The tested key naming the other account outright.
 		add(Case{ID: "fleet." + op.Name() + ".this-key-on-other-account", Op: op, Section: "5", Contract: "1",
 			Title: "a " + op.Name() + " request with the tested key to another account's gateway and id",
-			Build: func(e *Env, f device.Format, id string) (call, string) {
+			Build: func(e *Env, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
-					return call{}, skipOneAccount
+					return Call{}, skipOneAccount
 				}
 				if op != device.SendMessage && !p.HasDevice {
-					return call{}, "the other account's gateway has no device: not covered"
+					return Call{}, "the other account's gateway has no device: not covered"
 				}
 				c := e.base(op, p.Device.SN, p.Device.Type)
-				c.set(device.FieldMAC, p.MAC)
-				c.set(device.FieldAccount, p.AccountID)
-				c.sn, c.typ = "", ""
+				c.Set(device.FieldMAC, p.MAC)
+				c.Set(device.FieldAccount, p.AccountID)
+				c.SN, c.Type = "", ""
 				return c, ""
 			},
-			Want: expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount}})
+			Want: Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}})
 	}
 	// The other account's own key works on its own gateway and device.
 	own := func(op device.Operation) Case {
 		return Case{ID: "fleet." + op.Name() + ".other-account-own-key", Op: op, Section: "5", Contract: "1",
 			Title: "a " + op.Name() + " request by another account with its own key on its own gateway",
-			Want:  expect{ok: true, status: 200},
-			Build: func(e *Env, f device.Format, id string) (call, string) {
+			Want:  Expectation{OK: true, Status: 200},
+			Build: func(e *Env, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
-					return call{}, skipOneAccount
+					return Call{}, skipOneAccount
 				}
 				if op != device.SendMessage && (!p.HasDevice || p.Device.Name == "") {
-					return call{}, "the other account's gateway has no named device: not covered"
+					return Call{}, "the other account's gateway has no named device: not covered"
 				}
 				c := e.base(op, p.Device.SN, p.Device.Type)
-				c.set(device.FieldMAC, p.MAC)
-				c.set(device.FieldAccount, p.AccountID)
+				c.Set(device.FieldMAC, p.MAC)
+				c.Set(device.FieldAccount, p.AccountID)
 				if op == device.UpdateName {
-					c.set(device.FieldName, p.Device.Name) // its own name: nothing to put back
+					c.Set(device.FieldName, p.Device.Name) // its own name: nothing to put back
 				}
-				c.sn, c.typ = "", ""
+				c.SN, c.Type = "", ""
 				return c, e.signAs(&c, f, p.Key)
 			}}
 	}
@@ -345,10 +345,10 @@ func renamedQuote(field string) string {
 // inference that a key is checked at all. Another letter case or white
 // space around it may be the same key to a service that reads keys so:
 // only the CONTRACT's "Unknown key" refuses it, a SHOULD.
-func keyMiss(slug string) expect {
-	w := expect{must: true, status: 401, codes: []string{device.CodeUnknownAPIKey}, field: device.FieldAPIKey, quote: oracle.QuoteUnknownKey}
+func keyMiss(slug string) Expectation {
+	w := Expectation{Must: true, Status: 401, Codes: []string{device.CodeUnknownAPIKey}, Field: device.FieldAPIKey, Quote: oracle.QuoteUnknownKey}
 	if strings.HasSuffix(slug, "-character-changed") {
-		w.quote, w.inference = oracle.QuoteSignCarried, oracle.InferKey
+		w.Quote, w.Inference = oracle.QuoteSignCarried, oracle.InferKey
 	}
 	return w
 }
@@ -371,7 +371,7 @@ func (env *Env) md5Signs() bool {
 // the envelope's cases.
 func nearMissCases() []Case {
 	var cs []Case
-	add := func(op device.Operation, field, slug, title, section, contract string, w expect, build func(*Env, device.Format, string) (call, string)) {
+	add := func(op device.Operation, field, slug, title, section, contract string, w Expectation, build func(*Env, device.Format, string) (Call, string)) {
 		cs = append(cs, Case{ID: op.Name() + ".near-miss." + field + "." + slug, Op: op, Title: "a " + op.Name() + " request with " + title,
 			Section: section, Contract: contract, Want: w, Build: build, NoSim: true, Tags: []string{"near-miss", "auth"}})
 	}
@@ -381,7 +381,7 @@ func nearMissCases() []Case {
 		slug := m.slug
 		add(op, device.FieldAPIKey, slug, "the api_key "+m.what, "5", "1",
 			keyMiss(slug),
-			onOp(op, func(e *Env, c *call, f device.Format, _ string) string {
+			onOp(op, func(e *Env, c *Call, f device.Format, _ string) string {
 				key := e.Target.Key
 				for _, x := range nearMisses(key.Key, false) {
 					if x.slug == slug {
@@ -393,8 +393,8 @@ func nearMissCases() []Case {
 	}
 	// The secret: the sign of the right key made with a near miss of its
 	// secret, or with another account's secret.
-	secret := func(slug string, pick func(e *Env) (string, string)) func(*Env, device.Format, string) (call, string) {
-		return onOp(op, func(e *Env, c *call, f device.Format, _ string) string {
+	secret := func(slug string, pick func(e *Env) (string, string)) func(*Env, device.Format, string) (Call, string) {
+		return onOp(op, func(e *Env, c *Call, f device.Format, _ string) string {
 			if !e.md5Signs() {
 				return "the harness does not compute the sign itself (scheme " + string(e.Fleet.Scheme()) + " or a sign command): near misses of the secret not covered"
 			}
@@ -406,8 +406,8 @@ func nearMissCases() []Case {
 		})
 	}
 	// A sign made with any other secret is no sign of this key's.
-	wrongSign := expect{must: true, status: 401, codes: []string{device.CodeBadSignature}, field: device.FieldSign,
-		quote: oracle.QuoteSignCarried, inference: oracle.InferSign}
+	wrongSign := Expectation{Must: true, Status: 401, Codes: []string{device.CodeBadSignature}, Field: device.FieldSign,
+		Quote: oracle.QuoteSignCarried, Inference: oracle.InferSign}
 	for _, m := range nearMisses("a-secret", false) {
 		slug := m.slug
 		add(op, "secret", slug, "a sign made with the secret "+m.what, "5", "1", wrongSign, secret(slug, func(e *Env) (string, string) {
@@ -434,27 +434,27 @@ func nearMissCases() []Case {
 	for _, x := range []struct {
 		field, section, contract string
 		op                       device.Operation
-		w                        expect
+		w                        Expectation
 	}{
-		{device.FieldAccount, "5", "1", op, expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount,
-			quote: oracle.QuoteOtherAccount}},
-		{device.FieldMAC, "2.1", "3", op, expect{status: 404, codes: []string{device.CodeGatewayNotFound}, field: device.FieldMAC,
-			quote: oracle.QuoteNoGateway}},
-		{device.FieldSN, "2.2", "3", device.UpdateName, expect{status: 404, codes: []string{device.CodeDeviceNotFound}, field: device.FieldSN,
-			quote: oracle.QuoteNoDevice}},
+		{device.FieldAccount, "5", "1", op, Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount,
+			Quote: oracle.QuoteOtherAccount}},
+		{device.FieldMAC, "2.1", "3", op, Expectation{Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC,
+			Quote: oracle.QuoteNoGateway}},
+		{device.FieldSN, "2.2", "3", device.UpdateName, Expectation{Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN,
+			Quote: oracle.QuoteNoDevice}},
 	} {
 		x := x
 		for _, m := range nearMisses("0123456789ab", true) {
 			slug := m.slug
-			add(x.op, x.field, slug, x.field+" "+m.what, x.section, x.contract, x.w, onOp(x.op, func(e *Env, c *call, _ device.Format, _ string) string {
-				v := c.get(x.field)
+			add(x.op, x.field, slug, x.field+" "+m.what, x.section, x.contract, x.w, onOp(x.op, func(e *Env, c *Call, _ device.Format, _ string) string {
+				v := c.Get(x.field)
 				at := 0
 				if slug == "last-character-changed" {
 					at = len(v) - 1
 				}
-				c.set(x.field, e.unknownNearMiss(v, at))
+				c.Set(x.field, e.unknownNearMiss(v, at))
 				if x.field == device.FieldSN {
-					c.sn = "" // no device of the fleet is named: nothing to put back
+					c.SN = "" // no device of the fleet is named: nothing to put back
 				}
 				return ""
 			}))
@@ -483,15 +483,15 @@ func nearMissCases() []Case {
 		x := x
 		c := Case{ID: x.op.Name() + ".field-name." + check.Slug(x.field) + "." + x.slug, Op: x.op, Type: x.typ,
 			Title: "a " + x.op.Name() + " request whose field name " + x.field + " is written " + x.what, Section: "2.1", Contract: "2",
-			Want:  expect{must: true, status: 400, codes: []string{device.CodeUnexpectedField, device.CodeMissingField}, quote: renamedQuote(x.field)},
+			Want:  Expectation{Must: true, Status: 400, Codes: []string{device.CodeUnexpectedField, device.CodeMissingField}, Quote: renamedQuote(x.field)},
 			NoSim: true, Tags: []string{"near-miss", "field-name"}}
 		if x.json {
 			c.Formats = []device.Format{device.JSON}
 		}
-		rename := func(_ *Env, c *call, f device.Format, _ string) string {
-			for i := range c.fields {
-				if c.fields[i].name == x.field {
-					c.fields[i].wire = x.change(wireName(f, c.fields[i].name))
+		rename := func(_ *Env, c *Call, f device.Format, _ string) string {
+			for i := range c.Fields {
+				if c.Fields[i].Name == x.field {
+					c.Fields[i].Wire = x.change(WireName(f, c.Fields[i].Name))
 				}
 			}
 			return ""

@@ -43,10 +43,10 @@ func TestGeneratedCasesBelongToTheirRules(t *testing.T) {
 			if !owned {
 				t.Errorf("case %s of generator %s belongs to no rule that names it", c.ID, g)
 			}
-			if !c.Want.ok && !c.Want.contractOK {
-				if c.Want.quote == "" {
+			if !c.Want.OK && !c.Want.ContractOK {
+				if c.Want.Quote == "" {
 					t.Errorf("case %s: a generated refusal without its sentence", c.ID)
-				} else if c.Want.must && oracle.Texts(c.Want.quote) != "published" {
+				} else if c.Want.Must && oracle.Texts(c.Want.Quote) != "published" {
 					t.Errorf("case %s: MUST on a CONTRACT sentence", c.ID)
 				}
 			}

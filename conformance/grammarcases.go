@@ -39,10 +39,10 @@ func grammarCases() []Case {
 }
 
 // wantNearMiss is a case's expectation from a generated form's verdict.
-func wantNearMiss(m oracle.NearMiss, field string) expect {
+func wantNearMiss(m oracle.NearMiss, field string) Expectation {
 	w := wantOf(m.Verdict, field)
 	if m.Verdict.OK {
-		w = expect{contractOK: true, status: 200}
+		w = Expectation{ContractOK: true, Status: 200}
 	}
 	return w
 }
@@ -88,12 +88,12 @@ func jsonNumberCases() []Case {
 					Op: device.SendCommand, Type: t.Name, Section: "2.3", Contract: "2", Formats: []device.Format{device.JSON},
 					Title: titled("a "+t.Name+" command whose "+fd.JSON+" is the JSON text "+m.Title, m),
 					Want:  wantNearMiss(m, ""), NoSim: true, Tags: []string{"json-text", "broken", GenTag + "json-number"},
-					Build: commandOn(t.Name, func(e *Env, c *call, f device.Format, _ string) string {
-						c.set(name, jsonSentinel)
+					Build: commandOn(t.Name, func(e *Env, c *Call, f device.Format, _ string) string {
+						c.Set(name, jsonSentinel)
 						valid := string(encoded(e, *c, f))
-						key := `"` + wireName(f, name) + `":`
+						key := `"` + WireName(f, name) + `":`
 						body := strings.Replace(valid, key+`"`+jsonSentinel+`"`, key+m.Text, 1)
-						c.raw = func(device.Format) []byte { return []byte(body) }
+						c.Raw = func(device.Format) []byte { return []byte(body) }
 						return ""
 					})})
 			}
@@ -152,25 +152,25 @@ func bodyGrammarCases() []Case {
 // and type on its first type, and each type's own fields).
 func fieldTwiceCases() []Case {
 	var cs []Case
-	add := func(op device.Operation, typ, id, name string, build func(func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string)) {
+	add := func(op device.Operation, typ, id, name string, build func(func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string)) {
 		v := oracle.Judge(op, device.XML, []oracle.Sent{{Key: name}, {Key: name}})
 		w := wantOf(v, "")
-		w.codes = append(w.codes, device.CodeMalformedBody)
+		w.Codes = append(w.Codes, device.CodeMalformedBody)
 		title := "a " + op.Name() + " request whose " + name + " element appears twice, with the same value"
 		if typ != "" {
 			title = "a " + typ + " command whose " + name + " element appears twice, with the same value"
 		}
 		cs = append(cs, Case{ID: id, Op: op, Type: typ, Section: "2.1", Contract: "2", Formats: []device.Format{device.XML},
 			Title: title, Want: w, NoSim: true, Tags: []string{"xml-text", "structure", GenTag + "xml-field-twice"},
-			Build: build(func(e *Env, c *call, f device.Format, _ string) string {
+			Build: build(func(e *Env, c *Call, f device.Format, _ string) string {
 				body := twiceElement(string(encoded(e, *c, f)), name)
-				c.raw = func(device.Format) []byte { return []byte(body) }
+				c.Raw = func(device.Format) []byte { return []byte(body) }
 				return ""
 			})})
 	}
 	for _, op := range device.Operations {
 		op := op
-		onAny := func(ch func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string) {
+		onAny := func(ch func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string) {
 			return onOp(op, ch)
 		}
 		names := append([]string{}, device.EnvelopeFields...)
@@ -189,7 +189,7 @@ func fieldTwiceCases() []Case {
 	for _, t := range oracle.Types {
 		t := t
 		for _, fd := range t.Fields {
-			build := func(ch func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string) {
+			build := func(ch func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string) {
 				return commandOn(t.Name, ch)
 			}
 			add(device.SendCommand, t.Name, "command."+check.Slug(t.Name)+".xml-field-twice."+check.Slug(fd.Name), fd.Name, build)
@@ -224,13 +224,13 @@ func methodCases() []Case {
 				continue
 			}
 			w := wantNearMiss(m, "")
-			w.allow = true
+			w.Allow = true
 			// The method does not depend on the body's format: each form
 			// is sent in JSON on some operations, in XML on the others.
 			cs = append(cs, Case{ID: op.Name() + ".method." + m.Slug, Op: op, Section: "4", Contract: "2", Formats: alternate(oi + j),
 				Title: titled("a "+op.Name()+" request "+m.Title, m), Want: w, NoSim: true,
 				Tags:  []string{"transport", GenTag + "http-method"},
-				Build: onOp(op, func(_ *Env, c *call, _ device.Format, _ string) string { c.method = m.Text; return "" })})
+				Build: onOp(op, func(_ *Env, c *Call, _ device.Format, _ string) string { c.Method = m.Text; return "" })})
 		}
 	}
 	return cs
@@ -251,7 +251,7 @@ func pathCases() []Case {
 			cs = append(cs, Case{ID: op.Name() + ".path." + m.Slug, Op: op, Section: "9", Contract: "2", Formats: alternate(oi + j),
 				Title: titled("a "+op.Name()+" request "+m.Title, m), Want: wantNearMiss(m, ""), NoSim: true,
 				Tags:  []string{"transport", GenTag + "http-path"},
-				Build: onOp(op, func(_ *Env, c *call, _ device.Format, _ string) string { c.path = m.Text; return "" })})
+				Build: onOp(op, func(_ *Env, c *Call, _ device.Format, _ string) string { c.Path = m.Text; return "" })})
 		}
 	}
 	return cs
@@ -290,13 +290,13 @@ func signCases() []Case {
 		cs = append(cs, Case{ID: op.Name() + ".sign.inputs." + m.Slug, Op: op, Section: "5", Contract: "1", Formats: formats,
 			Title: titled("a "+op.Name()+" request whose sign is the "+m.Title, m), Want: wantNearMiss(m, device.FieldSign), NoSim: true,
 			Tags: []string{"auth", "near-miss", GenTag + "sign-inputs"},
-			Build: onOp(op, func(e *Env, c *call, _ device.Format, _ string) string {
+			Build: onOp(op, func(e *Env, c *Call, _ device.Format, _ string) string {
 				if skip := need(e); skip != "" {
 					return skip
 				}
 				k := e.Target.Key
-				c.keepSign = true
-				c.set(device.FieldSign, oracle.SignOf(m.Text, k.Key, k.Secret, c.get(device.FieldTimestamp)))
+				c.KeepSign = true
+				c.Set(device.FieldSign, oracle.SignOf(m.Text, k.Key, k.Secret, c.Get(device.FieldTimestamp)))
 				return ""
 			})})
 	}
@@ -308,14 +308,14 @@ func signCases() []Case {
 		cs = append(cs, Case{ID: op.Name() + ".sign." + oracle.PositionSlug(i), Op: op, Section: "5", Contract: "1", Formats: formats,
 			Title: titled("a "+op.Name()+" request whose sign has its character at position "+itoa(i+1)+" of 32 changed to another hexadecimal digit", m),
 			Want:  wantNearMiss(m, device.FieldSign), NoSim: true, Tags: []string{"auth", "near-miss", GenTag + "sign-position"},
-			Build: onOp(op, func(e *Env, c *call, _ device.Format, id string) string {
+			Build: onOp(op, func(e *Env, c *Call, _ device.Format, id string) string {
 				if skip := need(e); skip != "" {
 					return skip
 				}
 				k := e.Target.Key
-				right := oracle.SignOf(oracle.SignTemplate, k.Key, k.Secret, c.get(device.FieldTimestamp))
-				c.keepSign = true
-				c.set(device.FieldSign, oracle.PositionChanges(right, e.rng(id))[i].Text)
+				right := oracle.SignOf(oracle.SignTemplate, k.Key, k.Secret, c.Get(device.FieldTimestamp))
+				c.KeepSign = true
+				c.Set(device.FieldSign, oracle.PositionChanges(right, e.rng(id))[i].Text)
 				return ""
 			})})
 	}
@@ -373,16 +373,16 @@ func idPositionCases() []Case {
 		field, section, contract string
 		n                        int
 		ops                      []device.Operation
-		w                        expect
+		w                        Expectation
 	}{
 		// MUST by an inference from published 5 (every request carries
 		// myservice_id with the key's credentials), written in the title.
-		{device.FieldAccount, "5", "1", 24, device.Operations, expect{must: true, status: 403, codes: []string{device.CodeAccountMismatch}, field: device.FieldAccount,
-			quote: oracle.QuoteSignCarried}},
-		{device.FieldMAC, "2.1", "3", 12, device.Operations, expect{status: 404, codes: []string{device.CodeGatewayNotFound}, field: device.FieldMAC,
-			quote: oracle.QuoteNoGateway}},
-		{device.FieldSN, "2.2", "3", 32, []device.Operation{device.SendCommand, device.UpdateName}, expect{status: 404, codes: []string{device.CodeDeviceNotFound}, field: device.FieldSN,
-			quote: oracle.QuoteNoDevice}},
+		{device.FieldAccount, "5", "1", 24, device.Operations, Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount,
+			Quote: oracle.QuoteSignCarried}},
+		{device.FieldMAC, "2.1", "3", 12, device.Operations, Expectation{Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC,
+			Quote: oracle.QuoteNoGateway}},
+		{device.FieldSN, "2.2", "3", 32, []device.Operation{device.SendCommand, device.UpdateName}, Expectation{Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN,
+			Quote: oracle.QuoteNoDevice}},
 	} {
 		x := x
 		for i := 1; i < x.n-1; i++ {
@@ -391,8 +391,8 @@ func idPositionCases() []Case {
 			cs = append(cs, Case{ID: op.Name() + ".near-miss." + x.field + "." + oracle.PositionSlug(i), Op: op, Formats: formats,
 				Title:   "a " + op.Name() + " request with " + x.field + " changed at position " + itoa(i+1) + " of " + itoa(x.n) + accountInference(x.field),
 				Section: x.section, Contract: x.contract, Want: x.w, NoSim: true, Tags: []string{"near-miss", "auth", GenTag + "id-position"},
-				Build: onOp(op, func(e *Env, c *call, _ device.Format, id string) string {
-					v := c.get(x.field)
+				Build: onOp(op, func(e *Env, c *Call, _ device.Format, id string) string {
+					v := c.Get(x.field)
 					if len(v) != x.n {
 						return "the fleet's " + x.field + " is not " + itoa(x.n) + " characters"
 					}
@@ -400,9 +400,9 @@ func idPositionCases() []Case {
 					if e.knownID(changed) {
 						changed = e.unknownNearMiss(v, i)
 					}
-					c.set(x.field, changed)
+					c.Set(x.field, changed)
 					if x.field == device.FieldSN {
-						c.sn = "" // no device of the fleet is named: nothing to put back
+						c.SN = "" // no device of the fleet is named: nothing to put back
 					}
 					return ""
 				})})

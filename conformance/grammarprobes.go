@@ -29,7 +29,7 @@ func (env *Env) grammarProbes() []probe {
 				c := env.base(op, "", "")
 				valid := encoded(env, c, f)
 				edit := m.Edit
-				c.raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
+				c.Raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
 				_, got := env.ask(ctx, c, f)
 				why := m.Verdict.Why
 				if !m.Verdict.Open {
@@ -61,13 +61,13 @@ func (env *Env) grammarProbes() []probe {
 						continue
 					}
 					c := env.base(o, d.SN, d.Type)
-					c.path = m.Text
+					c.Path = m.Text
 					env.putBack(ctx, c)
 					r, got := env.ask(ctx, c, f)
 					if accepted(r) {
 						// Taken as the operation: what it changed is
 						// awaited as the operation's own change.
-						req := c.request(f)
+						req := c.Request(f)
 						req.Path = o.Path()
 						env.track(req, r)
 					}
@@ -95,9 +95,9 @@ func (env *Env) declareHeadChecks() {
 		c := Case{ID: op.Name() + ".method.head", Op: op, Section: "4", Contract: "2", Tags: []string{"transport", GenTag + "http-method"},
 			Formats: alternate(oi),
 			Title:   "a " + op.Name() + " request sent with HEAD", NoSim: true,
-			Want:  expect{must: true, status: 405, codes: []string{device.CodeMethodNotAllowed}, allow: true, quote: head.Verdict.Quote},
-			Build: onOp(op, func(_ *Env, c *call, _ device.Format, _ string) string { c.method = http.MethodHead; return "" })}
-		for _, f := range c.formats() {
+			Want:  Expectation{Must: true, Status: 405, Codes: []string{device.CodeMethodNotAllowed}, Allow: true, Quote: head.Verdict.Quote},
+			Build: onOp(op, func(_ *Env, c *Call, _ device.Format, _ string) string { c.Method = http.MethodHead; return "" })}
+		for _, f := range c.InFormats() {
 			f := f
 			id := c.ID + "." + f.String()
 			m := c.meta(id, check.Must, f, capital(c.Title)+" is rejected",

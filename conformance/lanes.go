@@ -103,7 +103,7 @@ type laneResult struct {
 type laneMember struct {
 	p    plan
 	f    device.Format
-	call call
+	call Call
 	want map[string]string
 	// key is the lane field's value as its check judges it.
 	key string
@@ -144,27 +144,27 @@ func (env *Env) laneable(states []plan) []laneMember {
 // body, a field under another name or missing).
 func (env *Env) laneCommand(p plan, f device.Format) (laneMember, bool) {
 	c, skip := p.c.Build(env, f, p.c.ID)
-	if skip != "" || c.raw != nil || c.op != device.SendCommand || p.c.Field == "" {
+	if skip != "" || c.Raw != nil || c.Op != device.SendCommand || p.c.Field == "" {
 		return laneMember{}, false
 	}
-	t, ok := oracle.LookupType(c.typ)
+	t, ok := oracle.LookupType(c.Type)
 	if !ok {
 		return laneMember{}, false
 	}
 	want := map[string]string{}
-	for _, x := range c.fields {
-		if x.wire != "" || x.lit {
+	for _, x := range c.Fields {
+		if x.Wire != "" || x.Lit {
 			return laneMember{}, false
 		}
 		for i := range t.Fields {
 			fd := &t.Fields[i]
-			if fd.Name != x.name {
+			if fd.Name != x.Name {
 				continue
 			}
 			if _, twice := want[fd.Name]; twice {
 				return laneMember{}, false
 			}
-			v, ok := canonical(fd, x.value, x.num)
+			v, ok := canonical(fd, x.Value, x.Num)
 			if !ok {
 				return laneMember{}, false
 			}
@@ -201,7 +201,7 @@ func (env *Env) runLanes(ctx context.Context, sn string, members []laneMember) m
 	if len(members) == 0 || ctx.Err() != nil || env.silent.Load() >= maxSilent {
 		return out
 	}
-	mac, dev := env.Target.MAC, members[0].call.sn
+	mac, dev := env.Target.MAC, members[0].call.SN
 	before, err := env.readDeviceNow(ctx, mac, dev)
 	if err != nil {
 		return out
@@ -292,12 +292,12 @@ func (env *Env) runLane(ctx context.Context, mac, dev, name string, lane []laneM
 		}
 		last = time.Now()
 		m := lane[i]
-		r := &laneResult{typ: m.call.typ, field: m.p.c.Field, want: m.want, name: name, sent: last, inLane: len(lane)}
+		r := &laneResult{typ: m.call.Type, field: m.p.c.Field, want: m.want, name: name, sent: last, inLane: len(lane)}
 		res[i] = r
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.resp, r.ex, r.err = env.roundTrip(ctx, m.call.request(m.f))
+			r.resp, r.ex, r.err = env.roundTrip(ctx, m.call.Request(m.f))
 			r.own, r.ownErr = env.readDeviceNow(ctx, mac, dev)
 			mu.Lock()
 			r.read = time.Now()
@@ -411,7 +411,7 @@ func (env *Env) inLane(ctx context.Context, id string, c Case, f device.Format) 
 	if r.err == nil {
 		record(ctx, r.ex, env.ReportCredentials)
 	}
-	why := judgeLane(c.Type, r, !c.Want.ok)
+	why := judgeLane(c.Type, r, !c.Want.OK)
 	if why == "" {
 		return true
 	}

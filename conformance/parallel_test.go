@@ -85,7 +85,7 @@ func TestTraitsAreDeclared(t *testing.T) {
 		t.Errorf("the message checks run on %d of 4 workers: %v", len(onWorker), onWorker)
 	}
 	for _, c := range Cases() {
-		if len(c.formats()) != 2 {
+		if len(c.InFormats()) != 2 {
 			continue
 		}
 		p, ok := byID[c.ID+".parity"]

@@ -61,18 +61,18 @@ func preflightRequests(ctx context.Context, e *Env, n int) []preflightRequest {
 				if s, ok := st[fd.Name]; ok {
 					v = normalize(map[string]any{"v": s})["v"]
 				}
-				c.set(fd.Name, v)
+				c.Set(fd.Name, v)
 			}
 			what := fmt.Sprintf("%s to %s %s in %s", device.SendCommand.Name(), d.Type, d.SN, f)
-			out = append(out, preflightRequest{req: c.request(f), what: what, dev: d})
+			out = append(out, preflightRequest{req: c.Request(f), what: what, dev: d})
 			if strings.TrimSpace(name) != "" {
 				c := e.base(device.UpdateName, d.SN, d.Type)
-				c.set(device.FieldName, name)
+				c.Set(device.FieldName, name)
 				what := fmt.Sprintf("%s of %s %s in %s", device.UpdateName.Name(), d.Type, d.SN, f)
-				out = append(out, preflightRequest{req: c.request(f), what: what, dev: d})
+				out = append(out, preflightRequest{req: c.Request(f), what: what, dev: d})
 			}
 		}
-		out = append(out, preflightRequest{req: e.base(device.SendMessage, "", "").request(f),
+		out = append(out, preflightRequest{req: e.base(device.SendMessage, "", "").Request(f),
 			what: fmt.Sprintf("%s to gateway %s in %s", device.SendMessage.Name(), e.Target.MAC, f)})
 	}
 	return out
@@ -283,12 +283,12 @@ func preflightKeys(ctx context.Context, e *Env) error {
 				continue
 			}
 			c := e.base(device.SendMessage, "", "")
-			c.set(device.FieldAccount, a.ID)
-			c.set(device.FieldMAC, a.Gateways[0].MAC)
+			c.Set(device.FieldAccount, a.ID)
+			c.Set(device.FieldMAC, a.Gateways[0].MAC)
 			if why := e.signAs(&c, device.JSON, k); why != "" {
 				return fmt.Errorf("pre-flight: %s", why)
 			}
-			r, _, err := e.Client.Do(ctx, c.request(device.JSON))
+			r, _, err := e.Client.Do(ctx, c.Request(device.JSON))
 			if err != nil || accepted(r) || !setupRefusal(r.ErrorCode) {
 				continue // the checks that use it judge the rest
 			}

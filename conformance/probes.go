@@ -61,11 +61,11 @@ func observe(ctx context.Context, format string, args ...any) {
 }
 
 // ask sends a call and says what came back, failing nothing.
-func (env *Env) ask(ctx context.Context, c call, f device.Format) (*client.Response, string) {
+func (env *Env) ask(ctx context.Context, c Call, f device.Format) (*client.Response, string) {
 	if env.DryRun {
 		env.send(ctx, c, f) // records and skips
 	}
-	r, err := env.exchange(ctx, c.request(f))
+	r, err := env.exchange(ctx, c.Request(f))
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -98,10 +98,10 @@ func (env *Env) probes() []probe {
 				run: func(ctx context.Context, f device.Format) {
 					sn, _ := env.needDevice(ctx, t.Name)
 					vs := []string{strings.ToLower(fd.Values[0]), strings.ToUpper(fd.Values[0])}
-					var calls []call
+					var calls []Call
 					for _, v := range vs {
 						c := env.base(device.SendCommand, sn, t.Name)
-						c.set(fd.Name, v)
+						c.Set(fd.Name, v)
 						env.putBack(ctx, c)
 						calls = append(calls, c)
 					}
@@ -111,7 +111,7 @@ func (env *Env) probes() []probe {
 				}})
 		}
 	}
-	onDevice := func(id, title, section, typeName string, change func(c *call)) probe {
+	onDevice := func(id, title, section, typeName string, change func(c *Call)) probe {
 		return probe{id: id, title: title, section: section, contract: "2", typ: typeName, op: device.SendCommand,
 			run: func(ctx context.Context, f device.Format) {
 				var sn, typ string
@@ -133,21 +133,21 @@ func (env *Env) probes() []probe {
 			}}
 	}
 	ps = append(ps,
-		onDevice("device_id-alias", "a command that names the device by device_id instead of sn", "2.2", "", func(c *call) {
-			sn := c.get(device.FieldSN)
-			c.drop(device.FieldSN)
-			c.fields = append(c.fields, kv{name: device.FieldDeviceID, value: sn})
+		onDevice("device_id-alias", "a command that names the device by device_id instead of sn", "2.2", "", func(c *Call) {
+			sn := c.Get(device.FieldSN)
+			c.Drop(device.FieldSN)
+			c.Fields = append(c.Fields, Field{Name: device.FieldDeviceID, Value: sn})
 		}),
-		onDevice("device_id-and-sn", "a command that carries both device_id and sn, equal", "2.2", "", func(c *call) {
-			c.set(device.FieldDeviceID, c.get(device.FieldSN))
+		onDevice("device_id-and-sn", "a command that carries both device_id and sn, equal", "2.2", "", func(c *Call) {
+			c.Set(device.FieldDeviceID, c.Get(device.FieldSN))
 		}),
-		onDevice("thermostat-one-field", "a Thermostat command with mode alone", "2.3", "Thermostat", func(c *call) {
-			c.keep(device.FieldSN, device.FieldType, "mode")
+		onDevice("thermostat-one-field", "a Thermostat command with mode alone", "2.3", "Thermostat", func(c *Call) {
+			c.Keep(device.FieldSN, device.FieldType, "mode")
 		}),
 		onDevice("appliance-module-type-text", `an Appliance Module Plus command whose type text is "Appliance Module" (as the published XML example)`,
-			"2.3", "Appliance Module Plus", func(c *call) { c.set(device.FieldType, "Appliance Module") }),
+			"2.3", "Appliance Module Plus", func(c *Call) { c.Set(device.FieldType, "Appliance Module") }),
 		onDevice("opt-other-value", `an Appliance Module Plus command with opt "eco"`, "2.3", "Appliance Module Plus",
-			func(c *call) { c.set("opt", "eco") }),
+			func(c *Call) { c.Set("opt", "eco") }),
 	)
 	ps = append(ps, probe{id: "format-field", title: "a command that carries the format argument naming its body's format",
 		section: "4", contract: "2", op: device.SendCommand,
@@ -157,7 +157,7 @@ func (env *Env) probes() []probe {
 				trial.From(ctx).Skip("the fleet has no device")
 			}
 			c := env.base(device.SendCommand, d.SN, d.Type)
-			c.set(device.FieldFormat, f.String())
+			c.Set(device.FieldFormat, f.String())
 			env.putBack(ctx, c)
 			_, got := env.ask(ctx, c, f)
 			observe(ctx, "format=%s in a %s body: %s", f, f, got)
@@ -166,7 +166,7 @@ func (env *Env) probes() []probe {
 		probe{id: "message_type-other", title: `a message whose message_type is "alert"`, section: "2.4", contract: "3", op: device.SendMessage,
 			run: func(ctx context.Context, f device.Format) {
 				c := env.base(device.SendMessage, "", "")
-				c.set(device.FieldMessageType, "alert")
+				c.Set(device.FieldMessageType, "alert")
 				_, got := env.ask(ctx, c, f)
 				observe(ctx, "message_type alert: %s", got)
 			}},
@@ -179,7 +179,7 @@ func (env *Env) probes() []probe {
 				longest := 0
 				for _, n := range []int{1, 32, 64, 65, 128, 255, 256, 1024, 4096} {
 					c := env.base(device.UpdateName, d.SN, d.Type)
-					c.set(device.FieldName, strings.Repeat("n", n))
+					c.Set(device.FieldName, strings.Repeat("n", n))
 					env.putBack(ctx, c)
 					r, got := env.ask(ctx, c, f)
 					observe(ctx, "a name of %d characters: %s", n, got)
@@ -196,7 +196,7 @@ func (env *Env) probes() []probe {
 				for _, d := range []time.Duration{-24 * time.Hour, -time.Hour, -301 * time.Second, -299 * time.Second,
 					-60 * time.Second, 60 * time.Second, 299 * time.Second, 301 * time.Second, time.Hour} {
 					c := env.base(device.SendMessage, "", "")
-					c.setStamp(env.stampAt(d))
+					c.SetStamp(env.stampAt(d))
 					r, got := env.ask(ctx, c, f)
 					observe(ctx, "timestamp %+v from now: %s", d, got)
 					if accepted(r) {
@@ -218,7 +218,7 @@ func (env *Env) probes() []probe {
 				c := env.base(device.SendMessage, "", "")
 				r, got := env.ask(ctx, c, f)
 				layout("success", r, got)
-				c.set(device.FieldMessageValue, "brightness")
+				c.Set(device.FieldMessageValue, "brightness")
 				r, got = env.ask(ctx, c, f)
 				layout("error", r, got)
 			}},
@@ -236,16 +236,16 @@ func (env *Env) openFormProbes() []probe {
 	var ps []probe
 	// sendAll sends each open form of f, derived from the value the
 	// request carries, on a call build makes.
-	sendAll := func(ctx context.Context, format device.Format, f *oracle.Field, build func(context.Context) (call, bool)) {
+	sendAll := func(ctx context.Context, format device.Format, f *oracle.Field, build func(context.Context) (Call, bool)) {
 		c, ok := build(ctx)
 		if !ok {
 			return
 		}
-		base := c.get(f.Name)
+		base := c.Get(f.Name)
 		if f.Kind == oracle.FormatName {
 			base = format.String()
 		}
-		var calls []call
+		var calls []Call
 		var titles []string
 		for _, s := range f.OpenForms(base) {
 			if s.Value.JSONOnly() && format != device.JSON {
@@ -278,16 +278,16 @@ func (env *Env) openFormProbes() []probe {
 				title: fmt.Sprintf("what the target does with the forms of %s of a %s that neither text decides", fd.Name, t.Name),
 				run: func(ctx context.Context, f device.Format) {
 					sn, _ := env.needDevice(ctx, t.Name)
-					sendAll(ctx, f, fd, func(context.Context) (call, bool) {
+					sendAll(ctx, f, fd, func(context.Context) (Call, bool) {
 						c := env.base(device.SendCommand, sn, t.Name)
-						c.set(fd.Name, base)
+						c.Set(fd.Name, base)
 						return c, true
 					})
 				}})
 		}
 	}
-	onAny := func(op device.Operation) func(context.Context) (call, bool) {
-		return func(ctx context.Context) (call, bool) {
+	onAny := func(op device.Operation) func(context.Context) (Call, bool) {
+		return func(ctx context.Context) (Call, bool) {
 			d, ok := env.anyDevice()
 			if !ok && op != device.SendMessage {
 				trial.From(ctx).Skip("the fleet has no device")
@@ -299,13 +299,13 @@ func (env *Env) openFormProbes() []probe {
 		f       *oracle.Field
 		op      device.Operation
 		section string
-		build   func(context.Context) (call, bool)
+		build   func(context.Context) (Call, bool)
 	}{
 		{&oracle.TypeField, device.SendCommand, "2.3", onAny(device.SendCommand)},
 		{&oracle.TimestampF, device.SendMessage, "2.1", onAny(device.SendMessage)},
-		{&oracle.FormatField, device.SendMessage, "4", func(ctx context.Context) (call, bool) {
+		{&oracle.FormatField, device.SendMessage, "4", func(ctx context.Context) (Call, bool) {
 			c, _ := onAny(device.SendMessage)(ctx)
-			c.set(device.FieldFormat, "json")
+			c.Set(device.FieldFormat, "json")
 			return c, true
 		}},
 		{&oracle.MessageType, device.SendMessage, "2.4", onAny(device.SendMessage)},
@@ -327,7 +327,7 @@ func (env *Env) openFormProbes() []probe {
 				c := env.base(device.SendMessage, "", "")
 				valid := encoded(env, c, f)
 				edit := b.Edit
-				c.raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
+				c.Raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
 				_, got := env.ask(ctx, c, f)
 				observe(ctx, "a body %s: %s", b.Title, got)
 				n++

@@ -12,14 +12,14 @@ import (
 // what it meant to, and a wrong sign or a body sent as bytes is not
 // renewed at all.
 func TestRetryRenewsOnlyTheEnvelopesTimestamp(t *testing.T) {
-	mk := func() call {
-		c := call{op: device.SendMessage, fields: []kv{{name: device.FieldAPIKey, value: "k"}, {name: device.FieldTimestamp, value: "20260101000000"},
-			{name: device.FieldSign, value: "x"}}}
-		c.stamp = func() string { return "20260101000009" }
+	mk := func() Call {
+		c := Call{Op: device.SendMessage, Fields: []Field{{Name: device.FieldAPIKey, Value: "k"}, {Name: device.FieldTimestamp, Value: "20260101000000"},
+			{Name: device.FieldSign, Value: "x"}}}
+		c.Stamp = func() string { return "20260101000009" }
 		return c
 	}
-	ts := func(c call) string {
-		r := c.request(device.JSON)
+	ts := func(c Call) string {
+		r := c.Request(device.JSON)
 		if r.Renew == nil {
 			return "not renewed"
 		}
@@ -32,17 +32,17 @@ func TestRetryRenewsOnlyTheEnvelopesTimestamp(t *testing.T) {
 	}
 	plain := mk()
 	dropped := mk()
-	dropped.drop(device.FieldTimestamp)
+	dropped.Drop(device.FieldTimestamp)
 	byHand := mk()
-	byHand.set(device.FieldTimestamp, "2026010100000")
+	byHand.Set(device.FieldTimestamp, "2026010100000")
 	renamed := mk()
-	renamed.fields[1].wire = "Timestamp"
+	renamed.Fields[1].Wire = "Timestamp"
 	wrongSign := mk()
-	wrongSign.keepSign = true
+	wrongSign.KeepSign = true
 	raw := mk()
-	raw.raw = func(device.Format) []byte { return []byte("{") }
+	raw.Raw = func(device.Format) []byte { return []byte("{") }
 	for name, c := range map[string]struct {
-		c    call
+		c    Call
 		want string
 	}{
 		"plain": {plain, "20260101000009"}, "dropped": {dropped, "not renewed"}, "set by hand": {byHand, "not renewed"},
@@ -52,7 +52,7 @@ func TestRetryRenewsOnlyTheEnvelopesTimestamp(t *testing.T) {
 			t.Errorf("%s: the retry's timestamp is %q, want %q", name, got, c.want)
 		}
 	}
-	if v := plain.request(device.JSON).Fields[1].Value; v != "20260101000000" {
+	if v := plain.Request(device.JSON).Fields[1].Value; v != "20260101000000" {
 		t.Errorf("the first attempt's timestamp changed: %v", v)
 	}
 }

@@ -18,40 +18,40 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
-// kv is one control field by its canonical (XML) name; the JSON name is
+// Field is one control field by its canonical (XML) name; the JSON name is
 // looked up when the request is sent, so a case changes one field in both
 // formats alike.
-type kv struct {
-	name  string
-	value string
-	// num sends the value as a JSON number literal; lit as any JSON value
+type Field struct {
+	Name  string
+	Value string
+	// Num sends the value as a JSON number literal; Lit as any JSON value
 	// written as value (true, null, an array, an object).
-	num, lit bool
-	// wire, when set, is the key as written in every format, for checks that
+	Num, Lit bool
+	// Wire, when set, is the key as written in every format, for checks that
 	// misspell or misplace a field on purpose.
-	wire string
+	Wire string
 }
 
-// call is one request a check sends, before it is given a format.
-type call struct {
-	op          device.Operation
-	path        string // op's path when empty
-	method      string
-	contentType string // the format's own when empty; client.NoContentType for none
-	fields      []kv
-	// raw, when set, replaces the encoded body (malformed bodies).
-	raw func(device.Format) []byte
-	// keepSign sends the sign field as it is (a wrong sign on purpose).
-	keepSign bool
+// Call is one request a check sends, before it is given a format.
+type Call struct {
+	Op          device.Operation
+	Path        string // op's path when empty
+	Method      string
+	ContentType string // the format's own when empty; client.NoContentType for none
+	Fields      []Field
+	// Raw, when set, replaces the encoded body (malformed bodies).
+	Raw func(device.Format) []byte
+	// KeepSign sends the sign field as it is (a wrong sign on purpose).
+	KeepSign bool
 	// device is the fleet device the call is about, for clean-up.
-	sn, typ string
-	// stamp, when set, writes the timestamp of an attempt sent now: the
+	SN, Type string
+	// Stamp, when set, writes the timestamp of an attempt sent now: the
 	// clock, or the clock at a set offset (a window's edge). A retry asked
 	// for by the target (429, 503 with Retry-After) is a new attempt with
 	// its timestamp written again and signed afresh, so that what the
 	// check tests does not age by the wait. A timestamp set by hand (a
 	// broken form) clears it: that value is the thing tested.
-	stamp func() string
+	Stamp func() string
 }
 
 // jsonNames maps canonical names to JSON keys where they differ.
@@ -67,7 +67,7 @@ var jsonNames = func() map[string]string {
 	return m
 }()
 
-func wireName(f device.Format, name string) string {
+func WireName(f device.Format, name string) string {
 	if f == device.JSON {
 		if j, ok := jsonNames[name]; ok {
 			return j
@@ -76,151 +76,151 @@ func wireName(f device.Format, name string) string {
 	return name
 }
 
-// set replaces a field's value, or appends the field when absent.
-func (c *call) set(name, value string) *call {
+// Set replaces a field's value, or appends the field when absent.
+func (c *Call) Set(name, value string) *Call {
 	if name == device.FieldTimestamp {
-		c.stamp = nil
+		c.Stamp = nil
 	}
-	for i := range c.fields {
-		if c.fields[i].name == name && c.fields[i].wire == "" {
-			c.fields[i].value, c.fields[i].num, c.fields[i].lit = value, false, false
+	for i := range c.Fields {
+		if c.Fields[i].Name == name && c.Fields[i].Wire == "" {
+			c.Fields[i].Value, c.Fields[i].Num, c.Fields[i].Lit = value, false, false
 			return c
 		}
 	}
-	c.fields = append(c.fields, kv{name: name, value: value})
+	c.Fields = append(c.Fields, Field{Name: name, Value: value})
 	return c
 }
 
-// setNum sets a field as a JSON number.
-func (c *call) setNum(name, value string) *call {
-	c.set(name, value)
-	for i := range c.fields {
-		if c.fields[i].name == name {
-			c.fields[i].num = true
+// SetNum sets a field as a JSON number.
+func (c *Call) SetNum(name, value string) *Call {
+	c.Set(name, value)
+	for i := range c.Fields {
+		if c.Fields[i].Name == name {
+			c.Fields[i].Num = true
 		}
 	}
 	return c
 }
 
-// setRaw marks a field's value as a JSON value written as it is.
-func (c *call) setRaw(name string) *call {
-	for i := range c.fields {
-		if c.fields[i].name == name {
-			c.fields[i].lit = true
+// SetRaw marks a field's value as a JSON value written as it is.
+func (c *Call) SetRaw(name string) *Call {
+	for i := range c.Fields {
+		if c.Fields[i].Name == name {
+			c.Fields[i].Lit = true
 		}
 	}
 	return c
 }
 
-// drop removes a field.
-func (c *call) drop(name string) *call {
+// Drop removes a field.
+func (c *Call) Drop(name string) *Call {
 	if name == device.FieldTimestamp {
-		c.stamp = nil
+		c.Stamp = nil
 	}
-	out := c.fields[:0]
-	for _, f := range c.fields {
-		if f.name != name {
+	out := c.Fields[:0]
+	for _, f := range c.Fields {
+		if f.Name != name {
 			out = append(out, f)
 		}
 	}
-	c.fields = out
+	c.Fields = out
 	return c
 }
 
 // only keeps the envelope and the named fields.
-func (c *call) keep(names ...string) *call {
+func (c *Call) Keep(names ...string) *Call {
 	keep := map[string]bool{}
 	for _, n := range append(names, device.EnvelopeFields...) {
 		keep[n] = true
 	}
-	out := c.fields[:0]
-	for _, f := range c.fields {
-		if keep[f.name] {
+	out := c.Fields[:0]
+	for _, f := range c.Fields {
+		if keep[f.Name] {
 			out = append(out, f)
 		}
 	}
-	c.fields = out
+	c.Fields = out
 	return c
 }
 
-// get returns a field's value.
-func (c *call) get(name string) string {
-	for _, f := range c.fields {
-		if f.name == name {
-			return f.value
+// Get returns a field's value.
+func (c *Call) Get(name string) string {
+	for _, f := range c.Fields {
+		if f.Name == name {
+			return f.Value
 		}
 	}
 	return ""
 }
 
-// request turns the call into a client request in a format, with a fresh
+// Request turns the call into a client Request in a format, with a fresh
 // timestamp unless the call pins one.
-func (c call) request(f device.Format) client.Request {
-	path := c.path
+func (c Call) Request(f device.Format) client.Request {
+	path := c.Path
 	if path == "" {
-		path = c.op.Path()
+		path = c.Op.Path()
 	}
-	r := client.Request{Path: path, Method: c.method, Format: f, ContentType: c.contentType}
-	if c.keepSign {
+	r := client.Request{Path: path, Method: c.Method, Format: f, ContentType: c.ContentType}
+	if c.KeepSign {
 		r.Sign = client.SignKeep
 	}
-	for _, kv := range c.fields {
-		key := kv.wire
+	for _, kv := range c.Fields {
+		key := kv.Wire
 		if key == "" {
-			key = wireName(f, kv.name)
+			key = WireName(f, kv.Name)
 		}
-		var v any = kv.value
+		var v any = kv.Value
 		switch {
-		case kv.num && f == device.JSON:
-			v = json.Number(kv.value)
-		case kv.lit && f == device.JSON:
-			v = json.RawMessage(kv.value)
+		case kv.Num && f == device.JSON:
+			v = json.Number(kv.Value)
+		case kv.Lit && f == device.JSON:
+			v = json.RawMessage(kv.Value)
 		}
 		r.Fields = append(r.Fields, client.Field{Key: key, Value: v})
 	}
-	if c.raw != nil {
-		r.RawBody = c.raw(f)
+	if c.Raw != nil {
+		r.RawBody = c.Raw(f)
 	}
-	if c.stamp != nil && !c.keepSign && c.raw == nil {
+	if c.Stamp != nil && !c.KeepSign && c.Raw == nil {
 		r.Renew = func() []client.Field {
 			renewed := c
-			renewed.fields = append([]kv(nil), c.fields...)
-			renewed.stamp = nil
-			for i := range renewed.fields {
+			renewed.Fields = append([]Field(nil), c.Fields...)
+			renewed.Stamp = nil
+			for i := range renewed.Fields {
 				// Only the timestamp field as the envelope writes it: a
 				// check that renamed, dropped or broke it sends it so.
-				if fl := &renewed.fields[i]; fl.name == device.FieldTimestamp && fl.wire == "" {
-					fl.value = c.stamp()
+				if fl := &renewed.Fields[i]; fl.Name == device.FieldTimestamp && fl.Wire == "" {
+					fl.Value = c.Stamp()
 				}
 			}
-			return renewed.request(f).Fields
+			return renewed.Request(f).Fields
 		}
 	}
 	return r
 }
 
-// setStamp sets the timestamp from a clock and keeps the clock for the
+// SetStamp sets the timestamp from a clock and keeps the clock for the
 // attempts that follow (call.stamp).
-func (c *call) setStamp(stamp func() string) *call {
-	c.set(device.FieldTimestamp, stamp())
-	c.stamp = stamp
+func (c *Call) SetStamp(stamp func() string) *Call {
+	c.Set(device.FieldTimestamp, stamp())
+	c.Stamp = stamp
 	return c
 }
 
 // base builds the valid request of an operation about a device (sn may be
 // empty for send message), in published field order with the example
 // values of the device's type.
-func (env *Env) base(op device.Operation, sn, typeName string) call {
-	c := call{op: op, sn: sn, typ: typeName, stamp: env.stampAt(0)}
+func (env *Env) base(op device.Operation, sn, typeName string) Call {
+	c := Call{Op: op, SN: sn, Type: typeName, Stamp: env.stampAt(0)}
 	for _, f := range env.Client.Envelope(env.Target.Key, env.Target.AccountID, env.Target.MAC, env.Now(), env.Location) {
-		c.fields = append(c.fields, kv{name: f.Key, value: fmt.Sprint(f.Value)})
+		c.Fields = append(c.Fields, Field{Name: f.Key, Value: fmt.Sprint(f.Value)})
 	}
 	switch op {
 	case device.SendCommand:
-		c.fields = append(c.fields, kv{name: device.FieldSN, value: sn}, kv{name: device.FieldType, value: typeName})
+		c.Fields = append(c.Fields, Field{Name: device.FieldSN, Value: sn}, Field{Name: device.FieldType, Value: typeName})
 		t, _ := oracle.LookupType(typeName)
 		for _, f := range t.Fields {
-			c.fields = append(c.fields, kv{name: f.Name, value: f.Example})
+			c.Fields = append(c.Fields, Field{Name: f.Name, Value: f.Example})
 		}
 	case device.SendMessage:
 		// In a --parallel run each valid message is one of a kind, which
@@ -229,10 +229,10 @@ func (env *Env) base(op device.Operation, sn, typeName string) call {
 		if env.Workers > 1 {
 			v = fmt.Sprintf("brightness_w%d_%d=80", env.Worker, env.msgSeq.Add(1))
 		}
-		c.fields = append(c.fields, kv{name: device.FieldMessageType, value: "message"},
-			kv{name: device.FieldMessageValue, value: v})
+		c.Fields = append(c.Fields, Field{Name: device.FieldMessageType, Value: "message"},
+			Field{Name: device.FieldMessageValue, Value: v})
 	case device.UpdateName:
-		c.fields = append(c.fields, kv{name: device.FieldSN, value: sn}, kv{name: device.FieldName, value: "Conformance Check"})
+		c.Fields = append(c.Fields, Field{Name: device.FieldSN, Value: sn}, Field{Name: device.FieldName, Value: "Conformance Check"})
 	}
 	return c
 }
@@ -246,9 +246,9 @@ func (env *Env) stampAt(off time.Duration) func() string {
 // send sends a call in a format, records the exchange in the spec's report
 // and fails the spec when no answer came. In a dry run it records the
 // request and skips the spec instead.
-func (env *Env) send(ctx context.Context, c call, f device.Format) *client.Response {
+func (env *Env) send(ctx context.Context, c Call, f device.Format) *client.Response {
 	ginkgo.GinkgoHelper()
-	req := c.request(f)
+	req := c.Request(f)
 	if env.DryRun {
 		body := req.RawBody
 		if body == nil {

@@ -14,7 +14,7 @@ import (
 // and every case belongs to some rule.
 func TestEveryRuleIsCoveredBothWays(t *testing.T) {
 	cases := Cases()
-	valid := func(c Case) bool { return c.Want.ok || c.Want.contractOK }
+	valid := func(c Case) bool { return c.Want.OK || c.Want.ContractOK }
 	used := map[string]bool{}
 	for _, r := range rules.All() {
 		for _, side := range []struct {
@@ -42,7 +42,7 @@ func TestEveryRuleIsCoveredBothWays(t *testing.T) {
 							map[bool]string{true: "succeed", false: "be refused"}[valid(c)])
 					}
 					n++
-					if c.Want.ok || c.Want.must {
+					if c.Want.OK || c.Want.Must {
 						must = true
 					}
 				}

@@ -110,18 +110,18 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 	if strings.Contains(slug, "case") {
 		c.Tags = append(c.Tags, "letter-case")
 	}
-	c.Build = onOp(op, func(e *Env, c *call, format device.Format, _ string) string {
+	c.Build = onOp(op, func(e *Env, c *Call, format device.Format, _ string) string {
 		if f.Name == device.FieldSign {
-			c.keepSign = true
+			c.KeepSign = true
 			if s.Verdict.OK { // a valid form of the real sign
 				if skip := e.signAs(c, format, e.Target.Key); skip != "" {
 					return skip
 				}
 			}
 		}
-		base := c.get(f.Name)
+		base := c.Get(f.Name)
 		if f.Name == device.FieldDeviceID {
-			base = c.get(device.FieldSN)
+			base = c.Get(device.FieldSN)
 		}
 		if f.Kind == oracle.FormatName {
 			base = format.String()
@@ -137,27 +137,27 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 }
 
 // wantOf is a case's expectation from the oracle's verdict on its value.
-func wantOf(v oracle.Verdict, field string) expect {
+func wantOf(v oracle.Verdict, field string) Expectation {
 	switch {
 	case v.OK && v.Must:
-		return expect{ok: true, status: 200}
+		return Expectation{OK: true, Status: 200}
 	case v.OK:
-		return expect{contractOK: true, status: 200}
+		return Expectation{ContractOK: true, Status: 200}
 	}
-	return expect{must: v.Must, status: v.Status, codes: append([]string{v.Code}, v.Also...), field: field, quote: v.Quote}
+	return Expectation{Must: v.Must, Status: v.Status, Codes: append([]string{v.Code}, v.Also...), Field: field, Quote: v.Quote}
 }
 
 // setValue sets a field to a sample's value: a string, a JSON number or
 // another JSON value as written.
-func setValue(c *call, name string, v oracle.Value) {
+func setValue(c *Call, name string, v oracle.Value) {
 	switch v.Kind {
 	case oracle.Number:
-		c.setNum(name, v.Raw)
+		c.SetNum(name, v.Raw)
 	case oracle.Other:
-		c.set(name, v.Raw)
-		c.setRaw(name)
+		c.Set(name, v.Raw)
+		c.SetRaw(name)
 	default:
-		c.set(name, v.Raw)
+		c.Set(name, v.Raw)
 	}
 }
 
@@ -167,10 +167,10 @@ var sampleTag = map[oracle.Class]string{oracle.Edge: "boundary", oracle.Form: "f
 // sampleCase is a case that sends one sample of a field, changed by set in
 // the request build makes; the oracle's verdict is the expectation.
 func sampleCase(id, title, section, contract string, op device.Operation, field string, s oracle.Sample,
-	build func(change func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string)) Case {
+	build func(change func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string)) Case {
 	c := Case{ID: id + "." + s.Slug, Op: op, Title: title + " " + s.Title, Section: section, Contract: contract,
 		Want: wantOf(s.Verdict, field), Tags: []string{sampleTag[s.Class]},
-		Build: build(func(_ *Env, c *call, _ device.Format, _ string) string { setValue(c, field, s.Value); return "" })}
+		Build: build(func(_ *Env, c *Call, _ device.Format, _ string) string { setValue(c, field, s.Value); return "" })}
 	if s.Value.JSONOnly() {
 		c.Formats = []device.Format{device.JSON}
 	}

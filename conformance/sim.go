@@ -27,9 +27,9 @@ import (
 // SHOULD. They carry the tags sim and effect, and are skipped, with the
 // one line of NotObservedPrefix, when the run has no observer.
 func (env *Env) declareSim(c Case, f device.Format, id string) {
-	valid := c.Want.ok || c.Want.contractOK
+	valid := c.Want.OK || c.Want.ContractOK
 	level := check.Should
-	if c.Want.ok {
+	if c.Want.OK {
 		level = check.Must
 	}
 	m := c.meta(id+".sim", level, f, capital(c.Title)+": the state the observer shows follows", "", "sim", "effect")
@@ -38,7 +38,7 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 	// refuses the request.
 	m.Quote, m.Inference = "", ""
 	switch {
-	case c.Want.ok:
+	case c.Want.OK:
 		m.Section, m.Contract = c.Section, ""
 		m.Assertion = capital(c.Title) + " MUST leave the device or gateway as the request said, as the observer shows it (CONTRACT 7)."
 	case valid:
@@ -69,7 +69,7 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 			}
 		}
 		var before, after state
-		var sent call
+		var sent Call
 		var r *client.Response
 		env.onStandIn(ctx, t, why, func() {
 			req := env.buildCase(ctx, c, f)
@@ -80,12 +80,12 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 		if !valid {
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 			trial.From(ctx).Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
-			trial.From(ctx).Expect(before.Log.UnchangedBy(after.Log, observer.Message{Type: sent.get(device.FieldMessageType), Value: sent.get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
+			trial.From(ctx).Expect(before.Log.UnchangedBy(after.Log, observer.Message{Type: sent.Get(device.FieldMessageType), Value: sent.Get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
 			ctl.conclude(ctx)
 			return
 		}
 		trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
-		expectApplied(ctx, sent, before, after, !c.Want.ok)
+		expectApplied(ctx, sent, before, after, !c.Want.OK)
 	}
 	if env.Observer == "" {
 		env.it(m, body)
@@ -111,20 +111,20 @@ type state struct {
 	Log    observer.Log
 }
 
-func (env *Env) snapshot(ctx context.Context, c call) state {
+func (env *Env) snapshot(ctx context.Context, c Call) state {
 	ginkgo.GinkgoHelper()
 	if st, ok := env.replayStep(ctx, true); ok {
 		return *st.st
 	}
 	var s state
-	if c.sn != "" {
-		d, err := env.readDevice(ctx, env.Target.MAC, c.sn)
+	if c.SN != "" {
+		d, err := env.readDevice(ctx, env.Target.MAC, c.SN)
 		if err != nil {
 			trial.From(ctx).Fail("reading the device from the observer: " + err.Error())
 		}
 		s.Device = &d
 	}
-	if c.op != device.SendMessage {
+	if c.Op != device.SendMessage {
 		// The message log only changes by send message; reading it (up to
 		// a thousand entries) for every command would cost more than the
 		// rest of the check.
@@ -141,14 +141,14 @@ func (env *Env) snapshot(ctx context.Context, c call) state {
 // expectApplied checks that an accepted call did what it said. strict
 // holds the CONTRACT's forms too (an enumerated value in its published
 // case); without it, a MUST check, letter case is not judged.
-func expectApplied(ctx context.Context, c call, before, after state, strict bool) {
+func expectApplied(ctx context.Context, c Call, before, after state, strict bool) {
 	ginkgo.GinkgoHelper()
-	switch c.op {
+	switch c.Op {
 	case device.SendCommand:
 		// The type's fields and their kinds are the harness's own rule
 		// table's (oracle), never the simulator's.
-		t, ok := oracle.LookupType(c.get(device.FieldType))
-		trial.From(ctx).Expect(ok).To(gomega.BeTrue(), "the check sent type %q, which the published interface does not have", c.get(device.FieldType))
+		t, ok := oracle.LookupType(c.Get(device.FieldType))
+		trial.From(ctx).Expect(ok).To(gomega.BeTrue(), "the check sent type %q, which the published interface does not have", c.Get(device.FieldType))
 		want := map[string]any{}
 		for k, v := range before.Device.State {
 			want[k] = v
@@ -158,10 +158,10 @@ func expectApplied(ctx context.Context, c call, before, after state, strict bool
 		// domain code cannot hide itself.
 		for i := range t.Fields {
 			fd := &t.Fields[i]
-			for _, kv := range c.fields {
-				if kv.name == fd.Name && kv.wire == "" {
-					v, ok := canonical(fd, kv.value, kv.num)
-					trial.From(ctx).Expect(ok).To(gomega.BeTrue(), "the check sent %q for %s, which has no canonical form", kv.value, fd.Name)
+			for _, kv := range c.Fields {
+				if kv.Name == fd.Name && kv.Wire == "" {
+					v, ok := canonical(fd, kv.Value, kv.Num)
+					trial.From(ctx).Expect(ok).To(gomega.BeTrue(), "the check sent %q for %s, which has no canonical form", kv.Value, fd.Name)
 					want[fd.Name] = v
 				}
 			}
@@ -174,11 +174,11 @@ func expectApplied(ctx context.Context, c call, before, after state, strict bool
 		trial.From(ctx).Expect(got).To(gomega.Equal(exp), "device state after the command")
 		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(before.Device.Name), "the command changed the name")
 	case device.SendMessage:
-		if why := before.Log.GainedMessage(after.Log, observer.Message{Type: c.get(device.FieldMessageType), Value: c.get(device.FieldMessageValue)}); why != "" {
+		if why := before.Log.GainedMessage(after.Log, observer.Message{Type: c.Get(device.FieldMessageType), Value: c.Get(device.FieldMessageValue)}); why != "" {
 			trial.From(ctx).Fail(why)
 		}
 	case device.UpdateName:
-		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.get(device.FieldName))), "name after update_name")
+		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.Get(device.FieldName))), "name after update_name")
 		trial.From(ctx).Expect(normalize(after.Device.State)).To(gomega.Equal(normalize(before.Device.State)), "update_name changed the state")
 	}
 }
@@ -241,12 +241,12 @@ func normalize(m map[string]any) map[string]string {
 // checks never depend on a device's state before them (the simulator
 // checks read it), and a read and a restoring command around each of
 // some 1,500 checks would double the requests of a run.
-func (env *Env) putBack(ctx context.Context, c call) {
-	if env.DryRun || c.sn == "" || c.op == device.SendMessage {
+func (env *Env) putBack(ctx context.Context, c Call) {
+	if env.DryRun || c.SN == "" || c.Op == device.SendMessage {
 		return
 	}
-	d, ok := env.Target.Devices[c.typ]
-	if !ok || !strings.EqualFold(d.SN, c.sn) {
+	d, ok := env.Target.Devices[c.Type]
+	if !ok || !strings.EqualFold(d.SN, c.SN) {
 		return
 	}
 	env.touchMu.Lock()
@@ -306,9 +306,9 @@ func (env *Env) putBackAll(ctx context.Context) {
 			d := t.dev
 			if t.name != "" {
 				r := env.base(device.UpdateName, d.SN, d.Type)
-				r.set(device.FieldMAC, t.mac)
-				r.set(device.FieldName, t.name)
-				if !put(r.request(device.JSON)) {
+				r.Set(device.FieldMAC, t.mac)
+				r.Set(device.FieldName, t.name)
+				if !put(r.Request(device.JSON)) {
 					return
 				}
 			}
@@ -317,11 +317,11 @@ func (env *Env) putBackAll(ctx context.Context) {
 				return // the fleet does not say the whole state; nothing to put back
 			}
 			r := env.base(device.SendCommand, d.SN, d.Type)
-			r.set(device.FieldMAC, t.mac)
+			r.Set(device.FieldMAC, t.mac)
 			for _, fd := range ty.Fields {
-				r.set(fd.Name, normalize(map[string]any{"v": t.state[fd.Name]})["v"])
+				r.Set(fd.Name, normalize(map[string]any{"v": t.state[fd.Name]})["v"])
 			}
-			put(r.request(device.JSON))
+			put(r.Request(device.JSON))
 		}()
 	}
 	wg.Wait()

@@ -16,13 +16,13 @@ import (
 // one child control.
 func structureCases() []Case {
 	var cs []Case
-	malformed := expect{must: true, status: 400, codes: []string{device.CodeMalformedBody}}
+	malformed := Expectation{Must: true, Status: 400, Codes: []string{device.CodeMalformedBody}}
 	for _, op := range device.Operations {
 		p := op.Name() + ".structure."
 		add := func(id, title string, f device.Format, body func(valid string) string, codes ...string) {
 			w := malformed
 			if len(codes) > 0 {
-				w.codes = append(codes, device.CodeMalformedBody)
+				w.Codes = append(codes, device.CodeMalformedBody)
 			}
 			cs = append(cs, Case{ID: p + id, Op: op, Title: "a " + op.Name() + " request " + title, Section: "2.1",
 				Contract: "2", Formats: []device.Format{f}, Want: w, Tags: []string{"structure"},
@@ -74,7 +74,7 @@ func structureSamples() []Case {
 		id := p + b.format.String() + ".invalid." + b.slug
 		if b.valid {
 			id = p + b.format.String() + ".valid." + b.slug
-			b.want = expect{contractOK: true, status: 200}
+			b.want = Expectation{ContractOK: true, Status: 200}
 		}
 		cs = append(cs, Case{ID: id, Op: op, Title: "a " + op.Name() + " request " + b.title, Section: "2.1",
 			Contract: "2", Formats: []device.Format{b.format}, Want: b.want, Tags: []string{"structure"}, NoSim: true,
@@ -89,17 +89,17 @@ type bodyForm struct {
 	format      device.Format
 	valid       bool
 	slug, title string
-	want        expect
+	want        Expectation
 	body        func(valid string) string
 }
 
 func bodyForms() []bodyForm {
 	var cs []bodyForm
-	add := func(f device.Format, valid bool, slug, title string, w expect, body func(string) string) {
+	add := func(f device.Format, valid bool, slug, title string, w Expectation, body func(string) string) {
 		cs = append(cs, bodyForm{f, valid, slug, title, w, body})
 	}
-	malformed := func(must bool, codes ...string) expect {
-		return expect{must: must, status: 400, codes: append(codes, device.CodeMalformedBody)}
+	malformed := func(must bool, codes ...string) Expectation {
+		return Expectation{Must: must, Status: 400, Codes: append(codes, device.CodeMalformedBody)}
 	}
 	inner := func(s string) string { return strings.TrimSuffix(strings.TrimPrefix(s, `{"control":`), "}") }
 	j := device.JSON
@@ -119,14 +119,14 @@ func bodyForms() []bodyForm {
 		func(s string) string { return strings.TrimSuffix(s, "}}") + ",}}" })
 	add(j, false, "single-quotes", "written with single quotes", malformed(true), func(s string) string { return strings.ReplaceAll(s, `"`, `'`) })
 	add(j, false, "comment", "with a comment in the JSON", malformed(true), func(s string) string { return "{/* c */" + s[1:] })
-	add(j, true, "pretty-printed", "whose JSON is indented over several lines", expect{}, func(s string) string {
+	add(j, true, "pretty-printed", "whose JSON is indented over several lines", Expectation{}, func(s string) string {
 		var b bytes.Buffer
 		if json.Indent(&b, []byte(s), "", "  ") != nil {
 			return s
 		}
 		return b.String()
 	})
-	add(j, true, "members-sorted", "whose JSON members are in alphabetical order, not the published one", expect{}, func(s string) string {
+	add(j, true, "members-sorted", "whose JSON members are in alphabetical order, not the published one", Expectation{}, func(s string) string {
 		var c struct{ Control map[string]json.RawMessage }
 		if json.Unmarshal([]byte(s), &c) != nil {
 			return s
@@ -134,7 +134,7 @@ func bodyForms() []bodyForm {
 		b, _ := json.Marshal(map[string]any{"control": c.Control})
 		return string(b)
 	})
-	add(j, true, "unicode-escapes", `whose message_type is written with \u escapes`, expect{}, func(s string) string {
+	add(j, true, "unicode-escapes", `whose message_type is written with \u escapes`, Expectation{}, func(s string) string {
 		return strings.Replace(s, `"message_type":"message"`, `"message_type":"\u006d\u0065ssage"`, 1)
 	})
 	x := device.XML
@@ -147,8 +147,8 @@ func bodyForms() []bodyForm {
 		func(s string) string {
 			return strings.NewReplacer("<control>", "<Control>", "</control>", "</Control>").Replace(s)
 		})
-	add(x, false, "field-with-child", "whose message_type element holds an element", expect{must: true, status: 400,
-		codes: []string{device.CodeInvalidField, device.CodeMalformedBody}},
+	add(x, false, "field-with-child", "whose message_type element holds an element", Expectation{Must: true, Status: 400,
+		Codes: []string{device.CodeInvalidField, device.CodeMalformedBody}},
 		replace("<message_type>message</message_type>", "<message_type><v>message</v></message_type>"))
 	add(x, false, "mismatched-tag", "whose message_type element is closed by another name", malformed(true),
 		replace("</message_type>", "</message_Type>"))
@@ -156,37 +156,37 @@ func bodyForms() []bodyForm {
 	// INFO probe sends it (probes.go). Fields given as attributes of
 	// control are not the child elements published 2.1 asks for: the
 	// fields are missing.
-	missing := expect{must: true, status: 400, codes: []string{device.CodeMissingField, device.CodeMalformedBody, device.CodeUnexpectedField},
-		quote: oracle.QuoteXMLBody}
+	missing := Expectation{Must: true, Status: 400, Codes: []string{device.CodeMissingField, device.CodeMalformedBody, device.CodeUnexpectedField},
+		Quote: oracle.QuoteXMLBody}
 	add(x, false, "fields-as-attributes", "whose fields are attributes of control, not child elements", missing, fieldsAsAttributes(""))
 	add(x, false, "field-as-attribute", "whose message_type is an attribute of control, not a child element", missing, fieldsAsAttributes("message_type"))
 	add(x, false, "undeclared-entity", "with an entity XML does not predefine", malformed(true),
 		replace("<message_type>message</message_type>", "<message_type>mess&nbsp;age</message_type>"))
-	add(x, false, "field-twice", "whose message_type element appears twice", expect{status: 400,
-		codes: []string{device.CodeInvalidField, device.CodeMalformedBody}},
+	add(x, false, "field-twice", "whose message_type element appears twice", Expectation{Status: 400,
+		Codes: []string{device.CodeInvalidField, device.CodeMalformedBody}},
 		replace("<message_type>message</message_type>", "<message_type>message</message_type><message_type>message</message_type>"))
-	add(x, true, "no-declaration", "without the XML declaration", expect{}, func(s string) string {
+	add(x, true, "no-declaration", "without the XML declaration", Expectation{}, func(s string) string {
 		if i := strings.Index(s, "?>"); strings.HasPrefix(s, "<?xml") && i > 0 {
 			return s[i+2:]
 		}
 		return s
 	})
-	add(x, true, "single-quoted-declaration", "whose XML declaration uses single quotes", expect{}, func(s string) string {
+	add(x, true, "single-quoted-declaration", "whose XML declaration uses single quotes", Expectation{}, func(s string) string {
 		if i := strings.Index(s, "?>"); strings.HasPrefix(s, "<?xml") && i > 0 {
 			return strings.ReplaceAll(s[:i], `"`, `'`) + s[i:]
 		}
 		return s
 	})
-	add(x, true, "pretty-printed", "whose XML elements are indented over several lines", expect{}, func(s string) string {
+	add(x, true, "pretty-printed", "whose XML elements are indented over several lines", Expectation{}, func(s string) string {
 		s = strings.Replace(s, "<control>", "\n  <control>", 1)
 		s = strings.Replace(s, "</control>", "\n  </control>\n", 1)
 		return regexp.MustCompile(`(</[a-z_]+>)(<[a-z_])`).ReplaceAllString(strings.Replace(s, "<control>", "<control>\n    ", 1), "$1\n    $2")
 	})
-	add(x, true, "cdata", "whose message_type is a CDATA section", expect{},
+	add(x, true, "cdata", "whose message_type is a CDATA section", Expectation{},
 		replace("<message_type>message</message_type>", "<message_type><![CDATA[message]]></message_type>"))
-	add(x, true, "character-reference", "whose message_type starts with a character reference", expect{},
+	add(x, true, "character-reference", "whose message_type starts with a character reference", Expectation{},
 		replace("<message_type>message</message_type>", "<message_type>&#x6d;essage</message_type>"))
-	add(x, true, "comment", "with an XML comment inside control", expect{}, replace("<control>", "<control><!-- a comment -->"))
+	add(x, true, "comment", "with an XML comment inside control", Expectation{}, replace("<control>", "<control><!-- a comment -->"))
 	return cs
 }
 

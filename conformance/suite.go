@@ -41,17 +41,17 @@ func (env *Env) declareAll() {
 func (c *Case) meta(id string, level check.Level, f device.Format, title, assertion string, tags ...string) check.Meta {
 	m := check.Meta{ID: id, Level: level, Section: c.Section, Title: title, Assertion: assertion,
 		Operation: c.Op.Name(), DeviceType: c.Type, Tags: append(append([]string{}, c.Tags...), tags...),
-		Traits: c.traits(f == 0)}
+		Traits: c.Traits(f == 0)}
 	for _, r := range rules.For(c.ID) {
 		m.Tags = append(m.Tags, report.RuleTag+r.ID)
 	}
 	if level != check.Must {
 		m.Contract = c.Contract
 	}
-	if q := c.Want.quote; q != "" && !c.Want.ok && !c.Want.contractOK {
+	if q := c.Want.Quote; q != "" && !c.Want.OK && !c.Want.ContractOK {
 		m.Assertion += " The sentence that forbids it (" + oracle.Texts(q) + "): “" + q + "”"
 		m.Quote = q
-		if i := c.Want.inference; i != "" && level == check.Must {
+		if i := c.Want.Inference; i != "" && level == check.Must {
 			m.Assertion += "; read with it: " + i + "."
 			m.Inference = i
 		}
@@ -67,26 +67,26 @@ func (env *Env) declare(c Case) {
 	// Levels follow the source of the sentence (oracle.MustLevel): a
 	// refusal that rests on the CONTRACT alone keeps its SHOULD checks
 	// and has no MUST one.
-	c.Want.must = c.Want.must && oracle.MustLevel(c.Want.quote, c.Want.inference)
-	for _, f := range c.formats() {
+	c.Want.Must = c.Want.Must && oracle.MustLevel(c.Want.Quote, c.Want.Inference)
+	for _, f := range c.InFormats() {
 		f := f
 		id := c.ID + "." + f.String()
 		one := []device.Format{f}
-		refusal := !c.Want.ok && !c.Want.contractOK
+		refusal := !c.Want.OK && !c.Want.ContractOK
 		switch {
-		case c.Want.ok:
+		case c.Want.OK:
 			env.itPlanned(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" MUST be answered with status success."), plan{c: c, formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
 			})
-		case c.Want.contractOK:
+		case c.Want.ContractOK:
 			env.itPlanned(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), plan{c: c, formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
 			})
-		case c.Want.must:
+		case c.Want.Must:
 			env.itPlanned(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered with success."), plan{c: c, formats: one, refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
@@ -107,7 +107,7 @@ func (env *Env) declare(c Case) {
 				ctl.conclude(ctx)
 			})
 		}
-		if c.Want.ok && hasTag(c.Tags, "valid") {
+		if c.Want.OK && hasTag(c.Tags, "valid") {
 			m := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
 				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
 			m.Section = "2.5" // the response's status field
@@ -122,16 +122,16 @@ func (env *Env) declare(c Case) {
 			env.declareSim(c, f, id)
 		}
 	}
-	if len(c.formats()) == 2 {
+	if len(c.InFormats()) == 2 {
 		level := check.Should
-		if c.Want.ok || c.Want.must {
+		if c.Want.OK || c.Want.Must {
 			level = check.Must
 		}
 		env.itPlanned(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
 			capital(c.Title)+" "+map[check.Level]string{check.Must: "MUST", check.Should: "SHOULD"}[level]+
 				" get the same verdict and status code in JSON as in XML.", "parity"),
-			plan{c: c, formats: []device.Format{device.JSON, device.XML}, refusal: !c.Want.ok && !c.Want.contractOK}, func(ctx context.Context) {
-				refusal := !c.Want.ok && !c.Want.contractOK
+			plan{c: c, formats: []device.Format{device.JSON, device.XML}, refusal: !c.Want.OK && !c.Want.ContractOK}, func(ctx context.Context) {
+				refusal := !c.Want.OK && !c.Want.ContractOK
 				var ctls []controlResult
 				if refusal {
 					ctls = append(ctls, env.caseControl(ctx, c, device.JSON), env.caseControl(ctx, c, device.XML))
@@ -173,7 +173,7 @@ func (env *Env) sendCase(ctx context.Context, c Case, f device.Format) *client.R
 	return r
 }
 
-func (env *Env) sendCaseCall(ctx context.Context, c Case, f device.Format) (call, *client.Response) {
+func (env *Env) sendCaseCall(ctx context.Context, c Case, f device.Format) (Call, *client.Response) {
 	ginkgo.GinkgoHelper()
 	req := env.buildCase(ctx, c, f)
 	env.putBack(ctx, req)
@@ -181,7 +181,7 @@ func (env *Env) sendCaseCall(ctx context.Context, c Case, f device.Format) (call
 	return req, env.send(ctx, req, f)
 }
 
-func (env *Env) buildCase(ctx context.Context, c Case, f device.Format) call {
+func (env *Env) buildCase(ctx context.Context, c Case, f device.Format) Call {
 	ginkgo.GinkgoHelper()
 	req, skip := c.Build(env, f, c.ID)
 	if skip != "" {
@@ -190,56 +190,56 @@ func (env *Env) buildCase(ctx context.Context, c Case, f device.Format) call {
 	return req
 }
 
-func (w expect) String(f device.Format) string {
-	s := fmt.Sprintf("%d", w.status)
-	if len(w.codes) > 0 {
-		s += " with error " + strings.Join(w.codes, " or ")
+func (w Expectation) String(f device.Format) string {
+	s := fmt.Sprintf("%d", w.Status)
+	if len(w.Codes) > 0 {
+		s += " with error " + strings.Join(w.Codes, " or ")
 	}
-	if w.field != "" {
-		s += " on field " + w.wireField(f)
+	if w.Field != "" {
+		s += " on field " + w.WireField(f)
 	}
-	s += " in " + w.errorFormat(f).String()
-	if w.allow {
+	s += " in " + w.ErrorFormat(f).String()
+	if w.Allow {
 		s += " and Allow: POST"
 	}
 	return s
 }
 
-// wireField is the field as the answer should name it.
-func (w expect) wireField(f device.Format) string {
-	if w.literal {
-		return w.field
+// WireField is the field as the answer should name it.
+func (w Expectation) WireField(f device.Format) string {
+	if w.Literal {
+		return w.Field
 	}
-	return wireName(f, w.field)
+	return WireName(f, w.Field)
 }
 
-func (w expect) errorFormat(f device.Format) device.Format {
+func (w Expectation) ErrorFormat(f device.Format) device.Format {
 	switch {
-	case w.jsonError:
+	case w.JSONError:
 		return device.JSON
-	case w.otherFormat && f == device.JSON:
+	case w.OtherFormat && f == device.JSON:
 		return device.XML
-	case w.otherFormat:
+	case w.OtherFormat:
 		return device.JSON
 	}
 	return f
 }
 
 // expectError checks an answer against the CONTRACT's error.
-func expectError(ctx context.Context, r *client.Response, w expect, f device.Format) {
+func expectError(ctx context.Context, r *client.Response, w Expectation, f device.Format) {
 	ginkgo.GinkgoHelper()
-	trial.From(ctx).Expect(r.Status).To(gomega.Equal(w.status), "status code: %s", describe(r))
-	expectFormat(ctx, r, w.errorFormat(f))
+	trial.From(ctx).Expect(r.Status).To(gomega.Equal(w.Status), "status code: %s", describe(r))
+	expectFormat(ctx, r, w.ErrorFormat(f))
 	trial.From(ctx).Expect(r.StatusField).To(gomega.Equal("error"), "status field: %s", describe(r))
-	if len(w.codes) > 0 {
-		trial.From(ctx).Expect(w.codes).To(gomega.ContainElement(r.ErrorCode), "error code: %s", describe(r))
+	if len(w.Codes) > 0 {
+		trial.From(ctx).Expect(w.Codes).To(gomega.ContainElement(r.ErrorCode), "error code: %s", describe(r))
 	}
-	if w.field != "" {
+	if w.Field != "" {
 		// Errors name the field as the request wrote it ("cooling point" in JSON).
-		trial.From(ctx).Expect(r.ErrorField).To(gomega.Equal(w.wireField(f)), "error field: %s", describe(r))
+		trial.From(ctx).Expect(r.ErrorField).To(gomega.Equal(w.WireField(f)), "error field: %s", describe(r))
 	}
 	trial.From(ctx).Expect(r.ErrorMessage).NotTo(gomega.BeEmpty(), "the error has no message")
-	if w.allow {
+	if w.Allow {
 		trial.From(ctx).Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")
 	}
 }

@@ -19,14 +19,14 @@ func validCases() []Case {
 		cs = append(cs, Case{
 			ID: "command." + check.Slug(t.Name) + ".valid", Op: device.SendCommand, Type: t.Name,
 			Title: "a " + t.Name + " command with every field", Section: "4.1", Contract: "4",
-			Build: commandOn(t.Name, nil), Want: expect{ok: true, status: 200}, Tags: []string{"valid"},
+			Build: commandOn(t.Name, nil), Want: Expectation{OK: true, Status: 200}, Tags: []string{"valid"},
 		})
 	}
 	cs = append(cs,
 		Case{ID: "message.valid", Op: device.SendMessage, Title: "a message brightness=80", Section: "4.2", Contract: "4",
-			Build: onOp(device.SendMessage, nil), Want: expect{ok: true, status: 200}, Tags: []string{"valid"}},
+			Build: onOp(device.SendMessage, nil), Want: Expectation{OK: true, Status: 200}, Tags: []string{"valid"}},
 		Case{ID: "update_name.valid", Op: device.UpdateName, Title: "an update of a device's name", Section: "4.3", Contract: "4",
-			Build: onOp(device.UpdateName, nil), Want: expect{ok: true, status: 200}, Tags: []string{"valid"}},
+			Build: onOp(device.UpdateName, nil), Want: Expectation{OK: true, Status: 200}, Tags: []string{"valid"}},
 	)
 	return cs
 }
@@ -52,10 +52,10 @@ func valueCases() []Case {
 func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 	base := "command." + check.Slug(t.Name) + "." + check.Slug(f.Name)
 	title := fmt.Sprintf("a %s command with %s", t.Name, f.Name)
-	build := func(change func(*Env, *call, device.Format, string) string) func(*Env, device.Format, string) (call, string) {
+	build := func(change func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string) {
 		return commandOn(t.Name, change)
 	}
-	valid := func(slug, what, value string, w expect, tags ...string) Case {
+	valid := func(slug, what, value string, w Expectation, tags ...string) Case {
 		return Case{ID: base + "." + slug, Op: device.SendCommand, Type: t.Name, Section: "2.3", Contract: "3",
 			Title: title + " " + what, Build: commandOn(t.Name, setTo(f.Name, value)), Want: w,
 			Field: f.Name, Value: value, Tags: append([]string{"value"}, tags...)}
@@ -97,9 +97,9 @@ func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 	switch f.Kind {
 	case oracle.Integer:
 		if f.Max-f.Min > 4 {
-			drawn := valid("drawn", "drawn from the run's seed", "", expect{ok: true, status: 200})
-			drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
-				c.set(f.Name, drawNumber(e.faker(id), f))
+			drawn := valid("drawn", "drawn from the run's seed", "", Expectation{OK: true, Status: 200})
+			drawn.Build = commandOn(t.Name, func(e *Env, c *Call, _ device.Format, id string) string {
+				c.Set(f.Name, drawNumber(e.faker(id), f))
 				return ""
 			})
 			cs = append(cs, drawn)
@@ -108,9 +108,9 @@ func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 		neg.Verdict = f.Judge(device.XML, neg.Value)
 		cs = append(cs, sample(neg))
 	case oracle.Decimal:
-		drawn := valid("drawn", "a decimal drawn from the run's seed", "", expect{ok: true, status: 200})
-		drawn.Build = commandOn(t.Name, func(e *Env, c *call, _ device.Format, id string) string {
-			c.set(f.Name, drawNumber(e.faker(id), f))
+		drawn := valid("drawn", "a decimal drawn from the run's seed", "", Expectation{OK: true, Status: 200})
+		drawn.Build = commandOn(t.Name, func(e *Env, c *Call, _ device.Format, id string) string {
+			c.Set(f.Name, drawNumber(e.faker(id), f))
 			return ""
 		})
 		cs = append(cs, drawn)
@@ -134,11 +134,11 @@ func typeCases(t *oracle.Type) []Case {
 	cs = append(cs, Case{
 		ID: slug + ".no-fields", Op: device.SendCommand, Type: t.Name, Section: "4.1", Contract: "3",
 		Title: "a " + t.Name + " command with none of its fields",
-		Build: commandOn(t.Name, func(_ *Env, c *call, _ device.Format, _ string) string {
-			c.keep(device.FieldSN, device.FieldType)
+		Build: commandOn(t.Name, func(_ *Env, c *Call, _ device.Format, _ string) string {
+			c.Keep(device.FieldSN, device.FieldType)
 			return ""
 		}),
-		Want: expect{status: 400, codes: []string{device.CodeMissingField}, field: t.Fields[0].Name}, Tags: []string{"edge"},
+		Want: Expectation{Status: 400, Codes: []string{device.CodeMissingField}, Field: t.Fields[0].Name}, Tags: []string{"edge"},
 	})
 	// A field of another type.
 	var foreign *oracle.Field
@@ -155,7 +155,7 @@ func typeCases(t *oracle.Type) []Case {
 			ID: slug + ".foreign-field", Op: device.SendCommand, Type: t.Name, Section: "2.3", Contract: "2",
 			Title: fmt.Sprintf("a %s command that also carries %s (a field of another type)", t.Name, fo.Name),
 			Build: commandOn(t.Name, setTo(fo.Name, fo.Example)),
-			Want:  expect{status: 400, codes: []string{device.CodeUnexpectedField}, field: fo.Name},
+			Want:  Expectation{Status: 400, Codes: []string{device.CodeUnexpectedField}, Field: fo.Name},
 			Tags:  []string{"edge"},
 		})
 	}
@@ -168,36 +168,36 @@ func typeCases(t *oracle.Type) []Case {
 			ID: slug + "." + check.Slug(f.Name) + ".xml-name-in-json", Op: device.SendCommand, Type: t.Name,
 			Section: "2.3", Contract: "2", Formats: []device.Format{device.JSON},
 			Title: fmt.Sprintf("a JSON %s command that writes %q as %q", t.Name, fn.JSON, fn.Name),
-			Build: commandOn(t.Name, func(_ *Env, c *call, _ device.Format, _ string) string {
-				for i := range c.fields {
-					if c.fields[i].name == fn.Name {
-						c.fields[i].wire = fn.Name
+			Build: commandOn(t.Name, func(_ *Env, c *Call, _ device.Format, _ string) string {
+				for i := range c.Fields {
+					if c.Fields[i].Name == fn.Name {
+						c.Fields[i].Wire = fn.Name
 					}
 				}
 				return ""
 			}),
-			Want: expect{status: 400, codes: []string{device.CodeUnexpectedField}, field: fn.Name, literal: true}, Tags: []string{"edge"},
+			Want: Expectation{Status: 400, Codes: []string{device.CodeUnexpectedField}, Field: fn.Name, Literal: true}, Tags: []string{"edge"},
 		})
 	}
 	// The device's type named wrongly: the first other type, with its fields.
 	cs = append(cs, Case{
 		ID: slug + ".type-mismatch", Op: device.SendCommand, Type: t.Name, Section: "4.1", Contract: "3",
 		Title: "a command to a " + t.Name + " that names another type",
-		Build: func(e *Env, f device.Format, id string) (call, string) {
+		Build: func(e *Env, f device.Format, id string) (Call, string) {
 			d, ok := e.device(t.Name)
 			if !ok {
-				return call{}, "the fleet has no " + t.Name + ": not covered"
+				return Call{}, "the fleet has no " + t.Name + ": not covered"
 			}
 			for _, o := range oracle.Types {
 				if o != t && !sameFields(o, t) {
 					c := e.base(device.SendCommand, d.SN, o.Name)
-					c.typ = t.Name
+					c.Type = t.Name
 					return c, ""
 				}
 			}
-			return call{}, "no other type to name"
+			return Call{}, "no other type to name"
 		},
-		Want: expect{status: 409, codes: []string{device.CodeTypeMismatch}, field: device.FieldType}, Tags: []string{"edge"},
+		Want: Expectation{Status: 409, Codes: []string{device.CodeTypeMismatch}, Field: device.FieldType}, Tags: []string{"edge"},
 	})
 	return cs
 }
