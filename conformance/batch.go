@@ -115,7 +115,7 @@ func (b *batch) mine(ps []plan) []plan {
 // saveDevice saves the device to be put back before anything is sent.
 func (b *batch) saveDevice() {
 	for _, p := range append(append(append([]plan(nil), b.valid...), b.refusals...), b.states...) {
-		if c, skip := p.c.Build(b.env, p.formats[0], p.c.ID); skip == "" {
+		if c, skip := p.c.Build(&b.env.Bench, p.formats[0], p.c.ID); skip == "" {
 			b.env.putBack(b.ctx, c)
 		}
 	}
@@ -127,7 +127,7 @@ func (b *batch) findControls() {
 	b.ctls = map[controlKey]*batchControl{}
 	for _, p := range b.refusals {
 		for _, f := range p.formats {
-			c, skip := p.c.Build(env, f, p.c.ID)
+			c, skip := p.c.Build(&env.Bench, f, p.c.ID)
 			if skip != "" {
 				continue
 			}
@@ -157,7 +157,7 @@ func (b *batch) answerJobs(ps []plan) []func() {
 			}
 			seen[k] = true
 			js = append(js, func() {
-				c, skip := p.c.Build(b.env, f, p.c.ID)
+				c, skip := p.c.Build(&b.env.Bench, f, p.c.ID)
 				if skip != "" {
 					return
 				}
@@ -246,7 +246,7 @@ func (b *batch) sendValidAndControls() {
 func (b *batch) controlled(p plan) bool {
 	env := b.env
 	for _, f := range p.formats {
-		c, skip := p.c.Build(env, f, p.c.ID)
+		c, skip := p.c.Build(&env.Bench, f, p.c.ID)
 		if skip != "" {
 			return false
 		}
@@ -288,7 +288,7 @@ func (b *batch) sendRefusals() {
 func (b *batch) refusalState(p plan) {
 	env, ctx := b.env, b.ctx
 	f := p.formats[0]
-	c, skip := p.c.Build(env, f, p.c.ID)
+	c, skip := p.c.Build(&env.Bench, f, p.c.ID)
 	if skip != "" {
 		return
 	}

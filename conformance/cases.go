@@ -59,7 +59,7 @@ type Case struct {
 	Formats []device.Format
 	// Build makes the request at run time; skip says why it cannot be made
 	// against this fleet.
-	Build func(e *Env, f device.Format, id string) (c Call, skip string)
+	Build func(e *Bench, f device.Format, id string) (c Call, skip string)
 	Want  Expectation
 	// Field and Value: for valid command values, the state the device must
 	// show after (sim checks).
@@ -129,8 +129,8 @@ func (c *Case) InFormats() []device.Format {
 }
 
 // commandOn builds a command to the fleet's device of a type.
-func commandOn(typeName string, change func(e *Env, c *Call, f device.Format, id string) string) func(*Env, device.Format, string) (Call, string) {
-	return func(e *Env, f device.Format, id string) (Call, string) {
+func commandOn(typeName string, change func(e *Bench, c *Call, f device.Format, id string) string) func(*Bench, device.Format, string) (Call, string) {
+	return func(e *Bench, f device.Format, id string) (Call, string) {
 		d, ok := e.device(typeName)
 		if !ok {
 			return Call{}, "the fleet has no " + typeName + " on the tested gateway: not covered"
@@ -146,8 +146,8 @@ func commandOn(typeName string, change func(e *Env, c *Call, f device.Format, id
 }
 
 // onOp builds a request of an operation about any device of the fleet.
-func onOp(op device.Operation, change func(e *Env, c *Call, f device.Format, id string) string) func(*Env, device.Format, string) (Call, string) {
-	return func(e *Env, f device.Format, id string) (Call, string) {
+func onOp(op device.Operation, change func(e *Bench, c *Call, f device.Format, id string) string) func(*Bench, device.Format, string) (Call, string) {
+	return func(e *Bench, f device.Format, id string) (Call, string) {
 		d, ok := e.anyDevice()
 		if !ok && op != device.SendMessage {
 			return Call{}, "the fleet has no device on the tested gateway"
@@ -162,8 +162,8 @@ func onOp(op device.Operation, change func(e *Env, c *Call, f device.Format, id 
 	}
 }
 
-func setTo(name, value string) func(*Env, *Call, device.Format, string) string {
-	return func(_ *Env, c *Call, _ device.Format, _ string) string { c.Set(name, value); return "" }
+func setTo(name, value string) func(*Bench, *Call, device.Format, string) string {
+	return func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Set(name, value); return "" }
 }
 
 func invalidField(field string) Expectation {

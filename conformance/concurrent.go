@@ -413,7 +413,7 @@ func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
 // checks are sent together: the device (hexOnly serial), or for a message
 // its gateway ("gw:" and the hexOnly mac).
 func (env *Env) planDevice(p plan) string {
-	c, skip := p.c.Build(env, p.formats[0], p.c.ID)
+	c, skip := p.c.Build(&env.Bench, p.formats[0], p.c.ID)
 	switch {
 	case skip != "":
 		return ""

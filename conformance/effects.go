@@ -264,7 +264,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				c := env.base(device.UpdateName, d.SN, d.Type)
 				c.Set(device.FieldName, name)
 				plain, _ := json.Marshal(name)
-				body := string(encoded(env, c, device.JSON))
+				body := string(encoded(&env.Bench, c, device.JSON))
 				if !strings.Contains(body, string(plain)) {
 					trial.From(ctx).Skip("the encoder did not write the name as expected: not covered")
 				}

@@ -26,14 +26,9 @@ import (
 type Env struct {
 	// BaseURL is the target.
 	BaseURL string
-	Fleet   *fleet.Fleet
-	Target  *fleet.Target
-	Client  *client.Client
-	// Signer signs with the target's scheme; KnownSign says whether a wrong
-	// sign can be told from a right one (md5 or a sign command).
-	Signer    client.Signer
-	KnownSign bool
-	Location  *time.Location
+	// Bench is what the checks' requests are built against: the fleet,
+	// the tested target, how it signs, the clock, the seed.
+	Bench
 	// Observer is the base URL of a service answering the CONTRACT 7
 	// reads of the target's devices and messages (empty: effects are not
 	// observed, for the reason NotObserved gives), and AdminToken its
@@ -49,12 +44,6 @@ type Env struct {
 	Embedded bool
 	// DryRun records each request and skips the check instead of sending.
 	DryRun bool
-	Seed   int64
-	// Now is the clock for timestamps.
-	Now func() time.Time
-	// Worker is this process's worker number and Workers how many there
-	// are in a --parallel run (0 and 1 when serial).
-	Worker, Workers int
 	// MaxRequests caps the requests of a run (--max-requests; 0: none).
 	MaxRequests int
 	// ReportCredentials keeps api_keys whole in the reports
@@ -104,6 +93,24 @@ type Env struct {
 	aheadTook atomic.Int64
 	// chain counts each device's round trips one after another (chain.go).
 	chain chains
+}
+
+// Bench is what the checks' requests are built against.
+type Bench struct {
+	Fleet  *fleet.Fleet
+	Target *fleet.Target
+	Client *client.Client
+	// Signer signs with the target's scheme; KnownSign says whether a wrong
+	// sign can be told from a right one (md5 or a sign command).
+	Signer    client.Signer
+	KnownSign bool
+	Location  *time.Location
+	Seed      int64
+	// Now is the clock for timestamps.
+	Now func() time.Time
+	// Worker is this process's worker number and Workers how many there
+	// are in a --parallel run (0 and 1 when serial).
+	Worker, Workers int
 	// msgSeq numbers the valid messages of a --parallel worker (base).
 	msgSeq atomic.Int64
 }
@@ -137,21 +144,21 @@ func (env *Env) concurrency() int {
 
 // faker gives a check its own reproducible stream of values: the same run
 // seed and check ID draw the same values whatever else ran before.
-func (env *Env) faker(id string) *gofakeit.Faker {
+func (env *Bench) faker(id string) *gofakeit.Faker {
 	h := fnv.New64a()
 	io.WriteString(h, id)
 	return gofakeit.New(env.Seed ^ int64(h.Sum64()))
 }
 
 // device returns the fleet's device of a type, if the target has one.
-func (env *Env) device(typeName string) (fleet.Device, bool) {
+func (env *Bench) device(typeName string) (fleet.Device, bool) {
 	d, ok := env.Target.Devices[typeName]
 	return d, ok
 }
 
 // anyDevice is a device for checks about the envelope rather than a type:
 // the first type in published order that the fleet has.
-func (env *Env) anyDevice() (fleet.Device, bool) {
+func (env *Bench) anyDevice() (fleet.Device, bool) {
 	for _, t := range device.Types {
 		if d, ok := env.Target.Devices[t.Name]; ok {
 			return d, true

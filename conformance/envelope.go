@@ -18,13 +18,13 @@ func envelopeCases() []Case {
 	var cs []Case
 	for _, op := range device.Operations {
 		p := op.Name() + ".envelope."
-		add := func(id, title, section string, change func(*Env, *Call, device.Format, string) string, w Expectation, tags ...string) {
+		add := func(id, title, section string, change func(*Bench, *Call, device.Format, string) string, w Expectation, tags ...string) {
 			cs = append(cs, Case{ID: p + id, Op: op, Title: "a " + op.Name() + " request with " + title, Section: section,
 				Contract: "1", Build: onOp(op, change), Want: w, Tags: append([]string{"envelope"}, tags...)})
 		}
 		for _, name := range device.EnvelopeFields {
 			n := name
-			add(n+".missing", "no "+n, "2.1", func(_ *Env, c *Call, _ device.Format, _ string) string {
+			add(n+".missing", "no "+n, "2.1", func(_ *Bench, c *Call, _ device.Format, _ string) string {
 				c.Drop(n)
 				return ""
 			}, missingField(n))
@@ -32,7 +32,7 @@ func envelopeCases() []Case {
 		hexFields := []string{device.FieldAccount, device.FieldMAC, device.FieldSign}
 		if op != device.SendMessage {
 			hexFields = append(hexFields, device.FieldSN)
-			add("sn.missing", "no sn", "2.2", func(_ *Env, c *Call, _ device.Format, _ string) string {
+			add("sn.missing", "no sn", "2.2", func(_ *Bench, c *Call, _ device.Format, _ string) string {
 				c.Drop(device.FieldSN)
 				return ""
 			}, missingField(device.FieldSN))
@@ -48,7 +48,7 @@ func envelopeCases() []Case {
 					want = Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
 				}
 				slug := w.Slug
-				add("timestamp."+slug, "a timestamp "+w.Title, "5", func(e *Env, c *Call, _ device.Format, _ string) string {
+				add("timestamp."+slug, "a timestamp "+w.Title, "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
 					win := e.Fleet.Window()
 					if win == 0 {
 						return "the fleet disables the timestamp window"
@@ -68,8 +68,8 @@ func envelopeCases() []Case {
 				}, want, "auth", "boundary")
 			}
 		}
-		window := func(d time.Duration) func(*Env, *Call, device.Format, string) string {
-			return func(e *Env, c *Call, _ device.Format, _ string) string {
+		window := func(d time.Duration) func(*Bench, *Call, device.Format, string) string {
+			return func(e *Bench, c *Call, _ device.Format, _ string) string {
 				w := e.Fleet.Window()
 				if w == 0 {
 					return "the fleet disables the timestamp window"
@@ -83,7 +83,7 @@ func envelopeCases() []Case {
 		// are valid.
 		add("timestamp.past-inside-window", "a timestamp half the window in the past", "5", window(-50), Expectation{ContractOK: true, Status: 200}, "auth")
 		add("timestamp.future-inside-window", "a timestamp half the window in the future", "5", window(50), Expectation{ContractOK: true, Status: 200}, "auth")
-		add("timestamp.future", "a timestamp one day ahead", "5", func(e *Env, c *Call, _ device.Format, _ string) string {
+		add("timestamp.future", "a timestamp one day ahead", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
@@ -91,14 +91,14 @@ func envelopeCases() []Case {
 			return ""
 		}, Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}, "auth")
 		stale := Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
-		add("timestamp.stale", "a timestamp one day old", "5", func(e *Env, c *Call, _ device.Format, _ string) string {
+		add("timestamp.stale", "a timestamp one day old", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
 			c.SetStamp(e.stampAt(-24 * time.Hour))
 			return ""
 		}, stale, "auth")
-		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Env, c *Call, _ device.Format, _ string) string {
+		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
 			if !e.KnownSign {
 				return "the fleet's sign scheme cannot tell a wrong sign (sign: format or off)"
 			}
@@ -106,23 +106,23 @@ func envelopeCases() []Case {
 			c.Set(device.FieldSign, "0123456789abcdef0123456789abcdef")
 			return ""
 		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeBadSignature}, Field: device.FieldSign, Quote: oracle.QuoteSignCarried, Inference: oracle.InferSign}, "auth")
-		add("api_key.unknown", "an api_key that was never issued", "5", func(e *Env, c *Call, _ device.Format, id string) string {
+		add("api_key.unknown", "an api_key that was never issued", "5", func(e *Bench, c *Call, _ device.Format, id string) string {
 			c.Set(device.FieldAPIKey, "unknown-"+e.faker(id).LetterN(12))
 			return ""
 		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeUnknownAPIKey}, Field: device.FieldAPIKey, Quote: oracle.QuoteSignCarried, Inference: oracle.InferKey}, "auth")
-		add("myservice_id.other-account", "the myservice_id of another account", "5", func(e *Env, c *Call, _ device.Format, _ string) string {
+		add("myservice_id.other-account", "the myservice_id of another account", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
 			if e.Target.OtherAccount == "" {
 				return "the fleet has a single account"
 			}
 			c.Set(device.FieldAccount, e.Target.OtherAccount)
 			return ""
 		}, Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}, "auth")
-		add("mac.unknown", "a gateway the account does not have", "2.1", func(e *Env, c *Call, _ device.Format, id string) string {
+		add("mac.unknown", "a gateway the account does not have", "2.1", func(e *Bench, c *Call, _ device.Format, id string) string {
 			c.Set(device.FieldMAC, hexN(e.faker(id), 12))
 			return ""
 		}, Expectation{Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC})
 		if op != device.SendMessage {
-			add("sn.unknown", "a device the gateway does not have", "2.2", func(e *Env, c *Call, _ device.Format, id string) string {
+			add("sn.unknown", "a device the gateway does not have", "2.2", func(e *Bench, c *Call, _ device.Format, id string) string {
 				c.Set(device.FieldSN, hexN(e.faker(id), 32))
 				return ""
 			}, Expectation{Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN})

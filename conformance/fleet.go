@@ -36,7 +36,7 @@ const (
 
 // otherAccount is the first account other than the tested one that has a
 // key and a gateway.
-func (env *Env) otherAccount() (peer, bool) {
+func (env *Bench) otherAccount() (peer, bool) {
 	for _, a := range env.Fleet.Accounts {
 		if a.ID == env.Target.AccountID || len(a.APIKeys) == 0 || len(a.Gateways) == 0 {
 			continue
@@ -52,7 +52,7 @@ func (env *Env) otherAccount() (peer, bool) {
 
 // foreignDevice is a device on a gateway other than the tested one: of the
 // tested account if it has one, else of any account.
-func (env *Env) foreignDevice() (fleet.Device, bool) {
+func (env *Bench) foreignDevice() (fleet.Device, bool) {
 	var other *fleet.Device
 	for _, a := range env.Fleet.Accounts {
 		for _, g := range a.Gateways {
@@ -77,7 +77,7 @@ func (env *Env) foreignDevice() (fleet.Device, bool) {
 // signAs signs a call with another key of the fleet: by md5 with that key's
 // secret, else with the run's signer (a sign command is given the api_key
 // among the fields and signs for it).
-func (env *Env) signAs(c *Call, f device.Format, key fleet.APIKey) string {
+func (env *Bench) signAs(c *Call, f device.Format, key fleet.APIKey) string {
 	s := env.Signer
 	if env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0 {
 		s = client.MD5Signer{APIKey: key.Key, Secret: key.Secret}
@@ -109,7 +109,7 @@ func fleetCases() []Case {
 		op := op
 		add(Case{ID: "fleet." + op.Name() + ".device-on-another-gateway", Op: op, Section: "2.2", Contract: "3",
 			Title: "a " + op.Name() + " request through the tested gateway to a device of another gateway",
-			Build: func(e *Env, f device.Format, id string) (Call, string) {
+			Build: func(e *Bench, f device.Format, id string) (Call, string) {
 				d, ok := e.foreignDevice()
 				if !ok {
 					return Call{}, skipOneGateway
@@ -125,7 +125,7 @@ func fleetCases() []Case {
 		// The other account's key, claiming the tested account and gateway.
 		add(Case{ID: "fleet." + op.Name() + ".other-key-on-this-account", Op: op, Section: "5", Contract: "1",
 			Title: "a " + op.Name() + " request signed with another account's key for the tested account and gateway",
-			Build: func(e *Env, f device.Format, id string) (Call, string) {
+			Build: func(e *Bench, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
@@ -141,7 +141,7 @@ func fleetCases() []Case {
 		// (not its) gateway and device.
 		add(Case{ID: "fleet." + op.Name() + ".other-key-on-this-gateway", Op: op, Section: "5", Contract: "3",
 			Title: "a " + op.Name() + " request by another account, with its own key and id, to the tested gateway",
-			Build: func(e *Env, f device.Format, id string) (Call, string) {
+			Build: func(e *Bench, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
@@ -157,7 +157,7 @@ func fleetCases() []Case {
 		// The tested key, for its own account, on the other account's gateway.
 		add(Case{ID: "fleet." + op.Name() + ".this-key-on-other-gateway", Op: op, Section: "5", Contract: "3",
 			Title: "a " + op.Name() + " request with the tested key and account to another account's gateway",
-			Build: func(e *Env, f device.Format, id string) (Call, string) {
+			Build: func(e *Bench, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
@@ -174,7 +174,7 @@ func fleetCases() []Case {
 		// The tested key naming the other account outright.
 		add(Case{ID: "fleet." + op.Name() + ".this-key-on-other-account", Op: op, Section: "5", Contract: "1",
 			Title: "a " + op.Name() + " request with the tested key to another account's gateway and id",
-			Build: func(e *Env, f device.Format, id string) (Call, string) {
+			Build: func(e *Bench, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
@@ -195,7 +195,7 @@ func fleetCases() []Case {
 		return Case{ID: "fleet." + op.Name() + ".other-account-own-key", Op: op, Section: "5", Contract: "1",
 			Title: "a " + op.Name() + " request by another account with its own key on its own gateway",
 			Want:  Expectation{OK: true, Status: 200},
-			Build: func(e *Env, f device.Format, id string) (Call, string) {
+			Build: func(e *Bench, f device.Format, id string) (Call, string) {
 				p, ok := e.otherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
@@ -245,7 +245,7 @@ func nearMiss(s string, i int, hex bool) string {
 // unknownNearMiss is v (a hex id) with its character at i changed to the
 // first other hexadecimal digit that names nothing in the fleet: a near
 // miss of one id must not be another id of the fleet.
-func (env *Env) unknownNearMiss(v string, i int) string {
+func (env *Bench) unknownNearMiss(v string, i int) string {
 	known := map[string]bool{}
 	for _, a := range env.Fleet.Accounts {
 		known[strings.ToLower(a.ID)] = true
@@ -270,7 +270,7 @@ func (env *Env) unknownNearMiss(v string, i int) string {
 // further at the same place while it is another api_key of the fleet: a
 // near miss must be unknown, not another account's key (which gets 403,
 // not 401).
-func (env *Env) unknownKeyNearMiss(v, slug string) string {
+func (env *Bench) unknownKeyNearMiss(v, slug string) string {
 	known := map[string]bool{}
 	for _, a := range env.Fleet.Accounts {
 		for _, k := range a.APIKeys {
@@ -356,7 +356,7 @@ func keyMiss(slug string) Expectation {
 // md5Signs reports whether the harness computes the sign itself (scheme
 // md5, no sign command), so that it can sign with a near miss of the
 // secret.
-func (env *Env) md5Signs() bool {
+func (env *Bench) md5Signs() bool {
 	return env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0
 }
 
@@ -371,7 +371,7 @@ func (env *Env) md5Signs() bool {
 // the envelope's cases.
 func nearMissCases() []Case {
 	var cs []Case
-	add := func(op device.Operation, field, slug, title, section, contract string, w Expectation, build func(*Env, device.Format, string) (Call, string)) {
+	add := func(op device.Operation, field, slug, title, section, contract string, w Expectation, build func(*Bench, device.Format, string) (Call, string)) {
 		cs = append(cs, Case{ID: op.Name() + ".near-miss." + field + "." + slug, Op: op, Title: "a " + op.Name() + " request with " + title,
 			Section: section, Contract: contract, Want: w, Build: build, NoSim: true, Tags: []string{"near-miss", "auth"}})
 	}
@@ -381,7 +381,7 @@ func nearMissCases() []Case {
 		slug := m.slug
 		add(op, device.FieldAPIKey, slug, "the api_key "+m.what, "5", "1",
 			keyMiss(slug),
-			onOp(op, func(e *Env, c *Call, f device.Format, _ string) string {
+			onOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
 				key := e.Target.Key
 				for _, x := range nearMisses(key.Key, false) {
 					if x.slug == slug {
@@ -393,8 +393,8 @@ func nearMissCases() []Case {
 	}
 	// The secret: the sign of the right key made with a near miss of its
 	// secret, or with another account's secret.
-	secret := func(slug string, pick func(e *Env) (string, string)) func(*Env, device.Format, string) (Call, string) {
-		return onOp(op, func(e *Env, c *Call, f device.Format, _ string) string {
+	secret := func(slug string, pick func(e *Bench) (string, string)) func(*Bench, device.Format, string) (Call, string) {
+		return onOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
 			if !e.md5Signs() {
 				return "the harness does not compute the sign itself (scheme " + string(e.Fleet.Scheme()) + " or a sign command): near misses of the secret not covered"
 			}
@@ -410,7 +410,7 @@ func nearMissCases() []Case {
 		Quote: oracle.QuoteSignCarried, Inference: oracle.InferSign}
 	for _, m := range nearMisses("a-secret", false) {
 		slug := m.slug
-		add(op, "secret", slug, "a sign made with the secret "+m.what, "5", "1", wrongSign, secret(slug, func(e *Env) (string, string) {
+		add(op, "secret", slug, "a sign made with the secret "+m.what, "5", "1", wrongSign, secret(slug, func(e *Bench) (string, string) {
 			for _, x := range nearMisses(e.Target.Key.Secret, false) {
 				if x.slug == slug {
 					return x.value, ""
@@ -420,7 +420,7 @@ func nearMissCases() []Case {
 		}))
 	}
 	add(op, "secret", "other-account", "a sign made with another account's secret", "5", "1", wrongSign,
-		secret("other-account", func(e *Env) (string, string) {
+		secret("other-account", func(e *Bench) (string, string) {
 			p, ok := e.otherAccount()
 			if !ok {
 				return "", skipOneAccount
@@ -446,7 +446,7 @@ func nearMissCases() []Case {
 		x := x
 		for _, m := range nearMisses("0123456789ab", true) {
 			slug := m.slug
-			add(x.op, x.field, slug, x.field+" "+m.what, x.section, x.contract, x.w, onOp(x.op, func(e *Env, c *Call, _ device.Format, _ string) string {
+			add(x.op, x.field, slug, x.field+" "+m.what, x.section, x.contract, x.w, onOp(x.op, func(e *Bench, c *Call, _ device.Format, _ string) string {
 				v := c.Get(x.field)
 				at := 0
 				if slug == "last-character-changed" {
@@ -488,7 +488,7 @@ func nearMissCases() []Case {
 		if x.json {
 			c.Formats = []device.Format{device.JSON}
 		}
-		rename := func(_ *Env, c *Call, f device.Format, _ string) string {
+		rename := func(_ *Bench, c *Call, f device.Format, _ string) string {
 			for i := range c.Fields {
 				if c.Fields[i].Name == x.field {
 					c.Fields[i].Wire = x.change(WireName(f, c.Fields[i].Name))

@@ -88,7 +88,7 @@ func jsonNumberCases() []Case {
 					Op: device.SendCommand, Type: t.Name, Section: "2.3", Contract: "2", Formats: []device.Format{device.JSON},
 					Title: titled("a "+t.Name+" command whose "+fd.JSON+" is the JSON text "+m.Title, m),
 					Want:  wantNearMiss(m, ""), NoSim: true, Tags: []string{"json-text", "broken", GenTag + "json-number"},
-					Build: commandOn(t.Name, func(e *Env, c *Call, f device.Format, _ string) string {
+					Build: commandOn(t.Name, func(e *Bench, c *Call, f device.Format, _ string) string {
 						c.Set(name, jsonSentinel)
 						valid := string(encoded(e, *c, f))
 						key := `"` + WireName(f, name) + `":`
@@ -139,7 +139,7 @@ func bodyGrammarCases() []Case {
 			cs = append(cs, Case{ID: id, Op: op, Section: "2.1", Contract: "2", Formats: []device.Format{f},
 				Title: titled("a "+op.Name()+" request "+m.Title, m), Want: wantNearMiss(m, ""), NoSim: true,
 				Tags:  []string{f.String() + "-text", GenTag + gen},
-				Build: rawCase(op, func(_ *Env, b []byte, _ device.Format) []byte { return []byte(m.Edit(string(b))) })})
+				Build: rawCase(op, func(_ *Bench, b []byte, _ device.Format) []byte { return []byte(m.Edit(string(b))) })})
 		}
 	}
 	add(op.Name()+".json-text.", "json-text", device.JSON, oracle.JSONTextNearMisses())
@@ -152,7 +152,7 @@ func bodyGrammarCases() []Case {
 // and type on its first type, and each type's own fields).
 func fieldTwiceCases() []Case {
 	var cs []Case
-	add := func(op device.Operation, typ, id, name string, build func(func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string)) {
+	add := func(op device.Operation, typ, id, name string, build func(func(*Bench, *Call, device.Format, string) string) func(*Bench, device.Format, string) (Call, string)) {
 		v := oracle.Judge(op, device.XML, []oracle.Sent{{Key: name}, {Key: name}})
 		w := wantOf(v, "")
 		w.Codes = append(w.Codes, device.CodeMalformedBody)
@@ -162,7 +162,7 @@ func fieldTwiceCases() []Case {
 		}
 		cs = append(cs, Case{ID: id, Op: op, Type: typ, Section: "2.1", Contract: "2", Formats: []device.Format{device.XML},
 			Title: title, Want: w, NoSim: true, Tags: []string{"xml-text", "structure", GenTag + "xml-field-twice"},
-			Build: build(func(e *Env, c *Call, f device.Format, _ string) string {
+			Build: build(func(e *Bench, c *Call, f device.Format, _ string) string {
 				body := twiceElement(string(encoded(e, *c, f)), name)
 				c.Raw = func(device.Format) []byte { return []byte(body) }
 				return ""
@@ -170,7 +170,7 @@ func fieldTwiceCases() []Case {
 	}
 	for _, op := range device.Operations {
 		op := op
-		onAny := func(ch func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string) {
+		onAny := func(ch func(*Bench, *Call, device.Format, string) string) func(*Bench, device.Format, string) (Call, string) {
 			return onOp(op, ch)
 		}
 		names := append([]string{}, device.EnvelopeFields...)
@@ -189,7 +189,7 @@ func fieldTwiceCases() []Case {
 	for _, t := range oracle.Types {
 		t := t
 		for _, fd := range t.Fields {
-			build := func(ch func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string) {
+			build := func(ch func(*Bench, *Call, device.Format, string) string) func(*Bench, device.Format, string) (Call, string) {
 				return commandOn(t.Name, ch)
 			}
 			add(device.SendCommand, t.Name, "command."+check.Slug(t.Name)+".xml-field-twice."+check.Slug(fd.Name), fd.Name, build)
@@ -230,7 +230,7 @@ func methodCases() []Case {
 			cs = append(cs, Case{ID: op.Name() + ".method." + m.Slug, Op: op, Section: "4", Contract: "2", Formats: alternate(oi + j),
 				Title: titled("a "+op.Name()+" request "+m.Title, m), Want: w, NoSim: true,
 				Tags:  []string{"transport", GenTag + "http-method"},
-				Build: onOp(op, func(_ *Env, c *Call, _ device.Format, _ string) string { c.Method = m.Text; return "" })})
+				Build: onOp(op, func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Method = m.Text; return "" })})
 		}
 	}
 	return cs
@@ -251,14 +251,14 @@ func pathCases() []Case {
 			cs = append(cs, Case{ID: op.Name() + ".path." + m.Slug, Op: op, Section: "9", Contract: "2", Formats: alternate(oi + j),
 				Title: titled("a "+op.Name()+" request "+m.Title, m), Want: wantNearMiss(m, ""), NoSim: true,
 				Tags:  []string{"transport", GenTag + "http-path"},
-				Build: onOp(op, func(_ *Env, c *Call, _ device.Format, _ string) string { c.Path = m.Text; return "" })})
+				Build: onOp(op, func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Path = m.Text; return "" })})
 		}
 	}
 	return cs
 }
 
 // rng is a source drawn from the run's seed and a case's ID.
-func (env *Env) rng(id string) *rand.Rand {
+func (env *Bench) rng(id string) *rand.Rand {
 	h := fnv.New64a()
 	io.WriteString(h, id)
 	return rand.New(rand.NewSource(env.Seed ^ int64(h.Sum64())))
@@ -278,7 +278,7 @@ func alternate(i int) []device.Format {
 // operation's path and not on another's.
 func signCases() []Case {
 	var cs []Case
-	need := func(e *Env) string {
+	need := func(e *Bench) string {
 		if !e.md5Signs() {
 			return "the harness does not compute the sign itself (scheme " + string(e.Fleet.Scheme()) + " or a sign command): the sign's near misses are not covered"
 		}
@@ -290,7 +290,7 @@ func signCases() []Case {
 		cs = append(cs, Case{ID: op.Name() + ".sign.inputs." + m.Slug, Op: op, Section: "5", Contract: "1", Formats: formats,
 			Title: titled("a "+op.Name()+" request whose sign is the "+m.Title, m), Want: wantNearMiss(m, device.FieldSign), NoSim: true,
 			Tags: []string{"auth", "near-miss", GenTag + "sign-inputs"},
-			Build: onOp(op, func(e *Env, c *Call, _ device.Format, _ string) string {
+			Build: onOp(op, func(e *Bench, c *Call, _ device.Format, _ string) string {
 				if skip := need(e); skip != "" {
 					return skip
 				}
@@ -308,7 +308,7 @@ func signCases() []Case {
 		cs = append(cs, Case{ID: op.Name() + ".sign." + oracle.PositionSlug(i), Op: op, Section: "5", Contract: "1", Formats: formats,
 			Title: titled("a "+op.Name()+" request whose sign has its character at position "+itoa(i+1)+" of 32 changed to another hexadecimal digit", m),
 			Want:  wantNearMiss(m, device.FieldSign), NoSim: true, Tags: []string{"auth", "near-miss", GenTag + "sign-position"},
-			Build: onOp(op, func(e *Env, c *Call, _ device.Format, id string) string {
+			Build: onOp(op, func(e *Bench, c *Call, _ device.Format, id string) string {
 				if skip := need(e); skip != "" {
 					return skip
 				}
@@ -342,7 +342,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // knownID reports whether a hexadecimal id names an account, gateway or
 // device of the fleet.
-func (env *Env) knownID(v string) bool {
+func (env *Bench) knownID(v string) bool {
 	v = strings.ToLower(v)
 	for _, a := range env.Fleet.Accounts {
 		if strings.ToLower(a.ID) == v {
@@ -391,7 +391,7 @@ func idPositionCases() []Case {
 			cs = append(cs, Case{ID: op.Name() + ".near-miss." + x.field + "." + oracle.PositionSlug(i), Op: op, Formats: formats,
 				Title:   "a " + op.Name() + " request with " + x.field + " changed at position " + itoa(i+1) + " of " + itoa(x.n) + accountInference(x.field),
 				Section: x.section, Contract: x.contract, Want: x.w, NoSim: true, Tags: []string{"near-miss", "auth", GenTag + "id-position"},
-				Build: onOp(op, func(e *Env, c *Call, _ device.Format, id string) string {
+				Build: onOp(op, func(e *Bench, c *Call, _ device.Format, id string) string {
 					v := c.Get(x.field)
 					if len(v) != x.n {
 						return "the fleet's " + x.field + " is not " + itoa(x.n) + " characters"

@@ -27,7 +27,7 @@ func (env *Env) grammarProbes() []probe {
 					continue
 				}
 				c := env.base(op, "", "")
-				valid := encoded(env, c, f)
+				valid := encoded(&env.Bench, c, f)
 				edit := m.Edit
 				c.Raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
 				_, got := env.ask(ctx, c, f)
@@ -96,7 +96,7 @@ func (env *Env) declareHeadChecks() {
 			Formats: alternate(oi),
 			Title:   "a " + op.Name() + " request sent with HEAD", NoSim: true,
 			Want:  Expectation{Must: true, Status: 405, Codes: []string{device.CodeMethodNotAllowed}, Allow: true, Quote: head.Verdict.Quote},
-			Build: onOp(op, func(_ *Env, c *Call, _ device.Format, _ string) string { c.Method = http.MethodHead; return "" })}
+			Build: onOp(op, func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Method = http.MethodHead; return "" })}
 		for _, f := range c.InFormats() {
 			f := f
 			id := c.ID + "." + f.String()

@@ -143,7 +143,7 @@ func (env *Env) laneable(states []plan) []laneMember {
 // false when the command is not one value per field of its type (a raw
 // body, a field under another name or missing).
 func (env *Env) laneCommand(p plan, f device.Format) (laneMember, bool) {
-	c, skip := p.c.Build(env, f, p.c.ID)
+	c, skip := p.c.Build(&env.Bench, f, p.c.ID)
 	if skip != "" || c.Raw != nil || c.Op != device.SendCommand || p.c.Field == "" {
 		return laneMember{}, false
 	}

@@ -89,7 +89,7 @@ func TestProgressSaysHowTheLaneRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	const sn = "0123456789abcdef0123456789abcd04"
-	env := &Env{Fleet: demo, Target: tgt, Workers: 1}
+	env := &Env{Bench: Bench{Fleet: demo, Target: tgt, Workers: 1}}
 	env.slow.answers = map[string][]time.Duration{sn: {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
 	env.slow.lanes = map[string]lanesNote{sn: {checks: 110, alone: 2, took: 24 * time.Second}}
 	note := env.SlowNote()

@@ -12,46 +12,46 @@ import (
 // operationCases change one operation field of each operation.
 func operationCases() []Case {
 	var cs []Case
-	cmd := func(id, title, section, contract string, change func(*Env, *Call, device.Format, string) string, w Expectation) {
+	cmd := func(id, title, section, contract string, change func(*Bench, *Call, device.Format, string) string, w Expectation) {
 		cs = append(cs, Case{ID: "command." + id, Op: device.SendCommand, Title: "a command " + title, Section: section,
 			Contract: contract, Build: onOp(device.SendCommand, change), Want: w, Tags: []string{"edge"}})
 	}
-	cmd("type.missing", "without type", "4.1", "2", func(_ *Env, c *Call, _ device.Format, _ string) string {
+	cmd("type.missing", "without type", "4.1", "2", func(_ *Bench, c *Call, _ device.Format, _ string) string {
 		c.Drop(device.FieldType)
 		return ""
 	}, missingField(device.FieldType))
 	cmd("device_id.differs", "whose device_id names another device than sn", "2.2", "2",
-		func(e *Env, c *Call, _ device.Format, id string) string {
+		func(e *Bench, c *Call, _ device.Format, id string) string {
 			c.Set(device.FieldDeviceID, hexN(e.faker(id), 32))
 			return ""
 		}, Expectation{Status: 400, Codes: []string{device.CodeInvalidField}, Field: device.FieldDeviceID})
 
-	msg := func(id, title string, change func(*Env, *Call, device.Format, string) string, w Expectation) {
+	msg := func(id, title string, change func(*Bench, *Call, device.Format, string) string, w Expectation) {
 		cs = append(cs, Case{ID: "message." + id, Op: device.SendMessage, Title: "a message " + title, Section: "2.4",
 			Contract: "3", Build: onOp(device.SendMessage, change), Want: w, Tags: []string{"edge"}})
 	}
 	for _, name := range []string{device.FieldMessageType, device.FieldMessageValue} {
 		n := name
-		msg(n+".missing", "without "+n, func(_ *Env, c *Call, _ device.Format, _ string) string {
+		msg(n+".missing", "without "+n, func(_ *Bench, c *Call, _ device.Format, _ string) string {
 			c.Drop(n)
 			return ""
 		}, missingField(n))
 	}
 	msg("message_value.drawn", "whose message_value is a setting drawn from the run's seed",
-		func(e *Env, c *Call, _ device.Format, id string) string {
+		func(e *Bench, c *Call, _ device.Format, id string) string {
 			c.Set(device.FieldMessageValue, drawMessageValue(e.faker(id)))
 			return ""
 		}, Expectation{OK: true, Status: 200})
 
-	name := func(id, title, contract string, change func(*Env, *Call, device.Format, string) string, w Expectation) {
+	name := func(id, title, contract string, change func(*Bench, *Call, device.Format, string) string, w Expectation) {
 		cs = append(cs, Case{ID: "update_name." + id, Op: device.UpdateName, Title: "an update_name " + title, Section: "4.3",
 			Contract: contract, Build: onOp(device.UpdateName, change), Want: w, Tags: []string{"edge"}})
 	}
-	name("name.missing", "without name", "3", func(_ *Env, c *Call, _ device.Format, _ string) string {
+	name("name.missing", "without name", "3", func(_ *Bench, c *Call, _ device.Format, _ string) string {
 		c.Drop(device.FieldName)
 		return ""
 	}, missingField(device.FieldName))
-	name("name.drawn", "with a name drawn from the run's seed", "3", func(e *Env, c *Call, _ device.Format, id string) string {
+	name("name.drawn", "with a name drawn from the run's seed", "3", func(e *Bench, c *Call, _ device.Format, id string) string {
 		c.Set(device.FieldName, drawName(e.faker(id)))
 		return ""
 	}, Expectation{OK: true, Status: 200})
@@ -66,7 +66,7 @@ func operationCases() []Case {
 		first := t.Fields[0].Name
 		cs = append(cs, Case{ID: "command." + check.Slug(t.Name) + ".one-field", Op: device.SendCommand, Type: t.Name, Section: "4.1",
 			Contract: "3", Title: "a " + t.Name + " command with " + first + " alone", Want: Expectation{ContractOK: true, Status: 200},
-			Tags: []string{"form"}, Build: commandOn(t.Name, func(_ *Env, c *Call, _ device.Format, _ string) string {
+			Tags: []string{"form"}, Build: commandOn(t.Name, func(_ *Bench, c *Call, _ device.Format, _ string) string {
 				c.Keep(device.FieldSN, device.FieldType, first)
 				return ""
 			})})
@@ -103,7 +103,7 @@ func operationSamples() []Case {
 	alias := func(id, title string, keepSN bool) Case {
 		return Case{ID: "command.device_id." + id, Op: device.SendCommand, Title: "a command " + title, Section: "2.2", Contract: "2",
 			Want: Expectation{ContractOK: true, Status: 200}, Tags: []string{"form"},
-			Build: onOp(device.SendCommand, func(_ *Env, c *Call, _ device.Format, _ string) string {
+			Build: onOp(device.SendCommand, func(_ *Bench, c *Call, _ device.Format, _ string) string {
 				sn := c.Get(device.FieldSN)
 				if !keepSN {
 					c.Drop(device.FieldSN)
@@ -118,7 +118,7 @@ func operationSamples() []Case {
 		c := fieldSampleCase(device.SendCommand, "command.device_id", "a command that names its device by device_id", "2.2", "2",
 			&oracle.DeviceID, s)
 		build := c.Build
-		c.Build = func(e *Env, f device.Format, id string) (Call, string) {
+		c.Build = func(e *Bench, f device.Format, id string) (Call, string) {
 			k, skip := build(e, f, id)
 			if skip == "" {
 				k.Drop(device.FieldSN)

@@ -325,7 +325,7 @@ func (env *Env) openFormProbes() []probe {
 					continue
 				}
 				c := env.base(device.SendMessage, "", "")
-				valid := encoded(env, c, f)
+				valid := encoded(&env.Bench, c, f)
 				edit := b.Edit
 				c.Raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
 				_, got := env.ask(ctx, c, f)

@@ -210,7 +210,7 @@ func (c *Call) SetStamp(stamp func() string) *Call {
 // base builds the valid request of an operation about a device (sn may be
 // empty for send message), in published field order with the example
 // values of the device's type.
-func (env *Env) base(op device.Operation, sn, typeName string) Call {
+func (env *Bench) base(op device.Operation, sn, typeName string) Call {
 	c := Call{Op: op, SN: sn, Type: typeName, Stamp: env.stampAt(0)}
 	for _, f := range env.Client.Envelope(env.Target.Key, env.Target.AccountID, env.Target.MAC, env.Now(), env.Location) {
 		c.Fields = append(c.Fields, Field{Name: f.Key, Value: fmt.Sprint(f.Value)})
@@ -239,7 +239,7 @@ func (env *Env) base(op device.Operation, sn, typeName string) Call {
 
 // stampAt is the clock of a timestamp off the target's clock by off
 // (call.stamp), written in the fleet's zone.
-func (env *Env) stampAt(off time.Duration) func() string {
+func (env *Bench) stampAt(off time.Duration) func() string {
 	return func() string { return auth.Timestamp(env.Now().Add(off), env.Location) }
 }
 

@@ -110,7 +110,7 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 	if strings.Contains(slug, "case") {
 		c.Tags = append(c.Tags, "letter-case")
 	}
-	c.Build = onOp(op, func(e *Env, c *Call, format device.Format, _ string) string {
+	c.Build = onOp(op, func(e *Bench, c *Call, format device.Format, _ string) string {
 		if f.Name == device.FieldSign {
 			c.KeepSign = true
 			if s.Verdict.OK { // a valid form of the real sign
@@ -167,10 +167,10 @@ var sampleTag = map[oracle.Class]string{oracle.Edge: "boundary", oracle.Form: "f
 // sampleCase is a case that sends one sample of a field, changed by set in
 // the request build makes; the oracle's verdict is the expectation.
 func sampleCase(id, title, section, contract string, op device.Operation, field string, s oracle.Sample,
-	build func(change func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string)) Case {
+	build func(change func(*Bench, *Call, device.Format, string) string) func(*Bench, device.Format, string) (Call, string)) Case {
 	c := Case{ID: id + "." + s.Slug, Op: op, Title: title + " " + s.Title, Section: section, Contract: contract,
 		Want: wantOf(s.Verdict, field), Tags: []string{sampleTag[s.Class]},
-		Build: build(func(_ *Env, c *Call, _ device.Format, _ string) string { setValue(c, field, s.Value); return "" })}
+		Build: build(func(_ *Bench, c *Call, _ device.Format, _ string) string { setValue(c, field, s.Value); return "" })}
 	if s.Value.JSONOnly() {
 		c.Formats = []device.Format{device.JSON}
 	}

@@ -55,7 +55,7 @@ func settleEnv(t *testing.T, d *lateDevice) *Env {
 	srv := httptest.NewServer(d)
 	t.Cleanup(srv.Close)
 	return &Env{Observer: srv.URL, Settle: 2 * time.Second,
-		Target: &fleet.Target{MAC: settleMAC, Devices: map[string]fleet.Device{"Appliance Module": {SN: settleSN, Type: "Appliance Module"}}}}
+		Bench: Bench{Target: &fleet.Target{MAC: settleMAC, Devices: map[string]fleet.Device{"Appliance Module": {SN: settleSN, Type: "Appliance Module"}}}}}
 }
 
 // command is an accepted command setting io, as track sees it.

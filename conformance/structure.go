@@ -26,7 +26,7 @@ func structureCases() []Case {
 			}
 			cs = append(cs, Case{ID: p + id, Op: op, Title: "a " + op.Name() + " request " + title, Section: "2.1",
 				Contract: "2", Formats: []device.Format{f}, Want: w, Tags: []string{"structure"},
-				Build: rawCase(op, func(_ *Env, b []byte, _ device.Format) []byte { return []byte(body(string(b))) })})
+				Build: rawCase(op, func(_ *Bench, b []byte, _ device.Format) []byte { return []byte(body(string(b))) })})
 		}
 		inner := func(s string) string { // the control object of a valid JSON body
 			return strings.TrimSuffix(strings.TrimPrefix(s, `{"control":`), "}")
@@ -78,7 +78,7 @@ func structureSamples() []Case {
 		}
 		cs = append(cs, Case{ID: id, Op: op, Title: "a " + op.Name() + " request " + b.title, Section: "2.1",
 			Contract: "2", Formats: []device.Format{b.format}, Want: b.want, Tags: []string{"structure"}, NoSim: true,
-			Build: rawCase(op, func(_ *Env, v []byte, _ device.Format) []byte { return []byte(b.body(string(v))) })})
+			Build: rawCase(op, func(_ *Bench, v []byte, _ device.Format) []byte { return []byte(b.body(string(v))) })})
 	}
 	return cs
 }

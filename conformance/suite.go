@@ -183,7 +183,7 @@ func (env *Env) sendCaseCall(ctx context.Context, c Case, f device.Format) (Call
 
 func (env *Env) buildCase(ctx context.Context, c Case, f device.Format) Call {
 	ginkgo.GinkgoHelper()
-	req, skip := c.Build(env, f, c.ID)
+	req, skip := c.Build(&env.Bench, f, c.ID)
 	if skip != "" {
 		trial.From(ctx).Skip(skip)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // encoded is the valid body of a call, to be broken on purpose.
-func encoded(e *Env, c Call, f device.Format) []byte {
+func encoded(e *Bench, c Call, f device.Format) []byte {
 	req := c.Request(f)
 	// Sign as the client would, so the only fault is the one the case adds.
 	for i := range req.Fields {
@@ -27,8 +27,8 @@ func encoded(e *Env, c Call, f device.Format) []byte {
 }
 
 // rawCase builds a body from the valid one of the operation.
-func rawCase(op device.Operation, body func(e *Env, valid []byte, f device.Format) []byte) func(*Env, device.Format, string) (Call, string) {
-	return onOp(op, func(e *Env, c *Call, f device.Format, _ string) string {
+func rawCase(op device.Operation, body func(e *Bench, valid []byte, f device.Format) []byte) func(*Bench, device.Format, string) (Call, string) {
+	return onOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
 		valid := encoded(e, *c, f)
 		c.Raw = func(device.Format) []byte { return body(e, valid, f) }
 		return ""
@@ -41,12 +41,12 @@ func transportCases() []Case {
 	var cs []Case
 	for _, op := range device.Operations {
 		p := op.Name() + "."
-		add := func(id, title, section string, build func(*Env, device.Format, string) (Call, string), w Expectation, formats ...device.Format) {
+		add := func(id, title, section string, build func(*Bench, device.Format, string) (Call, string), w Expectation, formats ...device.Format) {
 			cs = append(cs, Case{ID: p + id, Op: op, Title: "a " + op.Name() + " request " + title, Section: section,
 				Contract: "2", Build: build, Want: w, Formats: formats, Tags: []string{"transport"}})
 		}
-		with := func(change func(c *Call, f device.Format)) func(*Env, device.Format, string) (Call, string) {
-			return onOp(op, func(_ *Env, c *Call, f device.Format, _ string) string { change(c, f); return "" })
+		with := func(change func(c *Call, f device.Format)) func(*Bench, device.Format, string) (Call, string) {
+			return onOp(op, func(_ *Bench, c *Call, f device.Format, _ string) string { change(c, f); return "" })
 		}
 		media := Expectation{Must: true, Status: 415, Codes: []string{device.CodeUnsupportedMediaType}, JSONError: true}
 		add("content-type.missing", "without Content-Type", "4", with(func(c *Call, _ device.Format) {
@@ -110,13 +110,13 @@ func transportCases() []Case {
 			c.Path = strings.Replace(op.Path(), "/v1/", "/v2/", 1)
 		}), Expectation{Must: true, Status: 404, Codes: []string{device.CodeNotFound}})
 		malformed := Expectation{Must: true, Status: 400, Codes: []string{device.CodeMalformedBody}}
-		add("body.truncated", "whose body is cut off in the middle", "4", rawCase(op, func(_ *Env, b []byte, _ device.Format) []byte {
+		add("body.truncated", "whose body is cut off in the middle", "4", rawCase(op, func(_ *Bench, b []byte, _ device.Format) []byte {
 			return b[:len(b)/2]
 		}), malformed)
-		add("body.empty", "with an empty body", "4", rawCase(op, func(_ *Env, _ []byte, _ device.Format) []byte {
+		add("body.empty", "with an empty body", "4", rawCase(op, func(_ *Bench, _ []byte, _ device.Format) []byte {
 			return []byte{}
 		}), malformed)
-		add("body.no-control", "whose fields are not inside control", "2.1", rawCase(op, func(_ *Env, b []byte, f device.Format) []byte {
+		add("body.no-control", "whose fields are not inside control", "2.1", rawCase(op, func(_ *Bench, b []byte, f device.Format) []byte {
 			s := string(b)
 			if f == device.JSON {
 				s = strings.Replace(s, `{"control":`, "", 1)
@@ -124,7 +124,7 @@ func transportCases() []Case {
 			}
 			return []byte(strings.NewReplacer("<control>", "", "</control>", "").Replace(s))
 		}), Expectation{Must: true, Status: 400, Codes: []string{device.CodeMissingField, device.CodeMalformedBody, device.CodeUnexpectedField}})
-		add("body.control-twice", "whose body holds control twice", "2.1", rawCase(op, func(_ *Env, b []byte, f device.Format) []byte {
+		add("body.control-twice", "whose body holds control twice", "2.1", rawCase(op, func(_ *Bench, b []byte, f device.Format) []byte {
 			s := string(b)
 			if f == device.JSON {
 				inner := strings.TrimSuffix(strings.TrimPrefix(s, `{"control":`), "}")
@@ -133,10 +133,10 @@ func transportCases() []Case {
 			i, j := strings.Index(s, "<control>"), strings.LastIndex(s, "</control>")+len("</control>")
 			return []byte(s[:j] + s[i:j] + s[j:])
 		}), Expectation{Status: 400, Codes: []string{device.CodeMalformedBody}})
-		add("body.wrong-root", "whose XML root is not xml", "2.1", rawCase(op, func(_ *Env, b []byte, _ device.Format) []byte {
+		add("body.wrong-root", "whose XML root is not xml", "2.1", rawCase(op, func(_ *Bench, b []byte, _ device.Format) []byte {
 			return []byte(strings.NewReplacer("<xml>", "<request>", "</xml>", "</request>").Replace(string(b)))
 		}), Expectation{Must: true, Status: 400, Codes: []string{device.CodeMalformedBody}}, device.XML)
-		add("body.doctype", "with a DOCTYPE declaring an entity", "2.1", rawCase(op, func(_ *Env, b []byte, _ device.Format) []byte {
+		add("body.doctype", "with a DOCTYPE declaring an entity", "2.1", rawCase(op, func(_ *Bench, b []byte, _ device.Format) []byte {
 			s := string(b)
 			i := strings.Index(s, "?>") + 2
 			return []byte(s[:i] + `<!DOCTYPE xml [<!ENTITY x "y">]>` + s[i:])
@@ -144,8 +144,8 @@ func transportCases() []Case {
 		if op == device.SendMessage {
 			// CONTRACT 2's body limit at its edge: exactly 64 KiB, and one
 			// byte more, padded with white space between tokens.
-			pad := func(extra int) func(*Env, []byte, device.Format) []byte {
-				return func(_ *Env, b []byte, f device.Format) []byte {
+			pad := func(extra int) func(*Bench, []byte, device.Format) []byte {
+				return func(_ *Bench, b []byte, f device.Format) []byte {
 					n := oracle.MaxBody + extra - len(b)
 					if n < 0 {
 						return b
@@ -164,7 +164,7 @@ func transportCases() []Case {
 					Contract: "2", Build: rawCase(op, pad(1)), Want: Expectation{Status: 413, Codes: []string{device.CodeBodyTooLarge}},
 					Tags: []string{"transport", "boundary"}})
 		}
-		add("body.too-large", "whose body is padded past 64 KiB", "8", rawCase(op, func(_ *Env, b []byte, f device.Format) []byte {
+		add("body.too-large", "whose body is padded past 64 KiB", "8", rawCase(op, func(_ *Bench, b []byte, f device.Format) []byte {
 			pad := strings.Repeat(" ", 70<<10)
 			if f == device.JSON {
 				return []byte(`{` + pad + string(b[1:]))

@@ -52,7 +52,7 @@ func valueCases() []Case {
 func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 	base := "command." + check.Slug(t.Name) + "." + check.Slug(f.Name)
 	title := fmt.Sprintf("a %s command with %s", t.Name, f.Name)
-	build := func(change func(*Env, *Call, device.Format, string) string) func(*Env, device.Format, string) (Call, string) {
+	build := func(change func(*Bench, *Call, device.Format, string) string) func(*Bench, device.Format, string) (Call, string) {
 		return commandOn(t.Name, change)
 	}
 	valid := func(slug, what, value string, w Expectation, tags ...string) Case {
@@ -98,7 +98,7 @@ func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 	case oracle.Integer:
 		if f.Max-f.Min > 4 {
 			drawn := valid("drawn", "drawn from the run's seed", "", Expectation{OK: true, Status: 200})
-			drawn.Build = commandOn(t.Name, func(e *Env, c *Call, _ device.Format, id string) string {
+			drawn.Build = commandOn(t.Name, func(e *Bench, c *Call, _ device.Format, id string) string {
 				c.Set(f.Name, drawNumber(e.faker(id), f))
 				return ""
 			})
@@ -109,7 +109,7 @@ func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 		cs = append(cs, sample(neg))
 	case oracle.Decimal:
 		drawn := valid("drawn", "a decimal drawn from the run's seed", "", Expectation{OK: true, Status: 200})
-		drawn.Build = commandOn(t.Name, func(e *Env, c *Call, _ device.Format, id string) string {
+		drawn.Build = commandOn(t.Name, func(e *Bench, c *Call, _ device.Format, id string) string {
 			c.Set(f.Name, drawNumber(e.faker(id), f))
 			return ""
 		})
@@ -134,7 +134,7 @@ func typeCases(t *oracle.Type) []Case {
 	cs = append(cs, Case{
 		ID: slug + ".no-fields", Op: device.SendCommand, Type: t.Name, Section: "4.1", Contract: "3",
 		Title: "a " + t.Name + " command with none of its fields",
-		Build: commandOn(t.Name, func(_ *Env, c *Call, _ device.Format, _ string) string {
+		Build: commandOn(t.Name, func(_ *Bench, c *Call, _ device.Format, _ string) string {
 			c.Keep(device.FieldSN, device.FieldType)
 			return ""
 		}),
@@ -168,7 +168,7 @@ func typeCases(t *oracle.Type) []Case {
 			ID: slug + "." + check.Slug(f.Name) + ".xml-name-in-json", Op: device.SendCommand, Type: t.Name,
 			Section: "2.3", Contract: "2", Formats: []device.Format{device.JSON},
 			Title: fmt.Sprintf("a JSON %s command that writes %q as %q", t.Name, fn.JSON, fn.Name),
-			Build: commandOn(t.Name, func(_ *Env, c *Call, _ device.Format, _ string) string {
+			Build: commandOn(t.Name, func(_ *Bench, c *Call, _ device.Format, _ string) string {
 				for i := range c.Fields {
 					if c.Fields[i].Name == fn.Name {
 						c.Fields[i].Wire = fn.Name
@@ -183,7 +183,7 @@ func typeCases(t *oracle.Type) []Case {
 	cs = append(cs, Case{
 		ID: slug + ".type-mismatch", Op: device.SendCommand, Type: t.Name, Section: "4.1", Contract: "3",
 		Title: "a command to a " + t.Name + " that names another type",
-		Build: func(e *Env, f device.Format, id string) (Call, string) {
+		Build: func(e *Bench, f device.Format, id string) (Call, string) {
 			d, ok := e.device(t.Name)
 			if !ok {
 				return Call{}, "the fleet has no " + t.Name + ": not covered"

@@ -382,8 +382,8 @@ func (m *runMain) Open(ctx context.Context) error {
 			return errUsage
 		}
 	}
-	e := &conformance.Env{Fleet: f, Target: tgt, Location: f.Location(), DryRun: o.DryRun, Now: time.Now,
-		AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency}
+	e := &conformance.Env{Bench: conformance.Bench{Fleet: f, Target: tgt, Location: f.Location(), Now: time.Now},
+		DryRun: o.DryRun, AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency}
 	if o.Target == "" {
 		sim, err := m.StartEmbedded(f)
 		if err != nil {
