@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -75,7 +76,7 @@ func (a *ahead) declare(env *Env, m check.Meta, key func() string, body func(con
 // another gateway or account names a device no chain of the tested
 // gateway touches, or that gateway's messages, which only the effect
 // checks read).
-func (env *Env) caseKey(c Case, f device.Format) func() string {
+func (env *Env) caseKey(c catalog.Case, f device.Format) func() string {
 	return func() string { return env.planDevice(plan{c: c, formats: []device.Format{f}}) }
 }
 
@@ -88,11 +89,11 @@ func (env *Env) probeKey(p probe) func() string {
 		case p.op == device.SendMessage:
 			return gatewayKey + hexOnly(env.Target.MAC)
 		case p.typ != "":
-			if d, ok := env.device(p.typ); ok {
+			if d, ok := env.Device(p.typ); ok {
 				return hexOnly(d.SN)
 			}
 		default:
-			if d, ok := env.anyDevice(); ok {
+			if d, ok := env.AnyDevice(); ok {
 				return hexOnly(d.SN)
 			}
 		}

@@ -201,7 +201,7 @@ func (b *batch) sendValidAndControls() {
 	jobs := b.answerJobs(b.valid)
 	for _, c := range b.ctls {
 		jobs = append(jobs, func() {
-			valid := env.base(c.op, c.sn, c.typ)
+			valid := env.Base(c.op, c.sn, c.typ)
 			r, ex, err := env.roundTrip(b.ctx, valid.Request(c.f))
 			switch {
 			case err != nil:

@@ -24,7 +24,7 @@ var catalogOnce sync.Once
 // check (a --parallel worker declares only its own as specs). The catalog
 // is the same for every run: what catalogOnce and package check's
 // registry keep is no run's state.
-func catalog() []check.Meta {
+func declaredChecks() []check.Meta {
 	catalogOnce.Do(func() {
 		var list []check.Meta
 		(&Env{collect: &list}).declareAll()
@@ -39,7 +39,7 @@ func catalog() []check.Meta {
 // section and assertion, in ID order.
 func CatalogHash() string {
 	h := sha256.New()
-	for _, m := range catalog() {
+	for _, m := range declaredChecks() {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\n", m.ID, m.Level, m.Section, m.Assertion)
 	}
 	return hex.EncodeToString(h.Sum(nil))
@@ -53,4 +53,4 @@ func SourceHashes() (iface, contract string) {
 }
 
 // Checks is every check of the catalog, sorted by ID.
-func Checks() []check.Meta { return catalog() }
+func Checks() []check.Meta { return declaredChecks() }

@@ -12,6 +12,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -77,7 +78,7 @@ const (
 // device.
 type plan struct {
 	id      string
-	c       Case
+	c       catalog.Case
 	formats []device.Format
 	kind    planKind
 	// refusal: the case expects a refusal, judged against its controls.
@@ -484,7 +485,7 @@ type asked struct {
 // takes them in. Their exchanges are recorded in order; the device's
 // expected state is then unknown (the order the target applied the
 // accepted ones in is), so it is forgotten rather than waited for.
-func (env *Env) askAll(ctx context.Context, calls []Call, f device.Format) []asked {
+func (env *Env) askAll(ctx context.Context, calls []catalog.Call, f device.Format) []asked {
 	out := make([]asked, len(calls))
 	sn := ""
 	for i, c := range calls {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -36,7 +37,7 @@ type controlResult struct {
 // control returns the answer to the valid twin of c in format f, sending
 // it the first time it is asked for. The exchange is recorded in the check
 // that sent it; a check that reuses it says so in a step.
-func (env *Env) control(ctx context.Context, c Call, f device.Format) controlResult {
+func (env *Env) control(ctx context.Context, c catalog.Call, f device.Format) controlResult {
 	ginkgo.GinkgoHelper()
 	if env.DryRun {
 		return controlResult{ok: true}
@@ -62,7 +63,7 @@ func (env *Env) control(ctx context.Context, c Call, f device.Format) controlRes
 		return res
 	}
 	trial.From(ctx).By("control: sending the valid " + what)
-	valid := env.base(c.Op, sn, typ)
+	valid := env.Base(c.Op, sn, typ)
 	env.putBack(ctx, valid)
 	r, err := env.exchange(ctx, valid.Request(f))
 	switch {
@@ -85,12 +86,12 @@ func (env *Env) control(ctx context.Context, c Call, f device.Format) controlRes
 // controlOf names the control of c in format f: its key, the device's
 // type and the request in words; ok is false when the fleet has no device
 // to send it to.
-func (env *Env) controlOf(c Call, f device.Format) (key controlKey, typ, what string, ok bool) {
+func (env *Env) controlOf(c catalog.Call, f device.Format) (key controlKey, typ, what string, ok bool) {
 	sn, typ := c.SN, c.Type
 	if c.Op == device.SendMessage {
 		sn, typ = "", ""
 	} else if _, ok := env.Target.Devices[typ]; !ok || sn == "" {
-		d, ok := env.anyDevice()
+		d, ok := env.AnyDevice()
 		if !ok {
 			return controlKey{}, "", "", false
 		}
@@ -104,7 +105,7 @@ func (env *Env) controlOf(c Call, f device.Format) (key controlKey, typ, what st
 }
 
 // caseControl is the control of a case's request in format f.
-func (env *Env) caseControl(ctx context.Context, c Case, f device.Format) controlResult {
+func (env *Env) caseControl(ctx context.Context, c catalog.Case, f device.Format) controlResult {
 	ginkgo.GinkgoHelper()
 	return env.control(ctx, env.buildCase(ctx, c, f), f)
 }

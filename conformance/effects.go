@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -48,12 +49,12 @@ func (env *Env) declareEffects() {
 			cmd := func(kind string, level check.Level, contract, title, assertion string, body func(context.Context, fleet.Device, *gofakeit.Faker)) {
 				id := "effect.command." + slug + "." + kind + "." + f.String()
 				env.effect(id, level, "4.1", contract, device.SendCommand, false, f, t.Name, title, assertion, func(ctx context.Context) {
-					d, ok := env.device(t.Name)
+					d, ok := env.Device(t.Name)
 					if !ok {
 						trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
 					}
 					w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
-					body(ctx, d, env.faker(id))
+					body(ctx, d, env.Faker(id))
 					w.expectKept(ctx, env, "what the check sent to "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
 				})
 			}
@@ -73,7 +74,7 @@ func (env *Env) declareEffects() {
 					"A "+t.Name+" command that carries only "+t.Fields[0].Name+" SHOULD set it and leave every field it does not carry, and every other device and gateway's messages, as they were (CONTRACT 3).",
 					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
 						before := env.mustRead(ctx, env.Target.MAC, d.SN)
-						c := env.base(device.SendCommand, d.SN, t.Name)
+						c := env.Base(device.SendCommand, d.SN, t.Name)
 						c.Keep(device.FieldSN, device.FieldType)
 						fd := &t.Fields[0]
 						v := otherValue(fd, before.State[fd.Name], fk)
@@ -86,7 +87,7 @@ func (env *Env) declareEffects() {
 				cmd("refused-partly-invalid", check.Should, "3", "a "+t.Name+" command with one invalid field among changed ones changes nothing",
 					"A "+t.Name+" command that changes every field but gives "+t.Fields[len(t.Fields)-1].Name+" a value outside its published ones MUST NOT be answered with success, and SHOULD leave every field, and every other device and gateway's messages, as they were (CONTRACT 3).",
 					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
-						env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) Call {
+						env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) catalog.Call {
 							c, _ := env.changedCommand(d, t, before, fk)
 							last := &t.Fields[len(t.Fields)-1]
 							c.Set(last.Name, invalidValue(last))
@@ -100,7 +101,7 @@ func (env *Env) declareEffects() {
 					if !env.KnownSign {
 						trial.From(ctx).Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
 					}
-					env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) Call {
+					env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) catalog.Call {
 						c, _ := env.changedCommand(d, t, before, fk)
 						c.KeepSign = true
 						c.Set(device.FieldSign, "0123456789abcdef0123456789abcdef")
@@ -124,14 +125,14 @@ func (env *Env) declareEffects() {
 			env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
 				"An update_name of a "+t.Name+" accepted with a new name MUST leave that name, the device's state as it was, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
 				func(ctx context.Context) {
-					d, ok := env.device(t.Name)
+					d, ok := env.Device(t.Name)
 					if !ok {
 						trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
 					}
 					w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 					before := env.mustRead(ctx, env.Target.MAC, d.SN)
-					name := effectName(env.faker(id), before.Name)
-					c := env.base(device.UpdateName, d.SN, t.Name)
+					name := effectName(env.Faker(id), before.Name)
+					c := env.Base(device.UpdateName, d.SN, t.Name)
 					c.Set(device.FieldName, name)
 					r := env.sendEffect(ctx, c, f)
 					trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
@@ -159,8 +160,8 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			d := env.needAnyDevice(ctx)
 			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
-			name := effectName(env.faker(id), before.Name)
-			c := env.base(device.UpdateName, d.SN, d.Type)
+			name := effectName(env.Faker(id), before.Name)
+			c := env.Base(device.UpdateName, d.SN, d.Type)
 			c.Set(device.FieldName, "  "+name+"  ")
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
@@ -174,8 +175,8 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		func(ctx context.Context) {
 			w := env.watchLandings(ctx, false, devRef{mac: env.Target.MAC})
 			before := env.mustLog(ctx, env.Target.MAC)
-			c := env.base(device.SendMessage, "", "")
-			v := effectMessage(env.faker(id))
+			c := env.Base(device.SendMessage, "", "")
+			v := effectMessage(env.Faker(id))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
@@ -192,9 +193,9 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			}
 			w := env.watchLandings(ctx, true, devRef{mac: mac})
 			before := env.mustLog(ctx, mac)
-			c := env.base(device.SendMessage, "", "")
+			c := env.Base(device.SendMessage, "", "")
 			c.Set(device.FieldMAC, mac)
-			v := effectMessage(env.faker(id))
+			v := effectMessage(env.Faker(id))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
@@ -207,14 +208,14 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		func(ctx context.Context) {
 			macs := env.otherGateways()
 			if len(macs) == 0 {
-				trial.From(ctx).Skip(skipOneGateway)
+				trial.From(ctx).Skip(catalog.SkipOneGateway)
 			}
 			before := map[string]observer.Log{}
 			for _, mac := range macs {
 				before[mac] = env.mustLog(ctx, mac)
 			}
-			c := env.base(device.SendMessage, "", "")
-			c.Set(device.FieldMessageValue, effectMessage(env.faker(id)))
+			c := env.Base(device.SendMessage, "", "")
+			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			// The message is on the tested gateway first (so that a late
@@ -236,7 +237,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 		"An update_name refused for its name (empty, 65 characters) or its place in the fleet (a device of another gateway, another account's key or gateway) MUST NOT be answered with success, and SHOULD leave the name of the device it names, and every other device and gateway's messages, as they were, as the observer shows (CONTRACT 3).",
 		func(ctx context.Context) {
 			d := env.needAnyDevice(ctx)
-			ctl := env.control(ctx, env.base(device.UpdateName, d.SN, d.Type), f)
+			ctl := env.control(ctx, env.Base(device.UpdateName, d.SN, d.Type), f)
 			w := env.watchLandings(ctx, true, devRef{env.Target.MAC, d.SN})
 			for _, rn := range env.refusedRenames(d, f) {
 				if rn.skip != "" {
@@ -260,11 +261,11 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				d := env.needAnyDevice(ctx)
 				w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 				before := env.mustRead(ctx, env.Target.MAC, d.SN)
-				name := "Caf\u00e9 " + effectName(env.faker(id), before.Name)
-				c := env.base(device.UpdateName, d.SN, d.Type)
+				name := "Caf\u00e9 " + effectName(env.Faker(id), before.Name)
+				c := env.Base(device.UpdateName, d.SN, d.Type)
 				c.Set(device.FieldName, name)
 				plain, _ := json.Marshal(name)
-				body := string(encoded(&env.Bench, c, device.JSON))
+				body := string(catalog.Encoded(&env.Bench, c, device.JSON))
 				if !strings.Contains(body, string(plain)) {
 					trial.From(ctx).Skip("the encoder did not write the name as expected: not covered")
 				}
@@ -290,8 +291,8 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				trial.From(ctx).Skip("the fleet has no device on the tested gateway")
 			}
 			before := env.readAll(ctx, devs)
-			c := env.base(device.SendMessage, "", "")
-			c.Set(device.FieldMessageValue, effectMessage(env.faker(id)))
+			c := env.Base(device.SendMessage, "", "")
+			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			expectUnchanged(ctx, before, env.readAll(ctx, devs), "a message")
@@ -310,16 +311,16 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				}
 				w := env.watchLandings(ctx, true, named)
 				self := env.mustRead(ctx, env.Target.MAC, d.SN)
-				var c Call
+				var c catalog.Call
 				if op == device.SendCommand {
 					t, ok := oracle.LookupType(d.Type)
 					if !ok {
 						trial.From(ctx).Skip("device " + d.SN + " is of type " + d.Type + ", which the published interface does not have")
 					}
-					c, _ = env.changedCommand(d, t, self, env.faker(id))
+					c, _ = env.changedCommand(d, t, self, env.Faker(id))
 				} else {
-					c = env.base(device.UpdateName, d.SN, d.Type)
-					c.Set(device.FieldName, effectName(env.faker(id), self.Name))
+					c = env.Base(device.UpdateName, d.SN, d.Type)
+					c.Set(device.FieldName, effectName(env.Faker(id), self.Name))
 				}
 				r := env.sendEffect(ctx, c, f)
 				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
@@ -356,7 +357,7 @@ func (env *Env) effect(id string, level check.Level, section, contract string, o
 
 // sendEffect arranges for the device to be put back when the run ends and
 // sends the call.
-func (env *Env) sendEffect(ctx context.Context, c Call, f device.Format) *client.Response {
+func (env *Env) sendEffect(ctx context.Context, c catalog.Call, f device.Format) *client.Response {
 	ginkgo.GinkgoHelper()
 	env.putBack(ctx, c)
 	trial.From(ctx).By(fmt.Sprintf("sending %s in %s", c.Op.Name(), f))
@@ -367,9 +368,9 @@ func (env *Env) sendEffect(ctx context.Context, c Call, f device.Format) *client
 // observer shows, that must be refused, and checks that the device is as
 // it was; the refusal is judged against its control, sent first (it may
 // change the device: the command is built from what it leaves).
-func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before observer.Device) Call) {
+func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before observer.Device) catalog.Call) {
 	ginkgo.GinkgoHelper()
-	ctl := env.control(ctx, env.base(device.SendCommand, d.SN, d.Type), f)
+	ctl := env.control(ctx, env.Base(device.SendCommand, d.SN, d.Type), f)
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c := build(before)
 	r := env.sendEffect(ctx, c, f)
@@ -393,8 +394,8 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 // valid value other than the one the observer shows (the published
 // example for free text, whose other values are not shown), and the
 // values it sends. The fields and their grammars are the oracle's.
-func (env *Env) changedCommand(d fleet.Device, t *oracle.Type, before observer.Device, fk *gofakeit.Faker) (Call, map[string]string) {
-	c := env.base(device.SendCommand, d.SN, t.Name)
+func (env *Env) changedCommand(d fleet.Device, t *oracle.Type, before observer.Device, fk *gofakeit.Faker) (catalog.Call, map[string]string) {
+	c := env.Base(device.SendCommand, d.SN, t.Name)
 	sent := map[string]string{}
 	for i := range t.Fields {
 		fd := &t.Fields[i]
@@ -595,7 +596,7 @@ func (env *Env) otherGateways() []string {
 // name it must leave alone.
 type refusedRename struct {
 	what, skip string
-	c          Call
+	c          catalog.Call
 	mac, sn    string
 }
 
@@ -604,26 +605,26 @@ type refusedRename struct {
 func (env *Env) refusedRenames(d fleet.Device, f device.Format) []refusedRename {
 	var out []refusedRename
 	bad := func(what, name string) {
-		c := env.base(device.UpdateName, d.SN, d.Type)
+		c := env.Base(device.UpdateName, d.SN, d.Type)
 		c.Set(device.FieldName, name)
 		out = append(out, refusedRename{what: what, c: c, mac: env.Target.MAC, sn: d.SN})
 	}
 	bad("with an empty name", "")
 	bad("with a name of 65 characters", strings.Repeat("n", 65))
-	if fd, ok := env.foreignDevice(); ok {
-		c := env.base(device.UpdateName, fd.SN, fd.Type)
+	if fd, ok := env.ForeignDevice(); ok {
+		c := env.Base(device.UpdateName, fd.SN, fd.Type)
 		c.Set(device.FieldName, "Not Here")
 		c.SN, c.Type = "", ""
 		out = append(out, refusedRename{what: "of a device of another gateway, through the tested one", c: c, mac: env.gatewayOf(fd.SN), sn: fd.SN})
 	}
-	if p, ok := env.otherAccount(); ok {
-		c := env.base(device.UpdateName, d.SN, d.Type)
+	if p, ok := env.OtherAccount(); ok {
+		c := env.Base(device.UpdateName, d.SN, d.Type)
 		c.Set(device.FieldName, "Not Yours")
 		rn := refusedRename{what: "signed with another account's key", c: c, mac: env.Target.MAC, sn: d.SN}
-		rn.skip = env.signAs(&rn.c, f, p.Key)
+		rn.skip = env.SignAs(&rn.c, f, p.Key)
 		out = append(out, rn)
 		if p.HasDevice {
-			c := env.base(device.UpdateName, p.Device.SN, p.Device.Type)
+			c := env.Base(device.UpdateName, p.Device.SN, p.Device.Type)
 			c.Set(device.FieldMAC, p.MAC)
 			c.Set(device.FieldName, "Not Yours")
 			c.SN, c.Type = "", ""
@@ -649,7 +650,7 @@ func (env *Env) gatewayOf(sn string) string {
 
 func (env *Env) needAnyDevice(ctx context.Context) fleet.Device {
 	ginkgo.GinkgoHelper()
-	d, ok := env.anyDevice()
+	d, ok := env.AnyDevice()
 	if !ok {
 		trial.From(ctx).Skip("the fleet has no device on the tested gateway")
 	}

@@ -7,18 +7,12 @@
 package conformance
 
 import (
-	"hash/fnv"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/brianvoe/gofakeit/v6"
-
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/gatewayapi/client"
-	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // Env is everything the checks need to know about the run, filled from the
@@ -28,7 +22,7 @@ type Env struct {
 	BaseURL string
 	// Bench is what the checks' requests are built against: the fleet,
 	// the tested target, how it signs, the clock, the seed.
-	Bench
+	catalog.Bench
 	// Observer is the base URL of a service answering the CONTRACT 7
 	// reads of the target's devices and messages (empty: effects are not
 	// observed, for the reason NotObserved gives), and AdminToken its
@@ -95,26 +89,6 @@ type Env struct {
 	chain chains
 }
 
-// Bench is what the checks' requests are built against.
-type Bench struct {
-	Fleet  *fleet.Fleet
-	Target *fleet.Target
-	Client *client.Client
-	// Signer signs with the target's scheme; KnownSign says whether a wrong
-	// sign can be told from a right one (md5 or a sign command).
-	Signer    client.Signer
-	KnownSign bool
-	Location  *time.Location
-	Seed      int64
-	// Now is the clock for timestamps.
-	Now func() time.Time
-	// Worker is this process's worker number and Workers how many there
-	// are in a --parallel run (0 and 1 when serial).
-	Worker, Workers int
-	// msgSeq numbers the valid messages of a --parallel worker (base).
-	msgSeq atomic.Int64
-}
-
 // DefaultConcurrency is --concurrency's default. Against a service in
 // another region (75 ms a round trip) the suite's some 5,000 requests need
 // about six in flight to end within a minute (Little's law: 5,000 / 60 s
@@ -140,29 +114,4 @@ func (env *Env) concurrency() int {
 		return DefaultConcurrency
 	}
 	return env.Concurrency
-}
-
-// faker gives a check its own reproducible stream of values: the same run
-// seed and check ID draw the same values whatever else ran before.
-func (env *Bench) faker(id string) *gofakeit.Faker {
-	h := fnv.New64a()
-	io.WriteString(h, id)
-	return gofakeit.New(env.Seed ^ int64(h.Sum64()))
-}
-
-// device returns the fleet's device of a type, if the target has one.
-func (env *Bench) device(typeName string) (fleet.Device, bool) {
-	d, ok := env.Target.Devices[typeName]
-	return d, ok
-}
-
-// anyDevice is a device for checks about the envelope rather than a type:
-// the first type in published order that the fleet has.
-func (env *Bench) anyDevice() (fleet.Device, bool) {
-	for _, t := range device.Types {
-		if d, ok := env.Target.Devices[t.Name]; ok {
-			return d, true
-		}
-	}
-	return fleet.Device{}, false
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
@@ -27,9 +28,9 @@ func TestGeneratedCasesBelongToTheirRules(t *testing.T) {
 		}
 	}
 	sent := map[string]int{}
-	for _, c := range Cases() {
+	for _, c := range catalog.Cases() {
 		for _, tag := range c.Tags {
-			g, ok := strings.CutPrefix(tag, GenTag)
+			g, ok := strings.CutPrefix(tag, catalog.GenTag)
 			if !ok {
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/onsi/gomega"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -23,11 +24,11 @@ func (env *Env) grammarProbes() []probe {
 	bodies := func(f device.Format, ms []oracle.NearMiss) func(ctx context.Context, format device.Format) {
 		return func(ctx context.Context, format device.Format) {
 			for _, m := range ms {
-				if !m.Verdict.Open && !(f == device.XML && heldBack(m.Slug)) {
+				if !m.Verdict.Open && !(f == device.XML && catalog.HeldBack(m.Slug)) {
 					continue
 				}
-				c := env.base(op, "", "")
-				valid := encoded(&env.Bench, c, f)
+				c := env.Base(op, "", "")
+				valid := catalog.Encoded(&env.Bench, c, f)
 				edit := m.Edit
 				c.Raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
 				_, got := env.ask(ctx, c, f)
@@ -52,7 +53,7 @@ func (env *Env) grammarProbes() []probe {
 		ps = append(ps, probe{id: "open-forms." + o.Name() + ".path", section: "9", contract: "2", op: o,
 			title: "what the target does with the forms of the " + o.Name() + " path that neither text decides",
 			run: func(ctx context.Context, f device.Format) {
-				d, ok := env.anyDevice()
+				d, ok := env.AnyDevice()
 				if !ok && o != device.SendMessage {
 					trial.From(ctx).Skip("the fleet has no device")
 				}
@@ -60,7 +61,7 @@ func (env *Env) grammarProbes() []probe {
 					if !m.Verdict.Open {
 						continue
 					}
-					c := env.base(o, d.SN, d.Type)
+					c := env.Base(o, d.SN, d.Type)
 					c.Path = m.Text
 					env.putBack(ctx, c)
 					r, got := env.ask(ctx, c, f)
@@ -92,15 +93,18 @@ func (env *Env) declareHeadChecks() {
 	}
 	for oi, op := range device.Operations {
 		op := op
-		c := Case{ID: op.Name() + ".method.head", Op: op, Section: "4", Contract: "2", Tags: []string{"transport", GenTag + "http-method"},
-			Formats: alternate(oi),
+		c := catalog.Case{ID: op.Name() + ".method.head", Op: op, Section: "4", Contract: "2", Tags: []string{"transport", catalog.GenTag + "http-method"},
+			Formats: catalog.Alternate(oi),
 			Title:   "a " + op.Name() + " request sent with HEAD", NoSim: true,
-			Want:  Expectation{Must: true, Status: 405, Codes: []string{device.CodeMethodNotAllowed}, Allow: true, Quote: head.Verdict.Quote},
-			Build: onOp(op, func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Method = http.MethodHead; return "" })}
+			Want: catalog.Expectation{Must: true, Status: 405, Codes: []string{device.CodeMethodNotAllowed}, Allow: true, Quote: head.Verdict.Quote},
+			Build: catalog.OnOp(op, func(_ *catalog.Bench, c *catalog.Call, _ device.Format, _ string) string {
+				c.Method = http.MethodHead
+				return ""
+			})}
 		for _, f := range c.InFormats() {
 			f := f
 			id := c.ID + "." + f.String()
-			m := c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
+			m := caseMeta(&c, id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered 2xx (its answer has no body: a 2xx is the operation's success) [inference: "+head.Inference+"].")
 			env.it(m, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
@@ -108,7 +112,7 @@ func (env *Env) declareHeadChecks() {
 				trial.From(ctx).Expect(r.Status/100).NotTo(gomega.Equal(2), "HEAD was answered as allowed: %s", describe(r))
 				ctl.conclude(ctx)
 			})
-			ms := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's 405",
+			ms := caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's 405",
 				capital(c.Title)+" SHOULD be answered 405 with Allow: POST (CONTRACT 2; a HEAD answer has no body).")
 			env.it(ms, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)

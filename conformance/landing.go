@@ -275,11 +275,7 @@ func (l *landings) landed(ctx context.Context, env *Env) []string {
 		if b.Same(a) {
 			continue
 		}
-		s := fmt.Sprintf("the messages of gateway %s (%d before, %d after", mac, b.Total, a.Total)
-		if a.Last != nil {
-			s += fmt.Sprintf("; the newest %s=%q", a.Last.Type, a.Last.Value)
-		}
-		landed = append(landed, s+")")
+		landed = append(landed, fmt.Sprintf("the messages of gateway %s (%s)", mac, b.Change(a)))
 	}
 	sort.Strings(landed)
 	return landed

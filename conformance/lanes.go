@@ -10,6 +10,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -103,7 +104,7 @@ type laneResult struct {
 type laneMember struct {
 	p    plan
 	f    device.Format
-	call Call
+	call catalog.Call
 	want map[string]string
 	// key is the lane field's value as its check judges it.
 	key string
@@ -398,7 +399,7 @@ func judgeLane(typ string, r *laneResult, strict bool) string {
 // inLane judges a valid value's state check from its lane, when it was
 // judged there: true when it passed; false to run it alone (not sent in a
 // lane, or it failed there: then it is confirmed alone).
-func (env *Env) inLane(ctx context.Context, id string, c Case, f device.Format) bool {
+func (env *Env) inLane(ctx context.Context, id string, c catalog.Case, f device.Format) bool {
 	ginkgo.GinkgoHelper()
 	fe := env.takeFetched(ctx, id)
 	if fe == nil || fe.lane == nil {

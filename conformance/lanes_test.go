@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -89,7 +90,7 @@ func TestProgressSaysHowTheLaneRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	const sn = "0123456789abcdef0123456789abcd04"
-	env := &Env{Bench: Bench{Fleet: demo, Target: tgt, Workers: 1}}
+	env := &Env{Bench: catalog.Bench{Fleet: demo, Target: tgt, Workers: 1}}
 	env.slow.answers = map[string][]time.Duration{sn: {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
 	env.slow.lanes = map[string]lanesNote{sn: {checks: 110, alone: 2, took: 24 * time.Second}}
 	note := env.SlowNote()

@@ -70,7 +70,7 @@ func (env *Env) observeSkip() string {
 // AnyDeviceSN is the serial number of a device of the tested gateway, the
 // one the observer is first asked about ("" when the fleet has none).
 func (env *Env) AnyDeviceSN() string {
-	d, _ := env.anyDevice()
+	d, _ := env.AnyDevice()
 	return d.SN
 }
 

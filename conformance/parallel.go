@@ -76,7 +76,7 @@ func (env *Env) workerOf(id string, workers int) int {
 	if workers <= 1 {
 		return 0
 	}
-	env.assignOnce.Do(func() { env.assignment = assign(catalog(), workers) })
+	env.assignOnce.Do(func() { env.assignment = assign(declaredChecks(), workers) })
 	return env.assignment[id]
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -22,7 +23,7 @@ import (
 // display text says something else entirely is still reported as its
 // check.
 func TestSchedulingAndReportIgnoreWording(t *testing.T) {
-	all := catalog()
+	all := declaredChecks()
 	reworded := make([]check.Meta, len(all))
 	for i, m := range all {
 		m.Title = "reworded " + m.ID
@@ -64,13 +65,13 @@ func TestSchedulingAndReportIgnoreWording(t *testing.T) {
 // spread over the workers; a parity check weighs twice its case's
 // verdict check.
 func TestTraitsAreDeclared(t *testing.T) {
-	a := assign(catalog(), 4)
+	a := assign(declaredChecks(), 4)
 	byID := map[string]check.Meta{}
-	for _, m := range catalog() {
+	for _, m := range declaredChecks() {
 		byID[m.ID] = m
 	}
 	onWorker := map[int]int{}
-	for _, m := range catalog() {
+	for _, m := range declaredChecks() {
 		if m.Operation == device.SendMessage.Name() && !m.Traits.Shared {
 			onWorker[a[m.ID]]++
 		}
@@ -84,7 +85,7 @@ func TestTraitsAreDeclared(t *testing.T) {
 	if len(onWorker) != 4 {
 		t.Errorf("the message checks run on %d of 4 workers: %v", len(onWorker), onWorker)
 	}
-	for _, c := range Cases() {
+	for _, c := range catalog.Cases() {
 		if len(c.InFormats()) != 2 {
 			continue
 		}

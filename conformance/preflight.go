@@ -55,7 +55,7 @@ func preflightRequests(ctx context.Context, e *Env, n int) []preflightRequest {
 			if cur := shown[i]; cur != nil {
 				name, st = cur.Name, cur.State
 			}
-			c := e.base(device.SendCommand, d.SN, d.Type)
+			c := e.Base(device.SendCommand, d.SN, d.Type)
 			for _, fd := range t.Fields {
 				v := fd.Example
 				if s, ok := st[fd.Name]; ok {
@@ -66,13 +66,13 @@ func preflightRequests(ctx context.Context, e *Env, n int) []preflightRequest {
 			what := fmt.Sprintf("%s to %s %s in %s", device.SendCommand.Name(), d.Type, d.SN, f)
 			out = append(out, preflightRequest{req: c.Request(f), what: what, dev: d})
 			if strings.TrimSpace(name) != "" {
-				c := e.base(device.UpdateName, d.SN, d.Type)
+				c := e.Base(device.UpdateName, d.SN, d.Type)
 				c.Set(device.FieldName, name)
 				what := fmt.Sprintf("%s of %s %s in %s", device.UpdateName.Name(), d.Type, d.SN, f)
 				out = append(out, preflightRequest{req: c.Request(f), what: what, dev: d})
 			}
 		}
-		out = append(out, preflightRequest{req: e.base(device.SendMessage, "", "").Request(f),
+		out = append(out, preflightRequest{req: e.Base(device.SendMessage, "", "").Request(f),
 			what: fmt.Sprintf("%s to gateway %s in %s", device.SendMessage.Name(), e.Target.MAC, f)})
 	}
 	return out
@@ -125,7 +125,14 @@ func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error)
 	}
 	rs := make([]*client.Response, len(reqs))
 	errs := make([]error, len(reqs))
-	send := func(i int) { rs[i], _, errs[i] = e.Client.Do(ctx, reqs[i].req) }
+	// The messages it sends are awaited like the run's own (settle.go).
+	e.countLog(ctx)
+	send := func(i int) {
+		rs[i], _, errs[i] = e.Client.Do(ctx, reqs[i].req)
+		if errs[i] == nil {
+			e.track(reqs[i].req, rs[i])
+		}
+	}
 	var answers []answer
 	for i, p := range reqs {
 		if i == 1 && errs[0] == nil {
@@ -282,10 +289,10 @@ func preflightKeys(ctx context.Context, e *Env) error {
 			if a.ID == e.Target.AccountID && k.Key == e.Target.Key.Key {
 				continue
 			}
-			c := e.base(device.SendMessage, "", "")
+			c := e.Base(device.SendMessage, "", "")
 			c.Set(device.FieldAccount, a.ID)
 			c.Set(device.FieldMAC, a.Gateways[0].MAC)
-			if why := e.signAs(&c, device.JSON, k); why != "" {
+			if why := e.SignAs(&c, device.JSON, k); why != "" {
 				return fmt.Errorf("pre-flight: %s", why)
 			}
 			r, _, err := e.Client.Do(ctx, c.Request(device.JSON))

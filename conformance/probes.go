@@ -9,6 +9,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -61,7 +62,7 @@ func observe(ctx context.Context, format string, args ...any) {
 }
 
 // ask sends a call and says what came back, failing nothing.
-func (env *Env) ask(ctx context.Context, c Call, f device.Format) (*client.Response, string) {
+func (env *Env) ask(ctx context.Context, c catalog.Call, f device.Format) (*client.Response, string) {
 	if env.DryRun {
 		env.send(ctx, c, f) // records and skips
 	}
@@ -77,7 +78,7 @@ func (env *Env) ask(ctx context.Context, c Call, f device.Format) (*client.Respo
 }
 
 func (env *Env) needDevice(ctx context.Context, typeName string) (string, bool) {
-	d, ok := env.device(typeName)
+	d, ok := env.Device(typeName)
 	if !ok {
 		trial.From(ctx).Skip("the fleet has no " + typeName + ": not covered")
 	}
@@ -98,9 +99,9 @@ func (env *Env) probes() []probe {
 				run: func(ctx context.Context, f device.Format) {
 					sn, _ := env.needDevice(ctx, t.Name)
 					vs := []string{strings.ToLower(fd.Values[0]), strings.ToUpper(fd.Values[0])}
-					var calls []Call
+					var calls []catalog.Call
 					for _, v := range vs {
-						c := env.base(device.SendCommand, sn, t.Name)
+						c := env.Base(device.SendCommand, sn, t.Name)
 						c.Set(fd.Name, v)
 						env.putBack(ctx, c)
 						calls = append(calls, c)
@@ -111,7 +112,7 @@ func (env *Env) probes() []probe {
 				}})
 		}
 	}
-	onDevice := func(id, title, section, typeName string, change func(c *Call)) probe {
+	onDevice := func(id, title, section, typeName string, change func(c *catalog.Call)) probe {
 		return probe{id: id, title: title, section: section, contract: "2", typ: typeName, op: device.SendCommand,
 			run: func(ctx context.Context, f device.Format) {
 				var sn, typ string
@@ -119,13 +120,13 @@ func (env *Env) probes() []probe {
 					sn, _ = env.needDevice(ctx, typeName)
 					typ = typeName
 				} else {
-					d, ok := env.anyDevice()
+					d, ok := env.AnyDevice()
 					if !ok {
 						trial.From(ctx).Skip("the fleet has no device")
 					}
 					sn, typ = d.SN, d.Type
 				}
-				c := env.base(device.SendCommand, sn, typ)
+				c := env.Base(device.SendCommand, sn, typ)
 				change(&c)
 				env.putBack(ctx, c)
 				_, got := env.ask(ctx, c, f)
@@ -133,30 +134,30 @@ func (env *Env) probes() []probe {
 			}}
 	}
 	ps = append(ps,
-		onDevice("device_id-alias", "a command that names the device by device_id instead of sn", "2.2", "", func(c *Call) {
+		onDevice("device_id-alias", "a command that names the device by device_id instead of sn", "2.2", "", func(c *catalog.Call) {
 			sn := c.Get(device.FieldSN)
 			c.Drop(device.FieldSN)
-			c.Fields = append(c.Fields, Field{Name: device.FieldDeviceID, Value: sn})
+			c.Fields = append(c.Fields, catalog.Field{Name: device.FieldDeviceID, Value: sn})
 		}),
-		onDevice("device_id-and-sn", "a command that carries both device_id and sn, equal", "2.2", "", func(c *Call) {
+		onDevice("device_id-and-sn", "a command that carries both device_id and sn, equal", "2.2", "", func(c *catalog.Call) {
 			c.Set(device.FieldDeviceID, c.Get(device.FieldSN))
 		}),
-		onDevice("thermostat-one-field", "a Thermostat command with mode alone", "2.3", "Thermostat", func(c *Call) {
+		onDevice("thermostat-one-field", "a Thermostat command with mode alone", "2.3", "Thermostat", func(c *catalog.Call) {
 			c.Keep(device.FieldSN, device.FieldType, "mode")
 		}),
 		onDevice("appliance-module-type-text", `an Appliance Module Plus command whose type text is "Appliance Module" (as the published XML example)`,
-			"2.3", "Appliance Module Plus", func(c *Call) { c.Set(device.FieldType, "Appliance Module") }),
+			"2.3", "Appliance Module Plus", func(c *catalog.Call) { c.Set(device.FieldType, "Appliance Module") }),
 		onDevice("opt-other-value", `an Appliance Module Plus command with opt "eco"`, "2.3", "Appliance Module Plus",
-			func(c *Call) { c.Set("opt", "eco") }),
+			func(c *catalog.Call) { c.Set("opt", "eco") }),
 	)
 	ps = append(ps, probe{id: "format-field", title: "a command that carries the format argument naming its body's format",
 		section: "4", contract: "2", op: device.SendCommand,
 		run: func(ctx context.Context, f device.Format) {
-			d, ok := env.anyDevice()
+			d, ok := env.AnyDevice()
 			if !ok {
 				trial.From(ctx).Skip("the fleet has no device")
 			}
-			c := env.base(device.SendCommand, d.SN, d.Type)
+			c := env.Base(device.SendCommand, d.SN, d.Type)
 			c.Set(device.FieldFormat, f.String())
 			env.putBack(ctx, c)
 			_, got := env.ask(ctx, c, f)
@@ -165,20 +166,20 @@ func (env *Env) probes() []probe {
 	ps = append(ps,
 		probe{id: "message_type-other", title: `a message whose message_type is "alert"`, section: "2.4", contract: "3", op: device.SendMessage,
 			run: func(ctx context.Context, f device.Format) {
-				c := env.base(device.SendMessage, "", "")
+				c := env.Base(device.SendMessage, "", "")
 				c.Set(device.FieldMessageType, "alert")
 				_, got := env.ask(ctx, c, f)
 				observe(ctx, "message_type alert: %s", got)
 			}},
 		probe{id: "name-longest", title: "the longest name the target accepts", section: "8", contract: "3", op: device.UpdateName,
 			run: func(ctx context.Context, f device.Format) {
-				d, ok := env.anyDevice()
+				d, ok := env.AnyDevice()
 				if !ok {
 					trial.From(ctx).Skip("the fleet has no device")
 				}
 				longest := 0
 				for _, n := range []int{1, 32, 64, 65, 128, 255, 256, 1024, 4096} {
-					c := env.base(device.UpdateName, d.SN, d.Type)
+					c := env.Base(device.UpdateName, d.SN, d.Type)
 					c.Set(device.FieldName, strings.Repeat("n", n))
 					env.putBack(ctx, c)
 					r, got := env.ask(ctx, c, f)
@@ -195,8 +196,8 @@ func (env *Env) probes() []probe {
 				var ok []string
 				for _, d := range []time.Duration{-24 * time.Hour, -time.Hour, -301 * time.Second, -299 * time.Second,
 					-60 * time.Second, 60 * time.Second, 299 * time.Second, 301 * time.Second, time.Hour} {
-					c := env.base(device.SendMessage, "", "")
-					c.SetStamp(env.stampAt(d))
+					c := env.Base(device.SendMessage, "", "")
+					c.SetStamp(env.StampAt(d))
 					r, got := env.ask(ctx, c, f)
 					observe(ctx, "timestamp %+v from now: %s", d, got)
 					if accepted(r) {
@@ -215,7 +216,7 @@ func (env *Env) probes() []probe {
 					}
 					observe(ctx, "%s: %s; Content-Type %q; body %s", what, got, r.ContentType, strconv.Quote(cut(string(r.Body), 300)))
 				}
-				c := env.base(device.SendMessage, "", "")
+				c := env.Base(device.SendMessage, "", "")
 				r, got := env.ask(ctx, c, f)
 				layout("success", r, got)
 				c.Set(device.FieldMessageValue, "brightness")
@@ -236,7 +237,7 @@ func (env *Env) openFormProbes() []probe {
 	var ps []probe
 	// sendAll sends each open form of f, derived from the value the
 	// request carries, on a call build makes.
-	sendAll := func(ctx context.Context, format device.Format, f *oracle.Field, build func(context.Context) (Call, bool)) {
+	sendAll := func(ctx context.Context, format device.Format, f *oracle.Field, build func(context.Context) (catalog.Call, bool)) {
 		c, ok := build(ctx)
 		if !ok {
 			return
@@ -245,14 +246,14 @@ func (env *Env) openFormProbes() []probe {
 		if f.Kind == oracle.FormatName {
 			base = format.String()
 		}
-		var calls []Call
+		var calls []catalog.Call
 		var titles []string
 		for _, s := range f.OpenForms(base) {
 			if s.Value.JSONOnly() && format != device.JSON {
 				continue
 			}
 			c, _ := build(ctx)
-			setValue(&c, f.Name, s.Value)
+			catalog.SetValue(&c, f.Name, s.Value)
 			env.putBack(ctx, c)
 			calls, titles = append(calls, c), append(titles, s.Title)
 		}
@@ -278,32 +279,32 @@ func (env *Env) openFormProbes() []probe {
 				title: fmt.Sprintf("what the target does with the forms of %s of a %s that neither text decides", fd.Name, t.Name),
 				run: func(ctx context.Context, f device.Format) {
 					sn, _ := env.needDevice(ctx, t.Name)
-					sendAll(ctx, f, fd, func(context.Context) (Call, bool) {
-						c := env.base(device.SendCommand, sn, t.Name)
+					sendAll(ctx, f, fd, func(context.Context) (catalog.Call, bool) {
+						c := env.Base(device.SendCommand, sn, t.Name)
 						c.Set(fd.Name, base)
 						return c, true
 					})
 				}})
 		}
 	}
-	onAny := func(op device.Operation) func(context.Context) (Call, bool) {
-		return func(ctx context.Context) (Call, bool) {
-			d, ok := env.anyDevice()
+	onAny := func(op device.Operation) func(context.Context) (catalog.Call, bool) {
+		return func(ctx context.Context) (catalog.Call, bool) {
+			d, ok := env.AnyDevice()
 			if !ok && op != device.SendMessage {
 				trial.From(ctx).Skip("the fleet has no device")
 			}
-			return env.base(op, d.SN, d.Type), true
+			return env.Base(op, d.SN, d.Type), true
 		}
 	}
 	for _, x := range []struct {
 		f       *oracle.Field
 		op      device.Operation
 		section string
-		build   func(context.Context) (Call, bool)
+		build   func(context.Context) (catalog.Call, bool)
 	}{
 		{&oracle.TypeField, device.SendCommand, "2.3", onAny(device.SendCommand)},
 		{&oracle.TimestampF, device.SendMessage, "2.1", onAny(device.SendMessage)},
-		{&oracle.FormatField, device.SendMessage, "4", func(ctx context.Context) (Call, bool) {
+		{&oracle.FormatField, device.SendMessage, "4", func(ctx context.Context) (catalog.Call, bool) {
 			c, _ := onAny(device.SendMessage)(ctx)
 			c.Set(device.FieldFormat, "json")
 			return c, true
@@ -324,8 +325,8 @@ func (env *Env) openFormProbes() []probe {
 				if b.Format != f {
 					continue
 				}
-				c := env.base(device.SendMessage, "", "")
-				valid := encoded(&env.Bench, c, f)
+				c := env.Base(device.SendMessage, "", "")
+				valid := catalog.Encoded(&env.Bench, c, f)
 				edit := b.Edit
 				c.Raw = func(device.Format) []byte { return []byte(edit(string(valid))) }
 				_, got := env.ask(ctx, c, f)

@@ -3,6 +3,7 @@ package conformance
 import (
 	"testing"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/rules"
 )
 
@@ -13,8 +14,8 @@ import (
 // has a MUST case on each side it covers; every pattern matches a case;
 // and every case belongs to some rule.
 func TestEveryRuleIsCoveredBothWays(t *testing.T) {
-	cases := Cases()
-	valid := func(c Case) bool { return c.Want.OK || c.Want.ContractOK }
+	cases := catalog.Cases()
+	valid := func(c catalog.Case) bool { return c.Want.OK || c.Want.ContractOK }
 	used := map[string]bool{}
 	for _, r := range rules.All() {
 		for _, side := range []struct {

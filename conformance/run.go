@@ -72,6 +72,9 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env := cfg.Env
 	x := &execution{cfg: cfg}
 	env.slow.suite = cfg.Suite
+	// Unless the pre-flight took it, the message count before the first
+	// check sends anything (settle.go).
+	env.countLog(ctx)
 	env.declareChecks()
 	ginkgo.ReportAfterEach(func(ginkgo.SpecReport) { env.done.Add(1) })
 	// Every device the run changed is put back once, after the last check.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -90,6 +91,31 @@ type logTrack struct {
 
 func msgKey(mac string) string { return "messages of " + hexOnly(mac) }
 
+// countLog takes the tested gateway's message count before the run sends
+// anything, where the observer gives it: every message the run sends from
+// then on is awaited by count as well as by content. Without the count,
+// a message like the last one awaited, still on its way, would pass for
+// it (every valid message of a serial run is alike), and land in the
+// middle of a later check.
+func (env *Env) countLog(ctx context.Context) {
+	if env.Settle <= 0 || env.Observer == "" || !env.ObserverCounts || env.Target == nil {
+		return
+	}
+	l, err := env.readLogNow(ctx, env.Target.MAC)
+	if err != nil || !l.Counted {
+		return
+	}
+	s := &env.settle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logs == nil {
+		s.logs = map[string]*logTrack{}
+	}
+	if s.logs[hexOnly(env.Target.MAC)] == nil {
+		s.logs[hexOnly(env.Target.MAC)] = &logTrack{base: l.Total, known: true}
+	}
+}
+
 // hexOnly is an identifier's hexadecimal digits in lower case: the key
 // of a gateway or device whatever accepted form a request wrote it in.
 func hexOnly(s string) string {
@@ -114,7 +140,7 @@ func (env *Env) track(req client.Request, r *client.Response) {
 	}
 	fields := map[string]string{}
 	add := func(k, v string) {
-		for canon, j := range jsonNames {
+		for canon, j := range catalog.JSONNames {
 			if j == k {
 				k = canon
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -55,7 +56,7 @@ func settleEnv(t *testing.T, d *lateDevice) *Env {
 	srv := httptest.NewServer(d)
 	t.Cleanup(srv.Close)
 	return &Env{Observer: srv.URL, Settle: 2 * time.Second,
-		Bench: Bench{Target: &fleet.Target{MAC: settleMAC, Devices: map[string]fleet.Device{"Appliance Module": {SN: settleSN, Type: "Appliance Module"}}}}}
+		Bench: catalog.Bench{Target: &fleet.Target{MAC: settleMAC, Devices: map[string]fleet.Device{"Appliance Module": {SN: settleSN, Type: "Appliance Module"}}}}}
 }
 
 // command is an accepted command setting io, as track sees it.

@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -26,13 +27,13 @@ import (
 // calls valid, and the rule that a rejected request changes nothing, a
 // SHOULD. They carry the tags sim and effect, and are skipped, with the
 // one line of NotObservedPrefix, when the run has no observer.
-func (env *Env) declareSim(c Case, f device.Format, id string) {
+func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 	valid := c.Want.OK || c.Want.ContractOK
 	level := check.Should
 	if c.Want.OK {
 		level = check.Must
 	}
-	m := c.meta(id+".sim", level, f, capital(c.Title)+": the state the observer shows follows", "", "sim", "effect")
+	m := caseMeta(&c, id+".sim", level, f, capital(c.Title)+": the state the observer shows follows", "", "sim", "effect")
 	m.Section, m.Contract = "3", "3"
 	// It judges the state, by CONTRACT 3 and 7, not the sentence that
 	// refuses the request.
@@ -69,7 +70,7 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 			}
 		}
 		var before, after state
-		var sent Call
+		var sent catalog.Call
 		var r *client.Response
 		env.onStandIn(ctx, t, why, func() {
 			req := env.buildCase(ctx, c, f)
@@ -80,7 +81,7 @@ func (env *Env) declareSim(c Case, f device.Format, id string) {
 		if !valid {
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 			trial.From(ctx).Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
-			trial.From(ctx).Expect(before.Log.UnchangedBy(after.Log, observer.Message{Type: sent.Get(device.FieldMessageType), Value: sent.Get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages")
+			trial.From(ctx).Expect(before.Log.UnchangedBy(after.Log, observer.Message{Type: sent.Get(device.FieldMessageType), Value: sent.Get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages (%s)", before.Log.Change(after.Log))
 			ctl.conclude(ctx)
 			return
 		}
@@ -111,7 +112,7 @@ type state struct {
 	Log    observer.Log
 }
 
-func (env *Env) snapshot(ctx context.Context, c Call) state {
+func (env *Env) snapshot(ctx context.Context, c catalog.Call) state {
 	ginkgo.GinkgoHelper()
 	if st, ok := env.replayStep(ctx, true); ok {
 		return *st.st
@@ -141,7 +142,7 @@ func (env *Env) snapshot(ctx context.Context, c Call) state {
 // expectApplied checks that an accepted call did what it said. strict
 // holds the CONTRACT's forms too (an enumerated value in its published
 // case); without it, a MUST check, letter case is not judged.
-func expectApplied(ctx context.Context, c Call, before, after state, strict bool) {
+func expectApplied(ctx context.Context, c catalog.Call, before, after state, strict bool) {
 	ginkgo.GinkgoHelper()
 	switch c.Op {
 	case device.SendCommand:
@@ -241,7 +242,7 @@ func normalize(m map[string]any) map[string]string {
 // checks never depend on a device's state before them (the simulator
 // checks read it), and a read and a restoring command around each of
 // some 1,500 checks would double the requests of a run.
-func (env *Env) putBack(ctx context.Context, c Call) {
+func (env *Env) putBack(ctx context.Context, c catalog.Call) {
 	if env.DryRun || c.SN == "" || c.Op == device.SendMessage {
 		return
 	}
@@ -305,7 +306,7 @@ func (env *Env) putBackAll(ctx context.Context) {
 			defer func() { <-sem; wg.Done() }()
 			d := t.dev
 			if t.name != "" {
-				r := env.base(device.UpdateName, d.SN, d.Type)
+				r := env.Base(device.UpdateName, d.SN, d.Type)
 				r.Set(device.FieldMAC, t.mac)
 				r.Set(device.FieldName, t.name)
 				if !put(r.Request(device.JSON)) {
@@ -316,7 +317,7 @@ func (env *Env) putBackAll(ctx context.Context) {
 			if !ok || len(t.state) < len(ty.Fields) {
 				return // the fleet does not say the whole state; nothing to put back
 			}
-			r := env.base(device.SendCommand, d.SN, d.Type)
+			r := env.Base(device.SendCommand, d.SN, d.Type)
 			r.Set(device.FieldMAC, t.mac)
 			for _, fd := range ty.Fields {
 				r.Set(fd.Name, normalize(map[string]any{"v": t.state[fd.Name]})["v"])

@@ -8,6 +8,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -67,7 +68,7 @@ func (st *standIns) answered(id string, f device.Format, ok bool) {
 // check in format f, when that device is slow: a Target whose device of
 // the case's type is the stand-in, on its gateway; nil to run the check
 // on the device itself.
-func (env *Env) standIn(c Case, f device.Format) (*fleet.Target, fleet.Device, string) {
+func (env *Env) standIn(c catalog.Case, f device.Format) (*fleet.Target, fleet.Device, string) {
 	if c.Op != device.SendCommand || c.Field == "" || c.WholeFleet || env.DryRun || env.Worker > 0 || env.Fleet == nil {
 		return nil, fleet.Device{}, ""
 	}

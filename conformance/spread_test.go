@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/fixtures"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -43,17 +44,17 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 		}
 		return out
 	}
-	serial := &Env{Bench: Bench{Fleet: f, Target: tgt, Workers: 1}}
+	serial := &Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Workers: 1}}
 	if got := sns(serial.sameType("Thermostat", slowSN)); len(got) != 2 || got[0] != sameGW+"@a4c138f0e2b1" || got[1] != otherGW+"@a4c138f0e2b2" {
 		t.Errorf("serial stand-ins %v, want the tested gateway's second Thermostat, then the other gateway's (never another account's)", got)
 	}
-	two := &Env{Bench: Bench{Fleet: f, Target: tgt, Workers: 2}}
+	two := &Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Workers: 2}}
 	if got := sns(two.sameType("Thermostat", slowSN)); len(got) != 1 || got[0] != otherGW+"@a4c138f0e2b2" {
 		t.Errorf("--parallel 2 stand-ins %v, want only the other gateway's (worker 1 uses the second Thermostat)", got)
 	}
 
-	c := Case{ID: "command.thermostat.mode.x", Op: device.SendCommand, Type: "Thermostat", Field: "mode", Value: "Cool"}
-	env := &Env{Bench: Bench{Fleet: f, Target: tgt, Workers: 1}}
+	c := catalog.Case{ID: "command.thermostat.mode.x", Op: device.SendCommand, Type: "Thermostat", Field: "mode", Value: "Cool"}
+	env := &Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Workers: 1}}
 	if nt, _, _ := env.standIn(c, device.JSON); nt != nil {
 		t.Fatal("a device with no answer times known moved its check")
 	}
@@ -91,14 +92,14 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 		t.Errorf("progress note %q does not count the moved checks", note)
 	}
 	// A refusal, a message or a case without a field never moves.
-	for _, x := range []Case{{Op: device.SendCommand, Type: "Thermostat"}, {Op: device.SendMessage, Field: "mode", Type: "Thermostat"}, {Op: device.SendCommand, Type: "Thermostat", Field: "mode", WholeFleet: true}} {
+	for _, x := range []catalog.Case{{Op: device.SendCommand, Type: "Thermostat"}, {Op: device.SendMessage, Field: "mode", Type: "Thermostat"}, {Op: device.SendCommand, Type: "Thermostat", Field: "mode", WholeFleet: true}} {
 		if nt, _, _ := env.standIn(x, device.JSON); nt != nil {
 			t.Errorf("case %+v moved", x)
 		}
 	}
 	// A worker other than 0 never moves a check (worker 0 runs the
 	// checks that watch other gateways).
-	w1 := &Env{Bench: Bench{Fleet: f, Target: tgt, Workers: 2, Worker: 1}}
+	w1 := &Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Workers: 2, Worker: 1}}
 	w1.slow.answers = env.slow.answers
 	w1.standIn(c, device.JSON)
 	if nt, _, _ := w1.standIn(c, device.JSON); nt != nil {
@@ -109,7 +110,7 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 	// the progress line says why the state checks stay.
 	demo := fleet.Demo()
 	dt, _ := demo.Target()
-	alone := &Env{Bench: Bench{Fleet: demo, Target: dt, Workers: 1}}
+	alone := &Env{Bench: catalog.Bench{Fleet: demo, Target: dt, Workers: 1}}
 	alone.slow.answers = map[string][]time.Duration{hexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
 	alone.standIn(c, device.JSON)
 	if nt, _, _ := alone.standIn(c, device.JSON); nt != nil {

@@ -20,7 +20,7 @@ import (
 // fails this test until it is listed here with the reason it holds no
 // run's state.
 var packageVars = map[string]string{
-	"samplecases.go sampleTag":          "table",
+	"catalog/samplecases.go sampleTag":  "table",
 	"trial/trial.go ended":              "the panic value that stops a recorded body",
 	"trial/trial.go failHandler":        "the process's fail handler, as Gomega keeps its own: the same for every run of the process",
 	"trial/trial.go failMu":             "guards failHandler",
@@ -45,7 +45,7 @@ var packageVars = map[string]string{
 	"check/check.go mu":                 "guards registry",
 	"check/check.go registry":           "the catalog's metadata, the same for every run",
 	"check/sections.go Sections":        "table",
-	"draw.go notSettingChar":            "pattern",
+	"catalog/draw.go notSettingChar":    "pattern",
 	"observer/observer.go observerHTTP": "an HTTP client without run state (its idle connections only)",
 	"failure.go typed":                  "pattern",
 	"failure.go matcher":                "pattern",
@@ -60,7 +60,7 @@ var packageVars = map[string]string{
 	"report/html.go pageBase":           "parsed template, cloned per report",
 	"report/report.go Formats":          "table",
 	"report/write.go Writers":           "table of report files",
-	"request.go jsonNames":              "table",
+	"catalog/call.go JSONNames":         "table",
 	"rules/rules.go source":             "embedded file",
 	"rules/rules.go once":               "the rules, parsed once from the embedded file",
 	"rules/rules.go all":                "the rules, parsed once from the embedded file",

@@ -9,6 +9,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/rules"
@@ -29,7 +30,7 @@ const suiteText = "Gateway Device Management Interface"
 
 // declareAll declares every check, in the order a serial run runs them.
 func (env *Env) declareAll() {
-	for _, c := range Cases() {
+	for _, c := range catalog.Cases() {
 		env.declare(c)
 	}
 	env.declareEffects()
@@ -38,7 +39,7 @@ func (env *Env) declareAll() {
 
 // meta fills the metadata every check of a case shares; f is 0 for the
 // parity check, which sends in both formats.
-func (c *Case) meta(id string, level check.Level, f device.Format, title, assertion string, tags ...string) check.Meta {
+func caseMeta(c *catalog.Case, id string, level check.Level, f device.Format, title, assertion string, tags ...string) check.Meta {
 	m := check.Meta{ID: id, Level: level, Section: c.Section, Title: title, Assertion: assertion,
 		Operation: c.Op.Name(), DeviceType: c.Type, Tags: append(append([]string{}, c.Tags...), tags...),
 		Traits: c.Traits(f == 0)}
@@ -63,7 +64,7 @@ func (c *Case) meta(id string, level check.Level, f device.Format, title, assert
 	return m
 }
 
-func (env *Env) declare(c Case) {
+func (env *Env) declare(c catalog.Case) {
 	// Levels follow the source of the sentence (oracle.MustLevel): a
 	// refusal that rests on the CONTRACT alone keeps its SHOULD checks
 	// and has no MUST one.
@@ -75,19 +76,19 @@ func (env *Env) declare(c Case) {
 		refusal := !c.Want.OK && !c.Want.ContractOK
 		switch {
 		case c.Want.OK:
-			env.itPlanned(c.meta(id, check.Must, f, capital(c.Title)+" is answered with success",
+			env.itPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" MUST be answered with status success."), plan{c: c, formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
 			})
 		case c.Want.ContractOK:
-			env.itPlanned(c.meta(id, check.Should, f, capital(c.Title)+" is answered with success",
+			env.itPlanned(caseMeta(&c, id, check.Should, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), plan{c: c, formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
 			})
 		case c.Want.Must:
-			env.itPlanned(c.meta(id, check.Must, f, capital(c.Title)+" is rejected",
+			env.itPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered with success."), plan{c: c, formats: one, refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
@@ -96,7 +97,7 @@ func (env *Env) declare(c Case) {
 			})
 		}
 		if refusal {
-			env.itPlanned(c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
+			env.itPlanned(caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
 				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), plan{c: c, formats: one, refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
@@ -108,7 +109,7 @@ func (env *Env) declare(c Case) {
 			})
 		}
 		if c.Want.OK && hasTag(c.Tags, "valid") {
-			m := c.meta(id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
+			m := caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
 				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
 			m.Section = "2.5" // the response's status field
 			env.itPlanned(m, plan{c: c, formats: one}, func(ctx context.Context) {
@@ -127,7 +128,7 @@ func (env *Env) declare(c Case) {
 		if c.Want.OK || c.Want.Must {
 			level = check.Must
 		}
-		env.itPlanned(c.meta(c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
+		env.itPlanned(caseMeta(&c, c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
 			capital(c.Title)+" "+map[check.Level]string{check.Must: "MUST", check.Should: "SHOULD"}[level]+
 				" get the same verdict and status code in JSON as in XML.", "parity"),
 			plan{c: c, formats: []device.Format{device.JSON, device.XML}, refusal: !c.Want.OK && !c.Want.ContractOK}, func(ctx context.Context) {
@@ -167,13 +168,13 @@ func (env *Env) itPlanned(m check.Meta, p plan, body func(context.Context)) bool
 
 // sendCase builds a case's request, arranges for the device to be put back
 // afterwards, and sends it.
-func (env *Env) sendCase(ctx context.Context, c Case, f device.Format) *client.Response {
+func (env *Env) sendCase(ctx context.Context, c catalog.Case, f device.Format) *client.Response {
 	ginkgo.GinkgoHelper()
 	_, r := env.sendCaseCall(ctx, c, f)
 	return r
 }
 
-func (env *Env) sendCaseCall(ctx context.Context, c Case, f device.Format) (Call, *client.Response) {
+func (env *Env) sendCaseCall(ctx context.Context, c catalog.Case, f device.Format) (catalog.Call, *client.Response) {
 	ginkgo.GinkgoHelper()
 	req := env.buildCase(ctx, c, f)
 	env.putBack(ctx, req)
@@ -181,7 +182,7 @@ func (env *Env) sendCaseCall(ctx context.Context, c Case, f device.Format) (Call
 	return req, env.send(ctx, req, f)
 }
 
-func (env *Env) buildCase(ctx context.Context, c Case, f device.Format) Call {
+func (env *Env) buildCase(ctx context.Context, c catalog.Case, f device.Format) catalog.Call {
 	ginkgo.GinkgoHelper()
 	req, skip := c.Build(&env.Bench, f, c.ID)
 	if skip != "" {
@@ -190,43 +191,8 @@ func (env *Env) buildCase(ctx context.Context, c Case, f device.Format) Call {
 	return req
 }
 
-func (w Expectation) String(f device.Format) string {
-	s := fmt.Sprintf("%d", w.Status)
-	if len(w.Codes) > 0 {
-		s += " with error " + strings.Join(w.Codes, " or ")
-	}
-	if w.Field != "" {
-		s += " on field " + w.WireField(f)
-	}
-	s += " in " + w.ErrorFormat(f).String()
-	if w.Allow {
-		s += " and Allow: POST"
-	}
-	return s
-}
-
-// WireField is the field as the answer should name it.
-func (w Expectation) WireField(f device.Format) string {
-	if w.Literal {
-		return w.Field
-	}
-	return WireName(f, w.Field)
-}
-
-func (w Expectation) ErrorFormat(f device.Format) device.Format {
-	switch {
-	case w.JSONError:
-		return device.JSON
-	case w.OtherFormat && f == device.JSON:
-		return device.XML
-	case w.OtherFormat:
-		return device.JSON
-	}
-	return f
-}
-
 // expectError checks an answer against the CONTRACT's error.
-func expectError(ctx context.Context, r *client.Response, w Expectation, f device.Format) {
+func expectError(ctx context.Context, r *client.Response, w catalog.Expectation, f device.Format) {
 	ginkgo.GinkgoHelper()
 	trial.From(ctx).Expect(r.Status).To(gomega.Equal(w.Status), "status code: %s", describe(r))
 	expectFormat(ctx, r, w.ErrorFormat(f))

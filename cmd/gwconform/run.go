@@ -25,6 +25,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/report"
@@ -382,7 +383,7 @@ func (m *runMain) Open(ctx context.Context) error {
 			return errUsage
 		}
 	}
-	e := &conformance.Env{Bench: conformance.Bench{Fleet: f, Target: tgt, Location: f.Location(), Now: time.Now},
+	e := &conformance.Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Location: f.Location(), Now: time.Now},
 		DryRun: o.DryRun, AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency}
 	if o.Target == "" {
 		sim, err := m.StartEmbedded(f)

@@ -52,9 +52,8 @@ func farAway(t *testing.T, target string, min, max time.Duration, seed int64) st
 // touches (the default --concurrency) gives every check the verdict the
 // run that sends one request at a time (--concurrency 1) gives, with the
 // same seed: a faithful gwsim, one with a bug in a refusal of each
-// operation, and one that asks now and then to retry. (A target that
-// applies changes late is TestLateChangesPassOnceSettled's, serial and
-// --parallel.)
+// operation, one that asks now and then to retry, and one that applies
+// each change 300 ms after its answer.
 func TestScheduledVerdictsEqualSerial(t *testing.T) {
 	simtest.Heavy(t)
 	served := func(wrap func(h http.Handler) http.Handler) string { return inProcessSim(t, device.RefuseOpen, wrap) }
@@ -83,6 +82,7 @@ func TestScheduledVerdictsEqualSerial(t *testing.T) {
 		{"faithful", served(as), nil},
 		{"refusals accepted", served(buggy), []string{"command.light-dimmer.dimming.101.json", "update_name.name.too-long.xml.contract"}},
 		{"asks to retry", served(limiting), nil},
+		{"applies late", lagging(t, fleet.Demo(), 300*time.Millisecond), nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			far := farAway(t, c.target, 6*time.Millisecond, 12*time.Millisecond, 7)

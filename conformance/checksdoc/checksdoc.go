@@ -6,11 +6,13 @@ package checksdoc
 
 import (
 	"fmt"
-	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 	"sort"
 	"strings"
 
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
+
 	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 )
 
@@ -115,7 +117,7 @@ func (q *quotes) write(b *strings.Builder) {
 // generator made (tag gen:…).
 func generatedCheck(m check.Meta) bool {
 	for _, t := range m.Tags {
-		if strings.HasPrefix(t, conformance.GenTag) {
+		if strings.HasPrefix(t, catalog.GenTag) {
 			return true
 		}
 	}

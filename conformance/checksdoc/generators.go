@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
@@ -16,9 +17,9 @@ import (
 // cases and checks that send them; then each rule with its generators.
 func generatorsSection() string {
 	cases := map[string]int{}
-	for _, c := range conformance.Cases() {
+	for _, c := range catalog.Cases() {
 		for _, tag := range c.Tags {
-			if g, ok := strings.CutPrefix(tag, conformance.GenTag); ok {
+			if g, ok := strings.CutPrefix(tag, catalog.GenTag); ok {
 				cases[g]++
 			}
 		}
@@ -28,7 +29,7 @@ func generatorsSection() string {
 	for _, m := range conformance.Checks() {
 		gen := ""
 		for _, tag := range m.Tags {
-			if g, ok := strings.CutPrefix(tag, conformance.GenTag); ok {
+			if g, ok := strings.CutPrefix(tag, catalog.GenTag); ok {
 				gen = g
 				checks[g]++
 			}
@@ -71,7 +72,7 @@ func generatorsSection() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.ID, r.Level, strings.Join(parts, ", "))
 	}
 	b.WriteString(familiesTable())
-	held := conformance.HeldBackForms()
+	held := catalog.HeldBackForms()
 	slices.Sort(held)
 	if len(held) > 0 {
 		b.WriteString("\nNot well-formed XML that the reference simulator still accepts (its reader, Go's encoding/xml, does not check\n")
@@ -95,9 +96,9 @@ func familiesTable() string {
 	fams := map[string]*family{}
 	var order []string
 	caseOf := map[string]string{}
-	for _, c := range conformance.Cases() {
+	for _, c := range catalog.Cases() {
 		for _, tag := range c.Tags {
-			g, ok := strings.CutPrefix(tag, conformance.GenTag)
+			g, ok := strings.CutPrefix(tag, catalog.GenTag)
 			if !ok {
 				continue
 			}

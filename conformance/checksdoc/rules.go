@@ -5,14 +5,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/rules"
 )
 
 // rulesSection is the rules list as Markdown for docs/checks.md: each rule
 // with the cases that send something it allows and something it forbids.
 func rulesSection() string {
-	cases := conformance.Cases()
+	cases := catalog.Cases()
 	count := func(ps []string) int {
 		n := 0
 		for _, c := range cases {
@@ -57,7 +57,7 @@ func rulesSection() string {
 // boundariesSection lists, rule by rule, every boundary the suite judges:
 // each case that sends a value at a boundary, one smallest step inside it
 // or one step outside it (label boundary), with what the oracle expects.
-func boundariesSection(cases []conformance.Case) string {
+func boundariesSection(cases []catalog.Case) string {
 	var b strings.Builder
 	b.WriteString("### Boundaries\n\n")
 	b.WriteString("Every boundary of both texts is judged one smallest step inside it and one step outside it, on each side\n")

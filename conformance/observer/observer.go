@@ -290,6 +290,16 @@ func (before Log) UnchangedBy(after Log, m Message) bool {
 	return before.Same(after)
 }
 
+// Change says in words how the log went from before to after: the
+// counts, and the newest message after.
+func (before Log) Change(after Log) string {
+	s := fmt.Sprintf("%d before, %d after", before.Total, after.Total)
+	if after.Last != nil {
+		s += fmt.Sprintf("; the newest %s=%q", after.Last.Type, after.Last.Value)
+	}
+	return s
+}
+
 // same says whether the log is unchanged.
 func (before Log) Same(after Log) bool {
 	if before.Counted && after.Counted {

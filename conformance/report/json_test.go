@@ -26,8 +26,12 @@ func TestJSONWritesEachExchangeOnce(t *testing.T) {
 	failed := func(id string, exs ...client.Exchange) report.Result {
 		return report.Result{ID: id, Level: "MUST", Section: "2.3", Title: id, Outcome: report.Failed, State: report.Failed, Failure: "accepted", Exchanges: exs}
 	}
+	// A check confirmed alone: its control is another check's exchange,
+	// and its own request, sent twice, is the same exchange twice.
+	c := ex(`{"control":{"dimming":"-1"}}`)
 	d := report.Document{Target: "http://gw", Verdict: report.VerdictFail, Results: []report.Result{
 		failed("D.json", a), failed("D.json.contract", a), failed("D.parity", a, b), failed("D.xml", b), failed("L.json", long),
+		failed("N.json", b, c, c), failed("N.json.contract", c),
 	}}
 	path := filepath.Join(t.TempDir(), report.JSONFile)
 	if err := report.WriteJSON(path, d); err != nil {
@@ -41,7 +45,8 @@ func TestJSONWritesEachExchangeOnce(t *testing.T) {
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]string{"D.json": {a.RequestBody}, "D.json.contract": {a.RequestBody}, "D.parity": {a.RequestBody, b.RequestBody}, "D.xml": {b.RequestBody}}
+	want := map[string][]string{"D.json": {a.RequestBody}, "D.json.contract": {a.RequestBody}, "D.parity": {a.RequestBody, b.RequestBody}, "D.xml": {b.RequestBody},
+		"N.json": {b.RequestBody, c.RequestBody, c.RequestBody}, "N.json.contract": {c.RequestBody}}
 	for _, r := range got.Results {
 		var bodies []string
 		for _, e := range r.Exchanges {

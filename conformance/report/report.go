@@ -970,15 +970,39 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 			}
 			id, n, ok := exchangeRef(ref)
 			j, known := byID[id]
-			if !ok || !known || n >= len(d.Results[j].Exchanges) || len(d.Results[j].SameExchangesAs) > 0 && d.Results[j].SameExchangesAs[n] != "" {
+			k, written := -1, false
+			if ok && known {
+				k, written = d.Results[j].writtenAt(n)
+			}
+			if !written {
 				return fmt.Errorf("report: %s: same_exchanges_as %q names no exchange written", r.ID, ref)
 			}
-			all = append(all, d.Results[j].Exchanges[n])
+			all = append(all, d.Results[j].Exchanges[k])
 		}
 		d.Results[i].Exchanges = all
 		d.Results[i].SameExchangesAs = nil
 	}
 	return nil
+}
+
+// writtenAt is where the n-th of a result's exchanges (from 0, counting
+// those written at another check) is among those written with it: a
+// reference names an exchange by its place in the whole list, and the
+// result may not be filled in yet.
+func (r Result) writtenAt(n int) (int, bool) {
+	if len(r.SameExchangesAs) == 0 {
+		return n, n >= 0 && n < len(r.Exchanges)
+	}
+	if n < 0 || n >= len(r.SameExchangesAs) || r.SameExchangesAs[n] != "" {
+		return 0, false
+	}
+	k := 0
+	for _, ref := range r.SameExchangesAs[:n] {
+		if ref == "" {
+			k++
+		}
+	}
+	return k, k < len(r.Exchanges)
 }
 
 // fillFromCatalog puts back what this process's catalog says of a check

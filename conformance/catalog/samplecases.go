@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"strconv"
@@ -81,8 +81,8 @@ func samplesOf(f *oracle.Field, base string) []oracle.Sample {
 	return append(append(f.Edges(), f.Forms(base)...), f.Broken(base)...)
 }
 
-// pick is the sample of f with the given slug, derived from base.
-func pick(f *oracle.Field, base, slug string) (oracle.Sample, bool) {
+// Pick is the sample of f with the given slug, derived from base.
+func Pick(f *oracle.Field, base, slug string) (oracle.Sample, bool) {
 	for _, s := range samplesOf(f, base) {
 		if s.Slug == slug {
 			return s, true
@@ -110,11 +110,11 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 	if strings.Contains(slug, "case") {
 		c.Tags = append(c.Tags, "letter-case")
 	}
-	c.Build = onOp(op, func(e *Bench, c *Call, format device.Format, _ string) string {
+	c.Build = OnOp(op, func(e *Bench, c *Call, format device.Format, _ string) string {
 		if f.Name == device.FieldSign {
 			c.KeepSign = true
 			if s.Verdict.OK { // a valid form of the real sign
-				if skip := e.signAs(c, format, e.Target.Key); skip != "" {
+				if skip := e.SignAs(c, format, e.Target.Key); skip != "" {
 					return skip
 				}
 			}
@@ -126,11 +126,11 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 		if f.Kind == oracle.FormatName {
 			base = format.String()
 		}
-		got, ok := pick(f, base, slug)
+		got, ok := Pick(f, base, slug)
 		if !ok {
 			return report.NoSample + slug + " of " + f.Name + " derived from " + base
 		}
-		setValue(c, f.Name, got.Value)
+		SetValue(c, f.Name, got.Value)
 		return ""
 	})
 	return c
@@ -147,9 +147,9 @@ func wantOf(v oracle.Verdict, field string) Expectation {
 	return Expectation{Must: v.Must, Status: v.Status, Codes: append([]string{v.Code}, v.Also...), Field: field, Quote: v.Quote}
 }
 
-// setValue sets a field to a sample's value: a string, a JSON number or
+// SetValue sets a field to a sample's value: a string, a JSON number or
 // another JSON value as written.
-func setValue(c *Call, name string, v oracle.Value) {
+func SetValue(c *Call, name string, v oracle.Value) {
 	switch v.Kind {
 	case oracle.Number:
 		c.SetNum(name, v.Raw)
@@ -170,7 +170,7 @@ func sampleCase(id, title, section, contract string, op device.Operation, field 
 	build func(change func(*Bench, *Call, device.Format, string) string) func(*Bench, device.Format, string) (Call, string)) Case {
 	c := Case{ID: id + "." + s.Slug, Op: op, Title: title + " " + s.Title, Section: section, Contract: contract,
 		Want: wantOf(s.Verdict, field), Tags: []string{sampleTag[s.Class]},
-		Build: build(func(_ *Bench, c *Call, _ device.Format, _ string) string { setValue(c, field, s.Value); return "" })}
+		Build: build(func(_ *Bench, c *Call, _ device.Format, _ string) string { SetValue(c, field, s.Value); return "" })}
 	if s.Value.JSONOnly() {
 		c.Formats = []device.Format{device.JSON}
 	}

@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"context"
@@ -31,12 +31,12 @@ type peer struct {
 
 const (
 	skipOneAccount = "the fleet has a single account with a key and a gateway: cross-account isolation not covered"
-	skipOneGateway = "the fleet has no device on a gateway other than the tested one: cross-gateway isolation not covered"
+	SkipOneGateway = "the fleet has no device on a gateway other than the tested one: cross-gateway isolation not covered"
 )
 
-// otherAccount is the first account other than the tested one that has a
+// OtherAccount is the first account other than the tested one that has a
 // key and a gateway.
-func (env *Bench) otherAccount() (peer, bool) {
+func (env *Bench) OtherAccount() (peer, bool) {
 	for _, a := range env.Fleet.Accounts {
 		if a.ID == env.Target.AccountID || len(a.APIKeys) == 0 || len(a.Gateways) == 0 {
 			continue
@@ -50,9 +50,9 @@ func (env *Bench) otherAccount() (peer, bool) {
 	return peer{}, false
 }
 
-// foreignDevice is a device on a gateway other than the tested one: of the
+// ForeignDevice is a device on a gateway other than the tested one: of the
 // tested account if it has one, else of any account.
-func (env *Bench) foreignDevice() (fleet.Device, bool) {
+func (env *Bench) ForeignDevice() (fleet.Device, bool) {
 	var other *fleet.Device
 	for _, a := range env.Fleet.Accounts {
 		for _, g := range a.Gateways {
@@ -74,10 +74,10 @@ func (env *Bench) foreignDevice() (fleet.Device, bool) {
 	return fleet.Device{}, false
 }
 
-// signAs signs a call with another key of the fleet: by md5 with that key's
+// SignAs signs a call with another key of the fleet: by md5 with that key's
 // secret, else with the run's signer (a sign command is given the api_key
 // among the fields and signs for it).
-func (env *Bench) signAs(c *Call, f device.Format, key fleet.APIKey) string {
+func (env *Bench) SignAs(c *Call, f device.Format, key fleet.APIKey) string {
 	s := env.Signer
 	if env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0 {
 		s = client.MD5Signer{APIKey: key.Key, Secret: key.Secret}
@@ -110,11 +110,11 @@ func fleetCases() []Case {
 		add(Case{ID: "fleet." + op.Name() + ".device-on-another-gateway", Op: op, Section: "2.2", Contract: "3",
 			Title: "a " + op.Name() + " request through the tested gateway to a device of another gateway",
 			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				d, ok := e.foreignDevice()
+				d, ok := e.ForeignDevice()
 				if !ok {
-					return Call{}, skipOneGateway
+					return Call{}, SkipOneGateway
 				}
-				c := e.base(op, d.SN, d.Type)
+				c := e.Base(op, d.SN, d.Type)
 				c.SN, c.Type = "", "" // nothing of the tested gateway to put back
 				return c, ""
 			},
@@ -126,15 +126,15 @@ func fleetCases() []Case {
 		add(Case{ID: "fleet." + op.Name() + ".other-key-on-this-account", Op: op, Section: "5", Contract: "1",
 			Title: "a " + op.Name() + " request signed with another account's key for the tested account and gateway",
 			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.otherAccount()
+				p, ok := e.OtherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
 				}
-				c, skip := onOp(op, nil)(e, f, id)
+				c, skip := OnOp(op, nil)(e, f, id)
 				if skip != "" {
 					return c, skip
 				}
-				return c, e.signAs(&c, f, p.Key)
+				return c, e.SignAs(&c, f, p.Key)
 			},
 			Want: Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}})
 		// The other account's key, for its own account, on the tested
@@ -142,30 +142,30 @@ func fleetCases() []Case {
 		add(Case{ID: "fleet." + op.Name() + ".other-key-on-this-gateway", Op: op, Section: "5", Contract: "3",
 			Title: "a " + op.Name() + " request by another account, with its own key and id, to the tested gateway",
 			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.otherAccount()
+				p, ok := e.OtherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
 				}
-				c, skip := onOp(op, nil)(e, f, id)
+				c, skip := OnOp(op, nil)(e, f, id)
 				if skip != "" {
 					return c, skip
 				}
 				c.Set(device.FieldAccount, p.AccountID)
-				return c, e.signAs(&c, f, p.Key)
+				return c, e.SignAs(&c, f, p.Key)
 			},
 			Want: Expectation{Must: true, Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC}})
 		// The tested key, for its own account, on the other account's gateway.
 		add(Case{ID: "fleet." + op.Name() + ".this-key-on-other-gateway", Op: op, Section: "5", Contract: "3",
 			Title: "a " + op.Name() + " request with the tested key and account to another account's gateway",
 			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.otherAccount()
+				p, ok := e.OtherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
 				}
 				if op != device.SendMessage && !p.HasDevice {
 					return Call{}, "the other account's gateway has no device: not covered"
 				}
-				c := e.base(op, p.Device.SN, p.Device.Type)
+				c := e.Base(op, p.Device.SN, p.Device.Type)
 				c.Set(device.FieldMAC, p.MAC)
 				c.SN, c.Type = "", ""
 				return c, ""
@@ -175,14 +175,14 @@ func fleetCases() []Case {
 		add(Case{ID: "fleet." + op.Name() + ".this-key-on-other-account", Op: op, Section: "5", Contract: "1",
 			Title: "a " + op.Name() + " request with the tested key to another account's gateway and id",
 			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.otherAccount()
+				p, ok := e.OtherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
 				}
 				if op != device.SendMessage && !p.HasDevice {
 					return Call{}, "the other account's gateway has no device: not covered"
 				}
-				c := e.base(op, p.Device.SN, p.Device.Type)
+				c := e.Base(op, p.Device.SN, p.Device.Type)
 				c.Set(device.FieldMAC, p.MAC)
 				c.Set(device.FieldAccount, p.AccountID)
 				c.SN, c.Type = "", ""
@@ -196,21 +196,21 @@ func fleetCases() []Case {
 			Title: "a " + op.Name() + " request by another account with its own key on its own gateway",
 			Want:  Expectation{OK: true, Status: 200},
 			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.otherAccount()
+				p, ok := e.OtherAccount()
 				if !ok {
 					return Call{}, skipOneAccount
 				}
 				if op != device.SendMessage && (!p.HasDevice || p.Device.Name == "") {
 					return Call{}, "the other account's gateway has no named device: not covered"
 				}
-				c := e.base(op, p.Device.SN, p.Device.Type)
+				c := e.Base(op, p.Device.SN, p.Device.Type)
 				c.Set(device.FieldMAC, p.MAC)
 				c.Set(device.FieldAccount, p.AccountID)
 				if op == device.UpdateName {
 					c.Set(device.FieldName, p.Device.Name) // its own name: nothing to put back
 				}
 				c.SN, c.Type = "", ""
-				return c, e.signAs(&c, f, p.Key)
+				return c, e.SignAs(&c, f, p.Key)
 			}}
 	}
 	add(own(device.SendMessage))
@@ -381,11 +381,11 @@ func nearMissCases() []Case {
 		slug := m.slug
 		add(op, device.FieldAPIKey, slug, "the api_key "+m.what, "5", "1",
 			keyMiss(slug),
-			onOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
+			OnOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
 				key := e.Target.Key
 				for _, x := range nearMisses(key.Key, false) {
 					if x.slug == slug {
-						return e.signAs(c, f, fleet.APIKey{Key: e.unknownKeyNearMiss(x.value, slug), Secret: key.Secret})
+						return e.SignAs(c, f, fleet.APIKey{Key: e.unknownKeyNearMiss(x.value, slug), Secret: key.Secret})
 					}
 				}
 				return "the api_key " + "has no " + slug + " near miss"
@@ -394,7 +394,7 @@ func nearMissCases() []Case {
 	// The secret: the sign of the right key made with a near miss of its
 	// secret, or with another account's secret.
 	secret := func(slug string, pick func(e *Bench) (string, string)) func(*Bench, device.Format, string) (Call, string) {
-		return onOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
+		return OnOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
 			if !e.md5Signs() {
 				return "the harness does not compute the sign itself (scheme " + string(e.Fleet.Scheme()) + " or a sign command): near misses of the secret not covered"
 			}
@@ -402,7 +402,7 @@ func nearMissCases() []Case {
 			if skip != "" {
 				return skip
 			}
-			return e.signAs(c, f, fleet.APIKey{Key: e.Target.Key.Key, Secret: s})
+			return e.SignAs(c, f, fleet.APIKey{Key: e.Target.Key.Key, Secret: s})
 		})
 	}
 	// A sign made with any other secret is no sign of this key's.
@@ -421,7 +421,7 @@ func nearMissCases() []Case {
 	}
 	add(op, "secret", "other-account", "a sign made with another account's secret", "5", "1", wrongSign,
 		secret("other-account", func(e *Bench) (string, string) {
-			p, ok := e.otherAccount()
+			p, ok := e.OtherAccount()
 			if !ok {
 				return "", skipOneAccount
 			}
@@ -446,7 +446,7 @@ func nearMissCases() []Case {
 		x := x
 		for _, m := range nearMisses("0123456789ab", true) {
 			slug := m.slug
-			add(x.op, x.field, slug, x.field+" "+m.what, x.section, x.contract, x.w, onOp(x.op, func(e *Bench, c *Call, _ device.Format, _ string) string {
+			add(x.op, x.field, slug, x.field+" "+m.what, x.section, x.contract, x.w, OnOp(x.op, func(e *Bench, c *Call, _ device.Format, _ string) string {
 				v := c.Get(x.field)
 				at := 0
 				if slug == "last-character-changed" {
@@ -499,7 +499,7 @@ func nearMissCases() []Case {
 		if x.typ != "" {
 			c.Build = commandOn(x.typ, rename)
 		} else {
-			c.Build = onOp(x.op, rename)
+			c.Build = OnOp(x.op, rename)
 		}
 		cs = append(cs, c)
 	}

@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"github.com/gwdmi/gwtools/conformance/check"
@@ -14,7 +14,7 @@ func operationCases() []Case {
 	var cs []Case
 	cmd := func(id, title, section, contract string, change func(*Bench, *Call, device.Format, string) string, w Expectation) {
 		cs = append(cs, Case{ID: "command." + id, Op: device.SendCommand, Title: "a command " + title, Section: section,
-			Contract: contract, Build: onOp(device.SendCommand, change), Want: w, Tags: []string{"edge"}})
+			Contract: contract, Build: OnOp(device.SendCommand, change), Want: w, Tags: []string{"edge"}})
 	}
 	cmd("type.missing", "without type", "4.1", "2", func(_ *Bench, c *Call, _ device.Format, _ string) string {
 		c.Drop(device.FieldType)
@@ -22,13 +22,13 @@ func operationCases() []Case {
 	}, missingField(device.FieldType))
 	cmd("device_id.differs", "whose device_id names another device than sn", "2.2", "2",
 		func(e *Bench, c *Call, _ device.Format, id string) string {
-			c.Set(device.FieldDeviceID, hexN(e.faker(id), 32))
+			c.Set(device.FieldDeviceID, hexN(e.Faker(id), 32))
 			return ""
 		}, Expectation{Status: 400, Codes: []string{device.CodeInvalidField}, Field: device.FieldDeviceID})
 
 	msg := func(id, title string, change func(*Bench, *Call, device.Format, string) string, w Expectation) {
 		cs = append(cs, Case{ID: "message." + id, Op: device.SendMessage, Title: "a message " + title, Section: "2.4",
-			Contract: "3", Build: onOp(device.SendMessage, change), Want: w, Tags: []string{"edge"}})
+			Contract: "3", Build: OnOp(device.SendMessage, change), Want: w, Tags: []string{"edge"}})
 	}
 	for _, name := range []string{device.FieldMessageType, device.FieldMessageValue} {
 		n := name
@@ -39,20 +39,20 @@ func operationCases() []Case {
 	}
 	msg("message_value.drawn", "whose message_value is a setting drawn from the run's seed",
 		func(e *Bench, c *Call, _ device.Format, id string) string {
-			c.Set(device.FieldMessageValue, drawMessageValue(e.faker(id)))
+			c.Set(device.FieldMessageValue, drawMessageValue(e.Faker(id)))
 			return ""
 		}, Expectation{OK: true, Status: 200})
 
 	name := func(id, title, contract string, change func(*Bench, *Call, device.Format, string) string, w Expectation) {
 		cs = append(cs, Case{ID: "update_name." + id, Op: device.UpdateName, Title: "an update_name " + title, Section: "4.3",
-			Contract: contract, Build: onOp(device.UpdateName, change), Want: w, Tags: []string{"edge"}})
+			Contract: contract, Build: OnOp(device.UpdateName, change), Want: w, Tags: []string{"edge"}})
 	}
 	name("name.missing", "without name", "3", func(_ *Bench, c *Call, _ device.Format, _ string) string {
 		c.Drop(device.FieldName)
 		return ""
 	}, missingField(device.FieldName))
 	name("name.drawn", "with a name drawn from the run's seed", "3", func(e *Bench, c *Call, _ device.Format, id string) string {
-		c.Set(device.FieldName, drawName(e.faker(id)))
+		c.Set(device.FieldName, drawName(e.Faker(id)))
 		return ""
 	}, Expectation{OK: true, Status: 200})
 	name("name.unicode", "with a name in another script", "3", setTo(device.FieldName, "Küche Licht 台所"),
@@ -103,7 +103,7 @@ func operationSamples() []Case {
 	alias := func(id, title string, keepSN bool) Case {
 		return Case{ID: "command.device_id." + id, Op: device.SendCommand, Title: "a command " + title, Section: "2.2", Contract: "2",
 			Want: Expectation{ContractOK: true, Status: 200}, Tags: []string{"form"},
-			Build: onOp(device.SendCommand, func(_ *Bench, c *Call, _ device.Format, _ string) string {
+			Build: OnOp(device.SendCommand, func(_ *Bench, c *Call, _ device.Format, _ string) string {
 				sn := c.Get(device.FieldSN)
 				if !keepSN {
 					c.Drop(device.FieldSN)

@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"strings"
@@ -38,8 +38,8 @@ func TestDrawnValuesAreValid(t *testing.T) {
 	for _, g := range gens {
 		fallbacks, distinct := 0, map[string]bool{}
 		for seed := int64(1); seed <= seeds; seed++ {
-			e := &Env{Bench: Bench{Seed: seed}}
-			v := g.draw(e.faker("message.message_value.drawn"))
+			e := &Bench{Seed: seed}
+			v := g.draw(e.Faker("message.message_value.drawn"))
 			if !g.valid(v) {
 				t.Fatalf("%s: seed %d drew %q, which the oracle refuses", g.name, seed, v)
 			}
@@ -61,8 +61,8 @@ func TestDrawnValuesAreValid(t *testing.T) {
 // coat_level=301", a setting name with a space, and blamed the target for
 // refusing it.
 func TestDrawnMessageValueSeed1795380519(t *testing.T) {
-	e := &Env{Bench: Bench{Seed: 1795380519}}
-	v := drawMessageValue(e.faker("message.message_value.drawn"))
+	e := &Bench{Seed: 1795380519}
+	v := drawMessageValue(e.Faker("message.message_value.drawn"))
 	if strings.Contains(v, " ") || !validMessageValue(v) {
 		t.Fatalf("drew %q", v)
 	}

@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"hash/fnv"
@@ -90,7 +90,7 @@ func jsonNumberCases() []Case {
 					Want:  wantNearMiss(m, ""), NoSim: true, Tags: []string{"json-text", "broken", GenTag + "json-number"},
 					Build: commandOn(t.Name, func(e *Bench, c *Call, f device.Format, _ string) string {
 						c.Set(name, jsonSentinel)
-						valid := string(encoded(e, *c, f))
+						valid := string(Encoded(e, *c, f))
 						key := `"` + WireName(f, name) + `":`
 						body := strings.Replace(valid, key+`"`+jsonSentinel+`"`, key+m.Text, 1)
 						c.Raw = func(device.Format) []byte { return []byte(body) }
@@ -102,13 +102,13 @@ func jsonNumberCases() []Case {
 	return cs
 }
 
-// heldBack reports whether a generated form is one XML 1.0 refuses that the reference
+// HeldBack reports whether a generated form is one XML 1.0 refuses that the reference
 // simulator still accepts: its XML reader (Go's encoding/xml) does not
 // check the XML declaration's place and form, processing-instruction
 // targets, or an attribute given twice. The suite is proved against the
 // simulator, so they are probed (INFO, grammarProbes) until it refuses
 // them; docs/checks.md lists them.
-func heldBack(slug string) bool {
+func HeldBack(slug string) bool {
 	switch slug {
 	case "white-space-before-declaration", "declaration-twice", "declaration-after-comment",
 		"declaration-without-version", "declaration-empty", "declaration-version-unquoted",
@@ -126,7 +126,7 @@ func bodyGrammarCases() []Case {
 	add := func(prefix, gen string, f device.Format, ms []oracle.NearMiss) {
 		for _, m := range ms {
 			m := m
-			if m.Verdict.Open || f == device.XML && heldBack(m.Slug) {
+			if m.Verdict.Open || f == device.XML && HeldBack(m.Slug) {
 				continue // probed, never judged (grammarProbes)
 			}
 			id := prefix + "invalid." + m.Slug
@@ -163,7 +163,7 @@ func fieldTwiceCases() []Case {
 		cs = append(cs, Case{ID: id, Op: op, Type: typ, Section: "2.1", Contract: "2", Formats: []device.Format{device.XML},
 			Title: title, Want: w, NoSim: true, Tags: []string{"xml-text", "structure", GenTag + "xml-field-twice"},
 			Build: build(func(e *Bench, c *Call, f device.Format, _ string) string {
-				body := twiceElement(string(encoded(e, *c, f)), name)
+				body := twiceElement(string(Encoded(e, *c, f)), name)
 				c.Raw = func(device.Format) []byte { return []byte(body) }
 				return ""
 			})})
@@ -171,7 +171,7 @@ func fieldTwiceCases() []Case {
 	for _, op := range device.Operations {
 		op := op
 		onAny := func(ch func(*Bench, *Call, device.Format, string) string) func(*Bench, device.Format, string) (Call, string) {
-			return onOp(op, ch)
+			return OnOp(op, ch)
 		}
 		names := append([]string{}, device.EnvelopeFields...)
 		switch op {
@@ -227,10 +227,10 @@ func methodCases() []Case {
 			w.Allow = true
 			// The method does not depend on the body's format: each form
 			// is sent in JSON on some operations, in XML on the others.
-			cs = append(cs, Case{ID: op.Name() + ".method." + m.Slug, Op: op, Section: "4", Contract: "2", Formats: alternate(oi + j),
+			cs = append(cs, Case{ID: op.Name() + ".method." + m.Slug, Op: op, Section: "4", Contract: "2", Formats: Alternate(oi + j),
 				Title: titled("a "+op.Name()+" request "+m.Title, m), Want: w, NoSim: true,
 				Tags:  []string{"transport", GenTag + "http-method"},
-				Build: onOp(op, func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Method = m.Text; return "" })})
+				Build: OnOp(op, func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Method = m.Text; return "" })})
 		}
 	}
 	return cs
@@ -248,10 +248,10 @@ func pathCases() []Case {
 				continue
 			}
 			// As for the methods: JSON on some operations, XML on others.
-			cs = append(cs, Case{ID: op.Name() + ".path." + m.Slug, Op: op, Section: "9", Contract: "2", Formats: alternate(oi + j),
+			cs = append(cs, Case{ID: op.Name() + ".path." + m.Slug, Op: op, Section: "9", Contract: "2", Formats: Alternate(oi + j),
 				Title: titled("a "+op.Name()+" request "+m.Title, m), Want: wantNearMiss(m, ""), NoSim: true,
 				Tags:  []string{"transport", GenTag + "http-path"},
-				Build: onOp(op, func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Path = m.Text; return "" })})
+				Build: OnOp(op, func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Path = m.Text; return "" })})
 		}
 	}
 	return cs
@@ -264,9 +264,9 @@ func (env *Bench) rng(id string) *rand.Rand {
 	return rand.New(rand.NewSource(env.Seed ^ int64(h.Sum64())))
 }
 
-// alternate is JSON for an even position and XML for an odd one: a
+// Alternate is JSON for an even position and XML for an odd one: a
 // family of one case per position is sent in both formats, half each.
-func alternate(i int) []device.Format {
+func Alternate(i int) []device.Format {
 	return []device.Format{[]device.Format{device.JSON, device.XML}[i%2]}
 }
 
@@ -290,7 +290,7 @@ func signCases() []Case {
 		cs = append(cs, Case{ID: op.Name() + ".sign.inputs." + m.Slug, Op: op, Section: "5", Contract: "1", Formats: formats,
 			Title: titled("a "+op.Name()+" request whose sign is the "+m.Title, m), Want: wantNearMiss(m, device.FieldSign), NoSim: true,
 			Tags: []string{"auth", "near-miss", GenTag + "sign-inputs"},
-			Build: onOp(op, func(e *Bench, c *Call, _ device.Format, _ string) string {
+			Build: OnOp(op, func(e *Bench, c *Call, _ device.Format, _ string) string {
 				if skip := need(e); skip != "" {
 					return skip
 				}
@@ -308,7 +308,7 @@ func signCases() []Case {
 		cs = append(cs, Case{ID: op.Name() + ".sign." + oracle.PositionSlug(i), Op: op, Section: "5", Contract: "1", Formats: formats,
 			Title: titled("a "+op.Name()+" request whose sign has its character at position "+itoa(i+1)+" of 32 changed to another hexadecimal digit", m),
 			Want:  wantNearMiss(m, device.FieldSign), NoSim: true, Tags: []string{"auth", "near-miss", GenTag + "sign-position"},
-			Build: onOp(op, func(e *Bench, c *Call, _ device.Format, id string) string {
+			Build: OnOp(op, func(e *Bench, c *Call, _ device.Format, id string) string {
 				if skip := need(e); skip != "" {
 					return skip
 				}
@@ -326,7 +326,7 @@ func signCases() []Case {
 // case per position is sent in: the operations in turn, and each
 // operation's cases in JSON and XML by turns.
 func spread(i int, ops []device.Operation) (device.Operation, []device.Format) {
-	return ops[i%len(ops)], alternate(i / len(ops))
+	return ops[i%len(ops)], Alternate(i / len(ops))
 }
 
 // accountInference is the inference a myservice_id near miss's MUST
@@ -391,7 +391,7 @@ func idPositionCases() []Case {
 			cs = append(cs, Case{ID: op.Name() + ".near-miss." + x.field + "." + oracle.PositionSlug(i), Op: op, Formats: formats,
 				Title:   "a " + op.Name() + " request with " + x.field + " changed at position " + itoa(i+1) + " of " + itoa(x.n) + accountInference(x.field),
 				Section: x.section, Contract: x.contract, Want: x.w, NoSim: true, Tags: []string{"near-miss", "auth", GenTag + "id-position"},
-				Build: onOp(op, func(e *Bench, c *Call, _ device.Format, id string) string {
+				Build: OnOp(op, func(e *Bench, c *Call, _ device.Format, id string) string {
 					v := c.Get(x.field)
 					if len(v) != x.n {
 						return "the fleet's " + x.field + " is not " + itoa(x.n) + " characters"
@@ -416,7 +416,7 @@ func idPositionCases() []Case {
 func HeldBackForms() []string {
 	var out []string
 	for _, m := range oracle.XMLDocumentNearMisses() {
-		if !m.Verdict.Open && heldBack(m.Slug) {
+		if !m.Verdict.Open && HeldBack(m.Slug) {
 			out = append(out, m.Slug)
 		}
 	}

@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"time"
@@ -20,7 +20,7 @@ func envelopeCases() []Case {
 		p := op.Name() + ".envelope."
 		add := func(id, title, section string, change func(*Bench, *Call, device.Format, string) string, w Expectation, tags ...string) {
 			cs = append(cs, Case{ID: p + id, Op: op, Title: "a " + op.Name() + " request with " + title, Section: section,
-				Contract: "1", Build: onOp(op, change), Want: w, Tags: append([]string{"envelope"}, tags...)})
+				Contract: "1", Build: OnOp(op, change), Want: w, Tags: append([]string{"envelope"}, tags...)})
 		}
 		for _, name := range device.EnvelopeFields {
 			n := name
@@ -75,7 +75,7 @@ func envelopeCases() []Case {
 					return "the fleet disables the timestamp window"
 				}
 				off := w * time.Duration(d) / 100 // d is a percentage of the window
-				c.SetStamp(e.stampAt(off))
+				c.SetStamp(e.StampAt(off))
 				return ""
 			}
 		}
@@ -87,7 +87,7 @@ func envelopeCases() []Case {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.SetStamp(e.stampAt(24 * time.Hour))
+			c.SetStamp(e.StampAt(24 * time.Hour))
 			return ""
 		}, Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}, "auth")
 		stale := Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
@@ -95,7 +95,7 @@ func envelopeCases() []Case {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.SetStamp(e.stampAt(-24 * time.Hour))
+			c.SetStamp(e.StampAt(-24 * time.Hour))
 			return ""
 		}, stale, "auth")
 		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
@@ -107,7 +107,7 @@ func envelopeCases() []Case {
 			return ""
 		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeBadSignature}, Field: device.FieldSign, Quote: oracle.QuoteSignCarried, Inference: oracle.InferSign}, "auth")
 		add("api_key.unknown", "an api_key that was never issued", "5", func(e *Bench, c *Call, _ device.Format, id string) string {
-			c.Set(device.FieldAPIKey, "unknown-"+e.faker(id).LetterN(12))
+			c.Set(device.FieldAPIKey, "unknown-"+e.Faker(id).LetterN(12))
 			return ""
 		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeUnknownAPIKey}, Field: device.FieldAPIKey, Quote: oracle.QuoteSignCarried, Inference: oracle.InferKey}, "auth")
 		add("myservice_id.other-account", "the myservice_id of another account", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
@@ -118,12 +118,12 @@ func envelopeCases() []Case {
 			return ""
 		}, Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}, "auth")
 		add("mac.unknown", "a gateway the account does not have", "2.1", func(e *Bench, c *Call, _ device.Format, id string) string {
-			c.Set(device.FieldMAC, hexN(e.faker(id), 12))
+			c.Set(device.FieldMAC, hexN(e.Faker(id), 12))
 			return ""
 		}, Expectation{Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC})
 		if op != device.SendMessage {
 			add("sn.unknown", "a device the gateway does not have", "2.2", func(e *Bench, c *Call, _ device.Format, id string) string {
-				c.Set(device.FieldSN, hexN(e.faker(id), 32))
+				c.Set(device.FieldSN, hexN(e.Faker(id), 32))
 				return ""
 			}, Expectation{Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN})
 		}

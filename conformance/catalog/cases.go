@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"fmt"
@@ -131,11 +131,11 @@ func (c *Case) InFormats() []device.Format {
 // commandOn builds a command to the fleet's device of a type.
 func commandOn(typeName string, change func(e *Bench, c *Call, f device.Format, id string) string) func(*Bench, device.Format, string) (Call, string) {
 	return func(e *Bench, f device.Format, id string) (Call, string) {
-		d, ok := e.device(typeName)
+		d, ok := e.Device(typeName)
 		if !ok {
 			return Call{}, "the fleet has no " + typeName + " on the tested gateway: not covered"
 		}
-		c := e.base(device.SendCommand, d.SN, typeName)
+		c := e.Base(device.SendCommand, d.SN, typeName)
 		if change != nil {
 			if skip := change(e, &c, f, id); skip != "" {
 				return Call{}, skip
@@ -145,14 +145,14 @@ func commandOn(typeName string, change func(e *Bench, c *Call, f device.Format, 
 	}
 }
 
-// onOp builds a request of an operation about any device of the fleet.
-func onOp(op device.Operation, change func(e *Bench, c *Call, f device.Format, id string) string) func(*Bench, device.Format, string) (Call, string) {
+// OnOp builds a request of an operation about any device of the fleet.
+func OnOp(op device.Operation, change func(e *Bench, c *Call, f device.Format, id string) string) func(*Bench, device.Format, string) (Call, string) {
 	return func(e *Bench, f device.Format, id string) (Call, string) {
-		d, ok := e.anyDevice()
+		d, ok := e.AnyDevice()
 		if !ok && op != device.SendMessage {
 			return Call{}, "the fleet has no device on the tested gateway"
 		}
-		c := e.base(op, d.SN, d.Type)
+		c := e.Base(op, d.SN, d.Type)
 		if change != nil {
 			if skip := change(e, &c, f, id); skip != "" {
 				return Call{}, skip
@@ -187,4 +187,40 @@ func Cases() []Case {
 	cs = append(cs, fleetCases()...)
 	cs = append(cs, grammarCases()...)
 	return cs
+}
+
+// String says in words the answer the CONTRACT gives the case in format f.
+func (w Expectation) String(f device.Format) string {
+	s := fmt.Sprintf("%d", w.Status)
+	if len(w.Codes) > 0 {
+		s += " with error " + strings.Join(w.Codes, " or ")
+	}
+	if w.Field != "" {
+		s += " on field " + w.WireField(f)
+	}
+	s += " in " + w.ErrorFormat(f).String()
+	if w.Allow {
+		s += " and Allow: POST"
+	}
+	return s
+}
+
+// WireField is the field as the answer should name it.
+func (w Expectation) WireField(f device.Format) string {
+	if w.Literal {
+		return w.Field
+	}
+	return WireName(f, w.Field)
+}
+
+func (w Expectation) ErrorFormat(f device.Format) device.Format {
+	switch {
+	case w.JSONError:
+		return device.JSON
+	case w.OtherFormat && f == device.JSON:
+		return device.XML
+	case w.OtherFormat:
+		return device.JSON
+	}
+	return f
 }

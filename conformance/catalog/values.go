@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"fmt"
@@ -24,9 +24,9 @@ func validCases() []Case {
 	}
 	cs = append(cs,
 		Case{ID: "message.valid", Op: device.SendMessage, Title: "a message brightness=80", Section: "4.2", Contract: "4",
-			Build: onOp(device.SendMessage, nil), Want: Expectation{OK: true, Status: 200}, Tags: []string{"valid"}},
+			Build: OnOp(device.SendMessage, nil), Want: Expectation{OK: true, Status: 200}, Tags: []string{"valid"}},
 		Case{ID: "update_name.valid", Op: device.UpdateName, Title: "an update of a device's name", Section: "4.3", Contract: "4",
-			Build: onOp(device.UpdateName, nil), Want: Expectation{OK: true, Status: 200}, Tags: []string{"valid"}},
+			Build: OnOp(device.UpdateName, nil), Want: Expectation{OK: true, Status: 200}, Tags: []string{"valid"}},
 	)
 	return cs
 }
@@ -44,7 +44,7 @@ func valueCases() []Case {
 	}
 	cs = append(cs, Case{
 		ID: "command.unknown-type", Op: device.SendCommand, Title: "a command whose type is Toaster", Section: "2.3", Contract: "2",
-		Build: onOp(device.SendCommand, setTo(device.FieldType, "Toaster")), Want: invalidField(device.FieldType),
+		Build: OnOp(device.SendCommand, setTo(device.FieldType, "Toaster")), Want: invalidField(device.FieldType),
 	})
 	return cs
 }
@@ -99,7 +99,7 @@ func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 		if f.Max-f.Min > 4 {
 			drawn := valid("drawn", "drawn from the run's seed", "", Expectation{OK: true, Status: 200})
 			drawn.Build = commandOn(t.Name, func(e *Bench, c *Call, _ device.Format, id string) string {
-				c.Set(f.Name, drawNumber(e.faker(id), f))
+				c.Set(f.Name, drawNumber(e.Faker(id), f))
 				return ""
 			})
 			cs = append(cs, drawn)
@@ -110,7 +110,7 @@ func fieldCases(t *oracle.Type, f *oracle.Field) []Case {
 	case oracle.Decimal:
 		drawn := valid("drawn", "a decimal drawn from the run's seed", "", Expectation{OK: true, Status: 200})
 		drawn.Build = commandOn(t.Name, func(e *Bench, c *Call, _ device.Format, id string) string {
-			c.Set(f.Name, drawNumber(e.faker(id), f))
+			c.Set(f.Name, drawNumber(e.Faker(id), f))
 			return ""
 		})
 		cs = append(cs, drawn)
@@ -184,13 +184,13 @@ func typeCases(t *oracle.Type) []Case {
 		ID: slug + ".type-mismatch", Op: device.SendCommand, Type: t.Name, Section: "4.1", Contract: "3",
 		Title: "a command to a " + t.Name + " that names another type",
 		Build: func(e *Bench, f device.Format, id string) (Call, string) {
-			d, ok := e.device(t.Name)
+			d, ok := e.Device(t.Name)
 			if !ok {
 				return Call{}, "the fleet has no " + t.Name + ": not covered"
 			}
 			for _, o := range oracle.Types {
 				if o != t && !sameFields(o, t) {
-					c := e.base(device.SendCommand, d.SN, o.Name)
+					c := e.Base(device.SendCommand, d.SN, o.Name)
 					c.Type = t.Name
 					return c, ""
 				}

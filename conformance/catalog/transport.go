@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
-// encoded is the valid body of a call, to be broken on purpose.
-func encoded(e *Bench, c Call, f device.Format) []byte {
+// Encoded is the valid body of a call, to be broken on purpose.
+func Encoded(e *Bench, c Call, f device.Format) []byte {
 	req := c.Request(f)
 	// Sign as the client would, so the only fault is the one the case adds.
 	for i := range req.Fields {
@@ -28,8 +28,8 @@ func encoded(e *Bench, c Call, f device.Format) []byte {
 
 // rawCase builds a body from the valid one of the operation.
 func rawCase(op device.Operation, body func(e *Bench, valid []byte, f device.Format) []byte) func(*Bench, device.Format, string) (Call, string) {
-	return onOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
-		valid := encoded(e, *c, f)
+	return OnOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
+		valid := Encoded(e, *c, f)
 		c.Raw = func(device.Format) []byte { return body(e, valid, f) }
 		return ""
 	})
@@ -46,7 +46,7 @@ func transportCases() []Case {
 				Contract: "2", Build: build, Want: w, Formats: formats, Tags: []string{"transport"}})
 		}
 		with := func(change func(c *Call, f device.Format)) func(*Bench, device.Format, string) (Call, string) {
-			return onOp(op, func(_ *Bench, c *Call, f device.Format, _ string) string { change(c, f); return "" })
+			return OnOp(op, func(_ *Bench, c *Call, f device.Format, _ string) string { change(c, f); return "" })
 		}
 		media := Expectation{Must: true, Status: 415, Codes: []string{device.CodeUnsupportedMediaType}, JSONError: true}
 		add("content-type.missing", "without Content-Type", "4", with(func(c *Call, _ device.Format) {

@@ -1,0 +1,59 @@
+package catalog
+
+import (
+	"hash/fnv"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/brianvoe/gofakeit/v6"
+
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+)
+
+// Bench is what the checks' requests are built against.
+type Bench struct {
+	Fleet  *fleet.Fleet
+	Target *fleet.Target
+	Client *client.Client
+	// Signer signs with the target's scheme; KnownSign says whether a wrong
+	// sign can be told from a right one (md5 or a sign command).
+	Signer    client.Signer
+	KnownSign bool
+	Location  *time.Location
+	Seed      int64
+	// Now is the clock for timestamps.
+	Now func() time.Time
+	// Worker is this process's worker number and Workers how many there
+	// are in a --parallel run (0 and 1 when serial).
+	Worker, Workers int
+	// msgSeq numbers the valid messages of a --parallel worker (base).
+	msgSeq atomic.Int64
+}
+
+// Faker gives a check its own reproducible stream of values: the same run
+// seed and check ID draw the same values whatever else ran before.
+func (env *Bench) Faker(id string) *gofakeit.Faker {
+	h := fnv.New64a()
+	io.WriteString(h, id)
+	return gofakeit.New(env.Seed ^ int64(h.Sum64()))
+}
+
+// Device returns the fleet's Device of a type, if the target has one.
+func (env *Bench) Device(typeName string) (fleet.Device, bool) {
+	d, ok := env.Target.Devices[typeName]
+	return d, ok
+}
+
+// AnyDevice is a device for checks about the envelope rather than a type:
+// the first type in published order that the fleet has.
+func (env *Bench) AnyDevice() (fleet.Device, bool) {
+	for _, t := range device.Types {
+		if d, ok := env.Target.Devices[t.Name]; ok {
+			return d, true
+		}
+	}
+	return fleet.Device{}, false
+}

@@ -1,0 +1,237 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
+)
+
+// Field is one control field by its canonical (XML) name; the JSON name is
+// looked up when the request is sent, so a case changes one field in both
+// formats alike.
+type Field struct {
+	Name  string
+	Value string
+	// Num sends the value as a JSON number literal; Lit as any JSON value
+	// written as value (true, null, an array, an object).
+	Num, Lit bool
+	// Wire, when set, is the key as written in every format, for checks that
+	// misspell or misplace a field on purpose.
+	Wire string
+}
+
+// Call is one request a check sends, before it is given a format.
+type Call struct {
+	Op          device.Operation
+	Path        string // op's path when empty
+	Method      string
+	ContentType string // the format's own when empty; client.NoContentType for none
+	Fields      []Field
+	// Raw, when set, replaces the encoded body (malformed bodies).
+	Raw func(device.Format) []byte
+	// KeepSign sends the sign field as it is (a wrong sign on purpose).
+	KeepSign bool
+	// device is the fleet device the call is about, for clean-up.
+	SN, Type string
+	// Stamp, when set, writes the timestamp of an attempt sent now: the
+	// clock, or the clock at a set offset (a window's edge). A retry asked
+	// for by the target (429, 503 with Retry-After) is a new attempt with
+	// its timestamp written again and signed afresh, so that what the
+	// check tests does not age by the wait. A timestamp set by hand (a
+	// broken form) clears it: that value is the thing tested.
+	Stamp func() string
+}
+
+// JSONNames maps canonical names to JSON keys where they differ.
+var JSONNames = func() map[string]string {
+	m := map[string]string{}
+	for _, t := range oracle.Types {
+		for _, f := range t.Fields {
+			if f.JSON != f.Name {
+				m[f.Name] = f.JSON
+			}
+		}
+	}
+	return m
+}()
+
+func WireName(f device.Format, name string) string {
+	if f == device.JSON {
+		if j, ok := JSONNames[name]; ok {
+			return j
+		}
+	}
+	return name
+}
+
+// Set replaces a field's value, or appends the field when absent.
+func (c *Call) Set(name, value string) *Call {
+	if name == device.FieldTimestamp {
+		c.Stamp = nil
+	}
+	for i := range c.Fields {
+		if c.Fields[i].Name == name && c.Fields[i].Wire == "" {
+			c.Fields[i].Value, c.Fields[i].Num, c.Fields[i].Lit = value, false, false
+			return c
+		}
+	}
+	c.Fields = append(c.Fields, Field{Name: name, Value: value})
+	return c
+}
+
+// SetNum sets a field as a JSON number.
+func (c *Call) SetNum(name, value string) *Call {
+	c.Set(name, value)
+	for i := range c.Fields {
+		if c.Fields[i].Name == name {
+			c.Fields[i].Num = true
+		}
+	}
+	return c
+}
+
+// SetRaw marks a field's value as a JSON value written as it is.
+func (c *Call) SetRaw(name string) *Call {
+	for i := range c.Fields {
+		if c.Fields[i].Name == name {
+			c.Fields[i].Lit = true
+		}
+	}
+	return c
+}
+
+// Drop removes a field.
+func (c *Call) Drop(name string) *Call {
+	if name == device.FieldTimestamp {
+		c.Stamp = nil
+	}
+	out := c.Fields[:0]
+	for _, f := range c.Fields {
+		if f.Name != name {
+			out = append(out, f)
+		}
+	}
+	c.Fields = out
+	return c
+}
+
+// only keeps the envelope and the named fields.
+func (c *Call) Keep(names ...string) *Call {
+	keep := map[string]bool{}
+	for _, n := range append(names, device.EnvelopeFields...) {
+		keep[n] = true
+	}
+	out := c.Fields[:0]
+	for _, f := range c.Fields {
+		if keep[f.Name] {
+			out = append(out, f)
+		}
+	}
+	c.Fields = out
+	return c
+}
+
+// Get returns a field's value.
+func (c *Call) Get(name string) string {
+	for _, f := range c.Fields {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+// Request turns the call into a client Request in a format, with a fresh
+// timestamp unless the call pins one.
+func (c Call) Request(f device.Format) client.Request {
+	path := c.Path
+	if path == "" {
+		path = c.Op.Path()
+	}
+	r := client.Request{Path: path, Method: c.Method, Format: f, ContentType: c.ContentType}
+	if c.KeepSign {
+		r.Sign = client.SignKeep
+	}
+	for _, kv := range c.Fields {
+		key := kv.Wire
+		if key == "" {
+			key = WireName(f, kv.Name)
+		}
+		var v any = kv.Value
+		switch {
+		case kv.Num && f == device.JSON:
+			v = json.Number(kv.Value)
+		case kv.Lit && f == device.JSON:
+			v = json.RawMessage(kv.Value)
+		}
+		r.Fields = append(r.Fields, client.Field{Key: key, Value: v})
+	}
+	if c.Raw != nil {
+		r.RawBody = c.Raw(f)
+	}
+	if c.Stamp != nil && !c.KeepSign && c.Raw == nil {
+		r.Renew = func() []client.Field {
+			renewed := c
+			renewed.Fields = append([]Field(nil), c.Fields...)
+			renewed.Stamp = nil
+			for i := range renewed.Fields {
+				// Only the timestamp field as the envelope writes it: a
+				// check that renamed, dropped or broke it sends it so.
+				if fl := &renewed.Fields[i]; fl.Name == device.FieldTimestamp && fl.Wire == "" {
+					fl.Value = c.Stamp()
+				}
+			}
+			return renewed.Request(f).Fields
+		}
+	}
+	return r
+}
+
+// SetStamp sets the timestamp from a clock and keeps the clock for the
+// attempts that follow (call.stamp).
+func (c *Call) SetStamp(stamp func() string) *Call {
+	c.Set(device.FieldTimestamp, stamp())
+	c.Stamp = stamp
+	return c
+}
+
+// Base builds the valid request of an operation about a device (sn may be
+// empty for send message), in published field order with the example
+// values of the device's type.
+func (env *Bench) Base(op device.Operation, sn, typeName string) Call {
+	c := Call{Op: op, SN: sn, Type: typeName, Stamp: env.StampAt(0)}
+	for _, f := range env.Client.Envelope(env.Target.Key, env.Target.AccountID, env.Target.MAC, env.Now(), env.Location) {
+		c.Fields = append(c.Fields, Field{Name: f.Key, Value: fmt.Sprint(f.Value)})
+	}
+	switch op {
+	case device.SendCommand:
+		c.Fields = append(c.Fields, Field{Name: device.FieldSN, Value: sn}, Field{Name: device.FieldType, Value: typeName})
+		t, _ := oracle.LookupType(typeName)
+		for _, f := range t.Fields {
+			c.Fields = append(c.Fields, Field{Name: f.Name, Value: f.Example})
+		}
+	case device.SendMessage:
+		// In a --parallel run each valid message is one of a kind, which
+		// its worker's checks can tell from every other in the log.
+		v := "brightness=80"
+		if env.Workers > 1 {
+			v = fmt.Sprintf("brightness_w%d_%d=80", env.Worker, env.msgSeq.Add(1))
+		}
+		c.Fields = append(c.Fields, Field{Name: device.FieldMessageType, Value: "message"},
+			Field{Name: device.FieldMessageValue, Value: v})
+	case device.UpdateName:
+		c.Fields = append(c.Fields, Field{Name: device.FieldSN, Value: sn}, Field{Name: device.FieldName, Value: "Conformance Check"})
+	}
+	return c
+}
+
+// StampAt is the clock of a timestamp off the target's clock by off
+// (call.stamp), written in the fleet's zone.
+func (env *Bench) StampAt(off time.Duration) func() string {
+	return func() string { return auth.Timestamp(env.Now().Add(off), env.Location) }
+}
