@@ -35,23 +35,23 @@ type Bench struct {
 
 // Faker gives a check its own reproducible stream of values: the same run
 // seed and check ID draw the same values whatever else ran before.
-func (env *Bench) Faker(id string) *gofakeit.Faker {
+func (b *Bench) Faker(id string) *gofakeit.Faker {
 	h := fnv.New64a()
 	io.WriteString(h, id)
-	return gofakeit.New(env.Seed ^ int64(h.Sum64()))
+	return gofakeit.New(b.Seed ^ int64(h.Sum64()))
 }
 
 // Device returns the fleet's Device of a type, if the target has one.
-func (env *Bench) Device(typeName string) (fleet.Device, bool) {
-	d, ok := env.Target.Devices[typeName]
+func (b *Bench) Device(typeName string) (fleet.Device, bool) {
+	d, ok := b.Target.Devices[typeName]
 	return d, ok
 }
 
 // AnyDevice is a device for checks about the envelope rather than a type:
 // the first type in published order that the fleet has.
-func (env *Bench) AnyDevice() (fleet.Device, bool) {
+func (b *Bench) AnyDevice() (fleet.Device, bool) {
 	for _, t := range device.Types {
-		if d, ok := env.Target.Devices[t.Name]; ok {
+		if d, ok := b.Target.Devices[t.Name]; ok {
 			return d, true
 		}
 	}

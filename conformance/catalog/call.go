@@ -203,9 +203,9 @@ func (c *Call) SetStamp(stamp func() string) *Call {
 // Base builds the valid request of an operation about a device (sn may be
 // empty for send message), in published field order with the example
 // values of the device's type.
-func (env *Bench) Base(op device.Operation, sn, typeName string) Call {
-	c := Call{Op: op, SN: sn, Type: typeName, Stamp: env.StampAt(0)}
-	for _, f := range env.Client.Envelope(env.Target.Key, env.Target.AccountID, env.Target.MAC, env.Now(), env.Location) {
+func (b *Bench) Base(op device.Operation, sn, typeName string) Call {
+	c := Call{Op: op, SN: sn, Type: typeName, Stamp: b.StampAt(0)}
+	for _, f := range b.Client.Envelope(b.Target.Key, b.Target.AccountID, b.Target.MAC, b.Now(), b.Location) {
 		c.Fields = append(c.Fields, Field{Name: f.Key, Value: fmt.Sprint(f.Value)})
 	}
 	switch op {
@@ -219,8 +219,8 @@ func (env *Bench) Base(op device.Operation, sn, typeName string) Call {
 		// In a --parallel run each valid message is one of a kind, which
 		// its worker's checks can tell from every other in the log.
 		v := "brightness=80"
-		if env.Workers > 1 {
-			v = fmt.Sprintf("brightness_w%d_%d=80", env.Worker, env.msgSeq.Add(1))
+		if b.Workers > 1 {
+			v = fmt.Sprintf("brightness_w%d_%d=80", b.Worker, b.msgSeq.Add(1))
 		}
 		c.Fields = append(c.Fields, Field{Name: device.FieldMessageType, Value: "message"},
 			Field{Name: device.FieldMessageValue, Value: v})
@@ -232,6 +232,6 @@ func (env *Bench) Base(op device.Operation, sn, typeName string) Call {
 
 // StampAt is the clock of a timestamp off the target's clock by off
 // (call.stamp), written in the fleet's zone.
-func (env *Bench) StampAt(off time.Duration) func() string {
-	return func() string { return auth.Timestamp(env.Now().Add(off), env.Location) }
+func (b *Bench) StampAt(off time.Duration) func() string {
+	return func() string { return auth.Timestamp(b.Now().Add(off), b.Location) }
 }

@@ -36,9 +36,9 @@ const (
 
 // OtherAccount is the first account other than the tested one that has a
 // key and a gateway.
-func (env *Bench) OtherAccount() (peer, bool) {
-	for _, a := range env.Fleet.Accounts {
-		if a.ID == env.Target.AccountID || len(a.APIKeys) == 0 || len(a.Gateways) == 0 {
+func (b *Bench) OtherAccount() (peer, bool) {
+	for _, a := range b.Fleet.Accounts {
+		if a.ID == b.Target.AccountID || len(a.APIKeys) == 0 || len(a.Gateways) == 0 {
 			continue
 		}
 		p := peer{AccountID: a.ID, Key: a.APIKeys[0], MAC: a.Gateways[0].MAC}
@@ -52,14 +52,14 @@ func (env *Bench) OtherAccount() (peer, bool) {
 
 // ForeignDevice is a device on a gateway other than the tested one: of the
 // tested account if it has one, else of any account.
-func (env *Bench) ForeignDevice() (fleet.Device, bool) {
+func (b *Bench) ForeignDevice() (fleet.Device, bool) {
 	var other *fleet.Device
-	for _, a := range env.Fleet.Accounts {
+	for _, a := range b.Fleet.Accounts {
 		for _, g := range a.Gateways {
-			if g.MAC == env.Target.MAC || len(g.Devices) == 0 {
+			if g.MAC == b.Target.MAC || len(g.Devices) == 0 {
 				continue
 			}
-			if a.ID == env.Target.AccountID {
+			if a.ID == b.Target.AccountID {
 				return g.Devices[0], true
 			}
 			if other == nil {
@@ -77,9 +77,9 @@ func (env *Bench) ForeignDevice() (fleet.Device, bool) {
 // SignAs signs a call with another key of the fleet: by md5 with that key's
 // secret, else with the run's signer (a sign command is given the api_key
 // among the fields and signs for it).
-func (env *Bench) SignAs(c *Call, f device.Format, key fleet.APIKey) string {
-	s := env.Signer
-	if env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0 {
+func (b *Bench) SignAs(c *Call, f device.Format, key fleet.APIKey) string {
+	s := b.Signer
+	if b.Fleet.Scheme() == auth.MD5 && len(b.Fleet.SignCommand) == 0 {
 		s = client.MD5Signer{APIKey: key.Key, Secret: key.Secret}
 	}
 	c.Set(device.FieldAPIKey, key.Key)
@@ -245,9 +245,9 @@ func nearMiss(s string, i int, hex bool) string {
 // unknownNearMiss is v (a hex id) with its character at i changed to the
 // first other hexadecimal digit that names nothing in the fleet: a near
 // miss of one id must not be another id of the fleet.
-func (env *Bench) unknownNearMiss(v string, i int) string {
+func (b *Bench) unknownNearMiss(v string, i int) string {
 	known := map[string]bool{}
-	for _, a := range env.Fleet.Accounts {
+	for _, a := range b.Fleet.Accounts {
 		known[strings.ToLower(a.ID)] = true
 		for _, g := range a.Gateways {
 			known[strings.ToLower(g.MAC)] = true
@@ -270,9 +270,9 @@ func (env *Bench) unknownNearMiss(v string, i int) string {
 // further at the same place while it is another api_key of the fleet: a
 // near miss must be unknown, not another account's key (which gets 403,
 // not 401).
-func (env *Bench) unknownKeyNearMiss(v, slug string) string {
+func (b *Bench) unknownKeyNearMiss(v, slug string) string {
 	known := map[string]bool{}
-	for _, a := range env.Fleet.Accounts {
+	for _, a := range b.Fleet.Accounts {
 		for _, k := range a.APIKeys {
 			known[k.Key] = true
 		}
@@ -356,8 +356,8 @@ func keyMiss(slug string) Expectation {
 // md5Signs reports whether the harness computes the sign itself (scheme
 // md5, no sign command), so that it can sign with a near miss of the
 // secret.
-func (env *Bench) md5Signs() bool {
-	return env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0
+func (b *Bench) md5Signs() bool {
+	return b.Fleet.Scheme() == auth.MD5 && len(b.Fleet.SignCommand) == 0
 }
 
 // nearMissCases try a near miss of every identifier and credential the

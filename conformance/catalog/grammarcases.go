@@ -258,10 +258,10 @@ func pathCases() []Case {
 }
 
 // rng is a source drawn from the run's seed and a case's ID.
-func (env *Bench) rng(id string) *rand.Rand {
+func (b *Bench) rng(id string) *rand.Rand {
 	h := fnv.New64a()
 	io.WriteString(h, id)
-	return rand.New(rand.NewSource(env.Seed ^ int64(h.Sum64())))
+	return rand.New(rand.NewSource(b.Seed ^ int64(h.Sum64())))
 }
 
 // Alternate is JSON for an even position and XML for an odd one: a
@@ -342,9 +342,9 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // knownID reports whether a hexadecimal id names an account, gateway or
 // device of the fleet.
-func (env *Bench) knownID(v string) bool {
+func (b *Bench) knownID(v string) bool {
 	v = strings.ToLower(v)
-	for _, a := range env.Fleet.Accounts {
+	for _, a := range b.Fleet.Accounts {
 		if strings.ToLower(a.ID) == v {
 			return true
 		}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
@@ -128,7 +127,7 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 		}
 		got, ok := Pick(f, base, slug)
 		if !ok {
-			return report.NoSample + slug + " of " + f.Name + " derived from " + base
+			return check.NoSample + slug + " of " + f.Name + " derived from " + base
 		}
 		SetValue(c, f.Name, got.Value)
 		return ""

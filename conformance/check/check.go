@@ -26,6 +26,11 @@ const (
 	Info Level = "INFO"
 )
 
+// NoSample starts the reason of a check skipped because the form it sends
+// cannot be derived from the fleet's value: the report counts such checks
+// apart, as a gap of the fleet rather than of the target.
+const NoSample = "no sample "
+
 // Levels in order of strength.
 var Levels = []Level{Must, Should, Info}
 

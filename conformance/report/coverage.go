@@ -34,10 +34,6 @@ func (g Gap) String() string {
 	return s
 }
 
-// NoSample starts the reason of a check skipped because the form it sends
-// cannot be derived from the fleet's value.
-const NoSample = "no sample "
-
 // RuleTag is the tag prefix that ties a check to a rule of the rules list.
 const RuleTag = "rule:"
 
@@ -49,7 +45,7 @@ func counted(r Result) bool {
 	if !r.IsCheck() || r.Level == string(check.Info) {
 		return false
 	}
-	if strings.HasPrefix(r.Reason, NoSample) {
+	if strings.HasPrefix(r.Reason, check.NoSample) {
 		// The form cannot be made from the fleet's own value (an id
 		// with fewer than two letters has no mixed case): the skip is
 		// named among the skip reasons, and is no gap of the target's.
