@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -175,6 +177,20 @@ func (env *Env) runOneAhead(ctx context.Context, c aheadCheck) {
 	env.ahead.mu.Lock()
 	env.ahead.results[c.m.ID] = aheadResult{t: rec, end: end}
 	env.ahead.mu.Unlock()
+}
+
+// aheadRun says what ran ahead of its place, for the reports (nil when
+// nothing did).
+func (env *Env) aheadRun() *report.Ahead {
+	a := &env.ahead
+	a.mu.Lock()
+	p := a.progress
+	a.mu.Unlock()
+	if p == nil || p.Done() == 0 {
+		return nil
+	}
+	took := time.Duration(env.aheadTook.Load())
+	return &report.Ahead{Checks: p.Done(), Chains: p.Chains(), Seconds: math.Round(took.Seconds()*100) / 100}
 }
 
 // far says whether the target answers a device (or the tested gateway's

@@ -131,5 +131,6 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	if who, trips, took := env.CriticalPath(); who != "" && env.slow.sentAhead() {
 		opts.Schedule.CriticalPath = &report.Chain{Of: who, RoundTrips: trips, Seconds: math.Round(took.Seconds()*100) / 100}
 	}
+	opts.Schedule.Ahead = env.aheadRun()
 	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }

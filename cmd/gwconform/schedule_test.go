@@ -111,6 +111,9 @@ func TestScheduledVerdictsEqualSerial(t *testing.T) {
 			if !regexp.MustCompile(`critical path: .*up to 16 requests in flight`).MatchString(scheduled.stdout) {
 				t.Errorf("the scheduled run names no critical path:\n%s", tail(scheduled.stdout))
 			}
+			if !regexp.MustCompile(`run ahead: [1-9][0-9]+ checks in [2-9] chains side by side`).MatchString(scheduled.stdout) {
+				t.Errorf("the scheduled run says nothing of the checks run ahead:\n%s", tail(scheduled.stdout))
+			}
 			if scheduled.took >= serial.took {
 				t.Logf("scheduled %s, serial %s", scheduled.took, serial.took)
 			}

@@ -684,6 +684,16 @@ type Schedule struct {
 	// CriticalPath is the device whose round trips one after another were
 	// the most: the run's wall time is bounded below by them.
 	CriticalPath *Chain `json:"critical_path,omitempty"`
+	// Ahead is what was run ahead of its place, devices side by side.
+	Ahead *Ahead `json:"ahead,omitempty"`
+}
+
+// Ahead is the checks a run sent ahead of their place (a target across a
+// network), in chains side by side, and how long that took.
+type Ahead struct {
+	Checks  int     `json:"checks"`
+	Chains  int     `json:"chains"`
+	Seconds float64 `json:"seconds"`
 }
 
 // Chain is one device's round trips one after another.

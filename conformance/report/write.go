@@ -619,6 +619,10 @@ func writeVerdict(w io.Writer, d Document, paint func(code, s string) string) {
 		fmt.Fprintf(w, "  critical path: %s, %d round trips one after another (%.1f s); up to %d requests in flight at once\n",
 			sc.CriticalPath.Of, sc.CriticalPath.RoundTrips, sc.CriticalPath.Seconds, sc.Concurrency)
 	}
+	if sc := d.Schedule; sc != nil && sc.Ahead != nil {
+		fmt.Fprintf(w, "  run ahead: %d checks in %d chains side by side (a device, or the tested gateway's messages, each), %.1f s; the others in their place\n",
+			sc.Ahead.Checks, sc.Ahead.Chains, sc.Ahead.Seconds)
+	}
 }
 
 // writeRunNotes writes the observer, the inconclusive checks, why the

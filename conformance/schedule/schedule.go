@@ -89,6 +89,13 @@ func (p *Progress) Run(tasks []Task) {
 	wg.Wait()
 }
 
+// Chains is how many chains there are: one per key.
+func (p *Progress) Chains() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.chains)
+}
+
 // Done is how many tasks have run.
 func (p *Progress) Done() int {
 	p.mu.Lock()

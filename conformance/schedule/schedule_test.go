@@ -57,8 +57,8 @@ func TestChainsKeepEachKeyInOrderAndRunKeysSideBySide(t *testing.T) {
 			t.Errorf("%s ran %d tasks, want 10", k, len(order[k]))
 		}
 	}
-	if p.Done() != 30 {
-		t.Errorf("Done() = %d, want 30", p.Done())
+	if p.Done() != 30 || p.Chains() != 3 {
+		t.Errorf("Done() = %d, Chains() = %d; want 30 and 3", p.Done(), p.Chains())
 	}
 }
 
