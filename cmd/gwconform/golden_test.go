@@ -20,10 +20,10 @@ import (
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden from the runs of TestGoldenRuns")
 
 // TestGoldenRuns: the verdict of every check, with the seed 7, against the
-// embedded simulator, gwsim reading the open forms both ways, a target
-// with a bug in a refusal of each operation (near, and 6 to 12 ms away,
-// where the checks run ahead of their place, devices side by side: the
-// same record), four workers on a wider fleet, and, for the checks of a
+// embedded simulator, gwsim reading the open forms both ways (accepting
+// them near and 6 to 12 ms away, where the checks run ahead of their
+// place, devices side by side: the same record), a target with a bug in a
+// refusal of each operation (near and far: the same record), four workers on a wider fleet, and, for the checks of a
 // light dimmer, a thermostat's mode and the messages, a target that
 // applies each change 300 ms after its answer, is the one recorded in
 // testdata/golden. A change to the engine
@@ -49,6 +49,7 @@ func TestGoldenRuns(t *testing.T) {
 		{"embedded", "", nil},
 		{"open-forms-refused", "", []string{"--target", served(device.RefuseOpen, as)}},
 		{"open-forms-accepted", "", []string{"--target", served(device.AcceptOpen, as)}},
+		{"open-forms-accepted-far", "open-forms-accepted", []string{"--target", farAway(t, served(device.AcceptOpen, as), 6*time.Millisecond, 12*time.Millisecond, 7)}},
 		{"refusals-accepted", "", []string{"--target", served(device.RefuseOpen, buggy)}},
 		{"refusals-accepted-far", "refusals-accepted", []string{"--target", farAway(t, served(device.RefuseOpen, buggy), 6*time.Millisecond, 12*time.Millisecond, 7)}},
 		{"parallel-4", "", []string{"--fleet", wide, "--parallel", "4"}},
