@@ -34,133 +34,196 @@ import (
 // cases' own state checks do: they read the observer), and without an
 // observer they are skipped with the one line of NotObservedPrefix.
 
-// declareEffects declares every effect check.
+// declareEffects declares every effect check: those about each device
+// type, then those about a gateway and the rest of the fleet, each in
+// every format.
 func (env *Env) declareEffects() {
 	effectFormats := []device.Format{device.JSON, device.XML}
 	// The types and their fields are the harness's own rule table's
 	// (oracle), never the simulator's.
 	for _, t := range oracle.Types {
-		t := t
-		slug := check.Slug(t.Name)
 		for _, f := range effectFormats {
-			f := f
-			// Each reads, around its request, every other place of the
-			// fleet the command could land (landing.go).
-			cmd := func(kind string, level check.Level, contract, title, assertion string, body func(context.Context, fleet.Device, *gofakeit.Faker)) {
-				id := "effect.command." + slug + "." + kind + "." + f.String()
-				env.effect(id, level, "4.1", contract, device.SendCommand, false, f, t.Name, title, assertion, func(ctx context.Context) {
-					d, ok := env.Device(t.Name)
-					if !ok {
-						trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
-					}
-					w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
-					body(ctx, d, env.Faker(id))
-					w.expectKept(ctx, env, "what the check sent to "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
-				})
-			}
-			cmd("applied", check.Must, "", "a "+t.Name+" command that changes every field is applied field by field",
-				"A "+t.Name+" command accepted with values other than the device's MUST leave each field as sent, the name as it was, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
-				func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
-					before := env.mustRead(ctx, env.Target.MAC, d.SN)
-					c, sent := env.changedCommand(d, t, before, fk)
-					r := env.sendEffect(ctx, c, f)
-					trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", describe(r))
-					after := env.mustRead(ctx, env.Target.MAC, d.SN)
-					expectFields(ctx, t, before, after, sent, false)
-					trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "the command changed the device's name")
-				})
-			if len(t.Fields) > 1 {
-				cmd("absent-kept", check.Should, "3", "a "+t.Name+" command with one field leaves the others as they were",
-					"A "+t.Name+" command that carries only "+t.Fields[0].Name+" SHOULD set it and leave every field it does not carry, and every other device and gateway's messages, as they were (CONTRACT 3).",
-					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
-						before := env.mustRead(ctx, env.Target.MAC, d.SN)
-						c := env.Base(device.SendCommand, d.SN, t.Name)
-						c.Keep(device.FieldSN, device.FieldType)
-						fd := &t.Fields[0]
-						v := otherValue(fd, before.State[fd.Name], fk)
-						c.Set(fd.Name, v)
-						r := env.sendEffect(ctx, c, f)
-						trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
-						after := env.mustRead(ctx, env.Target.MAC, d.SN)
-						expectFields(ctx, t, before, after, map[string]string{fd.Name: v}, false)
-					})
-				cmd("refused-partly-invalid", check.Should, "3", "a "+t.Name+" command with one invalid field among changed ones changes nothing",
-					"A "+t.Name+" command that changes every field but gives "+t.Fields[len(t.Fields)-1].Name+" a value outside its published ones MUST NOT be answered with success, and SHOULD leave every field, and every other device and gateway's messages, as they were (CONTRACT 3).",
-					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
-						env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) catalog.Call {
-							c, _ := env.changedCommand(d, t, before, fk)
-							last := &t.Fields[len(t.Fields)-1]
-							c.Set(last.Name, invalidValue(last))
-							return c
-						})
-					})
-			}
-			cmd("refused-bad-sign", check.Should, "3", "a "+t.Name+" command with a wrong sign changes nothing",
-				"A "+t.Name+" command that changes every field but carries a well-formed wrong sign MUST NOT be answered with success, and SHOULD leave the device, and every other device and gateway's messages, as they were (CONTRACT 3).",
-				func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
-					if !env.KnownSign {
-						trial.From(ctx).Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
-					}
-					env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) catalog.Call {
-						c, _ := env.changedCommand(d, t, before, fk)
-						c.KeepSign = true
-						c.Set(device.FieldSign, "0123456789abcdef0123456789abcdef")
-						return c
-					})
-				})
-			if enum := firstEnum(t); enum != nil {
-				cmd("enum-case", check.Should, "2", "a "+t.Name+" command with "+enum.Name+" in lower case is stored in its published case",
-					"A "+t.Name+" command with "+enum.Name+" in lower case SHOULD be accepted, the observer SHOULD show the value in the case of the published table (CONTRACT 2), and every other device and gateway's messages as they were.",
-					func(ctx context.Context, d fleet.Device, fk *gofakeit.Faker) {
-						before := env.mustRead(ctx, env.Target.MAC, d.SN)
-						c, sent := env.changedCommand(d, t, before, fk)
-						c.Set(enum.Name, strings.ToLower(sent[enum.Name]))
-						r := env.sendEffect(ctx, c, f)
-						trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
-						after := env.mustRead(ctx, env.Target.MAC, d.SN)
-						expectFields(ctx, t, before, after, sent, true)
-					})
-			}
-			id := "effect.update_name." + slug + ".stored." + f.String()
-			env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
-				"An update_name of a "+t.Name+" accepted with a new name MUST leave that name, the device's state as it was, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
-				func(ctx context.Context) {
-					d, ok := env.Device(t.Name)
-					if !ok {
-						trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
-					}
-					w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
-					before := env.mustRead(ctx, env.Target.MAC, d.SN)
-					name := effectName(env.Faker(id), before.Name)
-					c := env.Base(device.UpdateName, d.SN, t.Name)
-					c.Set(device.FieldName, name)
-					r := env.sendEffect(ctx, c, f)
-					trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
-					after := env.mustRead(ctx, env.Target.MAC, d.SN)
-					trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after update_name")
-					trial.From(ctx).Expect(normalize(after.State)).To(gomega.Equal(normalize(before.State)), "update_name changed the device's state")
-					w.expectKept(ctx, env, "the rename of "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
-				})
+			env.declareTypeEffects(t, f)
 		}
 	}
 	for _, f := range effectFormats {
-		f := f
 		env.declareGatewayEffects(f)
 	}
 }
 
+// declareTypeEffects declares the effect checks of a command and a rename
+// to the fleet's device of type t, in format f.
+func (env *Env) declareTypeEffects(t *oracle.Type, f device.Format) {
+	env.commandEffect(t, f, "applied", check.Must, "", "a "+t.Name+" command that changes every field is applied field by field",
+		"A "+t.Name+" command accepted with values other than the device's MUST leave each field as sent, the name as it was, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
+		env.commandApplied)
+	if len(t.Fields) > 1 {
+		env.commandEffect(t, f, "absent-kept", check.Should, "3", "a "+t.Name+" command with one field leaves the others as they were",
+			"A "+t.Name+" command that carries only "+t.Fields[0].Name+" SHOULD set it and leave every field it does not carry, and every other device and gateway's messages, as they were (CONTRACT 3).",
+			env.commandAbsentKept)
+		env.commandEffect(t, f, "refused-partly-invalid", check.Should, "3", "a "+t.Name+" command with one invalid field among changed ones changes nothing",
+			"A "+t.Name+" command that changes every field but gives "+t.Fields[len(t.Fields)-1].Name+" a value outside its published ones MUST NOT be answered with success, and SHOULD leave every field, and every other device and gateway's messages, as they were (CONTRACT 3).",
+			env.commandPartlyInvalid)
+	}
+	env.commandEffect(t, f, "refused-bad-sign", check.Should, "3", "a "+t.Name+" command with a wrong sign changes nothing",
+		"A "+t.Name+" command that changes every field but carries a well-formed wrong sign MUST NOT be answered with success, and SHOULD leave the device, and every other device and gateway's messages, as they were (CONTRACT 3).",
+		env.commandBadSign)
+	if enum := firstEnum(t); enum != nil {
+		env.commandEffect(t, f, "enum-case", check.Should, "2", "a "+t.Name+" command with "+enum.Name+" in lower case is stored in its published case",
+			"A "+t.Name+" command with "+enum.Name+" in lower case SHOULD be accepted, the observer SHOULD show the value in the case of the published table (CONTRACT 2), and every other device and gateway's messages as they were.",
+			env.commandEnumCase)
+	}
+	env.declareNameStored(t, f)
+}
+
+// commandBody is what an effect check of a command does with the fleet's
+// device d of type t, in format f, drawing its values from fk.
+type commandBody func(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker)
+
+// commandEffect declares the effect check kind of a command to the
+// fleet's device of type t, in format f. It reads, around its request,
+// every other place of the fleet the command could land (landing.go).
+func (env *Env) commandEffect(t *oracle.Type, f device.Format, kind string, level check.Level, contract, title, assertion string, body commandBody) {
+	id := "effect.command." + check.Slug(t.Name) + "." + kind + "." + f.String()
+	env.effect(id, level, "4.1", contract, device.SendCommand, false, f, t.Name, title, assertion, func(ctx context.Context) {
+		d, ok := env.Device(t.Name)
+		if !ok {
+			trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
+		}
+		w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
+		body(ctx, t, f, d, env.Faker(id))
+		w.expectKept(ctx, env, "what the check sent to "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
+	})
+}
+
+// commandApplied sends a command that changes every field of d and
+// expects each field as sent and the name as it was.
+func (env *Env) commandApplied(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+	before := env.mustRead(ctx, env.Target.MAC, d.SN)
+	c, sent := env.changedCommand(d, t, before, fk)
+	r := env.sendEffect(ctx, c, f)
+	trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", describe(r))
+	after := env.mustRead(ctx, env.Target.MAC, d.SN)
+	expectFields(ctx, t, before, after, sent, false)
+	trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "the command changed the device's name")
+}
+
+// commandAbsentKept sends a command that carries the type's first field
+// alone, changed, and expects it set and every other field as it was.
+func (env *Env) commandAbsentKept(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+	before := env.mustRead(ctx, env.Target.MAC, d.SN)
+	c := env.Base(device.SendCommand, d.SN, t.Name)
+	c.Keep(device.FieldSN, device.FieldType)
+	fd := &t.Fields[0]
+	v := otherValue(fd, before.State[fd.Name], fk)
+	c.Set(fd.Name, v)
+	r := env.sendEffect(ctx, c, f)
+	trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
+	after := env.mustRead(ctx, env.Target.MAC, d.SN)
+	expectFields(ctx, t, before, after, map[string]string{fd.Name: v}, false)
+}
+
+// commandPartlyInvalid sends a command that changes every field but gives
+// the type's last field an invalid value, and expects it refused and the
+// device as it was.
+func (env *Env) commandPartlyInvalid(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+	env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) catalog.Call {
+		c, _ := env.changedCommand(d, t, before, fk)
+		last := &t.Fields[len(t.Fields)-1]
+		c.Set(last.Name, invalidValue(last))
+		return c
+	})
+}
+
+// commandBadSign sends a command that changes every field under a
+// well-formed wrong sign, and expects it refused and the device as it
+// was; a sign scheme that cannot tell a wrong sign skips it.
+func (env *Env) commandBadSign(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+	if !env.KnownSign {
+		trial.From(ctx).Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
+	}
+	env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) catalog.Call {
+		c, _ := env.changedCommand(d, t, before, fk)
+		c.KeepSign = true
+		c.Set(device.FieldSign, "0123456789abcdef0123456789abcdef")
+		return c
+	})
+}
+
+// commandEnumCase sends a command that changes every field, the type's
+// first enumerated one in lower case, and expects each field as sent in
+// the case of the published table.
+func (env *Env) commandEnumCase(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+	enum := firstEnum(t)
+	before := env.mustRead(ctx, env.Target.MAC, d.SN)
+	c, sent := env.changedCommand(d, t, before, fk)
+	c.Set(enum.Name, strings.ToLower(sent[enum.Name]))
+	r := env.sendEffect(ctx, c, f)
+	trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
+	after := env.mustRead(ctx, env.Target.MAC, d.SN)
+	expectFields(ctx, t, before, after, sent, true)
+}
+
+// declareNameStored declares the check that a new name of the fleet's
+// device of type t is stored and its state kept, in format f.
+func (env *Env) declareNameStored(t *oracle.Type, f device.Format) {
+	id := "effect.update_name." + check.Slug(t.Name) + ".stored." + f.String()
+	env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
+		"An update_name of a "+t.Name+" accepted with a new name MUST leave that name, the device's state as it was, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
+		func(ctx context.Context) {
+			d, ok := env.Device(t.Name)
+			if !ok {
+				trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
+			}
+			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
+			before := env.mustRead(ctx, env.Target.MAC, d.SN)
+			name := effectName(env.Faker(id), before.Name)
+			c := env.Base(device.UpdateName, d.SN, t.Name)
+			c.Set(device.FieldName, name)
+			r := env.sendEffect(ctx, c, f)
+			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
+			after := env.mustRead(ctx, env.Target.MAC, d.SN)
+			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after update_name")
+			trial.From(ctx).Expect(normalize(after.State)).To(gomega.Equal(normalize(before.State)), "update_name changed the device's state")
+			w.expectKept(ctx, env, "the rename of "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
+		})
+}
+
+// effectID is the ID of the effect check s in format f.
+func effectID(s string, f device.Format) string { return "effect." + s + "." + f.String() }
+
 // declareGatewayEffects declares the effect checks about a gateway and the
 // rest of the fleet, in format f.
+//
+// All but the isolation checks draw their values from one stream per
+// format, that of message.state-kept (seed): the values they send are the
+// ones the runs recorded so far sent.
 func (env *Env) declareGatewayEffects(f device.Format) {
-	ids := func(s string) string { return "effect." + s + "." + f.String() }
-	id := ids("update_name.trimmed")
-	env.effect(id, check.Should, "4.3", "3", device.UpdateName, false, f, "", "a name sent with spaces around it is stored trimmed",
+	seed := effectID("message.state-kept", f)
+	env.declareTrimmedName(f, seed)
+	env.declareMessageStored(f, seed)
+	env.declareNamedGatewayMessage(f, seed)
+	env.declareOtherGatewayMessage(f, seed)
+	env.declareRefusedRenamesKept(f)
+	if f == device.JSON {
+		env.declareUnicodeEscapes(f, seed)
+	}
+	env.declareMessageStateKept(f, seed)
+	for _, op := range []device.Operation{device.SendCommand, device.UpdateName} {
+		env.declareIsolation(op, f)
+	}
+}
+
+// declareTrimmedName declares the check that a name sent with spaces
+// around it is stored trimmed; its name is drawn from seed.
+func (env *Env) declareTrimmedName(f device.Format, seed string) {
+	env.effect(effectID("update_name.trimmed", f), check.Should, "4.3", "3", device.UpdateName, false, f, "", "a name sent with spaces around it is stored trimmed",
 		"An update_name whose name has spaces before and after it SHOULD be accepted, the observer SHOULD show the name trimmed (CONTRACT 3), and every other device and gateway's messages as they were.",
 		func(ctx context.Context) {
 			d := env.needAnyDevice(ctx)
 			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
-			name := effectName(env.Faker(id), before.Name)
+			name := effectName(env.Faker(seed), before.Name)
 			c := env.Base(device.UpdateName, d.SN, d.Type)
 			c.Set(device.FieldName, "  "+name+"  ")
 			r := env.sendEffect(ctx, c, f)
@@ -169,22 +232,32 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
 			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 		})
-	id = ids("message.stored")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message is stored on the gateway it names",
+}
+
+// declareMessageStored declares the check that a message is stored on the
+// tested gateway, the newest of its messages; its value is drawn from
+// seed.
+func (env *Env) declareMessageStored(f device.Format, seed string) {
+	env.effect(effectID("message.stored", f), check.Must, "4.2", "", device.SendMessage, false, f, "", "a message is stored on the gateway it names",
 		"A message accepted for the tested gateway MUST be the newest of that gateway's messages, with its message_type and message_value, and leave every device and every other gateway's messages as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			w := env.watchLandings(ctx, false, devRef{mac: env.Target.MAC})
 			before := env.mustLog(ctx, env.Target.MAC)
 			c := env.Base(device.SendMessage, "", "")
-			v := effectMessage(env.Faker(id))
+			v := effectMessage(env.Faker(seed))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			after := env.mustLog(ctx, env.Target.MAC)
 			w.expectStored(ctx, env, env.Target.MAC, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
-	id = ids("message.named-gateway")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to another gateway of the account is stored there and nowhere else",
+}
+
+// declareNamedGatewayMessage declares the check that a message to another
+// gateway of the tested account is stored there and nowhere else; its
+// value is drawn from seed.
+func (env *Env) declareNamedGatewayMessage(f device.Format, seed string) {
+	env.effect(effectID("message.named-gateway", f), check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to another gateway of the account is stored there and nowhere else",
 		"A message accepted for a gateway of the tested account other than the tested one (and other than the account's first) MUST be the newest of that gateway's messages, with its message_type and message_value, and leave every device and every other gateway's messages as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			mac := env.laterGateway()
@@ -195,15 +268,20 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			before := env.mustLog(ctx, mac)
 			c := env.Base(device.SendMessage, "", "")
 			c.Set(device.FieldMAC, mac)
-			v := effectMessage(env.Faker(id))
+			v := effectMessage(env.Faker(seed))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
 			after := env.mustLog(ctx, mac)
 			w.expectStored(ctx, env, mac, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
-	id = ids("message.other-gateway")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to one gateway is stored on no other",
+}
+
+// declareOtherGatewayMessage declares the check that a message to the
+// tested gateway appears among the messages of no other gateway of the
+// fleet; its value is drawn from seed.
+func (env *Env) declareOtherGatewayMessage(f device.Format, seed string) {
+	env.effect(effectID("message.other-gateway", f), check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to one gateway is stored on no other",
 		"A message accepted for the tested gateway MUST NOT appear among the messages of any other gateway of the fleet, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			macs := env.otherGateways()
@@ -215,7 +293,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				before[mac] = env.mustLog(ctx, mac)
 			}
 			c := env.Base(device.SendMessage, "", "")
-			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
+			c.Set(device.FieldMessageValue, effectMessage(env.Faker(seed)))
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			// The message is on the tested gateway first (so that a late
@@ -232,8 +310,13 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 				trial.From(ctx).Fail("a message to gateway " + env.Target.MAC + " changed the messages of " + strings.Join(wrong, "; "))
 			}
 		})
-	id = ids("update_name.refused-kept")
-	env.effect(id, check.Should, "4.3", "3", device.UpdateName, true, f, "", "every refused rename leaves the name of the device it names as it was",
+}
+
+// declareRefusedRenamesKept declares the check that every rename refused
+// for its name or its place in the fleet leaves the name of the device it
+// names as it was.
+func (env *Env) declareRefusedRenamesKept(f device.Format) {
+	env.effect(effectID("update_name.refused-kept", f), check.Should, "4.3", "3", device.UpdateName, true, f, "", "every refused rename leaves the name of the device it names as it was",
 		"An update_name refused for its name (empty, 65 characters) or its place in the fleet (a device of another gateway, another account's key or gateway) MUST NOT be answered with success, and SHOULD leave the name of the device it names, and every other device and gateway's messages, as they were, as the observer shows (CONTRACT 3).",
 		func(ctx context.Context) {
 			d := env.needAnyDevice(ctx)
@@ -253,37 +336,44 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			w.expectKept(ctx, env, "the refused renames")
 			ctl.conclude(ctx)
 		})
-	if f == device.JSON {
-		id = ids("update_name.unicode-escapes")
-		env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, "", "a JSON name written with \\u escapes is stored as the text they spell",
-			"An update_name whose JSON name is written with \\u escapes (RFC 8259 7) MUST be accepted and leave the name the escapes spell, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
-			func(ctx context.Context) {
-				d := env.needAnyDevice(ctx)
-				w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
-				before := env.mustRead(ctx, env.Target.MAC, d.SN)
-				name := "Caf\u00e9 " + effectName(env.Faker(id), before.Name)
-				c := env.Base(device.UpdateName, d.SN, d.Type)
-				c.Set(device.FieldName, name)
-				plain, _ := json.Marshal(name)
-				body := string(catalog.Encoded(&env.Bench, c, device.JSON))
-				if !strings.Contains(body, string(plain)) {
-					trial.From(ctx).Skip("the encoder did not write the name as expected: not covered")
-				}
-				var esc strings.Builder
-				for _, r := range name {
-					fmt.Fprintf(&esc, "\\u%04x", r)
-				}
-				raw := []byte(strings.Replace(body, string(plain), `"`+esc.String()+`"`, 1))
-				c.Raw = func(device.Format) []byte { return raw }
-				r := env.sendEffect(ctx, c, f)
-				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
-				after := env.mustRead(ctx, env.Target.MAC, d.SN)
-				trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after a rename written %s", esc.String())
-				w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
-			})
-	}
-	id = ids("message.state-kept")
-	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message leaves every device of the gateway as it was",
+}
+
+// declareUnicodeEscapes declares the check that a JSON name written with
+// \u escapes is stored as the text they spell; its name is drawn from
+// seed.
+func (env *Env) declareUnicodeEscapes(f device.Format, seed string) {
+	env.effect(effectID("update_name.unicode-escapes", f), check.Must, "4.3", "", device.UpdateName, false, f, "", "a JSON name written with \\u escapes is stored as the text they spell",
+		"An update_name whose JSON name is written with \\u escapes (RFC 8259 7) MUST be accepted and leave the name the escapes spell, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
+		func(ctx context.Context) {
+			d := env.needAnyDevice(ctx)
+			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
+			before := env.mustRead(ctx, env.Target.MAC, d.SN)
+			name := "Caf\u00e9 " + effectName(env.Faker(seed), before.Name)
+			c := env.Base(device.UpdateName, d.SN, d.Type)
+			c.Set(device.FieldName, name)
+			plain, _ := json.Marshal(name)
+			body := string(catalog.Encoded(&env.Bench, c, device.JSON))
+			if !strings.Contains(body, string(plain)) {
+				trial.From(ctx).Skip("the encoder did not write the name as expected: not covered")
+			}
+			var esc strings.Builder
+			for _, r := range name {
+				fmt.Fprintf(&esc, "\\u%04x", r)
+			}
+			raw := []byte(strings.Replace(body, string(plain), `"`+esc.String()+`"`, 1))
+			c.Raw = func(device.Format) []byte { return raw }
+			r := env.sendEffect(ctx, c, f)
+			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
+			after := env.mustRead(ctx, env.Target.MAC, d.SN)
+			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after a rename written %s", esc.String())
+			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
+		})
+}
+
+// declareMessageStateKept declares the check that a message leaves every
+// device of the tested gateway as it was; its value is drawn from seed.
+func (env *Env) declareMessageStateKept(f device.Format, seed string) {
+	env.effect(effectID("message.state-kept", f), check.Must, "4.2", "", device.SendMessage, false, f, "", "a message leaves every device of the gateway as it was",
 		"A message accepted for the tested gateway MUST leave the name and state of each of its devices as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			devs := env.ownDevices()
@@ -292,42 +382,44 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 			}
 			before := env.readAll(ctx, devs)
 			c := env.Base(device.SendMessage, "", "")
-			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
+			c.Set(device.FieldMessageValue, effectMessage(env.Faker(seed)))
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			expectUnchanged(ctx, before, env.readAll(ctx, devs), "a message")
 		})
-	for _, op := range []device.Operation{device.SendCommand, device.UpdateName} {
-		op := op
-		id := ids(op.Name() + ".isolation")
-		section := map[device.Operation]string{device.SendCommand: "4.1", device.UpdateName: "4.3"}[op]
-		env.effect(id, check.Must, section, "", op, true, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
-			"A "+op.Name()+" accepted for one device MUST leave every other device of its gateway, of another gateway and of another account, and every gateway's messages, as they were, as the observer shows (CONTRACT 7).",
-			func(ctx context.Context) {
-				d := env.needAnyDevice(ctx)
-				named := devRef{env.Target.MAC, d.SN}
-				if devs, _ := env.landingPlaces(true, named); len(devs) == 0 {
-					trial.From(ctx).Skip("the fleet has no other device to watch: not covered")
+}
+
+// declareIsolation declares the check that an op (a command or a rename)
+// accepted for one device changes no other device, gateway or account.
+func (env *Env) declareIsolation(op device.Operation, f device.Format) {
+	id := effectID(op.Name()+".isolation", f)
+	section := map[device.Operation]string{device.SendCommand: "4.1", device.UpdateName: "4.3"}[op]
+	env.effect(id, check.Must, section, "", op, true, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
+		"A "+op.Name()+" accepted for one device MUST leave every other device of its gateway, of another gateway and of another account, and every gateway's messages, as they were, as the observer shows (CONTRACT 7).",
+		func(ctx context.Context) {
+			d := env.needAnyDevice(ctx)
+			named := devRef{env.Target.MAC, d.SN}
+			if devs, _ := env.landingPlaces(true, named); len(devs) == 0 {
+				trial.From(ctx).Skip("the fleet has no other device to watch: not covered")
+			}
+			w := env.watchLandings(ctx, true, named)
+			self := env.mustRead(ctx, env.Target.MAC, d.SN)
+			var c catalog.Call
+			if op == device.SendCommand {
+				t, ok := oracle.LookupType(d.Type)
+				if !ok {
+					trial.From(ctx).Skip("device " + d.SN + " is of type " + d.Type + ", which the published interface does not have")
 				}
-				w := env.watchLandings(ctx, true, named)
-				self := env.mustRead(ctx, env.Target.MAC, d.SN)
-				var c catalog.Call
-				if op == device.SendCommand {
-					t, ok := oracle.LookupType(d.Type)
-					if !ok {
-						trial.From(ctx).Skip("device " + d.SN + " is of type " + d.Type + ", which the published interface does not have")
-					}
-					c, _ = env.changedCommand(d, t, self, env.Faker(id))
-				} else {
-					c = env.Base(device.UpdateName, d.SN, d.Type)
-					c.Set(device.FieldName, effectName(env.Faker(id), self.Name))
-				}
-				r := env.sendEffect(ctx, c, f)
-				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
-				env.mustRead(ctx, env.Target.MAC, d.SN) // once it has settled
-				w.expectKept(ctx, env, "the "+op.Name()+" to "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
-			})
-	}
+				c, _ = env.changedCommand(d, t, self, env.Faker(id))
+			} else {
+				c = env.Base(device.UpdateName, d.SN, d.Type)
+				c.Set(device.FieldName, effectName(env.Faker(id), self.Name))
+			}
+			r := env.sendEffect(ctx, c, f)
+			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
+			env.mustRead(ctx, env.Target.MAC, d.SN) // once it has settled
+			w.expectKept(ctx, env, "the "+op.Name()+" to "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
+		})
 }
 
 // effect declares one effect check: skipped with the run's reason when

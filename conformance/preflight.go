@@ -119,21 +119,43 @@ func testedDevices(e *Env) []fleet.Device {
 func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error) {
 	n = max(n, 1)
 	reqs := preflightRequests(ctx, e, n)
-	type answer struct {
-		p preflightRequest
-		r *client.Response
-	}
-	rs := make([]*client.Response, len(reqs))
-	errs := make([]error, len(reqs))
 	// The messages it sends are awaited like the run's own (settle.go).
 	e.countLog(ctx)
+	answers, err := sendPreflight(ctx, e, reqs, n)
+	if err != nil || len(answers) == 0 {
+		return nil, err
+	}
+	if err := setupCause(e, answers); err != nil {
+		return nil, err
+	}
+	// Every other key of the fleet, on its own account.
+	if err := preflightKeys(ctx, e); err != nil {
+		return nil, err
+	}
+	return preflightFailures(answers), nil
+}
+
+// preflightAnswer is a pre-flight request and the target's answer to it.
+type preflightAnswer struct {
+	p preflightRequest
+	r *client.Response
+}
+
+// sendPreflight sends the pre-flight requests and returns their answers in
+// order. The first goes alone, so that a target that cannot be reached is
+// told after one request; the rest n at a time once it was answered (one
+// by one when it got none). A connection that does not carry HTTP, or a
+// request that got no answer at all, ends the pre-flight with its cause.
+func sendPreflight(ctx context.Context, e *Env, reqs []preflightRequest, n int) ([]preflightAnswer, error) {
+	rs := make([]*client.Response, len(reqs))
+	errs := make([]error, len(reqs))
 	send := func(i int) {
 		rs[i], _, errs[i] = e.Client.Do(ctx, reqs[i].req)
 		if errs[i] == nil {
 			e.track(reqs[i].req, rs[i])
 		}
 	}
-	var answers []answer
+	var answers []preflightAnswer
 	for i, p := range reqs {
 		if i == 1 && errs[0] == nil {
 			// The rest n at a time; judged below in order, as if sent so.
@@ -154,47 +176,27 @@ func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error)
 				return nil, fmt.Errorf("pre-flight: the valid %s got no answer (%v): the target cannot be judged (--skip-preflight runs the checks anyway)", p.what, err)
 			}
 		}
-		answers = append(answers, answer{p, r})
+		answers = append(answers, preflightAnswer{p, r})
 	}
-	if len(answers) == 0 {
-		return nil, nil
-	}
+	return answers, nil
+}
+
+// setupCause is the one-line cause, in the user's set-up, of answers that
+// let the run judge nothing: the operations are not at the base URL, the
+// target does not speak this interface, the fleet file is not this
+// target's, or a device it names is not the target's; nil when the
+// answers can be judged.
+func setupCause(e *Env, answers []preflightAnswer) error {
 	// 404 to every request: the operations are not where they were sought.
 	all404 := true
 	for _, a := range answers {
 		all404 = all404 && a.r.Status == http.StatusNotFound && a.r.ErrorCode != device.CodeGatewayNotFound && a.r.ErrorCode != device.CodeDeviceNotFound
 	}
 	if all404 {
-		return nil, errors.New(notFoundCause(e.BaseURL, answers[0].r))
+		return errors.New(notFoundCause(e.BaseURL, answers[0].r))
 	}
-	var unreadable *answer
-	for i, a := range answers {
-		if strings.Contains(string(a.r.Body), "HTTP request to an HTTPS server") {
-			return nil, fmt.Errorf("the target speaks TLS: give --target %s", withScheme(e.BaseURL, "https"))
-		}
-		if a.r.StatusField == "" && unreadable == nil {
-			unreadable = &answers[i]
-		}
-	}
-	// Not one answer with a status: this is not the interface (a web
-	// server, another service). One unreadable answer among readable ones
-	// is the target's fault, which its check judges.
-	readable := false
-	for _, a := range answers {
-		readable = readable || a.r.StatusField != ""
-	}
-	if !readable {
-		r := unreadable.r
-		mt, _, _ := mime.ParseMediaType(r.ContentType)
-		if mt == "" {
-			mt = "no Content-Type"
-		}
-		why := r.ParseError
-		if why == "" {
-			why = "no status field"
-		}
-		return nil, fmt.Errorf("the target does not speak this interface: POST %s answered HTTP %d (%s: %s), not JSON or XML with a status; nothing checked (--skip-preflight runs the checks anyway)",
-			unreadable.p.req.Path, r.Status, mt, why)
+	if err := unreadableCause(e, answers); err != nil {
+		return err
 	}
 	// Every request refused for its credentials or the fleet's gateway:
 	// the fleet file is not this target's.
@@ -203,11 +205,50 @@ func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error)
 		allSetup = allSetup && !accepted(a.r) && setupRefusal(a.r.ErrorCode)
 	}
 	if allSetup {
-		return nil, errors.New(refusalCause(e, answers[0].p, answers[0].r))
+		return errors.New(refusalCause(e, answers[0].p, answers[0].r))
 	}
-	// A device the target does not have, or has as another type: every
-	// request about it refused so.
-	bySN := map[string][]answer{}
+	return unknownDeviceCause(e, answers)
+}
+
+// unreadableCause names a target that speaks TLS to plain HTTP, or one
+// that gave not one answer with a status: this is not the interface (a
+// web server, another service). One unreadable answer among readable ones
+// is the target's fault, which its check judges: nil then.
+func unreadableCause(e *Env, answers []preflightAnswer) error {
+	var unreadable *preflightAnswer
+	for i, a := range answers {
+		if strings.Contains(string(a.r.Body), "HTTP request to an HTTPS server") {
+			return fmt.Errorf("the target speaks TLS: give --target %s", withScheme(e.BaseURL, "https"))
+		}
+		if a.r.StatusField == "" && unreadable == nil {
+			unreadable = &answers[i]
+		}
+	}
+	readable := false
+	for _, a := range answers {
+		readable = readable || a.r.StatusField != ""
+	}
+	if readable {
+		return nil
+	}
+	r := unreadable.r
+	mt, _, _ := mime.ParseMediaType(r.ContentType)
+	if mt == "" {
+		mt = "no Content-Type"
+	}
+	why := r.ParseError
+	if why == "" {
+		why = "no status field"
+	}
+	return fmt.Errorf("the target does not speak this interface: POST %s answered HTTP %d (%s: %s), not JSON or XML with a status; nothing checked (--skip-preflight runs the checks anyway)",
+		unreadable.p.req.Path, r.Status, mt, why)
+}
+
+// unknownDeviceCause names a device the target does not have, or has as
+// another type: every request about it refused so. The fleet's devices are
+// taken in the order of their first request.
+func unknownDeviceCause(e *Env, answers []preflightAnswer) error {
+	bySN := map[string][]preflightAnswer{}
 	var sns []string
 	for _, a := range answers {
 		if a.p.dev.SN == "" {
@@ -225,13 +266,18 @@ func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error)
 		}
 		if all {
 			a := bySN[sn][0]
-			return nil, errors.New(refusalCause(e, a.p, a.r))
+			return errors.New(refusalCause(e, a.p, a.r))
 		}
 	}
-	// Every other key of the fleet, on its own account.
-	if err := preflightKeys(ctx, e); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// preflightFailures are the lines for the valid requests the target
+// refused, or answered with something other than the success body, for a
+// reason that is not the set-up's: conformance failures the run goes on
+// to judge.
+func preflightFailures(answers []preflightAnswer) []string {
+	var refused []string
 	for _, a := range answers {
 		r := a.r
 		// A target that sheds load is judged check by check (and the run
@@ -249,7 +295,7 @@ func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error)
 		refused = append(refused, fmt.Sprintf("pre-flight: the valid %s was %s: a conformance failure, not a set-up problem: the run goes on, that check fails, and the refusal checks that need it as their control are inconclusive",
 			a.p.what, refusedWords(r)))
 	}
-	return refused, nil
+	return refused
 }
 
 // refusedWords says how a valid request was answered: refused with its

@@ -85,8 +85,29 @@ func (env *Env) needDevice(ctx context.Context, typeName string) (string, bool) 
 	return d.SN, ok
 }
 
+// probes are every probe, in the order they are declared: the open
+// forms of the rule table, the generated forms the texts leave open, the
+// letter case of each enumerated field, the command forms the published
+// interface leaves open, and what the target allows of a message type, a
+// name, a timestamp and its answers' layout.
 func (env *Env) probes() []probe {
 	ps := append(env.openFormProbes(), env.grammarProbes()...)
+	ps = append(ps, env.letterCaseProbes()...)
+	ps = append(ps, env.commandProbes()...)
+	ps = append(ps,
+		env.messageTypeProbe(),
+		env.longestNameProbe(),
+		env.timestampDriftProbe(),
+		env.responseLayoutProbe(),
+	)
+	return ps
+}
+
+// letterCaseProbes send each enumerated field of each device type in lower
+// and in upper case: the published table gives one case, and what the
+// target does with the others is for the report to say.
+func (env *Env) letterCaseProbes() []probe {
+	var ps []probe
 	for _, t := range oracle.Types {
 		for _, fd := range t.Fields {
 			if fd.Kind != oracle.Enum {
@@ -112,45 +133,62 @@ func (env *Env) probes() []probe {
 				}})
 		}
 	}
-	onDevice := func(id, title, section, typeName string, change func(c *catalog.Call)) probe {
-		return probe{id: id, title: title, section: section, contract: "2", typ: typeName, op: device.SendCommand,
-			run: func(ctx context.Context, f device.Format) {
-				var sn, typ string
-				if typeName != "" {
-					sn, _ = env.needDevice(ctx, typeName)
-					typ = typeName
-				} else {
-					d, ok := env.AnyDevice()
-					if !ok {
-						trial.From(ctx).Skip("the fleet has no device")
-					}
-					sn, typ = d.SN, d.Type
-				}
-				c := env.Base(device.SendCommand, sn, typ)
-				change(&c)
-				env.putBack(ctx, c)
-				_, got := env.ask(ctx, c, f)
-				observe(ctx, "%s: %s", title, got)
-			}}
-	}
-	ps = append(ps,
-		onDevice("device_id-alias", "a command that names the device by device_id instead of sn", "2.2", "", func(c *catalog.Call) {
+	return ps
+}
+
+// commandProbes send commands in forms the published interface leaves
+// open: the device named by device_id, a command with one field, another
+// type text or value than the table's, and the format argument.
+func (env *Env) commandProbes() []probe {
+	return []probe{
+		env.onDeviceProbe("device_id-alias", "a command that names the device by device_id instead of sn", "2.2", "", func(c *catalog.Call) {
 			sn := c.Get(device.FieldSN)
 			c.Drop(device.FieldSN)
 			c.Fields = append(c.Fields, catalog.Field{Name: device.FieldDeviceID, Value: sn})
 		}),
-		onDevice("device_id-and-sn", "a command that carries both device_id and sn, equal", "2.2", "", func(c *catalog.Call) {
+		env.onDeviceProbe("device_id-and-sn", "a command that carries both device_id and sn, equal", "2.2", "", func(c *catalog.Call) {
 			c.Set(device.FieldDeviceID, c.Get(device.FieldSN))
 		}),
-		onDevice("thermostat-one-field", "a Thermostat command with mode alone", "2.3", "Thermostat", func(c *catalog.Call) {
+		env.onDeviceProbe("thermostat-one-field", "a Thermostat command with mode alone", "2.3", "Thermostat", func(c *catalog.Call) {
 			c.Keep(device.FieldSN, device.FieldType, "mode")
 		}),
-		onDevice("appliance-module-type-text", `an Appliance Module Plus command whose type text is "Appliance Module" (as the published XML example)`,
+		env.onDeviceProbe("appliance-module-type-text", `an Appliance Module Plus command whose type text is "Appliance Module" (as the published XML example)`,
 			"2.3", "Appliance Module Plus", func(c *catalog.Call) { c.Set(device.FieldType, "Appliance Module") }),
-		onDevice("opt-other-value", `an Appliance Module Plus command with opt "eco"`, "2.3", "Appliance Module Plus",
+		env.onDeviceProbe("opt-other-value", `an Appliance Module Plus command with opt "eco"`, "2.3", "Appliance Module Plus",
 			func(c *catalog.Call) { c.Set("opt", "eco") }),
-	)
-	ps = append(ps, probe{id: "format-field", title: "a command that carries the format argument naming its body's format",
+		env.formatFieldProbe(),
+	}
+}
+
+// onDeviceProbe is a probe that sends one command, changed by change, to
+// the fleet's device of type typeName (any device when typeName is ""),
+// and reports what the target did with it.
+func (env *Env) onDeviceProbe(id, title, section, typeName string, change func(c *catalog.Call)) probe {
+	return probe{id: id, title: title, section: section, contract: "2", typ: typeName, op: device.SendCommand,
+		run: func(ctx context.Context, f device.Format) {
+			var sn, typ string
+			if typeName != "" {
+				sn, _ = env.needDevice(ctx, typeName)
+				typ = typeName
+			} else {
+				d, ok := env.AnyDevice()
+				if !ok {
+					trial.From(ctx).Skip("the fleet has no device")
+				}
+				sn, typ = d.SN, d.Type
+			}
+			c := env.Base(device.SendCommand, sn, typ)
+			change(&c)
+			env.putBack(ctx, c)
+			_, got := env.ask(ctx, c, f)
+			observe(ctx, "%s: %s", title, got)
+		}}
+}
+
+// formatFieldProbe sends a command that carries the format argument,
+// naming its body's own format, and reports what the target did with it.
+func (env *Env) formatFieldProbe() probe {
+	return probe{id: "format-field", title: "a command that carries the format argument naming its body's format",
 		section: "4", contract: "2", op: device.SendCommand,
 		run: func(ctx context.Context, f device.Format) {
 			d, ok := env.AnyDevice()
@@ -162,69 +200,87 @@ func (env *Env) probes() []probe {
 			env.putBack(ctx, c)
 			_, got := env.ask(ctx, c, f)
 			observe(ctx, "format=%s in a %s body: %s", f, f, got)
-		}})
-	ps = append(ps,
-		probe{id: "message_type-other", title: `a message whose message_type is "alert"`, section: "2.4", contract: "3", op: device.SendMessage,
-			run: func(ctx context.Context, f device.Format) {
-				c := env.Base(device.SendMessage, "", "")
-				c.Set(device.FieldMessageType, "alert")
-				_, got := env.ask(ctx, c, f)
-				observe(ctx, "message_type alert: %s", got)
-			}},
-		probe{id: "name-longest", title: "the longest name the target accepts", section: "8", contract: "3", op: device.UpdateName,
-			run: func(ctx context.Context, f device.Format) {
-				d, ok := env.AnyDevice()
-				if !ok {
-					trial.From(ctx).Skip("the fleet has no device")
-				}
-				longest := 0
-				for _, n := range []int{1, 32, 64, 65, 128, 255, 256, 1024, 4096} {
-					c := env.Base(device.UpdateName, d.SN, d.Type)
-					c.Set(device.FieldName, strings.Repeat("n", n))
-					env.putBack(ctx, c)
-					r, got := env.ask(ctx, c, f)
-					observe(ctx, "a name of %d characters: %s", n, got)
-					if accepted(r) {
-						longest = n
-					}
-				}
-				observe(ctx, "longest name accepted of those tried: %d characters", longest)
-			}},
-		probe{id: "timestamp-drift", title: "how far the timestamp may be from the target's clock", section: "8", contract: "1",
-			op: device.SendMessage,
-			run: func(ctx context.Context, f device.Format) {
-				var ok []string
-				for _, d := range []time.Duration{-24 * time.Hour, -time.Hour, -301 * time.Second, -299 * time.Second,
-					-60 * time.Second, 60 * time.Second, 299 * time.Second, 301 * time.Second, time.Hour} {
-					c := env.Base(device.SendMessage, "", "")
-					c.SetStamp(env.StampAt(d))
-					r, got := env.ask(ctx, c, f)
-					observe(ctx, "timestamp %+v from now: %s", d, got)
-					if accepted(r) {
-						ok = append(ok, d.String())
-					}
-				}
-				observe(ctx, "offsets accepted: %s", strings.Join(ok, ", "))
-			}},
-		probe{id: "response-layout", title: "the layout of the success and error answers", section: "4.4", contract: "4",
-			op: device.SendMessage,
-			run: func(ctx context.Context, f device.Format) {
-				layout := func(what string, r *client.Response, got string) {
-					if r == nil { // no answer is an answer too, and the report says so
-						observe(ctx, "%s: %s", what, got)
-						return
-					}
-					observe(ctx, "%s: %s; Content-Type %q; body %s", what, got, r.ContentType, strconv.Quote(cut(string(r.Body), 300)))
-				}
-				c := env.Base(device.SendMessage, "", "")
+		}}
+}
+
+// messageTypeProbe sends a message whose message_type is "alert", and
+// reports what the target did with it.
+func (env *Env) messageTypeProbe() probe {
+	return probe{id: "message_type-other", title: `a message whose message_type is "alert"`, section: "2.4", contract: "3", op: device.SendMessage,
+		run: func(ctx context.Context, f device.Format) {
+			c := env.Base(device.SendMessage, "", "")
+			c.Set(device.FieldMessageType, "alert")
+			_, got := env.ask(ctx, c, f)
+			observe(ctx, "message_type alert: %s", got)
+		}}
+}
+
+// longestNameProbe renames a device with ever longer names and reports
+// the longest the target accepted.
+func (env *Env) longestNameProbe() probe {
+	return probe{id: "name-longest", title: "the longest name the target accepts", section: "8", contract: "3", op: device.UpdateName,
+		run: func(ctx context.Context, f device.Format) {
+			d, ok := env.AnyDevice()
+			if !ok {
+				trial.From(ctx).Skip("the fleet has no device")
+			}
+			longest := 0
+			for _, n := range []int{1, 32, 64, 65, 128, 255, 256, 1024, 4096} {
+				c := env.Base(device.UpdateName, d.SN, d.Type)
+				c.Set(device.FieldName, strings.Repeat("n", n))
+				env.putBack(ctx, c)
 				r, got := env.ask(ctx, c, f)
-				layout("success", r, got)
-				c.Set(device.FieldMessageValue, "brightness")
-				r, got = env.ask(ctx, c, f)
-				layout("error", r, got)
-			}},
-	)
-	return ps
+				observe(ctx, "a name of %d characters: %s", n, got)
+				if accepted(r) {
+					longest = n
+				}
+			}
+			observe(ctx, "longest name accepted of those tried: %d characters", longest)
+		}}
+}
+
+// timestampDriftProbe sends messages stamped ahead of and behind this
+// machine's clock, around the CONTRACT's window, and reports which
+// offsets the target accepted.
+func (env *Env) timestampDriftProbe() probe {
+	return probe{id: "timestamp-drift", title: "how far the timestamp may be from the target's clock", section: "8", contract: "1",
+		op: device.SendMessage,
+		run: func(ctx context.Context, f device.Format) {
+			var ok []string
+			for _, d := range []time.Duration{-24 * time.Hour, -time.Hour, -301 * time.Second, -299 * time.Second,
+				-60 * time.Second, 60 * time.Second, 299 * time.Second, 301 * time.Second, time.Hour} {
+				c := env.Base(device.SendMessage, "", "")
+				c.SetStamp(env.StampAt(d))
+				r, got := env.ask(ctx, c, f)
+				observe(ctx, "timestamp %+v from now: %s", d, got)
+				if accepted(r) {
+					ok = append(ok, d.String())
+				}
+			}
+			observe(ctx, "offsets accepted: %s", strings.Join(ok, ", "))
+		}}
+}
+
+// responseLayoutProbe reports the Content-Type and body of a success and
+// of an error answer, as the target writes them.
+func (env *Env) responseLayoutProbe() probe {
+	return probe{id: "response-layout", title: "the layout of the success and error answers", section: "4.4", contract: "4",
+		op: device.SendMessage,
+		run: func(ctx context.Context, f device.Format) {
+			layout := func(what string, r *client.Response, got string) {
+				if r == nil { // no answer is an answer too, and the report says so
+					observe(ctx, "%s: %s", what, got)
+					return
+				}
+				observe(ctx, "%s: %s; Content-Type %q; body %s", what, got, r.ContentType, strconv.Quote(cut(string(r.Body), 300)))
+			}
+			c := env.Base(device.SendMessage, "", "")
+			r, got := env.ask(ctx, c, f)
+			layout("success", r, got)
+			c.Set(device.FieldMessageValue, "brightness")
+			r, got = env.ask(ctx, c, f)
+			layout("error", r, got)
+		}}
 }
 
 // openFormProbes send every form of the rule table that neither text
@@ -234,36 +290,46 @@ func (env *Env) probes() []probe {
 // is judged, so that neither a target that refuses them nor one that
 // accepts them fails a check.
 func (env *Env) openFormProbes() []probe {
-	var ps []probe
-	// sendAll sends each open form of f, derived from the value the
-	// request carries, on a call build makes.
-	sendAll := func(ctx context.Context, format device.Format, f *oracle.Field, build func(context.Context) (catalog.Call, bool)) {
-		c, ok := build(ctx)
-		if !ok {
-			return
-		}
-		base := c.Get(f.Name)
-		if f.Kind == oracle.FormatName {
-			base = format.String()
-		}
-		var calls []catalog.Call
-		var titles []string
-		for _, s := range f.OpenForms(base) {
-			if s.Value.JSONOnly() && format != device.JSON {
-				continue
-			}
-			c, _ := build(ctx)
-			catalog.SetValue(&c, f.Name, s.Value)
-			env.putBack(ctx, c)
-			calls, titles = append(calls, c), append(titles, s.Title)
-		}
-		for i, a := range env.askAll(ctx, calls, format) {
-			observe(ctx, "%s %s: %s", f.Name, titles[i], a.got)
-		}
-		if len(calls) == 0 {
-			trial.From(ctx).Skip("no open form of " + f.Name + " in " + format.String())
-		}
+	ps := env.commandOpenFormProbes()
+	ps = append(ps, env.fieldOpenFormProbes()...)
+	return append(ps, env.bodyOpenFormProbe())
+}
+
+// sendOpenForms sends each open form of f, derived from the value the
+// request carries, on a call build makes, and reports what the target did
+// with each; a format in which f has no open form is skipped.
+func (env *Env) sendOpenForms(ctx context.Context, format device.Format, f *oracle.Field, build func(context.Context) (catalog.Call, bool)) {
+	c, ok := build(ctx)
+	if !ok {
+		return
 	}
+	base := c.Get(f.Name)
+	if f.Kind == oracle.FormatName {
+		base = format.String()
+	}
+	var calls []catalog.Call
+	var titles []string
+	for _, s := range f.OpenForms(base) {
+		if s.Value.JSONOnly() && format != device.JSON {
+			continue
+		}
+		c, _ := build(ctx)
+		catalog.SetValue(&c, f.Name, s.Value)
+		env.putBack(ctx, c)
+		calls, titles = append(calls, c), append(titles, s.Title)
+	}
+	for i, a := range env.askAll(ctx, calls, format) {
+		observe(ctx, "%s %s: %s", f.Name, titles[i], a.got)
+	}
+	if len(calls) == 0 {
+		trial.From(ctx).Skip("no open form of " + f.Name + " in " + format.String())
+	}
+}
+
+// commandOpenFormProbes are the open forms of each field of each device
+// type that has any, sent in a command to the fleet's device of the type.
+func (env *Env) commandOpenFormProbes() []probe {
+	var ps []probe
 	for _, t := range oracle.Types {
 		for i := range t.Fields {
 			t, fd := t, &t.Fields[i]
@@ -279,7 +345,7 @@ func (env *Env) openFormProbes() []probe {
 				title: fmt.Sprintf("what the target does with the forms of %s of a %s that neither text decides", fd.Name, t.Name),
 				run: func(ctx context.Context, f device.Format) {
 					sn, _ := env.needDevice(ctx, t.Name)
-					sendAll(ctx, f, fd, func(context.Context) (catalog.Call, bool) {
+					env.sendOpenForms(ctx, f, fd, func(context.Context) (catalog.Call, bool) {
 						c := env.Base(device.SendCommand, sn, t.Name)
 						c.Set(fd.Name, base)
 						return c, true
@@ -287,37 +353,54 @@ func (env *Env) openFormProbes() []probe {
 				}})
 		}
 	}
-	onAny := func(op device.Operation) func(context.Context) (catalog.Call, bool) {
-		return func(ctx context.Context) (catalog.Call, bool) {
-			d, ok := env.AnyDevice()
-			if !ok && op != device.SendMessage {
-				trial.From(ctx).Skip("the fleet has no device")
-			}
-			return env.Base(op, d.SN, d.Type), true
+	return ps
+}
+
+// anyDeviceCall builds a call of op about any device of the fleet (a
+// message needs none).
+func (env *Env) anyDeviceCall(op device.Operation) func(context.Context) (catalog.Call, bool) {
+	return func(ctx context.Context) (catalog.Call, bool) {
+		d, ok := env.AnyDevice()
+		if !ok && op != device.SendMessage {
+			trial.From(ctx).Skip("the fleet has no device")
 		}
+		return env.Base(op, d.SN, d.Type), true
 	}
+}
+
+// fieldOpenFormProbes are the open forms of the fields every request of an
+// operation carries: the type text, the timestamp, the format argument and
+// the message's type and value.
+func (env *Env) fieldOpenFormProbes() []probe {
+	var ps []probe
 	for _, x := range []struct {
 		f       *oracle.Field
 		op      device.Operation
 		section string
 		build   func(context.Context) (catalog.Call, bool)
 	}{
-		{&oracle.TypeField, device.SendCommand, "2.3", onAny(device.SendCommand)},
-		{&oracle.TimestampF, device.SendMessage, "2.1", onAny(device.SendMessage)},
+		{&oracle.TypeField, device.SendCommand, "2.3", env.anyDeviceCall(device.SendCommand)},
+		{&oracle.TimestampF, device.SendMessage, "2.1", env.anyDeviceCall(device.SendMessage)},
 		{&oracle.FormatField, device.SendMessage, "4", func(ctx context.Context) (catalog.Call, bool) {
-			c, _ := onAny(device.SendMessage)(ctx)
+			c, _ := env.anyDeviceCall(device.SendMessage)(ctx)
 			c.Set(device.FieldFormat, "json")
 			return c, true
 		}},
-		{&oracle.MessageType, device.SendMessage, "2.4", onAny(device.SendMessage)},
-		{&oracle.MessageValue, device.SendMessage, "2.4", onAny(device.SendMessage)},
+		{&oracle.MessageType, device.SendMessage, "2.4", env.anyDeviceCall(device.SendMessage)},
+		{&oracle.MessageValue, device.SendMessage, "2.4", env.anyDeviceCall(device.SendMessage)},
 	} {
 		x := x
 		ps = append(ps, probe{id: "open-forms." + x.op.Name() + "." + x.f.Name, section: x.section, contract: "2", op: x.op,
 			title: "what the target does with the forms of " + x.f.Name + " that neither text decides",
-			run:   func(ctx context.Context, f device.Format) { sendAll(ctx, f, x.f, x.build) }})
+			run:   func(ctx context.Context, f device.Format) { env.sendOpenForms(ctx, f, x.f, x.build) }})
 	}
-	ps = append(ps, probe{id: "open-forms.message.body", section: "2.1", contract: "2", op: device.SendMessage,
+	return ps
+}
+
+// bodyOpenFormProbe sends a message in each form of a body that neither
+// text decides, in the probe's format (oracle.OpenBodyForms).
+func (env *Env) bodyOpenFormProbe() probe {
+	return probe{id: "open-forms.message.body", section: "2.1", contract: "2", op: device.SendMessage,
 		title: "what the target does with the forms of a body that neither text decides",
 		run: func(ctx context.Context, f device.Format) {
 			n := 0
@@ -336,8 +419,7 @@ func (env *Env) openFormProbes() []probe {
 			if n == 0 {
 				trial.From(ctx).Skip("no open body form in " + f.String())
 			}
-		}})
-	return ps
+		}}
 }
 
 func cut(s string, n int) string {

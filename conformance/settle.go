@@ -138,30 +138,9 @@ func (env *Env) track(req client.Request, r *client.Response) {
 	if !ok {
 		return
 	}
-	fields := map[string]string{}
-	add := func(k, v string) {
-		for canon, j := range catalog.JSONNames {
-			if j == k {
-				k = canon
-			}
-		}
-		if _, seen := fields[k]; !seen {
-			fields[k] = v
-		}
-	}
-	if req.RawBody != nil {
-		// A body written by hand (the largest one, say): its fields as
-		// the target reads them.
-		pairs, derr := codec.Decode(req.Format, req.RawBody)
-		if derr != nil {
-			return
-		}
-		for _, p := range pairs {
-			add(p.Key, p.Value.Text)
-		}
-	}
-	for _, f := range req.Fields {
-		add(f.Key, fmt.Sprint(f.Value))
+	fields, ok := sentFields(req)
+	if !ok {
+		return
 	}
 	// An identifier in another accepted form (capitals, dashes) names the
 	// same gateway or device. A message is awaited on whatever gateway it
@@ -178,19 +157,68 @@ func (env *Env) track(req client.Request, r *client.Response) {
 		s.pending = map[string]*expected{}
 	}
 	if op == device.SendMessage {
-		if s.logs == nil {
-			s.logs = map[string]*logTrack{}
-		}
-		lt := s.logs[mac]
-		if lt == nil {
-			lt = &logTrack{}
-			s.logs[mac] = lt
-		}
-		lt.sent++
-		lt.last = observer.Message{Type: fields[device.FieldMessageType], Value: fields[device.FieldMessageValue]}
-		lt.since = time.Now()
+		s.expectMessage(mac, fields)
 		return
 	}
+	s.expectDevice(op, mac, fields)
+}
+
+// sentFields are the fields of a request as the target reads them, by
+// their canonical names (the first of a repeated field counts): false
+// when a body written by hand cannot be read, so that nothing is awaited
+// of a request whose content is not known.
+func sentFields(req client.Request) (map[string]string, bool) {
+	fields := map[string]string{}
+	add := func(k, v string) {
+		for canon, j := range catalog.JSONNames {
+			if j == k {
+				k = canon
+			}
+		}
+		if _, seen := fields[k]; !seen {
+			fields[k] = v
+		}
+	}
+	if req.RawBody != nil {
+		// A body written by hand (the largest one, say): its fields as
+		// the target reads them.
+		pairs, derr := codec.Decode(req.Format, req.RawBody)
+		if derr != nil {
+			return nil, false
+		}
+		for _, p := range pairs {
+			add(p.Key, p.Value.Text)
+		}
+	}
+	for _, f := range req.Fields {
+		add(f.Key, fmt.Sprint(f.Value))
+	}
+	return fields, true
+}
+
+// expectMessage records an accepted message to gateway mac: one more
+// awaited by count, and the newest awaited by content. The caller holds
+// s.mu.
+func (s *settling) expectMessage(mac string, fields map[string]string) {
+	if s.logs == nil {
+		s.logs = map[string]*logTrack{}
+	}
+	lt := s.logs[mac]
+	if lt == nil {
+		lt = &logTrack{}
+		s.logs[mac] = lt
+	}
+	lt.sent++
+	lt.last = observer.Message{Type: fields[device.FieldMessageType], Value: fields[device.FieldMessageValue]}
+	lt.since = time.Now()
+}
+
+// expectDevice adds what an accepted command or rename leaves to the
+// expectation of the device it names, and marks the expectation varied
+// when the change leaves something other than the requests before it did
+// (awaitDevice then waits until the device is quiet). The caller holds
+// s.mu.
+func (s *settling) expectDevice(op device.Operation, mac string, fields map[string]string) {
 	key := hexOnly(fields[device.FieldSN])
 	e := s.pending[key]
 	var was *expected
@@ -201,35 +229,42 @@ func (env *Env) track(req client.Request, r *client.Response) {
 		was = e.clone()
 	}
 	e.since = time.Now()
-	defer func() {
-		if was != nil && !e.varied && !was.same(e) {
-			e.varied = true
-		}
-	}()
 	switch op {
 	case device.SendCommand:
-		t, ok := oracle.LookupType(fields[device.FieldType])
-		if !ok {
-			return
-		}
-		for i := range t.Fields {
-			fd := &t.Fields[i]
-			if v, sent := fields[fd.Name]; sent {
-				// The fields arrive as text: a value that is not valid as a
-				// string is read as a JSON number (CONTRACT 2), as the
-				// target accepted it.
-				c, ok := canonical(fd, v, false)
-				if !ok {
-					c, ok = canonical(fd, v, true)
-				}
-				if ok {
-					e.state[fd.Name] = c
-				}
-			}
-		}
+		e.expectCommand(fields)
 	case device.UpdateName:
 		n := strings.TrimSpace(fields[device.FieldName])
 		e.name = &n
+	}
+	if was != nil && !e.varied && !was.same(e) {
+		e.varied = true
+	}
+}
+
+// expectCommand sets, in e, each field of the command's type that the
+// command carries to its canonical value; a type the rule table does not
+// have leaves e as it is.
+func (e *expected) expectCommand(fields map[string]string) {
+	t, ok := oracle.LookupType(fields[device.FieldType])
+	if !ok {
+		return
+	}
+	for i := range t.Fields {
+		fd := &t.Fields[i]
+		v, sent := fields[fd.Name]
+		if !sent {
+			continue
+		}
+		// The fields arrive as text: a value that is not valid as a
+		// string is read as a JSON number (CONTRACT 2), as the target
+		// accepted it.
+		c, ok := canonical(fd, v, false)
+		if !ok {
+			c, ok = canonical(fd, v, true)
+		}
+		if ok {
+			e.state[fd.Name] = c
+		}
 	}
 }
 

@@ -130,7 +130,6 @@ func (d *Differ) execute(ctx context.Context, ops []explore.Op, want *string) (*
 // step sends step i to both sides, with the last step's reads when they
 // wait, and judges it; hit says the wanted difference was met.
 func (r *seqRun) step(i int) (bool, error) {
-	d, ctx := r.d, r.ctx
 	op := r.ops[i]
 	if r.pend != nil && explore.Partition(readOf(op)) == explore.Partition(r.pend.read) {
 		// The same device or log: its reads go before this request.
@@ -150,73 +149,109 @@ func (r *seqRun) step(i int) (bool, error) {
 		}
 	}
 	o := &obs{i: i, op: op}
+	if r.exchange(o) {
+		return true, nil
+	}
+	if err := r.ctx.Err(); err != nil {
+		return false, err
+	}
+	agreed := false // both sides did what the model expects
+	if !op.IsRead() {
+		var hit bool
+		if agreed, hit = r.judge(o, v); hit {
+			return true, nil
+		}
+	}
+	return r.readAfter(o, agreed), nil
+}
+
+// exchange sends the step's request to both sides at once, together with
+// the reads of the last step when they wait (one round trip instead of
+// two), and then judges the last step's observation, before this step's
+// answers, as if each read had followed its step alone; true when it
+// showed the wanted difference.
+func (r *seqRun) exchange(o *obs) bool {
+	d, ctx := r.d, r.ctx
 	p := r.pend
 	var wg sync.WaitGroup
 	send := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
-	send(func() { o.rb = r.b.side.Target.Do(ctx, r.b.ops[i]) })
+	send(func() { o.rb = r.b.side.Target.Do(ctx, r.b.ops[o.i]) })
 	if p != nil {
 		send(func() { p.va = r.a.read(ctx, p.read, r.record) })
 		send(func() { p.vb = r.b.read(ctx, d.mapB.op(p.read), r.record) })
 	}
-	o.ra = r.a.side.Target.Do(ctx, op)
+	o.ra = r.a.side.Target.Do(ctx, o.op)
 	wg.Wait()
 	d.sent++
-	if p != nil && r.finish(false) {
-		return true, nil
+	return p != nil && r.finish(false)
+}
+
+// judge compares the answers of a request that is not a read against the
+// model's verdict v, and has the model follow what both sides did alike
+// (else forget it), first comparing the gateway's log where what the
+// model knows of it is about to change otherwise than by an expected
+// message. agreed says both sides did what the model expects; hit that
+// the log's comparison showed the wanted difference.
+func (r *seqRun) judge(o *obs, v explore.Verdict) (agreed, hit bool) {
+	op, ra, rb := o.op, o.ra, o.rb
+	if x := r.d.compareAnswers(op, v, ra, rb); x != nil {
+		x.Index = o.i
+		o.found = append(o.found, x)
 	}
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	ra, rb := o.ra, o.rb
-	agreed := false // both sides did what the model expects
-	if !op.IsRead() {
-		if x := d.compareAnswers(op, v, ra, rb); x != nil {
-			x.Index = i
-			o.found = append(o.found, x)
-		}
-		// The model follows what both did alike; else it forgets.
-		// An Open form both refused: a refused request changes nothing
-		// (CONTRACT 3), so the model keeps what it knows.
-		keep := v.Open && ra.Err == "" && rb.Err == "" && !ra.Answer.Success && !rb.Answer.Success
-		agree := ra.Answer.Success == rb.Answer.Success && ra.Err == "" && rb.Err == "" && v.Expect.Matches(ra.Answer)
-		opens := v.Open && (ra.Answer.Success || rb.Answer.Success)
-		if _, ok := r.logPend[op.MAC]; ok && (opens || !keep && (!agree || v.Open)) {
-			// What the model knows of the gateway's log is about to
-			// change otherwise than by an expected message: compare it
-			// first, unless this step's message is already in it (a side
-			// accepted it), when the read after this step shows the
-			// earlier messages with it.
-			if op.Kind == explore.Message && (ra.Answer.Success || rb.Answer.Success) {
-				delete(r.logPend, op.MAC)
-			} else if r.resolveLog(op.MAC) {
-				return true, nil
-			}
-		}
-		switch {
-		case keep:
-		case agree:
-			r.m.Apply(op, v)
-			agreed = !v.Open
-		default:
-			r.m.Forget(op)
-		}
-		if opens {
-			// The model forgot the device and the gateway's log.
-			r.opened[explore.Partition(explore.Op{Kind: explore.ReadMessages, MAC: op.MAC})] = i
-			if op.SN != "" {
-				r.opened[explore.Partition(explore.Op{Kind: explore.ReadDevice, MAC: op.MAC, SN: op.SN})] = i
-			}
+	// The model follows what both did alike; else it forgets.
+	// An Open form both refused: a refused request changes nothing
+	// (CONTRACT 3), so the model keeps what it knows.
+	keep := v.Open && ra.Err == "" && rb.Err == "" && !ra.Answer.Success && !rb.Answer.Success
+	agree := ra.Answer.Success == rb.Answer.Success && ra.Err == "" && rb.Err == "" && v.Expect.Matches(ra.Answer)
+	opens := v.Open && (ra.Answer.Success || rb.Answer.Success)
+	if _, ok := r.logPend[op.MAC]; ok && (opens || !keep && (!agree || v.Open)) {
+		// What the model knows of the gateway's log is about to
+		// change otherwise than by an expected message: compare it
+		// first, unless this step's message is already in it (a side
+		// accepted it), when the read after this step shows the
+		// earlier messages with it.
+		if op.Kind == explore.Message && (ra.Answer.Success || rb.Answer.Success) {
+			delete(r.logPend, op.MAC)
+		} else if r.resolveLog(op.MAC) {
+			return false, true
 		}
 	}
+	switch {
+	case keep:
+	case agree:
+		r.m.Apply(op, v)
+		agreed = !v.Open
+	default:
+		r.m.Forget(op)
+	}
+	if opens {
+		// The model forgot the device and the gateway's log.
+		r.opened[explore.Partition(explore.Op{Kind: explore.ReadMessages, MAC: op.MAC})] = o.i
+		if op.SN != "" {
+			r.opened[explore.Partition(explore.Op{Kind: explore.ReadDevice, MAC: op.MAC, SN: op.SN})] = o.i
+		}
+	}
+	return agreed, false
+}
+
+// readAfter decides what of the step's concern is read after it, and
+// when: a read is its own observation; the last step and a step a side
+// accepted are read, a message both sides took as expected only with the
+// log's next read (a log only grows); the read waits for the next step's
+// requests unless the run records its steps. It makes the step the
+// pending one, and finishes it at once when it does not wait; true when
+// that showed the wanted difference.
+func (r *seqRun) readAfter(o *obs, agreed bool) bool {
+	op, i, ra, rb := o.op, o.i, o.ra, o.rb
 	rd := readOf(op)
 	switch {
-	case !d.observed() || rd.Kind == "":
+	case !r.d.observed() || rd.Kind == "":
 	case op.IsRead():
 		// A read is its own observation.
 		o.read, o.va, o.vb = rd, view(ra), view(rb)
 		o.va.curl, o.vb.curl = explore.Curl(op, ra), explore.Curl(r.b.ops[i], rb)
 		r.pend = o
-		return r.finish(false), nil
+		return r.finish(false)
 	case i == len(r.ops)-1:
 		o.read = rd
 	case !ra.Answer.Success && !rb.Answer.Success:
@@ -229,9 +264,9 @@ func (r *seqRun) step(i int) (bool, error) {
 	}
 	r.pend = o
 	if o.read.Kind == "" || r.record || i == len(r.ops)-1 {
-		return r.finish(o.read.Kind != ""), nil
+		return r.finish(o.read.Kind != "")
 	}
-	return false, nil
+	return false
 }
 
 // finish reads the pending step's state when it has not been (readNow),

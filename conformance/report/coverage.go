@@ -61,9 +61,24 @@ func counted(r Result) bool {
 	return true
 }
 
-// gaps lists what a run did not cover.
+// gaps lists what a run did not cover: the filter or the checks the run
+// did not reach, a run in which no check ran, then each skip reason, then
+// each device type, format, operation and rule of which no check ran.
 func gaps(d Document, cfg types.SuiteConfig) []Gap {
+	filters := filterFlags(cfg)
+	ranIDs := ranSomewhere(d)
+	c := tallyCoverage(d, ranIDs, len(filters) > 0)
 	var out []Gap
+	out = append(out, unrunGaps(d, filters, ranIDs, c.ran)...)
+	// The skip reasons first: they are few and say why.
+	out = append(out, c.reasonGaps()...)
+	out = append(out, c.dimensionGaps()...)
+	return out
+}
+
+// filterFlags are the filters the run was given, as the flags that set
+// them: a filtered run is partial by choice, and the gap says so.
+func filterFlags(cfg types.SuiteConfig) []string {
 	var filters []string
 	if len(cfg.FocusStrings) > 0 {
 		filters = append(filters, "--ginkgo.focus="+strings.Join(cfg.FocusStrings, ","))
@@ -77,73 +92,111 @@ func gaps(d Document, cfg types.SuiteConfig) []Gap {
 	if cfg.LabelFilter != "" {
 		filters = append(filters, "--ginkgo.label-filter="+cfg.LabelFilter)
 	}
-	filtered := 0
-	reasons := map[string]int{}
-	type tally struct{ ran, skipped int }
-	dims := map[string]*tally{}
-	dimReason := map[string]map[string]int{}
-	add := func(key string, r Result) {
-		t := dims[key]
-		if t == nil {
-			t = &tally{}
-			dims[key] = t
-		}
-		if r.Outcome == Skipped {
-			t.skipped++
-			if dimReason[key] == nil {
-				dimReason[key] = map[string]int{}
-			}
-			why := reasonOf(r)
-			if r.Reason == "" && len(filters) == 0 {
-				why = unreached(d)
-			}
-			dimReason[key][why]++
-		} else {
-			t.ran++
-		}
-	}
-	// A check that ran somewhere is covered, even if another worker of a
-	// split run (one report merged from several) skipped its twin.
+	return filters
+}
+
+// ranSomewhere are the IDs of the checks that ran: a check that ran
+// somewhere is covered, even if another worker of a split run (one report
+// merged from several) skipped its twin.
+func ranSomewhere(d Document) map[string]bool {
 	ranIDs := map[string]bool{}
 	for _, r := range d.Results {
 		if r.ID != "" && r.Outcome != Skipped {
 			ranIDs[r.ID] = true
 		}
 	}
-	ran := 0
+	return ranIDs
+}
+
+// dimTally counts the checks of one device type, format, operation or
+// rule that ran and that were skipped.
+type dimTally struct{ ran, skipped int }
+
+// coverageTally is what the counted checks of a run covered: how many
+// ran, how many were skipped for each reason, and, for each device type,
+// format, operation and rule, how many ran and why the others were
+// skipped.
+type coverageTally struct {
+	ran       int
+	reasons   map[string]int
+	dims      map[string]*dimTally
+	dimReason map[string]map[string]int
+}
+
+// tallyCoverage counts the checks that leave a gap when skipped (counted),
+// leaving out a skipped check that ran elsewhere (ranIDs). filtered says
+// the run was filtered: a check skipped without a reason was then left out
+// by the filter, else the run did not reach it.
+func tallyCoverage(d Document, ranIDs map[string]bool, filtered bool) *coverageTally {
+	c := &coverageTally{reasons: map[string]int{}, dims: map[string]*dimTally{}, dimReason: map[string]map[string]int{}}
 	for _, r := range d.Results {
 		if !counted(r) || r.Outcome == Skipped && ranIDs[r.ID] {
 			continue
 		}
 		if r.Outcome != Skipped {
-			ran++
+			c.ran++
 		}
-		if r.DeviceType != "" {
-			add("device type "+r.DeviceType, r)
+		why := reasonOf(r)
+		if r.Reason == "" && !filtered {
+			why = unreached(d)
 		}
-		if r.Format != "" {
-			add("format "+r.Format, r)
+		for _, key := range dimensionsOf(r) {
+			c.add(key, r, why)
 		}
-		if r.Operation != "" {
-			add("operation "+r.Operation, r)
-		}
-		for _, t := range r.Tags {
-			if strings.HasPrefix(t, RuleTag) {
-				add("rule "+strings.TrimPrefix(t, RuleTag), r)
-			}
-		}
-		if r.Outcome == Skipped {
-			if r.Reason == "" {
-				filtered++
-			} else {
-				reasons[r.Reason]++
-			}
+		if r.Outcome == Skipped && r.Reason != "" {
+			c.reasons[r.Reason]++
 		}
 	}
+	return c
+}
+
+// dimensionsOf are the parts of the interface a check is about: its
+// device type, format, operation and rules.
+func dimensionsOf(r Result) []string {
+	var keys []string
+	if r.DeviceType != "" {
+		keys = append(keys, "device type "+r.DeviceType)
+	}
+	if r.Format != "" {
+		keys = append(keys, "format "+r.Format)
+	}
+	if r.Operation != "" {
+		keys = append(keys, "operation "+r.Operation)
+	}
+	for _, t := range r.Tags {
+		if strings.HasPrefix(t, RuleTag) {
+			keys = append(keys, "rule "+strings.TrimPrefix(t, RuleTag))
+		}
+	}
+	return keys
+}
+
+// add counts check r under the part key: as run, or as skipped for why.
+func (c *coverageTally) add(key string, r Result, why string) {
+	t := c.dims[key]
+	if t == nil {
+		t = &dimTally{}
+		c.dims[key] = t
+	}
+	if r.Outcome != Skipped {
+		t.ran++
+		return
+	}
+	t.skipped++
+	if c.dimReason[key] == nil {
+		c.dimReason[key] = map[string]int{}
+	}
+	c.dimReason[key][why]++
+}
+
+// unrunGaps are the checks the filter left out, or, in a run that was not
+// filtered, those it did not reach; and a run in which no check ran.
+func unrunGaps(d Document, filters []string, ranIDs map[string]bool, ran int) []Gap {
+	var out []Gap
 	// What the filter left out is every check skipped without a reason,
 	// of any level, so that the count agrees with the skipped checks the
 	// summary counts (SkipReasons).
-	filtered = 0
+	filtered := 0
 	for _, r := range d.Results {
 		if r.IsCheck() && r.Outcome == Skipped && r.Reason == "" && !ranIDs[r.ID] {
 			filtered++
@@ -159,25 +212,38 @@ func gaps(d Document, cfg types.SuiteConfig) []Gap {
 	if ran == 0 {
 		out = append(out, Gap{What: "checks", Why: "no check ran"})
 	}
-	// The skip reasons first: they are few and say why; then each device
-	// type, format, operation and rule of which no check ran.
-	rs := make([]string, 0, len(reasons))
-	for r := range reasons {
+	return out
+}
+
+// reasonGaps are the skip reasons, in order, each with how many counted
+// checks it skipped.
+func (c *coverageTally) reasonGaps() []Gap {
+	var out []Gap
+	rs := make([]string, 0, len(c.reasons))
+	for r := range c.reasons {
 		rs = append(rs, r)
 	}
 	sort.Strings(rs)
 	for _, r := range rs {
-		out = append(out, Gap{What: "checks skipped", Why: r, Checks: reasons[r]})
+		out = append(out, Gap{What: "checks skipped", Why: r, Checks: c.reasons[r]})
 	}
-	keys := make([]string, 0, len(dims))
-	for k, t := range dims {
+	return out
+}
+
+// dimensionGaps are the device types, formats, operations and rules of
+// which no check ran, in order, each with the reason that skipped most of
+// its checks.
+func (c *coverageTally) dimensionGaps() []Gap {
+	var out []Gap
+	keys := make([]string, 0, len(c.dims))
+	for k, t := range c.dims {
 		if t.ran == 0 && t.skipped > 0 {
 			keys = append(keys, k)
 		}
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		out = append(out, Gap{What: k, Why: "no check of it ran: " + topReason(dimReason[k]), Checks: dims[k].skipped})
+		out = append(out, Gap{What: k, Why: "no check of it ran: " + topReason(c.dimReason[k]), Checks: c.dims[k].skipped})
 	}
 	return out
 }
