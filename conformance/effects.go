@@ -194,36 +194,33 @@ func effectID(s string, f device.Format) string { return "effect." + s + "." + f
 
 // declareGatewayEffects declares the effect checks about a gateway and the
 // rest of the fleet, in format f.
-//
-// All but the isolation checks draw their values from one stream per
-// format, that of message.state-kept (seed): the values they send are the
-// ones the runs recorded so far sent.
+// Each draws its values from its own ID (Env.Faker), whatever ran before.
 func (env *Env) declareGatewayEffects(f device.Format) {
-	seed := effectID("message.state-kept", f)
-	env.declareTrimmedName(f, seed)
-	env.declareMessageStored(f, seed)
-	env.declareNamedGatewayMessage(f, seed)
-	env.declareOtherGatewayMessage(f, seed)
+	env.declareTrimmedName(f)
+	env.declareMessageStored(f)
+	env.declareNamedGatewayMessage(f)
+	env.declareOtherGatewayMessage(f)
 	env.declareRefusedRenamesKept(f)
 	if f == device.JSON {
-		env.declareUnicodeEscapes(f, seed)
+		env.declareUnicodeEscapes(f)
 	}
-	env.declareMessageStateKept(f, seed)
+	env.declareMessageStateKept(f)
 	for _, op := range []device.Operation{device.SendCommand, device.UpdateName} {
 		env.declareIsolation(op, f)
 	}
 }
 
 // declareTrimmedName declares the check that a name sent with spaces
-// around it is stored trimmed; its name is drawn from seed.
-func (env *Env) declareTrimmedName(f device.Format, seed string) {
-	env.effect(effectID("update_name.trimmed", f), check.Should, "4.3", "3", device.UpdateName, false, f, "", "a name sent with spaces around it is stored trimmed",
+// around it is stored trimmed; its name is drawn from its ID.
+func (env *Env) declareTrimmedName(f device.Format) {
+	id := effectID("update_name.trimmed", f)
+	env.effect(id, check.Should, "4.3", "3", device.UpdateName, false, f, "", "a name sent with spaces around it is stored trimmed",
 		"An update_name whose name has spaces before and after it SHOULD be accepted, the observer SHOULD show the name trimmed (CONTRACT 3), and every other device and gateway's messages as they were.",
 		func(ctx context.Context) {
 			d := env.needAnyDevice(ctx)
 			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
-			name := effectName(env.Faker(seed), before.Name)
+			name := effectName(env.Faker(id), before.Name)
 			c := env.Base(device.UpdateName, d.SN, d.Type)
 			c.Set(device.FieldName, "  "+name+"  ")
 			r := env.sendEffect(ctx, c, f)
@@ -236,15 +233,16 @@ func (env *Env) declareTrimmedName(f device.Format, seed string) {
 
 // declareMessageStored declares the check that a message is stored on the
 // tested gateway, the newest of its messages; its value is drawn from
-// seed.
-func (env *Env) declareMessageStored(f device.Format, seed string) {
-	env.effect(effectID("message.stored", f), check.Must, "4.2", "", device.SendMessage, false, f, "", "a message is stored on the gateway it names",
+// its ID.
+func (env *Env) declareMessageStored(f device.Format) {
+	id := effectID("message.stored", f)
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message is stored on the gateway it names",
 		"A message accepted for the tested gateway MUST be the newest of that gateway's messages, with its message_type and message_value, and leave every device and every other gateway's messages as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			w := env.watchLandings(ctx, false, devRef{mac: env.Target.MAC})
 			before := env.mustLog(ctx, env.Target.MAC)
 			c := env.Base(device.SendMessage, "", "")
-			v := effectMessage(env.Faker(seed))
+			v := effectMessage(env.Faker(id))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
@@ -255,9 +253,10 @@ func (env *Env) declareMessageStored(f device.Format, seed string) {
 
 // declareNamedGatewayMessage declares the check that a message to another
 // gateway of the tested account is stored there and nowhere else; its
-// value is drawn from seed.
-func (env *Env) declareNamedGatewayMessage(f device.Format, seed string) {
-	env.effect(effectID("message.named-gateway", f), check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to another gateway of the account is stored there and nowhere else",
+// value is drawn from its ID.
+func (env *Env) declareNamedGatewayMessage(f device.Format) {
+	id := effectID("message.named-gateway", f)
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to another gateway of the account is stored there and nowhere else",
 		"A message accepted for a gateway of the tested account other than the tested one (and other than the account's first) MUST be the newest of that gateway's messages, with its message_type and message_value, and leave every device and every other gateway's messages as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			mac := env.laterGateway()
@@ -268,7 +267,7 @@ func (env *Env) declareNamedGatewayMessage(f device.Format, seed string) {
 			before := env.mustLog(ctx, mac)
 			c := env.Base(device.SendMessage, "", "")
 			c.Set(device.FieldMAC, mac)
-			v := effectMessage(env.Faker(seed))
+			v := effectMessage(env.Faker(id))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
@@ -279,9 +278,10 @@ func (env *Env) declareNamedGatewayMessage(f device.Format, seed string) {
 
 // declareOtherGatewayMessage declares the check that a message to the
 // tested gateway appears among the messages of no other gateway of the
-// fleet; its value is drawn from seed.
-func (env *Env) declareOtherGatewayMessage(f device.Format, seed string) {
-	env.effect(effectID("message.other-gateway", f), check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to one gateway is stored on no other",
+// fleet; its value is drawn from its ID.
+func (env *Env) declareOtherGatewayMessage(f device.Format) {
+	id := effectID("message.other-gateway", f)
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to one gateway is stored on no other",
 		"A message accepted for the tested gateway MUST NOT appear among the messages of any other gateway of the fleet, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			macs := env.otherGateways()
@@ -293,7 +293,7 @@ func (env *Env) declareOtherGatewayMessage(f device.Format, seed string) {
 				before[mac] = env.mustLog(ctx, mac)
 			}
 			c := env.Base(device.SendMessage, "", "")
-			c.Set(device.FieldMessageValue, effectMessage(env.Faker(seed)))
+			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			// The message is on the tested gateway first (so that a late
@@ -340,15 +340,16 @@ func (env *Env) declareRefusedRenamesKept(f device.Format) {
 
 // declareUnicodeEscapes declares the check that a JSON name written with
 // \u escapes is stored as the text they spell; its name is drawn from
-// seed.
-func (env *Env) declareUnicodeEscapes(f device.Format, seed string) {
-	env.effect(effectID("update_name.unicode-escapes", f), check.Must, "4.3", "", device.UpdateName, false, f, "", "a JSON name written with \\u escapes is stored as the text they spell",
+// its ID.
+func (env *Env) declareUnicodeEscapes(f device.Format) {
+	id := effectID("update_name.unicode-escapes", f)
+	env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, "", "a JSON name written with \\u escapes is stored as the text they spell",
 		"An update_name whose JSON name is written with \\u escapes (RFC 8259 7) MUST be accepted and leave the name the escapes spell, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			d := env.needAnyDevice(ctx)
 			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
-			name := "Caf\u00e9 " + effectName(env.Faker(seed), before.Name)
+			name := "Caf\u00e9 " + effectName(env.Faker(id), before.Name)
 			c := env.Base(device.UpdateName, d.SN, d.Type)
 			c.Set(device.FieldName, name)
 			plain, _ := json.Marshal(name)
@@ -371,9 +372,10 @@ func (env *Env) declareUnicodeEscapes(f device.Format, seed string) {
 }
 
 // declareMessageStateKept declares the check that a message leaves every
-// device of the tested gateway as it was; its value is drawn from seed.
-func (env *Env) declareMessageStateKept(f device.Format, seed string) {
-	env.effect(effectID("message.state-kept", f), check.Must, "4.2", "", device.SendMessage, false, f, "", "a message leaves every device of the gateway as it was",
+// device of the tested gateway as it was; its value is drawn from its ID.
+func (env *Env) declareMessageStateKept(f device.Format) {
+	id := effectID("message.state-kept", f)
+	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message leaves every device of the gateway as it was",
 		"A message accepted for the tested gateway MUST leave the name and state of each of its devices as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			devs := env.ownDevices()
@@ -382,7 +384,7 @@ func (env *Env) declareMessageStateKept(f device.Format, seed string) {
 			}
 			before := env.readAll(ctx, devs)
 			c := env.Base(device.SendMessage, "", "")
-			c.Set(device.FieldMessageValue, effectMessage(env.Faker(seed)))
+			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			expectUnchanged(ctx, before, env.readAll(ctx, devs), "a message")
