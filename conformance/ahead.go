@@ -84,7 +84,7 @@ func (env *Env) caseKey(c catalog.Case, f device.Format) func() string {
 
 // probeKey is what a probe's requests touch: the device of its type, the
 // tested gateway's messages, or the first device of the fleet (the one a
-// probe about no type sends to: Env.anyDevice).
+// probe about no type sends to: Bench.AnyDevice).
 func (env *Env) probeKey(p probe) func() string {
 	return func() string {
 		switch {

@@ -262,7 +262,7 @@ func (env *Env) planCheck(m check.Meta, p plan) {
 		// A valid message's state check wants its message last in the
 		// gateway's log, which every message sent beside it would change:
 		// it runs alone. A refusal's looks only for its own message
-		// (observer.Log.unchangedBy), whatever else the log gains.
+		// (observer.Log.UnchangedBy), whatever else the log gains.
 		return
 	}
 	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {

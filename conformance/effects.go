@@ -430,7 +430,7 @@ func (env *Env) declareIsolation(op device.Operation, f device.Format) {
 // An effect check that watches other devices or gateways (watchesOthers)
 // reads what other workers change: it is Shared, and runs on worker 0 of
 // a --parallel run. One of messages watches its own messages among those
-// the other workers append (observer.Log.gainedMessage), and runs on any worker.
+// the other workers append (observer.Log.GainedMessage), and runs on any worker.
 func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, watchesOthers bool, f device.Format, typ, title, assertion string, body func(context.Context)) {
 	m := check.Meta{ID: id, Level: level, Section: section, Title: capital(title) + " (" + f.String() + ")", Assertion: assertion,
 		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"},

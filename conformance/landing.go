@@ -282,7 +282,7 @@ func (l *landings) landed(ctx context.Context, env *Env) []string {
 }
 
 // expectStored fails when a message accepted for a gateway is not
-// stored there (why, from observer.Log.gainedMessage), naming where else it
+// stored there (why, from observer.Log.GainedMessage), naming where else it
 // landed, and then when it landed anywhere else as well.
 func (l *landings) expectStored(ctx context.Context, env *Env, mac, why string) {
 	ginkgo.GinkgoHelper()

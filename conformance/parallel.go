@@ -22,9 +22,9 @@ import (
 // the checks that share more than a device (the whole-fleet checks, the
 // effect checks that watch other devices or gateways, the probes of
 // messages) all run on worker 0. The message checks run on every worker:
-// each valid message of a worker is one of a kind (Env.base), and its checks look
+// each valid message of a worker is one of a kind (catalog.Bench.Base), and its checks look
 // for their own messages among those the others append to the log
-// (observer.Log.gainedMessage, observer.Log.unchangedBy).
+// (observer.Log.GainedMessage, observer.Log.UnchangedBy).
 // Every check runs on exactly one worker, chosen by its case, so the
 // merged report has the same verdicts as a serial run with the same seed.
 

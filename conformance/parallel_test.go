@@ -61,7 +61,7 @@ func TestSchedulingAndReportIgnoreWording(t *testing.T) {
 // TestTraitsAreDeclared: every check shares what it must share, by its
 // declaration: every whole-fleet case and every check that watches other
 // gateways or devices runs on worker 0; the message checks, which look
-// for their own messages among the others' (observer.Log.gainedMessage), are
+// for their own messages among the others' (observer.Log.GainedMessage), are
 // spread over the workers; a parity check weighs twice its case's
 // verdict check.
 func TestTraitsAreDeclared(t *testing.T) {

@@ -108,12 +108,23 @@ func (env *Env) countLog(ctx context.Context) {
 	s := &env.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if lt, fresh := s.logOf(env.Target.MAC); fresh {
+		lt.base, lt.known = l.Total, true
+	}
+}
+
+// logOf is what is tracked of a gateway's messages, made when there is
+// none yet (fresh). s.mu is held.
+func (s *settling) logOf(mac string) (lt *logTrack, fresh bool) {
 	if s.logs == nil {
 		s.logs = map[string]*logTrack{}
 	}
-	if s.logs[hexOnly(env.Target.MAC)] == nil {
-		s.logs[hexOnly(env.Target.MAC)] = &logTrack{base: l.Total, known: true}
+	lt = s.logs[hexOnly(mac)]
+	if lt == nil {
+		lt, fresh = &logTrack{}, true
+		s.logs[hexOnly(mac)] = lt
 	}
+	return lt, fresh
 }
 
 // hexOnly is an identifier's hexadecimal digits in lower case: the key
@@ -200,14 +211,7 @@ func sentFields(req client.Request) (map[string]string, bool) {
 // awaited by count, and the newest awaited by content. The caller holds
 // s.mu.
 func (s *settling) expectMessage(mac string, fields map[string]string) {
-	if s.logs == nil {
-		s.logs = map[string]*logTrack{}
-	}
-	lt := s.logs[mac]
-	if lt == nil {
-		lt = &logTrack{}
-		s.logs[mac] = lt
-	}
+	lt, _ := s.logOf(mac)
 	lt.sent++
 	lt.last = observer.Message{Type: fields[device.FieldMessageType], Value: fields[device.FieldMessageValue]}
 	lt.since = time.Now()
@@ -453,14 +457,7 @@ func (env *Env) awaitLog(ctx context.Context, mac string) (observer.Log, error) 
 	s.mu.Unlock()
 	done := func(l observer.Log) {
 		s.mu.Lock()
-		if s.logs == nil {
-			s.logs = map[string]*logTrack{}
-		}
-		t := s.logs[hexOnly(mac)]
-		if t == nil {
-			t = &logTrack{}
-			s.logs[hexOnly(mac)] = t
-		}
+		t, _ := s.logOf(mac)
 		t.base, t.known = l.Total, true
 		t.sent -= lt.sent // what came meanwhile is still awaited
 		s.mu.Unlock()

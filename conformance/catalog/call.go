@@ -193,7 +193,7 @@ func (c Call) Request(f device.Format) client.Request {
 }
 
 // SetStamp sets the timestamp from a clock and keeps the clock for the
-// attempts that follow (call.stamp).
+// attempts that follow (Call.Stamp).
 func (c *Call) SetStamp(stamp func() string) *Call {
 	c.Set(device.FieldTimestamp, stamp())
 	c.Stamp = stamp
@@ -231,7 +231,7 @@ func (b *Bench) Base(op device.Operation, sn, typeName string) Call {
 }
 
 // StampAt is the clock of a timestamp off the target's clock by off
-// (call.stamp), written in the fleet's zone.
+// (Call.Stamp), written in the fleet's zone.
 func (b *Bench) StampAt(off time.Duration) func() string {
 	return func() string { return auth.Timestamp(b.Now().Add(off), b.Location) }
 }

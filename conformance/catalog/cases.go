@@ -87,7 +87,7 @@ const (
 // the case sends and expects. A case about other gateways or accounts is
 // Shared; a message case is not: its state check looks for its own
 // message among those the other workers append (observer.Log.gainedMessage),
-// each valid message of a worker is one of a kind (Env.base).
+// each valid message of a worker is one of a kind (Bench.Base).
 func (c *Case) Traits(parity bool) check.Traits {
 	t := check.Traits{Shared: c.WholeFleet, Cost: quickCost}
 	if c.Want.OK || c.Want.ContractOK {

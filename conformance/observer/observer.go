@@ -213,7 +213,7 @@ type Log struct {
 	Shared bool
 }
 
-// gained says what the log after shows beyond before: "" when exactly one
+// Gained says what the log after shows beyond before: "" when exactly one
 // message came, the newest; else what is wrong. A log that keeps only
 // its newest entries (a ring) may have dropped its oldest.
 func (before Log) Gained(after Log) string {
@@ -233,7 +233,7 @@ func (before Log) Gained(after Log) string {
 	return fmt.Sprintf("the gateway's messages went from %d to %d, not the same ones and one more", len(before.All), len(after.All))
 }
 
-// appended are the messages after shows beyond before, newest last; ok
+// Appended are the messages after shows beyond before, newest last; ok
 // is false when the observer's window cannot tell.
 func (before Log) Appended(after Log) (_ []Message, ok bool) {
 	if before.Counted && after.Counted {
@@ -259,7 +259,7 @@ func CountMessage(ms []Message, m Message) int {
 	return n
 }
 
-// gainedMessage says what is wrong with the log after an accepted message
+// GainedMessage says what is wrong with the log after an accepted message
 // m: "" when m came, exactly one more and the newest (in a --parallel run,
 // where other workers append too: when m is among the messages
 // appended).
@@ -280,7 +280,7 @@ func (before Log) GainedMessage(after Log, m Message) string {
 	return ""
 }
 
-// unchangedBy says whether a refused message m left the log as it was
+// UnchangedBy says whether a refused message m left the log as it was
 // (in a --parallel run: m is not among the messages appended).
 func (before Log) UnchangedBy(after Log, m Message) bool {
 	if before.Shared {
@@ -300,7 +300,7 @@ func (before Log) Change(after Log) string {
 	return s
 }
 
-// same says whether the log is unchanged.
+// Same says whether the log is unchanged.
 func (before Log) Same(after Log) bool {
 	if before.Counted && after.Counted {
 		return before.Total == after.Total
