@@ -34,16 +34,16 @@ import (
 // nothing, and their state checks read the device, or the gateway's
 // messages, before and after). A device's state checks of valid values
 // go in its lane (lanes.go), never two in flight that would leave the same
-// state. Devices proceed side by side: the first device due sends every
-// other device's batch at once, all within the run's one bound of requests
-// in flight (Env.slot). Each check then judges what its own requests got,
-// in its place in the run; a check that fails so is run again alone, and
-// only that result counts: a failure found while running concurrently is
-// confirmed alone before it is reported. The effect checks, which change
-// a device and read others, and the valid messages' state checks, stay one
-// at a time. A device that is slow (slowAnswer) moves its valid state
-// checks to a stand-in where the fleet has one (spread.go). Against a
-// target on this machine nothing is batched: its requests cost CPU, not
+// state. A device's batch is sent when its chain (ahead.go) reaches its
+// first planned check: the devices proceed side by side, each in its own
+// chain, all within the run's one bound of requests in flight (Env.slot).
+// Each check then judges what its own requests got; a check that fails so
+// is run again alone, and only that result counts: a failure found while
+// running concurrently is confirmed alone before it is reported. The valid
+// messages' state checks stay one at a time in their chain. A device that
+// is slow (slowAnswer) moves its valid state checks, when they run in
+// their place, to a stand-in where the fleet has one (spread.go). Against
+// a target on this machine nothing is batched: its requests cost CPU, not
 // waiting, and the run is as fast one at a time.
 
 const (
@@ -166,24 +166,10 @@ func (s *slowState) sentAhead() bool {
 	return len(s.batched) > 0
 }
 
-// dueForBatch says whether a device's checks are to be sent together
-// now, and marks them sent: its median answer is batchFrom or more and
-// they were not sent yet. s.mu is held.
+// dueForBatch says whether a device of a target found far is to have
+// its checks sent together now, and marks them sent: due unless its own
+// answers say it is near, or they were sent. s.mu is held.
 func (s *slowState) dueForBatch(sn string) bool {
-	m, ok := s.medianAnswer(sn)
-	if !ok || m < batchFrom || s.batched[sn] {
-		return false
-	}
-	if s.batched == nil {
-		s.batched = map[string]bool{}
-	}
-	s.batched[sn] = true
-	return true
-}
-
-// dueForBatchLike is dueForBatch for a device of a target already found
-// far: due unless its own answers say it is near. s.mu is held.
-func (s *slowState) dueForBatchLike(sn string) bool {
 	if m, ok := s.medianAnswer(sn); (ok && m < batchFrom) || s.batched[sn] {
 		return false
 	}
@@ -351,58 +337,25 @@ func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
 	if f != nil || !planned {
 		return f
 	}
-	aheadRunning := env.ahead.running.Load()
-	if env.mayRunAhead() && !aheadRunning {
-		// Checks run in their place one at a time, or the run is about to
-		// run them ahead of it (ahead.go), where each device sends its own
-		// checks together.
+	if !env.ahead.running.Load() {
+		// A device's checks are sent together in its chain, when the run
+		// runs them ahead of their place (ahead.go); in their place they
+		// go one at a time.
 		return nil
 	}
 	sn := env.planDevice(p)
 	if sn == "" {
 		return nil
 	}
+	// The target is far: a device's checks are sent together when its
+	// chain reaches them, unless its own answers say it is near.
 	s.mu.Lock()
-	var first bool
-	if aheadRunning {
-		// The target is far: each device's checks are sent together when
-		// its chain reaches them, unless its own answers say it is near.
-		first = s.dueForBatchLike(sn)
-	} else {
-		first = s.dueForBatch(sn)
-	}
-	var others []string
-	if first && !aheadRunning {
-		// Devices proceed side by side: every other device (and gateway)
-		// far enough to batch has its checks sent now too, each in order
-		// on its own, within one bound of requests in flight.
-		// The same target answers them: a device it has not answered
-		// enough about yet is taken to be as far as this one.
-		keys := []string{gatewayKey + hexOnly(env.Target.MAC)}
-		for _, d := range env.Target.Devices {
-			keys = append(keys, hexOnly(d.SN))
-		}
-		for _, k := range keys {
-			if k != sn && s.dueForBatchLike(k) {
-				others = append(others, k)
-			}
-		}
-		sort.Strings(others)
-	}
+	first := s.dueForBatch(sn)
 	s.mu.Unlock()
 	if !first {
 		return nil
 	}
-	var wg sync.WaitGroup
-	for _, o := range others {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			env.sendConcurrently(ctx, o, "")
-		}()
-	}
 	env.sendConcurrently(ctx, sn, id)
-	wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f = s.fetched[id]

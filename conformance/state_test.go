@@ -21,7 +21,7 @@ import (
 // run's state.
 var packageVars = map[string]string{
 	"catalog/samplecases.go sampleTag":  "table",
-	"trial/trial.go ended":              "the panic value that stops a recorded body",
+	"trial/trial.go errEnded":           "the panic value that stops a recorded body",
 	"trial/trial.go failHandler":        "the process's fail handler, as Gomega keeps its own: the same for every run of the process",
 	"trial/trial.go failMu":             "guards failHandler",
 	"trial/trial.go spec":               "the live trial of whichever spec Ginkgo runs: it holds no state of its own",

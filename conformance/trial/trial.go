@@ -69,9 +69,9 @@ type T struct {
 	end     Ending
 }
 
-// ended is the panic that stops a recorded body at its ending, as
+// errEnded is the panic that stops a recorded body at its ending, as
 // Ginkgo's own panic stops a live one.
-var ended = errors.New("trial ended")
+var errEnded = errors.New("trial ended")
 
 // Live is the T of a spec Ginkgo is running: expectations fail through
 // fail (Gomega's fail handler of the run), the rest goes to Ginkgo.
@@ -161,7 +161,7 @@ func (t *T) finish(e Ending) {
 	t.mu.Lock()
 	t.end = e
 	t.mu.Unlock()
-	panic(ended)
+	panic(errEnded)
 }
 
 // Run runs body under a recording t and gives how it ended. A panic
@@ -169,7 +169,7 @@ func (t *T) finish(e Ending) {
 func (t *T) Run(body func()) (e Ending) {
 	defer func() {
 		if r := recover(); r != nil {
-			if r != ended {
+			if r != errEnded {
 				panic(r)
 			}
 			t.mu.Lock()
