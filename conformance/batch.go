@@ -58,7 +58,7 @@ type batchControl struct {
 func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 	b := env.newBatch(ctx, sn, asking)
 	began := time.Now()
-	defer func() { env.chain.add(sn, b.trips, time.Since(began)) }()
+	defer func() { env.chain.Add(sn, b.trips, time.Since(began)) }()
 	b.saveDevice()
 	b.findControls()
 	b.sendValidAndControls()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -385,28 +386,7 @@ func (env *Env) planDevice(p plan) string {
 const gatewayKey = "gw:"
 
 // runAll runs jobs, Concurrency at a time, and waits for them.
-func (env *Env) runAll(jobs []func()) { runN(jobs, env.concurrency()) }
-
-// runN runs jobs, n at a time, and waits for them.
-func runN(jobs []func(), n int) {
-	if n <= 1 {
-		for _, j := range jobs {
-			j()
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, n)
-	for _, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			j()
-		}()
-	}
-	wg.Wait()
-}
+func (env *Env) runAll(jobs []func()) { schedule.N(jobs, env.concurrency()) }
 
 // replayStep is the next step fetched ahead for the running check, if
 // it has one of that kind.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/schedule"
 )
 
 // Env is everything the checks need to know about the run, filled from the
@@ -86,7 +87,7 @@ type Env struct {
 	ahead     ahead
 	aheadTook atomic.Int64
 	// chain counts each device's round trips one after another (chain.go).
-	chain chains
+	chain schedule.Trips
 }
 
 // DefaultConcurrency is --concurrency's default. Against a service in

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/observer"
+	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -42,7 +43,7 @@ func preflightRequests(ctx context.Context, e *Env, n int) []preflightRequest {
 				}
 			}
 		}
-		runN(jobs, n)
+		schedule.N(jobs, n)
 	}
 	var out []preflightRequest
 	for _, f := range []device.Format{device.JSON, device.XML} {
@@ -163,7 +164,7 @@ func sendPreflight(ctx context.Context, e *Env, reqs []preflightRequest, n int) 
 			for j := 1; j < len(reqs); j++ {
 				jobs = append(jobs, func() { send(j) })
 			}
-			runN(jobs, n)
+			schedule.N(jobs, n)
 		} else if i == 0 || errs[0] != nil {
 			send(i)
 		}

@@ -77,7 +77,7 @@ func (env *Env) exchange(ctx context.Context, req client.Request) (*client.Respo
 		stopRun(ctx, fmt.Sprintf("not sent: the run reached --max-requests %d", max))
 	}
 	resp, ex, err := env.roundTrip(ctx, req)
-	env.chain.add(env.answerKey(req), 1+len(ex.Earlier), ex.Duration)
+	env.chain.Add(env.answerKey(req), 1+len(ex.Earlier), ex.Duration)
 	record(ctx, ex, env.ReportCredentials)
 	if err != nil {
 		return nil, fmt.Errorf("no answer from the target: %v", err)

@@ -355,7 +355,7 @@ func (e *expected) shows(d observer.Device) bool {
 func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (observer.Device, error) {
 	key := hexOnly(sn)
 	began := time.Now()
-	defer func() { env.chain.add(key, 1, time.Since(began)) }()
+	defer func() { env.chain.Add(key, 1, time.Since(began)) }()
 	e, skip := env.pendingFor(key, mac)
 	if e == nil {
 		return env.readDeviceNow(ctx, mac, sn)
@@ -446,7 +446,7 @@ func (env *Env) forgetPending(sn string) {
 func (env *Env) awaitLog(ctx context.Context, mac string) (observer.Log, error) {
 	key := msgKey(mac)
 	began := time.Now()
-	defer func() { env.chain.add(gatewayKey+hexOnly(mac), 1, time.Since(began)) }()
+	defer func() { env.chain.Add(gatewayKey+hexOnly(mac), 1, time.Since(began)) }()
 	s := &env.settle
 	s.mu.Lock()
 	var lt logTrack

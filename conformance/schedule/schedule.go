@@ -148,3 +148,79 @@ func (p *Progress) Longest() (Chain, bool) {
 	}
 	return best, found
 }
+
+// N runs jobs, n at a time, and waits for them; n of 1 or less runs
+// them one after another, in order.
+func N(jobs []func(), n int) {
+	if n <= 1 {
+		for _, j := range jobs {
+			j()
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, n)
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			j()
+		}()
+	}
+	wg.Wait()
+}
+
+// Trips counts, per key, the round trips made one after another on what
+// the key names, and how long they took. However many requests a run
+// sends together, its wall time is bounded below by the key with the
+// most: its critical path.
+type Trips struct {
+	mu  sync.Mutex
+	per map[string]*trips
+}
+
+type trips struct {
+	n    int
+	took time.Duration
+}
+
+// Add counts n round trips one after another on key, taking took.
+func (t *Trips) Add(key string, n int, took time.Duration) {
+	if key == "" || n <= 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.per == nil {
+		t.per = map[string]*trips{}
+	}
+	tr := t.per[key]
+	if tr == nil {
+		tr = &trips{}
+		t.per[key] = tr
+	}
+	tr.n += n
+	tr.took += took
+}
+
+// Longest is the key with the most round trips one after another (the
+// first in order among equals), with their count and time.
+func (t *Trips) Longest() (key string, n int, took time.Duration, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keys := make([]string, 0, len(t.per))
+	for k := range t.per {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !ok || t.per[k].n > t.per[key].n {
+			key, ok = k, true
+		}
+	}
+	if !ok {
+		return "", 0, 0, false
+	}
+	return key, t.per[key].n, t.per[key].took, true
+}

@@ -81,3 +81,52 @@ func TestLongestIsTheChainThatEndsLast(t *testing.T) {
 		t.Fatalf("Longest() = %+v, %v; want the long chain, ended", ch, ok)
 	}
 }
+
+// Trips names the key with the most round trips one after another, the
+// first in order among equals, and ignores what counts nothing.
+func TestTripsLongestIsTheKeyWithTheMost(t *testing.T) {
+	var tr schedule.Trips
+	if _, _, _, ok := tr.Longest(); ok {
+		t.Fatal("a key was named before any round trip")
+	}
+	tr.Add("thermostat", 3, 300*time.Millisecond)
+	tr.Add("dimmer", 2, 100*time.Millisecond)
+	tr.Add("dimmer", 1, 50*time.Millisecond)
+	tr.Add("", 9, time.Second)
+	tr.Add("relay", 0, time.Second)
+	key, n, took, ok := tr.Longest()
+	if !ok || key != "dimmer" || n != 3 || took != 150*time.Millisecond {
+		t.Fatalf("Longest() = %q, %d, %s, %v; want dimmer, 3, 150ms (first among equals)", key, n, took, ok)
+	}
+}
+
+// N runs every job, never more than n at once; n of 1 runs them in order.
+func TestNBoundsTheJobsInFlight(t *testing.T) {
+	var running, most atomic.Int64
+	var order []int
+	var mu sync.Mutex
+	jobs := make([]func(), 12)
+	for i := range jobs {
+		jobs[i] = func() {
+			if r := running.Add(1); r > most.Load() {
+				most.Store(r)
+			}
+			time.Sleep(time.Millisecond)
+			running.Add(-1)
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+		}
+	}
+	schedule.N(jobs, 3)
+	if len(order) != 12 || most.Load() > 3 || most.Load() < 2 {
+		t.Errorf("%d jobs ran, at most %d at once; want 12, 2 or 3 at once", len(order), most.Load())
+	}
+	order, most = nil, atomic.Int64{}
+	schedule.N(jobs, 1)
+	for i, j := range order {
+		if i != j {
+			t.Fatalf("n = 1 ran out of order: %v", order)
+		}
+	}
+}
