@@ -22,11 +22,14 @@ import (
 // trips, and the run takes the sum of every device's chain of changes and
 // read-backs. So once the target is found far (a device's median answer
 // batchFrom or more), the checks about one device, or about the tested
-// gateway's messages, that have not run yet are run ahead of their place:
-// each device's checks one after another in the order of the run (a change,
-// its read-back, the next change, as in a serial run), the devices side by
-// side (package schedule), all within the run's one bound of requests in
-// flight (Env.slot). What each check's body tells (its steps, its
+// gateway's messages, that have not run yet are run ahead of their place,
+// a stretch at a time: from the check whose place has come to the next
+// check that runs in its place (an effect check), so that no check runs
+// before one declared ahead of it that runs in its place. In a stretch,
+// each device's checks run one after another in the order of the run (a
+// change, its read-back, the next change, as in a serial run), the devices
+// side by side (package schedule), all within the run's one bound of
+// requests in flight (Env.slot). What each check's body tells (its steps, its
 // exchanges, how it ended) is recorded (package trial), and told to
 // Ginkgo when the check's place comes: the reports read as a serial run's.
 // A check that failed ahead is run again alone in its place, and only that
@@ -34,11 +37,14 @@ import (
 // confirmed alone before it is reported. A request is written, timestamp
 // and sign, when it goes (client.Request.Renew), so a timestamp a second
 // from the window's edge means what it tests in a chain as well. The
-// effect checks, which change one device and watch every other, and every
+// effect checks, which change one device and watch every other, a slow
+// device's state checks that may move to a stand-in (spread.go), and every
 // check of a run sent one request at a time (--concurrency 1, a dry run,
-// --max-requests) run in their place, as before.
+// --max-requests) run in their place.
 
-// aheadCheck is a check declared about one device or gateway's messages.
+// aheadCheck is a check of this process, in the order of the run: key
+// names what it touches when it is about one device or the tested
+// gateway's messages, and is nil for a check that runs in its place.
 type aheadCheck struct {
 	m    check.Meta
 	key  func() string
@@ -51,25 +57,40 @@ type aheadResult struct {
 	end trial.Ending
 }
 
-// ahead is a process's checks that may run ahead of their place.
+// ahead is a process's checks, and those run ahead of their place.
 type ahead struct {
-	mu       sync.Mutex
-	checks   []aheadCheck
-	started  map[string]bool
-	ran      bool
-	running  atomic.Bool
-	results  map[string]aheadResult
-	progress *schedule.Progress
+	mu      sync.Mutex
+	checks  []aheadCheck
+	index   map[string]int
+	started map[string]bool
+	// sent: the checks given to a chain (results: what each told).
+	sent    map[string]bool
+	running atomic.Bool
+	results map[string]aheadResult
+	// progress is the chains running; checks, chains and took what all
+	// the stretches run ahead came to.
+	progress    *schedule.Progress
+	checksAhead int
+	chains      int
+	took        time.Duration
 }
 
-// declare registers a check that will run in this process; only checks
-// about one device or gateway's messages may go ahead.
+// declare registers a check that will run in this process, in the order
+// of the run. A check that runs in its place (key nil) ends a stretch:
+// no check declared after it runs before it.
 func (a *ahead) declare(env *Env, m check.Meta, key func() string, body func(context.Context)) {
-	if key == nil || !env.mayRunAhead() || !willRun(env.slow.suite, check.Finish(m)) {
+	if !willRun(env.slow.suite, check.Finish(m)) {
 		return
+	}
+	if !env.mayRunAhead() {
+		key = nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.index == nil {
+		a.index = map[string]int{}
+	}
+	a.index[m.ID] = len(a.checks)
 	a.checks = append(a.checks, aheadCheck{m: m, key: key, body: body})
 }
 
@@ -109,8 +130,9 @@ func (env *Env) mayRunAhead() bool {
 }
 
 // runCheck runs a check in its place: told from what it recorded ahead,
-// or confirmed alone when it failed there, or run as it is. The first
-// check that finds the target far runs the others ahead first.
+// or confirmed alone when it failed there, or run as it is. A check about
+// one device that finds the target far first runs ahead the checks of
+// its stretch that have not started.
 func (env *Env) runCheck(ctx context.Context, id string, body func(context.Context)) {
 	env.ahead.mu.Lock()
 	if env.ahead.started == nil {
@@ -118,7 +140,7 @@ func (env *Env) runCheck(ctx context.Context, id string, body func(context.Conte
 	}
 	env.ahead.started[id] = true
 	env.ahead.mu.Unlock()
-	env.runAhead(ctx)
+	env.runAhead(ctx, id)
 	env.ahead.mu.Lock()
 	r, ok := env.ahead.results[id]
 	delete(env.ahead.results, id)
@@ -137,43 +159,65 @@ func (env *Env) runCheck(ctx context.Context, id string, body func(context.Conte
 	body(ctx)
 }
 
-// runAhead runs the checks that have not started ahead of their place,
-// once, when the target is found far; it returns when they have all run.
-func (env *Env) runAhead(ctx context.Context) {
+// runAhead runs ahead of their place, when the target is found far, the
+// checks of id's stretch (from id to the next check that runs in its
+// place) that have not started and were not run ahead: each device's in
+// a chain, the chains side by side. It returns when they have all run.
+func (env *Env) runAhead(ctx context.Context, id string) {
 	a := &env.ahead
 	a.mu.Lock()
-	if a.ran || len(a.checks) == 0 || !env.far() || env.silent.Load() >= maxSilent {
+	i, ok := a.index[id]
+	if !ok || a.checks[i].key == nil || !env.far() || env.silent.Load() >= maxSilent {
 		a.mu.Unlock()
 		return
 	}
-	a.ran = true
 	var tasks []schedule.Task
-	for _, c := range a.checks {
-		if a.started[c.m.ID] {
+	for _, c := range a.checks[i:] {
+		if c.key == nil {
+			break // the stretch ends where a check runs in its place
+		}
+		if a.started[c.m.ID] || a.sent[c.m.ID] {
 			continue
 		}
 		key := c.key()
 		if key == "" {
 			continue
 		}
+		if a.sent == nil {
+			a.sent = map[string]bool{}
+		}
+		a.sent[c.m.ID] = true
 		c := c
 		tasks = append(tasks, schedule.Task{ID: c.m.ID, Key: key, Run: func() { env.runOneAhead(ctx, c) }})
 	}
-	a.results = map[string]aheadResult{}
-	a.progress = schedule.NewProgress(tasks)
-	progress := a.progress
+	if len(tasks) == 0 {
+		a.mu.Unlock()
+		return
+	}
+	if a.results == nil {
+		a.results = map[string]aheadResult{}
+	}
+	progress := schedule.NewProgress(tasks)
+	a.progress = progress
 	a.mu.Unlock()
 	a.running.Store(true)
-	defer a.running.Store(false)
 	began := time.Now()
 	progress.Run(tasks)
-	env.aheadTook.Store(int64(time.Since(began)))
+	a.running.Store(false)
+	a.mu.Lock()
+	a.checksAhead += progress.Done()
+	a.chains = max(a.chains, progress.Chains())
+	a.took += time.Since(began)
+	a.mu.Unlock()
 }
 
 // runOneAhead runs one check's body under a recording trial.
 func (env *Env) runOneAhead(ctx context.Context, c aheadCheck) {
 	rec := trial.Recording()
 	end := rec.Run(func() { c.body(trial.With(ctx, rec)) })
+	if end.Outcome == trial.InPlace {
+		return // it runs in its place
+	}
 	env.ahead.mu.Lock()
 	env.ahead.results[c.m.ID] = aheadResult{t: rec, end: end}
 	env.ahead.mu.Unlock()
@@ -184,13 +228,11 @@ func (env *Env) runOneAhead(ctx context.Context, c aheadCheck) {
 func (env *Env) aheadRun() *report.Ahead {
 	a := &env.ahead
 	a.mu.Lock()
-	p := a.progress
-	a.mu.Unlock()
-	if p == nil || p.Done() == 0 {
+	defer a.mu.Unlock()
+	if a.checksAhead == 0 {
 		return nil
 	}
-	took := time.Duration(env.aheadTook.Load())
-	return &report.Ahead{Checks: p.Done(), Chains: p.Chains(), Seconds: math.Round(took.Seconds()*100) / 100}
+	return &report.Ahead{Checks: a.checksAhead, Chains: a.chains, Seconds: math.Round(a.took.Seconds()*100) / 100}
 }
 
 // far says whether the target answers a device (or the tested gateway's

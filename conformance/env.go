@@ -83,9 +83,8 @@ type Env struct {
 	slotsOnce sync.Once
 	slots     chan struct{}
 	// ahead holds the checks run ahead of their place, devices side by
-	// side (ahead.go), and aheadTook how long that took.
-	ahead     ahead
-	aheadTook atomic.Int64
+	// side (ahead.go).
+	ahead ahead
 	// chain counts each device's round trips one after another (chain.go).
 	chain schedule.Trips
 }

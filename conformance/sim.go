@@ -64,9 +64,11 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 				return
 			}
 			if trial.From(ctx).IsLive() {
+				t, _, why = env.standIn(c, f)
+			} else if env.slowWithStandIn(c) {
 				// A stand-in sets the run's target for the check: never
 				// while other devices' checks run beside it (ahead.go).
-				t, _, why = env.standIn(c, f)
+				trial.From(ctx).InPlace("its device is slow: it runs in its place, where it may move to a stand-in")
 			}
 		}
 		var before, after state
@@ -89,7 +91,7 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 		expectApplied(ctx, sent, before, after, !c.Want.OK)
 	}
 	if env.Observer == "" {
-		env.it(m, body)
+		env.itAbout(m, env.caseKey(c, f), body) // it says why it is skipped
 		return
 	}
 	if valid {

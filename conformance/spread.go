@@ -200,6 +200,24 @@ func (s *slowState) sortedSlow() []string {
 	return out
 }
 
+// slowWithStandIn says whether the state check of a valid value of case c
+// may move to a stand-in (standIn): its device is slow and the fleet has
+// another of its type. It changes nothing.
+func (env *Env) slowWithStandIn(c catalog.Case) bool {
+	if c.Op != device.SendCommand || c.Field == "" || c.WholeFleet {
+		return false
+	}
+	d, ok := env.Target.Devices[c.Type]
+	if !ok {
+		return false
+	}
+	sn := hexOnly(d.SN)
+	env.slow.mu.Lock()
+	m, known := env.slow.medianAnswer(sn)
+	env.slow.mu.Unlock()
+	return known && m >= slowAnswer && env.hasStandIn(sn)
+}
+
 // hasStandIn says whether the state checks of valid values of a slow
 // device (hexOnly serial) go to a stand-in: then they are not sent in
 // its lane (lanes.go). A stand-in answers at once, so it is the quicker of

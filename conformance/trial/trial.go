@@ -37,6 +37,9 @@ const (
 	// Stopped: the run must stop here (the target stopped answering, the
 	// request budget is spent).
 	Stopped
+	// InPlace: the body can be judged only in its place in the run, and
+	// stopped before it sent anything (a recording T only).
+	InPlace
 )
 
 // Ending is how a check's run ended and the message it ended with.
@@ -155,6 +158,16 @@ func (t *T) Stop(reason string) {
 		ginkgo.AbortSuite(reason, 1)
 	}
 	t.finish(Ending{Outcome: Stopped, Message: reason})
+}
+
+// InPlace ends a recorded body that can be judged only in its place in
+// the run, before it sends anything, for the reason given; the run then
+// runs it there. A live T is in its place: it goes on.
+func (t *T) InPlace(reason string) {
+	if t.live {
+		return
+	}
+	t.finish(Ending{Outcome: InPlace, Message: reason})
 }
 
 func (t *T) finish(e Ending) {
