@@ -33,8 +33,11 @@ func (env *Env) declareAll() {
 	for _, c := range catalog.Cases() {
 		env.declare(c)
 	}
-	env.declareEffects()
+	// The probes before the effect checks: they are about one device each
+	// and run ahead with the cases against a far target (ahead.go), and
+	// each effect check then reads the state they left, in every run.
 	env.declareProbes()
+	env.declareEffects()
 }
 
 // meta fills the metadata every check of a case shares; f is 0 for the
