@@ -63,8 +63,9 @@ type ahead struct {
 	checks  []aheadCheck
 	index   map[string]int
 	started map[string]bool
-	// sent: the checks given to a chain (results: what each told).
-	sent    map[string]bool
+	// covered: the checks a stretch has gone over, run ahead or not
+	// (results: what each run ahead told).
+	covered map[string]bool
 	running atomic.Bool
 	results map[string]aheadResult
 	// progress is the chains running; checks, chains and took what all
@@ -167,26 +168,29 @@ func (env *Env) runAhead(ctx context.Context, id string) {
 	a := &env.ahead
 	a.mu.Lock()
 	i, ok := a.index[id]
-	if !ok || a.checks[i].key == nil || !env.far() || env.silent.Load() >= maxSilent {
+	if !ok || a.checks[i].key == nil || a.covered[id] || !env.far() || env.silent.Load() >= maxSilent {
 		a.mu.Unlock()
 		return
+	}
+	if a.covered == nil {
+		a.covered = map[string]bool{}
 	}
 	var tasks []schedule.Task
 	for _, c := range a.checks[i:] {
 		if c.key == nil {
 			break // the stretch ends where a check runs in its place
 		}
-		if a.started[c.m.ID] || a.sent[c.m.ID] {
+		if a.covered[c.m.ID] {
+			continue
+		}
+		a.covered[c.m.ID] = true
+		if a.started[c.m.ID] {
 			continue
 		}
 		key := c.key()
 		if key == "" {
 			continue
 		}
-		if a.sent == nil {
-			a.sent = map[string]bool{}
-		}
-		a.sent[c.m.ID] = true
 		c := c
 		tasks = append(tasks, schedule.Task{ID: c.m.ID, Key: key, Run: func() { env.runOneAhead(ctx, c) }})
 	}
