@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
@@ -64,7 +65,7 @@ func (env *Env) sendConcurrently(ctx context.Context, sn, asking string) {
 	b.sendValidAndControls()
 	// The device quiet (the changes above applied), the refusals whose
 	// controls were accepted.
-	env.quietAfterBatch(ctx, sn)
+	env.link().QuietAfterBatch(ctx, sn)
 	b.sendRefusals()
 	// The state checks of valid values, in lanes, when no stand-in takes
 	// them (spread.go).
@@ -161,7 +162,7 @@ func (b *batch) answerJobs(ps []plan) []func() {
 				if skip != "" {
 					return
 				}
-				r, ex, err := b.env.roundTrip(b.ctx, c.Request(f))
+				r, ex, err := b.env.link().RoundTrip(b.ctx, c.Request(f))
 				if err != nil {
 					return // no answer: the check sends again itself
 				}
@@ -202,11 +203,11 @@ func (b *batch) sendValidAndControls() {
 	for _, c := range b.ctls {
 		jobs = append(jobs, func() {
 			valid := env.Base(c.op, c.sn, c.typ)
-			r, ex, err := env.roundTrip(b.ctx, valid.Request(c.f))
+			r, ex, err := env.link().RoundTrip(b.ctx, valid.Request(c.f))
 			switch {
 			case err != nil:
 				c.res = controlResult{what: fmt.Sprintf("the valid %s got no answer (%v)", c.what, err)}
-			case !accepted(r):
+			case !link.Accepted(r):
 				c.res = controlResult{what: fmt.Sprintf("the valid %s was refused (%s)", c.what, describe(r))}
 			default:
 				c.res = controlResult{ok: true}
@@ -221,7 +222,7 @@ func (b *batch) sendValidAndControls() {
 	// keeps its state check on it (spread.go).
 	s.mu.Lock()
 	for k, st := range b.answers {
-		s.stand.answered(k.id, k.f, accepted(st.resp))
+		s.stand.answered(k.id, k.f, link.Accepted(st.resp))
 	}
 	s.mu.Unlock()
 	env.ctlMu.Lock()
@@ -294,13 +295,13 @@ func (b *batch) refusalState(p plan) {
 	}
 	snap := func() (*state, bool) {
 		if c.Op == device.SendMessage {
-			l, err := env.readLogNow(ctx, env.Target.MAC)
+			l, err := env.link().ReadLogNow(ctx, env.Target.MAC)
 			if err != nil {
 				return nil, false
 			}
 			return &state{Log: l}, true
 		}
-		dv, err := env.readDeviceNow(ctx, env.Target.MAC, c.SN)
+		dv, err := env.link().ReadDeviceNow(ctx, env.Target.MAC, c.SN)
 		if err != nil {
 			return nil, false
 		}
@@ -310,7 +311,7 @@ func (b *batch) refusalState(p plan) {
 	if !ok {
 		return
 	}
-	r, ex, err := env.roundTrip(ctx, c.Request(f))
+	r, ex, err := env.link().RoundTrip(ctx, c.Request(f))
 	if err != nil {
 		return
 	}

@@ -2,7 +2,10 @@ package conformance
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/gwdmi/gwtools/conformance/link"
 )
 
 // The critical path. Checks about one device (or one gateway's messages)
@@ -24,8 +27,8 @@ func (env *Env) waves(n int) int {
 // chainName names a chain's key for people: the device's name and type,
 // or the gateway whose messages it is.
 func (env *Env) chainName(key string) string {
-	if len(key) > len(gatewayKey) && key[:len(gatewayKey)] == gatewayKey {
-		return "the messages of gateway " + key[len(gatewayKey):]
+	if mac, ok := strings.CutPrefix(key, link.LogPrefix); ok && mac != "" {
+		return "the messages of gateway " + mac
 	}
 	return env.deviceName(key)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -108,7 +109,7 @@ type fetched struct {
 // slowState is a process's slow devices and their checks.
 type slowState struct {
 	mu sync.Mutex
-	// answers are the last answer times per device (hexOnly serial).
+	// answers are the last answer times per device (catalog.HexOnly serial).
 	answers map[string][]time.Duration
 	// plans by check ID; ran the checks that have started.
 	plans map[string]plan
@@ -127,23 +128,9 @@ type slowState struct {
 	lanes map[string]lanesNote
 }
 
-// answerKey is what a request touches, as planDevice names it: its
-// device (hexOnly serial), the tested gateway's messages, or "".
-func (env *Env) answerKey(req client.Request) string {
-	for _, f := range req.Fields {
-		if f.Key == device.FieldSN {
-			return hexOnly(fmt.Sprint(f.Value))
-		}
-	}
-	if req.Path == device.SendMessage.Path() {
-		return gatewayKey + hexOnly(env.Target.MAC)
-	}
-	return ""
-}
-
 // timeAnswer keeps the answer time of a request about a device.
 func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
-	sn := env.answerKey(req)
+	sn := env.link().Key(req)
 	if sn == "" || ex.Duration <= 0 {
 		return
 	}
@@ -217,13 +204,13 @@ func (env *Env) deviceName(sn string) string {
 	return sn
 }
 
-// fleetDevice is the fleet's device of a serial (hexOnly).
+// fleetDevice is the fleet's device of a serial (catalog.HexOnly).
 func (env *Env) fleetDevice(sn string) (fleet.Device, bool) {
 	if env.Fleet != nil {
 		for _, a := range env.Fleet.Accounts {
 			for _, g := range a.Gateways {
 				for _, d := range g.Devices {
-					if hexOnly(d.SN) == sn {
+					if catalog.HexOnly(d.SN) == sn {
 						return d, true
 					}
 				}
@@ -338,7 +325,7 @@ func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
 	if f != nil || !planned {
 		return f
 	}
-	if !env.ahead.running.Load() {
+	if !env.ahead.Running() {
 		// A device's checks are sent together in its chain, when the run
 		// runs them ahead of their place (ahead.go); in their place they
 		// go one at a time.
@@ -365,8 +352,8 @@ func (env *Env) takeFetched(ctx context.Context, id string) *fetched {
 }
 
 // planDevice is what a planned check's requests touch, by which its
-// checks are sent together: the device (hexOnly serial), or for a message
-// its gateway ("gw:" and the hexOnly mac).
+// checks are sent together: the device (catalog.HexOnly serial), or for a message
+// its gateway (link.LogKey).
 func (env *Env) planDevice(p plan) string {
 	c, skip := p.c.Build(&env.Bench, p.formats[0], p.c.ID)
 	switch {
@@ -375,15 +362,12 @@ func (env *Env) planDevice(p plan) string {
 	case c.Op == device.SendMessage:
 		// Every message case is about the tested gateway's log, whatever
 		// mac it sends (the others are WholeFleet, never planned).
-		return gatewayKey + hexOnly(env.Target.MAC)
+		return link.LogKey(env.Target.MAC)
 	case c.SN == "":
 		return ""
 	}
-	return hexOnly(c.SN)
+	return catalog.HexOnly(c.SN)
 }
-
-// gatewayKey begins planDevice's key of a gateway's messages.
-const gatewayKey = "gw:"
 
 // runAll runs jobs, Concurrency at a time, and waits for them.
 func (env *Env) runAll(jobs []func()) { schedule.N(jobs, env.concurrency()) }
@@ -423,9 +407,9 @@ func (env *Env) askAll(ctx context.Context, calls []catalog.Call, f device.Forma
 	sn := ""
 	for i, c := range calls {
 		if i == 0 {
-			sn = hexOnly(c.SN)
+			sn = catalog.HexOnly(c.SN)
 		}
-		if c.SN == "" || hexOnly(c.SN) != sn {
+		if c.SN == "" || catalog.HexOnly(c.SN) != sn {
 			sn = ""
 			break
 		}
@@ -434,7 +418,7 @@ func (env *Env) askAll(ctx context.Context, calls []catalog.Call, f device.Forma
 	s.mu.Lock()
 	m, ok := s.medianAnswer(sn)
 	s.mu.Unlock()
-	if len(calls) < 2 || sn == "" || !ok || m < batchFrom || env.concurrency() < 2 || env.DryRun || env.MaxRequests > 0 || env.silent.Load() >= maxSilent {
+	if len(calls) < 2 || sn == "" || !ok || m < batchFrom || env.concurrency() < 2 || env.DryRun || env.MaxRequests > 0 || env.link().Stopped() {
 		for i, c := range calls {
 			out[i].r, out[i].got = env.ask(ctx, c, f)
 		}
@@ -445,26 +429,24 @@ func (env *Env) askAll(ctx context.Context, calls []catalog.Call, f device.Forma
 	errs := make([]error, len(calls))
 	jobs := make([]func(), len(calls))
 	for i, c := range calls {
-		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.roundTrip(ctx, c.Request(f)) }
+		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.link().RoundTrip(ctx, c.Request(f)) }
 	}
 	env.runAll(jobs)
 	anyAccepted := false
 	for i := range calls {
-		record(ctx, exs[i], env.ReportCredentials)
+		env.link().Record(ctx, exs[i])
 		if errs[i] != nil {
 			out[i].r, out[i].got = nil, fmt.Sprintf("no answer from the target: %v", errs[i])
 			continue
 		}
 		verdict := "rejected"
-		if accepted(out[i].r) {
+		if link.Accepted(out[i].r) {
 			verdict, anyAccepted = "accepted", true
 		}
 		out[i].got = verdict + " (" + describe(out[i].r) + ")"
 	}
 	if anyAccepted {
-		env.settle.mu.Lock()
-		delete(env.settle.pending, sn)
-		env.settle.mu.Unlock()
+		env.link().Forget(sn)
 	}
 	return out
 }

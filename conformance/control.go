@@ -7,6 +7,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -56,7 +57,7 @@ func (env *Env) control(ctx context.Context, c catalog.Call, f device.Format) co
 		// Sent with the other checks of its slow device: its exchange
 		// goes into the first check that uses it.
 		trial.From(ctx).By("control: the valid " + what + " was sent with the other checks of its slow device")
-		record(ctx, ex, env.ReportCredentials)
+		env.link().Record(ctx, ex)
 	}
 	if done {
 		trial.From(ctx).By("control: the valid " + what + " was " + map[bool]string{true: "accepted", false: "refused"}[res.ok] + " earlier in the run")
@@ -65,11 +66,11 @@ func (env *Env) control(ctx context.Context, c catalog.Call, f device.Format) co
 	trial.From(ctx).By("control: sending the valid " + what)
 	valid := env.Base(c.Op, sn, typ)
 	env.putBack(ctx, valid)
-	r, err := env.exchange(ctx, valid.Request(f))
+	r, err := env.link().Exchange(ctx, valid.Request(f))
 	switch {
 	case err != nil:
 		res = controlResult{what: fmt.Sprintf("the valid %s got no answer (%v)", what, err)}
-	case !accepted(r):
+	case !link.Accepted(r):
 		res = controlResult{what: fmt.Sprintf("the valid %s was refused (%s)", what, describe(r))}
 	default:
 		res = controlResult{ok: true}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -102,7 +102,7 @@ func (env *Env) commandApplied(ctx context.Context, t *oracle.Type, f device.For
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c, sent := env.changedCommand(d, t, before, fk)
 	r := env.sendEffect(ctx, c, f)
-	trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", describe(r))
+	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", describe(r))
 	after := env.mustRead(ctx, env.Target.MAC, d.SN)
 	expectFields(ctx, t, before, after, sent, false)
 	trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "the command changed the device's name")
@@ -118,7 +118,7 @@ func (env *Env) commandAbsentKept(ctx context.Context, t *oracle.Type, f device.
 	v := otherValue(fd, before.State[fd.Name], fk)
 	c.Set(fd.Name, v)
 	r := env.sendEffect(ctx, c, f)
-	trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
+	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
 	after := env.mustRead(ctx, env.Target.MAC, d.SN)
 	expectFields(ctx, t, before, after, map[string]string{fd.Name: v}, false)
 }
@@ -159,7 +159,7 @@ func (env *Env) commandEnumCase(ctx context.Context, t *oracle.Type, f device.Fo
 	c, sent := env.changedCommand(d, t, before, fk)
 	c.Set(enum.Name, strings.ToLower(sent[enum.Name]))
 	r := env.sendEffect(ctx, c, f)
-	trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
+	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
 	after := env.mustRead(ctx, env.Target.MAC, d.SN)
 	expectFields(ctx, t, before, after, sent, true)
 }
@@ -181,10 +181,10 @@ func (env *Env) declareNameStored(t *oracle.Type, f device.Format) {
 			c := env.Base(device.UpdateName, d.SN, t.Name)
 			c.Set(device.FieldName, name)
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
 			after := env.mustRead(ctx, env.Target.MAC, d.SN)
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after update_name")
-			trial.From(ctx).Expect(normalize(after.State)).To(gomega.Equal(normalize(before.State)), "update_name changed the device's state")
+			trial.From(ctx).Expect(observer.Values(after.State)).To(gomega.Equal(observer.Values(before.State)), "update_name changed the device's state")
 			w.expectKept(ctx, env, "the rename of "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
 		})
 }
@@ -224,7 +224,7 @@ func (env *Env) declareTrimmedName(f device.Format) {
 			c := env.Base(device.UpdateName, d.SN, d.Type)
 			c.Set(device.FieldName, "  "+name+"  ")
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
 			after := env.mustRead(ctx, env.Target.MAC, d.SN)
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
 			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
@@ -245,7 +245,7 @@ func (env *Env) declareMessageStored(f device.Format) {
 			v := effectMessage(env.Faker(id))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			after := env.mustLog(ctx, env.Target.MAC)
 			w.expectStored(ctx, env, env.Target.MAC, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
@@ -270,7 +270,7 @@ func (env *Env) declareNamedGatewayMessage(f device.Format) {
 			v := effectMessage(env.Faker(id))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
 			after := env.mustLog(ctx, mac)
 			w.expectStored(ctx, env, mac, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
@@ -295,7 +295,7 @@ func (env *Env) declareOtherGatewayMessage(f device.Format) {
 			c := env.Base(device.SendMessage, "", "")
 			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			// The message is on the tested gateway first (so that a late
 			// one is not missed), then on no other.
 			env.mustLog(ctx, env.Target.MAC)
@@ -329,7 +329,7 @@ func (env *Env) declareRefusedRenamesKept(f device.Format) {
 				trial.From(ctx).By("a rename " + rn.what)
 				before := env.mustRead(ctx, rn.mac, rn.sn)
 				r := env.sendEffect(ctx, rn.c, f)
-				trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "a rename %s was accepted: %s", rn.what, describe(r))
+				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "a rename %s was accepted: %s", rn.what, describe(r))
 				after := env.mustRead(ctx, rn.mac, rn.sn)
 				trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "the name of device %s after a refused rename %s", rn.sn, rn.what)
 			}
@@ -364,7 +364,7 @@ func (env *Env) declareUnicodeEscapes(f device.Format) {
 			raw := []byte(strings.Replace(body, string(plain), `"`+esc.String()+`"`, 1))
 			c.Raw = func(device.Format) []byte { return raw }
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
 			after := env.mustRead(ctx, env.Target.MAC, d.SN)
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after a rename written %s", esc.String())
 			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
@@ -386,7 +386,7 @@ func (env *Env) declareMessageStateKept(f device.Format) {
 			c := env.Base(device.SendMessage, "", "")
 			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
 			expectUnchanged(ctx, before, env.readAll(ctx, devs), "a message")
 		})
 }
@@ -418,7 +418,7 @@ func (env *Env) declareIsolation(op device.Operation, f device.Format) {
 				c.Set(device.FieldName, effectName(env.Faker(id), self.Name))
 			}
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
 			env.mustRead(ctx, env.Target.MAC, d.SN) // once it has settled
 			w.expectKept(ctx, env, "the "+op.Name()+" to "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 		})
@@ -468,12 +468,12 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c := build(before)
 	r := env.sendEffect(ctx, c, f)
-	trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 	after := env.mustRead(ctx, env.Target.MAC, d.SN)
 	trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "a refused command changed the device's name")
 	var changed []string
 	for _, k := range sortedKeys(before.State, after.State) {
-		b, a := normalize(map[string]any{"v": before.State[k]})["v"], normalize(map[string]any{"v": after.State[k]})["v"]
+		b, a := observer.Values(map[string]any{"v": before.State[k]})["v"], observer.Values(map[string]any{"v": after.State[k]})["v"]
 		if a != b {
 			changed = append(changed, fmt.Sprintf("%s went from %s to %s", k, b, a))
 		}
@@ -526,18 +526,18 @@ func otherValue(of *oracle.Field, cur any, fk *gofakeit.Faker) string {
 		lo, hi := int(of.Min), int(of.Max)
 		for i := 0; i < 16; i++ {
 			v := strconv.Itoa(fk.Number(lo, hi))
-			if !sameNumber(v, now) {
+			if !observer.SameNumber(v, now) {
 				return v
 			}
 		}
-		if sameNumber(strconv.Itoa(lo), now) {
+		if observer.SameNumber(strconv.Itoa(lo), now) {
 			return strconv.Itoa(hi)
 		}
 		return strconv.Itoa(lo)
 	case oracle.Decimal:
 		for i := 0; i < 16; i++ {
 			v := fmt.Sprintf("%d.%d", fk.Number(10, 29), fk.Number(1, 9))
-			if !sameNumber(v, now) {
+			if !observer.SameNumber(v, now) {
 				return v
 			}
 		}
@@ -568,17 +568,6 @@ func firstEnum(t *oracle.Type) *oracle.Field {
 	return nil
 }
 
-// sameNumber compares two numbers written as text; text that is not a
-// number compares as text.
-func sameNumber(a, b string) bool {
-	x, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
-	y, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
-	if err1 != nil || err2 != nil {
-		return strings.TrimSpace(a) == strings.TrimSpace(b)
-	}
-	return math.Abs(x-y) < 1e-9
-}
-
 // expectFields checks, field by field, that each field sent shows its
 // value and every other field its value before. strict judges the letter
 // case of enumerated values (CONTRACT 2); without it only the value.
@@ -588,16 +577,16 @@ func expectFields(ctx context.Context, t *oracle.Type, before, after observer.De
 	for i := range t.Fields {
 		fd := &t.Fields[i]
 		got, present := after.State[fd.Name]
-		gs := normalize(map[string]any{"v": got})["v"]
+		gs := observer.Values(map[string]any{"v": got})["v"]
 		want, isSent := sent[fd.Name]
 		if !isSent {
-			want = normalize(map[string]any{"v": before.State[fd.Name]})["v"]
+			want = observer.Values(map[string]any{"v": before.State[fd.Name]})["v"]
 		}
 		ok := present
 		switch {
 		case !ok:
 		case fd.Kind == oracle.Integer || fd.Kind == oracle.Decimal:
-			ok = sameNumber(gs, want)
+			ok = observer.SameNumber(gs, want)
 		case fd.Kind == oracle.Enum && !strict:
 			ok = strings.EqualFold(gs, want)
 		default:
@@ -606,7 +595,7 @@ func expectFields(ctx context.Context, t *oracle.Type, before, after observer.De
 		if ok {
 			continue
 		}
-		was := normalize(map[string]any{"v": before.State[fd.Name]})["v"]
+		was := observer.Values(map[string]any{"v": before.State[fd.Name]})["v"]
 		if !present {
 			gs = "nothing"
 		}
@@ -754,7 +743,7 @@ func (env *Env) needAnyDevice(ctx context.Context) fleet.Device {
 // mustRead reads a device from the observer or fails the check.
 func (env *Env) mustRead(ctx context.Context, mac, sn string) observer.Device {
 	ginkgo.GinkgoHelper()
-	d, err := env.readDevice(ctx, mac, sn)
+	d, err := env.link().ReadDevice(ctx, mac, sn)
 	if err != nil {
 		trial.From(ctx).Fail("reading device " + sn + " of gateway " + mac + " from the observer: " + err.Error())
 	}
@@ -764,7 +753,7 @@ func (env *Env) mustRead(ctx context.Context, mac, sn string) observer.Device {
 // mustLog reads a gateway's messages from the observer or fails the check.
 func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
 	ginkgo.GinkgoHelper()
-	l, err := env.readLog(ctx, mac)
+	l, err := env.link().ReadLog(ctx, mac)
 	if err != nil {
 		trial.From(ctx).Fail("reading the messages of gateway " + mac + " from the observer: " + err.Error())
 	}
@@ -787,27 +776,15 @@ func expectUnchanged(ctx context.Context, before, after map[devRef]observer.Devi
 	var changed []string
 	for d, b := range before {
 		a := after[d]
-		if a.Name != b.Name || !equalStrings(normalize(a.State), normalize(b.State)) {
+		if a.Name != b.Name || !observer.SameValues(observer.Values(a.State), observer.Values(b.State)) {
 			changed = append(changed, fmt.Sprintf("device %s of gateway %s (name %q, state %v before; name %q, state %v after)",
-				d.sn, d.mac, b.Name, normalize(b.State), a.Name, normalize(a.State)))
+				d.sn, d.mac, b.Name, observer.Values(b.State), a.Name, observer.Values(a.State)))
 		}
 	}
 	sort.Strings(changed)
 	if len(changed) > 0 {
 		trial.From(ctx).Fail(what + " changed another device: " + strings.Join(changed, "; "))
 	}
-}
-
-func equalStrings(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || !sameNumber(v, w) {
-			return false
-		}
-	}
-	return true
 }
 
 func sortedKeys(ms ...map[string]any) []string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/schedule"
 )
 
@@ -45,7 +46,7 @@ type Env struct {
 	// (--report-credentials); by default they are masked.
 	ReportCredentials bool
 	// Settle is how long a change may take to appear at the observer
-	// after its answer (--settle; settle.go); 0: read at once.
+	// after its answer (--settle; package link); 0: read at once.
 	Settle time.Duration
 	// Concurrency is the most requests in flight at once (--concurrency):
 	// a device's checks that judge only an answer, or a refusal that must
@@ -53,10 +54,9 @@ type Env struct {
 	// gateway's message answers too (concurrent.go); 1 sends every
 	// request alone, one after another; 0 is DefaultConcurrency.
 	Concurrency int
-	// silent counts requests in a row that got no answer or a 5xx; sent
-	// counts every request.
-	silent atomic.Int64
-	sent   atomic.Int64
+	// lk is how the run speaks to its target (link).
+	linkOnce sync.Once
+	lk       *link.Link
 	// done counts the checks finished, for progress lines.
 	done atomic.Int64
 	// touched holds each device the run changed as it was before, to be
@@ -73,18 +73,12 @@ type Env struct {
 	// operation, format and device (control).
 	ctlMu    sync.Mutex
 	controls map[controlKey]controlResult
-	// settle holds what the observer should show once the accepted
-	// requests are applied.
-	settle settling
 	// slow holds the devices' answer times and the checks sent
 	// concurrently on a slow device (concurrent.go).
 	slow slowState
-	// slots bound the requests in flight (slot).
-	slotsOnce sync.Once
-	slots     chan struct{}
 	// ahead holds the checks run ahead of their place, devices side by
 	// side (ahead.go).
-	ahead ahead
+	ahead schedule.Ahead
 	// chain counts each device's round trips one after another (chain.go).
 	chain schedule.Trips
 }
@@ -96,17 +90,6 @@ type Env struct {
 // must go one at a time, and is little for any service on a LAN or
 // loopback, which answers each in a millisecond or less.
 const DefaultConcurrency = 16
-
-// slot waits for one of the run's Concurrency places for a request in
-// flight and gives the func that frees it: whatever sends (checks one at
-// a time, batches of several devices side by side, lanes, observer
-// reads), the target never has more than Concurrency of the run's
-// requests at once.
-func (env *Env) slot() func() {
-	env.slotsOnce.Do(func() { env.slots = make(chan struct{}, env.concurrency()) })
-	env.slots <- struct{}{}
-	return func() { <-env.slots }
-}
 
 // concurrency is Concurrency with its default.
 func (env *Env) concurrency() int {

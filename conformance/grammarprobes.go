@@ -8,6 +8,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
@@ -65,12 +66,12 @@ func (env *Env) grammarProbes() []probe {
 					c.Path = m.Text
 					env.putBack(ctx, c)
 					r, got := env.ask(ctx, c, f)
-					if accepted(r) {
+					if link.Accepted(r) {
 						// Taken as the operation: what it changed is
 						// awaited as the operation's own change.
 						req := c.Request(f)
 						req.Path = o.Path()
-						env.track(req, r)
+						env.link().Track(req, r)
 					}
 					observe(ctx, "%s %s (%s): %s", o.Name(), m.Title, m.Verdict.Why, got)
 				}

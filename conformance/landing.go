@@ -9,6 +9,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
 )
@@ -25,7 +26,7 @@ import (
 // of another account, and the messages of the account's other gateways
 // (and of the tested gateway, for a change to a device). Each is read
 // once before the check sends anything and once after, when what the
-// check names has settled (settle.go): never once per field. A place
+// check names has settled (package link): never once per field. A place
 // that shows another name, state or message count afterwards fails the
 // check, naming where the change landed.
 //
@@ -74,14 +75,14 @@ func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) *l
 	pre := map[devRef]observer.Device{}
 	preLog := map[string]observer.Log{}
 	for _, d := range devs {
-		if e, _ := env.pendingFor(hexOnly(d.sn), d.mac); e != nil {
+		if env.link().Pending(d.mac, d.sn) {
 			pre[d] = env.mustRead(ctx, d.mac, d.sn)
 		} else {
 			now = append(now, d)
 		}
 	}
 	for _, mac := range logs {
-		if env.logPending(mac) {
+		if env.link().LogPending(mac) {
 			preLog[mac] = env.mustLog(ctx, mac)
 		} else {
 			nowLogs = append(nowLogs, mac)
@@ -97,16 +98,6 @@ func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) *l
 	return l
 }
 
-// logPending says whether messages accepted for a gateway have still to
-// be seen at the observer.
-func (env *Env) logPending(mac string) bool {
-	s := &env.settle
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.logs[hexOnly(mac)]
-	return env.Settle > 0 && t != nil && t.sent > 0
-}
-
 // readPlaces reads devices and message logs as they are now, all at once
 // within the run's bound of requests in flight (one round trip for the
 // fleets a bench has), or fails the check naming the first that could not be read.
@@ -119,7 +110,7 @@ func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (m
 	var jobs []func()
 	for _, d := range devs {
 		jobs = append(jobs, func() {
-			st, err := env.readDeviceNow(ctx, d.mac, d.sn)
+			st, err := env.link().ReadDeviceNow(ctx, d.mac, d.sn)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -131,7 +122,7 @@ func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (m
 	}
 	for _, mac := range logs {
 		jobs = append(jobs, func() {
-			lg, err := env.readLogNow(ctx, mac)
+			lg, err := env.link().ReadLogNow(ctx, mac)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -161,16 +152,16 @@ func (env *Env) landingPlaces(shared bool, named devRef) (devs []devRef, logs []
 	if env.Workers > 1 {
 		for i := 0; i < env.Workers; i++ {
 			for _, d := range WorkerTarget(env.Fleet, env.Target, i).Devices {
-				busy[hexOnly(d.SN)] = true
+				busy[catalog.HexOnly(d.SN)] = true
 			}
 		}
 	}
 	// A serial is unique on its gateway only: a device is its gateway and
 	// serial.
-	seen := map[string]bool{hexOnly(named.mac) + "/" + hexOnly(named.sn): named.sn != ""}
+	seen := map[string]bool{catalog.HexOnly(named.mac) + "/" + catalog.HexOnly(named.sn): named.sn != ""}
 	add := func(mac, sn string) {
-		k := hexOnly(mac) + "/" + hexOnly(sn)
-		if !seen[k] && !(busy[hexOnly(sn)] && strings.EqualFold(mac, env.Target.MAC)) {
+		k := catalog.HexOnly(mac) + "/" + catalog.HexOnly(sn)
+		if !seen[k] && !(busy[catalog.HexOnly(sn)] && strings.EqualFold(mac, env.Target.MAC)) {
 			seen[k] = true
 			devs = append(devs, devRef{mac, sn})
 		}
@@ -258,10 +249,10 @@ func (l *landings) landed(ctx context.Context, env *Env) []string {
 		if a.Name != b.Name {
 			diff = append(diff, fmt.Sprintf("name %q became %q", b.Name, a.Name))
 		}
-		bs, as := normalize(b.State), normalize(a.State)
-		if !equalStrings(bs, as) {
+		bs, as := observer.Values(b.State), observer.Values(a.State)
+		if !observer.SameValues(bs, as) {
 			for _, k := range sortedKeys(b.State, a.State) {
-				if bv, av := bs[k], as[k]; !sameNumber(bv, av) {
+				if bv, av := bs[k], as[k]; !observer.SameNumber(bv, av) {
 					diff = append(diff, fmt.Sprintf("%s went from %s to %s", k, orNothing(bv, b.State, k), orNothing(av, a.State, k)))
 				}
 			}

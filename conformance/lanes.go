@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -165,7 +166,7 @@ func (env *Env) laneCommand(p plan, f device.Format) (laneMember, bool) {
 			if _, twice := want[fd.Name]; twice {
 				return laneMember{}, false
 			}
-			v, ok := canonical(fd, x.Value, x.Num)
+			v, ok := catalog.Canonical(fd, x.Value, x.Num)
 			if !ok {
 				return laneMember{}, false
 			}
@@ -199,11 +200,11 @@ func stateKey(t *oracle.Type, state map[string]string) string {
 // check judged there what it got; the others run alone.
 func (env *Env) runLanes(ctx context.Context, sn string, members []laneMember) map[string]*fetched {
 	out := map[string]*fetched{}
-	if len(members) == 0 || ctx.Err() != nil || env.silent.Load() >= maxSilent {
+	if len(members) == 0 || ctx.Err() != nil || env.link().Stopped() {
 		return out
 	}
 	mac, dev := env.Target.MAC, members[0].call.SN
-	before, err := env.readDeviceNow(ctx, mac, dev)
+	before, err := env.link().ReadDeviceNow(ctx, mac, dev)
 	if err != nil {
 		return out
 	}
@@ -230,9 +231,9 @@ func (env *Env) runLanes(ctx context.Context, sn string, members []laneMember) m
 	// that applies changes late may still apply the last ones. One that
 	// showed every state right after its answer has nothing left to apply.
 	if late {
-		env.quietAfterBatch(ctx, sn)
+		env.link().QuietAfterBatch(ctx, sn)
 	} else {
-		env.forgetPending(sn)
+		env.link().Forget(sn)
 	}
 	s := &env.slow
 	s.mu.Lock()
@@ -298,8 +299,8 @@ func (env *Env) runLane(ctx context.Context, mac, dev, name string, lane []laneM
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.resp, r.ex, r.err = env.roundTrip(ctx, m.call.Request(m.f))
-			r.own, r.ownErr = env.readDeviceNow(ctx, mac, dev)
+			r.resp, r.ex, r.err = env.link().RoundTrip(ctx, m.call.Request(m.f))
+			r.own, r.ownErr = env.link().ReadDeviceNow(ctx, mac, dev)
 			mu.Lock()
 			r.read = time.Now()
 			delete(inFlight, m.key)
@@ -327,14 +328,14 @@ func (env *Env) runLane(ctx context.Context, mac, dev, name string, lane []laneM
 // a rival's command leaves (it landed after this one): the read tells
 // nothing about what this check's command left.
 func laneUnjudged(r *laneResult) bool {
-	if r.err != nil || !accepted(r.resp) || r.ownErr != nil {
+	if r.err != nil || !link.Accepted(r.resp) || r.ownErr != nil {
 		return false
 	}
 	t, ok := oracle.LookupType(r.typ)
 	if !ok {
 		return false
 	}
-	got := normalize(r.own.State)
+	got := observer.Values(r.own.State)
 	if len(got) != len(t.Fields) {
 		return false
 	}
@@ -357,7 +358,7 @@ func judgeLane(typ string, r *laneResult, strict bool) string {
 	if r.err != nil {
 		return fmt.Sprintf("no answer (%v)", r.err)
 	}
-	if !accepted(r.resp) {
+	if !link.Accepted(r.resp) {
 		return "the command was not accepted: " + describe(r.resp)
 	}
 	if r.ownErr != nil {
@@ -367,7 +368,7 @@ func judgeLane(typ string, r *laneResult, strict bool) string {
 	if !ok {
 		return "type " + typ + " is not in the published table"
 	}
-	got, want := normalize(r.own.State), map[string]string{}
+	got, want := observer.Values(r.own.State), map[string]string{}
 	for k, v := range r.want {
 		want[k] = v
 	}
@@ -410,7 +411,7 @@ func (env *Env) inLane(ctx context.Context, id string, c catalog.Case, f device.
 		"and the device read right after its answer; judged: its answer, every field exactly as sent (%d other commands were in flight meanwhile, none leaving this state), the name unchanged",
 		laneGap, len(r.rivals)))
 	if r.err == nil {
-		record(ctx, r.ex, env.ReportCredentials)
+		env.link().Record(ctx, r.ex)
 	}
 	why := judgeLane(c.Type, r, !c.Want.OK)
 	if why == "" {

@@ -1,13 +1,13 @@
 package conformance
 
 import (
-	"context"
-
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 )
 
 // The effects a check judges are read from the observer (package
-// observer), within the run's bound of requests in flight.
+// observer) through the run's link (package link), within its bound of
+// requests in flight.
 
 // NotObservedPrefix starts the one line a run says when it did not observe
 // effects: the summary, report.json, the bundle's manifest and gwconform
@@ -20,40 +20,36 @@ const (
 	NoObserverFlag = NotObservedPrefix + ": --no-observer (the certificate records it)"
 )
 
-// readDevice reads a device from the observer once the changes accepted
-// for it have appeared, or --settle has passed (awaitDevice).
-func (env *Env) readDevice(ctx context.Context, mac, sn string) (observer.Device, error) {
-	return env.awaitDevice(ctx, mac, sn)
-}
-
-// readDeviceNow reads a device from the observer.
-func (env *Env) readDeviceNow(ctx context.Context, mac, sn string) (observer.Device, error) {
-	return env.observer().Device(ctx, mac, sn)
-}
-
-// readLog reads a gateway's messages from the observer once the newest
-// accepted message has appeared, or --settle has passed (awaitLog).
-func (env *Env) readLog(ctx context.Context, mac string) (observer.Log, error) {
-	return env.awaitLog(ctx, mac)
-}
-
-// readLogNow reads a gateway's messages from the observer as they are.
-func (env *Env) readLogNow(ctx context.Context, mac string) (observer.Log, error) {
-	return env.observer().Log(ctx, mac)
-}
-
 // logWindow is how many of the newest messages a --parallel worker reads:
 // enough to hold what the other workers append while a check sends one.
 const logWindow = 64
 
-// observer is the run's reader of its observer, within its bound of
-// requests in flight.
-func (env *Env) observer() observer.Reader {
-	r := observer.Reader{Base: env.Observer, Token: env.AdminToken, Counts: env.ObserverCounts, Slot: env.slot}
+// link is how the run speaks to its target (package link), made at its
+// first use from the run's flags: the pre-flight's requests and the
+// run's share its accounts (what is still to settle, the answers in a row
+// that did not come).
+func (env *Env) link() *link.Link {
+	env.linkOnce.Do(func() { env.lk = link.New(env.linkConfig()) })
+	return env.lk
+}
+
+// linkConfig is the run's link as its flags say.
+func (env *Env) linkConfig() link.Config {
+	r := observer.Reader{Base: env.Observer, Token: env.AdminToken, Counts: env.ObserverCounts}
 	if env.Workers > 1 {
 		r.Window = logWindow
 	}
-	return r
+	return link.Config{
+		Client: env.Client, Observer: r, Settle: env.Settle, Concurrency: env.concurrency(),
+		MaxRequests: env.MaxRequests, WholeKeys: env.ReportCredentials,
+		Tested: func() string {
+			if env.Target == nil {
+				return ""
+			}
+			return env.Target.MAC
+		},
+		Answered: env.timeAnswer, Trips: &env.chain,
+	}
 }
 
 // observeSkip is why an effect check cannot run, or "" when it can.

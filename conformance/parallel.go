@@ -148,7 +148,7 @@ func (env *Env) itAbout(m check.Meta, key func() string, body func(context.Conte
 	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
 		return false
 	}
-	env.ahead.declare(env, m, key, body)
+	env.declareAhead(m, key, body)
 	return check.It(m, func(ctx ginkgo.SpecContext) { env.runCheck(ctx, m.ID, body) })
 }
 

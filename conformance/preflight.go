@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -38,7 +39,7 @@ func preflightRequests(ctx context.Context, e *Env, n int) []preflightRequest {
 		jobs := make([]func(), len(devices))
 		for i, d := range devices {
 			jobs[i] = func() {
-				if cur, err := e.readDevice(ctx, e.Target.MAC, d.SN); err == nil {
+				if cur, err := e.link().ReadDevice(ctx, e.Target.MAC, d.SN); err == nil {
 					shown[i] = &cur
 				}
 			}
@@ -60,7 +61,7 @@ func preflightRequests(ctx context.Context, e *Env, n int) []preflightRequest {
 			for _, fd := range t.Fields {
 				v := fd.Example
 				if s, ok := st[fd.Name]; ok {
-					v = normalize(map[string]any{"v": s})["v"]
+					v = observer.Values(map[string]any{"v": s})["v"]
 				}
 				c.Set(fd.Name, v)
 			}
@@ -120,8 +121,8 @@ func testedDevices(e *Env) []fleet.Device {
 func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error) {
 	n = max(n, 1)
 	reqs := preflightRequests(ctx, e, n)
-	// The messages it sends are awaited like the run's own (settle.go).
-	e.countLog(ctx)
+	// The messages it sends are awaited like the run's own (package link).
+	e.link().CountLog(ctx)
 	answers, err := sendPreflight(ctx, e, reqs, n)
 	if err != nil || len(answers) == 0 {
 		return nil, err
@@ -153,7 +154,7 @@ func sendPreflight(ctx context.Context, e *Env, reqs []preflightRequest, n int) 
 	send := func(i int) {
 		rs[i], _, errs[i] = e.Client.Do(ctx, reqs[i].req)
 		if errs[i] == nil {
-			e.track(reqs[i].req, rs[i])
+			e.link().Track(reqs[i].req, rs[i])
 		}
 	}
 	var answers []preflightAnswer
@@ -203,7 +204,7 @@ func setupCause(e *Env, answers []preflightAnswer) error {
 	// the fleet file is not this target's.
 	allSetup := true
 	for _, a := range answers {
-		allSetup = allSetup && !accepted(a.r) && setupRefusal(a.r.ErrorCode)
+		allSetup = allSetup && !link.Accepted(a.r) && setupRefusal(a.r.ErrorCode)
 	}
 	if allSetup {
 		return errors.New(refusalCause(e, answers[0].p, answers[0].r))
@@ -263,7 +264,7 @@ func unknownDeviceCause(e *Env, answers []preflightAnswer) error {
 	for _, sn := range sns {
 		all := true
 		for _, a := range bySN[sn] {
-			all = all && (a.r.ErrorCode == device.CodeDeviceNotFound || a.r.ErrorCode == device.CodeTypeMismatch) && !accepted(a.r)
+			all = all && (a.r.ErrorCode == device.CodeDeviceNotFound || a.r.ErrorCode == device.CodeTypeMismatch) && !link.Accepted(a.r)
 		}
 		if all {
 			a := bySN[sn][0]
@@ -283,10 +284,10 @@ func preflightFailures(answers []preflightAnswer) []string {
 		r := a.r
 		// A target that sheds load is judged check by check (and the run
 		// stops itself if it stops answering).
-		if accepted(r) || r.Status == http.StatusTooManyRequests || r.Status == http.StatusRequestTimeout {
+		if link.Accepted(r) || r.Status == http.StatusTooManyRequests || r.Status == http.StatusRequestTimeout {
 			continue
 		}
-		if r.Status >= 500 && !refusesInput(r.ErrorCode) {
+		if r.Status >= 500 && !link.RefusesInput(r.ErrorCode) {
 			// A server error to a valid request is the first thing a
 			// vendor must read, not a line in the tail of the failures.
 			refused = append(refused, fmt.Sprintf("pre-flight: the valid %s was answered with a server error (%s): the target fails on a valid request; the run goes on, that check fails unless the target answers it then, and the refusal checks that need it as their control are inconclusive",
@@ -343,7 +344,7 @@ func preflightKeys(ctx context.Context, e *Env) error {
 				return fmt.Errorf("pre-flight: %s", why)
 			}
 			r, _, err := e.Client.Do(ctx, c.Request(device.JSON))
-			if err != nil || accepted(r) || !setupRefusal(r.ErrorCode) {
+			if err != nil || link.Accepted(r) || !setupRefusal(r.ErrorCode) {
 				continue // the checks that use it judge the rest
 			}
 			key := maskKey(k.Key)

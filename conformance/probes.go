@@ -11,6 +11,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -66,12 +67,12 @@ func (env *Env) ask(ctx context.Context, c catalog.Call, f device.Format) (*clie
 	if env.DryRun {
 		env.send(ctx, c, f) // records and skips
 	}
-	r, err := env.exchange(ctx, c.Request(f))
+	r, err := env.link().Exchange(ctx, c.Request(f))
 	if err != nil {
 		return nil, err.Error()
 	}
 	verdict := "rejected"
-	if accepted(r) {
+	if link.Accepted(r) {
 		verdict = "accepted"
 	}
 	return r, verdict + " (" + describe(r) + ")"
@@ -231,7 +232,7 @@ func (env *Env) longestNameProbe() probe {
 				env.putBack(ctx, c)
 				r, got := env.ask(ctx, c, f)
 				observe(ctx, "a name of %d characters: %s", n, got)
-				if accepted(r) {
+				if link.Accepted(r) {
 					longest = n
 				}
 			}
@@ -253,7 +254,7 @@ func (env *Env) timestampDriftProbe() probe {
 				c.SetStamp(env.StampAt(d))
 				r, got := env.ask(ctx, c, f)
 				observe(ctx, "timestamp %+v from now: %s", d, got)
-				if accepted(r) {
+				if link.Accepted(r) {
 					ok = append(ok, d.String())
 				}
 			}

@@ -72,9 +72,13 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env := cfg.Env
 	x := &execution{cfg: cfg}
 	env.slow.suite = cfg.Suite
+	// The run's flags as they are now (a --parallel worker's, the
+	// reports' credentials): the pre-flight may have spoken to the target
+	// before they were all set.
+	env.link().Configure(env.linkConfig())
 	// Unless the pre-flight took it, the message count before the first
-	// check sends anything (settle.go).
-	env.countLog(ctx)
+	// check sends anything (package link).
+	env.link().CountLog(ctx)
 	env.declareChecks()
 	ginkgo.ReportAfterEach(func(ginkgo.SpecReport) { env.done.Add(1) })
 	// Every device the run changed is put back once, after the last check.

@@ -2,8 +2,6 @@ package conformance
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -81,13 +80,13 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 			after = env.snapshot(ctx, req)
 		})
 		if !valid {
-			trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 			trial.From(ctx).Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
 			trial.From(ctx).Expect(before.Log.UnchangedBy(after.Log, observer.Message{Type: sent.Get(device.FieldMessageType), Value: sent.Get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages (%s)", before.Log.Change(after.Log))
 			ctl.conclude(ctx)
 			return
 		}
-		trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
+		trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
 		expectApplied(ctx, sent, before, after, !c.Want.OK)
 	}
 	if env.Observer == "" {
@@ -121,7 +120,7 @@ func (env *Env) snapshot(ctx context.Context, c catalog.Call) state {
 	}
 	var s state
 	if c.SN != "" {
-		d, err := env.readDevice(ctx, env.Target.MAC, c.SN)
+		d, err := env.link().ReadDevice(ctx, env.Target.MAC, c.SN)
 		if err != nil {
 			trial.From(ctx).Fail("reading the device from the observer: " + err.Error())
 		}
@@ -133,7 +132,7 @@ func (env *Env) snapshot(ctx context.Context, c catalog.Call) state {
 		// rest of the check.
 		return s
 	}
-	l, err := env.readLog(ctx, env.Target.MAC)
+	l, err := env.link().ReadLog(ctx, env.Target.MAC)
 	if err != nil {
 		trial.From(ctx).Fail("reading the messages from the observer: " + err.Error())
 	}
@@ -163,13 +162,13 @@ func expectApplied(ctx context.Context, c catalog.Call, before, after state, str
 			fd := &t.Fields[i]
 			for _, kv := range c.Fields {
 				if kv.Name == fd.Name && kv.Wire == "" {
-					v, ok := canonical(fd, kv.Value, kv.Num)
+					v, ok := catalog.Canonical(fd, kv.Value, kv.Num)
 					trial.From(ctx).Expect(ok).To(gomega.BeTrue(), "the check sent %q for %s, which has no canonical form", kv.Value, fd.Name)
 					want[fd.Name] = v
 				}
 			}
 		}
-		got, exp := normalize(after.Device.State), normalize(want)
+		got, exp := observer.Values(after.Device.State), observer.Values(want)
 		if !strict {
 			foldEnums(t, got)
 			foldEnums(t, exp)
@@ -182,7 +181,7 @@ func expectApplied(ctx context.Context, c catalog.Call, before, after state, str
 		}
 	case device.UpdateName:
 		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.Get(device.FieldName))), "name after update_name")
-		trial.From(ctx).Expect(normalize(after.Device.State)).To(gomega.Equal(normalize(before.Device.State)), "update_name changed the state")
+		trial.From(ctx).Expect(observer.Values(after.Device.State)).To(gomega.Equal(observer.Values(before.Device.State)), "update_name changed the state")
 	}
 }
 
@@ -194,47 +193,6 @@ func foldEnums(t *oracle.Type, m map[string]string) {
 			m[fd.Name] = strings.ToLower(v)
 		}
 	}
-}
-
-// canonical is the state a valid value must leave, from the harness's own
-// rule table (package oracle), never package device's parsing: an
-// enumerated value in the case of the published table, a number in its
-// shortest decimal form, text as stored.
-func canonical(f *oracle.Field, v string, num bool) (string, bool) {
-	val := oracle.Str(v)
-	if num { // a JSON number in any syntax: its value (CONTRACT 2)
-		val = oracle.Num(v)
-	}
-	c, ok := oracle.Canonical(f.Name, val)
-	if !ok {
-		return "", false
-	}
-	switch x := c.(type) {
-	case int64:
-		return strconv.FormatInt(x, 10), true
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64), true
-	case string:
-		return x, true
-	}
-	return "", false
-}
-
-// normalize writes every value as text so that 40, 40.0 and "40" compare
-// equal across JSON decoding.
-func normalize(m map[string]any) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		switch x := v.(type) {
-		case float64:
-			out[k] = strconv.FormatFloat(x, 'f', -1, 64)
-		case int64:
-			out[k] = strconv.FormatInt(x, 10)
-		default:
-			out[k] = fmt.Sprint(x)
-		}
-	}
-	return out
 }
 
 // putBack arranges for a device a call may change to be put back when the
@@ -259,7 +217,7 @@ func (env *Env) putBack(ctx context.Context, c catalog.Call) {
 	}
 	saved := &touched{dev: d, mac: env.Target.MAC, name: d.Name, state: d.State}
 	if env.Observer != "" {
-		if cur, err := env.readDevice(ctx, env.Target.MAC, d.SN); err == nil {
+		if cur, err := env.link().ReadDevice(ctx, env.Target.MAC, d.SN); err == nil {
 			saved.name, saved.state = cur.Name, cur.State
 		}
 	}
@@ -287,11 +245,11 @@ func (env *Env) putBackAll(ctx context.Context) {
 	env.touchMu.Lock()
 	defer env.touchMu.Unlock()
 	defer func() { env.touched = nil }()
-	if env.silent.Load() >= maxSilent {
+	if env.link().Stopped() {
 		return // the target stopped answering: do not wait on it once more per device
 	}
 	put := func(r client.Request) bool {
-		release := env.slot()
+		release := env.link().Slot()
 		defer release()
 		_, _, err := env.Client.Do(ctx, r)
 		return err == nil
@@ -322,7 +280,7 @@ func (env *Env) putBackAll(ctx context.Context) {
 			r := env.Base(device.SendCommand, d.SN, d.Type)
 			r.Set(device.FieldMAC, t.mac)
 			for _, fd := range ty.Fields {
-				r.Set(fd.Name, normalize(map[string]any{"v": t.state[fd.Name]})["v"])
+				r.Set(fd.Name, observer.Values(map[string]any{"v": t.state[fd.Name]})["v"])
 			}
 			put(r.Request(device.JSON))
 		}()

@@ -39,7 +39,7 @@ import (
 // put back after the run like any device the run changed.
 
 // standIns is what the run moved off its slow devices, per slow device
-// (hexOnly serial).
+// (catalog.HexOnly serial).
 type standIns struct {
 	// kept: the (field, format) pairs whose first state check ran on the
 	// slow device itself.
@@ -76,7 +76,7 @@ func (env *Env) standIn(c catalog.Case, f device.Format) (*fleet.Target, fleet.D
 	if !ok {
 		return nil, fleet.Device{}, ""
 	}
-	sn := hexOnly(d.SN)
+	sn := catalog.HexOnly(d.SN)
 	s := &env.slow
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,7 +211,7 @@ func (env *Env) slowWithStandIn(c catalog.Case) bool {
 	if !ok {
 		return false
 	}
-	sn := hexOnly(d.SN)
+	sn := catalog.HexOnly(d.SN)
 	env.slow.mu.Lock()
 	m, known := env.slow.medianAnswer(sn)
 	env.slow.mu.Unlock()
@@ -219,7 +219,7 @@ func (env *Env) slowWithStandIn(c catalog.Case) bool {
 }
 
 // hasStandIn says whether the state checks of valid values of a slow
-// device (hexOnly serial) go to a stand-in: then they are not sent in
+// device (catalog.HexOnly serial) go to a stand-in: then they are not sent in
 // its lane (lanes.go). A stand-in answers at once, so it is the quicker of
 // the two (a whole run 1m35s against 1m46s, measured); the lane judges the
 // slow device itself, for a fleet that has no other device of its type
@@ -243,7 +243,7 @@ func (env *Env) hasStandIn(sn string) bool {
 // stand-in of sn's state checks of valid values. env.slow.mu is held.
 func (env *Env) fastSameType(typ, sn string) (devOn, bool) {
 	for _, cand := range env.sameType(typ, sn) {
-		if cm, ok := env.slow.medianAnswer(hexOnly(cand.dev.SN)); ok && cm >= slowAnswer {
+		if cm, ok := env.slow.medianAnswer(catalog.HexOnly(cand.dev.SN)); ok && cm >= slowAnswer {
 			continue // slow too
 		}
 		return cand, true

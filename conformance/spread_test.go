@@ -58,7 +58,7 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 	if nt, _, _ := env.standIn(c, device.JSON); nt != nil {
 		t.Fatal("a device with no answer times known moved its check")
 	}
-	env.slow.answers = map[string][]time.Duration{hexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
+	env.slow.answers = map[string][]time.Duration{catalog.HexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
 	if nt, _, _ := env.standIn(c, device.JSON); nt != nil {
 		t.Error("the first state check of mode in JSON moved: the slow device must keep it")
 	}
@@ -84,7 +84,7 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 		t.Error("the second state check of mode in XML, a value the device accepted, did not move")
 	}
 	// A stand-in that is slow too is passed over.
-	env.slow.answers[hexOnly(sameGW)] = []time.Duration{time.Second, time.Second, time.Second}
+	env.slow.answers[catalog.HexOnly(sameGW)] = []time.Duration{time.Second, time.Second, time.Second}
 	if _, d, _ := env.standIn(c, device.JSON); d.SN != otherGW {
 		t.Errorf("with the second Thermostat slow too, the stand-in is %q, want %s", d.SN, otherGW)
 	}
@@ -111,7 +111,7 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 	demo := fleet.Demo()
 	dt, _ := demo.Target()
 	alone := &Env{Bench: catalog.Bench{Fleet: demo, Target: dt, Workers: 1}}
-	alone.slow.answers = map[string][]time.Duration{hexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
+	alone.slow.answers = map[string][]time.Duration{catalog.HexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
 	alone.standIn(c, device.JSON)
 	if nt, _, _ := alone.standIn(c, device.JSON); nt != nil {
 		t.Error("a check moved in a fleet with one Thermostat")

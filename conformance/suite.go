@@ -11,6 +11,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -82,20 +83,20 @@ func (env *Env) declare(c catalog.Case) {
 			env.itPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" MUST be answered with status success."), plan{c: c, formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
+				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
 			})
 		case c.Want.ContractOK:
 			env.itPlanned(caseMeta(&c, id, check.Should, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), plan{c: c, formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				trial.From(ctx).Expect(accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
+				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
 			})
 		case c.Want.Must:
 			env.itPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered with success."), plan{c: c, formats: one, refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
-				trial.From(ctx).Expect(accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
 				ctl.conclude(ctx)
 			})
 		}
@@ -104,7 +105,7 @@ func (env *Env) declare(c catalog.Case) {
 				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), plan{c: c, formats: one, refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
-				if !ctl.ok && !accepted(r) {
+				if !ctl.ok && !link.Accepted(r) {
 					ctl.conclude(ctx) // its error may be the credentials', not the case's
 				}
 				expectError(ctx, r, c.Want, f)
@@ -144,13 +145,13 @@ func (env *Env) declare(c catalog.Case) {
 				rj := env.sendCase(ctx, c, device.JSON)
 				trial.From(ctx).By("sending the case in XML")
 				rx := env.sendCase(ctx, c, device.XML)
-				trial.From(ctx).Expect(accepted(rx)).To(gomega.Equal(accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
-				if refusal && !accepted(rj) && !accepted(rx) {
+				trial.From(ctx).Expect(link.Accepted(rx)).To(gomega.Equal(link.Accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
+				if refusal && !link.Accepted(rj) && !link.Accepted(rx) {
 					for _, ctl := range ctls {
 						ctl.conclude(ctx) // both refused: alike only if the valid ones are accepted
 					}
 				}
-				if !refusal && !accepted(rj) && !accepted(rx) {
+				if !refusal && !link.Accepted(rj) && !link.Accepted(rx) {
 					// A valid request refused in both formats: its own checks
 					// fail; that the formats agree in refusing it proves nothing.
 					controlResult{what: "the valid request was refused in both formats (JSON: " + describe(rj) + "; XML: " + describe(rx) + ")"}.conclude(ctx)

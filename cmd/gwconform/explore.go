@@ -12,6 +12,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/explore"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/load"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/rules"
@@ -123,7 +124,7 @@ func (m *exploreMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.cfg.FailOn, "fail-on", "must", "the lowest level that stops and fails the run: must or should; a disagreement below it is listed and the run goes on")
 	fs.Var(&m.skips, "skip", "leave out the disagreements of this rule (an ID or glob of docs/checks.md); repeatable")
 	fs.StringVar(&m.baselineFile, "baseline", "", "YAML file of known failures (as gwconform run --baseline): a disagreement whose rule an entry's check or rule matches is listed as known and does not fail the run")
-	fs.DurationVar(&m.cfg.Settle, "settle", conformance.DefaultSettle, "how long a change may take to appear at the observer after its answer (as gwconform run's --settle): a read that disagrees within it is read again; 0: the first read decides")
+	fs.DurationVar(&m.cfg.Settle, "settle", link.DefaultSettle, "how long a change may take to appear at the observer after its answer (as gwconform run's --settle): a read that disagrees within it is read again; 0: the first read decides")
 	fs.BoolVar(&m.noRestore, "no-restore", false, "leave the devices as the run left them (default: put each device the run changed back as it was)")
 	fs.Usage = func() { io.WriteString(m.Stderr, exploreUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -719,7 +720,7 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.Float64Var(&o.Rate, "rate", 0, "at most this many requests per second (0: no limit)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "list the checks and the requests they would send, without sending")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "time limit of one request, reading the answer included")
-	fs.DurationVar(&o.Settle, "settle", conformance.DefaultSettle, "how long a change may take to appear at the observer after its answer (an asynchronous device);\n"+
+	fs.DurationVar(&o.Settle, "settle", link.DefaultSettle, "how long a change may take to appear at the observer after its answer (an asynchronous device);\n"+
 		"the effect checks wait for it up to this long, and the report says how long each took (0: read at once)")
 	fs.StringVar(&o.AdminToken, "admin-token", "", "bearer token of the observer (a gwsim target's admin API) (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.StringVar(&o.Observer, "observer", "", "base URL of a service answering the reads of CONTRACT 7 about the target's devices and messages,\n"+

@@ -1,4 +1,4 @@
-package conformance
+package link
 
 import (
 	"context"
@@ -89,27 +89,27 @@ type logTrack struct {
 	since time.Time
 }
 
-func msgKey(mac string) string { return "messages of " + hexOnly(mac) }
+func msgKey(mac string) string { return "messages of " + catalog.HexOnly(mac) }
 
-// countLog takes the tested gateway's message count before the run sends
+// CountLog takes the tested gateway's message count before the run sends
 // anything, where the observer gives it: every message the run sends from
 // then on is awaited by count as well as by content. Without the count,
 // a message like the last one awaited, still on its way, would pass for
 // it (every valid message of a serial run is alike), and land in the
 // middle of a later check.
-func (env *Env) countLog(ctx context.Context) {
-	if env.Settle <= 0 || env.Observer == "" || !env.ObserverCounts || env.Target == nil {
+func (l *Link) CountLog(ctx context.Context) {
+	if l.cfg.Settle <= 0 || !l.Observed() || !l.cfg.Observer.Counts || l.cfg.Tested() == "" {
 		return
 	}
-	l, err := env.readLogNow(ctx, env.Target.MAC)
-	if err != nil || !l.Counted {
+	lg, err := l.ReadLogNow(ctx, l.cfg.Tested())
+	if err != nil || !lg.Counted {
 		return
 	}
-	s := &env.settle
+	s := &l.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if lt, fresh := s.logOf(env.Target.MAC); fresh {
-		lt.base, lt.known = l.Total, true
+	if lt, fresh := s.logOf(l.cfg.Tested()); fresh {
+		lt.base, lt.known = lg.Total, true
 	}
 }
 
@@ -119,30 +119,18 @@ func (s *settling) logOf(mac string) (lt *logTrack, fresh bool) {
 	if s.logs == nil {
 		s.logs = map[string]*logTrack{}
 	}
-	lt = s.logs[hexOnly(mac)]
+	lt = s.logs[catalog.HexOnly(mac)]
 	if lt == nil {
 		lt, fresh = &logTrack{}, true
-		s.logs[hexOnly(mac)] = lt
+		s.logs[catalog.HexOnly(mac)] = lt
 	}
 	return lt, fresh
 }
 
-// hexOnly is an identifier's hexadecimal digits in lower case: the key
-// of a gateway or device whatever accepted form a request wrote it in.
-func hexOnly(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		if r >= '0' && r <= '9' || r >= 'a' && r <= 'f' {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// track records what an accepted request to the tested gateway should
+// Track records what an accepted request to the tested gateway should
 // leave at the observer.
-func (env *Env) track(req client.Request, r *client.Response) {
-	if env.Settle <= 0 || env.Observer == "" || !accepted(r) {
+func (l *Link) Track(req client.Request, r *client.Response) {
+	if l.cfg.Settle <= 0 || !l.Observed() || !Accepted(r) {
 		return
 	}
 	op, ok := operationAt(req.Path)
@@ -157,11 +145,11 @@ func (env *Env) track(req client.Request, r *client.Response) {
 	// same gateway or device. A message is awaited on whatever gateway it
 	// names (the effect checks send one to another gateway of the
 	// account); a device, on the tested gateway.
-	mac := hexOnly(fields[device.FieldMAC])
-	if op != device.SendMessage && mac != hexOnly(env.Target.MAC) {
+	mac := catalog.HexOnly(fields[device.FieldMAC])
+	if op != device.SendMessage && mac != catalog.HexOnly(l.cfg.Tested()) {
 		return
 	}
-	s := &env.settle
+	s := &l.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending == nil {
@@ -223,7 +211,7 @@ func (s *settling) expectMessage(mac string, fields map[string]string) {
 // (awaitDevice then waits until the device is quiet). The caller holds
 // s.mu.
 func (s *settling) expectDevice(op device.Operation, mac string, fields map[string]string) {
-	key := hexOnly(fields[device.FieldSN])
+	key := catalog.HexOnly(fields[device.FieldSN])
 	e := s.pending[key]
 	var was *expected
 	if e == nil {
@@ -262,9 +250,9 @@ func (e *expected) expectCommand(fields map[string]string) {
 		// The fields arrive as text: a value that is not valid as a
 		// string is read as a JSON number (CONTRACT 2), as the target
 		// accepted it.
-		c, ok := canonical(fd, v, false)
+		c, ok := catalog.Canonical(fd, v, false)
 		if !ok {
-			c, ok = canonical(fd, v, true)
+			c, ok = catalog.Canonical(fd, v, true)
 		}
 		if ok {
 			e.state[fd.Name] = c
@@ -292,7 +280,7 @@ func (e *expected) same(o *expected) bool {
 	if (e.name == nil) != (o.name == nil) || e.name != nil && *e.name != *o.name {
 		return false
 	}
-	return equalStrings(e.state, o.state)
+	return observer.SameValues(e.state, o.state)
 }
 
 // quietFor is how long after the last accepted request to a device what
@@ -300,20 +288,20 @@ func (e *expected) same(o *expected) bool {
 // settled varied: twice the longest a change took to appear in this run
 // (nothing against a target that applies changes before it answers), the
 // whole settle time before any change was awaited.
-func (env *Env) quietFor() time.Duration {
-	s := &env.settle
+func (l *Link) quietFor() time.Duration {
+	s := &l.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.sampled {
-		return env.Settle
+		return l.cfg.Settle
 	}
-	return min(env.Settle, 2*s.lag)
+	return min(l.cfg.Settle, 2*s.lag)
 }
 
 // sampleLag records how long an awaited change took to appear: waited
 // says that the first read did not show it yet.
-func (env *Env) sampleLag(took time.Duration, waited bool) {
-	s := &env.settle
+func (l *Link) sampleLag(took time.Duration, waited bool) {
+	s := &l.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sampled = true
@@ -339,10 +327,10 @@ func (e *expected) shows(d observer.Device) bool {
 	if e.name != nil && strings.TrimSpace(d.Name) != *e.name {
 		return false
 	}
-	got := normalize(d.State)
+	got := observer.Values(d.State)
 	for k, v := range e.state {
 		g, ok := got[k]
-		if !ok || !(sameNumber(g, v) || strings.EqualFold(strings.TrimSpace(g), v)) {
+		if !ok || !(observer.SameNumber(g, v) || strings.EqualFold(strings.TrimSpace(g), v)) {
 			return false
 		}
 	}
@@ -352,18 +340,18 @@ func (e *expected) shows(d observer.Device) bool {
 // awaitDevice reads a device, first waiting until the changes accepted for
 // it have appeared (at most --settle after the last answer). Inside a
 // check it records how long they took.
-func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (observer.Device, error) {
-	key := hexOnly(sn)
+func (l *Link) awaitDevice(ctx context.Context, mac, sn string) (observer.Device, error) {
+	key := catalog.HexOnly(sn)
 	began := time.Now()
-	defer func() { env.chain.Add(key, 1, time.Since(began)) }()
-	e, skip := env.pendingFor(key, mac)
+	defer func() { l.cfg.Trips.Add(key, 1, time.Since(began)) }()
+	e, skip := l.pendingFor(key, mac)
 	if e == nil {
-		return env.readDeviceNow(ctx, mac, sn)
+		return l.ReadDeviceNow(ctx, mac, sn)
 	}
 	var first *observer.Device
 	changed, shown := false, false
 	for {
-		d, err := env.readDeviceNow(ctx, mac, sn)
+		d, err := l.ReadDeviceNow(ctx, mac, sn)
 		if err != nil {
 			return d, err
 		}
@@ -371,27 +359,27 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (observer.Devic
 			if !shown {
 				shown = true
 				e.shownAfter = time.Since(e.since)
-				env.sampleLag(e.shownAfter, first != nil)
+				l.sampleLag(e.shownAfter, first != nil)
 			}
-			if !e.varied || time.Since(e.since) >= env.quietFor() {
-				env.settled(ctx, key, e, true, false, sn)
+			if !e.varied || time.Since(e.since) >= l.quietFor() {
+				l.settled(ctx, key, e, true, false, sn)
 				return d, nil
 			}
 		}
 		if first == nil {
 			first = &d
-		} else if !changed && (d.Name != first.Name || !equalStrings(normalize(d.State), normalize(first.State))) {
+		} else if !changed && (d.Name != first.Name || !observer.SameValues(observer.Values(d.State), observer.Values(first.State))) {
 			changed = true
 		}
-		if skip || time.Since(e.since) >= env.Settle || ctx.Err() != nil {
-			env.settled(ctx, key, e, e.shows(d), changed, sn)
+		if skip || time.Since(e.since) >= l.cfg.Settle || ctx.Err() != nil {
+			l.settled(ctx, key, e, e.shows(d), changed, sn)
 			return d, nil
 		}
 		time.Sleep(settlePoll)
 	}
 }
 
-// quietAfterBatch waits, once requests to a device were sent
+// QuietAfterBatch waits, once requests to a device were sent
 // concurrently, until the settle time has passed since the last of them
 // was answered, and then expects nothing more of it: a target that
 // applies changes late may apply concurrent ones in another order than it
@@ -400,12 +388,12 @@ func (env *Env) awaitDevice(ctx context.Context, mac, sn string) (observer.Devic
 // read then sees a change it did not make). Which of the concurrent
 // values the device ends with is not the checks' to judge; what it shows
 // once quiet is what the next reads start from. Once per slow device.
-func (env *Env) quietAfterBatch(ctx context.Context, sn string) {
-	if env.Settle <= 0 || env.Observer == "" {
+func (l *Link) QuietAfterBatch(ctx context.Context, sn string) {
+	if l.cfg.Settle <= 0 || !l.Observed() {
 		return
 	}
-	key := hexOnly(sn)
-	s := &env.settle
+	key := catalog.HexOnly(sn)
+	s := &l.settle
 	s.mu.Lock()
 	e := s.pending[key]
 	var since time.Time
@@ -421,7 +409,7 @@ func (env *Env) quietAfterBatch(ctx context.Context, sn string) {
 	// any took (nothing for a target that applies before it answers).
 	select {
 	case <-ctx.Done():
-	case <-time.After(time.Until(since.Add(env.quietFor()))):
+	case <-time.After(time.Until(since.Add(l.quietFor()))):
 	}
 	s.mu.Lock()
 	if cur := s.pending[key]; cur != nil && cur.since.Equal(since) {
@@ -430,68 +418,68 @@ func (env *Env) quietAfterBatch(ctx context.Context, sn string) {
 	s.mu.Unlock()
 }
 
-// forgetPending expects nothing more of a device: it was seen to show
+// Forget expects nothing more of a device: it was seen to show
 // each change it was sent (a slow device's lane read each right after
 // its answer), so there is nothing left to wait for.
-func (env *Env) forgetPending(sn string) {
-	s := &env.settle
+func (l *Link) Forget(sn string) {
+	s := &l.settle
 	s.mu.Lock()
-	delete(s.pending, hexOnly(sn))
+	delete(s.pending, catalog.HexOnly(sn))
 	s.mu.Unlock()
 }
 
 // awaitLog reads a gateway's messages, first waiting until the messages
 // accepted since the last read have appeared: as many more as were
 // accepted (where the count is known), the newest of them the newest.
-func (env *Env) awaitLog(ctx context.Context, mac string) (observer.Log, error) {
+func (l *Link) awaitLog(ctx context.Context, mac string) (observer.Log, error) {
 	key := msgKey(mac)
 	began := time.Now()
-	defer func() { env.chain.Add(gatewayKey+hexOnly(mac), 1, time.Since(began)) }()
-	s := &env.settle
+	defer func() { l.cfg.Trips.Add(LogKey(mac), 1, time.Since(began)) }()
+	s := &l.settle
 	s.mu.Lock()
 	var lt logTrack
-	if t := s.logs[hexOnly(mac)]; t != nil && env.Settle > 0 {
+	if t := s.logs[catalog.HexOnly(mac)]; t != nil && l.cfg.Settle > 0 {
 		lt = *t
 	}
 	skip := s.unsettled[key]
 	s.mu.Unlock()
-	done := func(l observer.Log) {
+	done := func(lg observer.Log) {
 		s.mu.Lock()
 		t, _ := s.logOf(mac)
-		t.base, t.known = l.Total, true
+		t.base, t.known = lg.Total, true
 		t.sent -= lt.sent // what came meanwhile is still awaited
 		s.mu.Unlock()
 	}
 	if lt.sent == 0 {
-		l, err := env.readLogNow(ctx, mac)
-		if err == nil && l.Counted && strings.EqualFold(mac, env.Target.MAC) {
-			done(l)
+		lg, err := l.ReadLogNow(ctx, mac)
+		if err == nil && lg.Counted && strings.EqualFold(mac, l.cfg.Tested()) {
+			done(lg)
 		}
-		return l, err
+		return lg, err
 	}
 	e := &expected{since: lt.since}
 	firstTotal := -1
 	changed := false
 	what := "the messages of gateway " + mac
 	for {
-		l, err := env.readLogNow(ctx, mac)
+		lg, err := l.ReadLogNow(ctx, mac)
 		if err != nil {
-			return l, err
+			return lg, err
 		}
-		if logShows(l, lt) {
-			done(l)
-			env.settled(ctx, key, e, true, false, what)
-			return l, nil
+		if logShows(lg, lt) {
+			done(lg)
+			l.settled(ctx, key, e, true, false, what)
+			return lg, nil
 		}
 		if firstTotal < 0 {
-			firstTotal = l.Total
-		} else if l.Total != firstTotal {
+			firstTotal = lg.Total
+		} else if lg.Total != firstTotal {
 			changed = true
 		}
-		if skip || time.Since(e.since) >= env.Settle || ctx.Err() != nil {
-			done(l)
-			env.settled(ctx, key, e, false, changed, what)
-			return l, nil
+		if skip || time.Since(e.since) >= l.cfg.Settle || ctx.Err() != nil {
+			done(lg)
+			l.settled(ctx, key, e, false, changed, what)
+			return lg, nil
 		}
 		time.Sleep(settlePoll)
 	}
@@ -517,15 +505,15 @@ func logShows(l observer.Log, lt logTrack) bool {
 // whether not to wait for it (it showed it does not settle): of the
 // tested gateway, or of a stand-in's (spread.go), which the effect checks
 // read as a place a change must not land (landing.go).
-func (env *Env) pendingFor(key, mac string) (*expected, bool) {
-	if env.Settle <= 0 {
+func (l *Link) pendingFor(key, mac string) (*expected, bool) {
+	if l.cfg.Settle <= 0 {
 		return nil, false
 	}
-	s := &env.settle
+	s := &l.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.pending[key]
-	if e == nil || e.mac != hexOnly(mac) {
+	if e == nil || e.mac != catalog.HexOnly(mac) {
 		return nil, false
 	}
 	c := *e
@@ -535,12 +523,12 @@ func (env *Env) pendingFor(key, mac string) (*expected, bool) {
 // settled ends a wait: the expectation is dropped unless a newer request
 // replaced it meanwhile, the device is marked as one that does not settle
 // or cleared, and the check's report says how long it took.
-func (env *Env) settled(ctx context.Context, key string, e *expected, ok, changed bool, what string) {
+func (l *Link) settled(ctx context.Context, key string, e *expected, ok, changed bool, what string) {
 	took := time.Since(e.since)
 	if ok && e.shownAfter > 0 {
 		took = e.shownAfter
 	}
-	s := &env.settle
+	s := &l.settle
 	s.mu.Lock()
 	if cur := s.pending[key]; cur != nil && cur.since.Equal(e.since) {
 		delete(s.pending, key)
@@ -558,13 +546,30 @@ func (env *Env) settled(ctx context.Context, key string, e *expected, ok, change
 	case wasUnsettled && !changed:
 		line = fmt.Sprintf("%s: not changed after %d ms, not waited for (it did not settle earlier in the run)", what, took.Milliseconds())
 	case changed:
-		line = fmt.Sprintf("%s: changed within %s, but never to what was sent", what, env.Settle)
+		line = fmt.Sprintf("%s: changed within %s, but never to what was sent", what, l.cfg.Settle)
 	default:
-		line = fmt.Sprintf("%s: never changed within %s", what, env.Settle)
+		line = fmt.Sprintf("%s: never changed within %s", what, l.cfg.Settle)
 	}
 	// The check's report says how long the changes it made took; a wait
 	// for an earlier check's change is that check's.
 	if t := trial.From(ctx); t.InSpec() && e.since.After(t.Started()) {
 		t.Entry(report.SettleEntry, line, ginkgo.ReportEntryVisibilityNever)
 	}
+}
+
+// Pending says whether changes accepted for a device of a gateway have
+// still to be seen at the observer.
+func (l *Link) Pending(mac, sn string) bool {
+	e, _ := l.pendingFor(catalog.HexOnly(sn), mac)
+	return e != nil
+}
+
+// LogPending says whether messages accepted for a gateway have still to
+// be seen at the observer.
+func (l *Link) LogPending(mac string) bool {
+	s := &l.settle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.logs[catalog.HexOnly(mac)]
+	return l.cfg.Settle > 0 && t != nil && t.sent > 0
 }

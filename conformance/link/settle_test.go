@@ -1,4 +1,4 @@
-package conformance
+package link
 
 import (
 	"context"
@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/catalog"
+	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
 // lateDevice is an observer whose one device takes each accepted change
@@ -51,18 +50,17 @@ const (
 	settleSN  = "0123456789abcdef0123456789abcd01"
 )
 
-// settleEnv is an Env that tracks what it sends to lateDevice d.
-func settleEnv(t *testing.T, d *lateDevice) *Env {
+// settleLink is a Link that tracks what it sends to lateDevice d.
+func settleLink(t *testing.T, d *lateDevice) *Link {
 	srv := httptest.NewServer(d)
 	t.Cleanup(srv.Close)
-	return &Env{Observer: srv.URL, Settle: 2 * time.Second,
-		Bench: catalog.Bench{Target: &fleet.Target{MAC: settleMAC, Devices: map[string]fleet.Device{"Appliance Module": {SN: settleSN, Type: "Appliance Module"}}}}}
+	return New(Config{Observer: observer.Reader{Base: srv.URL}, Settle: 2 * time.Second, Tested: func() string { return settleMAC }})
 }
 
-// command is an accepted command setting io, as track sees it.
-func (env *Env) acceptedCommand(d *lateDevice, io string, lag time.Duration) {
+// acceptedCommand is an accepted command setting io, as Track sees it.
+func (l *Link) acceptedCommand(d *lateDevice, io string, lag time.Duration) {
 	d.accept(io, lag)
-	env.track(client.Request{Path: device.SendCommand.Path(), Fields: []client.Field{
+	l.Track(client.Request{Path: device.SendCommand.Path(), Fields: []client.Field{
 		{Key: device.FieldMAC, Value: settleMAC}, {Key: device.FieldSN, Value: settleSN},
 		{Key: device.FieldType, Value: "Appliance Module"}, {Key: "io", Value: io}}},
 		&client.Response{Status: 200, StatusField: "success"})
@@ -77,12 +75,12 @@ func (env *Env) acceptedCommand(d *lateDevice, io string, lag time.Duration) {
 func TestVariedChangesAreTrustedOnceQuiet(t *testing.T) {
 	const lag = 300 * time.Millisecond
 	d := &lateDevice{io: "Off"}
-	env := settleEnv(t, d)
+	l := settleLink(t, d)
 	ctx := context.Background()
 
 	start := time.Now()
-	env.acceptedCommand(d, "On", lag)
-	got, err := env.awaitDevice(ctx, settleMAC, settleSN)
+	l.acceptedCommand(d, "On", lag)
+	got, err := l.awaitDevice(ctx, settleMAC, settleSN)
 	if err != nil || got.State["io"] != "On" {
 		t.Fatalf("one change: %v %v, want On", got.State, err)
 	}
@@ -90,13 +88,13 @@ func TestVariedChangesAreTrustedOnceQuiet(t *testing.T) {
 		t.Errorf("one change: read after %s, want soon after %s", took, lag)
 	}
 
-	env.acceptedCommand(d, "On", lag)
+	l.acceptedCommand(d, "On", lag)
 	time.Sleep(10 * time.Millisecond)
-	env.acceptedCommand(d, "Off", lag)
+	l.acceptedCommand(d, "Off", lag)
 	time.Sleep(10 * time.Millisecond)
 	last := time.Now()
-	env.acceptedCommand(d, "on", lag)
-	got, err = env.awaitDevice(ctx, settleMAC, settleSN)
+	l.acceptedCommand(d, "on", lag)
+	got, err = l.awaitDevice(ctx, settleMAC, settleSN)
 	if err != nil {
 		t.Fatal(err)
 	}

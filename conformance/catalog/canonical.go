@@ -1,0 +1,45 @@
+package catalog
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
+)
+
+// Canonical is the state a valid value must leave, from the harness's own
+// rule table (package oracle), never package device's parsing: an
+// enumerated value in the case of the published table, a number in its
+// shortest decimal form, text as stored. num reads v as a JSON number in
+// any syntax: its value (CONTRACT 2).
+func Canonical(f *oracle.Field, v string, num bool) (string, bool) {
+	val := oracle.Str(v)
+	if num {
+		val = oracle.Num(v)
+	}
+	c, ok := oracle.Canonical(f.Name, val)
+	if !ok {
+		return "", false
+	}
+	switch x := c.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case string:
+		return x, true
+	}
+	return "", false
+}
+
+// HexOnly is an identifier's hexadecimal digits in lower case: the key
+// of a gateway or device whatever accepted form a request wrote it in.
+func HexOnly(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= '0' && r <= '9' || r >= 'a' && r <= 'f' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,216 @@
+// Package link is how a run speaks to its target: it sends each request
+// (the client signs every attempt afresh and honours Retry-After),
+// records the exchange in the running check's report, keeps the run
+// within its bound of requests in flight, stops the run once the target
+// has stopped answering, reads the observer (CONTRACT 7) and waits there
+// for the changes the target accepted to settle.
+//
+// It knows nothing of which checks there are or of how they are
+// scheduled: the run gives it the tested gateway, what a request touches
+// (its chain) and whom to tell each answer time.
+package link
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/gwdmi/gwtools/conformance/catalog"
+	"github.com/gwdmi/gwtools/conformance/observer"
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/schedule"
+	"github.com/gwdmi/gwtools/conformance/trial"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
+)
+
+// Config is what a Link is given by the run.
+type Config struct {
+	// Client sends the requests to the target.
+	Client *client.Client
+	// Observer reads the observer (empty Base: effects are not observed);
+	// the Link sets its Slot.
+	Observer observer.Reader
+	// Settle is how long a change may take to appear at the observer
+	// after its answer (--settle); 0: read at once.
+	Settle time.Duration
+	// Concurrency is the most requests in flight at once (at least 1).
+	Concurrency int
+	// MaxRequests caps the requests of a run (0: none).
+	MaxRequests int
+	// WholeKeys keeps api_keys whole in the reports; by default they are
+	// masked.
+	WholeKeys bool
+	// Tested is the tested gateway's MAC as the running check sees it (a
+	// stand-in's while a check runs on one).
+	Tested func() string
+	// Answered, when set, is told each answer's time.
+	Answered func(client.Request, client.Exchange)
+	// Trips, when set, counts each chain's round trips one after another.
+	Trips *schedule.Trips
+}
+
+// Link is one run's way to its target. Its methods may be called from
+// several goroutines.
+type Link struct {
+	cfg Config
+	// silent counts requests in a row that got no answer or a 5xx; sent
+	// counts every request.
+	silent atomic.Int64
+	sent   atomic.Int64
+	// slots bound the requests in flight.
+	slots chan struct{}
+	// settle holds what the observer should show once the accepted
+	// requests are applied.
+	settle settling
+}
+
+// New is a Link as cfg says.
+func New(cfg Config) *Link {
+	l := &Link{}
+	l.Configure(cfg)
+	return l
+}
+
+// Configure sets what the run gives the Link, keeping its accounts (what
+// is still to settle, the answers in a row that did not come, the
+// requests sent): the run's flags may be set after a pre-flight has used
+// it. Call it only while nothing is in flight.
+func (l *Link) Configure(cfg Config) {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	if cfg.Tested == nil {
+		cfg.Tested = func() string { return "" }
+	}
+	if cfg.Trips == nil {
+		cfg.Trips = &schedule.Trips{}
+	}
+	if l.slots == nil || cap(l.slots) != cfg.Concurrency {
+		l.slots = make(chan struct{}, cfg.Concurrency)
+	}
+	l.cfg = cfg
+	l.cfg.Observer.Slot = l.Slot
+}
+
+// MaxSilent is how many requests in a row may go unanswered (or answered
+// 5xx) before the run stops: against a target that has stopped answering,
+// a full run would otherwise take every check's timeout in turn.
+const MaxSilent = 20
+
+// Stopped says whether the target has stopped answering: the last
+// MaxSilent requests in a row got no answer or a 5xx. Nothing more is
+// sent then; the check that needs an answer stops the run.
+func (l *Link) Stopped() bool { return l.silent.Load() >= MaxSilent }
+
+// Slot waits for one of the run's places for a request in flight and
+// gives the func that frees it: whatever sends (checks one at a time,
+// batches of several devices side by side, lanes, observer reads), the
+// target never has more than Concurrency of the run's requests at once.
+func (l *Link) Slot() func() {
+	l.slots <- struct{}{}
+	return func() { <-l.slots }
+}
+
+// Exchange sends one request and records it in the running check's
+// report. Once MaxSilent requests in a row got no answer or a 5xx, or the
+// run has sent MaxRequests, it sends nothing more: the run stops there
+// with verdict INCOMPLETE and the reason, so that a target that has
+// stopped answering (or a shared staging that is failing) does not cost
+// every remaining request its timeout, and is not blamed check by check
+// for it.
+func (l *Link) Exchange(ctx context.Context, req client.Request) (*client.Response, error) {
+	if n := l.silent.Load(); n >= MaxSilent {
+		Stop(ctx, fmt.Sprintf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n))
+	}
+	if max := l.cfg.MaxRequests; max > 0 && l.sent.Add(1) > int64(max) {
+		Stop(ctx, fmt.Sprintf("not sent: the run reached --max-requests %d", max))
+	}
+	resp, ex, err := l.RoundTrip(ctx, req)
+	l.cfg.Trips.Add(l.Key(req), 1+len(ex.Earlier), ex.Duration)
+	l.Record(ctx, ex)
+	if err != nil {
+		return nil, fmt.Errorf("no answer from the target: %v", err)
+	}
+	return resp, nil
+}
+
+// Stop stops the run at the running check: the reason goes into the
+// check's report as a StopEntry, which the report reads (the verdict is
+// INCOMPLETE), and into the failure message, which people read.
+func Stop(ctx context.Context, reason string) {
+	trial.From(ctx).Entry(report.StopEntry, reason, ginkgo.ReportEntryVisibilityNever)
+	trial.From(ctx).Stop(reason + "; the run stops here, INCOMPLETE")
+}
+
+// RoundTrip sends one request and keeps the run's accounts of it (the
+// answers in a row that did not come, the changes to wait for, each
+// answer's time), recording nothing in a check's report: requests sent
+// together from other goroutines use it, and their checks record the
+// exchanges in order.
+func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
+	if n := l.silent.Load(); n >= MaxSilent {
+		// Requests sent ahead together stop too once the target has
+		// stopped answering; the check that needs one stops the run.
+		return nil, client.Exchange{}, fmt.Errorf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n)
+	}
+	release := l.Slot()
+	resp, ex, err := l.cfg.Client.Do(ctx, req)
+	release()
+	l.Track(req, resp)
+	if err == nil && l.cfg.Answered != nil {
+		// Only an answer tells how far the target is: a request that got
+		// none (a timeout) says nothing of it.
+		l.cfg.Answered(req, ex)
+	}
+	if err != nil {
+		l.silent.Add(1)
+		return nil, ex, err
+	}
+	if resp.Status >= 500 && !RefusesInput(resp.ErrorCode) {
+		l.silent.Add(1)
+	} else {
+		l.silent.Store(0)
+	}
+	return resp, ex, nil
+}
+
+// RefusesInput says whether an error code judges the request rather than
+// the target's health: a target that answers such a code, whatever its
+// status, is answering (wrongly, perhaps: the checks judge that), not
+// failing.
+func RefusesInput(code string) bool {
+	switch code {
+	case device.CodeInvalidField, device.CodeMissingField, device.CodeUnexpectedField, device.CodeMalformedBody:
+		return true
+	}
+	return false
+}
+
+// Accepted is the MUST-level verdict: a 2xx answer whose status is success.
+func Accepted(r *client.Response) bool {
+	return r != nil && r.Status/100 == 2 && r.StatusField == "success"
+}
+
+// LogPrefix begins the key of a gateway's messages (LogKey).
+const LogPrefix = "gw:"
+
+// LogKey is the chain of a gateway's messages.
+func LogKey(mac string) string { return LogPrefix + catalog.HexOnly(mac) }
+
+// Key is what a request touches, its chain: the device it names (its
+// serial, catalog.HexOnly), the tested gateway's messages, or "".
+func (l *Link) Key(req client.Request) string {
+	for _, f := range req.Fields {
+		if f.Key == device.FieldSN {
+			return catalog.HexOnly(fmt.Sprint(f.Value))
+		}
+	}
+	if req.Path == device.SendMessage.Path() {
+		return LogKey(l.cfg.Tested())
+	}
+	return ""
+}

@@ -1,0 +1,212 @@
+package schedule
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gwdmi/gwtools/conformance/trial"
+)
+
+// Running ahead. A run's checks come to their place one at a time, in the
+// order they are declared; against a target across a network each waits
+// for its round trips, and the run takes the sum of every device's chain
+// of changes and read-backs. Ahead runs the checks about one thing (a
+// device, a gateway's messages) that have not started ahead of their
+// place, a stretch at a time: from the check whose place has come to the
+// next check that runs in its place, so that no check runs before one
+// declared ahead of it that runs in its place. In a stretch, each key's
+// checks run one after another in the order declared, the keys side by
+// side (Chains). What each check's body tells (its steps, its exchanges,
+// how it ended) is recorded (package trial) and told when the check's
+// place comes, so the reports read as a serial run's. A check that failed
+// ahead is run again alone in its place, and only that result counts: a
+// failure found while other keys ran beside it is confirmed alone before
+// it is reported. A body that can be judged only in its place ends with
+// trial.T.InPlace before it sends anything, and runs again there.
+
+// Check is a check as Ahead knows it: Key names what it touches when it is
+// about one thing ("" when, as it turns out, it is about none), and is nil
+// for a check that runs in its place; Body runs it.
+type Check struct {
+	ID   string
+	Key  func() string
+	Body func(context.Context)
+}
+
+// aheadResult is what a check run ahead told, and how it ended.
+type aheadResult struct {
+	t   *trial.T
+	end trial.Ending
+}
+
+// Ahead is a run's checks, in the order they run, and those run ahead of
+// their place. Declare every check first, then Run each in its place.
+type Ahead struct {
+	mu      sync.Mutex
+	checks  []Check
+	index   map[string]int
+	started map[string]bool
+	// covered: the checks a stretch has gone over, run ahead or not
+	// (results: what each run ahead told).
+	covered map[string]bool
+	running atomic.Bool
+	results map[string]aheadResult
+	// progress is the chains running; checks, chains and took what all
+	// the stretches run ahead came to.
+	progress    *Progress
+	checksAhead int
+	chains      int
+	took        time.Duration
+}
+
+// Declare adds a check, in the order the checks run. A check that runs in
+// its place (Key nil) ends a stretch: no check declared after it runs
+// before it.
+func (a *Ahead) Declare(c Check) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.index == nil {
+		a.index = map[string]int{}
+	}
+	a.index[c.ID] = len(a.checks)
+	a.checks = append(a.checks, c)
+}
+
+// IDs are the checks declared, in order.
+func (a *Ahead) IDs() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]string, len(a.checks))
+	for i, c := range a.checks {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// Run runs the check id in its place: told from what it recorded ahead,
+// or confirmed alone when it failed there, or run as it is (body). When
+// ahead says so (the target is found far) and the check is about one
+// thing, it first runs ahead the checks of its stretch that have not
+// started.
+func (a *Ahead) Run(ctx context.Context, id string, body func(context.Context), ahead func() bool) {
+	a.mu.Lock()
+	if a.started == nil {
+		a.started = map[string]bool{}
+	}
+	a.started[id] = true
+	a.mu.Unlock()
+	a.runStretch(ctx, id, ahead)
+	a.mu.Lock()
+	r, ok := a.results[id]
+	delete(a.results, id)
+	a.mu.Unlock()
+	if !ok {
+		body(ctx)
+		return
+	}
+	live := trial.From(ctx)
+	if r.end.Outcome != trial.Failed {
+		r.t.Replay(live, r.end)
+		return
+	}
+	r.t.ReplaySteps(live)
+	live.By("failed while run ahead of its place, beside the checks of other devices (" + strings.SplitN(r.end.Message, "\n", 2)[0] + "): confirmed alone")
+	body(ctx)
+}
+
+// runStretch runs ahead of their place the checks of id's stretch (from
+// id to the next check that runs in its place) that have not started and
+// were not run ahead: each key's in a chain, the chains side by side. It
+// returns when they have all run.
+func (a *Ahead) runStretch(ctx context.Context, id string, ahead func() bool) {
+	a.mu.Lock()
+	i, ok := a.index[id]
+	if !ok || a.checks[i].Key == nil || a.covered[id] || !ahead() {
+		a.mu.Unlock()
+		return
+	}
+	tasks := a.stretch(ctx, i)
+	if len(tasks) == 0 {
+		a.mu.Unlock()
+		return
+	}
+	progress := NewProgress(tasks)
+	a.progress = progress
+	a.mu.Unlock()
+	a.running.Store(true)
+	began := time.Now()
+	progress.Run(tasks)
+	a.running.Store(false)
+	a.mu.Lock()
+	a.checksAhead += progress.Done()
+	a.chains = max(a.chains, progress.Chains())
+	a.took += time.Since(began)
+	a.mu.Unlock()
+}
+
+// stretch marks covered the checks from i to the next that runs in its
+// place, and gives the tasks of those not started. a.mu is held.
+func (a *Ahead) stretch(ctx context.Context, i int) []Task {
+	if a.covered == nil {
+		a.covered = map[string]bool{}
+	}
+	if a.results == nil {
+		a.results = map[string]aheadResult{}
+	}
+	var tasks []Task
+	for _, c := range a.checks[i:] {
+		if c.Key == nil {
+			break // the stretch ends where a check runs in its place
+		}
+		if a.covered[c.ID] {
+			continue
+		}
+		a.covered[c.ID] = true
+		if a.started[c.ID] {
+			continue
+		}
+		key := c.Key()
+		if key == "" {
+			continue
+		}
+		tasks = append(tasks, Task{ID: c.ID, Key: key, Run: func() { a.runOne(ctx, c) }})
+	}
+	return tasks
+}
+
+// runOne runs one check's body under a recording trial.
+func (a *Ahead) runOne(ctx context.Context, c Check) {
+	rec := trial.Recording()
+	end := rec.Run(func() { c.Body(trial.With(ctx, rec)) })
+	if end.Outcome == trial.InPlace {
+		return // it runs in its place
+	}
+	a.mu.Lock()
+	a.results[c.ID] = aheadResult{t: rec, end: end}
+	a.mu.Unlock()
+}
+
+// Running says whether a stretch is running ahead now.
+func (a *Ahead) Running() bool { return a.running.Load() }
+
+// Progress is the chains of the stretch running ahead now, if any.
+func (a *Ahead) Progress() (*Progress, bool) {
+	a.mu.Lock()
+	p := a.progress
+	a.mu.Unlock()
+	if p == nil || !a.running.Load() {
+		return nil, false
+	}
+	return p, true
+}
+
+// Ran is what ran ahead of its place in all: the checks, the most chains
+// of a stretch side by side, and how long the stretches took.
+func (a *Ahead) Ran() (checks, chains int, took time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.checksAhead, a.chains, a.took
+}
