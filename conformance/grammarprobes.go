@@ -107,7 +107,7 @@ func (env *Env) declareHeadChecks() {
 			id := c.ID + "." + f.String()
 			m := caseMeta(&c, id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered 2xx (its answer has no body: a 2xx is the operation's success) [inference: "+head.Inference+"].")
-			env.it(m, func(ctx context.Context) {
+			env.itAbout(m, env.caseKey(c, f), func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(r.Status/100).NotTo(gomega.Equal(2), "HEAD was answered as allowed: %s", describe(r))
@@ -115,7 +115,7 @@ func (env *Env) declareHeadChecks() {
 			})
 			ms := caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's 405",
 				capital(c.Title)+" SHOULD be answered 405 with Allow: POST (CONTRACT 2; a HEAD answer has no body).")
-			env.it(ms, func(ctx context.Context) {
+			env.itAbout(ms, env.caseKey(c, f), func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(r.Status).To(gomega.Equal(http.StatusMethodNotAllowed), "status code: %s", describe(r))
 				trial.From(ctx).Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")

@@ -21,9 +21,14 @@ import (
 )
 
 // declareChecks declares every check of the suite, each reading env, the
-// run's own Env, when it runs.
+// run's own Env, when it runs. The container is Ordered: Ginkgo runs the
+// checks in the order they are declared (else it sorts the specs of a
+// container by where they are declared, then by their text, and every
+// check is declared by check.It), and ContinueOnFailure: a failed check
+// does not skip the rest. The checks run ahead of their place (ahead.go)
+// go in the same order.
 func (env *Env) declareChecks() {
-	ginkgo.Describe(suiteText, env.declareAll)
+	ginkgo.Describe(suiteText, ginkgo.Ordered, ginkgo.ContinueOnFailure, env.declareAll)
 }
 
 // suiteText is the container of every check: part of each spec's text.
