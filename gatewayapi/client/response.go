@@ -11,6 +11,7 @@ import (
 	"github.com/antchfx/xmlquery"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // Response is what a target answered, read defensively: the body is cut at
@@ -156,6 +157,9 @@ func (r *Answer) parseXML(body []byte) string {
 	doc, err := xmlquery.Parse(bytes.NewReader(body))
 	if err != nil {
 		return "not XML: " + err.Error()
+	}
+	if a := oracle.RepeatedAttribute(body); a != "" {
+		return "not XML: the attribute " + a + " is given twice in one tag"
 	}
 	root := child(doc, "")
 	if root == nil {

@@ -451,6 +451,9 @@ func ReadAnswer(format device.Format, body []byte) (AnswerBody, error) {
 		if err := dec.Decode(&x); err != nil {
 			return a, fmt.Errorf("not XML: %v", err)
 		}
+		if at := RepeatedAttribute(body); at != "" {
+			return a, fmt.Errorf("not XML: the attribute %s is given twice in one tag", at)
+		}
 		if x.XMLName.Local != "xml" {
 			return a, fmt.Errorf("the root is %s, not xml", title(x.XMLName.Local))
 		}
@@ -629,5 +632,34 @@ func OpenBodyForms() []BodyForm {
 				}
 				return s[:i] + s[i:i+j] + "," + s[i:]
 			}},
+	}
+}
+
+// RepeatedAttribute is the first attribute that one tag of an XML body
+// gives twice, or "": XML 1.0 forbids it (3.1, WFC Unique Att Spec), and
+// Go's XML readers do not check it. Read it of a body they parsed.
+func RepeatedAttribute(body []byte) string {
+	d := xml.NewDecoder(bytes.NewReader(body))
+	d.Strict = false
+	d.CharsetReader = func(_ string, in io.Reader) (io.Reader, error) { return in, nil }
+	for {
+		tok, err := d.RawToken()
+		if err != nil {
+			return ""
+		}
+		start, ok := tok.(xml.StartElement)
+		if !ok || len(start.Attr) < 2 {
+			continue
+		}
+		seen := make(map[xml.Name]bool, len(start.Attr))
+		for _, a := range start.Attr {
+			if seen[a.Name] {
+				if a.Name.Space != "" {
+					return a.Name.Space + ":" + a.Name.Local
+				}
+				return a.Name.Local
+			}
+			seen[a.Name] = true
+		}
 	}
 }

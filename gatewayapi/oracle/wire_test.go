@@ -147,3 +147,15 @@ func TestJudgeAnswer(t *testing.T) {
 		t.Errorf("415 in JSON: %+v", b)
 	}
 }
+
+// An answer that gives an attribute twice in one tag is not XML (3.1,
+// WFC Unique Att Spec), though Go's XML reader takes it.
+func TestReadAnswerRefusesAnAttributeTwice(t *testing.T) {
+	if _, err := ReadAnswer(device.XML, []byte(`<xml><status a="1" a="2">success</status></xml>`)); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("an attribute twice: %v, want not XML", err)
+	}
+	a, err := ReadAnswer(device.XML, []byte(`<xml x="1"><status a="1" b="1">success</status></xml>`))
+	if err != nil || a.Status != "success" {
+		t.Errorf("attributes once each: %+v %v, want success", a, err)
+	}
+}
