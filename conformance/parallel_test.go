@@ -13,6 +13,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
@@ -36,7 +37,7 @@ func TestSchedulingAndReportIgnoreWording(t *testing.T) {
 		reworded[i] = m
 	}
 	for _, workers := range []int{2, 3, 8} {
-		want, got := assign(all, workers), assign(reworded, workers)
+		want, got := schedule.Workers(all, workers), schedule.Workers(reworded, workers)
 		if !maps.Equal(want, got) {
 			n := 0
 			for id, w := range want {
@@ -65,7 +66,7 @@ func TestSchedulingAndReportIgnoreWording(t *testing.T) {
 // spread over the workers; a parity check weighs twice its case's
 // verdict check.
 func TestTraitsAreDeclared(t *testing.T) {
-	a := assign(declaredChecks(), 4)
+	a := schedule.Workers(declaredChecks(), 4)
 	byID := map[string]check.Meta{}
 	for _, m := range declaredChecks() {
 		byID[m.ID] = m
