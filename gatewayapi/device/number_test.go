@@ -147,7 +147,7 @@ func TestTimestampTimeAgreesWithTimeParse(t *testing.T) {
 
 // hexLen is HexLen, and hexDigits tells hexadecimal text and its upper
 // case as the definitions say.
-func TestHexHelpers(t *testing.T) {
+func TestHexLengthsAndDigits(t *testing.T) {
 	for name, n := range HexLen {
 		if got := hexLen(name); got != n {
 			t.Errorf("hexLen(%q) = %d, want %d", name, got, n)
