@@ -25,8 +25,10 @@ import (
 // tested gateway and of the account's other gateways), the first device
 // of another account, and the messages of the account's other gateways
 // (and of the tested gateway, for a change to a device). Each is read
-// once before the check sends anything and once after, when what the
-// check names has settled (package link): never once per field. A place
+// once before the check sends anything (or taken as the observer last
+// showed it, when nothing was sent since: link.Link.Unchanged) and once
+// after, when what the check names has settled (package link): never
+// once per field. A place
 // that shows another name, state or message count afterwards fails the
 // check, naming where the change landed.
 //
@@ -68,21 +70,26 @@ func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) *l
 	ginkgo.GinkgoHelper()
 	devs, logs := env.landingPlaces(shared, named)
 	l := &landings{devs: devs, logs: logs}
-	// A place with a change still to appear is awaited first, alone; the
-	// rest are read together.
+	// A place with a change still to appear is awaited first, alone; one
+	// the observer last showed with nothing sent since is as it showed
+	// (link.Link.Unchanged); the rest are read together.
 	var now []devRef
 	var nowLogs []string
 	pre := map[devRef]observer.Device{}
 	preLog := map[string]observer.Log{}
 	for _, d := range devs {
-		if env.link().Pending(d.mac, d.sn) {
+		if st, ok := env.link().Unchanged(d.mac, d.sn); ok {
+			pre[d] = st
+		} else if env.link().Pending(d.mac, d.sn) {
 			pre[d] = env.mustRead(ctx, d.mac, d.sn)
 		} else {
 			now = append(now, d)
 		}
 	}
 	for _, mac := range logs {
-		if env.link().LogPending(mac) {
+		if lg, ok := env.link().UnchangedLog(mac); ok {
+			preLog[mac] = lg
+		} else if env.link().LogPending(mac) {
 			preLog[mac] = env.mustLog(ctx, mac)
 		} else {
 			nowLogs = append(nowLogs, mac)

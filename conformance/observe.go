@@ -48,7 +48,7 @@ func (env *Env) linkConfig() link.Config {
 			}
 			return env.Target.MAC
 		},
-		Answered: env.timeAnswer, Trips: &env.chain,
+		Answered: env.timeAnswer, Trips: &env.chain, Shared: env.Workers > 1,
 	}
 }
 

@@ -152,7 +152,7 @@ func sendPreflight(ctx context.Context, e *Env, reqs []preflightRequest, n int) 
 	rs := make([]*client.Response, len(reqs))
 	errs := make([]error, len(reqs))
 	send := func(i int) {
-		rs[i], _, errs[i] = e.Client.Do(ctx, reqs[i].req)
+		rs[i], _, errs[i] = e.link().Send(ctx, reqs[i].req)
 		if errs[i] == nil {
 			e.link().Track(reqs[i].req, rs[i])
 		}
@@ -343,7 +343,7 @@ func preflightKeys(ctx context.Context, e *Env) error {
 			if why := e.SignAs(&c, device.JSON, k); why != "" {
 				return fmt.Errorf("pre-flight: %s", why)
 			}
-			r, _, err := e.Client.Do(ctx, c.Request(device.JSON))
+			r, _, err := e.link().Send(ctx, c.Request(device.JSON))
 			if err != nil || link.Accepted(r) || !setupRefusal(r.ErrorCode) {
 				continue // the checks that use it judge the rest
 			}

@@ -249,9 +249,7 @@ func (env *Env) putBackAll(ctx context.Context) {
 		return // the target stopped answering: do not wait on it once more per device
 	}
 	put := func(r client.Request) bool {
-		release := env.link().Slot()
-		defer release()
-		_, _, err := env.Client.Do(ctx, r)
+		_, _, err := env.link().Send(ctx, r)
 		return err == nil
 	}
 	// Each device on its own, several at once (within --concurrency):

@@ -51,6 +51,10 @@ type Config struct {
 	Answered func(client.Request, client.Exchange)
 	// Trips, when set, counts each chain's round trips one after another.
 	Trips *schedule.Trips
+	// Shared says that other processes send to the target too (the
+	// workers of a --parallel run): what the observer showed is never
+	// taken for what it shows now (recent.go).
+	Shared bool
 }
 
 // Link is one run's way to its target. Its methods may be called from
@@ -66,6 +70,8 @@ type Link struct {
 	// settle holds what the observer should show once the accepted
 	// requests are applied.
 	settle settling
+	// recent holds what the observer last showed (recent.go).
+	recent recent
 }
 
 // New is a Link as cfg says.
@@ -158,7 +164,9 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 		return nil, client.Exchange{}, fmt.Errorf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n)
 	}
 	release := l.Slot()
+	sent := l.recent.sending()
 	resp, ex, err := l.cfg.Client.Do(ctx, req)
+	sent()
 	release()
 	l.Track(req, resp)
 	if err == nil && l.cfg.Answered != nil {
@@ -176,6 +184,17 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 		l.silent.Store(0)
 	}
 	return resp, ex, nil
+}
+
+// Send sends a request outside any check (the pre-flight's, the put-back
+// at the end of a run): within the bound of requests in flight and
+// counted among the requests sent (recent.go), but recorded nowhere, and
+// nothing of it tracked or counted against the target's health.
+func (l *Link) Send(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
+	release := l.Slot()
+	defer release()
+	defer l.recent.sending()()
+	return l.cfg.Client.Do(ctx, req)
 }
 
 // RefusesInput says whether an error code judges the request rather than

@@ -17,7 +17,7 @@ func (l *Link) ReadDevice(ctx context.Context, mac, sn string) (observer.Device,
 
 // ReadDeviceNow reads a device from the observer as it is.
 func (l *Link) ReadDeviceNow(ctx context.Context, mac, sn string) (observer.Device, error) {
-	return l.cfg.Observer.Device(ctx, mac, sn)
+	return l.readDevice(ctx, mac, sn)
 }
 
 // ReadLog reads a gateway's messages from the observer once the newest
@@ -28,5 +28,5 @@ func (l *Link) ReadLog(ctx context.Context, mac string) (observer.Log, error) {
 
 // ReadLogNow reads a gateway's messages from the observer as they are.
 func (l *Link) ReadLogNow(ctx context.Context, mac string) (observer.Log, error) {
-	return l.cfg.Observer.Log(ctx, mac)
+	return l.readLog(ctx, mac)
 }

@@ -1,0 +1,168 @@
+package link
+
+import (
+	"context"
+	"sync"
+
+	"github.com/gwdmi/gwtools/conformance/catalog"
+	"github.com/gwdmi/gwtools/conformance/observer"
+)
+
+// What the observer last showed. A place (a device, a gateway's messages)
+// read while no request was in flight, with none sent since, shows the
+// same now on a target that applies each change before it answers: its
+// state changes only with a request. So a check that reads the places a
+// change must leave alone before it sends anything (the effect checks'
+// landings) may take them from the last read of each instead of reading
+// them again: against a service across a network that read is a round
+// trip, the slowest of some twenty answers, per effect check. Reads are
+// reused only once the run has seen the target apply changes at once
+// (every change awaited showed at the first read), with nothing still to
+// settle, and never when other processes send to the target too.
+
+// recent is the last read of each place, with the count of requests
+// started when it began.
+type recent struct {
+	mu       sync.Mutex
+	sends    int64
+	inFlight int
+	dev      map[string]devAt
+	log      map[string]logAt
+}
+
+type devAt struct {
+	d     observer.Device
+	sends int64
+}
+
+type logAt struct {
+	l     observer.Log
+	sends int64
+}
+
+// sending counts a request from when it starts until done is called.
+func (r *recent) sending() (done func()) {
+	r.mu.Lock()
+	r.sends++
+	r.inFlight++
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		r.inFlight--
+		r.mu.Unlock()
+	}
+}
+
+// mark is the count of requests started, and whether none is in flight,
+// when a read begins.
+func (r *recent) mark() (int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sends, r.inFlight == 0
+}
+
+// still says whether nothing was sent since a read that began at sends.
+// r.mu is held.
+func (r *recent) still(sends int64) bool { return r.sends == sends && r.inFlight == 0 }
+
+func placeKey(mac, sn string) string { return catalog.HexOnly(mac) + "/" + catalog.HexOnly(sn) }
+
+// keepDevice keeps a device read that began at sends with nothing in
+// flight, if nothing was sent while it was read.
+func (r *recent) keepDevice(mac, sn string, d observer.Device, sends int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.still(sends) {
+		return
+	}
+	if r.dev == nil {
+		r.dev = map[string]devAt{}
+	}
+	r.dev[placeKey(mac, sn)] = devAt{d, sends}
+}
+
+// keepLog keeps a read of a gateway's messages, as keepDevice a device's.
+func (r *recent) keepLog(mac string, l observer.Log, sends int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.still(sends) {
+		return
+	}
+	if r.log == nil {
+		r.log = map[string]logAt{}
+	}
+	r.log[catalog.HexOnly(mac)] = logAt{l, sends}
+}
+
+// readDevice reads a device and keeps what it read.
+func (l *Link) readDevice(ctx context.Context, mac, sn string) (observer.Device, error) {
+	sends, idle := l.recent.mark()
+	d, err := l.cfg.Observer.Device(ctx, mac, sn)
+	if err == nil && idle {
+		l.recent.keepDevice(mac, sn, d, sends)
+	}
+	return d, err
+}
+
+// readLog reads a gateway's messages and keeps what it read.
+func (l *Link) readLog(ctx context.Context, mac string) (observer.Log, error) {
+	sends, idle := l.recent.mark()
+	lg, err := l.cfg.Observer.Log(ctx, mac)
+	if err == nil && idle {
+		l.recent.keepLog(mac, lg, sends)
+	}
+	return lg, err
+}
+
+// Unchanged is what the observer last showed of a device, when it shows
+// the same now: see recent.
+func (l *Link) Unchanged(mac, sn string) (observer.Device, bool) {
+	if !l.reusable() {
+		return observer.Device{}, false
+	}
+	r := &l.recent
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.dev[placeKey(mac, sn)]
+	if !ok || !r.still(at.sends) {
+		return observer.Device{}, false
+	}
+	return at.d, true
+}
+
+// UnchangedLog is what the observer last showed of a gateway's messages,
+// when it shows the same now: see recent.
+func (l *Link) UnchangedLog(mac string) (observer.Log, bool) {
+	if !l.reusable() {
+		return observer.Log{}, false
+	}
+	r := &l.recent
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.log[catalog.HexOnly(mac)]
+	if !ok || !r.still(at.sends) {
+		return observer.Log{}, false
+	}
+	return at.l, true
+}
+
+// reusable says whether a read may stand for a later one: the target was
+// seen to apply every change it was sent before it answered, nothing is
+// still to settle, and no other process sends to it.
+func (l *Link) reusable() bool {
+	if l.cfg.Shared || l.cfg.Settle <= 0 {
+		return false
+	}
+	s := &l.settle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sampled || s.lag > 0 || len(s.pending) > 0 {
+		return false
+	}
+	for _, t := range s.logs {
+		if t.sent > 0 {
+			return false
+		}
+	}
+	return true
+}
