@@ -17,8 +17,9 @@ import (
 // them again: against a service across a network that read is a round
 // trip, the slowest of some twenty answers, per effect check. Reads are
 // reused only once the run has seen the target apply changes at once
-// (every change awaited showed at the first read), with nothing still to
-// settle, and never when other processes send to the target too.
+// (every change awaited showed at the first read), never for a place with
+// a change still to be seen, and never when other processes send to the
+// target too.
 
 // recent is the last read of each place, with the count of requests
 // started when it began.
@@ -117,7 +118,7 @@ func (l *Link) readLog(ctx context.Context, mac string) (observer.Log, error) {
 // Unchanged is what the observer last showed of a device, when it shows
 // the same now: see recent.
 func (l *Link) Unchanged(mac, sn string) (observer.Device, bool) {
-	if !l.reusable() {
+	if !l.reusable() || l.Pending(mac, sn) {
 		return observer.Device{}, false
 	}
 	r := &l.recent
@@ -133,7 +134,7 @@ func (l *Link) Unchanged(mac, sn string) (observer.Device, bool) {
 // UnchangedLog is what the observer last showed of a gateway's messages,
 // when it shows the same now: see recent.
 func (l *Link) UnchangedLog(mac string) (observer.Log, bool) {
-	if !l.reusable() {
+	if !l.reusable() || l.LogPending(mac) {
 		return observer.Log{}, false
 	}
 	r := &l.recent
@@ -147,8 +148,10 @@ func (l *Link) UnchangedLog(mac string) (observer.Log, bool) {
 }
 
 // reusable says whether a read may stand for a later one: the target was
-// seen to apply every change it was sent before it answered, nothing is
-// still to settle, and no other process sends to it.
+// seen to apply every change it was sent before it answered (each change
+// awaited showed at the first read after its answer), and no other
+// process sends to it. A place with a change still to be seen (Pending,
+// LogPending) is read again all the same.
 func (l *Link) reusable() bool {
 	if l.cfg.Shared || l.cfg.Settle <= 0 {
 		return false
@@ -156,13 +159,5 @@ func (l *Link) reusable() bool {
 	s := &l.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.sampled || s.lag > 0 || len(s.pending) > 0 {
-		return false
-	}
-	for _, t := range s.logs {
-		if t.sent > 0 {
-			return false
-		}
-	}
-	return true
+	return s.sampled && s.lag == 0
 }
