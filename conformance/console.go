@@ -37,6 +37,11 @@ type progressLine struct {
 	// note, when set, adds what the run found about the target's pace
 	// (a slow device and its median answer time).
 	note func() string
+	// ahead, when set, says whether checks are running ahead of their
+	// place now: they are done only when their place comes, so the pace
+	// of the checks done says nothing of the time left (the note says
+	// when the last chain is expected to end).
+	ahead func() bool
 	// workers are the progress files of the other workers of a
 	// --parallel run (workerProgress): their counts add to this one's.
 	workers []string
@@ -94,10 +99,11 @@ func (p *progressLine) save() {
 // the line; the function it returns stops it and wipes an in-place line.
 // Its counts are the summary's: an INFO probe never fails, and a failure
 // the baseline bl excuses is a known failure, not a failed check. note,
-// when set, adds what the run found about the target's pace.
-func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, workers []string) func() {
+// when set, adds what the run found about the target's pace; ahead says
+// whether checks run ahead of their place now.
+func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, ahead func() bool, workers []string) func() {
 	p := &progressLine{w: w, inPlace: inPlace, every: every, start: time.Now(),
-		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note, workers: workers}
+		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note, ahead: ahead, workers: workers}
 	return p.begin(bl)
 }
 
@@ -180,7 +186,7 @@ func (p *progressLine) Text(now time.Time) string {
 		s += fmt.Sprintf(", %d known failures", k)
 	}
 	s += ", " + clock(elapsed)
-	if all && done > 0 && total > done {
+	if all && done > 0 && total > done && (p.ahead == nil || !p.ahead()) {
 		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
 		s += ", about " + clock(left) + " left"
 	}

@@ -20,6 +20,14 @@ func TestProgressLine(t *testing.T) {
 	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30, about 1:30 left"; got != want {
 		t.Errorf("progress %q, want %q", got, want)
 	}
+	// While checks run ahead of their place, few are done: the pace says
+	// nothing of the time left.
+	running := true
+	p.ahead = func() bool { return running }
+	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30"; got != want {
+		t.Errorf("progress while checks run ahead %q, want %q", got, want)
+	}
+	running = false
 	p.done.Store(1972)
 	p.failed.Store(0)
 	if got, want := p.Text(start.Add(125*time.Second)), "gwconform: 1972/1972 checks done, 2:05"; got != want {

@@ -104,7 +104,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 			}
 			return strings.Join(parts, "; ")
 		}
-		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, note, others)
+		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, note, env.ahead.Running, others)
 	}
 	ginkgo.RunSpecs(&failer{}, "gwconform", cfg.Suite, cfg.Reporter)
 	stop()
