@@ -94,12 +94,18 @@ func (env *Env) aheadRun() *report.Ahead {
 	return &report.Ahead{Checks: checks, Chains: chains, Seconds: math.Round(took.Seconds()*100) / 100}
 }
 
-// far says whether the target answers a device (or the tested gateway's
-// messages) in batchFrom or more: across a network.
+// far says whether the target answers in batchFrom or more (its last
+// answers, whatever they named, the pre-flight's too; or those about one
+// device, or the tested gateway's messages): across a network. Known from
+// the first check on, the whole run's checks may run ahead, not only
+// those after enough answers about one device.
 func (env *Env) far() bool {
 	s := &env.slow
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if m, ok := median(s.target); ok && m >= batchFrom {
+		return true
+	}
 	for k := range s.answers {
 		if m, ok := s.medianAnswer(k); ok && m >= batchFrom {
 			return true

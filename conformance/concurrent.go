@@ -109,8 +109,11 @@ type fetched struct {
 // slowState is a process's slow devices and their checks.
 type slowState struct {
 	mu sync.Mutex
-	// answers are the last answer times per device (catalog.HexOnly serial).
+	// answers are the last answer times per device (catalog.HexOnly
+	// serial), target the last of every request, whatever it names (the
+	// pre-flight's too).
 	answers map[string][]time.Duration
+	target  []time.Duration
 	// plans by check ID; ran the checks that have started.
 	plans map[string]plan
 	ran   map[string]bool
@@ -130,21 +133,30 @@ type slowState struct {
 
 // timeAnswer keeps the answer time of a request about a device.
 func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
-	sn := env.link().Key(req)
-	if sn == "" || ex.Duration <= 0 {
+	if ex.Duration <= 0 {
 		return
 	}
+	sn := env.link().Key(req)
 	s := &env.slow
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.target = lastAnswers(s.target, ex.Duration)
+	if sn == "" {
+		return
+	}
 	if s.answers == nil {
 		s.answers = map[string][]time.Duration{}
 	}
-	a := append(s.answers[sn], ex.Duration)
+	s.answers[sn] = lastAnswers(s.answers[sn], ex.Duration)
+}
+
+// lastAnswers is a with d added, the last slowSamples kept.
+func lastAnswers(a []time.Duration, d time.Duration) []time.Duration {
+	a = append(a, d)
 	if len(a) > slowSamples {
 		a = a[len(a)-slowSamples:]
 	}
-	s.answers[sn] = a
+	return a
 }
 
 // sentAhead says whether any device's checks were sent together.
@@ -171,7 +183,13 @@ func (s *slowState) dueForBatch(sn string) bool {
 // medianAnswer is a device's median answer time over its last answers,
 // and whether it has enough of them.
 func (s *slowState) medianAnswer(sn string) (time.Duration, bool) {
-	a := append([]time.Duration(nil), s.answers[sn]...)
+	return median(s.answers[sn])
+}
+
+// median is the median of answer times, and whether there are enough of
+// them to tell.
+func median(answers []time.Duration) (time.Duration, bool) {
+	a := append([]time.Duration(nil), answers...)
 	if len(a) < 3 {
 		return 0, false
 	}

@@ -188,13 +188,19 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 
 // Send sends a request outside any check (the pre-flight's, the put-back
 // at the end of a run): within the bound of requests in flight and
-// counted among the requests sent (recent.go), but recorded nowhere, and
-// nothing of it tracked or counted against the target's health.
+// counted among the requests sent (recent.go), its answer's time told,
+// but recorded nowhere, and nothing of it tracked or counted against the
+// target's health.
 func (l *Link) Send(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
 	release := l.Slot()
 	defer release()
-	defer l.recent.sending()()
-	return l.cfg.Client.Do(ctx, req)
+	sent := l.recent.sending()
+	resp, ex, err := l.cfg.Client.Do(ctx, req)
+	sent()
+	if err == nil && l.cfg.Answered != nil {
+		l.cfg.Answered(req, ex)
+	}
+	return resp, ex, err
 }
 
 // RefusesInput says whether an error code judges the request rather than
