@@ -38,7 +38,7 @@ import (
 // go in its lane (lanes.go), never two in flight that would leave the same
 // state. A device's batch is sent when its chain (ahead.go) reaches its
 // first planned check: the devices proceed side by side, each in its own
-// chain, all within the run's one bound of requests in flight (Env.slot).
+// chain, all within the run's one bound of requests in flight (link.Link.Slot).
 // Each check then judges what its own requests got; a check that fails so
 // is run again alone, and only that result counts: a failure found while
 // running concurrently is confirmed alone before it is reported. The valid

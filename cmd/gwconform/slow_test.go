@@ -75,7 +75,7 @@ func TestSlowThermostatAloneIsJudgedAndTheRunEndsInTime(t *testing.T) {
 		func(b []byte) []byte { return threeDecimals.ReplaceAll(b, []byte("${1}${2}${3}")) },
 		[]string{"command.thermostat.heating_point.valid.three-decimals.json.sim", "command.thermostat.heating_point.valid.three-decimals.xml.sim",
 			// The case's answer checks too: the change they were answered
-			// success for never appears (settle.go), in either run.
+			// success for never appears (conformance/link/settle.go), in either run.
 			"command.thermostat.heating_point.valid.three-decimals.json", "command.thermostat.heating_point.valid.three-decimals.xml"}, true,
 		`\(\d+ state checks of valid values sent on it together in \d+s`)
 }
