@@ -6,8 +6,8 @@
 // for the changes the target accepted to settle.
 //
 // It knows nothing of which checks there are or of how they are
-// scheduled: the run gives it the tested gateway, what a request touches
-// (its chain) and whom to tell each answer time.
+// scheduled: the run gives it the tested gateway, where to count each
+// chain's round trips and whom to tell each answer's time.
 package link
 
 import (
