@@ -163,17 +163,8 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 		// stopped answering; the check that needs one stops the run.
 		return nil, client.Exchange{}, fmt.Errorf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n)
 	}
-	release := l.Slot()
-	sent := l.recent.sending()
-	resp, ex, err := l.cfg.Client.Do(ctx, req)
-	sent()
-	release()
+	resp, ex, err := l.Send(ctx, req)
 	l.Track(req, resp)
-	if err == nil && l.cfg.Answered != nil {
-		// Only an answer tells how far the target is: a request that got
-		// none (a timeout) says nothing of it.
-		l.cfg.Answered(req, ex)
-	}
 	if err != nil {
 		l.silent.Add(1)
 		return nil, ex, err
@@ -198,6 +189,8 @@ func (l *Link) Send(ctx context.Context, req client.Request) (*client.Response, 
 	resp, ex, err := l.cfg.Client.Do(ctx, req)
 	sent()
 	if err == nil && l.cfg.Answered != nil {
+		// Only an answer tells how far the target is: a request that got
+		// none (a timeout) says nothing of it.
 		l.cfg.Answered(req, ex)
 	}
 	return resp, ex, err

@@ -21,23 +21,17 @@ import (
 // a change still to be seen, and never when other processes send to the
 // target too.
 
-// recent is the last read of each place, with the count of requests
-// started when it began.
+// recent is the last read of each place (devPlace, logPlace), with the
+// count of requests started when it began.
 type recent struct {
 	mu       sync.Mutex
 	sends    int64
 	inFlight int
-	dev      map[string]devAt
-	log      map[string]logAt
+	reads    map[string]readAt
 }
 
-type devAt struct {
-	d     observer.Device
-	sends int64
-}
-
-type logAt struct {
-	l     observer.Log
+type readAt struct {
+	what  any // an observer.Device or observer.Log
 	sends int64
 }
 
@@ -66,33 +60,35 @@ func (r *recent) mark() (int64, bool) {
 // r.mu is held.
 func (r *recent) still(sends int64) bool { return r.sends == sends && r.inFlight == 0 }
 
-func placeKey(mac, sn string) string { return catalog.HexOnly(mac) + "/" + catalog.HexOnly(sn) }
-
-// keepDevice keeps a device read that began at sends with nothing in
-// flight, if nothing was sent while it was read.
-func (r *recent) keepDevice(mac, sn string, d observer.Device, sends int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.still(sends) {
-		return
-	}
-	if r.dev == nil {
-		r.dev = map[string]devAt{}
-	}
-	r.dev[placeKey(mac, sn)] = devAt{d, sends}
+func devPlace(mac, sn string) string {
+	return "device " + catalog.HexOnly(mac) + "/" + catalog.HexOnly(sn)
 }
 
-// keepLog keeps a read of a gateway's messages, as keepDevice a device's.
-func (r *recent) keepLog(mac string, l observer.Log, sends int64) {
+func logPlace(mac string) string { return "messages " + catalog.HexOnly(mac) }
+
+// keep keeps a read of a place that began at sends with nothing in
+// flight, if nothing was sent while it was read.
+func (r *recent) keep(place string, what any, sends int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.still(sends) {
 		return
 	}
-	if r.log == nil {
-		r.log = map[string]logAt{}
+	if r.reads == nil {
+		r.reads = map[string]readAt{}
 	}
-	r.log[catalog.HexOnly(mac)] = logAt{l, sends}
+	r.reads[place] = readAt{what, sends}
+}
+
+// last is the last read of a place, if nothing was sent since.
+func (r *recent) last(place string) (any, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.reads[place]
+	if !ok || !r.still(at.sends) {
+		return nil, false
+	}
+	return at.what, true
 }
 
 // readDevice reads a device and keeps what it read.
@@ -100,7 +96,7 @@ func (l *Link) readDevice(ctx context.Context, mac, sn string) (observer.Device,
 	sends, idle := l.recent.mark()
 	d, err := l.cfg.Observer.Device(ctx, mac, sn)
 	if err == nil && idle {
-		l.recent.keepDevice(mac, sn, d, sends)
+		l.recent.keep(devPlace(mac, sn), d, sends)
 	}
 	return d, err
 }
@@ -110,7 +106,7 @@ func (l *Link) readLog(ctx context.Context, mac string) (observer.Log, error) {
 	sends, idle := l.recent.mark()
 	lg, err := l.cfg.Observer.Log(ctx, mac)
 	if err == nil && idle {
-		l.recent.keepLog(mac, lg, sends)
+		l.recent.keep(logPlace(mac), lg, sends)
 	}
 	return lg, err
 }
@@ -121,14 +117,11 @@ func (l *Link) Unchanged(mac, sn string) (observer.Device, bool) {
 	if !l.reusable() || l.Pending(mac, sn) {
 		return observer.Device{}, false
 	}
-	r := &l.recent
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	at, ok := r.dev[placeKey(mac, sn)]
-	if !ok || !r.still(at.sends) {
+	d, ok := l.recent.last(devPlace(mac, sn))
+	if !ok {
 		return observer.Device{}, false
 	}
-	return at.d, true
+	return d.(observer.Device), true
 }
 
 // UnchangedLog is what the observer last showed of a gateway's messages,
@@ -137,14 +130,11 @@ func (l *Link) UnchangedLog(mac string) (observer.Log, bool) {
 	if !l.reusable() || l.LogPending(mac) {
 		return observer.Log{}, false
 	}
-	r := &l.recent
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	at, ok := r.log[catalog.HexOnly(mac)]
-	if !ok || !r.still(at.sends) {
+	lg, ok := l.recent.last(logPlace(mac))
+	if !ok {
 		return observer.Log{}, false
 	}
-	return at.l, true
+	return lg.(observer.Log), true
 }
 
 // reusable says whether a read may stand for a later one: the target was
