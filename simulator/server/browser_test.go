@@ -99,12 +99,32 @@ func text(ctx context.Context, sel string) string {
 	return s
 }
 
-// until waits for a JavaScript expression to be true.
+// until waits for a JavaScript expression to be true. A page that is
+// replaced while the expression is polled (a navigation still finishing,
+// a form's answer arriving) takes the poll's execution context with it;
+// the poll starts again in the new page until ctx ends.
 func until(expr string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](expr)(ctx, t)
-		return chromedp.Void{}, err
+		for {
+			_, err := chromedp.Poll[bool](expr)(ctx, t)
+			if err == nil || !contextReplaced(err) || ctx.Err() != nil {
+				return chromedp.Void{}, err
+			}
+			select {
+			case <-ctx.Done():
+				return chromedp.Void{}, err
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
 	}
+}
+
+// contextReplaced: the error of an evaluation whose page went away under it.
+func contextReplaced(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context with specified id") ||
+		strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Inspected target navigated or closed")
 }
 
 var dimmerSN = simtest.SN('a', 5)

@@ -40,16 +40,7 @@ fetch(%[1]q + "/_sim/reset", {method: "POST", mode: "no-cors", body: "{}", heade
 			t.Fatal(err)
 		}
 		// The form was sent: the tab now shows gwsim's refusal.
-		// (The poll is tried again when the navigation replaces the
-		// page it runs in.)
-		var err error
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-			if err = within(ctx, 2*time.Second, until(`location.pathname === "/_sim/reset" && document.body.innerText.includes("cross_site_request")`)); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if err != nil {
+		if err := within(ctx, 10*time.Second, until(`location.pathname === "/_sim/reset" && document.body.innerText.includes("cross_site_request")`)); err != nil {
 			body, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
 			t.Fatalf("from %s: the form's answer is not gwsim's refusal: %v (%q)", page, err, body)
 		}
