@@ -185,9 +185,9 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 func (l *Link) Send(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
 	release := l.Slot()
 	defer release()
-	sent := l.recent.sending()
+	sent := l.recent.sending(req)
 	resp, ex, err := l.cfg.Client.Do(ctx, req)
-	sent()
+	sent(resp, err)
 	if err == nil && l.cfg.Answered != nil {
 		// Only an answer tells how far the target is: a request that got
 		// none (a timeout) says nothing of it.

@@ -2,10 +2,14 @@ package link
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/observer"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // What the observer last showed. A place (a device, a gateway's messages)
@@ -21,44 +25,118 @@ import (
 // a change still to be seen, and never when other processes send to the
 // target too.
 
-// recent is the last read of each place (devPlace, logPlace), with the
-// count of requests started when it began.
-type recent struct {
-	mu       sync.Mutex
+// A check run ahead of its place, beside the checks of other devices
+// (package schedule), reads its device while other requests are in
+// flight, the refusals of its own device among them (they run beside its
+// chain of changes): the rule above never holds for it. For such a check
+// a read of its device stands for a later one when no request that names
+// the device (a field sn in any letter case with its serial, or a body
+// the link cannot read, which may name any) was answered since it began
+// other than with a refusal (a status under 500 and no success): on a
+// target that applies each change before it answers, only a request about
+// a device that it accepts changes it (CONTRACT 3: a rejected request
+// changes nothing). A request still in flight is counted when it is
+// answered: until then it may land before or after any read, a fresh one
+// as well. A target that breaks this makes such a check fail where a
+// fresh read would have let it pass, and a check that fails ahead of its
+// place is run again alone, with every read fresh, before its failure
+// counts. So a device's chain of changes and read-backs (schedule.Trips)
+// costs two round trips per change instead of three: the read before a
+// change is the read-back of the one before.
+
+// count is the requests started, and in flight.
+type count struct {
 	sends    int64
 	inFlight int
-	reads    map[string]readAt
+}
+
+// recent is the last read of each place (devPlace, logPlace), with the
+// counts of requests when it began: every request started (all), and the
+// requests answered with anything but a refusal that name its device
+// (changes, by serial, catalog.HexOnly) or may name any (anyDevice).
+type recent struct {
+	mu        sync.Mutex
+	all       count
+	anyDevice int64
+	changes   map[string]int64
+	reads     map[string]readAt
+}
+
+// mark is the counts when a read began; key is the serial of the device
+// read ("" for a gateway's messages).
+type mark struct {
+	all             count
+	anyDevice, here int64
+	key             string
 }
 
 type readAt struct {
-	what  any // an observer.Device or observer.Log
-	sends int64
+	what any // an observer.Device or observer.Log
+	at   mark
+	// anywhere: nothing was in flight when the read began and nothing was
+	// sent while it was read; else only nothing about its device.
+	anywhere bool
 }
 
-// sending counts a request from when it starts until done is called.
-func (r *recent) sending() (done func()) {
+// sending counts a request from when it starts until done is called
+// with its answer.
+func (r *recent) sending(req client.Request) (done func(*client.Response, error)) {
+	keys, any := devicesNamed(req)
 	r.mu.Lock()
-	r.sends++
-	r.inFlight++
+	r.all.sends++
+	r.all.inFlight++
 	r.mu.Unlock()
-	return func() {
+	return func(resp *client.Response, err error) {
+		refused := err == nil && resp != nil && resp.Status < 500 && !Accepted(resp)
 		r.mu.Lock()
-		r.inFlight--
-		r.mu.Unlock()
+		defer r.mu.Unlock()
+		r.all.inFlight--
+		if refused {
+			return
+		}
+		if any {
+			r.anyDevice++
+		}
+		if len(keys) > 0 && r.changes == nil {
+			r.changes = map[string]int64{}
+		}
+		for _, k := range keys {
+			r.changes[k]++
+		}
 	}
 }
 
-// mark is the count of requests started, and whether none is in flight,
-// when a read begins.
-func (r *recent) mark() (int64, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.sends, r.inFlight == 0
+// devicesNamed are the serials (catalog.HexOnly) a request names, in a
+// field sn in any letter case; any when its body is not its fields and
+// names none of them.
+func devicesNamed(req client.Request) (keys []string, any bool) {
+	for _, f := range req.Fields {
+		if strings.EqualFold(strings.TrimSpace(f.Key), device.FieldSN) {
+			keys = append(keys, catalog.HexOnly(fmt.Sprint(f.Value)))
+		}
+	}
+	return keys, len(keys) == 0 && req.RawBody != nil
 }
 
-// still says whether nothing was sent since a read that began at sends.
-// r.mu is held.
-func (r *recent) still(sends int64) bool { return r.sends == sends && r.inFlight == 0 }
+// mark is the counts when a read of a place begins: of the device key,
+// or "" for a gateway's messages.
+func (r *recent) mark(key string) mark {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return mark{all: r.all, anyDevice: r.anyDevice, here: r.changes[key], key: key}
+}
+
+// stillAnywhere says whether nothing was sent since m and nothing was in
+// flight then or is now. r.mu is held.
+func (r *recent) stillAnywhere(m mark) bool {
+	return m.all.inFlight == 0 && r.all == count{sends: m.all.sends}
+}
+
+// stillHere says whether nothing that names m's device, or may name any,
+// was answered since m other than with a refusal. r.mu is held.
+func (r *recent) stillHere(m mark) bool {
+	return m.key != "" && r.anyDevice == m.anyDevice && r.changes[m.key] == m.here
+}
 
 func devPlace(mac, sn string) string {
 	return "device " + catalog.HexOnly(mac) + "/" + catalog.HexOnly(sn)
@@ -66,18 +144,19 @@ func devPlace(mac, sn string) string {
 
 func logPlace(mac string) string { return "messages " + catalog.HexOnly(mac) }
 
-// keep keeps a read of a place that began at sends with nothing in
-// flight, if nothing was sent while it was read.
-func (r *recent) keep(place string, what any, sends int64) {
+// keep keeps a read of a place that began at m, if it may stand for a
+// later one by either rule.
+func (r *recent) keep(place string, what any, m mark) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.still(sends) {
+	anywhere := r.stillAnywhere(m)
+	if !anywhere && !r.stillHere(m) {
 		return
 	}
 	if r.reads == nil {
 		r.reads = map[string]readAt{}
 	}
-	r.reads[place] = readAt{what, sends}
+	r.reads[place] = readAt{what, m, anywhere}
 }
 
 // last is the last read of a place, if nothing was sent since.
@@ -85,7 +164,20 @@ func (r *recent) last(place string) (any, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	at, ok := r.reads[place]
-	if !ok || !r.still(at.sends) {
+	if !ok || !at.anywhere || !r.stillAnywhere(at.at) {
+		return nil, false
+	}
+	return at.what, true
+}
+
+// lastHere is the last read of a device's place, if nothing that names
+// the device, or may name any, was answered since other than with a
+// refusal.
+func (r *recent) lastHere(place string) (any, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.reads[place]
+	if !ok || !r.stillHere(at.at) {
 		return nil, false
 	}
 	return at.what, true
@@ -93,20 +185,20 @@ func (r *recent) last(place string) (any, bool) {
 
 // readDevice reads a device and keeps what it read.
 func (l *Link) readDevice(ctx context.Context, mac, sn string) (observer.Device, error) {
-	sends, idle := l.recent.mark()
+	m := l.recent.mark(catalog.HexOnly(sn))
 	d, err := l.cfg.Observer.Device(ctx, mac, sn)
-	if err == nil && idle {
-		l.recent.keep(devPlace(mac, sn), d, sends)
+	if err == nil {
+		l.recent.keep(devPlace(mac, sn), d, m)
 	}
 	return d, err
 }
 
 // readLog reads a gateway's messages and keeps what it read.
 func (l *Link) readLog(ctx context.Context, mac string) (observer.Log, error) {
-	sends, idle := l.recent.mark()
+	m := l.recent.mark("")
 	lg, err := l.cfg.Observer.Log(ctx, mac)
-	if err == nil && idle {
-		l.recent.keep(logPlace(mac), lg, sends)
+	if err == nil {
+		l.recent.keep(logPlace(mac), lg, m)
 	}
 	return lg, err
 }
@@ -118,6 +210,21 @@ func (l *Link) Unchanged(mac, sn string) (observer.Device, bool) {
 		return observer.Device{}, false
 	}
 	d, ok := l.recent.last(devPlace(mac, sn))
+	if !ok {
+		return observer.Device{}, false
+	}
+	return d.(observer.Device), true
+}
+
+// UnchangedHere is what the observer last showed of a device, when no
+// request that names it was answered since other than with a refusal
+// (see recent): for a check whose failure
+// is confirmed alone, with every read fresh, before it counts.
+func (l *Link) UnchangedHere(mac, sn string) (observer.Device, bool) {
+	if !l.reusable() || l.Pending(mac, sn) {
+		return observer.Device{}, false
+	}
+	d, ok := l.recent.lastHere(devPlace(mac, sn))
 	if !ok {
 		return observer.Device{}, false
 	}

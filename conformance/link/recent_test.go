@@ -2,6 +2,7 @@ package link
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/observer"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
@@ -39,7 +42,9 @@ func (rt *recentTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no io in "+string(b), http.StatusBadRequest)
 		return
 	}
-	rt.d.accept(string(m[1]), rt.lag)
+	if strings.Contains(string(b), settleSN) {
+		rt.d.accept(string(m[1]), rt.lag)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if rt.refuse.Load() {
 		w.WriteHeader(http.StatusBadRequest)
@@ -63,10 +68,26 @@ func recentLink(t *testing.T, rt *recentTarget, cfg Config) *Link {
 	return New(cfg)
 }
 
-func (l *Link) command(t *testing.T, io string) {
-	req := client.Request{Path: device.SendCommand.Path(), Format: device.JSON, Fields: []client.Field{
-		{Key: device.FieldMAC, Value: settleMAC}, {Key: device.FieldSN, Value: settleSN},
-		{Key: device.FieldType, Value: "Appliance Module"}, {Key: "io", Value: io}}}
+func (l *Link) command(t *testing.T, io string) { l.commandTo(t, settleSN, io) }
+
+// send sends a request, whatever its answer.
+func (l *Link) send(t *testing.T, req client.Request) {
+	t.Helper()
+	if _, _, err := l.RoundTrip(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commandTo sends a command setting io to the device sn ("" to name no
+// device).
+func (l *Link) commandTo(t *testing.T, sn, io string) {
+	t.Helper()
+	fields := []client.Field{{Key: device.FieldMAC, Value: settleMAC}}
+	if sn != "" {
+		fields = append(fields, client.Field{Key: device.FieldSN, Value: sn})
+	}
+	fields = append(fields, client.Field{Key: device.FieldType, Value: "Appliance Module"}, client.Field{Key: "io", Value: io})
+	req := client.Request{Path: device.SendCommand.Path(), Format: device.JSON, Fields: fields}
 	if _, _, err := l.RoundTrip(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -126,5 +147,122 @@ func TestUnchangedOnlyWhileNothingIsSentToATargetThatAppliesAtOnce(t *testing.T)
 	}
 	if _, ok := shared.Unchanged(settleMAC, settleSN); ok {
 		t.Error("a read was reused while other processes send to the target")
+	}
+}
+
+// For a check run ahead of its place (a recording trial, whose failure is
+// confirmed alone), a device read stands for a later one while nothing
+// about that device, and nothing that names no device, was sent or in
+// flight since: requests to other devices do not matter. A live check
+// reads again.
+func TestUnchangedHereWhileNothingAboutTheDeviceIsSent(t *testing.T) {
+	ctx := context.Background()
+	ahead := trial.With(ctx, trial.Recording())
+	other := "0123456789abcdef0123456789abcd02"
+	rt := &recentTarget{d: &lateDevice{io: "Off"}}
+	l := recentLink(t, rt, Config{})
+	l.command(t, "On")
+	if d, err := l.ReadDevice(ctx, settleMAC, settleSN); err != nil || d.State["io"] != "On" {
+		t.Fatalf("read after the command: %v %v", d.State, err)
+	}
+	l.commandTo(t, other, "Off")
+	if _, ok := l.Unchanged(settleMAC, settleSN); ok {
+		t.Error("Unchanged reused a read after a request to another device")
+	}
+	d, ok := l.UnchangedHere(settleMAC, settleSN)
+	if !ok || d.State["io"] != "On" {
+		t.Fatalf("after a request to another device only, UnchangedHere = %v %v, want the last read (io On)", d.State, ok)
+	}
+	reads := rt.reads.Load()
+	if d, err := l.ReadDevice(ahead, settleMAC, settleSN); err != nil || d.State["io"] != "On" || rt.reads.Load() != reads {
+		t.Errorf("a check run ahead read the device again (%d reads, %v %v), want the last read", rt.reads.Load()-reads, d.State, err)
+	}
+	if _, err := l.ReadDevice(ctx, settleMAC, settleSN); err != nil || rt.reads.Load() != reads+1 {
+		t.Errorf("a live check did not read the device again (%d reads, %v)", rt.reads.Load()-reads, err)
+	}
+
+	// A request that names no device changes none; one that names it in
+	// another letter case may change it; a body the link cannot read may
+	// name any.
+	l.commandTo(t, "", "On")
+	if _, ok := l.UnchangedHere(settleMAC, settleSN); !ok {
+		t.Fatal("no reuse after a request that names no device")
+	}
+	l.send(t, client.Request{Path: device.SendCommand.Path(), Format: device.JSON, Fields: []client.Field{
+		{Key: device.FieldMAC, Value: settleMAC}, {Key: " SN", Value: strings.ToUpper(settleSN)}, {Key: "io", Value: "On"}}})
+	if _, ok := l.UnchangedHere(settleMAC, settleSN); ok {
+		t.Error("a read was reused after a request that names the device under the key \" SN\"")
+	}
+	if _, err := l.ReadDeviceNow(ctx, settleMAC, settleSN); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.UnchangedHere(settleMAC, settleSN); !ok {
+		t.Fatal("no reuse after a fresh read")
+	}
+	l.send(t, client.Request{Path: device.SendCommand.Path(), Format: device.JSON, RawBody: []byte(`{"io":"On"`)})
+	if _, ok := l.UnchangedHere(settleMAC, settleSN); ok {
+		t.Error("a read was reused after a request whose body is not its fields")
+	}
+
+	// Never on a target seen to apply changes late.
+	late := &recentTarget{d: &lateDevice{io: "Off"}, lag: 100 * time.Millisecond}
+	ll := recentLink(t, late, Config{})
+	ll.command(t, "On")
+	if _, err := ll.ReadDevice(ctx, settleMAC, settleSN); err != nil {
+		t.Fatal(err)
+	}
+	ll.commandTo(t, other, "Off")
+	if _, ok := ll.UnchangedHere(settleMAC, settleSN); ok {
+		t.Error("a read was reused on a target that applies changes late")
+	}
+}
+
+// What may have changed a device, for a read of it that stands for a
+// later one in a check run ahead: a request that names it answered with
+// anything but a refusal (a success, a 5xx, no answer) after the read
+// began, even one in flight when it began; a refusal does not count, nor
+// a request until it is answered.
+func TestRecentCountsWhatMayHaveChangedADevice(t *testing.T) {
+	key := catalog.HexOnly(settleSN)
+	place := devPlace(settleMAC, settleSN)
+	cmd := client.Request{Path: device.SendCommand.Path(), Fields: []client.Field{{Key: device.FieldSN, Value: settleSN}}}
+	refusal := &client.Response{Status: 400, StatusField: "error"}
+	for _, tc := range []struct {
+		name   string
+		resp   *client.Response
+		err    error
+		stands bool
+	}{
+		{"a refusal", refusal, nil, true},
+		{"a success", &client.Response{Status: 200, StatusField: "success"}, nil, false},
+		{"a 503", &client.Response{Status: 503, StatusField: "error"}, nil, false},
+		{"no answer", nil, errors.New("timeout"), false},
+	} {
+		// The request is in flight when the read begins and answered
+		// before it ends.
+		var r recent
+		done := r.sending(cmd)
+		m := r.mark(key)
+		done(tc.resp, tc.err)
+		r.keep(place, "read", m)
+		if _, ok := r.lastHere(place); ok != tc.stands {
+			t.Errorf("a read while %s was in flight: stands = %v, want %v", tc.name, ok, tc.stands)
+		}
+		// Answered after the read ended.
+		r = recent{}
+		m = r.mark(key)
+		r.keep(place, "read", m)
+		done = r.sending(cmd)
+		if _, ok := r.lastHere(place); !ok {
+			t.Errorf("a read does not stand while a request that names the device is in flight, unanswered")
+		}
+		done(tc.resp, tc.err)
+		if _, ok := r.lastHere(place); ok != tc.stands {
+			t.Errorf("a read before %s: stands = %v, want %v", tc.name, ok, tc.stands)
+		}
+		// The rule of a check in its place counts every request.
+		if _, ok := r.last(place); ok {
+			t.Errorf("after %s, a read stands for a check in its place", tc.name)
+		}
 	}
 }
