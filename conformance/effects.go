@@ -90,7 +90,7 @@ func (env *Env) commandEffect(t *oracle.Type, f device.Format, kind string, leve
 		if !ok {
 			trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
 		}
-		w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
+		ctx, w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 		body(ctx, t, f, d, env.Faker(id))
 		w.expectKept(ctx, env, "what the check sent to "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
 	})
@@ -103,7 +103,7 @@ func (env *Env) commandApplied(ctx context.Context, t *oracle.Type, f device.For
 	c, sent := env.changedCommand(d, t, before, fk)
 	r := env.sendEffect(ctx, c, f)
 	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", describe(r))
-	after := env.mustRead(ctx, env.Target.MAC, d.SN)
+	after := env.readSettled(ctx, env.Target.MAC, d.SN)
 	expectFields(ctx, t, before, after, sent, false)
 	trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "the command changed the device's name")
 }
@@ -119,7 +119,7 @@ func (env *Env) commandAbsentKept(ctx context.Context, t *oracle.Type, f device.
 	c.Set(fd.Name, v)
 	r := env.sendEffect(ctx, c, f)
 	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
-	after := env.mustRead(ctx, env.Target.MAC, d.SN)
+	after := env.readSettled(ctx, env.Target.MAC, d.SN)
 	expectFields(ctx, t, before, after, map[string]string{fd.Name: v}, false)
 }
 
@@ -160,7 +160,7 @@ func (env *Env) commandEnumCase(ctx context.Context, t *oracle.Type, f device.Fo
 	c.Set(enum.Name, strings.ToLower(sent[enum.Name]))
 	r := env.sendEffect(ctx, c, f)
 	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
-	after := env.mustRead(ctx, env.Target.MAC, d.SN)
+	after := env.readSettled(ctx, env.Target.MAC, d.SN)
 	expectFields(ctx, t, before, after, sent, true)
 }
 
@@ -175,14 +175,14 @@ func (env *Env) declareNameStored(t *oracle.Type, f device.Format) {
 			if !ok {
 				trial.From(ctx).Skip("the fleet has no " + t.Name + " on the tested gateway: not covered")
 			}
-			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
+			ctx, w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
 			name := effectName(env.Faker(id), before.Name)
 			c := env.Base(device.UpdateName, d.SN, t.Name)
 			c.Set(device.FieldName, name)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
-			after := env.mustRead(ctx, env.Target.MAC, d.SN)
+			after := env.readSettled(ctx, env.Target.MAC, d.SN)
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after update_name")
 			trial.From(ctx).Expect(observer.Values(after.State)).To(gomega.Equal(observer.Values(before.State)), "update_name changed the device's state")
 			w.expectKept(ctx, env, "the rename of "+t.Name+" "+d.SN+" of gateway "+env.Target.MAC)
@@ -218,14 +218,14 @@ func (env *Env) declareTrimmedName(f device.Format) {
 		"An update_name whose name has spaces before and after it SHOULD be accepted, the observer SHOULD show the name trimmed (CONTRACT 3), and every other device and gateway's messages as they were.",
 		func(ctx context.Context) {
 			d := env.needAnyDevice(ctx)
-			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
+			ctx, w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
 			name := effectName(env.Faker(id), before.Name)
 			c := env.Base(device.UpdateName, d.SN, d.Type)
 			c.Set(device.FieldName, "  "+name+"  ")
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
-			after := env.mustRead(ctx, env.Target.MAC, d.SN)
+			after := env.readSettled(ctx, env.Target.MAC, d.SN)
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
 			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 		})
@@ -239,14 +239,14 @@ func (env *Env) declareMessageStored(f device.Format) {
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message is stored on the gateway it names",
 		"A message accepted for the tested gateway MUST be the newest of that gateway's messages, with its message_type and message_value, and leave every device and every other gateway's messages as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
-			w := env.watchLandings(ctx, false, devRef{mac: env.Target.MAC})
+			ctx, w := env.watchLandings(ctx, false, devRef{mac: env.Target.MAC})
 			before := env.mustLog(ctx, env.Target.MAC)
 			c := env.Base(device.SendMessage, "", "")
 			v := effectMessage(env.Faker(id))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
-			after := env.mustLog(ctx, env.Target.MAC)
+			after := env.logSettled(ctx, env.Target.MAC)
 			w.expectStored(ctx, env, env.Target.MAC, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
 }
@@ -263,7 +263,7 @@ func (env *Env) declareNamedGatewayMessage(f device.Format) {
 			if mac == "" {
 				trial.From(ctx).Skip("the tested account has no gateway other than the tested one: not covered")
 			}
-			w := env.watchLandings(ctx, true, devRef{mac: mac})
+			ctx, w := env.watchLandings(ctx, true, devRef{mac: mac})
 			before := env.mustLog(ctx, mac)
 			c := env.Base(device.SendMessage, "", "")
 			c.Set(device.FieldMAC, mac)
@@ -271,7 +271,7 @@ func (env *Env) declareNamedGatewayMessage(f device.Format) {
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
-			after := env.mustLog(ctx, mac)
+			after := env.logSettled(ctx, mac)
 			w.expectStored(ctx, env, mac, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
 }
@@ -321,7 +321,7 @@ func (env *Env) declareRefusedRenamesKept(f device.Format) {
 		func(ctx context.Context) {
 			d := env.needAnyDevice(ctx)
 			ctl := env.control(ctx, env.Base(device.UpdateName, d.SN, d.Type), f)
-			w := env.watchLandings(ctx, true, devRef{env.Target.MAC, d.SN})
+			ctx, w := env.watchLandings(ctx, true, devRef{env.Target.MAC, d.SN})
 			for _, rn := range env.refusedRenames(d, f) {
 				if rn.skip != "" {
 					continue
@@ -347,7 +347,7 @@ func (env *Env) declareUnicodeEscapes(f device.Format) {
 		"An update_name whose JSON name is written with \\u escapes (RFC 8259 7) MUST be accepted and leave the name the escapes spell, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
 		func(ctx context.Context) {
 			d := env.needAnyDevice(ctx)
-			w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
+			ctx, w := env.watchLandings(ctx, false, devRef{env.Target.MAC, d.SN})
 			before := env.mustRead(ctx, env.Target.MAC, d.SN)
 			name := "Caf\u00e9 " + effectName(env.Faker(id), before.Name)
 			c := env.Base(device.UpdateName, d.SN, d.Type)
@@ -365,7 +365,7 @@ func (env *Env) declareUnicodeEscapes(f device.Format) {
 			c.Raw = func(device.Format) []byte { return raw }
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
-			after := env.mustRead(ctx, env.Target.MAC, d.SN)
+			after := env.readSettled(ctx, env.Target.MAC, d.SN)
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after a rename written %s", esc.String())
 			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 		})
@@ -404,7 +404,7 @@ func (env *Env) declareIsolation(op device.Operation, f device.Format) {
 			if devs, _ := env.landingPlaces(true, named); len(devs) == 0 {
 				trial.From(ctx).Skip("the fleet has no other device to watch: not covered")
 			}
-			w := env.watchLandings(ctx, true, named)
+			ctx, w := env.watchLandings(ctx, true, named)
 			self := env.mustRead(ctx, env.Target.MAC, d.SN)
 			var c catalog.Call
 			if op == device.SendCommand {
@@ -419,7 +419,7 @@ func (env *Env) declareIsolation(op device.Operation, f device.Format) {
 			}
 			r := env.sendEffect(ctx, c, f)
 			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
-			env.mustRead(ctx, env.Target.MAC, d.SN) // once it has settled
+			env.readSettled(ctx, env.Target.MAC, d.SN)
 			w.expectKept(ctx, env, "the "+op.Name()+" to "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 		})
 }
@@ -469,7 +469,7 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 	c := build(before)
 	r := env.sendEffect(ctx, c, f)
 	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
-	after := env.mustRead(ctx, env.Target.MAC, d.SN)
+	after := env.readSettled(ctx, env.Target.MAC, d.SN)
 	trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "a refused command changed the device's name")
 	var changed []string
 	for _, k := range sortedKeys(before.State, after.State) {

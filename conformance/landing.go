@@ -65,8 +65,9 @@ type landings struct {
 // (named.mac when named.sn is ""). shared says that the check is Shared
 // (it runs on worker 0 of a --parallel run). Each place is read once, as
 // the checks read a device before a change: once the changes accepted for
-// it earlier have appeared.
-func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) *landings {
+// it earlier have appeared. The context it gives carries the landings, for
+// Env.readSettled.
+func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) (context.Context, *landings) {
 	ginkgo.GinkgoHelper()
 	devs, logs := env.landingPlaces(shared, named)
 	l := &landings{devs: devs, logs: logs}
@@ -102,7 +103,51 @@ func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) *l
 	for mac, lg := range preLog {
 		l.log[mac] = lg
 	}
-	return l
+	return context.WithValue(ctx, landingsKey{}, l), l
+}
+
+type landingsKey struct{}
+
+// readSettled reads the device a check names once its changes have
+// settled (Env.mustRead), after the check's last request. On a target
+// that applies each change before it answers, it reads the places the
+// check's landings watch at the same time: landed then takes them as read
+// (link.Link.Unchanged), unless something was sent since or the device
+// was slow to show its change.
+func (env *Env) readSettled(ctx context.Context, mac, sn string) observer.Device {
+	ginkgo.GinkgoHelper()
+	defer env.alongside(ctx)()
+	return env.mustRead(ctx, mac, sn)
+}
+
+// logSettled is readSettled for a gateway's messages.
+func (env *Env) logSettled(ctx context.Context, mac string) observer.Log {
+	ginkgo.GinkgoHelper()
+	defer env.alongside(ctx)()
+	return env.mustLog(ctx, mac)
+}
+
+// alongside starts reading the places the check's landings watch, when
+// the target applies changes at once, and gives the func that waits for
+// the reads to end. A read that fails is read again by landed.
+func (env *Env) alongside(ctx context.Context) (wait func()) {
+	l, _ := ctx.Value(landingsKey{}).(*landings)
+	if l == nil || !env.link().Reusable() {
+		return func() {}
+	}
+	var jobs []func()
+	for _, d := range l.devs {
+		jobs = append(jobs, func() { env.link().ReadDeviceNow(ctx, d.mac, d.sn) })
+	}
+	for _, mac := range l.logs {
+		jobs = append(jobs, func() { env.link().ReadLogNow(ctx, mac) })
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		env.runAll(jobs)
+	}()
+	return func() { <-done }
 }
 
 // readPlaces reads devices and message logs as they are now, all at once
@@ -242,14 +287,40 @@ func (l *landings) expectKept(ctx context.Context, env *Env, what string) {
 	}
 }
 
-// landed reads the watched places again and says which changed and how.
+// landed reads the watched places again, or takes them as the observer
+// last showed them when nothing was sent since (readSettled), and says
+// which changed and how.
 func (l *landings) landed(ctx context.Context, env *Env) []string {
 	ginkgo.GinkgoHelper()
 	if l == nil {
 		return nil
 	}
 	var landed []string
-	devs, logs := env.readPlaces(ctx, l.devs, l.logs)
+	var readDevs []devRef
+	var readLogs []string
+	shown := map[devRef]observer.Device{}
+	shownLog := map[string]observer.Log{}
+	for _, d := range l.devs {
+		if st, ok := env.link().Unchanged(d.mac, d.sn); ok {
+			shown[d] = st
+		} else {
+			readDevs = append(readDevs, d)
+		}
+	}
+	for _, mac := range l.logs {
+		if lg, ok := env.link().UnchangedLog(mac); ok {
+			shownLog[mac] = lg
+		} else {
+			readLogs = append(readLogs, mac)
+		}
+	}
+	devs, logs := env.readPlaces(ctx, readDevs, readLogs)
+	for d, st := range shown {
+		devs[d] = st
+	}
+	for mac, lg := range shownLog {
+		logs[mac] = lg
+	}
 	for _, d := range l.devs {
 		b, a := l.dev[d], devs[d]
 		var diff []string

@@ -206,7 +206,7 @@ func (l *Link) readLog(ctx context.Context, mac string) (observer.Log, error) {
 // Unchanged is what the observer last showed of a device, when it shows
 // the same now: see recent.
 func (l *Link) Unchanged(mac, sn string) (observer.Device, bool) {
-	if !l.reusable() || l.Pending(mac, sn) {
+	if !l.Reusable() || l.Pending(mac, sn) {
 		return observer.Device{}, false
 	}
 	d, ok := l.recent.last(devPlace(mac, sn))
@@ -221,7 +221,7 @@ func (l *Link) Unchanged(mac, sn string) (observer.Device, bool) {
 // (see recent): for a check whose failure
 // is confirmed alone, with every read fresh, before it counts.
 func (l *Link) UnchangedHere(mac, sn string) (observer.Device, bool) {
-	if !l.reusable() || l.Pending(mac, sn) {
+	if !l.Reusable() || l.Pending(mac, sn) {
 		return observer.Device{}, false
 	}
 	d, ok := l.recent.lastHere(devPlace(mac, sn))
@@ -234,7 +234,7 @@ func (l *Link) UnchangedHere(mac, sn string) (observer.Device, bool) {
 // UnchangedLog is what the observer last showed of a gateway's messages,
 // when it shows the same now: see recent.
 func (l *Link) UnchangedLog(mac string) (observer.Log, bool) {
-	if !l.reusable() || l.LogPending(mac) {
+	if !l.Reusable() || l.LogPending(mac) {
 		return observer.Log{}, false
 	}
 	lg, ok := l.recent.last(logPlace(mac))
@@ -244,12 +244,12 @@ func (l *Link) UnchangedLog(mac string) (observer.Log, bool) {
 	return lg.(observer.Log), true
 }
 
-// reusable says whether a read may stand for a later one: the target was
+// Reusable says whether a read may stand for a later one: the target was
 // seen to apply every change it was sent before it answered (each change
 // awaited showed at the first read after its answer), and no other
 // process sends to it. A place with a change still to be seen (Pending,
 // LogPending) is read again all the same.
-func (l *Link) reusable() bool {
+func (l *Link) Reusable() bool {
 	if l.cfg.Shared || l.cfg.Settle <= 0 {
 		return false
 	}
