@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/brianvoe/gofakeit/v6"
 	"github.com/onsi/ginkgo/v2"
@@ -760,12 +761,32 @@ func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
 	return l
 }
 
-// readAll reads devices from the observer, keyed by gateway and serial.
+// readAll reads devices from the observer, each once the changes
+// accepted for it have appeared, all at once within the run's bound of
+// requests in flight, keyed by gateway and serial; it fails the check
+// naming the first that could not be read.
 func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]observer.Device {
 	ginkgo.GinkgoHelper()
+	var mu sync.Mutex
 	out := make(map[devRef]observer.Device, len(ds))
-	for _, d := range ds {
-		out[d] = env.mustRead(ctx, d.mac, d.sn)
+	var failed []string
+	jobs := make([]func(), len(ds))
+	for i, d := range ds {
+		jobs[i] = func() {
+			st, err := env.link().ReadDevice(ctx, d.mac, d.sn)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, "reading device "+d.sn+" of gateway "+d.mac+" from the observer: "+err.Error())
+				return
+			}
+			out[d] = st
+		}
+	}
+	env.runAll(jobs)
+	if len(failed) > 0 {
+		sort.Strings(failed)
+		trial.From(ctx).Fail(failed[0])
 	}
 	return out
 }

@@ -84,12 +84,18 @@ type Env struct {
 }
 
 // DefaultConcurrency is --concurrency's default. Against a service in
-// another region (75 ms a round trip) the suite's some 5,000 requests need
-// about six in flight to end within a minute (Little's law: 5,000 / 60 s
-// × 0.075 s); 16 leaves room for slower links and for the requests that
-// must go one at a time, and is little for any service on a LAN or
-// loopback, which answers each in a millisecond or less.
-const DefaultConcurrency = 16
+// another region (75 ms a round trip) the suite's some 5,000 requests
+// need only about six in flight on average to end within a minute
+// (Little's law: 5,000 / 60 s × 0.075 s), but they come in bursts on each
+// device's chain: a device's checks that judge only an answer go together
+// in waves of this many (some fifty refusals of one device: two waves at
+// 32, four at 16), and an effect check reads the twenty-odd places it
+// watches at once (one wave at 32, two at 16); each wave costs the
+// slowest of its answers. On the one-device-per-type bench 75 ms away
+// (docs/performance.md) 16 took 74.9 s, 32 62.9 s, 64 61.3 s: 32 takes
+// most of the gain, and is little for any service on a LAN or loopback,
+// which answers each request in a millisecond or less.
+const DefaultConcurrency = 32
 
 // concurrency is Concurrency with its default.
 func (env *Env) concurrency() int {

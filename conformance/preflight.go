@@ -115,11 +115,14 @@ func testedDevices(e *Env) []fleet.Device {
 // checks that need it as their control are inconclusive (control.go).
 //
 // n is how many of its requests may be in flight at once: the workers of a
-// --parallel run (each request sets a device to what it shows, so their
-// order does not matter), 1 when serial. The first is sent alone, so that
-// a target that cannot be reached is told after one request.
+// --parallel run, and at least the run's --concurrency (each request sets
+// a device to what it shows, so their order does not matter; against a
+// target across a network some forty requests one after another would
+// cost the run three seconds before its first check). The first is sent
+// alone, so that a target that cannot be reached is told after one
+// request.
 func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error) {
-	n = max(n, 1)
+	n = max(n, e.concurrency())
 	reqs := preflightRequests(ctx, e, n)
 	// The messages it sends are awaited like the run's own (package link).
 	e.link().CountLog(ctx)

@@ -417,8 +417,8 @@ func (m *runMain) Open(ctx context.Context) error {
 		return err
 	}
 	if !o.DryRun && !o.SkipPreflight {
-		// A --parallel run may have as many requests in flight as it has
-		// workers; a serial one sends one at a time.
+		// As many requests in flight as the run has workers, and at
+		// least --concurrency.
 		refused, err := conformance.Preflight(ctx, e, parallelism(o, e.Fleet, io.Discard))
 		if err != nil {
 			return err
