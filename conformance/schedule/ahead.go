@@ -19,7 +19,9 @@ import (
 // next check that runs in its place, so that no check runs before one
 // declared ahead of it that runs in its place. In a stretch, each key's
 // checks run one after another in the order declared, the keys side by
-// side (Chains). What each check's body tells (its steps, its exchanges,
+// side (Chains); the stretch's checks about no such thing (a request that
+// names no device of the fleet) then run side by side, once the chains
+// have ended, each on its own. What each check's body tells (its steps, its exchanges,
 // how it ended) is recorded (package trial) and told when the check's
 // place comes, so the reports read as a serial run's. A check that failed
 // ahead is run again alone in its place, and only that result counts: a
@@ -28,8 +30,10 @@ import (
 // trial.T.InPlace before it sends anything, and runs again there.
 
 // Check is a check as Ahead knows it: Key names what it touches when it is
-// about one thing ("" when, as it turns out, it is about none), and is nil
-// for a check that runs in its place; Body runs it.
+// about one thing ("" when, as it turns out, it is about none of the
+// things the chains touch: it runs ahead once the stretch's chains have
+// ended, beside the stretch's other checks about none), and is nil for a
+// check that runs in its place; Body runs it.
 type Check struct {
 	ID   string
 	Key  func() string
@@ -128,8 +132,8 @@ func (a *Ahead) runStretch(ctx context.Context, id string, ahead func() bool) {
 		a.mu.Unlock()
 		return
 	}
-	tasks := a.stretch(ctx, i)
-	if len(tasks) == 0 {
+	tasks, none := a.stretch(ctx, i)
+	if len(tasks)+len(none) == 0 {
 		a.mu.Unlock()
 		return
 	}
@@ -139,24 +143,29 @@ func (a *Ahead) runStretch(ctx context.Context, id string, ahead func() bool) {
 	a.running.Store(true)
 	began := time.Now()
 	progress.Run(tasks)
+	// The checks about none of the chains' things, once the chains have
+	// ended: each on its own, side by side, none of them beside a chain.
+	others := NewProgress(none)
+	others.Run(none)
 	a.running.Store(false)
 	a.mu.Lock()
-	a.checksAhead += progress.Done()
+	a.checksAhead += progress.Done() + others.Done()
 	a.chains = max(a.chains, progress.Chains())
 	a.took += time.Since(began)
 	a.mu.Unlock()
 }
 
 // stretch marks covered the checks from i to the next that runs in its
-// place, and gives the tasks of those not started. a.mu is held.
-func (a *Ahead) stretch(ctx context.Context, i int) []Task {
+// place, and gives the tasks of those not started: of the checks about
+// one thing each (tasks, keyed by it) and of those about none (none, each
+// keyed by its ID). a.mu is held.
+func (a *Ahead) stretch(ctx context.Context, i int) (tasks, none []Task) {
 	if a.covered == nil {
 		a.covered = map[string]bool{}
 	}
 	if a.results == nil {
 		a.results = map[string]aheadResult{}
 	}
-	var tasks []Task
 	for _, c := range a.checks[i:] {
 		if c.Key == nil {
 			break // the stretch ends where a check runs in its place
@@ -168,13 +177,14 @@ func (a *Ahead) stretch(ctx context.Context, i int) []Task {
 		if a.started[c.ID] {
 			continue
 		}
-		key := c.Key()
-		if key == "" {
-			continue
+		run := func() { a.runOne(ctx, c) }
+		if key := c.Key(); key != "" {
+			tasks = append(tasks, Task{ID: c.ID, Key: key, Run: run})
+		} else {
+			none = append(none, Task{ID: c.ID, Key: "\x00" + c.ID, Run: run})
 		}
-		tasks = append(tasks, Task{ID: c.ID, Key: key, Run: func() { a.runOne(ctx, c) }})
 	}
-	return tasks
+	return tasks, none
 }
 
 // runOne runs one check's body under a recording trial.

@@ -77,9 +77,10 @@ func TestAheadRunsAStretchAtATimeAndConfirmsFailuresInPlace(t *testing.T) {
 	}
 	// a1 ran in its place; b1, a2, b2 ahead at a1's turn; b2 failed
 	// there and again in its place (its second run passes); the effect
-	// in its place; a3's stretch: b3 ahead, "none" (no key) in its place.
+	// in its place; a3's stretch: b3 ahead, then "none" (about no one
+	// thing) ahead once b3's chain has ended.
 	want := map[string]bool{"a1@place": true, "b1@ahead": true, "a2@ahead": true, "b2@ahead": true, "b2@place": true,
-		"effect@place": true, "a3@place": true, "b3@ahead": true, "none@place": true}
+		"effect@place": true, "a3@place": true, "b3@ahead": true, "none@ahead": true}
 	for _, got := range r.ran {
 		if !want[got] {
 			t.Errorf("ran %s", got)
@@ -93,14 +94,17 @@ func TestAheadRunsAStretchAtATimeAndConfirmsFailuresInPlace(t *testing.T) {
 	if !(at("b2@ahead") < at("effect@place") && at("effect@place") < at("b3@ahead")) {
 		t.Errorf("a stretch ran past the check in its place: %v", r.ran)
 	}
+	if at("none@ahead") < at("b3@ahead") {
+		t.Errorf("a check about no one thing ran before its stretch's chains ended: %v", r.ran)
+	}
 	if !slices.Equal(told["a2"], []string{"sent a2"}) {
 		t.Errorf("a2's place was told %v, want what it recorded ahead", told["a2"])
 	}
 	if len(told["b2"]) != 3 || !strings.Contains(told["b2"][1], "confirmed alone") {
 		t.Errorf("b2's place was told %v, want its run ahead, the confirmation, its run alone", told["b2"])
 	}
-	if checks, _, _ := a.Ran(); checks != 4 {
-		t.Errorf("%d checks ran ahead, want 4 (b1, a2, b2, b3)", checks)
+	if checks, chains, _ := a.Ran(); checks != 5 || chains != 2 {
+		t.Errorf("%d checks ran ahead in %d chains, want 5 (b1, a2, b2, b3, none) in 2 (a, b)", checks, chains)
 	}
 
 	var never schedule.Ahead
