@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/brianvoe/gofakeit/v6"
 	"github.com/onsi/ginkgo/v2"
@@ -767,28 +766,8 @@ func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
 // naming the first that could not be read.
 func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]observer.Device {
 	ginkgo.GinkgoHelper()
-	var mu sync.Mutex
-	out := make(map[devRef]observer.Device, len(ds))
-	var failed []string
-	jobs := make([]func(), len(ds))
-	for i, d := range ds {
-		jobs[i] = func() {
-			st, err := env.link().ReadDevice(ctx, d.mac, d.sn)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed = append(failed, "reading device "+d.sn+" of gateway "+d.mac+" from the observer: "+err.Error())
-				return
-			}
-			out[d] = st
-		}
-	}
-	env.runAll(jobs)
-	if len(failed) > 0 {
-		sort.Strings(failed)
-		trial.From(ctx).Fail(failed[0])
-	}
-	return out
+	devs, _ := env.readPlacesBy(ctx, ds, nil, env.link().ReadDevice)
+	return devs
 }
 
 // expectUnchanged fails naming each device whose name or state changed.

@@ -155,6 +155,12 @@ func (env *Env) alongside(ctx context.Context) (wait func()) {
 // fleets a bench has), or fails the check naming the first that could not be read.
 func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (map[devRef]observer.Device, map[string]observer.Log) {
 	ginkgo.GinkgoHelper()
+	return env.readPlacesBy(ctx, devs, logs, env.link().ReadDeviceNow)
+}
+
+// readPlacesBy is readPlaces with the devices read by read.
+func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string, read func(ctx context.Context, mac, sn string) (observer.Device, error)) (map[devRef]observer.Device, map[string]observer.Log) {
+	ginkgo.GinkgoHelper()
 	var mu sync.Mutex
 	dev := make(map[devRef]observer.Device, len(devs))
 	log := make(map[string]observer.Log, len(logs))
@@ -162,7 +168,7 @@ func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (m
 	var jobs []func()
 	for _, d := range devs {
 		jobs = append(jobs, func() {
-			st, err := env.link().ReadDeviceNow(ctx, d.mac, d.sn)
+			st, err := read(ctx, d.mac, d.sn)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -155,7 +155,13 @@ func sendPreflight(ctx context.Context, e *Env, reqs []preflightRequest, n int) 
 	rs := make([]*client.Response, len(reqs))
 	errs := make([]error, len(reqs))
 	send := func(i int) {
-		rs[i], _, errs[i] = e.link().Send(ctx, reqs[i].req)
+		// Only answers to requests sent alone tell how far the target
+		// is (far): the first, or every one when n is 1.
+		if i == 0 || n == 1 {
+			rs[i], _, errs[i] = e.link().Send(ctx, reqs[i].req)
+		} else {
+			rs[i], _, errs[i] = e.link().SendTogether(ctx, reqs[i].req)
+		}
 		if errs[i] == nil {
 			e.link().Track(reqs[i].req, rs[i])
 		}

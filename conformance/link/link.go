@@ -183,12 +183,23 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 // but recorded nowhere, and nothing of it tracked or counted against the
 // target's health.
 func (l *Link) Send(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
+	return l.sendTold(ctx, req, true)
+}
+
+// SendTogether is Send for a request sent outside any check together
+// with others (the pre-flight's): its answer's time is not told, since it
+// says how busy the target was as much as how far it is.
+func (l *Link) SendTogether(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
+	return l.sendTold(ctx, req, false)
+}
+
+func (l *Link) sendTold(ctx context.Context, req client.Request, tell bool) (*client.Response, client.Exchange, error) {
 	release := l.Slot()
 	defer release()
 	sent := l.recent.sending(req)
 	resp, ex, err := l.cfg.Client.Do(ctx, req)
 	sent(resp, err)
-	if err == nil && l.cfg.Answered != nil {
+	if err == nil && tell && l.cfg.Answered != nil {
 		// Only an answer tells how far the target is: a request that got
 		// none (a timeout) says nothing of it.
 		l.cfg.Answered(req, ex)

@@ -81,7 +81,7 @@ type readAt struct {
 // sending counts a request from when it starts until done is called
 // with its answer.
 func (r *recent) sending(req client.Request) (done func(*client.Response, error)) {
-	keys, any := devicesNamed(req)
+	keys, anyDev := devicesNamed(req)
 	r.mu.Lock()
 	r.all.sends++
 	r.all.inFlight++
@@ -94,7 +94,7 @@ func (r *recent) sending(req client.Request) (done func(*client.Response, error)
 		if refused {
 			return
 		}
-		if any {
+		if anyDev {
 			r.anyDevice++
 		}
 		if len(keys) > 0 && r.changes == nil {
@@ -107,9 +107,9 @@ func (r *recent) sending(req client.Request) (done func(*client.Response, error)
 }
 
 // devicesNamed are the serials (catalog.HexOnly) a request names, in a
-// field sn in any letter case; any when its body is not its fields and
+// field sn in any letter case; anyDevice when its body is not its fields and
 // names none of them.
-func devicesNamed(req client.Request) (keys []string, any bool) {
+func devicesNamed(req client.Request) (keys []string, anyDevice bool) {
 	for _, f := range req.Fields {
 		if strings.EqualFold(strings.TrimSpace(f.Key), device.FieldSN) {
 			keys = append(keys, catalog.HexOnly(fmt.Sprint(f.Value)))

@@ -21,8 +21,8 @@ import (
 // checks run one after another in the order declared, the keys side by
 // side (Chains); the stretch's checks about no such thing (a request that
 // names no device of the fleet) then run side by side, once the chains
-// have ended, each on its own. What each check's body tells (its steps, its exchanges,
-// how it ended) is recorded (package trial) and told when the check's
+// have ended, each on its own. What each check's body tells (its steps,
+// its exchanges, how it ended) is recorded (package trial) and told when the check's
 // place comes, so the reports read as a serial run's. A check that failed
 // ahead is run again alone in its place, and only that result counts: a
 // failure found while other keys ran beside it is confirmed alone before
