@@ -766,7 +766,7 @@ func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
 // naming the first that could not be read.
 func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]observer.Device {
 	ginkgo.GinkgoHelper()
-	devs, _ := env.readPlacesBy(ctx, ds, nil, env.link().ReadDevice)
+	devs, _ := env.readPlacesBy(ctx, ds, nil, env.link().ReadDevice, env.link().ReadLogNow)
 	return devs
 }
 

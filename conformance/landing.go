@@ -155,11 +155,14 @@ func (env *Env) alongside(ctx context.Context) (wait func()) {
 // fleets a bench has), or fails the check naming the first that could not be read.
 func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (map[devRef]observer.Device, map[string]observer.Log) {
 	ginkgo.GinkgoHelper()
-	return env.readPlacesBy(ctx, devs, logs, env.link().ReadDeviceNow)
+	return env.readPlacesBy(ctx, devs, logs, env.link().ReadDeviceNow, env.link().ReadLogNow)
 }
 
-// readPlacesBy is readPlaces with the devices read by read.
-func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string, read func(ctx context.Context, mac, sn string) (observer.Device, error)) (map[devRef]observer.Device, map[string]observer.Log) {
+// readPlacesBy is readPlaces with the devices read by read and the
+// messages by readLog.
+func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
+	read func(ctx context.Context, mac, sn string) (observer.Device, error),
+	readLog func(ctx context.Context, mac string) (observer.Log, error)) (map[devRef]observer.Device, map[string]observer.Log) {
 	ginkgo.GinkgoHelper()
 	var mu sync.Mutex
 	dev := make(map[devRef]observer.Device, len(devs))
@@ -180,7 +183,7 @@ func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string, 
 	}
 	for _, mac := range logs {
 		jobs = append(jobs, func() {
-			lg, err := env.link().ReadLogNow(ctx, mac)
+			lg, err := readLog(ctx, mac)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -302,31 +305,22 @@ func (l *landings) landed(ctx context.Context, env *Env) []string {
 		return nil
 	}
 	var landed []string
-	var readDevs []devRef
-	var readLogs []string
-	shown := map[devRef]observer.Device{}
-	shownLog := map[string]observer.Log{}
-	for _, d := range l.devs {
-		if st, ok := env.link().Unchanged(d.mac, d.sn); ok {
-			shown[d] = st
-		} else {
-			readDevs = append(readDevs, d)
+	// A place the observer last showed with nothing sent since (as
+	// readSettled read it) is taken as it showed; the rest are read now.
+	lk := env.link()
+	lastDev := func(ctx context.Context, mac, sn string) (observer.Device, error) {
+		if st, ok := lk.Unchanged(mac, sn); ok {
+			return st, nil
 		}
+		return lk.ReadDeviceNow(ctx, mac, sn)
 	}
-	for _, mac := range l.logs {
-		if lg, ok := env.link().UnchangedLog(mac); ok {
-			shownLog[mac] = lg
-		} else {
-			readLogs = append(readLogs, mac)
+	lastLog := func(ctx context.Context, mac string) (observer.Log, error) {
+		if lg, ok := lk.UnchangedLog(mac); ok {
+			return lg, nil
 		}
+		return lk.ReadLogNow(ctx, mac)
 	}
-	devs, logs := env.readPlaces(ctx, readDevs, readLogs)
-	for d, st := range shown {
-		devs[d] = st
-	}
-	for mac, lg := range shownLog {
-		logs[mac] = lg
-	}
+	devs, logs := env.readPlacesBy(ctx, l.devs, l.logs, lastDev, lastLog)
 	for _, d := range l.devs {
 		b, a := l.dev[d], devs[d]
 		var diff []string
