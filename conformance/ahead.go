@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/batch"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/link"
@@ -17,7 +18,7 @@ import (
 // Devices side by side. Ginkgo runs a process's checks one at a time, in
 // their place, in the order declared (declareChecks); against a target
 // across a network each waits for its round trips. So once the target is
-// found far (a device's median answer batchFrom or more), the checks about
+// found far (batch.Sender.Far), the checks about
 // one device, or about the tested gateway's messages, run ahead of their
 // place a stretch at a time, each device's in a chain, the devices side
 // by side (schedule.Ahead), all within the run's one bound of requests in
@@ -25,7 +26,7 @@ import (
 // it goes (client.Request.Renew), so a timestamp a second from the
 // window's edge means what it tests in a chain as well. The effect checks,
 // which change one device and watch every other, a slow device's state
-// checks that may move to a stand-in (spread.go), and every check of a run
+// checks that may move to a stand-in (package batch), and every check of a run
 // sent one request at a time (--concurrency 1, a dry run, --max-requests)
 // run in their place.
 
@@ -33,7 +34,7 @@ import (
 // order of the run. A check that runs in its place (key nil) ends a
 // stretch: no check declared after it runs before it.
 func (env *Env) declareAhead(m check.Meta, key func() string, body func(context.Context)) {
-	if !willRun(env.slow.suite, check.Finish(m)) {
+	if !willRun(env.suite, check.Finish(m)) {
 		return
 	}
 	if !env.mayRunAhead() {
@@ -48,7 +49,7 @@ func (env *Env) declareAhead(m check.Meta, key func() string, body func(context.
 // gateway touches, or that gateway's messages, which only the effect
 // checks read).
 func (env *Env) caseKey(c catalog.Case, f device.Format) func() string {
-	return func() string { return env.planDevice(plan{c: c, formats: []device.Format{f}}) }
+	return func() string { return batch.DeviceOf(&env.Bench, c, f) }
 }
 
 // probeKey is what a probe's requests touch: the device of its type, the
@@ -81,7 +82,7 @@ func (env *Env) mayRunAhead() bool {
 // one device that finds the target far first runs ahead the checks of its
 // stretch that have not started.
 func (env *Env) runCheck(ctx context.Context, id string, body func(context.Context)) {
-	env.ahead.Run(ctx, id, body, func() bool { return env.far() && !env.link().Stopped() })
+	env.ahead.Run(ctx, id, body, func() bool { return env.batch().Far() && !env.link().Stopped() })
 }
 
 // aheadRun says what ran ahead of its place, for the reports (nil when
@@ -92,26 +93,6 @@ func (env *Env) aheadRun() *report.Ahead {
 		return nil
 	}
 	return &report.Ahead{Checks: checks, Chains: chains, Seconds: math.Round(took.Seconds()*100) / 100}
-}
-
-// far says whether the target answers in batchFrom or more (its last
-// answers, whatever they named, the pre-flight's too; or those about one
-// device, or the tested gateway's messages): across a network. Known from
-// the first check on, the whole run's checks may run ahead, not only
-// those after enough answers about one device.
-func (env *Env) far() bool {
-	s := &env.slow
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m, ok := median(s.target); ok && m >= batchFrom {
-		return true
-	}
-	for k := range s.answers {
-		if m, ok := s.medianAnswer(k); ok && m >= batchFrom {
-			return true
-		}
-	}
-	return false
 }
 
 // AheadNote is the progress line's part on the checks run ahead: how

@@ -30,7 +30,7 @@ func (env *Env) chainName(key string) string {
 	if mac, ok := strings.CutPrefix(key, link.LogPrefix); ok && mac != "" {
 		return "the messages of gateway " + mac
 	}
-	return env.deviceName(key)
+	return env.DeviceName(key)
 }
 
 // CriticalPath says which device's chain was the longest, in round trips

@@ -102,7 +102,7 @@ func (env *Env) commandApplied(ctx context.Context, t *oracle.Type, f device.For
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c, sent := env.changedCommand(d, t, before, fk)
 	r := env.sendEffect(ctx, c, f)
-	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", describe(r))
+	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid command was not accepted: %s", link.Describe(r))
 	after := env.readSettled(ctx, env.Target.MAC, d.SN)
 	expectFields(ctx, t, before, after, sent, false)
 	trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "the command changed the device's name")
@@ -118,7 +118,7 @@ func (env *Env) commandAbsentKept(ctx context.Context, t *oracle.Type, f device.
 	v := otherValue(fd, before.State[fd.Name], fk)
 	c.Set(fd.Name, v)
 	r := env.sendEffect(ctx, c, f)
-	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", describe(r))
+	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a command with one field was not accepted: %s", link.Describe(r))
 	after := env.readSettled(ctx, env.Target.MAC, d.SN)
 	expectFields(ctx, t, before, after, map[string]string{fd.Name: v}, false)
 }
@@ -159,7 +159,7 @@ func (env *Env) commandEnumCase(ctx context.Context, t *oracle.Type, f device.Fo
 	c, sent := env.changedCommand(d, t, before, fk)
 	c.Set(enum.Name, strings.ToLower(sent[enum.Name]))
 	r := env.sendEffect(ctx, c, f)
-	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", describe(r))
+	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the command was not accepted: %s", link.Describe(r))
 	after := env.readSettled(ctx, env.Target.MAC, d.SN)
 	expectFields(ctx, t, before, after, sent, true)
 }
@@ -181,7 +181,7 @@ func (env *Env) declareNameStored(t *oracle.Type, f device.Format) {
 			c := env.Base(device.UpdateName, d.SN, t.Name)
 			c.Set(device.FieldName, name)
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid update_name was not accepted: %s", link.Describe(r))
 			after := env.readSettled(ctx, env.Target.MAC, d.SN)
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after update_name")
 			trial.From(ctx).Expect(observer.Values(after.State)).To(gomega.Equal(observer.Values(before.State)), "update_name changed the device's state")
@@ -224,7 +224,7 @@ func (env *Env) declareTrimmedName(f device.Format) {
 			c := env.Base(device.UpdateName, d.SN, d.Type)
 			c.Set(device.FieldName, "  "+name+"  ")
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the update_name was not accepted: %s", link.Describe(r))
 			after := env.readSettled(ctx, env.Target.MAC, d.SN)
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows (sent with two spaces on each side)")
 			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
@@ -245,7 +245,7 @@ func (env *Env) declareMessageStored(f device.Format) {
 			v := effectMessage(env.Faker(id))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", link.Describe(r))
 			after := env.logSettled(ctx, env.Target.MAC)
 			w.expectStored(ctx, env, env.Target.MAC, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
@@ -270,7 +270,7 @@ func (env *Env) declareNamedGatewayMessage(f device.Format) {
 			v := effectMessage(env.Faker(id))
 			c.Set(device.FieldMessageValue, v)
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message to gateway %s of the account was not accepted: %s", mac, link.Describe(r))
 			after := env.logSettled(ctx, mac)
 			w.expectStored(ctx, env, mac, before.GainedMessage(after, observer.Message{Type: "message", Value: v}))
 		})
@@ -295,7 +295,7 @@ func (env *Env) declareOtherGatewayMessage(f device.Format) {
 			c := env.Base(device.SendMessage, "", "")
 			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", link.Describe(r))
 			// The message is on the tested gateway first (so that a late
 			// one is not missed), then on no other.
 			env.mustLog(ctx, env.Target.MAC)
@@ -329,12 +329,12 @@ func (env *Env) declareRefusedRenamesKept(f device.Format) {
 				trial.From(ctx).By("a rename " + rn.what)
 				before := env.mustRead(ctx, rn.mac, rn.sn)
 				r := env.sendEffect(ctx, rn.c, f)
-				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "a rename %s was accepted: %s", rn.what, describe(r))
+				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "a rename %s was accepted: %s", rn.what, link.Describe(r))
 				after := env.mustRead(ctx, rn.mac, rn.sn)
 				trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "the name of device %s after a refused rename %s", rn.sn, rn.what)
 			}
 			w.expectKept(ctx, env, "the refused renames")
-			ctl.conclude(ctx)
+			ctl.Conclude(ctx)
 		})
 }
 
@@ -364,7 +364,7 @@ func (env *Env) declareUnicodeEscapes(f device.Format) {
 			raw := []byte(strings.Replace(body, string(plain), `"`+esc.String()+`"`, 1))
 			c.Raw = func(device.Format) []byte { return raw }
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "an update_name with \\u escapes was not accepted: %s", link.Describe(r))
 			after := env.readSettled(ctx, env.Target.MAC, d.SN)
 			trial.From(ctx).Expect(after.Name).To(gomega.Equal(name), "the name the observer shows after a rename written %s", esc.String())
 			w.expectKept(ctx, env, "the rename of "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
@@ -386,7 +386,7 @@ func (env *Env) declareMessageStateKept(f device.Format) {
 			c := env.Base(device.SendMessage, "", "")
 			c.Set(device.FieldMessageValue, effectMessage(env.Faker(id)))
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid message was not accepted: %s", link.Describe(r))
 			expectUnchanged(ctx, before, env.readAll(ctx, devs), "a message")
 		})
 }
@@ -418,7 +418,7 @@ func (env *Env) declareIsolation(op device.Operation, f device.Format) {
 				c.Set(device.FieldName, effectName(env.Faker(id), self.Name))
 			}
 			r := env.sendEffect(ctx, c, f)
-			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid %s was not accepted: %s", op.Name(), link.Describe(r))
 			env.readSettled(ctx, env.Target.MAC, d.SN)
 			w.expectKept(ctx, env, "the "+op.Name()+" to "+d.Type+" "+d.SN+" of gateway "+env.Target.MAC)
 		})
@@ -468,7 +468,7 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c := build(before)
 	r := env.sendEffect(ctx, c, f)
-	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+	trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", link.Describe(r))
 	after := env.readSettled(ctx, env.Target.MAC, d.SN)
 	trial.From(ctx).Expect(after.Name).To(gomega.Equal(before.Name), "a refused command changed the device's name")
 	var changed []string
@@ -481,7 +481,7 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 	if len(changed) > 0 {
 		trial.From(ctx).Fail("a refused command changed the device: " + strings.Join(changed, "; "))
 	}
-	ctl.conclude(ctx)
+	ctl.Conclude(ctx)
 }
 
 // changedCommand is a command to d that gives every field of its type a

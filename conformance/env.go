@@ -11,10 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/batch"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/control"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/schedule"
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 // Env is everything the checks need to know about the run, filled from the
@@ -51,7 +54,7 @@ type Env struct {
 	// Concurrency is the most requests in flight at once (--concurrency):
 	// a device's checks that judge only an answer, or a refusal that must
 	// change nothing, are sent together this many at a time, and each
-	// gateway's message answers too (concurrent.go); 1 sends every
+	// gateway's message answers too (package batch); 1 sends every
 	// request alone, one after another; 0 is DefaultConcurrency.
 	Concurrency int
 	// lk is how the run speaks to its target (link).
@@ -71,11 +74,13 @@ type Env struct {
 	assignment map[string]int
 	// controls are the answers to the valid twins of refusals, one per
 	// operation, format and device (control).
-	ctlMu    sync.Mutex
-	controls map[controlKey]controlResult
-	// slow holds the devices' answer times and the checks sent
-	// concurrently on a slow device (concurrent.go).
-	slow slowState
+	controls control.Store
+	// bt holds the devices' answer times and the checks sent together
+	// against a far target (package batch); suite is the run's filter,
+	// to plan only checks that will run.
+	batchOnce sync.Once
+	bt        *batch.Sender
+	suite     types.SuiteConfig
 	// ahead holds the checks run ahead of their place, devices side by
 	// side (ahead.go).
 	ahead schedule.Ahead
@@ -96,6 +101,15 @@ type Env struct {
 // most of the gain, and is little for any service on a LAN or loopback,
 // which answers each request in a millisecond or less.
 const DefaultConcurrency = 32
+
+// batch is the run's batches (package batch), made on first use.
+func (env *Env) batch() *batch.Sender {
+	env.batchOnce.Do(func() {
+		env.bt = batch.New(batch.Config{Bench: &env.Bench, Link: env.link, Controls: &env.controls, PutBack: env.putBack,
+			Concurrency: env.concurrency(), DryRun: env.DryRun, Ahead: &env.ahead, Trips: &env.chain})
+	})
+	return env.bt
+}
 
 // concurrency is Concurrency with its default.
 func (env *Env) concurrency() int {

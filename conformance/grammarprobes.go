@@ -110,14 +110,14 @@ func (env *Env) declareHeadChecks() {
 			env.itAbout(m, env.caseKey(c, f), func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
-				trial.From(ctx).Expect(r.Status/100).NotTo(gomega.Equal(2), "HEAD was answered as allowed: %s", describe(r))
-				ctl.conclude(ctx)
+				trial.From(ctx).Expect(r.Status/100).NotTo(gomega.Equal(2), "HEAD was answered as allowed: %s", link.Describe(r))
+				ctl.Conclude(ctx)
 			})
 			ms := caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's 405",
 				capital(c.Title)+" SHOULD be answered 405 with Allow: POST (CONTRACT 2; a HEAD answer has no body).")
 			env.itAbout(ms, env.caseKey(c, f), func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				trial.From(ctx).Expect(r.Status).To(gomega.Equal(http.StatusMethodNotAllowed), "status code: %s", describe(r))
+				trial.From(ctx).Expect(r.Status).To(gomega.Equal(http.StatusMethodNotAllowed), "status code: %s", link.Describe(r))
 				trial.From(ctx).Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")
 			})
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/observer"
+	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/conformance/trial"
 )
 
@@ -36,7 +37,7 @@ import (
 // append to the tested gateway's messages meanwhile: those are not
 // watched, and a check that is not Shared (check.Traits) and runs on a
 // worker other than worker 0 (which alone changes other gateways' devices,
-// for the whole-fleet checks and the stand-ins of spread.go) watches
+// for the whole-fleet checks and the stand-ins of package batch) watches
 // nothing more than what it names.
 
 const (
@@ -374,3 +375,6 @@ func orNothing(v string, st map[string]any, k string) string {
 	}
 	return v
 }
+
+// runAll runs jobs, Concurrency at a time, and waits for them.
+func (env *Env) runAll(jobs []func()) { schedule.N(jobs, env.concurrency()) }

@@ -3,6 +3,7 @@ package conformance
 import (
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
 
 // The effects a check judges are read from the observer (package
@@ -80,4 +81,12 @@ func (env *Env) CloseIdleConnections() {
 		env.Client.CloseIdleConnections()
 	}
 	observer.CloseIdleConnections()
+}
+
+// timeAnswer keeps the answer time of a request, by the device it names,
+// for the run's batches (package batch).
+func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
+	if ex.Duration > 0 {
+		env.batch().TimeAnswer(env.link().Key(req), ex.Duration)
+	}
 }

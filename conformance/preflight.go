@@ -300,7 +300,7 @@ func preflightFailures(answers []preflightAnswer) []string {
 			// A server error to a valid request is the first thing a
 			// vendor must read, not a line in the tail of the failures.
 			refused = append(refused, fmt.Sprintf("pre-flight: the valid %s was answered with a server error (%s): the target fails on a valid request; the run goes on, that check fails unless the target answers it then, and the refusal checks that need it as their control are inconclusive",
-				a.p.what, describe(r)))
+				a.p.what, link.Describe(r)))
 			continue
 		}
 		refused = append(refused, fmt.Sprintf("pre-flight: the valid %s was %s: a conformance failure, not a set-up problem: the run goes on, that check fails, and the refusal checks that need it as their control are inconclusive",
@@ -313,9 +313,9 @@ func preflightFailures(answers []preflightAnswer) []string {
 // error, or answered with something other than the success body.
 func refusedWords(r *client.Response) string {
 	if r.Status/100 == 2 && r.StatusField != "error" {
-		return "answered " + describe(r) + " instead of status success"
+		return "answered " + link.Describe(r) + " instead of status success"
 	}
-	return "refused (" + describe(r) + ")"
+	return "refused (" + link.Describe(r) + ")"
 }
 
 // setupRefusal says whether an error code blames the request's
@@ -358,7 +358,7 @@ func preflightKeys(ctx context.Context, e *Env) error {
 			}
 			key := maskKey(k.Key)
 			head := fmt.Sprintf("pre-flight: the valid %s to gateway %s of account %s with api_key %s was refused (%s): ",
-				device.SendMessage.Name(), a.Gateways[0].MAC, a.ID, key, describe(r))
+				device.SendMessage.Name(), a.Gateways[0].MAC, a.ID, key, link.Describe(r))
 			tail := "; nothing checked (--skip-preflight runs the checks anyway)"
 			switch r.ErrorCode {
 			case device.CodeBadSignature:
@@ -381,7 +381,7 @@ func preflightKeys(ctx context.Context, e *Env) error {
 // refused, from the error the target gave.
 func refusalCause(e *Env, p preflightRequest, r *client.Response) string {
 	key := maskKey(e.Target.Key.Key)
-	head := fmt.Sprintf("pre-flight: the valid %s was refused (%s): ", p.what, describe(r))
+	head := fmt.Sprintf("pre-flight: the valid %s was refused (%s): ", p.what, link.Describe(r))
 	tail := "; nothing checked (--skip-preflight runs the checks anyway)"
 	switch r.ErrorCode {
 	case device.CodeBadSignature:

@@ -75,7 +75,7 @@ func (env *Env) ask(ctx context.Context, c catalog.Call, f device.Format) (*clie
 	if link.Accepted(r) {
 		verdict = "accepted"
 	}
-	return r, verdict + " (" + describe(r) + ")"
+	return r, verdict + " (" + link.Describe(r) + ")"
 }
 
 func (env *Env) needDevice(ctx context.Context, typeName string) (string, bool) {
@@ -428,4 +428,64 @@ func cut(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// asked is what a probe's request got: the answer (nil when none came)
+// and the words ask gives it.
+type asked struct {
+	r   *client.Response
+	got string
+}
+
+// askAll asks each call in format f, as ask does one after another, and
+// gives what each got, in order. When they all name one device of a
+// target across a network (batch.Sender.FarDevice), they are sent
+// together (Concurrency at a time): a probe judges nothing and only
+// reports answers, which do not depend on the order the device takes them
+// in. Their exchanges are recorded in order; the device's expected state
+// is then unknown (the order the target applied the accepted ones in is),
+// so it is forgotten rather than waited for.
+func (env *Env) askAll(ctx context.Context, calls []catalog.Call, f device.Format) []asked {
+	out := make([]asked, len(calls))
+	sn := ""
+	for i, c := range calls {
+		if i == 0 {
+			sn = catalog.HexOnly(c.SN)
+		}
+		if c.SN == "" || catalog.HexOnly(c.SN) != sn {
+			sn = ""
+			break
+		}
+	}
+	if len(calls) < 2 || sn == "" || !env.batch().FarDevice(sn) || env.concurrency() < 2 || env.DryRun || env.MaxRequests > 0 || env.link().Stopped() {
+		for i, c := range calls {
+			out[i].r, out[i].got = env.ask(ctx, c, f)
+		}
+		return out
+	}
+	trial.From(ctx).By(fmt.Sprintf("%d requests to the device %s sent together (they are only reported, not judged)", len(calls), env.DeviceName(sn)))
+	exs := make([]client.Exchange, len(calls))
+	errs := make([]error, len(calls))
+	jobs := make([]func(), len(calls))
+	for i, c := range calls {
+		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.link().RoundTrip(ctx, c.Request(f)) }
+	}
+	env.runAll(jobs)
+	anyAccepted := false
+	for i := range calls {
+		env.link().Record(ctx, exs[i])
+		if errs[i] != nil {
+			out[i].r, out[i].got = nil, fmt.Sprintf("no answer from the target: %v", errs[i])
+			continue
+		}
+		verdict := "rejected"
+		if link.Accepted(out[i].r) {
+			verdict, anyAccepted = "accepted", true
+		}
+		out[i].got = verdict + " (" + link.Describe(out[i].r) + ")"
+	}
+	if anyAccepted {
+		env.link().Forget(sn)
+	}
+	return out
 }

@@ -2,11 +2,11 @@ package conformance
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gwdmi/gwtools/conformance/batch"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -41,35 +41,14 @@ func (env *Env) send(ctx context.Context, c catalog.Call, f device.Format) *clie
 		trial.From(ctx).Entry("exchange", ex, ginkgo.ReportEntryVisibilityNever)
 		trial.From(ctx).Skip("dry run: not sent")
 	}
-	if st, ok := env.replayStep(ctx, false); ok {
-		// Sent with the other checks of its slow device.
-		env.link().Record(ctx, st.ex)
-		return st.resp
+	if st, ok := batch.Replay(ctx, false); ok {
+		// Sent with the other checks of its device.
+		env.link().Record(ctx, st.Ex)
+		return st.Resp
 	}
 	resp, err := env.link().Exchange(ctx, req)
 	if err != nil {
 		trial.From(ctx).Fail(err.Error())
 	}
 	return resp
-}
-
-// describe says in one line what the target answered.
-func describe(r *client.Response) string {
-	if r == nil {
-		return "no answer"
-	}
-	s := fmt.Sprintf("HTTP %d", r.Status)
-	if r.StatusField != "" {
-		s += ", status " + r.StatusField
-	}
-	if r.ErrorCode != "" {
-		s += ", error " + r.ErrorCode
-		if r.ErrorField != "" {
-			s += " (" + r.ErrorField + ")"
-		}
-	}
-	if r.ParseError != "" {
-		s += ", body unreadable: " + r.ParseError
-	}
-	return s
 }

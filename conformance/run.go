@@ -71,7 +71,7 @@ func (f *failer) Fail() { f.failed = true }
 func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env := cfg.Env
 	x := &execution{cfg: cfg}
-	env.slow.suite = cfg.Suite
+	env.suite = cfg.Suite
 	// The run's flags as they are now (a --parallel worker's, the
 	// reports' credentials): the pre-flight may have spoken to the target
 	// before they were all set.
@@ -97,7 +97,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 		}
 		note := func() string {
 			var parts []string
-			for _, n := range []string{env.AheadNote(), env.ChainNote(), env.SlowNote()} {
+			for _, n := range []string{env.AheadNote(), env.ChainNote(), env.batch().SlowNote()} {
 				if n != "" {
 					parts = append(parts, n)
 				}
@@ -132,7 +132,7 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	opts.Catalog.Version, opts.Catalog.Hash = CatalogVersion, CatalogHash()
 	env := x.cfg.Env
 	opts.Schedule = &report.Schedule{Concurrency: env.concurrency()}
-	if who, trips, took := env.CriticalPath(); who != "" && env.slow.sentAhead() {
+	if who, trips, took := env.CriticalPath(); who != "" && env.batch().SentAhead() {
 		opts.Schedule.CriticalPath = &report.Chain{Of: who, RoundTrips: trips, Seconds: math.Round(took.Seconds()*100) / 100}
 	}
 	opts.Schedule.Ahead = env.aheadRun()

@@ -8,8 +8,10 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
+	"github.com/gwdmi/gwtools/conformance/batch"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/control"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -50,7 +52,7 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 		if why := env.observeSkip(); why != "" {
 			trial.From(ctx).Skip(why)
 		}
-		var ctl controlResult
+		var ctl control.Result
 		if !valid {
 			ctl = env.caseControl(ctx, c, f)
 		}
@@ -58,13 +60,13 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 		var why string
 		if valid {
 			// On a slow device without a stand-in: judged from its lane
-			// when it passed there (lanes.go), else alone as below.
-			if env.inLane(ctx, m.ID, c, f) {
+			// when it passed there (package batch), else alone as below.
+			if env.batch().InLane(ctx, m.ID, c, f) {
 				return
 			}
 			if trial.From(ctx).IsLive() {
-				t, _, why = env.standIn(c, f)
-			} else if env.slowWithStandIn(c) {
+				t, _, why = env.batch().StandIn(c, f)
+			} else if env.batch().SlowWithStandIn(c) {
 				// A stand-in sets the run's target for the check: never
 				// while other devices' checks run beside it (ahead.go).
 				trial.From(ctx).InPlace("its device is slow: it runs in its place, where it may move to a stand-in")
@@ -80,13 +82,13 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 			after = env.snapshot(ctx, req)
 		})
 		if !valid {
-			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
+			trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", link.Describe(r))
 			trial.From(ctx).Expect(after.Device).To(gomega.Equal(before.Device), "a rejected request changed the device")
 			trial.From(ctx).Expect(before.Log.UnchangedBy(after.Log, observer.Message{Type: sent.Get(device.FieldMessageType), Value: sent.Get(device.FieldMessageValue)})).To(gomega.BeTrue(), "a rejected request changed the gateway's messages (%s)", before.Log.Change(after.Log))
-			ctl.conclude(ctx)
+			ctl.Conclude(ctx)
 			return
 		}
-		trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
+		trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", link.Describe(r))
 		expectApplied(ctx, sent, before, after, !c.Want.OK)
 	}
 	if env.Observer == "" {
@@ -95,28 +97,42 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 	}
 	if valid {
 		// A valid value's state check: on a slow device with no stand-in,
-		// sent in its device's lane (lanes.go).
-		p := plan{c: c, formats: []device.Format{f}, kind: planValidState}
-		env.planCheck(m, p)
+		// sent in its device's lane (package batch).
+		env.planCheck(m, batch.Plan{Case: c, Formats: []device.Format{f}, Kind: batch.ValidState})
 		env.itAbout(m, env.caseKey(c, f), body)
 		return
 	}
 	// A refusal's state check changes nothing when the target is right:
 	// on a slow device it reads, sends and reads with the others.
-	env.itPlanned(m, plan{c: c, formats: []device.Format{f}, kind: planRefusalState, refusal: true}, body)
+	env.itPlanned(m, batch.Plan{Case: c, Formats: []device.Format{f}, Kind: batch.RefusalState, Refusal: true}, body)
+}
+
+// onStandIn runs body with the run's target set to t (the slow device's
+// stand-in): the check builds, sends, reads back and arranges the put-back
+// for the stand-in. The checks of a process run one at a time, and
+// nothing else reads env.Target meanwhile (batch.Sender.SlowNote reads
+// the fleet).
+func (env *Env) onStandIn(ctx context.Context, t *fleet.Target, why string, body func()) {
+	ginkgo.GinkgoHelper()
+	if t == nil {
+		body()
+		return
+	}
+	trial.From(ctx).By(why)
+	saved := env.Target
+	env.Target = t
+	defer func() { env.Target = saved }()
+	body()
 }
 
 // state is what the observer shows about the device and gateway a call
 // concerns.
-type state struct {
-	Device *observer.Device
-	Log    observer.Log
-}
+type state = observer.State
 
 func (env *Env) snapshot(ctx context.Context, c catalog.Call) state {
 	ginkgo.GinkgoHelper()
-	if st, ok := env.replayStep(ctx, true); ok {
-		return *st.st
+	if st, ok := batch.Replay(ctx, true); ok {
+		return *st.State
 	}
 	var s state
 	if c.SN != "" {
@@ -170,8 +186,8 @@ func expectApplied(ctx context.Context, c catalog.Call, before, after state, str
 		}
 		got, exp := observer.Values(after.Device.State), observer.Values(want)
 		if !strict {
-			foldEnums(t, got)
-			foldEnums(t, exp)
+			catalog.FoldEnums(t, got)
+			catalog.FoldEnums(t, exp)
 		}
 		trial.From(ctx).Expect(got).To(gomega.Equal(exp), "device state after the command")
 		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(before.Device.Name), "the command changed the name")
@@ -182,16 +198,6 @@ func expectApplied(ctx context.Context, c catalog.Call, before, after state, str
 	case device.UpdateName:
 		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.Get(device.FieldName))), "name after update_name")
 		trial.From(ctx).Expect(observer.Values(after.Device.State)).To(gomega.Equal(observer.Values(before.Device.State)), "update_name changed the state")
-	}
-}
-
-// foldEnums writes the enumerated values of a type's state in lower case,
-// for checks that do not judge their letter case.
-func foldEnums(t *oracle.Type, m map[string]string) {
-	for _, fd := range t.Fields {
-		if v, ok := m[fd.Name]; ok && fd.Kind == oracle.Enum {
-			m[fd.Name] = strings.ToLower(v)
-		}
 	}
 }
 
@@ -231,7 +237,7 @@ func (env *Env) putBack(ctx context.Context, c catalog.Call) {
 type touched struct {
 	dev fleet.Device
 	// mac is the device's gateway: the tested one, or a stand-in's
-	// (spread.go).
+	// (package batch).
 	mac   string
 	name  string
 	state map[string]any

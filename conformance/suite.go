@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"mime"
+	"regexp"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
+	"github.com/gwdmi/gwtools/conformance/batch"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/control"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/rules"
@@ -86,44 +90,44 @@ func (env *Env) declare(c catalog.Case) {
 		switch {
 		case c.Want.OK:
 			env.itPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is answered with success",
-				capital(c.Title)+" MUST be answered with status success."), plan{c: c, formats: one}, func(ctx context.Context) {
+				capital(c.Title)+" MUST be answered with status success."), batch.Plan{Case: c, Formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", describe(r))
+				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", link.Describe(r))
 			})
 		case c.Want.ContractOK:
 			env.itPlanned(caseMeta(&c, id, check.Should, f, capital(c.Title)+" is answered with success",
-				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), plan{c: c, formats: one}, func(ctx context.Context) {
+				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), batch.Plan{Case: c, Formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", describe(r))
+				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", link.Describe(r))
 			})
 		case c.Want.Must:
 			env.itPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is rejected",
-				capital(c.Title)+" MUST NOT be answered with success."), plan{c: c, formats: one, refusal: true}, func(ctx context.Context) {
+				capital(c.Title)+" MUST NOT be answered with success."), batch.Plan{Case: c, Formats: one, Refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
-				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", describe(r))
-				ctl.conclude(ctx)
+				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeFalse(), "an invalid request was accepted: %s", link.Describe(r))
+				ctl.Conclude(ctx)
 			})
 		}
 		if refusal {
 			env.itPlanned(caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
-				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), plan{c: c, formats: one, refusal: true}, func(ctx context.Context) {
+				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), batch.Plan{Case: c, Formats: one, Refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
-				if !ctl.ok && !link.Accepted(r) {
-					ctl.conclude(ctx) // its error may be the credentials', not the case's
+				if !ctl.OK && !link.Accepted(r) {
+					ctl.Conclude(ctx) // its error may be the credentials', not the case's
 				}
 				expectError(ctx, r, c.Want, f)
-				ctl.conclude(ctx)
+				ctl.Conclude(ctx)
 			})
 		}
 		if c.Want.OK && hasTag(c.Tags, "valid") {
 			m := caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
 				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
 			m.Section = "2.5" // the response's status field
-			env.itPlanned(m, plan{c: c, formats: one}, func(ctx context.Context) {
+			env.itPlanned(m, batch.Plan{Case: c, Formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
-				trial.From(ctx).Expect(r.Status).To(gomega.Equal(200), "status: %s", describe(r))
+				trial.From(ctx).Expect(r.Status).To(gomega.Equal(200), "status: %s", link.Describe(r))
 				expectFormat(ctx, r, f)
 				trial.From(ctx).Expect(r.StatusField).To(gomega.Equal("success"))
 			})
@@ -140,9 +144,9 @@ func (env *Env) declare(c catalog.Case) {
 		env.itPlanned(caseMeta(&c, c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
 			capital(c.Title)+" "+map[check.Level]string{check.Must: "MUST", check.Should: "SHOULD"}[level]+
 				" get the same verdict and status code in JSON as in XML.", "parity"),
-			plan{c: c, formats: []device.Format{device.JSON, device.XML}, refusal: !c.Want.OK && !c.Want.ContractOK}, func(ctx context.Context) {
+			batch.Plan{Case: c, Formats: []device.Format{device.JSON, device.XML}, Refusal: !c.Want.OK && !c.Want.ContractOK}, func(ctx context.Context) {
 				refusal := !c.Want.OK && !c.Want.ContractOK
-				var ctls []controlResult
+				var ctls []control.Result
 				if refusal {
 					ctls = append(ctls, env.caseControl(ctx, c, device.JSON), env.caseControl(ctx, c, device.XML))
 				}
@@ -150,29 +154,84 @@ func (env *Env) declare(c catalog.Case) {
 				rj := env.sendCase(ctx, c, device.JSON)
 				trial.From(ctx).By("sending the case in XML")
 				rx := env.sendCase(ctx, c, device.XML)
-				trial.From(ctx).Expect(link.Accepted(rx)).To(gomega.Equal(link.Accepted(rj)), "JSON: %s; XML: %s", describe(rj), describe(rx))
+				trial.From(ctx).Expect(link.Accepted(rx)).To(gomega.Equal(link.Accepted(rj)), "JSON: %s; XML: %s", link.Describe(rj), link.Describe(rx))
 				if refusal && !link.Accepted(rj) && !link.Accepted(rx) {
 					for _, ctl := range ctls {
-						ctl.conclude(ctx) // both refused: alike only if the valid ones are accepted
+						ctl.Conclude(ctx) // both refused: alike only if the valid ones are accepted
 					}
 				}
 				if !refusal && !link.Accepted(rj) && !link.Accepted(rx) {
 					// A valid request refused in both formats: its own checks
 					// fail; that the formats agree in refusing it proves nothing.
-					controlResult{what: "the valid request was refused in both formats (JSON: " + describe(rj) + "; XML: " + describe(rx) + ")"}.conclude(ctx)
+					control.Result{What: "the valid request was refused in both formats (JSON: " + link.Describe(rj) + "; XML: " + link.Describe(rx) + ")"}.Conclude(ctx)
 				}
-				trial.From(ctx).Expect(rx.Status).To(gomega.Equal(rj.Status), "JSON: %s; XML: %s", describe(rj), describe(rx))
+				trial.From(ctx).Expect(rx.Status).To(gomega.Equal(rj.Status), "JSON: %s; XML: %s", link.Describe(rj), link.Describe(rx))
 			})
 	}
 }
 
-// itPlanned declares a check whose requests may be sent concurrently
-// with the other checks of a slow device (concurrent.go).
-func (env *Env) itPlanned(m check.Meta, p plan, body func(context.Context)) bool {
+// itPlanned declares a check whose requests may be sent together with
+// the other checks of its device when the target is far (package batch).
+func (env *Env) itPlanned(m check.Meta, p batch.Plan, body func(context.Context)) bool {
 	env.planCheck(m, p)
-	return env.itAbout(m, env.caseKey(p.c, p.formats[0]), func(ctx context.Context) {
-		env.concurrently(ctx, m.ID, body)
+	return env.itAbout(m, env.caseKey(p.Case, p.Formats[0]), func(ctx context.Context) {
+		env.batch().Run(ctx, m.ID, body)
 	})
+}
+
+// planCheck hands a check of a case to the run's batches (package batch),
+// when it will run in this process and its requests may go with others.
+func (env *Env) planCheck(m check.Meta, p batch.Plan) {
+	if env.collect != nil || env.DryRun || env.MaxRequests > 0 || p.Case.WholeFleet || env.concurrency() < 2 {
+		return
+	}
+	if strings.Contains(p.Case.ID, ".timestamp.") && hasTag(p.Case.Tags, "boundary") {
+		// A timestamp a second from the window's edge means what it
+		// tests only when sent in the second it names: never held back
+		// behind other requests.
+		return
+	}
+	if p.Case.Op == device.SendMessage && p.Kind == batch.ValidState {
+		// A valid message's state check wants its message last in the
+		// gateway's log, which every message sent beside it would change:
+		// it runs alone. A refusal's looks only for its own message
+		// (observer.Log.UnchangedBy), whatever else the log gains.
+		return
+	}
+	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
+		return
+	}
+	if !willRun(env.suite, check.Finish(m)) {
+		return
+	}
+	p.ID = m.ID
+	env.batch().Plan(p)
+}
+
+// willRun says whether Ginkgo will run a check under the run's filter,
+// as Ginkgo decides it (its label filter, focus and skip on the spec's
+// full text).
+func willRun(cfg types.SuiteConfig, m check.Meta) bool {
+	if cfg.LabelFilter != "" {
+		f, err := types.ParseLabelFilter(cfg.LabelFilter)
+		if err != nil || !f(m.Labels()) {
+			return false
+		}
+	}
+	text := "gwconform " + suiteText + " " + m.Text()
+	if len(cfg.FocusStrings) > 0 {
+		re, err := regexp.Compile(strings.Join(cfg.FocusStrings, "|"))
+		if err != nil || !re.MatchString(text) {
+			return false
+		}
+	}
+	if len(cfg.SkipStrings) > 0 {
+		re, err := regexp.Compile(strings.Join(cfg.SkipStrings, "|"))
+		if err != nil || re.MatchString(text) {
+			return false
+		}
+	}
+	return true
 }
 
 // sendCase builds a case's request, arranges for the device to be put back
@@ -203,15 +262,15 @@ func (env *Env) buildCase(ctx context.Context, c catalog.Case, f device.Format) 
 // expectError checks an answer against the CONTRACT's error.
 func expectError(ctx context.Context, r *client.Response, w catalog.Expectation, f device.Format) {
 	ginkgo.GinkgoHelper()
-	trial.From(ctx).Expect(r.Status).To(gomega.Equal(w.Status), "status code: %s", describe(r))
+	trial.From(ctx).Expect(r.Status).To(gomega.Equal(w.Status), "status code: %s", link.Describe(r))
 	expectFormat(ctx, r, w.ErrorFormat(f))
-	trial.From(ctx).Expect(r.StatusField).To(gomega.Equal("error"), "status field: %s", describe(r))
+	trial.From(ctx).Expect(r.StatusField).To(gomega.Equal("error"), "status field: %s", link.Describe(r))
 	if len(w.Codes) > 0 {
-		trial.From(ctx).Expect(w.Codes).To(gomega.ContainElement(r.ErrorCode), "error code: %s", describe(r))
+		trial.From(ctx).Expect(w.Codes).To(gomega.ContainElement(r.ErrorCode), "error code: %s", link.Describe(r))
 	}
 	if w.Field != "" {
 		// Errors name the field as the request wrote it ("cooling point" in JSON).
-		trial.From(ctx).Expect(r.ErrorField).To(gomega.Equal(w.WireField(f)), "error field: %s", describe(r))
+		trial.From(ctx).Expect(r.ErrorField).To(gomega.Equal(w.WireField(f)), "error field: %s", link.Describe(r))
 	}
 	trial.From(ctx).Expect(r.ErrorMessage).NotTo(gomega.BeEmpty(), "the error has no message")
 	if w.Allow {

@@ -57,3 +57,29 @@ func (b *Bench) AnyDevice() (fleet.Device, bool) {
 	}
 	return fleet.Device{}, false
 }
+
+// DeviceName is a device of the fleet by type and serial. It reads the
+// fleet, never b.Target (a check may set that to a stand-in while the
+// progress line is written).
+func (b *Bench) DeviceName(sn string) string {
+	if d, ok := b.FleetDevice(sn); ok {
+		return d.Type + " " + d.SN
+	}
+	return sn
+}
+
+// FleetDevice is the fleet's device of a serial (HexOnly).
+func (b *Bench) FleetDevice(sn string) (fleet.Device, bool) {
+	if b.Fleet != nil {
+		for _, a := range b.Fleet.Accounts {
+			for _, g := range a.Gateways {
+				for _, d := range g.Devices {
+					if HexOnly(d.SN) == sn {
+						return d, true
+					}
+				}
+			}
+		}
+	}
+	return fleet.Device{}, false
+}

@@ -43,3 +43,13 @@ func HexOnly(s string) string {
 	}
 	return b.String()
 }
+
+// FoldEnums writes the enumerated values of a type's state in lower case,
+// for checks that do not judge their letter case.
+func FoldEnums(t *oracle.Type, m map[string]string) {
+	for _, fd := range t.Fields {
+		if v, ok := m[fd.Name]; ok && fd.Kind == oracle.Enum {
+			m[fd.Name] = strings.ToLower(v)
+		}
+	}
+}

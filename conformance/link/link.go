@@ -224,6 +224,27 @@ func Accepted(r *client.Response) bool {
 	return r != nil && r.Status/100 == 2 && r.StatusField == "success"
 }
 
+// Describe says in one line what the target answered.
+func Describe(r *client.Response) string {
+	if r == nil {
+		return "no answer"
+	}
+	s := fmt.Sprintf("HTTP %d", r.Status)
+	if r.StatusField != "" {
+		s += ", status " + r.StatusField
+	}
+	if r.ErrorCode != "" {
+		s += ", error " + r.ErrorCode
+		if r.ErrorField != "" {
+			s += " (" + r.ErrorField + ")"
+		}
+	}
+	if r.ParseError != "" {
+		s += ", body unreadable: " + r.ParseError
+	}
+	return s
+}
+
 // LogPrefix begins the key of a gateway's messages (LogKey).
 const LogPrefix = "gw:"
 

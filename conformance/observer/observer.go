@@ -108,6 +108,14 @@ type Device struct {
 	State map[string]any `json:"state"`
 }
 
+// State is what the observer shows about the device and gateway a call
+// concerns: the device (nil when the call names none) and, for a message,
+// the gateway's messages.
+type State struct {
+	Device *Device
+	Log    Log
+}
+
 // Message is one entry of GET /_sim/gateways/{mac}/messages; an observer
 // may add other members (gwsim adds the time), which are not compared.
 type Message struct {

@@ -1,4 +1,4 @@
-package conformance
+package batch
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 )
 
 // The lane: the state checks of valid values of a slow device that has
-// no stand-in (spread.go). Such a check reads the device, sends one valid
+// no stand-in (standin.go). Such a check reads the device, sends one valid
 // command and reads it again, wanting exactly the value sent and every
 // other field as the command said. Against a device that answers after
 // 1.5 s the Thermostat's hundred-odd of them cost three minutes one after
@@ -103,7 +103,7 @@ type laneResult struct {
 
 // laneMember is a check of a lane, ready to send.
 type laneMember struct {
-	p    plan
+	p    Plan
 	f    device.Format
 	call catalog.Call
 	want map[string]string
@@ -119,22 +119,21 @@ type lanesNote struct {
 
 // laneable are the state checks of valid values of a slow device that go
 // in its lane (the others run alone, as before), with their commands.
-func (env *Env) laneable(states []plan) []laneMember {
-	s := &env.slow
+func (s *Sender) laneable(states []Plan) []laneMember {
 	s.mu.Lock()
 	refused := map[string]bool{}
 	for k := range s.stand.refused {
 		refused[k] = true
 	}
 	s.mu.Unlock()
-	sort.Slice(states, func(i, j int) bool { return states[i].id < states[j].id })
+	sort.Slice(states, func(i, j int) bool { return states[i].ID < states[j].ID })
 	var out []laneMember
 	for _, p := range states {
-		f := p.formats[0]
-		if refused[p.c.ID+"/"+f.String()] {
+		f := p.Formats[0]
+		if refused[p.Case.ID+"/"+f.String()] {
 			continue // it fails alone, as in any run
 		}
-		if m, ok := env.laneCommand(p, f); ok {
+		if m, ok := s.laneCommand(p, f); ok {
 			out = append(out, m)
 		}
 	}
@@ -144,9 +143,9 @@ func (env *Env) laneable(states []plan) []laneMember {
 // laneCommand is a valid case's command with the values it must leave;
 // false when the command is not one value per field of its type (a raw
 // body, a field under another name or missing).
-func (env *Env) laneCommand(p plan, f device.Format) (laneMember, bool) {
-	c, skip := p.c.Build(&env.Bench, f, p.c.ID)
-	if skip != "" || c.Raw != nil || c.Op != device.SendCommand || p.c.Field == "" {
+func (s *Sender) laneCommand(p Plan, f device.Format) (laneMember, bool) {
+	c, skip := p.Case.Build(s.bench, f, p.Case.ID)
+	if skip != "" || c.Raw != nil || c.Op != device.SendCommand || p.Case.Field == "" {
 		return laneMember{}, false
 	}
 	t, ok := oracle.LookupType(c.Type)
@@ -173,7 +172,7 @@ func (env *Env) laneCommand(p plan, f device.Format) (laneMember, bool) {
 			want[fd.Name] = v
 		}
 	}
-	if len(want) != len(t.Fields) || want[p.c.Field] == "" {
+	if len(want) != len(t.Fields) || want[p.Case.Field] == "" {
 		return laneMember{}, false
 	}
 	return laneMember{p: p, f: f, call: c, want: want, key: stateKey(t, want)}, true
@@ -188,7 +187,7 @@ func stateKey(t *oracle.Type, state map[string]string) string {
 	for k, v := range state {
 		m[k] = v
 	}
-	foldEnums(t, m)
+	catalog.FoldEnums(t, m)
 	var b strings.Builder
 	for _, fd := range t.Fields {
 		b.WriteString(fd.Name + "=" + m[fd.Name] + ";")
@@ -198,18 +197,18 @@ func stateKey(t *oracle.Type, state map[string]string) string {
 
 // runLanes sends the lane checks of a slow device (sn) and gives each
 // check judged there what it got; the others run alone.
-func (env *Env) runLanes(ctx context.Context, sn string, members []laneMember) map[string]*fetched {
+func (s *Sender) runLanes(ctx context.Context, sn string, members []laneMember) map[string]*fetched {
 	out := map[string]*fetched{}
-	if len(members) == 0 || ctx.Err() != nil || env.link().Stopped() {
+	if len(members) == 0 || ctx.Err() != nil || s.link().Stopped() {
 		return out
 	}
-	mac, dev := env.Target.MAC, members[0].call.SN
-	before, err := env.link().ReadDeviceNow(ctx, mac, dev)
+	mac, dev := s.bench.Target.MAC, members[0].call.SN
+	before, err := s.link().ReadDeviceNow(ctx, mac, dev)
 	if err != nil {
 		return out
 	}
 	t0 := time.Now()
-	res := env.runLane(ctx, mac, dev, before.Name, members)
+	res := s.runLane(ctx, mac, dev, before.Name, members)
 	note := lanesNote{took: time.Since(t0)}
 	late := false
 	for i, m := range members {
@@ -218,24 +217,23 @@ func (env *Env) runLanes(ctx context.Context, sn string, members []laneMember) m
 			continue
 		}
 		note.checks++
-		if judgeLane(m.p.c.Type, r, true) != "" {
+		if judgeLane(m.p.Case.Type, r, true) != "" {
 			late = true // or wrong: either way, wait before reading on
 		}
 		if laneUnjudged(r) {
 			note.alone++
 			continue // runs alone
 		}
-		out[m.p.id] = &fetched{lane: r}
+		out[m.p.ID] = &fetched{lane: r}
 	}
 	// The device quiet before the checks that follow read it: a target
 	// that applies changes late may still apply the last ones. One that
 	// showed every state right after its answer has nothing left to apply.
 	if late {
-		env.link().QuietAfterBatch(ctx, sn)
+		s.link().QuietAfterBatch(ctx, sn)
 	} else {
-		env.link().Forget(sn)
+		s.link().Forget(sn)
 	}
-	s := &env.slow
 	s.mu.Lock()
 	if s.lanes == nil {
 		s.lanes = map[string]lanesNote{}
@@ -251,7 +249,7 @@ func (env *Env) runLanes(ctx context.Context, sn string, members []laneMember) m
 
 // runLane sends the lane's commands, laneGap apart, never two in flight
 // that would leave the same state, each read back right after its answer.
-func (env *Env) runLane(ctx context.Context, mac, dev, name string, lane []laneMember) []*laneResult {
+func (s *Sender) runLane(ctx context.Context, mac, dev, name string, lane []laneMember) []*laneResult {
 	res := make([]*laneResult, len(lane))
 	var mu sync.Mutex
 	inFlight := map[string]bool{}
@@ -273,7 +271,7 @@ func (env *Env) runLane(ctx context.Context, mac, dev, name string, lane []laneM
 			left[lane[i].key]++
 		}
 		for qi, i := range queue {
-			if k := lane[i].key; !inFlight[k] && len(inFlight) < env.concurrency() && left[k] > most {
+			if k := lane[i].key; !inFlight[k] && len(inFlight) < s.cfg.Concurrency && left[k] > most {
 				pick, most = qi, left[k]
 			}
 		}
@@ -294,13 +292,13 @@ func (env *Env) runLane(ctx context.Context, mac, dev, name string, lane []laneM
 		}
 		last = time.Now()
 		m := lane[i]
-		r := &laneResult{typ: m.call.Type, field: m.p.c.Field, want: m.want, name: name, sent: last, inLane: len(lane)}
+		r := &laneResult{typ: m.call.Type, field: m.p.Case.Field, want: m.want, name: name, sent: last, inLane: len(lane)}
 		res[i] = r
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.resp, r.ex, r.err = env.link().RoundTrip(ctx, m.call.Request(m.f))
-			r.own, r.ownErr = env.link().ReadDeviceNow(ctx, mac, dev)
+			r.resp, r.ex, r.err = s.link().RoundTrip(ctx, m.call.Request(m.f))
+			r.own, r.ownErr = s.link().ReadDeviceNow(ctx, mac, dev)
 			mu.Lock()
 			r.read = time.Now()
 			delete(inFlight, m.key)
@@ -359,7 +357,7 @@ func judgeLane(typ string, r *laneResult, strict bool) string {
 		return fmt.Sprintf("no answer (%v)", r.err)
 	}
 	if !link.Accepted(r.resp) {
-		return "the command was not accepted: " + describe(r.resp)
+		return "the command was not accepted: " + link.Describe(r.resp)
 	}
 	if r.ownErr != nil {
 		return "reading the device after the answer: " + r.ownErr.Error()
@@ -373,8 +371,8 @@ func judgeLane(typ string, r *laneResult, strict bool) string {
 		want[k] = v
 	}
 	if !strict {
-		foldEnums(t, got)
-		foldEnums(t, want)
+		catalog.FoldEnums(t, got)
+		catalog.FoldEnums(t, want)
 	}
 	var names []string
 	for k := range got {
@@ -397,12 +395,12 @@ func judgeLane(typ string, r *laneResult, strict bool) string {
 	return ""
 }
 
-// inLane judges a valid value's state check from its lane, when it was
+// InLane judges a valid value's state check from its lane, when it was
 // judged there: true when it passed; false to run it alone (not sent in a
 // lane, or it failed there: then it is confirmed alone).
-func (env *Env) inLane(ctx context.Context, id string, c catalog.Case, f device.Format) bool {
+func (s *Sender) InLane(ctx context.Context, id string, c catalog.Case, f device.Format) bool {
 	ginkgo.GinkgoHelper()
-	fe := env.takeFetched(ctx, id)
+	fe := s.take(ctx, id)
 	if fe == nil || fe.lane == nil {
 		return false
 	}
@@ -411,7 +409,7 @@ func (env *Env) inLane(ctx context.Context, id string, c catalog.Case, f device.
 		"and the device read right after its answer; judged: its answer, every field exactly as sent (%d other commands were in flight meanwhile, none leaving this state), the name unchanged",
 		laneGap, len(r.rivals)))
 	if r.err == nil {
-		env.link().Record(ctx, r.ex)
+		s.link().Record(ctx, r.ex)
 	}
 	why := judgeLane(c.Type, r, !c.Want.OK)
 	if why == "" {
@@ -423,7 +421,7 @@ func (env *Env) inLane(ctx context.Context, id string, c catalog.Case, f device.
 
 // lanesNoteFor says how a slow device's state checks ran in its lane,
 // for the progress line ("" when none did); s.mu is held.
-func (s *slowState) lanesNoteFor(sn string) string {
+func (s *Sender) lanesNoteFor(sn string) string {
 	n := s.lanes[sn]
 	if n.checks == 0 {
 		return ""

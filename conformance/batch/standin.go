@@ -1,15 +1,10 @@
-package conformance
+package batch
 
 import (
-	"context"
 	"fmt"
-	"sort"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2"
-
 	"github.com/gwdmi/gwtools/conformance/catalog"
-	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
@@ -21,7 +16,7 @@ import (
 // another. Most of them are about the gateway's reading of a value (a
 // number in exponent form, an enumerated value in another letter case),
 // which any device of the type shows as well. So once a device is known
-// slow (concurrent.go: the median of its last answers over slowAnswer) and
+// slow (answers.go: the median of its last answers over slowAnswer) and
 // the fleet has another device of the same type on the tested account
 // (another gateway, or a device of the tested gateway no worker uses) that
 // answers in time, the state checks of valid values left are sent to that
@@ -30,7 +25,7 @@ import (
 // (so a device that stores a field wrongly still fails there), the state
 // check of every value it refused when the answers were sent (so a valid
 // value it refuses fails there too, as in any run), every answer check of
-// every value (sent concurrently, concurrent.go), every refusal's state
+// every value (sent concurrently, batch.go), every refusal's state
 // check and every effect check. In a --parallel run only worker 0 moves
 // checks (it runs the checks that watch other gateways, so nothing else
 // reads the stand-in meanwhile). Each moved check says so
@@ -64,20 +59,19 @@ func (st *standIns) answered(id string, f device.Format, ok bool) {
 	st.refused[id+"/"+f.String()] = true
 }
 
-// standIn is the stand-in for the device of a valid value case's state
+// StandIn is the stand-in for the device of a valid value case's state
 // check in format f, when that device is slow: a Target whose device of
-// the case's type is the stand-in, on its gateway; nil to run the check
-// on the device itself.
-func (env *Env) standIn(c catalog.Case, f device.Format) (*fleet.Target, fleet.Device, string) {
-	if c.Op != device.SendCommand || c.Field == "" || c.WholeFleet || env.DryRun || env.Worker > 0 || env.Fleet == nil {
+// the case's type is the stand-in, on its gateway, what it is and why;
+// nil to run the check on the device itself.
+func (s *Sender) StandIn(c catalog.Case, f device.Format) (*fleet.Target, fleet.Device, string) {
+	if c.Op != device.SendCommand || c.Field == "" || c.WholeFleet || s.cfg.DryRun || s.bench.Worker > 0 || s.bench.Fleet == nil {
 		return nil, fleet.Device{}, ""
 	}
-	d, ok := env.Target.Devices[c.Type]
+	d, ok := s.bench.Target.Devices[c.Type]
 	if !ok {
 		return nil, fleet.Device{}, ""
 	}
 	sn := catalog.HexOnly(d.SN)
-	s := &env.slow
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, known := s.medianAnswer(sn)
@@ -97,11 +91,11 @@ func (env *Env) standIn(c catalog.Case, f device.Format) (*fleet.Target, fleet.D
 		s.stand.kept[key] = true // the first of this field and format stays on the device
 		return nil, fleet.Device{}, ""
 	}
-	if cand, ok := env.fastSameType(c.Type, d.SN); ok {
-		t := *env.Target
+	if cand, ok := s.fastSameType(c.Type, d.SN); ok {
+		t := *s.bench.Target
 		t.MAC = cand.mac
 		t.Devices = map[string]fleet.Device{}
-		for k, v := range env.Target.Devices {
+		for k, v := range s.bench.Target.Devices {
 			t.Devices[k] = v
 		}
 		t.Devices[c.Type] = cand.dev
@@ -124,19 +118,19 @@ type devOn struct {
 // sameType are the devices of a type on the tested account other than sn
 // and other than the ones the workers of a --parallel run use (the first
 // Workers of the type on the tested gateway), in fleet order.
-// It reads the fleet alone, never env.Target (a check may be running on
+// It reads the fleet alone, never the Bench's Target (a check may be running on
 // a stand-in while the progress line asks).
-func (env *Env) sameType(typ, sn string) []devOn {
+func (s *Sender) sameType(typ, sn string) []devOn {
 	var out []devOn
-	if env.Fleet == nil {
+	if s.bench.Fleet == nil {
 		return nil
 	}
-	tested, err := env.Fleet.Target()
+	tested, err := s.bench.Fleet.Target()
 	if err != nil {
 		return nil
 	}
-	workers := max(env.Workers, 1)
-	for _, a := range env.Fleet.Accounts {
+	workers := max(s.bench.Workers, 1)
+	for _, a := range s.bench.Fleet.Accounts {
 		if a.ID != tested.AccountID {
 			continue // signed with the tested account's key
 		}
@@ -157,30 +151,12 @@ func (env *Env) sameType(typ, sn string) []devOn {
 	return out
 }
 
-// onStandIn runs body with the run's target set to t (the slow device's
-// stand-in): the check builds, sends, reads back and arranges the put-back
-// for the stand-in. The checks of a process run one at a time, and
-// nothing else reads env.Target meanwhile (SlowNote reads the fleet).
-func (env *Env) onStandIn(ctx context.Context, t *fleet.Target, why string, body func()) {
-	ginkgo.GinkgoHelper()
-	if t == nil {
-		body()
-		return
-	}
-	trial.From(ctx).By(why)
-	saved := env.Target
-	env.Target = t
-	defer func() { env.Target = saved }()
-	body()
-}
-
 // standInNote says what was moved, for the progress line ("" when
 // nothing was); s.mu is held.
-func (env *Env) standInNote(sn string) string {
-	s := &env.slow
+func (s *Sender) standInNote(sn string) string {
 	if s.stand.moved[sn] == 0 {
-		d, ok := env.fleetDevice(sn)
-		if ok && s.lanes[sn].checks == 0 && env.Worker == 0 && len(env.sameType(d.Type, d.SN)) == 0 {
+		d, ok := s.bench.FleetDevice(sn)
+		if ok && s.lanes[sn].checks == 0 && s.bench.Worker == 0 && len(s.sameType(d.Type, d.SN)) == 0 {
 			return fmt.Sprintf(" (its state checks of valid values run on it: the fleet has no other %s on the tested account to run them on)", d.Type)
 		}
 		return ""
@@ -188,34 +164,22 @@ func (env *Env) standInNote(sn string) string {
 	return fmt.Sprintf(" (%d state checks of valid values run on %s)", s.stand.moved[sn], s.stand.on[sn])
 }
 
-// sortedSlow is the slow devices' serials, in order; s.mu is held.
-func (s *slowState) sortedSlow() []string {
-	var out []string
-	for sn := range s.answers {
-		if m, ok := s.medianAnswer(sn); ok && m >= slowAnswer {
-			out = append(out, sn)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// slowWithStandIn says whether the state check of a valid value of case c
-// may move to a stand-in (standIn): its device is slow and the fleet has
+// SlowWithStandIn says whether the state check of a valid value of case c
+// may move to a stand-in (StandIn): its device is slow and the fleet has
 // another of its type. It changes nothing.
-func (env *Env) slowWithStandIn(c catalog.Case) bool {
+func (s *Sender) SlowWithStandIn(c catalog.Case) bool {
 	if c.Op != device.SendCommand || c.Field == "" || c.WholeFleet {
 		return false
 	}
-	d, ok := env.Target.Devices[c.Type]
+	d, ok := s.bench.Target.Devices[c.Type]
 	if !ok {
 		return false
 	}
 	sn := catalog.HexOnly(d.SN)
-	env.slow.mu.Lock()
-	m, known := env.slow.medianAnswer(sn)
-	env.slow.mu.Unlock()
-	return known && m >= slowAnswer && env.hasStandIn(sn)
+	s.mu.Lock()
+	m, known := s.medianAnswer(sn)
+	s.mu.Unlock()
+	return known && m >= slowAnswer && s.hasStandIn(sn)
 }
 
 // hasStandIn says whether the state checks of valid values of a slow
@@ -224,26 +188,26 @@ func (env *Env) slowWithStandIn(c catalog.Case) bool {
 // the two (a whole run 1m35s against 1m46s, measured); the lane judges the
 // slow device itself, for a fleet that has no other device of its type
 // (the demo fleet has one Thermostat).
-func (env *Env) hasStandIn(sn string) bool {
-	if env.Worker > 0 || env.DryRun || env.Fleet == nil {
+func (s *Sender) hasStandIn(sn string) bool {
+	if s.bench.Worker > 0 || s.cfg.DryRun || s.bench.Fleet == nil {
 		return false
 	}
-	d, ok := env.fleetDevice(sn)
+	d, ok := s.bench.FleetDevice(sn)
 	if !ok {
 		return false
 	}
-	env.slow.mu.Lock()
-	defer env.slow.mu.Unlock()
-	_, ok = env.fastSameType(d.Type, d.SN)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok = s.fastSameType(d.Type, d.SN)
 	return ok
 }
 
 // fastSameType is the first device of typ on the tested account, other
 // than sn, that is not known to be slow too (sameType's order): the
-// stand-in of sn's state checks of valid values. env.slow.mu is held.
-func (env *Env) fastSameType(typ, sn string) (devOn, bool) {
-	for _, cand := range env.sameType(typ, sn) {
-		if cm, ok := env.slow.medianAnswer(catalog.HexOnly(cand.dev.SN)); ok && cm >= slowAnswer {
+// stand-in of sn's state checks of valid values. s.mu is held.
+func (s *Sender) fastSameType(typ, sn string) (devOn, bool) {
+	for _, cand := range s.sameType(typ, sn) {
+		if cm, ok := s.medianAnswer(catalog.HexOnly(cand.dev.SN)); ok && cm >= slowAnswer {
 			continue // slow too
 		}
 		return cand, true

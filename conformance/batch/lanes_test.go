@@ -1,4 +1,4 @@
-package conformance
+package batch
 
 import (
 	"strings"
@@ -90,10 +90,10 @@ func TestProgressSaysHowTheLaneRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	const sn = "0123456789abcdef0123456789abcd04"
-	env := &Env{Bench: catalog.Bench{Fleet: demo, Target: tgt, Workers: 1}}
-	env.slow.answers = map[string][]time.Duration{sn: {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
-	env.slow.lanes = map[string]lanesNote{sn: {checks: 110, alone: 2, took: 24 * time.Second}}
-	note := env.SlowNote()
+	s := New(Config{Bench: &catalog.Bench{Fleet: demo, Target: tgt, Workers: 1}})
+	s.answers = map[string][]time.Duration{sn: {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
+	s.lanes = map[string]lanesNote{sn: {checks: 110, alone: 2, took: 24 * time.Second}}
+	note := s.SlowNote()
 	want := "slow device Thermostat " + sn + ": median answer 1.5s (110 state checks of valid values sent on it together in 24s, 150ms apart"
 	if !strings.Contains(note, want) || !strings.Contains(note, "2 ran alone again") || strings.Contains(note, "no other Thermostat") {
 		t.Errorf("progress note %q, want it to say %q and how many ran alone again", note, want)

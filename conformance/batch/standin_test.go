@@ -1,4 +1,4 @@
-package conformance
+package batch
 
 import (
 	"bytes"
@@ -44,65 +44,65 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 		}
 		return out
 	}
-	serial := &Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Workers: 1}}
+	serial := New(Config{Bench: &catalog.Bench{Fleet: f, Target: tgt, Workers: 1}})
 	if got := sns(serial.sameType("Thermostat", slowSN)); len(got) != 2 || got[0] != sameGW+"@a4c138f0e2b1" || got[1] != otherGW+"@a4c138f0e2b2" {
 		t.Errorf("serial stand-ins %v, want the tested gateway's second Thermostat, then the other gateway's (never another account's)", got)
 	}
-	two := &Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Workers: 2}}
+	two := New(Config{Bench: &catalog.Bench{Fleet: f, Target: tgt, Workers: 2}})
 	if got := sns(two.sameType("Thermostat", slowSN)); len(got) != 1 || got[0] != otherGW+"@a4c138f0e2b2" {
 		t.Errorf("--parallel 2 stand-ins %v, want only the other gateway's (worker 1 uses the second Thermostat)", got)
 	}
 
 	c := catalog.Case{ID: "command.thermostat.mode.x", Op: device.SendCommand, Type: "Thermostat", Field: "mode", Value: "Cool"}
-	env := &Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Workers: 1}}
-	if nt, _, _ := env.standIn(c, device.JSON); nt != nil {
+	sender := New(Config{Bench: &catalog.Bench{Fleet: f, Target: tgt, Workers: 1}})
+	if nt, _, _ := sender.StandIn(c, device.JSON); nt != nil {
 		t.Fatal("a device with no answer times known moved its check")
 	}
-	env.slow.answers = map[string][]time.Duration{catalog.HexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
-	if nt, _, _ := env.standIn(c, device.JSON); nt != nil {
+	sender.answers = map[string][]time.Duration{catalog.HexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
+	if nt, _, _ := sender.StandIn(c, device.JSON); nt != nil {
 		t.Error("the first state check of mode in JSON moved: the slow device must keep it")
 	}
-	nt, d, why := env.standIn(c, device.JSON)
+	nt, d, why := sender.StandIn(c, device.JSON)
 	if nt == nil || d.SN != sameGW || nt.Devices["Thermostat"].SN != sameGW || nt.MAC != "a4c138f0e2b1" || why == "" {
 		t.Fatalf("the second state check of mode in JSON: stand-in %+v, %q", d, why)
 	}
-	if nt.Devices["Light Dimmer"].SN != tgt.Devices["Light Dimmer"].SN || env.Target.Devices["Thermostat"].SN != slowSN {
+	if nt.Devices["Light Dimmer"].SN != tgt.Devices["Light Dimmer"].SN || sender.bench.Target.Devices["Thermostat"].SN != slowSN {
 		t.Error("the stand-in's target changed more than the Thermostat, or the run's target was changed")
 	}
-	if nt, _, _ := env.standIn(c, device.XML); nt != nil {
+	if nt, _, _ := sender.StandIn(c, device.XML); nt != nil {
 		t.Error("the first state check of mode in XML moved")
 	}
 	// A value the slow device refused keeps its state check there.
 	refused := c
 	refused.ID = "command.thermostat.mode.refused-by-the-device"
-	env.slow.stand.answered(refused.ID, device.JSON, false)
-	if nt, _, _ := env.standIn(refused, device.JSON); nt != nil {
+	sender.stand.answered(refused.ID, device.JSON, false)
+	if nt, _, _ := sender.StandIn(refused, device.JSON); nt != nil {
 		t.Error("the state check of a value the slow device refused moved")
 	}
-	env.slow.stand.answered(c.ID, device.XML, true)
-	if nt, _, _ := env.standIn(c, device.XML); nt == nil {
+	sender.stand.answered(c.ID, device.XML, true)
+	if nt, _, _ := sender.StandIn(c, device.XML); nt == nil {
 		t.Error("the second state check of mode in XML, a value the device accepted, did not move")
 	}
 	// A stand-in that is slow too is passed over.
-	env.slow.answers[catalog.HexOnly(sameGW)] = []time.Duration{time.Second, time.Second, time.Second}
-	if _, d, _ := env.standIn(c, device.JSON); d.SN != otherGW {
+	sender.answers[catalog.HexOnly(sameGW)] = []time.Duration{time.Second, time.Second, time.Second}
+	if _, d, _ := sender.StandIn(c, device.JSON); d.SN != otherGW {
 		t.Errorf("with the second Thermostat slow too, the stand-in is %q, want %s", d.SN, otherGW)
 	}
-	if note := env.SlowNote(); !bytes.Contains([]byte(note), []byte("(3 state checks of valid values run on Thermostat "+otherGW)) {
+	if note := sender.SlowNote(); !bytes.Contains([]byte(note), []byte("(3 state checks of valid values run on Thermostat "+otherGW)) {
 		t.Errorf("progress note %q does not count the moved checks", note)
 	}
 	// A refusal, a message or a case without a field never moves.
 	for _, x := range []catalog.Case{{Op: device.SendCommand, Type: "Thermostat"}, {Op: device.SendMessage, Field: "mode", Type: "Thermostat"}, {Op: device.SendCommand, Type: "Thermostat", Field: "mode", WholeFleet: true}} {
-		if nt, _, _ := env.standIn(x, device.JSON); nt != nil {
+		if nt, _, _ := sender.StandIn(x, device.JSON); nt != nil {
 			t.Errorf("case %+v moved", x)
 		}
 	}
 	// A worker other than 0 never moves a check (worker 0 runs the
 	// checks that watch other gateways).
-	w1 := &Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Workers: 2, Worker: 1}}
-	w1.slow.answers = env.slow.answers
-	w1.standIn(c, device.JSON)
-	if nt, _, _ := w1.standIn(c, device.JSON); nt != nil {
+	w1 := New(Config{Bench: &catalog.Bench{Fleet: f, Target: tgt, Workers: 2, Worker: 1}})
+	w1.answers = sender.answers
+	w1.StandIn(c, device.JSON)
+	if nt, _, _ := w1.StandIn(c, device.JSON); nt != nil {
 		t.Error("worker 1 moved a check")
 	}
 
@@ -110,10 +110,10 @@ func TestStandInIsAnotherDeviceOfTheTypeOnTheAccount(t *testing.T) {
 	// the progress line says why the state checks stay.
 	demo := fleet.Demo()
 	dt, _ := demo.Target()
-	alone := &Env{Bench: catalog.Bench{Fleet: demo, Target: dt, Workers: 1}}
-	alone.slow.answers = map[string][]time.Duration{catalog.HexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
-	alone.standIn(c, device.JSON)
-	if nt, _, _ := alone.standIn(c, device.JSON); nt != nil {
+	alone := New(Config{Bench: &catalog.Bench{Fleet: demo, Target: dt, Workers: 1}})
+	alone.answers = map[string][]time.Duration{catalog.HexOnly(slowSN): {1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond}}
+	alone.StandIn(c, device.JSON)
+	if nt, _, _ := alone.StandIn(c, device.JSON); nt != nil {
 		t.Error("a check moved in a fleet with one Thermostat")
 	}
 	if note := alone.SlowNote(); !bytes.Contains([]byte(note), []byte("the fleet has no other Thermostat on the tested account")) {
