@@ -282,6 +282,38 @@ func (m *runMain) ParseFlags(args []string) error {
 	if err := checkCert(o); err != nil {
 		return err
 	}
+	if err := m.configureGinkgo(); err != nil {
+		return err
+	}
+	if err := m.readRerun(); err != nil {
+		return err
+	}
+	if err := m.readBaseline(); err != nil {
+		return err
+	}
+	// A dry run sends nothing and overwrites no real report: it writes
+	// reports only where --report-dir says.
+	reportDirSet := false
+	fs.Visit(func(f *flag.Flag) { reportDirSet = reportDirSet || f.Name == "report-dir" })
+	if o.DryRun && !reportDirSet {
+		dir, err := os.MkdirTemp("", "gwconform-dry-run")
+		if err != nil {
+			return err
+		}
+		m.cleanups = append(m.cleanups, func() { os.RemoveAll(dir) })
+		o.ReportDir = dir
+	}
+	// The console goes into a bundle as it was shown.
+	if o.Cert.Bundle != "" {
+		m.Stdout, m.Stderr = io.MultiWriter(m.Stdout, &m.console), io.MultiWriter(m.Stderr, &m.console)
+	}
+	return nil
+}
+
+// configureGinkgo sets Ginkgo's suite and reporter from the options: the
+// seed, colour, verbosity, and the checks chosen or skipped.
+func (m *runMain) configureGinkgo() error {
+	o := &m.opts
 	m.suite, m.reporter = ginkgo.GinkgoConfiguration()
 	m.userSuite = m.suite
 	m.terminal = isTerminal(m.Stdout)
@@ -310,51 +342,51 @@ func (m *runMain) ParseFlags(args []string) error {
 			return fmt.Errorf("--ginkgo.label-filter: %w", err)
 		}
 	}
-	if o.RerunFailed != "" {
-		ids, seed, err := failedIn(o.RerunFailed)
-		if err != nil {
-			return fmt.Errorf("--rerun-failed: %w", err)
-		}
-		if o.Seed == 0 {
-			m.suite.RandomSeed = seed
-		}
-		m.suite.FocusStrings = append(m.suite.FocusStrings, focusOnGlobs(ids))
-		// A rerun is PARTIAL by design, and exits 1 as any PARTIAL run
-		// does unless --allow-partial.
-		m.rerunIDs = len(ids)
-		fmt.Fprintf(m.Stdout, "gwconform: running again the %d check(s) that failed in %s, seed %d\n", len(ids), o.RerunFailed, m.suite.RandomSeed)
+	return nil
+}
+
+// readRerun focuses the run on the checks that failed in --rerun-failed's
+// report, with its seed unless --seed is given.
+func (m *runMain) readRerun() error {
+	o := &m.opts
+	if o.RerunFailed == "" {
+		return nil
 	}
-	if o.BaselineFile != "" {
-		b, err := safefile.ReadFile(o.BaselineFile, safefile.MaxInput)
-		if err != nil {
-			return fmt.Errorf("--baseline: %w", err)
-		}
-		if m.baseline, err = report.ParseBaseline(b); err != nil {
-			return fmt.Errorf("%s: %w", o.BaselineFile, err)
-		}
-		if o.Cert.Mode == "certified" {
-			if err := mustCovered(m.baseline); err != nil {
-				return err
-			}
-		}
-		o.Cert.Baseline = b
+	ids, seed, err := failedIn(o.RerunFailed)
+	if err != nil {
+		return fmt.Errorf("--rerun-failed: %w", err)
 	}
-	// A dry run sends nothing and overwrites no real report: it writes
-	// reports only where --report-dir says.
-	reportDirSet := false
-	fs.Visit(func(f *flag.Flag) { reportDirSet = reportDirSet || f.Name == "report-dir" })
-	if o.DryRun && !reportDirSet {
-		dir, err := os.MkdirTemp("", "gwconform-dry-run")
-		if err != nil {
+	if o.Seed == 0 {
+		m.suite.RandomSeed = seed
+	}
+	m.suite.FocusStrings = append(m.suite.FocusStrings, focusOnGlobs(ids))
+	// A rerun is PARTIAL by design, and exits 1 as any PARTIAL run does
+	// unless --allow-partial.
+	m.rerunIDs = len(ids)
+	fmt.Fprintf(m.Stdout, "gwconform: running again the %d check(s) that failed in %s, seed %d\n", len(ids), o.RerunFailed, m.suite.RandomSeed)
+	return nil
+}
+
+// readBaseline reads --baseline, the known failures, into the run and
+// into its certificate.
+func (m *runMain) readBaseline() error {
+	o := &m.opts
+	if o.BaselineFile == "" {
+		return nil
+	}
+	b, err := safefile.ReadFile(o.BaselineFile, safefile.MaxInput)
+	if err != nil {
+		return fmt.Errorf("--baseline: %w", err)
+	}
+	if m.baseline, err = report.ParseBaseline(b); err != nil {
+		return fmt.Errorf("%s: %w", o.BaselineFile, err)
+	}
+	if o.Cert.Mode == "certified" {
+		if err := mustCovered(m.baseline); err != nil {
 			return err
 		}
-		m.cleanups = append(m.cleanups, func() { os.RemoveAll(dir) })
-		o.ReportDir = dir
 	}
-	// The console goes into a bundle as it was shown.
-	if o.Cert.Bundle != "" {
-		m.Stdout, m.Stderr = io.MultiWriter(m.Stdout, &m.console), io.MultiWriter(m.Stderr, &m.console)
-	}
+	o.Cert.Baseline = b
 	return nil
 }
 

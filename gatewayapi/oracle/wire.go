@@ -215,109 +215,136 @@ func jsonErr(err error) string {
 
 func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
+// readXML reads an XML body token by token (xmlReading) and judges its
+// shape: one root xml, one control in it, fields of text in control.
 func readXML(body []byte) ([]Sent, Verdict) {
-	dec := xml.NewDecoder(bytes.NewReader(body))
-	dec.Strict = true
-	// depth: 0 outside the root, 1 in xml, 2 in control, 3 in a field.
-	depth, roots, controls := 0, 0, 0
-	extra := "" // a child of the root beside control
-	var out []Sent
-	var text strings.Builder
-	openWhy := "" // a form neither text decides, found on the way
+	r := &xmlReading{dec: xml.NewDecoder(bytes.NewReader(body))}
+	r.dec.Strict = true
 	for {
-		tok, err := dec.Token()
+		tok, err := r.dec.Token()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return nil, malformed(true, "the body is not XML: "+err.Error(), QuoteMalformed)
 		}
-		switch t := tok.(type) {
-		case xml.Directive:
-			return nil, malformed(true, "the XML body has a directive (a DOCTYPE): CONTRACT 2 allows none", QuoteNoDoctype)
-		case xml.ProcInst:
-			if depth > 0 || roots > 0 {
-				// XML allows a processing instruction anywhere; neither
-				// text says what one in the body means.
-				openWhy = "the XML body has a processing instruction after its start"
-			}
-		case xml.Comment:
-		case xml.CharData:
-			switch depth {
-			case 3:
-				text.Write(t)
-			default:
-				switch {
-				case blank(t):
-				case depth == 0:
-					return nil, malformed(true, "the XML body has text outside its root element", QuoteMalformed)
-				default:
-					// Character data beside control in the root, or beside
-					// the fields in control: neither text decides it.
-					openWhy = "the XML body has text beside " + map[int]string{1: "control in the root", 2: "the fields in control"}[depth]
-				}
-			}
-		case xml.StartElement:
-			switch depth {
-			case 0:
-				roots++
-				if roots > 1 {
-					return nil, malformed(true, "the XML body has a second root element", QuoteXMLBody)
-				}
-				if t.Name.Local != "xml" || t.Name.Space != "" {
-					return nil, malformed(true, "the XML root is "+title(t.Name.Local)+", not xml", QuoteXMLBody, device.CodeMissingField)
-				}
-			case 1:
-				if t.Name.Local != "control" || t.Name.Space != "" {
-					if extra == "" {
-						extra = t.Name.Local
-					}
-					if err := dec.Skip(); err != nil {
-						return nil, malformed(true, "the body is not XML: "+err.Error(), QuoteMalformed)
-					}
-					continue
-				}
-				controls++
-				if controls > 1 {
-					return nil, malformed(true, "the XML root has control twice", QuoteXMLControl)
-				}
-			case 2:
-				text.Reset()
-			case 3:
-				name := out[len(out)-1].Key
-				v := refuse(true, device.CodeInvalidField, name, name+" holds an element, not text", QuoteXMLBody)
-				v.Also = []string{device.CodeMalformedBody}
-				return nil, v
-			}
-			if depth == 2 {
-				out = append(out, Sent{Key: t.Name.Local})
-			}
-			depth++
-		case xml.EndElement:
-			depth--
-			if depth == 2 {
-				out[len(out)-1].Value = Str(text.String())
-			}
+		if v, refused := r.take(tok); refused {
+			return nil, v
 		}
 	}
+	return r.verdict()
+}
+
+// xmlReading is an XML body read so far.
+type xmlReading struct {
+	dec *xml.Decoder
+	// depth: 0 outside the root, 1 in xml, 2 in control, 3 in a field.
+	depth, roots, controls int
+	extra                  string // a child of the root beside control
+	out                    []Sent
+	text                   strings.Builder
+	openWhy                string // a form neither text decides, found on the way
+}
+
+// take reads one token; refused says the body is refused, for v.
+func (r *xmlReading) take(tok xml.Token) (v Verdict, refused bool) {
+	switch t := tok.(type) {
+	case xml.Directive:
+		return malformed(true, "the XML body has a directive (a DOCTYPE): CONTRACT 2 allows none", QuoteNoDoctype), true
+	case xml.ProcInst:
+		if r.depth > 0 || r.roots > 0 {
+			// XML allows a processing instruction anywhere; neither
+			// text says what one in the body means.
+			r.openWhy = "the XML body has a processing instruction after its start"
+		}
+	case xml.CharData:
+		return r.chars(t)
+	case xml.StartElement:
+		return r.start(t)
+	case xml.EndElement:
+		r.depth--
+		if r.depth == 2 {
+			r.out[len(r.out)-1].Value = Str(r.text.String())
+		}
+	}
+	return Verdict{}, false
+}
+
+// chars reads character data: a field's text, or white space elsewhere.
+func (r *xmlReading) chars(t xml.CharData) (Verdict, bool) {
 	switch {
-	case roots == 0:
+	case r.depth == 3:
+		r.text.Write(t)
+	case blank(t):
+	case r.depth == 0:
+		return malformed(true, "the XML body has text outside its root element", QuoteMalformed), true
+	default:
+		// Character data beside control in the root, or beside the
+		// fields in control: neither text decides it.
+		r.openWhy = "the XML body has text beside " + map[int]string{1: "control in the root", 2: "the fields in control"}[r.depth]
+	}
+	return Verdict{}, false
+}
+
+// start reads an element's start: the root, control, a field, or an
+// element where a field's text belongs.
+func (r *xmlReading) start(t xml.StartElement) (Verdict, bool) {
+	switch r.depth {
+	case 0:
+		r.roots++
+		if r.roots > 1 {
+			return malformed(true, "the XML body has a second root element", QuoteXMLBody), true
+		}
+		if t.Name.Local != "xml" || t.Name.Space != "" {
+			return malformed(true, "the XML root is "+title(t.Name.Local)+", not xml", QuoteXMLBody, device.CodeMissingField), true
+		}
+	case 1:
+		if t.Name.Local != "control" || t.Name.Space != "" {
+			if r.extra == "" {
+				r.extra = t.Name.Local
+			}
+			if err := r.dec.Skip(); err != nil {
+				return malformed(true, "the body is not XML: "+err.Error(), QuoteMalformed), true
+			}
+			return Verdict{}, false
+		}
+		r.controls++
+		if r.controls > 1 {
+			return malformed(true, "the XML root has control twice", QuoteXMLControl), true
+		}
+	case 2:
+		r.text.Reset()
+		r.out = append(r.out, Sent{Key: t.Name.Local})
+	case 3:
+		name := r.out[len(r.out)-1].Key
+		v := refuse(true, device.CodeInvalidField, name, name+" holds an element, not text", QuoteXMLBody)
+		v.Also = []string{device.CodeMalformedBody}
+		return v, true
+	}
+	r.depth++
+	return Verdict{}, false
+}
+
+// verdict judges the body read to its end.
+func (r *xmlReading) verdict() ([]Sent, Verdict) {
+	switch {
+	case r.roots == 0:
 		return nil, malformed(true, "the body has no XML element", QuoteXMLBody)
-	case depth != 0:
+	case r.depth != 0:
 		return nil, malformed(true, "the XML body ends inside an element", QuoteMalformed)
-	case extra != "" && controls == 0:
-		return nil, malformed(true, "the XML root has the child "+title(extra)+" and no control", QuoteXMLControl, device.CodeUnexpectedField, device.CodeMissingField)
-	case extra != "":
-		return nil, malformed(true, "the XML root has the child "+title(extra)+" beside control", QuoteXMLControl, device.CodeUnexpectedField)
-	case controls == 0:
+	case r.extra != "" && r.controls == 0:
+		return nil, malformed(true, "the XML root has the child "+title(r.extra)+" and no control", QuoteXMLControl, device.CodeUnexpectedField, device.CodeMissingField)
+	case r.extra != "":
+		return nil, malformed(true, "the XML root has the child "+title(r.extra)+" beside control", QuoteXMLControl, device.CodeUnexpectedField)
+	case r.controls == 0:
 		return nil, malformed(true, "the XML root has no control", QuoteXMLControl, device.CodeMissingField)
-	case len(out) == 0:
+	case len(r.out) == 0:
 		return nil, malformed(true, "control has no field", QuoteXMLBody, device.CodeMissingField)
 	}
-	if openWhy != "" {
-		return out, open(openWhy)
+	if r.openWhy != "" {
+		return r.out, open(r.openWhy)
 	}
-	return out, Verdict{OK: true, Must: true, Why: "an XML body of published 2.1"}
+	return r.out, Verdict{OK: true, Must: true, Why: "an XML body of published 2.1"}
 }
 
 // Request is a request as it came.
