@@ -7,6 +7,7 @@
 package conformance
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/control"
 	"github.com/gwdmi/gwtools/conformance/link"
+	"github.com/gwdmi/gwtools/conformance/putback"
 	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/onsi/ginkgo/v2/types"
 )
@@ -62,10 +64,10 @@ type Env struct {
 	lk       *link.Link
 	// done counts the checks finished, for progress lines.
 	done atomic.Int64
-	// touched holds each device the run changed as it was before, to be
-	// put back when the run ends (putBack, putBackAll).
-	touchMu sync.Mutex
-	touched map[string]*touched
+	// back holds each device the run changed as it was before, to be
+	// put back when the run ends (package putback).
+	backOnce sync.Once
+	back     *putback.Devices
 	// collect, when set, makes the declarations list the checks instead
 	// of declaring specs: the catalog.
 	collect *[]check.Meta
@@ -101,6 +103,19 @@ type Env struct {
 // most of the gain, and is little for any service on a LAN or loopback,
 // which answers each request in a millisecond or less.
 const DefaultConcurrency = 32
+
+// putBack arranges for the device a call may change to be put back when
+// the run ends (package putback).
+func (env *Env) putBack(ctx context.Context, c catalog.Call) { env.devices().Note(ctx, c) }
+
+// devices are the devices the run changed, made on first use.
+func (env *Env) devices() *putback.Devices {
+	env.backOnce.Do(func() {
+		env.back = putback.New(putback.Config{Bench: &env.Bench, Link: env.link, Observed: env.Observer != "",
+			DryRun: env.DryRun, Concurrency: env.concurrency()})
+	})
+	return env.back
+}
 
 // batch is the run's batches (package batch), made on first use.
 func (env *Env) batch() *batch.Sender {

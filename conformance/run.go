@@ -82,7 +82,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env.declareChecks()
 	ginkgo.ReportAfterEach(func(ginkgo.SpecReport) { env.done.Add(1) })
 	// Every device the run changed is put back once, after the last check.
-	ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) { env.putBackAll(ctx) })
+	ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) { env.devices().All(ctx) })
 	ginkgo.ReportAfterSuite("gwconform reports", x.writeReports)
 	// Failures read as sentences: what was expected, what came.
 	trial.RegisterFailHandler(failInWords)

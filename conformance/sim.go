@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -199,95 +198,4 @@ func expectApplied(ctx context.Context, c catalog.Call, before, after state, str
 		trial.From(ctx).Expect(after.Device.Name).To(gomega.Equal(strings.TrimSpace(c.Get(device.FieldName))), "name after update_name")
 		trial.From(ctx).Expect(observer.Values(after.Device.State)).To(gomega.Equal(observer.Values(before.Device.State)), "update_name changed the state")
 	}
-}
-
-// putBack arranges for a device a call may change to be put back when the
-// run ends, failed or not: its state and name as the admin API showed them
-// before the run first changed it, or else as the fleet file gives them.
-// Each device is read once and put back once, not around every check: the
-// checks never depend on a device's state before them (the simulator
-// checks read it), and a read and a restoring command around each of
-// some 1,500 checks would double the requests of a run.
-func (env *Env) putBack(ctx context.Context, c catalog.Call) {
-	if env.DryRun || c.SN == "" || c.Op == device.SendMessage {
-		return
-	}
-	d, ok := env.Target.Devices[c.Type]
-	if !ok || !strings.EqualFold(d.SN, c.SN) {
-		return
-	}
-	env.touchMu.Lock()
-	defer env.touchMu.Unlock()
-	if _, seen := env.touched[d.SN]; seen {
-		return
-	}
-	saved := &touched{dev: d, mac: env.Target.MAC, name: d.Name, state: d.State}
-	if env.Observer != "" {
-		if cur, err := env.link().ReadDevice(ctx, env.Target.MAC, d.SN); err == nil {
-			saved.name, saved.state = cur.Name, cur.State
-		}
-	}
-	if env.touched == nil {
-		env.touched = map[string]*touched{}
-	}
-	env.touched[d.SN] = saved
-}
-
-// touched is a device as it was before the run first changed it.
-type touched struct {
-	dev fleet.Device
-	// mac is the device's gateway: the tested one, or a stand-in's
-	// (package batch).
-	mac   string
-	name  string
-	state map[string]any
-}
-
-// putBackAll puts every device the run changed back as it was: its name,
-// and its whole state when it is known. It runs after the last check
-// (AfterSuite, also when the run was interrupted or aborted), records
-// nothing in the reports and counts for no check.
-func (env *Env) putBackAll(ctx context.Context) {
-	env.touchMu.Lock()
-	defer env.touchMu.Unlock()
-	defer func() { env.touched = nil }()
-	if env.link().Stopped() {
-		return // the target stopped answering: do not wait on it once more per device
-	}
-	put := func(r client.Request) bool {
-		_, _, err := env.link().Send(ctx, r)
-		return err == nil
-	}
-	// Each device on its own, several at once (within --concurrency):
-	// against a slow target one after another would add a round trip per
-	// device to every run.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, env.concurrency())
-	for _, t := range env.touched {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			d := t.dev
-			if t.name != "" {
-				r := env.Base(device.UpdateName, d.SN, d.Type)
-				r.Set(device.FieldMAC, t.mac)
-				r.Set(device.FieldName, t.name)
-				if !put(r.Request(device.JSON)) {
-					return
-				}
-			}
-			ty, ok := oracle.LookupType(d.Type)
-			if !ok || len(t.state) < len(ty.Fields) {
-				return // the fleet does not say the whole state; nothing to put back
-			}
-			r := env.Base(device.SendCommand, d.SN, d.Type)
-			r.Set(device.FieldMAC, t.mac)
-			for _, fd := range ty.Fields {
-				r.Set(fd.Name, observer.Values(map[string]any{"v": t.state[fd.Name]})["v"])
-			}
-			put(r.Request(device.JSON))
-		}()
-	}
-	wg.Wait()
 }
