@@ -108,7 +108,10 @@ const DefaultConcurrency = 32
 // the run ends (package putback).
 func (env *Env) putBack(ctx context.Context, c catalog.Call) { env.devices().Note(ctx, c) }
 
-// devices are the devices the run changed, made on first use.
+// devices are the devices the run changed, made on first use. The flags
+// they keep (DryRun, Concurrency, Observer) are set with the Env, before
+// the pre-flight; the tested target and the worker are read from the
+// Bench as they are when asked.
 func (env *Env) devices() *putback.Devices {
 	env.backOnce.Do(func() {
 		env.back = putback.New(putback.Config{Bench: &env.Bench, Link: env.link, Observed: env.Observer != "",
@@ -117,7 +120,9 @@ func (env *Env) devices() *putback.Devices {
 	return env.back
 }
 
-// batch is the run's batches (package batch), made on first use.
+// batch is the run's batches (package batch), made on first use (the
+// pre-flight's answers are timed too); like devices, it keeps only flags
+// set with the Env.
 func (env *Env) batch() *batch.Sender {
 	env.batchOnce.Do(func() {
 		env.bt = batch.New(batch.Config{Bench: &env.Bench, Link: env.link, Controls: &env.controls, PutBack: env.putBack,
