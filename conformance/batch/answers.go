@@ -2,6 +2,7 @@ package batch
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,13 +31,20 @@ func (s *Sender) TimeAnswer(sn string, d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.target = lastAnswers(s.target, d)
+	m, ok := median(s.target)
+	s.targetFar = ok && m >= batchFrom
 	if sn == "" {
 		return
 	}
 	if s.answers == nil {
-		s.answers = map[string][]time.Duration{}
+		s.answers, s.farKeys = map[string][]time.Duration{}, map[string]bool{}
 	}
 	s.answers[sn] = lastAnswers(s.answers[sn], d)
+	if m, ok := s.medianAnswer(sn); ok && m >= batchFrom {
+		s.farKeys[sn] = true
+	} else {
+		delete(s.farKeys, sn)
+	}
 }
 
 // lastAnswers is a with d added, the last slowSamples kept.
@@ -53,18 +61,11 @@ func lastAnswers(a []time.Duration, d time.Duration) []time.Duration {
 // device, or the tested gateway's messages): across a network. Known from
 // the first check on, the whole run's checks may run ahead, not only
 // those after enough answers about one device.
+// It is asked before every check: TimeAnswer keeps the answer ready.
 func (s *Sender) Far() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m, ok := median(s.target); ok && m >= batchFrom {
-		return true
-	}
-	for k := range s.answers {
-		if m, ok := s.medianAnswer(k); ok && m >= batchFrom {
-			return true
-		}
-	}
-	return false
+	return s.targetFar || len(s.farKeys) > 0
 }
 
 // FarDevice says whether a device's own last answers took batchFrom or
@@ -106,11 +107,12 @@ func (s *Sender) medianAnswer(sn string) (time.Duration, bool) {
 // median is the median of answer times, and whether there are enough of
 // them to tell.
 func median(answers []time.Duration) (time.Duration, bool) {
-	a := append([]time.Duration(nil), answers...)
-	if len(a) < 3 {
+	if len(answers) < 3 {
 		return 0, false
 	}
-	sort.Slice(a, func(i, j int) bool { return a[i] < a[j] })
+	var buf [slowSamples]time.Duration
+	a := append(buf[:0], answers...)
+	slices.Sort(a)
 	return a[len(a)/2], true
 }
 

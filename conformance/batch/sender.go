@@ -82,6 +82,10 @@ type Sender struct {
 	// pre-flight's too).
 	answers map[string][]time.Duration
 	target  []time.Duration
+	// farKeys are the devices whose median answer is batchFrom or more,
+	// targetFar whether the target's is (Far).
+	farKeys   map[string]bool
+	targetFar bool
 	// plans by check ID; ran the checks that have started.
 	plans map[string]Plan
 	ran   map[string]bool

@@ -97,8 +97,20 @@ func CloseIdleConnections() { observerHTTP.CloseIdleConnections() }
 
 // observerHTTP follows no redirect: a hostile observer must not lead the
 // harness, bearer token included, to another host.
-var observerHTTP = &http.Client{Timeout: 10 * time.Second,
+var observerHTTP = &http.Client{Timeout: 10 * time.Second, Transport: observerTransport(),
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// observerTransport is Go's default transport (proxies from the
+// environment, HTTP/2) keeping up to 64 idle connections to the observer:
+// a run reads up to --concurrency places at once (32 by default), and with
+// Go's default of 2 kept, each wave of reads opened new connections and
+// closed all but two of them after it (a TCP, and over https a TLS,
+// handshake per read of an effect check's twenty-odd places).
+func observerTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = 256, 64
+	return t
+}
 
 // Device is a device as GET /_sim/gateways/{mac}/devices/{sn} shows it.
 type Device struct {
