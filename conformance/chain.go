@@ -17,13 +17,6 @@ import (
 // at once), and how long they took (schedule.Trips), so that the progress
 // line and the closing summary can say where the time goes.
 
-// waves is how many round trips one after another n requests take when
-// sent Concurrency at a time.
-func (env *Env) waves(n int) int {
-	k := env.concurrency()
-	return (n + k - 1) / k
-}
-
 // chainName names a chain's key for people: the device's name and type,
 // or the gateway whose messages it is.
 func (env *Env) chainName(key string) string {

@@ -264,7 +264,8 @@ func (s *Sender) link() *link.Link { return s.cfg.Link() }
 // runAll runs jobs, Concurrency at a time, and waits for them.
 func (s *Sender) runAll(jobs []func()) { schedule.N(jobs, s.cfg.Concurrency) }
 
-// waves is how many waves of Concurrency requests n requests take.
+// waves is how many round trips one after another n requests take when
+// sent Concurrency at a time.
 func (s *Sender) waves(n int) int {
 	k := max(s.cfg.Concurrency, 1)
 	return (n + k - 1) / k
