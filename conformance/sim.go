@@ -71,7 +71,7 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 				trial.From(ctx).InPlace("its device is slow: it runs in its place, where it may move to a stand-in")
 			}
 		}
-		var before, after state
+		var before, after observer.State
 		var sent catalog.Call
 		var r *client.Response
 		env.onStandIn(ctx, t, why, func() {
@@ -124,16 +124,14 @@ func (env *Env) onStandIn(ctx context.Context, t *fleet.Target, why string, body
 	body()
 }
 
-// state is what the observer shows about the device and gateway a call
-// concerns.
-type state = observer.State
-
-func (env *Env) snapshot(ctx context.Context, c catalog.Call) state {
+// snapshot is what the observer shows about the device and gateway a call
+// concerns, or what was fetched for the check ahead (package batch).
+func (env *Env) snapshot(ctx context.Context, c catalog.Call) observer.State {
 	ginkgo.GinkgoHelper()
 	if st, ok := batch.Replay(ctx, true); ok {
 		return *st.State
 	}
-	var s state
+	var s observer.State
 	if c.SN != "" {
 		d, err := env.link().ReadDevice(ctx, env.Target.MAC, c.SN)
 		if err != nil {
@@ -158,7 +156,7 @@ func (env *Env) snapshot(ctx context.Context, c catalog.Call) state {
 // expectApplied checks that an accepted call did what it said. strict
 // holds the CONTRACT's forms too (an enumerated value in its published
 // case); without it, a MUST check, letter case is not judged.
-func expectApplied(ctx context.Context, c catalog.Call, before, after state, strict bool) {
+func expectApplied(ctx context.Context, c catalog.Call, before, after observer.State, strict bool) {
 	ginkgo.GinkgoHelper()
 	switch c.Op {
 	case device.SendCommand:
