@@ -12,6 +12,7 @@ package link
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -129,13 +130,18 @@ func (l *Link) Slot() func() {
 // every remaining request its timeout, and is not blamed check by check
 // for it.
 func (l *Link) Exchange(ctx context.Context, req client.Request) (*client.Response, error) {
-	if n := l.silent.Load(); n >= MaxSilent {
-		Stop(ctx, fmt.Sprintf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n))
+	if l.Stopped() {
+		Stop(ctx, errSilent.Error())
 	}
 	if max := l.cfg.MaxRequests; max > 0 && l.sent.Add(1) > int64(max) {
 		Stop(ctx, fmt.Sprintf("not sent: the run reached --max-requests %d", max))
 	}
 	resp, ex, err := l.RoundTrip(ctx, req)
+	if errors.Is(err, errSilent) {
+		// The target stopped answering while this request waited for its
+		// place among those in flight.
+		Stop(ctx, err.Error())
+	}
 	l.cfg.Trips.Add(l.Key(req), 1+len(ex.Earlier), ex.Duration)
 	l.Record(ctx, ex)
 	if err != nil {
@@ -143,6 +149,12 @@ func (l *Link) Exchange(ctx context.Context, req client.Request) (*client.Respon
 	}
 	return resp, nil
 }
+
+// errSilent is the error of a request not sent because the last
+// MaxSilent requests in a row got no answer or a 5xx. It names MaxSilent
+// rather than the count, which the requests still in flight may raise:
+// the reason reads the same in every run against a target that stopped.
+var errSilent = fmt.Errorf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", MaxSilent)
 
 // Stop stops the run at the running check: the reason goes into the
 // check's report as a StopEntry, which the report reads (the verdict is
@@ -158,12 +170,14 @@ func Stop(ctx context.Context, reason string) {
 // together from other goroutines use it, and their checks record the
 // exchanges in order.
 func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
-	if n := l.silent.Load(); n >= MaxSilent {
-		// Requests sent ahead together stop too once the target has
-		// stopped answering; the check that needs one stops the run.
-		return nil, client.Exchange{}, fmt.Errorf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", n)
+	// Requests sent ahead together stop too once the target has stopped
+	// answering; the check that needs one stops the run. The count is read
+	// once the request holds its place among those in flight: requests
+	// that waited for one while the target stopped answering are not sent.
+	resp, ex, err := l.sendInSlot(ctx, req, true, true)
+	if errors.Is(err, errSilent) {
+		return nil, ex, err
 	}
-	resp, ex, err := l.Send(ctx, req)
 	l.Track(req, resp)
 	if err != nil {
 		l.silent.Add(1)
@@ -183,19 +197,25 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 // but recorded nowhere, and nothing of it tracked or counted against the
 // target's health.
 func (l *Link) Send(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
-	return l.sendTold(ctx, req, true)
+	return l.sendInSlot(ctx, req, true, false)
 }
 
 // SendTogether is Send for a request sent outside any check together
 // with others (the pre-flight's): its answer's time is not told, since it
 // says how busy the target was as much as how far it is.
 func (l *Link) SendTogether(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
-	return l.sendTold(ctx, req, false)
+	return l.sendInSlot(ctx, req, false, false)
 }
 
-func (l *Link) sendTold(ctx context.Context, req client.Request, tell bool) (*client.Response, client.Exchange, error) {
+// sendInSlot sends req once it holds a place among the requests in flight;
+// tell says whether its answer's time tells how far the target is, and
+// guard whether it is not sent once the target has stopped answering.
+func (l *Link) sendInSlot(ctx context.Context, req client.Request, tell, guard bool) (*client.Response, client.Exchange, error) {
 	release := l.Slot()
 	defer release()
+	if guard && l.Stopped() {
+		return nil, client.Exchange{}, errSilent
+	}
 	sent := l.recent.sending(req)
 	resp, ex, err := l.cfg.Client.Do(ctx, req)
 	sent(resp, err)
