@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,12 +35,18 @@ func TestMain(m *testing.M) {
 	if id, ok := os.LookupEnv(deviationEnv); ok {
 		os.Exit(runDeviation(id, os.Args[1:]))
 	}
-	for out, name := range map[*string]string{&bins.gwsim: "gwsim", &bins.gwconform: "gwconform"} {
-		path, err := simtest.BuildBinary(name)
-		if err != nil {
-			panic(err)
-		}
-		*out = path
+	// Both built side by side: from a fresh clone, each links for seconds.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, b := range []struct {
+		out  *string
+		name string
+	}{{&bins.gwsim, "gwsim"}, {&bins.gwconform, "gwconform"}} {
+		wg.Go(func() { *b.out, errs[i] = simtest.BuildBinary(b.name) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.Exit(code)

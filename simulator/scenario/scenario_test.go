@@ -205,6 +205,9 @@ steps:
 	} {
 		for _, f := range []device.Format{device.JSON, device.XML} {
 			t.Run(tc.name+"/"+f.String(), func(t *testing.T) {
+				// Each plays against a simulator of its own, and most of
+				// its time waits out the Retry-After of the rate limit.
+				t.Parallel()
 				p := scenario.NewPlayer(sc, nil)
 				sim, err := simulator.Start("127.0.0.1:0", simulator.Options{RateLimit: tc.limit, ClientPhases: p.Phases, Admin: p.Routes()})
 				if err != nil {

@@ -33,7 +33,7 @@ type build struct {
 // (under os.TempDir, gwtools-simtest-bin), where go build does not link
 // again a binary that is up to date: the test processes of one go test
 // ./... (and the next runs) share it. A file lock keeps two processes
-// from building at once.
+// from building the same program at once.
 func Binary(t testing.TB, name string) string {
 	t.Helper()
 	path, err := BuildBinary(name)
@@ -69,7 +69,9 @@ func goBuild(name, pkg string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	// One lock for each program: two processes never build the same one
+	// at once, and one process may build both side by side.
+	lock, err := os.OpenFile(filepath.Join(dir, "."+name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return "", err
 	}
