@@ -100,7 +100,7 @@ func (l *Link) Configure(cfg Config) {
 		l.slots = make(chan struct{}, cfg.Concurrency)
 	}
 	l.cfg = cfg
-	l.cfg.Observer.Slot = l.Slot
+	l.cfg.Observer.Slot = l.readSlot
 }
 
 // MaxSilent is how many requests in a row may go unanswered (or answered
@@ -122,6 +122,19 @@ func (l *Link) Slot() func() {
 	return func() { <-l.slots }
 }
 
+// readSlot is Slot for an observer's read, which is not sent either once
+// the target has stopped answering: the checks still running (those sent
+// ahead, a far device's batch) would otherwise read the observer on and
+// on, each read refused, until the run ends.
+func (l *Link) readSlot() (func(), error) {
+	release := l.Slot()
+	if l.Stopped() {
+		release()
+		return nil, stopped{"read"}
+	}
+	return release, nil
+}
+
 // Exchange sends one request and records it in the running check's
 // report. Once MaxSilent requests in a row got no answer or a 5xx, or the
 // run has sent MaxRequests, it sends nothing more: the run stops there
@@ -131,13 +144,13 @@ func (l *Link) Slot() func() {
 // for it.
 func (l *Link) Exchange(ctx context.Context, req client.Request) (*client.Response, error) {
 	if l.Stopped() {
-		Stop(ctx, errSilent.Error())
+		Stop(ctx, stopped{"sent"}.Error())
 	}
 	if max := l.cfg.MaxRequests; max > 0 && l.sent.Add(1) > int64(max) {
 		Stop(ctx, fmt.Sprintf("not sent: the run reached --max-requests %d", max))
 	}
 	resp, ex, err := l.RoundTrip(ctx, req)
-	if errors.Is(err, errSilent) {
+	if errors.Is(err, stopped{"sent"}) {
 		// The target stopped answering while this request waited for its
 		// place among those in flight.
 		Stop(ctx, err.Error())
@@ -150,11 +163,16 @@ func (l *Link) Exchange(ctx context.Context, req client.Request) (*client.Respon
 	return resp, nil
 }
 
-// errSilent is the error of a request not sent because the last
-// MaxSilent requests in a row got no answer or a 5xx. It names MaxSilent
-// rather than the count, which the requests still in flight may raise:
-// the reason reads the same in every run against a target that stopped.
-var errSilent = fmt.Errorf("not sent: the target gave no answer or a 5xx to the last %d requests in a row", MaxSilent)
+// stopped is the error of a request not sent (verb "sent") or a read not
+// made ("read") because the last MaxSilent requests in a row got no
+// answer or a 5xx. It names MaxSilent rather than the count, which the
+// requests still in flight may raise: the reason reads the same in every
+// run against a target that stopped.
+type stopped struct{ verb string }
+
+func (e stopped) Error() string {
+	return fmt.Sprintf("not %s: the target gave no answer or a 5xx to the last %d requests in a row", e.verb, MaxSilent)
+}
 
 // Stop stops the run at the running check: the reason goes into the
 // check's report as a StopEntry, which the report reads (the verdict is
@@ -175,7 +193,7 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 	// once the request holds its place among those in flight: requests
 	// that waited for one while the target stopped answering are not sent.
 	resp, ex, err := l.sendInSlot(ctx, req, true, true)
-	if errors.Is(err, errSilent) {
+	if errors.Is(err, stopped{"sent"}) {
 		return nil, ex, err
 	}
 	l.Track(req, resp)
@@ -214,7 +232,7 @@ func (l *Link) sendInSlot(ctx context.Context, req client.Request, tell, guard b
 	release := l.Slot()
 	defer release()
 	if guard && l.Stopped() {
-		return nil, client.Exchange{}, errSilent
+		return nil, client.Exchange{}, stopped{"sent"}
 	}
 	sent := l.recent.sending(req)
 	resp, ex, err := l.cfg.Client.Do(ctx, req)

@@ -43,7 +43,7 @@ func TestNothingIsSentOnceTheTargetHasStoppedAnswering(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					_, _, err := l.RoundTrip(context.Background(), req)
-					if errors.Is(err, errSilent) {
+					if errors.Is(err, stopped{"sent"}) {
 						refused.Add(1)
 					}
 				}()

@@ -36,15 +36,19 @@ type Reader struct {
 	// else the newest alone.
 	Window int
 	// Slot, when set, waits for a place among the run's requests in
-	// flight and gives the func that frees it.
-	Slot func() func()
+	// flight and gives the func that frees it, or says why no read may
+	// go out (the run's target has stopped answering).
+	Slot func() (func(), error)
 }
 
 // Device reads a device as it is now.
 func (r Reader) Device(ctx context.Context, mac, sn string) (Device, error) {
 	var d Device
-	release := r.slot()
-	_, err := Get(ctx, r.Base, r.Token, DevicePath(mac, sn), &d)
+	release, err := r.slot()
+	if err != nil {
+		return d, err
+	}
+	_, err = Get(ctx, r.Base, r.Token, DevicePath(mac, sn), &d)
 	release()
 	if err == nil && d.State == nil {
 		err = fmt.Errorf("GET %s: the answer has no state object", DevicePath(mac, sn))
@@ -56,7 +60,11 @@ func (r Reader) Device(ctx context.Context, mac, sn string) (Device, error) {
 // the count where the observer has gwsim's additions (the log may hold a
 // thousand entries, too many to read twice a check), else all.
 func (r Reader) Log(ctx context.Context, mac string) (Log, error) {
-	defer r.slot()()
+	release, err := r.slot()
+	if err != nil {
+		return Log{}, err
+	}
+	defer release()
 	var msgs []Message
 	shared := r.Window > 1
 	if r.Counts {
@@ -85,9 +93,9 @@ func (r Reader) Log(ctx context.Context, mac string) (Log, error) {
 	return l, nil
 }
 
-func (r Reader) slot() func() {
+func (r Reader) slot() (func(), error) {
 	if r.Slot == nil {
-		return func() {}
+		return func() {}, nil
 	}
 	return r.Slot()
 }
