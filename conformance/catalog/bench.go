@@ -3,6 +3,7 @@ package catalog
 import (
 	"hash/fnv"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // Bench is what the checks' requests are built against.
@@ -31,6 +33,10 @@ type Bench struct {
 	Worker, Workers int
 	// msgSeq numbers the valid messages of a --parallel worker (base).
 	msgSeq atomic.Int64
+	// picks holds a field's samples derived from one value, by slug
+	// (Bench.Pick).
+	picksMu sync.Mutex
+	picks   map[pickKey]map[string]oracle.Sample
 }
 
 // Faker gives a check its own reproducible stream of values: the same run

@@ -80,14 +80,45 @@ func samplesOf(f *oracle.Field, base string) []oracle.Sample {
 	return append(append(f.Edges(), f.Forms(base)...), f.Broken(base)...)
 }
 
-// Pick is the sample of f with the given slug, derived from base.
-func Pick(f *oracle.Field, base, slug string) (oracle.Sample, bool) {
-	for _, s := range samplesOf(f, base) {
-		if s.Slug == slug {
-			return s, true
+type pickKey struct {
+	f    *oracle.Field
+	base string
+}
+
+// maxPicks bounds the lists Bench.Pick keeps: a run derives its samples
+// from a dozen values (the devices' mac and sn, the types, the formats, a
+// few timestamps and signs), and a target whose clock or sign changes
+// every request is derived afresh once the bound is reached.
+const maxPicks = 256
+
+// Pick is the sample of f with the given slug, derived from base. The
+// samples derived from one value are kept for the rest of the run: some
+// 3,000 checks pick their value at run time from a dozen such lists, and
+// each list takes every form the field's grammar breaks to build.
+func (b *Bench) Pick(f *oracle.Field, base, slug string) (oracle.Sample, bool) {
+	k := pickKey{f, base}
+	b.picksMu.Lock()
+	bySlug, ok := b.picks[k]
+	b.picksMu.Unlock()
+	if !ok {
+		ss := samplesOf(f, base)
+		bySlug = make(map[string]oracle.Sample, len(ss))
+		for _, s := range ss {
+			if _, dup := bySlug[s.Slug]; !dup { // the first, as Pick finds it
+				bySlug[s.Slug] = s
+			}
 		}
+		b.picksMu.Lock()
+		if b.picks == nil {
+			b.picks = map[pickKey]map[string]oracle.Sample{}
+		}
+		if len(b.picks) < maxPicks {
+			b.picks[k] = bySlug
+		}
+		b.picksMu.Unlock()
 	}
-	return oracle.Sample{}, false
+	s, ok := bySlug[slug]
+	return s, ok
 }
 
 // fieldSampleCase is a case that sets field name of a request of op to
@@ -125,7 +156,7 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 		if f.Kind == oracle.FormatName {
 			base = format.String()
 		}
-		got, ok := Pick(f, base, slug)
+		got, ok := e.Pick(f, base, slug)
 		if !ok {
 			return check.NoSample + slug + " of " + f.Name + " derived from " + base
 		}
