@@ -66,9 +66,10 @@ func TestPreflightRefusedValidRequestIsAFailureNotASetup(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		bug  bugFunc
-		// check narrows the run; failed must be failed MUST checks; line
-		// is what the first console line says.
-		check        string
+		// check narrows the run to the valid checks and refusals that
+		// need them as their control; failed must be failed MUST checks;
+		// line is what the first console line says.
+		checks       []string
 		failed       []string
 		line         []string
 		inconclusive bool
@@ -79,7 +80,7 @@ func TestPreflightRefusedValidRequestIsAFailureNotASetup(t *testing.T) {
 				return true
 			}
 			return false
-		}, "command.light-dimmer.*", []string{"command.light-dimmer.valid.json", "command.light-dimmer.valid.xml"},
+		}, []string{"command.light-dimmer.*"}, []string{"command.light-dimmer.valid.json", "command.light-dimmer.valid.xml"},
 			[]string{"command to Light Dimmer", "refused (HTTP 400, status error, error invalid_field (dimming))"}, true},
 		{"a success answered Success", func(w http.ResponseWriter, r *http.Request, body []byte, next http.HandlerFunc) bool {
 			rec := httptest.NewRecorder()
@@ -94,7 +95,7 @@ func TestPreflightRefusedValidRequestIsAFailureNotASetup(t *testing.T) {
 			}
 			io.WriteString(w, out)
 			return true
-		}, "command.light-dimmer.*", []string{"command.light-dimmer.valid.json", "command.light-dimmer.valid.xml"},
+		}, []string{"command.light-dimmer.*"}, []string{"command.light-dimmer.valid.json", "command.light-dimmer.valid.xml"},
 			[]string{"answered HTTP 200, status Success instead of status success"}, true},
 		{"XML thermostat points misnamed", func(w http.ResponseWriter, r *http.Request, body []byte, next http.HandlerFunc) bool {
 			if isXML(r) && bytes.Contains(body, []byte("<cooling_point>")) {
@@ -102,7 +103,7 @@ func TestPreflightRefusedValidRequestIsAFailureNotASetup(t *testing.T) {
 				return true
 			}
 			return false
-		}, "command.thermostat.*", []string{"command.thermostat.valid.xml"},
+		}, []string{"command.thermostat.valid*", "command.thermostat.fan.*"}, []string{"command.thermostat.valid.xml"},
 			[]string{"command to Thermostat", "in xml was refused", "missing_field (cooling-point)"}, true},
 		{"rename refused in XML", func(w http.ResponseWriter, r *http.Request, body []byte, next http.HandlerFunc) bool {
 			if isXML(r) && strings.HasSuffix(r.URL.Path, "/update_name") {
@@ -110,7 +111,7 @@ func TestPreflightRefusedValidRequestIsAFailureNotASetup(t *testing.T) {
 				return true
 			}
 			return false
-		}, "update_name.*", []string{"update_name.valid.xml"},
+		}, []string{"update_name.valid*", "update_name.structure.*"}, []string{"update_name.valid.xml"},
 			[]string{"update_name of", "in xml was refused", "invalid_field (name)"}, true},
 		{"every valid XML message answered 500", func(w http.ResponseWriter, r *http.Request, body []byte, next http.HandlerFunc) bool {
 			if isXML(r) && strings.HasSuffix(r.URL.Path, "/message") && bytes.Contains(body, []byte("<message_type>message<")) {
@@ -120,15 +121,18 @@ func TestPreflightRefusedValidRequestIsAFailureNotASetup(t *testing.T) {
 				return true
 			}
 			return false
-		}, "message.valid.*", []string{"message.valid.xml"},
+		}, []string{"message.valid.*"}, []string{"message.valid.xml"},
 			[]string{"message", "server error (HTTP 500"}, false},
 	} {
 		c := c
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			api, reads := buggy(t, c.bug)
-			r := gwconform(t, "--target", api, "--observer", reads, "--fleet", indepFleetFile(t, indepKey, indepSecret),
-				"--check", c.check, "--allow-partial")
+			args := []string{"--target", api, "--observer", reads, "--fleet", indepFleetFile(t, indepKey, indepSecret), "--allow-partial"}
+			for _, id := range c.checks {
+				args = append(args, "--check", id)
+			}
+			r := gwconform(t, args...)
 			if r.code != 1 {
 				t.Fatalf("exit %d, want 1 (a failure, not a set-up problem)\nstderr: %s\n%s", r.code, r.stderr, tail(r.stdout))
 			}
