@@ -740,12 +740,22 @@ func (env *Env) needAnyDevice(ctx context.Context) fleet.Device {
 	return d
 }
 
+// failRead ends a check whose read of the observer (what) failed: it
+// fails, or stops the run when the read was not made because the target
+// has stopped answering (INCOMPLETE, as a request not sent would).
+func failRead(ctx context.Context, what string, err error) {
+	if link.IsStopped(err) {
+		link.Stop(ctx, err.Error())
+	}
+	trial.From(ctx).Fail(what + " from the observer: " + err.Error())
+}
+
 // mustRead reads a device from the observer or fails the check.
 func (env *Env) mustRead(ctx context.Context, mac, sn string) observer.Device {
 	ginkgo.GinkgoHelper()
 	d, err := env.link().ReadDevice(ctx, mac, sn)
 	if err != nil {
-		trial.From(ctx).Fail("reading device " + sn + " of gateway " + mac + " from the observer: " + err.Error())
+		failRead(ctx, "reading device "+sn+" of gateway "+mac, err)
 	}
 	return d
 }
@@ -755,7 +765,7 @@ func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
 	ginkgo.GinkgoHelper()
 	l, err := env.link().ReadLog(ctx, mac)
 	if err != nil {
-		trial.From(ctx).Fail("reading the messages of gateway " + mac + " from the observer: " + err.Error())
+		failRead(ctx, "reading the messages of gateway "+mac, err)
 	}
 	return l
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
+	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -169,6 +170,7 @@ func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
 	dev := make(map[devRef]observer.Device, len(devs))
 	log := make(map[string]observer.Log, len(logs))
 	var failed []string
+	var stopped error // a read not made: the target has stopped answering
 	var jobs []func()
 	for _, d := range devs {
 		jobs = append(jobs, func() {
@@ -177,6 +179,9 @@ func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
 			defer mu.Unlock()
 			if err != nil {
 				failed = append(failed, "reading device "+d.sn+" of gateway "+d.mac+" from the observer: "+err.Error())
+				if link.IsStopped(err) {
+					stopped = err
+				}
 				return
 			}
 			dev[d] = st
@@ -189,12 +194,18 @@ func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
 			defer mu.Unlock()
 			if err != nil {
 				failed = append(failed, "reading the messages of gateway "+mac+" from the observer: "+err.Error())
+				if link.IsStopped(err) {
+					stopped = err
+				}
 				return
 			}
 			log[mac] = lg
 		})
 	}
 	env.runAll(jobs)
+	if stopped != nil {
+		link.Stop(ctx, stopped.Error())
+	}
 	if len(failed) > 0 {
 		sort.Strings(failed)
 		trial.From(ctx).Fail(failed[0])

@@ -135,7 +135,7 @@ func (env *Env) snapshot(ctx context.Context, c catalog.Call) observer.State {
 	if c.SN != "" {
 		d, err := env.link().ReadDevice(ctx, env.Target.MAC, c.SN)
 		if err != nil {
-			trial.From(ctx).Fail("reading the device from the observer: " + err.Error())
+			failRead(ctx, "reading the device", err)
 		}
 		s.Device = &d
 	}
@@ -147,7 +147,7 @@ func (env *Env) snapshot(ctx context.Context, c catalog.Call) observer.State {
 	}
 	l, err := env.link().ReadLog(ctx, env.Target.MAC)
 	if err != nil {
-		trial.From(ctx).Fail("reading the messages from the observer: " + err.Error())
+		failRead(ctx, "reading the messages", err)
 	}
 	s.Log = l
 	return s

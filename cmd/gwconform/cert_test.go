@@ -524,14 +524,15 @@ func TestBaselineRerunAndReplay(t *testing.T) {
 // starts answering 500 stops the run with verdict INCOMPLETE and the
 // reason, instead of failing every check; so does --max-requests. The
 // target answers after 8 ms, far enough that a device's checks go in
-// batches and the observer is read by several at once: none of them goes
-// on sending or reading once the target has stopped answering.
+// batches and the observer is read by several at once; its observer goes
+// on answering. None of them goes on sending or reading once the target
+// has stopped answering, and no check fails for a read not made.
 func TestRunStopsIncompleteOnAFailingTargetOrTheRequestCap(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int64
 	url := faulty(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		time.Sleep(8 * time.Millisecond)
-		if n.Add(1) < 200 {
+		if n.Add(1) < 200 || strings.HasPrefix(r.URL.Path, "/_sim/") {
 			return false
 		}
 		w.WriteHeader(http.StatusInternalServerError)
@@ -541,6 +542,11 @@ func TestRunStopsIncompleteOnAFailingTargetOrTheRequestCap(t *testing.T) {
 	doc := reports(t, r.dir)
 	if r.code != 1 || doc.Verdict != "INCOMPLETE" || !strings.Contains(r.stdout+r.stderr, "a 5xx to the last 20 requests") {
 		t.Errorf("a target that fails: exit %d, verdict %s\n%s", r.code, doc.Verdict, tail(r.stdout))
+	}
+	for _, res := range doc.Results {
+		if res.Outcome == "failed" && strings.Contains(res.Failure, "not read:") {
+			t.Errorf("%s failed for a read not made once the target stopped answering: %s", res.ID, res.Failure)
+		}
 	}
 	// After the 200th: those in flight then (their answers may come after
 	// the first 500s and start the count again), MaxSilent refused in a

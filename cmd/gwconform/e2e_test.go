@@ -161,6 +161,7 @@ type reportDoc struct {
 		ID        string `json:"id"`
 		Level     string `json:"level"`
 		Outcome   string `json:"outcome"`
+		Failure   string `json:"failure"`
 		Exchanges []struct {
 			Status int `json:"status"`
 		} `json:"exchanges"`

@@ -174,6 +174,14 @@ func (e stopped) Error() string {
 	return fmt.Sprintf("not %s: the target gave no answer or a 5xx to the last %d requests in a row", e.verb, MaxSilent)
 }
 
+// IsStopped says whether err is a request not sent or a read not made
+// because the target has stopped answering: the check that meets it stops
+// the run (Stop), rather than failing for it.
+func IsStopped(err error) bool {
+	var s stopped
+	return errors.As(err, &s)
+}
+
 // Stop stops the run at the running check: the reason goes into the
 // check's report as a StopEntry, which the report reads (the verdict is
 // INCOMPLETE), and into the failure message, which people read.
