@@ -34,7 +34,7 @@ import (
 // order of the run. A check that runs in its place (key nil) ends a
 // stretch: no check declared after it runs before it.
 func (env *Env) declareAhead(m check.Meta, key func() string, body func(context.Context)) {
-	if !willRun(env.suite, check.Finish(m)) {
+	if !env.filter.willRun(check.Finish(m)) {
 		return
 	}
 	if !env.mayRunAhead() {

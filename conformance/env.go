@@ -19,7 +19,6 @@ import (
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/putback"
 	"github.com/gwdmi/gwtools/conformance/schedule"
-	"github.com/onsi/ginkgo/v2/types"
 )
 
 // Env is everything the checks need to know about the run, filled from the
@@ -78,11 +77,11 @@ type Env struct {
 	// operation, format and device (control).
 	controls control.Store
 	// bt holds the devices' answer times and the checks sent together
-	// against a far target (package batch); suite is the run's filter,
+	// against a far target (package batch); filter is the run's filter,
 	// to plan only checks that will run.
 	batchOnce sync.Once
 	bt        *batch.Sender
-	suite     types.SuiteConfig
+	filter    filter
 	// ahead holds the checks run ahead of their place, devices side by
 	// side (ahead.go).
 	ahead schedule.Ahead

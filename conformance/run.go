@@ -71,7 +71,7 @@ func (f *failer) Fail() { f.failed = true }
 func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env := cfg.Env
 	x := &execution{cfg: cfg}
-	env.suite = cfg.Suite
+	env.filter = newFilter(cfg.Suite)
 	// The run's flags as they are now (a --parallel worker's, the
 	// reports' credentials): the pre-flight may have spoken to the target
 	// before they were all set.

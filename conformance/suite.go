@@ -201,37 +201,55 @@ func (env *Env) planCheck(m check.Meta, p batch.Plan) {
 	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
 		return
 	}
-	if !willRun(env.suite, check.Finish(m)) {
+	if !env.filter.willRun(check.Finish(m)) {
 		return
 	}
 	p.ID = m.ID
 	env.batch().Plan(p)
 }
 
-// willRun says whether Ginkgo will run a check under the run's filter,
-// as Ginkgo decides it (its label filter, focus and skip on the spec's
-// full text).
-func willRun(cfg types.SuiteConfig, m check.Meta) bool {
+// filter is the run's filter as Ginkgo applies it (its label filter,
+// focus and skip on the spec's full text), compiled once: it is asked of
+// every one of the suite's checks.
+type filter struct {
+	labels      func([]string) bool
+	focus, skip *regexp.Regexp
+	// broken: a filter that does not compile runs nothing (Ginkgo refuses
+	// it before any check).
+	broken bool
+}
+
+func newFilter(cfg types.SuiteConfig) filter {
+	var f filter
+	var err error
 	if cfg.LabelFilter != "" {
-		f, err := types.ParseLabelFilter(cfg.LabelFilter)
-		if err != nil || !f(m.Labels()) {
-			return false
+		if f.labels, err = types.ParseLabelFilter(cfg.LabelFilter); err != nil {
+			f.broken = true
 		}
 	}
-	text := "gwconform " + suiteText + " " + m.Text()
 	if len(cfg.FocusStrings) > 0 {
-		re, err := regexp.Compile(strings.Join(cfg.FocusStrings, "|"))
-		if err != nil || !re.MatchString(text) {
-			return false
+		if f.focus, err = regexp.Compile(strings.Join(cfg.FocusStrings, "|")); err != nil {
+			f.broken = true
 		}
 	}
 	if len(cfg.SkipStrings) > 0 {
-		re, err := regexp.Compile(strings.Join(cfg.SkipStrings, "|"))
-		if err != nil || re.MatchString(text) {
-			return false
+		if f.skip, err = regexp.Compile(strings.Join(cfg.SkipStrings, "|")); err != nil {
+			f.broken = true
 		}
 	}
-	return true
+	return f
+}
+
+// willRun says whether Ginkgo will run a check under the filter.
+func (f filter) willRun(m check.Meta) bool {
+	if f.broken || f.labels != nil && !f.labels(m.Labels()) {
+		return false
+	}
+	if f.focus == nil && f.skip == nil {
+		return true
+	}
+	text := "gwconform " + suiteText + " " + m.Text()
+	return (f.focus == nil || f.focus.MatchString(text)) && (f.skip == nil || !f.skip.MatchString(text))
 }
 
 // sendCase builds a case's request, arranges for the device to be put back
