@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,10 +63,11 @@ type Config struct {
 // several goroutines.
 type Link struct {
 	cfg Config
-	// silent counts requests in a row that got no answer or a 5xx; sent
-	// counts every request.
-	silent atomic.Int64
-	sent   atomic.Int64
+	// silent counts requests in a row that got no answer or a 5xx
+	// (silence); sent counts every request.
+	silent  atomic.Int64
+	sent    atomic.Int64
+	silence silence
 	// slots bound the requests in flight.
 	slots chan struct{}
 	// settle holds what the observer should show once the accepted
@@ -200,21 +202,54 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 	// answering; the check that needs one stops the run. The count is read
 	// once the request holds its place among those in flight: requests
 	// that waited for one while the target stopped answering are not sent.
+	order := l.silence.next()
 	resp, ex, err := l.sendInSlot(ctx, req, true, true)
 	if errors.Is(err, stopped{"sent"}) {
 		return nil, ex, err
 	}
 	l.Track(req, resp)
+	l.silent.Store(l.silence.answered(order, err == nil && (resp.Status < 500 || RefusesInput(resp.ErrorCode))))
 	if err != nil {
-		l.silent.Add(1)
 		return nil, ex, err
 	}
-	if resp.Status >= 500 && !RefusesInput(resp.ErrorCode) {
-		l.silent.Add(1)
-	} else {
-		l.silent.Store(0)
-	}
 	return resp, ex, nil
+}
+
+// silence counts the requests in a row, in the order they were sent,
+// that got no answer or a 5xx. An answer to a request sent before the
+// first of them does not end the row: with many requests in flight, the
+// answers to those sent before a target began failing come after its
+// first failures, and would start the count again.
+type silence struct {
+	mu    sync.Mutex
+	order int64 // requests numbered as sent
+	n     int64 // the row's length
+	first int64 // the number of its first request
+}
+
+// next numbers a request about to be sent.
+func (s *silence) next() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.order++
+	return s.order
+}
+
+// answered counts the request numbered order, answered (ok) or not, and
+// gives the row's length.
+func (s *silence) answered(order int64, ok bool) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case !ok && s.n == 0:
+		s.n, s.first = 1, order
+	case !ok:
+		s.n++
+		s.first = min(s.first, order)
+	case order > s.first:
+		s.n = 0
+	}
+	return s.n
 }
 
 // Send sends a request outside any check (the pre-flight's, the put-back

@@ -58,3 +58,35 @@ func TestNothingIsSentOnceTheTargetHasStoppedAnswering(t *testing.T) {
 		})
 	}
 }
+
+// TestSilenceCountsInTheOrderSent: a late answer to a request sent before
+// the target began failing does not start the count again; an answer to
+// one sent after the first failure does.
+func TestSilenceCountsInTheOrderSent(t *testing.T) {
+	var s silence
+	before := s.next() // sent while the target still answered, answered last
+	var fails []int64
+	for range 3 {
+		fails = append(fails, s.next())
+	}
+	for i, o := range fails {
+		if n := s.answered(o, false); n != int64(i+1) {
+			t.Fatalf("failure %d: a row of %d", i+1, n)
+		}
+	}
+	if n := s.answered(before, true); n != 3 {
+		t.Errorf("a late answer to a request sent before the failures: a row of %d, want 3", n)
+	}
+	after := s.next()
+	if n := s.answered(after, true); n != 0 {
+		t.Errorf("an answer to a request sent after the failures: a row of %d, want 0", n)
+	}
+	// Failures answered out of the order they were sent: the row begins at
+	// the first sent.
+	a, b, c := s.next(), s.next(), s.next()
+	s.answered(b, false)
+	s.answered(a, false)
+	if n := s.answered(c, true); n != 0 {
+		t.Errorf("an answer to a request sent after both failures: a row of %d, want 0", n)
+	}
+}
