@@ -92,9 +92,9 @@ type pickKey struct {
 const maxPicks = 256
 
 // Pick is the sample of f with the given slug, derived from base. The
-// samples derived from one value are kept for the rest of the run: some
-// 3,000 checks pick their value at run time from a dozen such lists, and
-// each list takes every form the field's grammar breaks to build.
+// samples derived from one value are kept for the rest of the run: two
+// checks in three pick their value at run time from a dozen such lists,
+// and each list takes every form the field's grammar breaks to build.
 func (b *Bench) Pick(f *oracle.Field, base, slug string) (oracle.Sample, bool) {
 	k := pickKey{f, base}
 	b.picksMu.Lock()
