@@ -63,11 +63,10 @@ type Config struct {
 // several goroutines.
 type Link struct {
 	cfg Config
-	// silent counts requests in a row that got no answer or a 5xx
-	// (silence); sent counts every request.
-	silent  atomic.Int64
-	sent    atomic.Int64
+	// silence counts requests in a row that got no answer or a 5xx;
+	// sent counts every request.
 	silence silence
+	sent    atomic.Int64
 	// slots bound the requests in flight.
 	slots chan struct{}
 	// settle holds what the observer should show once the accepted
@@ -113,7 +112,7 @@ const MaxSilent = 20
 // Stopped says whether the target has stopped answering: the last
 // MaxSilent requests in a row got no answer or a 5xx. Nothing more is
 // sent then; the check that needs an answer stops the run.
-func (l *Link) Stopped() bool { return l.silent.Load() >= MaxSilent }
+func (l *Link) Stopped() bool { return l.silence.row.Load() >= MaxSilent }
 
 // Slot waits for one of the run's places for a request in flight and
 // gives the func that frees it: whatever sends (checks one at a time,
@@ -208,7 +207,7 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 		return nil, ex, err
 	}
 	l.Track(req, resp)
-	l.silent.Store(l.silence.answered(order, err == nil && (resp.Status < 500 || RefusesInput(resp.ErrorCode))))
+	l.silence.answered(order, err == nil && (resp.Status < 500 || RefusesInput(resp.ErrorCode)))
 	if err != nil {
 		return nil, ex, err
 	}
@@ -222,9 +221,10 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 // first failures, and would start the count again.
 type silence struct {
 	mu    sync.Mutex
-	order int64 // requests numbered as sent
-	n     int64 // the row's length
-	first int64 // the number of its first request
+	order int64 // requests numbered in the order they asked to be sent
+	first int64 // the number of the row's first request
+	// row is the row's length, written under mu, read without it.
+	row atomic.Int64
 }
 
 // next numbers a request about to be sent.
@@ -240,16 +240,18 @@ func (s *silence) next() int64 {
 func (s *silence) answered(order int64, ok bool) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := s.row.Load()
 	switch {
-	case !ok && s.n == 0:
-		s.n, s.first = 1, order
+	case !ok && n == 0:
+		n, s.first = 1, order
 	case !ok:
-		s.n++
+		n++
 		s.first = min(s.first, order)
 	case order > s.first:
-		s.n = 0
+		n = 0
 	}
-	return s.n
+	s.row.Store(n)
+	return n
 }
 
 // Send sends a request outside any check (the pre-flight's, the put-back
