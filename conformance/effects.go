@@ -747,7 +747,7 @@ func failRead(ctx context.Context, what string, err error) {
 	if link.IsStopped(err) {
 		link.Stop(ctx, err.Error())
 	}
-	trial.From(ctx).Fail(what + " from the observer: " + err.Error())
+	trial.From(ctx).Fail(readFailure{what, err}.message())
 }
 
 // mustRead reads a device from the observer or fails the check.

@@ -169,8 +169,7 @@ func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
 	var mu sync.Mutex
 	dev := make(map[devRef]observer.Device, len(devs))
 	log := make(map[string]observer.Log, len(logs))
-	var failed []string
-	var stopped error // a read not made: the target has stopped answering
+	var failed []readFailure
 	var jobs []func()
 	for _, d := range devs {
 		jobs = append(jobs, func() {
@@ -178,10 +177,7 @@ func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				failed = append(failed, "reading device "+d.sn+" of gateway "+d.mac+" from the observer: "+err.Error())
-				if link.IsStopped(err) {
-					stopped = err
-				}
+				failed = append(failed, readFailure{"reading device " + d.sn + " of gateway " + d.mac, err})
 				return
 			}
 			dev[d] = st
@@ -193,25 +189,34 @@ func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				failed = append(failed, "reading the messages of gateway "+mac+" from the observer: "+err.Error())
-				if link.IsStopped(err) {
-					stopped = err
-				}
+				failed = append(failed, readFailure{"reading the messages of gateway " + mac, err})
 				return
 			}
 			log[mac] = lg
 		})
 	}
 	env.runAll(jobs)
-	if stopped != nil {
-		link.Stop(ctx, stopped.Error())
+	// A read not made because the target stopped answering stops the run,
+	// whichever read it was; else the check fails on the first by its text.
+	for _, f := range failed {
+		if link.IsStopped(f.err) {
+			failRead(ctx, f.what, f.err)
+		}
 	}
 	if len(failed) > 0 {
-		sort.Strings(failed)
-		trial.From(ctx).Fail(failed[0])
+		sort.Slice(failed, func(i, j int) bool { return failed[i].message() < failed[j].message() })
+		failRead(ctx, failed[0].what, failed[0].err)
 	}
 	return dev, log
 }
+
+// readFailure is a read of the observer (what) that failed.
+type readFailure struct {
+	what string
+	err  error
+}
+
+func (f readFailure) message() string { return f.what + " from the observer: " + f.err.Error() }
 
 // landingPlaces are the devices and message logs watched around a change
 // to named (see watchLandings).

@@ -104,7 +104,7 @@ func (b *Bench) Pick(f *oracle.Field, base, slug string) (oracle.Sample, bool) {
 		ss := samplesOf(f, base)
 		bySlug = make(map[string]oracle.Sample, len(ss))
 		for _, s := range ss {
-			if _, dup := bySlug[s.Slug]; !dup { // the first, as Pick finds it
+			if _, dup := bySlug[s.Slug]; !dup { // the first sample listed with a slug
 				bySlug[s.Slug] = s
 			}
 		}
