@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/onsi/ginkgo/v2"
-
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/control"
 	"github.com/gwdmi/gwtools/conformance/link"
@@ -18,7 +16,7 @@ import (
 // recorded in the check that sent it; a check that reuses it says so in a
 // step.
 func (env *Env) control(ctx context.Context, c catalog.Call, f device.Format) control.Result {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	if env.DryRun {
 		return control.Result{OK: true}
 	}
@@ -55,6 +53,6 @@ func (env *Env) control(ctx context.Context, c catalog.Call, f device.Format) co
 
 // caseControl is the control of a case's request in format f.
 func (env *Env) caseControl(ctx context.Context, c catalog.Case, f device.Format) control.Result {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	return env.control(ctx, env.buildCase(ctx, c, f), f)
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/brianvoe/gofakeit/v6"
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
@@ -452,7 +451,7 @@ func (env *Env) effect(id string, level check.Level, section, contract string, o
 // sendEffect arranges for the device to be put back when the run ends and
 // sends the call.
 func (env *Env) sendEffect(ctx context.Context, c catalog.Call, f device.Format) *client.Response {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	env.putBack(ctx, c)
 	trial.From(ctx).By(fmt.Sprintf("sending %s in %s", c.Op.Name(), f))
 	return env.send(ctx, c, f)
@@ -463,7 +462,7 @@ func (env *Env) sendEffect(ctx context.Context, c catalog.Call, f device.Format)
 // it was; the refusal is judged against its control, sent first (it may
 // change the device: the command is built from what it leaves).
 func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before observer.Device) catalog.Call) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	ctl := env.control(ctx, env.Base(device.SendCommand, d.SN, d.Type), f)
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c := build(before)
@@ -572,7 +571,7 @@ func firstEnum(t *oracle.Type) *oracle.Field {
 // value and every other field its value before. strict judges the letter
 // case of enumerated values (CONTRACT 2); without it only the value.
 func expectFields(ctx context.Context, t *oracle.Type, before, after observer.Device, sent map[string]string, strict bool) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	var wrong []string
 	for i := range t.Fields {
 		fd := &t.Fields[i]
@@ -732,7 +731,7 @@ func (env *Env) gatewayOf(sn string) string {
 }
 
 func (env *Env) needAnyDevice(ctx context.Context) fleet.Device {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	d, ok := env.AnyDevice()
 	if !ok {
 		trial.From(ctx).Skip("the fleet has no device on the tested gateway")
@@ -752,7 +751,7 @@ func failRead(ctx context.Context, what string, err error) {
 
 // mustRead reads a device from the observer or fails the check.
 func (env *Env) mustRead(ctx context.Context, mac, sn string) observer.Device {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	d, err := env.link().ReadDevice(ctx, mac, sn)
 	if err != nil {
 		failRead(ctx, "reading device "+sn+" of gateway "+mac, err)
@@ -762,7 +761,7 @@ func (env *Env) mustRead(ctx context.Context, mac, sn string) observer.Device {
 
 // mustLog reads a gateway's messages from the observer or fails the check.
 func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	l, err := env.link().ReadLog(ctx, mac)
 	if err != nil {
 		failRead(ctx, "reading the messages of gateway "+mac, err)
@@ -775,14 +774,14 @@ func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
 // requests in flight, keyed by gateway and serial; it fails the check
 // naming the first that could not be read.
 func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]observer.Device {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	devs, _ := env.readPlacesBy(ctx, ds, nil, env.link().ReadDevice, env.link().ReadLogNow)
 	return devs
 }
 
 // expectUnchanged fails naming each device whose name or state changed.
 func expectUnchanged(ctx context.Context, before, after map[devRef]observer.Device, what string) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	var changed []string
 	for d, b := range before {
 		a := after[d]

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/onsi/ginkgo/v2"
-
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
@@ -70,7 +68,7 @@ type landings struct {
 // it earlier have appeared. The context it gives carries the landings, for
 // Env.readSettled.
 func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) (context.Context, *landings) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	devs, logs := env.landingPlaces(shared, named)
 	l := &landings{devs: devs, logs: logs}
 	// A place with a change still to appear is awaited first, alone; one
@@ -117,14 +115,14 @@ type landingsKey struct{}
 // (link.Link.Unchanged), unless something was sent since or the device
 // was slow to show its change.
 func (env *Env) readSettled(ctx context.Context, mac, sn string) observer.Device {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	defer env.alongside(ctx)()
 	return env.mustRead(ctx, mac, sn)
 }
 
 // logSettled is readSettled for a gateway's messages.
 func (env *Env) logSettled(ctx context.Context, mac string) observer.Log {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	defer env.alongside(ctx)()
 	return env.mustLog(ctx, mac)
 }
@@ -156,7 +154,7 @@ func (env *Env) alongside(ctx context.Context) (wait func()) {
 // within the run's bound of requests in flight (one round trip for the
 // fleets a bench has), or fails the check naming the first that could not be read.
 func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (map[devRef]observer.Device, map[string]observer.Log) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	return env.readPlacesBy(ctx, devs, logs, env.link().ReadDeviceNow, env.link().ReadLogNow)
 }
 
@@ -165,7 +163,7 @@ func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (m
 func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
 	read func(ctx context.Context, mac, sn string) (observer.Device, error),
 	readLog func(ctx context.Context, mac string) (observer.Log, error)) (map[devRef]observer.Device, map[string]observer.Log) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	var mu sync.Mutex
 	dev := make(map[devRef]observer.Device, len(devs))
 	log := make(map[string]observer.Log, len(logs))
@@ -307,7 +305,7 @@ func (env *Env) landingPlaces(shared bool, named devRef) (devs []devRef, logs []
 // landed anywhere else. Call it once what the check names has settled:
 // the places are read as they are then.
 func (l *landings) expectKept(ctx context.Context, env *Env, what string) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	if landed := l.landed(ctx, env); len(landed) > 0 {
 		trial.From(ctx).Fail(what + " also landed where it was not sent: " + strings.Join(landed, "; "))
 	}
@@ -317,7 +315,7 @@ func (l *landings) expectKept(ctx context.Context, env *Env, what string) {
 // last showed them when nothing was sent since (readSettled), and says
 // which changed and how.
 func (l *landings) landed(ctx context.Context, env *Env) []string {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	if l == nil {
 		return nil
 	}
@@ -371,7 +369,7 @@ func (l *landings) landed(ctx context.Context, env *Env) []string {
 // stored there (why, from observer.Log.GainedMessage), naming where else it
 // landed, and then when it landed anywhere else as well.
 func (l *landings) expectStored(ctx context.Context, env *Env, mac, why string) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	if why == "" {
 		l.expectKept(ctx, env, "the message to gateway "+mac)
 		return

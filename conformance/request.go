@@ -17,7 +17,7 @@ import (
 // and fails the spec when no answer came. In a dry run it records the
 // request and skips the spec instead.
 func (env *Env) send(ctx context.Context, c catalog.Call, f device.Format) *client.Response {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	req := c.Request(f)
 	if env.DryRun {
 		body := req.RawBody

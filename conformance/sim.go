@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/batch"
@@ -112,7 +111,7 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 // nothing else reads env.Target meanwhile (batch.Sender.SlowNote reads
 // the fleet).
 func (env *Env) onStandIn(ctx context.Context, t *fleet.Target, why string, body func()) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	if t == nil {
 		body()
 		return
@@ -127,7 +126,7 @@ func (env *Env) onStandIn(ctx context.Context, t *fleet.Target, why string, body
 // snapshot is what the observer shows about the device and gateway a call
 // concerns, or what was fetched for the check ahead (package batch).
 func (env *Env) snapshot(ctx context.Context, c catalog.Call) observer.State {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	if st, ok := batch.Replay(ctx, true); ok {
 		return *st.State
 	}
@@ -157,7 +156,7 @@ func (env *Env) snapshot(ctx context.Context, c catalog.Call) observer.State {
 // holds the CONTRACT's forms too (an enumerated value in its published
 // case); without it, a MUST check, letter case is not judged.
 func expectApplied(ctx context.Context, c catalog.Call, before, after observer.State, strict bool) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	switch c.Op {
 	case device.SendCommand:
 		// The type's fields and their kinds are the harness's own rule

@@ -24,6 +24,7 @@ var packageVars = map[string]string{
 	"trial/trial.go errEnded":           "the panic value that stops a recorded body",
 	"trial/trial.go failHandler":        "the process's fail handler, as Gomega keeps its own: the same for every run of the process",
 	"trial/trial.go failMu":             "guards failHandler",
+	"trial/trial.go helpers":            "the call sites of Helper marked, as Ginkgo keeps the helpers themselves: what the code is, the same for every run",
 	"trial/trial.go spec":               "the live trial of whichever spec Ginkgo runs: it holds no state of its own",
 	"explore/op.go success":             "table: the answer of a success",
 	"explore/wire.go wireTable":         "table: the wire forms diff draws, fixed at start",

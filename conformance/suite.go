@@ -255,13 +255,13 @@ func (f filter) willRun(m check.Meta) bool {
 // sendCase builds a case's request, arranges for the device to be put back
 // afterwards, and sends it.
 func (env *Env) sendCase(ctx context.Context, c catalog.Case, f device.Format) *client.Response {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	_, r := env.sendCaseCall(ctx, c, f)
 	return r
 }
 
 func (env *Env) sendCaseCall(ctx context.Context, c catalog.Case, f device.Format) (catalog.Call, *client.Response) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	req := env.buildCase(ctx, c, f)
 	env.putBack(ctx, req)
 	trial.From(ctx).By(fmt.Sprintf("sending %s in %s", c.Title, f))
@@ -269,7 +269,7 @@ func (env *Env) sendCaseCall(ctx context.Context, c catalog.Case, f device.Forma
 }
 
 func (env *Env) buildCase(ctx context.Context, c catalog.Case, f device.Format) catalog.Call {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	req, skip := c.Build(&env.Bench, f, c.ID)
 	if skip != "" {
 		trial.From(ctx).Skip(skip)
@@ -279,7 +279,7 @@ func (env *Env) buildCase(ctx context.Context, c catalog.Case, f device.Format) 
 
 // expectError checks an answer against the CONTRACT's error.
 func expectError(ctx context.Context, r *client.Response, w catalog.Expectation, f device.Format) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	trial.From(ctx).Expect(r.Status).To(gomega.Equal(w.Status), "status code: %s", link.Describe(r))
 	expectFormat(ctx, r, w.ErrorFormat(f))
 	trial.From(ctx).Expect(r.StatusField).To(gomega.Equal("error"), "status field: %s", link.Describe(r))
@@ -298,7 +298,7 @@ func expectError(ctx context.Context, r *client.Response, w catalog.Expectation,
 
 // expectFormat checks that the body and its Content-Type are of format f.
 func expectFormat(ctx context.Context, r *client.Response, f device.Format) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	mt, _, _ := mime.ParseMediaType(r.ContentType)
 	want := map[device.Format][]string{device.JSON: {"application/json"}, device.XML: {"application/xml", "text/xml"}}[f]
 	trial.From(ctx).Expect(want).To(gomega.ContainElement(mt), "Content-Type %q is not %s", r.ContentType, f)

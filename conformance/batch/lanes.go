@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
-
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
@@ -399,7 +397,7 @@ func judgeLane(typ string, r *laneResult, strict bool) string {
 // judged there: true when it passed; false to run it alone (not sent in a
 // lane, or it failed there: then it is confirmed alone).
 func (s *Sender) InLane(ctx context.Context, id string, c catalog.Case, f device.Format) bool {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	fe := s.take(ctx, id)
 	if fe == nil || fe.lane == nil {
 		return false

@@ -36,8 +36,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onsi/ginkgo/v2"
-
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/control"
 	"github.com/gwdmi/gwtools/conformance/link"
@@ -159,7 +157,7 @@ func (s *Sender) Plan(p Plan) {
 // Run runs a planned check's body: on a far device from the steps fetched
 // ahead, confirmed alone when it fails so; else as it is.
 func (s *Sender) Run(ctx context.Context, id string, body func(context.Context)) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	f := s.take(ctx, id)
 	if f == nil {
 		body(ctx)

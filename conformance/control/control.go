@@ -44,7 +44,7 @@ type Result struct {
 // Conclude ends a refusal check whose own assertions held: passed when its
 // control was accepted, inconclusive when it was not.
 func (r Result) Conclude(ctx context.Context) {
-	ginkgo.GinkgoHelper()
+	trial.Helper()
 	if !r.OK {
 		why := "inconclusive: " + r.What + ": a refusal proves nothing while the valid request is refused too"
 		trial.From(ctx).Entry(report.InconclusiveEntry, why, ginkgo.ReportEntryVisibilityNever)

@@ -15,10 +15,12 @@ package trial
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	gtypes "github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
 )
@@ -257,6 +259,27 @@ func From(ctx context.Context) *T {
 	}
 	return spec
 }
+
+// Helper marks the function that calls it as a helper, as
+// ginkgo.GinkgoHelper does: a failure in it is placed at the line that
+// called it. Ginkgo looks the caller's name up on every call; a check's
+// body calls its helpers thousands of times a run, so Helper marks each
+// call site once.
+func Helper() {
+	var pc [1]uintptr
+	if runtime.Callers(2, pc[:]) != 1 {
+		gtypes.MarkAsHelper(1)
+		return
+	}
+	if _, seen := helpers.Load(pc[0]); seen {
+		return
+	}
+	gtypes.MarkAsHelper(1)
+	helpers.Store(pc[0], struct{}{})
+}
+
+// helpers are the call sites of Helper already marked.
+var helpers sync.Map
 
 // RegisterFailHandler makes handler the run's fail handler: Gomega's
 // (for any expectation outside a T) and every live T's, replays

@@ -2,10 +2,12 @@ package trial_test
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
+	gtypes "github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -82,4 +84,36 @@ func TestReplayEndsAsRecorded(t *testing.T) {
 	if got.Outcome != trial.Failed || !got.Expectation || got.Message != end.Message {
 		t.Fatalf("replayed %+v, recorded %+v", got, end)
 	}
+}
+
+// A failure in a helper is placed at the line that called the helper,
+// on its first call and on every later one (Helper marks a call site
+// once), as ginkgo.GinkgoHelper places it.
+func TestHelperPlacesAFailureAtItsCaller(t *testing.T) {
+	for i := range 3 {
+		at, line := locatedInHelper(), lineHere()
+		if at.LineNumber != line || !strings.HasSuffix(at.FileName, "trial_test.go") {
+			t.Fatalf("call %d: a failure in a helper is placed at %s, want trial_test.go:%d", i+1, at, line)
+		}
+	}
+	// Without Helper, the same failure is placed in the function itself.
+	if at, line := locatedInPlace(), lineHere(); at.LineNumber == line {
+		t.Fatalf("a function not marked as a helper is placed at its caller (%s)", at)
+	}
+}
+
+//go:noinline
+func locatedInHelper() gtypes.CodeLocation {
+	trial.Helper()
+	return gtypes.NewCodeLocation(0)
+}
+
+//go:noinline
+func locatedInPlace() gtypes.CodeLocation {
+	return gtypes.NewCodeLocation(0)
+}
+
+func lineHere() int {
+	_, _, line, _ := runtime.Caller(1)
+	return line
 }
