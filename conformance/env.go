@@ -9,7 +9,6 @@ package conformance
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/batch"
@@ -61,8 +60,6 @@ type Env struct {
 	// lk is how the run speaks to its target (link).
 	linkOnce sync.Once
 	lk       *link.Link
-	// done counts the checks finished, for progress lines.
-	done atomic.Int64
 	// back holds each device the run changed as it was before, to be
 	// put back when the run ends (package putback).
 	backOnce sync.Once

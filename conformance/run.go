@@ -80,7 +80,6 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	// check sends anything (package link).
 	env.link().CountLog(ctx)
 	env.declareChecks()
-	ginkgo.ReportAfterEach(func(ginkgo.SpecReport) { env.done.Add(1) })
 	// Every device the run changed is put back once, after the last check.
 	ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) { env.devices().All(ctx) })
 	ginkgo.ReportAfterSuite("gwconform reports", x.writeReports)
