@@ -56,6 +56,8 @@ type execution struct {
 	cfg Config
 	doc report.Document
 	err error
+	// hash is the catalog's (CatalogHash), for the reports.
+	hash chan string
 }
 
 // failer is the testing.T that RunSpecs needs: a value with Fail().
@@ -70,7 +72,13 @@ func (f *failer) Fail() { f.failed = true }
 // by gwconform run; all the run's state is in cfg and the values it makes.
 func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env := cfg.Env
-	x := &execution{cfg: cfg}
+	x := &execution{cfg: cfg, hash: make(chan string, 1)}
+	if cfg.WorkerReport == "" {
+		// The catalog's hash declares every check once more, as a list;
+		// the run's checks go one at a time, so it is worked out beside
+		// them, and is ready by the time the reports are written.
+		go func() { x.hash <- CatalogHash() }()
+	}
 	env.filter = newFilter(cfg.Suite)
 	// The run's flags as they are now (a --parallel worker's, the
 	// reports' credentials): the pre-flight may have spoken to the target
@@ -125,10 +133,10 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	if len(x.cfg.Workers) > 0 {
 		r = mergeWorkers(r, x.cfg.Workers)
 	}
-	// The catalog is known once the tree is built, which it is by now;
-	// the harness's version is the command line's (Config.Write.Catalog).
+	// The catalog's hash was worked out beside the run (Execute); the
+	// harness's version is the command line's (Config.Write.Catalog).
 	opts := x.cfg.Write
-	opts.Catalog.Version, opts.Catalog.Hash = CatalogVersion, CatalogHash()
+	opts.Catalog.Version, opts.Catalog.Hash = CatalogVersion, <-x.hash
 	env := x.cfg.Env
 	opts.Schedule = &report.Schedule{Concurrency: env.concurrency()}
 	if who, trips, took := env.CriticalPath(); who != "" && env.batch().SentAhead() {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -432,8 +433,8 @@ type Writer struct {
 	Check func(b []byte, d Document) error
 }
 
-// Writers are every report file a run leaves, in the order WriteAll writes
-// them and the console names them (the first is the one it points to, the
+// Writers are every report file a run leaves, in the order the console
+// names them (the first is the one it points to, the
 // others follow "also"). WriteAll, the console, the bundle, gwconform
 // verify and gwconform's usage all use this one list: a new format is
 // added here.
@@ -490,8 +491,17 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 		JSON:  filepath.Join(dir, JSONFile),
 		HTML:  filepath.Join(dir, HTMLFile),
 	}
-	for _, w := range Writers {
-		if err := w.Write(filepath.Join(dir, w.File), d, o); err != nil {
+	// Each file is written from d alone, none changes it: they are
+	// written side by side, and the first error in the order of Writers
+	// is the one told.
+	errs := make([]error, len(Writers))
+	var wg sync.WaitGroup
+	for i, w := range Writers {
+		wg.Go(func() { errs[i] = w.Write(filepath.Join(dir, w.File), d, o) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return d, err
 		}
 	}
