@@ -42,7 +42,6 @@ var packageVars = map[string]string{
 	"bundle/bundle.go signAnywhere":     "pattern",
 	"catalogid.go catalogOnce":          "the catalog, built once: the same for every run",
 	"check/check.go Levels":             "table",
-	"check/check.go labelUnsafe":        "pattern",
 	"check/check.go mu":                 "guards registry",
 	"check/check.go registry":           "the catalog's metadata, the same for every run",
 	"check/sections.go Sections":        "table",

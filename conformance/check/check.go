@@ -6,7 +6,6 @@ package check
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -84,11 +83,33 @@ func (t Traits) Weight() int { return max(t.Cost, 1) }
 // labelReserved are the characters a Ginkgo label cannot hold.
 const labelReserved = "&|!,()/[] "
 
-var labelUnsafe = regexp.MustCompile(`[^A-Za-z0-9_.:-]+`)
-
 // Slug makes a label- and ID-safe word of s: "Light Dimmer" -> "light-dimmer".
+// Lowered, each run of characters other than A-Z, a-z, 0-9 and _.:- is
+// one "-", and no "-" begins or ends it. Every check's labels are made
+// of slugs as the suite is declared, so it is a loop, not a pattern.
 func Slug(s string) string {
-	return strings.Trim(labelUnsafe.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	s = strings.ToLower(s)
+	b := make([]byte, 0, len(s))
+	unsafe := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !labelSafe(c) {
+			unsafe = true
+			continue
+		}
+		if unsafe {
+			b = append(b, '-')
+			unsafe = false
+		}
+		b = append(b, c)
+	}
+	return strings.Trim(string(b), "-")
+}
+
+// labelSafe says whether a label keeps c as it is: A-Z, a-z, 0-9 and _.:-
+// (a byte of a multi-byte character never is).
+func labelSafe(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.:-", c) >= 0
 }
 
 // IDLabel prefixes the label that carries a check's ID: the report reads

@@ -3,6 +3,7 @@ package check
 import (
 	"math/rand/v2"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,34 @@ func TestEnglishAsThePattern(t *testing.T) {
 	for _, s := range cases {
 		if got, want := English(s), article.ReplaceAllString(s, "${1}n $2"); got != want {
 			t.Fatalf("English(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// Slug makes the word the pattern [^A-Za-z0-9_.:-]+ made, each run
+// replaced by "-" and "-" trimmed, on the names the catalog has and on
+// random text with letters of other scripts, a Kelvin sign that lowers to
+// "k", and bytes that are not UTF-8.
+func TestSlugAsThePattern(t *testing.T) {
+	unsafe := regexp.MustCompile(`[^A-Za-z0-9_.:-]+`)
+	cases := []string{
+		"", "-", "--a--", "Light Dimmer", "Appliance Module Plus", "a - b", "a- b", "  x  ", "x.y:z_w",
+		"Ünïcode Name", "\u212a", "\xff\xfeA", "effect", "gen:http-method",
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "aZ9_.:- /é\u212aß\xff&|!,()[]"
+	for i := 0; i < 20000; i++ {
+		b := make([]rune, r.IntN(12))
+		runes := []rune(alphabet)
+		for j := range b {
+			b[j] = runes[r.IntN(len(runes))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		want := strings.Trim(unsafe.ReplaceAllString(strings.ToLower(s), "-"), "-")
+		if got := Slug(s); got != want {
+			t.Fatalf("Slug(%q) = %q, want %q", s, got, want)
 		}
 	}
 }
