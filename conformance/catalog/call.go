@@ -157,6 +157,7 @@ func (c Call) Request(f device.Format) client.Request {
 	if c.KeepSign {
 		r.Sign = client.SignKeep
 	}
+	r.Fields = make([]client.Field, 0, len(c.Fields))
 	for _, kv := range c.Fields {
 		key := kv.Wire
 		if key == "" {
@@ -205,14 +206,26 @@ func (c *Call) SetStamp(stamp func() string) *Call {
 // values of the device's type.
 func (b *Bench) Base(op device.Operation, sn, typeName string) Call {
 	c := Call{Op: op, SN: sn, Type: typeName, Stamp: b.StampAt(0)}
-	for _, f := range b.Client.Envelope(b.Target.Key, b.Target.AccountID, b.Target.MAC, b.Now(), b.Location) {
-		c.Fields = append(c.Fields, Field{Name: f.Key, Value: fmt.Sprint(f.Value)})
+	env := b.Client.Envelope(b.Target.Key, b.Target.AccountID, b.Target.MAC, b.Now(), b.Location)
+	var own []oracle.Field
+	if op == device.SendCommand {
+		if t, ok := oracle.LookupType(typeName); ok {
+			own = t.Fields
+		}
+	}
+	// The envelope, two fields of the operation and a command's own.
+	c.Fields = make([]Field, 0, len(env)+2+len(own))
+	for _, f := range env {
+		v, ok := f.Value.(string)
+		if !ok {
+			v = fmt.Sprint(f.Value)
+		}
+		c.Fields = append(c.Fields, Field{Name: f.Key, Value: v})
 	}
 	switch op {
 	case device.SendCommand:
 		c.Fields = append(c.Fields, Field{Name: device.FieldSN, Value: sn}, Field{Name: device.FieldType, Value: typeName})
-		t, _ := oracle.LookupType(typeName)
-		for _, f := range t.Fields {
+		for _, f := range own {
 			c.Fields = append(c.Fields, Field{Name: f.Name, Value: f.Example})
 		}
 	case device.SendMessage:
