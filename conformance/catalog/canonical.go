@@ -34,15 +34,31 @@ func Canonical(f *oracle.Field, v string, num bool) (string, bool) {
 
 // HexOnly is an identifier's hexadecimal digits in lower case: the key
 // of a gateway or device whatever accepted form a request wrote it in.
+// It is asked for every request and every read of the observer, most
+// often of a key already so, which it returns as it is. No character
+// outside ASCII lowers to a hexadecimal digit, so it looks at bytes.
 func HexOnly(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		if r >= '0' && r <= '9' || r >= 'a' && r <= 'f' {
-			b.WriteRune(r)
+	i := 0
+	for i < len(s) && isLowerHex(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := make([]byte, i, len(s))
+	copy(b, s[:i])
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case isLowerHex(c):
+			b = append(b, c)
+		case 'A' <= c && c <= 'F':
+			b = append(b, c+'a'-'A')
 		}
 	}
-	return b.String()
+	return string(b)
 }
+
+func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
 
 // FoldEnums writes the enumerated values of a type's state in lower case,
 // for checks that do not judge their letter case.
