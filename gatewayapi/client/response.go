@@ -3,12 +3,14 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
+	"io"
 	"mime"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/antchfx/xmlquery"
+	"golang.org/x/net/html/charset"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
@@ -151,54 +153,97 @@ func jsonString(raw json.RawMessage) string {
 }
 
 // parseXML reads status and error under the root element, whatever the
-// root is called. It walks direct children by hand rather than by XPath so
-// that a deeply nested hostile body costs no more than its parse.
+// root is called: the first child element of each name, and the text
+// directly inside it, without surrounding white space, which
+// pretty-printed XML adds and which carries no meaning here. It reads the
+// body's tokens once and keeps only those texts, so that a deeply nested
+// hostile body costs no more than its tokens, and an answer no tree.
+// It reads a body as github.com/antchfx/xmlquery's Parse does: the same
+// decoder, encodings by their label, a prefix no xmlns declared refused,
+// at least one element (TestParseXMLAsXmlquery keeps it so).
 func (r *Answer) parseXML(body []byte) string {
-	doc, err := xmlquery.Parse(bytes.NewReader(body))
-	if err != nil {
-		return "not XML: " + err.Error()
+	d := xml.NewDecoder(bytes.NewReader(body))
+	d.CharsetReader = charset.NewReaderLabel
+	// open holds, for each element open, what it is to the answer; the
+	// texts are kept in texts by the same names.
+	const (
+		other = iota
+		root
+		status
+		errorPayload
+		code
+		field
+		message
+		kinds
+	)
+	var (
+		open   []int
+		texts  [kinds]strings.Builder
+		seen   [kinds]bool
+		spaces = map[string]bool{"http://www.w3.org/XML/1998/namespace": true}
+	)
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "not XML: " + err.Error()
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			for _, a := range t.Attr {
+				if a.Name.Local == "xmlns" || a.Name.Space == "xmlns" {
+					spaces[a.Value] = true
+				}
+			}
+			if t.Name.Space != "" && !spaces[t.Name.Space] {
+				return "not XML: xmlquery: invalid XML document, namespace " + t.Name.Space + " is missing"
+			}
+			kind := other
+			switch parent := -1; {
+			case len(open) > 0:
+				parent = open[len(open)-1]
+				switch {
+				case parent == root && t.Name.Local == "status":
+					kind = status
+				case parent == root && t.Name.Local == "error":
+					kind = errorPayload
+				case parent == errorPayload && t.Name.Local == "code":
+					kind = code
+				case parent == errorPayload && t.Name.Local == "field":
+					kind = field
+				case parent == errorPayload && t.Name.Local == "message":
+					kind = message
+				}
+			default:
+				kind = root
+			}
+			// Only the first element of a kind counts; an error payload's
+			// fields count only under the first.
+			if seen[kind] && kind != other {
+				kind = other
+			}
+			seen[kind] = true
+			open = append(open, kind)
+		case xml.EndElement:
+			open = open[:len(open)-1]
+		case xml.CharData:
+			if len(open) > 0 {
+				if k := open[len(open)-1]; k != other && k != root && k != errorPayload {
+					texts[k].Write(t)
+				}
+			}
+		}
+	}
+	if !seen[root] {
+		return "not XML: xmlquery: invalid XML document"
 	}
 	if a := oracle.RepeatedAttribute(body); a != "" {
 		return "not XML: the attribute " + a + " is given twice in one tag"
 	}
-	root := child(doc, "")
-	if root == nil {
-		return "not XML: no root element"
-	}
-	r.Status = xmlText(child(root, "status"))
-	if e := child(root, "error"); e != nil {
-		r.ErrorCode = xmlText(child(e, "code"))
-		r.ErrorField = xmlText(child(e, "field"))
-		r.ErrorMessage = xmlText(child(e, "message"))
-	}
+	text := func(k int) string { return strings.TrimSpace(texts[k].String()) }
+	r.Status = text(status)
+	r.ErrorCode, r.ErrorField, r.ErrorMessage = text(code), text(field), text(message)
 	return ""
-}
-
-// child is n's first child element with the given local name (any name
-// when empty), or nil.
-func child(n *xmlquery.Node, name string) *xmlquery.Node {
-	if n == nil {
-		return nil
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type == xmlquery.ElementNode && (name == "" || c.Data == name) {
-			return c
-		}
-	}
-	return nil
-}
-
-// xmlText is the text directly inside n, without surrounding white space,
-// which pretty-printed XML adds and which carries no meaning here.
-func xmlText(n *xmlquery.Node) string {
-	if n == nil {
-		return ""
-	}
-	var b strings.Builder
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type == xmlquery.TextNode || c.Type == xmlquery.CharDataNode {
-			b.WriteString(c.Data)
-		}
-	}
-	return strings.TrimSpace(b.String())
 }
