@@ -434,10 +434,9 @@ type Writer struct {
 }
 
 // Writers are every report file a run leaves, in the order the console
-// names them (the first is the one it points to, the
-// others follow "also"). WriteAll, the console, the bundle, gwconform
-// verify and gwconform's usage all use this one list: a new format is
-// added here.
+// names them (the first is the one it points to, the others follow
+// "also"). WriteAll, the console, the bundle, gwconform verify and
+// gwconform's usage all use this one list: a new format is added here.
 var Writers = []Writer{
 	{File: HTMLFile, Write: func(path string, d Document, _ WriteOptions) error { return WriteHTML(path, d) }},
 	{File: JSONFile, Write: func(path string, d Document, _ WriteOptions) error { return WriteJSON(path, d) }},

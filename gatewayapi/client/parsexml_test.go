@@ -12,12 +12,19 @@ import (
 )
 
 // xmlqueryAnswer is what an answer body says read through xmlquery's tree:
-// the reading parseXML keeps, without building the tree.
+// the reading parseXML keeps, without building the tree. Its two errors
+// of its own are said in parseXML's words; the decoder's are the same.
 func xmlqueryAnswer(body []byte) Answer {
 	var a Answer
 	doc, err := xmlquery.Parse(bytes.NewReader(body))
 	if err != nil {
-		a.ParseError = "not XML: " + err.Error()
+		msg := err.Error()
+		if space, ok := strings.CutPrefix(msg, "xmlquery: invalid XML document, namespace "); ok {
+			msg = "the namespace prefix " + strings.TrimSuffix(space, " is missing") + " is not declared"
+		} else if msg == "xmlquery: invalid XML document" {
+			msg = "no element"
+		}
+		a.ParseError = "not XML: " + msg
 		return a
 	}
 	if at := oracle.RepeatedAttribute(body); at != "" {

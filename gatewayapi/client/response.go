@@ -158,9 +158,10 @@ func jsonString(raw json.RawMessage) string {
 // pretty-printed XML adds and which carries no meaning here. It reads the
 // body's tokens once and keeps only those texts, so that a deeply nested
 // hostile body costs no more than its tokens, and an answer no tree.
-// It reads a body as github.com/antchfx/xmlquery's Parse does: the same
-// decoder, encodings by their label, a prefix no xmlns declared refused,
-// at least one element (TestParseXMLAsXmlquery keeps it so).
+// It reads a body as github.com/antchfx/xmlquery's Parse does, in other
+// words where it fails: the same decoder, encodings by their label, an
+// element's namespace prefix no xmlns declared refused, at least one
+// element (TestParseXMLAsXmlquery keeps it so).
 func (r *Answer) parseXML(body []byte) string {
 	d := xml.NewDecoder(bytes.NewReader(body))
 	d.CharsetReader = charset.NewReaderLabel
@@ -198,13 +199,12 @@ func (r *Answer) parseXML(body []byte) string {
 				}
 			}
 			if t.Name.Space != "" && !spaces[t.Name.Space] {
-				return "not XML: xmlquery: invalid XML document, namespace " + t.Name.Space + " is missing"
+				return "not XML: the namespace prefix " + t.Name.Space + " is not declared"
 			}
-			kind := other
-			switch parent := -1; {
-			case len(open) > 0:
-				parent = open[len(open)-1]
-				switch {
+			kind := root
+			if len(open) > 0 {
+				kind = other
+				switch parent := open[len(open)-1]; {
 				case parent == root && t.Name.Local == "status":
 					kind = status
 				case parent == root && t.Name.Local == "error":
@@ -216,8 +216,6 @@ func (r *Answer) parseXML(body []byte) string {
 				case parent == errorPayload && t.Name.Local == "message":
 					kind = message
 				}
-			default:
-				kind = root
 			}
 			// Only the first element of a kind counts; an error payload's
 			// fields count only under the first.
@@ -237,7 +235,7 @@ func (r *Answer) parseXML(body []byte) string {
 		}
 	}
 	if !seen[root] {
-		return "not XML: xmlquery: invalid XML document"
+		return "not XML: no element"
 	}
 	if a := oracle.RepeatedAttribute(body); a != "" {
 		return "not XML: the attribute " + a + " is given twice in one tag"
