@@ -15,16 +15,7 @@ func TestEnglishAsThePattern(t *testing.T) {
 		"", "a", "a ", "a A", "A update_name request", "a Appliance Module Plus is rejected",
 		"a Light Dimmer", "Na Ab", "_a ab", "(a e)", "é a i", "a a a a", "data apple", "1a e",
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "aAeEbB _1.(é"
-	for i := 0; i < 20000; i++ {
-		b := make([]rune, r.IntN(12))
-		runes := []rune(alphabet)
-		for j := range b {
-			b[j] = runes[r.IntN(len(runes))]
-		}
-		cases = append(cases, string(b))
-	}
+	cases = append(cases, randomTexts(rand.New(rand.NewPCG(1, 2)), "aAeEbB _1.(é")...)
 	for _, s := range cases {
 		if got, want := English(s), article.ReplaceAllString(s, "${1}n $2"); got != want {
 			t.Fatalf("English(%q) = %q, want %q", s, got, want)
@@ -42,20 +33,25 @@ func TestSlugAsThePattern(t *testing.T) {
 		"", "-", "--a--", "Light Dimmer", "Appliance Module Plus", "a - b", "a- b", "  x  ", "x.y:z_w",
 		"Ünïcode Name", "\u212a", "\xff\xfeA", "effect", "gen:http-method",
 	}
-	r := rand.New(rand.NewPCG(3, 4))
-	const alphabet = "aZ9_.:- /é\u212aß\xff&|!,()[]"
-	for i := 0; i < 20000; i++ {
-		b := make([]rune, r.IntN(12))
-		runes := []rune(alphabet)
-		for j := range b {
-			b[j] = runes[r.IntN(len(runes))]
-		}
-		cases = append(cases, string(b))
-	}
+	cases = append(cases, randomTexts(rand.New(rand.NewPCG(3, 4)), "aZ9_.:- /é\u212aß&|!,()[]")...)
 	for _, s := range cases {
 		want := strings.Trim(unsafe.ReplaceAllString(strings.ToLower(s), "-"), "-")
 		if got := Slug(s); got != want {
 			t.Fatalf("Slug(%q) = %q, want %q", s, got, want)
 		}
 	}
+}
+
+// randomTexts are 20,000 texts of up to 11 characters drawn from alphabet.
+func randomTexts(r *rand.Rand, alphabet string) []string {
+	runes := []rune(alphabet)
+	out := make([]string, 20000)
+	for i := range out {
+		b := make([]rune, r.IntN(12))
+		for j := range b {
+			b[j] = runes[r.IntN(len(runes))]
+		}
+		out[i] = string(b)
+	}
+	return out
 }
