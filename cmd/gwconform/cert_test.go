@@ -529,13 +529,26 @@ func TestBaselineRerunAndReplay(t *testing.T) {
 // has stopped answering, and no check fails for a read not made.
 func TestRunStopsIncompleteOnAFailingTargetOrTheRequestCap(t *testing.T) {
 	t.Parallel()
-	var n atomic.Int64
+	// The operations' requests and the observer's reads are counted
+	// apart: the reads go on answering, and do not count in the row.
+	// lateReads are the reads that came once the target had answered
+	// MaxSilent 5xx in a row: by then the run has stopped, and reads
+	// only what was in flight.
+	const failFrom = 200
+	var ops, failed, lateReads atomic.Int64
 	url := faulty(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		time.Sleep(8 * time.Millisecond)
-		if n.Add(1) < 200 || strings.HasPrefix(r.URL.Path, "/_sim/") {
+		if strings.HasPrefix(r.URL.Path, "/_sim/") {
+			if failed.Load() >= int64(link.MaxSilent) {
+				lateReads.Add(1)
+			}
+			return false
+		}
+		if ops.Add(1) <= failFrom {
 			return false
 		}
 		w.WriteHeader(http.StatusInternalServerError)
+		failed.Add(1)
 		return true
 	})
 	r := gwconform(t, "--target", url, "--skip-preflight")
@@ -549,10 +562,14 @@ func TestRunStopsIncompleteOnAFailingTargetOrTheRequestCap(t *testing.T) {
 		}
 	}
 	// After the 200th: those in flight then (their answers may come after
-	// the first 500s and start the count again), MaxSilent refused in a
-	// row, and those in flight by then; no more, however far the target.
-	if most := 200 + link.MaxSilent + 2*conformance.DefaultConcurrency; n.Load() > int64(most) {
-		t.Errorf("gwconform sent %d requests to a failing target, at most %d", n.Load(), most)
+	// the first 500s), MaxSilent refused in a row, and those in flight by
+	// then; no more, however far the target. Of the reads, only those
+	// already in flight when the run stopped.
+	if most := failFrom + link.MaxSilent + 2*conformance.DefaultConcurrency; ops.Load() > int64(most) {
+		t.Errorf("gwconform sent %d requests to a failing target, at most %d", ops.Load(), most)
+	}
+	if late := lateReads.Load(); late > int64(conformance.DefaultConcurrency) {
+		t.Errorf("gwconform read the observer %d times once the run had stopped, at most %d in flight", late, conformance.DefaultConcurrency)
 	}
 	// Nothing was filtered: the checks not reached are said to be so.
 	if strings.Contains(r.stdout, "filter") || !strings.Contains(r.stdout, "not reached: the run stopped before them") {
