@@ -298,15 +298,21 @@ func (l *Link) quietFor() time.Duration {
 	return min(l.cfg.Settle, 2*s.lag)
 }
 
-// sampleLag records how long an awaited change took to appear: waited
-// says that the first read did not show it yet.
-func (l *Link) sampleLag(took time.Duration, waited bool) {
+// sampleLag records how long an awaited change to the device key took to
+// appear: waited says that the first read did not show it yet. A wait
+// during which another change to the device was accepted (a chain of
+// checks about it going on beside the read) measures that chain, not how
+// late the target applies a change: it is not a sample.
+func (l *Link) sampleLag(key string, e *expected, waited bool) {
 	s := &l.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if cur := s.pending[key]; cur == nil || !cur.since.Equal(e.since) {
+		return
+	}
 	s.sampled = true
-	if waited && took > s.lag {
-		s.lag = took
+	if waited && e.shownAfter > s.lag {
+		s.lag = e.shownAfter
 	}
 }
 
@@ -371,7 +377,7 @@ func (l *Link) awaitDevice(ctx context.Context, mac, sn string) (observer.Device
 			if !shown {
 				shown = true
 				e.shownAfter = time.Since(e.since)
-				l.sampleLag(e.shownAfter, first != nil)
+				l.sampleLag(key, e, first != nil)
 			}
 			if !e.varied || time.Since(e.since) >= l.quietFor() {
 				l.settled(ctx, key, e, true, false, sn)
@@ -537,8 +543,9 @@ func (l *Link) pendingFor(key, mac string) (*expected, bool) {
 	if e == nil || e.mac != catalog.HexOnly(mac) {
 		return nil, false
 	}
-	c := *e
-	return &c, s.unsettled[key]
+	// A copy that shares nothing with e: a change accepted while the
+	// caller reads writes into e's state.
+	return e.clone(), s.unsettled[key]
 }
 
 // settled ends a wait: the expectation is dropped unless a newer request

@@ -109,3 +109,38 @@ func TestVariedChangesAreTrustedOnceQuiet(t *testing.T) {
 		t.Errorf("varied changes: %v, want on", got.State)
 	}
 }
+
+// TestAWaitBesideAChainIsNoLag: a read that waits for a change while
+// another change to the same device is accepted (a chain of checks about
+// the device going on beside the check that reads it) measures that chain,
+// not how late the target applies a change, and must not make every later
+// varied wait longer. A wait with nothing accepted beside it is a sample.
+func TestAWaitBesideAChainIsNoLag(t *testing.T) {
+	const lag = 400 * time.Millisecond
+	for _, beside := range []bool{true, false} {
+		d := &lateDevice{io: "Off"}
+		l := settleLink(t, d)
+		l.acceptedCommand(d, "On", lag)
+		done := make(chan error, 1)
+		go func() {
+			_, err := l.awaitDevice(context.Background(), settleMAC, settleSN)
+			done <- err
+		}()
+		if beside {
+			time.Sleep(lag / 4)
+			l.acceptedCommand(d, "On", 0)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		l.settle.mu.Lock()
+		sampled, got := l.settle.sampled, l.settle.lag
+		l.settle.mu.Unlock()
+		switch {
+		case beside && got != 0:
+			t.Errorf("a wait beside another accepted change was taken for a lag of %s", got)
+		case !beside && (!sampled || got < lag):
+			t.Errorf("a wait with nothing beside it: lag %s (sampled %v), want at least %s", got, sampled, lag)
+		}
+	}
+}
