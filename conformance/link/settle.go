@@ -302,12 +302,13 @@ func (l *Link) quietFor() time.Duration {
 // appear: waited says that the first read did not show it yet. A wait
 // during which another change to the device was accepted (a chain of
 // checks about it going on beside the read) measures that chain, not how
-// late the target applies a change: it is not a sample.
+// late the target applies a change: it is not a sample. A change shown
+// at the first read is one, whatever came beside it.
 func (l *Link) sampleLag(key string, e *expected, waited bool) {
 	s := &l.settle
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur := s.pending[key]; cur == nil || !cur.since.Equal(e.since) {
+	if cur := s.pending[key]; waited && (cur == nil || !cur.since.Equal(e.since)) {
 		return
 	}
 	s.sampled = true
