@@ -181,7 +181,7 @@ func (r *Answer) parseXML(body []byte) string {
 		open   []int
 		texts  [kinds]strings.Builder
 		seen   [kinds]bool
-		spaces = map[string]bool{"http://www.w3.org/XML/1998/namespace": true}
+		spaces map[string]bool // the namespaces xmlns attributes declared, made at the first
 	)
 	for {
 		tok, err := d.Token()
@@ -195,10 +195,14 @@ func (r *Answer) parseXML(body []byte) string {
 		case xml.StartElement:
 			for _, a := range t.Attr {
 				if a.Name.Local == "xmlns" || a.Name.Space == "xmlns" {
+					if spaces == nil {
+						spaces = map[string]bool{}
+					}
 					spaces[a.Value] = true
 				}
 			}
-			if t.Name.Space != "" && !spaces[t.Name.Space] {
+			// The decoder writes the xml prefix as its namespace, declared or not.
+			if t.Name.Space != "" && t.Name.Space != "http://www.w3.org/XML/1998/namespace" && !spaces[t.Name.Space] {
 				return "not XML: the namespace prefix " + t.Name.Space + " is not declared"
 			}
 			kind := root
