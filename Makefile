@@ -6,15 +6,13 @@ GO      ?= go
 # -trimpath keeps absolute paths out of what the go command compiles, so
 # its build cache is shared by every checkout of the module on a machine:
 # a fresh clone then links the test binaries instead of compiling the
-# module again with -race (measured: 271 s of CPU to compile them in a
-# second clone without it, 26 s with it).
+# module again with -race (docs/performance.md, "make test's time").
 export GOFLAGS += -trimpath
 # A program built with -race sleeps a second as it exits (the race
 # detector's atexit_sleep_ms), in case another thread is still writing a
 # report. go test fails a test on any race found while it runs, so the
-# tests do without it: some fifty test processes, each holding one of go
-# test's two places for a second (measured: 215 s for test-race with it,
-# 168 s without, in one session). GORACE's other settings are kept.
+# tests do without it: some fifty test processes would each hold one of
+# go test's two places for a second. GORACE's other settings are kept.
 export GORACE := atexit_sleep_ms=0 $(GORACE)
 BIN     := bin
 REPORTS ?= reports/latest
