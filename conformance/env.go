@@ -94,10 +94,10 @@ type Env struct {
 // in waves of this many (some fifty refusals of one device: two waves at
 // 32, four at 16), and an effect check reads the twenty-odd places it
 // watches at once (one wave at 32, two at 16); each wave costs the
-// slowest of its answers. On the one-device-per-type bench 75 ms away
-// (docs/performance.md) 16 took 74.9 s, 32 62.9 s, 64 61.3 s: 32 takes
-// most of the gain, and is little for any service on a LAN or loopback,
-// which answers each request in a millisecond or less.
+// slowest of its answers. 32 takes most of the gain on a far service
+// (docs/performance.md, "A target across a network", gives the figures)
+// and is little for any service on a LAN or loopback, which answers each
+// request in a millisecond or less.
 const DefaultConcurrency = 32
 
 // putBack arranges for the device a call may change to be put back when

@@ -185,9 +185,8 @@ func (s *Sender) SlowWithStandIn(c catalog.Case) bool {
 // hasStandIn says whether the state checks of valid values of a slow
 // device (catalog.HexOnly serial) go to a stand-in: then they are not sent in
 // its lane (lanes.go). A stand-in answers at once, so it is the quicker of
-// the two (a whole run 1m35s against 1m46s, measured); the lane judges the
-// slow device itself, for a fleet that has no other device of its type
-// (the demo fleet has one Thermostat).
+// the two; the lane judges the slow device itself, for a fleet that has no
+// other device of its type (the demo fleet has one Thermostat).
 func (s *Sender) hasStandIn(sn string) bool {
 	if s.bench.Worker > 0 || s.cfg.DryRun || s.bench.Fleet == nil {
 		return false

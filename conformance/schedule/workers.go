@@ -33,12 +33,10 @@ func Workers(all []check.Meta, workers int) map[string]int {
 		}
 	}
 	// Worker 0 starts its checks first (the others are started as new
-	// processes), and its own share, mostly messages, is quick: measured
-	// against a slow target it ended a quarter of a share before the
-	// others, and against a 20 ms one (the pre-flight now sent as many at
-	// a time as there are workers) still a sixth of its time before them
-	// (5.4 s against 5.9 to 6.4 s), so it takes a third of a share more
-	// (with half a share more it ended a second after them).
+	// processes), and its own share, mostly messages, is quick, so it
+	// takes a third of a share more: with that the workers end together
+	// against a near and a far target alike, where half a share more
+	// makes worker 0 the last.
 	load[0] -= total / workers / 3
 	sort.SliceStable(rest, func(i, j int) bool { return rest[i].Traits.Weight() > rest[j].Traits.Weight() })
 	for _, m := range rest {
