@@ -21,27 +21,31 @@ import (
 const SectionNetwork = "the suite against a service across a network"
 
 // NetworkMaxDelay is the most a request is delayed: 0 to 150 ms, 75 ms
-// on average.
+// on average, a service in another region.
 const NetworkMaxDelay = 150 * time.Millisecond
+
+// NetworkFarMaxDelay is the same for a service on another continent or
+// behind a VPN: 0 to 500 ms, 250 ms on average.
+const NetworkFarMaxDelay = 500 * time.Millisecond
 
 // networkSeed seeds the proxy's delays.
 const networkSeed = 1
 
-// The goals of the section: a verdict within a minute at 75 ms a request
-// with default flags, within twice the floor, and the suite against the
-// embedded simulator no slower than before the scheduler (1.98 s).
+// The goals of the section: a verdict within a minute at 250 ms a request
+// with default flags; at 75 ms within 1.3 times its floor; the suite
+// against the embedded simulator in a second (whole process, median).
 const (
 	goalNetworkWall  = 60 * time.Second
-	goalNetworkFloor = 2.0
-	goalEmbedded     = 1980 * time.Millisecond
+	goalNetworkFloor = 1.3
+	goalEmbedded     = time.Second
 )
 
 // NetworkFigures are the section's figures (Report.Extra[SectionNetwork]).
 type NetworkFigures struct {
 	FleetCmd string `json:"fleet_command"`
 	ServeCmd string `json:"serve_command"`
-	// Runs are the timed runs: at 0 ms and 75 ms mean with default flags,
-	// and at 75 ms with --concurrency 1 unless skipped.
+	// Runs are the timed runs: at 0, 75 and 250 ms mean with default
+	// flags, and at 75 ms with --concurrency 1 unless skipped.
 	Runs []NetworkRun `json:"runs"`
 	// SerialSkipped says the --concurrency 1 run was left out.
 	SerialSkipped bool `json:"serial_skipped"`
@@ -111,6 +115,7 @@ func (n NetworkRun) OverFloor() float64 {
 const (
 	netRunZero   = "0 ms, default flags"
 	netRunMean   = "0–150 ms (75 ms mean), default flags"
+	netRunFar    = "0–500 ms (250 ms mean), default flags"
 	netRunSerial = "0–150 ms (75 ms mean), --concurrency 1"
 )
 
@@ -193,6 +198,9 @@ func (r *Report) measureNetwork(ctx context.Context, o Options, logf func(string
 		return err
 	}
 	if err := n.one(netRunMean, NetworkMaxDelay, 0); err != nil {
+		return err
+	}
+	if err := n.one(netRunFar, NetworkFarMaxDelay, 0); err != nil {
 		return err
 	}
 	if o.SkipNetworkSerial {
@@ -337,8 +345,24 @@ func (r *Report) networkGoals() []Goal {
 	}
 	var goals []Goal
 	mean, known := fig.run(netRunMean)
-	g := Goal{Name: "gwconform run against gwsim behind 0–150 ms (75 ms mean) a request, one device of each type, default flags, wall time",
-		Target: "≤ 60 s", Known: known}
+	far, farKnown := fig.run(netRunFar)
+	g := Goal{Name: "gwconform run against gwsim behind 0–500 ms (250 ms mean) a request, one device of each type, default flags, wall time",
+		Target: "≤ 60 s", Known: farKnown}
+	if farKnown {
+		g.Measured = fmt.Sprintf("%s (exit %d; %s requests, mean delay added %s; %.2f × its floor of %d round trips × %s = %s; one run)",
+			dur(far.Wall), far.Exit, num(float64(far.Delays.Requests)), dur(far.Delays.Mean()), far.OverFloor(), far.RoundTrips, dur(far.Delays.Mean()), dur(far.Floor()))
+		g.Met = far.Wall <= goalNetworkWall && far.Exit == 0
+		if !g.Met {
+			g.Miss = fmt.Sprintf("%s over", dur(far.Wall-goalNetworkWall))
+			if far.Exit != 0 {
+				g.Miss = fmt.Sprintf("gwconform run exited %d", far.Exit)
+			}
+			g.Why = far.whyNotFloor()
+		}
+	}
+	goals = append(goals, g)
+	g = Goal{Name: "gwconform run against gwsim behind 0–150 ms (75 ms mean) a request, one device of each type, default flags, wall time",
+		Target: "reported", Known: known, Info: true}
 	if known {
 		g.Measured = fmt.Sprintf("%s (exit %d; %s requests, mean delay added %s; one run)", dur(mean.Wall), mean.Exit, num(float64(mean.Delays.Requests)), dur(mean.Delays.Mean()))
 		if serial, ok := fig.run(netRunSerial); ok {
@@ -346,22 +370,14 @@ func (r *Report) networkGoals() []Goal {
 		} else if fig.SerialSkipped {
 			g.Measured += "; the --concurrency 1 run was skipped"
 		}
-		g.Met = mean.Wall <= goalNetworkWall && mean.Exit == 0
-		if !g.Met {
-			g.Miss = fmt.Sprintf("%s over", dur(mean.Wall-goalNetworkWall))
-			if mean.Exit != 0 {
-				g.Miss = fmt.Sprintf("gwconform run exited %d", mean.Exit)
-			}
-			g.Why = mean.whyNotFloor() + "; the 2 cores were shared with other work"
-		}
 	}
 	goals = append(goals, g)
-	g = Goal{Name: "the same run's wall time over its floor (the critical path's round trips × the mean delay added)", Target: "≤ 2 ×", Known: known && mean.Floor() > 0}
+	g = Goal{Name: "the same run's wall time over its floor (the critical path's round trips × the mean delay added)", Target: "≤ 1.3 ×", Known: known && mean.Floor() > 0}
 	if g.Known {
 		g.Measured = fmt.Sprintf("%.2f × (%s over %d round trips × %s = %s)", mean.OverFloor(), dur(mean.Wall), mean.RoundTrips, dur(mean.Delays.Mean()), dur(mean.Floor()))
 		g.Met = mean.OverFloor() <= goalNetworkFloor
 		if !g.Met {
-			g.Miss = fmt.Sprintf("%.2f × instead of 2 ×", mean.OverFloor())
+			g.Miss = fmt.Sprintf("%.2f × instead of 1.3 ×", mean.OverFloor())
 			g.Why = mean.whyNotFloor()
 		}
 	}
@@ -371,7 +387,7 @@ func (r *Report) networkGoals() []Goal {
 			Measured: fmt.Sprintf("%s (exit %d; critical path %d round trips)", dur(zero.Wall), zero.Exit, zero.RoundTrips)})
 	}
 	e := fig.Embedded
-	g = Goal{Name: "the whole suite against the embedded simulator, wall time, with checks scheduled by what they touch", Target: "≤ 1.98 s", Known: e.Median() > 0}
+	g = Goal{Name: "the whole suite against the embedded simulator, wall time, with checks scheduled by what they touch", Target: "≤ 1 s", Known: e.Median() > 0}
 	if g.Known {
 		from := "the suite section's runs"
 		if fig.EmbeddedHere {
@@ -404,13 +420,14 @@ func (r *Report) writeNetwork(p func(string, ...any)) {
 	p("The bench a vendor has: one device of each of the %d types on the tested gateway (the demo fleet, whose tested gateway holds exactly that; "+
 		"its other gateway and account stay, for the checks that need them), served by gwsim with its default flags. "+
 		"Between gwconform and gwsim, `gwbench delay`, a reverse proxy (`net/http/httputil`) on loopback, holds each request, "+
-		"the observer's reads and the admin API's calls included, for a delay drawn uniformly from 0 to %d ms (seed %d; %d ms on average) before it forwards it, "+
+		"the observer's reads and the admin API's calls included, for a delay drawn uniformly from 0 to %d ms (seed %d; %d ms on average: a service in another region), "+
+		"or from 0 to %d ms (%d ms on average: another continent, or behind a VPN), before it forwards it, "+
 		"and counts the delays it added. Each run has a proxy of its own and starts from gwsim's fleet as loaded (`POST /_sim/reset`, to gwsim itself). "+
 		"gwconform runs with its default flags (`--concurrency %d`, chosen by itself), and once with `--concurrency 1`, every request alone, as before the checks were scheduled by what they touch. "+
 		"The floor is the critical path report.json gives (`schedule.critical_path`: the device whose round trips went one after another, counted by the run) "+
 		"times the mean delay the proxy actually added: no schedule ends sooner. Each figure is one run, on 2 cores shared with other work: "+
 		"the wall times are noisy, by some seconds.\n\n",
-		len(device.Types), NetworkMaxDelay.Milliseconds(), networkSeed, NetworkMaxDelay.Milliseconds()/2, r.networkInFlight(fig))
+		len(device.Types), NetworkMaxDelay.Milliseconds(), networkSeed, NetworkMaxDelay.Milliseconds()/2, NetworkFarMaxDelay.Milliseconds(), NetworkFarMaxDelay.Milliseconds()/2, r.networkInFlight(fig))
 	p("| Run | wall time | exit | requests through the proxy | mean delay added | in flight: mean, most | critical path | its round trips | floor | wall ÷ floor | checks |\n|---|---:|---|---:|---:|---:|---|---:|---:|---:|---|\n")
 	for _, n := range fig.Runs {
 		floor, ratio := "—", "—"
