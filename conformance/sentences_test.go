@@ -99,7 +99,18 @@ func TestEveryExpectationHasItsSentence(t *testing.T) {
 	if cases < 900 {
 		t.Fatalf("only %d refusal cases walked", cases)
 	}
+	answered := regexp.MustCompile(`SHOULD be answered ([1-5][0-9][0-9])`)
+	quoted := regexp.MustCompile(`“[^”]*”`)
 	for _, m := range all {
+		if st := answered.FindStringSubmatch(m.Assertion); st != nil && st[1] != "200" {
+			ok := false
+			for _, q := range quoted.FindAllString(m.Assertion, -1) {
+				ok = ok || regexp.MustCompile(`\b`+st[1]+`\b`).MatchString(q) && strings.Contains(contract, strings.Join(strings.Fields(strings.Trim(q, "“”")), " "))
+			}
+			if !ok {
+				t.Errorf("%s judges the status %s without quoting the CONTRACT sentence that states it: %s", m.ID, st[1], m.Assertion)
+			}
+		}
 		if m.Level == check.Must && regexp.MustCompile(`status code|answered [1-5][0-9][0-9]|with error |Allow:`).MatchString(m.Assertion) {
 			t.Errorf("%s is MUST and judges what the published interface does not show: %s", m.ID, m.Assertion)
 		}
