@@ -73,7 +73,7 @@ func TestServeLatitudes(t *testing.T) {
 // closeRecorder counts the answers that do not say Connection: close, and
 // the requests sent on a connection used before.
 type closeRecorder struct {
-	base                   http.RoundTripper
+	base                  http.RoundTripper
 	answers, kept, reused int
 }
 
