@@ -161,3 +161,34 @@ func truthDimming(s *store.Store, sn string) any {
 	d, _ := s.Device(simtest.MACA, sn)
 	return d.State["dimming"]
 }
+
+// TestHTTP10AnsweredInHTTP10: an HTTP/1.0 request is answered in HTTP/1.0
+// (a latitude CONTRACT's preamble grants), success and error alike, in
+// both formats.
+func TestHTTP10AnsweredInHTTP10(t *testing.T) {
+	f := simtest.Fleet()
+	s := New(Config{Store: store.New(f, 0), Auth: f.Authenticator(), Logger: slog.New(slog.DiscardHandler)})
+	if err := s.Open("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := simtest.NewClient(t, s.URL())
+	for _, fm := range []device.Format{device.JSON, device.XML} {
+		for _, dimming := range []string{"43", "0"} {
+			conn, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := simtest.Body(fm, dimmer(c, c.Envelope(), dimming))
+			fmt.Fprintf(conn, "POST %s HTTP/1.0\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s",
+				device.SendCommand.Path(), s.Addr(), simtest.ContentType(fm), len(body), body)
+			conn.SetDeadline(time.Now().Add(10 * time.Second))
+			line, err := bufio.NewReader(conn).ReadString('\n')
+			conn.Close()
+			want := map[string]string{"43": "HTTP/1.0 200 ", "0": "HTTP/1.0 400 "}[dimming]
+			if err != nil || !strings.HasPrefix(line, want) {
+				t.Errorf("%s, dimming %s: status line %q (%v), want %q…", fm, dimming, line, err, want)
+			}
+		}
+	}
+}
