@@ -44,6 +44,21 @@ func TestGwsimLatitudesPass(t *testing.T) {
 		t.Run(l.name, func(t *testing.T) {
 			url := startGwsim(t, l.args...)
 			r := runGwconformFor(t, 6*time.Minute, bins.gwconform, nil, "--target", url, "--fail-on", "should")
+			if r.code == 0 && l.name == "own-details" {
+				// What no sentence states is reported where gwsim's own
+				// details differ from its usual ones, never failed.
+				seen := 0
+				for _, res := range reports(t, r.dir).Results {
+					for _, o := range res.Observations {
+						if strings.Contains(o, "method_refused") && strings.Contains(o, "not judged") {
+							seen++
+						}
+					}
+				}
+				if seen == 0 {
+					t.Errorf("no check reported the 405's own code method_refused")
+				}
+			}
 			if r.code == 0 && strings.Contains(r.stdout, "PASS") {
 				if l.replays {
 					t.Errorf("gwsim serve %s passes: take the row's replays mark off", strings.Join(l.args, " "))
