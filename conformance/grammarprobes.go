@@ -114,7 +114,7 @@ func (env *Env) declareHeadChecks() {
 				ctl.Conclude(ctx)
 			})
 			ms := caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's 405",
-				capital(c.Title)+" SHOULD be answered 405 with Allow: POST (CONTRACT 2; a HEAD answer has no body).")
+				capital(c.Title)+" SHOULD be answered 405 with Allow: POST (CONTRACT: “"+oracle.QuoteMethodOther+"”; a HEAD answer has no body).")
 			env.itAbout(ms, env.caseKey(c, f), func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(r.Status).To(gomega.Equal(http.StatusMethodNotAllowed), "status code: %s", link.Describe(r))

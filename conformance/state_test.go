@@ -21,6 +21,9 @@ import (
 // run's state.
 var packageVars = map[string]string{
 	"catalog/samplecases.go sampleTag":  "table",
+	"catalog/said.go codeSaid":          "table: the CONTRACT's sentence of each code",
+	"checksdoc/checksdoc.go saidRE":     "pattern",
+	"checksdoc/checksdoc.go quoteRE":    "pattern",
 	"trial/trial.go errEnded":           "the panic value that stops a recorded body",
 	"trial/trial.go failHandler":        "the process's fail handler, as Gomega keeps its own: the same for every run of the process",
 	"trial/trial.go failMu":             "guards failHandler",

@@ -86,6 +86,13 @@ type Options struct {
 	// AllowedHosts and MaxEventsClients: see server.Config.
 	AllowedHosts     []string
 	MaxEventsClients int
+	// Latitudes and ConnectionClose: see server.Config.
+	Latitudes       server.Latitudes
+	ConnectionClose bool
+	// EffectDelay, when above 0, shows each change at the admin reads
+	// between half of it and all of it after the answer, in order
+	// (server.LaggingState); the state must be in this process's memory.
+	EffectDelay time.Duration
 }
 
 // DefaultReplica is this process's name when Options.Replica is empty:
@@ -139,7 +146,7 @@ func Build(o Options) (*Simulator, error) {
 		Replica: o.Replica, WrapOperations: o.WrapOperations, ReplayNote: o.ReplayNote, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout,
 		AllowedHosts: o.AllowedHosts, MaxEventsClients: o.MaxEventsClients,
-		NoMetrics: o.NoMetrics}
+		NoMetrics: o.NoMetrics, Latitudes: o.Latitudes, ConnectionClose: o.ConnectionClose}
 	for p, h := range o.Admin {
 		cfg.Admin[p] = h
 	}
@@ -172,11 +179,41 @@ func Build(o Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.EffectDelay > 0 {
+		if b, err = lagged(b, url, f, o); err != nil {
+			return nil, err
+		}
+	}
 	cfg.Backend = b
 	if rec != nil && b.ClientReports != nil {
 		rec.Share(b.ClientReports, o.Replica)
 	}
 	return &Simulator{Fleet: f, Store: b.Local, Server: server.New(cfg), Backend: b, Clients: rec}, nil
+}
+
+// lagged puts a LaggingState before the backend's state: the changes show
+// at the admin reads o.EffectDelay after the answer at most. It keeps a
+// second copy of the state, of the fleet as loaded: only the state of
+// memory: starts so.
+func lagged(b server.Backend, url string, f *fleet.Fleet, o Options) (server.Backend, error) {
+	if url != "" && url != "memory:" {
+		if b.Close != nil {
+			b.Close()
+		}
+		return b, errors.New("--effect-delay keeps a second copy of the fleet's state in this process: it takes the state in memory only (no --store or --state-file)")
+	}
+	shown := store.New(f, o.MessageLimit)
+	lag := server.NewLaggingState(b.State, shown, o.EffectDelay)
+	b.State = lag // Local stays the state itself, for what writes it directly
+	closeBackend := b.Close
+	b.Close = func() error {
+		lag.Stop()
+		if closeBackend != nil {
+			return closeBackend()
+		}
+		return nil
+	}
+	return b, nil
 }
 
 // storeURL is the --store URL with --state-file PATH, its alias for

@@ -158,11 +158,13 @@ func hasFlag(args []string, f string) bool {
 type reportDoc struct {
 	Verdict string `json:"verdict"`
 	Results []struct {
-		ID        string `json:"id"`
-		Level     string `json:"level"`
-		Outcome   string `json:"outcome"`
-		Failure   string `json:"failure"`
-		Exchanges []struct {
+		ID      string `json:"id"`
+		Level   string `json:"level"`
+		Outcome string `json:"outcome"`
+		Failure string `json:"failure"`
+		// Observations are what a check reports without judging it.
+		Observations []string `json:"observations"`
+		Exchanges    []struct {
 			Status int `json:"status"`
 		} `json:"exchanges"`
 	} `json:"results"`

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gwdmi/gwtools/simulator"
 )
@@ -201,6 +202,10 @@ func execGwconform(args []string, stderr io.Writer) int {
 // keyboard that would exhaust memory, refused with the bound in the error.
 const (
 	maxRateLimit = 1_000_000
+	// maxMessageCap bounds each gateway's message log (some 100 bytes a
+	// message); maxEffectDelay the wait before a change shows.
+	maxMessageCap  = 1_000_000
+	maxEffectDelay = time.Minute
 	// maxGateways, maxPerGateway and maxDevices bound a generated fleet
 	// (some 200 bytes a device).
 	maxGateways   = 10_000_000

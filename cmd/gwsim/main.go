@@ -34,6 +34,7 @@ import (
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/scenario"
 	"github.com/gwdmi/gwtools/simulator/server"
+	"github.com/gwdmi/gwtools/simulator/store"
 )
 
 func main() {
@@ -48,6 +49,7 @@ Usage:
   gwsim serve [--addr 127.0.0.1:8080] [--fleet FILE | --seed N --gateways G --devices-per-gateway D]
               [--state-file PATH | --store redis://HOST:PORT/DB [--store-reset]]
               [--reject-replays] [--rate-limit N] [--replay DIR] [--scenario FILE]
+              [--effect-delay D] [--message-cap N] [--connection-close] [--pretty] [--own-details]
               [--log-level info] [--access-log] [--log-summary 1m]
   gwsim fleet --seed N --gateways G --devices-per-gateway D [--timestamp-window D] [--out FILE]
   gwsim send command|message|rename [--target URL] [--format json|xml] [--fleet FILE] FIELD=VALUE...
@@ -145,6 +147,17 @@ type Main struct {
 	StateFile     string
 	RejectReplays bool
 	RateLimit     int
+	// The latitudes of a faithful service gwsim takes on demand
+	// (CONTRACT's preamble): EffectDelay shows each change at the admin
+	// reads up to that long after the answer, MessageCap keeps the last N
+	// messages of a gateway, ConnectionClose closes the connection after
+	// every answer, Pretty lays answers out over lines, OwnDetails gives
+	// its own wording, codes and fields where no sentence states them.
+	EffectDelay     time.Duration
+	MessageCap      int
+	ConnectionClose bool
+	Pretty          bool
+	OwnDetails      bool
 	// Store is the --store URL: where the state is kept (package
 	// simulator's Backend); StoreReset replaces another fleet found there.
 	Store      string
@@ -228,7 +241,9 @@ func (m *Main) ParseFlags(args []string) error {
 		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
 		StoreDurability: m.StoreDurability, Replica: m.ReplicaName, OpenForms: openForms,
 		AllowedHosts: hostList(m.AllowedHosts), MaxEventsClients: m.MaxEventsClients,
-		NoClientReport: !m.ClientReport, NoMetrics: !m.Metrics})
+		NoClientReport: !m.ClientReport, NoMetrics: !m.Metrics,
+		EffectDelay: m.EffectDelay, MessageLimit: m.MessageCap, ConnectionClose: m.ConnectionClose,
+		Latitudes: server.Latitudes{Pretty: m.Pretty, OwnDetails: m.OwnDetails}})
 	if err != nil {
 		return err
 	}
@@ -274,6 +289,14 @@ func (m *Main) serveFlagSet(args []string) *flag.FlagSet {
 		"POST /_sim/reset empties it too. Default: state in memory only")
 	fs.BoolVar(&m.RejectReplays, "reject-replays", false, "answer 401 replayed_request to an api_key, timestamp and sign already used while the\n"+
 		"timestamp is in the window (with the md5 sign: at most one request per key per second)")
+	fs.DurationVar(&m.EffectDelay, "effect-delay", 0, "show each change at the admin reads (a device, a gateway's messages, the state) between half\n"+
+		"of `D` and D after its answer, drawn for each change, in the order they were made; the answers are\n"+
+		"unchanged. With the state in memory only. 0: at once")
+	fs.IntVar(&m.MessageCap, "message-cap", store.DefaultMessageLimit, "keep the last `N` messages of each gateway (the oldest drop out)")
+	fs.BoolVar(&m.ConnectionClose, "connection-close", false, "close the connection after every answer (Connection: close)")
+	fs.BoolVar(&m.Pretty, "pretty", false, "lay every operation's answer out over indented lines, JSON and XML alike")
+	fs.BoolVar(&m.OwnDetails, "own-details", false, "answer errors in gwsim's own words, with its own code and field wherever neither text\n"+
+		"states them (the code of a 405, the field of most errors; docs/usage.md, Latitudes)")
 	fs.IntVar(&m.RateLimit, "rate-limit", 0, "at most `N` operation requests a second per client IP (IPv6: per /64), burst N;\n"+
 		"beyond: 429 rate_limited with Retry-After. 0: no limit")
 	fs.StringVar(&m.Store, "store", "", "where the state is kept, by `URL` (env GWSIM_STORE): memory: (the default), file:PATH (as\n"+
@@ -407,6 +430,12 @@ func (m *Main) checkLimits() (summary time.Duration, openForms device.OpenForms,
 	}
 	if err := inRange("--rate-limit", m.RateLimit, 0, maxRateLimit); err != nil {
 		return 0, openForms, err
+	}
+	if err := inRange("--message-cap", m.MessageCap, 1, maxMessageCap); err != nil {
+		return 0, openForms, err
+	}
+	if m.EffectDelay < 0 || m.EffectDelay > maxEffectDelay {
+		return 0, openForms, fmt.Errorf("--effect-delay must be a duration from 0 to %s, not %s", maxEffectDelay, m.EffectDelay)
 	}
 	openForms, ok := device.ParseOpenForms(m.OpenForms)
 	if !ok {
@@ -591,6 +620,34 @@ func (m *Main) adminAccess() string {
 		"(at least 32 characters: openssl rand -hex 16) to close it"
 }
 
+// latitudes name, for the banner, the freedoms of a faithful service
+// this gwsim takes (CONTRACT's preamble), each as its flag set it.
+func (m *Main) latitudes() []string {
+	var l []string
+	if m.RejectReplays {
+		l = append(l, "replays refused (--reject-replays)")
+	}
+	if m.EffectDelay > 0 {
+		l = append(l, fmt.Sprintf("changes shown at the admin reads %s to %s after the answer (--effect-delay)", m.EffectDelay/2, m.EffectDelay))
+	}
+	if m.MessageCap != store.DefaultMessageLimit {
+		l = append(l, fmt.Sprintf("the last %s of each gateway kept (--message-cap)", plural(m.MessageCap, "message")))
+	}
+	if m.ConnectionClose {
+		l = append(l, "Connection: close after every answer (--connection-close)")
+	}
+	if m.Pretty {
+		l = append(l, "answers laid out over lines (--pretty)")
+	}
+	if m.OwnDetails {
+		l = append(l, "own wording, codes and fields where no sentence states them (--own-details)")
+	}
+	if m.RateLimit > 0 {
+		l = append(l, fmt.Sprintf("at most %d requests a second per client, then 429 with Retry-After (--rate-limit)", m.RateLimit))
+	}
+	return l
+}
+
 func (m *Main) printBanner() {
 	url, every := reachableURL(m.Sim.URL())
 	f := m.Sim.Fleet
@@ -631,6 +688,9 @@ func (m *Main) printBanner() {
 		if store != "" {
 			attrs = append(attrs, "store", store)
 		}
+		if l := m.latitudes(); len(l) > 0 {
+			attrs = append(attrs, "latitudes", l)
+		}
 		if every != "" {
 			attrs = append(attrs, "listen", every)
 		}
@@ -670,6 +730,9 @@ func (m *Main) printBanner() {
 	}
 	if store != "" {
 		fmt.Fprintf(w, "  store: %s\n", store)
+	}
+	if l := m.latitudes(); len(l) > 0 {
+		fmt.Fprintf(w, "  latitudes taken: %s\n", strings.Join(l, "; "))
 	}
 	if terr != nil {
 		return

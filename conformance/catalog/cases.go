@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gwdmi/gwtools/conformance/check"
@@ -25,14 +26,18 @@ type Expectation struct {
 	Field  string
 	// Literal: field is the key exactly as sent, not a canonical name.
 	Literal bool
-	// JSONError: the error comes in JSON whatever the body's format, because
-	// the format could not be told (CONTRACT 4).
+	// JSONError: the service may not be able to tell the request's format
+	// (an unsupported Content-Type), and answer in JSON (CONTRACT 4).
 	JSONError bool
-	// errFormat overrides the format of the error payload (a body sent
-	// under the other format's Content-Type is answered in that format).
+	// OtherFormat: the body is of the other format than its Content-Type
+	// says; the service may answer in either (ErrorFormats).
 	OtherFormat bool
 	// Allow: the answer carries Allow: POST (405).
 	Allow bool
+	// Said, when set, are the sentences of the CONTRACT that state this
+	// answer, in place of those of its codes (codeSaid): a part of the
+	// answer is judged only where one of them states it (Parts).
+	Said []string
 	// Quote is, for a refusal, the sentence of the texts that forbids
 	// what the case sends (oracle.Verdict.Quote); the check's assertion
 	// quotes it.
@@ -189,18 +194,45 @@ func Cases() []Case {
 	return cs
 }
 
-// String says in words the answer the CONTRACT gives the case in format f.
+// String says in words the answer the CONTRACT gives the case in format f:
+// the parts a sentence states, with the sentences, then the parts no
+// sentence states, which the check reports and never fails.
 func (w Expectation) String(f device.Format) string {
-	s := fmt.Sprintf("%d", w.Status)
-	if len(w.Codes) > 0 {
-		s += " with error " + strings.Join(w.Codes, " or ")
+	var judged, said, info []string
+	for _, p := range w.Parts(f) {
+		if p.Info() {
+			info = append(info, map[string]string{"status": "the status code", "code": "the error code",
+				"field": "the field it names", "Allow": "the Allow header"}[p.What])
+			continue
+		}
+		switch p.What {
+		case "status":
+			judged = append(judged, p.Want)
+		case "code":
+			judged = append(judged, "with error "+p.Want)
+		case "field":
+			judged = append(judged, "on field "+p.Want)
+		case "format":
+			judged = append(judged, "in "+p.Want)
+		case "Allow":
+			judged = append(judged, "and Allow: POST")
+		}
+		for _, q := range p.Said {
+			if p.What != "format" && !slices.Contains(said, q) {
+				said = append(said, q)
+			}
+		}
 	}
-	if w.Field != "" {
-		s += " on field " + w.WireField(f)
+	s := strings.Join(judged, " ")
+	if len(said) > 0 {
+		s += " (CONTRACT: “" + strings.Join(said, "” “") + "”)"
 	}
-	s += " in " + w.ErrorFormat(f).String()
-	if w.Allow {
-		s += " and Allow: POST"
+	switch len(info) {
+	case 0:
+	case 1:
+		s += "; " + info[0] + " is reported, not judged: no sentence states it"
+	default:
+		s += "; " + strings.Join(info, " and ") + " are reported, not judged: no sentence states them"
 	}
 	return s
 }
@@ -211,16 +243,4 @@ func (w Expectation) WireField(f device.Format) string {
 		return w.Field
 	}
 	return WireName(f, w.Field)
-}
-
-func (w Expectation) ErrorFormat(f device.Format) device.Format {
-	switch {
-	case w.JSONError:
-		return device.JSON
-	case w.OtherFormat && f == device.JSON:
-		return device.XML
-	case w.OtherFormat:
-		return device.JSON
-	}
-	return f
 }

@@ -20,11 +20,13 @@ func operationCases() []Case {
 		c.Drop(device.FieldType)
 		return ""
 	}, missingField(device.FieldType))
+	// CONTRACT 2 states the status alone: the code, and the field named
+	// (device_id or sn), are the service's to choose.
 	cmd("device_id.differs", "whose device_id names another device than sn", "2.2", "2",
 		func(e *Bench, c *Call, _ device.Format, id string) string {
 			c.Set(device.FieldDeviceID, hexN(e.Faker(id), 32))
 			return ""
-		}, Expectation{Status: 400, Codes: []string{device.CodeInvalidField}, Field: device.FieldDeviceID})
+		}, Expectation{Status: 400, Codes: []string{device.CodeInvalidField}, Field: device.FieldDeviceID, Said: []string{oracle.QuoteDeviceIDBoth}})
 
 	msg := func(id, title string, change func(*Bench, *Call, device.Format, string) string, w Expectation) {
 		cs = append(cs, Case{ID: "message." + id, Op: device.SendMessage, Title: "a message " + title, Section: "2.4",

@@ -91,11 +91,10 @@ func transportCases() []Case {
 		}), Expectation{Status: 404, Codes: []string{device.CodeNotFound}})
 		for _, m := range []string{"GET", "PUT", "DELETE", "PATCH"} {
 			method := m
-			w := Expectation{Must: true, Status: 405, Codes: []string{device.CodeMethodNotAllowed}, Allow: true}
+			w := methodRefused(Expectation{Must: true, Status: 405, Codes: []string{device.CodeMethodNotAllowed}})
 			for _, nm := range oracle.MethodNearMisses() {
 				if nm.Text == m {
-					w = wantNearMiss(nm, "")
-					w.Allow = true
+					w = methodRefused(wantNearMiss(nm, ""))
 				}
 			}
 			add("method."+strings.ToLower(m), "sent with "+m, "4", with(func(c *Call, _ device.Format) {

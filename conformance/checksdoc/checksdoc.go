@@ -6,6 +6,7 @@ package checksdoc
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -106,7 +107,9 @@ func (q *quotes) write(b *strings.Builder) {
 		return
 	}
 	b.WriteString("## The sentences the checks quote\n\n")
-	b.WriteString("Each refusal quotes the sentence of the texts that forbids what it sends; the tables above mark it [S<n>].\n\n")
+	b.WriteString("Each refusal quotes the sentence of the texts that forbids what it sends (\"Forbidden by\"), and each check of a\n")
+	b.WriteString("refusal's answer the sentences of the CONTRACT that state what it judges; the tables above mark them [S<n>].\n")
+	b.WriteString("A part of an answer no sentence states (most error fields, the code of a 405) is reported, never judged.\n\n")
 	for i, s := range q.list {
 		fmt.Fprintf(b, "- <a id=\"s%d\"></a>**S%d** (%s): %s\n", i+1, i+1, oracle.Texts(s), strings.ReplaceAll(s, "|", `\|`))
 	}
@@ -124,6 +127,11 @@ func generatedCheck(m check.Meta) bool {
 	return false
 }
 
+var (
+	saidRE  = regexp.MustCompile(`\(CONTRACT: (“[^”]*”)( “[^”]*”)*\)`)
+	quoteRE = regexp.MustCompile(`“([^”]*)”`)
+)
+
 func writeTable(b *strings.Builder, ms []check.Meta, q *quotes) {
 	b.WriteString("| ID | Level | Asserts |\n|---|---|---|\n")
 	for _, m := range ms {
@@ -134,6 +142,15 @@ func writeTable(b *strings.Builder, ms []check.Meta, q *quotes) {
 			mark := " The sentence that forbids it (" + oracle.Texts(m.Quote) + "): “" + m.Quote + "”"
 			a = strings.Replace(a, mark, " Forbidden by "+q.ref(m.Quote), 1)
 		}
+		// "(CONTRACT: “…” “…”)", the sentences that state an answer,
+		// becomes "(CONTRACT [S4] [S7])".
+		a = saidRE.ReplaceAllStringFunc(a, func(said string) string {
+			var refs []string
+			for _, s := range quoteRE.FindAllStringSubmatch(said, -1) {
+				refs = append(refs, q.ref(s[1]))
+			}
+			return "(CONTRACT " + strings.Join(refs, " ") + ")"
+		})
 		if m.Contract != "" {
 			a += " _(CONTRACT " + m.Contract + ")_"
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/catalog"
+	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
@@ -26,6 +27,10 @@ func generatorsSection() string {
 	}
 	checks := map[string]int{}
 	byRule := map[string]int{}
+	// ruleLevels are the levels of the checks each rule's row counts: the
+	// row's level is theirs, not the rule's (a rule of the published
+	// interface may have only SHOULD checks among its generated forms).
+	ruleLevels := map[string]map[check.Level]bool{}
 	for _, m := range conformance.Checks() {
 		gen := ""
 		for _, tag := range m.Tags {
@@ -40,6 +45,11 @@ func generatorsSection() string {
 		for _, tag := range m.Tags {
 			if r, ok := strings.CutPrefix(tag, "rule:"); ok {
 				byRule[strings.ToLower(r)+" "+gen]++
+				key := strings.ToLower(r) + " " + gen
+				if ruleLevels[key] == nil {
+					ruleLevels[key] = map[check.Level]bool{}
+				}
+				ruleLevels[key][m.Level] = true
 			}
 		}
 	}
@@ -60,16 +70,20 @@ func generatorsSection() string {
 	b.WriteString("`http-method` and `http-path` on each of the three operations; `id-position` changes every position of\n")
 	b.WriteString("myservice_id, mac and sn but the first and the last, which `near-miss.*.first-character-changed` and\n")
 	b.WriteString("`last-character-changed` send.\n\n")
-	b.WriteString("| Rule | Level | Generators (checks of their cases) |\n|---|---|---|\n")
+	b.WriteString("| Rule | Levels of these checks | Generators (checks of their cases) |\n|---|---|---|\n")
 	for _, r := range rules.All() {
 		if len(r.Generators) == 0 {
 			continue
 		}
 		var parts []string
+		levels := map[check.Level]bool{}
 		for _, g := range r.Generators {
 			parts = append(parts, fmt.Sprintf("`%s` (%d)", g, byRule[strings.ToLower(r.ID)+" "+g]))
+			for l := range ruleLevels[strings.ToLower(r.ID)+" "+g] {
+				levels[l] = true
+			}
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.ID, r.Level, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.ID, levelsOf(levels), strings.Join(parts, ", "))
 	}
 	b.WriteString(familiesTable())
 	held := catalog.HeldBackForms()
@@ -162,4 +176,19 @@ func familiesTable() string {
 		fmt.Fprintf(&b, "| `%s` | `%s` | %d | %d | %d | %s |\n", p, f.gen, f.cases, f.must, f.should, strings.Join(fs, ", "))
 	}
 	return b.String()
+}
+
+// levelsOf names a set of levels in their order ("MUST, SHOULD"), or
+// "none" for no check.
+func levelsOf(set map[check.Level]bool) string {
+	var out []string
+	for _, l := range check.Levels {
+		if set[l] {
+			out = append(out, string(l))
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }

@@ -82,7 +82,9 @@ func marshalLines(d Document) ([]byte, error) {
 			r.Exchanges, r.SameExchangesAs = own, refs
 		}
 		r.Exchanges = cutBodies(r.Exchanges)
-		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
+		// A passed check that reported what it does not judge (a detail
+		// no sentence states) is written whole, its observations with it.
+		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) && len(r.Observations) == 0 {
 			if len(r.Settle) == 0 && len(r.Exchanges) == 0 && len(r.SameExchangesAs) == 0 {
 				passed[r.Level] = append(passed[r.Level], passedTime{r.ID, r.DurationMS})
 				continue
@@ -171,7 +173,9 @@ func quotedSentences(results []Result) ([]string, map[string]int) {
 	count := map[string]int{}
 	var order []string
 	for _, r := range results {
-		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
+		// A passed check that reported what it does not judge (a detail
+		// no sentence states) is written whole, its observations with it.
+		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) && len(r.Observations) == 0 {
 			continue // written without its assertion
 		}
 		if _, tail, ok := quotedSentence(r.Assertion); ok {

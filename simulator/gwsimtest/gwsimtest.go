@@ -106,6 +106,11 @@ type config struct {
 	rateLimit     int
 	now           func() time.Time
 	logger        *slog.Logger
+	// The latitudes of a faithful service taken (docs/usage.md,
+	// Latitudes): see WithMessageCap and WithLatitudes.
+	messageCap      int
+	latitudes       server.Latitudes
+	connectionClose bool
 }
 
 // WithFleet simulates this fleet (built in code, or read by fleet.Load)
@@ -156,6 +161,54 @@ func WithRateLimit(n int) Option {
 			return errors.New("gwsimtest: WithRateLimit: n must be 0 (none) or more")
 		}
 		c.rateLimit = n
+		return nil
+	}
+}
+
+// WithMessageCap keeps the last n messages of each gateway, the oldest
+// dropping out, as gwsim serve --message-cap does (a faithful service may
+// keep any n of at least 1).
+func WithMessageCap(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return errors.New("gwsimtest: WithMessageCap: n must be 1 or more")
+		}
+		c.messageCap = n
+		return nil
+	}
+}
+
+// A Latitude is a freedom of a faithful service the simulator takes
+// (CONTRACT's preamble), to test an app against a service that does.
+type Latitude int
+
+const (
+	// ConnectionClose closes the connection after every answer, which
+	// says Connection: close (gwsim serve --connection-close).
+	ConnectionClose Latitude = iota + 1
+	// PrettyAnswers lays every operation's answer out over indented
+	// lines, JSON and XML alike (--pretty).
+	PrettyAnswers
+	// OwnDetails answers errors in the simulator's own words, with its own
+	// code and field wherever neither text states them (--own-details).
+	OwnDetails
+)
+
+// WithLatitudes takes these latitudes of a faithful service.
+func WithLatitudes(ls ...Latitude) Option {
+	return func(c *config) error {
+		for _, l := range ls {
+			switch l {
+			case ConnectionClose:
+				c.connectionClose = true
+			case PrettyAnswers:
+				c.latitudes.Pretty = true
+			case OwnDetails:
+				c.latitudes.OwnDetails = true
+			default:
+				return fmt.Errorf("gwsimtest: WithLatitudes: no latitude %d", l)
+			}
+		}
 		return nil
 	}
 }
@@ -232,6 +285,7 @@ func New(opts ...Option) (*Server, error) {
 	}
 	sim, err := simulator.Start("127.0.0.1:0", simulator.Options{Fleet: c.fleet, AdminToken: c.adminToken,
 		RejectReplays: c.rejectReplays, RateLimit: c.rateLimit, Now: c.now, Logger: c.logger,
+		MessageLimit: c.messageCap, Latitudes: c.latitudes, ConnectionClose: c.connectionClose,
 		Replica: "gwsimtest", ClientFaults: s.faults})
 	if err != nil {
 		return nil, fmt.Errorf("gwsimtest: %w", err)

@@ -315,3 +315,43 @@ func TestReportWording(t *testing.T) {
 		t.Errorf("a right clock has a skew: %+v\n%s", s, b.String())
 	}
 }
+
+// TestLatitudeOptions: an app can be tried against a simulator that takes
+// a faithful service's latitudes: the last WithMessageCap messages kept,
+// answers over indented lines, its own code and field where no sentence
+// states them, through real HTTP in both formats; a bad option is refused.
+func TestLatitudeOptions(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t, gwsimtest.WithMessageCap(2), gwsimtest.WithLatitudes(gwsimtest.PrettyAnswers, gwsimtest.OwnDetails, gwsimtest.ConnectionClose))
+	ctx := context.Background()
+	for _, c := range []*gwsimtest.Client{sim.Client(), sim.Client().XML()} {
+		for i := range 3 {
+			if a, err := c.Message(ctx, "message", fmt.Sprintf("cap=%d", i)); err != nil || !a.OK {
+				t.Fatalf("message: %v %v", a, err)
+			}
+		}
+		if msgs, _ := sim.Messages(sim.Credentials().MAC); len(msgs) != 2 || msgs[0].Value != "cap=1" || msgs[1].Value != "cap=2" {
+			t.Errorf("WithMessageCap(2) keeps %+v", msgs)
+		}
+		ok, err := c.Command(ctx, hall, "Light Dimmer", gwsimtest.F("dimming", "41"))
+		if err != nil || !ok.OK || strings.Count(strings.TrimSpace(string(ok.Body)), "\n") < 2 {
+			t.Errorf("want success over indented lines: %v %v %q", ok, err, ok.Body)
+		}
+		bad, err := c.Command(ctx, hall, "Light Dimmer", gwsimtest.F("dimming", "0"))
+		if err != nil || bad.Status != 400 || bad.Code != "invalid_field" || bad.Field != "dimming" {
+			t.Errorf("an invalid dimming keeps what CONTRACT states: %v %v", bad, err)
+		}
+		cred := sim.Credentials()
+		cred.Secret = "not-the-secret"
+		sign, err := c.As(cred).Command(ctx, hall, "Light Dimmer", gwsimtest.F("dimming", "42"))
+		if err != nil || sign.Status != 401 || sign.Code != "bad_signature" || sign.Field != "" {
+			t.Errorf("a wrong sign names no field under OwnDetails: %v %v", sign, err)
+		}
+	}
+	if _, err := gwsimtest.New(gwsimtest.WithMessageCap(0)); err == nil {
+		t.Error("WithMessageCap(0) accepted")
+	}
+	if _, err := gwsimtest.New(gwsimtest.WithLatitudes(gwsimtest.Latitude(99))); err == nil {
+		t.Error("an unknown latitude accepted")
+	}
+}

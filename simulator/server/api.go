@@ -42,7 +42,11 @@ func (s *Server) operation(op device.Operation) http.Handler {
 			// a slice per request.
 			w.Header()["Content-Type"] = successContentType[format]
 			w.WriteHeader(http.StatusOK)
-			w.Write(codec.Success(format))
+			if s.cfg.Latitudes.Pretty {
+				w.Write(pretty(format, codec.Success(format)))
+			} else {
+				w.Write(codec.Success(format))
+			}
 		}
 		took := s.record(r, op, start, format, status, derr, req, s.exchangeID(w))
 		if cw != nil {
@@ -211,7 +215,14 @@ func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 		}
 	}
 	w.WriteHeader(StatusOf(e.Code))
-	w.Write(codec.Error(f, e))
+	if s.cfg.Latitudes.OwnDetails {
+		e = ownDetails(e)
+	}
+	body := codec.Error(f, e)
+	if s.cfg.Latitudes.Pretty {
+		body = pretty(f, body)
+	}
+	w.Write(body)
 }
 
 // record writes the journal entry and the log line. It never logs the

@@ -104,6 +104,14 @@ type Config struct {
 	// NoMetrics leaves out the Prometheus metrics (GET /metrics, behind
 	// AdminToken like the admin calls; package metrics).
 	NoMetrics bool
+	// Latitudes are the freedoms of a faithful service gwsim takes on
+	// demand: answers laid out over lines, its own wording, codes and
+	// fields where no sentence states them.
+	Latitudes Latitudes
+	// ConnectionClose closes the connection after every answer, which
+	// says so (Connection: close): a faithful service may (CONTRACT's
+	// preamble).
+	ConnectionClose bool
 	// ReplayNote, when set, says the operations may be answered from a
 	// recording (gwsim serve --replay): the dashboard shows it in its
 	// header, and the journal marks each answer given so.
@@ -360,6 +368,9 @@ func (s *Server) Open(addr string) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ConnState:         s.trackFresh,
+	}
+	if s.cfg.ConnectionClose {
+		s.srv.SetKeepAlivesEnabled(false)
 	}
 	if s.cfg.SummaryEvery > 0 {
 		s.stopSummary, s.summaryDone = make(chan struct{}), make(chan struct{})
