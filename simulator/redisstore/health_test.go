@@ -126,6 +126,11 @@ func TestHealthTellsWhenChangesWouldBeRefused(t *testing.T) {
 			if w, u := metric("gwsim_store_writable"), metric("gwsim_redis_up"); w != "0" || u != st.redis {
 				t.Errorf("while held: gwsim_store_writable %s (want 0), gwsim_redis_up %s (want %s)", w, u, st.redis)
 			}
+			// Readiness keeps answering: the replica stays behind its
+			// Service and gives apps the documented 503.
+			if status, _, body := c.Admin(http.MethodGet, "/_sim/ready", ""); status != http.StatusOK || !strings.Contains(string(body), `"storage":"unavailable"`) {
+				t.Errorf("/_sim/ready while held: %d %s (want 200, storage unavailable)", status, body)
+			}
 			res := change()
 			if res.Status != http.StatusServiceUnavailable || res.Code != device.CodeStorageUnavailable {
 				t.Errorf("a change while held: %s", res)
