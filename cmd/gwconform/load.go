@@ -19,13 +19,14 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 const loadUsage = `Usage: gwconform load [--target URL]... [--fleet FILE] --rate R --duration D --concurrency C
                       [--requests N] [--format json|xml|both] [--mix command=8,message=1,rename=1]
                       [--timeout D] [--via raw|http|client] [--ack-log FILE] [--json] [--quiet] [--seed N]
-                      [--shard I/N] [--report-dir DIR]
+                      [--shard I/N] [--report-dir DIR] [--concurrency-fit]
        gwconform load merge [--report-dir DIR] [--json] [--expect N --wait D] FILE|DIR...
        gwconform load check-acks ACKLOG --target URL [--fleet FILE] [--admin-token T]
 
@@ -55,7 +56,7 @@ but got no complete answer (in flight when a target died: it may or may
 not have been applied). Never an api key, timestamp or sign. With it, each
 device is owned by one worker, so a device's requests are sequential and
 its lines are in the order of its attempts (--concurrency must not exceed
-the fleet's devices).
+the fleet's devices, or --concurrency-fit lowers it to them).
 
 --shard I/N makes this process shard I (from 0) of N spreading one load
 over N machines: it sends only to the devices whose index in the fleet is
@@ -121,10 +122,32 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform load:", shown(err))
+		m.failed(err)
 		return report.ExitConfig
 	}
 	return m.Run(ctx)
+}
+
+// loadFailed is the file a load that could not run writes in its
+// --report-dir instead of load.json: the reason, one line. A merge
+// waiting for the shards (--expect) stops at once on it rather than
+// waiting out --wait for a result that will never come.
+const loadFailed = "load.failed"
+
+// failed says why the load could not run, on stderr and, with
+// --report-dir, in DIR/load.failed.
+func (m *loadMain) failed(err error) {
+	msg := shown(err)
+	fmt.Fprintln(m.Stderr, "gwconform load:", msg)
+	if m.reportDir == "" {
+		return
+	}
+	if err := os.MkdirAll(m.reportDir, 0o755); err == nil {
+		err = safefile.WriteFile(filepath.Join(m.reportDir, loadFailed), []byte(msg+"\n"), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "gwconform load: --report-dir %s: %s\n", m.reportDir, shown(err))
+	}
 }
 
 // ParseFlags reads and checks gwconform load's flags.
@@ -151,6 +174,7 @@ func (m *loadMain) ParseFlags(args []string) error {
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "time limit of one answer")
 	fs.StringVar(&cfg.Via, "via", "", "how to send: raw (HTTP/1.1 spoken directly, fastest), http (net/http), client (conformance/client, as the checks send); default raw for http://, http for https://")
 	fs.StringVar(&m.ackFile, "ack-log", "", "write one JSON line per acknowledged change, per change answered 503 (uncertain) and per request sent that got no answer, to `FILE` (its folder is made)")
+	fs.BoolVar(&cfg.FitConcurrency, "concurrency-fit", false, "with --ack-log, lower --concurrency to the fleet's devices (over the shards) rather than refuse to start; the result gives the workers used")
 	fs.StringVar(&shardFlag, "shard", "", "send shard `I/N` of the load (I from 0): the devices whose index is I mod N, at rate/N; default from $JOB_COMPLETION_INDEX and $GWCONFORM_SHARDS")
 	fs.StringVar(&m.reportDir, "report-dir", "", "write load.json and report.html into `DIR`")
 	fs.BoolVar(&m.asJSON, "json", false, "write the result as JSON")
@@ -295,8 +319,11 @@ func (m *loadMain) Run(ctx context.Context) int {
 		case errors.Is(err, load.ErrOwnedDevices):
 			err = fmt.Errorf("--concurrency %d with --ack-log: %w", m.cfg.Concurrency, err)
 		}
-		fmt.Fprintln(m.Stderr, "gwconform load:", shown(err))
+		m.failed(err)
 		return report.ExitConfig
+	}
+	if m.cfg.FitConcurrency && res.Concurrency != m.cfg.Concurrency && !m.quiet {
+		fmt.Fprintf(m.Stderr, "load: --concurrency %d lowered to %d by --concurrency-fit: each device is owned by one worker\n", m.cfg.Concurrency, res.Concurrency)
 	}
 	if code, ok := writeLoadResult(m.Stdout, m.Stderr, res, m.asJSON, m.reportDir); !ok {
 		return code
@@ -360,6 +387,7 @@ func writeLoadResult(stdout, stderr io.Writer, res *load.Result, asJSON bool, re
 			fmt.Fprintln(stderr, "gwconform load: --report-dir:", shown(err))
 			return report.ExitFail, false
 		}
+		os.Remove(filepath.Join(reportDir, loadFailed)) // an earlier run's
 		if !asJSON {
 			fmt.Fprintf(stdout, "  report      %s\n", filepath.Join(reportDir, load.ReportHTML))
 		}
@@ -379,7 +407,9 @@ writes the merged load.json and report.html, with each shard as a series.
 --expect N is for a merge started beside the shards (as the Kubernetes
 recipe does): it waits (up to --wait) until N results have been written
 since it started, and leaves out older ones (an earlier load's, on a
-volume the loads share).
+volume the loads share). A shard that could not run (bad arguments, a
+fleet too small, a target unreachable) writes load.failed in its
+--report-dir instead: the merge then stops at once with its reason.
 
 Exit 0: no request of any shard failed; 1: some did, or a shard of the load
 is missing; 2: bad arguments, or a result that cannot be read or merged.
@@ -459,6 +489,17 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if len(files) >= expect {
 			break
 		}
+		if expect > 0 {
+			// A shard that could not run says so in its report dir: the
+			// merge ends now, with its reason, not after --wait.
+			if why := failedShards(o.paths, started); len(why) > 0 {
+				for _, w := range why {
+					fmt.Fprintln(stderr, "gwconform load merge:", w)
+				}
+				fmt.Fprintf(stderr, "gwconform load merge: %d of the %d results expected will not come; not waiting out --wait %s\n", len(why), expect, wait)
+				return report.ExitFail
+			}
+		}
 		if time.Now().After(deadline) {
 			fmt.Fprintf(stderr, "gwconform load merge: %d of the %d results expected after %s\n", len(files), expect, wait)
 			return report.ExitConfig
@@ -515,6 +556,33 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return report.ExitFail
 	}
 	return report.ExitPass
+}
+
+// failedShards gives, for each load.failed written since started in the
+// directories of paths (and one level down) and not followed by a result
+// in its directory, the shard's reason.
+func failedShards(paths []string, started time.Time) []string {
+	var out []string
+	for _, a := range paths {
+		for _, pattern := range []string{filepath.Join(a, loadFailed), filepath.Join(a, "*", loadFailed)} {
+			m, _ := filepath.Glob(pattern)
+			for _, f := range m {
+				st, err := os.Stat(f)
+				if err != nil || st.ModTime().Before(started.Add(-time.Second)) {
+					continue
+				}
+				if res, err := os.Stat(filepath.Join(filepath.Dir(f), load.ReportJSON)); err == nil && !res.ModTime().Before(st.ModTime()) {
+					continue // the shard ran again since, and wrote its result
+				}
+				b, err := safefile.ReadFile(f, 4096)
+				if err != nil {
+					continue
+				}
+				out = append(out, fmt.Sprintf("%s: the shard could not run: %s", filepath.Dir(f), printable.String(strings.TrimSpace(string(b)))))
+			}
+		}
+	}
+	return out
 }
 
 // resultFiles expands the arguments of load merge: files as they are,

@@ -467,3 +467,78 @@ func TestLoadMergeExpectWaitsForThisLoad(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, errOut.String())
 	}
 }
+
+// A shard that cannot run (here: 16 workers with an ack log over 4 shards
+// of the demo fleet's 8 devices, as the Kubernetes load Job met the stack's
+// fleet)
+// exits 2 and writes load.failed in its --report-dir; a merge waiting for
+// the shards (--expect 4 --wait 30m, as the merge Job waits) ends at once
+// with exit 1 and that reason, not after half an hour. With
+// --concurrency-fit the same shards run, one worker per device they own,
+// and the merge of their results passes.
+func TestLoadShardFailureEndsTheMergesWait(t *testing.T) {
+	t.Parallel()
+	f := fleet.Demo()
+	sim := startSim(t, f)
+	dir := t.TempDir()
+	shardArgs := func(i int, fit bool) []string {
+		args := []string{"--target", sim.URL(), "--shard", fmt.Sprintf("%d/4", i), "--concurrency", "16", "--requests", "40", "--quiet",
+			"--ack-log", filepath.Join(dir, fmt.Sprintf("acks-%d.jsonl", i)), "--report-dir", filepath.Join(dir, fmt.Sprintf("shard-%d", i))}
+		if fit {
+			args = append(args, "--concurrency-fit")
+		}
+		return args
+	}
+	done := make(chan int)
+	var mergeOut, mergeErr bytes.Buffer
+	began := time.Now()
+	go func() {
+		done <- loadCmd(context.Background(), []string{"merge", "--expect", "4", "--wait", "30m", dir}, &mergeOut, &mergeErr)
+	}()
+	var out, errOut bytes.Buffer
+	if code := loadCmd(context.Background(), shardArgs(2, false), &out, &errOut); code != report.ExitConfig ||
+		!strings.Contains(errOut.String(), "no more workers than devices") {
+		t.Fatalf("a shard of 16 workers on 7 devices: exit %d (want 2, and why)\n%s", code, errOut.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "shard-2", "load.failed"))
+	if err != nil || !strings.Contains(string(b), "--concurrency 16 with --ack-log over 4 shards") {
+		t.Errorf("shard-2/load.failed: %q %v", b, err)
+	}
+	select {
+	case code := <-done:
+		if code != report.ExitFail || !strings.Contains(mergeErr.String(), "shard-2: the shard could not run: --concurrency 16") {
+			t.Errorf("the merge: exit %d (want 1, naming the shard and why)\n%s", code, mergeErr.String())
+		}
+		t.Logf("the merge ended %s after it started", time.Since(began).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the merge still waits 10 s after a shard failed")
+	}
+
+	// Sized to the fleet: the same shards run, and merge (a later load:
+	// the failure above is an hour old).
+	hourAgo := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(dir, "shard-2", "load.failed"), hourAgo, hourAgo)
+	go func() {
+		mergeOut.Reset()
+		mergeErr.Reset()
+		done <- loadCmd(context.Background(), []string{"merge", "--expect", "4", "--wait", "1m", "--json", dir}, &mergeOut, &mergeErr)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	for i := range 4 {
+		out.Reset()
+		errOut.Reset()
+		if code := loadCmd(context.Background(), append(shardArgs(i, true), "--json"), &out, &errOut); code != report.ExitPass {
+			t.Fatalf("shard %d with --concurrency-fit: exit %d\n%s%s", i, code, out.String(), errOut.String())
+		}
+		var res load.Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Concurrency != 2 || res.Acknowledged != res.Requests {
+			t.Errorf("shard %d: %d workers (want 2: 8 devices over 4 shards), %d of %d acknowledged, %v", i, res.Concurrency, res.Acknowledged, res.Requests, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("shard-%d", i), "load.failed")); err == nil {
+			t.Errorf("shard %d: an earlier run's load.failed left beside its result", i)
+		}
+	}
+	if code := <-done; code != report.ExitPass {
+		t.Errorf("the merge of the fitted shards: exit %d\n%s", code, mergeErr.String())
+	}
+}

@@ -86,6 +86,12 @@ type Config struct {
 	// Rate/Shards, and its share of Requests. Shard counts from 0, as
 	// Kubernetes' JOB_COMPLETION_INDEX does.
 	Shard, Shards int
+	// FitConcurrency, with AckLog, lowers Concurrency to what the fleet
+	// allows (its devices over Shards, at least 1) rather than refusing
+	// to start: a recipe that does not know the fleet it will meet (a
+	// Kubernetes Job reading the stack's fleet) still runs.
+	// Result.Concurrency is then the number of workers used.
+	FitConcurrency bool
 }
 
 // Result is what a run measured.
@@ -210,6 +216,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var acks *ackLog
 	if cfg.AckLog != nil {
+		if cfg.Concurrency*shards > p.devices && cfg.FitConcurrency {
+			cfg.Concurrency = max(1, p.devices/shards)
+		}
 		if cfg.Concurrency*shards > p.devices {
 			return nil, fmt.Errorf("%w: %d workers, %d devices", ErrOwnedDevices, cfg.Concurrency*shards, p.devices)
 		}
