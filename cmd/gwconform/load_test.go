@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -540,5 +542,115 @@ func TestLoadShardFailureEndsTheMergesWait(t *testing.T) {
 	}
 	if code := <-done; code != report.ExitPass {
 		t.Errorf("the merge of the fitted shards: exit %d\n%s", code, mergeErr.String())
+	}
+}
+
+// pausable is a target that stops answering while paused, without
+// refusing connections (a process stopped with SIGSTOP, a partition): the
+// requests wait, then are answered when it resumes.
+type pausable struct {
+	mu     sync.Mutex
+	resume chan struct{} // closed when not paused
+}
+
+func (p *pausable) wait() {
+	p.mu.Lock()
+	ch := p.resume
+	p.mu.Unlock()
+	<-ch
+}
+
+func (p *pausable) pause() {
+	p.mu.Lock()
+	p.resume = make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *pausable) unpause() {
+	p.mu.Lock()
+	close(p.resume)
+	p.mu.Unlock()
+}
+
+// A target stalled for 2 s of a 4 s load at 100/s answers every request
+// in the end, so there is no error; the run still shows the stall: an
+// outage (stalled, then answering again) in load.json's events, in the
+// summary with its length, and in report.html; the summary gives the
+// share of the schedule not sent; --max-not-sent 5% fails the run (exit
+// 1, saying by how much), and without it the run passes.
+func TestLoadShowsAStall(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, fleet.Demo())
+	p := &pausable{resume: make(chan struct{})}
+	close(p.resume)
+	target, err := url.Parse(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.wait()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	run := func(extra ...string) (int, string, string, string) {
+		dir := t.TempDir()
+		go func() {
+			time.Sleep(time.Second)
+			p.pause()
+			time.Sleep(2 * time.Second)
+			p.unpause()
+		}()
+		var out, errOut bytes.Buffer
+		code := loadCmd(context.Background(), append([]string{"--target", front.URL, "--rate", "100", "--duration", "4s", "--concurrency", "4",
+			"--quiet", "--report-dir", dir}, extra...), &out, &errOut)
+		return code, out.String(), errOut.String(), dir
+	}
+
+	code, out, errOut, dir := run()
+	if code != report.ExitPass {
+		t.Errorf("without a threshold: exit %d (every request was answered)\n%s%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, load.ReportJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res load.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range res.Events {
+		kinds = append(kinds, e.Kind)
+	}
+	if strings.Join(kinds, ",") != load.EventStalled+","+load.EventAnswering || res.Errors != 0 {
+		t.Errorf("events %v, %d errors (want a stall and its end, no error)", kinds, res.Errors)
+	}
+	if len(res.Events) == 2 {
+		if d := res.Events[1].Time.Sub(res.Events[0].Time); d < 1500*time.Millisecond || d > 3*time.Second {
+			t.Errorf("the stall lasted %s by its events; it was 2 s", d)
+		}
+	}
+	share := res.NotSentShare()
+	if share < 0.2 || share > 0.7 {
+		t.Errorf("%.1f%% of the schedule not sent (%d); a 2 s stall of 4 s leaves about half", 100*share, res.NotSent)
+	}
+	for _, want := range []string{"outages", "answered nothing for 1s", fmt.Sprintf("%.1f%% of the schedule", 100*share)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, out)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, load.ReportHTML))
+	if !strings.Contains(string(html), "answered nothing for 1s") {
+		t.Error("report.html does not show the stall")
+	}
+
+	code, out, errOut, _ = run("--max-not-sent", "5%")
+	if code != report.ExitFail || !strings.Contains(errOut, "of the schedule not sent") || !strings.Contains(errOut, "above --max-not-sent 5%") {
+		t.Errorf("--max-not-sent 5%%: exit %d (want 1, and why)\n%s%s", code, out, errOut)
+	}
+	var stderr bytes.Buffer
+	if code := loadCmd(context.Background(), []string{"--max-not-sent", "lots", "--requests", "1"}, io.Discard, &stderr); code != report.ExitConfig || !strings.Contains(stderr.String(), "max-not-sent") {
+		t.Errorf("--max-not-sent lots: exit %d\n%s", code, stderr.String())
 	}
 }
