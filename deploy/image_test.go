@@ -104,7 +104,7 @@ func TestStampedVersionIsReported(t *testing.T) {
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if !regexp.MustCompile(`gwsim_build_info\{[^}]*version="` + version + `"`).Match(b) || !strings.Contains(string(b), `commit="`+commit) {
+	if !regexp.MustCompile(`gwsim_build_info\{[^}]*version="`+version+`"`).Match(b) || !strings.Contains(string(b), `commit="`+commit) {
 		t.Errorf("gwsim_build_info does not give %s and %s:\n%s", version, commit, regexp.MustCompile(`(?m)^gwsim_build_info.*$`).Find(b))
 	}
 }
