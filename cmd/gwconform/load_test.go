@@ -654,3 +654,62 @@ func TestLoadShowsAStall(t *testing.T) {
 		t.Errorf("--max-not-sent lots: exit %d\n%s", code, stderr.String())
 	}
 }
+
+// Through an outage that still answers (a store lost: every change 503
+// storage_unavailable for 2 s), the latency over time has a point in every
+// second: load.json's buckets of the outage hold the 503s and their
+// latency, so the report's latency chart is not blank there.
+func TestLoadLatencyThroughAnOutage(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, fleet.Demo())
+	target, err := url.Parse(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	var outFrom, outTo time.Time
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		now := time.Now()
+		out := !outFrom.IsZero() && now.After(outFrom) && now.Before(outTo)
+		mu.Unlock()
+		if out {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"status":"error","error":{"code":"storage_unavailable","message":"the shared store (Redis) cannot be reached"}}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	mu.Lock()
+	outFrom, outTo = time.Now().Add(time.Second), time.Now().Add(3*time.Second)
+	mu.Unlock()
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	loadCmd(context.Background(), []string{"--target", front.URL, "--rate", "50", "--duration", "4s", "--format", "json", "--quiet", "--report-dir", dir}, &out, &errOut)
+	b, err := os.ReadFile(filepath.Join(dir, load.ReportJSON))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	var res load.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	outage := 0
+	for _, bk := range res.Timeline.Buckets {
+		all := bk.Series[load.SeriesAll]
+		if all == nil || all.Status[503] == 0 {
+			continue
+		}
+		outage++
+		if all.Latency.Count() == 0 {
+			t.Errorf("the bucket at %s holds %d answers 503 and no latency", bk.Start.Format(time.TimeOnly), all.Status[503])
+		}
+	}
+	if outage == 0 {
+		t.Fatalf("no bucket with a 503:\n%s", out.String())
+	}
+}
