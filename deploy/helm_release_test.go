@@ -1,15 +1,25 @@
 package deploy
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
@@ -38,6 +48,7 @@ func TestHelmChartRefusesWhatCannotWork(t *testing.T) {
 		{"external without a URL", append(secret, "--set", "redis.mode=external"), []string{"redis", "url"}},
 		{"a misspelt value", append(secret, "--set", "replicas=2"), []string{"replicas"}},
 		{"latest", append(secret, "--set", "image.tag=latest"), []string{"image", "tag"}},
+		{"a Redis password without the chart's Redis", append(secret, "--set", "redis.mode=sentinel", "--set", "redis.auth.existingSecret=redis-auth"), []string{"redis", "mode"}},
 	} {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			lint, lerr := goTool(t, helmTool, nil, append([]string{"lint", "--strict", chart}, c.set...)...)
@@ -179,4 +190,128 @@ func annotations(t *testing.T, rule map[string]any, alert, instance string) stri
 		t.Fatalf("no alert %s", alert)
 	}
 	return b.String()
+}
+
+// TestHelmRedisPassword: with redis.auth.existingSecret, the chart's
+// Redis requires the Secret's password and gwsim reaches it with the URL
+// from its environment, the password in no pod's args of gwsim. Run for
+// real: the rendered Redis command and gwsim's GWSIM_STORE, $(VAR)
+// expanded as Kubernetes does (the Service's name stood in for by a
+// loopback port), start a redis-server that refuses a client without the
+// password and a gwsim that serves changes through it; with the
+// password wrong, gwsim refuses to start and its error shows no
+// password.
+func TestHelmRedisPassword(t *testing.T) {
+	simtest.Heavy(t)
+	simtest.NeedTool(t, "redis-server", "apt-get install -y redis-server")
+	chart, err := filepath.Abs(filepath.Join(root, chartDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := goTool(t, helmTool, nil, "template", "gwsim", chart, "--set", "auth.existingSecret=gwsim-admin",
+		"--set", "redis.auth.existingSecret=redis-auth")
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	var redisCmd []string
+	var store string
+	var gwsimArgs []string
+	for _, o := range k8sObjects(t, "auth", out) {
+		for _, ps := range podSpecs(o.raw) {
+			for _, c := range containersOf(ps) {
+				switch c["name"] {
+				case "redis":
+					redisCmd = toStrings(c["command"])
+					if !strings.Contains(render(c["env"]), "REDISCLI_AUTH") {
+						t.Error("the Redis container has no REDISCLI_AUTH: its redis-cli probes would be refused")
+					}
+				case "gwsim":
+					gwsimArgs = toStrings(c["args"])
+					for _, e := range c["env"].([]any) {
+						if em := e.(map[string]any); em["name"] == "GWSIM_STORE" {
+							store, _ = em["value"].(string)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(redisCmd) == 0 || store == "" || slices.Contains(gwsimArgs, "--store") || strings.Contains(strings.Join(gwsimArgs, " "), "REDIS_PASSWORD") {
+		t.Fatalf("redis %v, gwsim GWSIM_STORE %q, args %v (want the URL from the environment only)", redisCmd, store, gwsimArgs)
+	}
+	const password = "s3cret-Pass_word.0123456789"
+	port := freeLoopbackPort(t)
+	expand := strings.NewReplacer("$(REDIS_PASSWORD)", password)
+	args := []string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1"}
+	for _, w := range redisCmd[1:] {
+		if w == "/data" {
+			w = t.TempDir()
+		}
+		args = append(args, expand.Replace(w))
+	}
+	rs := exec.Command(redisCmd[0], args...)
+	if err := rs.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rs.Process.Kill(); rs.Wait() })
+	url := regexp.MustCompile(`@[^/]+/`).ReplaceAllString(expand.Replace(store), fmt.Sprintf("@127.0.0.1:%d/", port))
+	// Redis refuses a client without the password.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+		err := c.Set(context.Background(), "k", "v", 0).Err()
+		c.Close()
+		if err != nil && strings.Contains(err.Error(), "NOAUTH") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis without the password: %v (want NOAUTH)", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	gwsim := simtest.Binary(t, "gwsim")
+	fleetFile := filepath.Join(t.TempDir(), "fleet.yaml")
+	ff, err := os.Create(fleetFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := simtest.Fleet().WriteYAML(ff); err != nil {
+		t.Fatal(err)
+	}
+	ff.Close()
+	p := exec.Command(gwsim, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--fleet", fleetFile)
+	p.Env = append(os.Environ(), "GWSIM_STORE="+url)
+	stdout, err := p.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	p.Stderr = &stderr
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+	base := ""
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if m := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(sc.Text()); m != "" {
+			base = m
+			break
+		}
+	}
+	if base == "" {
+		t.Fatalf("gwsim on the chart's Redis did not start:\n%s", stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	c := simtest.NewClient(t, base)
+	c.Send(device.UpdateName, device.JSON, append(c.Envelope(), simtest.S("sn", simtest.SN('a', 1)), simtest.S("name", "Behind a password"))).OK(t, device.JSON)
+	if status, _, body := c.Admin(http.MethodGet, "/_sim/health", ""); status != http.StatusOK {
+		t.Errorf("health on the chart's Redis with its password: %d %s", status, body)
+	}
+	// The password wrong: gwsim stops, saying so without it.
+	bad := strings.Replace(url, password, "wrong-password-0123", 1)
+	res, _ := exec.Command(gwsim, "serve", "--addr", "127.0.0.1:0", "--fleet", fleetFile, "--store", bad).CombinedOutput()
+	if !strings.Contains(string(res), "127.0.0.1") || strings.Contains(string(res), "wrong-password") {
+		t.Errorf("gwsim with a wrong password: %s (want an error naming Redis, without the password)", res)
+	}
 }
