@@ -150,11 +150,12 @@ func (m *loadMain) failed(err error) {
 	if m.reportDir == "" {
 		return
 	}
-	if err := os.MkdirAll(m.reportDir, 0o755); err == nil {
-		err = safefile.WriteFile(filepath.Join(m.reportDir, loadFailed), []byte(msg+"\n"), 0o644)
+	werr := os.MkdirAll(m.reportDir, 0o755)
+	if werr == nil {
+		werr = safefile.WriteFile(filepath.Join(m.reportDir, loadFailed), []byte(msg+"\n"), 0o644)
 	}
-	if err != nil {
-		fmt.Fprintf(m.Stderr, "gwconform load: --report-dir %s: %s\n", m.reportDir, shown(err))
+	if werr != nil {
+		fmt.Fprintf(m.Stderr, "gwconform load: --report-dir %s: %s\n", m.reportDir, shown(werr))
 	}
 }
 

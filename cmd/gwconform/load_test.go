@@ -502,6 +502,9 @@ func TestLoadShardFailureEndsTheMergesWait(t *testing.T) {
 		!strings.Contains(errOut.String(), "no more workers than devices") {
 		t.Fatalf("a shard of 16 workers on 7 devices: exit %d (want 2, and why)\n%s", code, errOut.String())
 	}
+	if strings.Count(errOut.String(), "gwconform load:") != 1 {
+		t.Errorf("the reason said more than once (or an error writing load.failed):\n%s", errOut.String())
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "shard-2", "load.failed"))
 	if err != nil || !strings.Contains(string(b), "--concurrency 16 with --ack-log over 4 shards") {
 		t.Errorf("shard-2/load.failed: %q %v", b, err)
