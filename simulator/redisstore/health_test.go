@@ -128,7 +128,10 @@ func TestHealthTellsWhenChangesWouldBeRefused(t *testing.T) {
 			}
 			// Readiness keeps answering: the replica stays behind its
 			// Service and gives apps the documented 503.
-			if status, _, body := c.Admin(http.MethodGet, "/_sim/ready", ""); status != http.StatusOK || !strings.Contains(string(body), `"storage":"unavailable"`) {
+			var ready map[string]string
+			status, _, body := c.Admin(http.MethodGet, "/_sim/ready", "")
+			json.Unmarshal(body, &ready)
+			if status != http.StatusOK || ready["storage"] != "unavailable" {
 				t.Errorf("/_sim/ready while held: %d %s (want 200, storage unavailable)", status, body)
 			}
 			res := change()
