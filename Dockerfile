@@ -1,19 +1,25 @@
 # gwsim and gwconform in one small image (docs/deploy.md).
-#   docker build -t gwtools .
+#   docker build -t gwtools .                                # or make image: tagged, with its version
 #   docker run --rm -p 8080:8080 gwtools                      # gwsim serve, demo fleet
 #   docker run --rm gwtools serve --seed 1 --gateways 3       # gwsim's own arguments
 #   docker run --rm gwtools gwsim --version                   # or name the program:
 #   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/reports:/reports" gwtools gwconform run --report-dir /reports
 
 # Build: static binaries (no cgo), so the runtime image needs no libc of ours.
+# VERSION and COMMIT (make image sets them: docs/deploy.md, "Building and
+# publishing the image") are what gwsim --version and gwsim_build_info
+# report; the build context has no .git, so without them it is "(devel)".
 FROM golang:1.26-alpine AS build
+ARG VERSION=""
+ARG COMMIT=""
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ENV CGO_ENABLED=0 GOOS=linux
-RUN go build -trimpath -ldflags="-s -w" -o /out/gwsim ./cmd/gwsim && \
-    go build -trimpath -ldflags="-s -w" -o /out/gwconform ./cmd/gwconform
+RUN stamp="-X github.com/gwdmi/gwtools/gatewayapi/version.stamped=${VERSION} -X github.com/gwdmi/gwtools/gatewayapi/version.stampedCommit=${COMMIT}" && \
+    go build -trimpath -ldflags="-s -w $stamp" -o /out/gwsim ./cmd/gwsim && \
+    go build -trimpath -ldflags="-s -w $stamp" -o /out/gwconform ./cmd/gwconform
 
 # Run: Alpine for its busybox wget (the health check, the Kubernetes Job's
 # wait for gwsim) and CA certificates (gwconform against https:// targets);

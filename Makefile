@@ -25,7 +25,7 @@ EXPLORE_DURATION ?= 5m
 # work shared the machine during the run.
 BENCH_NOTE ?=
 
-.PHONY: all build test test-race test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc docs-examples clean openapi openapi-check
+.PHONY: image deploy-check all build test test-race test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc docs-examples clean openapi openapi-check
 
 all: build
 
@@ -36,6 +36,32 @@ build:
 # The whole suite against the embedded simulator; reports in $(REPORTS).
 conformance: build
 	./$(BIN)/gwconform run --report-dir $(REPORTS)
+
+# The image, tagged with the version its gwsim reports (gwsim --version,
+# gwsim_build_info): by default the chart's appVersion, which
+# deploy/k8s-image's newTag matches (TestImageVersionsAgree), so that what
+# is built is what the recipes run. From a clean checkout only: the image
+# reports its commit, and a tree with changes is not that commit.
+# docs/deploy.md, "Building and publishing the image".
+IMAGE   ?= ghcr.io/gwdmi/gwtools
+VERSION ?= $(shell sed -n 's/^appVersion: *//p' deploy/helm/gwsim/Chart.yaml)
+image:
+	@git diff --quiet HEAD -- || { echo "make image: the tree has changes; commit them first (the image reports its commit)"; exit 1; }
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$$(git rev-parse HEAD) -t $(IMAGE):$(VERSION) .
+
+# Every recipe validated offline, as TestKustomizeAndKubeconform and the
+# chart's tests do (docs/deploy.md, "Validating offline"): kustomize and
+# helm (pinned, run with go run), kubeconform -strict against schemas made
+# from the Kubernetes OpenAPI document of a pinned module, Pod Security
+# "restricted", the chart's refusals, promtool on the alerts. Once the
+# module cache holds the pinned tools it needs no network (GOPROXY=off).
+# The schemas are left in $(SCHEMAS) for your own overlays:
+#   kubeconform -strict -schema-location '$(SCHEMAS)/{{.ResourceKind}}{{.KindSuffix}}.json' my.yaml
+SCHEMAS ?= deploy/schemas
+DEPLOY_CHECKS := TestKustomizeAndKubeconform|TestHelmChart|TestHelmChartRefusesWhatCannotWork|TestHelmAlertsWhateverTheReleaseName|TestPrometheusRules|TestPodsRestricted|TestKubernetesManifests|TestLoadJob|TestDockerfile
+deploy-check:
+	$(GO) test -count=1 -run '^($(DEPLOY_CHECKS))$$' ./deploy -args -schemas $(abspath $(SCHEMAS))
+	@echo "deploy-check: the schemas are in $(SCHEMAS)"
 
 vet:
 	$(GO) vet ./...

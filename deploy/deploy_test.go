@@ -119,7 +119,7 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	c := container("Deployment")
 	text := render(c)
-	for _, want := range []string{"readinessProbe", "/_sim/health", "livenessProbe", "requests", "secretKeyRef", "gwsim-admin", "GWSIM_ADMIN_TOKEN", "/etc/gwsim"} {
+	for _, want := range []string{"readinessProbe", "/_sim/ready", "livenessProbe", "timeoutSeconds", "requests", "secretKeyRef", "gwsim-admin", "GWSIM_ADMIN_TOKEN", "/etc/gwsim"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("Deployment container lacks %s", want)
 		}
@@ -128,7 +128,7 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Error("Deployment does not mount the fleet ConfigMap")
 	}
 	job := render(objs["Job"])
-	for _, want := range []string{"gwconform", "http://gwsim:8080", "--report-dir", "persistentVolumeClaim", "gwconform-reports"} {
+	for _, want := range []string{"gwconform", "http://gwsim:8080", "--observer", "--report-dir", "persistentVolumeClaim", "gwconform-reports"} {
 		if !strings.Contains(job, want) {
 			t.Errorf("Job lacks %s", want)
 		}

@@ -293,6 +293,12 @@ func checkDocker(t *testing.T, c docCommand) {
 		if img, _, _, ok := dockerRun(w); !ok || !IsImage(img) {
 			t.Errorf("%s: not our image", c)
 		}
+	case len(w) > 2 && (w[1] == "push" || w[1] == "buildx" && w[2] == "imagetools"):
+		// Publishing: our image, by the tag make image gives it.
+		img := w[len(w)-1]
+		if !IsImage(img) || !strings.HasSuffix(img, ":"+chartAppVersion(t)) {
+			t.Errorf("%s: not our image by the chart's appVersion %s (what make image tags)", c, chartAppVersion(t))
+		}
 	default:
 		t.Errorf("%s: a docker command this test does not know", c)
 	}

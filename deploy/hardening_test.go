@@ -173,6 +173,7 @@ func TestPodsRestricted(t *testing.T) {
 		}
 	}
 	pods := 0
+	var objs []k8sObject
 	for _, f := range files {
 		if filepath.Base(f) == "kustomization.yaml" || patches[f] {
 			continue
@@ -192,8 +193,16 @@ func TestPodsRestricted(t *testing.T) {
 					t.Errorf("%s: %s: %s", filepath.Base(f), name, p)
 				}
 			}
+			o := k8sObject{Kind: fmt.Sprint(m["kind"]), raw: m}
+			if md, ok := m["metadata"].(map[string]any); ok {
+				o.Metadata.Name = fmt.Sprint(md["name"])
+			}
+			objs = append(objs, o)
 		}
 	}
+	// As written, each file's objects together (PodDisruptionBudgets and
+	// NetworkPolicies sit beside their workloads).
+	checkOperable(t, "deploy/k8s*", objs)
 	if pods < 6 {
 		t.Errorf("%d pods found under deploy/k8s*: want gwsim, Redis, the Jobs, the Sentinel nodes", pods)
 	}
@@ -335,4 +344,75 @@ func imageTag(t *testing.T) string {
 	}
 	t.Fatal("deploy/k8s-image names no newTag")
 	return ""
+}
+
+// checkOperable: what keeps a stack answering through its own upkeep.
+// Every pod mounts no service account token (none of them calls the
+// Kubernetes API); every probe has a timeoutSeconds (the default, 1 s, is
+// shorter than a store's timeout: a probe would fail by its own timeout
+// rather than on the answer); gwsim's readiness asks /_sim/ready, which
+// answers while the store is lost (the replica stays behind its Service
+// and apps get the documented 503 with Retry-After), not /_sim/health;
+// every Redis, Redis node and Sentinel workload has a PodDisruptionBudget;
+// and where there are NetworkPolicies (the chart's can be turned off), one
+// selects gwsim's pods.
+func checkOperable(t *testing.T, where string, objs []k8sObject) {
+	t.Helper()
+	pdbs := map[string]bool{}
+	var policies, gwsimPolicy bool
+	workloads := map[string]string{} // app: the object
+	for _, o := range objs {
+		spec, _ := o.raw["spec"].(map[string]any)
+		switch o.Kind {
+		case "PodDisruptionBudget":
+			sel, _ := spec["selector"].(map[string]any)
+			labels, _ := sel["matchLabels"].(map[string]any)
+			if app, ok := labels["app.kubernetes.io/name"].(string); ok {
+				pdbs[app] = true
+			}
+		case "NetworkPolicy":
+			policies = true
+			if strings.Contains(render(spec["podSelector"]), "app.kubernetes.io/name: gwsim\n") {
+				gwsimPolicy = true
+			}
+		}
+		for name, ps := range podSpecs(o.raw) {
+			if v, ok := ps["automountServiceAccountToken"].(bool); !ok || v {
+				t.Errorf("%s: %s: automountServiceAccountToken is not false", where, name)
+			}
+			tmpl, _ := spec["template"].(map[string]any)
+			meta, _ := tmpl["metadata"].(map[string]any)
+			labels, _ := meta["labels"].(map[string]any)
+			app, _ := labels["app.kubernetes.io/name"].(string)
+			if o.Kind == "Deployment" || o.Kind == "StatefulSet" {
+				workloads[app] = o.String()
+			}
+			for _, c := range containersOf(ps) {
+				for _, probe := range []string{"readinessProbe", "livenessProbe", "startupProbe"} {
+					p, ok := c[probe].(map[string]any)
+					if !ok {
+						continue
+					}
+					if _, ok := p["timeoutSeconds"]; !ok {
+						t.Errorf("%s: %s: container %v: %s has no timeoutSeconds", where, name, c["name"], probe)
+					}
+				}
+				if app == "gwsim" && c["name"] == "gwsim" {
+					r, _ := c["readinessProbe"].(map[string]any)
+					get, _ := r["httpGet"].(map[string]any)
+					if get["path"] != "/_sim/ready" {
+						t.Errorf("%s: %s: gwsim's readinessProbe is %s, want httpGet /_sim/ready", where, name, render(r))
+					}
+				}
+			}
+		}
+	}
+	for _, app := range []string{"gwsim", "redis", "redis-node", "redis-sentinel"} {
+		if w, ok := workloads[app]; ok && !pdbs[app] {
+			t.Errorf("%s: %s has no PodDisruptionBudget", where, w)
+		}
+	}
+	if _, ok := workloads["gwsim"]; ok && policies && !gwsimPolicy {
+		t.Errorf("%s: NetworkPolicies, but none selects gwsim's pods", where)
+	}
 }

@@ -20,6 +20,22 @@ const helmTool = "helm.sh/helm/v3/cmd/helm@v3.22.0"
 
 var updateHelmReadme = flag.Bool("update", false, "TestHelmChartReadme rewrites deploy/helm/gwsim/README.md")
 
+// schemasOut is make deploy-check's folder for the schemas.
+var schemasOut = flag.String("schemas", "", "TestKustomizeAndKubeconform and TestHelmChart write the strict JSON schemas they validate with into `DIR` (make deploy-check), for kubeconform -schema-location on the user's own manifests")
+
+// schemaDir is where the strict schemas are written: -schemas, else a
+// folder of the test's own.
+func schemaDir(t *testing.T) string {
+	t.Helper()
+	if *schemasOut == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(*schemasOut, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return *schemasOut
+}
+
 const chartDir = "deploy/helm/gwsim"
 
 // TestHelmChartReadme: the chart's README is what HelmReadme makes of
@@ -75,7 +91,7 @@ func TestHelmChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schemas := t.TempDir()
+	schemas := schemaDir(t)
 	chart, err := filepath.Abs(filepath.Join(root, chartDir))
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +141,7 @@ func TestHelmChart(t *testing.T) {
 			kubeconform(t, schemas, buf.Bytes(), len(plain))
 			checkRestricted(t, name, plain)
 			checkHardened(t, name, plain)
+			checkOperable(t, name, plain)
 			text := string(out)
 			if name == "everything" {
 				for _, want := range []string{"gwsim.staging.example.com", "gwsim.internal", "@sha256:0123", "/etc/gwsim/fleet.yaml", "kind: ServiceMonitor", "kind: PrometheusRule", "kind: Ingress"} {
@@ -142,11 +159,13 @@ func TestHelmChart(t *testing.T) {
 		set  []string
 		want string
 	}{
-		{nil, "auth.existingSecret"},
-		{append(slices.Clone(secret), "--set", "redis.mode=cluster"), "redis.mode"},
-		{append(slices.Clone(secret), "--set", "redis.mode=external"), "redis.url"},
-		{append(slices.Clone(secret), "--set", "image.tag=latest"), "image.tag"},
-		{append(slices.Clone(secret), "--set", "redis.durability=eventually"), "redis.durability"},
+		// values.schema.json names a value by its path.
+		{nil, "/auth/existingSecret"},
+		{append(slices.Clone(secret), "--set", "redis.mode=cluster"), "/redis/mode"},
+		{append(slices.Clone(secret), "--set", "redis.mode=external"), "/redis/url"},
+		{append(slices.Clone(secret), "--set", "image.tag=latest"), "/image/tag"},
+		{append(slices.Clone(secret), "--set", "redis.durability=eventually"), "/redis/durability"},
+		{append(slices.Clone(secret), "--set", "redis.durability=replicated"), "/redis/durability"},
 	} {
 		out, err := goTool(t, helmTool, nil, append([]string{"template", "gwsim", chart}, c.set...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

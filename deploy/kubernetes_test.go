@@ -172,7 +172,7 @@ func k8sObjects(t *testing.T, where string, b []byte) []k8sObject {
 func TestKustomizeAndKubeconform(t *testing.T) {
 	simtest.Heavy(t)
 	specDir := needModule(t, kubernetesSpec)
-	schemas := t.TempDir()
+	schemas := schemaDir(t)
 	spec, err := os.ReadFile(filepath.Join(specDir, "api", "openapi-spec", "swagger.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +229,7 @@ func TestKustomizeAndKubeconform(t *testing.T) {
 				}
 				checkRestricted(t, dir, objs)
 				checkHardened(t, dir, objs)
+				checkOperable(t, dir, objs)
 			})
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,14 +20,15 @@ import (
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 const loadUsage = `Usage: gwconform load [--target URL]... [--fleet FILE] --rate R --duration D --concurrency C
                       [--requests N] [--format json|xml|both] [--mix command=8,message=1,rename=1]
                       [--timeout D] [--via raw|http|client] [--ack-log FILE] [--json] [--quiet] [--seed N]
-                      [--shard I/N] [--report-dir DIR]
-       gwconform load merge [--report-dir DIR] [--json] [--expect N --wait D] FILE|DIR...
+                      [--shard I/N] [--report-dir DIR] [--concurrency-fit] [--max-not-sent P%]
+       gwconform load merge [--report-dir DIR] [--json] [--expect N --wait D] [--max-not-sent P%] FILE|DIR...
        gwconform load check-acks ACKLOG --target URL [--fleet FILE] [--admin-token T]
 
 Sends a mix of valid, freshly signed commands, messages and renames over
@@ -40,7 +42,11 @@ started, outages included. A request not started within 250 ms of its
 turn (every worker waited on a slow or stalled target) is not sent, and
 counted as "not sent" in the result and the report, as k6's
 constant-arrival-rate drops iterations: when a target answers again the
-load goes on at R, with no burst to catch up.
+load goes on at R, with no burst to catch up. A target that answers
+nothing for 1 s while requests to it are in flight is recorded as
+stalled (an outage in the result, the summary and the report, even when
+every request is answered in the end); --max-not-sent P% fails the run
+when more than P percent of the schedule was not sent.
 
 Several targets (--target repeated, or URLs separated by commas: replicas
 of one implementation) get the requests round-robin; each must answer at
@@ -55,7 +61,7 @@ but got no complete answer (in flight when a target died: it may or may
 not have been applied). Never an api key, timestamp or sign. With it, each
 device is owned by one worker, so a device's requests are sequential and
 its lines are in the order of its attempts (--concurrency must not exceed
-the fleet's devices).
+the fleet's devices, or --concurrency-fit lowers it to them).
 
 --shard I/N makes this process shard I (from 0) of N spreading one load
 over N machines: it sends only to the devices whose index in the fleet is
@@ -70,8 +76,9 @@ DIR/report.html (charts over time, per operation, target and shard, with
 the moments a target stopped answering marked; one file, nothing loaded
 from elsewhere).
 
-Exit 0: no error; 1: some (or the ack log could not be written); 2: bad
-arguments, unreadable fleet or a target unreachable at the start.
+Exit 0: no error; 1: some (or the ack log could not be written, or more
+not sent than --max-not-sent); 2: bad arguments, unreadable fleet or a
+target unreachable at the start.
 
 Flags:
 `
@@ -96,6 +103,8 @@ type loadMain struct {
 	quiet     bool
 	embedded  Embedded
 	ackFH     *os.File
+	// maxNotSent is --max-not-sent.
+	maxNotSent maxNotSent
 }
 
 // loadCmd is gwconform load with its exit code: 0 no error, 1 some, 2 bad
@@ -121,10 +130,33 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return report.ExitConfig
 	}
 	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform load:", shown(err))
+		m.failed(err)
 		return report.ExitConfig
 	}
 	return m.Run(ctx)
+}
+
+// loadFailed is the file a load that could not run writes in its
+// --report-dir instead of load.json: the reason, one line. A merge
+// waiting for the shards (--expect) stops at once on it rather than
+// waiting out --wait for a result that will never come.
+const loadFailed = "load.failed"
+
+// failed says why the load could not run, on stderr and, with
+// --report-dir, in DIR/load.failed.
+func (m *loadMain) failed(err error) {
+	msg := shown(err)
+	fmt.Fprintln(m.Stderr, "gwconform load:", msg)
+	if m.reportDir == "" {
+		return
+	}
+	werr := os.MkdirAll(m.reportDir, 0o755)
+	if werr == nil {
+		werr = safefile.WriteFile(filepath.Join(m.reportDir, loadFailed), []byte(msg+"\n"), 0o644)
+	}
+	if werr != nil {
+		fmt.Fprintf(m.Stderr, "gwconform load: --report-dir %s: %s\n", m.reportDir, shown(werr))
+	}
 }
 
 // ParseFlags reads and checks gwconform load's flags.
@@ -151,6 +183,8 @@ func (m *loadMain) ParseFlags(args []string) error {
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "time limit of one answer")
 	fs.StringVar(&cfg.Via, "via", "", "how to send: raw (HTTP/1.1 spoken directly, fastest), http (net/http), client (conformance/client, as the checks send); default raw for http://, http for https://")
 	fs.StringVar(&m.ackFile, "ack-log", "", "write one JSON line per acknowledged change, per change answered 503 (uncertain) and per request sent that got no answer, to `FILE` (its folder is made)")
+	fs.Var(&m.maxNotSent, "max-not-sent", "fail the run (exit 1) when more than `P` percent of the rate's schedule was not sent (a stalled or slow target), as a k6 threshold does; default: no limit")
+	fs.BoolVar(&cfg.FitConcurrency, "concurrency-fit", false, "with --ack-log, lower --concurrency to the fleet's devices (over the shards) rather than refuse to start; the result gives the workers used")
 	fs.StringVar(&shardFlag, "shard", "", "send shard `I/N` of the load (I from 0): the devices whose index is I mod N, at rate/N; default from $JOB_COMPLETION_INDEX and $GWCONFORM_SHARDS")
 	fs.StringVar(&m.reportDir, "report-dir", "", "write load.json and report.html into `DIR`")
 	fs.BoolVar(&m.asJSON, "json", false, "write the result as JSON")
@@ -295,8 +329,11 @@ func (m *loadMain) Run(ctx context.Context) int {
 		case errors.Is(err, load.ErrOwnedDevices):
 			err = fmt.Errorf("--concurrency %d with --ack-log: %w", m.cfg.Concurrency, err)
 		}
-		fmt.Fprintln(m.Stderr, "gwconform load:", shown(err))
+		m.failed(err)
 		return report.ExitConfig
+	}
+	if m.cfg.FitConcurrency && res.Concurrency != m.cfg.Concurrency && !m.quiet {
+		fmt.Fprintf(m.Stderr, "load: --concurrency %d lowered to %d by --concurrency-fit: each device is owned by one worker\n", m.cfg.Concurrency, res.Concurrency)
 	}
 	if code, ok := writeLoadResult(m.Stdout, m.Stderr, res, m.asJSON, m.reportDir); !ok {
 		return code
@@ -309,10 +346,44 @@ func (m *loadMain) Run(ctx context.Context) int {
 		fmt.Fprintln(m.Stderr, "gwconform load: no request finished")
 		return report.ExitFail
 	}
-	if !res.OK() {
+	if !res.OK() || !m.maxNotSent.holds(res, m.Stderr, "gwconform load") {
 		return report.ExitFail
 	}
 	return report.ExitPass
+}
+
+// maxNotSent is --max-not-sent: the share of the rate's schedule a run
+// may leave unsent (a stalled or slow target) and still pass, as a k6
+// threshold fails a run on a metric. Unset, any share passes (the result
+// shows it).
+type maxNotSent struct {
+	set   bool
+	share float64 // 0 to 1
+}
+
+func (m *maxNotSent) String() string {
+	if !m.set {
+		return ""
+	}
+	return strconv.FormatFloat(100*m.share, 'g', -1, 64) + "%"
+}
+
+func (m *maxNotSent) Set(v string) error {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
+	if err != nil || f < 0 || f > 100 {
+		return fmt.Errorf("a percentage from 0%% to 100%%, such as 1%%, not %q", v)
+	}
+	m.set, m.share = true, f/100
+	return nil
+}
+
+// holds says whether res keeps to the threshold, and says why not on w.
+func (m *maxNotSent) holds(res *load.Result, w io.Writer, prog string) bool {
+	if !m.set || res.NotSentShare() <= m.share {
+		return true
+	}
+	fmt.Fprintf(w, "%s: %.1f%% of the schedule not sent (%d turns), above --max-not-sent %s\n", prog, 100*res.NotSentShare(), res.NotSent, m)
+	return false
 }
 
 // Close closes the ack log and stops the embedded simulator.
@@ -360,6 +431,7 @@ func writeLoadResult(stdout, stderr io.Writer, res *load.Result, asJSON bool, re
 			fmt.Fprintln(stderr, "gwconform load: --report-dir:", shown(err))
 			return report.ExitFail, false
 		}
+		os.Remove(filepath.Join(reportDir, loadFailed)) // an earlier run's
 		if !asJSON {
 			fmt.Fprintf(stdout, "  report      %s\n", filepath.Join(reportDir, load.ReportHTML))
 		}
@@ -367,7 +439,7 @@ func writeLoadResult(stdout, stderr io.Writer, res *load.Result, asJSON bool, re
 	return 0, true
 }
 
-const mergeUsage = `Usage: gwconform load merge [--report-dir DIR] [--json] [--expect N --wait D] FILE|DIR...
+const mergeUsage = `Usage: gwconform load merge [--report-dir DIR] [--json] [--expect N --wait D] [--max-not-sent P%] FILE|DIR...
 
 Combines the results of the shards of one load (gwconform load --shard I/N
 --report-dir DIR, each shard's DIR/load.json) into one: counts add up and
@@ -379,21 +451,25 @@ writes the merged load.json and report.html, with each shard as a series.
 --expect N is for a merge started beside the shards (as the Kubernetes
 recipe does): it waits (up to --wait) until N results have been written
 since it started, and leaves out older ones (an earlier load's, on a
-volume the loads share).
+volume the loads share). A shard that could not run (bad arguments, a
+fleet too small, a target unreachable) writes load.failed in its
+--report-dir instead: the merge then stops at once with its reason.
 
-Exit 0: no request of any shard failed; 1: some did, or a shard of the load
-is missing; 2: bad arguments, or a result that cannot be read or merged.
+Exit 0: no request of any shard failed; 1: some did, a shard of the load
+is missing, or more of the schedule was not sent than --max-not-sent; 2:
+bad arguments, or a result that cannot be read or merged.
 
 Flags:
 `
 
 // mergeOpts is gwconform load merge's command line.
 type mergeOpts struct {
-	reportDir string
-	asJSON    bool
-	expect    int
-	wait      time.Duration
-	paths     []string
+	maxNotSent maxNotSent
+	reportDir  string
+	asJSON     bool
+	expect     int
+	wait       time.Duration
+	paths      []string
 }
 
 // parseMergeFlags reads and checks load merge's command line.
@@ -408,6 +484,7 @@ func parseMergeFlags(args []string, stderr io.Writer) (*mergeOpts, error) {
 	fs.StringVar(&o.reportDir, "report-dir", "", "write the merged load.json and report.html into `DIR`")
 	fs.BoolVar(&o.asJSON, "json", false, "write the merged result as JSON")
 	fs.IntVar(&o.expect, "expect", 0, "wait until `N` results are found (see --wait)")
+	fs.Var(&o.maxNotSent, "max-not-sent", "fail (exit 1) when more than `P` percent of the whole load's schedule was not sent; default: no limit")
 	fs.DurationVar(&o.wait, "wait", 10*time.Minute, "how long --expect waits")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -458,6 +535,17 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		if len(files) >= expect {
 			break
+		}
+		if expect > 0 {
+			// A shard that could not run says so in its report dir: the
+			// merge ends now, with its reason, not after --wait.
+			if why := failedShards(o.paths, started); len(why) > 0 {
+				for _, w := range why {
+					fmt.Fprintln(stderr, "gwconform load merge:", w)
+				}
+				fmt.Fprintf(stderr, "gwconform load merge: %d of the %d results expected will not come; not waiting out --wait %s\n", len(why), expect, wait)
+				return report.ExitFail
+			}
 		}
 		if time.Now().After(deadline) {
 			fmt.Fprintf(stderr, "gwconform load merge: %d of the %d results expected after %s\n", len(files), expect, wait)
@@ -511,10 +599,37 @@ func loadMergeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "gwconform load merge: shard %s of the load missing: its requests are not counted\n", strings.Join(res.Missing, ", "))
 		return report.ExitFail
 	}
-	if !res.OK() {
+	if !res.OK() || !o.maxNotSent.holds(res, stderr, "gwconform load merge") {
 		return report.ExitFail
 	}
 	return report.ExitPass
+}
+
+// failedShards gives, for each load.failed written since started in the
+// directories of paths (and one level down) and not followed by a result
+// in its directory, the shard's reason.
+func failedShards(paths []string, started time.Time) []string {
+	var out []string
+	for _, a := range paths {
+		for _, pattern := range []string{filepath.Join(a, loadFailed), filepath.Join(a, "*", loadFailed)} {
+			m, _ := filepath.Glob(pattern)
+			for _, f := range m {
+				st, err := os.Stat(f)
+				if err != nil || st.ModTime().Before(started.Add(-time.Second)) {
+					continue
+				}
+				if res, err := os.Stat(filepath.Join(filepath.Dir(f), load.ReportJSON)); err == nil && !res.ModTime().Before(st.ModTime()) {
+					continue // the shard ran again since, and wrote its result
+				}
+				b, err := safefile.ReadFile(f, 4096)
+				if err != nil {
+					continue
+				}
+				out = append(out, fmt.Sprintf("%s: the shard could not run: %s", filepath.Dir(f), printable.String(strings.TrimSpace(string(b)))))
+			}
+		}
+	}
+	return out
 }
 
 // resultFiles expands the arguments of load merge: files as they are,

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -465,5 +467,252 @@ func TestLoadMergeExpectWaitsForThisLoad(t *testing.T) {
 	if code := loadCmd(context.Background(), []string{"merge", "--expect", "1", "--wait", "1s", filepath.Join(dir, "earlier")}, &out, &errOut); code != report.ExitConfig ||
 		!strings.Contains(errOut.String(), "0 of the 1 results expected") {
 		t.Errorf("exit %d\n%s", code, errOut.String())
+	}
+}
+
+// A shard that cannot run (here: 16 workers with an ack log over 4 shards
+// of the demo fleet's 8 devices, as the Kubernetes load Job met the stack's
+// fleet)
+// exits 2 and writes load.failed in its --report-dir; a merge waiting for
+// the shards (--expect 4 --wait 30m, as the merge Job waits) ends at once
+// with exit 1 and that reason, not after half an hour. With
+// --concurrency-fit the same shards run, one worker per device they own,
+// and the merge of their results passes.
+func TestLoadShardFailureEndsTheMergesWait(t *testing.T) {
+	t.Parallel()
+	f := fleet.Demo()
+	sim := startSim(t, f)
+	dir := t.TempDir()
+	shardArgs := func(i int, fit bool) []string {
+		args := []string{"--target", sim.URL(), "--shard", fmt.Sprintf("%d/4", i), "--concurrency", "16", "--requests", "40", "--quiet",
+			"--ack-log", filepath.Join(dir, fmt.Sprintf("acks-%d.jsonl", i)), "--report-dir", filepath.Join(dir, fmt.Sprintf("shard-%d", i))}
+		if fit {
+			args = append(args, "--concurrency-fit")
+		}
+		return args
+	}
+	done := make(chan int)
+	var mergeOut, mergeErr bytes.Buffer
+	began := time.Now()
+	go func() {
+		done <- loadCmd(context.Background(), []string{"merge", "--expect", "4", "--wait", "30m", dir}, &mergeOut, &mergeErr)
+	}()
+	var out, errOut bytes.Buffer
+	if code := loadCmd(context.Background(), shardArgs(2, false), &out, &errOut); code != report.ExitConfig ||
+		!strings.Contains(errOut.String(), "no more workers than devices") {
+		t.Fatalf("a shard of 16 workers on 7 devices: exit %d (want 2, and why)\n%s", code, errOut.String())
+	}
+	if strings.Count(errOut.String(), "gwconform load:") != 1 {
+		t.Errorf("the reason said more than once (or an error writing load.failed):\n%s", errOut.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "shard-2", "load.failed"))
+	if err != nil || !strings.Contains(string(b), "--concurrency 16 with --ack-log over 4 shards") {
+		t.Errorf("shard-2/load.failed: %q %v", b, err)
+	}
+	select {
+	case code := <-done:
+		if code != report.ExitFail || !strings.Contains(mergeErr.String(), "shard-2: the shard could not run: --concurrency 16") {
+			t.Errorf("the merge: exit %d (want 1, naming the shard and why)\n%s", code, mergeErr.String())
+		}
+		t.Logf("the merge ended %s after it started", time.Since(began).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the merge still waits 10 s after a shard failed")
+	}
+
+	// Sized to the fleet: the same shards run, and merge (a later load:
+	// the failure above is an hour old).
+	hourAgo := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(dir, "shard-2", "load.failed"), hourAgo, hourAgo)
+	go func() {
+		mergeOut.Reset()
+		mergeErr.Reset()
+		done <- loadCmd(context.Background(), []string{"merge", "--expect", "4", "--wait", "1m", "--json", dir}, &mergeOut, &mergeErr)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	for i := range 4 {
+		out.Reset()
+		errOut.Reset()
+		if code := loadCmd(context.Background(), append(shardArgs(i, true), "--json"), &out, &errOut); code != report.ExitPass {
+			t.Fatalf("shard %d with --concurrency-fit: exit %d\n%s%s", i, code, out.String(), errOut.String())
+		}
+		var res load.Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Concurrency != 2 || res.Acknowledged != res.Requests {
+			t.Errorf("shard %d: %d workers (want 2: 8 devices over 4 shards), %d of %d acknowledged, %v", i, res.Concurrency, res.Acknowledged, res.Requests, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("shard-%d", i), "load.failed")); err == nil {
+			t.Errorf("shard %d: an earlier run's load.failed left beside its result", i)
+		}
+	}
+	if code := <-done; code != report.ExitPass {
+		t.Errorf("the merge of the fitted shards: exit %d\n%s", code, mergeErr.String())
+	}
+}
+
+// pausable is a target that stops answering while paused, without
+// refusing connections (a process stopped with SIGSTOP, a partition): the
+// requests wait, then are answered when it resumes.
+type pausable struct {
+	mu     sync.Mutex
+	resume chan struct{} // closed when not paused
+}
+
+func (p *pausable) wait() {
+	p.mu.Lock()
+	ch := p.resume
+	p.mu.Unlock()
+	<-ch
+}
+
+func (p *pausable) pause() {
+	p.mu.Lock()
+	p.resume = make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *pausable) unpause() {
+	p.mu.Lock()
+	close(p.resume)
+	p.mu.Unlock()
+}
+
+// A target stalled for 2 s of a 4 s load at 100/s answers every request
+// in the end, so there is no error; the run still shows the stall: an
+// outage (stalled, then answering again) in load.json's events, in the
+// summary with its length, and in report.html; the summary gives the
+// share of the schedule not sent; --max-not-sent 5% fails the run (exit
+// 1, saying by how much), and without it the run passes.
+func TestLoadShowsAStall(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, fleet.Demo())
+	p := &pausable{resume: make(chan struct{})}
+	close(p.resume)
+	target, err := url.Parse(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.wait()
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	run := func(extra ...string) (int, string, string, string) {
+		dir := t.TempDir()
+		go func() {
+			time.Sleep(time.Second)
+			p.pause()
+			time.Sleep(2 * time.Second)
+			p.unpause()
+		}()
+		var out, errOut bytes.Buffer
+		code := loadCmd(context.Background(), append([]string{"--target", front.URL, "--rate", "100", "--duration", "4s", "--concurrency", "4",
+			"--quiet", "--report-dir", dir}, extra...), &out, &errOut)
+		return code, out.String(), errOut.String(), dir
+	}
+
+	code, out, errOut, dir := run()
+	if code != report.ExitPass {
+		t.Errorf("without a threshold: exit %d (every request was answered)\n%s%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, load.ReportJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res load.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range res.Events {
+		kinds = append(kinds, e.Kind)
+	}
+	if strings.Join(kinds, ",") != load.EventStalled+","+load.EventAnswering || res.Errors != 0 {
+		t.Errorf("events %v, %d errors (want a stall and its end, no error)", kinds, res.Errors)
+	}
+	if len(res.Events) == 2 {
+		if d := res.Events[1].Time.Sub(res.Events[0].Time); d < 1500*time.Millisecond || d > 3*time.Second {
+			t.Errorf("the stall lasted %s by its events; it was 2 s", d)
+		}
+	}
+	share := res.NotSentShare()
+	if share < 0.2 || share > 0.7 {
+		t.Errorf("%.1f%% of the schedule not sent (%d); a 2 s stall of 4 s leaves about half", 100*share, res.NotSent)
+	}
+	for _, want := range []string{"outages", "answered nothing for 1s", fmt.Sprintf("%.1f%% of the schedule", 100*share)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, out)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, load.ReportHTML))
+	if !strings.Contains(string(html), "answered nothing for 1s") {
+		t.Error("report.html does not show the stall")
+	}
+
+	code, out, errOut, _ = run("--max-not-sent", "5%")
+	if code != report.ExitFail || !strings.Contains(errOut, "of the schedule not sent") || !strings.Contains(errOut, "above --max-not-sent 5%") {
+		t.Errorf("--max-not-sent 5%%: exit %d (want 1, and why)\n%s%s", code, out, errOut)
+	}
+	var stderr bytes.Buffer
+	if code := loadCmd(context.Background(), []string{"--max-not-sent", "lots", "--requests", "1"}, io.Discard, &stderr); code != report.ExitConfig || !strings.Contains(stderr.String(), "max-not-sent") {
+		t.Errorf("--max-not-sent lots: exit %d\n%s", code, stderr.String())
+	}
+}
+
+// Through an outage that still answers (a store lost: every change 503
+// storage_unavailable for 2 s), the latency over time has a point in every
+// second: load.json's buckets of the outage hold the 503s and their
+// latency, so the report's latency chart is not blank there.
+func TestLoadLatencyThroughAnOutage(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, fleet.Demo())
+	target, err := url.Parse(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	var outFrom, outTo time.Time
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		now := time.Now()
+		out := !outFrom.IsZero() && now.After(outFrom) && now.Before(outTo)
+		mu.Unlock()
+		if out {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"status":"error","error":{"code":"storage_unavailable","message":"the shared store (Redis) cannot be reached"}}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	mu.Lock()
+	outFrom, outTo = time.Now().Add(time.Second), time.Now().Add(3*time.Second)
+	mu.Unlock()
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	loadCmd(context.Background(), []string{"--target", front.URL, "--rate", "50", "--duration", "4s", "--format", "json", "--quiet", "--report-dir", dir}, &out, &errOut)
+	b, err := os.ReadFile(filepath.Join(dir, load.ReportJSON))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	var res load.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	outage := 0
+	for _, bk := range res.Timeline.Buckets {
+		all := bk.Series[load.SeriesAll]
+		if all == nil || all.Status[503] == 0 {
+			continue
+		}
+		outage++
+		if all.Latency.Count() == 0 {
+			t.Errorf("the bucket at %s holds %d answers 503 and no latency", bk.Start.Format(time.TimeOnly), all.Status[503])
+		}
+	}
+	if outage == 0 {
+		t.Fatalf("no bucket with a 503:\n%s", out.String())
 	}
 }

@@ -273,7 +273,7 @@ func (m *Main) serveFlagSet(args []string) *flag.FlagSet {
 		"never a sign or secret). Off by default: a line per request costs throughput")
 	fs.DurationVar(&m.LogSummary, "log-summary", server.DefaultSummaryEvery, "log a summary of the requests answered (count, rate, errors) this often\n"+
 		"when there were any; 0: never")
-	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
+	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health and /_sim/ready too (by default they stay open for probes)")
 	fs.BoolVar(&m.ClientReport, "client-report", true, "keep the client report, GET /_sim/clients and gwsim clients (docs/clients.md);\n"+
 		"false saves each request a pass over its fields")
 	fs.BoolVar(&m.Metrics, "metrics", true, "serve Prometheus metrics on GET /metrics, behind --admin-token when set\n(names in docs/usage.md, Metrics)")

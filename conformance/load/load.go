@@ -86,6 +86,12 @@ type Config struct {
 	// Rate/Shards, and its share of Requests. Shard counts from 0, as
 	// Kubernetes' JOB_COMPLETION_INDEX does.
 	Shard, Shards int
+	// FitConcurrency, with AckLog, lowers Concurrency to what the fleet
+	// allows (its devices over Shards, at least 1) rather than refusing
+	// to start: a recipe that does not know the fleet it will meet (a
+	// Kubernetes Job reading the stack's fleet) still runs.
+	// Result.Concurrency is then the number of workers used.
+	FitConcurrency bool
 }
 
 // Result is what a run measured.
@@ -210,6 +216,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var acks *ackLog
 	if cfg.AckLog != nil {
+		if cfg.Concurrency*shards > p.devices && cfg.FitConcurrency {
+			cfg.Concurrency = max(1, p.devices/shards)
+		}
 		if cfg.Concurrency*shards > p.devices {
 			return nil, fmt.Errorf("%w: %d workers, %d devices", ErrOwnedDevices, cfg.Concurrency*shards, p.devices)
 		}
@@ -329,7 +338,8 @@ func (m senderMaker) newSender(base *url.URL) (sender, error) {
 // series (all, per operation at index op, per target).
 func newRun(cfg Config, p *plan, names []string, acks *ackLog) *run {
 	r := &run{cfg: cfg, plan: p, targets: names, acks: acks, timeline: newTimeline(),
-		down: make([]atomic.Bool, len(names))}
+		down: make([]atomic.Bool, len(names)), stalled: make([]atomic.Bool, len(names)),
+		inflight: make([]atomic.Int64, len(names)), lastAnswer: make([]atomic.Int64, len(names))}
 	if cfg.Rate > 0 {
 		r.ceiling = newCeiling(cfg.Rate)
 		r.budget.Store(cfg.Requests)
@@ -399,6 +409,11 @@ func (r *run) drive(ctx context.Context) time.Duration {
 		defer cancelT()
 	}
 	r.start = time.Now()
+	for t := range r.lastAnswer {
+		r.lastAnswer[t].Store(r.start.UnixNano())
+	}
+	stallsDone, stopStalls := make(chan struct{}), make(chan struct{})
+	go r.watchStalls(stopStalls, stallsDone)
 	var progressDone chan struct{}
 	if cfg.Progress != nil {
 		progressDone = make(chan struct{})
@@ -413,6 +428,8 @@ func (r *run) drive(ctx context.Context) time.Duration {
 		}()
 	}
 	wg.Wait()
+	close(stopStalls)
+	<-stallsDone
 	elapsed := time.Since(r.start)
 	for _, w := range r.workers {
 		w.bucket.flush(r.timeline, r.seriesNames)
@@ -484,9 +501,15 @@ type run struct {
 	seriesNames []string
 	// down tells, per target, that its last request got no answer;
 	// events are its changes.
-	down     []atomic.Bool
-	eventsMu sync.Mutex
-	events   []Event
+	down []atomic.Bool
+	// stalled tells, per target, that it has answered nothing for
+	// StallAfter while requests to it were in flight; inflight counts
+	// those, lastAnswer is when its last request ended (unix ns).
+	stalled    []atomic.Bool
+	inflight   []atomic.Int64
+	lastAnswer []atomic.Int64
+	eventsMu   sync.Mutex
+	events     []Event
 	// runTag starts the tags of an ack log's messages: this run's, so
 	// that two runs against one target never send the same message.
 	runTag  string
@@ -690,7 +713,13 @@ func (w *worker) one(ctx, stop context.Context, timer **time.Timer, t int, due t
 		}
 		start = time.Now()
 	}
+	r.inflight[t].Add(1)
 	a := w.sends[t].send(ctx, &w.req)
+	r.inflight[t].Add(-1)
+	r.lastAnswer[t].Store(time.Now().UnixNano())
+	if r.stalled[t].CompareAndSwap(true, false) && a.status != 0 {
+		r.addEvent(Event{Time: time.Now().UTC(), Target: r.targets[t], Kind: EventAnswering})
+	}
 	if r.acks != nil {
 		switch {
 		case a.ok:
@@ -719,9 +748,50 @@ func (r *run) noteTarget(t int, a answer) {
 	if down {
 		e.Kind, e.Error = EventStopped, describeErr(a.err)
 	}
+	r.addEvent(e)
+}
+
+func (r *run) addEvent(e Event) {
 	r.eventsMu.Lock()
 	r.events = append(r.events, e)
 	r.eventsMu.Unlock()
+}
+
+// StallAfter is how long a target may answer nothing, while requests to
+// it are in flight, before the run records it as stalled (EventStalled):
+// a target that stops without refusing connections (a process paused, a
+// partition, a full accept queue) gets no error until the requests time
+// out, yet sends nothing meanwhile, and the turns of the rate it misses
+// are not sent.
+const StallAfter = time.Second
+
+// watchStalls records an EventStalled for each target that answers
+// nothing for StallAfter with requests in flight (dated from its last
+// answer), until stop is closed; the answer that ends it records
+// EventAnswering (a request that gets no answer instead records
+// EventStopped, and the outage goes on).
+func (r *run) watchStalls(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(StallAfter / 10)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			for i := range r.targets {
+				last := time.Unix(0, r.lastAnswer[i].Load())
+				n := r.inflight[i].Load()
+				if n == 0 || now.Sub(last) < StallAfter || r.down[i].Load() || r.stalled[i].Load() {
+					continue
+				}
+				if r.stalled[i].CompareAndSwap(false, true) {
+					r.addEvent(Event{Time: last.UTC(), Target: r.targets[i], Kind: EventStalled,
+						Error: fmt.Sprintf("answered nothing for %s with %d requests in flight", StallAfter, n)})
+				}
+			}
+		}
+	}
 }
 
 // count counts a request to target t that started at start and took took.
@@ -819,6 +889,15 @@ func (r *run) result(workers []*worker, target string, elapsed time.Duration) *R
 // OK reports whether every request got success.
 func (res *Result) OK() bool { return res.Errors == 0 && res.Requests > 0 }
 
+// NotSentShare is the share of the schedule's turns that were not sent:
+// NotSent over the requests sent and not sent (0 without a rate).
+func (res *Result) NotSentShare() float64 {
+	if res.NotSent == 0 {
+		return 0
+	}
+	return float64(res.NotSent) / float64(res.Requests+res.NotSent)
+}
+
 // WriteText writes the result for people.
 func (res *Result) WriteText(w io.Writer) {
 	rate := "as fast as answered"
@@ -832,7 +911,20 @@ func (res *Result) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  throughput  %.1f requests/s\n", res.Throughput)
 	if res.NotSent > 0 {
-		fmt.Fprintf(w, "  not sent    %d (not started in time: the rate is a ceiling, missed requests are not sent later)\n", res.NotSent)
+		fmt.Fprintf(w, "  not sent    %d, %.1f%% of the schedule (not started in time: the rate is a ceiling, missed requests are not sent later)\n",
+			res.NotSent, 100*res.NotSentShare())
+	}
+	for i, o := range outagesOf(res) {
+		label := "            "
+		if i == 0 {
+			label = "  outages   "
+		}
+		end := "to the end"
+		if o.End > 0 {
+			end = "for " + (time.Duration(o.End-o.Start) * time.Millisecond).Round(100*time.Millisecond).String()
+		}
+		at := time.UnixMilli(o.Start).Sub(res.Start).Round(100 * time.Millisecond)
+		fmt.Fprintf(w, "%s  %s at +%s %s: %s\n", label, printable.String(o.Target), at, end, printable.String(o.Error))
 	}
 	l := res.Latency
 	fmt.Fprintf(w, "  latency     p50 %s  p90 %s  p99 %s  max %s  (mean %s)\n",

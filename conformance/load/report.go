@@ -302,8 +302,8 @@ func msOf(h *Histogram, p float64) *float64 {
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// outagesOf pairs each target's EventStopped with the EventAnswering that
-// ends it; the events of several shards about one target that overlap
+// outagesOf pairs each target's EventStopped or EventStalled with the
+// EventAnswering that ends it; the events of several shards about one target that overlap
 // make one outage.
 func outagesOf(res *Result) []reportOutage {
 	events := append([]Event(nil), res.Events...)
@@ -316,7 +316,7 @@ func outagesOf(res *Result) []reportOutage {
 	for _, e := range events {
 		k := key{e.Target, e.Shard}
 		switch e.Kind {
-		case EventStopped:
+		case EventStopped, EventStalled:
 			i, ok := current[e.Target]
 			if !ok {
 				out = append(out, reportOutage{Target: e.Target, Start: e.Time.UnixMilli(), Error: e.Error})

@@ -265,7 +265,7 @@ func (b *wbucket) flush(tl *timeline, names []string) {
 type Event struct {
 	Time   time.Time `json:"time"`
 	Target string    `json:"target"`
-	// Kind is EventStopped or EventAnswering.
+	// Kind is EventStopped, EventStalled or EventAnswering.
 	Kind string `json:"kind"`
 	// Shard is the shard that saw it, in a merged result.
 	Shard string `json:"shard,omitempty"`
@@ -275,7 +275,10 @@ type Event struct {
 
 // Kinds of Event.
 const (
-	EventStopped   = "stopped_answering"
+	EventStopped = "stopped_answering"
+	// EventStalled: the target answered nothing for StallAfter while
+	// requests to it were in flight (dated from its last answer).
+	EventStalled   = "stalled"
 	EventAnswering = "answering_again"
 )
 

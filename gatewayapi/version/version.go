@@ -17,23 +17,38 @@ type Info struct {
 	GoVersion string `json:"go_version"`
 }
 
-// Get reads the running binary's build information.
+// Stamped at link time by a release build (make image, the Dockerfile's
+// VERSION and COMMIT build arguments):
+//
+//	-ldflags "-X github.com/gwdmi/gwtools/gatewayapi/version.stamped=v0.1.0 -X github.com/gwdmi/gwtools/gatewayapi/version.stampedCommit=SHA"
+//
+// A build from a checkout without .git (an image's build context) has no
+// version of its own: the module's is "(devel)" and no commit is
+// recorded, so what the image reports would not say which source it is.
+var stamped, stampedCommit string
+
+// Get reads the running binary's build information; a version stamped at
+// link time wins over the module's.
 func Get() Info {
 	i := Info{Version: "(devel)", GoVersion: runtime.Version()}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return i
-	}
-	if v := bi.Main.Version; v != "" {
-		i.Version = v
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			i.Commit = s.Value
-		case "vcs.modified":
-			i.Modified = s.Value == "true"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" {
+			i.Version = v
 		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				i.Commit = s.Value
+			case "vcs.modified":
+				i.Modified = s.Value == "true"
+			}
+		}
+	}
+	if stamped != "" {
+		i.Version = stamped
+	}
+	if stampedCommit != "" {
+		i.Commit, i.Modified = stampedCommit, false
 	}
 	return i
 }

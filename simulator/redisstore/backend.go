@@ -199,18 +199,14 @@ func (s *Store) loadFaults() ([]byte, *device.Error) {
 func (s *Store) saveFaults(b []byte) *device.Error {
 	ctx, cancel := s.writeCtx()
 	defer cancel()
-	var wait *redis.Cmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	confirmed, err := s.pipelineWait(ctx, s.wait, func(p redis.Pipeliner) error {
 		p.Set(ctx, s.key("faults"), b, 0)
-		if s.wait > 0 {
-			wait = waitCmd(ctx, p, s.wait)
-		}
 		return nil
 	})
 	if err != nil {
 		return unavailable(err)
 	}
-	if !replicated(wait) {
+	if !confirmed {
 		return s.notReplicated()
 	}
 	return nil

@@ -152,17 +152,13 @@ func (b *batcher) run(batch []*pendingUpdate) {
 // updates' answers are read, each update gets the error and cmds[i] is
 // nil.
 func (b *batcher) pipeline(ctx context.Context, batch []*pendingUpdate, cmds []*redis.Cmd, eval bool) bool {
-	var wait *redis.Cmd
-	_, err := b.s.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+	confirmed, err := b.s.pipelineWait(ctx, b.s.wait, func(pl redis.Pipeliner) error {
 		for i, p := range batch {
 			if eval {
 				cmds[i] = update.Eval(ctx, pl, []string{p.key}, p.args...)
 			} else {
 				cmds[i] = update.EvalSha(ctx, pl, []string{p.key}, p.args...)
 			}
-		}
-		if b.s.wait > 0 {
-			wait = waitCmd(ctx, pl, b.s.wait)
 		}
 		return nil
 	})
@@ -173,21 +169,32 @@ func (b *batcher) pipeline(ctx context.Context, batch []*pendingUpdate, cmds []*
 		}
 		return false
 	}
-	return replicated(wait)
+	return confirmed
 }
 
-// waitCmd queues WAIT 1 timeout (the pipeline interface has no Wait).
-func waitCmd(ctx context.Context, pl redis.Pipeliner, timeout time.Duration) *redis.Cmd {
-	return pl.Do(ctx, "WAIT", 1, timeout.Milliseconds())
-}
-
-// replicated reads WAIT's answer: at least one replica (nil: no WAIT).
-func replicated(wait *redis.Cmd) bool {
-	if wait == nil {
-		return true
+// pipelineWait sends fn's commands in one pipeline and, with
+// DurabilityReplicated, WAIT 1 timeout after them on the same connection
+// (WAIT counts the writes of the connection it is sent on). It reports
+// whether a replica confirmed them (always true without WAIT), and the
+// pipeline's first error. When Redis refused the commands (a primary
+// short of its min-replicas-to-write, a read-only replica: refusal), no
+// WAIT is sent: it would block for its whole timeout, for writes that
+// were never made, before the refusal could be answered.
+func (s *Store) pipelineWait(ctx context.Context, timeout time.Duration, fn func(redis.Pipeliner) error) (bool, error) {
+	client, sticky := s.rdb.(*redis.Client)
+	if s.wait <= 0 || !sticky {
+		// No WAIT, or a Cluster (where Open refuses DurabilityReplicated).
+		_, err := s.rdb.Pipelined(ctx, fn)
+		return s.wait <= 0, err
 	}
-	n, err := wait.Int64()
-	return err == nil && n >= 1
+	cn := client.Conn()
+	defer cn.Close()
+	_, err := cn.Pipelined(ctx, fn)
+	if err != nil && (!isReplyError(err) || refusal(err) != "") {
+		return false, err
+	}
+	n, werr := cn.Do(ctx, "WAIT", 1, timeout.Milliseconds()).Int64()
+	return werr == nil && n >= 1, err
 }
 
 // isReplyError says whether err is Redis's answer to one command (such as

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,42 +50,21 @@ const maxProbeWait = 900 * time.Millisecond
 func (h Health) CheckWrite(ctx context.Context) *device.Error {
 	s := h.s
 	var set *redis.StatusCmd
-	var wait *redis.Cmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	confirmed, err := s.pipelineWait(ctx, min(s.wait, maxProbeWait), func(p redis.Pipeliner) error {
 		set = p.Set(ctx, s.key("health", s.replica), time.Now().UnixMilli(), 10*time.Second)
-		if s.wait > 0 {
-			wait = waitCmd(ctx, p, min(s.wait, maxProbeWait))
-		}
 		return nil
 	})
 	if err != nil && !isReplyError(err) {
 		return unavailable(err)
 	}
 	if err := set.Err(); err != nil {
-		return writeRefused(err)
+		return unavailable(err)
 	}
-	if !replicated(wait) {
+	if !confirmed {
 		return device.Errorf(device.CodeStorageUnavailable, "",
 			"no Redis replica confirmed a write within %s (--store-durability replicated): every change is refused until a replica is connected and in sync again", min(s.wait, maxProbeWait))
 	}
 	return nil
-}
-
-// writeRefused says why Redis refused a write.
-func writeRefused(err error) *device.Error {
-	msg := err.Error()
-	switch {
-	case strings.HasPrefix(msg, "READONLY"):
-		return device.Errorf(device.CodeStorageUnavailable, "",
-			"no Redis primary: the Redis reached is a read-only replica (a failover under way, or --store names a replica); every change is refused until a primary is reached")
-	case strings.HasPrefix(msg, "NOREPLICAS"):
-		return device.Errorf(device.CodeStorageUnavailable, "",
-			"the Redis primary refuses writes: fewer good replicas than its min-replicas-to-write; every change is refused until a replica is back")
-	case strings.HasPrefix(msg, "MISCONF"), strings.HasPrefix(msg, "OOM"):
-		return device.Errorf(device.CodeStorageUnavailable, "",
-			"the Redis primary refuses writes (%s); every change is refused until it takes them again", strings.SplitN(msg, " ", 2)[0])
-	}
-	return unavailable(err)
 }
 
 // errFleetLost is the error of a Redis that answers without the fleet.

@@ -126,6 +126,14 @@ func TestHealthTellsWhenChangesWouldBeRefused(t *testing.T) {
 			if w, u := metric("gwsim_store_writable"), metric("gwsim_redis_up"); w != "0" || u != st.redis {
 				t.Errorf("while held: gwsim_store_writable %s (want 0), gwsim_redis_up %s (want %s)", w, u, st.redis)
 			}
+			// Readiness keeps answering: the replica stays behind its
+			// Service and gives apps the documented 503.
+			var ready map[string]string
+			status, _, body := c.Admin(http.MethodGet, "/_sim/ready", "")
+			json.Unmarshal(body, &ready)
+			if status != http.StatusOK || ready["storage"] != "unavailable" {
+				t.Errorf("/_sim/ready while held: %d %s (want 200, storage unavailable)", status, body)
+			}
 			res := change()
 			if res.Status != http.StatusServiceUnavailable || res.Code != device.CodeStorageUnavailable {
 				t.Errorf("a change while held: %s", res)

@@ -558,11 +558,37 @@ func (s *Store) notReplicated() *device.Error {
 		"the change reached the Redis primary but no replica confirmed it within %s (--store-durability replicated): it may or may not be kept; retry shortly", s.wait)
 }
 
-// unavailable is the error of a failed Redis call: nothing is
+// unavailable is the error of a failed Redis call, in the words health,
+// the log and every operation's 503 share for each state of the store:
+// Redis's own refusal (a read-only replica, a primary short of its
+// min-replicas-to-write, out of memory or unable to persist) named as
+// such, anything else as Redis not reached in time. Nothing is
 // acknowledged that Redis did not confirm. A call that reached Redis
 // before the connection broke may have been applied, so the answer does
 // not say that nothing was.
 func unavailable(err error) *device.Error {
-	_ = err
+	if why := refusal(err); why != "" {
+		return device.Errorf(device.CodeStorageUnavailable, "", "%s", why)
+	}
 	return device.Errorf(device.CodeStorageUnavailable, "", "the shared store (Redis) cannot be reached or did not answer in time; a change is not acknowledged (if Redis got it before the connection broke, it may still be applied); retry shortly")
+}
+
+// refusal says why Redis refused a call when it answered with a refusal,
+// "" for any other failure.
+func refusal(err error) string {
+	if err == nil || !isReplyError(err) {
+		return ""
+	}
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "READONLY"):
+		return "no Redis primary: the Redis reached is a read-only replica (a failover under way, or --store names a replica); every change is refused until a primary is reached"
+	case strings.HasPrefix(msg, "NOREPLICAS"):
+		return "the Redis primary refuses writes: fewer good replicas than its min-replicas-to-write; every change is refused until a replica is back"
+	case strings.HasPrefix(msg, "MISCONF"), strings.HasPrefix(msg, "OOM"):
+		return fmt.Sprintf("the Redis primary refuses writes (%s); every change is refused until it takes them again", strings.SplitN(msg, " ", 2)[0])
+	case strings.HasPrefix(msg, "LOADING"), strings.HasPrefix(msg, "MASTERDOWN"):
+		return fmt.Sprintf("the Redis reached is not serving yet (%s: loading its data, or a replica without its primary); every change is refused until it serves", strings.SplitN(msg, " ", 2)[0])
+	}
+	return ""
 }

@@ -118,15 +118,12 @@ func (s *Store) Message(accountID, mac string, m store.Message) *device.Error {
 	defer cancel()
 	keys := []string{s.msgKey(accountID, mac), s.totalKey(accountID, mac)}
 	run := func(eval bool) (int64, bool, error) {
-		var c, wait *redis.Cmd
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		var c *redis.Cmd
+		confirmed, err := s.pipelineWait(ctx, s.wait, func(p redis.Pipeliner) error {
 			if eval {
 				c = appendMessage.Eval(ctx, p, keys, b, s.limit)
 			} else {
 				c = appendMessage.EvalSha(ctx, p, keys, b, s.limit)
-			}
-			if s.wait > 0 {
-				wait = waitCmd(ctx, p, s.wait)
 			}
 			return nil
 		})
@@ -134,7 +131,7 @@ func (s *Store) Message(accountID, mac string, m store.Message) *device.Error {
 			return 0, false, err
 		}
 		n, err := c.Int64()
-		return n, replicated(wait), err
+		return n, confirmed, err
 	}
 	n, confirmed, err := run(false)
 	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
@@ -299,18 +296,14 @@ func (s *Store) Reset() *device.Error {
 	// With DurabilityReplicated, WAIT on the connection of this last
 	// write: a replica that has it has every write before it (one
 	// replication stream, in order).
-	var wait *redis.Cmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	confirmed, err := s.pipelineWait(ctx, s.wait, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.key("meta"), "fleet", s.hash, "loaded_at", time.Now().UTC().Format(time.RFC3339))
-		if s.wait > 0 {
-			wait = waitCmd(ctx, p, s.wait)
-		}
 		return nil
 	})
 	if err != nil {
 		return unavailable(err)
 	}
-	if !replicated(wait) {
+	if !confirmed {
 		return s.notReplicated()
 	}
 	return nil

@@ -20,9 +20,11 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 	h := func(pattern string, fn http.HandlerFunc) { mux.Handle(pattern, s.admin(fn)) }
 	if s.cfg.HealthNeedsToken {
 		h("GET /_sim/health", s.health)
+		h("GET /_sim/ready", s.ready)
 	} else {
-		// Open for liveness probes, which carry no token.
+		// Open for probes, which carry no token.
 		mux.HandleFunc("GET /_sim/health", s.health)
+		mux.HandleFunc("GET /_sim/ready", s.ready)
 	}
 	s.dashboardRoutes(mux, h)
 	h("GET /_sim/state", s.read(s.adminState))

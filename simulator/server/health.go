@@ -88,6 +88,30 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, healthAnswer{Status: "ok", Store: name})
 }
 
+// readyAnswer is /_sim/ready's body.
+type readyAnswer struct {
+	Status string `json:"status"`
+	// Storage is "ok", or "unavailable" while requests that need the
+	// store answer 503 storage_unavailable with Retry-After (the last
+	// check's verdict: /_sim/health says why).
+	Storage string `json:"storage"`
+}
+
+// ready answers 200 whenever this process answers requests, the store's
+// state aside: a replica that can only answer 503 storage_unavailable
+// with Retry-After still gives apps that documented answer, so it stays
+// behind its Service (a readiness probe on /_sim/health would take every
+// replica out at once when the shared store is lost, and apps would get
+// connection errors instead). It asks the store nothing, so it answers at
+// once whatever the store does; the storage field is the last check's.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	a := readyAnswer{Status: "ready", Storage: "ok"}
+	if s.storeUnwritable.Load() {
+		a.Storage = "unavailable"
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
 // read wraps an admin read: while the store cannot serve, it answers 503
 // with the reason rather than state the store does not hold.
 func (s *Server) read(next http.HandlerFunc) http.HandlerFunc {

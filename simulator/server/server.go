@@ -72,8 +72,8 @@ type Config struct {
 	// kept in this process (the state in Store). A shared backend
 	// (package redisstore) sets them all.
 	Backend Backend
-	// HealthNeedsToken puts /_sim/health behind AdminToken too; otherwise
-	// it stays open for liveness probes.
+	// HealthNeedsToken puts /_sim/health and /_sim/ready behind
+	// AdminToken too; otherwise they stay open for probes.
 	HealthNeedsToken bool
 	// HealthEvery is how often the background check runs
 	// (DefaultHealthEvery when 0).

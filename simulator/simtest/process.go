@@ -88,6 +88,14 @@ func (p *Process) Interrupt(limit time.Duration) error {
 	return p.wait(limit)
 }
 
+// Terminate sends SIGTERM (what Kubernetes and Docker send to stop a
+// container) and returns how the process exited, or an error when it did
+// not stop within the limit.
+func (p *Process) Terminate(limit time.Duration) error {
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	return p.wait(limit)
+}
+
 func (p *Process) wait(limit time.Duration) error {
 	select {
 	case err := <-p.waited:
