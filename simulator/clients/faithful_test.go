@@ -291,12 +291,16 @@ func TestFaithfulConcurrentAppUnderRateLimit(t *testing.T) {
 		}
 	}
 	const goroutines, each = 8, 12
+	// One pool that keeps a connection per goroutine: a connection
+	// opened after a 429 reached the app is a request sent after it.
+	pool := &http.Transport{MaxIdleConnsPerHost: goroutines}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	limited := 0
 	for g := range goroutines {
 		wg.Go(func() {
 			a := newApp(t, sim.URL(), []string{"json", "xml"}[g%2])
+			a.http.Transport = pool
 			for i := 0; i < each; {
 				wait()
 				// Each command once: its own level, signed when sent.
