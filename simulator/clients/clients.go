@@ -162,10 +162,10 @@ type Config struct {
 	// the report says how the app behaved during each: every request is
 	// counted under every fault in force when it arrived.
 	Phases func() []string
-	// Faults, when set (in place of Phases), are a scenario's faults that
-	// have started: each request is counted under the fault that answered
-	// it (Fault), and the report says, per fault, whether the app
-	// recovered after it ended.
+	// Faults, when set (in place of Phases), are the faults that have
+	// started (a scenario's steps, faults set by hand): each request is
+	// counted under the one fault that answered it (hits), and the report
+	// says, per fault, whether the app recovered after it ended.
 	Faults func() []Fault
 	// Trusted says the answers come from gwsim itself, whose 200 means the
 	// request followed every rule: such a request is not validated again
@@ -652,7 +652,8 @@ func (r *Recorder) Observe(ex Exchange) {
 	}
 	if r.cfg.Faults != nil {
 		if faults := r.cfg.Faults(); len(faults) > 0 {
-			rec.hits = hits(faults, op, ids[0], ids[1], rec.a.e().Code, ex.Status == http.StatusOK, timeOf(rec.at))
+			ae := rec.a.e()
+			rec.hits = hits(faults, op, ids[0], ids[1], ae.Code, ae.Message, ex.Status == http.StatusOK, timeOf(rec.at))
 		}
 	} else if r.cfg.Phases != nil {
 		for _, p := range r.cfg.Phases() {

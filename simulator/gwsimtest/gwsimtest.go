@@ -393,7 +393,7 @@ func (s *Server) Faults() Faults { return s.sim.Server.Faults() }
 // operation that does not exist is an error naming it, and changes
 // nothing.
 func (s *Server) SetFaults(f Faults) error {
-	if err := s.sim.Server.SetFaults(f); err != nil {
+	if err := s.sim.Server.SetHandFaults(f); err != nil {
 		return fmt.Errorf("gwsimtest: faults: %w", err)
 	}
 	return nil
@@ -401,7 +401,7 @@ func (s *Server) SetFaults(f Faults) error {
 
 // ClearFaults ends every fault (DELETE /_sim/faults).
 func (s *Server) ClearFaults() {
-	s.sim.Server.SetFaults(Faults{})
+	s.sim.Server.SetHandFaults(Faults{})
 }
 
 // change adds to the faults in force.

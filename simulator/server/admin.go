@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
@@ -106,6 +107,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 			adminError(w, derr)
 			return
 		}
+		s.hand.set(noFaults(), time.Now())
 		s.changes.Publish(Change{Kind: "faults", Replica: s.cfg.Replica})
 		writeJSON(w, http.StatusOK, s.faults.get())
 	})
@@ -185,6 +187,7 @@ func (s *Server) putFaults(w http.ResponseWriter, r *http.Request) {
 		adminError(w, derr)
 		return
 	}
+	s.hand.set(f, time.Now())
 	s.changes.Publish(Change{Kind: "faults", Replica: s.cfg.Replica})
 	s.log.Info("faults set", "latency", f.Latency.String(), "error_rate", f.ErrorRate, "offline_gateways", f.OfflineGateways,
 		"unreachable_devices", len(f.UnreachableDevices), "slow_devices", len(f.SlowDevices), "operation_error_rates", f.OperationErrorRates)

@@ -126,6 +126,8 @@ type Server struct {
 	journal JournalStore
 	store   StateStore
 	faults  faultState
+	// hand keeps the faults set by hand for the client report.
+	hand handFaults
 	// exchanges keeps the last requests and answers, for the dashboard's
 	// journal rows; apps the masked api_keys the journal names.
 	exchanges exchangeRing
