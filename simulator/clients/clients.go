@@ -297,7 +297,9 @@ const (
 	JudgeNoReplay    = "no_replayed_request"
 	JudgeBackoff     = "backs_off_without_retry_after"
 	JudgeKnown       = "known_devices_only"
-	judgementsNumber = 9
+	JudgeTypes       = "matches_device_types"
+	JudgeOwnAccount  = "own_account_only"
+	judgementsNumber = 11
 )
 
 var judgements = [judgementsNumber]struct{ id, name string }{
@@ -310,6 +312,8 @@ var judgements = [judgementsNumber]struct{ id, name string }{
 	{JudgeNoReplay, "app did not resend an accepted request (same operation, fields, timestamp and sign)"},
 	{JudgeBackoff, "app backed off at least " + BackoffFloor.String() + " before retrying an error without Retry-After"},
 	{JudgeKnown, "app sent only to gateways and devices the fleet has"},
+	{JudgeTypes, "app sent each command with the type of the device it names"},
+	{JudgeOwnAccount, "app sent only a registered api_key, with its own account (myservice_id)"},
 }
 
 // violation counts the breaches of one judgement and keeps what its
@@ -647,6 +651,13 @@ func (r *Recorder) Observe(ex Exchange) {
 		}
 	}
 	readAnswer(&rec.a, &ex, sign, key)
+	if rec.a.err != nil && rec.a.err.Code == device.CodeTypeMismatch {
+		// Covered under the type the device has, which the answer names,
+		// not the one the app claimed.
+		if t, ok := realType(rec.a.err.Message); ok {
+			rec.q.typ = t.ID + 1
+		}
+	}
 	if rec.done == 0 {
 		rec.done = rec.at
 	}
@@ -779,6 +790,8 @@ func (c *client) judgeClock(window time.Duration, at time.Time, what desc, q *re
 	if window > 0 && (q.skew > window || q.skew < -window) {
 		v := c.flag(JudgeClock, at, what)
 		v.kind, v.d = breachSkew, q.skew
+	} else if ae.Code == device.CodeStaleTimestamp {
+		c.flag(JudgeClock, at, what).kind = breachStale // the service's window, or its zone, is not ours
 	}
 }
 
@@ -814,8 +827,17 @@ func (c *client) judgeFollowing(at time.Time, what desc, q *request, a *answer, 
 	if ae.Code == device.CodeReplayedRequest && !replay {
 		c.flag(JudgeNoReplay, at, what).kind = breachReplayed
 	}
-	if ae.Code == device.CodeGatewayNotFound || ae.Code == device.CodeDeviceNotFound {
-		v := c.flag(JudgeKnown, at, what)
+	var refused string
+	switch ae.Code {
+	case device.CodeGatewayNotFound, device.CodeDeviceNotFound:
+		refused = JudgeKnown
+	case device.CodeTypeMismatch:
+		refused = JudgeTypes
+	case device.CodeUnknownAPIKey, device.CodeAccountMismatch:
+		refused = JudgeOwnAccount
+	}
+	if refused != "" {
+		v := c.flag(refused, at, what)
 		v.kind, v.err = breachError, ae
 	}
 	return early
@@ -1518,6 +1540,22 @@ func readAnswer(a *answer, ex *Exchange, sign, key string) {
 	if code != "" || field != "" || message != "" {
 		a.err = &device.Error{Code: code, Field: field, Message: message}
 	}
+}
+
+// realType is the device type a type_mismatch answer says the device
+// has: gwsim's "device … is a Relay Module, not a Light Dimmer"; false
+// when the message names none.
+func realType(message string) (*device.Type, bool) {
+	_, rest, ok := strings.Cut(message, " is ")
+	if !ok {
+		return nil, false
+	}
+	name, _, ok := strings.Cut(rest, ", not ")
+	if !ok {
+		return nil, false
+	}
+	name = strings.TrimPrefix(strings.TrimPrefix(name, "an "), "a ")
+	return device.LookupType(name)
 }
 
 // headerValue is h.Get(key) for a key in canonical form, as net/http and

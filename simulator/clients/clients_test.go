@@ -216,7 +216,7 @@ func TestJUnitHasOneFailingCasePerBrokenJudgement(t *testing.T) {
 	for _, tc := range suites.Suites[0].Cases {
 		failedCases[tc.Name] = tc.Failure != nil
 	}
-	if len(failedCases) != 9 || !failedCases["app sent only valid requests"] ||
+	if len(failedCases) != 11 || !failedCases["app sent only valid requests"] ||
 		!failedCases["app sent no fields that belong to another device type"] || failedCases["app waited out Retry-After on 429, 503 and 504"] {
 		t.Errorf("cases %v", failedCases)
 	}

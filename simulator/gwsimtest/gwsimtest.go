@@ -94,6 +94,12 @@ const (
 	// KnownDevicesOnly: no request to a gateway or device the fleet does
 	// not have (404).
 	KnownDevicesOnly = clients.JudgeKnown
+	// MatchesDeviceTypes: no command with a type other than its
+	// device's (409 type_mismatch).
+	MatchesDeviceTypes = clients.JudgeTypes
+	// OwnAccountOnly: no unknown api_key (401 unknown_api_key), no
+	// myservice_id of another account (403 account_mismatch).
+	OwnAccountOnly = clients.JudgeOwnAccount
 )
 
 // Option configures a Server.
