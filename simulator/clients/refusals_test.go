@@ -38,12 +38,12 @@ var feeds = map[string]string{
 	device.CodeTypeMismatch:         clients.JudgeTypes,
 	// Waits: the requests sent after them are judged against their
 	// Retry-After, or the back-off floor without one.
-	device.CodeRateLimited:         clients.JudgeRetryAfter,
-	device.CodeGatewayOffline:      clients.JudgeRetryAfter,
-	device.CodeInjectedFault:       clients.JudgeRetryAfter,
-	device.CodeDeviceUnreachable:   clients.JudgeRetryAfter,
-	device.CodeStorageUnavailable:  clients.JudgeRetryAfter,
-	device.CodeStorageFailed:       clients.JudgeBackoff,
+	device.CodeRateLimited:        clients.JudgeRetryAfter,
+	device.CodeGatewayOffline:     clients.JudgeRetryAfter,
+	device.CodeInjectedFault:      clients.JudgeRetryAfter,
+	device.CodeDeviceUnreachable:  clients.JudgeRetryAfter,
+	device.CodeStorageUnavailable: clients.JudgeRetryAfter,
+	device.CodeStorageFailed:      clients.JudgeBackoff,
 	// Never on an operation's path: a path that is no operation, the
 	// admin API's token.
 	device.CodeNotFound:     "",
