@@ -591,6 +591,22 @@ func (m *Main) adminAccess() string {
 		"(at least 32 characters: openssl rand -hex 16) to close it"
 }
 
+// hardening says what --rate-limit and --reject-replays do when set, for
+// the banner: an app's 429s and 401s then come from them.
+func (m *Main) hardening() string {
+	var parts []string
+	if m.RateLimit > 0 {
+		parts = append(parts, fmt.Sprintf("--rate-limit %d: at most %d operation requests a second per client address, then 429 rate_limited with Retry-After", m.RateLimit, m.RateLimit))
+	}
+	if m.RejectReplays {
+		parts = append(parts, "--reject-replays: a request sent again with its timestamp and sign is refused 401 replayed_request")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "hardening: " + strings.Join(parts, "; ")
+}
+
 func (m *Main) printBanner() {
 	url, every := reachableURL(m.Sim.URL())
 	f := m.Sim.Fleet
@@ -628,6 +644,9 @@ func (m *Main) printBanner() {
 		attrs := []any{"url", url, "fleet", f.Describe(), "credentials_from", m.credentials,
 			"operations", []string{"/v1/services/gateway/command", "/v1/services/gateway/message", "/v1/services/device/update_name"},
 			"dashboard", url + "/_sim/", "admin_api", url + "/_sim/state", "admin", m.adminAccess(), "sign", scheme, "window", window}
+		if h := m.hardening(); h != "" {
+			attrs = append(attrs, "hardening", h)
+		}
 		if store != "" {
 			attrs = append(attrs, "store", store)
 		}
@@ -658,6 +677,9 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
 	fmt.Fprintf(w, "  admin: %s\n", m.adminAccess())
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
+	if h := m.hardening(); h != "" {
+		fmt.Fprintf(w, "  %s\n", h)
+	}
 	if m.play != nil {
 		st := m.play.Status()
 		fmt.Fprintf(w, "  scenario: %s, %s over %s (GET %s/_sim/scenario)\n", st.Name, plural(len(st.Steps), "step"), st.End, url)

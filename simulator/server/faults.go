@@ -323,3 +323,12 @@ func (s *Server) checkNames(f *Faults) *device.Error {
 	}
 	return nil
 }
+
+// shown is f as the admin API answers it: retry_after always there, the
+// value the injected errors carry ("1" unless set, "none").
+func (f Faults) shown() Faults {
+	if f.RetryAfter == "" {
+		f.RetryAfter = DefaultRetryAfter
+	}
+	return f
+}

@@ -223,3 +223,16 @@ def test_check_report_fails_a_session_whose_app_broke_a_rule(tmp_path):
     proc = session(tmp_path / "again", app)
     out = proc.communicate(timeout=60)[0]
     assert proc.returncode == 0, out
+
+
+def test_a_fleet_file_of_the_app(tmp_path):
+    fleet = tmp_path / "fleet.yaml"
+    subprocess.run([os.environ["GWSIM_BIN"], "fleet", "--seed", "2", "--out", str(fleet)], check=True)
+    proc = session(tmp_path, """
+        def test_own_fleet(gwsim):
+            assert gwsim.secret is None and gwsim.api_key is None  # the fleet file's: the app has them
+            assert len(gwsim.mac) == 12 and len(gwsim.myservice_id) == 24
+            assert len(gwsim.devices) == 6 and gwsim.devices[0]["sn"]
+    """, "--gwsim-fleet", str(fleet))
+    out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 0, out

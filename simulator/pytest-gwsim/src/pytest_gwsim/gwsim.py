@@ -222,7 +222,7 @@ class Gwsim:
 
 _BANNER = {
     "api_key": re.compile(r"^\s*api_key:\s+(\S+)\s*$", re.M),
-    "secret": re.compile(r"^\s*secret:\s+(\S+)\s*$", re.M),
+    "secret": re.compile(r"^\s*secret:\s+(\S+)", re.M),
     "myservice_id": re.compile(r"^\s*myservice_id:\s+(\S+)\s*$", re.M),
     "mac": re.compile(r"^\s*mac:\s+(\S+)\s*$", re.M),
 }
@@ -287,18 +287,26 @@ def _wait(g, timeout):
 
 
 def _read_banner(g, timeout):
+    """The credentials and devices gwsim's banner names. A fleet file's
+    secret is not shown there (api_key is masked): the app has its own."""
     deadline = time.monotonic() + timeout
     path = os.path.join(g.logdir, "stdout")
     while True:
         with open(path, errors="replace") as f:
             banner = f.read()
-        found = {k: r.search(banner) for k, r in _BANNER.items()}
-        if all(found.values()) and "devices:" in banner:
+        if "credentials (" in banner and "devices:" in banner:
             break
         if time.monotonic() > deadline:
-            raise GwsimError("gwsim's banner names no credentials:\n" + banner)
+            if "gwsim listening on" in banner:
+                break  # a fleet with no credentials to show
+            raise GwsimError("gwsim printed no banner:\n" + banner)
         time.sleep(0.05)
-    for k, m in found.items():
-        setattr(g, k, m.group(1))
-    devices = banner.split("devices:", 1)[1]
-    g.devices = [{"sn": m.group(1), "type": m.group(2), "name": m.group(3)} for m in _DEVICE.finditer(devices)]
+    for k, r in _BANNER.items():
+        m = r.search(banner)
+        value = m.group(1) if m else None
+        if value and ("\u2026" in value or value == "not"):
+            value = None  # masked, or "not shown: it is in FILE"
+        setattr(g, k, value)
+    if "devices:" in banner:
+        devices = banner.split("devices:", 1)[1]
+        g.devices = [{"sn": m.group(1), "type": m.group(2), "name": m.group(3)} for m in _DEVICE.finditer(devices)]
