@@ -111,11 +111,14 @@ func (a *app) post(path string, body []byte) answer {
 	b, _ := io.ReadAll(res.Body)
 	ans := answer{status: res.StatusCode, retryAfter: -1, body: string(b)}
 	if v := res.Header.Get("Retry-After"); v != "" {
-		secs, err := strconv.Atoi(v)
-		if err != nil {
+		// Seconds or an HTTP date: RFC 9110 allows both.
+		if secs, err := strconv.Atoi(v); err == nil {
+			ans.retryAfter = time.Duration(secs) * time.Second
+		} else if t, err := http.ParseTime(v); err == nil {
+			ans.retryAfter = max(time.Until(t), 0)
+		} else {
 			a.t.Fatalf("Retry-After %q", v)
 		}
-		ans.retryAfter = time.Duration(secs) * time.Second
 	}
 	return ans
 }

@@ -292,3 +292,45 @@ func TestRequestsSentTogetherAreNoRetries(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterAsAnHTTPDate: gwsim sends Retry-After as an HTTP date
+// when asked (retry_after_date), the moment the wait ends; an app that
+// reads it and waits passes, one that sends again at once fails
+// waits_out_retry_after, in both formats.
+func TestRetryAfterAsAnHTTPDate(t *testing.T) {
+	for _, format := range []string{"json", "xml"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			sim := simtest.Start(t, simulator.Options{AdminToken: "tok"})
+			sim.Client.AdminJSON(http.MethodPut, "/_sim/faults", `{"error_rate":1,"retry_after":"2","retry_after_date":true}`, nil)
+			a := newApp(t, sim.URL(), format)
+			body := a.body(timestamp(time.Now()), simtest.MACA, dimming(simtest.SN('a', 5), "44")...)
+			req, _ := http.NewRequest(http.MethodPost, sim.URL()+pathCommand, strings.NewReader(string(body)))
+			req.Header.Set("Content-Type", map[string]string{"json": "application/json", "xml": "application/xml"}[format])
+			sent := time.Now()
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			until, err := http.ParseTime(res.Header.Get("Retry-After"))
+			if res.StatusCode != 503 || err != nil {
+				t.Fatalf("answer %d, Retry-After %q (%v): want 503 and an HTTP date", res.StatusCode, res.Header.Get("Retry-After"), err)
+			}
+			if wait := until.Sub(sent); wait < 2*time.Second || wait > 4*time.Second {
+				t.Errorf("Retry-After %s is %s after the request, want 2 to 3 s", res.Header.Get("Retry-After"), wait)
+			}
+			// Faithful: waits until the date, then sends again.
+			sim.Client.AdminJSON(http.MethodPut, "/_sim/faults", `{"retry_after":"2","retry_after_date":true}`, nil)
+			time.Sleep(time.Until(until))
+			a.want(a.post(pathCommand, body), 200)
+			cleanReport(t, sim.Client, 2)
+			// Buggy: at once after a dated Retry-After.
+			sim.Client.AdminJSON(http.MethodPut, "/_sim/faults", `{"error_rate":1,"retry_after":"2","retry_after_date":true}`, nil)
+			for _, level := range []string{"45", "46"} {
+				a.want(a.post(pathCommand, a.body(timestamp(time.Now()), simtest.MACA, dimming(simtest.SN('a', 5), level)...)), 503)
+			}
+			failsAtLeast(t, sim.Client, clients.JudgeRetryAfter, 1, "503 injected_fault", "before its Retry-After ended")
+		})
+	}
+}
