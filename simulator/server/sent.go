@@ -96,3 +96,26 @@ func sentBy(r *http.Request, start time.Time) (time.Time, uint32, bool) {
 	}
 	return time.Time{}, 0, false
 }
+
+// TrackSent numbers the connections ln accepts and keeps when each of
+// their requests reached the server, for another server that feeds a
+// client report (gwsim proxy): with SentContext as its ConnContext,
+// SentIdle as its ConnState and SentBy in its handler.
+func TrackSent(ln net.Listener) net.Listener { return &sentListener{Listener: ln} }
+
+// SentContext is the ConnContext of a server whose listener is TrackSent's.
+func SentContext(ctx context.Context, c net.Conn) context.Context { return connContext(ctx, c) }
+
+// SentIdle is the ConnState of a server whose listener is TrackSent's.
+func SentIdle(c net.Conn, st http.ConnState) {
+	if st == http.StateIdle {
+		if sc := sentOf(c); sc != nil {
+			sc.idle()
+		}
+	}
+}
+
+// SentBy is when r reached the server as its connection shows it (start
+// when it cannot tell), the connection's number (0: not known) and
+// whether r is its first request: clients.Exchange's Sent, Conn, First.
+func SentBy(r *http.Request, start time.Time) (time.Time, uint32, bool) { return sentBy(r, start) }
