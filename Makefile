@@ -110,7 +110,7 @@ test-heavy:
 # prometheus package: the alerting rules, deploy/prometheus). Installs what is missing with apt-get when run as root
 # (.ci/run does); make test never installs anything.
 tools:
-	@for pair in curl:curl redis-server:redis-server chromium:chromium nginx:nginx ip:iproute2 unshare:util-linux promtool:prometheus; do \
+	@for pair in curl:curl redis-server:redis-server chromium:chromium nginx:nginx ip:iproute2 unshare:util-linux promtool:prometheus pytest-3:python3-pytest; do \
 	  cmd=$${pair%%:*}; pkg=$${pair#*:}; \
 	  command -v $$cmd >/dev/null 2>&1 && continue; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -120,6 +120,19 @@ tools:
 	      { echo "tools: could not install $$pkg"; exit 1; }; \
 	  else \
 	    echo "tools: $$cmd is missing: install it (apt-get install -y $$pkg) or its tests skip"; exit 1; \
+	  fi; \
+	done
+	@# The pytest plugin installs offline with Debian's setuptools and pip
+	@# (simulator/pytest-gwsim), into a venv of the Python pytest-3 runs on.
+	@py=$$(head -1 "$$(command -v pytest-3)" | sed 's/^#! *//; s/ .*//'); \
+	for pair in setuptools:python3-setuptools pip:python3-pip; do \
+	  mod=$${pair%%:*}; pkg=$${pair#*:}; \
+	  "$$py" -c "import $$mod" >/dev/null 2>&1 && continue; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "tools: installing $$pkg (apt-get install -y $$pkg)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y $$pkg >/dev/null 2>&1 || { echo "tools: could not install $$pkg"; exit 1; }; \
+	  else \
+	    echo "tools: $$py cannot import $$mod: install it (apt-get install -y $$pkg) or its tests skip"; exit 1; \
 	  fi; \
 	done
 

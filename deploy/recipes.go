@@ -454,6 +454,9 @@ func FromMarkdown(file string) ([]CommandLine, error) {
 			out = append(out, FromDockerfile(where, body)...)
 		case "text", "console", "output":
 			// What a program printed, not command lines.
+		case "python", "py":
+			// A program's source (the pytest plugin's examples), not
+			// command lines.
 		default:
 			out = append(out, FromShell(where, body)...)
 		}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -151,12 +152,29 @@ func Build(o Options) (*Simulator, error) {
 		cfg.Admin[p] = h
 	}
 	var rec *clients.Recorder
+	var srv atomic.Pointer[server.Server]
 	if !o.NoClientReport {
 		window := f.Window()
 		if window == 0 {
 			window = -1 // the fleet has no window: skew is reported, not judged
 		}
-		rec = clients.New(clients.Config{Window: window, Location: f.Location(), Now: o.Now, Phases: o.ClientPhases, Faults: o.ClientFaults, Trusted: true})
+		cc := clients.Config{Window: window, Location: f.Location(), Now: o.Now, Phases: o.ClientPhases, Trusted: true}
+		if o.ClientPhases == nil {
+			// A scenario's steps and the faults set by hand, each request
+			// under the one that answered it.
+			cc.Faults = func() []clients.Fault {
+				var steps []clients.Fault
+				if o.ClientFaults != nil {
+					steps = o.ClientFaults()
+				}
+				hand := handFaults(srv.Load())
+				if len(steps) == 0 {
+					return hand
+				}
+				return append(steps, hand...)
+			}
+		}
+		rec = clients.New(cc)
 		cfg.Observer = rec
 		cfg.Admin["GET /_sim/clients"] = rec.Handler()
 		cfg.Admin["DELETE /_sim/clients"] = rec.Handler()
@@ -188,7 +206,17 @@ func Build(o Options) (*Simulator, error) {
 	if rec != nil && b.ClientReports != nil {
 		rec.Share(b.ClientReports, o.Replica)
 	}
-	return &Simulator{Fleet: f, Store: b.Local, Server: server.New(cfg), Backend: b, Clients: rec}, nil
+	sim := &Simulator{Fleet: f, Store: b.Local, Server: server.New(cfg), Backend: b, Clients: rec}
+	srv.Store(sim.Server)
+	return sim, nil
+}
+
+// handFaults are the faults set by hand on s, none before s is made.
+func handFaults(s *server.Server) []clients.Fault {
+	if s == nil {
+		return nil
+	}
+	return s.HandFaults()
 }
 
 // lagged puts a LaggingState before the backend's state: the changes show

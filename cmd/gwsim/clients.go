@@ -50,7 +50,7 @@ func (m *clientsMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.token, "admin-token", "", "the admin token (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.BoolVar(&m.fail, "fail", false, "exit 1 when any judgement failed")
 	fs.DurationVar(&m.timeout, "timeout", 10*time.Second, "time limit of the request")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

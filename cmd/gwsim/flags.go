@@ -17,7 +17,7 @@ import (
 )
 
 // commands are gwsim's subcommands, in the order the usage lists them.
-var commands = []string{"serve", "fleet", "send", "openapi", "version", "help"}
+var commands = []string{"serve", "fleet", "send", "openapi", "clients", "proxy", "version", "help"}
 
 // parseFlags parses args with fs and prints nothing itself but the usage
 // for -h (fs.Usage, or the flag defaults), after which it returns

@@ -621,12 +621,11 @@ func (m *Main) adminAccess() string {
 }
 
 // latitudes name, for the banner, the freedoms of a faithful service
-// this gwsim takes (CONTRACT's preamble), each as its flag set it.
+// this gwsim takes (CONTRACT's preamble), each as its flag set it; the
+// two that also harden a shared service, --reject-replays and
+// --rate-limit, are said on the hardening line.
 func (m *Main) latitudes() []string {
 	var l []string
-	if m.RejectReplays {
-		l = append(l, "replays refused (--reject-replays)")
-	}
 	if m.EffectDelay > 0 {
 		l = append(l, fmt.Sprintf("changes shown at the admin reads %s to %s after the answer (--effect-delay)", m.EffectDelay/2, m.EffectDelay))
 	}
@@ -642,10 +641,23 @@ func (m *Main) latitudes() []string {
 	if m.OwnDetails {
 		l = append(l, "own wording, codes and fields where no sentence states them (--own-details)")
 	}
-	if m.RateLimit > 0 {
-		l = append(l, fmt.Sprintf("at most %d requests a second per client, then 429 with Retry-After (--rate-limit)", m.RateLimit))
-	}
 	return l
+}
+
+// hardening says what --rate-limit and --reject-replays do when set, for
+// the banner: an app's 429s and 401s then come from them.
+func (m *Main) hardening() string {
+	var parts []string
+	if m.RateLimit > 0 {
+		parts = append(parts, fmt.Sprintf("--rate-limit %d: at most %d operation requests a second per client address, then 429 rate_limited with Retry-After", m.RateLimit, m.RateLimit))
+	}
+	if m.RejectReplays {
+		parts = append(parts, "--reject-replays: a request sent again with its timestamp and sign is refused 401 replayed_request")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "hardening: " + strings.Join(parts, "; ")
 }
 
 func (m *Main) printBanner() {
@@ -685,6 +697,9 @@ func (m *Main) printBanner() {
 		attrs := []any{"url", url, "fleet", f.Describe(), "credentials_from", m.credentials,
 			"operations", []string{"/v1/services/gateway/command", "/v1/services/gateway/message", "/v1/services/device/update_name"},
 			"dashboard", url + "/_sim/", "admin_api", url + "/_sim/state", "admin", m.adminAccess(), "sign", scheme, "window", window}
+		if h := m.hardening(); h != "" {
+			attrs = append(attrs, "hardening", h)
+		}
 		if store != "" {
 			attrs = append(attrs, "store", store)
 		}
@@ -718,6 +733,9 @@ func (m *Main) printBanner() {
 	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
 	fmt.Fprintf(w, "  admin: %s\n", m.adminAccess())
 	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
+	if h := m.hardening(); h != "" {
+		fmt.Fprintf(w, "  %s\n", h)
+	}
 	if m.play != nil {
 		st := m.play.Status()
 		fmt.Fprintf(w, "  scenario: %s, %s over %s (GET %s/_sim/scenario)\n", st.Name, plural(len(st.Steps), "step"), st.End, url)

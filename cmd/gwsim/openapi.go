@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/gwdmi/gwtools/simulator/openapi"
 	"github.com/gwdmi/gwtools/simulator/server"
@@ -16,7 +17,11 @@ func openAPICmd(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) > 0 {
-		fmt.Fprintf(stderr, "gwsim openapi: unexpected argument %q\n", args[0])
+		if strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(stderr, "gwsim openapi: unknown flag %s: it takes none; it prints the document on standard output (gwsim openapi > openapi.yaml)\n", args[0])
+		} else {
+			fmt.Fprintf(stderr, "gwsim openapi: unexpected argument %q (gwsim openapi > openapi.yaml)\n", args[0])
+		}
 		return 2
 	}
 	doc, err := openapi.Generate(server.Codes())

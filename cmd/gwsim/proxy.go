@@ -65,7 +65,7 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.allowedHosts, "allowed-hosts", "", "comma-separated host `NAMES` the live page and /_sim/ answer besides IP addresses,\n"+
 		"localhost and the --addr host (DNS-rebinding protection; others get 421); * for any")
 	fs.DurationVar(&m.timeout, "timeout", proxy.DefaultTimeout, "time limit of one exchange with the upstream")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

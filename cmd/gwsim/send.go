@@ -25,7 +25,9 @@ const sendUsage = `Usage:
 
 Sends one signed request to --target (default: $GWSIM_URL, else
 http://127.0.0.1:8080) and prints the exchange (the sign is shown as
-<SIGNATURE>). Credentials: the first account, key and gateway of
+<SIGNATURE>). It sends no retry unless asked: with --retries N, an answer
+429 or 503 with Retry-After is waited out and the request sent again,
+signed afresh, up to N times, each retry said and its exchange printed. Credentials: the first account, key and gateway of
 --fleet (default: the built-in demo fleet), each replaced by its flag when
 given. The secret comes from --secret-file, the environment variable
 GWSIM_SECRET, or --secret (visible to other users in the process list).
@@ -46,6 +48,7 @@ type sendMain struct {
 	apiKey, secret, secretFile  string
 	account, mac, typ, sn, name string
 	timeout                     time.Duration
+	retries                     int
 	positional                  []string
 	checkOnly                   bool
 	cred                        send.Credentials
@@ -73,6 +76,7 @@ func (m *sendMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.sn, "sn", "", "device serial number (command, rename)")
 	fs.StringVar(&m.name, "name", "", "rename: the new display name")
 	fs.DurationVar(&m.timeout, "timeout", 10*time.Second, "time limit of the exchange")
+	fs.IntVar(&m.retries, "retries", 0, "send again, up to `N` times, a request answered 429 or 503 with Retry-After once the wait is over (default: none)")
 	fs.Bool("version", false, "print the version and exit")
 	// Flags go anywhere: before the operation, between the fields or after
 	// them (gwsim send --target URL command --type T f=v), as in every
@@ -110,6 +114,9 @@ func (m *sendMain) ParseFlags(args []string) error {
 	format, ok := device.ParseFormat(m.format)
 	if !ok {
 		return fmt.Errorf("--format: %q is not json or xml", m.format)
+	}
+	if m.retries < 0 || m.retries > send.MaxRetries {
+		return fmt.Errorf("--retries must be from 0 to %d, not %d", send.MaxRetries, m.retries)
 	}
 	if m.checkOnly {
 		// The fleet file and the secret are the deployment's, not here.
@@ -213,7 +220,7 @@ func (m *sendMain) credentials() error {
 
 // Run sends the request: 0 success, 1 an error answer or none.
 func (m *sendMain) Run(ctx context.Context) int {
-	res, err := send.Send(ctx, send.Options{Target: m.target, Timeout: m.timeout}, m.cred, m.req, m.Stdout)
+	res, err := send.Send(ctx, send.Options{Target: m.target, Timeout: m.timeout, Retries: m.retries}, m.cred, m.req, m.Stdout)
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwsim send:", err)
 		return 1

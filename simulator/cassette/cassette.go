@@ -61,9 +61,34 @@ func (e *Entry) Key() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", e.Operation, e.Format)
 	for _, k := range keys {
-		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(e.Fields[k]), e.Fields[k])
+		v := caseFree(k, e.Fields[k])
+		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
 	}
 	return e.Operation + "-" + hex.EncodeToString(h.Sum(nil)[:10])
+}
+
+// caseFree is a field's value in the one case CONTRACT 2 reads it in: hex
+// fields in lower case, enumerated values (On, Heat) in the published
+// case, so that a request in another letter case finds what was recorded
+// (and a cassette recorded before values were kept so).
+func caseFree(key, v string) string {
+	if _, hex := device.HexLen[key]; hex {
+		return strings.ToLower(v)
+	}
+	for _, t := range device.Types {
+		for i := range t.Fields {
+			f := &t.Fields[i]
+			if f.Kind != device.Enum || (f.Name != key && f.JSON != key) {
+				continue
+			}
+			for _, w := range f.Values {
+				if strings.EqualFold(w, v) {
+					return w
+				}
+			}
+		}
+	}
+	return v
 }
 
 // Credentials are what a request carried that a cassette must not.

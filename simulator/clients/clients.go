@@ -41,7 +41,16 @@ import (
 type Exchange struct {
 	// Time is when the request arrived; Done when its answer was written
 	// (Time when zero).
-	Time, Done  time.Time
+	Time, Done time.Time
+	// Sent is when the request reached the server as its connection
+	// shows it (zero: Time): when the connection was accepted, for its
+	// first request (First), or when the request's first byte was read,
+	// for a later one. Conn numbers the connection (0: not known). They
+	// tell a request the app sent before an answer reached it (in flight)
+	// from one it sent after: see Transit.
+	Sent        time.Time
+	Conn        uint32
+	First       bool
 	Path        string
 	ContentType string
 	// Body is the request body (nil when it could not be read).
@@ -98,12 +107,16 @@ const (
 	// still count as waiting: the client's and the server's clocks start
 	// the wait at slightly different moments.
 	retrySlack = 100 * time.Millisecond
-	// InFlight is how long after an answer left another request may
-	// arrive and still have been on its way before the app read the
-	// answer (another goroutine's, another connection's, delayed by a
-	// busy machine): such a request is not judged against that answer,
-	// unless it is the answered request itself sent again.
-	InFlight = 250 * time.Millisecond
+	// Transit is how long after an answer left a request that another
+	// connection the app had open already carried may still have been
+	// sent before the answer reached the app (the answer's way there,
+	// the request's way back). A request is judged against an answer
+	// when it was sent after the answer reached the app, as its
+	// connection shows it: it came on the answer's own connection after
+	// it, or on a connection opened after the answer left, or more than
+	// Transit after the answer left on another one. Requests sent
+	// together are never each other's retries, whatever their fields.
+	Transit = 20 * time.Millisecond
 	// BackoffFloor is the least an app waits before it retries an error
 	// that carried no Retry-After (429 or 5xx): JudgeBackoff.
 	BackoffFloor = 500 * time.Millisecond
@@ -149,10 +162,10 @@ type Config struct {
 	// the report says how the app behaved during each: every request is
 	// counted under every fault in force when it arrived.
 	Phases func() []string
-	// Faults, when set (in place of Phases), are a scenario's faults that
-	// have started: each request is counted under the fault that answered
-	// it (Fault), and the report says, per fault, whether the app
-	// recovered after it ended.
+	// Faults, when set (in place of Phases), are the faults that have
+	// started (a scenario's steps, faults set by hand): each request is
+	// counted under the one fault that answered it (hits), and the report
+	// says, per fault, whether the app recovered after it ended.
 	Faults func() []Fault
 	// Trusted says the answers come from gwsim itself, whose 200 means the
 	// request followed every rule: such a request is not validated again
@@ -284,7 +297,9 @@ const (
 	JudgeNoReplay    = "no_replayed_request"
 	JudgeBackoff     = "backs_off_without_retry_after"
 	JudgeKnown       = "known_devices_only"
-	judgementsNumber = 9
+	JudgeTypes       = "matches_device_types"
+	JudgeOwnAccount  = "own_account_only"
+	judgementsNumber = 11
 )
 
 var judgements = [judgementsNumber]struct{ id, name string }{
@@ -297,6 +312,8 @@ var judgements = [judgementsNumber]struct{ id, name string }{
 	{JudgeNoReplay, "app did not resend an accepted request (same operation, fields, timestamp and sign)"},
 	{JudgeBackoff, "app backed off at least " + BackoffFloor.String() + " before retrying an error without Retry-After"},
 	{JudgeKnown, "app sent only to gateways and devices the fleet has"},
+	{JudgeTypes, "app sent each command with the type of the device it names"},
+	{JudgeOwnAccount, "app sent only a registered api_key, with its own account (myservice_id)"},
 }
 
 // violation counts the breaches of one judgement and keeps what its
@@ -449,39 +466,81 @@ type client struct {
 	coverage    []covCount
 	errors      map[string]*errStat
 	judged      [judgementsNumber]violation
-	// retryFrom is when the latest 429 or 503 with a Retry-After left,
-	// retryUntil when that Retry-After ends (a wait for the whole
-	// service); targets holds the waits and back-offs of one gateway or
-	// one device (targetKey).
-	retryFrom, retryUntil time.Time
-	retryStatus           uint16
-	retryCode             string
-	retrySame             uint32
-	targets               map[uint64]*targetWait
-	refused               window
-	sent                  window
-	skewN                 uint64
-	skewLast              time.Duration
-	skewMin               time.Duration
-	skewMax               time.Duration
-	phases                map[string]*phaseStat
-	phaseOrder            []string
+	// retry holds the latest 429s and 503s with a Retry-After (a wait
+	// for the whole service); targets the waits and back-offs of one
+	// gateway or one device (targetKey).
+	retry      waits
+	targets    map[uint64]*targetWait
+	refused    window
+	sent       window
+	skewN      uint64
+	skewLast   time.Duration
+	skewMin    time.Duration
+	skewMax    time.Duration
+	phases     map[string]*phaseStat
+	phaseOrder []string
 	// dirty says the client changed since the last Snapshot.
 	dirty bool
 }
 
-// targetWait is what one gateway's or device's last error asks of the
-// next request to it: a Retry-After (from, until) or, when the error
-// carried none, a back-off (backoffFrom). Unix nanoseconds; 0: none.
+// targetWait is what one gateway's or device's latest errors ask of the
+// next requests to it: a Retry-After (retry) or, when an error carried
+// none, a back-off (backoff: until the back-off floor ends).
 type targetWait struct {
-	from, until   int64
-	status        uint16
-	code          string
-	same          uint32
-	backoffFrom   int64
-	backoffStatus uint16
-	backoffCode   string
-	backoffSame   uint32
+	retry, backoff waits
+}
+
+// wait is what one answer asks: no request sent after it reached the
+// app (from, the answer's connection conn) before until. Unix
+// nanoseconds; until 0: none.
+type wait struct {
+	from, until int64
+	conn        uint32
+	status      uint16
+	code        string
+}
+
+// waits are the latest answers' waits: each request is judged against
+// every one still in force, each from its own answer, so that a new
+// refusal never restarts the grace of the requests already on their way.
+type waits [4]wait
+
+// add keeps w in place of the wait that ends first.
+func (ws *waits) add(w wait) {
+	k := 0
+	for i := range ws {
+		if ws[i].until < ws[k].until {
+			k = i
+		}
+	}
+	ws[k] = w
+}
+
+// breached is the wait a request sent at (on connection conn, the first
+// request of a connection opened then when fresh) breaks, the one with
+// the most time left, less slack; nil when none.
+func (ws *waits) breached(at int64, conn uint32, fresh bool, slack int64) *wait {
+	var worst *wait
+	for i := range ws {
+		w := &ws[i]
+		if w.until == 0 || at >= w.until-slack || !sentAfter(at, conn, fresh, w.from, w.conn) {
+			continue
+		}
+		if worst == nil || w.until > worst.until {
+			worst = w
+		}
+	}
+	return worst
+}
+
+// sentAfter says a request that reached gwsim at (Exchange.Sent) was
+// sent after an answer that left at from on connection answered had
+// reached the app: see Transit.
+func sentAfter(at int64, conn uint32, fresh bool, from int64, answered uint32) bool {
+	if at <= from {
+		return false
+	}
+	return (conn != 0 && conn == answered) || fresh || at > from+int64(Transit)
 }
 
 // request is what Observe reads of a request, as its record keeps it: no
@@ -493,7 +552,9 @@ type request struct {
 	hasTime bool
 	signBad bool
 	typ     uint8 // device.Type.ID + 1, 0: none
-	skew    time.Duration
+	// fresh says the request is its connection's first (Exchange.First).
+	fresh bool
+	skew  time.Duration
 	// invalid is why the request breaks the interface's rules (nil: it
 	// does not).
 	invalid *device.Error
@@ -526,14 +587,22 @@ type answer struct {
 	status   uint16
 	hasRetry bool
 	// same is the answered request's operation and fields, its timestamp
-	// and sign aside, in 32 bits: a retry of that request is told by it
-	// (kept here, where the record has room). Filled by read.
+	// and sign aside, in 32 bits (kept here, where the record has room).
+	// Filled by read.
 	same uint32
+	// conn is the exchange's connection (Exchange.Conn).
+	conn uint32
+	// retryAfterMS is the Retry-After in milliseconds.
+	retryAfterMS uint32
 	// err holds the answer's error code, field and message (nil: none):
 	// the error gwsim answered with itself, when it reads back the same,
 	// so that nothing is copied.
-	err        *device.Error
-	retryAfter time.Duration
+	err *device.Error
+}
+
+// retryAfter is the answer's Retry-After.
+func (a *answer) retryAfter() time.Duration {
+	return time.Duration(a.retryAfterMS) * time.Millisecond
 }
 
 // noError and noOddity stand for none when read; never written.
@@ -565,6 +634,10 @@ func (r *Recorder) Observe(ex Exchange) {
 		now = r.now()
 	}
 	rec := record{at: nanos(ex.Time), done: nanos(ex.Done)}
+	if !ex.Sent.IsZero() && ex.Sent.Before(ex.Time) {
+		rec.at = ex.Sent.UnixNano()
+	}
+	rec.a.conn, rec.q.fresh = ex.Conn, ex.First
 	var ids [2]string // the request's mac and sn
 	key, sign := r.read(&rec.q, &rec.a.same, &ids, op, &ex, now)
 	q := &rec.q
@@ -578,12 +651,20 @@ func (r *Recorder) Observe(ex Exchange) {
 		}
 	}
 	readAnswer(&rec.a, &ex, sign, key)
+	if rec.a.err != nil && rec.a.err.Code == device.CodeTypeMismatch {
+		// Covered under the type the device has, which the answer names,
+		// not the one the app claimed.
+		if t, ok := realType(rec.a.err.Message); ok {
+			rec.q.typ = t.ID + 1
+		}
+	}
 	if rec.done == 0 {
 		rec.done = rec.at
 	}
 	if r.cfg.Faults != nil {
 		if faults := r.cfg.Faults(); len(faults) > 0 {
-			rec.hits = hits(faults, op, ids[0], ids[1], rec.a.e().Code, ex.Status == http.StatusOK, timeOf(rec.at))
+			ae := rec.a.e()
+			rec.hits = hits(faults, op, ids[0], ids[1], ae.Code, ae.Message, ex.Status == http.StatusOK, timeOf(rec.at))
 		}
 	} else if r.cfg.Phases != nil {
 		for _, p := range r.cfg.Phases() {
@@ -709,6 +790,8 @@ func (c *client) judgeClock(window time.Duration, at time.Time, what desc, q *re
 	if window > 0 && (q.skew > window || q.skew < -window) {
 		v := c.flag(JudgeClock, at, what)
 		v.kind, v.d = breachSkew, q.skew
+	} else if ae.Code == device.CodeStaleTimestamp {
+		c.flag(JudgeClock, at, what).kind = breachStale // the service's window, or its zone, is not ours
 	}
 }
 
@@ -718,13 +801,14 @@ func (c *client) judgeClock(window time.Duration, at time.Time, what desc, q *re
 // answer had left (retrySlack later: it may have been on its way). It
 // says the request came before an answer allowed it.
 func (c *client) judgeFollowing(at time.Time, what desc, q *request, a *answer, ae *device.Error) (early bool) {
-	if !c.retryUntil.IsZero() && at.Before(c.retryUntil.Add(-retrySlack)) && after(at, c.retryFrom, a.same, c.retrySame) {
+	ns := at.UnixNano()
+	if w := c.retry.breached(ns, a.conn, q.fresh, int64(retrySlack)); w != nil {
 		early = true
 		v := c.flag(JudgeRetryAfter, at, what)
-		v.kind, v.t, v.d, v.status, v.code = breachEarly, c.retryFrom, c.retryUntil.Sub(at), c.retryStatus, c.retryCode
+		v.kind, v.t, v.d, v.status, v.code = breachEarly, timeOf(w.from), time.Duration(w.until-ns), w.status, w.code
 	}
 	if len(c.targets) > 0 {
-		early = c.waits(at, what, q, a.same) || early
+		early = c.waits(at, what, q, a, early)
 	}
 	if q.exact != 0 {
 		if seenAt, f, ok := c.refused.find(q.exact); ok {
@@ -743,8 +827,17 @@ func (c *client) judgeFollowing(at time.Time, what desc, q *request, a *answer, 
 	if ae.Code == device.CodeReplayedRequest && !replay {
 		c.flag(JudgeNoReplay, at, what).kind = breachReplayed
 	}
-	if ae.Code == device.CodeGatewayNotFound || ae.Code == device.CodeDeviceNotFound {
-		v := c.flag(JudgeKnown, at, what)
+	var refused string
+	switch ae.Code {
+	case device.CodeGatewayNotFound, device.CodeDeviceNotFound:
+		refused = JudgeKnown
+	case device.CodeTypeMismatch:
+		refused = JudgeTypes
+	case device.CodeUnknownAPIKey, device.CodeAccountMismatch:
+		refused = JudgeOwnAccount
+	}
+	if refused != "" {
+		v := c.flag(refused, at, what)
 		v.kind, v.err = breachError, ae
 	}
 	return early
@@ -787,15 +880,6 @@ func (c *client) countError(at time.Time, what desc, status int, ae *device.Erro
 	es.at, es.what, es.field, es.message = at.UTC(), what, ae.Field, ae.Message
 }
 
-// after says a request that arrived at is judged against an answer that
-// left at from: it arrived after the answer left, and either more than
-// InFlight after (sooner, it may have been on its way before the app
-// read the answer) or it is the very request answered again, its
-// timestamp and sign aside (same).
-func after(at, from time.Time, same, answered uint32) bool {
-	return at.After(from.Add(InFlight)) || (at.After(from) && same == answered)
-}
-
 // formatName is "json", "xml", or "an unreadable body" for 0.
 func formatName(f device.Format) string {
 	if f == 0 {
@@ -811,23 +895,23 @@ func targetKey(gw, dev uint32) uint64 { return uint64(gw)<<32 | uint64(dev) }
 // waits judges a request against the Retry-After and the back-off its
 // gateway's and its device's last errors asked for; it says whether the
 // request came before a Retry-After ended.
-func (c *client) waits(at time.Time, what desc, q *request, same uint32) bool {
-	early := false
+func (c *client) waits(at time.Time, what desc, q *request, a *answer, early bool) bool {
+	backedOff := false
 	ns := at.UnixNano()
-	slack, inFlight := int64(retrySlack), int64(InFlight)
 	for _, k := range [2]uint64{targetKey(q.gw, 0), targetKey(q.gw, q.dev)} {
-		w := c.targets[k]
-		if w == nil {
+		tw := c.targets[k]
+		if tw == nil {
 			continue
 		}
-		if w.until != 0 && ns < w.until-slack && !early && (ns > w.from+inFlight || (ns > w.from && same == w.same)) {
+		if w := tw.retry.breached(ns, a.conn, q.fresh, int64(retrySlack)); w != nil && !early {
 			early = true
 			v := c.flag(JudgeRetryAfter, at, what)
 			v.kind, v.t, v.d, v.status, v.code = breachEarly, timeOf(w.from), time.Duration(w.until-ns), w.status, w.code
 		}
-		if w.backoffFrom != 0 && ns < w.backoffFrom+int64(BackoffFloor) && (ns > w.backoffFrom+inFlight || (ns > w.backoffFrom && same == w.backoffSame)) {
+		if w := tw.backoff.breached(ns, a.conn, q.fresh, 0); w != nil && !backedOff {
+			backedOff = true
 			v := c.flag(JudgeBackoff, at, what)
-			v.kind, v.t, v.d, v.status, v.code = breachBackoff, timeOf(w.backoffFrom), time.Duration(ns-w.backoffFrom), w.backoffStatus, w.backoffCode
+			v.kind, v.t, v.d, v.status, v.code = breachBackoff, timeOf(w.from), time.Duration(ns-w.from), w.status, w.code
 		}
 		if q.dev == 0 {
 			break // the gateway's own wait only
@@ -849,10 +933,9 @@ func (c *client) asks(done time.Time, status int, code string, q *request, a *an
 		return
 	}
 	wide := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	from := done.UnixNano()
 	if a.hasRetry && wide {
-		if until := done.Add(a.retryAfter); until.After(c.retryUntil) {
-			c.retryFrom, c.retryUntil, c.retryStatus, c.retryCode, c.retrySame = done, until, a.status, code, a.same
-		}
+		c.retry.add(wait{from: from, until: from + int64(a.retryAfter()), conn: a.conn, status: a.status, code: code})
 		return
 	}
 	if !a.hasRetry && status != http.StatusTooManyRequests && status < 500 {
@@ -874,9 +957,9 @@ func (c *client) asks(done time.Time, status int, code string, q *request, a *an
 		c.targets[k] = w
 	}
 	if a.hasRetry {
-		w.from, w.until, w.status, w.code, w.same = done.UnixNano(), done.Add(a.retryAfter).UnixNano(), a.status, code, a.same
+		w.retry.add(wait{from: from, until: from + int64(a.retryAfter()), conn: a.conn, status: a.status, code: code})
 	} else {
-		w.backoffFrom, w.backoffStatus, w.backoffCode, w.backoffSame = done.UnixNano(), a.status, code, a.same
+		w.backoff.add(wait{from: from, until: from + int64(BackoffFloor), conn: a.conn, status: a.status, code: code})
 	}
 }
 
@@ -1433,9 +1516,9 @@ func readAnswer(a *answer, ex *Exchange, sign, key string) {
 	}
 	if v := strings.TrimSpace(headerValue(ex.Header, "Retry-After")); v != "" {
 		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-			a.retryAfter, a.hasRetry = time.Duration(secs)*time.Second, true
+			a.retryAfterMS, a.hasRetry = uint32(min(secs, math.MaxUint32/1000)*1000), true
 		} else if t, err := http.ParseTime(v); err == nil {
-			a.retryAfter, a.hasRetry = max(t.Sub(ex.Time), 0), true
+			a.retryAfterMS, a.hasRetry = uint32(min(max(t.Sub(ex.Time), 0)/time.Millisecond, math.MaxUint32)), true
 		}
 	}
 	var code, field, message string
@@ -1457,6 +1540,22 @@ func readAnswer(a *answer, ex *Exchange, sign, key string) {
 	if code != "" || field != "" || message != "" {
 		a.err = &device.Error{Code: code, Field: field, Message: message}
 	}
+}
+
+// realType is the device type a type_mismatch answer says the device
+// has: gwsim's "device … is a Relay Module, not a Light Dimmer"; false
+// when the message names none.
+func realType(message string) (*device.Type, bool) {
+	_, rest, ok := strings.Cut(message, " is ")
+	if !ok {
+		return nil, false
+	}
+	name, _, ok := strings.Cut(rest, ", not ")
+	if !ok {
+		return nil, false
+	}
+	name = strings.TrimPrefix(strings.TrimPrefix(name, "an "), "a ")
+	return device.LookupType(name)
 }
 
 // headerValue is h.Get(key) for a key in canonical form, as net/http and

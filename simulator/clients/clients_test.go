@@ -216,7 +216,7 @@ func TestJUnitHasOneFailingCasePerBrokenJudgement(t *testing.T) {
 	for _, tc := range suites.Suites[0].Cases {
 		failedCases[tc.Name] = tc.Failure != nil
 	}
-	if len(failedCases) != 9 || !failedCases["app sent only valid requests"] ||
+	if len(failedCases) != 11 || !failedCases["app sent only valid requests"] ||
 		!failedCases["app sent no fields that belong to another device type"] || failedCases["app waited out Retry-After on 429, 503 and 504"] {
 		t.Errorf("cases %v", failedCases)
 	}
@@ -314,10 +314,13 @@ func TestUntriedSaysWhatTheAppNeverTried(t *testing.T) {
 	var text, page bytes.Buffer
 	r.WriteText(&text)
 	r.WriteHTML(&page)
-	for _, want := range []string{"never sent: operations message, update_name; device types Appliance Module", "formats xml;", "never met: 401 stale_timestamp"} {
+	for _, want := range []string{"never sent: operations message, update_name; device types Appliance Module", "; formats xml\n", "never met: 401 stale_timestamp"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text misses %q:\n%s", want, text.String())
 		}
+	}
+	if strings.Contains(text.String(), ";\n") {
+		t.Errorf("a line of the text ends with a stray ';':\n%s", text.String())
 	}
 	if !strings.Contains(page.String(), "errors never met") || !strings.Contains(page.String(), "429 rate_limited") {
 		t.Errorf("page misses what was never tried")

@@ -111,11 +111,14 @@ func (a *app) post(path string, body []byte) answer {
 	b, _ := io.ReadAll(res.Body)
 	ans := answer{status: res.StatusCode, retryAfter: -1, body: string(b)}
 	if v := res.Header.Get("Retry-After"); v != "" {
-		secs, err := strconv.Atoi(v)
-		if err != nil {
+		// Seconds or an HTTP date: RFC 9110 allows both.
+		if secs, err := strconv.Atoi(v); err == nil {
+			ans.retryAfter = time.Duration(secs) * time.Second
+		} else if t, err := http.ParseTime(v); err == nil {
+			ans.retryAfter = max(time.Until(t), 0)
+		} else {
 			a.t.Fatalf("Retry-After %q", v)
 		}
-		ans.retryAfter = time.Duration(secs) * time.Second
 	}
 	return ans
 }
@@ -291,12 +294,16 @@ func TestFaithfulConcurrentAppUnderRateLimit(t *testing.T) {
 		}
 	}
 	const goroutines, each = 8, 12
+	// One pool that keeps a connection per goroutine: a connection
+	// opened after a 429 reached the app is a request sent after it.
+	pool := &http.Transport{MaxIdleConnsPerHost: goroutines}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	limited := 0
 	for g := range goroutines {
 		wg.Go(func() {
 			a := newApp(t, sim.URL(), []string{"json", "xml"}[g%2])
+			a.http.Transport = pool
 			for i := 0; i < each; {
 				wait()
 				// Each command once: its own level, signed when sent.

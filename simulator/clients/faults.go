@@ -17,6 +17,11 @@ type Fault struct {
 	// MAC and SN name the gateway (and device) it hits, in lower case;
 	// Operation the operation of an error rate ("" for all).
 	MAC, SN, Operation string
+	// Rate is an error rate's share, Latency a latency's or a slow
+	// device's wait: of two faults of one kind in force, the request is
+	// counted under the one gwsim's merge kept (the highest, hits).
+	Rate    float64
+	Latency time.Duration
 	// Start and End bound it; End is zero while it is in force.
 	Start, End time.Time
 }
@@ -44,14 +49,24 @@ type phaseHit struct {
 	after         time.Duration
 }
 
-// hits attributes a request to the faults that answered it: a request is
-// counted under a fault when that fault, in force when it arrived, is what
-// it met (its gateway offline, its device unreachable or slow, an
-// injected error of its operation, a latency on every request), not under
-// every fault that happened to be in force. A request to a fault's target
-// that succeeded after the fault ended tells the app recovered.
-func hits(faults []Fault, op device.Operation, mac, sn, code string, ok bool, at time.Time) []phaseHit {
+// hits attributes a request to the one fault that answered it: the
+// fault gwsim applied, in the order gwsim applies them (an offline
+// gateway, an unreachable device, the error rate of every operation, the
+// error rate of the request's own), or, when none of those answered it,
+// the one that slowed it (a slow device, then a latency on every
+// request); not to every fault that happened to be in force. Among
+// faults of one kind the one gwsim's merge kept wins: the highest error
+// rate, the longest latency, the latest started when equal. A request to
+// a fault's target that succeeded after the fault ended tells the app
+// recovered. message is the answer's error message: gwsim names there
+// which error rate failed the request.
+func hits(faults []Fault, op device.Operation, mac, sn, code, message string, ok bool, at time.Time) []phaseHit {
 	var out []phaseHit
+	best, bestRank := -1, 0
+	target := sn
+	if target == "" {
+		target = mac
+	}
 	for i := range faults {
 		f := &faults[i]
 		if at.Before(f.Start) {
@@ -60,28 +75,10 @@ func hits(faults []Fault, op device.Operation, mac, sn, code string, ok bool, at
 		onGateway := mac != "" && strings.EqualFold(mac, f.MAC)
 		onDevice := onGateway && sn != "" && strings.EqualFold(sn, f.SN)
 		ofOp := f.Operation == "" || f.Operation == op.Name()
-		target := sn
-		if target == "" {
-			target = strings.ToLower(mac)
-		}
 		if f.End.IsZero() || at.Before(f.End) {
-			met := false
-			switch f.Kind {
-			case FaultGatewayOffline:
-				met = onGateway
-			case FaultDeviceUnreachable, FaultDeviceSlow:
-				met = onDevice
-			case FaultErrorRate:
-				met = code == device.CodeInjectedFault && ofOp
-			case FaultLatency:
-				met = true
-			case FaultStorage:
-				met = code == device.CodeStorageUnavailable
-			default:
-				met = true
-			}
-			if met {
-				out = append(out, phaseHit{label: f.Label, target: strings.Clone(strings.ToLower(target))})
+			rank := answeredBy(f, code, message, onGateway, onDevice, ofOp)
+			if rank > 0 && (rank > bestRank || rank == bestRank && f.outranks(&faults[best])) {
+				best, bestRank = i, rank
 			}
 			continue
 		}
@@ -101,7 +98,76 @@ func hits(faults []Fault, op device.Operation, mac, sn, code string, ok bool, at
 			out = append(out, phaseHit{label: f.Label, recovered: true, after: at.Sub(f.End)})
 		}
 	}
+	if best >= 0 {
+		out = append(out, phaseHit{label: faults[best].Label, target: strings.Clone(strings.ToLower(target))})
+	}
 	return out
+}
+
+// answeredBy ranks how a fault in force met a request: 0 it did not; the
+// higher the rank, the earlier gwsim applies such a fault (the one that
+// answered the request outranks the ones that only slowed it).
+func answeredBy(f *Fault, code, message string, onGateway, onDevice, ofOp bool) int {
+	switch f.Kind {
+	case FaultGatewayOffline:
+		if onGateway && code == device.CodeGatewayOffline {
+			return 7
+		}
+	case FaultStorage:
+		if code == device.CodeStorageUnavailable {
+			return 7
+		}
+	case FaultDeviceUnreachable:
+		if onDevice && code == device.CodeDeviceUnreachable {
+			return 6
+		}
+	case FaultErrorRate:
+		if code != device.CodeInjectedFault || !ofOp {
+			return 0
+		}
+		// gwsim's message names the rate that failed the request; an
+		// answer that names neither (another service's) fits both.
+		everyOp := strings.Contains(message, "(fault injection error_rate)")
+		ownOp := strings.Contains(message, "operation_error_rates.")
+		switch {
+		case f.Operation == "" && !ownOp:
+			return 5
+		case f.Operation != "" && !everyOp:
+			return 4
+		}
+	case FaultDeviceSlow:
+		if onDevice && !answered(code) {
+			return 2
+		}
+	case FaultLatency, FaultOther:
+		if !answered(code) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// answered says code is one a fault answers with: such a request is
+// counted under that fault, not under one that only slowed it.
+func answered(code string) bool {
+	switch code {
+	case device.CodeGatewayOffline, device.CodeDeviceUnreachable, device.CodeInjectedFault, device.CodeStorageUnavailable:
+		return true
+	}
+	return false
+}
+
+// outranks says f is the one of two faults of one kind that gwsim's
+// merge kept: the higher error rate or the longer latency, the latest
+// started when equal.
+func (f *Fault) outranks(g *Fault) bool {
+	if f.Rate != g.Rate {
+		return f.Rate > g.Rate
+	}
+	if f.Latency != g.Latency {
+		return f.Latency > g.Latency
+	}
+	return !f.Start.Before(g.Start)
 }
 
 // maxPhaseDevices bounds the devices a phase counts requests against.

@@ -306,13 +306,13 @@ func (r *Report) WriteText(w io.Writer) error {
 			b.WriteString(phaseLine(p))
 		}
 		if u := c.Untried; len(u.Operations)+len(u.Types)+len(u.Formats) > 0 {
-			b.WriteString("  never sent:")
+			var parts []string
 			for _, part := range [][2]string{{"operations", strings.Join(u.Operations, ", ")}, {"device types", strings.Join(u.Types, ", ")}, {"formats", strings.Join(u.Formats, ", ")}} {
 				if part[1] != "" {
-					fmt.Fprintf(&b, " %s %s;", part[0], part[1])
+					parts = append(parts, part[0]+" "+part[1])
 				}
 			}
-			b.WriteString("\n")
+			b.WriteString("  never sent: " + strings.Join(parts, "; ") + "\n")
 		}
 		if len(c.Untried.Errors) > 0 {
 			fmt.Fprintf(&b, "  never met: %s\n", strings.Join(c.Untried.Errors, ", "))

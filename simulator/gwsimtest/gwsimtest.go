@@ -94,6 +94,12 @@ const (
 	// KnownDevicesOnly: no request to a gateway or device the fleet does
 	// not have (404).
 	KnownDevicesOnly = clients.JudgeKnown
+	// MatchesDeviceTypes: no command with a type other than its
+	// device's (409 type_mismatch).
+	MatchesDeviceTypes = clients.JudgeTypes
+	// OwnAccountOnly: no unknown api_key (401 unknown_api_key), no
+	// myservice_id of another account (403 account_mismatch).
+	OwnAccountOnly = clients.JudgeOwnAccount
 )
 
 // Option configures a Server.
@@ -447,7 +453,7 @@ func (s *Server) Faults() Faults { return s.sim.Server.Faults() }
 // operation that does not exist is an error naming it, and changes
 // nothing.
 func (s *Server) SetFaults(f Faults) error {
-	if err := s.sim.Server.SetFaults(f); err != nil {
+	if err := s.sim.Server.SetHandFaults(f); err != nil {
 		return fmt.Errorf("gwsimtest: faults: %w", err)
 	}
 	return nil
@@ -455,7 +461,7 @@ func (s *Server) SetFaults(f Faults) error {
 
 // ClearFaults ends every fault (DELETE /_sim/faults).
 func (s *Server) ClearFaults() {
-	s.sim.Server.SetFaults(Faults{})
+	s.sim.Server.SetHandFaults(Faults{})
 }
 
 // change adds to the faults in force.

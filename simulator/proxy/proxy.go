@@ -247,6 +247,7 @@ func (p *Proxy) admin(next http.Handler) http.Handler {
 func (p *Proxy) operation(op device.Operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		sent, conn, first := server.SentBy(r, start)
 		ct := r.Header.Get("Content-Type")
 		format, _ := codec.FormatOf(ct)
 		body, err := io.ReadAll(io.LimitReader(r.Body, p.cfg.MaxBody+1))
@@ -285,7 +286,8 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 		}
 		ent.Status = res.StatusCode
 		ent.DurationUS = time.Since(start).Microseconds()
-		p.clients.Observe(clients.Exchange{Time: start, Done: time.Now(), Path: op.Path(), ContentType: ct, Body: body, RemoteAddr: r.RemoteAddr,
+		p.clients.Observe(clients.Exchange{Time: start, Done: time.Now(), Sent: sent, Conn: conn, First: first,
+			Path: op.Path(), ContentType: ct, Body: body, RemoteAddr: r.RemoteAddr,
 			Status: res.StatusCode, Header: res.Header, Answer: answer,
 			Judged: true, Violation: verdict.fieldViolation(), SignBad: verdict.signBad})
 		p.journal.add(ent)
@@ -585,13 +587,17 @@ func (p *Proxy) Open(addr string) error {
 	if err != nil {
 		return err
 	}
+	// Each request's send time as its connection shows it, for the
+	// client report's judgements (server.TrackSent).
+	ln = server.TrackSent(ln)
 	p.ln = ln
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		p.guard.ListenHost = host
 	}
 	p.srv = &http.Server{Handler: p.handler, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: p.cfg.Timeout + 30*time.Second, IdleTimeout: 60 * time.Second,
-		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)}
+		ErrorLog:    slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
+		ConnContext: server.SentContext, ConnState: server.SentIdle}
 	go func() {
 		if err := p.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			p.log.Error("serve stopped", "err", err)

@@ -293,10 +293,11 @@ func (p *Player) Faults() []clients.Fault {
 			f.Kind, f.MAC, f.SN = clients.FaultDeviceUnreachable, s.extra.UnreachableDevices[0].MAC, s.extra.UnreachableDevices[0].SN
 		case s.DeviceSlow != nil:
 			f.Kind, f.MAC, f.SN = clients.FaultDeviceSlow, s.extra.SlowDevices[0].MAC, s.extra.SlowDevices[0].SN
+			f.Latency = s.extra.SlowDevices[0].Latency.Duration
 		case s.ErrorRate != nil:
-			f.Kind, f.Operation = clients.FaultErrorRate, s.ErrorRate.Operation
+			f.Kind, f.Operation, f.Rate = clients.FaultErrorRate, s.ErrorRate.Operation, s.ErrorRate.Rate
 		case s.Latency.Duration != 0:
-			f.Kind = clients.FaultLatency
+			f.Kind, f.Latency = clients.FaultLatency, s.Latency.Duration
 		case s.RedisLoss:
 			f.Kind = clients.FaultStorage
 		}

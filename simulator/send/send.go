@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -146,17 +148,35 @@ type Options struct {
 	Timeout time.Duration
 	// Now is the clock of the timestamp; time.Now when nil.
 	Now func() time.Time
+	// Retries is how many times a request answered 429 or 503 with a
+	// Retry-After is sent again (signed afresh) once that wait is over;
+	// 0: never, the answer stands. Each retry is said and printed.
+	Retries int
 }
+
+// MaxRetries bounds Options.Retries.
+const MaxRetries = 10
+
+// xmlSignMarker is SignMarker as an XML body shows it: escaped, so that
+// the printed body stays well-formed XML whose sign reads SignMarker.
+const xmlSignMarker = "&lt;SIGNATURE&gt;"
 
 // Send signs and sends req and prints the exchange on out: the request
 // line, headers and body (the sign shown as SignMarker), then the status,
-// headers and body of the answer. It returns an error only when no answer
+// headers and body of the answer. With Options.Retries it sends the
+// request again after an answer that asks to wait (429, 503 with
+// Retry-After), saying so, and prints every exchange; otherwise one
+// request, whatever the answer. It returns an error only when no answer
 // came or the request could not be made.
 func Send(ctx context.Context, o Options, cred Credentials, req Request, out io.Writer) (Result, error) {
 	if err := req.Check(); err != nil {
 		return Result{}, err
 	}
-	c, err := client.New(client.Config{BaseURL: o.Target, Timeout: o.Timeout})
+	if o.Retries < 0 || o.Retries > MaxRetries {
+		return Result{}, fmt.Errorf("--retries must be from 0 to %d", MaxRetries)
+	}
+	// The client never retries on its own: what is sent is said here.
+	c, err := client.New(client.Config{BaseURL: o.Target, Timeout: o.Timeout, RetryBudget: -1})
 	if err != nil {
 		return Result{}, err
 	}
@@ -165,7 +185,49 @@ func Send(ctx context.Context, o Options, cred Credentials, req Request, out io.
 	if o.Now != nil {
 		now = o.Now
 	}
-	env := c.Envelope(fleet.APIKey{Key: cred.APIKey, Secret: cred.Secret}, cred.AccountID, cred.MAC, now(), cred.Location)
+	for attempt := 0; ; attempt++ {
+		res, err := sendOnce(ctx, c, now(), cred, req, out)
+		if err != nil || attempt == o.Retries {
+			if err != nil {
+				err = fmt.Errorf("no answer from %s: %w", o.Target, err)
+			}
+			return res, err
+		}
+		wait, ok := waitAsked(res.Response, now())
+		if !ok {
+			return res, nil // the answer stands: nothing asks for a retry
+		}
+		fmt.Fprintf(out, "\n# retry %d of %d: the answer asked to wait %s (Retry-After); sending again, signed afresh\n\n",
+			attempt+1, o.Retries, wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return res, ctx.Err()
+		}
+	}
+}
+
+// waitAsked is the wait an answer asks for before a retry: a 429 or 503
+// with a Retry-After of seconds or an HTTP date.
+func waitAsked(r *client.Response, now time.Time) (time.Duration, bool) {
+	if r == nil || (r.Status != 429 && r.Status != 503) {
+		return 0, false
+	}
+	v := strings.TrimSpace(r.Header.Get("Retry-After"))
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// sendOnce signs req at now, sends it once and prints the exchange.
+func sendOnce(ctx context.Context, c *client.Client, now time.Time, cred Credentials, req Request, out io.Writer) (Result, error) {
+	env := c.Envelope(fleet.APIKey{Key: cred.APIKey, Secret: cred.Secret}, cred.AccountID, cred.MAC, now, cred.Location)
 	fields := append(env, req.fields()...)
 
 	// Signed here rather than by the client, so that the printed body can
@@ -185,16 +247,16 @@ func Send(ctx context.Context, o Options, cred Credentials, req Request, out io.
 		}
 	}
 	resp, ex, err := c.Do(ctx, client.Request{Path: req.Op.Path(), Format: req.Format, Fields: fields, Sign: client.SignKeep})
-	ex.RequestBody = strings.ReplaceAll(ex.RequestBody, sign, SignMarker)
+	marker := SignMarker
+	if req.Format == device.XML {
+		marker = xmlSignMarker
+	}
+	ex.RequestBody = strings.ReplaceAll(ex.RequestBody, sign, marker)
 	// The api_key shows its first four characters, as in every output.
 	shown := ex
 	shown.RequestBody = client.MaskAPIKeys(ex.RequestBody)
 	Print(out, shown)
-	res := Result{Exchange: ex, Response: resp, OK: err == nil && resp.Success()}
-	if err != nil {
-		return res, fmt.Errorf("no answer from %s: %w", o.Target, err)
-	}
-	return res, nil
+	return Result{Exchange: ex, Response: resp, OK: err == nil && resp.Success()}, err
 }
 
 // Print writes an exchange as a person reads it: request, blank line,

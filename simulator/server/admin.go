@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
@@ -100,7 +101,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	h("GET /_sim/faults", s.read(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.faults.get())
+		writeJSON(w, http.StatusOK, s.faults.get().shown())
 	}))
 	h("PUT /_sim/faults", s.putFaults)
 	h("DELETE /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
@@ -108,12 +109,21 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 			adminError(w, derr)
 			return
 		}
+		s.hand.set(noFaults(), time.Now())
 		s.changes.Publish(Change{Kind: "faults", Replica: s.cfg.Replica})
-		writeJSON(w, http.StatusOK, s.faults.get())
+		writeJSON(w, http.StatusOK, s.faults.get().shown())
 	})
 	h("GET /_sim/openapi.yaml", s.openAPI)
 	for pattern, handler := range s.cfg.Admin {
 		h(pattern, handler.ServeHTTP)
+	}
+	if _, ok := s.cfg.Admin["GET /_sim/scenario"]; !ok {
+		// No scenario loaded: say so, rather than that the call does not exist.
+		noScenario := func(w http.ResponseWriter, r *http.Request) {
+			adminError(w, device.Errorf(device.CodeNotFound, "", "no scenario is loaded: start gwsim serve with --scenario FILE (docs/scenarios.md)"))
+		}
+		h("/_sim/scenario", noScenario)
+		h("/_sim/scenario/", noScenario)
 	}
 	h("/_sim/", func(w http.ResponseWriter, r *http.Request) {
 		adminError(w, device.Errorf(device.CodeNotFound, "", "no admin call %s %s", r.Method, r.URL.Path))
@@ -187,10 +197,11 @@ func (s *Server) putFaults(w http.ResponseWriter, r *http.Request) {
 		adminError(w, derr)
 		return
 	}
+	s.hand.set(f, time.Now())
 	s.changes.Publish(Change{Kind: "faults", Replica: s.cfg.Replica})
 	s.log.Info("faults set", "latency", f.Latency.String(), "error_rate", f.ErrorRate, "offline_gateways", f.OfflineGateways,
 		"unreachable_devices", len(f.UnreachableDevices), "slow_devices", len(f.SlowDevices), "operation_error_rates", f.OperationErrorRates)
-	writeJSON(w, http.StatusOK, s.faults.get())
+	writeJSON(w, http.StatusOK, s.faults.get().shown())
 }
 
 func limitParam(r *http.Request, def int) (int, *device.Error) {

@@ -210,7 +210,7 @@ func (s *Server) fail(w http.ResponseWriter, f device.Format, e *device.Error) {
 		w.Header().Set("Retry-After", "1")
 	case device.CodeInjectedFault, device.CodeGatewayOffline, device.CodeDeviceUnreachable:
 		// What a real service sends with these (Faults.RetryAfter).
-		if v := s.faults.retryAfter(); v != "" {
+		if v := s.faults.retryAfter(time.Now()); v != "" {
 			w.Header()["Retry-After"] = []string{v}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -34,6 +35,10 @@ type Faults struct {
 	// rounded up to whole seconds ("1500ms"), or "none" (also "0") for a
 	// service that sends none. Empty: DefaultRetryAfter.
 	RetryAfter string `json:"retry_after,omitempty"`
+	// RetryAfterDate sends that Retry-After as an HTTP date (RFC 9110
+	// allows both forms, so an app must read both): the moment the wait
+	// ends, rounded up to the second.
+	RetryAfterDate bool `json:"retry_after_date,omitempty"`
 }
 
 // DefaultRetryAfter is the Retry-After of injected errors when the
@@ -270,9 +275,20 @@ func (s *faultState) draw() (time.Duration, bool) {
 	return p.f.Latency.Duration, p.f.ErrorRate > 0 && rand.Float64() < p.f.ErrorRate
 }
 
-// retryAfter is the Retry-After header of the injected errors, "" for
-// none.
-func (s *faultState) retryAfter() string { return s.cur.Load().retryAfter }
+// retryAfter is the Retry-After header of the injected errors at now, ""
+// for none: seconds, or with RetryAfterDate the HTTP date the wait ends.
+func (s *faultState) retryAfter(now time.Time) string {
+	p := s.cur.Load()
+	if p.retryAfter == "" || !p.f.RetryAfterDate {
+		return p.retryAfter
+	}
+	secs, _ := strconv.Atoi(p.retryAfter)
+	end := now.Add(time.Duration(secs) * time.Second)
+	if t := end.Truncate(time.Second); t.Before(end) {
+		end = t.Add(time.Second)
+	}
+	return end.UTC().Format(http.TimeFormat)
+}
 
 func (s *faultState) isOffline(mac string) bool {
 	p := s.cur.Load()
@@ -322,4 +338,13 @@ func (s *Server) checkNames(f *Faults) *device.Error {
 		}
 	}
 	return nil
+}
+
+// shown is f as the admin API answers it: retry_after always there, the
+// value the injected errors carry ("1" unless set, "none").
+func (f Faults) shown() Faults {
+	if f.RetryAfter == "" {
+		f.RetryAfter = DefaultRetryAfter
+	}
+	return f
 }

@@ -26,6 +26,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 	obs := s.cfg.Observer
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		sent, conn, first := sentBy(r, start)
 		o := observationPool.Get().(*observation)
 		defer o.release()
 		o.start(w, r, start, int(s.cfg.MaxBody))
@@ -58,6 +59,7 @@ func (s *Server) observed(next http.Handler) http.Handler {
 		}
 		ex.AnswerError = cw.answerErr
 		ex.RemoteAddr = r.RemoteAddr
+		ex.Sent, ex.Conn, ex.First = sent, conn, first
 		obs.Observe(ex)
 		if cw.id != 0 {
 			s.exchanges.put(cw.id, ex.ContentType, ex.Body, cw.status, headerValue(w.Header(), "Content-Type"), cw.buf)

@@ -134,6 +134,8 @@ type Server struct {
 	journal JournalStore
 	store   StateStore
 	faults  faultState
+	// hand keeps the faults set by hand for the client report.
+	hand handFaults
 	// exchanges keeps the last requests and answers, for the dashboard's
 	// journal rows; apps the masked api_keys the journal names.
 	exchanges exchangeRing
@@ -354,7 +356,7 @@ func (s *Server) Open(addr string) error {
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		s.guard.ListenHost = host
 	}
-	ln = noFiveXXListener{ln}
+	ln = noFiveXXListener{&sentListener{Listener: ln}}
 	s.startFaultPoll()
 	s.stopHealth, s.healthDone = make(chan struct{}), make(chan struct{})
 	go s.watchHealth(s.cfg.HealthEvery, s.stopHealth, s.healthDone)
@@ -368,6 +370,7 @@ func (s *Server) Open(addr string) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ConnState:         s.trackFresh,
+		ConnContext:       connContext,
 	}
 	if s.cfg.ConnectionClose {
 		s.srv.SetKeepAlivesEnabled(false)
@@ -444,6 +447,11 @@ const freshGrace = 200 * time.Millisecond
 // trackFresh is the server's ConnState hook: it keeps the connections
 // that have not sent a request yet.
 func (s *Server) trackFresh(c net.Conn, st http.ConnState) {
+	if st == http.StateIdle {
+		if sc := sentOf(c); sc != nil {
+			sc.idle()
+		}
+	}
 	if st != http.StateNew && s.freshN.Load() == 0 {
 		return
 	}

@@ -285,6 +285,10 @@
 
   function codeOf(e) { return e.status + (e.error_code ? " " + e.error_code : ""); }
 
+  // refOf names what a request went to: its gateway, and its device when
+  // it names one (a message names none).
+  function refOf(e) { return (e.mac || "") + (e.sn ? "/" + e.sn : ""); }
+
   function fillFilter(id, values) {
     const sel = $(id);
     const keep = sel.value;
@@ -299,7 +303,7 @@
     journalNames = names || {};
     const devices = new Map(), codes = new Map(), apps = new Map();
     for (const e of entries) {
-      if (e.mac || e.sn) devices.set(e.mac + "/" + e.sn, deviceName(e));
+      if (e.mac || e.sn) devices.set(refOf(e), deviceName(e));
       codes.set(codeOf(e), codeOf(e));
       if (e.app) apps.set(e.app, e.app);
     }
@@ -314,7 +318,7 @@
     const body = $("journal").tBodies[0];
     const frag = document.createDocumentFragment();
     const fd = $("jf-device").value, fc = $("jf-code").value, fa = $("jf-app").value;
-    const shown = journalEntries.filter((e) => (!fd || e.mac + "/" + e.sn === fd) && (!fc || codeOf(e) === fc) && (!fa || e.app === fa));
+    const shown = journalEntries.filter((e) => (!fd || refOf(e) === fd) && (!fc || codeOf(e) === fc) && (!fa || e.app === fa));
     if (!journalEntries.length) frag.append(el("tr", {}, el("td", { colSpan: 6, class: "muted" }, "No requests yet.")));
     else if (!shown.length) frag.append(el("tr", {}, el("td", { colSpan: 6, class: "muted" }, "No request matches the filters.")));
     for (const e of shown) {
