@@ -48,6 +48,9 @@ func (env *Env) declareAll() {
 	// each effect check then reads the state they left, in every run.
 	env.declareProbes()
 	env.declareEffects()
+	// HTTP's own rules last: they speak to the target on connections of
+	// their own and run in their place, after every check of a device.
+	env.declareHTTPRules()
 }
 
 // meta fills the metadata every check of a case shares; f is 0 for the
