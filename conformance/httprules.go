@@ -94,7 +94,7 @@ func (env *Env) httpRules() []httpRule {
 			assertion: "After answering a request that carries Connection: close, the service MUST close the connection and MUST NOT answer the request written after it.",
 			run:       env.checkConnectionClose},
 		{id: "http.content-length", rfc: "RFC 9110 8.6", quote: QuoteRFCContentLength, op: device.SendMessage,
-			title:     "the Content-Length of the answer to a valid request",
+			title:     "the Content-Length of the answer to a valid request, another written after it",
 			assertion: "An answer's Content-Length MUST be the number of bytes of its content: the bytes it delimits read as the answer, and the next bytes on the connection are the next answer's status line, or none when the service closed it; an answer MUST NOT carry both Content-Length and Transfer-Encoding.",
 			run:       env.checkContentLength},
 	}
@@ -108,9 +108,9 @@ func (env *Env) httpRules() []httpRule {
 	return rs
 }
 
-// declareHTTPRules declares the family. Each check runs in its place: it
-// speaks to the target on connections of its own, outside the run's
-// batches, and appends to the tested gateway's messages.
+// declareHTTPRules declares the family, first of the run. Each check runs
+// in its place: it speaks to the target on connections of its own, outside
+// the run's batches, and appends to the tested gateway's messages.
 func (env *Env) declareHTTPRules() {
 	for _, r := range env.httpRules() {
 		r := r
@@ -308,6 +308,10 @@ func succeeded(r *wire.Response) bool {
 	return a != nil && a.Status/100 == 2 && a.StatusField == "success"
 }
 
+// unreadable says an answer's content cannot be read as an answer: its
+// framing, not the rule a check judges, may be at fault.
+func unreadable(r *wire.Response) bool { return answer(r).ParseError != "" }
+
 // wireAttempts is how many times a check sends again: after an answer that
 // asks to wait (429, 503 with Retry-After), or a connection closed before
 // the check could judge.
@@ -349,7 +353,7 @@ func (env *Env) checkHTTP10(ctx context.Context, w *wireRun) {
 			observe(ctx, "the connection closed with no answer")
 			continue
 		case err != nil:
-			w.fail("the answer to an HTTP/1.0 request cannot be read: %v", err)
+			w.inconclusive("the answer to an HTTP/1.0 request cannot be read, so its framing is judged by http.content-length: " + err.Error())
 		case w.again(r):
 			continue
 		}
@@ -404,11 +408,11 @@ func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
 		if retry {
 			continue
 		}
-		if ended != nil && !errors.Is(ended, wire.ErrClosed) {
-			if len(got) == 0 {
-				w.fail("no answer to the first of %d pipelined requests: %v", n, ended)
-			}
-			w.fail("%d of %d pipelined requests answered, then: %v", len(got), n, ended)
+		switch {
+		case errors.Is(ended, wire.ErrTimeout):
+			w.fail("%d of %d pipelined requests answered, then nothing within %s. RFC 9112 9.3.2: “%s”", len(got), n, w.timeout, QuoteRFCPipelining)
+		case ended != nil && !errors.Is(ended, wire.ErrClosed) && len(got) < 2:
+			w.inconclusive(fmt.Sprintf("%d of %d pipelined requests answered, then bytes that are no answer (judged by http.content-length): %v", len(got), n, ended))
 		}
 		var sent, seen []string
 		sWant, sGot := 0, 0
@@ -445,7 +449,9 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 	for attempt := 0; attempt < wireAttempts; attempt++ {
 		c := w.dial()
 		q := w.message()
-		q.Header = append(q.Header, [2]string{"Expect", "100-continue"})
+		// Connection: close, so that an answer whose framing is broken
+		// ends with the close rather than a wait.
+		q.Header = append(q.Header, [2]string{"Expect", "100-continue"}, [2]string{"Connection", "close"})
 		start := time.Now()
 		if err := c.Write(q.Head()); err != nil {
 			c.Close()
@@ -480,7 +486,7 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 		case err != nil:
 			c.Close()
 			w.record(q, first, err, time.Since(start))
-			w.fail("the answer to the header section with Expect: 100-continue cannot be read: %v", err)
+			w.inconclusive("the answer to the header section cannot be read (judged by http.content-length): " + err.Error())
 		case first.Status != 100:
 			c.Close()
 			w.record(q, first, nil, time.Since(start))
@@ -505,9 +511,11 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 			observe(ctx, "the connection closed after the 100 (Continue) with no final answer")
 			continue
 		case err != nil:
-			w.fail("after 100 (Continue), the final answer cannot be read: %v", err)
+			w.inconclusive("after 100 (Continue), the final answer cannot be read (judged by http.content-length): " + err.Error())
 		case w.again(r):
 			continue
+		case unreadable(r):
+			w.inconclusive("the final answer's content does not read (judged by http.content-length): " + answer(r).ParseError)
 		case !succeeded(r):
 			w.fail("after 100 (Continue) and its content, the valid request was refused: %s", describe(r))
 		}
@@ -525,6 +533,7 @@ func (env *Env) checkChunkedRequest(ctx context.Context, w *wireRun) {
 		// Pieces of uneven sizes; the last one's size is written in
 		// capitals (chunk-size is HEXDIG, either case).
 		q.Chunks = []int{len(q.Body) / 3, 11}
+		q.Header = append(q.Header, [2]string{"Connection", "close"})
 		r, err := w.exchange(c, q)
 		c.Close()
 		switch {
@@ -532,12 +541,14 @@ func (env *Env) checkChunkedRequest(ctx context.Context, w *wireRun) {
 			observe(ctx, "the connection closed with no answer")
 			continue
 		case err != nil:
-			w.fail("the answer to a request with a chunked body cannot be read: %v", err)
+			w.inconclusive("the answer cannot be read (judged by http.content-length): " + err.Error())
 		case w.again(r):
 			continue
 		case r.Status == http.StatusLengthRequired:
 			observe(ctx, "refused with 411 (Length Required), which RFC 9112 6.3 allows: “%s”", QuoteRFCLengthRequired)
 			return
+		case unreadable(r):
+			w.inconclusive("the answer's content does not read (judged by http.content-length): " + answer(r).ParseError)
 		case !succeeded(r):
 			w.fail("a valid request whose body is chunked was refused: %s. RFC 9112 7.1: “%s”", describe(r), QuoteRFCChunked)
 		}
@@ -620,15 +631,16 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 	for attempt := 0; attempt < wireAttempts; attempt++ {
 		c := w.dial()
 		q := w.message()
-		// A HEAD follows at once, so that what comes after the content
-		// is either its answer or the close; a service that resets the
-		// connection with the HEAD unread is sent the request alone, with
-		// Connection: close, on the next attempts.
-		after := w.bare(http.MethodHead, device.SendMessage)
+		// A second valid message follows at once, so that what comes
+		// after the first answer's content is the second answer (which a
+		// service answering out of order makes no less an answer) or the
+		// close; a service that resets the connection with the second
+		// unread is sent one request alone, with Connection: close, on the
+		// next attempts.
 		pipelined := attempt == 0
 		out := q.Bytes()
 		if pipelined {
-			out = append(out, after.Bytes()...)
+			out = append(out, w.message().Bytes()...)
 		} else {
 			q.Header = append(q.Header, [2]string{"Connection", "close"})
 			out = q.Bytes()

@@ -40,6 +40,10 @@ const suiteText = "Gateway Device Management Interface"
 
 // declareAll declares every check, in the order a serial run runs them.
 func (env *Env) declareAll() {
+	// HTTP's own rules first: they speak to the target on connections of
+	// their own and run in their place, and a service that breaks one may
+	// break every exchange of the checks after them.
+	env.declareHTTPRules()
 	for _, c := range catalog.Cases() {
 		env.declare(c)
 	}
@@ -48,9 +52,6 @@ func (env *Env) declareAll() {
 	// each effect check then reads the state they left, in every run.
 	env.declareProbes()
 	env.declareEffects()
-	// HTTP's own rules last: they speak to the target on connections of
-	// their own and run in their place, after every check of a device.
-	env.declareHTTPRules()
 }
 
 // meta fills the metadata every check of a case shares; f is 0 for the
