@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -44,10 +43,11 @@ const (
 	QuoteRFCPipelining       = "A server MAY process a sequence of pipelined requests in parallel if they all have safe methods (Section 9.2.1 of [HTTP]), but it MUST send the corresponding responses in the same order that the requests were received."
 	QuoteRFCExpect           = "Upon receiving an HTTP/1.1 (or later) request that has a method, target URI, and complete header section that contains a 100-continue expectation and an indication that request content will follow, an origin server MUST send either: an immediate response with a final status code, if that status can be determined by examining just the method, target URI, and header fields, or an immediate 100 (Continue) response to encourage the client to send the request content."
 	QuoteRFCChunked          = "A recipient MUST be able to parse and decode the chunked transfer coding."
-	QuoteRFCClose            = "A server that receives a \"close\" connection option MUST initiate closure of the connection (see below) after it sends the final response to the request that contained the \"close\" connection option. The server SHOULD send a \"close\" connection option in its final response on that connection. The server MUST NOT process any further requests received on that connection."
+	QuoteRFCClose            = "A server that receives a \"close\" connection option MUST initiate closure of the connection (see below) after it sends the final response to the request that contained the \"close\" connection option."
 	QuoteRFCContentLength    = "When transferring a representation as content, Content-Length refers specifically to the amount of data enclosed so that it can be used to delimit framing (e.g., Section 6.2 of [HTTP/1.1])."
 	QuoteRFCHead             = "The HEAD method is identical to GET except that the server MUST NOT send content in the response."
 	// Sentences a check's failure also quotes when it is the one broken.
+	QuoteRFCNoFurther        = "The server MUST NOT process any further requests received on that connection."
 	QuoteRFCLengthWithCoding = "A sender MUST NOT send a Content-Length header field in any message that contains a Transfer-Encoding header field."
 	QuoteRFCLengthRequired   = "A server MAY reject a request that contains a message body but not a Content-Length by responding with 411 (Length Required)."
 	QuoteRFC417              = "A server that receives an Expect field value containing a member other than 100-continue MAY respond with a 417 (Expectation Failed) status code to indicate that the unexpected expectation cannot be met."
@@ -66,10 +66,6 @@ type httpRule struct {
 	op   device.Operation
 	run  func(ctx context.Context, w *wireRun)
 }
-
-// wireSeq numbers the messages of the family across a run: each carries a
-// value no other request of the run has.
-var wireSeq atomic.Int64
 
 func (env *Env) httpRules() []httpRule {
 	rs := []httpRule{
@@ -190,7 +186,7 @@ func (w *wireRun) contentType() string {
 func (w *wireRun) message() wire.Request {
 	env := w.env
 	c := env.Base(device.SendMessage, "", "")
-	c.Set(device.FieldMessageValue, fmt.Sprintf("http_rules_%d_%d=%d", env.Worker, wireSeq.Add(1), env.Seed&0xffff))
+	c.Set(device.FieldMessageValue, fmt.Sprintf("http_rules_%d_%d=%d", env.Worker, env.wireSeq.Add(1), env.Seed&0xffff))
 	return wire.Request{Path: w.target(device.SendMessage.Path()), Host: w.host,
 		Header: [][2]string{{"Content-Type", w.contentType()}, {"User-Agent", client.UserAgent}},
 		Body:   catalog.Encoded(&env.Bench, c, w.f)}
@@ -603,7 +599,7 @@ func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 			switch {
 			case r2 != nil && err2 == nil:
 				w.record(after, r2, nil, time.Since(start))
-				w.fail("after answering a request with Connection: close (%s), the service answered the HEAD written after it on the same connection (%s). RFC 9112 9.6: “%s”", describe(r), describe(r2), QuoteRFCClose)
+				w.fail("after answering a request with Connection: close (%s), the service answered the HEAD written after it on the same connection (%s). RFC 9112 9.6: “%s” “%s”", describe(r), describe(r2), QuoteRFCClose, QuoteRFCNoFurther)
 			case errors.Is(err2, wire.ErrTimeout):
 				w.fail("the connection stayed open %s after the answer to a request with Connection: close. RFC 9112 9.6: “%s”", w.timeout, QuoteRFCClose)
 			case err2 != nil && !errors.Is(err2, wire.ErrClosed):

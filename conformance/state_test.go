@@ -34,6 +34,8 @@ var packageVars = map[string]string{
 	"diff/output.go htmlPage":           "template",
 	"report/html.go textEscaper":        "fixed replacer",
 	"load/checkacks.go ErrAdmin":        "error",
+	"wire/wire.go ErrClosed":            "error",
+	"wire/wire.go ErrTimeout":           "error",
 	"load/load.go ErrShardDevices":      "error",
 	"load/report.go distPercentiles":    "table",
 	"load/report.go reportPage":         "the embedded report page",
