@@ -5,8 +5,9 @@
 // was framed (Content-Length, chunked, or the connection's close) and
 // whatever arrived past its end. A client library would hide all of that.
 //
-// Every read is bounded: in time by the timeout the run was given, in size
-// by MaxHead and MaxBody. A target that breaks the framing never makes the
+// Every read is bounded: a whole answer (or what is read after one) in time
+// by the timeout the run was given, however slowly its bytes come, and in
+// size by MaxHead and MaxBody. A target that breaks the framing never makes the
 // reader panic or hang; it gets an error that says what was seen.
 package wire
 
@@ -76,11 +77,19 @@ func (r *Response) TransferEncoding() string {
 
 // Errors of a read. ErrClosed: the server closed the connection (a FIN or
 // a reset) before the first byte of an answer, which a server may do after
-// any answer. ErrTimeout: nothing more came within the timeout.
+// any answer. ErrTimeout: what was read did not end within the timeout
+// (errors.Is matches the TimeoutError a read gives).
 var (
 	ErrClosed  = errors.New("the connection was closed")
-	ErrTimeout = errors.New("no more bytes came within the time-out")
+	ErrTimeout = errors.New("time-out")
 )
+
+// TimeoutError is a read that did not end within the timeout: its text
+// says so as every answer of the run that does not come whole does.
+type TimeoutError struct{ After time.Duration }
+
+func (e *TimeoutError) Error() string        { return fmt.Sprintf("no complete answer within %s", e.After) }
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 
 // ShortError is an answer that ended (the connection closed) before the
 // length its framing announced.
@@ -146,12 +155,12 @@ func (c *Conn) Write(b []byte) error {
 	return err
 }
 
-// arm bounds the next read by the timeout.
+// arm bounds what is read from now on, as a whole, by the timeout.
 func (c *Conn) arm() { c.nc.SetReadDeadline(time.Now().Add(c.timeout)) }
 
 // readErr names what a failed read means: a close, a time-out, or another
 // error as it is.
-func readErr(err error) error {
+func (c *Conn) readErr(err error) error {
 	var ne net.Error
 	switch {
 	case err == nil:
@@ -159,7 +168,7 @@ func readErr(err error) error {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return ErrClosed
 	case errors.As(err, &ne) && ne.Timeout():
-		return ErrTimeout
+		return &TimeoutError{After: c.timeout}
 	}
 	return err
 }
@@ -173,26 +182,33 @@ func (c *Conn) Buffered() int { return c.r.Buffered() }
 func (c *Conn) Peek(n int) ([]byte, error) {
 	c.arm()
 	b, err := c.r.Peek(n)
-	return b, readErr(err)
+	return b, c.readErr(err)
 }
 
 // Rest reads what is left until the server closes the connection (err
-// nil) or the timeout ends (ErrTimeout), at most MaxBody bytes.
+// nil), the timeout ends (ErrTimeout) or MaxBody bytes came (a
+// FramingError).
 func (c *Conn) Rest() ([]byte, error) {
+	c.arm()
+	return c.rest()
+}
+
+func (c *Conn) rest() ([]byte, error) {
 	var out []byte
 	buf := make([]byte, 4096)
-	for len(out) < MaxBody {
-		c.arm()
+	for {
 		n, err := c.r.Read(buf)
 		out = append(out, buf[:n]...)
 		if err != nil {
-			if err = readErr(err); err == ErrClosed {
+			if err = c.readErr(err); err == ErrClosed {
 				return out, nil
 			}
 			return out, err
 		}
+		if len(out) > MaxBody {
+			return out[:MaxBody], &FramingError{What: fmt.Sprintf("more than %d bytes before the connection closed", MaxBody)}
+		}
 	}
-	return out, nil
 }
 
 // ReadResponse reads the next final answer, keeping the 1xx before it in
@@ -243,9 +259,9 @@ func (c *Conn) readHead() ([]byte, error) {
 		}
 		if err != nil {
 			if len(h) == 0 {
-				return nil, readErr(err)
+				return nil, c.readErr(err)
 			}
-			if e := readErr(err); e != ErrClosed {
+			if e := c.readErr(err); e != ErrClosed {
 				return h, e
 			}
 			return h, &FramingError{What: fmt.Sprintf("the connection closed in the middle of a header section: %q", clip(h))}
@@ -309,11 +325,10 @@ func (c *Conn) readBody(r *Response, head bool) error {
 			return &FramingError{What: fmt.Sprintf("a Content-Length of %d is more than the %d bytes read of an answer", r.Length, MaxBody)}
 		}
 		r.Body = make([]byte, r.Length)
-		c.arm()
 		n, err := io.ReadFull(c.r, r.Body)
 		r.Body = r.Body[:n]
 		if err != nil {
-			if e := readErr(err); e != ErrClosed {
+			if e := c.readErr(err); e != ErrClosed {
 				return fmt.Errorf("after %d of %d bytes of content: %w", n, r.Length, e)
 			}
 			return &ShortError{Framing: ContentLength, Want: r.Length, Got: int64(n)}
@@ -327,7 +342,7 @@ func (c *Conn) readBody(r *Response, head bool) error {
 }
 
 func (c *Conn) untilClose(r *Response) error {
-	b, err := c.Rest()
+	b, err := c.rest()
 	r.Body = b
 	if err != nil {
 		return fmt.Errorf("content framed by the connection's close: %w", err)
@@ -338,10 +353,9 @@ func (c *Conn) untilClose(r *Response) error {
 // chunked reads chunked content (RFC 9112 7.1) and its trailer section.
 func (c *Conn) chunked(r *Response) error {
 	for {
-		c.arm()
 		line, err := c.r.ReadString('\n')
 		if err != nil {
-			if e := readErr(err); e != ErrClosed {
+			if e := c.readErr(err); e != ErrClosed {
 				return e
 			}
 			return &ShortError{Framing: Chunked, Got: int64(len(r.Body))}
@@ -359,6 +373,9 @@ func (c *Conn) chunked(r *Response) error {
 			for {
 				t, err := c.r.ReadString('\n')
 				if err != nil {
+					if e := c.readErr(err); e != ErrClosed {
+						return e
+					}
 					return &ShortError{Framing: Chunked, Got: int64(len(r.Body))}
 				}
 				if t == "\r\n" || t == "\n" {
@@ -370,7 +387,7 @@ func (c *Conn) chunked(r *Response) error {
 		got, err := io.ReadFull(c.r, chunk)
 		if err != nil {
 			r.Body = append(r.Body, chunk[:min(int64(got), n)]...)
-			if e := readErr(err); e != ErrClosed {
+			if e := c.readErr(err); e != ErrClosed {
 				return e
 			}
 			return &ShortError{Framing: Chunked, Got: int64(len(r.Body))}
