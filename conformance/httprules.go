@@ -147,6 +147,8 @@ type wireRun struct {
 	host string
 	// timeout bounds every wait: the run's --timeout.
 	timeout time.Duration
+	// waits counts the answers that asked to wait (again).
+	waits int
 }
 
 func (env *Env) wireRun(ctx context.Context, f device.Format) *wireRun {
@@ -323,17 +325,23 @@ func (w *wireRun) broken(what string, err error) {
 // framing, not the rule a check judges, may be at fault.
 func unreadable(r *wire.Response) bool { return answer(r).ParseError != "" }
 
-// wireAttempts is how many times a check sends again: after an answer that
-// asks to wait (429, 503 with Retry-After), or a connection closed before
-// the check could judge.
+// wireAttempts is how many times a check sends on a new connection when
+// the service closed one before the check could judge; each answer that
+// asks to wait (429, 503 with Retry-After) adds one, up to
+// client.MaxRetries waits.
 const wireAttempts = 3
 
 // again says whether r asks to be sent again, and waits as it asks.
 func (w *wireRun) again(r *wire.Response) bool {
+	trial.Helper()
 	d, ok := client.RetryAfter(answer(r), time.Now())
 	if !ok {
 		return false
 	}
+	if w.waits >= client.MaxRetries {
+		w.inconclusive(fmt.Sprintf("still asked to wait (%s) after %d waits", describe(r), w.waits))
+	}
+	w.waits++
 	observe(w.ctx, "%s: waited %s as it asked, then sent again", describe(r), d)
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -350,7 +358,7 @@ func (w *wireRun) slot() func() { return w.env.link().Slot() }
 
 func (env *Env) checkHTTP10(ctx context.Context, w *wireRun) {
 	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts; attempt++ {
+	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
 		c := w.dial()
 		q := w.message()
 		q.Proto = "HTTP/1.0"
@@ -378,7 +386,7 @@ func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
 	defer w.slot()()
 	const n = 4
 	want := []bool{true, false, true, false}
-	for attempt := 0; attempt < wireAttempts; attempt++ {
+	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
 		c := w.dial()
 		qs := make([]wire.Request, n)
 		var all []byte
@@ -457,7 +465,7 @@ func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
 
 func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts; attempt++ {
+	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
 		c := w.dial()
 		q := w.message()
 		// Connection: close, so that an answer whose framing is broken
@@ -541,7 +549,7 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 
 func (env *Env) checkChunkedRequest(ctx context.Context, w *wireRun) {
 	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts; attempt++ {
+	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
 		c := w.dial()
 		q := w.message()
 		// Pieces of uneven sizes; the last one's size is written in
@@ -574,7 +582,7 @@ func (env *Env) checkChunkedRequest(ctx context.Context, w *wireRun) {
 
 func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts; attempt++ {
+	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
 		c := w.dial()
 		q := w.message()
 		q.Header = append(q.Header, [2]string{"Connection", "close"})
@@ -584,7 +592,8 @@ func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 		// HEAD unread, and the answer with it: the next attempts send the
 		// request alone and wait for the close.
 		after := w.bare(http.MethodHead, device.SendMessage)
-		pipelined := attempt == 0
+		// The first attempt not refused for a rate pipelines.
+		pipelined := attempt-w.waits == 0
 		out := q.Bytes()
 		if pipelined {
 			out = append(out, after.Bytes()...)
@@ -642,7 +651,7 @@ func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 
 func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts; attempt++ {
+	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
 		c := w.dial()
 		q := w.message()
 		// A second valid message follows at once, so that what comes
@@ -651,7 +660,8 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 		// close; a service that resets the connection with the second
 		// unread is sent one request alone, with Connection: close, on the
 		// next attempts.
-		pipelined := attempt == 0
+		// The first attempt not refused for a rate pipelines.
+		pipelined := attempt-w.waits == 0
 		out := q.Bytes()
 		if pipelined {
 			out = append(out, w.message().Bytes()...)
@@ -713,7 +723,7 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 
 func (env *Env) checkHead(ctx context.Context, w *wireRun, op device.Operation) {
 	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts; attempt++ {
+	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
 		c := w.dial()
 		q := w.bare(http.MethodHead, op)
 		q.Header = append(q.Header, [2]string{"Content-Type", w.contentType()})
@@ -721,7 +731,8 @@ func (env *Env) checkHead(ctx context.Context, w *wireRun, op device.Operation) 
 		// comes the second's status line, or the close. A service that
 		// resets the connection with the second unread is sent one HEAD
 		// with Connection: close on the next attempts.
-		pipelined := attempt == 0
+		// The first attempt not refused for a rate pipelines.
+		pipelined := attempt-w.waits == 0
 		out := q.Bytes()
 		if pipelined {
 			out = append(out, q.Bytes()...)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -45,6 +46,20 @@ const (
 	wireHeadContent
 	// wireRefuseChunked answers a chunked request body 501.
 	wireRefuseChunked
+
+	// What a faithful service may do (CONTRACT preamble), each a double
+	// that HTTP's own rules must never fail.
+	//
+	// wireClosesAlways closes the connection after every answer.
+	wireClosesAlways
+	// wireAnswers10In10 answers an HTTP/1.0 request in HTTP/1.0, its
+	// content delimited by the connection's close.
+	wireAnswers10In10
+	// wireRateLimits answers every fifth request of the interface 429
+	// with Retry-After.
+	wireRateLimits
+	// wireFar waits 40 ms before each answer.
+	wireFar
 )
 
 // wireServer is a transport double listening on loopback.
@@ -53,6 +68,8 @@ type wireServer struct {
 	h   http.Handler
 	bug wireBug
 	wg  sync.WaitGroup
+	// n counts the interface's requests (wireRateLimits).
+	n atomic.Int64
 }
 
 func startWireServer(h http.Handler, bug wireBug) (*wireServer, error) {
@@ -144,7 +161,7 @@ func (s *wireServer) read(c net.Conn, br *bufio.Reader) (batch []pending, closin
 			return batch, true, len(batch) > 0
 		}
 		batch = append(batch, pending{r, body})
-		if r.Close && bug != wireKeepOnClose {
+		if r.Close && bug != wireKeepOnClose || bug == wireClosesAlways {
 			closing = true
 		}
 		if bug != wireReorder || closing || br.Buffered() == 0 {
@@ -158,8 +175,20 @@ func (s *wireServer) answer(out *bytes.Buffer, p pending) {
 	p.r.Body = io.NopCloser(bytes.NewReader(p.body))
 	p.r.RemoteAddr = "127.0.0.1:1"
 	p.r.RequestURI = p.r.URL.RequestURI()
+	bug := s.bugFor(p.r)
 	rec := httptest.NewRecorder()
-	s.h.ServeHTTP(rec, p.r)
+	switch {
+	case bug == wireRateLimits && s.n.Add(1)%5 == 0:
+		rec.Header().Set("Content-Type", "application/json")
+		rec.Header().Set("Retry-After", "0")
+		rec.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(rec, `{"status":"error","error":{"code":"rate_limited","message":"slow down"}}`)
+	case bug == wireFar:
+		time.Sleep(40 * time.Millisecond)
+		fallthrough
+	default:
+		s.h.ServeHTTP(rec, p.r)
+	}
 	res := rec.Result()
 	body := rec.Body.Bytes()
 	var hdr bytes.Buffer
@@ -171,8 +200,7 @@ func (s *wireServer) answer(out *bytes.Buffer, p pending) {
 			fmt.Fprintf(&hdr, "%s: %s\r\n", k, v)
 		}
 	}
-	bug := s.bugFor(p.r)
-	closing := p.r.Close && bug != wireKeepOnClose
+	closing := p.r.Close && bug != wireKeepOnClose || bug == wireClosesAlways
 	writeFramed(out, p.r, res.StatusCode, hdr.Bytes(), body, closing, bug)
 }
 
@@ -201,6 +229,15 @@ func writeFramed(out *bytes.Buffer, r *http.Request, status int, hdr, body []byt
 		out.WriteString("Connection: close\r\n")
 	}
 	head := r.Method == http.MethodHead
+	if bug == wireAnswers10In10 && !r.ProtoAtLeast(1, 1) {
+		// HTTP/1.0's own framing: the content ends with the connection.
+		out.Bytes()[len("HTTP/1.")] = '0'
+		out.WriteString("\r\n")
+		if !head {
+			out.Write(body)
+		}
+		return
+	}
 	if bug == wireChunkedTo10 && !r.ProtoAtLeast(1, 1) {
 		out.WriteString("Transfer-Encoding: chunked\r\n\r\n")
 		fmt.Fprintf(out, "%x\r\n%s\r\n0\r\n\r\n", len(body), body)
@@ -231,12 +268,23 @@ func init() {
 	for id, bug := range wireDeviations {
 		deviations[id] = deviation{wire: bug}
 	}
-	// The raw double with no bug, for TestWireDoubles' own control.
-	deviations[wireFaithfulID] = deviation{wire: wireFaithful}
+	// The raw doubles with no bug, for TestWireDoubles' own controls.
+	for id, bug := range wireFaithfulDoubles {
+		deviations[id] = deviation{wire: bug}
+	}
 }
 
-// wireFaithfulID runs the raw double with no bug (not a deviation of
-// deviations.yaml: TestMutationScore leaves it out).
+// wireFaithfulDoubles are the raw doubles with no bug, each taking one of
+// a faithful service's latitudes (not deviations of deviations.yaml:
+// TestMutationScore leaves them out).
+var wireFaithfulDoubles = map[string]wireBug{
+	wireFaithfulID:             wireFaithful,
+	"wire-faithful-closes":     wireClosesAlways,
+	"wire-faithful-http10":     wireAnswers10In10,
+	"wire-faithful-rate-limit": wireRateLimits,
+	"wire-faithful-far":        wireFar,
+}
+
 const wireFaithfulID = "wire-faithful"
 
 // TestWireDoubles: HTTP's own rules (label http) against each transport
@@ -280,6 +328,23 @@ func TestWireDoubles(t *testing.T) {
 		return readIndepDoc(t, r.dir)
 	}
 	t.Run("faithful raw double", func(t *testing.T) { passesAll(t, self(t, wireFaithfulID)) })
+	// A faithful service's latitudes: never failed; a service that closes
+	// after every answer cannot show its pipelining, which is then
+	// inconclusive.
+	for _, id := range []string{"wire-faithful-closes", "wire-faithful-http10", "wire-faithful-rate-limit", "wire-faithful-far"} {
+		t.Run(id, func(t *testing.T) {
+			d := self(t, id)
+			for _, res := range d.Results {
+				if !strings.HasPrefix(res.ID, "http.") || res.Outcome == "passed" {
+					continue
+				}
+				if res.Outcome == "inconclusive" && id == "wire-faithful-closes" && strings.HasPrefix(res.ID, "http.pipelined.") {
+					continue
+				}
+				t.Errorf("%s: %s %s %s", res.ID, res.Outcome, res.Reason, res.Failure)
+			}
+		})
+	}
 	caught := map[string][]string{
 		"answers-http10-chunked":    {"http.http10.json", "http.http10.xml"},
 		"answers-pipelined-reorder": {"http.pipelined.json", "http.pipelined.xml"},
