@@ -261,6 +261,12 @@ func (w *wireRun) record(q wire.Request, r *wire.Response, err error, took time.
 		ex.Error = err.Error()
 	}
 	w.env.link().Record(w.ctx, ex)
+	if r != nil && q.Body != nil && succeeded(r) {
+		// An accepted message: the run's later reads of the gateway's
+		// messages wait for it to show, as for any message the run sent
+		// (a service may show a change some time after its answer).
+		w.env.link().Track(client.Request{Path: device.SendMessage.Path(), Format: w.f, RawBody: q.Body}, answer(r))
+	}
 }
 
 // exchange writes q on c and reads its answer.
