@@ -20,6 +20,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/wire"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
 // HTTP's own rules. The published interface is "an HTTP interface"
@@ -52,6 +53,27 @@ const (
 	QuoteRFCLengthRequired   = "A server MAY reject a request that contains a message body but not a Content-Length by responding with 411 (Length Required)."
 	QuoteRFC417              = "A server that receives an Expect field value containing a member other than 100-continue MAY respond with a 417 (Expectation Failed) status code to indicate that the unexpected expectation cannot be met."
 )
+
+// rfcSources are where the family's sentences are written.
+var rfcSources = map[string]string{
+	QuoteRFCTransferEncoding: "RFC 9112 6.1",
+	QuoteRFCPipelining:       "RFC 9112 9.3.2",
+	QuoteRFCExpect:           "RFC 9110 10.1.1",
+	QuoteRFCChunked:          "RFC 9112 7.1",
+	QuoteRFCClose:            "RFC 9112 9.6",
+	QuoteRFCContentLength:    "RFC 9110 8.6",
+	QuoteRFCHead:             "RFC 9110 9.3.2",
+}
+
+// QuoteSource names where a check's quote is written: the RFC and its
+// section for HTTP's own rules, else "published" or "CONTRACT"
+// (oracle.Texts).
+func QuoteSource(quote string) string {
+	if src, ok := rfcSources[quote]; ok {
+		return src
+	}
+	return oracle.Texts(quote)
+}
 
 // InferHTTP is the step from the published interface to HTTP's own rules:
 // a MUST of the RFCs is a MUST of the interface.
@@ -96,7 +118,7 @@ func (env *Env) httpRules() []httpRule {
 	}
 	for _, op := range device.Operations {
 		op := op
-		rs = append(rs, httpRule{id: "http.head." + check.Slug(op.Name()), rfc: "RFC 9110 9.3.2", quote: QuoteRFCHead, op: op, once: true,
+		rs = append(rs, httpRule{id: "http.head." + check.Slug(op.Name()), rfc: QuoteSource(QuoteRFCHead), quote: QuoteRFCHead, op: op, once: true,
 			title:     "HEAD to the " + op.Name() + " path",
 			assertion: "The answer to HEAD on the " + op.Name() + " path, whatever its status, MUST NOT carry content: the next bytes on the connection after its header section are the next answer's status line, or none when the service closed it.",
 			run:       func(ctx context.Context, w *wireRun) { env.checkHead(ctx, w, op) }})
@@ -122,7 +144,7 @@ func (env *Env) declareHTTPRules() {
 				title += " (" + f.String() + ")"
 			}
 			m := check.Meta{ID: id, Level: check.Must, Section: "1", Title: title,
-				Assertion: r.assertion + " The sentence (" + r.rfc + "): “" + r.quote + "”; read with it: " + InferHTTP + ".",
+				Assertion: r.assertion + " The sentence that forbids it (" + r.rfc + "): “" + r.quote + "”; read with it: " + InferHTTP + ".",
 				Quote:     r.quote, Inference: InferHTTP, Operation: r.op.Name(), Tags: []string{"http", "transport"},
 				Traits: check.Traits{Shared: true, Cost: probeCost}}
 			if f != 0 {

@@ -34,6 +34,7 @@ var packageVars = map[string]string{
 	"diff/output.go htmlPage":           "template",
 	"report/html.go textEscaper":        "fixed replacer",
 	"load/checkacks.go ErrAdmin":        "error",
+	"httprules.go rfcSources":           "table",
 	"wire/wire.go ErrClosed":            "error",
 	"wire/wire.go ErrTimeout":           "error",
 	"load/load.go ErrShardDevices":      "error",

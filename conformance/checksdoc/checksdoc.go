@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gwdmi/gwtools/gatewayapi/oracle"
-
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
@@ -108,7 +106,7 @@ func (q *quotes) write(b *strings.Builder) {
 	b.WriteString("## The sentences the checks quote\n\n")
 	b.WriteString("Each refusal quotes the sentence of the texts that forbids what it sends; the tables above mark it [S<n>].\n\n")
 	for i, s := range q.list {
-		fmt.Fprintf(b, "- <a id=\"s%d\"></a>**S%d** (%s): %s\n", i+1, i+1, oracle.Texts(s), strings.ReplaceAll(s, "|", `\|`))
+		fmt.Fprintf(b, "- <a id=\"s%d\"></a>**S%d** (%s): %s\n", i+1, i+1, conformance.QuoteSource(s), strings.ReplaceAll(s, "|", `\|`))
 	}
 	b.WriteString("\n")
 }
@@ -131,7 +129,7 @@ func writeTable(b *strings.Builder, ms []check.Meta, q *quotes) {
 		if m.Quote != "" {
 			// "… The sentence that forbids it (published): “…”" becomes
 			// "… Forbidden by [S3]", the inference after it kept.
-			mark := " The sentence that forbids it (" + oracle.Texts(m.Quote) + "): “" + m.Quote + "”"
+			mark := " The sentence that forbids it (" + conformance.QuoteSource(m.Quote) + "): “" + m.Quote + "”"
 			a = strings.Replace(a, mark, " Forbidden by "+q.ref(m.Quote), 1)
 		}
 		if m.Contract != "" {
