@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // The transport doubles: HTTP spoken by a server of their own over TCP,
@@ -289,9 +291,19 @@ const wireFaithfulID = "wire-faithful"
 
 // TestWireDoubles: HTTP's own rules (label http) against each transport
 // double: the faithful raw double, gwsim and the independent
-// implementation pass every check of the family; each double with a bug
-// fails the checks of its rule, at MUST, and no other.
+// implementation pass every check of the family, and so do the doubles
+// that take a faithful service's latitudes; each double with a bug fails
+// the checks of its rule, at MUST, and no other. In make test (-short):
+// gwsim, the faithful raw double and the reordering one; the rest in make
+// test-heavy (TestMutationScore runs every bug's double through the whole
+// suite there too).
 func TestWireDoubles(t *testing.T) {
+	light := map[string]bool{"gwsim": true, "faithful raw double": true, "answers-pipelined-reorder": true}
+	heavy := func(t *testing.T, name string) {
+		if !light[name] {
+			simtest.Heavy(t)
+		}
+	}
 	run := func(t *testing.T, env []string, args ...string) indepDoc {
 		t.Helper()
 		r := runGwconform(t, bins.gwconform, env, append([]string{"--ginkgo.label-filter=http", "--skip-preflight"}, args...)...)
@@ -317,6 +329,7 @@ func TestWireDoubles(t *testing.T) {
 	}
 	t.Run("gwsim", func(t *testing.T) { passesAll(t, run(t, nil)) })
 	t.Run("independent", func(t *testing.T) {
+		heavy(t, "independent")
 		api, reads := newIndepTarget(indepDeviation{}).serve(t)
 		passesAll(t, run(t, nil, "--target", api, "--observer", reads, "--fleet", indepFleetFile(t, indepKey, indepSecret)))
 	})
@@ -333,6 +346,7 @@ func TestWireDoubles(t *testing.T) {
 	// inconclusive.
 	for _, id := range []string{"wire-faithful-closes", "wire-faithful-http10", "wire-faithful-rate-limit", "wire-faithful-far"} {
 		t.Run(id, func(t *testing.T) {
+			heavy(t, id)
 			d := self(t, id)
 			for _, res := range d.Results {
 				if !strings.HasPrefix(res.ID, "http.") || res.Outcome == "passed" {
@@ -356,6 +370,7 @@ func TestWireDoubles(t *testing.T) {
 	}
 	for id := range wireDeviations {
 		t.Run(id, func(t *testing.T) {
+			heavy(t, id)
 			start := time.Now()
 			d := self(t, id)
 			var failed []string
