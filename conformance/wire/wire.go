@@ -126,7 +126,11 @@ func Dial(ctx context.Context, base string, timeout time.Duration) (*Conn, error
 	}
 	host := u.Host
 	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), map[string]string{"https": "443"}[u.Scheme]+map[string]string{"http": "80"}[u.Scheme])
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
 	}
 	d := &net.Dialer{Timeout: timeout}
 	var nc net.Conn
