@@ -265,15 +265,17 @@ func (w *wireRun) record(q wire.Request, r *wire.Response, err error, took time.
 	for _, h := range q.Header {
 		ex.RequestHeaders[h[0]] = h[1]
 	}
-	if q.Proto != "" {
-		ex.RequestHeaders["(request line)"] = q.Proto
-	}
-	if q.Chunks != nil {
-		ex.RequestHeaders["Transfer-Encoding"] = "chunked"
+	// What a client library cannot send (the exchange's curl line and
+	// gwconform replay send it as an ordinary request) is said beside it.
+	switch {
+	case q.Proto != "":
+		observe(w.ctx, "sent as %s: %s %s %s", q.Proto, ex.Method, q.Path, q.Proto)
+	case q.Chunks != nil:
+		observe(w.ctx, "sent with Transfer-Encoding: chunked: its %d bytes of content in chunks of %v bytes and the rest, then the last chunk", len(q.Body), q.Chunks)
 	}
 	if r != nil {
 		ex.Status = r.Status
-		ex.ResponseHeaders = map[string]string{"(status line)": strings.TrimRight(string(bytes.SplitN(r.Head, []byte("\n"), 2)[0]), "\r")}
+		ex.ResponseHeaders = map[string]string{}
 		for k, vs := range r.Header {
 			ex.ResponseHeaders[k] = strings.Join(vs, ", ")
 		}
@@ -318,9 +320,6 @@ func describe(r *wire.Response) string {
 		return "no answer"
 	}
 	s := fmt.Sprintf("HTTP %d", r.Status)
-	if r.Proto != "HTTP/1.1" {
-		s += " in " + r.Proto
-	}
 	a := answer(r)
 	if a.StatusField != "" {
 		s += ", status " + a.StatusField
@@ -404,7 +403,7 @@ func (env *Env) checkHTTP10(ctx context.Context, w *wireRun) {
 		case w.again(r):
 			continue
 		}
-		observe(ctx, "answered in %s (%s), its content delimited by %s", r.Proto, describe(r), r.Framing)
+		observe(ctx, "answered %s (a status line in %s), its content delimited by %s", describe(r), r.Proto, r.Framing)
 		return
 	}
 	w.inconclusive("no readable answer after " + fmt.Sprint(wireAttempts) + " attempts")
