@@ -9,6 +9,7 @@ package conformance
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/batch"
@@ -84,6 +85,9 @@ type Env struct {
 	ahead schedule.Ahead
 	// chain counts each device's round trips one after another (chain.go).
 	chain schedule.Trips
+	// wireSeq numbers the messages of HTTP's own rules (httprules.go):
+	// each carries a value no other request of the run has.
+	wireSeq atomic.Int64
 }
 
 // DefaultConcurrency is --concurrency's default. Against a service in

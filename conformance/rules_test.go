@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/rules"
 )
 
@@ -18,6 +19,9 @@ func TestEveryRuleIsCoveredBothWays(t *testing.T) {
 	valid := func(c catalog.Case) bool { return c.Want.OK || c.Want.ContractOK }
 	used := map[string]bool{}
 	for _, r := range rules.All() {
+		if len(r.Checks) > 0 {
+			continue // judged on the wire: TestWireRulesHaveTheirChecks
+		}
 		for _, side := range []struct {
 			name     rules.Side
 			patterns []string
@@ -63,5 +67,42 @@ func TestEveryRuleIsCoveredBothWays(t *testing.T) {
 		if !used[c.ID] {
 			t.Errorf("case %s belongs to no rule of rules.yaml", c.ID)
 		}
+	}
+}
+
+// TestWireRulesHaveTheirChecks: a rule judged on the wire (HTTP's own
+// rules) names checks the suite declares, each at the rule's level and
+// labelled with it; and every check of the family belongs to a rule.
+func TestWireRulesHaveTheirChecks(t *testing.T) {
+	checks := Checks()
+	n := 0
+	for _, r := range rules.All() {
+		for _, p := range r.Checks {
+			matched := 0
+			for _, m := range checks {
+				if !rules.Match(p, m.ID) {
+					continue
+				}
+				matched++
+				if string(m.Level) != r.Level {
+					t.Errorf("rule %s is %s, its check %s %s", r.ID, r.Level, m.ID, m.Level)
+				}
+				if !hasTag(m.Tags, report.RuleTag+r.ID) {
+					t.Errorf("check %s lacks the label %s%s", m.ID, report.RuleTag, r.ID)
+				}
+			}
+			if matched == 0 {
+				t.Errorf("rule %s: check pattern %q matches no check", r.ID, p)
+			}
+			n += matched
+		}
+	}
+	for _, m := range checks {
+		if hasTag(m.Tags, "http") && len(rules.ForCheck(m.ID)) == 0 {
+			t.Errorf("check %s of HTTP's own rules belongs to no rule", m.ID)
+		}
+	}
+	if n < 15 {
+		t.Errorf("only %d checks of HTTP's own rules", n)
 	}
 }

@@ -41,6 +41,10 @@ const suiteText = "Gateway Device Management Interface"
 
 // declareAll declares every check, in the order a serial run runs them.
 func (env *Env) declareAll() {
+	// HTTP's own rules first: they speak to the target on connections of
+	// their own and run in their place, and a service that breaks one may
+	// break every exchange of the checks after them.
+	env.declareHTTPRules()
 	for _, c := range catalog.Cases() {
 		env.declare(c)
 	}

@@ -494,7 +494,11 @@ func TestHostileTargets(t *testing.T) {
 			rw.Flush()
 			c.Close()
 		})
-		h := runHostile(t, srv.URL, "--timeout", "2s", "--ginkgo.label-filter=op:message && level:MUST && (transport || envelope || valid) || probe && op:message")
+		// Not HTTP's own rules (label http): these answers break HTTP's
+		// framing on purpose (a chunked answer to every request, HTTP/1.0
+		// ones included; content cut short of its Content-Length), which
+		// that family reports as the target's own failures.
+		h := runHostile(t, srv.URL, "--timeout", "2s", "--ginkgo.label-filter=(op:message && level:MUST && (transport || envelope || valid) || probe && op:message) && !http")
 		expectReasons(t, h, "no answer from the target", "not sent: the target gave no answer")
 	})
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/rules"
 )
@@ -38,15 +39,35 @@ func rulesSection() string {
 	var b strings.Builder
 	all := rules.All()
 	fmt.Fprintf(&b, "## Rules\n\n%d rules (conformance/rules/rules.yaml): every sentence of the published interface that constrains a request\n", len(all))
-	b.WriteString("or an answer (`API-…`, MUST) and every rule of the CONTRACT (`C-…`, SHOULD). Each maps to the cases that send\n")
+	b.WriteString("or an answer (`API-…`, MUST), every rule of the CONTRACT (`C-…`, SHOULD), and HTTP's own rules (`RFC…`, the RFC's\n")
+	b.WriteString("keyword: the published interface is an HTTP interface), which checks judge on the wire. Each other maps to the cases that send\n")
 	b.WriteString("something it allows (must succeed) and something it forbids (must be refused), or says why a side cannot exist;\n")
 	b.WriteString("a case's checks are `<case>.<format>`, `.contract`, `.sim` and `.parity`, and carry the label `rule:<id>`.\n")
 	b.WriteString("A run in which no check of a rule ran is PARTIAL and names the rule.\n\n")
 	b.WriteString("| Rule | Level | Source | Says | Allowed | Forbidden |\n|---|---|---|---|---|---|\n")
 	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	checks := conformance.Checks()
 	for _, r := range all {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", r.ID, r.Level, r.Source, esc(r.Text),
-			esc(side(r.Allowed, r.NoAllowed)), esc(side(r.Forbidden, r.NoForbidden)))
+		allowed, forbidden := side(r.Allowed, r.NoAllowed), side(r.Forbidden, r.NoForbidden)
+		if len(r.Checks) > 0 {
+			// HTTP's own rules: judged on the wire by checks, not cases.
+			n := 0
+			for _, m := range checks {
+				for _, p := range r.Checks {
+					if rules.Match(p, m.ID) {
+						n++
+						break
+					}
+				}
+			}
+			q := make([]string, len(r.Checks))
+			for i, p := range r.Checks {
+				q[i] = "`" + p + "`"
+			}
+			allowed = fmt.Sprintf("judged on the wire by %d checks: %s (each sends valid requests and judges the framing of their answers)", n, strings.Join(q, ", "))
+			forbidden = "none: the checks write HTTP as the RFC allows it and judge what the service writes"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", r.ID, r.Level, r.Source, esc(r.Text), esc(allowed), esc(forbidden))
 	}
 	b.WriteString("\n")
 	b.WriteString(generatorsSection())

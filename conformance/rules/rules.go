@@ -37,6 +37,11 @@ type Rule struct {
 	// forms the rule's cases send: its forbidden side generated from the
 	// grammar its text rests on, not picked by hand.
 	Generators []string `yaml:"generators"`
+	// Checks are check ID patterns (* matches anything) of the checks that
+	// judge the rule on the wire rather than by a case: HTTP's own rules
+	// (RFC 9110, RFC 9112), whose checks write their requests byte by
+	// byte. A rule with checks has no allowed or forbidden cases.
+	Checks []string `yaml:"checks"`
 }
 
 var (
@@ -70,6 +75,10 @@ func check(rs []Rule) error {
 			return fmt.Errorf("rule %s appears twice", r.ID)
 		case r.Level != "MUST" && r.Level != "SHOULD":
 			return fmt.Errorf("rule %s: level %q", r.ID, r.Level)
+		case len(r.Checks) > 0:
+			if len(r.Allowed)+len(r.Forbidden) > 0 {
+				return fmt.Errorf("rule %s has checks and cases: a rule is judged by one or the other", r.ID)
+			}
 		case len(r.Allowed) == 0 && r.NoAllowed == "", len(r.Forbidden) == 0 && r.NoForbidden == "":
 			return fmt.Errorf("rule %s maps no case to one side and does not say why", r.ID)
 		}
@@ -127,6 +136,17 @@ func forUncached(caseID string) []Rule {
 	var out []Rule
 	for _, r := range All() {
 		if matchAny(r.Allowed, caseID) || matchAny(r.Forbidden, caseID) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ForCheck lists the rules whose checks (Rule.Checks) match a check ID.
+func ForCheck(checkID string) []Rule {
+	var out []Rule
+	for _, r := range All() {
+		if matchAny(r.Checks, checkID) {
 			out = append(out, r)
 		}
 	}

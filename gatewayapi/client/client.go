@@ -231,6 +231,10 @@ func newTransport(timeout time.Duration) *http.Transport {
 // program that is done with the target.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
+// Timeout is the bound of one exchange the client was given (Config.Timeout
+// with its default): what a sender of its own to the same target waits.
+func (c *Client) Timeout() time.Duration { return c.timeout }
+
 // URL is the full address of a request path on the target.
 func (c *Client) URL(path string) string {
 	if path != "" && !strings.HasPrefix(path, "/") {
@@ -259,7 +263,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, erro
 			ex.Error = err.Error()
 		}
 		if err == nil && attempt < MaxRetries {
-			if d, ok := retryAfter(resp, time.Now()); ok && c.retry.take(d) {
+			if d, ok := RetryAfter(resp, time.Now()); ok && c.retry.take(d) {
 				ex.RetriedAfter = d
 				c.backoff.hold(d)
 				if c.onExchange != nil {
@@ -342,9 +346,11 @@ func (b *retryBudget) take(d time.Duration) bool {
 	return true
 }
 
-// retryAfter reads the wait a 429 or 503 asks for (seconds or an HTTP
-// date), at most MaxRetryAfter; ok is false when the answer asks for none.
-func retryAfter(r *Response, now time.Time) (time.Duration, bool) {
+// RetryAfter is the wait an answer asks for before the request is sent
+// again (429 or 503 with Retry-After, in seconds or as a date), at most
+// MaxRetryAfter; ok is false when it asks for none. Senders of their own
+// (the harness's raw-wire checks) honour it as the client does.
+func RetryAfter(r *Response, now time.Time) (time.Duration, bool) {
 	if r == nil || (r.Status != http.StatusTooManyRequests && r.Status != http.StatusServiceUnavailable) {
 		return 0, false
 	}

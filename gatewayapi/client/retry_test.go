@@ -103,7 +103,7 @@ func TestRetryGivesUpAfterMaxRetries(t *testing.T) {
 func TestRetryAfterHTTPDate(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	r := &Response{Status: 429, Header: http.Header{"Retry-After": {now.Add(2 * time.Second).Format(http.TimeFormat)}}}
-	if d, ok := retryAfter(r, now); !ok || d != 2*time.Second {
+	if d, ok := RetryAfter(r, now); !ok || d != 2*time.Second {
 		t.Errorf("HTTP date two seconds ahead: %s %v", d, ok)
 	}
 }
