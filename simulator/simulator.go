@@ -31,6 +31,8 @@ type Options struct {
 	AdminToken string
 	// HealthNeedsToken puts /_sim/health behind AdminToken too.
 	HealthNeedsToken bool
+	// AdminOff turns the admin API off (see server.Config).
+	AdminOff bool
 	Logger           *slog.Logger
 	// JournalSize and MessageLimit bound the journal and each gateway's
 	// message log.
@@ -135,7 +137,7 @@ func Build(o Options) (*Simulator, error) {
 	}
 	cfg := server.Config{Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
-		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
+		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken, AdminOff: o.AdminOff,
 		Replica: o.Replica, WrapOperations: o.WrapOperations, ReplayNote: o.ReplayNote, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout,
 		AllowedHosts: o.AllowedHosts, MaxEventsClients: o.MaxEventsClients,

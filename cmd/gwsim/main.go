@@ -165,6 +165,10 @@ type Main struct {
 	OpenForms string
 	// HealthNeedsToken puts /_sim/health behind --admin-token too.
 	HealthNeedsToken bool
+	// AdminMode is --admin (default $GWSIM_ADMIN): auto (a token is
+	// needed beyond loopback), open (no token, on purpose) or off (no
+	// admin API at all).
+	AdminMode string
 	// ClientReport keeps the client report (GET /_sim/clients).
 	ClientReport bool
 	// Metrics serves the Prometheus metrics (GET /metrics).
@@ -205,6 +209,9 @@ func (m *Main) ParseFlags(args []string) error {
 	if err := m.readAdminToken(); err != nil {
 		return err
 	}
+	if err := m.checkAdminMode(os.Getenv); err != nil {
+		return err
+	}
 	f, restoreGC, err := m.loadFleet(fs)
 	if err != nil {
 		return err
@@ -225,7 +232,7 @@ func (m *Main) ParseFlags(args []string) error {
 	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ReplayNote: replayNote, ClientFaults: faults, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
-		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
+		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken, AdminOff: m.AdminMode == adminOff,
 		StoreDurability: m.StoreDurability, Replica: m.ReplicaName, OpenForms: openForms,
 		AllowedHosts: hostList(m.AllowedHosts), MaxEventsClients: m.MaxEventsClients,
 		NoClientReport: !m.ClientReport, NoMetrics: !m.Metrics})
@@ -258,6 +265,10 @@ func (m *Main) serveFlagSet(args []string) *flag.FlagSet {
 		"never a sign or secret). Off by default: a line per request costs throughput")
 	fs.DurationVar(&m.LogSummary, "log-summary", server.DefaultSummaryEvery, "log a summary of the requests answered (count, rate, errors) this often\n"+
 		"when there were any; 0: never")
+	fs.StringVar(&m.AdminMode, "admin", "", "the admin API (/_sim/, the dashboard, /metrics) by `MODE` (default: $GWSIM_ADMIN, else auto).\n"+
+		"auto: behind the admin token when one is set; without one, loopback only: on any other address\n"+
+		"gwsim refuses to start. open: without a token even beyond loopback, on purpose (the banner says so).\n"+
+		"off: no admin API at all (404), only /_sim/health; for a service whose admin calls nobody makes")
 	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
 	fs.BoolVar(&m.ClientReport, "client-report", true, "keep the client report, GET /_sim/clients and gwsim clients (docs/clients.md);\n"+
 		"false saves each request a pass over its fields")
@@ -493,8 +504,12 @@ func (m *Main) Open() error {
 		m.Sim.Close() // the state file
 		return err
 	}
-	if m.AdminToken == "" && !isLoopback(m.Sim.Server.Addr()) {
-		m.log.Warn("the admin API is open to the network: anyone who reaches this address can read and reset the state; set --admin-token")
+	if m.AdminToken == "" && m.AdminMode != adminOff && !isLoopback(m.Sim.Server.Addr()) {
+		if m.AdminMode != adminOpen { // a name that resolved to loopback and was listened on elsewhere
+			m.Sim.Close()
+			return errors.New(closedAdmin(m.Sim.Server.Addr()))
+		}
+		m.log.Warn("the admin API is open to the network on purpose (--admin open): anyone who reaches this address can read and reset the state")
 	}
 	m.printBanner()
 	if m.play != nil && m.play.Autostart() {
@@ -583,10 +598,12 @@ func (m *Main) adminAccess() string {
 	switch {
 	case m.AdminToken != "":
 		return "needs the admin token (Authorization: Bearer, or the dashboard's sign-in)"
+	case m.AdminMode == adminOff:
+		return "off (--admin off): no admin API, dashboard or /metrics; /_sim/health answers"
 	case isLoopback(m.Sim.Server.Addr()):
 		return "open without a token to every program of this machine (loopback only); set $GWSIM_ADMIN_TOKEN to close it"
 	}
-	return "OPEN TO THE NETWORK without a token: anyone who reaches this address can read the state and the journal, " +
+	return "OPEN TO THE NETWORK without a token, on purpose (--admin open): anyone who reaches this address can read the state and the journal, " +
 		"reset the state, set faults and scenarios, use the dashboard and read /metrics; set $GWSIM_ADMIN_TOKEN " +
 		"(at least 32 characters: openssl rand -hex 16) to close it"
 }

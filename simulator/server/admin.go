@@ -122,6 +122,12 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 // header, or the dashboard's sign-in cookie.
 func (s *Server) admin(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.AdminOff {
+			w.Header().Set("Cache-Control", "no-store")
+			writeJSON(w, http.StatusNotFound, map[string]any{"status": "error", "error": map[string]string{
+				"code": "admin_off", "field": "path", "message": "the admin API is off (gwsim serve --admin off): only /_sim/health answers"}})
+			return
+		}
 		if s.cfg.AdminToken != "" && s.guesses.Held(w, r) {
 			return
 		}

@@ -75,6 +75,10 @@ type Config struct {
 	// HealthNeedsToken puts /_sim/health behind AdminToken too; otherwise
 	// it stays open for liveness probes.
 	HealthNeedsToken bool
+	// AdminOff turns the admin API off (gwsim serve --admin off): every
+	// admin call, the dashboard and /metrics answer 404 admin_off; only
+	// /_sim/health (unless HealthNeedsToken) stays, for liveness probes.
+	AdminOff bool
 	// HealthEvery is how often the background check runs
 	// (DefaultHealthEvery when 0).
 	HealthEvery time.Duration
