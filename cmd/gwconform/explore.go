@@ -73,6 +73,9 @@ type exploreMain struct {
 	target, fleetFile, observer, adminToken, reportDir string
 	// tokenFromEnv: adminToken came from $GWSIM_ADMIN_TOKEN (adminToken.to).
 	tokenFromEnv bool
+	// observerNamed: observer was given on the command line (not read
+	// from an explore file); replaying: this is gwconform replay.
+	observerNamed, replaying bool
 	cfg          explore.Config
 	timeout      time.Duration
 	noReset      bool
@@ -174,6 +177,7 @@ func (m *exploreMain) ParseFlags(args []string) error {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
 		m.tokenFromEnv = m.adminToken != ""
 	}
+	m.observerNamed = m.observer != ""
 	return nil
 }
 
@@ -214,15 +218,17 @@ func (m *exploreMain) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--target: %w", err)
 	}
-	// The token goes to every target (to reset it) and to the observer: one
-	// from the environment only if each target is on loopback.
+	// The token goes to the observer only (its reads and its reset): to
+	// --observer when the command line names it, else to the first
+	// target's admin API. One from the environment goes there only if the
+	// user named it on the command line or it is on loopback; an observer
+	// read from an explore file is never named.
 	tok := adminToken{value: m.adminToken, fromEnv: m.tokenFromEnv}
-	for _, b := range m.tgt.Bases() {
-		if tok.to(b, false, m.Stderr, "gwconform explore") == "" {
-			tok.value = ""
-		}
+	obs, named := m.observer, m.observerNamed
+	if obs == "" {
+		obs, named = m.tgt.Bases()[0], false
 	}
-	m.tgt.AdminToken, m.tgt.Reset = tok.value, !m.noReset
+	m.tgt.AdminToken, m.tgt.Reset = tok.to(obs, named, m.Stderr, m.prog()), !m.noReset
 	switch {
 	case m.observer != "":
 		if !m.tgt.ProbeObserver(ctx, w, m.observer) {
@@ -234,6 +240,14 @@ func (m *exploreMain) Open(ctx context.Context) error {
 	m.cfg.Target, m.cfg.World, m.cfg.ReportDir = m.tgt, w, m.reportDir
 	m.cfg.Progress = m.Stderr
 	return nil
+}
+
+// prog is the command's name in what it prints.
+func (m *exploreMain) prog() string {
+	if m.replaying {
+		return "gwconform replay"
+	}
+	return "gwconform explore"
 }
 
 // Run explores, writes the reports and returns the exit code.
@@ -355,8 +369,9 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 	if m.fleetFile == "" {
 		m.fleetFile = os.Getenv("GWCONFORM_FLEET")
 	}
+	m.observerNamed, m.replaying = m.observer != "", true
 	if m.observer == "" && ef.Observer != "" && a.target == "" {
-		m.observer = ef.Observer
+		m.observer = ef.Observer // from the file: never sent a token from the environment unless on loopback
 	}
 	if m.adminToken == "" {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
