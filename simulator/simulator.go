@@ -33,7 +33,7 @@ type Options struct {
 	HealthNeedsToken bool
 	// AdminOff turns the admin API off (see server.Config).
 	AdminOff bool
-	Logger           *slog.Logger
+	Logger   *slog.Logger
 	// JournalSize and MessageLimit bound the journal and each gateway's
 	// message log.
 	JournalSize  int

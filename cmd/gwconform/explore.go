@@ -76,13 +76,13 @@ type exploreMain struct {
 	// observerNamed: observer was given on the command line (not read
 	// from an explore file); replaying: this is gwconform replay.
 	observerNamed, replaying bool
-	cfg          explore.Config
-	timeout      time.Duration
-	noReset      bool
-	seedSet      bool
-	baselineFile string
-	noRestore    bool
-	skips        listFlag
+	cfg                      explore.Config
+	timeout                  time.Duration
+	noReset                  bool
+	seedSet                  bool
+	baselineFile             string
+	noRestore                bool
+	skips                    listFlag
 
 	embedded Embedded
 	tgt      *explore.Target

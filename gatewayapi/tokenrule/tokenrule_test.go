@@ -52,7 +52,7 @@ func TestLoopbackIsResolved(t *testing.T) {
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://u:secret@h.example:8443/p?api_key=k#f": "https://h.example:8443/p",
-		"http://127.0.0.1:8080":                          "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080":                         "http://127.0.0.1:8080",
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
