@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
@@ -81,7 +82,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 			adminError(w, device.Errorf(device.CodeInvalidField, "id", "id must be a journal entry's id, a whole number above 0"))
 			return
 		}
-		v, ok := s.exchanges.get(id)
+		v, ok := s.exchanges.get(id, s.fleetKeys())
 		if !ok {
 			adminError(w, device.Errorf(device.CodeNotFound, "id", "request %d is no longer kept here: this replica keeps its last %d requests and answers", id, exchangeSlots))
 			return
@@ -223,4 +224,13 @@ func adminError(w http.ResponseWriter, e *device.Error) {
 	}
 	writeJSON(w, StatusOf(e.Code), map[string]any{"status": "error",
 		"error": map[string]string{"code": e.Code, "field": e.Field, "message": e.Message}})
+}
+
+// fleetKeys are the registered api_keys and their secrets (nil without an
+// authenticator), to mask by value.
+func (s *Server) fleetKeys() map[string]auth.Key {
+	if s.cfg.Auth == nil {
+		return nil
+	}
+	return s.cfg.Auth.Keys
 }
