@@ -61,8 +61,8 @@ func TestVerifyEscapesAHostileBundle(t *testing.T) {
 	writeTarGz(t, path, map[string][]byte{
 		bundle.ManifestFile:    manifest,
 		bundle.AttestationFile: env,
-		"notes" + forgedText:  []byte("x"),
-		forgedText + "/../x":  []byte("x"),
+		"notes" + forgedText:   []byte("x"),
+		forgedText + "/../x":   []byte("x"),
 		"report.json":          []byte(`{"title":"` + strings.ReplaceAll(forgedText, "\x1b", `\u001b`) + `"}`),
 	})
 	for _, flags := range [][]string{nil, {"--key", pub}, {"--integrity-only"}} {
