@@ -2,12 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gwdmi/gwtools/conformance/explore"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 
@@ -45,5 +51,54 @@ func TestReplayNeverSendsTheTokenToAFilesObserver(t *testing.T) {
 	}
 	if strings.Contains(r.stdout+r.stderr, token) {
 		t.Error("the token was printed")
+	}
+}
+
+// TestReplayEscapesAndMasksAHostileReport: gwconform replay of a report
+// whose title, assertion and recorded body carry ESC, BEL, CR and C1
+// bytes, against a target that echoes the request (its api_key and sign)
+// with more of them, prints every line escaped and neither the fleet's key
+// and secret nor the sign it computed. Real file, real process, real HTTP.
+func TestReplayEscapesAndMasksAHostileReport(t *testing.T) {
+	const bad = "\x1b]0;owned\x07\x1b[2K\rREPRODUCED\u009b"
+	var sent atomic.Value
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		sent.Store(string(b))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Echo"+strings.ReplaceAll(bad, "\r", ""), "x")
+		w.WriteHeader(400)
+		fmt.Fprintf(w, `{"status":"error","error":{"code":"invalid_field","field":"x","message":"you sent %s %s"}}`, strings.ReplaceAll(string(b), `"`, `'`), bad)
+	}))
+	t.Cleanup(echo.Close)
+	body := `{"api_key":"demo-key","myservice_id":"5f3a9c0e1b2d4f6a8c0e1b2d","timestamp":"20260101000000","sign":"<SIGNATURE>",` +
+		`"control":{"mac":"a4c138f0e2b1","sn":"0123456789abcdef0123456789abcd06","type":"Light Dimmer","dimming":"40","note":"` +
+		strings.NewReplacer("\x1b", `\u001b`, "\x07", `\u0007`, "\r", `\r`).Replace(bad) + `"}}`
+	doc := map[string]any{"target": "http://example.invalid", "results": []any{map[string]any{
+		"id": "hostile.check", "level": "MUST", "title": "title " + bad, "assertion": "asserts " + bad, "outcome": "failed",
+		"exchanges": []any{map[string]any{"method": "POST", "url": "http://example.invalid/v1/services/gateway/command",
+			"request_headers": map[string]string{"Content-Type": "application/json"}, "request_body": body, "status": 400}},
+	}}}
+	b, _ := json.Marshal(doc)
+	file := filepath.Join(t.TempDir(), "report.json")
+	os.WriteFile(file, b, 0o644)
+	r := runCommand(t, nil, "replay", file, "hostile.check", "--target", echo.URL)
+	out := r.stdout + r.stderr
+	if s, _ := sent.Load().(string); s == "" || r.code != 0 {
+		t.Fatalf("replay: exit %d, sent %q\n%s", r.code, s, out)
+	}
+	_, signs := client.Credentials(sent.Load().(string))
+	for _, secret := range append([]string{"demo-key", "demo-secret"}, signs...) {
+		if strings.Contains(out, secret) {
+			t.Errorf("replay printed %q:\n%s", secret, out)
+		}
+	}
+	for _, c := range []string{"\x1b", "\x07", "\r", "\u009b"} {
+		if strings.Contains(out, c) {
+			t.Errorf("replay passes %q to the terminal:\n%q", c, out)
+		}
+	}
+	if !strings.Contains(out, `title \x1b]0;owned\a`) {
+		t.Errorf("the title is not shown escaped:\n%s", out)
 	}
 }

@@ -41,7 +41,8 @@ func Credentials(body string) (apiKeys, signs []string) {
 // than 5 characters are left to the pattern masking, which catches them
 // in their fields.
 type ValueMasker struct {
-	pairs []string // old, new, ... longest first
+	pairs []string // old, new, ...
+	r     *strings.Replacer
 }
 
 // minMaskedValue is the shortest value masked wherever it appears.
@@ -60,6 +61,7 @@ func (m *ValueMasker) Add(kind string, values ...string) {
 		case "secret":
 			with = SecretMarker
 		}
+		m.r = nil
 		m.pairs = append(m.pairs, v, with)
 		if x := xmlEscape(v); x != v {
 			m.pairs = append(m.pairs, x, xmlEscape(with))
@@ -78,6 +80,9 @@ func (m *ValueMasker) Mask(s string) string {
 	if len(m.pairs) == 0 {
 		return s
 	}
+	if m.r != nil {
+		return m.r.Replace(s)
+	}
 	// Longest first, so that a value inside another is not replaced first.
 	idx := make([]int, len(m.pairs)/2)
 	for i := range idx {
@@ -88,7 +93,8 @@ func (m *ValueMasker) Mask(s string) string {
 	for _, i := range idx {
 		ordered = append(ordered, m.pairs[2*i], m.pairs[2*i+1])
 	}
-	return strings.NewReplacer(ordered...).Replace(s)
+	m.r = strings.NewReplacer(ordered...)
+	return m.r.Replace(s)
 }
 
 // Unmasked says whether a body still carries an api_key or a sign in
