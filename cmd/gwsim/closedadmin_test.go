@@ -197,3 +197,40 @@ func TestRecipesKeepTheAdminAPIClosed(t *testing.T) {
 		t.Errorf("the image's default with a token: /_sim/state without it answered %d", st)
 	}
 }
+
+// TestBannerEscapesTheFleetsBytes: a fleet file whose device names carry
+// ESC, BEL, CR, a C1 control or a bidirectional override is refused with
+// a line that shows them escaped, or served with a banner that does: no
+// raw control byte reaches the terminal either way. Real process.
+func TestBannerEscapesTheFleetsBytes(t *testing.T) {
+	demo, err := os.ReadFile("../../fixtures/demo-fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{`"\e]0;owned\a\e[31mred\e[2K\rCoffee"`, `"Coffee\u202eeM\u009b"`} {
+		hostile := strings.Replace(string(demo), "name: Coffee Maker", "name: "+name, 1)
+		if hostile == string(demo) {
+			t.Fatal("the demo fleet has no Coffee Maker to rename")
+		}
+		file := t.TempDir() + "/fleet.yaml"
+		os.WriteFile(file, []byte(hostile), 0o600)
+		_, out, _ := gwsimProcess(t, nil, "serve", "--fleet", file)
+		for _, c := range []string{"\x1b", "\x07", "\r", "\u009b", "\u202e"} {
+			if strings.Contains(out, c) {
+				t.Errorf("device name %s: gwsim passes %q to the terminal:\n%q", name, c, out)
+			}
+		}
+	}
+	// A scenario's name is shown in the banner.
+	sc := t.TempDir() + "/scenario.yaml"
+	os.WriteFile(sc, []byte("name: \"\\e]0;owned\\a\\e[2K\\rcalm\\u202e\"\nautostart: false\nsteps:\n  - {at: 0s, latency: 1ms}\n"), 0o600)
+	url, out, code := gwsimProcess(t, nil, "serve", "--scenario", sc)
+	for _, c := range []string{"\x1b", "\x07", "\r", "\u202e"} {
+		if strings.Contains(out, c) {
+			t.Errorf("scenario name: gwsim passes %q to the terminal:\n%q", c, out)
+		}
+	}
+	if url != "" && !strings.Contains(out, `\x1b]0;owned`) {
+		t.Errorf("scenario name: not shown escaped (exit %d):\n%s", code, out)
+	}
+}

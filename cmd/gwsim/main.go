@@ -24,6 +24,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 	"github.com/gwdmi/gwtools/gatewayapi/stopsignal"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
@@ -666,40 +667,43 @@ func (m *Main) printBanner() {
 		return
 	}
 
-	w := m.Stdout
-	fmt.Fprintf(w, "gwsim listening on %s (%s)\n", url, f.Describe())
+	// The banner shows what files said (device names, a scenario's
+	// steps, paths): escaped as a whole, line by line, when written.
+	var w strings.Builder
+	defer func() { io.WriteString(m.Stdout, printable.Lines(w.String())) }()
+	fmt.Fprintf(&w, "gwsim listening on %s (%s)\n", url, f.Describe())
 	if every != "" {
-		fmt.Fprintf(w, "  listening on every interface (%s): from another machine, use this one's name or address\n", every)
+		fmt.Fprintf(&w, "  listening on every interface (%s): from another machine, use this one's name or address\n", every)
 	}
-	fmt.Fprintf(w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
-	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
-	fmt.Fprintf(w, "  admin: %s\n", m.adminAccess())
-	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
+	fmt.Fprintf(&w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
+	fmt.Fprintf(&w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
+	fmt.Fprintf(&w, "  admin: %s\n", m.adminAccess())
+	fmt.Fprintf(&w, "  sign: %s, %s\n", scheme, window)
 	if m.play != nil {
 		st := m.play.Status()
-		fmt.Fprintf(w, "  scenario: %s, %s over %s (GET %s/_sim/scenario)\n", st.Name, plural(len(st.Steps), "step"), st.End, url)
+		fmt.Fprintf(&w, "  scenario: %s, %s over %s (GET %s/_sim/scenario)\n", st.Name, plural(len(st.Steps), "step"), st.End, url)
 		for _, s := range m.play.Skipped() {
-			fmt.Fprintf(w, "    %s\n", s)
+			fmt.Fprintf(&w, "    %s\n", s)
 		}
 	}
 	if m.player != nil {
-		fmt.Fprintf(w, "  replaying %d recorded answers from %s; everything else is simulated\n", m.player.Len(), m.Replay)
+		fmt.Fprintf(&w, "  replaying %d recorded answers from %s; everything else is simulated\n", m.player.Len(), m.Replay)
 	}
 	if store != "" {
-		fmt.Fprintf(w, "  store: %s\n", store)
+		fmt.Fprintf(&w, "  store: %s\n", store)
 	}
 	if terr != nil {
 		return
 	}
-	fmt.Fprintf(w, "credentials (from %s):\n  api_key:      %s\n  secret:       %s\n  myservice_id: %s\n  mac:          %s\n",
+	fmt.Fprintf(&w, "credentials (from %s):\n  api_key:      %s\n  secret:       %s\n  myservice_id: %s\n  mac:          %s\n",
 		m.credentials, key, secret, t.AccountID, t.MAC)
 	if len(devices) > 0 {
-		fmt.Fprintln(w, "devices:")
+		fmt.Fprintln(&w, "devices:")
 		for _, d := range devices {
-			fmt.Fprintf(w, "  %s  %-22s %s\n", d.SN, d.Type, d.Name)
+			fmt.Fprintf(&w, "  %s  %-22s %s\n", d.SN, d.Type, d.Name)
 		}
 		if more > 0 {
-			fmt.Fprintf(w, "  … and %d more (GET %s/_sim/state)\n", more, url)
+			fmt.Fprintf(&w, "  … and %d more (GET %s/_sim/state)\n", more, url)
 		}
 	}
 }
