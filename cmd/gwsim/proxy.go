@@ -44,6 +44,7 @@ type proxyMain struct {
 	allowedHosts                                       string
 	block                                              bool
 	timeout                                            time.Duration
+	maxInFlight, recordMaxMiB, recordMaxEntries        int
 	cfg                                                proxy.Config
 	p                                                  *proxy.Proxy
 	checkOnly                                          bool
@@ -65,6 +66,10 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.allowedHosts, "allowed-hosts", "", "comma-separated host `NAMES` the live page and /_sim/ answer besides IP addresses,\n"+
 		"localhost and the --addr host (DNS-rebinding protection; others get 421); * for any")
 	fs.DurationVar(&m.timeout, "timeout", proxy.DefaultTimeout, "time limit of one exchange with the upstream")
+	fs.IntVar(&m.maxInFlight, "max-in-flight-mib", proxy.DefaultMaxInFlight>>20, "`MiB` of request and answer bodies held at once, all requests together (1 to 4096);\n"+
+		"beyond, 503 proxy_busy with Retry-After")
+	fs.IntVar(&m.recordMaxEntries, "record-max-entries", cassette.DefaultMaxEntries, "with --record: at most `N` cassette entries (1 to 1000000); beyond, nothing more is recorded")
+	fs.IntVar(&m.recordMaxMiB, "record-max-mib", cassette.MaxCassette>>20, "with --record: at most `MiB` of cassettes in the directory (1 to 256, what gwsim serve --replay reads)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,8 +93,18 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	if m.timeout <= 0 {
 		return errors.New("--timeout must be above 0")
 	}
+	if err := inRange("--max-in-flight-mib", m.maxInFlight, 1, 4096); err != nil {
+		return err
+	}
+	if err := inRange("--record-max-entries", m.recordMaxEntries, 1, 1000000); err != nil {
+		return err
+	}
+	if err := inRange("--record-max-mib", m.recordMaxMiB, 1, cassette.MaxCassette>>20); err != nil {
+		return err
+	}
 	m.cfg = proxy.Config{Upstream: m.upstream, BlockInvalid: m.block, AdminToken: m.token, Timeout: m.timeout, AllowedHosts: hostList(m.allowedHosts),
-		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))}
+		MaxInFlight: int64(m.maxInFlight) << 20,
+		Logger:      slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))}
 	if onCommandLine {
 		m.cfg.Logger.Warn(tokenOnCommandLine)
 	}
@@ -111,6 +126,7 @@ func (m *proxyMain) ParseFlags(args []string) error {
 		if err != nil {
 			return err
 		}
+		w.MaxEntries, w.MaxBytes = m.recordMaxEntries, int64(m.recordMaxMiB)<<20
 		m.cfg.Record = w
 	}
 	return nil
