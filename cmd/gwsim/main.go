@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -166,6 +167,10 @@ type Main struct {
 	OpenForms string
 	// HealthNeedsToken puts /_sim/health behind --admin-token too.
 	HealthNeedsToken bool
+	// TrustedProxies is --trusted-proxies: the balancers whose
+	// Forwarded or X-Forwarded-For names the client the limiters count.
+	TrustedProxies string
+	trusted        []netip.Prefix
 	// AdminMode is --admin (default $GWSIM_ADMIN): auto (a token is
 	// needed beyond loopback), open (no token, on purpose) or off (no
 	// admin API at all).
@@ -213,6 +218,11 @@ func (m *Main) ParseFlags(args []string) error {
 	if err := m.checkAdminMode(os.Getenv); err != nil {
 		return err
 	}
+	trusted, err := server.ParseTrustedProxies(m.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	m.trusted = trusted
 	f, restoreGC, err := m.loadFleet(fs)
 	if err != nil {
 		return err
@@ -233,7 +243,7 @@ func (m *Main) ParseFlags(args []string) error {
 	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ReplayNote: replayNote, ClientFaults: faults, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
-		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken, AdminOff: m.AdminMode == adminOff,
+		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken, AdminOff: m.AdminMode == adminOff, TrustedProxies: m.trusted,
 		StoreDurability: m.StoreDurability, Replica: m.ReplicaName, OpenForms: openForms,
 		AllowedHosts: hostList(m.AllowedHosts), MaxEventsClients: m.MaxEventsClients,
 		NoClientReport: !m.ClientReport, NoMetrics: !m.Metrics})
@@ -270,6 +280,9 @@ func (m *Main) serveFlagSet(args []string) *flag.FlagSet {
 		"auto: behind the admin token when one is set; without one, loopback only: on any other address\n"+
 		"gwsim refuses to start. open: without a token even beyond loopback, on purpose (the banner says so).\n"+
 		"off: no admin API at all (404), only /_sim/health; for a service whose admin calls nobody makes")
+	fs.StringVar(&m.TrustedProxies, "trusted-proxies", "", "comma-separated `ADDRESSES` or prefixes (10.0.0.0/8) of the reverse proxies or load balancers\n"+
+		"in front of gwsim: from them, the client that the admin-token guess, sign-in and --rate-limit limiters\n"+
+		"count is read from Forwarded or X-Forwarded-For (docs/deploy.md); from anyone else the headers are ignored")
 	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health too (by default it stays open for liveness probes)")
 	fs.BoolVar(&m.ClientReport, "client-report", true, "keep the client report, GET /_sim/clients and gwsim clients (docs/clients.md);\n"+
 		"false saves each request a pass over its fields")

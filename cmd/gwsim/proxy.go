@@ -14,6 +14,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/proxy"
+	"github.com/gwdmi/gwtools/simulator/server"
 )
 
 const proxyUsage = `Usage:
@@ -41,7 +42,7 @@ type proxyMain struct {
 
 	addr, upstream, fleetFile, record, token, logLevel string
 	tokenFile                                          string
-	allowedHosts                                       string
+	allowedHosts, trustedProxies                       string
 	block                                              bool
 	timeout                                            time.Duration
 	maxInFlight, recordMaxMiB, recordMaxEntries        int
@@ -66,6 +67,8 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.allowedHosts, "allowed-hosts", "", "comma-separated host `NAMES` the live page and /_sim/ answer besides IP addresses,\n"+
 		"localhost and the --addr host (DNS-rebinding protection; others get 421); * for any")
 	fs.DurationVar(&m.timeout, "timeout", proxy.DefaultTimeout, "time limit of one exchange with the upstream")
+	fs.StringVar(&m.trustedProxies, "trusted-proxies", "", "comma-separated `ADDRESSES` or prefixes of the balancers in front of the proxy: from them, the client\n"+
+		"the admin-token guess and sign-in limiters count is read from Forwarded or X-Forwarded-For")
 	fs.IntVar(&m.maxInFlight, "max-in-flight-mib", proxy.DefaultMaxInFlight>>20, "`MiB` of request and answer bodies held at once, all requests together (1 to 4096);\n"+
 		"beyond, 503 proxy_busy with Retry-After")
 	fs.IntVar(&m.recordMaxEntries, "record-max-entries", cassette.DefaultMaxEntries, "with --record: at most `N` cassette entries (1 to 1000000); beyond, nothing more is recorded")
@@ -93,6 +96,10 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	if m.timeout <= 0 {
 		return errors.New("--timeout must be above 0")
 	}
+	trusted, err := server.ParseTrustedProxies(m.trustedProxies)
+	if err != nil {
+		return err
+	}
 	if err := inRange("--max-in-flight-mib", m.maxInFlight, 1, 4096); err != nil {
 		return err
 	}
@@ -103,8 +110,8 @@ func (m *proxyMain) ParseFlags(args []string) error {
 		return err
 	}
 	m.cfg = proxy.Config{Upstream: m.upstream, BlockInvalid: m.block, AdminToken: m.token, Timeout: m.timeout, AllowedHosts: hostList(m.allowedHosts),
-		MaxInFlight: int64(m.maxInFlight) << 20,
-		Logger:      slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))}
+		MaxInFlight: int64(m.maxInFlight) << 20, TrustedProxies: trusted,
+		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))}
 	if onCommandLine {
 		m.cfg.Logger.Warn(tokenOnCommandLine)
 	}

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"net/url"
 	"strconv"
@@ -78,6 +79,10 @@ type Config struct {
 	// AllowedHosts are the Host names /_sim/ answers besides IP
 	// addresses, localhost and the listen address (server.Guard).
 	AllowedHosts []string
+	// TrustedProxies are the balancers whose Forwarded or
+	// X-Forwarded-For names the client the guess and sign-in limiters
+	// count (server.ParseTrustedProxies); none: the connection's peer.
+	TrustedProxies []netip.Prefix
 	// MaxInFlight bounds the bytes of the bodies held at once across
 	// every request in flight (DefaultMaxInFlight when 0); beyond, 503
 	// proxy_busy with Retry-After.
@@ -141,7 +146,7 @@ func New(cfg Config) (*Proxy, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		service: newServiceReport(redactURL(u)), journal: &journal{max: cfg.JournalSize},
 		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)), sessions: server.NewMemorySessions(nil),
-		signIns: server.NewSignInLimiter(), guesses: server.NewBearerLimiter(nil, nil), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
+		signIns: server.NewSignInLimiter().Behind(cfg.TrustedProxies), guesses: server.NewBearerLimiter(nil, nil).Behind(cfg.TrustedProxies), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
 	cc := clients.Config{Window: -1}
 	if f := cfg.Fleet; f != nil {
 		a := f.Authenticator()
@@ -242,10 +247,12 @@ func (p *Proxy) routes() http.Handler {
 
 func (p *Proxy) admin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.cfg.AdminToken != "" && p.guesses.Held(w, r) {
-			return
-		}
+		// The right token is never held back, whoever else guessed wrong
+		// from the same address; a held-back client's wrong ones get 429.
 		if !p.authorized(r) {
+			if p.cfg.AdminToken != "" && p.guesses.Held(w, r) {
+				return
+			}
 			if r.Header.Get("Authorization") != "" && p.guesses.Failed(w, r) {
 				return
 			}
