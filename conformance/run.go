@@ -143,5 +143,6 @@ func (x *execution) writeReports(r ginkgo.Report) {
 		opts.Schedule.CriticalPath = &report.Chain{Of: who, RoundTrips: trips, Seconds: math.Round(took.Seconds()*100) / 100}
 	}
 	opts.Schedule.Ahead = env.aheadRun()
+	opts.Mask = secretsMask(env)
 	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }

@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -100,5 +102,58 @@ func TestReplayEscapesAndMasksAHostileReport(t *testing.T) {
 	}
 	if !strings.Contains(out, `title \x1b]0;owned\a`) {
 		t.Errorf("the title is not shown escaped:\n%s", out)
+	}
+}
+
+// TestReportsMaskWhatATargetEchoes: a target that echoes each request in
+// its answer, in a form the field patterns do not read ('api_key':'…'),
+// and a --target carrying a user and password: report.json, report.html,
+// junit.xml and the console hold neither the fleet's key and secret, nor
+// any sign the run computed, nor the password or user. Real process, real
+// HTTP, real files.
+func TestReportsMaskWhatATargetEchoes(t *testing.T) {
+	var mu sync.Mutex
+	var signs []string
+	url := faulty(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		_, s := client.Credentials(string(body))
+		mu.Lock()
+		signs = append(signs, s...)
+		mu.Unlock()
+		if !regexp.MustCompile(`"dimming":"101"|<dimming>101</dimming>`).Match(body) {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		echo := strings.NewReplacer(`"`, `'`, "<", "(", ">", ")").Replace(string(body))
+		fmt.Fprintf(w, `{"status":"success","echo":"you sent %s"}`, echo)
+		return true
+	})
+	withUser := strings.Replace(url, "http://", "http://operator-name:hunter2pass@", 1)
+	r := gwconform(t, "--target", withUser, "--allow-partial", "--check", "command.light-dimmer.dimming.101.*")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (101 accepted)\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	mu.Lock()
+	secrets := append([]string{"demo-key", "demo-secret", "hunter2pass", "operator-name"}, signs...)
+	mu.Unlock()
+	if len(secrets) < 6 {
+		t.Fatalf("the target saw no sign")
+	}
+	outputs := map[string]string{"stdout": r.stdout, "stderr": r.stderr}
+	for _, name := range []string{"report.json", "junit.xml", "report.html"} {
+		b, err := os.ReadFile(filepath.Join(r.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs[name] = string(b)
+	}
+	if !strings.Contains(outputs["report.json"], "you sent") {
+		t.Fatalf("the echo is not in report.json: the test shows nothing")
+	}
+	for name, out := range outputs {
+		for _, s := range secrets {
+			if s != "" && strings.Contains(out, s) {
+				t.Errorf("%s holds %q", name, s)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -113,4 +114,47 @@ func Unmasked(body string) bool {
 		}
 	}
 	return false
+}
+
+// computed remembers the signs this process computed (MD5Signer,
+// CommandSigner), the newest maxComputedSigns of them, so that the
+// reports can mask each wherever a target echoed it.
+var computed struct {
+	mu    sync.Mutex
+	set   map[string]struct{}
+	order []string
+	next  int
+}
+
+// maxComputedSigns bounds the signs remembered (about 12 MB).
+const maxComputedSigns = 1 << 18
+
+func rememberSign(sign string) {
+	if len(sign) < minMaskedValue {
+		return
+	}
+	computed.mu.Lock()
+	defer computed.mu.Unlock()
+	if computed.set == nil {
+		computed.set = map[string]struct{}{}
+	}
+	if _, ok := computed.set[sign]; ok {
+		return
+	}
+	if len(computed.order) < maxComputedSigns {
+		computed.order = append(computed.order, sign)
+	} else {
+		delete(computed.set, computed.order[computed.next])
+		computed.order[computed.next] = sign
+		computed.next = (computed.next + 1) % maxComputedSigns
+	}
+	computed.set[sign] = struct{}{}
+}
+
+// ComputedSigns are the signs this process computed, the newest
+// maxComputedSigns of them.
+func ComputedSigns() []string {
+	computed.mu.Lock()
+	defer computed.mu.Unlock()
+	return append([]string(nil), computed.order...)
 }

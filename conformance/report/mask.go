@@ -1,0 +1,65 @@
+package report
+
+import "reflect"
+
+// maskStrings replaces every string reachable from v (a pointer) in
+// place, in every exported field, slice, array, map value and pointer, by
+// mask's answer: the reports then hold no value the mask knows, wherever
+// a check quoted it (a failure, an exchange, a curl line, a title).
+func maskStrings(v any, mask func(string) string) {
+	if mask == nil {
+		return
+	}
+	maskValue(reflect.ValueOf(v), mask)
+}
+
+func maskValue(v reflect.Value, mask func(string) string) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			e := v.Elem()
+			if v.Kind() == reflect.Interface {
+				// An interface's value is not addressable: mask a copy and
+				// put it back.
+				if e.Kind() == reflect.String && v.CanSet() {
+					v.Set(reflect.ValueOf(mask(e.String())).Convert(e.Type()))
+					return
+				}
+				if e.Kind() != reflect.Pointer && e.Kind() != reflect.Map && e.Kind() != reflect.Slice {
+					return
+				}
+			}
+			maskValue(e, mask)
+		}
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(mask(v.String()))
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				maskValue(v.Field(i), mask)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			maskValue(v.Index(i), mask)
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			return
+		}
+		iter := v.MapRange()
+		type kv struct{ k, v reflect.Value }
+		var set []kv
+		for iter.Next() {
+			c := reflect.New(iter.Value().Type()).Elem()
+			c.Set(iter.Value())
+			maskValue(c, mask)
+			set = append(set, kv{iter.Key(), c})
+		}
+		for _, e := range set {
+			v.SetMapIndex(e.k, e.v)
+		}
+	}
+}
