@@ -10,6 +10,7 @@ import (
 // secretsMask is the reports' mask by value (report.WriteOptions.Mask):
 // the fleet's api_keys and secrets, every sign this process computed, and
 // the target's user information (a password in --target) are replaced
+// (the keys kept whole with --report-credentials)
 // wherever a string of the reports holds them, whatever a target echoed.
 // The field patterns (sign, api_key) stay as a second net.
 func secretsMask(env *Env) func(string) string {
@@ -20,7 +21,9 @@ func secretsMask(env *Env) func(string) string {
 			if n++; n > maxMaskedKeys {
 				break
 			}
-			m.Add("key", k)
+			if !env.ReportCredentials { // --report-credentials shows the keys whole
+				m.Add("key", k)
+			}
 			m.Add("secret", v.Secret)
 		}
 	}
