@@ -44,9 +44,14 @@ func (m *Main) checkAdminMode(getenv func(string) string) error {
 // closedAdmin is the one line that refuses an admin API open to the
 // network, and says the three ways on.
 func closedAdmin(addr string) string {
+	return closedAdminLine(addr) + ", or --admin off to serve without it"
+}
+
+// closedAdminLine is closedAdmin without --admin off (gwsim proxy has no
+// such mode).
+func closedAdminLine(addr string) string {
 	return fmt.Sprintf("--addr %s is not on loopback and no admin token is set: give one in $GWSIM_ADMIN_TOKEN or "+
-		"--admin-token-file FILE (openssl rand -hex 16), or say --admin open to open the admin API to the network on purpose, "+
-		"or --admin off to serve without it", addr)
+		"--admin-token-file FILE (openssl rand -hex 16), or say --admin open to open the admin API to the network on purpose", addr)
 }
 
 // loopbackOnly says whether a listen address is on loopback only: an IP

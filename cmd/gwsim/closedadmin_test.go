@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,37 @@ func TestBannerEscapesTheFleetsBytes(t *testing.T) {
 	}
 	if url != "" && !strings.Contains(out, `\x1b]0;owned`) {
 		t.Errorf("scenario name: not shown escaped (exit %d):\n%s", code, out)
+	}
+}
+
+// TestProxyClosedBeyondLoopback: gwsim proxy follows the same rule: on an
+// address beyond loopback without a token it refuses to start (exit 2,
+// one line); with --admin open it starts and its live page answers.
+func TestProxyClosedBeyondLoopback(t *testing.T) {
+	up := "http://127.0.0.1:1"
+	code, out, errOut := gwsimCmd(t, nil, "proxy", "--upstream", up, "--addr", "0.0.0.0:0")
+	if code != 2 || !strings.Contains(errOut, "--admin open") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("proxy on 0.0.0.0 without a token: exit %d, want 2 and one line:\n%s%s", code, out, errOut)
+	}
+	cmd := exec.Command(simtest.Binary(t, "gwsim"), "proxy", "--upstream", up, "--addr", "0.0.0.0:0", "--admin", "open")
+	cmd.Env = append(os.Environ(), "GWSIM_ADMIN_TOKEN=", "GWSIM_ADMIN=")
+	var buf syncBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	re := regexp.MustCompile(`gwsim proxy listening on (http://\S+),`)
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && re.FindStringSubmatch(buf.String()) == nil; time.Sleep(20 * time.Millisecond) {
+	}
+	m := re.FindStringSubmatch(buf.String())
+	if m == nil {
+		t.Fatalf("proxy --admin open: no banner:\n%s", buf.String())
+	}
+	if st, _ := getStatus(t, m[1]+"/_sim/journal"); st != http.StatusOK {
+		t.Errorf("proxy --admin open: /_sim/journal %d", st)
+	}
+	if !strings.Contains(buf.String(), "on purpose (--admin open)") {
+		t.Errorf("proxy --admin open: not said:\n%s", buf.String())
 	}
 }

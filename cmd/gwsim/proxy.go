@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -46,6 +47,7 @@ type proxyMain struct {
 	block                                              bool
 	timeout                                            time.Duration
 	maxInFlight, recordMaxMiB, recordMaxEntries        int
+	adminMode                                          string
 	cfg                                                proxy.Config
 	p                                                  *proxy.Proxy
 	checkOnly                                          bool
@@ -67,6 +69,9 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.allowedHosts, "allowed-hosts", "", "comma-separated host `NAMES` the live page and /_sim/ answer besides IP addresses,\n"+
 		"localhost and the --addr host (DNS-rebinding protection; others get 421); * for any")
 	fs.DurationVar(&m.timeout, "timeout", proxy.DefaultTimeout, "time limit of one exchange with the upstream")
+	fs.StringVar(&m.adminMode, "admin", "", "the proxy's admin calls and live page by `MODE` (default: $GWSIM_ADMIN, else auto). auto: behind\n"+
+		"the admin token when one is set; without one, loopback only (on any other address the proxy refuses to\n"+
+		"start). open: without a token even beyond loopback, on purpose")
 	fs.StringVar(&m.trustedProxies, "trusted-proxies", "", "comma-separated `ADDRESSES` or prefixes of the balancers in front of the proxy: from them, the client\n"+
 		"the admin-token guess and sign-in limiters count is read from Forwarded or X-Forwarded-For")
 	fs.IntVar(&m.maxInFlight, "max-in-flight-mib", proxy.DefaultMaxInFlight>>20, "`MiB` of request and answer bodies held at once, all requests together (1 to 4096);\n"+
@@ -121,6 +126,21 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	if m.checkOnly {
 		return nil
 	}
+	if m.adminMode == "" {
+		m.adminMode = os.Getenv("GWSIM_ADMIN")
+	}
+	switch m.adminMode {
+	case "", adminAuto:
+		if m.token == "" && !loopbackOnly(m.addr) {
+			return errors.New(closedAdminLine(m.addr))
+		}
+	case adminOpen:
+		if m.token != "" {
+			return errors.New("--admin open and an admin token: open needs no token; leave one out")
+		}
+	default:
+		return fmt.Errorf("--admin: %q is not auto or open", m.adminMode)
+	}
 	if m.fleetFile != "" {
 		f, err := fleet.Load(m.fleetFile)
 		if err != nil {
@@ -150,7 +170,11 @@ func (m *proxyMain) Open() error {
 	}
 	m.p = p
 	if m.token == "" && !isLoopback(strings.TrimPrefix(p.URL(), "http://")) {
-		m.cfg.Logger.Warn("the proxy's admin calls are open to the network: anyone who reaches this address can read the reports; set --admin-token")
+		if m.adminMode != adminOpen {
+			p.Close()
+			return errors.New(closedAdminLine(strings.TrimPrefix(p.URL(), "http://")))
+		}
+		m.cfg.Logger.Warn("the proxy's admin calls are open to the network on purpose (--admin open): anyone who reaches this address can read the reports")
 	}
 	up, _ := url.Parse(m.upstream)
 	up.User = nil
