@@ -1,9 +1,13 @@
 package conformance
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 )
 
@@ -49,3 +53,32 @@ func secretsMask(env *Env) func(string) string {
 
 // maxMaskedKeys bounds the fleet keys the reports mask by value.
 const maxMaskedKeys = 10000
+
+// maskWorkerReport masks every string of a worker's Ginkgo report by
+// mask, its report entries' values included: a wrapped value is rendered
+// to its JSON and text forms, those are masked, and the value is read
+// back from the masked JSON (Ginkgo encodes an entry from its value).
+func maskWorkerReport(r *types.Report, mask func(string) string) {
+	for i := range r.SpecReports {
+		for j := range r.SpecReports[i].ReportEntries {
+			v := &r.SpecReports[i].ReportEntries[j].Value
+			b, err := json.Marshal(*v)
+			if err != nil {
+				continue
+			}
+			var forms struct{ AsJSON, Representation string }
+			if json.Unmarshal(b, &forms) != nil {
+				continue
+			}
+			forms.AsJSON, forms.Representation = mask(forms.AsJSON), mask(forms.Representation)
+			b, _ = json.Marshal(forms)
+			var masked types.ReportEntryValue
+			if masked.UnmarshalJSON(b) == nil {
+				*v = masked
+			} else {
+				*v = types.WrapEntryValue("(withheld: it could not be masked)")
+			}
+		}
+	}
+	report.MaskStrings(r, mask)
+}

@@ -2,6 +2,10 @@ package report
 
 import "reflect"
 
+// MaskStrings is maskStrings for a value outside the package (a worker's
+// Ginkgo report, masked before it is handed to the run that merges it).
+func MaskStrings(v any, mask func(string) string) { maskStrings(v, mask) }
+
 // maskStrings replaces every string reachable from v (a pointer) in
 // place, in every exported field, slice, array, map value and pointer, by
 // mask's answer: the reports then hold no value the mask knows, wherever
