@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
@@ -257,3 +258,32 @@ func dimmer(c *simtest.Client, v string) []simtest.F {
 
 // demoDimmer is the demo fleet's Light Dimmer.
 var demoDimmer = func() string { t, _ := fleet.Demo().Target(); return t.Devices["Light Dimmer"].SN }()
+
+// TestCassetteMasksByValue: an upstream whose answer repeats the request's
+// api_key and sign and the key's secret (a service explaining a sign)
+// leaves none of them in the cassette written. Real HTTP, real files.
+func TestCassetteMasksByValue(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","note":"md5(key + demo-secret + ts); you sent %s"}`, strings.ReplaceAll(string(b), `"`, `'`))
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	w, _ := cassette.NewWriter(dir)
+	p := start(t, proxy.Config{Upstream: up.URL, Record: w, Fleet: fleet.Demo()})
+	c := demoClient(t, p.URL())
+	body := simtest.Body(device.JSON, dimmer(c, "7"))
+	do(t, "POST", p.URL()+device.SendCommand.Path(), "application/json", string(body), nil)
+	_, signs := client.Credentials(string(body))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(files) != 1 || len(signs) != 1 {
+		t.Fatalf("%d cassettes, signs %v", len(files), signs)
+	}
+	b, _ := os.ReadFile(files[0])
+	for _, s := range []string{"demo-secret", "demo-key", signs[0]} {
+		if strings.Contains(string(b), s) {
+			t.Errorf("the cassette holds %q:\n%s", s, b)
+		}
+	}
+}

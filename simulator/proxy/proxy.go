@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -109,6 +110,9 @@ type Proxy struct {
 	mem      *memBudget
 	// recordFull logs once that the cassette's cap is reached.
 	recordFull sync.Once
+	// secrets masks the fleet's keys and secrets by value in what is
+	// recorded (an upstream may echo them).
+	secrets *client.ValueMasker
 
 	ln  net.Listener
 	srv *http.Server
@@ -147,8 +151,17 @@ func New(cfg Config) (*Proxy, error) {
 		service: newServiceReport(redactURL(u)), journal: &journal{max: cfg.JournalSize},
 		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)), sessions: server.NewMemorySessions(nil),
 		signIns: server.NewSignInLimiter().Behind(cfg.TrustedProxies), guesses: server.NewBearerLimiter(nil, nil).Behind(cfg.TrustedProxies), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
+	p.secrets = &client.ValueMasker{}
 	cc := clients.Config{Window: -1}
 	if f := cfg.Fleet; f != nil {
+		n := 0
+		for k, v := range f.Authenticator().Keys {
+			if n++; n > 10000 {
+				break
+			}
+			p.secrets.Add("key", k)
+			p.secrets.Add("secret", v.Secret)
+		}
 		a := f.Authenticator()
 		cc.Auth, cc.Location, cc.Window = a, f.Location(), f.Window()
 		p.auth = a
@@ -329,7 +342,7 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 		if p.cfg.Record != nil && !ent.Blocked && p.authenticated(verdict, res.StatusCode) {
 			if e, cred, ok := cassette.Request(op.Path(), ct, body); ok {
 				e.Answer = cassette.Answer{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type"),
-					RetryAfter: res.Header.Get("Retry-After"), Body: cred.Scrub(string(answer))}
+					RetryAfter: res.Header.Get("Retry-After"), Body: p.secrets.Mask(cred.Scrub(string(answer)))}
 				e.RecordedAt = start.UTC()
 				switch err := p.cfg.Record.Record(e); {
 				case errors.Is(err, cassette.ErrFull):
