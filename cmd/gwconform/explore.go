@@ -21,6 +21,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
+	"github.com/gwdmi/gwtools/gatewayapi/tokenrule"
 )
 
 const exploreUsage = `Usage: gwconform explore [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
@@ -363,6 +364,15 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 			return report.ExitConfig
 		}
 		target = ef.Target
+		for _, u := range strings.Split(target, ",") {
+			if !tokenrule.OnLoopback(strings.TrimSpace(u)) {
+				// An explore file is input from outside: the fleet's signed
+				// requests go to a target it names only on loopback.
+				fmt.Fprintf(stderr, "gwconform replay: %s names the target %s, which is not on loopback: the fleet's signed requests go there only when the command line says so: give --target URL\n",
+					printable.String(path), printable.String(tokenrule.Redact(strings.TrimSpace(u))))
+				return report.ExitConfig
+			}
+		}
 	}
 	m := &exploreMain{Stdout: stdout, Stderr: stderr, target: target, fleetFile: a.fleetFile, observer: a.observer,
 		adminToken: a.adminToken, timeout: a.timeout, noReset: !ef.Reset}

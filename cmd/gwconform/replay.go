@@ -157,6 +157,12 @@ func (p *replayer) request(i int, ex client.Exchange) (req *http.Request, url st
 	url = ex.URL
 	if p.target != "" {
 		url = strings.TrimRight(p.target, "/") + strings.TrimPrefix(ex.URL, p.recordedBase)
+	} else if !tokenrule.OnLoopback(url) {
+		// A report is input from outside: the fleet's api_key and a fresh
+		// sign go to a URL it names only on loopback.
+		fmt.Fprintf(p.stderr, "gwconform replay: exchange %d goes to %s, read from the report and not on loopback: "+
+			"the fleet's signed requests go there only when the command line says so: give --target URL\n", i+1, printable.String(tokenrule.Redact(url)))
+		return nil, "", nil, false
 	}
 	if strings.Contains(ex.RequestBody, report.BodyCut) {
 		fmt.Fprintf(p.stderr, "gwconform replay: exchange %d: the report keeps only the start of its body; run the check again: gwconform run --target URL --check %s\n", i+1, p.checkID)

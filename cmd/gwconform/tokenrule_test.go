@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -155,5 +156,57 @@ func TestReportsMaskWhatATargetEchoes(t *testing.T) {
 				t.Errorf("%s holds %q", name, s)
 			}
 		}
+	}
+}
+
+// TestReplaySendsNoSignedRequestToAFilesTarget: a report or an explore
+// file naming a target that is not on loopback gets the fleet's api_key
+// and a fresh sign sent there only when --target says so: without it,
+// replay refuses (exit 2, saying to give --target) and nothing reaches
+// the URL the file names. Real files, a real listener beyond loopback.
+func TestReplaySendsNoSignedRequestToAFilesTarget(t *testing.T) {
+	ip := nonLoopbackIP()
+	if ip == "" {
+		t.Skip("this machine has no address but loopback")
+	}
+	var hits atomic.Int64
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", ip, err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"success"}`)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	evil := "http://" + ln.Addr().String()
+	body := `{"api_key":"demo-key","myservice_id":"5f3a9c0e1b2d4f6a8c0e1b2d","timestamp":"20260101000000","sign":"<SIGNATURE>",` +
+		`"control":{"mac":"a4c138f0e2b1","sn":"0123456789abcdef0123456789abcd06","type":"Light Dimmer","dimming":"40"}}`
+	doc := map[string]any{"target": evil, "results": []any{map[string]any{"id": "x.check", "level": "MUST", "title": "t", "outcome": "failed",
+		"exchanges": []any{map[string]any{"method": "POST", "url": evil + "/v1/services/gateway/command",
+			"request_headers": map[string]string{"Content-Type": "application/json"}, "request_body": body, "status": 200}}}}}
+	b, _ := json.Marshal(doc)
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "report.json")
+	os.WriteFile(rep, b, 0o644)
+	r := runCommand(t, nil, "replay", rep, "x.check")
+	if hits.Load() != 0 || r.code != 2 || !strings.Contains(r.stderr, "give --target URL") {
+		t.Errorf("replay of a report naming %s: %d requests reached it, exit %d\n%s%s", evil, hits.Load(), r.code, r.stdout, r.stderr)
+	}
+	if r := runCommand(t, nil, "replay", rep, "x.check", "--target", evil); hits.Load() != 1 || r.code != 0 {
+		t.Errorf("replay --target %s: %d requests, exit %d\n%s%s", evil, hits.Load(), r.code, r.stdout, r.stderr)
+	}
+	tg, _ := fleet.Demo().Target()
+	ef := explore.File{Kind: explore.FileKind, Report: explore.Report{Seed: 1, Target: evil, FailOn: "MUST",
+		Found: &explore.Finding{Kind: "disagreement", Ops: []explore.Op{{Kind: explore.ReadDevice, MAC: tg.MAC, SN: tg.Devices["Light Dimmer"].SN}}}}}
+	b, _ = json.Marshal(ef)
+	exp := filepath.Join(dir, "explore.json")
+	os.WriteFile(exp, b, 0o644)
+	hits.Store(0)
+	r = runCommand(t, nil, "replay", exp)
+	if hits.Load() != 0 || r.code != 2 || !strings.Contains(r.stderr, "give --target URL") {
+		t.Errorf("replay of an explore file naming %s: %d requests reached it, exit %d\n%s%s", evil, hits.Load(), r.code, r.stdout, r.stderr)
 	}
 }
