@@ -143,8 +143,8 @@ func TestWorkerReportMaskedByValue(t *testing.T) {
 	const sign = "0123456789abcdef0123456789abcdef"
 	r := types.Report{SpecReports: types.SpecReports{{
 		LeafNodeType: types.NodeTypeIt, State: types.SpecStateFailed,
-		Failure:       types.Failure{Message: "the target said you sent " + sign},
-		ReportEntries: types.ReportEntries{{Name: "exchange", Value: types.WrapEntryValue(map[string]any{"body": "echo " + sign})}},
+		Failure:                    types.Failure{Message: "the target said you sent " + sign},
+		ReportEntries:              types.ReportEntries{{Name: "exchange", Value: types.WrapEntryValue(map[string]any{"body": "echo " + sign})}},
 		CapturedGinkgoWriterOutput: "sent " + sign,
 	}}}
 	maskWorkerReport(&r, func(s string) string { return strings.ReplaceAll(s, sign, "<SIGNATURE>") })
