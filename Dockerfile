@@ -1,6 +1,8 @@
 # gwsim and gwconform in one small image (docs/deploy.md).
 #   docker build -t gwtools .                                # or make image: tagged, with its version
-#   docker run --rm -p 8080:8080 gwtools                      # gwsim serve, demo fleet
+#   export GWSIM_ADMIN_TOKEN=$(openssl rand -hex 16)          # gwsim serve, demo fleet: beyond loopback
+#   docker run --rm -p 127.0.0.1:8080:8080 -e GWSIM_ADMIN_TOKEN gwtools   # it starts only with a token
+#   docker run --rm -p 127.0.0.1:8080:8080 -e GWSIM_ADMIN=open gwtools    # or an open admin API said on purpose
 #   docker run --rm gwtools serve --seed 1 --gateways 3       # gwsim's own arguments
 #   docker run --rm gwtools gwsim --version                   # or name the program:
 #   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/reports:/reports" gwtools gwconform run --report-dir /reports

@@ -135,3 +135,29 @@ func TestWorkerReportRoundTrip(t *testing.T) {
 		t.Errorf("report entry or state lost: %+v", got.SpecReports[0])
 	}
 }
+
+// TestWorkerReportMaskedByValue: what a worker hands over is masked by
+// the values it knows (the signs it computed), in failures, report
+// entries and captured output, and still decodes.
+func TestWorkerReportMaskedByValue(t *testing.T) {
+	const sign = "0123456789abcdef0123456789abcdef"
+	r := types.Report{SpecReports: types.SpecReports{{
+		LeafNodeType: types.NodeTypeIt, State: types.SpecStateFailed,
+		Failure:                    types.Failure{Message: "the target said you sent " + sign},
+		ReportEntries:              types.ReportEntries{{Name: "exchange", Value: types.WrapEntryValue(map[string]any{"body": "echo " + sign})}},
+		CapturedGinkgoWriterOutput: "sent " + sign,
+	}}}
+	maskWorkerReport(&r, func(s string) string { return strings.ReplaceAll(s, sign, "<SIGNATURE>") })
+	b, err := encodeWorkerReport(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeWorkerReport(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := json.Marshal(got)
+	if bytes.Contains(all, []byte(sign)) || !bytes.Contains(all, []byte("SIGNATURE")) {
+		t.Errorf("the worker's report still holds the sign, or lost its entries:\n%s", all)
+	}
+}

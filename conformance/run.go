@@ -123,6 +123,9 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 // reports.
 func (x *execution) writeReports(r ginkgo.Report) {
 	if x.cfg.WorkerReport != "" {
+		// The signs this worker computed are known here only: masked
+		// before the report goes to the run that merges it.
+		maskWorkerReport(&r, secretsMask(x.cfg.Env))
 		b, err := encodeWorkerReport(r)
 		if err == nil {
 			err = safefile.WriteFile(x.cfg.WorkerReport, b, 0o600)
@@ -143,5 +146,6 @@ func (x *execution) writeReports(r ginkgo.Report) {
 		opts.Schedule.CriticalPath = &report.Chain{Of: who, RoundTrips: trips, Seconds: math.Round(took.Seconds()*100) / 100}
 	}
 	opts.Schedule.Ahead = env.aheadRun()
+	opts.Mask = secretsMask(env)
 	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }

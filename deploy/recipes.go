@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -32,6 +33,13 @@ type CommandLine struct {
 	// the program runs in our image: its flags matter too (--user for a
 	// bind-mounted reports directory, --add-host for host.docker.internal).
 	Docker []string
+	// Env is the environment the recipe gives the program, by name: the
+	// value written (a reference such as ${GWSIM_ADMIN_TOKEN:?} as it is),
+	// or "" for a name passed on from the caller's environment (docker run
+	// -e NAME). From VAR=value before a shell command, docker run -e, and
+	// a YAML command's env, environment or variables, its own or its
+	// job's.
+	Env map[string]string
 }
 
 func (c CommandLine) String() string {
@@ -112,22 +120,31 @@ var shellKeys = map[string]bool{"run": true, "script": true, "before_script": tr
 // script blocks (GitHub Actions, GitLab CI).
 func FromYAML(file string, docs []*yaml.Node) []CommandLine {
 	var out []CommandLine
-	var walk func(n *yaml.Node, where string)
-	walk = func(n *yaml.Node, where string) {
+	var walk func(n *yaml.Node, where string, env map[string]string)
+	walk = func(n *yaml.Node, where string, env map[string]string) {
 		switch n.Kind {
 		case yaml.DocumentNode:
 			for _, c := range n.Content {
-				walk(c, where)
+				walk(c, where, env)
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", where, i))
+				walk(c, fmt.Sprintf("%s[%d]", where, i), env)
 			}
 		case yaml.MappingNode:
 			m := map[string]*yaml.Node{}
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				m[n.Content[i].Value] = n.Content[i+1]
 			}
+			env = yamlEnv(env, m)
+			n0 := len(out)
+			defer func() {
+				for i := n0; i < len(out); i++ {
+					if out[i].Env == nil {
+						out[i].Env = env
+					}
+				}
+			}()
 			// An exec form: program from entrypoint or command, then the
 			// rest (command after entrypoint, args after command).
 			head, tail := m["entrypoint"], m["command"]
@@ -184,14 +201,73 @@ func FromYAML(file string, docs []*yaml.Node) []CommandLine {
 						continue
 					}
 				}
-				walk(v, where+"."+k)
+				walk(v, where+"."+k, env)
 			}
 		}
 	}
 	for _, d := range docs {
-		walk(d, "")
+		walk(d, "", nil)
 	}
 	return out
+}
+
+// yamlEnv is env with the variables a YAML mapping sets added: env and
+// environment as a map (Compose, GitHub Actions) or a list of NAME=value
+// (Compose) or of {name, value} (Kubernetes), and variables (GitLab CI).
+func yamlEnv(env map[string]string, m map[string]*yaml.Node) map[string]string {
+	var add [][2]string
+	for _, key := range []string{"env", "environment", "variables"} {
+		n := m[key]
+		if n == nil {
+			continue
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				add = append(add, [2]string{n.Content[i].Value, n.Content[i+1].Value})
+			}
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				switch c.Kind {
+				case yaml.ScalarNode:
+					k, v, _ := strings.Cut(c.Value, "=")
+					add = append(add, [2]string{k, v})
+				case yaml.MappingNode:
+					var name, value string
+					for i := 0; i+1 < len(c.Content); i += 2 {
+						switch c.Content[i].Value {
+						case "name":
+							name = c.Content[i+1].Value
+						case "value":
+							value = c.Content[i+1].Value
+						case "valueFrom":
+							value = "(from " + yamlLine(c.Content[i+1]) + ")"
+						}
+					}
+					if name != "" {
+						add = append(add, [2]string{name, value})
+					}
+				}
+			}
+		}
+	}
+	if len(add) == 0 {
+		return env
+	}
+	out := maps.Clone(env)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, kv := range add {
+		out[kv[0]] = kv[1]
+	}
+	return out
+}
+
+// yamlLine is a YAML node as one line of text.
+func yamlLine(n *yaml.Node) string {
+	b, _ := yaml.Marshal(n)
+	return strings.Join(strings.Fields(string(b)), " ")
 }
 
 func strs(n *yaml.Node) []string {
@@ -205,10 +281,12 @@ func strs(n *yaml.Node) []string {
 // FromShell finds the command lines in shell text: each simple command
 // whose first word (after VAR=value assignments, exec, or a path) is gwsim
 // or gwconform, up to a pipe, list operator, redirection or comment.
-// Backslash-newline continues a line.
+// Backslash-newline continues a line. A command's Env holds its
+// assignments and what export set before it in the text.
 func FromShell(where, text string) []CommandLine {
 	text = strings.ReplaceAll(text, "\\\n", " ")
 	var out []CommandLine
+	exported := map[string]string{} // by export NAME[=value] earlier in the text
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
@@ -219,26 +297,44 @@ func FromShell(where, text string) []CommandLine {
 				end++
 			}
 			cmd := words[start:end]
+			if len(cmd) > 1 && cmd[0] == "export" {
+				for _, w := range cmd[1:] {
+					k, v, _ := strings.Cut(w, "=")
+					exported[k] = v
+				}
+			}
+			var env map[string]string
+			if len(exported) > 0 {
+				env = maps.Clone(exported)
+			}
 			for len(cmd) > 0 && (isAssignment(cmd[0]) || cmd[0] == "exec" || cmd[0] == "sudo" || cmd[0] == "time") {
+				if k, v, ok := strings.Cut(cmd[0], "="); ok && isAssignment(cmd[0]) {
+					if env == nil {
+						env = map[string]string{}
+					}
+					env[k] = v
+				}
 				cmd = cmd[1:]
 			}
 			if len(cmd) > 0 {
 				if p := program(cmd[0]); p != "" {
-					out = append(out, CommandLine{Where: where, Program: p, Args: cmd[1:]})
+					out = append(out, CommandLine{Where: where, Program: p, Args: cmd[1:], Env: env})
 				} else if img, args, entry, ok := dockerRun(cmd); ok && IsImage(img) {
 					// docker run [flags] IMAGE [ARGS]: our image runs its
-					// entrypoint rule on ARGS (or its CMD when none).
+					// entrypoint rule on ARGS (or its CMD when none), in
+					// the environment of its -e flags.
+					env := dockerEnv(cmd)
 					switch {
 					case entry != "":
 						if p := program(entry); p != "" {
-							out = append(out, CommandLine{Where: where, Program: p, Args: args, Docker: cmd})
+							out = append(out, CommandLine{Where: where, Program: p, Args: args, Docker: cmd, Env: env})
 						}
 					case len(args) > 0:
 						p, rest := Entrypoint(args)
-						out = append(out, CommandLine{Where: where, Program: p, Args: rest, Docker: cmd})
+						out = append(out, CommandLine{Where: where, Program: p, Args: rest, Docker: cmd, Env: env})
 					default:
 						// The image's CMD: All fills it in from the Dockerfile.
-						out = append(out, CommandLine{Where: where, Docker: cmd})
+						out = append(out, CommandLine{Where: where, Docker: cmd, Env: env})
 					}
 				} else if wrapper(cmd) {
 					// docker run [flags] IMAGE gwsim ..., kubectl exec POD -- gwconform ...,
@@ -329,6 +425,30 @@ func dockerRun(cmd []string) (image string, args []string, entrypoint string, ok
 		}
 	}
 	return "", nil, "", false
+}
+
+// dockerEnv is the environment docker run's -e and --env flags give the
+// container: NAME=value, or NAME alone for the caller's value ("").
+func dockerEnv(cmd []string) map[string]string {
+	env := map[string]string{}
+	for i := 2; i < len(cmd); i++ {
+		w := cmd[i]
+		if !strings.HasPrefix(w, "-") {
+			break
+		}
+		name, value, hasValue := strings.Cut(w, "=")
+		if dockerValueFlags[name] && !hasValue {
+			i++
+			if i < len(cmd) {
+				value = cmd[i]
+			}
+		}
+		if name == "-e" || name == "--env" {
+			k, v, _ := strings.Cut(value, "=")
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // wrapper reports a command that runs another: a container runtime, or go run.

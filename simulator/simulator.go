@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -32,7 +33,11 @@ type Options struct {
 	AdminToken string
 	// HealthNeedsToken puts /_sim/health behind AdminToken too.
 	HealthNeedsToken bool
-	Logger           *slog.Logger
+	// AdminOff turns the admin API off (see server.Config).
+	AdminOff bool
+	// TrustedProxies: see server.Config.
+	TrustedProxies []netip.Prefix
+	Logger         *slog.Logger
 	// JournalSize and MessageLimit bound the journal and each gateway's
 	// message log.
 	JournalSize  int
@@ -143,7 +148,7 @@ func Build(o Options) (*Simulator, error) {
 	}
 	cfg := server.Config{Auth: a, Logger: o.Logger, AdminToken: o.AdminToken,
 		JournalSize: o.JournalSize, Now: o.Now, RejectReplays: o.RejectReplays, RateLimit: o.RateLimit,
-		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken,
+		AccessLog: o.AccessLog, SummaryEvery: o.SummaryEvery, HealthNeedsToken: o.HealthNeedsToken, AdminOff: o.AdminOff, TrustedProxies: o.TrustedProxies,
 		Replica: o.Replica, WrapOperations: o.WrapOperations, ReplayNote: o.ReplayNote, Admin: map[string]http.Handler{}, OpenForms: o.OpenForms,
 		ReadHeaderTimeout: o.ReadHeaderTimeout, ReadTimeout: o.ReadTimeout, ShutdownTimeout: o.ShutdownTimeout,
 		AllowedHosts: o.AllowedHosts, MaxEventsClients: o.MaxEventsClients,

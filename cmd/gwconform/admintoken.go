@@ -1,13 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"net"
-	"net/url"
-	"strings"
 
-	"github.com/gwdmi/gwtools/conformance/load"
+	"github.com/gwdmi/gwtools/gatewayapi/tokenrule"
 )
 
 // adminToken is gwsim's admin token as the user gave it: on the command
@@ -19,47 +15,18 @@ type adminToken struct {
 
 // adminTokenOf is the token of --admin-token, else of the environment.
 func adminTokenOf(flagValue, env string) adminToken {
-	if flagValue != "" {
-		return adminToken{value: flagValue}
-	}
-	return adminToken{value: env, fromEnv: env != ""}
+	t := tokenrule.Of(flagValue, env)
+	return adminToken{value: t.Value, fromEnv: t.FromEnv}
 }
 
 // to decides whether the token is sent to dest, and says once on w where
-// it goes (never the token). A token given on the command line goes where
-// the command line sends it. One from $GWSIM_ADMIN_TOKEN, which a shell
-// may hold for a local gwsim, goes only to a loopback address or to a URL
-// the user named (named: --observer), never by default to a target
-// nobody vetted.
+// it goes (never the token), by the rule of package tokenrule: one from
+// $GWSIM_ADMIN_TOKEN goes only to a loopback host or to a URL the user
+// named on the command line (named: --observer), never to a target nobody
+// vetted nor to a URL read from a file.
 func (t adminToken) to(dest string, named bool, w io.Writer, prog string) string {
-	if t.value == "" || dest == "" {
-		return ""
-	}
-	shown := load.RedactURL(dest)
-	if t.fromEnv && !named && !onLoopback(dest) {
-		fmt.Fprintf(w, "%s: $GWSIM_ADMIN_TOKEN is not sent to %s, which is not on loopback (give --observer URL or --admin-token to send a token there)\n", prog, shown)
-		return ""
-	}
-	from := "--admin-token"
-	if t.fromEnv {
-		from = "$GWSIM_ADMIN_TOKEN"
-	}
-	fmt.Fprintf(w, "%s: the admin token (%s) is sent to %s\n", prog, from, shown)
-	return t.value
+	return tokenrule.Token{Value: t.value, FromEnv: t.fromEnv}.To(dest, named, w, prog, "give --observer URL or --admin-token to send a token there")
 }
 
-// onLoopback says whether a URL's host is a loopback address or
-// localhost, as written: a name is not resolved (it could resolve
-// anywhere later).
-func onLoopback(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return false
-	}
-	h := strings.ToLower(u.Hostname())
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
+// onLoopback says whether a URL's host is on loopback (a name resolved).
+func onLoopback(raw string) bool { return tokenrule.OnLoopback(raw) }

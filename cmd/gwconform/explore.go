@@ -21,6 +21,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
+	"github.com/gwdmi/gwtools/gatewayapi/tokenrule"
 )
 
 const exploreUsage = `Usage: gwconform explore [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
@@ -73,13 +74,16 @@ type exploreMain struct {
 	target, fleetFile, observer, adminToken, reportDir string
 	// tokenFromEnv: adminToken came from $GWSIM_ADMIN_TOKEN (adminToken.to).
 	tokenFromEnv bool
-	cfg          explore.Config
-	timeout      time.Duration
-	noReset      bool
-	seedSet      bool
-	baselineFile string
-	noRestore    bool
-	skips        listFlag
+	// observerNamed: observer was given on the command line (not read
+	// from an explore file); replaying: this is gwconform replay.
+	observerNamed, replaying bool
+	cfg                      explore.Config
+	timeout                  time.Duration
+	noReset                  bool
+	seedSet                  bool
+	baselineFile             string
+	noRestore                bool
+	skips                    listFlag
 
 	embedded Embedded
 	tgt      *explore.Target
@@ -174,6 +178,7 @@ func (m *exploreMain) ParseFlags(args []string) error {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
 		m.tokenFromEnv = m.adminToken != ""
 	}
+	m.observerNamed = m.observer != ""
 	return nil
 }
 
@@ -214,15 +219,17 @@ func (m *exploreMain) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--target: %w", err)
 	}
-	// The token goes to every target (to reset it) and to the observer: one
-	// from the environment only if each target is on loopback.
+	// The token goes to the observer only (its reads and its reset): to
+	// --observer when the command line names it, else to the first
+	// target's admin API. One from the environment goes there only if the
+	// user named it on the command line or it is on loopback; an observer
+	// read from an explore file is never named.
 	tok := adminToken{value: m.adminToken, fromEnv: m.tokenFromEnv}
-	for _, b := range m.tgt.Bases() {
-		if tok.to(b, false, m.Stderr, "gwconform explore") == "" {
-			tok.value = ""
-		}
+	obs, named := m.observer, m.observerNamed
+	if obs == "" {
+		obs, named = m.tgt.Bases()[0], false
 	}
-	m.tgt.AdminToken, m.tgt.Reset = tok.value, !m.noReset
+	m.tgt.AdminToken, m.tgt.Reset = tok.to(obs, named, m.Stderr, m.prog()), !m.noReset
 	switch {
 	case m.observer != "":
 		if !m.tgt.ProbeObserver(ctx, w, m.observer) {
@@ -234,6 +241,14 @@ func (m *exploreMain) Open(ctx context.Context) error {
 	m.cfg.Target, m.cfg.World, m.cfg.ReportDir = m.tgt, w, m.reportDir
 	m.cfg.Progress = m.Stderr
 	return nil
+}
+
+// prog is the command's name in what it prints.
+func (m *exploreMain) prog() string {
+	if m.replaying {
+		return "gwconform replay"
+	}
+	return "gwconform explore"
 }
 
 // Run explores, writes the reports and returns the exit code.
@@ -349,14 +364,24 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 			return report.ExitConfig
 		}
 		target = ef.Target
+		for _, u := range strings.Split(target, ",") {
+			if !tokenrule.OnLoopback(strings.TrimSpace(u)) {
+				// An explore file is input from outside: the fleet's signed
+				// requests go to a target it names only on loopback.
+				fmt.Fprintf(stderr, "gwconform replay: %s names the target %s, which is not on loopback: the fleet's signed requests go there only when the command line says so: give --target URL\n",
+					printable.String(path), printable.String(tokenrule.Redact(strings.TrimSpace(u))))
+				return report.ExitConfig
+			}
+		}
 	}
 	m := &exploreMain{Stdout: stdout, Stderr: stderr, target: target, fleetFile: a.fleetFile, observer: a.observer,
 		adminToken: a.adminToken, timeout: a.timeout, noReset: !ef.Reset}
 	if m.fleetFile == "" {
 		m.fleetFile = os.Getenv("GWCONFORM_FLEET")
 	}
+	m.observerNamed, m.replaying = m.observer != "", true
 	if m.observer == "" && ef.Observer != "" && a.target == "" {
-		m.observer = ef.Observer
+		m.observer = ef.Observer // from the file: never sent a token from the environment unless on loopback
 	}
 	if m.adminToken == "" {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")

@@ -15,6 +15,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
+	"github.com/gwdmi/gwtools/gatewayapi/tokenrule"
 )
 
 const replayUsage = `Usage: gwconform replay REPORT.json|BUNDLE.tar.gz CHECK-ID [--target URL] [--fleet FILE]
@@ -69,9 +70,12 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	p := &replayer{ctx: ctx, stdout: stdout, stderr: stderr, target: *target, recordedBase: strings.TrimSuffix(doc.Target, " (embedded gwsim)"),
 		fleet: f, signer: signer, checkID: res.ID,
 		hc: &http.Client{Timeout: *timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	fmt.Fprintf(stdout, "Replaying [%s] %s (%s, %s in the run)\n", res.ID, res.Title, res.Level, res.Outcome)
+	// A report is input from outside: its title, assertion and bodies are
+	// shown escaped.
+	fmt.Fprintf(stdout, "Replaying [%s] %s (%s, %s in the run)\n", printable.String(res.ID), printable.String(res.Title),
+		printable.String(res.Level), printable.String(string(res.Outcome)))
 	if res.Assertion != "" {
-		fmt.Fprintf(stdout, "  asserts: %s\n", res.Assertion)
+		fmt.Fprintf(stdout, "  asserts: %s\n", printable.String(res.Assertion))
 	}
 	same := true
 	for i, ex := range res.Exchanges {
@@ -87,7 +91,7 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	if same {
-		fmt.Fprintf(stdout, "\nREPRODUCED: the target answers as it did in the run (check %s)\n", res.Outcome)
+		fmt.Fprintf(stdout, "\nREPRODUCED: the target answers as it did in the run (check %s)\n", printable.String(string(res.Outcome)))
 		return report.ExitPass
 	}
 	fmt.Fprintln(stdout, "\nCHANGED: the target no longer answers as it did in the run")
@@ -124,11 +128,11 @@ func loadReplayCheck(path, id string, stderr io.Writer) (doc report.Document, re
 	}
 	res, found := doc.Result(id)
 	if !found {
-		fmt.Fprintf(stderr, "gwconform replay: %s has no check %s\n", path, id)
+		fmt.Fprintf(stderr, "gwconform replay: %s has no check %s\n", printable.String(path), printable.String(id))
 		return doc, res, false
 	}
 	if len(res.Exchanges) == 0 {
-		fmt.Fprintf(stderr, "gwconform replay: check %s recorded no exchange (outcome %s)\n", res.ID, res.Outcome)
+		fmt.Fprintf(stderr, "gwconform replay: check %s recorded no exchange (outcome %s)\n", printable.String(res.ID), printable.String(string(res.Outcome)))
 		return doc, res, false
 	}
 	return doc, res, true
@@ -153,6 +157,12 @@ func (p *replayer) request(i int, ex client.Exchange) (req *http.Request, url st
 	url = ex.URL
 	if p.target != "" {
 		url = strings.TrimRight(p.target, "/") + strings.TrimPrefix(ex.URL, p.recordedBase)
+	} else if !tokenrule.OnLoopback(url) {
+		// A report is input from outside: the fleet's api_key and a fresh
+		// sign go to a URL it names only on loopback.
+		fmt.Fprintf(p.stderr, "gwconform replay: exchange %d goes to %s, read from the report and not on loopback: "+
+			"the fleet's signed requests go there only when the command line says so: give --target URL\n", i+1, printable.String(tokenrule.Redact(url)))
+		return nil, "", nil, false
 	}
 	if strings.Contains(ex.RequestBody, report.BodyCut) {
 		fmt.Fprintf(p.stderr, "gwconform replay: exchange %d: the report keeps only the start of its body; run the check again: gwconform run --target URL --check %s\n", i+1, p.checkID)
@@ -188,11 +198,14 @@ func (p *replayer) request(i int, ex client.Exchange) (req *http.Request, url st
 // one: the same status, or no answer where the run got none either.
 func (p *replayer) send(req *http.Request, url string, body []byte, ex client.Exchange) (same bool) {
 	stdout := p.stdout
-	fmt.Fprintf(stdout, "\n> %s %s\n", ex.Method, url)
+	// What was sent is masked by value wherever it shows (the answer may
+	// echo it), then by field.
+	mask := p.masker(body)
+	fmt.Fprintf(stdout, "\n> %s %s\n", printable.String(ex.Method), printable.String(tokenrule.Redact(url)))
 	for _, k := range sortedKeys(ex.RequestHeaders) {
-		fmt.Fprintf(stdout, "> %s: %s\n", k, ex.RequestHeaders[k])
+		fmt.Fprintf(stdout, "> %s: %s\n", printable.String(k), printable.String(ex.RequestHeaders[k]))
 	}
-	fmt.Fprintf(stdout, ">\n%s\n", client.MaskAPIKeys(client.RedactSign(string(body))))
+	fmt.Fprintf(stdout, ">\n%s\n", printable.Lines(client.MaskAPIKeys(client.RedactSign(mask.Mask(string(body))))))
 	resp, err := p.hc.Do(req)
 	if err != nil {
 		fmt.Fprintf(stdout, "< no answer: %s\n", shown(err))
@@ -204,7 +217,7 @@ func (p *replayer) send(req *http.Request, url string, body []byte, ex client.Ex
 	for _, k := range sortedHeader(resp.Header) {
 		fmt.Fprintf(stdout, "< %s: %s\n", printable.String(k), printable.String(strings.Join(resp.Header[k], ", ")))
 	}
-	fmt.Fprintf(stdout, "<\n%s\n", printable.Lines(string(rb)))
+	fmt.Fprintf(stdout, "<\n%s\n", printable.Lines(client.MaskAPIKeys(client.RedactSign(mask.Mask(string(rb))))))
 	if resp.StatusCode != ex.Status {
 		fmt.Fprintf(stdout, "! recorded %d in the run, now %d\n", ex.Status, resp.StatusCode)
 		return false
@@ -229,3 +242,27 @@ func sortedHeader(h http.Header) []string {
 	sort.Strings(out)
 	return out
 }
+
+// masker masks by value the sent body's api_keys and signs and the
+// fleet's keys and secrets (up to maxMaskedKeys of them), wherever a
+// printed request or answer holds them.
+func (p *replayer) masker(body []byte) *client.ValueMasker {
+	m := &client.ValueMasker{}
+	keys, signs := client.Credentials(string(body))
+	m.Add("key", keys...)
+	m.Add("sign", signs...)
+	if p.fleet != nil {
+		n := 0
+		for k, v := range p.fleet.Authenticator().Keys {
+			if n++; n > maxMaskedKeys {
+				break
+			}
+			m.Add("key", k)
+			m.Add("secret", v.Secret)
+		}
+	}
+	return m
+}
+
+// maxMaskedKeys bounds the fleet keys masked by value in a printed body.
+const maxMaskedKeys = 10000

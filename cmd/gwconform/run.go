@@ -431,7 +431,11 @@ func (m *runMain) Open(ctx context.Context) error {
 		m.target = e.BaseURL + " (embedded gwsim)"
 	} else {
 		e.BaseURL = strings.TrimRight(o.Target, "/")
-		m.target = e.BaseURL
+		// A password in --target is sent (user information is the
+		// target's own business) but printed and stored nowhere: the
+		// console, the reports and the bundle's manifest name the target
+		// without it.
+		m.target = withoutUserinfo(e.BaseURL)
 	}
 	e.Signer, e.KnownSign = conformance.SignerFor(f, o.FleetFile)
 	if e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate, RatePerPath: o.RatePerOp, SharedBackoff: true}); err != nil {
@@ -976,4 +980,17 @@ func reportFiles() string {
 		names[i] = w.File
 	}
 	return strings.Join(names, ", ")
+}
+
+// withoutUserinfo is a URL (or a comma-separated list of them) without
+// the user information of each.
+func withoutUserinfo(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			u.User = nil
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
 }

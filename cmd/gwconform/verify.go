@@ -41,10 +41,14 @@ exactly that.
 The bundle's MUST failures are listed first, then the checks its baseline
 excused, its SHOULD failures and its observer.
 
+A gate states what it accepts: --require-mode certified, --require-product
+NAME, --require-version V and --require-key-id ID (the signer's key, with
+--key) each must hold, or verify says which does not and exits 1.
+
 Exit 0 only when every check holds, the bundle is authentic (or
---integrity-only) and its verdict is PASS (or one --accept-verdict names:
-PASS_WITH_KNOWN_FAILURES, FAIL, PARTIAL, INCOMPLETE); 1 otherwise; 2 on bad
-usage or an unreadable key.
+--integrity-only), its verdict is PASS (or one --accept-verdict names:
+PASS_WITH_KNOWN_FAILURES, FAIL, PARTIAL, INCOMPLETE) and every --require-*
+holds; 1 otherwise; 2 on bad usage or an unreadable key.
 
 Flags:
 `
@@ -55,9 +59,9 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	path := a.path
-	problems := bundle.Verify(path, verifyExpect())
-	files, err := bundle.Read(path)
+	path := printable.String(a.path) // as printed; a.path is opened
+	problems := bundle.Verify(a.path, verifyExpect())
+	files, err := bundle.Read(a.path)
 	signer := ""
 	if err == nil && len(a.keys) > 0 {
 		var sigProblems []string
@@ -68,7 +72,9 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(problems) > 0 {
 		for _, p := range problems {
-			fmt.Fprintf(stdout, "%s: %s\n", path, p)
+			// A problem quotes the bundle's own bytes (member names, key
+			// IDs): escaped, they cannot draw a line of their own.
+			fmt.Fprintf(stdout, "%s: %s\n", path, printable.String(p))
 		}
 		fmt.Fprintf(stdout, "%s: NOT VERIFIED (%d problem(s))\n", path, len(problems))
 		return report.ExitFail
@@ -90,10 +96,33 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 		code = report.ExitFail
 	}
 	if m.Verdict != report.VerdictPass && !slices.Contains(a.accept, m.Verdict) {
-		fmt.Fprintf(stdout, "%s: the verdict is %s, not PASS: exit 1 (--accept-verdict %s accepts it)\n", path, m.Verdict, m.Verdict)
+		v := printable.String(m.Verdict)
+		fmt.Fprintf(stdout, "%s: the verdict is %s, not PASS: exit 1 (--accept-verdict %s accepts it)\n", path, v, v)
+		code = report.ExitFail
+	}
+	for _, miss := range a.unmet(m, signer) {
+		fmt.Fprintf(stdout, "%s: %s: exit 1\n", path, miss)
 		code = report.ExitFail
 	}
 	return code
+}
+
+// unmet lists the --require-* conditions the bundle does not meet, each a
+// sentence with the bundle's value escaped.
+func (a verifyArgs) unmet(m bundle.Manifest, signer string) []string {
+	var out []string
+	need := func(flag, want, got, what string) {
+		if want != "" && got != want {
+			out = append(out, fmt.Sprintf("%s %s: the bundle's %s is %s", flag, printable.String(want), what, printable.String(orNone(got))))
+		}
+	}
+	need("--require-mode", a.mode, m.Mode, "mode")
+	need("--require-product", a.product, m.Product.Name, "product")
+	need("--require-version", a.version, m.Product.Version, "product version")
+	if len(a.keyIDs) > 0 && !slices.Contains(a.keyIDs, signer) {
+		out = append(out, fmt.Sprintf("--require-key-id %s: the bundle is signed by %s", printable.String(strings.Join(a.keyIDs, ", ")), printable.String(orNone(signer))))
+	}
+	return out
 }
 
 // verifyArgs are gwconform verify's arguments, read and checked.
@@ -102,6 +131,9 @@ type verifyArgs struct {
 	keys          []ed25519.PublicKey
 	accept        listFlag
 	integrityOnly bool
+	// The gate's requirements (--require-*): exit 0 only when each holds.
+	mode, product, version string
+	keyIDs                 listFlag
 }
 
 // parseVerifyArgs reads gwconform verify's flags and its one bundle,
@@ -113,6 +145,10 @@ func parseVerifyArgs(args []string, stderr io.Writer) (a verifyArgs, code int, o
 	var keyFiles listFlag
 	fs.Var(&keyFiles, "key", "public key (PEM) whose signature makes the bundle authentic; repeat for several")
 	fs.Var(&a.accept, "accept-verdict", "also exit 0 for this verdict (PASS_WITH_KNOWN_FAILURES, FAIL, PARTIAL, INCOMPLETE); repeatable")
+	fs.StringVar(&a.mode, "require-mode", "", "exit 0 only for a bundle of this mode (certified or ordinary)")
+	fs.StringVar(&a.product, "require-product", "", "exit 0 only for a bundle of this product name (the run's --product)")
+	fs.StringVar(&a.version, "require-version", "", "exit 0 only for a bundle of this product version")
+	fs.Var(&a.keyIDs, "require-key-id", "exit 0 only for a bundle signed by the key of this ID (SHA256:…, as verify and keygen print it); repeat for several; needs --key")
 	fs.BoolVar(&a.integrityOnly, "integrity-only", false, "check an unsigned bundle's integrity only, and exit 0 on it: it shows nothing of who wrote the bundle")
 	fs.Usage = func() { io.WriteString(stderr, verifyUsage); fs.PrintDefaults() }
 	var paths []string
@@ -134,6 +170,14 @@ func parseVerifyArgs(args []string, stderr io.Writer) (a verifyArgs, code int, o
 		return a, report.ExitConfig, false
 	}
 	a.path = paths[0]
+	if a.mode != "" && a.mode != bundle.ModeCertified && a.mode != bundle.ModeOrdinary {
+		fmt.Fprintf(stderr, "gwconform verify: --require-mode %s: give %s or %s\n", printable.String(a.mode), bundle.ModeCertified, bundle.ModeOrdinary)
+		return a, report.ExitConfig, false
+	}
+	if len(a.keyIDs) > 0 && len(keyFiles) == 0 {
+		fmt.Fprintln(stderr, "gwconform verify: --require-key-id needs --key PUB: only a signature checked with a key names its signer")
+		return a, report.ExitConfig, false
+	}
 	if len(keyFiles) > 0 && a.integrityOnly {
 		fmt.Fprintln(stderr, "gwconform verify: --key and --integrity-only exclude each other")
 		return a, report.ExitConfig, false
@@ -181,12 +225,12 @@ func writeVerified(w io.Writer, path string, m bundle.Manifest, files map[string
 	what := printable.String(fmt.Sprintf("%s run of %s %s against %s, verdict %s, catalog %s, gwconform %s",
 		m.Mode, orNone(m.Product.Name), orNone(m.Product.Version), m.Target, report.VerdictText(m.Verdict, known), m.Catalog.Version, m.Harness.Version))
 	if signer != "" {
-		fmt.Fprintf(w, "%s: verified: %s; signed by key %s\n", path, what, signer)
+		fmt.Fprintf(w, "%s: verified: %s; signed by key %s\n", path, what, printable.String(signer))
 		return
 	}
 	sig := "it carries no signature"
 	if id := bundle.SignerOf(files); id != "" {
-		sig = "it says it is signed by key " + id + ", which no --key was given to check"
+		sig = "it says it is signed by key " + printable.String(id) + ", which no --key was given to check"
 	}
 	fmt.Fprintf(w, "%s: unsigned: integrity only (%s): the files are whole and agree with each other, but nothing shows who wrote them: %s\n", path, sig, what)
 }

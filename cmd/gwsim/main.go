@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 	"github.com/gwdmi/gwtools/gatewayapi/stopsignal"
 	"github.com/gwdmi/gwtools/gatewayapi/version"
@@ -178,6 +180,14 @@ type Main struct {
 	OpenForms string
 	// HealthNeedsToken puts /_sim/health behind --admin-token too.
 	HealthNeedsToken bool
+	// TrustedProxies is --trusted-proxies: the balancers whose
+	// Forwarded or X-Forwarded-For names the client the limiters count.
+	TrustedProxies string
+	trusted        []netip.Prefix
+	// AdminMode is --admin (default $GWSIM_ADMIN): auto (a token is
+	// needed beyond loopback), open (no token, on purpose) or off (no
+	// admin API at all).
+	AdminMode string
 	// ClientReport keeps the client report (GET /_sim/clients).
 	ClientReport bool
 	// Metrics serves the Prometheus metrics (GET /metrics).
@@ -218,6 +228,14 @@ func (m *Main) ParseFlags(args []string) error {
 	if err := m.readAdminToken(); err != nil {
 		return err
 	}
+	if err := m.checkAdminMode(os.Getenv); err != nil {
+		return err
+	}
+	trusted, err := server.ParseTrustedProxies(m.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	m.trusted = trusted
 	f, restoreGC, err := m.loadFleet(fs)
 	if err != nil {
 		return err
@@ -238,7 +256,7 @@ func (m *Main) ParseFlags(args []string) error {
 	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ReplayNote: replayNote, ClientFaults: faults, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
-		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken,
+		StoreURL: m.Store, StoreReset: m.StoreReset, HealthNeedsToken: m.HealthNeedsToken, AdminOff: m.AdminMode == adminOff, TrustedProxies: m.trusted,
 		StoreDurability: m.StoreDurability, Replica: m.ReplicaName, OpenForms: openForms,
 		AllowedHosts: hostList(m.AllowedHosts), MaxEventsClients: m.MaxEventsClients,
 		NoClientReport: !m.ClientReport, NoMetrics: !m.Metrics,
@@ -273,6 +291,13 @@ func (m *Main) serveFlagSet(args []string) *flag.FlagSet {
 		"never a sign or secret). Off by default: a line per request costs throughput")
 	fs.DurationVar(&m.LogSummary, "log-summary", server.DefaultSummaryEvery, "log a summary of the requests answered (count, rate, errors) this often\n"+
 		"when there were any; 0: never")
+	fs.StringVar(&m.AdminMode, "admin", "", "the admin API (/_sim/, the dashboard, /metrics) by `MODE` (default: $GWSIM_ADMIN, else auto).\n"+
+		"auto: behind the admin token when one is set; without one, loopback only: on any other address\n"+
+		"gwsim refuses to start. open: without a token even beyond loopback, on purpose (the banner says so).\n"+
+		"off: no admin API at all (404), only /_sim/health; for a service whose admin calls nobody makes")
+	fs.StringVar(&m.TrustedProxies, "trusted-proxies", "", "comma-separated `ADDRESSES` or prefixes (10.0.0.0/8) of the reverse proxies or load balancers\n"+
+		"in front of gwsim: from them, the client that the admin-token guess, sign-in and --rate-limit limiters\n"+
+		"count is read from Forwarded or X-Forwarded-For (docs/deploy.md); from anyone else the headers are ignored")
 	fs.BoolVar(&m.HealthNeedsToken, "health-needs-token", false, "require the admin token on /_sim/health and /_sim/ready too (by default they stay open for probes)")
 	fs.BoolVar(&m.ClientReport, "client-report", true, "keep the client report, GET /_sim/clients and gwsim clients (docs/clients.md);\n"+
 		"false saves each request a pass over its fields")
@@ -522,8 +547,12 @@ func (m *Main) Open() error {
 		m.Sim.Close() // the state file
 		return err
 	}
-	if m.AdminToken == "" && !isLoopback(m.Sim.Server.Addr()) {
-		m.log.Warn("the admin API is open to the network: anyone who reaches this address can read and reset the state; set --admin-token")
+	if m.AdminToken == "" && m.AdminMode != adminOff && !isLoopback(m.Sim.Server.Addr()) {
+		if m.AdminMode != adminOpen { // a name that resolved to loopback and was listened on elsewhere
+			m.Sim.Close()
+			return errors.New(closedAdmin(m.Sim.Server.Addr()))
+		}
+		m.log.Warn("the admin API is open to the network on purpose (--admin open): anyone who reaches this address can read and reset the state")
 	}
 	m.printBanner()
 	if m.play != nil && m.play.Autostart() {
@@ -612,10 +641,12 @@ func (m *Main) adminAccess() string {
 	switch {
 	case m.AdminToken != "":
 		return "needs the admin token (Authorization: Bearer, or the dashboard's sign-in)"
+	case m.AdminMode == adminOff:
+		return "off (--admin off): no admin API, dashboard or /metrics; /_sim/health answers"
 	case isLoopback(m.Sim.Server.Addr()):
 		return "open without a token to every program of this machine (loopback only); set $GWSIM_ADMIN_TOKEN to close it"
 	}
-	return "OPEN TO THE NETWORK without a token: anyone who reaches this address can read the state and the journal, " +
+	return "OPEN TO THE NETWORK without a token, on purpose (--admin open): anyone who reaches this address can read the state and the journal, " +
 		"reset the state, set faults and scenarios, use the dashboard and read /metrics; set $GWSIM_ADMIN_TOKEN " +
 		"(at least 32 characters: openssl rand -hex 16) to close it"
 }
@@ -724,46 +755,49 @@ func (m *Main) printBanner() {
 		return
 	}
 
-	w := m.Stdout
-	fmt.Fprintf(w, "gwsim listening on %s (%s)\n", url, f.Describe())
+	// The banner shows what files said (device names, a scenario's
+	// steps, paths): escaped as a whole, line by line, when written.
+	var w strings.Builder
+	defer func() { io.WriteString(m.Stdout, printable.Lines(w.String())) }()
+	fmt.Fprintf(&w, "gwsim listening on %s (%s)\n", url, f.Describe())
 	if every != "" {
-		fmt.Fprintf(w, "  listening on every interface (%s): from another machine, use this one's name or address\n", every)
+		fmt.Fprintf(&w, "  listening on every interface (%s): from another machine, use this one's name or address\n", every)
 	}
-	fmt.Fprintf(w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
-	fmt.Fprintf(w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
-	fmt.Fprintf(w, "  admin: %s\n", m.adminAccess())
-	fmt.Fprintf(w, "  sign: %s, %s\n", scheme, window)
+	fmt.Fprintf(&w, "  operations: POST %s/v1/services/gateway/command | /v1/services/gateway/message | /v1/services/device/update_name\n", url)
+	fmt.Fprintf(&w, "  dashboard:  %s/_sim/   admin API: %s/_sim/state\n", url, url)
+	fmt.Fprintf(&w, "  admin: %s\n", m.adminAccess())
+	fmt.Fprintf(&w, "  sign: %s, %s\n", scheme, window)
 	if h := m.hardening(); h != "" {
-		fmt.Fprintf(w, "  %s\n", h)
+		fmt.Fprintf(&w, "  %s\n", h)
 	}
 	if m.play != nil {
 		st := m.play.Status()
-		fmt.Fprintf(w, "  scenario: %s, %s over %s (GET %s/_sim/scenario)\n", st.Name, plural(len(st.Steps), "step"), st.End, url)
+		fmt.Fprintf(&w, "  scenario: %s, %s over %s (GET %s/_sim/scenario)\n", st.Name, plural(len(st.Steps), "step"), st.End, url)
 		for _, s := range m.play.Skipped() {
-			fmt.Fprintf(w, "    %s\n", s)
+			fmt.Fprintf(&w, "    %s\n", s)
 		}
 	}
 	if m.player != nil {
-		fmt.Fprintf(w, "  replaying %d recorded answers from %s; everything else is simulated\n", m.player.Len(), m.Replay)
+		fmt.Fprintf(&w, "  replaying %d recorded answers from %s; everything else is simulated\n", m.player.Len(), m.Replay)
 	}
 	if store != "" {
-		fmt.Fprintf(w, "  store: %s\n", store)
+		fmt.Fprintf(&w, "  store: %s\n", store)
 	}
 	if l := m.latitudes(); len(l) > 0 {
-		fmt.Fprintf(w, "  latitudes taken: %s\n", strings.Join(l, "; "))
+		fmt.Fprintf(&w, "  latitudes taken: %s\n", strings.Join(l, "; "))
 	}
 	if terr != nil {
 		return
 	}
-	fmt.Fprintf(w, "credentials (from %s):\n  api_key:      %s\n  secret:       %s\n  myservice_id: %s\n  mac:          %s\n",
+	fmt.Fprintf(&w, "credentials (from %s):\n  api_key:      %s\n  secret:       %s\n  myservice_id: %s\n  mac:          %s\n",
 		m.credentials, key, secret, t.AccountID, t.MAC)
 	if len(devices) > 0 {
-		fmt.Fprintln(w, "devices:")
+		fmt.Fprintln(&w, "devices:")
 		for _, d := range devices {
-			fmt.Fprintf(w, "  %s  %-22s %s\n", d.SN, d.Type, d.Name)
+			fmt.Fprintf(&w, "  %s  %-22s %s\n", d.SN, d.Type, d.Name)
 		}
 		if more > 0 {
-			fmt.Fprintf(w, "  … and %d more (GET %s/_sim/state)\n", more, url)
+			fmt.Fprintf(&w, "  … and %d more (GET %s/_sim/state)\n", more, url)
 		}
 	}
 }

@@ -272,30 +272,6 @@ func TestServeFleetFileAndToken(t *testing.T) {
 	}
 }
 
-// TestOpenAdminWarning: without a token on a non-loopback address, gwsim
-// warns that the admin API is open; on loopback it does not.
-func TestOpenAdminWarning(t *testing.T) {
-	for _, tc := range []struct {
-		addr string
-		warn bool
-	}{{"0.0.0.0:0", true}, {"127.0.0.1:0", false}} {
-		ctx, cancel := context.WithCancel(context.Background())
-		stdout, stderr := &syncBuffer{}, &syncBuffer{}
-		done := make(chan int, 1)
-		go func() { done <- Run(ctx, []string{"serve", "--addr", tc.addr, "--log-level", "warn"}, stdout, stderr) }()
-		for i := 0; i < 500 && !listening.MatchString(stdout.String()); i++ {
-			time.Sleep(10 * time.Millisecond)
-		}
-		cancel()
-		if code := <-done; code != 0 {
-			t.Fatalf("%s: exit %d: %s", tc.addr, code, stderr)
-		}
-		if got := strings.Contains(stderr.String(), "admin-token"); got != tc.warn {
-			t.Errorf("%s: warning %v, want %v: %q", tc.addr, got, tc.warn, stderr)
-		}
-	}
-}
-
 func TestServeSeed(t *testing.T) {
 	url, stdout, _, _ := serve(t, "--seed", "7", "--gateways", "2", "--devices-per-gateway", "3")
 	f := fleet.Generate(7, 2, 3)

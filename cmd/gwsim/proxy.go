@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/proxy"
+	"github.com/gwdmi/gwtools/simulator/server"
 )
 
 const proxyUsage = `Usage:
@@ -41,9 +43,11 @@ type proxyMain struct {
 
 	addr, upstream, fleetFile, record, token, logLevel string
 	tokenFile                                          string
-	allowedHosts                                       string
+	allowedHosts, trustedProxies                       string
 	block                                              bool
 	timeout                                            time.Duration
+	maxInFlight, recordMaxMiB, recordMaxEntries        int
+	adminMode                                          string
 	cfg                                                proxy.Config
 	p                                                  *proxy.Proxy
 	checkOnly                                          bool
@@ -65,6 +69,15 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	fs.StringVar(&m.allowedHosts, "allowed-hosts", "", "comma-separated host `NAMES` the live page and /_sim/ answer besides IP addresses,\n"+
 		"localhost and the --addr host (DNS-rebinding protection; others get 421); * for any")
 	fs.DurationVar(&m.timeout, "timeout", proxy.DefaultTimeout, "time limit of one exchange with the upstream")
+	fs.StringVar(&m.adminMode, "admin", "", "the proxy's admin calls and live page by `MODE` (default: $GWSIM_ADMIN, else auto). auto: behind\n"+
+		"the admin token when one is set; without one, loopback only (on any other address the proxy refuses to\n"+
+		"start). open: without a token even beyond loopback, on purpose")
+	fs.StringVar(&m.trustedProxies, "trusted-proxies", "", "comma-separated `ADDRESSES` or prefixes of the balancers in front of the proxy: from them, the client\n"+
+		"the admin-token guess and sign-in limiters count is read from Forwarded or X-Forwarded-For")
+	fs.IntVar(&m.maxInFlight, "max-in-flight-mib", proxy.DefaultMaxInFlight>>20, "`MiB` of request and answer bodies held at once, all requests together (1 to 4096);\n"+
+		"beyond, 503 proxy_busy with Retry-After")
+	fs.IntVar(&m.recordMaxEntries, "record-max-entries", cassette.DefaultMaxEntries, "with --record: at most `N` cassette entries (1 to 1000000); beyond, nothing more is recorded")
+	fs.IntVar(&m.recordMaxMiB, "record-max-mib", cassette.MaxCassette>>20, "with --record: at most `MiB` of cassettes in the directory (1 to 256, what gwsim serve --replay reads)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -88,7 +101,21 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	if m.timeout <= 0 {
 		return errors.New("--timeout must be above 0")
 	}
+	trusted, err := server.ParseTrustedProxies(m.trustedProxies)
+	if err != nil {
+		return err
+	}
+	if err := inRange("--max-in-flight-mib", m.maxInFlight, 1, 4096); err != nil {
+		return err
+	}
+	if err := inRange("--record-max-entries", m.recordMaxEntries, 1, 1000000); err != nil {
+		return err
+	}
+	if err := inRange("--record-max-mib", m.recordMaxMiB, 1, cassette.MaxCassette>>20); err != nil {
+		return err
+	}
 	m.cfg = proxy.Config{Upstream: m.upstream, BlockInvalid: m.block, AdminToken: m.token, Timeout: m.timeout, AllowedHosts: hostList(m.allowedHosts),
+		MaxInFlight: int64(m.maxInFlight) << 20, TrustedProxies: trusted,
 		Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))}
 	if onCommandLine {
 		m.cfg.Logger.Warn(tokenOnCommandLine)
@@ -98,6 +125,21 @@ func (m *proxyMain) ParseFlags(args []string) error {
 	}
 	if m.checkOnly {
 		return nil
+	}
+	if m.adminMode == "" {
+		m.adminMode = os.Getenv("GWSIM_ADMIN")
+	}
+	switch m.adminMode {
+	case "", adminAuto:
+		if m.token == "" && !loopbackOnly(m.addr) {
+			return errors.New(closedAdminLine(m.addr))
+		}
+	case adminOpen:
+		if m.token != "" {
+			return errors.New("--admin open and an admin token: open needs no token; leave one out")
+		}
+	default:
+		return fmt.Errorf("--admin: %q is not auto or open", m.adminMode)
 	}
 	if m.fleetFile != "" {
 		f, err := fleet.Load(m.fleetFile)
@@ -111,6 +153,7 @@ func (m *proxyMain) ParseFlags(args []string) error {
 		if err != nil {
 			return err
 		}
+		w.MaxEntries, w.MaxBytes = m.recordMaxEntries, int64(m.recordMaxMiB)<<20
 		m.cfg.Record = w
 	}
 	return nil
@@ -127,7 +170,11 @@ func (m *proxyMain) Open() error {
 	}
 	m.p = p
 	if m.token == "" && !isLoopback(strings.TrimPrefix(p.URL(), "http://")) {
-		m.cfg.Logger.Warn("the proxy's admin calls are open to the network: anyone who reaches this address can read the reports; set --admin-token")
+		if m.adminMode != adminOpen {
+			p.Close()
+			return errors.New(closedAdminLine(strings.TrimPrefix(p.URL(), "http://")))
+		}
+		m.cfg.Logger.Warn("the proxy's admin calls are open to the network on purpose (--admin open): anyone who reaches this address can read the reports")
 	}
 	up, _ := url.Parse(m.upstream)
 	up.User = nil

@@ -87,7 +87,7 @@ func TestTokenOnTheCommandLineIsWarned(t *testing.T) {
 	if !strings.Contains(out, "admin: needs the admin token") {
 		t.Errorf("banner with a token:\n%s", out)
 	}
-	out = startGwsim(t, []string{"GWSIM_ADMIN_TOKEN="}, "serve", "--addr", "0.0.0.0:0")
+	out = startGwsim(t, []string{"GWSIM_ADMIN_TOKEN="}, "serve", "--addr", "0.0.0.0:0", "--admin", "open")
 	if !strings.Contains(out, "admin: OPEN TO THE NETWORK without a token") || !strings.Contains(out, "reset the state") {
 		t.Errorf("banner on 0.0.0.0 without a token:\n%s", out)
 	}

@@ -815,14 +815,15 @@ func (x *Explorer) Replay(ctx context.Context, f *Finding, w io.Writer) (bool, e
 	return d != nil, nil
 }
 
-// RedactURLs hides the password of each comma-separated URL, so that a
-// report or a message never carries the credentials a target or observer
-// URL holds.
+// RedactURLs drops the user information (user and password) of each
+// comma-separated URL, so that a report or a message never carries the
+// credentials a target or observer URL holds.
 func RedactURLs(list string) string {
 	parts := strings.Split(list, ",")
 	for i, p := range parts {
 		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			parts[i] = u.Redacted()
+			u.User = nil
+			parts[i] = u.String()
 		}
 	}
 	return strings.Join(parts, ",")

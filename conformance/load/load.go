@@ -257,7 +257,7 @@ func (cfg *Config) parseTargets() (bases []*url.URL, names []string, err error) 
 		if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 			return nil, nil, fmt.Errorf("target %q must be an http:// or https:// base URL", RedactURL(t))
 		}
-		bases[i], names[i] = base, base.Redacted()
+		bases[i], names[i] = base, RedactURL(base.String())
 	}
 	return bases, names, nil
 }
@@ -441,10 +441,12 @@ func (r *run) drive(ctx context.Context) time.Duration {
 	return elapsed
 }
 
-// RedactURL hides the password of a URL given as a target, for messages.
+// RedactURL is a URL given as a target without its user information, for
+// messages and reports.
 func RedactURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
+		u.User = nil // neither the password nor the user is printed or stored
+		return u.String()
 	}
 	return raw
 }

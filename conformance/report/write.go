@@ -418,6 +418,12 @@ type WriteOptions struct {
 	// gave them (--check 'command.*', --rerun-failed r.json): the reports
 	// name them rather than the focus expression they became.
 	Filters []string
+	// Mask, when set, replaces every secret value it knows in every
+	// string of the Document (the fleet's keys and secrets, the signs the
+	// run computed, the target's user information), whatever a target
+	// echoed: the reports, the console and the bundle are written from the
+	// masked Document.
+	Mask func(string) string
 }
 
 // CatalogID is the harness and catalog of checks behind a report.
@@ -485,6 +491,7 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 		d.Observer = ObserverNone
 	}
 	d.Preflight = o.Preflight
+	maskStrings(&d, o.Mask)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return d, fmt.Errorf("report: %w", err)
 	}

@@ -40,7 +40,9 @@ func (s MD5Signer) Sign(_ context.Context, fields []Field) (string, error) {
 		key = s.APIKey
 	}
 	ts, _ := lookup(fields, device.FieldTimestamp)
-	return auth.Sign(key, s.Secret, ts), nil
+	sign := auth.Sign(key, s.Secret, ts)
+	rememberSign(sign)
+	return sign, nil
 }
 
 // lookup is the text of the first field named key.
@@ -134,6 +136,7 @@ func (s CommandSigner) Sign(ctx context.Context, fields []Field) (string, error)
 	if strings.ContainsAny(sign, "\r\n") {
 		return "", fmt.Errorf("sign command %q wrote more than one line; it must write only the sign", name)
 	}
+	rememberSign(sign)
 	return sign, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -186,17 +187,53 @@ type Writer struct {
 	dir string
 	mu  sync.Mutex
 	n   int
+	// MaxEntries and MaxBytes cap what the directory holds (the entries
+	// found in it at the start included); DefaultMaxEntries and
+	// MaxCassette when 0. Beyond, Record writes nothing and returns
+	// ErrFull.
+	MaxEntries int
+	MaxBytes   int64
+	sizes      map[string]int64 // file name -> bytes, of every entry in dir
+	total      int64
 }
 
-// NewWriter makes dir when missing.
+// DefaultMaxEntries caps a cassette's entries when Writer.MaxEntries is 0.
+const DefaultMaxEntries = 10000
+
+// ErrFull: the cassette holds as many entries or bytes as its caps allow.
+var ErrFull = errors.New("cassette: the cap on entries or bytes is reached: nothing more is recorded")
+
+// NewWriter makes dir when missing; the entries already in it count
+// toward the caps.
 func NewWriter(dir string) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
-	return &Writer{dir: dir}, nil
+	w := &Writer{dir: dir, sizes: map[string]int64{}}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range files {
+		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
+			w.sizes[filepath.Base(f)] = st.Size()
+			w.total += st.Size()
+		}
+	}
+	return w, nil
 }
 
-// Record writes e, replacing an earlier answer to the same request.
+// Caps are the writer's entry and byte caps in force.
+func (w *Writer) Caps() (entries int, bytes int64) {
+	entries, bytes = w.MaxEntries, w.MaxBytes
+	if entries <= 0 {
+		entries = DefaultMaxEntries
+	}
+	if bytes <= 0 {
+		bytes = MaxCassette
+	}
+	return entries, bytes
+}
+
+// Record writes e, replacing an earlier answer to the same request; it
+// returns ErrFull, writing nothing, when e would pass a cap.
 func (w *Writer) Record(e Entry) error {
 	if !Recordable(e.Answer.Status) {
 		return nil
@@ -208,11 +245,27 @@ func (w *Writer) Record(e Entry) error {
 	if err != nil {
 		return err
 	}
+	b = append(b, '\n')
+	name := e.Key() + ".json"
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := safefile.WriteFile(filepath.Join(w.dir, e.Key()+".json"), append(b, '\n'), 0o644); err != nil {
+	if w.sizes == nil {
+		w.sizes = map[string]int64{}
+	}
+	maxEntries, maxBytes := w.Caps()
+	old, had := w.sizes[name]
+	entries := len(w.sizes)
+	if !had {
+		entries++
+	}
+	if entries > maxEntries || w.total-old+int64(len(b)) > maxBytes {
+		return ErrFull
+	}
+	if err := safefile.WriteFile(filepath.Join(w.dir, name), b, 0o644); err != nil {
 		return fmt.Errorf("cassette: %w", err)
 	}
+	w.sizes[name] = int64(len(b))
+	w.total += int64(len(b)) - old
 	w.n++
 	return nil
 }

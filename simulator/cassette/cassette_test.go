@@ -58,7 +58,9 @@ func TestRecordThenReplayOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := proxy.New(proxy.Config{Upstream: up.URL(), Record: w, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	// The fleet: the proxy records an answer only to a request whose
+	// credentials it checked (without one, only successes).
+	p, err := proxy.New(proxy.Config{Upstream: up.URL(), Record: w, Fleet: withoutThermostat(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

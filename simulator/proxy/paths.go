@@ -35,6 +35,9 @@ func pathProblem(r *http.Request) string {
 		}
 	}
 	p := r.URL.Path
+	if why := ownPathProblem(p); why != "" {
+		return why
+	}
 	switch {
 	case !strings.HasPrefix(p, "/"):
 		return "the path does not start with /"
@@ -61,7 +64,7 @@ func cleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := pathProblem(r); why != "" {
 			adminError(w, http.StatusBadRequest, device.Errorf(device.CodeBadRequest, "path",
-				"%s: the proxy takes a path only in its plain form (no encoded slash, backslash, dot or percent, no // or dot segment)", why))
+				"%s: the proxy takes a path only in its plain form (no encoded slash, backslash, dot or percent, no // or dot segment, its own paths in their own case)", why))
 			return
 		}
 		next.ServeHTTP(w, r)

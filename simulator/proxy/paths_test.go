@@ -82,7 +82,7 @@ func TestProxyRefusesEncodedPaths(t *testing.T) {
 
 // TestProxyBearerGuessingIsLimited: wrong admin tokens sent to the
 // proxy's admin paths and /metrics are counted per client as sign-ins
-// are: ten get 401, then 429 with Retry-After, the right token included.
+// are: ten get 401, then 429 with Retry-After; the right token still passes.
 func TestProxyBearerGuessingIsLimited(t *testing.T) {
 	const token = "proxy-admin-token-that-is-long-enough-2"
 	up := httptest.NewServer(http.NotFoundHandler())
@@ -99,11 +99,13 @@ func TestProxyBearerGuessingIsLimited(t *testing.T) {
 			t.Fatalf("guess %d on %s: %d, want 401", i, path, res.StatusCode)
 		}
 	}
-	for _, tok := range []string{"guess", token} {
-		res, _ := do(t, "GET", p.URL()+"/metrics", "", "", map[string]string{"Authorization": "Bearer " + tok})
-		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
-			t.Errorf("after 10 guesses (right token: %v): %d, want 429", tok == token, res.StatusCode)
-		}
+	res, _ := do(t, "GET", p.URL()+"/metrics", "", "", map[string]string{"Authorization": "Bearer guess"})
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Errorf("after 10 guesses: %d, want 429", res.StatusCode)
+	}
+	// The right token is never held back.
+	if res, _ := do(t, "GET", p.URL()+"/metrics", "", "", map[string]string{"Authorization": "Bearer " + token}); res.StatusCode != http.StatusOK {
+		t.Errorf("after 10 guesses, the right token: %d, want 200", res.StatusCode)
 	}
 }
 

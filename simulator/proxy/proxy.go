@@ -28,6 +28,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -35,6 +37,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -77,6 +80,14 @@ type Config struct {
 	// AllowedHosts are the Host names /_sim/ answers besides IP
 	// addresses, localhost and the listen address (server.Guard).
 	AllowedHosts []string
+	// TrustedProxies are the balancers whose Forwarded or
+	// X-Forwarded-For names the client the guess and sign-in limiters
+	// count (server.ParseTrustedProxies); none: the connection's peer.
+	TrustedProxies []netip.Prefix
+	// MaxInFlight bounds the bytes of the bodies held at once across
+	// every request in flight (DefaultMaxInFlight when 0); beyond, 503
+	// proxy_busy with Retry-After.
+	MaxInFlight int64
 }
 
 // Proxy is a running gwsim proxy.
@@ -96,6 +107,12 @@ type Proxy struct {
 	guard    server.Guard
 	handler  http.Handler
 	metrics  *metrics.Proxy
+	mem      *memBudget
+	// recordFull logs once that the cassette's cap is reached.
+	recordFull sync.Once
+	// secrets masks the fleet's keys and secrets by value in what is
+	// recorded (an upstream may echo them).
+	secrets *client.ValueMasker
 
 	ln  net.Listener
 	srv *http.Server
@@ -120,19 +137,31 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.JournalSize <= 0 {
 		cfg.JournalSize = DefaultJournalSize
 	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
 	rt := cfg.Transport
 	if rt == nil {
 		rt = &http.Transport{Proxy: http.ProxyFromEnvironment, DisableCompression: true, MaxIdleConnsPerHost: 64,
 			ResponseHeaderTimeout: cfg.Timeout, IdleConnTimeout: 90 * time.Second}
 	}
-	p := &Proxy{cfg: cfg, upstream: u, log: cfg.Logger,
+	p := &Proxy{cfg: cfg, upstream: u, log: cfg.Logger, mem: &memBudget{max: cfg.MaxInFlight},
 		http: &http.Client{Transport: rt, Timeout: cfg.Timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		service: newServiceReport(redactURL(u)), journal: &journal{max: cfg.JournalSize},
 		bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)), sessions: server.NewMemorySessions(nil),
-		signIns: server.NewSignInLimiter(), guesses: server.NewBearerLimiter(nil, nil), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
+		signIns: server.NewSignInLimiter().Behind(cfg.TrustedProxies), guesses: server.NewBearerLimiter(nil, nil).Behind(cfg.TrustedProxies), guard: server.Guard{AllowedHosts: cfg.AllowedHosts, Log: cfg.Logger}}
+	p.secrets = &client.ValueMasker{}
 	cc := clients.Config{Window: -1}
 	if f := cfg.Fleet; f != nil {
+		n := 0
+		for k, v := range f.Authenticator().Keys {
+			if n++; n > 10000 {
+				break
+			}
+			p.secrets.Add("key", k)
+			p.secrets.Add("secret", v.Secret)
+		}
 		a := f.Authenticator()
 		cc.Auth, cc.Location, cc.Window = a, f.Location(), f.Window()
 		p.auth = a
@@ -144,7 +173,7 @@ func New(cfg Config) (*Proxy, error) {
 	p.metrics = metrics.NewProxy(metrics.Gauges{ClientReportApps: p.clients.Apps})
 	// The guard keeps other sites out of /_sim/ (DNS rebinding,
 	// cross-site changes, form bodies), as in gwsim serve.
-	p.handler = cleanPaths(p.guard.Wrap(p.routes()))
+	p.handler = cleanPaths(p.bounded(p.guard.Wrap(p.routes())))
 	return p, nil
 }
 
@@ -203,7 +232,10 @@ func (p *Proxy) routes() http.Handler {
 	})
 	// Everything else goes to the upstream unchecked.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, p.cfg.MaxBody+1))
+		body, err := io.ReadAll(io.LimitReader(limited(r.Context(), r.Body), p.cfg.MaxBody+1))
+		if p.overBudget(w, device.JSON, err) {
+			return
+		}
 		if err != nil {
 			p.fail(w, device.JSON, http.StatusBadRequest, device.Errorf(device.CodeMalformedBody, "", "the body could not be read"))
 			return
@@ -214,6 +246,9 @@ func (p *Proxy) routes() http.Handler {
 			return
 		}
 		res, answer, err := p.forward(r, body)
+		if p.overBudget(w, device.JSON, err) {
+			return
+		}
 		if err != nil {
 			p.unreachable(w, device.JSON, err)
 			return
@@ -225,10 +260,12 @@ func (p *Proxy) routes() http.Handler {
 
 func (p *Proxy) admin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.cfg.AdminToken != "" && p.guesses.Held(w, r) {
-			return
-		}
+		// The right token is never held back, whoever else guessed wrong
+		// from the same address; a held-back client's wrong ones get 429.
 		if !p.authorized(r) {
+			if p.cfg.AdminToken != "" && p.guesses.Held(w, r) {
+				return
+			}
 			if r.Header.Get("Authorization") != "" && p.guesses.Failed(w, r) {
 				return
 			}
@@ -250,7 +287,10 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 		sent, conn, first := server.SentBy(r, start)
 		ct := r.Header.Get("Content-Type")
 		format, _ := codec.FormatOf(ct)
-		body, err := io.ReadAll(io.LimitReader(r.Body, p.cfg.MaxBody+1))
+		body, err := io.ReadAll(io.LimitReader(limited(r.Context(), r.Body), p.cfg.MaxBody+1))
+		if p.overBudget(w, orJSON(format), err) {
+			return
+		}
 		if err != nil {
 			p.fail(w, orJSON(format), http.StatusBadRequest, device.Errorf(device.CodeMalformedBody, "", "the body could not be read"))
 			return
@@ -274,6 +314,9 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 			res, answer = p.blocked(orJSON(verdict.format), verdict)
 		} else {
 			res, answer, err = p.forward(r, body)
+			if p.overBudget(w, orJSON(format), err) {
+				return
+			}
 			if err != nil {
 				ent.Status, ent.AnswerViolations = http.StatusBadGateway, []string{"no answer: " + err.Error()}
 				p.journal.add(ent)
@@ -298,12 +341,19 @@ func (p *Proxy) operation(op device.Operation) http.Handler {
 		for _, v := range ent.AnswerViolations {
 			p.log.Warn("the service broke the interface's rules", "operation", op.Name(), "status", ent.Status, "violation", v)
 		}
-		if p.cfg.Record != nil && !ent.Blocked {
+		if p.cfg.Record != nil && !ent.Blocked && p.authenticated(verdict, res.StatusCode) {
 			if e, cred, ok := cassette.Request(op.Path(), ct, body); ok {
 				e.Answer = cassette.Answer{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type"),
-					RetryAfter: res.Header.Get("Retry-After"), Body: cred.Scrub(string(answer))}
+					RetryAfter: res.Header.Get("Retry-After"), Body: p.secrets.Mask(cred.Scrub(string(answer)))}
 				e.RecordedAt = start.UTC()
-				if err := p.cfg.Record.Record(e); err != nil {
+				switch err := p.cfg.Record.Record(e); {
+				case errors.Is(err, cassette.ErrFull):
+					p.recordFull.Do(func() {
+						n, b := p.cfg.Record.Caps()
+						p.log.Warn("cassette: the cap is reached, nothing more is recorded (gwsim proxy --record-max-entries, --record-max-mib)",
+							"max_entries", n, "max_mib", b>>20)
+					})
+				case err != nil:
 					p.log.Error("cassette: the answer could not be recorded", "err", err)
 				}
 			}
@@ -340,7 +390,7 @@ func (p *Proxy) forward(r *http.Request, body []byte) (*http.Response, []byte, e
 		return nil, nil, err
 	}
 	defer res.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(res.Body, p.cfg.MaxBody+1))
+	answer, err := io.ReadAll(io.LimitReader(limited(r.Context(), res.Body), p.cfg.MaxBody+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the answer: %w", err)
 	}
@@ -413,20 +463,17 @@ func carriesToken(v, tok string) bool {
 	return err == nil && strings.Contains(string(b), tok)
 }
 
-// relay writes the upstream's answer as it came, but for what would act
-// on the proxy's origin, where its live page and session cookie live: no
-// Set-Cookie is relayed, and every answer is served with a CSP sandbox
-// (an HTML or SVG answer runs no script and has no origin of its own)
-// and nosniff.
+// relay writes the upstream's answer with only the headers an API answer
+// needs (relayedHeaders, an allow-list): nothing that would act on the
+// proxy's origin, where its live page and session cookie live, is
+// relayed, and every answer is served with a CSP sandbox (an HTML or SVG
+// answer runs no script and has no origin of its own) and nosniff.
 func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, res *http.Response, answer []byte) {
 	for k, vs := range res.Header {
-		w.Header()[k] = vs
+		if relayedHeaders[textproto.CanonicalMIMEHeaderKey(k)] || res.Request == ownAnswer {
+			w.Header()[k] = vs
+		}
 	}
-	for _, h := range hopByHop {
-		w.Header().Del(h)
-	}
-	w.Header().Del("Set-Cookie")
-	w.Header().Del("Set-Cookie2")
 	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.Method != http.MethodHead {
@@ -435,6 +482,22 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, res *http.Response
 	w.WriteHeader(res.StatusCode)
 	w.Write(answer)
 }
+
+// authenticated says whether a request's credentials were accepted, so
+// that its answer may be recorded: by the fleet's keys when the proxy has
+// them, else by the upstream's answering it with success. A request that
+// failed authentication (or whose credentials nobody checked and the
+// upstream refused) leaves nothing on disk.
+func (p *Proxy) authenticated(v verdict, status int) bool {
+	if p.auth != nil {
+		return v.authed
+	}
+	return status >= 200 && status < 300
+}
+
+// ownAnswer marks a response the proxy made itself (blocked): all its
+// headers are the proxy's and are written.
+var ownAnswer = &http.Request{}
 
 // blocked is the proxy's own refusal of a request that breaks a rule: the
 // rule table's status, code and field.
@@ -449,7 +512,7 @@ func (p *Proxy) blocked(f device.Format, v verdict) (*http.Response, []byte) {
 	if status == 0 {
 		status = http.StatusBadRequest
 	}
-	return &http.Response{StatusCode: status, Header: h}, codec.Error(f, &device.Error{Code: v.rule.Code, Field: v.rule.Field, Message: v.scrub(v.rule.Why)})
+	return &http.Response{StatusCode: status, Header: h, Request: ownAnswer}, codec.Error(f, &device.Error{Code: v.rule.Code, Field: v.rule.Field, Message: v.scrub(v.rule.Why)})
 }
 
 func (p *Proxy) fail(w http.ResponseWriter, f device.Format, status int, e *device.Error) {
@@ -490,6 +553,8 @@ type verdict struct {
 	// auth says the credentials failed the fleet's keys; signBad that the
 	// sign did.
 	auth, signBad bool
+	// authed: the fleet's keys accepted the credentials.
+	authed bool
 	// secrets are the api_key and sign as sent, kept out of every message.
 	secrets []string
 }
@@ -546,7 +611,9 @@ func (p *Proxy) checkRequest(op device.Operation, r *http.Request, body []byte) 
 		}
 		get[s.Key] = s.Value
 	}
-	if rule.OK && p.auth != nil {
+	if p.auth != nil {
+		// The credentials are checked whatever else the request breaks:
+		// only an authenticated request's answer is recorded.
 		stored := func(f *oracle.Field) string {
 			s, _ := f.Judge(format, get[f.Name]).Stored.(string)
 			return s
@@ -554,7 +621,9 @@ func (p *Proxy) checkRequest(op device.Operation, r *http.Request, body []byte) 
 		e := device.Envelope{APIKey: stored(&oracle.APIKey), Timestamp: stored(&oracle.TimestampF), Sign: stored(&oracle.Sign),
 			AccountID: stored(&oracle.Account), MAC: stored(&oracle.MAC)}
 		e.Time, _ = time.Parse(oracle.TimestampLayout, e.Timestamp)
-		if aerr := p.auth.Check(&e); aerr != nil {
+		aerr := p.auth.Check(&e)
+		v.authed = aerr == nil
+		if aerr != nil && rule.OK {
 			v.auth, v.signBad = true, aerr.Code == device.CodeBadSignature
 			v.rule = oracle.Verdict{Status: oracle.Statuses[aerr.Code], Code: aerr.Code, Field: aerr.Field,
 				Why: aerr.Message + " (CONTRACT 1, by the fleet's keys)"}

@@ -225,7 +225,7 @@ func TestCassetteNeverKeepsActiveContent(t *testing.T) {
 		io.WriteString(w, `<script>alert(document.cookie)</script>`)
 	}))
 	t.Cleanup(up.Close)
-	p := start(t, proxy.Config{Upstream: up.URL, Record: w})
+	p := start(t, proxy.Config{Upstream: up.URL, Record: w, Fleet: fleet.Demo()})
 	app := demoClient(t, p.URL())
 	do(t, "POST", p.URL()+device.SendCommand.Path(), "application/json", string(simtest.Body(device.JSON, app.Command(simtest.SN('a', 1), "Light Dimmer", simtest.S("dimming", "6")))), nil)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))

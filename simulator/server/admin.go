@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
@@ -84,7 +85,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 			adminError(w, device.Errorf(device.CodeInvalidField, "id", "id must be a journal entry's id, a whole number above 0"))
 			return
 		}
-		v, ok := s.exchanges.get(id)
+		v, ok := s.exchanges.get(id, s.fleetKeys())
 		if !ok {
 			adminError(w, device.Errorf(device.CodeNotFound, "id", "request %d is no longer kept here: this replica keeps its last %d requests and answers", id, exchangeSlots))
 			return
@@ -134,10 +135,18 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 // header, or the dashboard's sign-in cookie.
 func (s *Server) admin(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.AdminToken != "" && s.guesses.Held(w, r) {
+		if s.cfg.AdminOff {
+			w.Header().Set("Cache-Control", "no-store")
+			writeJSON(w, http.StatusNotFound, map[string]any{"status": "error", "error": map[string]string{
+				"code": "admin_off", "field": "path", "message": "the admin API is off (gwsim serve --admin off): only /_sim/health answers"}})
 			return
 		}
+		// The right token is never held back, whoever else guessed wrong
+		// from the same address; a held-back client's wrong ones get 429.
 		if ok, derr := s.authorized(r); !ok {
+			if s.cfg.AdminToken != "" && s.guesses.Held(w, r) {
+				return
+			}
 			if r.Header.Get("Authorization") != "" && s.guesses.Failed(w, r) {
 				s.log.Warn("admin request refused: too many wrong tokens", "remote", r.RemoteAddr)
 				return
@@ -230,4 +239,13 @@ func adminError(w http.ResponseWriter, e *device.Error) {
 	}
 	writeJSON(w, StatusOf(e.Code), map[string]any{"status": "error",
 		"error": map[string]string{"code": e.Code, "field": e.Field, "message": e.Message}})
+}
+
+// fleetKeys are the registered api_keys and their secrets (nil without an
+// authenticator), to mask by value.
+func (s *Server) fleetKeys() map[string]auth.Key {
+	if s.cfg.Auth == nil {
+		return nil
+	}
+	return s.cfg.Auth.Keys
 }

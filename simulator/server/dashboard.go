@@ -31,6 +31,9 @@ const (
 )
 
 func (s *Server) dashboardRoutes(mux *http.ServeMux, h func(string, http.HandlerFunc)) {
+	if s.cfg.AdminOff {
+		return // every /_sim/ path but health falls to the admin catch-all: 404 admin_off
+	}
 	static, _ := fs.Sub(dashboardFiles, "dashboard")
 	files := http.StripPrefix("/_sim/static/", http.FileServerFS(static))
 	page := func(w http.ResponseWriter, r *http.Request) {

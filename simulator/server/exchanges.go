@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -75,8 +76,9 @@ type ExchangeView struct {
 	Hidden           string `json:"hidden,omitempty"`
 }
 
-// get is exchange id, masked; false when the ring no longer holds it.
-func (x *exchangeRing) get(id uint64) (ExchangeView, bool) {
+// get is exchange id, masked (keys: the fleet's, for its secrets); false
+// when the ring no longer holds it.
+func (x *exchangeRing) get(id uint64, keys map[string]auth.Key) (ExchangeView, bool) {
 	i := id % exchangeSlots
 	mu := &x.locks[i%uint64(len(x.locks))]
 	mu.Lock()
@@ -89,20 +91,43 @@ func (x *exchangeRing) get(id uint64) (ExchangeView, bool) {
 	}
 	v := ExchangeView{ID: id, RequestType: s.contentType, Status: s.status, AnswerType: s.answerCT,
 		RequestTruncated: s.requestLen > len(s.request), AnswerTruncated: s.answerLen > len(s.answer)}
-	v.Request, v.Hidden = maskBody(string(s.request))
-	v.Answer, _ = maskBody(string(s.answer))
+	m := valueMasker(string(s.request), keys)
+	v.Request, v.Hidden = maskBody(string(s.request), m)
+	var hidden string
+	if v.Answer, hidden = maskBody(string(s.answer), m); hidden != "" && v.Hidden == "" {
+		v.Hidden = "the answer " + strings.TrimPrefix(hidden, "the body ")
+	}
 	return v, true
+}
+
+// valueMasker masks by value what the request carries, wherever the
+// request or its answer repeats it: its api_keys, their secrets and its
+// signs, read by decoding (so that "\u0061pi_key" is read as api_key).
+func valueMasker(request string, keys map[string]auth.Key) *client.ValueMasker {
+	m := &client.ValueMasker{}
+	apiKeys, signs := client.Credentials(strings.ToValidUTF8(request, "\uFFFD"))
+	m.Add("key", apiKeys...)
+	m.Add("sign", signs...)
+	for _, k := range apiKeys {
+		if key, ok := keys[k]; ok {
+			m.Add("secret", key.Secret)
+		}
+	}
+	return m
 }
 
 // maskedSign matches a sign field whose value RedactSign replaced.
 var maskedSign = regexp.MustCompile(`"sign"\s*:\s*"<SIGNATURE>"|<sign>(?:<SIGNATURE>|&lt;SIGNATURE&gt;)</sign>`)
 
-// maskBody masks every api_key and replaces every sign of a body; when a
-// sign shows in a form the masking does not read, the body is withheld.
-func maskBody(b string) (string, string) {
-	b = client.MaskAPIKeys(client.RedactSign(strings.ToValidUTF8(b, "\uFFFD")))
-	if strings.Contains(strings.ToLower(maskedSign.ReplaceAllString(b, "")), device.FieldSign) {
-		return "", "the body names a sign in a form that cannot be masked, so it is not shown"
+// maskBody masks a body by value first (m: the request's api_keys,
+// secrets and signs, wherever they appear), then every api_key and sign
+// field by pattern; when a sign or an api_key still shows in a form the
+// masking does not read, the body is withheld.
+func maskBody(b string, m *client.ValueMasker) (string, string) {
+	b = client.MaskAPIKeys(client.RedactSign(m.Mask(strings.ToValidUTF8(b, "\uFFFD"))))
+	rest := strings.ReplaceAll(maskedSign.ReplaceAllString(b, ""), client.SignMarker, "")
+	if strings.Contains(strings.ToLower(rest), device.FieldSign) || client.Unmasked(b) {
+		return "", "the body names a sign or an api_key in a form that cannot be masked, so it is not shown"
 	}
 	return b, ""
 }

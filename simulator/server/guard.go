@@ -218,16 +218,26 @@ func newSignInLimiter(now func() time.Time) *rateLimiter {
 
 // SignInLimiter slows the guessing of an admin token: Allow says whether
 // a client may try to sign in now, and else how long until it may.
-type SignInLimiter struct{ l *rateLimiter }
+type SignInLimiter struct {
+	l       *rateLimiter
+	trusted []netip.Prefix
+}
+
+// Behind makes sl count clients by the Forwarded or X-Forwarded-For of
+// the trusted proxies in list (clientFrom); it returns sl.
+func (sl *SignInLimiter) Behind(list []netip.Prefix) *SignInLimiter {
+	sl.trusted = list
+	return sl
+}
 
 // NewSignInLimiter returns a limiter of signInBurst attempts per client,
 // then one every signInEvery.
-func NewSignInLimiter() *SignInLimiter { return &SignInLimiter{newSignInLimiter(nil)} }
+func NewSignInLimiter() *SignInLimiter { return &SignInLimiter{l: newSignInLimiter(nil)} }
 
 // Allow takes one attempt of r's client; when refused, it has answered
 // 429 with Retry-After.
 func (sl *SignInLimiter) Allow(w http.ResponseWriter, r *http.Request) bool {
-	ok, wait := sl.l.allow(clientOf(r))
+	ok, wait := sl.l.allow(clientFrom(r, sl.trusted))
 	if ok {
 		return true
 	}

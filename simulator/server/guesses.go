@@ -34,17 +34,27 @@ const maxHeld = 4096
 // BearerLimiter slows the guessing of the admin token through the
 // Authorization header, on every admin path and /metrics, as the sign-in
 // form is slowed: failed attempts are counted per client (GuessCounter,
-// shared by the replicas), and a client over its allowance is held back,
-// every admin request of it answered 429 with Retry-After, the right token
-// included (else a held-back client would still learn which guess is
-// right). A request with the right token from a client that is not held
-// back costs nothing more: it is never counted, and held-back clients are
-// remembered in this process's memory.
+// shared by the replicas; behind a balancer, the client its trusted
+// Forwarded header names), and a client over its allowance is held back,
+// every admin request of it without the right token answered 429 with
+// Retry-After. A request with the right token is never held back, however
+// many wrong ones came from its address (a stale token in a script, other
+// users behind the same balancer), and costs nothing more: it is never
+// counted. What keeps guessing hopeless is the token's strength, checked
+// at start-up (CheckAdminToken: 32 characters or more).
 type BearerLimiter struct {
 	counter GuessCounter
 	now     func() time.Time
 	mu      sync.Mutex
 	until   map[netip.Addr]time.Time
+	trusted []netip.Prefix
+}
+
+// Behind makes b count clients by the Forwarded or X-Forwarded-For of
+// the trusted proxies in list (clientFrom); it returns b.
+func (b *BearerLimiter) Behind(list []netip.Prefix) *BearerLimiter {
+	b.trusted = list
+	return b
 }
 
 // NewBearerLimiter counts failed attempts with c (in this process's memory
@@ -61,7 +71,7 @@ func NewBearerLimiter(c GuessCounter, now func() time.Time) *BearerLimiter {
 
 // Held answers 429 and returns true when r's client is held back.
 func (b *BearerLimiter) Held(w http.ResponseWriter, r *http.Request) bool {
-	c := clientOf(r)
+	c := clientFrom(r, b.trusted)
 	b.mu.Lock()
 	until, held := b.until[c]
 	if held && !b.now().Before(until) {
@@ -79,7 +89,7 @@ func (b *BearerLimiter) Held(w http.ResponseWriter, r *http.Request) bool {
 // holds the client back, answers 429 and returns true; else the caller
 // answers the failure itself.
 func (b *BearerLimiter) Failed(w http.ResponseWriter, r *http.Request) bool {
-	c := clientOf(r)
+	c := clientFrom(r, b.trusted)
 	ok, wait, derr := b.counter.Failed(c)
 	if derr != nil {
 		adminError(w, derr)

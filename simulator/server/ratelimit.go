@@ -143,7 +143,7 @@ func (s *Server) limited(op device.Operation, w http.ResponseWriter, r *http.Req
 	if s.cfg.RateLimit <= 0 {
 		return false
 	}
-	ok, wait, derr := s.rates.Allow(clientOf(r), s.cfg.RateLimit)
+	ok, wait, derr := s.rates.Allow(clientFrom(r, s.cfg.TrustedProxies), s.cfg.RateLimit)
 	if derr != nil {
 		f := formatOf(r)
 		s.fail(w, orJSON(f), derr)

@@ -546,3 +546,49 @@ func TestJournalRowOpensMasked(t *testing.T) {
 		t.Errorf("an id no longer kept: %d, want 404", status)
 	}
 }
+
+// TestJournalMasksByValue: a request whose member names are escaped
+// ("\u0061pi_key", "\u0073ign"), which gwsim accepts, opens from the
+// journal with neither its api_key nor its sign in clear, in the request
+// or in an answer that repeats them; the fleet's secret never shows.
+// Through real HTTP, the admin API as the dashboard reads it.
+func TestJournalMasksByValue(t *testing.T) {
+	_, c := testServer(t, nil, Config{AdminToken: "tok", Observer: clients.New(clients.Config{Trusted: true})}, nil)
+	env := c.Envelope()
+	sign := ""
+	for _, f := range env {
+		if f.Key == "sign" {
+			sign = f.Val
+		}
+	}
+	raw := string(simtest.Body(device.JSON, dimmer(c, env, "42")))
+	escaped := strings.NewReplacer(`"api_key"`, `"\u0061pi_key"`, `"sign"`, `"\u0073ign"`).Replace(raw)
+	if escaped == raw || sign == "" {
+		t.Fatalf("the body has no api_key or sign to escape: %s", raw)
+	}
+	if r := c.Post(device.SendCommand.Path(), "application/json", []byte(escaped)); r.Status != http.StatusOK {
+		t.Fatalf("escaped member names: %d %s", r.Status, r.Body)
+	}
+	// An echo of the secret and the key in a field gwsim repeats in its
+	// answer (an unknown field's name is named in the error).
+	echo := strings.Replace(escaped, `"control":{`, `"control":{"`+c.APIKey+c.Secret+`":"x",`, 1)
+	c.Post(device.SendCommand.Path(), "application/json", []byte(echo))
+	var journal []Entry
+	c.AdminJSON(http.MethodGet, "/_sim/journal", "", &journal)
+	if len(journal) != 2 {
+		t.Fatalf("journal %+v", journal)
+	}
+	for _, e := range journal {
+		var x ExchangeView
+		c.AdminJSON(http.MethodGet, "/_sim/journal/"+strconv.FormatUint(e.ID, 10), "", &x)
+		all := x.Request + x.Answer + x.Hidden
+		for _, secret := range []string{sign, strings.ToUpper(sign), c.APIKey, c.Secret} {
+			if strings.Contains(all, secret) {
+				t.Errorf("journal row %d (%d) shows %q:\n%+v", e.ID, x.Status, secret, x)
+			}
+		}
+		if x.Request == "" && x.Hidden == "" {
+			t.Errorf("row %d: neither shown nor said why: %+v", e.ID, x)
+		}
+	}
+}

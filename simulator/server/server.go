@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"path"
 	"strings"
 	"sync"
@@ -75,6 +76,14 @@ type Config struct {
 	// HealthNeedsToken puts /_sim/health and /_sim/ready behind
 	// AdminToken too; otherwise they stay open for probes.
 	HealthNeedsToken bool
+	// TrustedProxies are the balancers whose Forwarded or X-Forwarded-For
+	// names the client that the guess, sign-in and rate limiters count
+	// (ParseTrustedProxies); none: the connection's peer.
+	TrustedProxies []netip.Prefix
+	// AdminOff turns the admin API off (gwsim serve --admin off): every
+	// admin call, the dashboard and /metrics answer 404 admin_off; only
+	// /_sim/health (unless HealthNeedsToken) stays, for liveness probes.
+	AdminOff bool
 	// HealthEvery is how often the background check runs
 	// (DefaultHealthEvery when 0).
 	HealthEvery time.Duration
@@ -218,7 +227,7 @@ func New(cfg Config) *Server {
 		cfg.MaxEventsClients = DefaultMaxEventsClients
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, bearer: sha256.Sum256([]byte("Bearer " + cfg.AdminToken)),
-		closing: make(chan struct{}), signIns: NewSignInLimiter()}
+		closing: make(chan struct{}), signIns: NewSignInLimiter().Behind(cfg.TrustedProxies)}
 	s.useBackend(cfg.Backend)
 	s.access = newAccessLog(cfg, cfg.Logger)
 	s.faults.set(noFaults())
@@ -285,7 +294,7 @@ func (s *Server) useBackend(b Backend) {
 		b.Health = MemoryHealth{}
 	}
 	s.store, s.journal, s.replays, s.rates, s.faultStore = b.State, b.Journal, b.Replays, b.Rates, b.Faults
-	s.guesses = NewBearerLimiter(b.Guesses, cfg.Now)
+	s.guesses = NewBearerLimiter(b.Guesses, cfg.Now).Behind(s.cfg.TrustedProxies)
 	s.sessions = newSessions(cfg.AdminToken, cfg.Now, b.Sessions)
 	s.changes, s.healthOf = b.Changes, b.Health
 }
