@@ -138,7 +138,7 @@ func (s *Server) admin(next http.HandlerFunc) http.Handler {
 		if s.cfg.AdminOff {
 			w.Header().Set("Cache-Control", "no-store")
 			writeJSON(w, http.StatusNotFound, map[string]any{"status": "error", "error": map[string]string{
-				"code": "admin_off", "field": "path", "message": "the admin API is off (gwsim serve --admin off): only /_sim/health answers"}})
+				"code": "admin_off", "field": "path", "message": "the admin API is off (gwsim serve --admin off): only /_sim/health and /_sim/ready answer"}})
 			return
 		}
 		// The right token is never held back, whoever else guessed wrong

@@ -82,7 +82,7 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// AdminOff turns the admin API off (gwsim serve --admin off): every
 	// admin call, the dashboard and /metrics answer 404 admin_off; only
-	// /_sim/health (unless HealthNeedsToken) stays, for liveness probes.
+	// /_sim/health and /_sim/ready (unless HealthNeedsToken) stay, for probes.
 	AdminOff bool
 	// HealthEvery is how often the background check runs
 	// (DefaultHealthEvery when 0).
