@@ -77,6 +77,13 @@ type Request struct {
 	// bytes whose timestamp has aged by the wait. Without it the same
 	// fields are signed again.
 	Renew func() []Field
+	// Vary, when set, gives the fields of the same request with its
+	// timestamp moved by shift seconds, for a Ledger to send it in a
+	// second where it repeats no other request.
+	Vary func(shift int) []Field
+	// Repeat sends the request as it is even when it repeats one sent
+	// before: a check about replays (CONTRACT 1) means it to.
+	Repeat bool
 }
 
 // Config is how a Client reaches and treats its target. It is read by New
@@ -116,6 +123,9 @@ type Config struct {
 	// the budget lasts, so a shared staging that sheds load is not blamed
 	// for it. Zero: DefaultRetryBudget; negative: never retry.
 	RetryBudget time.Duration
+	// Ledger, when set, keeps every request the client sends, and varies
+	// one that would repeat another before it goes (ledger.go).
+	Ledger *Ledger
 }
 
 // Retries of answers that ask for them (429 and 503 with Retry-After).
@@ -142,6 +152,7 @@ type Client struct {
 	pathLimits map[string]*limiter
 	retry      retryBudget
 	backoff    *backoff
+	ledger     *Ledger
 }
 
 // New checks cfg and makes a Client.
@@ -197,6 +208,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.SharedBackoff {
 		c.backoff = &backoff{}
 	}
+	c.ledger = cfg.Ledger
 	if cfg.Rate > 0 && !math.IsInf(cfg.Rate, 1) {
 		c.limit = &limiter{interval: time.Duration(float64(time.Second) / cfg.Rate)}
 	}
@@ -466,13 +478,28 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, 
 // body is the bytes to send: RawBody as it is, or the fields encoded after
 // signing them.
 func (c *Client) body(ctx context.Context, req Request) ([]byte, error) {
+	sign := func(fields []Field) ([]Field, error) {
+		if req.Sign == SignAuto {
+			return c.sign(ctx, fields)
+		}
+		return fields, nil
+	}
 	if req.RawBody != nil {
+		// Sent as it is; its fields, when it has them, are those it was
+		// encoded from: kept, so that no later request repeats them.
+		if c.ledger != nil && len(req.Fields) > 0 {
+			if fields, err := sign(req.Fields); err == nil {
+				c.ledger.take(c.ledger.key(req, fields))
+			}
+		}
 		return req.RawBody, nil
 	}
-	fields := req.Fields
-	if req.Sign == SignAuto {
-		var err error
-		if fields, err = c.sign(ctx, fields); err != nil {
+	fields, err := sign(req.Fields)
+	if err != nil {
+		return nil, err
+	}
+	if c.ledger != nil {
+		if fields, err = c.ledger.claim(ctx, req, fields, sign); err != nil {
 			return nil, err
 		}
 	}
