@@ -393,7 +393,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, error) {
+func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (resp *Response, err error) {
 	// Every wait comes before the body is written: a request held back
 	// (a shared Retry-After, a rate) is written, timestamp and sign, when
 	// it goes, so that what a check tests does not age while it waits.
@@ -409,9 +409,14 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, 
 	if req.Renew != nil && req.RawBody == nil {
 		req.Fields = req.Renew()
 	}
-	body, err := c.body(ctx, req)
+	body, settle, err := c.body(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if settle != nil {
+		// Accepted, for the ledger: a 2xx, or no complete answer (it may
+		// have been taken all the same).
+		defer func() { settle(resp == nil || resp.Status/100 == 2) }()
 	}
 	ex.RequestBody = string(body)
 	hreq, err := http.NewRequest(ex.Method, ex.URL, strings.NewReader(ex.RequestBody))
@@ -476,8 +481,9 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, 
 }
 
 // body is the bytes to send: RawBody as it is, or the fields encoded after
-// signing them.
-func (c *Client) body(ctx context.Context, req Request) ([]byte, error) {
+// signing them; with a Ledger, also the func to tell it whether the request
+// was accepted (nil: nothing to tell).
+func (c *Client) body(ctx context.Context, req Request) ([]byte, func(accepted bool), error) {
 	sign := func(fields []Field) ([]Field, error) {
 		if req.Sign == SignAuto {
 			return c.sign(ctx, fields)
@@ -489,21 +495,23 @@ func (c *Client) body(ctx context.Context, req Request) ([]byte, error) {
 		// encoded from: kept, so that no later request repeats them.
 		if c.ledger != nil && len(req.Fields) > 0 {
 			if fields, err := sign(req.Fields); err == nil {
-				c.ledger.take(c.ledger.key(req, fields))
+				return req.RawBody, c.ledger.record(req, fields), nil
 			}
 		}
-		return req.RawBody, nil
+		return req.RawBody, nil, nil
 	}
 	fields, err := sign(req.Fields)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var settle func(bool)
 	if c.ledger != nil {
-		if fields, err = c.ledger.claim(ctx, req, fields, sign); err != nil {
-			return nil, err
+		if fields, settle, err = c.ledger.claim(ctx, req, fields, sign); err != nil {
+			return nil, nil, err
 		}
 	}
-	return Encode(req.Format, fields)
+	b, err := Encode(req.Format, fields)
+	return b, settle, err
 }
 
 // sign returns a copy of fields with every sign field set to the Signer's

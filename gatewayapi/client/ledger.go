@@ -31,14 +31,22 @@ import (
 // folded, so that the same request in the other format, or with a field's
 // value in another case or number syntax, is the same key.
 //
+// Only a request accepted earlier makes a replay: a key is held while its
+// request is in flight and kept once it was accepted (a 2xx, or no answer
+// at all, which may have been one); a refused request's key is free
+// again, so that the many requests a run sends with the same fields and
+// some other fault (a method, a path, a Content-Type) do not use up the
+// seconds around the clock.
+//
 // A Ledger may be shared by the goroutines of one Client.
 type Ledger struct {
 	// MaxShift is the farthest a timestamp is moved (half a window or
 	// less keeps it well inside); 0: DefaultMaxShift.
 	MaxShift time.Duration
 
-	mu   sync.Mutex
-	sent map[string]struct{}
+	mu sync.Mutex
+	// sent holds the keys in flight (false) and accepted (true).
+	sent map[string]bool
 	// worker and workers make the seconds of a --parallel run's workers
 	// disjoint: worker w writes only the seconds s where s mod workers is
 	// w, so that the requests of two processes cannot repeat each other.
@@ -52,7 +60,7 @@ const DefaultMaxShift = 60 * time.Second
 // NewLedger is an empty ledger whose timestamps move at most maxShift
 // (0: DefaultMaxShift).
 func NewLedger(maxShift time.Duration) *Ledger {
-	return &Ledger{MaxShift: maxShift, sent: map[string]struct{}{}}
+	return &Ledger{MaxShift: maxShift, sent: map[string]bool{}}
 }
 
 // Share gives this process the seconds of worker w of n (--parallel): no
@@ -78,17 +86,17 @@ func (l *Ledger) Varied() int {
 // timestampLayout is the interface's timestamp form.
 const timestampLayout = "20060102150405"
 
-// claim records the request about to be sent, varied where it would
-// repeat one sent before or write another worker's second; sign signs a
-// field list as the client sends it. It gives the fields to send.
-func (l *Ledger) claim(ctx context.Context, req Request, fields []Field, sign func([]Field) ([]Field, error)) ([]Field, error) {
-	if req.Repeat {
-		l.take(l.key(req, fields))
-		return fields, nil
-	}
+// claim holds the request about to be sent, varied where it would repeat
+// one sent before or write another worker's second; sign signs a field
+// list as the client sends it. It gives the fields to send and the func
+// to call with the answer: whether the request was accepted.
+func (l *Ledger) claim(ctx context.Context, req Request, fields []Field, sign func([]Field) ([]Field, error)) ([]Field, func(accepted bool), error) {
 	key := l.key(req, fields)
+	if req.Repeat {
+		return fields, l.hold(key, false), nil
+	}
 	if l.free(key, fields) && l.take(key) {
-		return fields, nil
+		return fields, l.hold(key, true), nil
 	}
 	max := int(l.maxShift() / time.Second)
 	if req.Vary != nil {
@@ -100,11 +108,11 @@ func (l *Ledger) claim(ctx context.Context, req Request, fields []Field, sign fu
 			}
 			moved, err := sign(req.Vary(shift))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if k := l.key(req, moved); l.free(k, moved) && l.take(k) {
 				l.count()
-				return moved, nil
+				return moved, l.hold(k, true), nil
 			}
 		}
 	} else if req.Renew != nil {
@@ -112,21 +120,42 @@ func (l *Ledger) claim(ctx context.Context, req Request, fields []Field, sign fu
 		// second.
 		for i := 0; i < 3; i++ {
 			if err := sleep(ctx, time.Until(time.Now().Truncate(time.Second).Add(time.Second))); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			again, err := sign(req.Renew())
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if k := l.key(req, again); l.free(k, again) && l.take(k) {
 				l.count()
-				return again, nil
+				return again, l.hold(k, true), nil
 			}
 		}
 	}
 	// Pinned: sent as it is.
-	l.take(key)
-	return fields, nil
+	return fields, l.hold(key, false), nil
+}
+
+// hold is the func that settles key once its request is answered: kept
+// when accepted, else free again if this request took it (took).
+func (l *Ledger) hold(key string, took bool) func(bool) {
+	return func(accepted bool) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		switch {
+		case accepted:
+			l.sent[key] = true
+		case took && !l.sent[key]:
+			delete(l.sent, key)
+		}
+	}
+}
+
+// record keeps the key of a request sent as it is (a raw body, by the
+// fields it was encoded from) and gives the func that settles it.
+func (l *Ledger) record(req Request, fields []Field) func(bool) {
+	key := l.key(req, fields)
+	return l.hold(key, l.take(key))
 }
 
 func (l *Ledger) count() {
@@ -172,7 +201,7 @@ func (l *Ledger) take(key string) bool {
 	if _, dup := l.sent[key]; dup {
 		return false
 	}
-	l.sent[key] = struct{}{}
+	l.sent[key] = false
 	return true
 }
 

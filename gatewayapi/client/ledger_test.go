@@ -28,6 +28,7 @@ func ledgerTarget(t *testing.T) (string, func() [][2]string) {
 			Control struct {
 				Timestamp string `json:"timestamp" xml:"timestamp"`
 				Sign      string `json:"sign" xml:"sign"`
+				Dimming   any    `json:"dimming" xml:"dimming"`
 			} `json:"control" xml:"control"`
 		}
 		if strings.Contains(r.Header.Get("Content-Type"), "xml") {
@@ -38,6 +39,11 @@ func ledgerTarget(t *testing.T) (string, func() [][2]string) {
 		mu.Lock()
 		got = append(got, [2]string{f.Control.Timestamp, f.Control.Sign})
 		mu.Unlock()
+		if fmt.Sprint(f.Control.Dimming) == "0" {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"status":"error","error":{"code":"invalid_field","field":"dimming"}}`)
+			return
+		}
 		io.WriteString(w, `{"status":"success"}`)
 	}))
 	t.Cleanup(srv.Close)
@@ -80,7 +86,12 @@ func TestLedgerVariesARepeatAndNothingElse(t *testing.T) {
 	again := ledgerRequest(ts, device.XML, "40")
 	again.Repeat = true
 	send(again)
-	want := []string{"20260102030405", "20260102030406", "20260102030404", "20260102030405", "20260102030405", "20260102030405"}
+	// A refused request is no replay's source: the same again in that
+	// second is sent as it is.
+	send(ledgerRequest(ts, device.JSON, "0"))
+	send(ledgerRequest(ts, device.XML, "0"))
+	want := []string{"20260102030405", "20260102030406", "20260102030404", "20260102030405", "20260102030405", "20260102030405",
+		"20260102030405", "20260102030405"}
 	g := got()
 	if len(g) != len(want) {
 		t.Fatalf("%d requests, want %d", len(g), len(want))
