@@ -79,6 +79,9 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 		env.onStandIn(ctx, t, why, func() {
 			req := env.buildCase(ctx, c, f)
 			before = env.snapshot(ctx, req)
+			if valid && req.Op == device.SendMessage && !batch.Fetched(ctx) {
+				before = env.distinctLog(ctx, req, f, before)
+			}
 			sent, r = env.sendCaseCall(ctx, c, f)
 			after = env.snapshot(ctx, req)
 		})
@@ -106,6 +109,31 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 	// A refusal's state check changes nothing when the target is right:
 	// on a slow device it reads, sends and reads with the others.
 	env.itPlanned(m, batch.Plan{Case: c, Formats: []device.Format{f}, Kind: batch.RefusalState, Refusal: true}, body)
+}
+
+// distinctLog makes a message check conclusive on a log that keeps only
+// its last N messages, for any N: when the message about to be sent is
+// already the newest of the gateway's (the same message sent by the
+// check's twin in the other format), a message of the run's own, unlike
+// any other, is sent first, and the log read again once it shows it.
+func (env *Env) distinctLog(ctx context.Context, c catalog.Call, f device.Format, before observer.State) observer.State {
+	trial.Helper()
+	m := observer.Message{Type: c.Get(device.FieldMessageType), Value: c.Get(device.FieldMessageValue)}
+	if before.Log.Counted || before.Log.Shared || before.Log.Last == nil || *before.Log.Last != m {
+		return before
+	}
+	trial.From(ctx).By("the message to send is already the newest of the gateway's: a message of the run's own goes first, so that any log shows whether this one comes")
+	other := env.Base(device.SendMessage, "", "")
+	r, err := env.link().Exchange(ctx, other.Request(f))
+	if err != nil || !link.Accepted(r) {
+		return before
+	}
+	l, err := env.link().ReadLog(ctx, env.Target.MAC)
+	if err != nil {
+		failRead(ctx, "reading the messages", err)
+	}
+	before.Log = l
+	return before
 }
 
 // onStandIn runs body with the run's target set to t (the slow device's
