@@ -55,6 +55,9 @@ type Call struct {
 	// sign to send with another timestamp, so that the call too can be
 	// moved off a second where it would repeat another request.
 	Resign func(timestamp string) (string, bool)
+	// Repeat sends the call as it is even when it repeats a request sent
+	// before: a probe of replays (CONTRACT 1) means it to.
+	Repeat bool
 }
 
 // JSONNames maps canonical names to JSON keys where they differ.
@@ -163,7 +166,7 @@ func (c Call) Request(f device.Format) client.Request {
 	if path == "" {
 		path = c.Op.Path()
 	}
-	r := client.Request{Path: path, Method: c.Method, Format: f, ContentType: c.ContentType}
+	r := client.Request{Path: path, Method: c.Method, Format: f, ContentType: c.ContentType, Repeat: c.Repeat}
 	if c.KeepSign {
 		r.Sign = client.SignKeep
 	}
