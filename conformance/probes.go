@@ -100,6 +100,7 @@ func (env *Env) probes() []probe {
 		env.longestNameProbe(),
 		env.timestampDriftProbe(),
 		env.responseLayoutProbe(),
+		env.replayProbe(),
 	)
 	return ps
 }
@@ -259,6 +260,42 @@ func (env *Env) timestampDriftProbe() probe {
 				}
 			}
 			observe(ctx, "offsets accepted: %s", strings.Join(ok, ", "))
+		}}
+}
+
+// replayProbe sends a valid message, then the very same request again on
+// purpose (operation, fields, timestamp and sign) in the same format and in
+// the other: CONTRACT 1 lets a service refuse a replay with 401
+// replayed_request, or take it. It is the one place a run repeats a
+// request; the report says which answer the target gave, and whether it
+// is one of those two.
+func (env *Env) replayProbe() probe {
+	return probe{id: "replay", title: "the same request sent again at once, on purpose", section: "5", contract: "1",
+		op: device.SendMessage,
+		run: func(ctx context.Context, f device.Format) {
+			c := env.Base(device.SendMessage, "", "")
+			// The timestamp pinned, so that the repeat carries the same one
+			// and the same sign.
+			c.Set(device.FieldTimestamp, c.Get(device.FieldTimestamp))
+			r, got := env.ask(ctx, c, f)
+			observe(ctx, "the request: %s", got)
+			if !link.Accepted(r) {
+				observe(ctx, "the request was not accepted: there is no replay to send")
+				return
+			}
+			c.Repeat = true
+			other := device.XML
+			if f == device.XML {
+				other = device.JSON
+			}
+			for _, g := range []device.Format{f, other} {
+				r, got := env.ask(ctx, c, g)
+				verdict := "an answer CONTRACT 1 allows (a replay may be taken, or refused with 401 " + device.CodeReplayedRequest + ")"
+				if !link.Accepted(r) && (r == nil || r.Status != 401 || r.ErrorCode != device.CodeReplayedRequest) {
+					verdict = "neither answer CONTRACT 1 allows a replay (success, or 401 " + device.CodeReplayedRequest + ")"
+				}
+				observe(ctx, "the same request again, in %s: %s: %s", g, got, verdict)
+			}
 		}}
 }
 

@@ -18,16 +18,20 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -95,6 +99,22 @@ type indepDeviation struct {
 	commandElsewhere bool // a command also sets the device of the same type on the account's other gateways
 }
 
+// indepLatitudes are the freedoms the preamble of docs/CONTRACT.md gives a
+// faithful service, each taken on its own (docs/latitudes.md): a target
+// that takes any of them is still faithful, and the harness must pass it.
+type indepLatitudes struct {
+	rejectReplays bool // 401 replayed_request to a request accepted earlier inside the window (CONTRACT 1)
+	lag           bool // each change visible at the observer 20–120 ms after its answer, in the order accepted
+	messageCap    int  // keeps only the last N messages of a gateway (0: all)
+	connClose     bool // Connection: close after every answer
+	http10        bool // an HTTP/1.0 request answered in HTTP/1.0, its body ended by the closing connection
+	pretty        bool // JSON and XML answers indented, their members in another order, characters escaped
+	ownWording    bool // its own messages and reason phrases
+	ownCodes      bool // error codes and fields no text names: 405 bad_method, another field of a command without fields, XML names in JSON errors
+	rateLimit     int  // at most this many requests a second, then 429 rate_limited with Retry-After (0: none)
+	faultOrder    bool // a bad request's faults checked in another order: authentication first, a type's fields last to first
+}
+
 type indepDevice struct {
 	sn, typ, name string
 	state         map[string]any // numbers as float64, text as string
@@ -120,7 +140,23 @@ type indepTarget struct {
 	order    []string // gateway MACs in fleet order
 	window   time.Duration
 	dev      indepDeviation
+	lat      indepLatitudes
 	token    string // bearer token of the reads, if any
+	// The accepted requests, for refusing replays (CONTRACT 1): their key
+	// and when each was accepted.
+	accepted map[string]time.Time
+	// Changes accepted and not yet visible at the observer, in the order
+	// they were accepted (lat.lag).
+	pending []indepPending
+	// The requests of the current second, for the rate limit.
+	rateSecond int64
+	rateCount  int
+}
+
+// indepPending is a change accepted and visible at the observer from at.
+type indepPending struct {
+	at    time.Time
+	apply func()
 }
 
 // indepFleet is the fleet both sides know: gwconform through the YAML
@@ -175,7 +211,7 @@ func indepFleetYAML(key, secret string) string {
 
 func newIndepTarget(dev indepDeviation) *indepTarget {
 	t := &indepTarget{keys: map[string][2]string{indepKey: {indepAccount, indepSecret}, indepKeyB: {indepAccountB, indepSecretB}},
-		gateways: map[string]*indepGateway{}, window: 300 * time.Second, dev: dev}
+		gateways: map[string]*indepGateway{}, window: 300 * time.Second, dev: dev, accepted: map[string]time.Time{}}
 	for _, g := range []struct{ mac, account string }{{indepMAC, indepAccount}, {indepMAC2, indepAccount}, {indepMACB, indepAccountB}} {
 		gw := &indepGateway{mac: g.mac, account: g.account, devices: map[string]*indepDevice{}}
 		for _, d := range indepDevices[g.mac] {
@@ -199,11 +235,49 @@ func newIndepTarget(dev indepDeviation) *indepTarget {
 
 // serve starts the interface and, on another port, its reads.
 func (t *indepTarget) serve(tb testing.TB) (api, reads string) {
-	a := httptest.NewServer(http.HandlerFunc(t.api))
+	a := httptest.NewUnstartedServer(http.HandlerFunc(t.api))
+	if t.lat.ownWording {
+		a.Listener = indepPhrases{a.Listener}
+	}
+	a.Start()
 	r := httptest.NewServer(http.HandlerFunc(t.reads))
 	tb.Cleanup(a.Close)
 	tb.Cleanup(r.Close)
 	return a.URL, r.URL
+}
+
+// effect applies an accepted change: at once, or, taking lat.lag, at the
+// observer 20–120 ms after the answer and never before a change accepted
+// earlier. It is called with t.mu held.
+func (t *indepTarget) effect(apply func()) {
+	if !t.lat.lag {
+		apply()
+		return
+	}
+	at := time.Now().Add(time.Duration(20+rand.Intn(101)) * time.Millisecond)
+	if n := len(t.pending); n > 0 && t.pending[n-1].at.After(at) {
+		at = t.pending[n-1].at
+	}
+	t.pending = append(t.pending, indepPending{at, apply})
+}
+
+// settle applies the pending changes whose time has come; t.mu held.
+func (t *indepTarget) settle() {
+	now := time.Now()
+	n := 0
+	for ; n < len(t.pending) && !t.pending[n].at.After(now); n++ {
+		t.pending[n].apply()
+	}
+	t.pending = t.pending[n:]
+}
+
+// store keeps a message on a gateway, only the last lat.messageCap of them
+// when it is set; t.mu held.
+func (t *indepTarget) store(g *indepGateway, m indepMessage) {
+	g.messages = append(g.messages, m)
+	if c := t.lat.messageCap; c > 0 && len(g.messages) > c {
+		g.messages = append([]indepMessage(nil), g.messages[len(g.messages)-c:]...)
+	}
 }
 
 // ---- the reads of CONTRACT 7 ----
@@ -218,6 +292,7 @@ func (t *indepTarget) reads(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.settle()
 	if r.Method == http.MethodGet && len(parts) >= 3 && parts[0] == "_sim" && parts[1] == "gateways" {
 		if g, ok := t.gateways[strings.ToLower(parts[2])]; ok {
 			switch {
@@ -239,6 +314,76 @@ func (t *indepTarget) reads(w http.ResponseWriter, r *http.Request) {
 
 // ---- the interface ----
 
+// indepReason is the target's own reason phrase of each status it answers
+// (lat.ownWording): RFC 9112 lets a server write any, and a client ignore it.
+var indepReason = map[int]string{200: "Done", 400: "Not Understood", 401: "Who Are You", 403: "Not Yours",
+	404: "Nothing Here", 405: "Only POST Here", 409: "Another Type", 413: "Too Much",
+	415: "Unknown Media", 429: "Slow Down"}
+
+// indepPhrases gives each connection's answers the target's own reason
+// phrases: net/http writes each answer's status line at the start of a
+// write of its own.
+type indepPhrases struct{ net.Listener }
+
+func (l indepPhrases) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return indepPhraseConn{c}, nil
+}
+
+type indepPhraseConn struct{ net.Conn }
+
+func (c indepPhraseConn) Write(b []byte) (int, error) {
+	eol := bytes.Index(b, []byte("\r\n"))
+	if !bytes.HasPrefix(b, []byte("HTTP/1.")) || eol < 12 {
+		return c.Conn.Write(b)
+	}
+	code, _ := strconv.Atoi(string(b[9:12]))
+	phrase, ok := indepReason[code]
+	if !ok {
+		return c.Conn.Write(b)
+	}
+	out := append(append(append([]byte(nil), b[:13]...), phrase...), b[eol:]...)
+	if _, err := c.Conn.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// api answers the interface, taking the latitudes that change how an
+// answer is sent: Connection: close, and an HTTP/1.0 request answered in
+// HTTP/1.0 with the body ended by closing the connection.
+func (t *indepTarget) api(w http.ResponseWriter, r *http.Request) {
+	if t.lat.connClose {
+		w.Header().Set("Connection", "close")
+	}
+	if !t.lat.http10 || r.ProtoAtLeast(1, 1) {
+		t.answer(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	t.answer(rec, r)
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer conn.Close()
+	phrase := http.StatusText(rec.Code)
+	if p, ok := indepReason[rec.Code]; ok && t.lat.ownWording {
+		phrase = p
+	}
+	fmt.Fprintf(buf, "HTTP/1.0 %d %s\r\n", rec.Code, phrase)
+	rec.Header().Del("Content-Length")
+	rec.Header().Set("Connection", "close")
+	rec.Header().Write(buf)
+	buf.WriteString("\r\n")
+	buf.Write(rec.Body.Bytes())
+	buf.Flush()
+}
+
 type indepErr struct {
 	status      int
 	code, field string
@@ -254,7 +399,7 @@ var (
 	indepInt   = regexp.MustCompile(`^[+-]?[0-9]+$`)
 )
 
-func (t *indepTarget) api(w http.ResponseWriter, r *http.Request) {
+func (t *indepTarget) answer(w http.ResponseWriter, r *http.Request) {
 	// The format, where the Content-Type tells it: errors come in it.
 	format := ""
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil {
@@ -265,13 +410,33 @@ func (t *indepTarget) api(w http.ResponseWriter, r *http.Request) {
 			format = "xml"
 		}
 	}
-	fail := func(e indepErr) { indepWrite(w, format, e) }
+	fail := func(e indepErr) { t.write(w, format, e) }
+	if t.lat.rateLimit > 0 {
+		t.mu.Lock()
+		if now := time.Now().Unix(); now != t.rateSecond {
+			t.rateSecond, t.rateCount = now, 0
+		}
+		t.rateCount++
+		over := t.rateCount > t.lat.rateLimit
+		t.mu.Unlock()
+		if over {
+			io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10))
+			w.Header().Set("Retry-After", "1")
+			fail(indepErr{429, "rate_limited", "", "too many requests in this second"})
+			return
+		}
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		fail(indepErr{405, "method_not_allowed", "", "only POST"})
+		if t.lat.ownCodes {
+			fail(indepErr{405, "bad_method", "method", "only POST"})
+		} else {
+			fail(indepErr{405, "method_not_allowed", "", "only POST"})
+		}
 		return
 	}
-	op, ok := indepPaths[r.URL.Path]
+	// The path as sent: an encoded slash is not a separator.
+	op, ok := indepPaths[r.URL.EscapedPath()]
 	if !ok {
 		fail(indepErr{404, "not_found", "", "no such operation"})
 		return
@@ -304,7 +469,7 @@ func (t *indepTarget) api(w http.ResponseWriter, r *http.Request) {
 		fail(*e)
 		return
 	}
-	indepWrite(w, format, indepErr{status: 200})
+	t.write(w, format, indepErr{status: 200})
 }
 
 type indepKV struct{ key, value string }
@@ -354,7 +519,12 @@ func indepParseJSON(b []byte) ([]indepKV, *indepErr) {
 				if !indepNumeric[key] {
 					return nil, &indepErr{400, "invalid_field", key, key + " must be a string"}
 				}
-				v = x.String()
+				// Any JSON number syntax; its value decides (21.0, 2.1e1).
+				n, err := x.Float64()
+				if err != nil {
+					return nil, &indepErr{400, "invalid_field", key, key + " is out of range"}
+				}
+				v = strconv.FormatFloat(n, 'f', -1, 64)
 			default:
 				return nil, &indepErr{400, "invalid_field", key, key + " must be a string or a number"}
 			}
@@ -447,7 +617,7 @@ func indepParseXML(b []byte) ([]indepKV, *indepErr) {
 }
 
 // handle checks a request's fields and applies it.
-func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
+func (t *indepTarget) handle(op, format string, kvs []indepKV) (refused *indepErr) {
 	// The fields by their XML name; the JSON keys with a space are the
 	// published ones, their XML form is not a JSON key.
 	f := map[string]string{}
@@ -464,7 +634,7 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 		f[key] = kv.value
 	}
 	wire := func(name string) string {
-		if format == "json" {
+		if format == "json" && !t.lat.ownCodes {
 			if j, ok := indepToJSON[name]; ok {
 				return j
 			}
@@ -472,23 +642,27 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 		return name
 	}
 	bad := func(name, msg string) *indepErr { return &indepErr{400, "invalid_field", wire(name), msg} }
-	if v, ok := f["format"]; ok && v != format {
-		return bad("format", "format must be "+format)
-	}
-	for _, n := range []string{"api_key", "timestamp", "sign", "myservice_id", "mac"} {
-		if _, ok := f[n]; !ok {
-			return &indepErr{400, "missing_field", n, n + " is required"}
+	// The envelope's fields, and which fields the operation takes: taking
+	// lat.faultOrder, the second is checked first.
+	envelope := func() *indepErr {
+		if v, ok := f["format"]; ok && v != format {
+			return bad("format", "format must be "+format)
 		}
-	}
-	for _, n := range []string{"myservice_id", "mac", "sign"} {
-		if !indepHex[n].MatchString(f[n]) {
-			return bad(n, n+" must be hexadecimal of the published length")
+		for _, n := range []string{"api_key", "timestamp", "sign", "myservice_id", "mac"} {
+			if _, ok := f[n]; !ok {
+				return &indepErr{400, "missing_field", n, n + " is required"}
+			}
 		}
-	}
-	ts := f["timestamp"]
-	when, err := time.ParseInLocation("20060102150405", ts, time.UTC)
-	if len(ts) != 14 || err != nil {
-		return bad("timestamp", "timestamp must be YYYYMMDDHHMMSS")
+		for _, n := range []string{"myservice_id", "mac", "sign"} {
+			if !indepHex[n].MatchString(f[n]) {
+				return bad(n, n+" must be hexadecimal of the published length")
+			}
+		}
+		ts := f["timestamp"]
+		if _, err := time.ParseInLocation("20060102150405", ts, time.UTC); len(ts) != 14 || err != nil {
+			return bad("timestamp", "timestamp must be YYYYMMDDHHMMSS")
+		}
+		return nil
 	}
 	// Which fields each operation takes.
 	allowed := map[string]bool{"api_key": true, "timestamp": true, "sign": true, "myservice_id": true, "mac": true, "format": true}
@@ -507,15 +681,29 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 	case "update_name":
 		allowed["sn"], allowed["name"] = true, true
 	}
-	for _, kv := range kvs {
-		name := kv.key
-		if format == "json" {
-			name = indepXMLName(name)
+	fieldsOf := func() *indepErr {
+		for _, kv := range kvs {
+			name := kv.key
+			if format == "json" {
+				name = indepXMLName(name)
+			}
+			if !allowed[name] {
+				return &indepErr{400, "unexpected_field", kv.key, kv.key + " is not a field of " + op}
+			}
 		}
-		if !allowed[name] {
-			return &indepErr{400, "unexpected_field", kv.key, kv.key + " is not a field of " + op}
+		return nil
+	}
+	checks := []func() *indepErr{envelope, fieldsOf}
+	if t.lat.faultOrder {
+		checks[0], checks[1] = fieldsOf, envelope
+	}
+	for _, check := range checks {
+		if e := check(); e != nil {
+			return e
 		}
 	}
+	ts := f["timestamp"]
+	when, _ := time.ParseInLocation("20060102150405", ts, time.UTC)
 	// Authentication (CONTRACT 1).
 	key, ok := t.keys[f["api_key"]]
 	if !ok {
@@ -533,6 +721,28 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.lat.rejectReplays {
+		// CONTRACT 1: the operation and fields (in either format: by their
+		// XML names, hexadecimal in lower case), timestamp and sign of a
+		// request accepted earlier inside the window.
+		parts := make([]string, 0, len(f))
+		for k, v := range f {
+			if indepHex[k] != nil {
+				v = strings.ToLower(v)
+			}
+			parts = append(parts, k+"="+v)
+		}
+		sort.Strings(parts)
+		key := op + "\x00" + strings.Join(parts, "\x00")
+		if at, ok := t.accepted[key]; ok && time.Since(at) <= t.window {
+			return &indepErr{401, "replayed_request", "", "this request was accepted before"}
+		}
+		defer func() {
+			if refused == nil {
+				t.accepted[key] = time.Now()
+			}
+		}()
+	}
 	switch op {
 	case "message":
 		mtype, ok := f["message_type"]
@@ -572,7 +782,7 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 				}
 			}
 		}
-		g.messages = append(g.messages, indepMessage{mtype, mval})
+		t.effect(func() { t.store(g, indepMessage{mtype, mval}) })
 		return nil
 	case "update_name":
 		sn, ok := f["sn"]
@@ -599,7 +809,7 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 			return &indepErr{404, "device_not_found", "sn", "no such device on the gateway"}
 		}
 		if !t.dev.noChange && !t.dev.renameKeepsOld {
-			d.name = name
+			t.effect(func() { d.name = name })
 		}
 		if t.dev.renameSamePlace {
 			at := -1
@@ -623,6 +833,9 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 			return bad("device_id", "device_id must be 32 hexadecimal characters")
 		}
 		if hasSN && !strings.EqualFold(id, sn) {
+			if t.lat.ownCodes {
+				return &indepErr{400, "conflicting_fields", "sn", "device_id and sn name different devices"}
+			}
 			return bad("device_id", "device_id and sn name different devices")
 		}
 		sn, hasSN = id, true
@@ -671,7 +884,15 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 	}
 	carried := false
 	var invalid *indepErr
-	for _, fd := range fields {
+	changes := map[string]any{}
+	order := fields
+	if t.lat.faultOrder {
+		order = make([]indepField, len(fields))
+		for i, fd := range fields {
+			order[len(fields)-1-i] = fd
+		}
+	}
+	for _, fd := range order {
 		raw, ok := f[fd.name]
 		if !ok {
 			continue
@@ -685,6 +906,7 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 			continue
 		}
 		next[fd.name] = v
+		changes[fd.name] = v
 	}
 	if invalid != nil {
 		if t.dev.refusedAppliesOthers {
@@ -693,10 +915,19 @@ func (t *indepTarget) handle(op, format string, kvs []indepKV) *indepErr {
 		return invalid
 	}
 	if !carried {
-		return &indepErr{400, "missing_field", wire(fields[0].name), "a command carries at least one field of its type"}
+		field := wire(fields[0].name)
+		if t.lat.ownCodes {
+			// CONTRACT 3 names no field here: the type's last one.
+			field = fields[len(fields)-1].name
+		}
+		return &indepErr{400, "missing_field", field, "a command carries at least one field of its type"}
 	}
 	if !t.dev.noChange {
-		d.state = next
+		t.effect(func() {
+			for k, v := range changes {
+				d.state[k] = v
+			}
+		})
 	}
 	if t.dev.commandElsewhere {
 		for _, o := range t.gateways {
@@ -765,6 +996,81 @@ func indepValueOf(fd indepField, raw string, asSent bool) (any, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// write answers in the request's format (JSON where it is unknown), in
+// the target's own layout, order and escapes when it takes lat.pretty, and
+// its own words when it takes lat.ownWording.
+func (t *indepTarget) write(w http.ResponseWriter, format string, e indepErr) {
+	if t.lat.ownWording && e.status != 200 {
+		e.msg = "Anfrage abgelehnt (" + e.code + ")"
+	}
+	if !t.lat.pretty {
+		indepWrite(w, format, e)
+		return
+	}
+	if format == "xml" {
+		w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+		w.WriteHeader(e.status)
+		var b strings.Builder
+		b.WriteString("<?xml version='1.0' encoding='UTF-8'?>\n<!-- the gateway service -->\n<xml>\n")
+		if e.status != 200 {
+			b.WriteString("  <error>\n    <message><![CDATA[" + strings.ReplaceAll(e.msg, "]]>", "]]]]><![CDATA[>") + "]]></message>\n")
+			b.WriteString("    <field>" + indepXMLRefs(e.field) + "</field>\n    <code>" + indepXMLRefs(e.code) + "</code>\n  </error>\n")
+			b.WriteString("  <status>" + indepXMLRefs("error") + "</status>\n</xml>\n")
+		} else {
+			b.WriteString("  <status >" + indepXMLRefs("success") + "</status >\n</xml>\n")
+		}
+		io.WriteString(w, b.String())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	w.WriteHeader(e.status)
+	if e.status == 200 {
+		io.WriteString(w, "{\n    "+indepJSONEsc("status")+" : "+indepJSONEsc("success")+"\n}\n")
+		return
+	}
+	io.WriteString(w, "{\n    "+indepJSONEsc("error")+": {\n        "+indepJSONEsc("message")+": "+indepJSONEsc(e.msg)+
+		",\n        "+indepJSONEsc("field")+": "+indepJSONEsc(e.field)+",\n        "+indepJSONEsc("code")+": "+indepJSONEsc(e.code)+
+		"\n    },\n    "+indepJSONEsc("status")+": "+indepJSONEsc("error")+"\n}\n")
+}
+
+// indepJSONEsc writes a JSON string with its first character and every one
+// that is not a letter or digit as a \u escape, "/" as "\/".
+func indepJSONEsc(v string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i, r := range v {
+		switch {
+		case r == '/':
+			b.WriteString(`\/`)
+		case i == 0 || r > unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r)):
+			if r > 0xFFFF {
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+			} else {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// indepXMLRefs writes XML text with its first character and every one that
+// is not a letter or digit as a character reference.
+func indepXMLRefs(v string) string {
+	var b strings.Builder
+	for i, r := range v {
+		if i == 0 || r > unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			fmt.Fprintf(&b, "&#%d;", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // indepWrite answers in the request's format (JSON where it is unknown).

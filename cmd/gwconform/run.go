@@ -120,6 +120,8 @@ type runMain struct {
 	env      *conformance.Env
 	embedded Embedded
 	target   string
+	// ledger keeps every request of the run (client.Ledger).
+	ledger   *client.Ledger
 	baseline *report.Baseline
 	console  bytes.Buffer
 	// cleanups run at Close, last first.
@@ -438,7 +440,14 @@ func (m *runMain) Open(ctx context.Context) error {
 		m.target = withoutUserinfo(e.BaseURL)
 	}
 	e.Signer, e.KnownSign = conformance.SignerFor(f, o.FleetFile)
-	if e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate, RatePerPath: o.RatePerOp, SharedBackoff: true}); err != nil {
+	// No request of the run repeats another by accident (CONTRACT 1): a
+	// timestamp moves at most a quarter of the window to avoid one.
+	shift := client.DefaultMaxShift
+	if w := f.Window(); w > 0 {
+		shift = max(min(w/4, shift), time.Nanosecond)
+	}
+	m.ledger = client.NewLedger(shift)
+	if e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate, RatePerPath: o.RatePerOp, SharedBackoff: true, Ledger: m.ledger}); err != nil {
 		return err
 	}
 	if !o.DryRun && !e.Embedded {
@@ -553,6 +562,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	if o.Workers > 1 {
 		// A worker: its own devices, its share of the checks.
 		e.Worker, e.Workers = o.Worker, o.Workers
+		m.ledger.Share(o.Worker, o.Workers)
 		e.Target = conformance.WorkerTarget(e.Fleet, e.Target, o.Worker)
 		cfg.WorkerReport = o.WorkerReport
 	} else if n := parallelism(o, e.Fleet, m.Stderr); n > 1 {
@@ -563,6 +573,7 @@ func (m *runMain) Run(ctx context.Context) int {
 		}
 		defer os.RemoveAll(dir)
 		e.Worker, e.Workers = 0, n
+		m.ledger.Share(0, n)
 		ws, cmds, err := m.startWorkers(ctx, n, dir)
 		if err != nil {
 			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))

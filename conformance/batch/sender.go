@@ -182,6 +182,13 @@ func (s *Sender) Run(ctx context.Context, id string, body func(context.Context))
 // (Replay).
 type fetchedKey struct{}
 
+// Fetched says whether the running check's steps were fetched ahead (its
+// reads and requests are replayed, not made now).
+func Fetched(ctx context.Context) bool {
+	f, _ := ctx.Value(fetchedKey{}).(*fetched)
+	return f != nil && len(f.steps) > 0
+}
+
 // Replay is the next step fetched ahead for the running check, if it has
 // one of that kind (wantState: what the observer showed; else an answer).
 func Replay(ctx context.Context, wantState bool) (Step, bool) {

@@ -31,8 +31,11 @@ type Bench struct {
 	// Worker is this process's worker number and Workers how many there
 	// are in a --parallel run (0 and 1 when serial).
 	Worker, Workers int
-	// msgSeq numbers the valid messages of a --parallel worker (base).
-	msgSeq atomic.Int64
+	// msgSeq numbers the valid messages of the run (Base), and msgTag,
+	// made once from the clock, tells them from an earlier run's.
+	msgSeq  atomic.Int64
+	msgOnce sync.Once
+	msgTag  string
 	// picks holds a field's samples derived from one value, by slug
 	// (Bench.Pick).
 	picksMu sync.Mutex

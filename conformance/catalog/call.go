@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
@@ -45,6 +46,18 @@ type Call struct {
 	// check tests does not age by the wait. A timestamp set by hand (a
 	// broken form) clears it: that value is the thing tested.
 	Stamp func() string
+	// Exact says the second Stamp writes is the thing tested (a window's
+	// edge): a request that would repeat another is written again in a
+	// later second rather than moved off it (client.Ledger).
+	Exact bool
+	// Resign, set on a call that keeps its sign (KeepSign) and whose sign
+	// follows from its timestamp (a valid sign in another form), gives the
+	// sign to send with another timestamp, so that the call too can be
+	// moved off a second where it would repeat another request.
+	Resign func(timestamp string) (string, bool)
+	// Repeat sends the call as it is even when it repeats a request sent
+	// before: a probe of replays (CONTRACT 1) means it to.
+	Repeat bool
 }
 
 // JSONNames maps canonical names to JSON keys where they differ.
@@ -153,7 +166,7 @@ func (c Call) Request(f device.Format) client.Request {
 	if path == "" {
 		path = c.Op.Path()
 	}
-	r := client.Request{Path: path, Method: c.Method, Format: f, ContentType: c.ContentType}
+	r := client.Request{Path: path, Method: c.Method, Format: f, ContentType: c.ContentType, Repeat: c.Repeat}
 	if c.KeepSign {
 		r.Sign = client.SignKeep
 	}
@@ -190,6 +203,36 @@ func (c Call) Request(f device.Format) client.Request {
 			return renewed.Request(f).Fields
 		}
 	}
+	if c.Stamp != nil && c.Raw == nil && !c.Exact && (!c.KeepSign || c.Resign != nil) {
+		// Another second near the clock's, for a request that would
+		// repeat another (client.Ledger).
+		r.Vary = func(shift int) []client.Field {
+			moved := c
+			moved.Fields = append([]Field(nil), c.Fields...)
+			moved.Stamp = nil
+			var stamp string
+			for i := range moved.Fields {
+				if fl := &moved.Fields[i]; fl.Name == device.FieldTimestamp && fl.Wire == "" {
+					if t, err := time.Parse(oracle.TimestampLayout, c.Stamp()); err == nil {
+						fl.Value = t.Add(time.Duration(shift) * time.Second).Format(oracle.TimestampLayout)
+					}
+					stamp = fl.Value
+				}
+			}
+			if c.Resign != nil {
+				sign, ok := c.Resign(stamp)
+				if !ok {
+					return c.Request(f).Fields
+				}
+				for i := range moved.Fields {
+					if fl := &moved.Fields[i]; fl.Name == device.FieldSign && fl.Wire == "" {
+						fl.Value = sign
+					}
+				}
+			}
+			return moved.Request(f).Fields
+		}
+	}
 	return r
 }
 
@@ -198,6 +241,14 @@ func (c Call) Request(f device.Format) client.Request {
 func (c *Call) SetStamp(stamp func() string) *Call {
 	c.Set(device.FieldTimestamp, stamp())
 	c.Stamp = stamp
+	return c
+}
+
+// SetStampExact is SetStamp for a clock whose second is the thing tested
+// (Call.Exact).
+func (c *Call) SetStampExact(stamp func() string) *Call {
+	c.SetStamp(stamp)
+	c.Exact = true
 	return c
 }
 
@@ -229,18 +280,27 @@ func (b *Bench) Base(op device.Operation, sn, typeName string) Call {
 			c.Fields = append(c.Fields, Field{Name: f.Name, Value: f.Example})
 		}
 	case device.SendMessage:
-		// In a --parallel run each valid message is one of a kind, which
-		// its worker's checks can tell from every other in the log.
-		v := "brightness=80"
-		if b.Workers > 1 {
-			v = fmt.Sprintf("brightness_w%d_%d=80", b.Worker, b.msgSeq.Add(1))
-		}
 		c.Fields = append(c.Fields, Field{Name: device.FieldMessageType, Value: "message"},
-			Field{Name: device.FieldMessageValue, Value: v})
+			Field{Name: device.FieldMessageValue, Value: b.messageValue()})
 	case device.UpdateName:
 		c.Fields = append(c.Fields, Field{Name: device.FieldSN, Value: sn}, Field{Name: device.FieldName, Value: "Conformance Check"})
 	}
 	return c
+}
+
+// messageValue is a valid message_value no other message of the run
+// carries (nor, by its tag from the clock, one of an earlier run): a check
+// finds its own message in a log by it, whatever else the log holds, a
+// log capped at any N that drops its oldest included, and a message that
+// lands late is told from a later request's. In a --parallel run the
+// worker's number is in it too.
+func (b *Bench) messageValue() string {
+	b.msgOnce.Do(func() { b.msgTag = strconv.FormatInt(time.Now().UnixMilli()%(36*36*36*36*36), 36) })
+	n := b.msgSeq.Add(1)
+	if b.Workers > 1 {
+		return fmt.Sprintf("brightness_%s_w%d_%d=80", b.msgTag, b.Worker, n)
+	}
+	return fmt.Sprintf("brightness_%s_%d=80", b.msgTag, n)
 }
 
 // StampAt is the clock of a timestamp off the target's clock by off

@@ -58,7 +58,7 @@ func envelopeCases() []Case {
 							// Sent early in a second, so that the second
 							// the timestamp names is the one meant; a
 							// retry waits for and names its own second.
-							c.SetStamp(func() string {
+							c.SetStampExact(func() string {
 								time.Sleep(oracle.Aligned(e.Now()))
 								return e.Now().Truncate(time.Second).Add(x.Offset).In(e.Location).Format(oracle.TimestampLayout)
 							})

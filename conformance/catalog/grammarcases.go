@@ -296,6 +296,7 @@ func signCases() []Case {
 				k := e.Target.Key
 				c.KeepSign = true
 				c.Set(device.FieldSign, oracle.SignOf(m.Text, k.Key, k.Secret, c.Get(device.FieldTimestamp)))
+				c.Resign = func(ts string) (string, bool) { return oracle.SignOf(m.Text, k.Key, k.Secret, ts), true }
 				return ""
 			})})
 	}

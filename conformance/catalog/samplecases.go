@@ -161,6 +161,19 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 			return check.NoSample + slug + " of " + f.Name + " derived from " + base
 		}
 		SetValue(c, f.Name, got.Value)
+		if f.Name == device.FieldSign && s.Verdict.OK && c.Stamp != nil {
+			// The same form of the sign of another timestamp.
+			c.Resign = func(ts string) (string, bool) {
+				at := *c
+				at.Fields = append([]Field(nil), c.Fields...)
+				at.Set(device.FieldTimestamp, ts)
+				if e.SignAs(&at, format, e.Target.Key) != "" {
+					return "", false
+				}
+				moved, ok := e.Pick(f, at.Get(device.FieldSign), slug)
+				return moved.Value.Raw, ok
+			}
+		}
 		return ""
 	})
 	return c

@@ -23,7 +23,7 @@ func validCases() []Case {
 		})
 	}
 	cs = append(cs,
-		Case{ID: "message.valid", Op: device.SendMessage, Title: "a message brightness=80", Section: "4.2", Contract: "4",
+		Case{ID: "message.valid", Op: device.SendMessage, Title: "a valid message (brightness_…=80: a setting name of its own in each run)", Section: "4.2", Contract: "4",
 			Build: OnOp(device.SendMessage, nil), Want: Expectation{OK: true, Status: 200}, Tags: []string{"valid"}},
 		Case{ID: "update_name.valid", Op: device.UpdateName, Title: "an update of a device's name", Section: "4.3", Contract: "4",
 			Build: OnOp(device.UpdateName, nil), Want: Expectation{OK: true, Status: 200}, Tags: []string{"valid"}},

@@ -300,12 +300,27 @@ func (before Log) GainedMessage(after Log, m Message) string {
 		return fmt.Sprintf("the message %s=%q is not among the %d message(s) the gateway received meanwhile", m.Type, m.Value, len(added))
 	}
 	if why := before.Gained(after); why != "" {
+		if !before.Counted && after.Last != nil && *after.Last == m && CountMessage(after.All, m) == CountMessage(before.All, m)+1 {
+			// Its own message came, the newest, once: messages accepted
+			// earlier that landed meanwhile, or the oldest that a log
+			// keeping only its last N dropped, are not this request's.
+			return ""
+		}
 		return why
 	}
 	if after.Last == nil || *after.Last != m {
 		return fmt.Sprintf("the newest message is %v, not the one sent (message_type %q, message_value %q)", after.Last, m.Type, m.Value)
 	}
 	return ""
+}
+
+// Indistinct says whether a log cannot show that m came: it did not grow,
+// and its newest message before was m already (the same message sent
+// again, in the other format): a log that keeps only its last N messages
+// may have taken m and dropped its oldest, or not taken it at all.
+func (before Log) Indistinct(after Log, m Message) bool {
+	return !before.Counted && !before.Shared && before.Last != nil && *before.Last == m &&
+		len(after.All) == len(before.All) && sameMessages(after.All, before.All)
 }
 
 // UnchangedBy says whether a refused message m left the log as it was
@@ -315,7 +330,10 @@ func (before Log) UnchangedBy(after Log, m Message) bool {
 		added, ok := before.Appended(after)
 		return !ok || CountMessage(added, m) == 0
 	}
-	return before.Same(after)
+	// A message accepted earlier that lands late, or the oldest that a
+	// capped log drops meanwhile, is not the refused request's doing: only
+	// m itself coming is.
+	return before.Same(after) || (!before.Counted && CountMessage(after.All, m) <= CountMessage(before.All, m))
 }
 
 // Change says in words how the log went from before to after: the

@@ -77,6 +77,13 @@ type Request struct {
 	// bytes whose timestamp has aged by the wait. Without it the same
 	// fields are signed again.
 	Renew func() []Field
+	// Vary, when set, gives the fields of the same request with its
+	// timestamp moved by shift seconds, for a Ledger to send it in a
+	// second where it repeats no other request.
+	Vary func(shift int) []Field
+	// Repeat sends the request as it is even when it repeats one sent
+	// before: a check about replays (CONTRACT 1) means it to.
+	Repeat bool
 }
 
 // Config is how a Client reaches and treats its target. It is read by New
@@ -116,6 +123,9 @@ type Config struct {
 	// the budget lasts, so a shared staging that sheds load is not blamed
 	// for it. Zero: DefaultRetryBudget; negative: never retry.
 	RetryBudget time.Duration
+	// Ledger, when set, keeps every request the client sends, and varies
+	// one that would repeat another before it goes (ledger.go).
+	Ledger *Ledger
 }
 
 // Retries of answers that ask for them (429 and 503 with Retry-After).
@@ -142,6 +152,7 @@ type Client struct {
 	pathLimits map[string]*limiter
 	retry      retryBudget
 	backoff    *backoff
+	ledger     *Ledger
 }
 
 // New checks cfg and makes a Client.
@@ -197,6 +208,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.SharedBackoff {
 		c.backoff = &backoff{}
 	}
+	c.ledger = cfg.Ledger
 	if cfg.Rate > 0 && !math.IsInf(cfg.Rate, 1) {
 		c.limit = &limiter{interval: time.Duration(float64(time.Second) / cfg.Rate)}
 	}
@@ -387,7 +399,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, error) {
+func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (resp *Response, err error) {
 	// Every wait comes before the body is written: a request held back
 	// (a shared Retry-After, a rate) is written, timestamp and sign, when
 	// it goes, so that what a check tests does not age while it waits.
@@ -403,9 +415,14 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, 
 	if req.Renew != nil && req.RawBody == nil {
 		req.Fields = req.Renew()
 	}
-	body, err := c.body(ctx, req)
+	body, settle, err := c.body(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if settle != nil {
+		// Accepted, for the ledger: a 2xx, or no complete answer (it may
+		// have been taken all the same).
+		defer func() { settle(resp == nil || resp.Status/100 == 2) }()
 	}
 	ex.RequestBody = string(body)
 	hreq, err := http.NewRequest(ex.Method, ex.URL, strings.NewReader(ex.RequestBody))
@@ -470,19 +487,37 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (*Response, 
 }
 
 // body is the bytes to send: RawBody as it is, or the fields encoded after
-// signing them.
-func (c *Client) body(ctx context.Context, req Request) ([]byte, error) {
-	if req.RawBody != nil {
-		return req.RawBody, nil
+// signing them; with a Ledger, also the func to tell it whether the request
+// was accepted (nil: nothing to tell).
+func (c *Client) body(ctx context.Context, req Request) ([]byte, func(accepted bool), error) {
+	sign := func(fields []Field) ([]Field, error) {
+		if req.Sign == SignAuto {
+			return c.sign(ctx, fields)
+		}
+		return fields, nil
 	}
-	fields := req.Fields
-	if req.Sign == SignAuto {
-		var err error
-		if fields, err = c.sign(ctx, fields); err != nil {
-			return nil, err
+	if req.RawBody != nil {
+		// Sent as it is; its fields, when it has them, are those it was
+		// encoded from: kept, so that no later request repeats them.
+		if c.ledger != nil && len(req.Fields) > 0 {
+			if fields, err := sign(req.Fields); err == nil {
+				return req.RawBody, c.ledger.record(req, fields), nil
+			}
+		}
+		return req.RawBody, nil, nil
+	}
+	fields, err := sign(req.Fields)
+	if err != nil {
+		return nil, nil, err
+	}
+	var settle func(bool)
+	if c.ledger != nil {
+		if fields, settle, err = c.ledger.claim(ctx, req, fields, sign); err != nil {
+			return nil, nil, err
 		}
 	}
-	return Encode(req.Format, fields)
+	b, err := Encode(req.Format, fields)
+	return b, settle, err
 }
 
 // sign returns a copy of fields with every sign field set to the Signer's
