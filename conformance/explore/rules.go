@@ -224,6 +224,15 @@ func (r *oracleRules) Valid(rnd *rand.Rand, typ, key string) KV {
 	return KV{Key: key, Value: f.Draw(rnd)}
 }
 
+// Plain is a plain drawn value of a field, in its canonical form: a
+// value every reading of the texts stores as sent.
+func (r *oracleRules) Plain(rnd *rand.Rand, typ, key string) KV {
+	if f := field(typ, key); f != nil {
+		return KV{Key: key, Value: f.Draw(rnd)}
+	}
+	return KV{Key: key, Value: "x"}
+}
+
 func (r *oracleRules) Invalid(rnd *rand.Rand, typ, key string) (KV, string) {
 	f := field(typ, key)
 	ss := r.invalid[f]

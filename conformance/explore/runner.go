@@ -38,6 +38,41 @@ type Target struct {
 	turn    atomic.Int64 // the replica of the next sequential operation
 	http    *http.Client
 	noReset bool // the observer answered the reset with anything but 2xx
+	// via, when set, sends every request and read instead of the
+	// target's own clients (NewVia).
+	via Via
+	// unsettled: reads through via show the state as it is, without
+	// waiting for accepted changes to appear (while shrinking: the
+	// shrunk sequence is run once more with settling, and says whether
+	// it still disagrees).
+	unsettled atomic.Bool
+}
+
+// Via is another way to a target: the path the requests of gwconform
+// run's checks take (its link: the run's bound of requests in flight,
+// its retries, its settling of accepted changes before a read). Send
+// sends one signed request; ReadDevice and ReadMessages are the CONTRACT
+// 7 reads, the messages oldest first (the newest only, or a window of
+// them, where that is all the observer shows).
+type Via interface {
+	Send(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error)
+	ReadDevice(ctx context.Context, mac, sn string, settle bool) (DeviceState, error)
+	ReadMessages(ctx context.Context, mac string, settle bool) ([]Msg, error)
+}
+
+// NewVia is a target reached through via: observed says via reads an
+// observer. It never resets the target: a sequence starts from the state
+// the observer shows.
+func NewVia(name string, f *fleet.Fleet, rules Rules, via Via, observed bool) *Target {
+	if rules == nil {
+		rules = OracleRules()
+	}
+	t := &Target{BaseURL: name, fleet: f, rules: rules, via: via, bases: []string{name},
+		http: &http.Client{Timeout: client.DefaultTimeout}}
+	if observed {
+		t.Observer = name
+	}
+	return t
 }
 
 // NewTarget prepares a target for the fleet's credentials; signer signs
@@ -133,6 +168,9 @@ type Result struct {
 
 // Do sends one operation. Reads go to the observer.
 func (t *Target) Do(ctx context.Context, op Op) Result {
+	if t.via != nil {
+		return t.doVia(ctx, op)
+	}
 	switch op.Kind {
 	case ReadDevice:
 		var raw struct {
@@ -171,6 +209,45 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known}
 	}
 	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known}
+}
+
+// doVia is Do through t.via.
+func (t *Target) doVia(ctx context.Context, op Op) Result {
+	switch op.Kind {
+	case ReadDevice:
+		d, err := t.via.ReadDevice(ctx, op.MAC, op.SN, !t.unsettled.Load())
+		if err != nil {
+			return Result{Err: err.Error()}
+		}
+		return Result{Device: &d}
+	case ReadMessages:
+		msgs, err := t.via.ReadMessages(ctx, op.MAC, !t.unsettled.Load())
+		if err != nil {
+			return Result{Err: err.Error()}
+		}
+		if msgs == nil {
+			msgs = []Msg{}
+		}
+		return Result{Messages: msgs}
+	}
+	op.Key = t.keyOf(op)
+	resp, ex, err := t.via.Send(ctx, t.request(ctx, op))
+	_, known := t.fleet.Secret(op.Key)
+	redact := known && !op.BadSign
+	if err != nil {
+		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known}
+	}
+	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known}
+}
+
+// DeviceFromValues is an observed device as the model keeps it: each
+// state value as text, numbers in their shortest form.
+func DeviceFromValues(name string, state map[string]any) DeviceState {
+	d := DeviceState{Name: name, State: make(map[string]string, len(state))}
+	for k, v := range state {
+		d.State[k] = valueText(v)
+	}
+	return d
 }
 
 // keyOf is the api_key op sends: a key a report masked (its first four
