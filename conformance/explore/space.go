@@ -388,6 +388,9 @@ func (g *Generator) Sweep(seed int64) []Op {
 		for i, f := range fields {
 			kv, note := g.Rules.Invalid(g.r, typ, f)
 			op := Op{Kind: Command, Format: g.format(), Account: a.ID, Key: a.Key, MAC: d.MAC, SN: d.SN, Type: typ, Note: note}
+			if _, bad := g.Rules.Command(typ, op.Format, []KV{kv}); bad == nil {
+				op.Format = "json" // a JSON literal, which XML sends as text
+			}
 			if len(fields) > 1 {
 				op.Fields = append(op.Fields, g.Rules.Valid(g.r, typ, fields[(i+1)%len(fields)]))
 			}
