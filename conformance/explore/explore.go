@@ -77,6 +77,10 @@ type Config struct {
 	// budget is the time spent exploring, and each finding's shrinking
 	// has ShrinkBudget of its own.
 	ShrinkTimeApart bool
+	// GoOn: no disagreement stops the run; each distinct one is listed,
+	// shrunk (up to MaxShrunk), and the run goes on to the end of its
+	// budget, as gwconform run's phase does to reach the whole space.
+	GoOn bool
 	// MaxShrunk, when above 0, shrinks only that many distinct
 	// disagreements that do not stop the run; the others are listed as
 	// they were met (Finding.ShrinkRuns 0, no steps).
@@ -392,6 +396,9 @@ func (x *Explorer) sequentialRound(ctx context.Context, ops []Op, round int) (*F
 // stops says whether a disagreement stops the run: not skipped, not
 // known, at or above FailOn.
 func (x *Explorer) stops(d *Disagreement) bool {
+	if x.cfg.GoOn {
+		return false
+	}
 	return !x.skipped(d.Rule) && x.known(d.Rule) == "" && atLeast(d.Level, x.cfg.FailOn)
 }
 

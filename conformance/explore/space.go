@@ -341,7 +341,7 @@ func (g *Generator) randomIsolation(devs []devKey) []Op {
 
 // Sweep draws, from seed, the operations that reach the space in order:
 // for one device of each type, every subset of its fields (each alone
-// first; effects groups), then each field with a forbidden value beside a
+// first; effects groups), a new name, then each field with a forbidden value beside a
 // valid one, read back; then each operation on each type with each origin
 // of its identifiers the world offers (isolation groups: each request
 // twice, with other values, so that one of the two changes whatever the
@@ -379,6 +379,15 @@ func (g *Generator) Sweep(seed int64) []Op {
 				}
 			}
 			ops = append(ops, g.effectsGroup(d, keys)...)
+		}
+	}
+	for _, d := range perType {
+		a, _ := g.homeOf(d)
+		op := Op{Kind: Rename, Format: g.format(), Account: a.ID, Key: a.Key, MAC: d.MAC, SN: d.SN, Note: effectsNote + "name",
+			Fields: []KV{{Key: "name", Value: g.Rules.ValidName(g.r)}}}
+		ops = append(ops, op)
+		if g.Reads {
+			ops = append(ops, Op{Kind: ReadDevice, MAC: d.MAC, SN: d.SN})
 		}
 	}
 	for _, d := range perType {

@@ -22,7 +22,7 @@ import (
 // gwconform run sets it (conformance/modelphase.go).
 func spaceConfig(seed int64, ops int) Config {
 	return Config{Seed: seed, Operations: ops, ShrinkBudget: 5 * time.Second, Space: true, MinKept: 1, Latitudes: true,
-		RestoreRound: true, MaxShrunk: 4}
+		RestoreRound: true, MaxShrunk: 4, GoOn: true}
 }
 
 // TestSweepReachesTheWholeSpace: against the faithful simulator, the

@@ -723,6 +723,11 @@ type ModelFinding struct {
 	Original     int      `json:"original_operations"`
 	Operations   []string `json:"operations"`
 	Reproducible bool     `json:"reproducible"`
+	// Check is the check that reports it; Sequence the shrunk sequence as
+	// gwconform explore writes one (api_keys masked), which gwconform
+	// replay report.json <check> runs again with the model.
+	Check    string          `json:"check"`
+	Sequence json.RawMessage `json:"sequence,omitempty"`
 }
 
 // Schedule is how a run sent its requests.
