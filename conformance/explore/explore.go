@@ -279,6 +279,7 @@ func New(cfg Config) (*Explorer, error) {
 		return nil, fmt.Errorf("explore: fail-on %q: must or should", cfg.FailOn)
 	}
 	cfg.Target.rules = cfg.Rules
+	cfg.Target.renewReplays = cfg.Latitudes
 	g := &Generator{W: cfg.World, Rules: cfg.Rules, Reads: cfg.Target.Observer != "", Clients: cfg.Clients, AroundRefusals: true,
 		Space: cfg.Space && cfg.Clients <= 1}
 	return &Explorer{cfg: cfg, gen: g}, nil
@@ -542,9 +543,6 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 	if x.touched == nil {
 		x.touched = map[devKey]bool{}
 	}
-	// accepted holds the bodies of the requests accepted so far, sign and
-	// timestamp included: one sent again is a replay (CONTRACT 1).
-	accepted := map[string]bool{}
 	for i, op := range ops {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, nil, err
@@ -572,15 +570,12 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 			x.cov.add(x.cfg.Rules, x.cfg.World, op, v)
 		}
 		var want, why string
-		if x.fairReplay(op, res, accepted) {
+		if x.fairReplay(op, res) {
 			// A replay refused: CONTRACT 1 lets a service do so. The model
 			// takes it as the refusal it is, which changes nothing.
 			want = "200 success, or a replay's refusal"
 		} else {
 			want, why = x.judge(m, op, res, record)
-		}
-		if !op.IsRead() && res.Err == "" && res.Answer.Success && res.Exchange.RequestBody != "" {
-			accepted[res.Exchange.RequestBody] = true
 		}
 		if at, ok := changedAt[partitionOf(op)]; ok && why != "" && op.IsRead() && res.Err == "" && x.cfg.Settle > 0 {
 			res, want, why = x.settle(ctx, m, op, at.Add(x.cfg.Settle), res, want, why, record)
@@ -631,11 +626,14 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 }
 
 // fairReplay says whether res is a replay's refusal CONTRACT 1 allows: a
-// POST answered 401 replayed_request whose body, timestamp and sign
-// included, is one accepted earlier in the sequence.
-func (x *Explorer) fairReplay(op Op, res Result, accepted map[string]bool) bool {
+// POST answered 401 replayed_request whose operation, fields and
+// timestamp (in either format) the target was sent before (Result.Again):
+// a shrinking candidate sends its operations again, often within the
+// second. A refusal of a request sent before for another reason is
+// allowed too: a service may check a request's faults in any order.
+func (x *Explorer) fairReplay(op Op, res Result) bool {
 	return x.cfg.Latitudes && !op.IsRead() && res.Err == "" && res.Answer.Status == 401 &&
-		res.Answer.Code == device.CodeReplayedRequest && accepted[res.Exchange.RequestBody]
+		res.Answer.Code == device.CodeReplayedRequest && res.Again
 }
 
 // settle reads op's device or log again, every settlePoll, until what it

@@ -46,6 +46,38 @@ type Target struct {
 	// shrunk sequence is run once more with settling, and says whether
 	// it still disagrees).
 	unsettled atomic.Bool
+	// sent holds each POST sent, by operation, fields and timestamp
+	// (either format): one sent again in the same second is a replay.
+	sentMu sync.Mutex
+	sent   map[string]bool
+	// renewReplays sends a request refused as a replay of one it was not
+	// sent before again in the next second (Config.Latitudes).
+	renewReplays bool
+}
+
+// again notes req, op's request, as sent and says whether it was sent
+// before.
+func (t *Target) again(op Op, req client.Request) bool {
+	var ts string
+	for _, f := range req.Fields {
+		if f.Key == device.FieldTimestamp {
+			ts, _ = f.Value.(string)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%s|%s|%s|%s|%s|%s", op.Kind, ts, op.Key, strings.ToLower(op.Account), strings.ToLower(op.MAC), strings.ToLower(op.SN), op.Type, op.Wire)
+	for _, kv := range op.Fields {
+		fmt.Fprintf(&b, "|%s=%s", kv.Key, kv.Value)
+	}
+	t.sentMu.Lock()
+	defer t.sentMu.Unlock()
+	if t.sent == nil {
+		t.sent = map[string]bool{}
+	}
+	k := b.String()
+	seen := t.sent[k]
+	t.sent[k] = true
+	return seen
 }
 
 // Via is another way to a target: the path the requests of gwconform
@@ -164,10 +196,31 @@ type Result struct {
 	Exchange client.Exchange `json:"-"`
 	redact   bool
 	known    bool // the api_key is the fleet's
+	// Again: the same operation and fields with the same timestamp were
+	// sent to the target before (a replay, CONTRACT 1).
+	Again bool `json:"-"`
 }
 
 // Do sends one operation. Reads go to the observer.
 func (t *Target) Do(ctx context.Context, op Op) Result {
+	r := t.do(ctx, op)
+	if t.renewReplays && !op.IsRead() && !r.Again && r.Err == "" && r.Answer.Status == 401 && r.Answer.Code == device.CodeReplayedRequest {
+		// Refused as a replay of a request this target was not sent by
+		// explore: another sender (the run's other checks, another
+		// client of a shared service) sent the same in the same second.
+		// Sent again in the next second, it is no replay.
+		select {
+		case <-ctx.Done():
+			return r
+		case <-time.After(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond))):
+		}
+		r = t.do(ctx, op)
+	}
+	return r
+}
+
+// do is Do without renewing a refused replay.
+func (t *Target) do(ctx context.Context, op Op) Result {
 	if t.via != nil {
 		return t.doVia(ctx, op)
 	}
@@ -199,6 +252,7 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 	}
 	op.Key = t.keyOf(op)
 	req := t.request(ctx, op)
+	again := t.again(op, req)
 	resp, ex, err := t.clientFor(op).Do(ctx, req)
 	// A sign that authenticates is never shown (curl removes it and the
 	// line signs afresh). A request meant to fail authentication keeps its
@@ -206,9 +260,9 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 	_, known := t.fleet.Secret(op.Key)
 	redact := known && !op.BadSign
 	if err != nil {
-		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known}
+		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known, Again: again}
 	}
-	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known}
+	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known, Again: again}
 }
 
 // doVia is Do through t.via.
@@ -231,13 +285,15 @@ func (t *Target) doVia(ctx context.Context, op Op) Result {
 		return Result{Messages: msgs}
 	}
 	op.Key = t.keyOf(op)
-	resp, ex, err := t.via.Send(ctx, t.request(ctx, op))
+	req := t.request(ctx, op)
+	again := t.again(op, req)
+	resp, ex, err := t.via.Send(ctx, req)
 	_, known := t.fleet.Secret(op.Key)
 	redact := known && !op.BadSign
 	if err != nil {
-		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known}
+		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known, Again: again}
 	}
-	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known}
+	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known, Again: again}
 }
 
 // DeviceFromValues is an observed device as the model keeps it: each
