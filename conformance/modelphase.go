@@ -278,8 +278,6 @@ func (env *Env) runModelPhase(ctx context.Context, p *modelPhase) {
 		p.skip = "the model-based phase was turned off (--model-operations 0)"
 	case env.DryRun:
 		p.skip = "dry run: not sent"
-	case env.Workers > 1:
-		p.skip = "a --parallel run: the other workers change the devices the model follows; the phase runs in a serial run"
 	}
 	if p.skip != "" {
 		return
@@ -304,10 +302,21 @@ func (env *Env) runModelPhase(ctx context.Context, p *modelPhase) {
 		p.err = err
 		return
 	}
+	if env.Workers > 1 {
+		// The other workers change their own devices of the tested
+		// gateway, and append to its messages, meanwhile: the phase
+		// sends to this worker's devices and every other gateway's only,
+		// and reads no message log.
+		tested, mine := strings.ToLower(env.Target.MAC), map[string]bool{}
+		for _, d := range env.Target.Devices {
+			mine[strings.ToLower(d.SN)] = true
+		}
+		w.Keep(func(mac, sn string) bool { return mac != tested || mine[sn] })
+	}
 	presign := env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0
 	tgt := explore.NewVia(env.BaseURL, env.Fleet, nil, linkVia{env: env, presign: presign}, env.Observer != "")
 	cfg := explore.Config{Target: tgt, World: w, Seed: seed, Operations: ops, Duration: budget,
-		ShrinkBudget: max(budget, 2*time.Second), ShrinkUnsettled: true, RestoreRound: true, ShrinkTimeApart: true, GoOn: true, MaxShrunk: maxShrunk, Space: true, MinKept: 1, Latitudes: true}
+		ShrinkBudget: max(budget, 2*time.Second), ShrinkUnsettled: true, RestoreRound: true, ShrinkTimeApart: true, GoOn: true, MaxShrunk: maxShrunk, NoLogReads: env.Workers > 1, Space: true, MinKept: 1, Latitudes: true}
 	x, err := explore.New(cfg)
 	if err != nil {
 		p.err = err

@@ -77,6 +77,9 @@ type Config struct {
 	// budget is the time spent exploring, and each finding's shrinking
 	// has ShrinkBudget of its own.
 	ShrinkTimeApart bool
+	// NoLogReads reads no message log: others append to the logs
+	// meanwhile (Generator.NoLogReads).
+	NoLogReads bool
 	// GoOn: no disagreement stops the run; each distinct one is listed,
 	// shrunk (up to MaxShrunk), and the run goes on to the end of its
 	// budget, as gwconform run's phase does to reach the whole space.
@@ -281,7 +284,7 @@ func New(cfg Config) (*Explorer, error) {
 	cfg.Target.rules = cfg.Rules
 	cfg.Target.renewReplays = cfg.Latitudes
 	g := &Generator{W: cfg.World, Rules: cfg.Rules, Reads: cfg.Target.Observer != "", Clients: cfg.Clients, AroundRefusals: true,
-		Space: cfg.Space && cfg.Clients <= 1}
+		Space: cfg.Space && cfg.Clients <= 1, NoLogReads: cfg.NoLogReads}
 	return &Explorer{cfg: cfg, gen: g}, nil
 }
 

@@ -37,7 +37,10 @@ type Generator struct {
 	// Space also draws, in a sequential run, effects and isolation groups
 	// (space.go); off, the sequences are what they were.
 	Space bool
-	r     *rand.Rand
+	// NoLogReads draws no read of a message log: other senders append to
+	// the logs meanwhile (the workers of a --parallel run).
+	NoLogReads bool
+	r          *rand.Rand
 	// queue holds the rest of a group of operations drawn together
 	// (aroundRefusal), sent before anything else is drawn.
 	queue []Op
@@ -85,7 +88,22 @@ func (g *Generator) Sequence(seed int64, round, n int) []Op {
 		}
 		ops = append(ops, op)
 	}
-	return ops
+	return g.withoutLogReads(ops)
+}
+
+// withoutLogReads is ops without the reads of a message log, when the
+// generator draws none (NoLogReads).
+func (g *Generator) withoutLogReads(ops []Op) []Op {
+	if !g.NoLogReads {
+		return ops
+	}
+	out := ops[:0]
+	for _, op := range ops {
+		if op.Kind != ReadMessages {
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 // shared picks the devices concurrent clients share: two, with as many

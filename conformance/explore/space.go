@@ -425,7 +425,7 @@ func (g *Generator) Sweep(seed int64) []Op {
 			ops = append(ops, group...)
 		}
 	}
-	return ops
+	return g.withoutLogReads(ops)
 }
 
 // sweepIsolation is one isolation group of kind whose request names a
@@ -625,6 +625,25 @@ func (c *Coverage) Space(rs Rules, w *World) []Dimension {
 // String is a dimension on one line.
 func (d Dimension) String() string {
 	return fmt.Sprintf("%s: %d of %d", d.Name, d.Reached, d.Total)
+}
+
+// Keep leaves out of the operations drawn every device keep refuses (its
+// gateway's mac and its sn): devices that others change meanwhile (the
+// other workers' of a --parallel run). They stay known to the model, which
+// judges a request that names them all the same.
+func (w *World) Keep(keep func(mac, sn string) bool) {
+	for i := range w.Accounts {
+		for j := range w.Accounts[i].Gateways {
+			gw := &w.Accounts[i].Gateways[j]
+			var kept []WDevice
+			for _, d := range gw.Devices {
+				if keep(gw.MAC, d.SN) {
+					kept = append(kept, d)
+				}
+			}
+			gw.Devices = kept
+		}
+	}
 }
 
 // typeOfSN is the type of the world's device with serial sn, on whichever
