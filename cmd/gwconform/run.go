@@ -795,7 +795,7 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
 	fs.IntVar(&o.ModelOperations, "model-operations", conformance.DefaultModelOperations, "the model-based phase's budget of operations: random sequences over every account, gateway,\n"+
 		"device, field subset and identifier origin, judged by the model (0: no phase; --mode certified needs it)")
-	fs.DurationVar(&o.ModelTime, "model-time", 0, "the model-based phase's budget of time (0: a fifth of the time the run took before it, at least 2s)")
+	fs.DurationVar(&o.ModelTime, "model-time", 0, "the model-based phase's budget of time (0: a fifth of the time the run took before it, at least 10s)")
 	fs.Int64Var(&o.ModelSeed, "model-seed", 0, "seed of the model-based phase's sequences (0: the run's seed)")
 	fs.BoolVar(&o.ReportCredentials, "report-credentials", false, "write api_keys whole in the reports (default: their first four characters and …); secrets and signs never are")
 }

@@ -339,17 +339,16 @@ func (g *Generator) randomIsolation(devs []devKey) []Op {
 	return nil
 }
 
-// Sweep draws, from seed, the operations that reach the space in order:
-// for one device of each type, every subset of its fields (each alone
-// first; effects groups), a new name, then each field with a forbidden value beside a
-// valid one, read back; then each operation on each type with each origin
-// of its identifiers the world offers (isolation groups: each request
-// twice, with other values, so that one of the two changes whatever the
-// place it could land on held before).
+// Sweep draws, from seed, the operations that reach the space: for one
+// device of each type, every subset of its fields (each alone first;
+// effects groups) and a new name; each operation on each type with each
+// origin of its identifiers the world offers (isolation groups: each
+// request twice, with other values, so that one of the two changes
+// whatever the place it could land on held before); each field with a
+// forbidden value beside a valid one, read back. A group of each in turn.
 func (g *Generator) Sweep(seed int64) []Op {
 	g.r = rand.New(rand.NewSource(roundSeed(seed, -1)))
 	g.queue = nil
-	var ops []Op
 	seen := map[string]bool{}
 	var perType []devKey
 	var types []string
@@ -360,6 +359,15 @@ func (g *Generator) Sweep(seed int64) []Op {
 			types = append(types, t)
 		}
 	}
+	read := func(d devKey) []Op {
+		if !g.Reads {
+			return nil
+		}
+		return []Op{{Kind: ReadDevice, MAC: d.MAC, SN: d.SN}}
+	}
+	// Three lists of groups, sent in turn, one group of each at a time:
+	// a budget that ends part way has reached some of each.
+	var effects, forbidden, isolation [][]Op
 	for _, d := range perType {
 		fields := g.Rules.Fields(g.W.devs[d])
 		var masks []int
@@ -378,17 +386,12 @@ func (g *Generator) Sweep(seed int64) []Op {
 					keys = append(keys, f)
 				}
 			}
-			ops = append(ops, g.effectsGroup(d, keys)...)
+			effects = append(effects, g.effectsGroup(d, keys))
 		}
-	}
-	for _, d := range perType {
 		a, _ := g.homeOf(d)
-		op := Op{Kind: Rename, Format: g.format(), Account: a.ID, Key: a.Key, MAC: d.MAC, SN: d.SN, Note: effectsNote + "name",
+		rename := Op{Kind: Rename, Format: g.format(), Account: a.ID, Key: a.Key, MAC: d.MAC, SN: d.SN, Note: effectsNote + "name",
 			Fields: []KV{{Key: "name", Value: g.Rules.ValidName(g.r)}}}
-		ops = append(ops, op)
-		if g.Reads {
-			ops = append(ops, Op{Kind: ReadDevice, MAC: d.MAC, SN: d.SN})
-		}
+		effects = append(effects, append([]Op{rename}, read(d)...))
 	}
 	for _, d := range perType {
 		typ := g.W.devs[d]
@@ -404,10 +407,12 @@ func (g *Generator) Sweep(seed int64) []Op {
 				op.Fields = append(op.Fields, g.Rules.Valid(g.r, typ, fields[(i+1)%len(fields)]))
 			}
 			op.Fields = append(op.Fields, kv)
-			ops = append(ops, op)
-			if g.Reads {
-				ops = append(ops, Op{Kind: ReadDevice, MAC: d.MAC, SN: d.SN})
-			}
+			forbidden = append(forbidden, append([]Op{op}, read(d)...))
+		}
+	}
+	for _, o := range messageOrigins {
+		if group, ok := g.isolationOf(Message, perType[0], o, "", false); ok {
+			isolation = append(isolation, group)
 		}
 	}
 	devs := g.W.Devices()
@@ -415,14 +420,17 @@ func (g *Generator) Sweep(seed int64) []Op {
 		for _, o := range deviceOrigins {
 			for _, kind := range []Kind{Command, Rename} {
 				if group, ok := g.sweepIsolation(kind, devs, o, typ); ok {
-					ops = append(ops, group...)
+					isolation = append(isolation, group)
 				}
 			}
 		}
 	}
-	for _, o := range messageOrigins {
-		if group, ok := g.isolationOf(Message, perType[0], o, "", false); ok {
-			ops = append(ops, group...)
+	var ops []Op
+	for i := 0; i < max(len(effects), len(forbidden), len(isolation)); i++ {
+		for _, list := range [][][]Op{effects, isolation, forbidden} {
+			if i < len(list) {
+				ops = append(ops, list[i]...)
+			}
 		}
 	}
 	return g.withoutLogReads(ops)
