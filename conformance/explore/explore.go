@@ -690,8 +690,15 @@ func (x *Explorer) softState(m *Model, op Op, res Result, changed []Op) bool {
 				continue
 			}
 			_, sets := v.Set[key]
-			if sets || (key == "name" && v.SetName) || (key == "message" && v.Msg != nil) {
+			switch {
+			case sets || (key == "name" && v.SetName) || (key == "message" && v.Msg != nil):
 				soft = !must(x.cfg.Rules, c) // the last one decides
+			case !must(x.cfg.Rules, c) && c.device() == op.device():
+				// A request only the CONTRACT calls valid came after it,
+				// to this device, without this key: what it did to the
+				// key is the CONTRACT's to say ("fields absent keep their
+				// value").
+				soft = true
 			}
 		}
 		return soft

@@ -415,13 +415,32 @@ func (g *Generator) Sweep(seed int64) []Op {
 			isolation = append(isolation, group)
 		}
 	}
+	// Every type with every origin, in an order where both change from
+	// one pair to the next (a diagonal), so that the first groups already
+	// try every origin on several types; the pairs the diagonal misses
+	// come after.
 	devs := g.W.Devices()
-	for _, typ := range types {
-		for _, o := range deviceOrigins {
-			for _, kind := range []Kind{Command, Rename} {
-				if group, ok := g.sweepIsolation(kind, devs, o, typ); ok {
-					isolation = append(isolation, group)
-				}
+	T, O := len(types), len(deviceOrigins)
+	done := map[[2]int]bool{}
+	var pairs [][2]int
+	for k := 0; k < T*O; k++ {
+		p := [2]int{k % T, (k + k/T) % O}
+		if !done[p] {
+			done[p] = true
+			pairs = append(pairs, p)
+		}
+	}
+	for t := 0; t < T; t++ {
+		for o := 0; o < O; o++ {
+			if p := [2]int{t, o}; !done[p] {
+				pairs = append(pairs, p)
+			}
+		}
+	}
+	for _, p := range pairs {
+		for _, kind := range []Kind{Command, Rename} {
+			if group, ok := g.sweepIsolation(kind, devs, deviceOrigins[p[1]], types[p[0]]); ok {
+				isolation = append(isolation, group)
 			}
 		}
 	}
