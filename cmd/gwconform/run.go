@@ -733,6 +733,7 @@ const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-d
          [--observer URL] [--no-observer] [--admin-token T] [--seed N] [--allow-partial] [--skip-preflight] [--dry-run]
          [--bundle FILE.tar.gz] [--mode ordinary|certified] [--sign-key KEY] [--product NAME]
          [--product-version V] [--product-file FILE] [--report-credentials]
+         [--model-operations N] [--model-time D] [--model-seed S]
          [--color auto|always|never] [-v] [--ginkgo.* flags]
 
 Runs the conformance checks against URL, or against the simulator started
