@@ -546,6 +546,11 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 	if x.touched == nil {
 		x.touched = map[devKey]bool{}
 	}
+	// expecting lists, by device or log, whether the model expects a
+	// change there since it was last read: a read through NewVia's target
+	// waits for the changes accepted only then (a change the model does
+	// not expect, because it expects a refusal, is not waited for).
+	expecting := map[string]bool{}
 	for i, op := range ops {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, nil, err
@@ -566,8 +571,16 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 		default:
 			v = m.Judge(op)
 			x.touched[op.device()] = true
+			if v.Expect.Status == 200 || v.Open {
+				expecting[partitionOf(op)] = true
+			}
+		}
+		if op.IsRead() {
+			x.cfg.Target.quiet.Store(!expecting[partitionOf(op)])
+			expecting[partitionOf(op)] = false
 		}
 		res := x.cfg.Target.Do(ctx, op)
+		x.cfg.Target.quiet.Store(false)
 		x.ops++
 		if !op.IsRead() && !x.shrinking {
 			x.cov.add(x.cfg.Rules, x.cfg.World, op, v)

@@ -46,6 +46,9 @@ type Target struct {
 	// shrunk sequence is run once more with settling, and says whether
 	// it still disagrees).
 	unsettled atomic.Bool
+	// quiet: the model expects no change at the place the next read
+	// reads, which is read as it is.
+	quiet atomic.Bool
 	// sent holds each POST sent, by operation, fields and timestamp
 	// (either format): one sent again in the same second is a replay.
 	sentMu sync.Mutex
@@ -269,13 +272,13 @@ func (t *Target) do(ctx context.Context, op Op) Result {
 func (t *Target) doVia(ctx context.Context, op Op) Result {
 	switch op.Kind {
 	case ReadDevice:
-		d, err := t.via.ReadDevice(ctx, op.MAC, op.SN, !t.unsettled.Load())
+		d, err := t.via.ReadDevice(ctx, op.MAC, op.SN, !t.unsettled.Load() && !t.quiet.Load())
 		if err != nil {
 			return Result{Err: err.Error()}
 		}
 		return Result{Device: &d}
 	case ReadMessages:
-		msgs, err := t.via.ReadMessages(ctx, op.MAC, !t.unsettled.Load())
+		msgs, err := t.via.ReadMessages(ctx, op.MAC, !t.unsettled.Load() && !t.quiet.Load())
 		if err != nil {
 			return Result{Err: err.Error()}
 		}

@@ -123,6 +123,12 @@ func (g *Generator) otherAccount(d devKey) (WAccount, bool) {
 	return pick(g.r, out), true
 }
 
+// EdgeLister is a Rules that lists every value one step past a field's
+// edges (typ "" for a rename's name and a message's fields).
+type EdgeLister interface {
+	PastEdges(typ, key string) (kvs []KV, notes []string)
+}
+
 // PlainDrawer is a Rules that can draw a field's value in its canonical
 // form (no letter case, number form or edge that only one reading takes):
 // what an effects or isolation group sends, so that what it finds is
@@ -408,7 +414,38 @@ func (g *Generator) Sweep(seed int64) []Op {
 			}
 			op.Fields = append(op.Fields, kv)
 			forbidden = append(forbidden, append([]Op{op}, read(d)...))
+			// And each value one step past an edge: the boundary a
+			// service most often gets wrong.
+			if el, ok := g.Rules.(EdgeLister); ok {
+				kvs, notes := el.PastEdges(typ, f)
+				for k := range kvs {
+					edge := op
+					edge.Format, edge.Note = g.format(), notes[k]
+					edge.Fields = append(append([]KV(nil), op.Fields[:len(op.Fields)-1]...), kvs[k])
+					forbidden = append(forbidden, append([]Op{edge}, read(d)...))
+				}
+			}
 		}
+		if el, ok := g.Rules.(EdgeLister); ok {
+			kvs, notes := el.PastEdges("", "name")
+			for k := range kvs {
+				op := Op{Kind: Rename, Format: g.format(), Account: a.ID, Key: a.Key, MAC: d.MAC, SN: d.SN, Note: notes[k], Fields: []KV{kvs[k]}}
+				forbidden = append(forbidden, append([]Op{op}, read(d)...))
+			}
+		}
+	}
+	for i := 0; i < 3; i++ {
+		// Broken messages, the log read after each.
+		d := perType[i%len(perType)]
+		a, _ := g.homeOf(d)
+		m, note := g.Rules.InvalidMessage(g.r)
+		op := Op{Kind: Message, Format: g.format(), Account: a.ID, Key: a.Key, MAC: d.MAC, Note: note,
+			Fields: []KV{{Key: "message_type", Value: m.Type}, {Key: "message_value", Value: m.Value}}}
+		group := []Op{op}
+		if g.Reads {
+			group = append(group, Op{Kind: ReadMessages, MAC: d.MAC})
+		}
+		forbidden = append(forbidden, group)
 	}
 	for _, o := range messageOrigins {
 		if group, ok := g.isolationOf(Message, perType[0], o, "", false); ok {
