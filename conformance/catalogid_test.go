@@ -18,6 +18,7 @@ var catalogHashes = map[string]string{
 	"2026.11.6": "a5f8bd07a1bff344ed2726bf942cd30f90ac8b3d70db05b97b40b6f35cb44bab",
 	"2026.11.7": "06dfb8e00ec9d0532159821e7cb8e8d8181feaeaad210163c1e799d8cc9542f7",
 	"2026.11.8": "a6909368497d1033d3563bb11b72ee3c1978dd3fd6229c3680894df4b8a8125e",
+	"2026.11.9": "46c1ba23afe00b77f7342455aa45aea388fe4044fe98a9423b204aadd94a0972",
 }
 
 func TestCatalogVersionNamesItsContent(t *testing.T) {
