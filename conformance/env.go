@@ -58,6 +58,12 @@ type Env struct {
 	// gateway's message answers too (package batch); 1 sends every
 	// request alone, one after another; 0 is DefaultConcurrency.
 	Concurrency int
+	// ModelBudget is the model-based phase's budget (modelphase.go).
+	ModelBudget ModelBudget
+	// model is the model-based phase as it ran; started is when the run
+	// began, for the phase's share of it.
+	model   modelPhase
+	started time.Time
 	// lk is how the run speaks to its target (link).
 	linkOnce sync.Once
 	lk       *link.Link

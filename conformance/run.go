@@ -72,6 +72,7 @@ func (f *failer) Fail() { f.failed = true }
 // by gwconform run; all the run's state is in cfg and the values it makes.
 func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env := cfg.Env
+	env.started = time.Now()
 	x := &execution{cfg: cfg, hash: make(chan string, 1)}
 	if cfg.WorkerReport == "" {
 		// The catalog's hash declares every check once more, as a list;
@@ -147,5 +148,6 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	}
 	opts.Schedule.Ahead = env.aheadRun()
 	opts.Mask = secretsMask(env)
+	opts.Model = env.ModelSummary()
 	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }

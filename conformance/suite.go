@@ -53,6 +53,8 @@ func (env *Env) declareAll() {
 	// each effect check then reads the state they left, in every run.
 	env.declareProbes()
 	env.declareEffects()
+	// The model-based phase last: it reaches every device of the fleet.
+	env.declareModelPhase()
 }
 
 // meta fills the metadata every check of a case shares; f is 0 for the

@@ -130,6 +130,9 @@ func writeBundle(c certification, doc report.Document, reportDir string, console
 	if m.Effects == "" && c.Observer != "" {
 		m.Effects = bundle.EffectsObserved
 	}
+	if mp := doc.Model; mp != nil {
+		m.Model = &bundle.ModelBudget{Seed: mp.Seed, Operations: mp.BudgetOperations, Seconds: mp.BudgetSeconds}
+	}
 	if m.Mode == "" {
 		m.Mode = bundle.ModeOrdinary
 	}

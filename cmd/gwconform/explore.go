@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -353,6 +354,44 @@ func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout
 		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
+	return replayExploreFile(ctx, path, ef, a, stdout, stderr)
+}
+
+// replayModel is gwconform replay report.json model.<check>: the shrunk
+// sequence of the first finding of the model-based phase that the check
+// reports, run again with the model as gwconform explore's replay does.
+func replayModel(ctx context.Context, path, id string, a exploreReplayArgs, stdout, stderr io.Writer) int {
+	doc, err := loadReport(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
+		return report.ExitConfig
+	}
+	if doc.Model == nil {
+		fmt.Fprintf(stderr, "gwconform replay: %s has no model-based phase\n", path)
+		return report.ExitConfig
+	}
+	for _, mf := range doc.Model.Findings {
+		if mf.Check != id || len(mf.Sequence) == 0 {
+			continue
+		}
+		var ops []explore.Op
+		if err := json.Unmarshal(mf.Sequence, &ops); err != nil || len(ops) == 0 {
+			fmt.Fprintf(stderr, "gwconform replay: %s: the sequence of %s cannot be read\n", path, id)
+			return report.ExitConfig
+		}
+		ef := &explore.File{Kind: explore.FileKind, Report: explore.Report{Seed: doc.Model.Seed, Target: doc.Target,
+			Found: &explore.Finding{Kind: "disagreement", Ops: ops}}}
+		if doc.Observer != report.ObserverNone {
+			ef.Observer = doc.Observer
+		}
+		return replayExploreFile(ctx, path, ef, a, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "gwconform replay: %s has no finding of %s to replay (seed %d)\n", path, id, doc.Model.Seed)
+	return report.ExitConfig
+}
+
+// replayExploreFile runs ef's shrunk sequence again.
+func replayExploreFile(ctx context.Context, path string, ef *explore.File, a exploreReplayArgs, stdout, stderr io.Writer) int {
 	if ef.Found == nil || len(ef.Found.Ops) == 0 {
 		fmt.Fprintf(stderr, "gwconform replay: %s found nothing to replay (seed %d passed)\n", path, ef.Seed)
 		return report.ExitConfig

@@ -24,13 +24,13 @@ var gwsimLatitudes = []struct {
 	// is taken off.
 	replays bool
 }{
-	{"reject-replays", []string{"--reject-replays"}, true},
+	{"reject-replays", []string{"--reject-replays"}, false},
 	{"effect-delay", []string{"--effect-delay", "80ms"}, false},
 	{"message-cap", []string{"--message-cap", "3"}, false},
 	{"connection-close", []string{"--connection-close"}, false},
 	{"pretty", []string{"--pretty"}, false},
 	{"own-details", []string{"--own-details"}, false},
-	{"all", []string{"--reject-replays", "--effect-delay", "80ms", "--message-cap", "3", "--connection-close", "--pretty", "--own-details"}, true},
+	{"all", []string{"--reject-replays", "--effect-delay", "80ms", "--message-cap", "3", "--connection-close", "--pretty", "--own-details"}, false},
 }
 
 // TestGwsimLatitudesPass: gwconform run --fail-on should, with gwsim's

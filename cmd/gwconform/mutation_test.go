@@ -108,6 +108,9 @@ type deviation struct {
 	// wire, when set, puts a transport double of its own in front of the
 	// simulator instead (wiredouble_test.go): a bug of HTTP's own rules.
 	wire wireBug
+	// also, where it gives a body, sends that body to the same path
+	// first, its answer discarded: a change made besides the one asked.
+	also func(q req) (string, bool)
 }
 
 // accepts answers success where cond holds.
@@ -186,15 +189,17 @@ var deviations = map[string]deviation{
 	"accepts-device-through-other-gateway": accepts(func(q req) bool {
 		return q.is("mac", demoMAC) && (q.is("sn", otherSN) || q.is("sn", secondGatewaySN))
 	}),
-	"accepts-key-on-other-gateway": accepts(func(q req) bool { return q.is("api_key", "demo-key") && q.is("mac", otherMAC) }),
-	"accepts-timestamp-13-digits":  accepts(func(q req) bool { v, _ := q.field("timestamp"); return len(v) == 13 }),
-	"accepts-mac-not-hex":          accepts(func(q req) bool { v, _ := q.field("mac"); return strings.HasSuffix(v, "g") }),
-	"accepts-sn-short":             accepts(func(q req) bool { v, ok := q.field("sn"); return ok && len(v) == 31 }),
-	"accepts-json-extra-member":    accepts(func(q req) bool { return !q.xml && strings.Contains(q.body, `,"extra":{}}`) }),
-	"accepts-xml-extra-child":      accepts(func(q req) bool { return q.xml && strings.Contains(q.body, "</control><extra>") }),
-	"accepts-get":                  accepts(func(q req) bool { return q.r.Method == http.MethodGet && strings.HasPrefix(q.r.URL.Path, "/v1/") }),
-	"accepts-text-plain":           accepts(func(q req) bool { return strings.HasPrefix(q.r.Header.Get("Content-Type"), "text/plain") }),
-	"accepts-v2-path":              accepts(func(q req) bool { return strings.HasPrefix(q.r.URL.Path, "/v2/") }),
+	"applies-command-to-other-accounts-device": {also: appliesToOtherAccountsDevice},
+	"applies-relay2-alone-to-relay1":           {rewrite: relay2AsRelay1},
+	"accepts-key-on-other-gateway":             accepts(func(q req) bool { return q.is("api_key", "demo-key") && q.is("mac", otherMAC) }),
+	"accepts-timestamp-13-digits":              accepts(func(q req) bool { v, _ := q.field("timestamp"); return len(v) == 13 }),
+	"accepts-mac-not-hex":                      accepts(func(q req) bool { v, _ := q.field("mac"); return strings.HasSuffix(v, "g") }),
+	"accepts-sn-short":                         accepts(func(q req) bool { v, ok := q.field("sn"); return ok && len(v) == 31 }),
+	"accepts-json-extra-member":                accepts(func(q req) bool { return !q.xml && strings.Contains(q.body, `,"extra":{}}`) }),
+	"accepts-xml-extra-child":                  accepts(func(q req) bool { return q.xml && strings.Contains(q.body, "</control><extra>") }),
+	"accepts-get":                              accepts(func(q req) bool { return q.r.Method == http.MethodGet && strings.HasPrefix(q.r.URL.Path, "/v1/") }),
+	"accepts-text-plain":                       accepts(func(q req) bool { return strings.HasPrefix(q.r.Header.Get("Content-Type"), "text/plain") }),
+	"accepts-v2-path":                          accepts(func(q req) bool { return strings.HasPrefix(q.r.URL.Path, "/v2/") }),
 	"accepts-message-value-without-equals": accepts(func(q req) bool {
 		v, ok := q.field("message_value")
 		return q.op(messagePath) && ok && v != "" && !strings.Contains(v, "=")
@@ -524,7 +529,47 @@ var (
 	xmlLeaf         = regexp.MustCompile(`<([A-Za-z_][A-Za-z0-9_]*)>[^<]*</[A-Za-z_][A-Za-z0-9_]*>`)
 )
 
-const demoSecret = "demo-secret"
+const (
+	demoSecret   = "demo-secret"
+	otherAccount = "6e4b0d1f2c3e5a7b9d1f2c3e"
+	otherSecret  = "other-secret"
+)
+
+// appliesToOtherAccountsDevice is the isolation bug of a service that
+// finds a command's device by its sn alone: a command naming the sn of
+// another account's device, sent through the tested account's own
+// gateway, is refused (404, as it must be) and applied to that device all
+// the same.
+func appliesToOtherAccountsDevice(q req) (string, bool) {
+	if !q.op(commandPath) || !q.is("api_key", "demo-key") || !q.is("mac", demoMAC) || !q.is("sn", otherSN) {
+		return "", false
+	}
+	ts, _ := q.field("timestamp")
+	sign, _ := q.field("sign")
+	b := q.body
+	for _, kv := range [][2]string{{"demo-key", "other-key"}, {demoAccount, otherAccount}, {demoMAC, otherMAC}, {sign, md5Hex("other-key" + otherSecret + ts)}} {
+		b = strings.Replace(b, kv[0], kv[1], 1)
+	}
+	return b, true
+}
+
+// relay2AsRelay1 is the bug of a service that stores a command's second
+// relay in the first one's place when the first is not sent: a Relay2
+// command sent alone to an Appliance Module Plus lands in Relay1. The
+// sign covers the key and the timestamp only, so it still holds.
+func relay2AsRelay1(q req) string {
+	_, one := q.field("Relay1")
+	if !q.op(commandPath) || one {
+		return q.body
+	}
+	if _, two := q.field("Relay2"); !two {
+		return q.body
+	}
+	if q.xml {
+		return strings.ReplaceAll(strings.ReplaceAll(q.body, "<Relay2>", "<Relay1>"), "</Relay2>", "</Relay1>")
+	}
+	return strings.Replace(q.body, `"Relay2"`, `"Relay1"`, 1)
+}
 
 func md5Hex(s string) string {
 	sum := md5.Sum([]byte(s))
@@ -614,6 +659,14 @@ func deviant(h http.Handler, d *deviation) http.Handler {
 		q := req{r: r, body: string(body), xml: strings.Contains(ct, "xml") || strings.HasPrefix(strings.TrimSpace(string(body)), "<")}
 		if d.before != nil && d.before(w, q) {
 			return
+		}
+		if d.also != nil {
+			if extra, ok := d.also(q); ok {
+				r2 := r.Clone(r.Context())
+				r2.Body = io.NopCloser(strings.NewReader(extra))
+				r2.ContentLength = int64(len(extra))
+				h.ServeHTTP(httptest.NewRecorder(), r2)
+			}
 		}
 		if d.rewrite != nil {
 			body = []byte(d.rewrite(q))

@@ -32,6 +32,9 @@ With the explore.json of gwconform explore, runs its shrunk sequence again
 from a reset (when the observer answers one) and the state read afresh,
 prints each step with the model's expectation, and exits 0 when the
 target still disagrees with the model (reproduced), 1 when it agrees now.
+A check of the run's model-based phase (model.answers, model.effects,
+model.isolation, model.contract) is replayed the same way: the shrunk
+sequence of its first finding, from report.json, with the model.
 
 Flags:
 `
@@ -57,6 +60,10 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if len(pos) != 2 {
 		fs.Usage()
 		return report.ExitConfig
+	}
+	if strings.HasPrefix(pos[1], "model.") {
+		return replayModel(ctx, pos[0], pos[1], exploreReplayArgs{target: *target, fleetFile: *fleetFile, observer: *observer,
+			adminToken: *adminToken, timeout: *timeout}, stdout, stderr)
 	}
 	doc, res, ok := loadReplayCheck(pos[0], pos[1], stderr)
 	if !ok {

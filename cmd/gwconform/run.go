@@ -88,6 +88,12 @@ type runOptions struct {
 	// Settle is how long a change may take to appear at the observer
 	// (--settle).
 	Settle time.Duration
+	// ModelOperations, ModelTime and ModelSeed are the model-based
+	// phase's budget and seed (--model-operations, --model-time,
+	// --model-seed).
+	ModelOperations int
+	ModelTime       time.Duration
+	ModelSeed       int64
 }
 
 // Embedded is a target started in this process: its base URL, serving
@@ -222,6 +228,9 @@ func (o *runOptions) check() error {
 		if c.bad {
 			return fmt.Errorf("%s must be 0 or more, not %v", c.name, c.v)
 		}
+	}
+	if o.ModelOperations < 0 || o.ModelTime < 0 {
+		return fmt.Errorf("--model-operations and --model-time must not be negative")
 	}
 	if o.Concurrency < 1 || o.Concurrency > 256 {
 		return fmt.Errorf("--concurrency must be from 1 to 256, not %d", o.Concurrency)
@@ -419,7 +428,8 @@ func (m *runMain) Open(ctx context.Context) error {
 		}
 	}
 	e := &conformance.Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Location: f.Location(), Now: time.Now},
-		DryRun: o.DryRun, AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency}
+		DryRun: o.DryRun, AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency,
+		ModelBudget: conformance.ModelBudget{Operations: modelOperations(o.ModelOperations), Time: o.ModelTime, Seed: o.ModelSeed}}
 	if o.Target == "" {
 		sim, err := m.StartEmbedded(f)
 		if err != nil {
@@ -738,6 +748,7 @@ const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-d
          [--observer URL] [--no-observer] [--admin-token T] [--seed N] [--allow-partial] [--skip-preflight] [--dry-run]
          [--bundle FILE.tar.gz] [--mode ordinary|certified] [--sign-key KEY] [--product NAME]
          [--product-version V] [--product-file FILE] [--report-credentials]
+         [--model-operations N] [--model-time D] [--model-seed S]
          [--color auto|always|never] [-v] [--ginkgo.* flags]
 
 Runs the conformance checks against URL, or against the simulator started
@@ -798,6 +809,10 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.RerunFailed, "rerun-failed", "", "run exactly the checks that failed in this report.json or bundle, with its seed")
 	fs.StringVar(&o.BaselineFile, "baseline", "", "YAML file of known failures (check, reason, owner, link, expires): shown as expected failures, not counted; an entry that passes, expired or names no check fails the run")
 	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
+	fs.IntVar(&o.ModelOperations, "model-operations", conformance.DefaultModelOperations, "the model-based phase's budget of operations: random sequences over every account, gateway,\n"+
+		"device, field subset and identifier origin, judged by the model (0: no phase; --mode certified needs it)")
+	fs.DurationVar(&o.ModelTime, "model-time", 0, "the model-based phase's budget of time (0: a fifth of the time the run took before it, at least 10s)")
+	fs.Int64Var(&o.ModelSeed, "model-seed", 0, "seed of the model-based phase's sequences (0: the run's seed)")
 	fs.BoolVar(&o.ReportCredentials, "report-credentials", false, "write api_keys whole in the reports (default: their first four characters and …); secrets and signs never are")
 }
 
@@ -814,6 +829,9 @@ func (m *runMain) certifiedRefusals(f *fleet.Fleet) []string {
 	}
 	if o.RerunFailed != "" {
 		extra = append(extra, "--mode certified runs every check: drop --rerun-failed")
+	}
+	if o.ModelOperations == 0 {
+		extra = append(extra, "--mode certified runs the model-based phase: drop --model-operations 0")
 	}
 	return certifiedRefusals(m.userSuite, o.AllowPartial, f, extra)
 }
@@ -1004,4 +1022,13 @@ func withoutUserinfo(list string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// modelOperations is --model-operations as the phase takes it: 0 turns
+// the phase off (below 0 for conformance.ModelBudget).
+func modelOperations(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -73,10 +73,21 @@ type Manifest struct {
 	// the run's requests were not observed and why; Observer the base URL
 	// that showed them. NoObserver records --no-observer: a certified run
 	// without an observer was certified so on purpose.
-	Effects    string            `json:"effects"`
-	Observer   string            `json:"observer,omitempty"`
-	NoObserver bool              `json:"no_observer,omitempty"`
-	Files      map[string]string `json:"files"`
+	Effects    string `json:"effects"`
+	Observer   string `json:"observer,omitempty"`
+	NoObserver bool   `json:"no_observer,omitempty"`
+	// Model is the model-based phase's seed and budget, as report.json
+	// has them (absent when the phase did not run).
+	Model *ModelBudget      `json:"model_phase,omitempty"`
+	Files map[string]string `json:"files"`
+}
+
+// ModelBudget is what a bundle records of the model-based phase: the seed
+// that draws its sequences and the budget that bounds them.
+type ModelBudget struct {
+	Seed       int64   `json:"seed"`
+	Operations int     `json:"budget_operations"`
+	Seconds    float64 `json:"budget_seconds"`
 }
 
 // EffectsObserved is the manifest's Effects when an observer showed them.

@@ -166,6 +166,12 @@ func (v *verifier) checkCounts() {
 	if m.Seed != doc.Seed {
 		v.bad("the manifest's seed %d is not the report's %d", m.Seed, doc.Seed)
 	}
+	switch mp := doc.Model; {
+	case mp == nil && m.Model != nil:
+		v.bad("the manifest records a model-based phase that %s does not have", report.JSONFile)
+	case mp != nil && (m.Model == nil || m.Model.Seed != mp.Seed || m.Model.Operations != mp.BudgetOperations || m.Model.Seconds != mp.BudgetSeconds):
+		v.bad("the manifest's model-based phase (%+v) is not the one %s records (seed %d, %d operations, %g s)", m.Model, report.JSONFile, mp.Seed, mp.BudgetOperations, mp.BudgetSeconds)
+	}
 }
 
 // checkResults checks that every check of the catalog has one result, at

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/rules"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
@@ -57,6 +59,47 @@ type Config struct {
 	// Zero: the first read decides. Concurrent histories (Clients > 1)
 	// are judged as read: linearizability has no room for late effects.
 	Settle time.Duration
+	// Space starts the run with a sweep of the space the fleet opens
+	// (Generator.Sweep) and draws effects and isolation groups among the
+	// random operations (space.go).
+	Space bool
+	// MinKept is how many of a gateway's newest messages the observer
+	// must show at least (MinMessagesKept when 0): CONTRACT lets a service
+	// keep only its last N, for any N of 1 or more.
+	MinKept int
+	// ShrinkUnsettled reads the state as it is while shrinking, through a
+	// target made with NewVia, rather than waiting for accepted changes to
+	// appear: against a target that never shows a change, each candidate
+	// would otherwise cost the time changes may take. The shrunk sequence
+	// is run once more with waiting, and says whether it still disagrees.
+	ShrinkUnsettled bool
+	// ShrinkTimeApart keeps the time spent shrinking out of Duration: the
+	// budget is the time spent exploring, and each finding's shrinking
+	// has ShrinkBudget of its own.
+	ShrinkTimeApart bool
+	// NoLogReads reads no message log: others append to the logs
+	// meanwhile (Generator.NoLogReads).
+	NoLogReads bool
+	// GoOn: no disagreement stops the run; each distinct one is listed,
+	// shrunk (up to MaxShrunk), and the run goes on to the end of its
+	// budget, as gwconform run's phase does to reach the whole space.
+	GoOn bool
+	// MaxShrunk, when above 0, shrinks only that many distinct
+	// disagreements that do not stop the run; the others are listed as
+	// they were met (Finding.ShrinkRuns 0, no steps).
+	MaxShrunk int
+	// RestoreRound puts the devices back as the failing sequence found
+	// them before each shrinking candidate and the shrunk sequence's last
+	// run, on a target that cannot be reset: what a sequence shows may
+	// depend on what its devices held (a command that sets the value a
+	// device already has shows nothing).
+	RestoreRound bool
+	// Latitudes judges answers with every latitude CONTRACT's preamble
+	// gives a faithful service: a replay (a request sent again with the
+	// timestamp and sign of one accepted before) may be refused; an error
+	// code the texts do not name, and the field an error names, are never
+	// judged. Off, every code and field the rule table predicts is judged.
+	Latitudes bool
 }
 
 // Defaults of Config.
@@ -77,6 +120,8 @@ type Step struct {
 	Why       string `json:"why,omitempty"`
 	// Curl sends the request again, signed afresh (gwconform sign).
 	Curl string `json:"curl,omitempty"`
+	// Exchange is the request and answer as sent (POST operations).
+	Exchange client.Exchange `json:"-"`
 }
 
 // Disagreement is where target and model parted first.
@@ -176,7 +221,22 @@ type Explorer struct {
 	rep *Report
 	// touched lists the devices POSTs were sent to, for Touched.
 	touched map[devKey]bool
+	// cov counts what the run reached of the space, shrinking not
+	// counted (shrinking is true meanwhile).
+	cov       Coverage
+	shrinking bool
+	// deadline ends a sequence part way, once the run's time is up
+	// (shrinking aside); cut is how many operations of the last sequence
+	// were sent, when it was ended so.
+	deadline time.Time
+	cut      int
+	// start is the state the last sequence found its devices in
+	// (RestoreRound).
+	start []Saved
 }
+
+// Coverage is what the run reached of the space the fleet opens.
+func (x *Explorer) Coverage() []Dimension { return x.cov.Space(x.cfg.Rules, x.cfg.World) }
 
 // Touched lists the devices of the world the run sent a POST to, as
 // "mac/sn": the devices to put back after the run.
@@ -222,7 +282,9 @@ func New(cfg Config) (*Explorer, error) {
 		return nil, fmt.Errorf("explore: fail-on %q: must or should", cfg.FailOn)
 	}
 	cfg.Target.rules = cfg.Rules
-	g := &Generator{W: cfg.World, Rules: cfg.Rules, Reads: cfg.Target.Observer != "", Clients: cfg.Clients, AroundRefusals: true}
+	cfg.Target.renewReplays = cfg.Latitudes
+	g := &Generator{W: cfg.World, Rules: cfg.Rules, Reads: cfg.Target.Observer != "", Clients: cfg.Clients, AroundRefusals: true,
+		Space: cfg.Space && cfg.Clients <= 1, NoLogReads: cfg.NoLogReads}
 	return &Explorer{cfg: cfg, gen: g}, nil
 }
 
@@ -231,6 +293,9 @@ func (x *Explorer) Sent() int { return x.ops }
 
 // Sequence is round i's operations.
 func (x *Explorer) Sequence(round int) []Op {
+	if round == 0 && x.gen.Space {
+		return x.gen.Sweep(x.cfg.Seed)
+	}
 	return x.gen.Sequence(x.cfg.Seed, round, x.cfg.RoundLength)
 }
 
@@ -247,9 +312,8 @@ func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 		rep.Notes = append(rep.Notes, "effects not observed: no observer answers the CONTRACT 7 reads, so only answers were judged")
 	}
 	start := time.Now()
-	var deadline time.Time
 	if cfg.Duration > 0 {
-		deadline = start.Add(cfg.Duration)
+		x.deadline = start.Add(cfg.Duration)
 	}
 	lastProgress := start
 	sent := 0
@@ -260,7 +324,7 @@ func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 		if cfg.Operations > 0 && sent >= cfg.Operations {
 			break
 		}
-		if !deadline.IsZero() && time.Now().After(deadline) {
+		if !x.deadline.IsZero() && time.Now().After(x.deadline) {
 			break
 		}
 		ops := x.Sequence(round)
@@ -288,6 +352,10 @@ func (x *Explorer) Run(ctx context.Context) (*Report, error) {
 			f.Round = round
 			rep.Found = f
 			x.add(f)
+			break
+		}
+		if x.cut > 0 {
+			sent += x.cut
 			break
 		}
 		sent += len(ops)
@@ -332,6 +400,9 @@ func (x *Explorer) sequentialRound(ctx context.Context, ops []Op, round int) (*F
 // stops says whether a disagreement stops the run: not skipped, not
 // known, at or above FailOn.
 func (x *Explorer) stops(d *Disagreement) bool {
+	if x.cfg.GoOn {
+		return false
+	}
 	return !x.skipped(d.Rule) && x.known(d.Rule) == "" && atLeast(d.Level, x.cfg.FailOn)
 }
 
@@ -369,6 +440,12 @@ func (x *Explorer) note(ctx context.Context, ops []Op, d *Disagreement, round in
 		}
 	}
 	key := d.Key
+	if x.cfg.MaxShrunk > 0 && len(x.rep.Findings) >= x.cfg.MaxShrunk {
+		f := &Finding{Kind: "disagreement", Original: d.Index + 1, Judgement: d.Judgement, key: d.Key, Ops: ops,
+			Disagreement: d, Devices: countDevices(ops), Round: round}
+		x.add(f)
+		return nil
+	}
 	f, err := x.shrunk(ctx, ops, d, func(d *Disagreement) bool { return d.Key == key })
 	if err != nil {
 		return err
@@ -402,14 +479,25 @@ func (x *Explorer) add(f *Finding) {
 func (x *Explorer) shrunk(ctx context.Context, ops []Op, d *Disagreement, stop func(*Disagreement) bool) (*Finding, error) {
 	f := &Finding{Kind: "disagreement", Original: d.Index + 1, Judgement: d.Judgement, key: d.Key}
 	start := time.Now()
+	x.shrinking = true
+	defer func() {
+		x.shrinking = false
+		if x.cfg.ShrinkTimeApart && !x.deadline.IsZero() {
+			x.deadline = x.deadline.Add(time.Since(start))
+		}
+	}()
 	sh := &Shrinker{Rules: x.cfg.Rules, World: x.cfg.World, Budget: x.cfg.ShrinkBudget,
 		Fails: func(c []Op) bool {
 			d, _, _, err := x.execute(ctx, c, false, stop)
 			return err == nil && d != nil
 		}}
+	x.cfg.Target.unsettled.Store(x.cfg.ShrinkUnsettled)
 	f.Ops = sh.Shrink(ops)
+	x.cfg.Target.unsettled.Store(false)
 	f.ShrinkRuns, f.ShrinkTime = sh.Runs, time.Since(start).Round(time.Millisecond).String()
+	x.shrinking = x.cfg.RestoreRound // the last run from the same state
 	d2, _, steps, err := x.execute(ctx, f.Ops, true, stop)
+	x.shrinking = false
 	if err != nil {
 		return nil, err
 	}
@@ -458,9 +546,18 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 	if x.touched == nil {
 		x.touched = map[devKey]bool{}
 	}
+	// expecting lists, by device or log, whether the model expects a
+	// change there since it was last read: a read through NewVia's target
+	// waits for the changes accepted only then (a change the model does
+	// not expect, because it expects a refusal, is not waited for).
+	expecting := map[string]bool{}
 	for i, op := range ops {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, nil, err
+		}
+		if !x.shrinking && !record && !x.deadline.IsZero() && i > 0 && time.Now().After(x.deadline) {
+			x.cut = i // the run's time is up
+			break
 		}
 		var v Verdict
 		learn := false
@@ -474,15 +571,33 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 		default:
 			v = m.Judge(op)
 			x.touched[op.device()] = true
+			if v.Expect.Status == 200 || v.Open {
+				expecting[partitionOf(op)] = true
+			}
+		}
+		if op.IsRead() {
+			x.cfg.Target.quiet.Store(!expecting[partitionOf(op)])
+			expecting[partitionOf(op)] = false
 		}
 		res := x.cfg.Target.Do(ctx, op)
+		x.cfg.Target.quiet.Store(false)
 		x.ops++
-		want, why := x.judge(m, op, res, record)
+		if !op.IsRead() && !x.shrinking {
+			x.cov.add(x.cfg.Rules, x.cfg.World, op, v)
+		}
+		var want, why string
+		if x.fairReplay(op, res) {
+			// A replay refused: CONTRACT 1 lets a service do so. The model
+			// takes it as the refusal it is, which changes nothing.
+			want = "200 success, or a replay's refusal"
+		} else {
+			want, why = x.judge(m, op, res, record)
+		}
 		if at, ok := changedAt[partitionOf(op)]; ok && why != "" && op.IsRead() && res.Err == "" && x.cfg.Settle > 0 {
 			res, want, why = x.settle(ctx, m, op, at.Add(x.cfg.Settle), res, want, why, record)
 		}
 		if record {
-			steps = append(steps, Step{Op: op, Expected: want, Got: describe(res), Disagrees: why != "", Why: why, Curl: curl(op, res)})
+			steps = append(steps, Step{Op: op, Expected: want, Got: describe(res), Disagrees: why != "", Why: why, Curl: curl(op, res), Exchange: res.Exchange})
 		}
 		if learn && res.Err == "" {
 			adopt(m, op, res)
@@ -524,6 +639,17 @@ func (x *Explorer) execute(ctx context.Context, ops []Op, record bool, stop func
 		}
 	}
 	return nil, seen, steps, nil
+}
+
+// fairReplay says whether res is a replay's refusal CONTRACT 1 allows: a
+// POST answered 401 replayed_request whose operation, fields and
+// timestamp (in either format) the target was sent before (Result.Again):
+// a shrinking candidate sends its operations again, often within the
+// second. A refusal of a request sent before for another reason is
+// allowed too: a service may check a request's faults in any order.
+func (x *Explorer) fairReplay(op Op, res Result) bool {
+	return x.cfg.Latitudes && !op.IsRead() && res.Err == "" && res.Answer.Status == 401 &&
+		res.Answer.Code == device.CodeReplayedRequest && res.Again
 }
 
 // settle reads op's device or log again, every settlePoll, until what it
@@ -577,8 +703,15 @@ func (x *Explorer) softState(m *Model, op Op, res Result, changed []Op) bool {
 				continue
 			}
 			_, sets := v.Set[key]
-			if sets || (key == "name" && v.SetName) || (key == "message" && v.Msg != nil) {
+			switch {
+			case sets || (key == "name" && v.SetName) || (key == "message" && v.Msg != nil):
 				soft = !must(x.cfg.Rules, c) // the last one decides
+			case !must(x.cfg.Rules, c) && c.device() == op.device():
+				// A request only the CONTRACT calls valid came after it,
+				// to this device, without this key: what it did to the
+				// key is the CONTRACT's to say ("fields absent keep their
+				// value").
+				soft = true
 			}
 		}
 		return soft
@@ -658,6 +791,16 @@ func (x *Explorer) begin(ctx context.Context, ops []Op) (*Model, error) {
 	if err := t.reset(ctx); err != nil {
 		return nil, err
 	}
+	if x.cfg.RestoreRound && x.shrinking && len(x.start) > 0 {
+		var keys [][2]string
+		for _, s := range x.start {
+			keys = append(keys, [2]string{s.MAC, s.SN})
+		}
+		t.Restore(ctx, x.start, keys)
+	}
+	if x.cfg.RestoreRound && !x.shrinking {
+		x.start = nil
+	}
 	devs, logs := map[devKey]bool{}, map[string]bool{}
 	for _, op := range ops {
 		if _, ok := x.cfg.World.devs[op.device()]; ok && op.SN != "" && op.Kind != Message {
@@ -687,6 +830,9 @@ func (x *Explorer) begin(ctx context.Context, ops []Op) (*Model, error) {
 				return nil, fmt.Errorf("reading the state of %s: %s", op.device(), r.Err)
 			}
 			m.Devices[op.device()] = *r.Device
+			if x.cfg.RestoreRound && !x.shrinking {
+				x.start = append(x.start, Saved{MAC: op.MAC, SN: op.SN, Type: x.cfg.World.devs[op.device()], Name: r.Device.Name, State: r.Device.Clone().State})
+			}
 			continue
 		}
 		if r.Err != "" {
@@ -724,7 +870,7 @@ func (x *Explorer) judge(m *Model, op Op, res Result, verbose bool) (want, why s
 		case res.Err != "":
 			why = "the observer did not answer: " + res.Err
 		default:
-			why = CheckLog(l, res.Messages)
+			why = CheckLogKept(l, res.Messages, x.cfg.MinKept)
 		}
 		if verbose || why != "" {
 			want = describeLog(l)
@@ -735,6 +881,7 @@ func (x *Explorer) judge(m *Model, op Op, res Result, verbose bool) (want, why s
 	switch {
 	case res.Err != "":
 		why = "no answer: " + res.Err
+	case x.cfg.Latitudes && v.Expect.MatchesLeniently(res.Answer):
 	case !v.Expect.Matches(res.Answer):
 		why = fmt.Sprintf("answered %s, gwconform's reading is %s", res.Answer, v.Expect)
 	}

@@ -34,7 +34,13 @@ type Generator struct {
 	// after each; diff, which compares two targets operation by operation,
 	// keeps its own stream of single operations.
 	AroundRefusals bool
-	r              *rand.Rand
+	// Space also draws, in a sequential run, effects and isolation groups
+	// (space.go); off, the sequences are what they were.
+	Space bool
+	// NoLogReads draws no read of a message log: other senders append to
+	// the logs meanwhile (the workers of a --parallel run).
+	NoLogReads bool
+	r          *rand.Rand
 	// queue holds the rest of a group of operations drawn together
 	// (aroundRefusal), sent before anything else is drawn.
 	queue []Op
@@ -63,6 +69,14 @@ func (g *Generator) Sequence(seed int64, round, n int) []Op {
 		if g.AroundRefusals && len(g.queue) == 0 && g.Clients <= 1 && g.r.Intn(100) < aroundRefusalIn {
 			g.queue = g.aroundRefusal(devs)
 		}
+		if g.Space && len(g.queue) == 0 && g.Clients <= 1 {
+			switch x := g.r.Intn(100); {
+			case x < spaceEffectsIn:
+				g.queue = g.randomEffects(devs)
+			case x < spaceEffectsIn+spaceIsoIn:
+				g.queue = g.randomIsolation(devs)
+			}
+		}
 		var op Op
 		if len(g.queue) > 0 {
 			op, g.queue = g.queue[0], g.queue[1:]
@@ -74,7 +88,22 @@ func (g *Generator) Sequence(seed int64, round, n int) []Op {
 		}
 		ops = append(ops, op)
 	}
-	return ops
+	return g.withoutLogReads(ops)
+}
+
+// withoutLogReads is ops without the reads of a message log, when the
+// generator draws none (NoLogReads).
+func (g *Generator) withoutLogReads(ops []Op) []Op {
+	if !g.NoLogReads {
+		return ops
+	}
+	out := ops[:0]
+	for _, op := range ops {
+		if op.Kind != ReadMessages {
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 // shared picks the devices concurrent clients share: two, with as many
@@ -262,10 +291,10 @@ func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 			}
 		}
 	case 6:
-		op.SN, op.Note = fmt.Sprintf("%032x", r.Uint64()), "unknown device"
+		op.SN, op.Note, op.Origin = fmt.Sprintf("%032x", r.Uint64()), "unknown device", OriginSNUnknown
 		for _, o := range g.W.Devices() {
 			if o.MAC != d.MAC && g.W.gwOf[o.MAC] == g.W.gwOf[d.MAC] {
-				op.SN, op.Note = o.SN, "device of another gateway"
+				op.SN, op.Note, op.Origin = o.SN, "device of another gateway", OriginSNOtherGateway
 				if r.Intn(2) == 0 {
 					op.Type = g.W.devs[o]
 					op.Fields = []KV{g.Rules.Valid(r, op.Type, g.Rules.Fields(op.Type)[0])}
@@ -274,26 +303,26 @@ func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 			}
 		}
 	case 7:
-		op.Note = "gateway of another account"
+		op.Note, op.Origin = "gateway of another account", OriginMACUnknown
 		op.MAC = fmt.Sprintf("%012x", r.Uint64()&0xffffffffffff)
 		for _, o := range g.W.Gateways() {
 			if g.W.gwOf[o] != op.Account {
-				op.MAC = o
+				op.MAC, op.Origin = o, OriginMACOtherAccount
 				break
 			}
 		}
 	case 8:
 		op.Note = "api_key of another account"
 		op.Key = "no-such-key-" + fmt.Sprint(r.Intn(1000))
-		op.Note = "unknown api_key"
+		op.Note, op.Origin = "unknown api_key", OriginKeyUnknown
 		for _, a := range g.W.Accounts {
 			if a.ID != op.Account {
-				op.Key, op.Note = a.Key, "api_key of another account"
+				op.Key, op.Note, op.Origin = a.Key, "api_key of another account", OriginKeyOtherAccount
 				break
 			}
 		}
 	case 9:
-		op.Key, op.Note = fmt.Sprintf("unknown-key-%d", r.Intn(1000)), "unknown api_key"
+		op.Key, op.Note, op.Origin = fmt.Sprintf("unknown-key-%d", r.Intn(1000)), "unknown api_key", OriginKeyUnknown
 	case 10:
 		op.BadSign, op.Note = true, "wrong sign"
 	default:

@@ -277,11 +277,18 @@ func CheckDevice(want, got DeviceState) string {
 // CheckLog compares an observed message log with the model's: the
 // observer shows the newest entries, oldest first, all of them or at least
 // MinMessagesKept.
-func CheckLog(want, got []Msg) string {
+func CheckLog(want, got []Msg) string { return CheckLogKept(want, got, MinMessagesKept) }
+
+// CheckLogKept is CheckLog for an observer that may show as few as the
+// newest minKept (MinMessagesKept when 0 or less).
+func CheckLogKept(want, got []Msg, minKept int) string {
+	if minKept <= 0 {
+		minKept = MinMessagesKept
+	}
 	if len(got) > len(want) {
 		return fmt.Sprintf("%d messages, want %d: one was stored that the model did not accept, or twice", len(got), len(want))
 	}
-	if need := min(len(want), MinMessagesKept); len(got) < need {
+	if need := min(len(want), minKept); len(got) < need {
 		return fmt.Sprintf("%d messages, want %d: the log lost messages", len(got), need)
 	}
 	tail := want[len(want)-len(got):]

@@ -224,6 +224,15 @@ func (r *oracleRules) Valid(rnd *rand.Rand, typ, key string) KV {
 	return KV{Key: key, Value: f.Draw(rnd)}
 }
 
+// Plain is a plain drawn value of a field, in its canonical form: a
+// value every reading of the texts stores as sent.
+func (r *oracleRules) Plain(rnd *rand.Rand, typ, key string) KV {
+	if f := field(typ, key); f != nil {
+		return KV{Key: key, Value: f.Draw(rnd)}
+	}
+	return KV{Key: key, Value: "x"}
+}
+
 func (r *oracleRules) Invalid(rnd *rand.Rand, typ, key string) (KV, string) {
 	f := field(typ, key)
 	ss := r.invalid[f]
@@ -310,6 +319,25 @@ func (r *oracleRules) OpenMessage(rnd *rand.Rand) (Msg, string, bool) {
 // PastEdge draws a value one step past an edge of a command field
 // (refused): a dimming of 0 or 101, a point a thousandth past its range,
 // an opt one character too long.
+//
+// PastEdges lists them all, with their notes; typ "" names the rename's
+// name and the message's fields.
+func (r *oracleRules) PastEdges(typ, key string) (kvs []KV, notes []string) {
+	f := field(typ, key)
+	if typ == "" {
+		f = map[string]*oracle.Field{"name": &oracle.Name, "message_type": &oracle.MessageType, "message_value": &oracle.MessageValue}[key]
+	}
+	if f == nil {
+		return nil, nil
+	}
+	for _, s := range f.Edges() {
+		if !s.Verdict.OK && !s.Verdict.Open && s.Value.Kind == oracle.String {
+			kvs, notes = append(kvs, sample(key, s)), append(notes, key+" "+s.Title)
+		}
+	}
+	return kvs, notes
+}
+
 func (r *oracleRules) PastEdge(rnd *rand.Rand, typ, key string) (KV, string, bool) {
 	f := field(typ, key)
 	if f == nil {

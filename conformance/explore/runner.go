@@ -38,6 +38,76 @@ type Target struct {
 	turn    atomic.Int64 // the replica of the next sequential operation
 	http    *http.Client
 	noReset bool // the observer answered the reset with anything but 2xx
+	// via, when set, sends every request and read instead of the
+	// target's own clients (NewVia).
+	via Via
+	// unsettled: reads through via show the state as it is, without
+	// waiting for accepted changes to appear (while shrinking: the
+	// shrunk sequence is run once more with settling, and says whether
+	// it still disagrees).
+	unsettled atomic.Bool
+	// quiet: the model expects no change at the place the next read
+	// reads, which is read as it is.
+	quiet atomic.Bool
+	// sent holds each POST sent, by operation, fields and timestamp
+	// (either format): one sent again in the same second is a replay.
+	sentMu sync.Mutex
+	sent   map[string]bool
+	// renewReplays sends a request refused as a replay of one it was not
+	// sent before again in the next second (Config.Latitudes).
+	renewReplays bool
+}
+
+// again notes req, op's request, as sent and says whether it was sent
+// before.
+func (t *Target) again(op Op, req client.Request) bool {
+	var ts string
+	for _, f := range req.Fields {
+		if f.Key == device.FieldTimestamp {
+			ts, _ = f.Value.(string)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%s|%s|%s|%s|%s|%s", op.Kind, ts, op.Key, strings.ToLower(op.Account), strings.ToLower(op.MAC), strings.ToLower(op.SN), op.Type, op.Wire)
+	for _, kv := range op.Fields {
+		fmt.Fprintf(&b, "|%s=%s", kv.Key, kv.Value)
+	}
+	t.sentMu.Lock()
+	defer t.sentMu.Unlock()
+	if t.sent == nil {
+		t.sent = map[string]bool{}
+	}
+	k := b.String()
+	seen := t.sent[k]
+	t.sent[k] = true
+	return seen
+}
+
+// Via is another way to a target: the path the requests of gwconform
+// run's checks take (its link: the run's bound of requests in flight,
+// its retries, its settling of accepted changes before a read). Send
+// sends one signed request; ReadDevice and ReadMessages are the CONTRACT
+// 7 reads, the messages oldest first (the newest only, or a window of
+// them, where that is all the observer shows).
+type Via interface {
+	Send(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error)
+	ReadDevice(ctx context.Context, mac, sn string, settle bool) (DeviceState, error)
+	ReadMessages(ctx context.Context, mac string, settle bool) ([]Msg, error)
+}
+
+// NewVia is a target reached through via: observed says via reads an
+// observer. It never resets the target: a sequence starts from the state
+// the observer shows.
+func NewVia(name string, f *fleet.Fleet, rules Rules, via Via, observed bool) *Target {
+	if rules == nil {
+		rules = OracleRules()
+	}
+	t := &Target{BaseURL: name, fleet: f, rules: rules, via: via, bases: []string{name},
+		http: &http.Client{Timeout: client.DefaultTimeout}}
+	if observed {
+		t.Observer = name
+	}
+	return t
 }
 
 // NewTarget prepares a target for the fleet's credentials; signer signs
@@ -129,10 +199,34 @@ type Result struct {
 	Exchange client.Exchange `json:"-"`
 	redact   bool
 	known    bool // the api_key is the fleet's
+	// Again: the same operation and fields with the same timestamp were
+	// sent to the target before (a replay, CONTRACT 1).
+	Again bool `json:"-"`
 }
 
 // Do sends one operation. Reads go to the observer.
 func (t *Target) Do(ctx context.Context, op Op) Result {
+	r := t.do(ctx, op)
+	if t.renewReplays && !op.IsRead() && !r.Again && r.Err == "" && r.Answer.Status == 401 && r.Answer.Code == device.CodeReplayedRequest {
+		// Refused as a replay of a request this target was not sent by
+		// explore: another sender (the run's other checks, another
+		// client of a shared service) sent the same in the same second.
+		// Sent again in the next second, it is no replay.
+		select {
+		case <-ctx.Done():
+			return r
+		case <-time.After(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond))):
+		}
+		r = t.do(ctx, op)
+	}
+	return r
+}
+
+// do is Do without renewing a refused replay.
+func (t *Target) do(ctx context.Context, op Op) Result {
+	if t.via != nil {
+		return t.doVia(ctx, op)
+	}
 	switch op.Kind {
 	case ReadDevice:
 		var raw struct {
@@ -161,6 +255,7 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 	}
 	op.Key = t.keyOf(op)
 	req := t.request(ctx, op)
+	again := t.again(op, req)
 	resp, ex, err := t.clientFor(op).Do(ctx, req)
 	// A sign that authenticates is never shown (curl removes it and the
 	// line signs afresh). A request meant to fail authentication keeps its
@@ -168,9 +263,50 @@ func (t *Target) Do(ctx context.Context, op Op) Result {
 	_, known := t.fleet.Secret(op.Key)
 	redact := known && !op.BadSign
 	if err != nil {
-		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known}
+		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known, Again: again}
 	}
-	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known}
+	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known, Again: again}
+}
+
+// doVia is Do through t.via.
+func (t *Target) doVia(ctx context.Context, op Op) Result {
+	switch op.Kind {
+	case ReadDevice:
+		d, err := t.via.ReadDevice(ctx, op.MAC, op.SN, !t.unsettled.Load() && !t.quiet.Load())
+		if err != nil {
+			return Result{Err: err.Error()}
+		}
+		return Result{Device: &d}
+	case ReadMessages:
+		msgs, err := t.via.ReadMessages(ctx, op.MAC, !t.unsettled.Load() && !t.quiet.Load())
+		if err != nil {
+			return Result{Err: err.Error()}
+		}
+		if msgs == nil {
+			msgs = []Msg{}
+		}
+		return Result{Messages: msgs}
+	}
+	op.Key = t.keyOf(op)
+	req := t.request(ctx, op)
+	again := t.again(op, req)
+	resp, ex, err := t.via.Send(ctx, req)
+	_, known := t.fleet.Secret(op.Key)
+	redact := known && !op.BadSign
+	if err != nil {
+		return Result{Err: err.Error(), Exchange: ex, redact: redact, known: known, Again: again}
+	}
+	return Result{Answer: Answer{Status: resp.Status, Code: resp.ErrorCode, Field: resp.ErrorField, Success: resp.Success()}, Exchange: ex, redact: redact, known: known, Again: again}
+}
+
+// DeviceFromValues is an observed device as the model keeps it: each
+// state value as text, numbers in their shortest form.
+func DeviceFromValues(name string, state map[string]any) DeviceState {
+	d := DeviceState{Name: name, State: make(map[string]string, len(state))}
+	for k, v := range state {
+		d.State[k] = valueText(v)
+	}
+	return d
 }
 
 // keyOf is the api_key op sends: a key a report masked (its first four

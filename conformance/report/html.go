@@ -657,6 +657,18 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 {{- end}}
 </table>
 
+{{with .Model}}<h2 id="model">Model-based phase</h2>
+<p class="muted">Random operation sequences over the space the fleet opens, each answer and each state the observer showed compared with the model of the two texts: seed {{.Seed}}, {{.Operations}} operations in {{.Rounds}} sequence(s), {{printf "%.1f" .Seconds}} s (budget {{.BudgetOperations}} operations, {{printf "%.1f" .BudgetSeconds}} s). Its findings are the checks tagged <code>model</code>.</p>
+<table>
+<tr><th>Space</th><th>Reached</th><th>Not reached</th></tr>
+{{- range .Coverage}}
+<tr><td>{{.Name}}</td><td class="num">{{.Reached}} of {{.Total}}</td><td>{{if .NotReached}}<details><summary>{{len .NotReached}}</summary><ul>{{range .NotReached}}<li><code>{{.}}</code></li>{{end}}</ul></details>{{else}}none{{end}}</td></tr>
+{{- end}}
+</table>
+{{- if .Findings}}
+<ol>{{range .Findings}}<li><span class="lv lv-{{.Level}}">{{.Level}}</span> {{.Rule}}, {{.Count}} time(s): {{.Why}}<br><span class="muted">{{.Quote}}</span><ol>{{range .Operations}}<li><code>{{.}}</code></li>{{end}}</ol></li>{{end}}</ol>
+{{- end}}
+{{end}}
 <h2 id="sections">Published sections</h2>
 <p class="muted">Every section of the published interface and how many checks trace to it; the failed ones are named. The catalog below lists every check of a section.</p>
 <table>

@@ -317,6 +317,10 @@ type Document struct {
 	// its critical path (gwconform run only; a --parallel run's is its
 	// first process's).
 	Schedule *Schedule `json:"schedule,omitempty"`
+	// Model is the model-based phase: its seed and budget, what it did,
+	// how much of the space the fleet opens it reached, and its findings
+	// (gwconform run only; nil when it did not run).
+	Model *ModelPhase `json:"model_phase,omitempty"`
 	// FleetFile is the fleet file the run read, made absolute (empty: the
 	// demo fleet); a path, never its content.
 	FleetFile string `json:"fleet_file,omitempty"`
@@ -675,6 +679,55 @@ func verdict(d Document) string {
 	default:
 		return VerdictPass
 	}
+}
+
+// ModelPhase is a run's model-based phase: random operation sequences over
+// the space the fleet opens, judged by a model of the two texts.
+type ModelPhase struct {
+	// Seed draws the sequences; BudgetOperations and BudgetSeconds bound
+	// them (shrinking not counted).
+	Seed             int64   `json:"seed"`
+	BudgetOperations int     `json:"budget_operations"`
+	BudgetSeconds    float64 `json:"budget_seconds"`
+	// Operations were sent in Rounds sequences in Seconds, shrinking
+	// included.
+	Operations int     `json:"operations"`
+	Rounds     int     `json:"rounds"`
+	Seconds    float64 `json:"seconds"`
+	// Coverage is how much of each projection of the space it reached.
+	Coverage []ModelDimension `json:"coverage"`
+	// Findings are its distinct disagreements, each shrunk.
+	Findings []ModelFinding `json:"findings,omitempty"`
+	Notes    []string       `json:"notes,omitempty"`
+}
+
+// ModelDimension is one projection of the space: operations × types ×
+// field subsets, × where each identifier came from, types × fields ×
+// valid or forbidden values.
+type ModelDimension struct {
+	Name       string   `json:"name"`
+	Reached    int      `json:"reached"`
+	Total      int      `json:"total"`
+	NotReached []string `json:"not_reached,omitempty"`
+}
+
+// ModelFinding is one distinct disagreement of the phase, shrunk.
+type ModelFinding struct {
+	Level string `json:"level"`
+	Rule  string `json:"rule"`
+	Quote string `json:"quote"`
+	Why   string `json:"why"`
+	Count int    `json:"count"`
+	// Original is how many operations the sequence had up to it;
+	// Operations the shrunk sequence, api_keys masked.
+	Original     int      `json:"original_operations"`
+	Operations   []string `json:"operations"`
+	Reproducible bool     `json:"reproducible"`
+	// Check is the check that reports it; Sequence the shrunk sequence as
+	// gwconform explore writes one (api_keys masked), which gwconform
+	// replay report.json <check> runs again with the model.
+	Check    string          `json:"check"`
+	Sequence json.RawMessage `json:"sequence,omitempty"`
 }
 
 // Schedule is how a run sent its requests.

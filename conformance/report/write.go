@@ -396,6 +396,8 @@ type WriteOptions struct {
 	FailOnShould bool
 	// Schedule is how the run sent its requests and its critical path.
 	Schedule *Schedule
+	// Model is the model-based phase (Document.Model).
+	Model *ModelPhase
 	// FleetFile is the fleet file the run read (empty: the demo fleet):
 	// the reports' replay lines name it, so that they sign as the run did.
 	FleetFile string
@@ -485,6 +487,7 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 	}
 	d.Catalog = o.Catalog
 	d.Schedule = o.Schedule
+	d.Model = o.Model
 	d.Effects = o.Effects
 	d.Observer = o.Observer
 	if d.Observer == "" {
@@ -642,6 +645,15 @@ func writeVerdict(w io.Writer, d Document, paint func(code, s string) string) {
 	if sc := d.Schedule; sc != nil && sc.Ahead != nil {
 		fmt.Fprintf(w, "  run ahead: %d checks in %d chains side by side (a device, or the tested gateway's messages, each), %.1f s; the others in their place\n",
 			sc.Ahead.Checks, sc.Ahead.Chains, sc.Ahead.Seconds)
+	}
+	if m := d.Model; m != nil {
+		// Its times are in the reports: the console's examples in the docs
+		// are compared with real runs, durations aside.
+		fmt.Fprintf(w, "  model-based phase: seed %d, %d of %d operations, %s\n",
+			m.Seed, m.Operations, m.BudgetOperations, plural(len(m.Findings), "finding"))
+		for _, c := range m.Coverage {
+			fmt.Fprintf(w, "    reached %d of %d: %s\n", c.Reached, c.Total, c.Name)
+		}
 	}
 }
 
