@@ -731,11 +731,13 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 			observe(ctx, "no Content-Length: the content (%d bytes) is delimited by %s, and was read whole (%s)", len(r.Body), r.Framing, describe(r))
 			return
 		}
+		// What comes after the header section, if anything: an error
+		// reading it (a close, the timeout) means nothing came.
 		var next []byte
 		if pipelined {
-			next, err = c.Peek(len("HTTP/"))
+			next, _ = c.Peek(len("HTTP/"))
 		} else {
-			next, err = c.Rest()
+			next, _ = c.Rest()
 		}
 		c.Close()
 		if len(next) > 0 && !(pipelined && bytes.Equal(next, []byte("HTTP/"))) {
@@ -787,11 +789,13 @@ func (env *Env) checkHead(ctx context.Context, w *wireRun, op device.Operation) 
 			c.Close()
 			continue
 		}
+		// What comes after the header section, if anything: an error
+		// reading it (a close, the timeout) means nothing came.
 		var next []byte
 		if pipelined {
-			next, err = c.Peek(len("HTTP/"))
+			next, _ = c.Peek(len("HTTP/"))
 		} else {
-			next, err = c.Rest()
+			next, _ = c.Rest()
 		}
 		c.Close()
 		if len(next) > 0 && !(pipelined && bytes.Equal(next, []byte("HTTP/"))) {

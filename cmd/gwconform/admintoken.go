@@ -28,5 +28,3 @@ func (t adminToken) to(dest string, named bool, w io.Writer, prog string) string
 	return tokenrule.Token{Value: t.value, FromEnv: t.fromEnv}.To(dest, named, w, prog, "give --observer URL or --admin-token to send a token there")
 }
 
-// onLoopback says whether a URL's host is on loopback (a name resolved).
-func onLoopback(raw string) bool { return tokenrule.OnLoopback(raw) }
