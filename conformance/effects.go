@@ -144,7 +144,8 @@ func (env *Env) commandBadSign(ctx context.Context, t *oracle.Type, f device.For
 	env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) catalog.Call {
 		c, _ := env.changedCommand(d, t, before, fk)
 		c.KeepSign = true
-		c.Set(device.FieldSign, "0123456789abcdef0123456789abcdef")
+		c.Set(device.FieldSign, catalog.WrongSign)
+		c.Tamper = &client.Tamper{Sign: catalog.WrongSign}
 		return c
 	})
 }

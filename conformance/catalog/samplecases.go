@@ -161,6 +161,9 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 			return check.NoSample + slug + " of " + f.Name + " derived from " + base
 		}
 		SetValue(c, f.Name, got.Value)
+		if f.Name == device.FieldSign {
+			c.Tamper = nil // another form of the sign: no line makes it afresh
+		}
 		return ""
 	})
 	return c

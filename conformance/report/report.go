@@ -492,10 +492,15 @@ const inconclusiveState = "skipped"
 // exchanges, 2.2 MB of reports.
 const InconclusiveSample = 20
 
+// KeepEveryExchange, when set, keeps every check's exchanges whatever its
+// outcome: gwconform replay runs one check and shows what it sent and got,
+// passed or not.
+var KeepEveryExchange bool
+
 // KeepsExchanges says whether a result's exchanges go into the reports.
 func KeepsExchanges(id, level, outcome string) bool {
 	switch {
-	case level == string(check.Info):
+	case KeepEveryExchange, level == string(check.Info):
 		return true
 	case outcome == Passed:
 		return sampled(id, PassedSample)
@@ -703,9 +708,11 @@ type Chain struct {
 	Seconds    float64 `json:"seconds"`
 }
 
-// ReplayLine is the command that sends a check's recorded requests again,
-// as it can be pasted from any folder: the report's own path and the fleet
-// file whose credentials sign them afresh, as the run's were.
+// ReplayLine is the command that runs a check again (gwconform replay), as
+// it can be pasted from any folder: the report's own path; for a run that
+// read a fleet file, the credentials come from $GWCONFORM_FLEET and the
+// line stops, naming the file, when it is not set (a path written here
+// would be gone where a CI artefact is read).
 func ReplayLine(d Document, id string) string {
 	path := JSONFile
 	if d.Files.JSON != "" {
@@ -716,9 +723,19 @@ func ReplayLine(d Document, id string) string {
 	}
 	line := "gwconform replay " + shellWord(path) + " " + shellWord(id)
 	if d.FleetFile != "" {
-		line += " --fleet " + shellWord(d.FleetFile)
+		line = `: "${GWCONFORM_FLEET:?` + fleetNeed(filepath.Base(d.FleetFile)) + `}" && ` + line
 	}
 	return line
+}
+
+// fleetNeed is what a replay line says where $GWCONFORM_FLEET is not set:
+// the fleet file it needs, by a name that holds nothing a shell would
+// read inside ${...:?...}.
+func fleetNeed(name string) string {
+	if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+,@") != "" {
+		name = "its fleet file"
+	}
+	return "set GWCONFORM_FLEET to the fleet file the run read (" + name + ")"
 }
 
 // shellWord is s as one word of a POSIX shell: as it is when it holds

@@ -468,7 +468,7 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 		for i := range d.Results {
 			for j, ex := range d.Results[i].Exchanges {
 				if j < len(d.Results[i].Curl) {
-					d.Results[i].Curl[j] = ex.CurlSignedWith(d.FleetFile)
+					d.Results[i].Curl[j] = ex.CurlSignedWith(filepath.Base(d.FleetFile))
 				}
 			}
 		}

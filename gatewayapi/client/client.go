@@ -77,6 +77,9 @@ type Request struct {
 	// bytes whose timestamp has aged by the wait. Without it the same
 	// fields are signed again.
 	Renew func() []Field
+	// Tamper, when set, says what the request makes wrong on purpose; the
+	// exchange keeps it, so that a line sending it again keeps it wrong.
+	Tamper *Tamper
 }
 
 // Config is how a Client reaches and treats its target. It is read by New
@@ -250,7 +253,7 @@ var errTimeout = errors.New("timeout")
 func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, error) {
 	var earlier []Exchange
 	for attempt := 0; ; attempt++ {
-		ex := Exchange{Method: req.Method, URL: c.URL(req.Path), Retries: attempt}
+		ex := Exchange{Method: req.Method, URL: c.URL(req.Path), Retries: attempt, Tamper: req.Tamper}
 		if ex.Method == "" {
 			ex.Method = http.MethodPost
 		}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/simulator/simtest"
+)
+
+// Replay and curl lines reproduce the check: every kind of failing check
+// (a sign wrong in one digit, an unknown api_key, a stale timestamp, a
+// malformed body, an effect the observer shows) is run against a double
+// with the bugs, then replayed from the report against that double
+// (REPRODUCED, exit 0) and against the faithful one (CHANGED, exit 1),
+// through real HTTP; each refusal's curl line gets the buggy answer from
+// the one and the refusal from the other.
+
+// replayBugs is a double with one bug per kind of check: the sign is
+// compared on its first 16 characters only, an unknown api_key is let
+// through, the timestamp window is not kept, a malformed body is
+// accepted, and a rename answers success but keeps the old name.
+func replayBugs(t *testing.T) (api, reads string) {
+	t.Helper()
+	it := newIndepTarget(indepDeviation{renameKeepsOld: true})
+	it.window = 0
+	a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		b := string(body)
+		if k := keyInRaw.FindStringSubmatch(b); k != nil && strings.HasPrefix(k[2], "unknown-") {
+			success(w, r)
+			return
+		}
+		ts, sg := tsInBody.FindStringSubmatch(b), signInRaw.FindStringSubmatch(b)
+		if ts != nil && sg != nil {
+			sum := md5.Sum([]byte(indepKey + indepSecret + ts[2]))
+			if right := hex.EncodeToString(sum[:]); strings.EqualFold(right[:16], sg[2][:16]) {
+				b = strings.Replace(b, sg[0], sg[1]+right, 1)
+			}
+		}
+		rec := httptest.NewRecorder()
+		r.Body = io.NopCloser(strings.NewReader(b))
+		it.api(rec, r)
+		if rec.Code == 400 && strings.Contains(rec.Body.String(), "malformed_body") {
+			success(w, r)
+			return
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	rd := httptest.NewServer(http.HandlerFunc(it.reads))
+	t.Cleanup(a.Close)
+	t.Cleanup(rd.Close)
+	return a.URL, rd.URL
+}
+
+func faithfulDouble(t *testing.T) (api, reads string) {
+	t.Helper()
+	it := newIndepTarget(indepDeviation{})
+	a, rd := httptest.NewServer(http.HandlerFunc(it.api)), httptest.NewServer(http.HandlerFunc(it.reads))
+	t.Cleanup(a.Close)
+	t.Cleanup(rd.Close)
+	return a.URL, rd.URL
+}
+
+func TestReplayJudgesAsTheCheckDid(t *testing.T) {
+	simtest.Heavy(t)
+	t.Parallel()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	bugAPI, bugReads := replayBugs(t)
+	okAPI, okReads := faithfulDouble(t)
+	fleetFile := indepFleetFile(t, indepKey, indepSecret)
+	ids := []string{
+		"command.sign.position-18.json",                      // the sign wrong in one digit
+		"message.envelope.api_key.unknown.xml",               // a key of no account
+		"update_name.envelope.timestamp.stale.json.contract", // a day-old timestamp
+		"update_name.body.truncated.json",                    // a malformed body
+		"effect.update_name.light-dimmer.stored.json",        // what the observer shows
+	}
+	args := []string{"--target", bugAPI, "--observer", bugReads, "--fleet", fleetFile, "--allow-partial"}
+	for _, id := range ids {
+		args = append(args, "--check", id)
+	}
+	r := gwconform(t, args...)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	reportFile := filepath.Join(r.dir, "report.json")
+	doc, err := loadReport(reportFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Dir(bins.gwconform) + string(os.PathListSeparator) + os.Getenv("PATH")
+	for _, id := range ids {
+		res, ok := doc.Result(id)
+		if !ok || res.Outcome != report.Failed {
+			t.Fatalf("%s: %s against the buggy double, want failed: %s", id, res.Outcome, res.Failure+res.Reason)
+		}
+		for _, c := range []struct {
+			name, api, reads string
+			exit             int
+			verdict          string
+		}{
+			{"buggy", bugAPI, bugReads, 0, "REPRODUCED"},
+			{"faithful", okAPI, okReads, 1, "CHANGED"},
+		} {
+			cmd := exec.Command(bins.gwconform, "replay", reportFile, id, "--target", c.api, "--observer", c.reads)
+			cmd.Env = append(os.Environ(), "GWCONFORM_FLEET="+fleetFile)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			last := strings.TrimSpace(out.String())
+			last = last[strings.LastIndex(last, "\n")+1:]
+			if code != c.exit || !strings.HasPrefix(last, c.verdict+":") {
+				t.Errorf("%s replayed against the %s double: exit %d, last line %q; want exit %d and %s\n%s", id, c.name, code, last, c.exit, c.verdict, out.String())
+			}
+			if strings.HasPrefix(id, "effect.") && !strings.Contains(out.String(), "/_sim/gateways/") && !strings.Contains(out.String(), "observer") {
+				t.Errorf("%s: the replay shows no read of the observer:\n%s", id, out.String())
+			}
+		}
+		if strings.HasPrefix(id, "effect.") {
+			continue
+		}
+		// The refusal's curl line, as report.html prints it, sent to each
+		// double: the buggy one answers as in the run, the faithful one
+		// refuses.
+		ex := res.Exchanges[len(res.Exchanges)-1]
+		curl := ex.CurlSignedWith("fleet.yaml")
+		if id == "command.sign.position-18.json" && !strings.Contains(curl, "--sign-at") {
+			t.Errorf("%s: the curl line signs the request validly: %s", id, curl)
+		}
+		for _, c := range []struct {
+			name, api string
+			want      int
+		}{{"buggy", bugAPI, ex.Status}, {"faithful", okAPI, 0}} {
+			line := strings.ReplaceAll(curl, strings.TrimSuffix(doc.Target, "/"), c.api)
+			cmd := exec.Command("bash", "-c", line)
+			cmd.Env = append(os.Environ(), "PATH="+path, "GWCONFORM_FLEET="+fleetFile)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: the curl line failed: %v\n%s\n%s", id, err, line, out)
+			}
+			m := regexp.MustCompile(`HTTP/1\.1 (\d+)`).FindSubmatch(out)
+			if m == nil {
+				t.Fatalf("%s: no status in the curl output:\n%s", id, out)
+			}
+			got := string(m[1])
+			if c.want != 0 && got != strconv.Itoa(c.want) || c.want == 0 && (got == "200" || got == strconv.Itoa(ex.Status)) {
+				t.Errorf("%s: the curl line against the %s double got %s; the run got %d\n%s", id, c.name, got, ex.Status, out)
+			}
+		}
+	}
+	// Without GWCONFORM_FLEET, a line of a run that read a fleet file
+	// sends nothing and names the file.
+	res, _ := doc.Result(ids[0])
+	cmd := exec.Command("bash", "-c", res.Exchanges[len(res.Exchanges)-1].CurlSignedWith("fleet.yaml"))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GWCONFORM_FLEET=") && !strings.HasPrefix(kv, "PATH=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PATH="+path)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "GWCONFORM_FLEET") || !strings.Contains(string(out), "fleet.yaml") {
+		t.Errorf("a line without GWCONFORM_FLEET: %v\n%s", err, out)
+	}
+}
