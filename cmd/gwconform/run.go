@@ -727,9 +727,11 @@ const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-d
 
 Runs the conformance checks against URL, or against the simulator started
 in-process when no --target is given. Exit 0: no check failed at the
---fail-on level and the run covered the whole interface; 1: some check
-failed, or the run was PARTIAL (filtered, or a device type, format,
-operation or rule not covered) without --allow-partial; 2: bad arguments,
+--fail-on level and the run covered the whole interface (the MUST effect
+checks left out only with --no-observer, which the verdict names); 1: some
+check failed, or the run was PARTIAL (filtered, a device type, format,
+operation or rule not covered, or MUST effect checks not run for want of an
+observer) without --allow-partial; 2: bad arguments,
 unreadable fleet, unreachable target, or a pre-flight that found a cause
 in the set-up, with one line naming it: a target that does not speak HTTP
 or this interface, every operation 404 at the base URL, every request

@@ -341,6 +341,9 @@ func VerdictReason(d Document) string {
 	if must.Skipped > 0 {
 		s += "; " + strconv.Itoa(must.Skipped) + " skipped"
 	}
+	if n := UnobservedMust(d); n > 0 {
+		s += "; " + plural(n, "MUST effect check") + " not run: no observer (" + NoObserverFlag + ")"
+	}
 	return s
 }
 
