@@ -58,6 +58,9 @@ type execution struct {
 	err error
 	// hash is the catalog's (CatalogHash), for the reports.
 	hash chan string
+	// leftChanged are the devices the run changed and could not put back
+	// (putback.Left), each in one line.
+	leftChanged []string
 }
 
 // failer is the testing.T that RunSpecs needs: a value with Fail().
@@ -89,7 +92,12 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env.link().CountLog(ctx)
 	env.declareChecks()
 	// Every device the run changed is put back once, after the last check.
-	ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) { env.devices().All(ctx) })
+	// Those it could not put back are named in the console and reports.
+	ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) {
+		for _, l := range env.devices().All(ctx) {
+			x.leftChanged = append(x.leftChanged, l.String())
+		}
+	})
 	ginkgo.ReportAfterSuite("gwconform reports", x.writeReports)
 	// Failures read as sentences: what was expected, what came.
 	trial.RegisterFailHandler(failInWords)
@@ -143,5 +151,6 @@ func (x *execution) writeReports(r ginkgo.Report) {
 		opts.Schedule.CriticalPath = &report.Chain{Of: who, RoundTrips: trips, Seconds: math.Round(took.Seconds()*100) / 100}
 	}
 	opts.Schedule.Ahead = env.aheadRun()
+	opts.LeftChanged = x.leftChanged
 	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }

@@ -102,7 +102,7 @@ func replayRunArgs(doc report.Document, res report.Result, o replayOptions, dir 
 		observed = doc.Observer
 	}
 	args = []string{"--check", res.ID, "--seed", strconv.FormatInt(doc.Seed, 10), "--report-dir", dir,
-		"--allow-partial", "--color", "never", "--parallel", "1", "--timeout", o.timeout.String()}
+		"--allow-partial", "--color", "never", "--parallel", "1", "--keep-exchanges", "--timeout", o.timeout.String()}
 	if target != "" {
 		args = append(args, "--target", target)
 	}
@@ -148,7 +148,6 @@ func replayCheck(ctx context.Context, doc report.Document, res report.Result, o 
 	}
 	fmt.Fprintln(stdout)
 	var console bytes.Buffer
-	report.KeepEveryExchange = true
 	code := runCmd(ctx, args, &console, &console)
 	again, err := loadReport(filepath.Join(dir, report.JSONFile))
 	now, found := again.Result(res.ID)

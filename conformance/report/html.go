@@ -622,6 +622,10 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
  <div class="vcounts">{{range .Levels}}<div>{{.Level}} {{.Total}}: {{countsText .Counts .Info}}</div>{{end}}</div></div>
 </header>
 
+{{if .LeftChanged}}<h2 id="left-changed">Devices left changed or changed unasked ({{len .LeftChanged}})</h2>
+<p>Devices the run changed and could not put back, and devices the target changed though no check's change was meant for them; each with its state before the run. Set any not put back as it was.</p>
+<ul>{{range .LeftChanged}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
 {{if .NotCovered}}<h2 id="not-covered">Not covered ({{len .NotCovered}})</h2>
 <ul>{{range .NotCovered}}<li><b>{{.What}}</b>: {{.Why}}{{if .Checks}} ({{.Checks}} checks not run){{end}}</li>{{end}}</ul>
 {{end}}

@@ -308,6 +308,10 @@ type Document struct {
 	// effects of its requests, and why ("effects not observed: ..."); empty
 	// when an observer showed them.
 	Effects string `json:"effects,omitempty"`
+	// LeftChanged are the devices the run changed and could not put back
+	// (interrupted, refused, or read otherwise afterwards), each in one
+	// line with its name and state before the run.
+	LeftChanged []string `json:"left_changed,omitempty"`
 	// Preflight names each valid request of the pre-flight that the
 	// target refused, or answered with something other than the success
 	// body, and its answer: a conformance failure, which the run goes on
@@ -367,7 +371,11 @@ func (d Document) Result(id string) (Result, bool) {
 // check.Lookup; for a check the registry does not know (a report loaded in
 // another process) it is read back from the spec's labels. Suite-level
 // nodes (BeforeSuite, ReportAfterSuite, ...) appear only when they failed.
-func Build(r types.Report, target string) Document {
+func Build(r types.Report, target string) Document { return build(r, target, false) }
+
+// build is Build; keepAll keeps every check's exchanges whatever its
+// outcome (WriteOptions.KeepEveryExchange).
+func build(r types.Report, target string, keepAll bool) Document {
 	d := Document{
 		Target:              target,
 		Suite:               r.SuiteDescription,
@@ -386,7 +394,7 @@ func Build(r types.Report, target string) Document {
 		if !sr.LeafNodeType.Is(types.NodeTypeIt) && !sr.State.Is(types.SpecStateFailureStates) {
 			continue
 		}
-		res := result(sr)
+		res := result(sr, keepAll)
 		if res.IsCheck() {
 			checks = append(checks, res)
 		} else {
@@ -406,7 +414,7 @@ func Build(r types.Report, target string) Document {
 
 func ms(t time.Duration) float64 { return float64(t) / float64(time.Millisecond) }
 
-func result(sr types.SpecReport) Result {
+func result(sr types.SpecReport, keepAll bool) Result {
 	res := Result{
 		Text:       sr.FullText(),
 		Title:      sr.LeafNodeText,
@@ -441,7 +449,7 @@ func result(sr types.SpecReport) Result {
 	case sr.State.Is(types.SpecStateFailureStates):
 		res.Failure = failureText(sr)
 	}
-	keep := KeepsExchanges(res.ID, res.Level, res.Outcome)
+	keep := keepAll || KeepsExchanges(res.ID, res.Level, res.Outcome)
 	for _, e := range sr.ReportEntries {
 		switch e.Name {
 		case ObservationEntry:
@@ -492,15 +500,10 @@ const inconclusiveState = "skipped"
 // exchanges, 2.2 MB of reports.
 const InconclusiveSample = 20
 
-// KeepEveryExchange, when set, keeps every check's exchanges whatever its
-// outcome: gwconform replay runs one check and shows what it sent and got,
-// passed or not.
-var KeepEveryExchange bool
-
 // KeepsExchanges says whether a result's exchanges go into the reports.
 func KeepsExchanges(id, level, outcome string) bool {
 	switch {
-	case KeepEveryExchange, level == string(check.Info):
+	case level == string(check.Info):
 		return true
 	case outcome == Passed:
 		return sampled(id, PassedSample)

@@ -406,6 +406,13 @@ type WriteOptions struct {
 	Catalog CatalogID
 	// Effects is the run's "effects not observed" line, if it has one.
 	Effects string
+	// LeftChanged are the devices the run changed and could not put back,
+	// each in one line with its state before the run.
+	LeftChanged []string
+	// KeepEveryExchange keeps every check's exchanges whatever its outcome
+	// (gwconform replay shows what its one check sent and got, passed or
+	// not).
+	KeepEveryExchange bool
 	// Observer is the base URL of the run's observer; empty for none.
 	Observer string
 	// Preflight are the pre-flight's refused valid requests (Document.Preflight).
@@ -447,7 +454,7 @@ var Writers = []Writer{
 // and writes every report of Writers into it. The Document it returns
 // knows where (Files).
 func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
-	d := Build(r, target)
+	d := build(r, target, o.KeepEveryExchange)
 	if len(o.Filters) > 0 {
 		for i, g := range d.NotCovered {
 			if g.What == "filter" {
@@ -476,6 +483,7 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 	d.Catalog = o.Catalog
 	d.Schedule = o.Schedule
 	d.Effects = o.Effects
+	d.LeftChanged = o.LeftChanged
 	d.Observer = o.Observer
 	if d.Observer == "" {
 		d.Observer = ObserverNone
@@ -646,6 +654,12 @@ func writeRunNotes(w io.Writer, d Document) {
 		fmt.Fprintf(w, "  observer: none (%s)\n", d.Effects)
 	case d.Observer == ObserverNone:
 		fmt.Fprintf(w, "  observer: none\n")
+	}
+	if len(d.LeftChanged) > 0 {
+		fmt.Fprintf(w, "  devices left changed or changed unasked: %s, each with its state before the run (set any not put back as it was):\n", plural(len(d.LeftChanged), "device"))
+		for _, l := range d.LeftChanged {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
 	}
 	if n := d.Summary.Inconclusive; n > 0 {
 		fmt.Fprintf(w, "  inconclusive: %d refusal check(s) whose valid request was refused too; they prove nothing (see the reports)\n", n)
