@@ -334,6 +334,9 @@ func (m *runMain) configureGinkgo() error {
 		m.reporter.Succinct, m.reporter.SilenceSkips = true, true
 	}
 	if len(o.Checks) > 0 {
+		if err := checksMatch(o.Checks); err != nil {
+			return err
+		}
 		m.suite.FocusStrings = append(m.suite.FocusStrings, focusOnGlobs(o.Checks))
 	}
 	if len(o.Skips) > 0 {
