@@ -438,4 +438,3 @@ func meantType(name string) string {
 	}
 	return " (did you mean " + best + "?)"
 }
-
