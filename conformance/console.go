@@ -21,19 +21,22 @@ import (
 // (a CI log keeps each); on a terminal one line rewritten in place, wiped
 // when the run ends so that the summary starts on a line of its own.
 type progressLine struct {
-	w        io.Writer
-	inPlace  bool
-	every    time.Duration
-	start    time.Time
-	total    atomic.Int64
-	done     atomic.Int64
-	failed   atomic.Int64
-	known    atomic.Int64
-	mu       sync.Mutex // one write at a time, none after stop
-	stopped  bool
-	shown    bool
-	stopTick chan struct{}
-	ticked   chan struct{}
+	w       io.Writer
+	inPlace bool
+	every   time.Duration
+	start   time.Time
+	total   atomic.Int64
+	done    atomic.Int64
+	failed  atomic.Int64
+	known   atomic.Int64
+	// interrupted counts the checks cut short, as the summary does: not
+	// failed.
+	interrupted atomic.Int64
+	mu          sync.Mutex // one write at a time, none after stop
+	stopped     bool
+	shown       bool
+	stopTick    chan struct{}
+	ticked      chan struct{}
 	// note, when set, adds what the run found about the target's pace
 	// (a slow device and its median answer time).
 	note func() string
@@ -55,15 +58,15 @@ type progressLine struct {
 func workerProgress(report string) string { return report + ".progress" }
 
 // counts are the numbers a progress line shows.
-type counts struct{ done, total, failed, known int64 }
+type counts struct{ done, total, failed, known, interrupted int64 }
 
 func (c counts) String() string {
-	return fmt.Sprintf("%d %d %d %d\n", c.done, c.total, c.failed, c.known)
+	return fmt.Sprintf("%d %d %d %d %d\n", c.done, c.total, c.failed, c.known, c.interrupted)
 }
 
 // own is this process's counts.
 func (p *progressLine) own() counts {
-	return counts{p.done.Load(), p.total.Load(), p.failed.Load(), p.known.Load()}
+	return counts{p.done.Load(), p.total.Load(), p.failed.Load(), p.known.Load(), p.interrupted.Load()}
 }
 
 // all is the run's counts: this process's and, in a --parallel run, each
@@ -77,11 +80,12 @@ func (p *progressLine) all() (c counts, all bool) {
 			all = false
 			continue
 		}
-		if n, _ := fmt.Sscan(string(b), &w.done, &w.total, &w.failed, &w.known); n != 4 {
+		if n, _ := fmt.Sscan(string(b), &w.done, &w.total, &w.failed, &w.known, &w.interrupted); n != 5 {
 			all = false
 			continue
 		}
 		c.done, c.total, c.failed, c.known = c.done+w.done, c.total+w.total, c.failed+w.failed, c.known+w.known
+		c.interrupted += w.interrupted
 	}
 	return c, all
 }
@@ -140,6 +144,8 @@ func (p *progressLine) count(sr types.SpecReport, bl *report.Baseline) {
 	id := check.IDFromLabels(sr.Labels())
 	m, isCheck := check.Lookup(id)
 	switch {
+	case sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
+		p.interrupted.Add(1)
 	case isCheck && m.Level == check.Info:
 		// INFO never fails a run: "could not complete" is in the summary.
 	case isCheck && sr.State.Is(types.SpecStateFailed) && bl.Excuses(id):
@@ -179,6 +185,9 @@ func (p *progressLine) Text(now time.Time) string {
 	}
 	if f := c.failed; f > 0 {
 		s += fmt.Sprintf(", %d failed", f)
+	}
+	if i := c.interrupted; i > 0 {
+		s += fmt.Sprintf(", %d interrupted", i)
 	}
 	if k := c.known; k == 1 {
 		s += ", 1 known failure"

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gwdmi/gwtools/simulator/simtest"
 )
@@ -69,5 +71,59 @@ func TestSectionThreeNoteTellsTheObserver(t *testing.T) {
 	}
 	if s := string(page); !strings.Contains(s, "the effect checks read each device&#39;s state through the observer") || strings.Contains(s, "only the simulator-only state checks") {
 		t.Errorf("report.html's note on section 3 does not tell the observer's part")
+	}
+}
+
+// TestJUnitTimesAndFamilies: against a target some milliseconds away,
+// where checks run ahead of their place, each JUnit test case has its own
+// time (what its requests took: none is 0, none is charged the others'
+// wait) and a classname per family.
+func TestJUnitTimesAndFamilies(t *testing.T) {
+	simtest.Heavy(t)
+	t.Parallel()
+	it := newIndepTarget(indepDeviation{})
+	api := far(t, it.api, 6*time.Millisecond)
+	reads := far(t, it.reads, time.Millisecond)
+	r := gwconform(t, "--target", api, "--observer", reads, "--fleet", indepFleetFile(t, indepKey, indepSecret),
+		"--check", "command.light-dimmer.*", "--check", "command.thermostat.*", "--allow-partial")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(r.dir, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Cases []struct {
+				Name      string    `xml:"name,attr"`
+				Classname string    `xml:"classname,attr"`
+				Time      float64   `xml:"time,attr"`
+				Skipped   *struct{} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, c := range doc.Suites[0].Cases {
+		if !strings.HasPrefix(c.Name, "command.") {
+			continue
+		}
+		want := "gwconform." + strings.Join(strings.SplitN(c.Name, ".", 3)[:2], ".")
+		if c.Classname != want {
+			t.Errorf("%s: classname %q, want %q", c.Name, c.Classname, want)
+		}
+		if c.Skipped != nil {
+			continue
+		}
+		ran++
+		if c.Time < 0.005 || c.Time > 1 {
+			t.Errorf("%s: time %v s; its requests took some 6 ms each", c.Name, c.Time)
+		}
+	}
+	if ran < 50 {
+		t.Errorf("only %d checks ran", ran)
 	}
 }

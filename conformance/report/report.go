@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -123,7 +124,12 @@ type Result struct {
 	Stop string `json:"stop,omitempty"`
 	// Settle says, for each change the check waited for, how long it took
 	// to appear at the observer, or that it never did (SettleEntry).
-	Settle     []string          `json:"settle,omitempty"`
+	Settle []string `json:"settle,omitempty"`
+	// DurationMS is the check's own time: where it sent requests, the
+	// time they took one after another (their exchanges' durations, those
+	// left out of the reports included), since a check run ahead of its
+	// place takes no time when Ginkgo reaches it and the check Ginkgo
+	// waits at would take the others' time; else Ginkgo's run time.
 	DurationMS float64           `json:"duration_ms"`
 	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
 	// ExchangesOmitted counts the exchanges of a passed or inconclusive
@@ -450,6 +456,7 @@ func result(sr types.SpecReport, keepAll bool) Result {
 		res.Failure = failureText(sr)
 	}
 	keep := keepAll || KeepsExchanges(res.ID, res.Level, res.Outcome)
+	sent := 0.0 // ms in the check's own requests
 	for _, e := range sr.ReportEntries {
 		switch e.Name {
 		case ObservationEntry:
@@ -467,14 +474,21 @@ func result(sr types.SpecReport, keepAll bool) Result {
 		default:
 			continue
 		}
+		ex, ok := exchange(e)
+		if ok {
+			sent += float64(ex.Duration) / float64(time.Millisecond)
+		}
 		if !keep {
 			res.ExchangesOmitted++
 			continue
 		}
-		if ex, ok := exchange(e); ok {
+		if ok {
 			res.Exchanges = append(res.Exchanges, ex)
 			res.Curl = append(res.Curl, ex.Curl())
 		}
+	}
+	if sent > 0 {
+		res.DurationMS = math.Round(sent*1000) / 1000
 	}
 	return res
 }
