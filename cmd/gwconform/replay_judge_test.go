@@ -186,3 +186,34 @@ func TestReplayJudgesAsTheCheckDid(t *testing.T) {
 		t.Errorf("a line without GWCONFORM_FLEET: %v\n%s", err, out)
 	}
 }
+
+// TestSignPositionsAreOneFinding: a target that compares only the first
+// 16 characters of the sign fails the sign checks of positions 17 to 32;
+// the console and report.html state that cause once, list the sixteen
+// checks under it, and each card shows the digit the check changed.
+func TestSignPositionsAreOneFinding(t *testing.T) {
+	simtest.Heavy(t)
+	t.Parallel()
+	api, reads := replayBugs(t)
+	r := gwconform(t, "--target", api, "--observer", reads, "--fleet", indepFleetFile(t, indepKey, indepSecret),
+		"--check", "*.sign.position-*", "--allow-partial")
+	if r.code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	}
+	const cause = "only the first 16 characters of the sign are compared"
+	line := lineWith(r.stdout, cause)
+	if line == "" || !strings.Contains(r.stdout, "16 checks: ") || !strings.Contains(r.stdout, "Findings (failures that share a cause): 1") {
+		t.Errorf("the console states no finding %q with its 16 checks:\n%s", cause, r.stdout)
+	}
+	if !regexp.MustCompile(`sent: +on purpose: the sign is the valid one with its character (1[7-9]|2[0-9]|3[0-2]) of 32 changed to "[0-9a-f]"`).MatchString(r.stdout) {
+		t.Errorf("no failure block shows the changed digit:\n%s", r.stdout)
+	}
+	page, err := os.ReadFile(filepath.Join(r.dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(page); !strings.Contains(s, cause) || strings.Count(s, `<a href="#c-`) < 16 || !regexp.MustCompile(`changed to (&#34;|")[0-9a-f]`).MatchString(s) {
+		i := strings.Index(s, "on purpose")
+		t.Errorf("report.html states no finding, or shows no changed digit: %v %d %q", strings.Contains(s, cause), strings.Count(s, `<a href="#c-`), s[max(0, i-50):min(len(s), i+200)])
+	}
+}

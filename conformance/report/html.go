@@ -629,6 +629,9 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 {{if .NotCovered}}<h2 id="not-covered">Not covered ({{len .NotCovered}})</h2>
 <ul>{{range .NotCovered}}<li><b>{{.What}}</b>: {{.Why}}{{if .Checks}} ({{.Checks}} checks not run){{end}}</li>{{end}}</ul>
 {{end}}
+{{if .Findings}}<h2 id="findings">Findings: failures that share a cause ({{len .Findings}})</h2>
+<ul>{{range .Findings}}<li><b>{{.Cause}}</b><br><span class="muted">{{len .Checks}} checks:</span> {{range $i, $c := .Checks}}{{if $i}}, {{end}}<a href="#c-{{$c}}">{{$c}}</a>{{end}}</li>{{end}}</ul>
+{{end}}
 <h2 id="failures">Failures{{if .Failures}} ({{len .Failures}}){{end}}</h2>
 {{- if not .Failures}}<p>No check failed.</p>{{end}}
 {{- template "cards" .Cards}}
@@ -831,6 +834,7 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 {{define "exchange"}}<div class="ex">
 <div class="exhead"><b>Exchange {{.N}}</b> · <code>{{.Method}} {{.URL}}</code> → {{if .Status}}<b>{{.Status}}</b>{{else}}<b class="err">no answer</b>{{end}} · {{dur .Duration}}{{if .Truncated}} · <span class="err">response body cut at the client's limit</span>{{end}}{{if .RetriedAfter}} · <span class="muted">the target asked to retry: sent again after {{dur .RetriedAfter}} as a new attempt, its timestamp renewed and signed afresh</span>{{end}}</div>
 {{- if .Error}}<p class="err">{{txt .Error}}</p>{{end}}
+{{- if .Tamper}}<p class="tamper">{{txt .Tamper.Describe}}</p>{{end}}
 <div class="cols"><div><h5>Request</h5><pre>{{txt (requestText .Exchange)}}</pre></div><div><h5>Response</h5><pre>{{txt (responseText .Exchange)}}</pre></div></div>
 {{if .CurlCmd}}<h5>curl</h5><pre>{{txt .CurlCmd}}</pre>{{else}}<p class="muted">The body is too long for a curl line or the reports: run the check again to send it, <code>gwconform run --target URL --check {{.Check}}</code>.</p>{{end}}
 </div>{{end}}

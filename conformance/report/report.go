@@ -318,6 +318,8 @@ type Document struct {
 	// (interrupted, refused, or read otherwise afterwards), each in one
 	// line with its name and state before the run.
 	LeftChanged []string `json:"left_changed,omitempty"`
+	// Findings are failures that share a cause, stated once (Findings).
+	Findings []Finding `json:"findings,omitempty"`
 	// Preflight names each valid request of the pre-flight that the
 	// target refused, or answered with something other than the success
 	// body, and its answer: a conformance failure, which the run goes on

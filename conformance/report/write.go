@@ -484,6 +484,7 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 	d.Schedule = o.Schedule
 	d.Effects = o.Effects
 	d.LeftChanged = o.LeftChanged
+	d.Findings = Findings(d)
 	d.Observer = o.Observer
 	if d.Observer == "" {
 		d.Observer = ObserverNone
@@ -560,6 +561,7 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 		}
 		return "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
+	writeFindings(w, d.Findings)
 	writeFailures(w, d, paint)
 	writeVerdict(w, d, paint)
 	writeRunNotes(w, d)
@@ -729,7 +731,7 @@ func writeKnownFailures(w io.Writer, d Document) {
 func writeBlock(w io.Writer, d Document, r Result, paint func(code, s string) string) {
 	head := "FAILED"
 	if r.Outcome == Interrupted {
-		head = "NOT FINISHED"
+		head = "INTERRUPTED" // the summary's and the progress line's word
 	}
 	fmt.Fprintf(w, "%s %-6s %s\n", paint("1;31", head), levelOr(r), nameOf(r))
 	if r.IsCheck() {
@@ -744,6 +746,14 @@ func writeBlock(w io.Writer, d Document, r Result, paint func(code, s string) st
 	for _, l := range got[1:] {
 		if l = strings.TrimSpace(l); l != "" {
 			fmt.Fprintf(w, "            %s\n", printable.String(l))
+		}
+	}
+	for _, ex := range r.Exchanges {
+		if ex.Tamper != nil {
+			// What the check made wrong on purpose: a test request's
+			// sign digit is no secret.
+			fmt.Fprintf(w, "  sent:     %s\n", printable.String(ex.Tamper.Describe()))
+			break
 		}
 	}
 	if d.Files.HTML != "" {
