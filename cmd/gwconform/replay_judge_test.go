@@ -106,6 +106,24 @@ func TestReplayJudgesAsTheCheckDid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The effect failure shows the observer's reads before and after its
+	// request, each with a curl line that reads it again.
+	eff, _ := doc.Result("effect.update_name.light-dimmer.stored.json")
+	var when []string
+	for _, o := range eff.Reads {
+		when = append(when, o.When)
+		out, err := exec.Command("bash", "-c", o.Curl()).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), `"sn"`) || !strings.HasPrefix(o.URL, bugReads+"/_sim/gateways/") {
+			t.Errorf("the read's curl line %s: %v\n%s", o.Curl(), err, out)
+		}
+	}
+	if w := strings.Join(when, " "); !strings.HasPrefix(w, "before") || !strings.HasSuffix(w, "after") || !strings.Contains(r.stdout, "observer: before the request {\"name\":\"Hall\"") ||
+		!strings.Contains(r.stdout, "observer: after the request {\"name\":\"Hall\"") {
+		t.Errorf("the effect failure's reads: %q\n%s", when, r.stdout)
+	}
+	if page, _ := os.ReadFile(filepath.Join(r.dir, "report.html")); !strings.Contains(string(page), "What the observer showed") {
+		t.Errorf("report.html's effect card shows no read of the observer")
+	}
 	path := filepath.Dir(bins.gwconform) + string(os.PathListSeparator) + os.Getenv("PATH")
 	for _, id := range ids {
 		res, ok := doc.Result(id)

@@ -807,6 +807,7 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 {{- end}}
 {{- if .Failure}}<h5>Got</h5><pre class="msg">{{txt .Failure}}</pre>{{end}}
 {{- range exchanges .}}{{template "exchange" .}}{{end}}
+{{- if .Reads}}<h5>What the observer showed</h5>{{range .Reads}}<div class="ex"><div class="exhead"><b>{{.When}} the request</b> · <code>GET {{.URL}}</code></div><pre>{{txt .Device}}</pre><h5>curl</h5><pre>{{txt .Curl}}</pre></div>{{end}}{{end}}
 {{- if .Exchanges}}<h5>Reproduce</h5><pre>{{replayLine .ID}}</pre>{{end}}
 </section>
 {{- end}}
@@ -814,6 +815,7 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 <details class="info" id="i-{{anchor .}}"><summary><b>[{{.ID}}] {{txt .Title}}</b> <span class="chip o-info">{{outcomeText .}}</span></summary>
 <dl class="facts"><dt>Probe</dt><dd>{{txt .Assertion}}</dd><dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{if .Observations}}<dt>Seen</dt><dd><ul>{{range .Observations}}<li>{{txt .}}</li>{{end}}</ul></dd>{{end}}</dl>
 {{- range exchanges .}}{{template "exchange" .}}{{end}}
+{{- if .Reads}}<h5>What the observer showed</h5>{{range .Reads}}<div class="ex"><div class="exhead"><b>{{.When}} the request</b> · <code>GET {{.URL}}</code></div><pre>{{txt .Device}}</pre><h5>curl</h5><pre>{{txt .Curl}}</pre></div>{{end}}{{end}}
 </details>
 {{- end}}{{end}}
 {{define "catalog"}}<div class="filters" id="filters">

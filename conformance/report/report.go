@@ -39,6 +39,44 @@ const ExchangeEntry = "exchange"
 // records, in a sentence, what it saw.
 const ObservationEntry = "observation"
 
+// ReadEntry is the report entry of a read of the observer a check made
+// (an ObserverRead): an effect failure shows what the observer showed
+// before and after the request, each read with its curl line.
+const ReadEntry = "gwconform.read"
+
+// ObserverRead is one read of a device at the observer (CONTRACT 7).
+type ObserverRead struct {
+	// When is "before" (no request of the check answered yet) or "after".
+	When string `json:"when,omitempty"`
+	URL  string `json:"url"`
+	// Device is what the observer showed: the device's name and state.
+	Device string `json:"device"`
+	// Token says the read needs the observer's bearer token, which the
+	// curl line takes from $GWSIM_ADMIN_TOKEN (never written).
+	Token bool `json:"token,omitempty"`
+}
+
+// Curl is a shell command that reads the same again.
+func (o ObserverRead) Curl() string {
+	s := "curl -sS"
+	if o.Token {
+		s += ` -H "Authorization: Bearer $GWSIM_ADMIN_TOKEN"`
+	}
+	return s + " '" + strings.ReplaceAll(o.URL, "'", `'\''`) + "'"
+}
+
+// readOf reads an ObserverRead from a report entry, as exchange does.
+func readOf(e types.ReportEntry) (ObserverRead, bool) {
+	if v, ok := e.GetRawValue().(ObserverRead); ok {
+		return v, true
+	}
+	var o ObserverRead
+	if e.Value.AsJSON != "" && json.Unmarshal([]byte(e.Value.AsJSON), &o) == nil {
+		return o, true
+	}
+	return o, false
+}
+
 // Outcomes of a result. A spec that failed, panicked, timed out or was
 // aborted is "failed"; Result.State keeps Ginkgo's exact state.
 const (
@@ -125,6 +163,9 @@ type Result struct {
 	// Settle says, for each change the check waited for, how long it took
 	// to appear at the observer, or that it never did (SettleEntry).
 	Settle []string `json:"settle,omitempty"`
+	// Reads are the observer's reads of a failed effect check, before and
+	// after its request.
+	Reads []ObserverRead `json:"reads,omitempty"`
 	// DurationMS is the check's own time: where it sent requests, the
 	// time they took one after another (their exchanges' durations, those
 	// left out of the reports included), since a check run ahead of its
@@ -459,7 +500,10 @@ func result(sr types.SpecReport, keepAll bool) Result {
 	}
 	keep := keepAll || KeepsExchanges(res.ID, res.Level, res.Outcome)
 	sent := 0.0 // ms in the check's own requests
-	for _, e := range sr.ReportEntries {
+	// A read is "before" when a request of the check follows it.
+	var readAt []int
+	lastExchange := -1
+	for i, e := range sr.ReportEntries {
 		switch e.Name {
 		case ObservationEntry:
 			res.Observations = append(res.Observations, e.StringRepresentation())
@@ -472,7 +516,14 @@ func result(sr types.SpecReport, keepAll bool) Result {
 				res.Stop = e.StringRepresentation()
 			}
 			continue
+		case ReadEntry:
+			if o, ok := readOf(e); ok && keep && res.Outcome != Passed {
+				res.Reads = append(res.Reads, o)
+				readAt = append(readAt, i)
+			}
+			continue
 		case ExchangeEntry:
+			lastExchange = i
 		default:
 			continue
 		}
@@ -491,6 +542,12 @@ func result(sr types.SpecReport, keepAll bool) Result {
 	}
 	if sent > 0 {
 		res.DurationMS = math.Round(sent*1000) / 1000
+	}
+	for k, at := range readAt {
+		res.Reads[k].When = "after"
+		if at < lastExchange {
+			res.Reads[k].When = "before"
+		}
 	}
 	return res
 }

@@ -748,6 +748,20 @@ func writeBlock(w io.Writer, d Document, r Result, paint func(code, s string) st
 			fmt.Fprintf(w, "            %s\n", printable.String(l))
 		}
 	}
+	// The device read after the request, and the same read before it (the
+	// reports have every read, each with its curl line).
+	for _, o := range r.Reads {
+		if o.When != "after" {
+			continue
+		}
+		for _, b := range r.Reads {
+			if b.When == "before" && b.URL == o.URL {
+				fmt.Fprintf(w, "  observer: before the request %s\n", printable.String(b.Device))
+				break
+			}
+		}
+		fmt.Fprintf(w, "  observer: after the request %s\n", printable.String(o.Device))
+	}
 	for _, ex := range r.Exchanges {
 		if ex.Tamper != nil {
 			// What the check made wrong on purpose: a test request's
