@@ -130,6 +130,8 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 // to the run that started it; the run merges its workers' and writes the
 // reports.
 func (x *execution) writeReports(r ginkgo.Report) {
+	// Checks run ahead that the run never reached keep their results.
+	r = x.cfg.Env.keepAhead(r)
 	if x.cfg.WorkerReport != "" {
 		b, err := encodeWorkerReport(r)
 		if err == nil {
