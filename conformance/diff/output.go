@@ -35,18 +35,18 @@ type Report struct {
 	ProbeOpen bool `json:"probe_open,omitempty"`
 	// Reset says whether sequences started from POST /_sim/reset on both
 	// observers.
-	Reset      bool    `json:"reset"`
+	Reset bool `json:"reset"`
 	// Dir is where WriteReports wrote the files: the summary names each
 	// script by its path from there.
 	Dir string `json:"-"`
 	// Fleets are the base names of the fleet files of A and B ("": the
 	// demo fleet): a script stops, naming them, where the variables that
 	// give their paths are not set.
-	Fleets [2]string `json:"-"`
-	Rounds     int     `json:"rounds"`
-	Operations int     `json:"operations"`
-	Elapsed    string  `json:"elapsed"`
-	OpsPerSec  float64 `json:"operations_per_second"`
+	Fleets     [2]string `json:"-"`
+	Rounds     int       `json:"rounds"`
+	Operations int       `json:"operations"`
+	Elapsed    string    `json:"elapsed"`
+	OpsPerSec  float64   `json:"operations_per_second"`
 	// Calibrated is how many operations calibration sent to A (twice).
 	Calibrated int `json:"calibrated_operations,omitempty"`
 	// Differences are the distinct differences, by rule and operation.
