@@ -119,6 +119,17 @@ func (env *Env) AheadNote() string {
 	return s
 }
 
+// aheadLeft is the schedule's estimate of the time left while checks run
+// ahead: the longest chain's, at its own pace.
+func (env *Env) aheadLeft() (time.Duration, bool) {
+	p, ok := env.ahead.Progress()
+	if !ok {
+		return 0, false
+	}
+	ch, ok := p.Longest()
+	return ch.Left, ok && ch.Left > 0
+}
+
 // keepAhead puts into r the results of checks run ahead of their place
 // that the run never reached in their place (it was interrupted, or
 // stopped): a check that passed ahead passed, one skipped ahead was

@@ -45,6 +45,9 @@ type progressLine struct {
 	// of the checks done says nothing of the time left (the note says
 	// when the last chain is expected to end).
 	ahead func() bool
+	// left, when set, is the schedule's estimate of the time left: the
+	// longest chain running ahead, at its own pace.
+	left func() (time.Duration, bool)
 	// workers are the progress files of the other workers of a
 	// --parallel run (workerProgress): their counts add to this one's.
 	workers []string
@@ -52,6 +55,15 @@ type progressLine struct {
 	// started it; nothing is shown.
 	file string
 }
+
+// minPaced and minPacedTime are how many checks, and how long, the pace
+// of checks done in place is measured over before it estimates the time
+// left: the first checks (the pre-flight's controls, a far device's
+// first batch) say nothing of the rest.
+const (
+	minPaced     = 50
+	minPacedTime = 5 * time.Second
+)
 
 // workerProgress is where a worker of a --parallel run keeps its counts
 // for the run that started it: beside its report.
@@ -105,9 +117,9 @@ func (p *progressLine) save() {
 // the baseline bl excuses is a known failure, not a failed check. note,
 // when set, adds what the run found about the target's pace; ahead says
 // whether checks run ahead of their place now.
-func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, ahead func() bool, workers []string) func() {
+func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, ahead func() bool, left func() (time.Duration, bool), workers []string) func() {
 	p := &progressLine{w: w, inPlace: inPlace, every: every, start: time.Now(),
-		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note, ahead: ahead, workers: workers}
+		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note, ahead: ahead, left: left, workers: workers}
 	return p.begin(bl)
 }
 
@@ -195,7 +207,18 @@ func (p *progressLine) Text(now time.Time) string {
 		s += fmt.Sprintf(", %d known failures", k)
 	}
 	s += ", " + clock(elapsed)
-	if all && done > 0 && total > done && (p.ahead == nil || !p.ahead()) {
+	switch {
+	case p.ahead != nil && p.ahead():
+		// Checks run ahead are done only when their place comes: the
+		// schedule says when the longest chain ends.
+		if p.left != nil {
+			if left, ok := p.left(); ok && left > 0 {
+				s += ", about " + clock(left) + " left (the longest chain, at its pace)"
+			}
+		}
+	case all && done >= minPaced && elapsed >= minPacedTime && total > done:
+		// In place, one check after another: the pace so far, once it
+		// has been measured over enough checks to mean something.
 		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
 		s += ", about " + clock(left) + " left"
 	}
