@@ -273,7 +273,9 @@ func (c *coverageTally) reasonGaps() []Gap {
 	for _, r := range rs {
 		why := r
 		if strings.HasPrefix(r, NotObservedPrefix) && !strings.Contains(r, NoObserverFlag) {
-			why += "; these MUST checks need an observer: give --observer URL, or " + NoObserverFlag + " to run without them on purpose (the verdict then names them)"
+			// The reason itself is among the skip reasons, once.
+			why = "the MUST effect checks did not run, no observer read the devices; these MUST checks need an observer: give --observer URL, or " +
+				NoObserverFlag + " to run without them on purpose (the verdict then names them)"
 		}
 		out = append(out, Gap{What: "checks skipped", Why: why, Checks: c.reasons[r]})
 	}
