@@ -184,6 +184,9 @@ func printReplayed(stdout io.Writer, r report.Result) {
 		}
 		fmt.Fprintf(stdout, "<\n%s\n", printable.Lines(ex.ResponseBody))
 	}
+	for _, o := range r.Reads {
+		fmt.Fprintf(stdout, "  observer, %s the request: %s\n    %s\n", o.When, printable.String(o.Device), printable.String(o.Curl()))
+	}
 	for _, s := range r.Settle {
 		fmt.Fprintf(stdout, "  observer: %s\n", printable.String(s))
 	}

@@ -517,7 +517,7 @@ func result(sr types.SpecReport, keepAll bool) Result {
 			}
 			continue
 		case ReadEntry:
-			if o, ok := readOf(e); ok && keep && res.Outcome != Passed {
+			if o, ok := readOf(e); ok && keep && (res.Outcome != Passed || keepAll) {
 				res.Reads = append(res.Reads, o)
 				readAt = append(readAt, i)
 			}
