@@ -660,7 +660,7 @@ func writeRunNotes(w io.Writer, d Document) {
 	if len(d.LeftChanged) > 0 {
 		fmt.Fprintf(w, "  devices left changed or changed unasked: %s, each with its state before the run (set any not put back as it was):\n", plural(len(d.LeftChanged), "device"))
 		for _, l := range d.LeftChanged {
-			fmt.Fprintf(w, "    %s\n", l)
+			fmt.Fprintf(w, "    %s\n", printable.String(l))
 		}
 	}
 	if n := d.Summary.Inconclusive; n > 0 {
