@@ -154,8 +154,9 @@ func TestReplayJudgesAsTheCheckDid(t *testing.T) {
 			if code != c.exit || !strings.HasPrefix(last, c.verdict+":") {
 				t.Errorf("%s replayed against the %s double: exit %d, last line %q; want exit %d and %s\n%s", id, c.name, code, last, c.exit, c.verdict, out.String())
 			}
-			if strings.HasPrefix(id, "effect.") && !strings.Contains(out.String(), "/_sim/gateways/") && !strings.Contains(out.String(), "observer") {
-				t.Errorf("%s: the replay shows no read of the observer:\n%s", id, out.String())
+			if o := out.String(); strings.HasPrefix(id, "effect.") && (!strings.Contains(o, "observer, before the request: ") ||
+				!strings.Contains(o, "observer, after the request: ") || !strings.Contains(o, "curl -sS '"+c.reads+"/_sim/gateways/")) {
+				t.Errorf("%s: the replay against the %s double does not show the observer's reads before and after:\n%s", id, c.name, o)
 			}
 		}
 		if strings.HasPrefix(id, "effect.") {

@@ -83,7 +83,7 @@ func marshalLines(d Document) ([]byte, error) {
 		}
 		r.Exchanges = cutBodies(r.Exchanges)
 		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) {
-			if len(r.Settle) == 0 && len(r.Exchanges) == 0 && len(r.SameExchangesAs) == 0 {
+			if len(r.Settle) == 0 && len(r.Reads) == 0 && len(r.Exchanges) == 0 && len(r.SameExchangesAs) == 0 {
 				passed[r.Level] = append(passed[r.Level], passedTime{r.ID, r.DurationMS})
 				continue
 			}
@@ -305,7 +305,9 @@ type abridgedLine struct {
 	// Settle: how long each change took to appear (see Result), kept for
 	// a passed check too: "changed after 300 ms" is what a vendor with
 	// asynchronous devices reads.
-	Settle           []string          `json:"settle,omitempty"`
+	Settle []string `json:"settle,omitempty"`
+	// Reads: the observer's reads a check kept (see Result).
+	Reads            []ObserverRead    `json:"reads,omitempty"`
 	Exchanges        []client.Exchange `json:"exchanges,omitempty"`
 	ExchangesOmitted int               `json:"exchanges_omitted,omitempty"`
 	// SameExchangesAs: see Result.
@@ -315,7 +317,7 @@ type abridgedLine struct {
 // abridged is r's line without the catalog's words.
 func abridged(r Result) abridgedLine {
 	return abridgedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, State: r.State, Failure: r.Failure, Reason: r.Reason, Stop: r.Stop,
-		DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, ExchangesOmitted: r.ExchangesOmitted, SameExchangesAs: r.SameExchangesAs}
+		DurationMS: r.DurationMS, Settle: r.Settle, Reads: r.Reads, Exchanges: r.Exchanges, ExchangesOmitted: r.ExchangesOmitted, SameExchangesAs: r.SameExchangesAs}
 }
 
 // fromCatalog says r's metadata is exactly its check's in this process's
