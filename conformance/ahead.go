@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/batch"
 	"github.com/gwdmi/gwtools/conformance/catalog"
@@ -12,6 +16,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/schedule"
+	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
@@ -112,4 +117,55 @@ func (env *Env) AheadNote() string {
 		s += fmt.Sprintf(", about %s left", ch.Left.Round(time.Second))
 	}
 	return s
+}
+
+// aheadLeft is the schedule's estimate of the time left while checks run
+// ahead: the longest chain's, at its own pace.
+func (env *Env) aheadLeft() (time.Duration, bool) {
+	p, ok := env.ahead.Progress()
+	if !ok {
+		return 0, false
+	}
+	ch, ok := p.Longest()
+	return ch.Left, ok && ch.Left > 0
+}
+
+// keepAhead puts into r the results of checks run ahead of their place
+// that the run never reached in their place (it was interrupted, or
+// stopped): a check that passed ahead passed, one skipped ahead was
+// skipped for its reason, and one that failed ahead, which is confirmed
+// only alone, is left unjudged with why. Their exchanges come along.
+func (env *Env) keepAhead(r ginkgo.Report) ginkgo.Report {
+	left := env.ahead.Unreached()
+	if len(left) == 0 {
+		return r
+	}
+	specs := make(types.SpecReports, len(r.SpecReports))
+	copy(specs, r.SpecReports)
+	for i, sr := range specs {
+		if !sr.LeafNodeType.Is(types.NodeTypeIt) || !sr.State.Is(types.SpecStateSkipped) || sr.Failure.Message != "" {
+			continue
+		}
+		told, ok := left[check.IDFromLabels(sr.Labels())]
+		if !ok {
+			continue
+		}
+		entries := append([]types.ReportEntry(nil), sr.ReportEntries...)
+		for _, e := range told.T.Entries() {
+			entries = append(entries, types.ReportEntry{Name: e.Name, Value: types.WrapEntryValue(e.Value), Visibility: types.ReportEntryVisibilityNever})
+		}
+		sr.ReportEntries = entries
+		switch told.End.Outcome {
+		case trial.Passed:
+			sr.State = types.SpecStatePassed
+		case trial.Skipped:
+			sr.Failure.Message = told.End.Message
+		default:
+			sr.Failure.Message = "not judged: it failed while run ahead of its place, beside other devices' checks (" +
+				strings.SplitN(told.End.Message, "\n", 2)[0] + "), and the run ended before it was confirmed alone"
+		}
+		specs[i] = sr
+	}
+	r.SpecReports = specs
+	return r
 }

@@ -21,19 +21,22 @@ import (
 // (a CI log keeps each); on a terminal one line rewritten in place, wiped
 // when the run ends so that the summary starts on a line of its own.
 type progressLine struct {
-	w        io.Writer
-	inPlace  bool
-	every    time.Duration
-	start    time.Time
-	total    atomic.Int64
-	done     atomic.Int64
-	failed   atomic.Int64
-	known    atomic.Int64
-	mu       sync.Mutex // one write at a time, none after stop
-	stopped  bool
-	shown    bool
-	stopTick chan struct{}
-	ticked   chan struct{}
+	w       io.Writer
+	inPlace bool
+	every   time.Duration
+	start   time.Time
+	total   atomic.Int64
+	done    atomic.Int64
+	failed  atomic.Int64
+	known   atomic.Int64
+	// interrupted counts the checks cut short, as the summary does: not
+	// failed.
+	interrupted atomic.Int64
+	mu          sync.Mutex // one write at a time, none after stop
+	stopped     bool
+	shown       bool
+	stopTick    chan struct{}
+	ticked      chan struct{}
 	// note, when set, adds what the run found about the target's pace
 	// (a slow device and its median answer time).
 	note func() string
@@ -42,6 +45,9 @@ type progressLine struct {
 	// of the checks done says nothing of the time left (the note says
 	// when the last chain is expected to end).
 	ahead func() bool
+	// left, when set, is the schedule's estimate of the time left: the
+	// longest chain running ahead, at its own pace.
+	left func() (time.Duration, bool)
 	// workers are the progress files of the other workers of a
 	// --parallel run (workerProgress): their counts add to this one's.
 	workers []string
@@ -50,20 +56,29 @@ type progressLine struct {
 	file string
 }
 
+// minPaced and minPacedTime are how many checks, and how long, the pace
+// of checks done in place is measured over before it estimates the time
+// left: the first checks (the pre-flight's controls, a far device's
+// first batch) say nothing of the rest.
+const (
+	minPaced     = 50
+	minPacedTime = 5 * time.Second
+)
+
 // workerProgress is where a worker of a --parallel run keeps its counts
 // for the run that started it: beside its report.
 func workerProgress(report string) string { return report + ".progress" }
 
 // counts are the numbers a progress line shows.
-type counts struct{ done, total, failed, known int64 }
+type counts struct{ done, total, failed, known, interrupted int64 }
 
 func (c counts) String() string {
-	return fmt.Sprintf("%d %d %d %d\n", c.done, c.total, c.failed, c.known)
+	return fmt.Sprintf("%d %d %d %d %d\n", c.done, c.total, c.failed, c.known, c.interrupted)
 }
 
 // own is this process's counts.
 func (p *progressLine) own() counts {
-	return counts{p.done.Load(), p.total.Load(), p.failed.Load(), p.known.Load()}
+	return counts{p.done.Load(), p.total.Load(), p.failed.Load(), p.known.Load(), p.interrupted.Load()}
 }
 
 // all is the run's counts: this process's and, in a --parallel run, each
@@ -77,11 +92,12 @@ func (p *progressLine) all() (c counts, all bool) {
 			all = false
 			continue
 		}
-		if n, _ := fmt.Sscan(string(b), &w.done, &w.total, &w.failed, &w.known); n != 4 {
+		if n, _ := fmt.Sscan(string(b), &w.done, &w.total, &w.failed, &w.known, &w.interrupted); n != 5 {
 			all = false
 			continue
 		}
 		c.done, c.total, c.failed, c.known = c.done+w.done, c.total+w.total, c.failed+w.failed, c.known+w.known
+		c.interrupted += w.interrupted
 	}
 	return c, all
 }
@@ -101,9 +117,9 @@ func (p *progressLine) save() {
 // the baseline bl excuses is a known failure, not a failed check. note,
 // when set, adds what the run found about the target's pace; ahead says
 // whether checks run ahead of their place now.
-func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, ahead func() bool, workers []string) func() {
+func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, ahead func() bool, left func() (time.Duration, bool), workers []string) func() {
 	p := &progressLine{w: w, inPlace: inPlace, every: every, start: time.Now(),
-		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note, ahead: ahead, workers: workers}
+		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note, ahead: ahead, left: left, workers: workers}
 	return p.begin(bl)
 }
 
@@ -140,6 +156,8 @@ func (p *progressLine) count(sr types.SpecReport, bl *report.Baseline) {
 	id := check.IDFromLabels(sr.Labels())
 	m, isCheck := check.Lookup(id)
 	switch {
+	case sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
+		p.interrupted.Add(1)
 	case isCheck && m.Level == check.Info:
 		// INFO never fails a run: "could not complete" is in the summary.
 	case isCheck && sr.State.Is(types.SpecStateFailed) && bl.Excuses(id):
@@ -180,13 +198,27 @@ func (p *progressLine) Text(now time.Time) string {
 	if f := c.failed; f > 0 {
 		s += fmt.Sprintf(", %d failed", f)
 	}
+	if i := c.interrupted; i > 0 {
+		s += fmt.Sprintf(", %d interrupted", i)
+	}
 	if k := c.known; k == 1 {
 		s += ", 1 known failure"
 	} else if k > 1 {
 		s += fmt.Sprintf(", %d known failures", k)
 	}
 	s += ", " + clock(elapsed)
-	if all && done > 0 && total > done && (p.ahead == nil || !p.ahead()) {
+	switch {
+	case p.ahead != nil && p.ahead():
+		// Checks run ahead are done only when their place comes: the
+		// schedule says when the longest chain ends.
+		if p.left != nil {
+			if left, ok := p.left(); ok && left > 0 {
+				s += ", about " + clock(left) + " left (the longest chain, at its pace)"
+			}
+		}
+	case all && done >= minPaced && elapsed >= minPacedTime && total > done:
+		// In place, one check after another: the pace so far, once it
+		// has been measured over enough checks to mean something.
 		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
 		s += ", about " + clock(left) + " left"
 	}

@@ -27,7 +27,21 @@ func TestProgressLine(t *testing.T) {
 	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30"; got != want {
 		t.Errorf("progress while checks run ahead %q, want %q", got, want)
 	}
+	// The schedule's estimate, when it has one: the longest chain's.
+	p.left = func() (time.Duration, bool) { return 7 * time.Second, true }
+	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30, about 0:07 left (the longest chain, at its pace)"; got != want {
+		t.Errorf("progress while checks run ahead %q, want %q", got, want)
+	}
+	p.left = nil
 	running = false
+	// Too few checks done, or too soon, for their pace to say anything:
+	// no estimate (not "about 6:41 left" after the first check).
+	early := &progressLine{start: start}
+	early.total.Store(4700)
+	early.done.Store(1)
+	if got, want := early.Text(start.Add(3*time.Second)), "gwconform: 1/4700 checks done, 0:03"; got != want {
+		t.Errorf("progress after one check %q, want %q", got, want)
+	}
 	p.done.Store(1972)
 	p.failed.Store(0)
 	if got, want := p.Text(start.Add(125*time.Second)), "gwconform: 1972/1972 checks done, 2:05"; got != want {

@@ -9,12 +9,14 @@ import (
 	"strings"
 
 	"github.com/brianvoe/gofakeit/v6"
+	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
+	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -144,7 +146,8 @@ func (env *Env) commandBadSign(ctx context.Context, t *oracle.Type, f device.For
 	env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) catalog.Call {
 		c, _ := env.changedCommand(d, t, before, fk)
 		c.KeepSign = true
-		c.Set(device.FieldSign, "0123456789abcdef0123456789abcdef")
+		c.Set(device.FieldSign, catalog.WrongSign)
+		c.Tamper = &client.Tamper{Sign: catalog.WrongSign}
 		return c
 	})
 }
@@ -756,7 +759,17 @@ func (env *Env) mustRead(ctx context.Context, mac, sn string) observer.Device {
 	if err != nil {
 		failRead(ctx, "reading device "+sn+" of gateway "+mac, err)
 	}
+	env.recordRead(ctx, mac, sn, d)
 	return d
+}
+
+// recordRead keeps a read of the observer in the check's report: an
+// effect failure shows what the observer showed before and after its
+// request, each with its curl line.
+func (env *Env) recordRead(ctx context.Context, mac, sn string, d observer.Device) {
+	b, _ := json.Marshal(map[string]any{"name": d.Name, "state": d.State})
+	trial.From(ctx).Entry(report.ReadEntry, report.ObserverRead{URL: strings.TrimRight(env.Observer, "/") + "/_sim/gateways/" + mac + "/devices/" + sn,
+		Device: string(b), Token: env.AdminToken != ""}, ginkgo.ReportEntryVisibilityNever)
 }
 
 // mustLog reads a gateway's messages from the observer or fails the check.

@@ -114,6 +114,10 @@ const DefaultConcurrency = 32
 // the run ends (package putback).
 func (env *Env) putBack(ctx context.Context, c catalog.Call) { env.devices().Note(ctx, c) }
 
+// WatchDevices reads the fleet's devices as they are before anything is
+// sent (putback.Devices.Watch): call it before the pre-flight.
+func (env *Env) WatchDevices(ctx context.Context) { env.devices().Watch(ctx) }
+
 // devices are the devices the run changed, made on first use. The flags
 // they keep (DryRun, Concurrency, Observer) are set with the Env, before
 // the pre-flight; the tested target and the worker are read from the
@@ -121,7 +125,7 @@ func (env *Env) putBack(ctx context.Context, c catalog.Call) { env.devices().Not
 func (env *Env) devices() *putback.Devices {
 	env.backOnce.Do(func() {
 		env.back = putback.New(putback.Config{Bench: &env.Bench, Link: env.link, Observed: env.Observer != "",
-			DryRun: env.DryRun, Concurrency: env.concurrency()})
+			DryRun: env.DryRun, Concurrency: env.concurrency(), Settle: env.Settle, Solo: func() bool { return env.Workers <= 1 }})
 	})
 	return env.back
 }

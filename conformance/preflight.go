@@ -414,6 +414,12 @@ func clockCause(e *Env, r *client.Response) string {
 		if diff < 0 {
 			diff = -diff
 		}
+		if w := e.Fleet.Window(); w > 0 && time.Duration(diff)*time.Second < w/2 {
+			// The clocks agree: the timestamp is read in another zone.
+			zone, off := now.In(e.Fleet.Location()).Zone()
+			return fmt.Sprintf("the clocks agree (the target's Date: %s), so the target reads the timestamp in another zone than the one it is written in (%s, %s, UTC%+g h): set the fleet's timestamp_tz to the target's zone (UTC unless its documentation says otherwise)",
+				r.Header.Get("Date"), e.Fleet.Location(), zone, float64(off)/3600)
+		}
 		return fmt.Sprintf("the clocks differ by %d s (the target's Date: %s; window %s): set this machine's clock, or the fleet's timestamp_tz to the target's zone",
 			diff, r.Header.Get("Date"), e.Fleet.Window())
 	}

@@ -252,7 +252,7 @@ func (env *Env) timestampDriftProbe() probe {
 			for _, d := range []time.Duration{-24 * time.Hour, -time.Hour, -301 * time.Second, -299 * time.Second,
 				-60 * time.Second, 60 * time.Second, 299 * time.Second, 301 * time.Second, time.Hour} {
 				c := env.Base(device.SendMessage, "", "")
-				c.SetStamp(env.StampAt(d))
+				c.SetStampAt(&env.Bench, d)
 				r, got := env.ask(ctx, c, f)
 				observe(ctx, "timestamp %+v from now: %s", d, got)
 				if link.Accepted(r) {

@@ -31,6 +31,7 @@ func TestProgressCountsAsTheSummary(t *testing.T) {
 		at(meta("progress-test.info.incomplete", check.Info), types.SpecStateFailed),
 		at(meta("progress-test.must.passed", check.Must), types.SpecStatePassed),
 		at(meta("progress-test.should.panicked", check.Should), types.SpecStatePanicked),
+		at(meta("progress-test.must.interrupted", check.Must), types.SpecStateInterrupted),
 	}
 	today := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
 	bl, err := report.ParseBaselineOn([]byte("entries:\n  - {check: 'progress-test.*.known', reason: known, owner: us, expires: 2026-12-31}\n"), today)
@@ -47,11 +48,17 @@ func TestProgressCountsAsTheSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := d.FailedAt(string(check.Must)) + d.FailedAt(string(check.Should))
+	// Counted as the summary's levels count them (FailedAt, the verdict's
+	// count, takes an interrupted check too).
+	failed := d.Summary.ByLevel[string(check.Must)].Failed + d.Summary.ByLevel[string(check.Should)].Failed
 	if p.failed.Load() != int64(failed) || p.known.Load() != int64(d.KnownFailures) || failed != 3 || d.KnownFailures != 2 {
 		t.Errorf("progress: %d failed, %d known; the summary: %d failed, %d known (want 3 and 2)", p.failed.Load(), p.known.Load(), failed, d.KnownFailures)
 	}
-	if got, want := p.Text(today.Add(time.Second)), "gwconform: 7/7 checks done, 3 failed, 2 known failures, 0:01"; got != want {
+	// An interrupted check is "interrupted" in both, never "failed".
+	if p.interrupted.Load() != int64(d.Summary.Interrupted) || d.Summary.Interrupted != 1 {
+		t.Errorf("progress: %d interrupted; the summary: %d (want 1)", p.interrupted.Load(), d.Summary.Interrupted)
+	}
+	if got, want := p.Text(today.Add(time.Second)), "gwconform: 8/8 checks done, 3 failed, 1 interrupted, 2 known failures, 0:01"; got != want {
 		t.Errorf("progress %q, want %q", got, want)
 	}
 }

@@ -58,6 +58,9 @@ type execution struct {
 	err error
 	// hash is the catalog's (CatalogHash), for the reports.
 	hash chan string
+	// leftChanged are the devices the run changed and could not put back
+	// (putback.Left), each in one line.
+	leftChanged []string
 }
 
 // failer is the testing.T that RunSpecs needs: a value with Fail().
@@ -90,7 +93,12 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env.link().CountLog(ctx)
 	env.declareChecks()
 	// Every device the run changed is put back once, after the last check.
-	ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) { env.devices().All(ctx) })
+	// Those it could not put back are named in the console and reports.
+	ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) {
+		for _, l := range env.devices().All(ctx) {
+			x.leftChanged = append(x.leftChanged, l.String())
+		}
+	})
 	ginkgo.ReportAfterSuite("gwconform reports", x.writeReports)
 	// Failures read as sentences: what was expected, what came.
 	trial.RegisterFailHandler(failInWords)
@@ -112,7 +120,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 			}
 			return strings.Join(parts, "; ")
 		}
-		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, note, env.ahead.Running, others)
+		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, note, env.ahead.Running, env.aheadLeft, others)
 	}
 	ginkgo.RunSpecs(&failer{}, "gwconform", cfg.Suite, cfg.Reporter)
 	stop()
@@ -123,6 +131,8 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 // to the run that started it; the run merges its workers' and writes the
 // reports.
 func (x *execution) writeReports(r ginkgo.Report) {
+	// Checks run ahead that the run never reached keep their results.
+	r = x.cfg.Env.keepAhead(r)
 	if x.cfg.WorkerReport != "" {
 		// The signs this worker computed are known here only: masked
 		// before the report goes to the run that merges it.
@@ -149,5 +159,6 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	opts.Schedule.Ahead = env.aheadRun()
 	opts.Mask = secretsMask(env)
 	opts.Model = env.ModelSummary()
+	opts.LeftChanged = x.leftChanged
 	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }

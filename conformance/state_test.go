@@ -25,6 +25,8 @@ var packageVars = map[string]string{
 	"checksdoc/checksdoc.go saidRE":     "pattern",
 	"checksdoc/checksdoc.go quoteRE":    "pattern",
 	"trial/trial.go errEnded":           "the panic value that stops a recorded body",
+	"link/link.go errEnding":            "error",
+	"report/findings.go signPosition":   "pattern",
 	"trial/trial.go failHandler":        "the process's fail handler, as Gomega keeps its own: the same for every run of the process",
 	"trial/trial.go failMu":             "guards failHandler",
 	"trial/trial.go helpers":            "the call sites of Helper marked, as Ginkgo keeps the helpers themselves: what the code is, the same for every run",

@@ -27,4 +27,3 @@ func adminTokenOf(flagValue, env string) adminToken {
 func (t adminToken) to(dest string, named bool, w io.Writer, prog string) string {
 	return tokenrule.Token{Value: t.value, FromEnv: t.fromEnv}.To(dest, named, w, prog, "give --observer URL or --admin-token to send a token there")
 }
-

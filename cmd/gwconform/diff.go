@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -254,6 +255,11 @@ func (m *diffMain) Run(ctx context.Context) int {
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform diff:", shown(err))
 		return report.ExitConfig
+	}
+	for i, f := range m.fleetPaths {
+		if f != "" {
+			rep.Fleets[i] = filepath.Base(f)
+		}
 	}
 	if err := diff.WriteReports(m.reportDir, rep); err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform diff: writing the reports:", shown(err))

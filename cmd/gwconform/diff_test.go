@@ -107,7 +107,7 @@ func TestDiffTwoVersions(t *testing.T) {
 	if len(rep.Differences) != 1 {
 		t.Errorf("want exactly the one deviation, got %d differences:\n%s", len(rep.Differences), out)
 	}
-	if !strings.Contains(errs, "seed 11") || !strings.Contains(out, "DIFFERENT") || !strings.Contains(out, "sh diff-repro-") {
+	if !strings.Contains(errs, "seed 11") || !strings.Contains(out, "DIFFERENT") || !strings.Contains(out, "sh "+filepath.Join(dir, "diff-repro-")) {
 		t.Errorf("the console lacks the seed, verdict or replay command:\n%s\n%s", out, errs)
 	}
 	if after, err := time.ParseDuration(x.FoundAfter); err != nil || after > 60*time.Second {
@@ -134,6 +134,10 @@ func TestDiffTwoVersions(t *testing.T) {
 	got, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", x.Script, err, got)
+	}
+	// No reset unless asked for, and the whole state read after the steps.
+	if !strings.Contains(string(got), "not reset: ") || strings.Count(string(got), `"accounts"`) < 2 {
+		t.Errorf("the script reset without being asked, or did not read the whole state of both:\n%s", got)
 	}
 	a, b, _ := strings.Cut(string(got), "=== B ===")
 	if !strings.Contains(a, "invalid_field") || !strings.Contains(b, `"status":"success"`) && !strings.Contains(b, "<status>success</status>") {

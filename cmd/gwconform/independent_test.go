@@ -269,7 +269,7 @@ func TestIndependentTargetRefusingEverythingStopsAtThePreflight(t *testing.T) {
 	t.Run("--skip-preflight: refusals are inconclusive, none passes", func(t *testing.T) {
 		t.Parallel()
 		r := gwconform(t, "--target", refusing.URL, "--fleet", good, "--skip-preflight", "--no-observer",
-			"--check", "command.light-dimmer.*", "--check", "*.envelope.sign.*", "--check", "*.transport.*", "--allow-partial")
+			"--check", "command.light-dimmer.*", "--check", "*.envelope.sign.*", "--check", "*.method.*", "--allow-partial")
 		d := readIndepDoc(t, r.dir)
 		if r.code != 1 {
 			t.Errorf("exit %d, want 1", r.code)

@@ -28,8 +28,8 @@ Usage:
                 [--parallel N] [--check ID]... [--baseline FILE] [--bundle FILE --mode certified] ...
                         run the conformance checks and write the reports
   gwconform checks      print the catalog of checks as Markdown
-  gwconform replay REPORT.json CHECK-ID [--target URL] [--fleet FILE]
-                        send a check's recorded requests again, signed afresh, and compare the answers
+  gwconform replay REPORT.json CHECK-ID [--target URL] [--fleet FILE] [--observer URL]
+                        run one check again as the run ran it: REPRODUCED, CHANGED or NOT JUDGED
   gwconform replay explore.json [--target URL] [--fleet FILE] [--observer URL]
                         run the shrunk sequence of gwconform explore again
   gwconform explore [--target URL] [--fleet FILE] [--duration D | --operations N] [--seed S] [--clients N]

@@ -1,32 +1,43 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
-	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
 	"github.com/gwdmi/gwtools/gatewayapi/tokenrule"
 )
 
-const replayUsage = `Usage: gwconform replay REPORT.json|BUNDLE.tar.gz CHECK-ID [--target URL] [--fleet FILE]
+const replayUsage = `Usage: gwconform replay REPORT.json|BUNDLE.tar.gz CHECK-ID [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
        gwconform replay explore.json [--target URL] [--fleet FILE] [--observer URL] [--admin-token T]
 
-Sends a check's recorded requests again, each with a fresh timestamp and
-sign (from --fleet, else $GWCONFORM_FLEET, else the demo fleet), prints
-every exchange and compares each answer with the one recorded: exit 0 when
-the target answers as it did in the run (a failure is reproduced), 1 when
-an answer differs, 2 on bad usage. --target sends to another base URL (the
-recorded one by default). Signs are never printed.
+Runs one check of a report again, as the run ran it: the same request, built
+from the run's seed, with only the parts the check left valid made afresh (a
+sign, timestamp or api_key that is wrong on purpose stays wrong), the
+observer read before and after where the check reads it, and the same
+judgement. Credentials come from --fleet, else $GWCONFORM_FLEET, else the
+demo fleet. It prints every exchange (signs never), then:
+  REPRODUCED (exit 0)   the check fails again as it failed in the run
+  CHANGED (exit 1)      the check passes now (or fails where it passed)
+  NOT JUDGED (exit 2)   the check could not be judged now (skipped, inconclusive,
+                        the target or observer not there, bad usage); the line says why
+--target sends to another base URL (the recorded one by default; a run
+against the embedded simulator starts one again). --observer is where an
+effect check reads the devices (default: the recorded observer when the
+target is the recorded one).
 
 With the explore.json of gwconform explore, runs its shrunk sequence again
 from a reset (when the observer answers one) and the state read afresh,
@@ -46,8 +57,8 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	target := fs.String("target", "", "base URL to send to (default: the run's target)")
 	fleetFile := fs.String("fleet", "", "fleet file with the credentials (default: from $GWCONFORM_FLEET, else the demo fleet)")
 	timeout := fs.Duration("timeout", 10*time.Second, "time limit of one request")
-	observer := fs.String("observer", "", "explore.json only: base URL of the CONTRACT 7 reads (default: the recorded one, or the target)")
-	adminToken := fs.String("admin-token", "", "explore.json only: bearer token of the observer (default: from $GWSIM_ADMIN_TOKEN)")
+	observer := fs.String("observer", "", "base URL of the CONTRACT 7 reads (default: the recorded one when the target is the recorded one)")
+	adminToken := fs.String("admin-token", "", "bearer token of the observer (default: from $GWSIM_ADMIN_TOKEN)")
 	fs.Usage = func() { io.WriteString(stderr, replayUsage); fs.PrintDefaults() }
 	pos, code, ok := replayArgs(fs, args)
 	if !ok {
@@ -69,14 +80,61 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return report.ExitConfig
 	}
-	f, signer, err := resigner(*fleetFile)
-	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay: fleet:", shown(err))
-		return report.ExitConfig
+	return replayCheck(ctx, doc, res, replayOptions{target: *target, fleetFile: *fleetFile, observer: *observer,
+		adminToken: *adminToken, timeout: *timeout}, stdout, stderr)
+}
+
+// replayOptions are gwconform replay's flags for one check.
+type replayOptions struct {
+	target, fleetFile, observer, adminToken string
+	timeout                                 time.Duration
+}
+
+// embeddedSuffix ends a report's target when the run started gwsim
+// in-process.
+const embeddedSuffix = " (embedded gwsim)"
+
+// replayRunArgs are the gwconform run arguments that run check res of doc
+// again as the options say, writing its reports to dir; observed is the
+// observer the run will read ("" for none).
+func replayRunArgs(doc report.Document, res report.Result, o replayOptions, dir string) (args []string, target, observed string) {
+	recorded := strings.TrimSuffix(doc.Target, embeddedSuffix)
+	embedded := recorded != doc.Target
+	target = o.target
+	if target == "" && !embedded {
+		target = recorded
 	}
-	p := &replayer{ctx: ctx, stdout: stdout, stderr: stderr, target: *target, recordedBase: strings.TrimSuffix(doc.Target, " (embedded gwsim)"),
-		fleet: f, signer: signer, checkID: res.ID,
-		hc: &http.Client{Timeout: *timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	observed = o.observer
+	sameTarget := o.target == "" || strings.TrimRight(o.target, "/") == strings.TrimRight(recorded, "/")
+	// A report is input from outside: an observer it names is read only on
+	// loopback, where a token from the environment may go; any other needs
+	// --observer.
+	if observed == "" && sameTarget && !embedded && doc.Observer != report.ObserverNone && doc.Observer != "" && tokenrule.OnLoopback(doc.Observer) {
+		observed = doc.Observer
+	}
+	args = []string{"--check", res.ID, "--seed", strconv.FormatInt(doc.Seed, 10), "--report-dir", dir,
+		"--allow-partial", "--color", "never", "--parallel", "1", "--keep-exchanges", "--timeout", o.timeout.String()}
+	if target != "" {
+		args = append(args, "--target", target)
+	}
+	fleetFile := o.fleetFile
+	if fleetFile == "" {
+		fleetFile = os.Getenv("GWCONFORM_FLEET")
+	}
+	if fleetFile != "" {
+		args = append(args, "--fleet", fleetFile)
+	}
+	if observed != "" {
+		args = append(args, "--observer", observed)
+	}
+	if o.adminToken != "" {
+		args = append(args, "--admin-token", o.adminToken)
+	}
+	return args, target, observed
+}
+
+// replayCheck runs check res of doc again and judges it as the run did.
+func replayCheck(ctx context.Context, doc report.Document, res report.Result, o replayOptions, stdout, stderr io.Writer) int {
 	// A report is input from outside: its title, assertion and bodies are
 	// shown escaped.
 	fmt.Fprintf(stdout, "Replaying [%s] %s (%s, %s in the run)\n", printable.String(res.ID), printable.String(res.Title),
@@ -84,25 +142,110 @@ func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if res.Assertion != "" {
 		fmt.Fprintf(stdout, "  asserts: %s\n", printable.String(res.Assertion))
 	}
-	same := true
-	for i, ex := range res.Exchanges {
-		if ex.RetriedAfter > 0 {
-			continue // an answer that asked to retry; the retry follows
-		}
-		req, url, body, ok := p.request(i, ex)
-		if !ok {
-			return report.ExitConfig
-		}
-		if !p.send(req, url, body, ex) {
-			same = false
-		}
+	if res.Failure != "" {
+		fmt.Fprintf(stdout, "  the run said: %s\n", printable.String(res.Failure))
 	}
-	if same {
-		fmt.Fprintf(stdout, "\nREPRODUCED: the target answers as it did in the run (check %s)\n", printable.String(string(res.Outcome)))
-		return report.ExitPass
+	dir, err := os.MkdirTemp("", "gwconform-replay-")
+	if err != nil {
+		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
+		return report.ExitConfig
 	}
-	fmt.Fprintln(stdout, "\nCHANGED: the target no longer answers as it did in the run")
-	return report.ExitFail
+	defer os.RemoveAll(dir)
+	args, target, observed := replayRunArgs(doc, res, o, dir)
+	if o.target == "" && target != "" && !tokenrule.OnLoopback(target) {
+		// A report is input from outside: the fleet's api_key and fresh
+		// signs go to a target it names only on loopback.
+		fmt.Fprintf(stderr, "gwconform replay: the report's target %s is not on loopback: the fleet's signed requests go there "+
+			"only when the command line says so: give --target URL\n", printable.String(tokenrule.Redact(target)))
+		return report.ExitConfig
+	}
+	if o.observer == "" && doc.Observer != "" && doc.Observer != report.ObserverNone && observed == "" && !tokenrule.OnLoopback(doc.Observer) {
+		fmt.Fprintf(stdout, "  the report's observer %s is not on loopback: give --observer URL to read the devices there\n",
+			printable.String(tokenrule.Redact(doc.Observer)))
+	}
+	where := printable.String(tokenrule.Redact(target))
+	if where == "" {
+		where = "the embedded simulator (started again)"
+	}
+	fmt.Fprintf(stdout, "  running it again against %s with the run's seed %d", where, doc.Seed)
+	if observed != "" {
+		fmt.Fprintf(stdout, ", reading the devices at %s", printable.String(tokenrule.Redact(observed)))
+	}
+	fmt.Fprintln(stdout)
+	var console bytes.Buffer
+	code := runCmd(ctx, args, &console, &console)
+	again, err := loadReport(filepath.Join(dir, report.JSONFile))
+	now, found := again.Result(res.ID)
+	if err != nil || !found {
+		fmt.Fprintf(stdout, "\n%s", printable.Lines(console.String()))
+		fmt.Fprintf(stdout, "\nNOT JUDGED: the check could not be run again (gwconform run exit %d)\n", code)
+		return report.ExitConfig
+	}
+	printReplayed(stdout, now)
+	verdict, exit := replayVerdict(res, now)
+	fmt.Fprintln(stdout, "\n"+verdict)
+	return exit
+}
+
+// printReplayed prints what check r sent and got when run again, and what
+// it saw change.
+func printReplayed(stdout io.Writer, r report.Result) {
+	for _, ex := range r.Exchanges {
+		fmt.Fprintf(stdout, "\n> %s %s\n", ex.Method, ex.URL)
+		for _, k := range sortedKeys(ex.RequestHeaders) {
+			fmt.Fprintf(stdout, "> %s: %s\n", k, ex.RequestHeaders[k])
+		}
+		fmt.Fprintf(stdout, ">\n%s\n", client.MaskAPIKeys(client.RedactSign(ex.RequestBody)))
+		if ex.Tamper != nil {
+			fmt.Fprintf(stdout, "  (%s)\n", ex.Tamper.Describe())
+		}
+		if ex.Status == 0 {
+			fmt.Fprintf(stdout, "< no answer: %s\n", printable.String(ex.Error))
+			continue
+		}
+		fmt.Fprintf(stdout, "< %d %s\n", ex.Status, http.StatusText(ex.Status))
+		for _, k := range sortedKeys(ex.ResponseHeaders) {
+			fmt.Fprintf(stdout, "< %s: %s\n", printable.String(k), printable.String(ex.ResponseHeaders[k]))
+		}
+		fmt.Fprintf(stdout, "<\n%s\n", printable.Lines(ex.ResponseBody))
+	}
+	for _, o := range r.Reads {
+		fmt.Fprintf(stdout, "  observer, %s the request: %s\n    %s\n", o.When, printable.String(o.Device), printable.String(o.Curl()))
+	}
+	for _, s := range r.Settle {
+		fmt.Fprintf(stdout, "  observer: %s\n", printable.String(s))
+	}
+	for _, s := range r.Observations {
+		fmt.Fprintf(stdout, "  observed: %s\n", printable.String(s))
+	}
+}
+
+// replayVerdict is the replay's last line and exit code: REPRODUCED only
+// when the check reaches the judgement it reached in the run, CHANGED only
+// when it reaches the other one, NOT JUDGED otherwise.
+func replayVerdict(was, now report.Result) (string, int) {
+	judged := func(o string) bool { return o == report.Passed || o == report.Failed || o == report.ExpectedFailure }
+	failed := func(o string) bool { return o == report.Failed || o == report.ExpectedFailure }
+	switch {
+	case !judged(now.Outcome):
+		why := now.Reason
+		if why == "" {
+			why = now.Failure
+		}
+		if why != "" {
+			why = ": " + printable.String(why)
+		}
+		return fmt.Sprintf("NOT JUDGED: the check is %s now%s", now.Outcome, why), report.ExitConfig
+	case !judged(was.Outcome):
+		return fmt.Sprintf("NOT JUDGED: the check was %s in the run; now it %s", was.Outcome, now.Outcome), report.ExitConfig
+	case failed(was.Outcome) && failed(now.Outcome):
+		return "REPRODUCED: the check fails again: " + printable.String(now.Failure), report.ExitPass
+	case failed(now.Outcome):
+		return "CHANGED: the check passed in the run and fails now: " + printable.String(now.Failure), report.ExitFail
+	case failed(was.Outcome):
+		return "CHANGED: the check failed in the run and passes now", report.ExitFail
+	}
+	return "REPRODUCED: the check passes again, as in the run", report.ExitPass
 }
 
 // replayArgs parses the flags, which may come after the positional
@@ -138,98 +281,7 @@ func loadReplayCheck(path, id string, stderr io.Writer) (doc report.Document, re
 		fmt.Fprintf(stderr, "gwconform replay: %s has no check %s\n", printable.String(path), printable.String(id))
 		return doc, res, false
 	}
-	if len(res.Exchanges) == 0 {
-		fmt.Fprintf(stderr, "gwconform replay: check %s recorded no exchange (outcome %s)\n", printable.String(res.ID), printable.String(string(res.Outcome)))
-		return doc, res, false
-	}
 	return doc, res, true
-}
-
-// replayer sends a check's recorded requests again.
-type replayer struct {
-	ctx            context.Context
-	stdout, stderr io.Writer
-	hc             *http.Client
-	// target replaces recordedBase in the recorded URLs, when given.
-	target, recordedBase string
-	fleet                *fleet.Fleet
-	signer               client.Signer
-	checkID              string
-}
-
-// request rebuilds the i-th recorded request: to --target when given,
-// signed afresh where the report redacted its sign, with the recorded
-// headers but the redacted ones. It says on stderr why it cannot.
-func (p *replayer) request(i int, ex client.Exchange) (req *http.Request, url string, body []byte, ok bool) {
-	url = ex.URL
-	if p.target != "" {
-		url = strings.TrimRight(p.target, "/") + strings.TrimPrefix(ex.URL, p.recordedBase)
-	} else if !tokenrule.OnLoopback(url) {
-		// A report is input from outside: the fleet's api_key and a fresh
-		// sign go to a URL it names only on loopback.
-		fmt.Fprintf(p.stderr, "gwconform replay: exchange %d goes to %s, read from the report and not on loopback: "+
-			"the fleet's signed requests go there only when the command line says so: give --target URL\n", i+1, printable.String(tokenrule.Redact(url)))
-		return nil, "", nil, false
-	}
-	if strings.Contains(ex.RequestBody, report.BodyCut) {
-		fmt.Fprintf(p.stderr, "gwconform replay: exchange %d: the report keeps only the start of its body; run the check again: gwconform run --target URL --check %s\n", i+1, p.checkID)
-		return nil, "", nil, false
-	}
-	body = []byte(ex.RequestBody)
-	if strings.Contains(ex.RequestBody, client.SignMarker) || strings.Contains(ex.RequestBody, "&lt;SIGNATURE&gt;") || strings.Contains(ex.RequestBody, "SIGNATURE_REDACTED") {
-		var err error
-		if body, err = client.Resign(p.ctx, body, p.fleet, p.signer, time.Now(), p.fleet.Location()); err != nil {
-			fmt.Fprintf(p.stderr, "gwconform replay: exchange %d: %s\n", i+1, shown(err))
-			return nil, "", nil, false
-		}
-	}
-	req, err := http.NewRequestWithContext(p.ctx, ex.Method, url, strings.NewReader(string(body)))
-	if err != nil {
-		fmt.Fprintf(p.stderr, "gwconform replay: exchange %d: %s\n", i+1, shown(err))
-		return nil, "", nil, false
-	}
-	for _, k := range sortedKeys(ex.RequestHeaders) {
-		if strings.EqualFold(k, "Host") {
-			req.Host = ex.RequestHeaders[k]
-			continue
-		}
-		if v := ex.RequestHeaders[k]; v != "<REDACTED>" {
-			req.Header.Set(k, v)
-		}
-	}
-	return req, url, body, true
-}
-
-// send prints the request to url (sign redacted, api keys masked), sends
-// it and prints the answer; it says whether the answer is the recorded
-// one: the same status, or no answer where the run got none either.
-func (p *replayer) send(req *http.Request, url string, body []byte, ex client.Exchange) (same bool) {
-	stdout := p.stdout
-	// What was sent is masked by value wherever it shows (the answer may
-	// echo it), then by field.
-	mask := p.masker(body)
-	fmt.Fprintf(stdout, "\n> %s %s\n", printable.String(ex.Method), printable.String(tokenrule.Redact(url)))
-	for _, k := range sortedKeys(ex.RequestHeaders) {
-		fmt.Fprintf(stdout, "> %s: %s\n", printable.String(k), printable.String(ex.RequestHeaders[k]))
-	}
-	fmt.Fprintf(stdout, ">\n%s\n", printable.Lines(client.MaskAPIKeys(client.RedactSign(mask.Mask(string(body))))))
-	resp, err := p.hc.Do(req)
-	if err != nil {
-		fmt.Fprintf(stdout, "< no answer: %s\n", shown(err))
-		return ex.Error != ""
-	}
-	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	fmt.Fprintf(stdout, "< %s\n", printable.String(resp.Status))
-	for _, k := range sortedHeader(resp.Header) {
-		fmt.Fprintf(stdout, "< %s: %s\n", printable.String(k), printable.String(strings.Join(resp.Header[k], ", ")))
-	}
-	fmt.Fprintf(stdout, "<\n%s\n", printable.Lines(client.MaskAPIKeys(client.RedactSign(mask.Mask(string(rb))))))
-	if resp.StatusCode != ex.Status {
-		fmt.Fprintf(stdout, "! recorded %d in the run, now %d\n", ex.Status, resp.StatusCode)
-		return false
-	}
-	return true
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -249,27 +301,3 @@ func sortedHeader(h http.Header) []string {
 	sort.Strings(out)
 	return out
 }
-
-// masker masks by value the sent body's api_keys and signs and the
-// fleet's keys and secrets (up to maxMaskedKeys of them), wherever a
-// printed request or answer holds them.
-func (p *replayer) masker(body []byte) *client.ValueMasker {
-	m := &client.ValueMasker{}
-	keys, signs := client.Credentials(string(body))
-	m.Add("key", keys...)
-	m.Add("sign", signs...)
-	if p.fleet != nil {
-		n := 0
-		for k, v := range p.fleet.Authenticator().Keys {
-			if n++; n > maxMaskedKeys {
-				break
-			}
-			m.Add("key", k)
-			m.Add("secret", v.Secret)
-		}
-	}
-	return m
-}
-
-// maxMaskedKeys bounds the fleet keys masked by value in a printed body.
-const maxMaskedKeys = 10000

@@ -133,14 +133,24 @@ func TestMalformedBodiesReplayExactlyAndSigned(t *testing.T) {
 		if normalized(body) != normalized(orig) || !signedRight(body) {
 			t.Errorf("%s: the curl line sent\n%q\nthe check sent\n%q (signed right: %v)", res.ID, body, orig, signedRight(body))
 		}
-		// gwconform replay sends the same body.
-		rc := exec.Command(bins.gwconform, "replay", filepath.Join(r.dir, "report.json"), res.ID, "--target", api, "--fleet", fleetFile)
-		if out, err := rc.CombinedOutput(); err != nil {
+		// gwconform replay runs the check again, which sends the same body
+		// (among its control and the device put back), and reproduces the
+		// failure.
+		_, from := last()
+		rc := exec.Command(bins.gwconform, "replay", filepath.Join(r.dir, "report.json"), res.ID, "--target", api, "--observer", reads, "--fleet", fleetFile)
+		if out, err := rc.CombinedOutput(); err != nil || !strings.Contains(string(out), "REPRODUCED: ") {
 			t.Fatalf("%s: gwconform replay: %v\n%s", res.ID, err, out)
 		}
-		body, _ = last()
-		if normalized(body) != normalized(orig) || !signedRight(body) {
-			t.Errorf("%s: gwconform replay sent\n%q\nthe check sent\n%q", res.ID, body, orig)
+		mu.Lock()
+		sent := ""
+		for _, g := range got[from:] {
+			if normalized(g) == normalized(orig) && signedRight(g) {
+				sent = g
+			}
+		}
+		mu.Unlock()
+		if sent == "" {
+			t.Errorf("%s: gwconform replay never sent the check's body\n%q", res.ID, orig)
 		}
 		// A sign step that fails (a fleet without the body's key) stops
 		// the line: nothing is sent, the line fails.
@@ -159,10 +169,11 @@ func TestMalformedBodiesReplayExactlyAndSigned(t *testing.T) {
 		t.Fatalf("tried %d of the %d malformed checks:\n%s", tried, len(ids), tail(r.stdout))
 	}
 	// The replay line the reports print runs as pasted, from another
-	// folder and with no GWCONFORM_FLEET: it names the report and the
-	// fleet file itself, and reproduces the failure (exit 0).
+	// folder, with GWCONFORM_FLEET set: it names the report itself, and
+	// reproduces the failure (exit 0). Without GWCONFORM_FLEET it runs
+	// nothing and names the fleet file it needs.
 	j, _ := os.ReadFile(filepath.Join(r.dir, "junit.xml"))
-	m := regexp.MustCompile(`reproduce: (gwconform replay [^\n&]+)`).FindSubmatch(j)
+	m := regexp.MustCompile(`reproduce: ([^\n]*gwconform replay [^\n]+)`).FindSubmatch(j)
 	if m == nil {
 		t.Fatalf("junit.xml prints no replay line")
 	}
@@ -178,6 +189,12 @@ func TestMalformedBodiesReplayExactlyAndSigned(t *testing.T) {
 		}
 	}
 	cmd.Env = append(cmd.Env, "PATH="+path)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "GWCONFORM_FLEET") || !strings.Contains(string(out), filepath.Base(fleetFile)) {
+		t.Errorf("the replay line without GWCONFORM_FLEET: %v\n%s\n%s", err, line, out)
+	}
+	cmd = exec.Command("bash", "-c", line)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "PATH="+path, "GWCONFORM_FLEET="+fleetFile)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("the replay line as pasted: %v\n%s\n%s", err, line, out)
 	}

@@ -52,6 +52,8 @@ type runOptions struct {
 	Observer   string
 	NoObserver bool
 	Seed       int64
+	// KeepExchanges keeps every check's exchanges (internal, for replay).
+	KeepExchanges bool
 	// AllowPartial: a PARTIAL run (filtered, or a device type, format,
 	// operation or rule not covered) exits 0 instead of 1.
 	AllowPartial bool
@@ -343,6 +345,9 @@ func (m *runMain) configureGinkgo() error {
 		m.reporter.Succinct, m.reporter.SilenceSkips = true, true
 	}
 	if len(o.Checks) > 0 {
+		if err := checksMatch(o.Checks); err != nil {
+			return err
+		}
 		m.suite.FocusStrings = append(m.suite.FocusStrings, focusOnGlobs(o.Checks))
 	}
 	if len(o.Skips) > 0 {
@@ -471,6 +476,11 @@ func (m *runMain) Open(ctx context.Context) error {
 	if err := m.openObserver(ctx, e); err != nil {
 		return err
 	}
+	if o.Workers <= 1 {
+		// The fleet's devices as they are before anything is sent, to
+		// find those the target changes unasked.
+		e.WatchDevices(ctx)
+	}
 	if !o.DryRun && !o.SkipPreflight {
 		// As many requests in flight as the run has workers, and at
 		// least --concurrency.
@@ -565,6 +575,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	cfg.Write.Baseline = m.baseline
 	cfg.Write.FleetFile = o.FleetFile
 	cfg.Write.Effects = e.NotObserved
+	cfg.Write.KeepEveryExchange = o.KeepExchanges
 	cfg.Write.Observer = e.Observer
 	cfg.Write.Preflight = m.preflight
 	cfg.Write.Filters = m.filters()
@@ -753,9 +764,11 @@ const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-d
 
 Runs the conformance checks against URL, or against the simulator started
 in-process when no --target is given. Exit 0: no check failed at the
---fail-on level and the run covered the whole interface; 1: some check
-failed, or the run was PARTIAL (filtered, or a device type, format,
-operation or rule not covered) without --allow-partial; 2: bad arguments,
+--fail-on level and the run covered the whole interface (the MUST effect
+checks left out only with --no-observer, which the verdict names); 1: some
+check failed, or the run was PARTIAL (filtered, a device type, format,
+operation or rule not covered, or MUST effect checks not run for want of an
+observer) without --allow-partial; 2: bad arguments,
 unreadable fleet, unreachable target, or a pre-flight that found a cause
 in the set-up, with one line naming it: a target that does not speak HTTP
 or this interface, every operation 404 at the base URL, every request
@@ -800,6 +813,7 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.IntVar(&o.Worker, "worker", 0, "internal: this process is worker N of a --parallel run")
 	fs.IntVar(&o.Workers, "workers", 0, "internal: the number of workers of a --parallel run")
 	fs.StringVar(&o.WorkerReport, "worker-report", "", "internal: where a worker writes its results for the run that started it")
+	fs.BoolVar(&o.KeepExchanges, "keep-exchanges", false, "internal: keep every check's exchanges in the reports, passed ones too (gwconform replay)")
 	fs.StringVar(&o.Color, "color", "auto", "colour on the console: auto (only on a terminal, not with NO_COLOR or TERM=dumb), always or never")
 	fs.BoolVar(&o.Verbose, "v", false, "verbose: every check and every INFO observation on the console (the reports always have them)")
 	fs.Var(&o.Checks, "check", "run only this check (an ID, or a glob such as 'command.light-dimmer.*'); repeatable")

@@ -29,6 +29,13 @@ so a pasted line works at any time:
 The fleet comes from --fleet, else $GWCONFORM_FLEET, else the demo fleet.
 Nothing but the body is written: never the secret.
 
+A check that makes a part of its request wrong on purpose keeps it wrong in
+its line, by these flags: --sign-at POSITION:DIGIT (the fresh sign with one
+character changed), --sign-as SIGN (a sign of no key, written as it is),
+--timestamp-offset D (the clock D away: -24h0m0s is a day old),
+--keep-timestamp (the timestamp as written), --api-key-as KEY (a key of no
+account, signed with the secret of the account's first key).
+
 Flags:
 `
 
@@ -61,6 +68,12 @@ func signMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := flag.NewFlagSet("gwconform sign", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fleetFile := fs.String("fleet", "", "fleet file with the credentials (default: from $GWCONFORM_FLEET, else the demo fleet)")
+	var t client.Tamper
+	signAt := fs.String("sign-at", "", "POSITION:DIGIT: the fresh sign with its character at POSITION (from 1) changed to DIGIT")
+	fs.StringVar(&t.Sign, "sign-as", "", "write this sign as it is (a sign of no key)")
+	fs.DurationVar(&t.Offset, "timestamp-offset", 0, "the timestamp is the clock this far away (negative: in the past)")
+	fs.BoolVar(&t.KeepTimestamp, "keep-timestamp", false, "keep the timestamp as written")
+	fs.StringVar(&t.APIKey, "api-key-as", "", "send this api_key of no account, signed with the secret of the account's first key")
 	fs.Usage = func() { io.WriteString(stderr, signUsage); fs.PrintDefaults() }
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -70,6 +83,17 @@ func signMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "gwconform sign: unexpected argument %q; the body comes on stdin\n", fs.Arg(0))
+		return report.ExitConfig
+	}
+	if *signAt != "" {
+		var err error
+		if t.SignAt, t.SignTo, err = client.ParseSignAt(*signAt); err != nil {
+			fmt.Fprintln(stderr, "gwconform sign:", err)
+			return report.ExitConfig
+		}
+	}
+	if t.Sign != "" && t.SignAt > 0 {
+		fmt.Fprintln(stderr, "gwconform sign: --sign-at and --sign-as exclude each other")
 		return report.ExitConfig
 	}
 	f, signer, err := resigner(*fleetFile)
@@ -82,7 +106,11 @@ func signMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "gwconform sign: the body on stdin must be at most 1 MiB")
 		return report.ExitConfig
 	}
-	out, err := client.Resign(ctx, body, f, signer, time.Now(), f.Location())
+	tp := &t
+	if t == (client.Tamper{}) {
+		tp = nil
+	}
+	out, err := client.ResignTampered(ctx, body, f, signer, time.Now(), f.Location(), tp)
 	if err != nil {
 		fmt.Fprintln(stderr, "gwconform sign:", err)
 		return report.ExitConfig

@@ -157,6 +157,10 @@ func TestVerifyExitsZeroOnlyOnAPass(t *testing.T) {
 		!strings.Contains(out, "they do not change its verdict") {
 		t.Errorf("verify of a FAIL: exit %d, want 1, MUST failures first\n%s", code, out)
 	}
+	// A FAIL bundle is genuine, but its first line never says "verified".
+	if first, _, _ := strings.Cut(out, "\n"); strings.Contains(first, "verified:") || !strings.Contains(first, "genuine record of a run that did not pass (verdict FAIL)") {
+		t.Errorf("verify of a FAIL opens %q", first)
+	}
 	if code, out := verify(t, path, "--key", key+".pub", "--accept-verdict", "FAIL"); code != 0 {
 		t.Errorf("--accept-verdict FAIL: exit %d\n%s", code, out)
 	}

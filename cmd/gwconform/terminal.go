@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"strings"
 
+	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
@@ -21,6 +23,39 @@ func focusOnGlobs(globs []string) string {
 		parts[i] = strings.ReplaceAll(q, `\?`, `[^\]]`)
 	}
 	return `\[(` + strings.Join(parts, "|") + `)\]`
+}
+
+// checksMatch says which --check pattern matches no check of the catalog,
+// with the nearest ID: a run that ran nothing because of a typing mistake
+// would otherwise read as a PARTIAL run.
+func checksMatch(globs []string) error {
+	metas := conformance.Checks()
+	for _, g := range globs {
+		re, err := regexp.Compile(focusOnGlobs([]string{g}))
+		if err != nil {
+			return fmt.Errorf("--check %q: %v", g, err)
+		}
+		ids := make([]string, 0, len(metas))
+		found := false
+		for _, m := range metas {
+			ids = append(ids, m.ID)
+			if re.MatchString("[" + m.ID + "]") {
+				found = true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		msg := fmt.Sprintf("--check %q matches no check", g)
+		if !strings.ContainsAny(g, "*?") {
+			if near := nearestWord(g, ids); near != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", near)
+			}
+		}
+		return errors.New(msg + "; \"gwconform checks --format json\" lists every check's ID")
+	}
+	return nil
 }
 
 // colorful says whether colour suits w: a terminal, with neither NO_COLOR

@@ -225,6 +225,13 @@ func writeVerified(w io.Writer, path string, m bundle.Manifest, files map[string
 	what := printable.String(fmt.Sprintf("%s run of %s %s against %s, verdict %s, catalog %s, gwconform %s",
 		m.Mode, orNone(m.Product.Name), orNone(m.Product.Version), m.Target, report.VerdictText(m.Verdict, known), m.Catalog.Version, m.Harness.Version))
 	if signer != "" {
+		if m.Verdict != report.VerdictPass {
+			// The bundle is genuine; the run it records did not pass: a
+			// line that opens on "verified" would read as a pass.
+			fmt.Fprintf(w, "%s: genuine record of a run that did not pass (verdict %s): %s; signed by key %s\n",
+				path, report.VerdictText(m.Verdict, known), what, printable.String(signer))
+			return
+		}
 		fmt.Fprintf(w, "%s: verified: %s; signed by key %s\n", path, what, printable.String(signer))
 		return
 	}

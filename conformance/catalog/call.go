@@ -37,6 +37,12 @@ type Call struct {
 	Raw func(device.Format) []byte
 	// KeepSign sends the sign field as it is (a wrong sign on purpose).
 	KeepSign bool
+	// Tamper says how a sign kept on purpose departs from the valid one
+	// (a digit changed, a constant), for the lines that send the request
+	// again; a kept sign without one is made from inputs no line holds.
+	Tamper *client.Tamper
+	// StampOffset is how far from the clock Stamp writes the timestamp.
+	StampOffset time.Duration
 	// device is the fleet device the call is about, for clean-up.
 	SN, Type string
 	// Stamp, when set, writes the timestamp of an attempt sent now: the
@@ -59,6 +65,10 @@ type Call struct {
 	// before: a probe of replays (CONTRACT 1) means it to.
 	Repeat bool
 }
+
+// WrongSign is a well-formed sign that is no sign of any request: made
+// from no key or secret, it is no secret and reports show it.
+const WrongSign = "0123456789abcdef0123456789abcdef"
 
 // JSONNames maps canonical names to JSON keys where they differ.
 var JSONNames = func() map[string]string {
@@ -188,6 +198,7 @@ func (c Call) Request(f device.Format) client.Request {
 	if c.Raw != nil {
 		r.RawBody = c.Raw(f)
 	}
+	r.Tamper = c.tamper()
 	if c.Stamp != nil && !c.KeepSign && c.Raw == nil {
 		r.Renew = func() []client.Field {
 			renewed := c
@@ -236,11 +247,50 @@ func (c Call) Request(f device.Format) client.Request {
 	return r
 }
 
+// tamper is what the request makes wrong on purpose in its sign,
+// timestamp and api_key, for the lines that send it again (nil: nothing).
+func (c Call) tamper() *client.Tamper {
+	if c.Raw != nil {
+		return nil // a malformed body: its timestamp and sign are renewed as they stand
+	}
+	var t client.Tamper
+	if c.Tamper != nil {
+		t = *c.Tamper
+	}
+	handSet := false
+	for _, f := range c.Fields {
+		if f.Name == device.FieldTimestamp && f.Wire == "" {
+			handSet = c.Stamp == nil
+		}
+	}
+	switch {
+	case handSet:
+		t.KeepTimestamp = true
+	case c.Stamp != nil:
+		t.Offset = c.StampOffset
+	}
+	if c.KeepSign && t.SignAt == 0 && t.Sign == "" && t.Unrepeatable == "" && c.Tamper == nil {
+		t.Unrepeatable = "its sign was made on purpose from other inputs than the fleet's key, secret and this timestamp (a near miss of a credential, or another form of the sign)"
+	}
+	if t == (client.Tamper{}) {
+		return nil
+	}
+	return &t
+}
+
+// SetStampAt sets the timestamp to the clock at off from now, for this
+// attempt and those that follow.
+func (c *Call) SetStampAt(b *Bench, off time.Duration) *Call {
+	c.SetStamp(b.StampAt(off))
+	c.StampOffset = off
+	return c
+}
+
 // SetStamp sets the timestamp from a clock and keeps the clock for the
 // attempts that follow (Call.Stamp).
 func (c *Call) SetStamp(stamp func() string) *Call {
 	c.Set(device.FieldTimestamp, stamp())
-	c.Stamp = stamp
+	c.Stamp, c.StampOffset = stamp, 0
 	return c
 }
 

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"time"
 
 	"github.com/brianvoe/gofakeit/v6"
@@ -62,6 +63,7 @@ func envelopeCases() []Case {
 								time.Sleep(oracle.Aligned(e.Now()))
 								return e.Now().Truncate(time.Second).Add(x.Offset).In(e.Location).Format(oracle.TimestampLayout)
 							})
+							c.StampOffset = x.Offset
 						}
 					}
 					return ""
@@ -75,7 +77,7 @@ func envelopeCases() []Case {
 					return "the fleet disables the timestamp window"
 				}
 				off := w * time.Duration(d) / 100 // d is a percentage of the window
-				c.SetStamp(e.StampAt(off))
+				c.SetStampAt(e, off)
 				return ""
 			}
 		}
@@ -87,7 +89,7 @@ func envelopeCases() []Case {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.SetStamp(e.StampAt(24 * time.Hour))
+			c.SetStampAt(e, 24*time.Hour)
 			return ""
 		}, Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}, "auth")
 		stale := Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
@@ -95,7 +97,7 @@ func envelopeCases() []Case {
 			if e.Fleet.Window() == 0 {
 				return "the fleet disables the timestamp window"
 			}
-			c.SetStamp(e.StampAt(-24 * time.Hour))
+			c.SetStampAt(e, -24*time.Hour)
 			return ""
 		}, stale, "auth")
 		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
@@ -103,11 +105,14 @@ func envelopeCases() []Case {
 				return "the fleet's sign scheme cannot tell a wrong sign (sign: format or off)"
 			}
 			c.KeepSign = true
-			c.Set(device.FieldSign, "0123456789abcdef0123456789abcdef")
+			c.Set(device.FieldSign, WrongSign)
+			c.Tamper = &client.Tamper{Sign: WrongSign}
 			return ""
 		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeBadSignature}, Field: device.FieldSign, Quote: oracle.QuoteSignCarried, Inference: oracle.InferSign}, "auth")
 		add("api_key.unknown", "an api_key that was never issued", "5", func(e *Bench, c *Call, _ device.Format, id string) string {
-			c.Set(device.FieldAPIKey, "unknown-"+e.Faker(id).LetterN(12))
+			k := "unknown-" + e.Faker(id).LetterN(12)
+			c.Set(device.FieldAPIKey, k)
+			c.Tamper = &client.Tamper{APIKey: k} // a key of no account: no credential
 			return ""
 		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeUnknownAPIKey}, Field: device.FieldAPIKey, Quote: oracle.QuoteSignCarried, Inference: oracle.InferKey}, "auth")
 		add("myservice_id.other-account", "the myservice_id of another account", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"hash/fnv"
 	"io"
 	"math/rand"
@@ -315,7 +316,9 @@ func signCases() []Case {
 				k := e.Target.Key
 				right := oracle.SignOf(oracle.SignTemplate, k.Key, k.Secret, c.Get(device.FieldTimestamp))
 				c.KeepSign = true
-				c.Set(device.FieldSign, oracle.PositionChanges(right, e.rng(id))[i].Text)
+				changed := oracle.PositionChanges(right, e.rng(id))[i].Text
+				c.Set(device.FieldSign, changed)
+				c.Tamper = &client.Tamper{SignAt: i + 1, SignTo: changed[i : i+1]}
 				return ""
 			})})
 	}

@@ -174,6 +174,9 @@ func fieldSampleCase(op device.Operation, prefix, title, section, contract strin
 				return moved.Value.Raw, ok
 			}
 		}
+		if f.Name == device.FieldSign {
+			c.Tamper = nil // another form of the sign: no line makes it afresh
+		}
 		return ""
 	})
 	return c

@@ -23,7 +23,7 @@ var Sections = []Section{
 	{Number: "2.4", Title: "Message fields (send message)"},
 	{Number: "2.5", Title: "Response"},
 	{Number: "3", Title: "States and transitions",
-		Gap: "not shown; only the simulator-only state checks (label sim) look at state"},
+		Gap: "not shown as a whole; the effect checks read each device's state through the observer (CONTRACT 7) when the run has one, and trace to the operation that changed it (4.1 to 4.3); the simulator-only checks (label sim) read it through gwsim's admin API"},
 	{Number: "4", Title: "Endpoints"},
 	{Number: "4.1", Title: "Send command to gateway"},
 	{Number: "4.2", Title: "Send message to gateway"},

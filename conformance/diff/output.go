@@ -35,11 +35,18 @@ type Report struct {
 	ProbeOpen bool `json:"probe_open,omitempty"`
 	// Reset says whether sequences started from POST /_sim/reset on both
 	// observers.
-	Reset      bool    `json:"reset"`
-	Rounds     int     `json:"rounds"`
-	Operations int     `json:"operations"`
-	Elapsed    string  `json:"elapsed"`
-	OpsPerSec  float64 `json:"operations_per_second"`
+	Reset bool `json:"reset"`
+	// Dir is where WriteReports wrote the files: the summary names each
+	// script by its path from there.
+	Dir string `json:"-"`
+	// Fleets are the base names of the fleet files of A and B ("": the
+	// demo fleet): a script stops, naming them, where the variables that
+	// give their paths are not set.
+	Fleets     [2]string `json:"-"`
+	Rounds     int       `json:"rounds"`
+	Operations int       `json:"operations"`
+	Elapsed    string    `json:"elapsed"`
+	OpsPerSec  float64   `json:"operations_per_second"`
 	// Calibrated is how many operations calibration sent to A (twice).
 	Calibrated int `json:"calibrated_operations,omitempty"`
 	// Differences are the distinct differences, by rule and operation.
@@ -86,6 +93,7 @@ func WriteReports(dir string, rep *Report) error {
 		return err
 	}
 	rep.Kind = FileKind
+	rep.Dir = dir
 	for i, x := range rep.Differences {
 		x.Script = fmt.Sprintf("diff-repro-%d.sh", i+1)
 		if err := writeFile(filepath.Join(dir, x.Script), func(w io.Writer) error { return writeScript(w, rep, x) }); err != nil {
@@ -127,16 +135,25 @@ func writeScript(w io.Writer, rep *Report, x *Difference) error {
 	fmt.Fprintf(w, "# A: %s\n# B: %s\n# The rule table agrees with: %s (%s)\n", rep.A, rep.B, x.Verdict, oneLine(x.VerdictWhy))
 	fmt.Fprintln(w, "# Each POST is signed afresh by gwconform sign with $GWCONFORM_FLEET_A for A and $GWCONFORM_FLEET_B for B")
 	fmt.Fprintln(w, "# (else $GWCONFORM_FLEET, else the demo fleet); reads send $GWCONFORM_ADMIN_TOKEN_A / _B when set.")
+	fmt.Fprintln(w, "# The run started each sequence from a reset; this script resets only with GWCONFORM_RESET=1")
+	fmt.Fprintln(w, "# (POST /_sim/reset puts the whole fleet of that observer back as loaded). After the steps it")
+	fmt.Fprintln(w, "# reads the whole state (GET /_sim/state), so that a change that landed on another device shows.")
 	fmt.Fprintln(w, "set -u")
-	for _, side := range []string{"A", "B"} {
+	for k, side := range []string{"A", "B"} {
 		fmt.Fprintf(w, "\necho '=== %s ==='\nexport GWCONFORM_FLEET=\"${GWCONFORM_FLEET_%s:-${GWCONFORM_FLEET:-}}\"\nGWCONFORM_ADMIN_TOKEN=\"${GWCONFORM_ADMIN_TOKEN_%s:-${GWCONFORM_ADMIN_TOKEN:-}}\"\n", side, side, side)
-		if rep.Reset && !rep.ReadOnly {
-			obs := observerOf(rep.A)
-			if side == "B" {
-				obs = observerOf(rep.B)
-			}
-			fmt.Fprintf(w, "curl -sS -X POST -H \"Authorization: Bearer $GWCONFORM_ADMIN_TOKEN\" '%s/_sim/reset'; echo\n", obs)
+		if name := rep.Fleets[k]; name != "" {
+			fmt.Fprintf(w, "[ -n \"$GWCONFORM_FLEET\" ] || { echo 'set GWCONFORM_FLEET_%s (or GWCONFORM_FLEET) to the fleet file the run read for %s (%s)' >&2; exit 2; }\n",
+				side, side, strings.ReplaceAll(name, "'", ""))
 		}
+		obs := observerOf(rep.A)
+		if side == "B" {
+			obs = observerOf(rep.B)
+		}
+		if rep.Reset && !rep.ReadOnly {
+			fmt.Fprintf(w, "if [ \"${GWCONFORM_RESET:-}\" = 1 ]; then curl -sS -X POST -H \"Authorization: Bearer $GWCONFORM_ADMIN_TOKEN\" '%s/_sim/reset'; echo; "+
+				"else echo 'not reset: the steps start from the state as it is (GWCONFORM_RESET=1 resets first, as the run did)'; fi\n", obs)
+		}
+
 		for i, s := range x.Steps {
 			o := s.A
 			if side == "B" {
@@ -150,6 +167,7 @@ func writeScript(w io.Writer, rep *Report, x *Difference) error {
 				fmt.Fprintf(w, "%s; echo\n", o.ReadCurl)
 			}
 		}
+		fmt.Fprintf(w, "\n# The whole state of %s after the steps.\ncurl -sS -H \"Authorization: Bearer $GWCONFORM_ADMIN_TOKEN\" '%s/_sim/state'; echo\n", side, obs)
 	}
 	return nil
 }
@@ -190,7 +208,7 @@ func (r *Report) Summary() string {
 			fmt.Fprintf(&b, "     %d. %s\n", j+1, oneLine(op.String()))
 		}
 		if x.Script != "" {
-			fmt.Fprintf(&b, "   replay against both: sh %s\n", x.Script)
+			fmt.Fprintf(&b, "   replay against both: sh %s\n", filepath.Join(r.Dir, x.Script))
 		}
 	}
 	if len(r.Differences) == 0 {

@@ -74,6 +74,29 @@ type Link struct {
 	settle settling
 	// recent holds what the observer last showed (recent.go).
 	recent recent
+	// ending is set once the run is ending (Drain): a check's request is
+	// no longer sent, only the put-back's.
+	ending atomic.Bool
+}
+
+// errEnding is the error of a check's request not sent because the run is
+// ending (interrupted, or past its last check): what it would change could
+// no longer be put back.
+var errEnding = errors.New("not sent: the run is ending")
+
+// Drain ends the sending of checks' requests: none is sent after it, and
+// it returns once those in flight have their answers (or their contexts
+// end), so that the devices can be put back with nothing changing them
+// behind. Send still sends (the put-back's requests).
+func (l *Link) Drain() {
+	l.ending.Store(true)
+	n := cap(l.slots)
+	for i := 0; i < n; i++ {
+		l.slots <- struct{}{}
+	}
+	for i := 0; i < n; i++ {
+		<-l.slots
+	}
 }
 
 // New is a Link as cfg says.
@@ -203,10 +226,15 @@ func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Respo
 	// that waited for one while the target stopped answering are not sent.
 	order := l.silence.next()
 	resp, ex, err := l.sendInSlot(ctx, req, true, true)
-	if errors.Is(err, stopped{"sent"}) {
+	if errors.Is(err, stopped{"sent"}) || errors.Is(err, errEnding) {
 		return nil, ex, err
 	}
 	l.Track(req, resp)
+	if err != nil && ctx.Err() != nil {
+		// The run gave up waiting (an interrupt): the target's silence
+		// is not told by it.
+		return nil, ex, err
+	}
 	l.silence.answered(order, err == nil && (resp.Status < 500 || RefusesInput(resp.ErrorCode)))
 	if err != nil {
 		return nil, ex, err
@@ -278,6 +306,9 @@ func (l *Link) sendInSlot(ctx context.Context, req client.Request, tell, guard b
 	defer release()
 	if guard && l.Stopped() {
 		return nil, client.Exchange{}, stopped{"sent"}
+	}
+	if guard && l.ending.Load() {
+		return nil, client.Exchange{}, errEnding
 	}
 	sent := l.recent.sending(req)
 	resp, ex, err := l.cfg.Client.Do(ctx, req)

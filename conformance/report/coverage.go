@@ -51,6 +51,12 @@ func counted(r Result) bool {
 		// named among the skip reasons, and is no gap of the target's.
 		return false
 	}
+	if Unobserved(r) {
+		// A MUST effect check not run for want of an observer is a gap:
+		// exit 0 says everything was covered. --no-observer accepts it on
+		// purpose, and the verdict names what it left out.
+		return true
+	}
 	for _, t := range r.Tags {
 		if t == "sim" || t == "effect" {
 			// Not observed is said in one line of its own (Effects);
@@ -59,6 +65,46 @@ func counted(r Result) bool {
 		}
 	}
 	return true
+}
+
+// NotObservedPrefix starts the reason of a check skipped because the run
+// observed no effects (conformance.NotObservedPrefix).
+const NotObservedPrefix = "effects not observed"
+
+// NoObserverFlag is the flag that runs without an observer on purpose.
+const NoObserverFlag = "--no-observer"
+
+// Unobserved says r is a MUST effect check that did not run for want of
+// an observer, and the run was not told to leave such checks out
+// (--no-observer) nor only listing them (a dry run).
+func Unobserved(r Result) bool {
+	return unobservedMust(r) && !strings.Contains(r.Reason, NoObserverFlag) && !strings.Contains(r.Reason, "dry run")
+}
+
+// unobservedMust says r is a MUST effect check skipped because the run
+// observed no effects, for whatever reason.
+func unobservedMust(r Result) bool {
+	if r.Level != string(check.Must) || r.Outcome != Skipped || !strings.HasPrefix(r.Reason, NotObservedPrefix) {
+		return false
+	}
+	for _, t := range r.Tags {
+		if t == "effect" {
+			return true
+		}
+	}
+	return false
+}
+
+// UnobservedMust counts the MUST effect checks of d that did not run for
+// want of an observer, accepted (--no-observer) or not.
+func UnobservedMust(d Document) int {
+	n := 0
+	for _, r := range d.Results {
+		if unobservedMust(r) {
+			n++
+		}
+	}
+	return n
 }
 
 // gaps lists what a run did not cover: the filter or the checks the run
@@ -225,7 +271,13 @@ func (c *coverageTally) reasonGaps() []Gap {
 	}
 	sort.Strings(rs)
 	for _, r := range rs {
-		out = append(out, Gap{What: "checks skipped", Why: r, Checks: c.reasons[r]})
+		why := r
+		if strings.HasPrefix(r, NotObservedPrefix) && !strings.Contains(r, NoObserverFlag) {
+			// The reason itself is among the skip reasons, once.
+			why = "the MUST effect checks did not run, no observer read the devices; these MUST checks need an observer: give --observer URL, or " +
+				NoObserverFlag + " to run without them on purpose (the verdict then names them)"
+		}
+		out = append(out, Gap{What: "checks skipped", Why: why, Checks: c.reasons[r]})
 	}
 	return out
 }

@@ -341,6 +341,9 @@ func VerdictReason(d Document) string {
 	if must.Skipped > 0 {
 		s += "; " + strconv.Itoa(must.Skipped) + " skipped"
 	}
+	if n := UnobservedMust(d); n > 0 {
+		s += "; " + plural(n, "MUST effect check") + " not run: no observer (" + NoObserverFlag + ")"
+	}
 	return s
 }
 
@@ -619,8 +622,15 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
  <div class="vcounts">{{range .Levels}}<div>{{.Level}} {{.Total}}: {{countsText .Counts .Info}}</div>{{end}}</div></div>
 </header>
 
+{{if .LeftChanged}}<h2 id="left-changed">Devices left changed or changed unasked ({{len .LeftChanged}})</h2>
+<p>Devices the run changed and could not put back, and devices the target changed though no check's change was meant for them; each with its state before the run. Set any not put back as it was.</p>
+<ul>{{range .LeftChanged}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
 {{if .NotCovered}}<h2 id="not-covered">Not covered ({{len .NotCovered}})</h2>
 <ul>{{range .NotCovered}}<li><b>{{.What}}</b>: {{.Why}}{{if .Checks}} ({{.Checks}} checks not run){{end}}</li>{{end}}</ul>
+{{end}}
+{{if .Findings}}<h2 id="findings">Findings: failures that share a cause ({{len .Findings}})</h2>
+<ul>{{range .Findings}}<li><b>{{.Cause}}</b><br><span class="muted">{{len .Checks}} checks:</span> {{range $i, $c := .Checks}}{{if $i}}, {{end}}<a href="#c-{{$c}}">{{$c}}</a>{{end}}</li>{{end}}</ul>
 {{end}}
 <h2 id="failures">Failures{{if .Failures}} ({{len .Failures}}){{end}}</h2>
 {{- if not .Failures}}<p>No check failed.</p>{{end}}
@@ -809,6 +819,7 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 {{- end}}
 {{- if .Failure}}<h5>Got</h5><pre class="msg">{{txt .Failure}}</pre>{{end}}
 {{- range exchanges .}}{{template "exchange" .}}{{end}}
+{{- if .Reads}}<h5>What the observer showed</h5>{{range .Reads}}<div class="ex"><div class="exhead"><b>{{.When}} the request</b> · <code>GET {{.URL}}</code></div><pre>{{txt .Device}}</pre><h5>curl</h5><pre>{{txt .Curl}}</pre></div>{{end}}{{end}}
 {{- if .Exchanges}}<h5>Reproduce</h5><pre>{{replayLine .ID}}</pre>{{end}}
 </section>
 {{- end}}
@@ -816,6 +827,7 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 <details class="info" id="i-{{anchor .}}"><summary><b>[{{.ID}}] {{txt .Title}}</b> <span class="chip o-info">{{outcomeText .}}</span></summary>
 <dl class="facts"><dt>Probe</dt><dd>{{txt .Assertion}}</dd><dt>Section</dt><dd>{{.Section}} {{sectionTitle .Section}}{{if .Contract}} · CONTRACT {{.Contract}}{{end}}</dd>{{if .Observations}}<dt>Seen</dt><dd><ul>{{range .Observations}}<li>{{txt .}}</li>{{end}}</ul></dd>{{end}}</dl>
 {{- range exchanges .}}{{template "exchange" .}}{{end}}
+{{- if .Reads}}<h5>What the observer showed</h5>{{range .Reads}}<div class="ex"><div class="exhead"><b>{{.When}} the request</b> · <code>GET {{.URL}}</code></div><pre>{{txt .Device}}</pre><h5>curl</h5><pre>{{txt .Curl}}</pre></div>{{end}}{{end}}
 </details>
 {{- end}}{{end}}
 {{define "catalog"}}<div class="filters" id="filters">
@@ -836,6 +848,7 @@ details.more>summary{margin:8px 0 16px;font-weight:600;color:var(--info)}
 {{define "exchange"}}<div class="ex">
 <div class="exhead"><b>Exchange {{.N}}</b> · <code>{{.Method}} {{.URL}}</code> → {{if .Status}}<b>{{.Status}}</b>{{else}}<b class="err">no answer</b>{{end}} · {{dur .Duration}}{{if .Truncated}} · <span class="err">response body cut at the client's limit</span>{{end}}{{if .RetriedAfter}} · <span class="muted">the target asked to retry: sent again after {{dur .RetriedAfter}} as a new attempt, its timestamp renewed and signed afresh</span>{{end}}</div>
 {{- if .Error}}<p class="err">{{txt .Error}}</p>{{end}}
+{{- if .Tamper}}<p class="tamper">{{txt .Tamper.Describe}}</p>{{end}}
 <div class="cols"><div><h5>Request</h5><pre>{{txt (requestText .Exchange)}}</pre></div><div><h5>Response</h5><pre>{{txt (responseText .Exchange)}}</pre></div></div>
 {{if .CurlCmd}}<h5>curl</h5><pre>{{txt .CurlCmd}}</pre>{{else}}<p class="muted">The body is too long for a curl line or the reports: run the check again to send it, <code>gwconform run --target URL --check {{.Check}}</code>.</p>{{end}}
 </div>{{end}}

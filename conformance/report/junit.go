@@ -108,8 +108,24 @@ type junitMessage struct {
 	Text string `xml:",cdata"`
 }
 
-// JUnitClass is the classname of every test case of a run.
+// JUnitClass is the classname of a test case that is no check (and the
+// suite's name); a check's is its family (JUnitFamily).
 const JUnitClass = "gwconform"
+
+// JUnitFamily is a check's classname: gwconform and the first two parts
+// of its ID (gwconform.command.sign, gwconform.effect.update_name,
+// gwconform.command.light-dimmer), so that a CI's test view groups a
+// family's checks together.
+func JUnitFamily(r Result) string {
+	if r.ID == "" {
+		return JUnitClass
+	}
+	parts := strings.SplitN(r.ID, ".", 3)
+	if len(parts) > 2 {
+		parts = parts[:2]
+	}
+	return JUnitClass + "." + strings.Join(parts, ".")
+}
 
 // coverageCase names the test case of a PARTIAL run.
 const coverageCase = "[gwconform.coverage] the run covers the whole interface"
@@ -229,7 +245,7 @@ func withoutCredentials(target string) string {
 // sameAs, when set, says which exchanges repeat another check's (see
 // sameExchanges).
 func junitCaseOf(d Document, r Result, sameAs []string, o WriteOptions) junitCase {
-	c := junitCase{Name: JUnitName(r), Classname: JUnitClass, Status: r.State, Time: math.Round(r.DurationMS) / 1000}
+	c := junitCase{Name: JUnitName(r), Classname: JUnitFamily(r), Status: r.State, Time: math.Round(r.DurationMS) / 1000}
 	if c.Status == "" || c.Status == Passed {
 		// A test case without failure, error or skipped passed: the
 		// status says it only when it says more.

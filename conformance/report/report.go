@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -37,6 +38,44 @@ const ExchangeEntry = "exchange"
 // ObservationEntry is the report entry name under which an INFO probe
 // records, in a sentence, what it saw.
 const ObservationEntry = "observation"
+
+// ReadEntry is the report entry of a read of the observer a check made
+// (an ObserverRead): an effect failure shows what the observer showed
+// before and after the request, each read with its curl line.
+const ReadEntry = "gwconform.read"
+
+// ObserverRead is one read of a device at the observer (CONTRACT 7).
+type ObserverRead struct {
+	// When is "before" (no request of the check answered yet) or "after".
+	When string `json:"when,omitempty"`
+	URL  string `json:"url"`
+	// Device is what the observer showed: the device's name and state.
+	Device string `json:"device"`
+	// Token says the read needs the observer's bearer token, which the
+	// curl line takes from $GWSIM_ADMIN_TOKEN (never written).
+	Token bool `json:"token,omitempty"`
+}
+
+// Curl is a shell command that reads the same again.
+func (o ObserverRead) Curl() string {
+	s := "curl -sS"
+	if o.Token {
+		s += ` -H "Authorization: Bearer $GWSIM_ADMIN_TOKEN"`
+	}
+	return s + " '" + strings.ReplaceAll(o.URL, "'", `'\''`) + "'"
+}
+
+// readOf reads an ObserverRead from a report entry, as exchange does.
+func readOf(e types.ReportEntry) (ObserverRead, bool) {
+	if v, ok := e.GetRawValue().(ObserverRead); ok {
+		return v, true
+	}
+	var o ObserverRead
+	if e.Value.AsJSON != "" && json.Unmarshal([]byte(e.Value.AsJSON), &o) == nil {
+		return o, true
+	}
+	return o, false
+}
 
 // Outcomes of a result. A spec that failed, panicked, timed out or was
 // aborted is "failed"; Result.State keeps Ginkgo's exact state.
@@ -123,7 +162,15 @@ type Result struct {
 	Stop string `json:"stop,omitempty"`
 	// Settle says, for each change the check waited for, how long it took
 	// to appear at the observer, or that it never did (SettleEntry).
-	Settle     []string          `json:"settle,omitempty"`
+	Settle []string `json:"settle,omitempty"`
+	// Reads are the observer's reads of a failed effect check, before and
+	// after its request.
+	Reads []ObserverRead `json:"reads,omitempty"`
+	// DurationMS is the check's own time: where it sent requests, the
+	// time they took one after another (their exchanges' durations, those
+	// left out of the reports included), since a check run ahead of its
+	// place takes no time when Ginkgo reaches it and the check Ginkgo
+	// waits at would take the others' time; else Ginkgo's run time.
 	DurationMS float64           `json:"duration_ms"`
 	Exchanges  []client.Exchange `json:"exchanges,omitempty"`
 	// ExchangesOmitted counts the exchanges of a passed or inconclusive
@@ -308,6 +355,12 @@ type Document struct {
 	// effects of its requests, and why ("effects not observed: ..."); empty
 	// when an observer showed them.
 	Effects string `json:"effects,omitempty"`
+	// LeftChanged are the devices the run changed and could not put back
+	// (interrupted, refused, or read otherwise afterwards), each in one
+	// line with its name and state before the run.
+	LeftChanged []string `json:"left_changed,omitempty"`
+	// Findings are failures that share a cause, stated once (Findings).
+	Findings []Finding `json:"findings,omitempty"`
 	// Preflight names each valid request of the pre-flight that the
 	// target refused, or answered with something other than the success
 	// body, and its answer: a conformance failure, which the run goes on
@@ -371,7 +424,11 @@ func (d Document) Result(id string) (Result, bool) {
 // check.Lookup; for a check the registry does not know (a report loaded in
 // another process) it is read back from the spec's labels. Suite-level
 // nodes (BeforeSuite, ReportAfterSuite, ...) appear only when they failed.
-func Build(r types.Report, target string) Document {
+func Build(r types.Report, target string) Document { return build(r, target, false) }
+
+// build is Build; keepAll keeps every check's exchanges whatever its
+// outcome (WriteOptions.KeepEveryExchange).
+func build(r types.Report, target string, keepAll bool) Document {
 	d := Document{
 		Target:              target,
 		Suite:               r.SuiteDescription,
@@ -390,7 +447,7 @@ func Build(r types.Report, target string) Document {
 		if !sr.LeafNodeType.Is(types.NodeTypeIt) && !sr.State.Is(types.SpecStateFailureStates) {
 			continue
 		}
-		res := result(sr)
+		res := result(sr, keepAll)
 		if res.IsCheck() {
 			checks = append(checks, res)
 		} else {
@@ -410,7 +467,7 @@ func Build(r types.Report, target string) Document {
 
 func ms(t time.Duration) float64 { return float64(t) / float64(time.Millisecond) }
 
-func result(sr types.SpecReport) Result {
+func result(sr types.SpecReport, keepAll bool) Result {
 	res := Result{
 		Text:       sr.FullText(),
 		Title:      sr.LeafNodeText,
@@ -445,8 +502,12 @@ func result(sr types.SpecReport) Result {
 	case sr.State.Is(types.SpecStateFailureStates):
 		res.Failure = failureText(sr)
 	}
-	keep := KeepsExchanges(res.ID, res.Level, res.Outcome)
-	for _, e := range sr.ReportEntries {
+	keep := keepAll || KeepsExchanges(res.ID, res.Level, res.Outcome)
+	sent := 0.0 // ms in the check's own requests
+	// A read is "before" when a request of the check follows it.
+	var readAt []int
+	lastExchange := -1
+	for i, e := range sr.ReportEntries {
 		switch e.Name {
 		case ObservationEntry:
 			res.Observations = append(res.Observations, e.StringRepresentation())
@@ -459,17 +520,37 @@ func result(sr types.SpecReport) Result {
 				res.Stop = e.StringRepresentation()
 			}
 			continue
+		case ReadEntry:
+			if o, ok := readOf(e); ok && keep && (res.Outcome != Passed || keepAll) {
+				res.Reads = append(res.Reads, o)
+				readAt = append(readAt, i)
+			}
+			continue
 		case ExchangeEntry:
+			lastExchange = i
 		default:
 			continue
+		}
+		ex, ok := exchange(e)
+		if ok {
+			sent += float64(ex.Duration) / float64(time.Millisecond)
 		}
 		if !keep {
 			res.ExchangesOmitted++
 			continue
 		}
-		if ex, ok := exchange(e); ok {
+		if ok {
 			res.Exchanges = append(res.Exchanges, ex)
 			res.Curl = append(res.Curl, ex.Curl())
+		}
+	}
+	if sent > 0 {
+		res.DurationMS = math.Round(sent*1000) / 1000
+	}
+	for k, at := range readAt {
+		res.Reads[k].When = "after"
+		if at < lastExchange {
+			res.Reads[k].When = "before"
 		}
 	}
 	return res
@@ -756,9 +837,11 @@ type Chain struct {
 	Seconds    float64 `json:"seconds"`
 }
 
-// ReplayLine is the command that sends a check's recorded requests again,
-// as it can be pasted from any folder: the report's own path and the fleet
-// file whose credentials sign them afresh, as the run's were.
+// ReplayLine is the command that runs a check again (gwconform replay), as
+// it can be pasted from any folder: the report's own path; for a run that
+// read a fleet file, the credentials come from $GWCONFORM_FLEET and the
+// line stops, naming the file, when it is not set (a path written here
+// would be gone where a CI artefact is read).
 func ReplayLine(d Document, id string) string {
 	path := JSONFile
 	if d.Files.JSON != "" {
@@ -769,9 +852,19 @@ func ReplayLine(d Document, id string) string {
 	}
 	line := "gwconform replay " + shellWord(path) + " " + shellWord(id)
 	if d.FleetFile != "" {
-		line += " --fleet " + shellWord(d.FleetFile)
+		line = `: "${GWCONFORM_FLEET:?` + fleetNeed(filepath.Base(d.FleetFile)) + `}" && ` + line
 	}
 	return line
+}
+
+// fleetNeed is what a replay line says where $GWCONFORM_FLEET is not set:
+// the fleet file it needs, by a name that holds nothing a shell would
+// read inside ${...:?...}.
+func fleetNeed(name string) string {
+	if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+,@") != "" {
+		name = "its fleet file"
+	}
+	return "set GWCONFORM_FLEET to the fleet file the run read (" + name + ")"
 }
 
 // shellWord is s as one word of a POSIX shell: as it is when it holds

@@ -85,7 +85,7 @@ func marshalLines(d Document) ([]byte, error) {
 		// A passed check that reported what it does not judge (a detail
 		// no sentence states) is written whole, its observations with it.
 		if r.IsCheck() && r.Outcome == Passed && r.Level != string(check.Info) && len(r.Observations) == 0 {
-			if len(r.Settle) == 0 && len(r.Exchanges) == 0 && len(r.SameExchangesAs) == 0 {
+			if len(r.Settle) == 0 && len(r.Reads) == 0 && len(r.Exchanges) == 0 && len(r.SameExchangesAs) == 0 {
 				passed[r.Level] = append(passed[r.Level], passedTime{r.ID, r.DurationMS})
 				continue
 			}
@@ -309,7 +309,9 @@ type abridgedLine struct {
 	// Settle: how long each change took to appear (see Result), kept for
 	// a passed check too: "changed after 300 ms" is what a vendor with
 	// asynchronous devices reads.
-	Settle           []string          `json:"settle,omitempty"`
+	Settle []string `json:"settle,omitempty"`
+	// Reads: the observer's reads a check kept (see Result).
+	Reads            []ObserverRead    `json:"reads,omitempty"`
 	Exchanges        []client.Exchange `json:"exchanges,omitempty"`
 	ExchangesOmitted int               `json:"exchanges_omitted,omitempty"`
 	// SameExchangesAs: see Result.
@@ -319,7 +321,7 @@ type abridgedLine struct {
 // abridged is r's line without the catalog's words.
 func abridged(r Result) abridgedLine {
 	return abridgedLine{ID: r.ID, Level: r.Level, Outcome: r.Outcome, State: r.State, Failure: r.Failure, Reason: r.Reason, Stop: r.Stop,
-		DurationMS: r.DurationMS, Settle: r.Settle, Exchanges: r.Exchanges, ExchangesOmitted: r.ExchangesOmitted, SameExchangesAs: r.SameExchangesAs}
+		DurationMS: r.DurationMS, Settle: r.Settle, Reads: r.Reads, Exchanges: r.Exchanges, ExchangesOmitted: r.ExchangesOmitted, SameExchangesAs: r.SameExchangesAs}
 }
 
 // fromCatalog says r's metadata is exactly its check's in this process's
@@ -412,6 +414,13 @@ type WriteOptions struct {
 	Catalog CatalogID
 	// Effects is the run's "effects not observed" line, if it has one.
 	Effects string
+	// LeftChanged are the devices the run changed and could not put back,
+	// each in one line with its state before the run.
+	LeftChanged []string
+	// KeepEveryExchange keeps every check's exchanges whatever its outcome
+	// (gwconform replay shows what its one check sent and got, passed or
+	// not).
+	KeepEveryExchange bool
 	// Observer is the base URL of the run's observer; empty for none.
 	Observer string
 	// Preflight are the pre-flight's refused valid requests (Document.Preflight).
@@ -459,7 +468,7 @@ var Writers = []Writer{
 // and writes every report of Writers into it. The Document it returns
 // knows where (Files).
 func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
-	d := Build(r, target)
+	d := build(r, target, o.KeepEveryExchange)
 	if len(o.Filters) > 0 {
 		for i, g := range d.NotCovered {
 			if g.What == "filter" {
@@ -480,7 +489,7 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 		for i := range d.Results {
 			for j, ex := range d.Results[i].Exchanges {
 				if j < len(d.Results[i].Curl) {
-					d.Results[i].Curl[j] = ex.CurlSignedWith(d.FleetFile)
+					d.Results[i].Curl[j] = ex.CurlSignedWith(filepath.Base(d.FleetFile))
 				}
 			}
 		}
@@ -489,6 +498,8 @@ func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Docume
 	d.Schedule = o.Schedule
 	d.Model = o.Model
 	d.Effects = o.Effects
+	d.LeftChanged = o.LeftChanged
+	d.Findings = Findings(d)
 	d.Observer = o.Observer
 	if d.Observer == "" {
 		d.Observer = ObserverNone
@@ -566,6 +577,7 @@ func WriteConsole(w io.Writer, d Document, o ConsoleOptions) {
 		}
 		return "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
+	writeFindings(w, d.Findings)
 	writeFailures(w, d, paint)
 	writeVerdict(w, d, paint)
 	writeRunNotes(w, d)
@@ -670,6 +682,12 @@ func writeRunNotes(w io.Writer, d Document) {
 	case d.Observer == ObserverNone:
 		fmt.Fprintf(w, "  observer: none\n")
 	}
+	if len(d.LeftChanged) > 0 {
+		fmt.Fprintf(w, "  devices left changed or changed unasked: %s, each with its state before the run (set any not put back as it was):\n", plural(len(d.LeftChanged), "device"))
+		for _, l := range d.LeftChanged {
+			fmt.Fprintf(w, "    %s\n", printable.String(l))
+		}
+	}
 	if n := d.Summary.Inconclusive; n > 0 {
 		fmt.Fprintf(w, "  inconclusive: %d refusal check(s) whose valid request was refused too; they prove nothing (see the reports)\n", n)
 	}
@@ -738,7 +756,7 @@ func writeKnownFailures(w io.Writer, d Document) {
 func writeBlock(w io.Writer, d Document, r Result, paint func(code, s string) string) {
 	head := "FAILED"
 	if r.Outcome == Interrupted {
-		head = "NOT FINISHED"
+		head = "INTERRUPTED" // the summary's and the progress line's word
 	}
 	fmt.Fprintf(w, "%s %-6s %s\n", paint("1;31", head), levelOr(r), nameOf(r))
 	if r.IsCheck() {
@@ -753,6 +771,28 @@ func writeBlock(w io.Writer, d Document, r Result, paint func(code, s string) st
 	for _, l := range got[1:] {
 		if l = strings.TrimSpace(l); l != "" {
 			fmt.Fprintf(w, "            %s\n", printable.String(l))
+		}
+	}
+	// The device read after the request, and the same read before it (the
+	// reports have every read, each with its curl line).
+	for _, o := range r.Reads {
+		if o.When != "after" {
+			continue
+		}
+		for _, b := range r.Reads {
+			if b.When == "before" && b.URL == o.URL {
+				fmt.Fprintf(w, "  observer: before the request %s\n", printable.String(b.Device))
+				break
+			}
+		}
+		fmt.Fprintf(w, "  observer: after the request %s\n", printable.String(o.Device))
+	}
+	for _, ex := range r.Exchanges {
+		if ex.Tamper != nil {
+			// What the check made wrong on purpose: a test request's
+			// sign digit is no secret.
+			fmt.Fprintf(w, "  sent:     %s\n", printable.String(ex.Tamper.Describe()))
+			break
 		}
 	}
 	if d.Files.HTML != "" {

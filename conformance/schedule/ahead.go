@@ -199,6 +199,27 @@ func (a *Ahead) runOne(ctx context.Context, c Check) {
 	a.mu.Unlock()
 }
 
+// Unreached is what the checks run ahead told that were never reached in
+// their place (the run ended first: interrupted, or stopped), by ID: the
+// recording and how each ended, so that the reports keep the results.
+func (a *Ahead) Unreached() map[string]Told {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]Told, len(a.results))
+	for id, r := range a.results {
+		if !a.started[id] {
+			out[id] = Told{T: r.t, End: r.end}
+		}
+	}
+	return out
+}
+
+// Told is what a check run ahead told and how it ended.
+type Told struct {
+	T   *trial.T
+	End trial.Ending
+}
+
 // Running says whether a stretch is running ahead now.
 func (a *Ahead) Running() bool { return a.running.Load() }
 

@@ -229,6 +229,25 @@ func (t *T) ReplaySteps(live *T) {
 	}
 }
 
+// Entry is one report entry a recording T kept.
+type Entry struct {
+	Name  string
+	Value any
+}
+
+// Entries are the report entries a recording T kept, in order.
+func (t *T) Entries() []Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Entry
+	for _, ev := range t.events {
+		if !ev.step {
+			out = append(out, Entry{Name: ev.name, Value: ev.value})
+		}
+	}
+	return out
+}
+
 // Told is what a recording T was told, in order: each step's text, and
 // each entry's name.
 func (t *T) Told() []string {

@@ -84,6 +84,9 @@ type Request struct {
 	// Repeat sends the request as it is even when it repeats one sent
 	// before: a check about replays (CONTRACT 1) means it to.
 	Repeat bool
+	// Tamper, when set, says what the request makes wrong on purpose; the
+	// exchange keeps it, so that a line sending it again keeps it wrong.
+	Tamper *Tamper
 }
 
 // Config is how a Client reaches and treats its target. It is read by New
@@ -266,7 +269,7 @@ var errTimeout = errors.New("timeout")
 func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, error) {
 	var earlier []Exchange
 	for attempt := 0; ; attempt++ {
-		ex := Exchange{Method: req.Method, URL: c.URL(req.Path), Retries: attempt}
+		ex := Exchange{Method: req.Method, URL: c.URL(req.Path), Retries: attempt, Tamper: req.Tamper}
 		if ex.Method == "" {
 			ex.Method = http.MethodPost
 		}

@@ -32,13 +32,20 @@ type Exchange struct {
 	// answer that asked to retry (Do fills it; reports list each attempt as
 	// an exchange of its own, so this stays out of their files).
 	Earlier []Exchange `json:"-"`
+	// Tamper says what the request made wrong on purpose (nil: nothing in
+	// its sign, timestamp or api_key).
+	Tamper *Tamper `json:"tamper,omitempty"`
 }
 
 // Curl is a shell command that sends the same request again. A body whose
 // sign was redacted (SignMarker) is piped through `gwconform sign`, which
 // renews its timestamp and signs it afresh with the fleet's credentials
 // ($GWCONFORM_FLEET, or the demo fleet), so the line works whenever it is
-// pasted and no report ever carries a sign or a secret.
+// pasted and no report ever carries a sign or a secret. What the check
+// made wrong on purpose (Tamper: a changed sign digit, a stale timestamp,
+// an unknown api_key) is kept wrong by the sign step's flags; a request
+// no line can make afresh (its sign made with a secret the report does
+// not hold) gets a line that says so and sends nothing.
 //
 // Where gwconform is not on the PATH, the line sends nothing and says in
 // one line how to get it (NeedsGwconform), instead of letting curl send an
@@ -47,17 +54,25 @@ type Exchange struct {
 // body reaches curl byte for byte, a malformed one included.
 func (e Exchange) Curl() string { return e.CurlSignedWith("") }
 
-// CurlSignedWith is Curl whose sign step reads the fleet file at path
-// (gwconform sign --fleet PATH), for a run that read one: the line then
-// signs as the run did wherever it is pasted. "" is Curl.
-func (e Exchange) CurlSignedWith(path string) string {
+// CurlSignedWith is Curl for a run that read a fleet file named fleetName
+// (its base name): the sign step reads $GWCONFORM_FLEET, and the line
+// stops and names the file when the variable is not set, so that it never
+// signs with the demo fleet's credentials by mistake nor hard-codes a path
+// that is gone where the line is pasted. "" is Curl (the demo fleet).
+func (e Exchange) CurlSignedWith(fleetName string) string {
 	var b strings.Builder
 	resign := strings.Contains(e.RequestBody, SignMarker) || strings.Contains(e.RequestBody, xmlEscape(SignMarker))
+	if resign && e.Tamper != nil && e.Tamper.Unrepeatable != "" {
+		return "echo " + shellQuote("no line can send this request afresh: "+e.Tamper.Unrepeatable+"; gwconform replay runs its check again") + " >&2; false"
+	}
 	if resign {
-		b.WriteString("if ! command -v gwconform >/dev/null; then echo " + shellQuote(NeedsGwconform) + " >&2; false; else ")
-		b.WriteString("body=$(mktemp) && printf '%s' " + shellQuote(e.RequestBody) + ` | gwconform sign`)
-		if path != "" {
-			b.WriteString(" --fleet " + shellQuote(path))
+		b.WriteString("if ! command -v gwconform >/dev/null; then echo " + shellQuote(NeedsGwconform) + " >&2; false; ")
+		if fleetName != "" {
+			b.WriteString(`elif [ -z "${GWCONFORM_FLEET:-}" ]; then echo ` + shellQuote(NeedsFleet(fleetName)) + " >&2; false; ")
+		}
+		b.WriteString("else body=$(mktemp) && printf '%s' " + shellQuote(e.RequestBody) + ` | gwconform sign`)
+		for _, a := range e.Tamper.Args() {
+			b.WriteString(" " + shellQuote(a))
 		}
 		b.WriteString(` >"$body" && `)
 	}
@@ -91,6 +106,12 @@ func (e Exchange) CurlSignedWith(path string) string {
 const NeedsGwconform = "this line signs its request with gwconform, which is not on the PATH: " +
 	"go install github.com/gwdmi/gwtools/cmd/gwconform@latest (or make build in a clone and add bin/ to the PATH); " +
 	"set GWCONFORM_FLEET to your fleet file"
+
+// NeedsFleet is what a line of a run that read the fleet file named name
+// says where $GWCONFORM_FLEET is not set.
+func NeedsFleet(name string) string {
+	return "this line needs the fleet file the run read (" + name + "): set GWCONFORM_FLEET to its path and paste the line again"
+}
 
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

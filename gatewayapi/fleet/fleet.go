@@ -292,7 +292,7 @@ func (f *Fleet) Check() error {
 				sns[d.SN] = true
 				t, ok := device.LookupType(d.Type)
 				if !ok {
-					return fmt.Errorf("%s.type: %q is not one of %s", dwhere, d.Type, strings.Join(device.TypeNames(), ", "))
+					return fmt.Errorf("%s.type: %q is not one of %s%s", dwhere, d.Type, strings.Join(device.TypeNames(), ", "), meantType(d.Type))
 				}
 				if d.Name != "" {
 					d.Name = strings.TrimSpace(d.Name)
@@ -421,4 +421,20 @@ func lineColumn(b []byte, offset int64) (int, int) {
 	line := bytes.Count(before, []byte("\n")) + 1
 	start := bytes.LastIndexByte(before, '\n') + 1
 	return line, utf8.RuneCount(before[start:]) + 1
+}
+
+// meantType is " (did you mean T?)" for a type name that is a device
+// type's but for letter case, spaces or a letter or two, else "".
+func meantType(name string) string {
+	squash := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), "")) }
+	best, bestD := "", 3
+	for _, t := range device.TypeNames() {
+		if d := distance(squash(name), squash(t)); d < bestD {
+			best, bestD = t, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
 }

@@ -220,6 +220,8 @@ func TestParseErrorsNameKeyAndLine(t *testing.T) {
 			`line 4: accounts[0].gateways[0].mac: "nothex" must be 12 hexadecimal characters`},
 		{"bad type", "accounts:\n  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d\n    gateways:\n      - mac: a4c138f0e2b1\n        devices:\n          - sn: 0123456789abcdef0123456789abcdef\n            type: Toaster\n",
 			`line 7: accounts[0].gateways[0].devices[0].type: "Toaster" is not one of`},
+		{"type in another case", "accounts:\n  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d\n    gateways:\n      - mac: a4c138f0e2b1\n        devices:\n          - sn: 0123456789abcdef0123456789abcdef\n            type: Light dimmer\n",
+			`(did you mean Light Dimmer?)`},
 		{"state as a list", "accounts:\n  - myservice_id: 5f3a9c0e1b2d4f6a8c0e1b2d\n    gateways:\n      - mac: a4c138f0e2b1\n        devices:\n          - {sn: 0123456789abcdef0123456789abcdef, type: Light Dimmer, state: [40]}\n",
 			`accounts[0].gateways[0].devices[0].state: expected a mapping of state keys to values`},
 		{"key twice", "sign: md5\nsign: off\naccounts: []\n", `line 2: sign: the key appears twice`},
