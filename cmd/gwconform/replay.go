@@ -293,11 +293,3 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
-func sortedHeader(h http.Header) []string {
-	out := make([]string, 0, len(h))
-	for k := range h {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
