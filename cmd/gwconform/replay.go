@@ -292,4 +292,3 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
-
