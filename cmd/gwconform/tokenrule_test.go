@@ -57,6 +57,10 @@ func TestReplayNeverSendsTheTokenToAFilesObserver(t *testing.T) {
 	}
 }
 
+// replayedCheck is a check of the catalog that a hostile report names:
+// gwconform replay runs the check again, as the run did.
+const replayedCheck = "command.light-dimmer.dimming.101.json"
+
 // TestReplayEscapesAndMasksAHostileReport: gwconform replay of a report
 // whose title, assertion and recorded body carry ESC, BEL, CR and C1
 // bytes, against a target that echoes the request (its api_key and sign)
@@ -78,16 +82,19 @@ func TestReplayEscapesAndMasksAHostileReport(t *testing.T) {
 		`"control":{"mac":"a4c138f0e2b1","sn":"0123456789abcdef0123456789abcd06","type":"Light Dimmer","dimming":"40","note":"` +
 		strings.NewReplacer("\x1b", `\u001b`, "\x07", `\u0007`, "\r", `\r`).Replace(bad) + `"}}`
 	doc := map[string]any{"target": "http://example.invalid", "results": []any{map[string]any{
-		"id": "hostile.check", "level": "MUST", "title": "title " + bad, "assertion": "asserts " + bad, "outcome": "failed",
+		"id": replayedCheck, "level": "MUST", "title": "title " + bad, "assertion": "asserts " + bad, "outcome": "failed",
 		"exchanges": []any{map[string]any{"method": "POST", "url": "http://example.invalid/v1/services/gateway/command",
 			"request_headers": map[string]string{"Content-Type": "application/json"}, "request_body": body, "status": 400}},
 	}}}
 	b, _ := json.Marshal(doc)
 	file := filepath.Join(t.TempDir(), "report.json")
 	os.WriteFile(file, b, 0o644)
-	r := runCommand(t, nil, "replay", file, "hostile.check", "--target", echo.URL)
+	r := runCommand(t, nil, "replay", file, replayedCheck, "--target", echo.URL)
 	out := r.stdout + r.stderr
-	if s, _ := sent.Load().(string); s == "" || r.code != 0 {
+	// The echoing target answers every request 400: the check runs again
+	// and is judged, or the run stops at its pre-flight (NOT JUDGED);
+	// either way requests reached it and their echoes were shown.
+	if s, _ := sent.Load().(string); s == "" || r.code > 2 {
 		t.Fatalf("replay: exit %d, sent %q\n%s", r.code, s, out)
 	}
 	_, signs := client.Credentials(sent.Load().(string))
@@ -184,18 +191,21 @@ func TestReplaySendsNoSignedRequestToAFilesTarget(t *testing.T) {
 	evil := "http://" + ln.Addr().String()
 	body := `{"api_key":"demo-key","myservice_id":"5f3a9c0e1b2d4f6a8c0e1b2d","timestamp":"20260101000000","sign":"<SIGNATURE>",` +
 		`"control":{"mac":"a4c138f0e2b1","sn":"0123456789abcdef0123456789abcd06","type":"Light Dimmer","dimming":"40"}}`
-	doc := map[string]any{"target": evil, "results": []any{map[string]any{"id": "x.check", "level": "MUST", "title": "t", "outcome": "failed",
+	doc := map[string]any{"target": evil, "results": []any{map[string]any{"id": replayedCheck, "level": "MUST", "title": "t", "outcome": "failed",
 		"exchanges": []any{map[string]any{"method": "POST", "url": evil + "/v1/services/gateway/command",
 			"request_headers": map[string]string{"Content-Type": "application/json"}, "request_body": body, "status": 200}}}}}
 	b, _ := json.Marshal(doc)
 	dir := t.TempDir()
 	rep := filepath.Join(dir, "report.json")
 	os.WriteFile(rep, b, 0o644)
-	r := runCommand(t, nil, "replay", rep, "x.check")
+	r := runCommand(t, nil, "replay", rep, replayedCheck)
 	if hits.Load() != 0 || r.code != 2 || !strings.Contains(r.stderr, "give --target URL") {
 		t.Errorf("replay of a report naming %s: %d requests reached it, exit %d\n%s%s", evil, hits.Load(), r.code, r.stdout, r.stderr)
 	}
-	if r := runCommand(t, nil, "replay", rep, "x.check", "--target", evil); hits.Load() != 1 || r.code != 0 {
+	// Named on the command line, it is run against (its answers of
+	// success to everything fail the refusal check again, or stop the
+	// run at its pre-flight).
+	if r := runCommand(t, nil, "replay", rep, replayedCheck, "--target", evil); hits.Load() == 0 || r.code > 2 {
 		t.Errorf("replay --target %s: %d requests, exit %d\n%s%s", evil, hits.Load(), r.code, r.stdout, r.stderr)
 	}
 	tg, _ := fleet.Demo().Target()

@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/gwdmi/gwtools/simulator/simtest"
 )
 
 // The transport doubles: HTTP spoken by a server of their own over TCP,
@@ -299,9 +297,11 @@ const wireFaithfulID = "wire-faithful"
 // suite there too).
 func TestWireDoubles(t *testing.T) {
 	light := map[string]bool{"gwsim": true, "faithful raw double": true, "answers-pipelined-reorder": true}
+	// The other cases are suite-level: skipped under -short as
+	// simtest.Heavy skips a whole test.
 	heavy := func(t *testing.T, name string) {
-		if !light[name] {
-			simtest.Heavy(t)
+		if !light[name] && testing.Short() {
+			t.Skip("suite-level case: make test-heavy runs it")
 		}
 	}
 	run := func(t *testing.T, env []string, args ...string) indepDoc {
