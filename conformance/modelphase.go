@@ -221,11 +221,22 @@ func (env *Env) modelCheck(ctx context.Context, id string) {
 	if id == ModelIsolationID && !p.isolation {
 		t.Skip("the fleet has one account with one gateway: no identifier of another account or gateway to try (not covered)")
 	}
+	// A finding fails the check only when its shrunk sequence, sent
+	// again, showed it again. One not shrunk, or not reproduced, may be a
+	// latitude the texts leave a faithful service (a change shown late,
+	// another sender's request in the same second): it is reported, not
+	// judged; gwconform explore hunts it further.
 	var mine []*explore.Finding
 	for _, f := range p.rep.Findings {
-		if checkOf(f) == id {
-			mine = append(mine, f)
+		if checkOf(f) != id {
+			continue
 		}
+		if f.ShrinkRuns == 0 && len(f.Steps) == 0 || !f.Reproducible {
+			observe(ctx, "the model-based phase saw, once and not reproduced (not judged): %s %s, %s (seed %d, round %d)",
+				f.Level, f.Rule, findingWhy(f), p.rep.Seed, f.Round)
+			continue
+		}
+		mine = append(mine, f)
 	}
 	t.By(fmt.Sprintf("the model-based phase: seed %d, %d operations in %s", p.rep.Seed, p.rep.Operations, p.rep.Elapsed))
 	if len(mine) == 0 {

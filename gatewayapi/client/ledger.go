@@ -207,9 +207,26 @@ func (l *Ledger) take(key string) bool {
 
 // key is a request's operation and fields as CONTRACT 1 compares them.
 func (l *Ledger) key(req Request, fields []Field) string {
+	// A service may take device_id as sn (CONTRACT 2: an alias; both
+	// present must be equal) and need not count format, which only
+	// repeats the Content-Type: the key folds both, so that no two
+	// requests one service could call the same one are sent in a second.
 	parts := make([]string, 0, len(fields)+1)
+	seen := map[string]bool{}
 	for _, f := range fields {
-		parts = append(parts, canonicalName(f.Key)+"\x00"+canonicalValue(f.Value))
+		name := canonicalName(f.Key)
+		switch name {
+		case "format":
+			continue
+		case "device_id":
+			name = "sn"
+		}
+		part := name + "\x00" + canonicalValue(f.Value)
+		if seen[part] {
+			continue
+		}
+		seen[part] = true
+		parts = append(parts, part)
 	}
 	sort.Strings(parts)
 	method := req.Method
@@ -242,6 +259,9 @@ func canonicalValue(v any) string {
 	}
 	s = strings.ToLower(strings.TrimSpace(s))
 	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		if n == 0 {
+			n = 0 // -0 is 0: its value decides (CONTRACT 2)
+		}
 		return strconv.FormatFloat(n, 'g', -1, 64)
 	}
 	return s

@@ -165,6 +165,9 @@ func (s *Server) handle(op device.Operation, w http.ResponseWriter, r *http.Requ
 	case device.UpdateName:
 		derr = st.Rename(req.AccountID, req.MAC, req.SN, req.Name)
 	}
+	if derr != nil {
+		s.forgetReplay(req)
+	}
 	return req, format, derr
 }
 

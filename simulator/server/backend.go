@@ -201,6 +201,9 @@ func (m memStore) Reset() *device.Error    { m.s.Reset(); return nil }
 // memReplays is the in-process ReplayGuard.
 type memReplays struct{ c *replayCache }
 
+// Forget takes back a request the store refused after Seen.
+func (m memReplays) Forget(e *device.Envelope) { m.c.forget(e) }
+
 func (m memReplays) Seen(e *device.Envelope, now time.Time) (bool, *device.Error) {
 	return m.c.seen(e, now), nil
 }

@@ -70,6 +70,22 @@ func newReplayCache(a *auth.Authenticator, capacity int, warn func()) *replayCac
 // seen records an authenticated envelope and reports whether it was seen
 // before and has not expired.
 func (c *replayCache) seen(e *device.Envelope, now time.Time) bool {
+	key := replayKeyOf(e)
+	return c.record(key, e, now)
+}
+
+// forget takes back what seen recorded of e: the request was refused
+// after all (CONTRACT 1 counts the requests accepted).
+func (c *replayCache) forget(e *device.Envelope) {
+	key := replayKeyOf(e)
+	sh := &c.shards[key[0]%replayShards]
+	sh.mu.Lock()
+	delete(sh.seen, key) // its heap entry finds nothing to drop
+	sh.mu.Unlock()
+}
+
+// replayKeyOf is the key an envelope is remembered by.
+func replayKeyOf(e *device.Envelope) replayKey {
 	// Lengths first, so that no two triples hash the same input; the sign
 	// in lower case, since either case is the same sign.
 	buf := make([]byte, 0, 32+len(e.APIKey)+len(e.Timestamp)+len(e.Sign))
@@ -87,7 +103,12 @@ func (c *replayCache) seen(e *device.Envelope, now time.Time) bool {
 	sum := sha256.Sum256(buf)
 	var key replayKey
 	copy(key[:], sum[:])
+	return key
+}
 
+// record remembers key until e's timestamp leaves the window and reports
+// whether it was remembered already.
+func (c *replayCache) record(key replayKey, e *device.Envelope, now time.Time) bool {
 	expiry := now.Add(c.ttl)
 	if c.windowed {
 		t := e.Time
@@ -158,6 +179,19 @@ func (h *expiryHeap) Pop() any {
 // those of a request accepted earlier inside the window (CONTRACT 1).
 // Two different requests in the same second are never replays, though
 // they carry the same sign (which depends on the timestamp alone).
+// forgetReplay takes back what checkReplay remembered of req, which the
+// store then refused: only an accepted request makes its repeat a replay
+// (CONTRACT 1). A backend whose guard cannot forget keeps it.
+func (s *Server) forgetReplay(req *device.Request) {
+	if !s.cfg.RejectReplays {
+		return
+	}
+	if f, ok := s.replays.(interface{ Forget(*device.Envelope) }); ok {
+		e := replayEnvelope(req)
+		f.Forget(&e)
+	}
+}
+
 func (s *Server) checkReplay(req *device.Request) *device.Error {
 	if !s.cfg.RejectReplays {
 		return nil

@@ -98,6 +98,15 @@ func TestRejectReplays(t *testing.T) {
 	c.Send(device.SendCommand, device.JSON, faulted).Fail(t, device.JSON, http.StatusServiceUnavailable, device.CodeInjectedFault, "")
 	c.AdminJSON(http.MethodPut, "/_sim/faults", `{}`, nil)
 	c.Send(device.SendCommand, device.JSON, faulted).OK(t, device.JSON)
+	// A request the store refused (no such device) was not accepted
+	// either: the same fields again, in either format, are refused for
+	// what they are, not as a replay.
+	unknown := simtest.Set(dimmer(c, c.EnvelopeAt(now.Add(-50*time.Second)), "37"), simtest.S("sn", simtest.SN('f', 9)))
+	for _, f := range []device.Format{device.JSON, device.XML, device.JSON} {
+		if a := c.Send(device.SendCommand, f, unknown); a.Code == device.CodeReplayedRequest {
+			t.Errorf("a request to a device the gateway does not have, sent again in %s, is refused as a replay", f)
+		}
+	}
 
 	_, plain := testServer(t, nil, Config{}, nil)
 	fields := dimmer(plain, plain.Envelope(), "36")
