@@ -359,25 +359,7 @@ func (t *Target) request(ctx context.Context, op Op) client.Request {
 	}
 	req := client.Request{Path: path, Format: format, Fields: fields, Sign: sign}
 	if f := wireOf(op); f != nil {
-		return t.wire(ctx, op, f, req)
-	}
-	// The same request in another second, for a run whose ledger finds it
-	// would repeat one sent before (client.Ledger: CONTRACT 1's replay).
-	req.Vary = func(shift int) []client.Field {
-		loc := t.fleet.Location()
-		if loc == nil {
-			loc = time.UTC
-		}
-		at, err := time.ParseInLocation(device.TimestampLayout, ts, loc)
-		if err != nil {
-			return fields
-		}
-		moved := auth.Timestamp(at.Add(time.Duration(shift)*time.Second), loc)
-		out := requestFields(op, t.rules, moved, client.SignPlaceholder)
-		if op.BadSign {
-			out[2].Value = auth.Sign(op.Key, "explore-wrong-secret", moved)
-		}
-		return out
+		req = t.wire(ctx, op, f, req)
 	}
 	return req
 }

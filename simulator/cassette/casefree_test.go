@@ -26,7 +26,7 @@ func TestReplayMatchesInAnyLetterCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := proxy.New(proxy.Config{Upstream: up.URL(), Record: w, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	p, err := proxy.New(proxy.Config{Upstream: up.URL(), Record: w, Fleet: withoutThermostat(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
