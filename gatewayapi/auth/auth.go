@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -53,10 +54,8 @@ const signBuf = 256
 // comparing in constant time and without allocating: it runs on every
 // request.
 func signMatches(apiKey, secret, timestamp, sign string) bool {
-	var buf [signBuf]byte
-	sum := md5.Sum(append(append(append(buf[:0], apiKey...), secret...), timestamp...))
-	var want, got [2 * md5.Size]byte
-	hex.Encode(want[:], sum[:])
+	want := expectedSign(apiKey, secret, timestamp)
+	var got [2 * md5.Size]byte
 	if len(sign) != len(got) { // the length is public: 32 hex characters
 		return false
 	}
@@ -68,6 +67,48 @@ func signMatches(apiKey, secret, timestamp, sign string) bool {
 		got[i] = c
 	}
 	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
+}
+
+// A client signs every request of one second with the same timestamp,
+// so the sign it must send is the same for all of them: the last one
+// computed for an api_key is kept (in one of signMemos' slots, chosen by
+// the api_key), and a request of the same api_key, secret and timestamp
+// takes it without hashing again. The memo is keyed by all three inputs
+// of the md5, so it can only ever give what md5 would; the comparison
+// with the sign sent stays in constant time.
+type signMemo struct {
+	apiKey, secret, timestamp string
+	want                      [2 * md5.Size]byte
+}
+
+var signMemos [64]atomic.Pointer[signMemo]
+
+// expectedSign is the lowercase hex md5 sign of apiKey + secret +
+// timestamp.
+func expectedSign(apiKey, secret, timestamp string) [2 * md5.Size]byte {
+	slot := &signMemos[memoSlot(apiKey)]
+	if m := slot.Load(); m != nil && m.timestamp == timestamp && m.apiKey == apiKey && m.secret == secret {
+		return m.want
+	}
+	var buf [signBuf]byte
+	sum := md5.Sum(append(append(append(buf[:0], apiKey...), secret...), timestamp...))
+	// The request's strings may share its body's memory: the memo keeps
+	// copies of its own.
+	m := &signMemo{apiKey: strings.Clone(apiKey), secret: strings.Clone(secret), timestamp: strings.Clone(timestamp)}
+	hex.Encode(m.want[:], sum[:])
+	slot.Store(m)
+	return m.want
+}
+
+// memoSlot spreads api_keys over signMemos by their last bytes, where
+// generated keys differ.
+func memoSlot(apiKey string) int {
+	n := len(apiKey)
+	h := n
+	if n >= 2 {
+		h += int(apiKey[n-1]) + 7*int(apiKey[n-2])
+	}
+	return h % len(signMemos)
 }
 
 // Key is a registered api_key.

@@ -1,7 +1,9 @@
 package auth
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -24,4 +26,47 @@ func TestSignMatches(t *testing.T) {
 			t.Errorf("signMatches(%.10s, %q) = %v", c.key, c.sign, got)
 		}
 	}
+}
+
+// TestSignMemoIsMD5 holds the kept sign to md5 of the three inputs: the
+// same api_key and timestamp under another secret (a rotated key), keys
+// that share a memo slot, and requests of many goroutines at once.
+func TestSignMemoIsMD5(t *testing.T) {
+	const ts = "20240501120000"
+	cases := [][3]string{
+		{"key-a1", "s1", ts}, {"key-a1", "s1", ts}, {"key-a1", "s2", ts}, {"key-a1", "s1", ts},
+		{"key-a1", "s1", "20240501120001"}, {"key-b1", "s1", ts}, {"key-a1", "s1", ts},
+	}
+	// Keys of one slot, one after the other.
+	for i := 0; len(cases) < 40; i++ {
+		k := "key-" + strings.Repeat("x", i%7) + "ab"
+		if memoSlot(k) == memoSlot("key-ab") {
+			cases = append(cases, [3]string{k, "s", ts}, [3]string{"key-ab", "s", ts})
+		}
+	}
+	for _, c := range cases {
+		want := Sign(c[0], c[1], c[2])
+		if got := expectedSign(c[0], c[1], c[2]); string(got[:]) != want {
+			t.Fatalf("expectedSign%q = %s, md5 says %s", c, got, want)
+		}
+		if !signMatches(c[0], c[1], c[2], want) || signMatches(c[0], c[1]+"x", c[2], want) {
+			t.Fatalf("signMatches%q does not follow the secret", c)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				k, s := fmt.Sprintf("key-%d", i%5), fmt.Sprintf("s%d", (i+g)%3)
+				ts := fmt.Sprintf("2024050112%04d", i%3)
+				if got := expectedSign(k, s, ts); string(got[:]) != Sign(k, s, ts) {
+					t.Errorf("expectedSign(%s, %s, %s) under load = %s", k, s, ts, got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
