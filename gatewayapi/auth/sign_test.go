@@ -70,3 +70,54 @@ func TestSignMemoIsMD5(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestSignMatchesFoldsOnlyASCIILetters holds the word-at-a-time
+// comparison to the byte-by-byte one: every byte value in every place of
+// a right sign, in a sign written in upper case, and beside bytes of 0x80
+// and more, whose sums could carry into the next byte.
+func TestSignMatchesFoldsOnlyASCIILetters(t *testing.T) {
+	const key, secret, ts = "key-fold", "s", "20240501120000"
+	good := Sign(key, secret, ts)
+	byBytes := func(sign string) bool {
+		if len(sign) != len(good) {
+			return false
+		}
+		for i := 0; i < len(sign); i++ {
+			c := sign[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != good[i] {
+				return false
+			}
+		}
+		return true
+	}
+	for _, base := range []string{good, strings.ToUpper(good), strings.Repeat("\xff", 32), strings.Repeat("\x80Z", 16)} {
+		for i := 0; i < 32; i++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(base)
+				b[i] = byte(c)
+				if got, want := signMatches(key, secret, ts, string(b)), byBytes(string(b)); got != want {
+					t.Fatalf("signMatches(%q) = %v, byte by byte %v", b, got, want)
+				}
+			}
+		}
+	}
+	if !signMatches(key, secret, ts, strings.ToUpper(good)) {
+		t.Fatal("the upper-case sign is refused")
+	}
+	for _, w := range []uint64{0, 0x4041425A5B607A7B, 0xC1DAFF80415A0000, 0x8041805A80618041} {
+		var b, want [8]byte
+		for i := range b {
+			b[i] = byte(w >> (8 * i))
+			want[i] = b[i]
+			if 'A' <= want[i] && want[i] <= 'Z' {
+				want[i] += 'a' - 'A'
+			}
+		}
+		if got := lowerASCII8(w); got != le64(string(want[:])) {
+			t.Errorf("lowerASCII8(%#x) = %#x, want % x", w, got, want)
+		}
+	}
+}
