@@ -5,10 +5,11 @@ package auth
 
 import (
 	"crypto/md5"
-	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -53,21 +54,79 @@ const signBuf = 256
 // comparing in constant time and without allocating: it runs on every
 // request.
 func signMatches(apiKey, secret, timestamp, sign string) bool {
-	var buf [signBuf]byte
-	sum := md5.Sum(append(append(append(buf[:0], apiKey...), secret...), timestamp...))
-	var want, got [2 * md5.Size]byte
-	hex.Encode(want[:], sum[:])
-	if len(sign) != len(got) { // the length is public: 32 hex characters
+	want := expectedSign(apiKey, secret, timestamp)
+	if len(sign) != len(want) { // the length is public: 32 hex characters
 		return false
 	}
-	for i := range got {
-		c := sign[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		got[i] = c
+	// Eight bytes at a time: each word of sign with its letters A to Z
+	// lowered, XORed with the word it must equal; the ORed differences
+	// are zero only when all match, whatever byte differs.
+	var diff uint64
+	for i := 0; i < len(want); i += 8 {
+		diff |= lowerASCII8(le64(sign[i:])) ^ binary.LittleEndian.Uint64(want[i:])
 	}
-	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
+	return diff == 0
+}
+
+// lowerASCII8 is the eight bytes of w with each of 'A' to 'Z' made lower
+// case and every other byte as it is. The top bits are set aside first so
+// that no sum carries into the next byte; a byte of 0x80 or more is left
+// alone.
+func lowerASCII8(w uint64) uint64 {
+	const low7, top = 0x7F7F7F7F7F7F7F7F, 0x8080808080808080
+	x := w & low7
+	// b+0x3F has its top bit set when b >= 'A', b+0x25 when b > 'Z'.
+	upper := (x + 0x3F3F3F3F3F3F3F3F) &^ (x + 0x2525252525252525) &^ w & top
+	return w | upper>>2 // 0x80>>2 is 0x20, the case bit
+}
+
+// le64 is the eight bytes at the start of s, little-endian.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// A client signs every request of one second with the same timestamp,
+// so the sign it must send is the same for all of them: the last one
+// computed for an api_key is kept (in one of signMemos' slots, chosen by
+// the api_key), and a request of the same api_key, secret and timestamp
+// takes it without hashing again. The memo is keyed by all three inputs
+// of the md5, so it can only ever give what md5 would; the comparison
+// with the sign sent stays in constant time.
+type signMemo struct {
+	apiKey, secret, timestamp string
+	want                      [2 * md5.Size]byte
+}
+
+var signMemos [64]atomic.Pointer[signMemo]
+
+// expectedSign is the lowercase hex md5 sign of apiKey + secret +
+// timestamp.
+func expectedSign(apiKey, secret, timestamp string) [2 * md5.Size]byte {
+	slot := &signMemos[memoSlot(apiKey)]
+	if m := slot.Load(); m != nil && m.timestamp == timestamp && m.apiKey == apiKey && m.secret == secret {
+		return m.want
+	}
+	var buf [signBuf]byte
+	sum := md5.Sum(append(append(append(buf[:0], apiKey...), secret...), timestamp...))
+	// The request's strings may share its body's memory: the memo keeps
+	// copies of its own.
+	m := &signMemo{apiKey: strings.Clone(apiKey), secret: strings.Clone(secret), timestamp: strings.Clone(timestamp)}
+	hex.Encode(m.want[:], sum[:])
+	slot.Store(m)
+	return m.want
+}
+
+// memoSlot spreads api_keys over signMemos by their last bytes, where
+// generated keys differ.
+func memoSlot(apiKey string) int {
+	n := len(apiKey)
+	h := n
+	if n >= 2 {
+		h += int(apiKey[n-1]) + 7*int(apiKey[n-2])
+	}
+	return h % len(signMemos)
 }
 
 // Key is a registered api_key.

@@ -1,7 +1,9 @@
 package codec
 
 import (
+	"bytes"
 	"io/fs"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -68,6 +70,42 @@ func TestFastReadersGiveUp(t *testing.T) {
 	for _, body := range []string{`{"control":{"a":"x","n":-1.5e+3,"t":true,"f":false,"z":null}}`, ` { "control" : { } } `} {
 		if _, ok := fastJSON([]byte(body)); !ok {
 			t.Errorf("fastJSON gave up on %s", body)
+		}
+	}
+}
+
+// TestPlain8AgreesWithJSONPlain holds the eight-byte test of jsonString to
+// the byte table: every byte in every place among plain bytes, and words
+// of random bytes, which put several stop bytes side by side.
+func TestPlain8AgreesWithJSONPlain(t *testing.T) {
+	byTable := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if !jsonPlain[s[i]] {
+				return false
+			}
+		}
+		return true
+	}
+	for _, fill := range []byte{'a', 0x20, 0xFF, 0x80, '!'} {
+		for c := 0; c < 256; c++ {
+			for k := 0; k < 8; k++ {
+				b := bytes.Repeat([]byte{fill}, 8)
+				b[k] = byte(c)
+				if got, want := plain8(le64(string(b))), byTable(string(b)); got != want {
+					t.Fatalf("plain8(% x) = %v, the table says %v", b, got, want)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{0, 0x1F, 0x20, 0x21, '"', 0x23, '\\', 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF, 'a'}
+	for range 200000 {
+		var b [8]byte
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if got, want := plain8(le64(string(b[:]))), byTable(string(b[:])); got != want {
+			t.Fatalf("plain8(% x) = %v, the table says %v", b, got, want)
 		}
 	}
 }
