@@ -298,6 +298,16 @@ func (l *Link) quietFor() time.Duration {
 	return min(l.cfg.Settle, 2*s.lag)
 }
 
+// Lagged says whether the target was seen to show an accepted change at
+// its observer only some time after its answer (CONTRACT's preamble lets
+// it, up to --settle).
+func (l *Link) Lagged() bool {
+	s := &l.settle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sampled && s.lag > 0
+}
+
 // sampleLag records how long an awaited change to the device key took to
 // appear: waited says that the first read did not show it yet. A wait
 // during which another change to the device was accepted (a chain of
