@@ -268,6 +268,9 @@ var errTimeout = errors.New("timeout")
 // A body cut at MaxResponseBytes is not an error: Response.Truncated says so.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, error) {
 	var earlier []Exchange
+	// moved counts the sends again after a refusal as a replay (below),
+	// apart from the retries a Retry-After asks for.
+	moved := 0
 	for attempt := 0; ; attempt++ {
 		ex := Exchange{Method: req.Method, URL: c.URL(req.Path), Retries: attempt, Tamper: req.Tamper}
 		if ex.Method == "" {
@@ -277,7 +280,21 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, erro
 		if err != nil {
 			ex.Error = err.Error()
 		}
-		if err == nil && attempt < MaxRetries {
+		if err == nil && c.ledger != nil && refusedAsReplay(resp) && !ex.Repeated && req.movable() && c.ledger.mayMove(moved) && !sentBefore(earlier, ex) {
+			// Refused as a replay of a request this run did not send:
+			// another sender (an earlier run, another client of a shared
+			// service) sent the same fields in that second, and often in
+			// the seconds around it. The ledger keeps that second as used,
+			// and the request goes again in the next free one, as a new
+			// request (CONTRACT 1), until the ledger has no second left.
+			moved++
+			if c.onExchange != nil {
+				c.onExchange(ex)
+			}
+			earlier = append(earlier, ex)
+			continue
+		}
+		if err == nil && attempt-moved < MaxRetries {
 			if d, ok := RetryAfter(resp, time.Now()); ok && c.retry.take(d) {
 				ex.RetriedAfter = d
 				c.backoff.hold(d)
@@ -418,14 +435,17 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (resp *Respo
 	if req.Renew != nil && req.RawBody == nil {
 		req.Fields = req.Renew()
 	}
-	body, settle, err := c.body(ctx, req)
+	body, settle, repeated, err := c.body(ctx, req)
+	ex.Repeated = repeated
 	if err != nil {
 		return nil, err
 	}
 	if settle != nil {
 		// Accepted, for the ledger: a 2xx, or no complete answer (it may
 		// have been taken all the same).
-		defer func() { settle(resp == nil || resp.Status/100 == 2) }()
+		// A refusal as a replay says another sender's request with the
+		// same fields was taken in that second: it stays used.
+		defer func() { settle(resp == nil || resp.Status/100 == 2 || refusedAsReplay(resp)) }()
 	}
 	ex.RequestBody = string(body)
 	hreq, err := http.NewRequest(ex.Method, ex.URL, strings.NewReader(ex.RequestBody))
@@ -489,10 +509,32 @@ func (c *Client) do(ctx context.Context, req Request, ex *Exchange) (resp *Respo
 	return r, nil
 }
 
+// sentBefore says ex's body was sent already by this call: the ledger
+// had no other second for it.
+func sentBefore(earlier []Exchange, ex Exchange) bool {
+	for _, e := range earlier {
+		if e.RequestBody == ex.RequestBody {
+			return true
+		}
+	}
+	return false
+}
+
+// refusedAsReplay says resp is CONTRACT 1's refusal of a replay.
+func refusedAsReplay(resp *Response) bool {
+	return resp != nil && resp.Status == http.StatusUnauthorized && resp.ErrorCode == device.CodeReplayedRequest
+}
+
+// movable says a Ledger may send the request in another second: its
+// timestamp can be moved or renewed, and it is no repeat on purpose.
+func (r Request) movable() bool {
+	return !r.Repeat && r.RawBody == nil && (r.Vary != nil || r.Renew != nil)
+}
+
 // body is the bytes to send: RawBody as it is, or the fields encoded after
 // signing them; with a Ledger, also the func to tell it whether the request
 // was accepted (nil: nothing to tell).
-func (c *Client) body(ctx context.Context, req Request) ([]byte, func(accepted bool), error) {
+func (c *Client) body(ctx context.Context, req Request) ([]byte, func(accepted bool), bool, error) {
 	sign := func(fields []Field) ([]Field, error) {
 		if req.Sign == SignAuto {
 			return c.sign(ctx, fields)
@@ -504,23 +546,24 @@ func (c *Client) body(ctx context.Context, req Request) ([]byte, func(accepted b
 		// encoded from: kept, so that no later request repeats them.
 		if c.ledger != nil && len(req.Fields) > 0 {
 			if fields, err := sign(req.Fields); err == nil {
-				return req.RawBody, c.ledger.record(req, fields), nil
+				return req.RawBody, c.ledger.record(req, fields), false, nil
 			}
 		}
-		return req.RawBody, nil, nil
+		return req.RawBody, nil, false, nil
 	}
 	fields, err := sign(req.Fields)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	var settle func(bool)
+	repeated := false
 	if c.ledger != nil {
-		if fields, settle, err = c.ledger.claim(ctx, req, fields, sign); err != nil {
-			return nil, nil, err
+		if fields, settle, repeated, err = c.ledger.claim(ctx, req, fields, sign); err != nil {
+			return nil, nil, false, err
 		}
 	}
 	b, err := Encode(req.Format, fields)
-	return b, settle, err
+	return b, settle, repeated, err
 }
 
 // sign returns a copy of fields with every sign field set to the Signer's

@@ -32,6 +32,10 @@ type Exchange struct {
 	// answer that asked to retry (Do fills it; reports list each attempt as
 	// an exchange of its own, so this stays out of their files).
 	Earlier []Exchange `json:"-"`
+	// Repeated says the client's Ledger knew the request as sent and
+	// accepted before, and sent it as it is (pinned, or repeated on
+	// purpose): a refusal as a replay is the run's own doing.
+	Repeated bool `json:"-"`
 	// Tamper says what the request made wrong on purpose (nil: nothing in
 	// its sign, timestamp or api_key).
 	Tamper *Tamper `json:"tamper,omitempty"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +27,8 @@ import (
 // repeated on purpose (Request.Repeat), is sent as it is.
 //
 // It keys a request once, from the fields the client sends (signed), not
-// from their bytes: the operation (its path and method), every field by
+// from their bytes: the operation (its method, and its path as a service
+// may route it: canonicalPath), every field by
 // its name with a JSON key's space read as the XML name's underscore, and
 // each value with hexadecimal letters, enumerated values and number forms
 // folded, so that the same request in the other format, or with a field's
@@ -36,7 +39,10 @@ import (
 // at all, which may have been one); a refused request's key is free
 // again, so that the many requests a run sends with the same fields and
 // some other fault (a method, a path, a Content-Type) do not use up the
-// seconds around the clock.
+// seconds around the clock. A refusal as a replay (401 replayed_request)
+// of a request the run did not send before says another sender's was
+// taken in that second: its key stays used, and the Client sends the
+// request again in another second.
 //
 // A Ledger may be shared by the goroutines of one Client.
 type Ledger struct {
@@ -54,8 +60,9 @@ type Ledger struct {
 	varied          int
 }
 
-// DefaultMaxShift is how far a timestamp is moved at most by default.
-const DefaultMaxShift = 60 * time.Second
+// DefaultMaxShift is how far a timestamp is moved at most by default:
+// half of CONTRACT 1's default window (±300 s).
+const DefaultMaxShift = 150 * time.Second
 
 // NewLedger is an empty ledger whose timestamps move at most maxShift
 // (0: DefaultMaxShift).
@@ -90,13 +97,13 @@ const timestampLayout = "20060102150405"
 // one sent before or write another worker's second; sign signs a field
 // list as the client sends it. It gives the fields to send and the func
 // to call with the answer: whether the request was accepted.
-func (l *Ledger) claim(ctx context.Context, req Request, fields []Field, sign func([]Field) ([]Field, error)) ([]Field, func(accepted bool), error) {
+func (l *Ledger) claim(ctx context.Context, req Request, fields []Field, sign func([]Field) ([]Field, error)) ([]Field, func(accepted bool), bool, error) {
 	key := l.key(req, fields)
 	if req.Repeat {
-		return fields, l.hold(key, false), nil
+		return fields, l.hold(key, false), l.accepted(key), nil
 	}
 	if l.free(key, fields) && l.take(key) {
-		return fields, l.hold(key, true), nil
+		return fields, l.hold(key, true), false, nil
 	}
 	max := int(l.maxShift() / time.Second)
 	if req.Vary != nil {
@@ -108,11 +115,11 @@ func (l *Ledger) claim(ctx context.Context, req Request, fields []Field, sign fu
 			}
 			moved, err := sign(req.Vary(shift))
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			if k := l.key(req, moved); l.free(k, moved) && l.take(k) {
 				l.count()
-				return moved, l.hold(k, true), nil
+				return moved, l.hold(k, true), false, nil
 			}
 		}
 	} else if req.Renew != nil {
@@ -120,20 +127,27 @@ func (l *Ledger) claim(ctx context.Context, req Request, fields []Field, sign fu
 		// second.
 		for i := 0; i < 3; i++ {
 			if err := sleep(ctx, time.Until(time.Now().Truncate(time.Second).Add(time.Second))); err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			again, err := sign(req.Renew())
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			if k := l.key(req, again); l.free(k, again) && l.take(k) {
 				l.count()
-				return again, l.hold(k, true), nil
+				return again, l.hold(k, true), false, nil
 			}
 		}
 	}
 	// Pinned: sent as it is.
-	return fields, l.hold(key, false), nil
+	return fields, l.hold(key, false), l.accepted(key), nil
+}
+
+// accepted says key's request was sent and accepted before.
+func (l *Ledger) accepted(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sent[key]
 }
 
 // hold is the func that settles key once its request is answered: kept
@@ -156,6 +170,12 @@ func (l *Ledger) hold(key string, took bool) func(bool) {
 func (l *Ledger) record(req Request, fields []Field) func(bool) {
 	key := l.key(req, fields)
 	return l.hold(key, l.take(key))
+}
+
+// mayMove says a request refused as a replay moved times already may be
+// moved once more: each second of the ledger's range at most once.
+func (l *Ledger) mayMove(moved int) bool {
+	return moved < 2*int(l.maxShift()/time.Second)
 }
 
 func (l *Ledger) count() {
@@ -233,7 +253,22 @@ func (l *Ledger) key(req Request, fields []Field) string {
 	if method == "" {
 		method = "POST"
 	}
-	return strings.ToUpper(method) + " " + req.Path + "\x01" + strings.Join(parts, "\x01")
+	return strings.ToUpper(method) + " " + canonicalPath(req.Path) + "\x01" + strings.Join(parts, "\x01")
+}
+
+// canonicalPath is a request path as a service may route it: without its
+// query, percent-decoded, its dot-segments, doubled and trailing slashes
+// removed, in any case. A service that takes /v1/services/gateway/comman%64
+// or …/command?x=1 as the command operation takes it as the same request,
+// and may refuse it as a replay of the plain path's.
+func canonicalPath(p string) string {
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
+	if u, err := url.PathUnescape(p); err == nil {
+		p = u
+	}
+	return strings.ToLower(path.Clean("/" + p))
 }
 
 // canonicalName is a field's name in either format: "cooling point" in
