@@ -291,16 +291,25 @@ func (g *Generator) invalid(op Op, d devKey, typ string) Op {
 			}
 		}
 	case 6:
-		op.SN, op.Note, op.Origin = fmt.Sprintf("%032x", r.Uint64()), "unknown device", OriginSNUnknown
+		// The sn of a device of another gateway: of the account, or
+		// (every other time) of another account, sent through this
+		// account's own gateway with its own key.
+		u := r.Uint64()
+		op.SN, op.Note, op.Origin = fmt.Sprintf("%032x", u), "unknown device", OriginSNUnknown
+		foreign := u&1 == 0 // the same draw: the stream of later draws stays as it was
 		for _, o := range g.W.Devices() {
-			if o.MAC != d.MAC && g.W.gwOf[o.MAC] == g.W.gwOf[d.MAC] {
-				op.SN, op.Note, op.Origin = o.SN, "device of another gateway", OriginSNOtherGateway
-				if r.Intn(2) == 0 {
-					op.Type = g.W.devs[o]
-					op.Fields = []KV{g.Rules.Valid(r, op.Type, g.Rules.Fields(op.Type)[0])}
-				}
-				break
+			if o.MAC == d.MAC || (g.W.gwOf[o.MAC] != g.W.gwOf[d.MAC]) != foreign {
+				continue
 			}
+			op.SN, op.Note, op.Origin = o.SN, "device of another gateway", OriginSNOtherGateway
+			if foreign {
+				op.Note, op.Origin = "device of another account", OriginSNOtherAccount
+			}
+			if r.Intn(2) == 0 {
+				op.Type = g.W.devs[o]
+				op.Fields = []KV{g.Rules.Valid(r, op.Type, g.Rules.Fields(op.Type)[0])}
+			}
+			break
 		}
 	case 7:
 		op.Note, op.Origin = "gateway of another account", OriginMACUnknown

@@ -291,6 +291,9 @@ func (t *Target) doVia(ctx context.Context, op Op) Result {
 	req := t.request(ctx, op)
 	again := t.again(op, req)
 	resp, ex, err := t.via.Send(ctx, req)
+	// The way's ledger (the run's link) sent it as it is though the run
+	// had sent the same, accepted, before: a replay of the run's own.
+	again = again || ex.Repeated
 	_, known := t.fleet.Secret(op.Key)
 	redact := known && !op.BadSign
 	if err != nil {
