@@ -16,7 +16,6 @@ import (
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/load"
 	"github.com/gwdmi/gwtools/conformance/report"
-	"github.com/gwdmi/gwtools/conformance/rules"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -161,7 +160,7 @@ func (m *exploreMain) ParseFlags(args []string) error {
 		if err != nil {
 			return fmt.Errorf("--baseline: %w", err)
 		}
-		m.cfg.Known = knownRules(bl, time.Now())
+		m.cfg.Known = func(rule string) string { return bl.KnownRule(rule, time.Now()) }
 	}
 	if m.cfg.Duration > 0 && m.cfg.Operations > 0 {
 		return errors.New("--duration and --operations: give one")
@@ -295,30 +294,6 @@ func (m *exploreMain) Run(ctx context.Context) int {
 		return report.ExitFail
 	}
 	return report.ExitPass
-}
-
-// knownRules is explore's reading of a baseline: a rule is known when an
-// unexpired entry's check is the rule's ID (or a glob matching it), or
-// names a check whose case rules.yaml maps to the rule.
-func knownRules(bl *report.Baseline, now time.Time) func(rule string) string {
-	return func(rule string) string {
-		for _, e := range bl.Entries {
-			if exp, err := time.Parse("2006-01-02", e.Expires); err == nil && now.After(exp.Add(24*time.Hour)) {
-				continue
-			}
-			hit := rules.Match(e.Check, rule)
-			if !hit {
-				id := strings.TrimSuffix(strings.TrimSuffix(e.Check, ".json"), ".xml")
-				for _, r := range rules.For(id) {
-					hit = hit || r.ID == rule
-				}
-			}
-			if hit {
-				return fmt.Sprintf("%s (%s, until %s)", e.Reason, e.Owner, e.Expires)
-			}
-		}
-		return ""
-	}
 }
 
 // Close stops the embedded simulator.

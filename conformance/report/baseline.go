@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/rules"
 )
 
 // ExpectedFailure is the outcome of a failed check that the run's baseline
@@ -112,6 +113,34 @@ func (e BaselineEntry) Matches(id string) bool { return e.matches(id) }
 func (e BaselineEntry) matches(id string) bool {
 	ok, _ := path.Match(e.Check, id)
 	return ok || e.Check == id
+}
+
+// KnownRule is why a rule's failures are known, "" when they are not: a
+// rule is known when an entry, unexpired on today, names the rule's ID
+// (or a glob matching it) or a check whose case rules.yaml maps to the
+// rule. gwconform explore and the run's model-based phase read a
+// baseline so: their findings are rules broken, not checks.
+func (b *Baseline) KnownRule(rule string, today time.Time) string {
+	if b == nil || rule == "" {
+		return ""
+	}
+	day := today.Format(time.DateOnly)
+	for _, e := range b.Entries {
+		if e.Expires < day {
+			continue
+		}
+		hit := rules.Match(e.Check, rule)
+		if !hit {
+			id := strings.TrimSuffix(strings.TrimSuffix(e.Check, ".json"), ".xml")
+			for _, r := range rules.For(id) {
+				hit = hit || r.ID == rule
+			}
+		}
+		if hit {
+			return fmt.Sprintf("%s (%s, until %s)", e.Reason, e.Owner, e.Expires)
+		}
+	}
+	return ""
 }
 
 // applyBaseline turns the failures a baseline lists into expected
