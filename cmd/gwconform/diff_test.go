@@ -316,7 +316,11 @@ func TestDiffFindsEachDeviation(t *testing.T) {
 	byRunOnly := map[string]bool{"accepts-json-number-syntax": true, "accepts-bare-doctype": true, "uses-last-duplicate-element": true,
 		"accepts-sign-without-timestamp": true, "accepts-sign-without-secret": true, "compares-sign-prefix": true, "accepts-unlisted-methods": true}
 	for _, d := range rules.Deviations() {
-		if _, ok := deviations[d.ID]; !ok || byRunOnly[d.ID] {
+		// HTTP's own rules (kind transport) are broken by a server of
+		// its own that writes each answer's bytes (wiredouble_test.go);
+		// diff's operations go through one HTTP client, and gwconform
+		// run's http.* checks find those (TestWireDoubles).
+		if _, ok := deviations[d.ID]; !ok || byRunOnly[d.ID] || d.Kind == "transport" {
 			continue
 		}
 		t.Run(d.ID, func(t *testing.T) {

@@ -197,6 +197,13 @@ func slowDeviceRun(t *testing.T, limit time.Duration, fl []byte, typ, sn, fault 
 	}
 	want, have := outcomes(reports(t, fast.dir)), outcomes(reports(t, r.dir))
 	for id, o := range want {
+		if strings.HasPrefix(id, "model.") && have[id] == "passed" {
+			// The model-based phase sends random sequences within a
+			// budget of time: the slow device gets fewer of them, a
+			// prefix of the same seed's, and may not meet the fault the
+			// fast target's longer run met. What it met, it judges alike.
+			continue
+		}
 		if have[id] != o {
 			t.Errorf("%s: %s against the slow %s, %s against the same target answering at once", id, have[id], typ, o)
 		}
