@@ -280,7 +280,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, Exchange, erro
 		if err != nil {
 			ex.Error = err.Error()
 		}
-		if err == nil && c.ledger != nil && refusedAsReplay(resp) && !ex.Repeated && req.movable() && c.ledger.mayMove(moved) && !sentBefore(earlier, ex) {
+		if err == nil && c.ledger != nil && refusedAsReplay(resp) && !ex.Repeated && req.movable() && c.ledger.mayMove(req, moved) && !sentBefore(earlier, ex) {
 			// Refused as a replay of a request this run did not send:
 			// another sender (an earlier run, another client of a shared
 			// service) sent the same fields in that second, and often in

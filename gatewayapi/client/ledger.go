@@ -173,8 +173,13 @@ func (l *Ledger) record(req Request, fields []Field) func(bool) {
 }
 
 // mayMove says a request refused as a replay moved times already may be
-// moved once more: each second of the ledger's range at most once.
-func (l *Ledger) mayMove(moved int) bool {
+// moved once more: one that can be moved (Vary) to each second of the
+// ledger's range at most once, one renewed in a later second (Renew,
+// which waits for it) three times.
+func (l *Ledger) mayMove(req Request, moved int) bool {
+	if req.Vary == nil {
+		return moved < 3
+	}
 	return moved < 2*int(l.maxShift()/time.Second)
 }
 
