@@ -18,6 +18,34 @@ import (
 // wherever a string of the reports holds them, whatever a target echoed.
 // The field patterns (sign, api_key) stay as a second net.
 func secretsMask(env *Env) func(string) string {
+	m, drop := fleetMask(env)
+	m.Add("sign", client.ComputedSigns()...)
+	return func(s string) string {
+		for _, d := range drop {
+			s = strings.ReplaceAll(s, d, "")
+		}
+		return m.Mask(s)
+	}
+}
+
+// ConsoleMask is the mask by value of what the console shows while the
+// run goes on (Ginkgo's own report, with -v): the fleet's api_keys and
+// secrets and the target's user information as secretsMask masks them,
+// and every sign the process has computed by the time a line is written.
+func ConsoleMask(env *Env) func(string) string {
+	m, drop := fleetMask(env)
+	m.Mask("") // its replacer built now, read by every line after
+	return func(s string) string {
+		for _, d := range drop {
+			s = strings.ReplaceAll(s, d, "")
+		}
+		return client.MaskComputedSigns(m.Mask(s))
+	}
+}
+
+// fleetMask is the masker of the fleet's keys and secrets and the
+// target's password, and the user information to drop from URLs.
+func fleetMask(env *Env) (*client.ValueMasker, []string) {
 	m := &client.ValueMasker{}
 	if env != nil && env.Fleet != nil {
 		n := 0
@@ -31,7 +59,6 @@ func secretsMask(env *Env) func(string) string {
 			m.Add("secret", v.Secret)
 		}
 	}
-	m.Add("sign", client.ComputedSigns()...)
 	var drop []string
 	if env != nil {
 		for _, base := range strings.Split(env.BaseURL, ",") {
@@ -43,12 +70,7 @@ func secretsMask(env *Env) func(string) string {
 			}
 		}
 	}
-	return func(s string) string {
-		for _, d := range drop {
-			s = strings.ReplaceAll(s, d, "")
-		}
-		return m.Mask(s)
-	}
+	return m, drop
 }
 
 // maxMaskedKeys bounds the fleet keys the reports mask by value.

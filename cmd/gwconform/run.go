@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -617,8 +618,13 @@ func (m *runMain) Run(ctx context.Context) int {
 	// and the summary. Ginkgo's own report, with its decorations and
 	// source paths, shows only with -v (and goes into the bundle's
 	// console.log too).
+	flushLive := func() {}
 	if o.Verbose {
-		formatter.ColorableStdOut = m.Stdout
+		// Ginkgo's lines carry what targets answered: masked by value
+		// as they go (the reports are masked when written).
+		live := &maskedLines{w: m.Stdout, mask: conformance.ConsoleMask(e)}
+		flushLive = live.Flush
+		formatter.ColorableStdOut = live
 	} else {
 		formatter.ColorableStdOut = io.Discard
 	}
@@ -630,6 +636,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	}
 	fmt.Fprintf(m.Stdout, "gwconform: %s against %s, seed %d\n", map[bool]string{true: "dry run", false: "checking"}[o.DryRun], m.target, e.Seed)
 	doc, err := conformance.Execute(ctx, cfg)
+	flushLive()
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform: writing reports:", shown(err))
 		return report.ExitConfig
@@ -1051,4 +1058,36 @@ func modelOperations(n int) int {
 		return -1
 	}
 	return n
+}
+
+// maskedLines writes to w each complete line masked (a secret is never cut
+// in two between writes), and what is left at Flush.
+type maskedLines struct {
+	mu   sync.Mutex
+	w    io.Writer
+	mask func(string) string
+	buf  []byte
+}
+
+func (l *maskedLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		if _, err := io.WriteString(l.w, l.mask(string(l.buf[:i+1]))); err != nil {
+			return 0, err
+		}
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
+	}
+	return len(p), nil
+}
+
+// Flush writes what is left, masked.
+func (l *maskedLines) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 {
+		io.WriteString(l.w, l.mask(string(l.buf)))
+		l.buf = l.buf[:0]
+	}
 }

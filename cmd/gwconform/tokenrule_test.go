@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +20,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/explore"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
+	"github.com/gwdmi/gwtools/simulator"
 )
 
 // TestReplayNeverSendsTheTokenToAFilesObserver: gwconform replay of an
@@ -218,5 +221,49 @@ func TestReplaySendsNoSignedRequestToAFilesTarget(t *testing.T) {
 	r = runCommand(t, nil, "replay", exp)
 	if hits.Load() != 0 || r.code != 2 || !strings.Contains(r.stderr, "give --target URL") {
 		t.Errorf("replay of an explore file naming %s: %d requests reached it, exit %d\n%s%s", evil, hits.Load(), r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestVerboseConsoleMasksWhatATargetStored: with -v, Ginkgo's own report
+// goes to the console while the run goes on, failure messages with what
+// the observer showed included. A target that stores, as the name a
+// rename asked for, the api_key and the sign of that very request (a sign
+// computed moments before the line is written) shows neither on the
+// console: the lines are masked by value as they are written, not only by
+// the field patterns.
+func TestVerboseConsoleMasksWhatATargetStored(t *testing.T) {
+	var mu sync.Mutex
+	var signs []string
+	name := regexp.MustCompile(`"name":"[^"]*"`)
+	sim := simulator.New(simulator.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := sim.Server.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if strings.HasSuffix(r.URL.Path, "/update_name") && !strings.Contains(r.Header.Get("Content-Type"), "xml") {
+			if keys, s := client.Credentials(string(body)); len(keys) > 0 && len(s) > 0 {
+				mu.Lock()
+				signs = append(signs, s...)
+				mu.Unlock()
+				body = name.ReplaceAll(body, []byte(`"name":"k=`+keys[0]+` s=`+s[0]+`"`))
+			}
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	v := gwconform(t, "--target", srv.URL, "--allow-partial", "--check", "effect.update_name.light-dimmer.stored.json", "--settle", "200ms", "-v")
+	if v.code != 1 || !strings.Contains(v.stdout, "k=") {
+		t.Fatalf("exit %d, or the stored name is not on the console: the test shows nothing\n%s\n%s", v.code, tail(v.stdout), v.stderr)
+	}
+	mu.Lock()
+	secrets := append([]string{"demo-key", "demo-secret"}, signs...)
+	mu.Unlock()
+	if len(secrets) < 3 {
+		t.Fatal("the target saw no sign")
+	}
+	for _, s := range secrets {
+		if strings.Contains(v.stdout, s) || strings.Contains(v.stderr, s) {
+			t.Errorf("the console holds %q", s)
+		}
 	}
 }

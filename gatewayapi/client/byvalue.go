@@ -158,3 +158,54 @@ func ComputedSigns() []string {
 	defer computed.mu.Unlock()
 	return append([]string(nil), computed.order...)
 }
+
+// MaskComputedSigns replaces every sign this process computed wherever
+// it stands in s as a word of its own (a run of letters and digits, or of
+// base64's characters), in any letter case, by SignMarker: what a live
+// console line needs, whose signs are computed while the run goes on.
+func MaskComputedSigns(s string) string {
+	computed.mu.Lock()
+	defer computed.mu.Unlock()
+	if len(computed.set) == 0 {
+		return s
+	}
+	known := func(w string) bool {
+		if len(w) < minMaskedValue {
+			return false
+		}
+		for _, v := range []string{w, strings.ToLower(w), strings.ToUpper(w)} {
+			if _, ok := computed.set[v]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	alnum := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	b64 := func(c byte) bool { return alnum(c) || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' }
+	for _, in := range []func(byte) bool{alnum, b64} {
+		var out strings.Builder
+		changed := false
+		for i := 0; i < len(s); {
+			if !in(s[i]) {
+				out.WriteByte(s[i])
+				i++
+				continue
+			}
+			j := i
+			for j < len(s) && in(s[j]) {
+				j++
+			}
+			if known(s[i:j]) {
+				out.WriteString(SignMarker)
+				changed = true
+			} else {
+				out.WriteString(s[i:j])
+			}
+			i = j
+		}
+		if changed {
+			s = out.String()
+		}
+	}
+	return s
+}

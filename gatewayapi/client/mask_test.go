@@ -69,3 +69,20 @@ func TestMaskAPIKeys(t *testing.T) {
 		t.Errorf("Resign of a key the fleet has not: %v", err)
 	}
 }
+
+// TestMaskComputedSignsAsWords: a sign this process computed is masked
+// wherever it stands as a word, in any case, after any separator a target
+// may write; a longer word holding it, and another hex word, are left.
+func TestMaskComputedSignsAsWords(t *testing.T) {
+	sign, _ := MD5Signer{APIKey: "mask-key", Secret: "mask-secret"}.Sign(context.Background(), []Field{{Key: "timestamp", Value: "20260102030405"}})
+	for in, want := range map[string]string{
+		"sig=" + sign + ";":                    "sig=" + SignMarker + ";",
+		"'sign':'" + strings.ToUpper(sign) + "'": "'sign':'" + SignMarker + "'",
+		"x" + sign:                             "x" + sign,
+		"0123456789abcdef0123456789abcdef":     "0123456789abcdef0123456789abcdef",
+	} {
+		if got := MaskComputedSigns(in); got != want {
+			t.Errorf("MaskComputedSigns(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
