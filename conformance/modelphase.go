@@ -424,32 +424,18 @@ type linkVia struct {
 
 func (v linkVia) Send(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
 	if v.presign && req.Sign == client.SignAuto {
-		req.Fields = v.sign(req.Fields)
+		sign, err := explore.FleetSigner(v.env.Fleet).Sign(ctx, req.Fields)
+		if err != nil {
+			return nil, client.Exchange{}, err
+		}
+		for i := range req.Fields {
+			if req.Fields[i].Key == device.FieldSign {
+				req.Fields[i].Value = sign
+			}
+		}
 		req.Sign = client.SignKeep
 	}
 	return v.env.link().RoundTrip(ctx, req)
-}
-
-// sign sets the sign of fields by md5 with the secret of the api_key
-// they carry.
-func (v linkVia) sign(fields []client.Field) []client.Field {
-	var key, ts string
-	for _, f := range fields {
-		s, _ := f.Value.(string)
-		switch f.Key {
-		case device.FieldAPIKey:
-			key = s
-		case device.FieldTimestamp:
-			ts = s
-		}
-	}
-	secret, _ := v.env.Fleet.Secret(key)
-	for i := range fields {
-		if fields[i].Key == device.FieldSign {
-			fields[i].Value = auth.Sign(key, secret, ts)
-		}
-	}
-	return fields
 }
 
 func (v linkVia) ReadDevice(ctx context.Context, mac, sn string, settle bool) (explore.DeviceState, error) {

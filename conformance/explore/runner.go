@@ -166,22 +166,23 @@ func (t *Target) clientFor(op Op) *client.Client {
 
 // keyedSigner signs by the md5 scheme with the secret of the api_key the
 // request carries, so one client speaks for every account of the fleet;
-// an unknown key is signed with an empty secret.
+// an unknown key is signed with an empty secret. Its signs are the
+// client's (client.MD5Signer), which every report masks by value.
 type keyedSigner struct{ f *fleet.Fleet }
 
+// FleetSigner signs each request by md5 with the secret of the api_key it
+// carries.
+func FleetSigner(f *fleet.Fleet) client.Signer { return keyedSigner{f} }
+
 func (s keyedSigner) Sign(ctx context.Context, fields []client.Field) (string, error) {
-	var key, ts string
+	var key string
 	for _, f := range fields {
-		v, _ := f.Value.(string)
-		switch f.Key {
-		case device.FieldAPIKey:
-			key = v
-		case device.FieldTimestamp:
-			ts = v
+		if f.Key == device.FieldAPIKey {
+			key, _ = f.Value.(string)
 		}
 	}
 	secret, _ := s.f.Secret(key)
-	return auth.Sign(key, secret, ts), nil
+	return client.MD5Signer{Secret: secret}.Sign(ctx, fields)
 }
 
 // Result is what one operation got: an answer, an observed device or log,
