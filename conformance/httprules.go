@@ -383,10 +383,30 @@ func (w *wireRun) again(r *wire.Response) bool {
 // check's connection is open.
 func (w *wireRun) slot() func() { return w.env.link().Slot() }
 
-func (env *Env) checkHTTP10(ctx context.Context, w *wireRun) {
+// attempts runs a check's attempts one at a time, each on a connection of
+// its own, closed after it however it ends, holding one of the run's
+// places for requests in flight, until one judges (try gives true):
+// wireAttempts of them, and one more for each answer that asked to wait
+// (again). try is given how many attempts came before it, those refused
+// for a rate not counted. It says whether an attempt judged.
+func (w *wireRun) attempts(try func(c *wire.Conn, n int) bool) bool {
 	defer w.slot()()
 	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
-		c := w.dial()
+		if w.attempt(try, attempt-w.waits) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *wireRun) attempt(try func(*wire.Conn, int) bool, n int) bool {
+	c := w.dial()
+	defer c.Close()
+	return try(c, n)
+}
+
+func (env *Env) checkHTTP10(ctx context.Context, w *wireRun) {
+	judged := w.attempts(func(c *wire.Conn, _ int) bool {
 		q := w.message()
 		q.Proto = "HTTP/1.0"
 		r, err := w.exchange(c, q)
@@ -397,25 +417,26 @@ func (env *Env) checkHTTP10(ctx context.Context, w *wireRun) {
 		switch {
 		case errors.Is(err, wire.ErrClosed) && r == nil:
 			observe(ctx, "the connection closed with no answer")
-			continue
+			return false
 		case err != nil:
 			w.broken("the answer to an HTTP/1.0 request", err)
 		case w.again(r):
-			continue
+			return false
 		}
 		observe(ctx, "answered %s (a status line in %s), its content delimited by %s", describe(r), r.Proto, r.Framing)
+		return true
+	})
+	if judged {
 		return
 	}
 	w.inconclusive("no readable answer after " + fmt.Sprint(wireAttempts) + " attempts")
 }
 
 func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
-	defer w.slot()()
 	const n = 4
 	want := []bool{true, false, true, false}
 	closedInOrder := 0 // attempts whose connection closed after one answer, in order
-	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
-		c := w.dial()
+	judged := w.attempts(func(c *wire.Conn, _ int) bool {
 		qs := make([]wire.Request, n)
 		var all []byte
 		for i := range qs {
@@ -430,7 +451,7 @@ func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
 		if err := c.Write(all); err != nil {
 			c.Close()
 			w.record(qs[0], nil, err, time.Since(start))
-			continue
+			return false
 		}
 		var got []*wire.Response
 		var ended error
@@ -453,7 +474,7 @@ func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
 			}
 		}
 		if retry {
-			continue
+			return false
 		}
 		switch {
 		case errors.Is(ended, wire.ErrTimeout):
@@ -478,7 +499,7 @@ func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
 				closedInOrder++
 			}
 			observe(ctx, "the connection closed after %d answers: sent again on a new connection", len(got))
-			continue
+			return false
 		}
 		if sWant != sGot {
 			w.inconclusive(fmt.Sprintf("the answers are not one success per valid message and one refusal per GET, so their order cannot be told: sent %s; got %s", strings.Join(sent, ", "), strings.Join(seen, ", ")))
@@ -489,6 +510,9 @@ func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
 			}
 		}
 		observe(ctx, "%d of %d pipelined requests answered in order on one connection: %s", len(got), n, strings.Join(seen, ", "))
+		return true
+	})
+	if judged {
 		return
 	}
 	if closedInOrder >= wireAttempts {
@@ -505,9 +529,7 @@ func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
 }
 
 func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
-	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
-		c := w.dial()
+	judged := w.attempts(func(c *wire.Conn, _ int) bool {
 		q := w.message()
 		// Connection: close, so that an answer whose framing is broken
 		// ends with the close rather than a wait.
@@ -516,7 +538,7 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 		if err := c.Write(q.Head()); err != nil {
 			c.Close()
 			w.record(q, nil, err, time.Since(start))
-			continue
+			return false
 		}
 		// Only the header section is sent: what comes first is the
 		// service's choice between a 100 and a final status.
@@ -545,7 +567,7 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 			c.Close()
 			w.record(q, nil, err, time.Since(start))
 			observe(ctx, "the connection closed with no answer to the header section")
-			continue
+			return false
 		case err != nil:
 			c.Close()
 			w.record(q, first, err, time.Since(start))
@@ -554,7 +576,7 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 			c.Close()
 			w.record(q, first, nil, time.Since(start))
 			if w.again(first) {
-				continue
+				return false
 			}
 			if first.Status == http.StatusExpectationFailed {
 				w.fail("a valid request with Expect: 100-continue was answered 417 (Expectation Failed) before its content was sent (%s). RFC 9110 10.1.1: “%s” The 417 is for other expectations: “%s”", describe(first), QuoteRFCExpect, QuoteRFC417)
@@ -564,7 +586,7 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 		if err := c.Write(q.Content()); err != nil {
 			c.Close()
 			w.record(q, first, err, time.Since(start))
-			continue
+			return false
 		}
 		r, err := c.ReadResponse(false)
 		c.Close()
@@ -572,26 +594,27 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 		switch {
 		case errors.Is(err, wire.ErrClosed) && r == nil:
 			observe(ctx, "the connection closed after the 100 (Continue) with no final answer")
-			continue
+			return false
 		case err != nil:
 			w.broken("after 100 (Continue), the final answer", err)
 		case w.again(r):
-			continue
+			return false
 		case unreadable(r):
 			w.inconclusive("the final answer's content does not read (judged by http.content-length): " + answer(r).ParseError)
 		case !succeeded(r):
 			w.fail("after 100 (Continue) and its content, the valid request was refused: %s", describe(r))
 		}
 		observe(ctx, "100 (Continue), then %s", describe(r))
+		return true
+	})
+	if judged {
 		return
 	}
 	w.inconclusive(fmt.Sprintf("no final answer in %d attempts", wireAttempts))
 }
 
 func (env *Env) checkChunkedRequest(ctx context.Context, w *wireRun) {
-	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
-		c := w.dial()
+	judged := w.attempts(func(c *wire.Conn, _ int) bool {
 		q := w.message()
 		// Pieces of uneven sizes; the last one's size is written in
 		// capitals (chunk-size is HEXDIG, either case).
@@ -602,29 +625,30 @@ func (env *Env) checkChunkedRequest(ctx context.Context, w *wireRun) {
 		switch {
 		case errors.Is(err, wire.ErrClosed) && r == nil:
 			observe(ctx, "the connection closed with no answer")
-			continue
+			return false
 		case err != nil:
 			w.broken("the answer", err)
 		case w.again(r):
-			continue
+			return false
 		case r.Status == http.StatusLengthRequired:
 			observe(ctx, "refused with 411 (Length Required), which RFC 9112 6.3 allows: “%s”", QuoteRFCLengthRequired)
-			return
+			return true
 		case unreadable(r):
 			w.inconclusive("the answer's content does not read (judged by http.content-length): " + answer(r).ParseError)
 		case !succeeded(r):
 			w.fail("a valid request whose body is chunked was refused: %s. RFC 9112 7.1: “%s”", describe(r), QuoteRFCChunked)
 		}
 		observe(ctx, "the chunked body was read: %s", describe(r))
+		return true
+	})
+	if judged {
 		return
 	}
 	w.inconclusive(fmt.Sprintf("no answer in %d attempts", wireAttempts))
 }
 
 func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
-	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
-		c := w.dial()
+	judged := w.attempts(func(c *wire.Conn, n int) bool {
 		q := w.message()
 		q.Header = append(q.Header, [2]string{"Connection", "close"})
 		// On the first attempt a HEAD follows at once on the same
@@ -634,7 +658,7 @@ func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 		// request alone and wait for the close.
 		after := w.bare(http.MethodHead, device.SendMessage)
 		// The first attempt not refused for a rate pipelines.
-		pipelined := attempt-w.waits == 0
+		pipelined := n == 0
 		out := q.Bytes()
 		if pipelined {
 			out = append(out, after.Bytes()...)
@@ -643,14 +667,14 @@ func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 		if err := c.Write(out); err != nil {
 			c.Close()
 			w.record(q, nil, err, time.Since(start))
-			continue
+			return false
 		}
 		r, err := c.ReadResponse(false)
 		w.record(q, r, err, time.Since(start))
 		if errors.Is(err, wire.ErrClosed) && r == nil {
 			c.Close()
 			observe(ctx, "the connection closed with no answer")
-			continue
+			return false
 		}
 		if err != nil {
 			c.Close()
@@ -658,7 +682,7 @@ func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 		}
 		if w.again(r) {
 			c.Close()
-			continue
+			return false
 		}
 		observe(ctx, "answer: %s, Connection: %q", describe(r), r.Connection())
 		if pipelined {
@@ -674,7 +698,7 @@ func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 				w.inconclusive("the bytes after the answer are no answer, so the close cannot be told (see http.content-length): " + err2.Error())
 			}
 			observe(ctx, "closed after the answer; the HEAD after it was not answered")
-			return
+			return true
 		}
 		rest, err := c.Rest()
 		c.Close()
@@ -685,15 +709,16 @@ func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 			w.inconclusive(fmt.Sprintf("%d bytes came after the answer, so its end cannot be told (see http.content-length)", len(rest)))
 		}
 		observe(ctx, "closed after the answer")
+		return true
+	})
+	if judged {
 		return
 	}
 	w.inconclusive(fmt.Sprintf("no answer in %d attempts", wireAttempts))
 }
 
 func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
-	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
-		c := w.dial()
+	judged := w.attempts(func(c *wire.Conn, n int) bool {
 		q := w.message()
 		// A second valid message follows at once, so that what comes
 		// after the first answer's content is the second answer (which a
@@ -702,7 +727,7 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 		// unread is sent one request alone, with Connection: close, on the
 		// next attempts.
 		// The first attempt not refused for a rate pipelines.
-		pipelined := attempt-w.waits == 0
+		pipelined := n == 0
 		out := q.Bytes()
 		if pipelined {
 			out = append(out, w.message().Bytes()...)
@@ -714,7 +739,7 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 		if err := c.Write(out); err != nil {
 			c.Close()
 			w.record(q, nil, err, time.Since(start))
-			continue
+			return false
 		}
 		r, err := c.ReadResponse(false)
 		w.record(q, r, err, time.Since(start))
@@ -729,7 +754,7 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 		case errors.Is(err, wire.ErrClosed) && r == nil:
 			c.Close()
 			observe(ctx, "the connection closed with no answer")
-			continue
+			return false
 		case errors.Is(err, wire.ErrTimeout) && r != nil && r.Framing == wire.ContentLength:
 			c.Close()
 			w.fail("%v: its Content-Length is %d, but only %d bytes of content came. RFC 9110 8.6: “%s”", err, r.Length, len(r.Body), QuoteRFCContentLength)
@@ -738,12 +763,12 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 			w.fail("the answer: %v", err)
 		case w.again(r):
 			c.Close()
-			continue
+			return false
 		}
 		if r.Framing != wire.ContentLength {
 			c.Close()
 			observe(ctx, "no Content-Length: the content (%d bytes) is delimited by %s, and was read whole (%s)", len(r.Body), r.Framing, describe(r))
-			return
+			return true
 		}
 		// What comes after the header section, if anything: an error
 		// reading it (a close, the timeout) means nothing came.
@@ -759,15 +784,16 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 		}
 		observe(ctx, "Content-Length %d: the content read whole (%s), then %s", r.Length, describe(r),
 			map[bool]string{true: "the next answer", false: map[bool]string{true: "nothing within the time-out", false: "the close"}[errors.Is(err, wire.ErrTimeout)]}[len(next) > 0])
+		return true
+	})
+	if judged {
 		return
 	}
 	w.inconclusive(fmt.Sprintf("no answer in %d attempts", wireAttempts))
 }
 
 func (env *Env) checkHead(ctx context.Context, w *wireRun, op device.Operation) {
-	defer w.slot()()
-	for attempt := 0; attempt < wireAttempts+w.waits; attempt++ {
-		c := w.dial()
+	judged := w.attempts(func(c *wire.Conn, n int) bool {
 		q := w.bare(http.MethodHead, op)
 		q.Header = append(q.Header, [2]string{"Content-Type", w.contentType()})
 		// Two HEADs at once: after the first answer's header section
@@ -775,7 +801,7 @@ func (env *Env) checkHead(ctx context.Context, w *wireRun, op device.Operation) 
 		// resets the connection with the second unread is sent one HEAD
 		// with Connection: close on the next attempts.
 		// The first attempt not refused for a rate pipelines.
-		pipelined := attempt-w.waits == 0
+		pipelined := n == 0
 		out := q.Bytes()
 		if pipelined {
 			out = append(out, q.Bytes()...)
@@ -787,7 +813,7 @@ func (env *Env) checkHead(ctx context.Context, w *wireRun, op device.Operation) 
 		if err := c.Write(out); err != nil {
 			c.Close()
 			w.record(q, nil, err, time.Since(start))
-			continue
+			return false
 		}
 		r, err := c.ReadResponse(true)
 		w.record(q, r, err, time.Since(start))
@@ -795,13 +821,13 @@ func (env *Env) checkHead(ctx context.Context, w *wireRun, op device.Operation) 
 		case errors.Is(err, wire.ErrClosed) && r == nil:
 			c.Close()
 			observe(ctx, "the connection closed with no answer")
-			continue
+			return false
 		case err != nil:
 			c.Close()
 			w.fail("the answer to HEAD cannot be read: %v", err)
 		case w.again(r):
 			c.Close()
-			continue
+			return false
 		}
 		// What comes after the header section, if anything: an error
 		// reading it (a close, the timeout) means nothing came.
@@ -816,6 +842,9 @@ func (env *Env) checkHead(ctx context.Context, w *wireRun, op device.Operation) 
 			w.fail("the answer to HEAD (%s) is followed by content: %q. RFC 9110 9.3.2: “%s”", describe(r), next, QuoteRFCHead)
 		}
 		observe(ctx, "%s with no content after its header section", describe(r))
+		return true
+	})
+	if judged {
 		return
 	}
 	w.inconclusive(fmt.Sprintf("no answer in %d attempts", wireAttempts))
