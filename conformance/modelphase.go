@@ -85,10 +85,12 @@ type ModelBudget struct {
 	Operations int
 	Time       time.Duration
 	Seed       int64
-	// Known says why a rule's failures are known (the run's baseline,
-	// report.Baseline.KnownRule), "" when they are not: a finding of a
-	// known rule is reported with the baseline's reason, not judged.
-	Known func(rule string) string
+	// Baseline is the run's (nil: none). A finding whose rule it knows
+	// (report.Baseline.KnownRule) is reported with the entry's reason and
+	// not judged, unless an entry names the phase's check itself: then
+	// the check fails as it would, and the baseline makes that failure
+	// an expected one (a baseline written from a run's failures names it).
+	Baseline *report.Baseline
 }
 
 // declareModelPhase declares the phase's checks, after every other.
@@ -240,7 +242,7 @@ func (env *Env) modelCheck(ctx context.Context, id string) {
 				f.Level, f.Rule, findingWhy(f), p.rep.Seed, f.Round)
 			continue
 		}
-		if f.Known != "" {
+		if f.Known != "" && !env.ModelBudget.Baseline.Excuses(id) {
 			observe(ctx, "the model-based phase met a known failure (baseline: %s), not counted: %s %s, %s (seed %d, round %d)",
 				f.Known, f.Level, f.Rule, findingWhy(f), p.rep.Seed, f.Round)
 			continue
@@ -348,7 +350,10 @@ func (env *Env) runModelPhase(ctx context.Context, p *modelPhase) {
 	presign := env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0
 	tgt := explore.NewVia(env.BaseURL, env.Fleet, nil, linkVia{env: env, presign: presign}, env.Observer != "")
 	cfg := explore.Config{Target: tgt, World: w, Seed: seed, Operations: ops, Duration: budget,
-		ShrinkBudget: max(budget, 2*time.Second), ShrinkUnsettled: true, RestoreRound: true, ShrinkTimeApart: true, GoOn: true, MaxShrunk: maxShrunk, NoLogReads: env.Workers > 1, Space: true, MinKept: 1, Latitudes: true, Known: b.Known}
+		ShrinkBudget: max(budget, 2*time.Second), ShrinkUnsettled: true, RestoreRound: true, ShrinkTimeApart: true, GoOn: true, MaxShrunk: maxShrunk, NoLogReads: env.Workers > 1, Space: true, MinKept: 1, Latitudes: true}
+	if bl := b.Baseline; bl != nil {
+		cfg.Known = func(rule string) string { return bl.KnownRule(rule, time.Now()) }
+	}
 	x, err := explore.New(cfg)
 	if err != nil {
 		p.err = err

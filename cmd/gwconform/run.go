@@ -436,9 +436,7 @@ func (m *runMain) Open(ctx context.Context) error {
 	e := &conformance.Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Location: f.Location(), Now: time.Now},
 		DryRun: o.DryRun, AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency,
 		ModelBudget: conformance.ModelBudget{Operations: modelOperations(o.ModelOperations), Time: o.ModelTime, Seed: o.ModelSeed}}
-	if bl := m.baseline; bl != nil {
-		e.ModelBudget.Known = func(rule string) string { return bl.KnownRule(rule, time.Now()) }
-	}
+	e.ModelBudget.Baseline = m.baseline
 	if o.Target == "" {
 		sim, err := m.StartEmbedded(f)
 		if err != nil {
