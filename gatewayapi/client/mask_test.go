@@ -76,10 +76,10 @@ func TestMaskAPIKeys(t *testing.T) {
 func TestMaskComputedSignsAsWords(t *testing.T) {
 	sign, _ := MD5Signer{APIKey: "mask-key", Secret: "mask-secret"}.Sign(context.Background(), []Field{{Key: "timestamp", Value: "20260102030405"}})
 	for in, want := range map[string]string{
-		"sig=" + sign + ";":                    "sig=" + SignMarker + ";",
+		"sig=" + sign + ";":                      "sig=" + SignMarker + ";",
 		"'sign':'" + strings.ToUpper(sign) + "'": "'sign':'" + SignMarker + "'",
-		"x" + sign:                             "x" + sign,
-		"0123456789abcdef0123456789abcdef":     "0123456789abcdef0123456789abcdef",
+		"x" + sign:                               "x" + sign,
+		"0123456789abcdef0123456789abcdef":       "0123456789abcdef0123456789abcdef",
 	} {
 		if got := MaskComputedSigns(in); got != want {
 			t.Errorf("MaskComputedSigns(%q) = %q, want %q", in, got, want)
