@@ -24,6 +24,7 @@ import (
 // flags (--open-forms refuse, accept): it must find differences, judged
 // both.
 func TestDiffDocsExamplesRun(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/diff.md")
 	if err != nil {
 		t.Fatal(err)

@@ -232,6 +232,7 @@ func TestReplaySendsNoSignedRequestToAFilesTarget(t *testing.T) {
 // console: the lines are masked by value as they are written, not only by
 // the field patterns.
 func TestVerboseConsoleMasksWhatATargetStored(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var signs []string
 	name := regexp.MustCompile(`"name":"[^"]*"`)
