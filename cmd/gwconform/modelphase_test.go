@@ -30,7 +30,11 @@ import (
 // shrunk sequence, and gwconform replay report.json model.isolation runs
 // that sequence again and reproduces it.
 func TestModelPhaseFindsAndReplays(t *testing.T) {
-	t.Parallel()
+	if testing.Short() {
+		// Beside the other short tests; its suite-level cases (make
+		// test-heavy) keep to their place in the order.
+		t.Parallel()
+	}
 	d := deviations["applies-command-to-other-accounts-device"]
 	url := inProcessSim(t, device.RefuseOpen, func(h http.Handler) http.Handler { return deviant(h, &d) })
 	r := gwconform(t, "--target", url, "--check", "model.*", "--allow-partial", "--seed", "3")

@@ -296,7 +296,11 @@ const wireFaithfulID = "wire-faithful"
 // test-heavy (TestMutationScore runs every bug's double through the whole
 // suite there too).
 func TestWireDoubles(t *testing.T) {
-	t.Parallel()
+	if testing.Short() {
+		// Beside the other short tests; its suite-level cases (make
+		// test-heavy) keep to their place in the order.
+		t.Parallel()
+	}
 	light := map[string]bool{"gwsim": true, "faithful raw double": true, "answers-pipelined-reorder": true}
 	// The other cases are suite-level: skipped under -short as
 	// simtest.Heavy skips a whole test.
