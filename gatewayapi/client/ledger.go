@@ -95,8 +95,9 @@ const timestampLayout = "20060102150405"
 
 // claim holds the request about to be sent, varied where it would repeat
 // one sent before or write another worker's second; sign signs a field
-// list as the client sends it. It gives the fields to send and the func
-// to call with the answer: whether the request was accepted.
+// list as the client sends it. It gives the fields to send, the func to
+// call with the answer (whether the request was accepted), and whether
+// they repeat a request accepted before (pinned, or repeated on purpose).
 func (l *Ledger) claim(ctx context.Context, req Request, fields []Field, sign func([]Field) ([]Field, error)) ([]Field, func(accepted bool), bool, error) {
 	key := l.key(req, fields)
 	if req.Repeat {
