@@ -122,6 +122,8 @@ type Simulator struct {
 	Backend server.Backend
 	// Clients is the client report (nil with Options.NoClientReport).
 	Clients *clients.Recorder
+
+	log *slog.Logger
 }
 
 // New builds a simulator without listening; Open starts it. It panics
@@ -211,7 +213,7 @@ func Build(o Options) (*Simulator, error) {
 	if rec != nil && b.ClientReports != nil {
 		rec.Share(b.ClientReports, o.Replica)
 	}
-	sim := &Simulator{Fleet: f, Store: b.Local, Server: server.New(cfg), Backend: b, Clients: rec}
+	sim := &Simulator{Fleet: f, Store: b.Local, Server: server.New(cfg), Backend: b, Clients: rec, log: o.Logger}
 	srv.Store(sim.Server)
 	return sim, nil
 }
@@ -284,16 +286,44 @@ func (s *Simulator) Open(addr string) error { return s.Server.Open(addr) }
 func (s *Simulator) URL() string { return s.Server.URL() }
 
 // Close shuts the server down, letting requests in flight finish, then
-// closes the backend (a state file, the Redis connections).
+// closes the backend (a state file, the Redis connections). A store that
+// no longer answers (Redis gone) is not waited on: the client report's
+// last fold and the journal entries still queued could not be saved, and
+// waiting for each to time out would only hold a rollout or a drain.
 func (s *Simulator) Close() error {
+	// Asked while the requests in flight finish, which with the store
+	// gone is as long as each waits for its 503.
+	reachable := make(chan error, 1)
+	if s.Backend.Reachable != nil {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), reachableWait)
+			defer cancel()
+			reachable <- s.Backend.Reachable(ctx)
+		}()
+	}
 	err := s.Server.Close()
+	closeBackend := s.Backend.Close
+	if s.Backend.Reachable != nil {
+		if rerr := <-reachable; rerr != nil {
+			if s.log != nil {
+				s.log.Warn("stopping without saving the client report's last counts or the journal entries still queued: the store does not answer", "error", rerr.Error())
+			}
+			if s.Clients != nil {
+				s.Clients.Abandon()
+			}
+			closeBackend = s.Backend.Abandon
+		}
+	}
 	if s.Clients != nil {
 		s.Clients.Close() // its last fold, before the store closes
 	}
-	if s.Backend.Close != nil {
-		if berr := s.Backend.Close(); err == nil {
+	if closeBackend != nil {
+		if berr := closeBackend(); err == nil {
 			err = berr
 		}
 	}
 	return err
 }
+
+// reachableWait is how long Close asks a store whether it answers.
+const reachableWait = 500 * time.Millisecond

@@ -43,6 +43,10 @@ type sharing struct {
 	mu      sync.Mutex // one fold at a time
 	epoch   uint64
 	full    bool // the next fold saves every client (a save failed)
+	// abandon ends the fold in flight and makes Close fold no more (the
+	// store does not answer).
+	abandon       context.Context
+	abandonCancel context.CancelFunc
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -52,6 +56,7 @@ type sharing struct {
 // each Report), and Report merges every replica's. Close stops it.
 func (r *Recorder) Share(store Shared, replica string) {
 	sh := &sharing{store: store, replica: replica, epoch: NoEpoch, stop: make(chan struct{}), done: make(chan struct{})}
+	sh.abandon, sh.abandonCancel = context.WithCancel(context.Background())
 	r.shared = sh
 	go func() {
 		defer close(sh.done)
@@ -60,7 +65,9 @@ func (r *Recorder) Share(store Shared, replica string) {
 		for {
 			select {
 			case <-sh.stop:
-				r.fold()
+				if sh.abandon.Err() == nil {
+					r.fold()
+				}
 				return
 			case <-t.C:
 				r.fold()
@@ -69,7 +76,16 @@ func (r *Recorder) Share(store Shared, replica string) {
 	}()
 }
 
-// Close stops folding into the Shared report, after one last fold.
+// Abandon makes Close stop folding without a last fold: the Shared
+// store does not answer, and what changed since the last fold is lost.
+func (r *Recorder) Abandon() {
+	if r.shared != nil {
+		r.shared.abandonCancel()
+	}
+}
+
+// Close stops folding into the Shared report, after one last fold
+// (none after Abandon).
 func (r *Recorder) Close() {
 	if r.shared != nil {
 		select {
@@ -89,7 +105,7 @@ func (r *Recorder) fold() error {
 	defer sh.mu.Unlock()
 	epoch := r.epoch.Load()
 	own, other := r.snapshot(!sh.full)
-	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	ctx, cancel := context.WithTimeout(sh.abandon, sharedTimeout)
 	defer cancel()
 	cur, err := sh.store.Save(ctx, sh.epoch, append(own, other...))
 	if err != nil {

@@ -43,6 +43,8 @@ func OpenBackend(ctx context.Context, o server.BackendOptions) (server.Backend, 
 	b := s.Backend(o.Window)
 	b.Describe = Redact(o.URL) + " (replica " + s.Replica() + ")"
 	b.Close = s.Close
+	b.Reachable = func(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
+	b.Abandon = s.Abandon
 	b.PauseWrites = s.pauseWrites
 	return b, nil
 }

@@ -157,11 +157,13 @@ func (j *journal) Clear() {
 // Dropped is how many entries could not be written to Redis.
 func (j *journal) Dropped() uint64 { return j.dropped.Load() }
 
-func (j *journal) close() {
+// close ends the journal's writer, waiting up to wait for the entries
+// still queued to be written.
+func (j *journal) close(wait time.Duration) {
 	close(j.queue)
 	select {
 	case <-j.done:
-	case <-time.After(3 * j.s.timeout):
+	case <-time.After(wait):
 	}
 }
 

@@ -521,14 +521,21 @@ func deviceFields(t *device.Type, name string, st device.State) []any {
 	return out
 }
 
-// Close closes the connections.
-func (s *Store) Close() error {
+// Close closes the connections, once the journal entries still queued
+// are written (or their writes timed out).
+func (s *Store) Close() error { return s.close(3 * s.timeout) }
+
+// Abandon closes the connections without waiting on the journal entries
+// still queued: Redis does not answer, so they could not be written.
+func (s *Store) Abandon() error { return s.close(0) }
+
+func (s *Store) close(journalWait time.Duration) error {
 	s.feedOnce.Do(func() {}) // no feed started after Close
 	if s.feed != nil {
 		s.feed.close()
 	}
 	s.updates.close()
-	s.journal.close()
+	s.journal.close(journalWait)
 	return s.rdb.Close()
 }
 

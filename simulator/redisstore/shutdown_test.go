@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,11 +12,12 @@ import (
 
 // SIGTERM stops a replica promptly even when Redis is gone, with
 // requests in flight waiting on it: a rollout or a drain during a Redis
-// outage does not hold each pod for its whole grace period. Measured
-// from the signal to the exit; it must be under 8 s (it took 12 s). Here
-// 4.5 to 5.5 s on a machine at load 20: about 2 s for the changes in
-// flight to get their 503, 2 s for the client report's last fold, which
-// waits on Redis, and the rest for the store's own close.
+// outage does not hold each pod for its whole grace period. The changes
+// in flight still get their 503 (each Redis call waits out its budget);
+// the client report's last fold and the journal entries still queued,
+// which could not be saved, are not waited on, and the log says so. The
+// 8 s bound is a guard against a hang, not a figure: here it stops in
+// about 2.1 s, the in-flight changes' own wait.
 func TestSigtermWithRedisGone(t *testing.T) {
 	simtest.Heavy(t)
 	t.Parallel()
@@ -45,6 +47,9 @@ func TestSigtermWithRedisGone(t *testing.T) {
 	}
 	if took > 8*time.Second {
 		t.Errorf("SIGTERM with Redis gone took %s to stop, want under 8 s\n%s", took.Round(time.Millisecond), p.Stderr())
+	}
+	if !strings.Contains(p.Stderr(), "stopping without saving the client report's last counts") {
+		t.Errorf("the log does not say what was not saved:\n%s", p.Stderr())
 	}
 	t.Logf("stopped %s after SIGTERM with Redis gone", took.Round(time.Millisecond))
 }

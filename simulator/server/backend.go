@@ -51,6 +51,13 @@ type Backend struct {
 	Describe string
 	// Close, when set, ends the backend once the server has stopped.
 	Close func() error
+	// Reachable, when set, asks the store once whether it answers (nil
+	// when it does). At shutdown a store that does not is closed with
+	// Abandon, and the client report gets no last fold.
+	Reachable func(ctx context.Context) error
+	// Abandon, when set with Reachable, ends the backend without waiting
+	// on what it still had to write (it cannot be written).
+	Abandon func() error
 	// PauseWrites, when set, makes the store refuse every change, of every
 	// replica, for d, or ends that early when d is 0 (a scenario's
 	// redis_loss steps). Nil: the store cannot be paused.
