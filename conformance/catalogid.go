@@ -14,7 +14,7 @@ import (
 // is added, removed or changes what it asserts, so that a report or bundle
 // says which catalog judged it, and gwconform verify can tell a bundle made
 // by another catalog. CatalogHash pins the exact content.
-const CatalogVersion = "2026.11.9"
+const CatalogVersion = "2026.11.10"
 
 var catalogOnce sync.Once
 

@@ -19,6 +19,7 @@ var catalogHashes = map[string]string{
 	"2026.11.7": "06dfb8e00ec9d0532159821e7cb8e8d8181feaeaad210163c1e799d8cc9542f7",
 	"2026.11.8": "a6909368497d1033d3563bb11b72ee3c1978dd3fd6229c3680894df4b8a8125e",
 	"2026.11.9": "4c7d7e9084dfd200b48769f3431a18fa3a936826cb5ffae133b1fe4c6c6ccc46",
+	"2026.11.10": "02cec8ca3492e23b08aba925082464a3b9f0963cad741945198c936c3d703306",
 }
 
 func TestCatalogVersionNamesItsContent(t *testing.T) {

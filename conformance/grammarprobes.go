@@ -106,7 +106,7 @@ func (env *Env) declareHeadChecks() {
 			f := f
 			id := c.ID + "." + f.String()
 			m := caseMeta(&c, id, check.Must, f, capital(c.Title)+" is rejected",
-				capital(c.Title)+" MUST NOT be answered 2xx (its answer has no body: a 2xx is the operation's success) [inference: "+head.Inference+"].")
+				capital(c.Title)+" MUST NOT be answered 2xx (its answer has no body: a 2xx is the operation's success); read with it: "+head.Inference+".")
 			env.itAbout(m, env.caseKey(c, f), func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)

@@ -56,3 +56,34 @@ func TestLevelsFollowTheSourceOfTheSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestInferenceIsSaidOnceBesideItsQuote: a check's title names what is
+// sent, nothing more; the inference a MUST rests on is said once, in the
+// assertion beside its quote, so that sixteen sign positions do not each
+// repeat it in their titles and failure lines.
+func TestInferenceIsSaidOnceBesideItsQuote(t *testing.T) {
+	seen := map[string]int{}
+	for _, m := range Checks() {
+		if strings.Contains(strings.ToLower(m.Title), "inference") {
+			t.Errorf("%s: the title carries an inference: %s", m.ID, m.Title)
+		}
+		if m.Inference != "" {
+			if n := strings.Count(m.Assertion, m.Inference); n != 1 {
+				t.Errorf("%s: the assertion says its inference %d times: %s", m.ID, n, m.Assertion)
+			}
+		}
+		for _, fam := range []string{".sign.position-", ".near-miss.myservice_id.position-"} {
+			if strings.Contains(m.ID, fam) && m.Level == check.Must {
+				seen[fam]++
+				if m.Inference == "" {
+					t.Errorf("%s: MUST without the inference it rests on", m.ID)
+				}
+			}
+		}
+	}
+	for _, fam := range []string{".sign.position-", ".near-miss.myservice_id.position-"} {
+		if seen[fam] < 20 {
+			t.Errorf("only %d MUST checks of the %s family", seen[fam], fam)
+		}
+	}
+}

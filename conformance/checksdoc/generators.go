@@ -59,8 +59,8 @@ func generatorsSection() string {
 	b.WriteString("(gatewayapi/oracle, nearmiss.go), not picked by hand, in the manner of JSONTestSuite's y_/n_/i_ files: each\n")
 	b.WriteString("form is allowed (must succeed), refused with the sentence that forbids it, or left to the implementation\n")
 	b.WriteString("(Open: probed, INFO, never failed). A MUST that rests on an inference from a published sentence (a text that\n")
-	b.WriteString("breaks RFC 8259 is no JSON; a sign anyone computes without the secret is no sign) says its inference in the\n")
-	b.WriteString("check's title. Families too large to send whole are sampled with the run's seed: one change per position, the\n")
+	b.WriteString("breaks RFC 8259 is no JSON; a sign anyone computes without the secret is no sign) says its inference once, in\n")
+	b.WriteString("the check's assertion beside its quote (\"read with it: …\"). Families too large to send whole are sampled with the run's seed: one change per position, the\n")
 	b.WriteString("digit drawn from the seed. Cases are tagged `gen:<generator>`.\n\n")
 	b.WriteString("| Generator | Grammar | Forms in the family | Decided forms a run sends | Cases | Checks |\n|---|---|---|---|---|---|\n")
 	for _, g := range oracle.Generators() {

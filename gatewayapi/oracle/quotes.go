@@ -88,6 +88,9 @@ const (
 	InferKey = "a key the service never issued names no caller: a service that accepts it authenticates nothing (section 5)"
 	// InferSign: sign (published 2.1, 5.1) authenticates the request.
 	InferSign = "a sign that is never verified is no sign: one made with another secret, or from part of its inputs, must not authenticate the request (section 5)"
+	// InferAccount: myservice_id (published 2.1, 5) is the account the
+	// key acts for.
+	InferAccount = "a key acting for an account not its own is not authenticated for it (section 5)"
 )
 
 // MustLevel is the rule every verdict's level follows: MUST only where the
