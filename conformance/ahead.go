@@ -45,7 +45,7 @@ func (env *Env) declareAhead(m check.Meta, key func() string, body func(context.
 	if !env.mayRunAhead() {
 		key = nil
 	}
-	env.ahead.Declare(schedule.Check{ID: m.ID, Key: key, Body: body})
+	env.ahead.Declare(schedule.Check{ID: m.ID, Key: key, Body: body, Expect: env.expected[m.ID]})
 }
 
 // caseKey is what a case's requests in format f touch, for the chains:
@@ -117,17 +117,6 @@ func (env *Env) AheadNote() string {
 		s += fmt.Sprintf(", about %s left", ch.Left.Round(time.Second))
 	}
 	return s
-}
-
-// aheadLeft is the schedule's estimate of the time left while checks run
-// ahead: the longest chain's, at its own pace.
-func (env *Env) aheadLeft() (time.Duration, bool) {
-	p, ok := env.ahead.Progress()
-	if !ok {
-		return 0, false
-	}
-	ch, ok := p.Longest()
-	return ch.Left, ok && ch.Left > 0
 }
 
 // keepAhead puts into r the results of checks run ahead of their place

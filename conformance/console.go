@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/conformance/schedule"
 )
 
 // progressLine is the run's progress on the console: how many checks are
@@ -45,9 +46,9 @@ type progressLine struct {
 	// of the checks done says nothing of the time left (the note says
 	// when the last chain is expected to end).
 	ahead func() bool
-	// left, when set, is the schedule's estimate of the time left: the
-	// longest chain running ahead, at its own pace.
-	left func() (time.Duration, bool)
+	// left, when set, is the schedule's estimate of the time left
+	// (schedule.Ahead.Left): each check left at the pace of its kind.
+	left func() (schedule.Estimate, bool)
 	// workers are the progress files of the other workers of a
 	// --parallel run (workerProgress): their counts add to this one's.
 	workers []string
@@ -117,7 +118,7 @@ func (p *progressLine) save() {
 // the baseline bl excuses is a known failure, not a failed check. note,
 // when set, adds what the run found about the target's pace; ahead says
 // whether checks run ahead of their place now.
-func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, ahead func() bool, left func() (time.Duration, bool), workers []string) func() {
+func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, ahead func() bool, left func() (schedule.Estimate, bool), workers []string) func() {
 	p := &progressLine{w: w, inPlace: inPlace, every: every, start: time.Now(),
 		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note, ahead: ahead, left: left, workers: workers}
 	return p.begin(bl)
@@ -208,17 +209,24 @@ func (p *progressLine) Text(now time.Time) string {
 	}
 	s += ", " + clock(elapsed)
 	switch {
-	case p.ahead != nil && p.ahead():
-		// Checks run ahead are done only when their place comes: the
-		// schedule says when the longest chain ends.
-		if p.left != nil {
-			if left, ok := p.left(); ok && left > 0 {
-				s += ", about " + clock(left) + " left (the longest chain, at its pace)"
+	case p.left != nil && len(p.workers) == 0:
+		// The schedule's estimate: each check left at the pace of its
+		// kind as it will run (told from ahead, run in its place, or run
+		// ahead beside other devices), and the stretch under way's
+		// longest chain. None until it has measured enough.
+		if e, ok := p.left(); ok && total > done {
+			s += ", about " + clock(max(e.Left, time.Second)) + " left"
+			if e.Unpaced > 0 {
+				s += fmt.Sprintf(" and %d checks of a pace not known yet", e.Unpaced)
 			}
 		}
+	case p.ahead != nil && p.ahead():
+		// Checks run ahead are done only when their place comes: the
+		// pace of checks done says nothing of the time left.
 	case all && done >= minPaced && elapsed >= minPacedTime && total > done:
-		// In place, one check after another: the pace so far, once it
-		// has been measured over enough checks to mean something.
+		// The other workers' checks of a --parallel run: the pace so
+		// far, once it has been measured over enough checks to mean
+		// something.
 		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
 		s += ", about " + clock(left) + " left"
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gwdmi/gwtools/conformance/schedule"
 )
 
 // TestProgressLine: the progress says done of total, the failures so far,
@@ -27,13 +29,29 @@ func TestProgressLine(t *testing.T) {
 	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30"; got != want {
 		t.Errorf("progress while checks run ahead %q, want %q", got, want)
 	}
-	// The schedule's estimate, when it has one: the longest chain's.
-	p.left = func() (time.Duration, bool) { return 7 * time.Second, true }
-	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30, about 0:07 left (the longest chain, at its pace)"; got != want {
+	// The schedule's estimate, when it has one, whatever runs now; none
+	// while it has not measured enough, rather than the pace of checks
+	// done.
+	estimate, measured := schedule.Estimate{Left: 7 * time.Second}, true
+	p.left = func() (schedule.Estimate, bool) { return estimate, measured }
+	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30, about 0:07 left"; got != want {
 		t.Errorf("progress while checks run ahead %q, want %q", got, want)
 	}
-	p.left = nil
 	running = false
+	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30, about 0:07 left"; got != want {
+		t.Errorf("progress in place %q, want %q", got, want)
+	}
+	// Some checks left without a pace yet: what the others take, and
+	// how many are left out.
+	estimate.Unpaced = 17
+	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30, about 0:07 left and 17 checks of a pace not known yet"; got != want {
+		t.Errorf("progress before every pace is measured %q, want %q", got, want)
+	}
+	measured = false
+	if got, want := p.Text(start.Add(30*time.Second)), "gwconform: 493/1972 checks done, 3 failed, 0:30"; got != want {
+		t.Errorf("progress with no estimate %q, want %q", got, want)
+	}
+	p.left = nil
 	// Too few checks done, or too soon, for their pace to say anything:
 	// no estimate (not "about 6:41 left" after the first check).
 	early := &progressLine{start: start}

@@ -89,6 +89,9 @@ type Env struct {
 	// ahead holds the checks run ahead of their place, devices side by
 	// side (ahead.go).
 	ahead schedule.Ahead
+	// expected: the time a check is known to take beforehand, by ID, for
+	// the schedule's estimate of the time left (the model phase's budget).
+	expected map[string]func() time.Duration
 	// chain counts each device's round trips one after another (chain.go).
 	chain schedule.Trips
 	// wireSeq numbers the messages of HTTP's own rules (httprules.go):

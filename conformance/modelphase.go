@@ -102,6 +102,7 @@ func (env *Env) declareModelPhase() {
 		}
 		return r.Text
 	}
+	first := true
 	for _, c := range []struct {
 		id, section, contract, title, assertion, quote, inference string
 		level                                                     check.Level
@@ -147,8 +148,34 @@ func (env *Env) declareModelPhase() {
 			m.Contract = c.contract
 		}
 		id := c.id
+		if first {
+			// The first of the phase's checks to run runs the phase.
+			if env.expected == nil {
+				env.expected = map[string]func() time.Duration{}
+			}
+			env.expected[id] = env.modelExpected
+			first = false
+		}
 		env.it(m, func(ctx context.Context) { env.modelCheck(ctx, id) })
 	}
+}
+
+// modelExpected is the time the phase is expected to take before it has
+// run, for the schedule's estimate of the time left: its time budget,
+// which with no --model-time is a share of the run's time so far.
+func (env *Env) modelExpected() time.Duration {
+	b := env.ModelBudget
+	switch {
+	case b.Operations < 0 || env.DryRun:
+		return 0
+	case b.Time > 0:
+		return b.Time
+	}
+	d := MinModelTime
+	if !env.started.IsZero() {
+		d = max(d, time.Duration(float64(time.Since(env.started))*DefaultModelShare))
+	}
+	return d
 }
 
 // checkOf is the check of the phase that reports f.

@@ -120,7 +120,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 			}
 			return strings.Join(parts, "; ")
 		}
-		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, note, env.ahead.Running, env.aheadLeft, others)
+		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, note, env.ahead.Running, env.ahead.Left, others)
 	}
 	ginkgo.RunSpecs(&failer{}, "gwconform", cfg.Suite, cfg.Reporter)
 	stop()

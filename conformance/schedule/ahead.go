@@ -38,6 +38,10 @@ type Check struct {
 	ID   string
 	Key  func() string
 	Body func(context.Context)
+	// Expect, when set, is the time the check is known to take in its
+	// place before it runs (a phase with a time budget), counted in Left
+	// instead of the pace of checks run in place.
+	Expect func() time.Duration
 }
 
 // aheadResult is what a check run ahead told, and how it ended.
@@ -64,6 +68,18 @@ type Ahead struct {
 	checksAhead int
 	chains      int
 	took        time.Duration
+	// inPlace and inPlaceTook: the checks whose bodies ran in their place
+	// so far, and the time they took (the pace of what is left to run in
+	// place).
+	inPlace     int
+	inPlaceTook time.Duration
+	// due: when each check with Expect running now is expected to end.
+	due map[string]time.Time
+	// now is the clock the paces are measured with (time.Now when nil).
+	now func() time.Time
+	// placed: the checks a stretch went over that end in their place
+	// (trial.T.InPlace), still to run there.
+	placed map[string]bool
 }
 
 // Declare adds a check, in the order the checks run. A check that runs in
@@ -101,6 +117,17 @@ func (a *Ahead) Run(ctx context.Context, id string, body func(context.Context), 
 		a.started = map[string]bool{}
 	}
 	a.started[id] = true
+	if i, ok := a.index[id]; ok && a.checks[i].Expect != nil {
+		if a.due == nil {
+			a.due = map[string]time.Time{}
+		}
+		a.due[id] = a.clock().Add(a.checks[i].Expect())
+		defer func() {
+			a.mu.Lock()
+			delete(a.due, id)
+			a.mu.Unlock()
+		}()
+	}
 	a.mu.Unlock()
 	a.runStretch(ctx, id, ahead)
 	a.mu.Lock()
@@ -108,7 +135,7 @@ func (a *Ahead) Run(ctx context.Context, id string, body func(context.Context), 
 	delete(a.results, id)
 	a.mu.Unlock()
 	if !ok {
-		body(ctx)
+		a.timed(ctx, body)
 		return
 	}
 	live := trial.From(ctx)
@@ -118,7 +145,110 @@ func (a *Ahead) Run(ctx context.Context, id string, body func(context.Context), 
 	}
 	r.t.ReplaySteps(live)
 	live.By("failed while run ahead of its place, beside the checks of other devices (" + strings.SplitN(r.end.Message, "\n", 2)[0] + "): confirmed alone")
+	a.timed(ctx, body)
+}
+
+// timed runs a check's body in its place and counts its time in the pace
+// of checks run in place.
+func (a *Ahead) timed(ctx context.Context, body func(context.Context)) {
+	began := a.clock()
+	defer func() {
+		a.mu.Lock()
+		a.inPlace++
+		a.inPlaceTook += a.clock().Sub(began)
+		a.mu.Unlock()
+	}()
 	body(ctx)
+}
+
+// minPlaced and minPlacedTime are how many checks run in their place, and
+// how long they took, before their pace is taken to estimate the rest: the
+// first checks (the pre-flight's controls, a far device's first) say
+// nothing of the others.
+const (
+	minPlaced     = 20
+	minPlacedTime = 2 * time.Second
+)
+
+// Left is the schedule's estimate of the time the checks not yet done
+// will take, and whether there is one. Each check left is counted at the
+// pace of its kind, as the schedule will run it: one that told its result
+// ahead costs nothing more; one that runs in its place (it ends a
+// stretch, or it ran ahead only to find it runs in its place) costs the
+// mean time of the checks run in place so far; one a later stretch will
+// run ahead costs the mean time a check took in the stretches so far
+// (the devices side by side), or the in-place pace before any stretch
+// ran. A stretch running now adds its longest chain's time left, a check
+// with Expect running now what is left of its expected time. The pace of
+// checks in place is measured over minPlaced checks and minPlacedTime;
+// before that the estimate counts the others only, and says how many it
+// leaves out (Estimate.Unpaced).
+func (a *Ahead) Left() (Estimate, bool) {
+	var chain, stretchPace time.Duration
+	if p, ok := a.Progress(); ok {
+		if ch, ok := p.Longest(); ok {
+			chain = ch.Left
+			if n := p.Done(); n > 0 {
+				stretchPace = ch.Took / time.Duration(n)
+			}
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	placed, ahead, expected := 0, 0, time.Duration(0)
+	for _, c := range a.checks {
+		if a.started[c.ID] {
+			continue
+		}
+		if r, told := a.results[c.ID]; told {
+			if r.end.Outcome == trial.Failed {
+				placed++ // confirmed alone in its place
+			}
+			continue
+		}
+		switch {
+		case c.Expect != nil:
+			expected += c.Expect()
+		case c.Key == nil || a.placed[c.ID]:
+			placed++
+		case !a.covered[c.ID]:
+			ahead++
+		}
+		// Otherwise it runs in the stretch under way: its time is in
+		// the longest chain's.
+	}
+	now := a.clock()
+	for _, due := range a.due {
+		expected += max(0, due.Sub(now))
+	}
+	measured := a.inPlace >= minPlaced && a.inPlaceTook >= minPlacedTime
+	var placePace time.Duration
+	if measured {
+		placePace = a.inPlaceTook / time.Duration(a.inPlace)
+	}
+	aheadPace := stretchPace
+	if a.checksAhead > 0 {
+		aheadPace = a.took / time.Duration(a.checksAhead)
+	}
+	if aheadPace == 0 {
+		aheadPace = placePace
+	}
+	e := Estimate{Left: chain + expected + time.Duration(placed)*placePace + time.Duration(ahead)*aheadPace}
+	if placePace == 0 {
+		e.Unpaced += placed
+	}
+	if aheadPace == 0 {
+		e.Unpaced += ahead
+	}
+	return e, e.Left > 0
+}
+
+// Estimate is the schedule's estimate of the time left.
+type Estimate struct {
+	Left time.Duration
+	// Unpaced is how many checks left have no pace measured yet: Left
+	// counts only the others.
+	Unpaced int
 }
 
 // runStretch runs ahead of their place the checks of id's stretch (from
@@ -141,7 +271,7 @@ func (a *Ahead) runStretch(ctx context.Context, id string, ahead func() bool) {
 	a.progress = progress
 	a.mu.Unlock()
 	a.running.Store(true)
-	began := time.Now()
+	began := a.clock()
 	progress.Run(tasks)
 	// The checks about none of the chains' things, once the chains have
 	// ended: each on its own, side by side, none of them beside a chain.
@@ -151,8 +281,15 @@ func (a *Ahead) runStretch(ctx context.Context, id string, ahead func() bool) {
 	a.mu.Lock()
 	a.checksAhead += progress.Done() + others.Done()
 	a.chains = max(a.chains, progress.Chains())
-	a.took += time.Since(began)
+	a.took += a.clock().Sub(began)
 	a.mu.Unlock()
+}
+
+func (a *Ahead) clock() time.Time {
+	if a.now != nil {
+		return a.now()
+	}
+	return time.Now()
 }
 
 // stretch marks covered the checks from i to the next that runs in its
@@ -192,6 +329,12 @@ func (a *Ahead) runOne(ctx context.Context, c Check) {
 	rec := trial.Recording()
 	end := rec.Run(func() { c.Body(trial.With(ctx, rec)) })
 	if end.Outcome == trial.InPlace {
+		a.mu.Lock()
+		if a.placed == nil {
+			a.placed = map[string]bool{}
+		}
+		a.placed[c.ID] = true
+		a.mu.Unlock()
 		return // it runs in its place
 	}
 	a.mu.Lock()

@@ -2,10 +2,12 @@ package schedule_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -122,5 +124,90 @@ func TestAheadRunsAStretchAtATimeAndConfirmsFailuresInPlace(t *testing.T) {
 	}
 	if !slices.Equal(r2.ran, []string{"a1@place", "b1@place"}) {
 		t.Errorf("with ahead saying no: %v", r2.ran)
+	}
+}
+
+// TestLeftCountsEachCheckAtThePaceOfItsKind: the time left is the
+// schedule's, not the pace of checks done. None before enough checks have
+// run in their place; then each check left at the pace of its kind: those
+// that run in their place at theirs, those a stretch will run ahead at the
+// in-place pace until a stretch has run, those that told their result
+// ahead at nothing, and one whose time is known beforehand at that.
+func TestLeftCountsEachCheckAtThePaceOfItsKind(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	step := func(d time.Duration) func(context.Context) {
+		return func(context.Context) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	}
+	var a schedule.Ahead
+	schedule.SetClock(&a, now)
+	key := func(k string) func() string { return func() string { return k } }
+	var decl []schedule.Check
+	for i := range 25 {
+		decl = append(decl, schedule.Check{ID: fmt.Sprintf("place-%d", i), Body: step(200 * time.Millisecond)})
+	}
+	for i := range 10 {
+		decl = append(decl, schedule.Check{ID: fmt.Sprintf("dev-%d", i), Key: key(fmt.Sprintf("d%d", i%2)), Body: step(0)})
+	}
+	for i := range 5 {
+		decl = append(decl, schedule.Check{ID: fmt.Sprintf("late-%d", i), Body: step(200 * time.Millisecond)})
+	}
+	// A phase whose time is known beforehand (its budget).
+	decl = append(decl, schedule.Check{ID: "phase", Body: step(10 * time.Second), Expect: func() time.Duration { return 10 * time.Second }})
+	for _, c := range decl {
+		a.Declare(c)
+	}
+	run := func(c schedule.Check, ahead bool) {
+		place := trial.Recording()
+		place.Run(func() { a.Run(trial.With(context.Background(), place), c.ID, c.Body, func() bool { return ahead }) })
+	}
+	// Before a pace is measured: the phase's known 10 s, and the other
+	// 40 checks of a pace not known yet.
+	if e, ok := a.Left(); !ok || e.Unpaced != 40 || e.Left != 10*time.Second {
+		t.Errorf("left %+v (%v) before any check ran, want 10s and 40 unpaced", e, ok)
+	}
+	for _, c := range decl[:5] {
+		run(c, false)
+	}
+	if e, _ := a.Left(); e.Unpaced != 35 || e.Left != 10*time.Second {
+		t.Errorf("left %+v after 5 checks in 1 s, too few to measure a pace: want 10s and 35 unpaced", e)
+	}
+	for _, c := range decl[5:25] {
+		run(c, false)
+	}
+	// 25 checks in place took 5 s: the 5 late ones and the 10 about a
+	// device, which no stretch has run yet, at 200 ms each, and the
+	// phase's 10 s.
+	if e, ok := a.Left(); !ok || e.Unpaced != 0 || e.Left != 13*time.Second {
+		t.Errorf("left %+v (%v) after 25 checks in place, want about 13s", e, ok)
+	}
+	// The first device check runs its stretch ahead, then itself in its
+	// place (26 checks in place in 5 s): the other nine are told from
+	// what they recorded, at no cost; the 5 late ones are left.
+	run(decl[25], true)
+	if e, ok := a.Left(); !ok || e.Unpaced != 0 || e.Left != 10*time.Second+5*(5*time.Second/26) {
+		t.Errorf("left %+v (%v) once the stretch ran ahead, want about %s", e, ok, 10*time.Second+5*(5*time.Second/26))
+	}
+	for _, c := range decl[26:40] {
+		run(c, true)
+	}
+	// While the phase runs, what is left of its expected time.
+	inPhase := make(chan time.Duration)
+	phase := decl[40]
+	phase.Body = func(ctx context.Context) {
+		step(4 * time.Second)(ctx)
+		e, _ := a.Left()
+		inPhase <- e.Left
+		step(6 * time.Second)(ctx)
+	}
+	ended := make(chan struct{})
+	go func() { defer close(ended); run(phase, true) }()
+	if left := <-inPhase; left != 6*time.Second {
+		t.Errorf("left %s 4 s into a phase expected to take 10 s, want 6s", left)
+	}
+	<-ended
+	if e, ok := a.Left(); ok {
+		t.Errorf("left %+v with every check done", e)
 	}
 }

@@ -107,9 +107,13 @@ func (p *Progress) Done() int {
 	return n
 }
 
+// minChainPaced is how many of a chain's tasks end before its own pace
+// is taken for the rest: a chain's first tasks (a far device's first
+// answers, a wait for the clock) say little of the others.
+const minChainPaced = 5
+
 // Chain is one key's chain as far as it has come: Left is its expected
-// time to its end, from its pace so far (0 once it has ended or before
-// its first task ends).
+// time to its end (0 once it has ended, or while no pace is known).
 type Chain struct {
 	Key         string
 	Done, Total int
@@ -117,7 +121,10 @@ type Chain struct {
 }
 
 // Longest is the chain expected to end last: the critical path of the
-// tasks run side by side. False before any task has run.
+// tasks run side by side. A chain is expected at its own pace once
+// minChainPaced of its tasks have ended, before that at the mean pace of
+// the chains that have (its Left is 0 while none has). False before any
+// task has run.
 func (p *Progress) Longest() (Chain, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -125,6 +132,14 @@ func (p *Progress) Longest() (Chain, bool) {
 		return Chain{}, false
 	}
 	now := time.Now()
+	var paces time.Duration
+	paced := 0
+	for _, c := range p.chains {
+		if c.done >= minChainPaced && c.ended.IsZero() {
+			paces += now.Sub(p.start) / time.Duration(c.done)
+			paced++
+		}
+	}
 	keys := append([]string(nil), p.order...)
 	sort.Strings(keys)
 	var best Chain
@@ -132,12 +147,15 @@ func (p *Progress) Longest() (Chain, bool) {
 	for _, k := range keys {
 		c := p.chains[k]
 		ch := Chain{Key: k, Done: c.done, Total: c.total, Took: now.Sub(p.start)}
-		if !c.ended.IsZero() {
+		switch {
+		case !c.ended.IsZero():
 			ch.Took = c.ended.Sub(p.start)
-		} else if c.done > 0 {
+		case c.done >= minChainPaced:
 			ch.Left = time.Duration(float64(ch.Took) / float64(c.done) * float64(c.total-c.done))
-		} else {
-			ch.Left = time.Duration(1<<62 - 1)
+		case paced > 0:
+			ch.Left = paces / time.Duration(paced) * time.Duration(c.total-c.done)
+		default:
+			ch.Left = time.Duration(1<<62 - 1) // not known: expected last
 		}
 		if !found || ch.Took+ch.Left > best.Took+best.Left {
 			best, found = ch, true
