@@ -96,7 +96,8 @@ func toStrings(v any) []string {
 // TestKubernetesManifests: the Deployment has both probes on gwsim's port
 // and resource requests, takes the admin token from the Secret and the
 // fleet from the ConfigMap; the Job keeps its reports on a volume; the
-// kustomization lists every manifest.
+// kustomization lists every manifest and makes the Secrets from files the
+// user makes; Redis requires its password (checkRedisAuth).
 func TestKubernetesManifests(t *testing.T) {
 	objs := map[string]map[string]any{}
 	files, _ := filepath.Glob(filepath.Join(root, "deploy/k8s/*.yaml"))
@@ -147,16 +148,40 @@ func TestKubernetesManifests(t *testing.T) {
 	if !strings.Contains(render(kust), "gwsim-fleet") || !strings.Contains(render(kust), "gwsim-admin") {
 		t.Error("kustomization.yaml does not generate the fleet ConfigMap and the admin Secret")
 	}
-	// No token ships: admin-token.env is the user's to make (ignored by
-	// git), and kustomize fails without it, so no known token is deployed.
-	if out, err := exec.Command("git", "-C", root, "ls-files", "deploy/k8s/admin-token.env").Output(); err != nil || len(out) > 0 {
-		t.Errorf("deploy/k8s/admin-token.env is in the repository (%v): a known token would be deployed", err)
+	// No token or password ships: admin-token.env and redis-password.env
+	// are the user's to make (ignored by git), and kustomize fails
+	// without them, so no known token or Redis password is deployed.
+	for _, f := range []string{"deploy/k8s/admin-token.env", "deploy/k8s/redis-password.env"} {
+		if out, err := exec.Command("git", "-C", root, "ls-files", f).Output(); err != nil || len(out) > 0 {
+			t.Errorf("%s is in the repository (%v): a known secret would be deployed", f, err)
+		}
+		if out, err := exec.Command("git", "-C", root, "check-ignore", "-q", f).CombinedOutput(); err != nil {
+			t.Errorf("%s is not ignored by git, so a user's secret could be committed: %v %s", f, err, out)
+		}
+		if !strings.Contains(render(kust), filepath.Base(f)) {
+			t.Errorf("kustomization.yaml does not make a Secret from %s", filepath.Base(f))
+		}
 	}
-	if out, err := exec.Command("git", "-C", root, "check-ignore", "-q", "deploy/k8s/admin-token.env").CombinedOutput(); err != nil {
-		t.Errorf("deploy/k8s/admin-token.env is not ignored by git, so a user's token could be committed: %v %s", err, out)
-	}
-	if !strings.Contains(render(kust), "admin-token.env") {
-		t.Error("kustomization.yaml does not make the Secret from admin-token.env")
+	// Redis requires the password, as the manifests are written (the
+	// Sentinel overlay's gwsim is a patch: TestKustomizeAndKubeconform
+	// checks it built).
+	for _, c := range []struct {
+		glob string
+		apps []string
+	}{
+		{"deploy/k8s/*.yaml", []string{"redis", "gwsim"}},
+		{"deploy/k8s-sentinel/redis-sentinel.yaml", []string{"redis-node", "redis-sentinel"}},
+	} {
+		var objs []k8sObject
+		files, _ := filepath.Glob(filepath.Join(root, c.glob))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs = append(objs, k8sObjects(t, f, b)...)
+		}
+		checkRedisAuth(t, c.glob, objs, "redis-auth/password", "", c.apps...)
 	}
 }
 

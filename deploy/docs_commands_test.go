@@ -478,3 +478,64 @@ func (w *docWorld) run(t *testing.T, c docCommand) {
 	wg.Wait()
 	w.ran = append(w.ran, c.String())
 }
+
+// secretFileLine is a guide's command that makes a file of the
+// kustomization's secretGenerator.
+var secretFileLine = regexp.MustCompile(`(?m)^printf .* > (deploy/k8s/[a-z-]+\.env)$`)
+
+// TestDocsMakeTheSecretFiles runs docs/deploy.md's printf lines that make
+// the files deploy/k8s/kustomization.yaml turns into Secrets, each the
+// line its comment there gives too, in a scratch folder, several times:
+// the admin token is of 32 characters or more, Redis's password of 20 or
+// more, of letters, digits and -._~ only (it goes into gwsim's store URL
+// unescaped), each on the key its Secret's references name.
+func TestDocsMakeTheSecretFiles(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root, "docs/deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kust, err := os.ReadFile(filepath.Join(root, "deploy/k8s/kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]*regexp.Regexp{
+		"deploy/k8s/admin-token.env":    regexp.MustCompile(`^token=[A-Za-z0-9]{32,}\n$`),
+		"deploy/k8s/redis-password.env": regexp.MustCompile(`^password=[A-Za-z0-9._~-]{20,}\n$`),
+	}
+	found := map[string]bool{}
+	for _, m := range secretFileLine.FindAllStringSubmatch(string(doc), -1) {
+		line, file := m[0], m[1]
+		re, ok := want[file]
+		if !ok {
+			t.Errorf("docs/deploy.md makes %s, which the kustomization does not read", file)
+			continue
+		}
+		found[file] = true
+		if !strings.Contains(string(kust), "#   "+line+"\n") {
+			t.Errorf("deploy/k8s/kustomization.yaml does not give docs/deploy.md's line:\n%s", line)
+		}
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "deploy/k8s"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			cmd := exec.Command("sh", "-c", line)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v %s", line, err, out)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !re.Match(b) {
+				t.Fatalf("%s made a file that is not %s (its length: %d)", line, re, len(b))
+			}
+		}
+	}
+	for file := range want {
+		if !found[file] {
+			t.Errorf("docs/deploy.md does not say how to make %s", file)
+		}
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +43,17 @@ type netns struct {
 // test skips with one line, or fails under CI=true.
 func startNetns(t *testing.T, names ...string) *netns {
 	t.Helper()
+	hosts := map[string]string{}
+	for _, n := range names {
+		hosts[n] = stackAddr
+	}
+	return startNetnsHosts(t, hosts)
+}
+
+// startNetnsHosts is startNetns with an address of its own for each name
+// (name: address, each address on the namespace's loopback).
+func startNetnsHosts(t *testing.T, hosts map[string]string) *netns {
+	t.Helper()
 	for _, tool := range []string{"unshare", "nsenter", "ip"} {
 		simtest.NeedTool(t, tool, "apt-get install -y util-linux iproute2")
 	}
@@ -50,11 +63,22 @@ func startNetns(t *testing.T, names ...string) *netns {
 		}
 		t.Skip("a network namespace needs root")
 	}
-	hosts := filepath.Join(t.TempDir(), "hosts")
-	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"+stackAddr+" "+strings.Join(names, " ")+"\n"), 0o644); err != nil {
+	byAddr := map[string][]string{}
+	for name, addr := range hosts {
+		byAddr[addr] = append(byAddr[addr], name)
+	}
+	lines := "127.0.0.1 localhost\n"
+	script := "ip link set lo up"
+	for _, addr := range slices.Sorted(maps.Keys(byAddr)) {
+		slices.Sort(byAddr[addr])
+		lines += addr + " " + strings.Join(byAddr[addr], " ") + "\n"
+		script += " && ip addr add " + addr + "/32 dev lo"
+	}
+	file := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := "ip link set lo up && ip addr add " + stackAddr + "/32 dev lo && mount --bind " + hosts + " /etc/hosts && echo ready $$ && exec sleep 3600"
+	script += " && mount --bind " + file + " /etc/hosts && echo ready $$ && exec sleep 3600"
 	hold := exec.Command("unshare", "--net", "--mount", "--propagation", "private", "--fork", "--kill-child", "sh", "-c", script)
 	out, err := hold.StdoutPipe()
 	if err != nil {
@@ -180,6 +204,7 @@ type podContainer struct {
 		ValueFrom *struct {
 			SecretKeyRef *struct {
 				Name string `yaml:"name"`
+				Key  string `yaml:"key"`
 			} `yaml:"secretKeyRef"`
 			FieldRef *struct {
 				FieldPath string `yaml:"fieldPath"`
@@ -190,6 +215,11 @@ type podContainer struct {
 		Name      string `yaml:"name"`
 		MountPath string `yaml:"mountPath"`
 	} `yaml:"volumeMounts"`
+	Readiness *struct {
+		Exec *struct {
+			Command []string `yaml:"command"`
+		} `yaml:"exec"`
+	} `yaml:"readinessProbe"`
 }
 
 // workload is a Deployment, StatefulSet or Job of a manifest.
@@ -199,7 +229,9 @@ type workload struct {
 		Name string `yaml:"name"`
 	} `yaml:"metadata"`
 	Spec struct {
-		Completions *int `yaml:"completions"`
+		Completions *int   `yaml:"completions"`
+		Replicas    *int   `yaml:"replicas"`
+		ServiceName string `yaml:"serviceName"`
 		Template    struct {
 			Spec podSpec `yaml:"spec"`
 		} `yaml:"template"`
@@ -237,12 +269,13 @@ func workloads(t *testing.T, files ...string) map[string]workload {
 // cluster is what stands in for the cluster's objects: the ConfigMaps the
 // kustomization generates (name: a folder holding their files), the
 // claims' volumes (one folder per claim, shared by the pods that mount
-// it) and the admin token's Secret.
+// it) and the Secrets (NAME/KEY: the value), the admin token's and
+// Redis's password.
 type cluster struct {
 	t          *testing.T
 	configMaps map[string]string
 	claims     map[string]string
-	token      string
+	secrets    map[string]string
 	bin        []string
 	ns         *netns
 }
@@ -254,16 +287,36 @@ func (c *cluster) claim(name string) string {
 	return c.claims[name]
 }
 
-// $(VAR) in a container's command and args is the variable's value, as
-// Kubernetes expands it.
+// $(VAR) in a container's command and args, and in an env value, is the
+// variable's value, as Kubernetes expands it (in an env value, from the
+// entries before it); a reference to no variable stays as written.
 var varRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 
+func expandVars(s string, env map[string]string) string {
+	return varRef.ReplaceAllStringFunc(s, func(m string) string {
+		if v, ok := env[m[2:len(m)-1]]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// inScript replaces the path from, where it stands as a path of its own
+// in a shell script (after a space, a quote or =; followed by /, a space,
+// a quote or the end), by to.
+func inScript(script, from, to string) string {
+	re := regexp.MustCompile(`(^|[\s"'=])` + regexp.QuoteMeta(from) + `(/|[\s"';]|$)`)
+	return re.ReplaceAllString(script, "${1}"+strings.ReplaceAll(to, "$", "$$")+"${2}")
+}
+
 // pod runs one container of w's pod template as Kubernetes would: its
-// command and args ($(VAR) expanded), its environment (the Secret's
-// token, the Job's completion index for an Indexed Job's pod and the
-// annotation that carries it), each mount path (in the args) replaced by
-// the folder that stands in for its volume. edit may change the words
-// (shorter durations).
+// command and args ($(VAR) expanded), its environment (the Secrets' values,
+// the Job's completion index for an Indexed Job's pod and the annotation
+// that carries it, $(VAR) expanded from the entries before), each mount
+// path (an argument, or a path in a shell script argument) replaced by
+// the folder that stands in for its volume. index is an Indexed Job's
+// completion index, or a StatefulSet's pod ordinal (each ordinal its own
+// claims), or -1. edit may change the words (shorter durations).
 func (c *cluster) pod(ctx context.Context, w workload, ctr podContainer, index int, edit func([]string) []string) *exec.Cmd {
 	t := c.t
 	t.Helper()
@@ -286,20 +339,29 @@ func (c *cluster) pod(ctx context.Context, w workload, ctr podContainer, index i
 		}
 	}
 	for _, cl := range w.Spec.Claims {
-		vols[cl.Metadata.Name] = c.claim(w.Metadata.Name + "-" + cl.Metadata.Name)
+		name := w.Metadata.Name + "-" + cl.Metadata.Name
+		if index >= 0 {
+			name += "-" + strconv.Itoa(index)
+		}
+		vols[cl.Metadata.Name] = c.claim(name)
 	}
 	env := map[string]string{}
 	var envList []string
-	if index >= 0 {
+	if index >= 0 && w.Kind == "Job" {
 		env["JOB_COMPLETION_INDEX"] = strconv.Itoa(index)
 	}
 	for _, e := range ctr.Env {
 		v := e.Value
 		switch {
 		case e.ValueFrom == nil:
-		case e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == "gwsim-admin":
-			v = c.token
-		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.annotations['batch.kubernetes.io/job-completion-index']" && index >= 0:
+			v = expandVars(v, env)
+		case e.ValueFrom.SecretKeyRef != nil:
+			ref := e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+			var ok bool
+			if v, ok = c.secrets[ref]; !ok {
+				t.Fatalf("%s: env %s from Secret %s, which the stack does not make", w.Metadata.Name, e.Name, ref)
+			}
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.annotations['batch.kubernetes.io/job-completion-index']" && index >= 0 && w.Kind == "Job":
 			v = strconv.Itoa(index)
 		default:
 			t.Fatalf("%s: env %s from a source this test does not stand in for", w.Metadata.Name, e.Name)
@@ -311,12 +373,7 @@ func (c *cluster) pod(ctx context.Context, w workload, ctr podContainer, index i
 	}
 	words := append(append([]string{}, ctr.Command...), ctr.Args...)
 	for i, word := range words {
-		words[i] = varRef.ReplaceAllStringFunc(word, func(m string) string {
-			if v, ok := env[m[2:len(m)-1]]; ok {
-				return v
-			}
-			return m
-		})
+		words[i] = expandVars(word, env)
 		for _, m := range ctr.Mounts {
 			dir, ok := vols[m.Name]
 			if !ok {
@@ -326,12 +383,71 @@ func (c *cluster) pod(ctx context.Context, w workload, ctr podContainer, index i
 				words[i] = dir + strings.TrimPrefix(words[i], m.MountPath)
 				break // a path is in one volume
 			}
+			if strings.Contains(words[i], "\n") { // sh -c SCRIPT
+				words[i] = inScript(words[i], m.MountPath, dir)
+			}
 		}
 	}
 	if edit != nil {
 		words = edit(words)
 	}
 	return c.ns.command(ctx, append(c.bin, envList...), words[0], words[1:]...)
+}
+
+// probe runs the container's readinessProbe command as Kubernetes does:
+// in the container, with its environment. edit as for pod.
+func (c *cluster) probe(ctx context.Context, w workload, ctr podContainer, edit func([]string) []string) *exec.Cmd {
+	c.t.Helper()
+	if ctr.Readiness == nil || ctr.Readiness.Exec == nil {
+		c.t.Fatalf("%s: container %s has no exec readinessProbe", w.Metadata.Name, ctr.Name)
+	}
+	p := ctr
+	p.Command, p.Args = ctr.Readiness.Exec.Command, nil
+	return c.pod(ctx, w, p, -1, edit)
+}
+
+// untilPong runs cmd (a probe, a health check) until it answers PONG, a
+// minute at most.
+func untilPong(t *testing.T, what string, cmd func() *exec.Cmd) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		p := start(t, what, cmd())
+		if p.wait(t); strings.TrimSpace(p.output()) == "PONG" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %q after a minute (want PONG)", what, p.output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// argvHolds fails when the process's arguments, as a process listing
+// shows them (/proc/PID/cmdline), hold any of secrets.
+func argvHolds(t *testing.T, name string, pid int, secrets ...string) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	for _, s := range secrets {
+		if bytes.Contains(b, []byte(s)) {
+			t.Errorf("%s: a password in its process listing: %s", name, strings.ReplaceAll(string(b), s, "***"))
+		}
+	}
+}
+
+// refusedWithout runs redis-cli in the namespace, without a password,
+// against host:port: Redis must answer NOAUTH.
+func refusedWithout(ctx context.Context, t *testing.T, ns *netns, host, port string) {
+	t.Helper()
+	p := start(t, "redis-cli without a password", ns.command(ctx, nil, "redis-cli", "-h", host, "-p", port, "set", "gwsim-test-key", "v"))
+	p.wait(t)
+	if !strings.Contains(p.output(), "NOAUTH") {
+		t.Errorf("Redis %s:%s without the password: %q (want NOAUTH)", host, port, p.output())
+	}
 }
 
 // shorten makes a load's run short: --duration 3s, --rate at most 400
@@ -380,7 +496,10 @@ func verdict(dir string) string {
 // manifests say (Redis, gwsim: command, args, environment, the fleet of
 // fleet.yaml as the kustomization's ConfigMaps carry it) in a network
 // namespace where gwsim and redis are names for an address that is not
-// loopback, as a cluster's Services are; then every shipped Job as its
+// loopback, as a cluster's Services are: Redis requires the password of
+// its Secret, and gwsim reaches it with GWSIM_STORE as Kubernetes composes
+// it from that Secret (a client without the password is refused, Redis's
+// probe gets in, neither process lists the password); then every shipped Job as its
 // manifest says, against it: the conformance Job (its init container's
 // wait, then gwconform run) ends PASS with exit 0, nothing skipped for
 // want of the observer; the load Jobs (the 4 shards of the Indexed Job
@@ -401,6 +520,8 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 	defer cancel()
 	bin := recipeBin(t)
 	token := "e2e-admin-token-0123456789abcdef0123"
+	// Redis's password: letters, digits and -._~, as the docs make it.
+	const password = "e2e-Redis-password_0123456789.x~"
 
 	t.Run("kubernetes", func(t *testing.T) {
 		fleetDir := t.TempDir()
@@ -412,7 +533,8 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &cluster{t: t, configMaps: map[string]string{"gwsim-fleet": fleetDir, "gwsim-fleet-current": fleetDir},
-			claims: map[string]string{}, token: token, bin: bin, ns: startNetns(t, "gwsim", "redis")}
+			claims: map[string]string{}, secrets: map[string]string{"gwsim-admin/token": token, "redis-auth/password": password},
+			bin: bin, ns: startNetns(t, "gwsim", "redis")}
 		ws := workloads(t, "deploy/k8s/redis.yaml", "deploy/k8s/gwsim.yaml", "deploy/k8s/conformance-job.yaml", "deploy/k8s-load/load-job.yaml")
 		for _, name := range []string{"redis", "gwsim", "gwconform", "gwconform-load", "gwconform-load-merge"} {
 			if _, ok := ws[name]; !ok {
@@ -420,6 +542,13 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 			}
 		}
 		redis := start(t, "redis", c.pod(ctx, ws["redis"], ws["redis"].Spec.Template.Spec.Containers[0], -1, redisAsImage))
+		// gwsim starts once Redis is ready, its readinessProbe as written
+		// (the password from the container's environment) answering
+		// PONG: a gwsim that finds Redis still loading stops, and
+		// Kubernetes would start it again.
+		untilPong(t, "Redis's readinessProbe", func() *exec.Cmd {
+			return c.probe(ctx, ws["redis"], ws["redis"].Spec.Template.Spec.Containers[0], nil)
+		})
 		gwsim := start(t, "gwsim", c.pod(ctx, ws["gwsim"], ws["gwsim"].Spec.Template.Spec.Containers[0], -1, nil))
 
 		// The conformance Job: its init container waits for gwsim, then
@@ -429,6 +558,15 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 			if code := start(t, ctr.Name, c.pod(ctx, job, ctr, -1, nil)).wait(t); code != 0 {
 				t.Fatalf("init container %s: exit %d\ngwsim: %s\nredis: %s", ctr.Name, code, gwsim.output(), redis.output())
 			}
+		}
+		// gwsim is healthy on a Redis that requires the Secret's
+		// password: without it a client is refused, and no process lists
+		// the password.
+		refusedWithout(ctx, t, c.ns, "redis", "6379")
+		argvHolds(t, "redis", redis.cmd.Process.Pid, password)
+		argvHolds(t, "gwsim", gwsim.cmd.Process.Pid, password)
+		if out := gwsim.output() + redis.output(); strings.Contains(out, password) {
+			t.Error("the password is in gwsim's or Redis's output")
 		}
 		began := time.Now()
 		run := start(t, "gwconform", c.pod(ctx, job, job.Spec.Template.Spec.Containers[0], -1, nil))

@@ -90,20 +90,34 @@ func needModule(t *testing.T, mod string) string {
 	return info.Dir
 }
 
-// buildTree is a copy of deploy/ with the admin token file the user
-// makes (deploy/k8s/admin-token.env is not in the repository), for
-// kustomize to build.
+// buildPassword is Redis's password in what buildTree builds.
+const buildPassword = "kustomize-test-redis-password-0123"
+
+// buildTree is a copy of deploy/ with the files the user makes
+// (deploy/k8s/admin-token.env and redis-password.env are not in the
+// repository), for kustomize to build.
 func buildTree(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.CopyFS(filepath.Join(dir, "deploy"), os.DirFS(filepath.Join(root, "deploy"))); err != nil {
 		t.Fatal(err)
 	}
-	token := filepath.Join(dir, "deploy/k8s/admin-token.env")
-	if err := os.WriteFile(token, []byte("token=kustomize-test-token-of-32-characters-or-more\n"), 0o600); err != nil {
-		t.Fatal(err)
+	for file, content := range map[string]string{
+		"admin-token.env":    "token=kustomize-test-token-of-32-characters-or-more\n",
+		"redis-password.env": "password=" + buildPassword + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "deploy/k8s", file), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dir
+}
+
+// stackApps are the apps of each kustomization whose Redis auth
+// checkRedisAuth checks.
+var stackApps = map[string][]string{
+	"deploy/k8s":          {"redis", "gwsim"},
+	"deploy/k8s-sentinel": {"redis-node", "redis-sentinel", "gwsim"},
 }
 
 // kustomizeBuild is kustomize build (tool: one of kustomizeTools) of a
@@ -167,7 +181,9 @@ func k8sObjects(t *testing.T, where string, b []byte) []k8sObject {
 // (or, for the load Jobs, one the stack makes), and every pod passes Pod
 // Security "restricted" (checkRestricted) with the images, disruption
 // budget, spread and network policies of checkHardened. Without the admin
-// token file the user makes, the build fails. kubeconform is shown to
+// token file or Redis's password file the user makes, the build fails;
+// the Redis of deploy/k8s and deploy/k8s-sentinel requires the password,
+// which gwsim gets from the environment (checkRedisAuth). kubeconform is shown to
 // refuse a broken Deployment, so that a pass means something.
 func TestKustomizeAndKubeconform(t *testing.T) {
 	simtest.Heavy(t)
@@ -226,6 +242,7 @@ func TestKustomizeAndKubeconform(t *testing.T) {
 				kubeconform(t, schemas, all, want)
 				if dir != "deploy/k8s-load" {
 					checkReferences(t, dir, objs, load)
+					checkRedisAuth(t, dir, objs, "redis-auth/password", buildPassword, stackApps[dir]...)
 				}
 				checkRestricted(t, dir, objs)
 				checkHardened(t, dir, objs)
@@ -233,13 +250,25 @@ func TestKustomizeAndKubeconform(t *testing.T) {
 			})
 		}
 	}
-	// Without the token file the user makes, nothing builds: no known
-	// token is ever deployed.
-	if err := os.Remove(filepath.Join(tree, "deploy/k8s/admin-token.env")); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := goTool(t, newest, nil, "build", filepath.Join(tree, "deploy/k8s")); err == nil || !strings.Contains(err.Error(), "admin-token.env") {
-		t.Errorf("deploy/k8s built without admin-token.env: %v\n%.300s", err, out)
+	// Without the token file, or Redis's password file, that the user
+	// makes, nothing builds: no known token or password is ever deployed.
+	for _, file := range []string{"admin-token.env", "redis-password.env"} {
+		p := filepath.Join(tree, "deploy/k8s", file)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range []string{"deploy/k8s", "deploy/k8s-sentinel"} {
+			if out, err := goTool(t, newest, nil, "build", filepath.Join(tree, dir)); err == nil || !strings.Contains(err.Error(), file) {
+				t.Errorf("%s built without %s: %v\n%.300s", dir, file, err, out)
+			}
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// A Deployment with a field misspelt, a wrong type and a container
 	// without its image: kubeconform must refuse it.
