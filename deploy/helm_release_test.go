@@ -29,7 +29,9 @@ import (
 // (values.schema.json, which lint applies too; the templates' own checks
 // say more where the schema is skipped). The defaults need the admin
 // token's Secret; redis.durability=replicated with redis.mode=single would
-// refuse every change (no Redis replica ever confirms one).
+// refuse every change (no Redis replica ever confirms one); a Redis
+// password is for the chart's own Redis (single or sentinel), not an
+// external one (whose URL comes from the user's Secret as GWSIM_STORE).
 func TestHelmChartRefusesWhatCannotWork(t *testing.T) {
 	simtest.Heavy(t)
 	chart, err := filepath.Abs(filepath.Join(root, chartDir))
@@ -48,7 +50,7 @@ func TestHelmChartRefusesWhatCannotWork(t *testing.T) {
 		{"external without a URL", append(secret, "--set", "redis.mode=external"), []string{"redis", "url"}},
 		{"a misspelt value", append(secret, "--set", "replicas=2"), []string{"replicas"}},
 		{"latest", append(secret, "--set", "image.tag=latest"), []string{"image", "tag"}},
-		{"a Redis password without the chart's Redis", append(secret, "--set", "redis.mode=sentinel", "--set", "redis.auth.existingSecret=redis-auth"), []string{"redis", "mode"}},
+		{"a Redis password without the chart's Redis", append(slices.Clone(secret), "--set", "redis.mode=external", "--set", "redis.url=redis://redis.internal:6379/0", "--set", "redis.auth.existingSecret=redis-auth"), []string{"redis", "mode"}},
 	} {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			lint, lerr := goTool(t, helmTool, nil, append([]string{"lint", "--strict", chart}, c.set...)...)
@@ -69,8 +71,17 @@ func TestHelmChartRefusesWhatCannotWork(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "redis.durability=replicated") || !strings.Contains(err.Error(), "redis.mode=single") {
 		t.Errorf("without the schema: %v (want the template's message naming redis.durability=replicated and redis.mode=single)", err)
 	}
-	// What works lints and renders alike.
-	for _, set := range [][]string{secret, append(secret, "--set", "redis.mode=sentinel"), append(secret, "--set", "redis.mode=sentinel", "--set", "redis.durability=primary")} {
+	// A Redis password with an external Redis: the template says what to
+	// do instead.
+	_, err = goTool(t, helmTool, nil, append([]string{"template", "gwsim", chart, "--skip-schema-validation"}, append(slices.Clone(secret), "--set", "redis.mode=external",
+		"--set", "redis.url=redis://redis.internal:6379/0", "--set", "redis.auth.existingSecret=redis-auth")...)...)
+	if err == nil || !strings.Contains(err.Error(), "redis.mode=single or sentinel") || !strings.Contains(err.Error(), "GWSIM_STORE") {
+		t.Errorf("redis.auth with redis.mode=external, without the schema: %v (want the template's message naming single or sentinel, and GWSIM_STORE)", err)
+	}
+	// What works lints and renders alike: a Redis password with either of
+	// the chart's own Redis.
+	for _, set := range [][]string{secret, append(slices.Clone(secret), "--set", "redis.mode=sentinel"), append(slices.Clone(secret), "--set", "redis.mode=sentinel", "--set", "redis.durability=primary"),
+		append(slices.Clone(secret), "--set", "redis.auth.existingSecret=redis-auth"), append(slices.Clone(secret), "--set", "redis.mode=sentinel", "--set", "redis.auth.existingSecret=redis-auth")} {
 		if out, err := goTool(t, helmTool, nil, append([]string{"lint", "--strict", chart}, set...)...); err != nil {
 			t.Errorf("helm lint --strict %v: %v\n%s", set, err, out)
 		}

@@ -78,7 +78,8 @@ func TestHelmChartReadme(t *testing.T) {
 
 // TestHelmChart: helm lint passes, and helm template renders, for each
 // way of running it (one Redis, Sentinel, an external Redis, and every
-// option on: Ingress, ServiceMonitor, PrometheusRule, a fleet, a digest),
+// option on: Ingress, ServiceMonitor, PrometheusRule, a fleet, a digest;
+// one Redis and Sentinel with a password, which checkRedisAuth checks),
 // objects that kubeconform finds valid against Kubernetes' own schemas
 // (the Prometheus Operator's kinds are checked here instead), whose pods
 // pass Pod Security "restricted", with the budget, spread, policies and
@@ -105,9 +106,11 @@ func TestHelmChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, set := range map[string][]string{
-		"single":   nil,
-		"sentinel": {"redis.mode=sentinel"},
-		"external": {"redis.mode=external", "redis.url=redis://redis.internal:6379/0", "networkPolicy.enabled=false"},
+		"single":                   nil,
+		"sentinel":                 {"redis.mode=sentinel"},
+		"single with a password":   {"redis.auth.existingSecret=redis-auth"},
+		"sentinel with a password": {"redis.mode=sentinel", "redis.auth.existingSecret=redis-auth"},
+		"external":                 {"redis.mode=external", "redis.url=redis://redis.internal:6379/0", "networkPolicy.enabled=false"},
 		"everything": {"fleet.configMap=gwsim-fleet", "ingress.enabled=true", "ingress.host=gwsim.staging.example.com",
 			"ingress.tlsSecret=gwsim-tls", "serviceMonitor.enabled=true", "prometheusRule.enabled=true",
 			"image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "allowedHosts={gwsim.internal}"},
@@ -150,8 +153,14 @@ func TestHelmChart(t *testing.T) {
 					}
 				}
 			}
-			if name == "sentinel" && (!strings.Contains(text, "redis+sentinel://") || !strings.Contains(text, "replicated")) {
+			if strings.HasPrefix(name, "sentinel") && (!strings.Contains(text, "redis+sentinel://") || !strings.Contains(text, "replicated")) {
 				t.Error("sentinel: gwsim does not follow the Sentinels with --store-durability replicated")
+			}
+			switch name {
+			case "single with a password":
+				checkRedisAuth(t, name, objs, "redis-auth/password", "", "redis", "gwsim")
+			case "sentinel with a password":
+				checkRedisAuth(t, name, objs, "redis-auth/password", "", "redis-node", "redis-sentinel", "gwsim")
 			}
 		})
 	}

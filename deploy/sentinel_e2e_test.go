@@ -19,8 +19,9 @@ import (
 )
 
 // TestSentinelStackWithPassword runs the Sentinel stack as its manifests
-// say, with Redis's password: deploy/k8s-sentinel as kustomize builds it.
-// The three Redis nodes and three Sentinels run their own
+// say, with Redis's password: deploy/k8s-sentinel as kustomize builds it,
+// and the chart's redis.mode=sentinel with redis.auth.existingSecret as
+// helm renders it. The three Redis nodes and three Sentinels run their own
 // scripts (each Sentinel writes its file as its command does, the password
 // from the Secret through the environment), each pod with its host name
 // (a UTS namespace of its own) and an address of its own in a network
@@ -53,6 +54,18 @@ func TestSentinelStackWithPassword(t *testing.T) {
 	t.Run("kustomize", func(t *testing.T) {
 		tree := buildTree(t)
 		out := kustomizeBuild(t, kustomizeTools[len(kustomizeTools)-1], tree, "deploy/k8s-sentinel")
+		runSentinelStack(t, out, secrets, bin)
+	})
+	t.Run("helm", func(t *testing.T) {
+		chart, err := filepath.Abs(filepath.Join(root, chartDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := goTool(t, helmTool, nil, "template", "gwsim", chart, "--set", "auth.existingSecret=gwsim-admin",
+			"--set", "redis.mode=sentinel", "--set", "redis.auth.existingSecret=redis-auth")
+		if err != nil {
+			t.Fatalf("helm template: %v", err)
+		}
 		runSentinelStack(t, out, secrets, bin)
 	})
 }
