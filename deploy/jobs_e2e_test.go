@@ -641,6 +641,9 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 	t.Run("compose", func(t *testing.T) {
 		var compose struct {
 			Services map[string]struct {
+				Healthcheck struct {
+					Test []string `yaml:"test"`
+				} `yaml:"healthcheck"`
 				Command     []string          `yaml:"command"`
 				Environment map[string]string `yaml:"environment"`
 				Volumes     []string          `yaml:"volumes"`
@@ -698,6 +701,12 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 			return ns.command(ctx, append(append([]string{}, bin...), env...), words[0], words[1:]...)
 		}
 		start(t, "redis", service("redis"))
+		// depends_on redis: service_healthy (its health check).
+		check := compose.Services["redis"].Healthcheck.Test
+		if len(check) < 2 || check[0] != "CMD" {
+			t.Fatalf("Redis's health check in deploy/compose.yaml: %v", check)
+		}
+		untilPong(t, "Redis's health check", func() *exec.Cmd { return ns.command(ctx, nil, check[1], check[2:]...) })
 		gwsim := start(t, "gwsim", service("gwsim"))
 		// depends_on gwsim: service_healthy (the image's health check).
 		deadline := time.Now().Add(time.Minute)
