@@ -231,10 +231,10 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 		}
 		text += "replay: sh " + x.Script + "\n"
 		s.Cases = append(s.Cases, junit.Case{Name: fmt.Sprintf("difference %d: %s %s %s (%s)", i+1, x.Rule, x.Operation, x.Kind, times(x.Count)),
-			Classname: "gwconform.diff", Failure: &junit.Failure{Message: oneLine(fmt.Sprintf("A %s / B %s; agrees with: %s", x.A.Answer+x.A.State, x.B.Answer+x.B.State, x.Verdict)), Type: x.Verdict, Text: text}})
+			Classname: "gwconform.diff", Failure: &junit.Message{Message: oneLine(fmt.Sprintf("A %s / B %s; agrees with: %s", x.A.Answer+x.A.State, x.B.Answer+x.B.State, x.Verdict)), Type: x.Verdict, Text: junit.Text{Chars: text}}})
 	}
 	if len(s.Cases) == 0 {
-		s.Cases = []junit.Case{{Name: "no difference", Classname: "gwconform.diff", SystemOut: rep.Summary()}}
+		s.Cases = []junit.Case{{Name: "no difference", Classname: "gwconform.diff", SystemOut: &junit.Text{Chars: rep.Summary()}}}
 	}
 	s.Tests, s.Failures = len(s.Cases), len(rep.Differences)
 	return junit.Write(w, s)

@@ -329,7 +329,7 @@ func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ")
 // WriteJUnit writes the exploration as one JUnit test case, failed with
 // the shrunk sequence when something disagreed; the seed is a property.
 func WriteJUnit(w io.Writer, rep *Report) error {
-	c := junit.Case{Name: fmt.Sprintf("explore seed %d", rep.Seed), Classname: "gwconform.explore", SystemOut: rep.Summary()}
+	c := junit.Case{Name: fmt.Sprintf("explore seed %d", rep.Seed), Classname: "gwconform.explore", SystemOut: &junit.Text{Chars: rep.Summary()}}
 	s := junit.Suite{Name: "gwconform explore", Tests: 1, Properties: []junit.Property{
 		{Name: "seed", Value: fmt.Sprint(rep.Seed)}, {Name: "target", Value: rep.Target}, {Name: "observer", Value: rep.Observer},
 		{Name: "operations", Value: fmt.Sprint(rep.Operations)}, {Name: "clients", Value: fmt.Sprint(rep.Clients)}}}
@@ -339,7 +339,7 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 		if f.Disagreement != nil {
 			msg = f.Disagreement.Why
 		}
-		c.Failure = &junit.Failure{Message: oneLine(msg), Type: f.Kind, Text: rep.Summary()}
+		c.Failure = &junit.Message{Message: oneLine(msg), Type: f.Kind, Text: junit.Text{Chars: rep.Summary()}}
 	}
 	s.Cases = []junit.Case{c}
 	for i, f := range rep.Findings {
@@ -350,10 +350,10 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 		if f.Disagreement != nil {
 			why = f.Disagreement.Why
 		}
-		fc := junit.Case{Name: fmt.Sprintf("explore finding %d: %s %s", i+1, f.Level, f.Rule), Classname: "gwconform.explore",
-			SystemOut: fmt.Sprintf("%s\n%s\nseen %d time(s); shrunk to %d operation(s); %s", why, f.Quote, f.Count, len(f.Ops), f.Script)}
+		out := junit.Text{Chars: fmt.Sprintf("%s\n%s\nseen %d time(s); shrunk to %d operation(s); %s", why, f.Quote, f.Count, len(f.Ops), f.Script)}
+		fc := junit.Case{Name: fmt.Sprintf("explore finding %d: %s %s", i+1, f.Level, f.Rule), Classname: "gwconform.explore", SystemOut: &out}
 		if f.Known == "" && atLeast(f.Level, rep.FailOn) {
-			fc.Failure = &junit.Failure{Message: oneLine(why), Type: f.Level, Text: fc.SystemOut}
+			fc.Failure = &junit.Message{Message: oneLine(why), Type: f.Level, Text: out}
 			s.Failures++
 		}
 		s.Cases = append(s.Cases, fc)
