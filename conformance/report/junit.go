@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/junit"
 )
 
 // The JUnit file is written from the Document, as report.json and
@@ -38,75 +39,9 @@ import (
 // 100 bytes a check and 1 KB a failure.
 //
 // The suite carries the verdict, seed, catalog and target (without
-// credentials) as properties.
-
-// junitSuites is a JUnit file: the schema CI systems read (the Ant/Surefire
-// dialect that Jenkins, GitLab and GitHub actions take).
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Tests    int          `xml:"tests,attr"`
-	Disabled int          `xml:"disabled,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Failures int          `xml:"failures,attr"`
-	Time     float64      `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Disabled   int             `xml:"disabled,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Time       float64         `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr,omitempty"`
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name       string           `xml:"name,attr"`
-	Classname  string           `xml:"classname,attr"`
-	Status     string           `xml:"status,attr,omitempty"`
-	Time       float64          `xml:"time,attr"`
-	Skipped    *junitMessage    `xml:"skipped,omitempty"`
-	Error      *junitMessage    `xml:"error,omitempty"`
-	Failure    *junitMessage    `xml:"failure,omitempty"`
-	Properties *junitProperties `xml:"properties,omitempty"`
-	// SystemErr is written as CDATA: bodies are full of quotes, which
-	// escaped text would write as five bytes each.
-	SystemErr *junitCDATA `xml:"system-err,omitempty"`
-}
-
-type junitCDATA struct {
-	Text string `xml:",cdata"`
-}
-
-type junitProperties struct {
-	Properties []junitProperty `xml:"property"`
-}
-
-// add adds a test case's property.
-func (c *junitCase) add(name, value string) {
-	if c.Properties == nil {
-		c.Properties = &junitProperties{}
-	}
-	c.Properties.Properties = append(c.Properties.Properties, junitProperty{name, value})
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	// Text is CDATA: bodies are full of quotes, which escaped text would
-	// write as five bytes each.
-	Text string `xml:",cdata"`
-}
+// credentials) as properties. The document is conformance/junit's; this
+// file decides what goes in it and encodes it compactly (one-space
+// indent, empty elements closed in themselves).
 
 // JUnitClass is the classname of a test case that is no check (and the
 // suite's name); a check's is its family (JUnitFamily).
@@ -150,7 +85,7 @@ func WriteJUnit(path string, d Document, o WriteOptions) error {
 }
 
 func marshalJUnit(d Document, o WriteOptions) ([]byte, error) {
-	s := junitSuite{Name: JUnitClass, Time: d.DurationMS / 1000, Properties: suiteProperties(d)}
+	s := junit.Suite{Name: JUnitClass, Time: new(d.DurationMS / 1000), Properties: suiteProperties(d)}
 	if !d.StartedAt.IsZero() {
 		s.Timestamp = d.StartedAt.UTC().Format("2006-01-02T15:04:05")
 	}
@@ -164,28 +99,31 @@ func marshalJUnit(d Document, o WriteOptions) ([]byte, error) {
 			gaps = append(gaps, g.String())
 		}
 		msg := "the run was PARTIAL: not covered: " + strings.Join(gaps, "; ")
-		c := junitCase{Name: coverageCase, Classname: JUnitClass}
+		// No check's: it takes no time of its own.
+		c := junit.Case{Name: coverageCase, Classname: JUnitClass, Time: new(0.0)}
 		if o.AllowPartial {
-			c.Status, c.Skipped = Skipped, &junitMessage{Message: msg + " (allowed by --allow-partial)"}
+			c.Status, c.Skipped = Skipped, &junit.Message{Message: msg + " (allowed by --allow-partial)"}
 		} else {
-			c.Status, c.Failure = Failed, &junitMessage{Message: msg, Type: Failed, Text: xmlChars(msg)}
+			c.Status, c.Failure = Failed, &junit.Message{Message: msg, Type: Failed, Text: cdata(msg)}
 		}
 		s.Cases = append(s.Cases, c)
 	}
+	var disabled, skipped, errored int
 	for _, c := range s.Cases {
 		s.Tests++
 		switch {
 		case c.Failure != nil:
 			s.Failures++
 		case c.Error != nil:
-			s.Errors++
+			errored++
 		case c.Skipped != nil && c.Status == Pending:
-			s.Disabled++
+			disabled++
 		case c.Skipped != nil:
-			s.Skipped++
+			skipped++
 		}
 	}
-	all := junitSuites{Tests: s.Tests, Disabled: s.Disabled, Errors: s.Errors, Failures: s.Failures, Time: s.Time, Suites: []junitSuite{s}}
+	s.Disabled, s.Skipped, s.Errors = new(disabled), new(skipped), new(errored)
+	all := junit.Suites{Tests: new(s.Tests), Disabled: new(disabled), Errors: new(errored), Failures: new(s.Failures), Time: s.Time, Suites: []junit.Suite{s}}
 	b, err := xml.MarshalIndent(all, "", " ")
 	if err != nil {
 		return nil, err
@@ -198,30 +136,30 @@ func marshalJUnit(d Document, o WriteOptions) ([]byte, error) {
 }
 
 // suiteProperties are the run's: what judged it, on what, and its verdict.
-func suiteProperties(d Document) []junitProperty {
-	p := []junitProperty{
-		{"gwconform.verdict", d.Verdict},
-		{"gwconform.target", withoutCredentials(d.Target)},
-		{"gwconform.seed", strconv.FormatInt(d.Seed, 10)},
-		{"gwconform.harness_version", d.Catalog.Harness},
-		{"gwconform.catalog_version", d.Catalog.Version},
-		{"gwconform.catalog_hash", d.Catalog.Hash},
-		{"gwconform.inconclusive", strconv.Itoa(d.Summary.Inconclusive)},
+func suiteProperties(d Document) []junit.Property {
+	p := []junit.Property{
+		{Name: "gwconform.verdict", Value: d.Verdict},
+		{Name: "gwconform.target", Value: withoutCredentials(d.Target)},
+		{Name: "gwconform.seed", Value: strconv.FormatInt(d.Seed, 10)},
+		{Name: "gwconform.harness_version", Value: d.Catalog.Harness},
+		{Name: "gwconform.catalog_version", Value: d.Catalog.Version},
+		{Name: "gwconform.catalog_hash", Value: d.Catalog.Hash},
+		{Name: "gwconform.inconclusive", Value: strconv.Itoa(d.Summary.Inconclusive)},
 	}
 	if d.LabelFilter != "" {
-		p = append(p, junitProperty{"gwconform.label_filter", d.LabelFilter})
+		p = append(p, junit.Property{Name: "gwconform.label_filter", Value: d.LabelFilter})
 	}
 	if d.Effects != "" {
-		p = append(p, junitProperty{"gwconform.effects", d.Effects})
+		p = append(p, junit.Property{Name: "gwconform.effects", Value: d.Effects})
 	}
 	if d.Stopped != "" {
-		p = append(p, junitProperty{"gwconform.stopped", d.Stopped})
+		p = append(p, junit.Property{Name: "gwconform.stopped", Value: d.Stopped})
 	}
 	for i, reason := range d.SuiteFailureReasons {
-		p = append(p, junitProperty{"gwconform.suite_failure." + strconv.Itoa(i+1), reason})
+		p = append(p, junit.Property{Name: "gwconform.suite_failure." + strconv.Itoa(i+1), Value: reason})
 	}
 	for i, g := range d.NotCovered {
-		p = append(p, junitProperty{"gwconform.not_covered." + strconv.Itoa(i+1), g.String()})
+		p = append(p, junit.Property{Name: "gwconform.not_covered." + strconv.Itoa(i+1), Value: g.String()})
 	}
 	return p
 }
@@ -244,8 +182,8 @@ func withoutCredentials(target string) string {
 // junitCaseOf is one result's test case.
 // sameAs, when set, says which exchanges repeat another check's (see
 // sameExchanges).
-func junitCaseOf(d Document, r Result, sameAs []string, o WriteOptions) junitCase {
-	c := junitCase{Name: JUnitName(r), Classname: JUnitFamily(r), Status: r.State, Time: math.Round(r.DurationMS) / 1000}
+func junitCaseOf(d Document, r Result, sameAs []string, o WriteOptions) junit.Case {
+	c := junit.Case{Name: JUnitName(r), Classname: JUnitFamily(r), Status: r.State, Time: new(math.Round(r.DurationMS) / 1000)}
 	if c.Status == "" || c.Status == Passed {
 		// A test case without failure, error or skipped passed: the
 		// status says it only when it says more.
@@ -256,7 +194,7 @@ func junitCaseOf(d Document, r Result, sameAs []string, o WriteOptions) junitCas
 	switch r.Outcome {
 	case Passed:
 	case Skipped, Pending:
-		c.Skipped = &junitMessage{Message: r.Outcome}
+		c.Skipped = &junit.Message{Message: r.Outcome}
 		if r.Reason != "" {
 			c.Skipped.Message += " - " + r.Reason
 		}
@@ -265,24 +203,24 @@ func junitCaseOf(d Document, r Result, sameAs []string, o WriteOptions) junitCas
 		if !strings.HasPrefix(msg, Inconclusive) {
 			msg = Inconclusive + " - " + msg // not "inconclusive - inconclusive: ..."
 		}
-		c.Skipped, outcome = &junitMessage{Message: msg}, Inconclusive
+		c.Skipped, outcome = &junit.Message{Message: msg}, Inconclusive
 	case ExpectedFailure:
-		c.Skipped, outcome = &junitMessage{Message: r.Reason}, ExpectedFailure
+		c.Skipped, outcome = &junit.Message{Message: r.Reason}, ExpectedFailure
 	case Failed, Interrupted:
 		switch {
 		case !failedLevel && r.Level == string(check.Info):
-			c.Skipped, outcome = &junitMessage{Message: "INFO check could not complete (INFO never fails a run): " + r.Failure}, Failed
+			c.Skipped, outcome = &junit.Message{Message: "INFO check could not complete (INFO never fails a run): " + r.Failure}, Failed
 		case !failedLevel:
-			c.Skipped, outcome = &junitMessage{Message: "SHOULD check failed (the run fails on it only with --fail-on should): " + r.Failure}, Failed
+			c.Skipped, outcome = &junit.Message{Message: "SHOULD check failed (the run fails on it only with --fail-on should): " + r.Failure}, Failed
 		case r.Outcome == Interrupted || r.State == "panicked":
-			c.Error = &junitMessage{Message: r.Failure, Type: r.State, Text: xmlChars(r.Failure)}
+			c.Error = &junit.Message{Message: r.Failure, Type: r.State, Text: cdata(r.Failure)}
 		default:
-			c.Failure = &junitMessage{Message: r.Failure, Type: r.State, Text: xmlChars(r.Failure)}
+			c.Failure = &junit.Message{Message: r.Failure, Type: r.State, Text: cdata(r.Failure)}
 		}
 	}
 	if outcome != "" {
 		c.Status = Skipped
-		c.add("check.outcome", outcome)
+		c.Properties = append(c.Properties, junit.Property{Name: "check.outcome", Value: outcome})
 	}
 	if r.Outcome == Passed || r.Outcome == Skipped || r.Outcome == Pending || r.Outcome == Inconclusive {
 		// A check that passed or was skipped is named; what explains a
@@ -335,11 +273,11 @@ func junitCaseOf(d Document, r Result, sameAs []string, o WriteOptions) junitCas
 	case errText.Len() == 0:
 	case c.Failure != nil:
 		// The failure's text says what its message does not.
-		c.Failure.Text = xmlChars(errText.String())
+		c.Failure.Text = cdata(errText.String())
 	case c.Error != nil:
-		c.Error.Text = xmlChars(errText.String())
+		c.Error.Text = cdata(errText.String())
 	default:
-		c.SystemErr = &junitCDATA{xmlChars(errText.String())}
+		c.SystemErr = new(cdata(errText.String()))
 	}
 	return c
 }
@@ -361,6 +299,11 @@ func cut(s string, n int) string {
 	return s[:i] + fmt.Sprintf("… (%d bytes in all: report.json has it whole)", len(s))
 }
 
+// cdata is s as a CDATA section, what XML cannot hold replaced
+// (xmlChars): every text of the file is one, for its bodies are full of
+// quotes (junit.Text).
+func cdata(s string) junit.Text { return junit.Text{CDATA: xmlChars(s)} }
+
 // xmlChars replaces what XML cannot hold, even as CDATA (control
 // characters a hostile body may carry), by U+FFFD.
 func xmlChars(s string) string {
@@ -378,7 +321,7 @@ func xmlChars(s string) string {
 // checkJUnit says what is wrong with a JUnit file written for d: that it
 // does not parse, or lacks a test case of one of d's checks.
 func checkJUnit(b []byte, d Document) error {
-	var all junitSuites
+	var all junit.Suites
 	if err := xml.Unmarshal(b, &all); err != nil {
 		return fmt.Errorf("%s does not parse: %w", JUnitFile, err)
 	}
