@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gwdmi/gwtools/conformance/junit"
+	"github.com/gwdmi/gwtools/gatewayapi/junit"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gwdmi/gwtools/conformance/junit"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/junit"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 

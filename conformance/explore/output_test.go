@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gwdmi/gwtools/conformance/junit"
+	"github.com/gwdmi/gwtools/gatewayapi/junit"
 )
 
 func TestReportsCarryTheSeedAndTheSequence(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/junit"
+	"github.com/gwdmi/gwtools/gatewayapi/junit"
 )
 
 // The JUnit file is written from the Document, as report.json and
@@ -39,7 +39,7 @@ import (
 // 100 bytes a check and 1 KB a failure.
 //
 // The suite carries the verdict, seed, catalog and target (without
-// credentials) as properties. The document is conformance/junit's; this
+// credentials) as properties. The document is gatewayapi/junit's; this
 // file decides what goes in it and encodes it compactly (one-space
 // indent, empty elements closed in themselves).
 
