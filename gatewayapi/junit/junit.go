@@ -1,11 +1,14 @@
 // Package junit is the JUnit XML document CI systems read, in the
 // Ant/Surefire dialect Jenkins, GitLab and GitHub take: gwconform run's
-// junit.xml (conformance/report), explore-junit.xml (conformance/explore)
-// and diff-junit.xml (conformance/diff) are each built from these types.
+// junit.xml (conformance/report), explore-junit.xml (conformance/explore),
+// diff-junit.xml (conformance/diff) and gwsim's client report in JUnit
+// (simulator/clients) are each built from these types.
 //
 // A count or time left nil is not written: a reader takes an absent count
 // as 0, and an absent time as not measured. gwconform run states every
-// count and time; explore and diff state a suite's tests and failures.
+// count and time; explore and diff state a suite's tests and failures;
+// gwsim's client report the document's and each suite's tests and
+// failures.
 package junit
 
 import (
@@ -13,10 +16,12 @@ import (
 	"io"
 )
 
-// Suites is the document's root element; its counts and time, when set,
-// are over all its suites.
+// Suites is the document's root element; its name, when set, names the
+// whole document, and its counts and time, when set, are over all its
+// suites.
 type Suites struct {
 	XMLName  xml.Name `xml:"testsuites"`
+	Name     string   `xml:"name,attr,omitempty"`
 	Tests    *int     `xml:"tests,attr,omitempty"`
 	Disabled *int     `xml:"disabled,attr,omitempty"`
 	Errors   *int     `xml:"errors,attr,omitempty"`
@@ -37,8 +42,9 @@ type Suite struct {
 	Skipped  *int   `xml:"skipped,attr,omitempty"`
 	Errors   *int   `xml:"errors,attr,omitempty"`
 	Failures int    `xml:"failures,attr"`
-	// Time is in seconds; Timestamp is when the suite started, in UTC
-	// without a zone (2006-01-02T15:04:05), as the dialect writes it.
+	// Time is in seconds; Timestamp is when the suite started (gwconform
+	// run: in UTC without a zone, 2006-01-02T15:04:05, as the dialect
+	// writes it) or was reported (gwsim: RFC 3339).
 	Time       *float64   `xml:"time,attr,omitempty"`
 	Timestamp  string     `xml:"timestamp,attr,omitempty"`
 	Properties Properties `xml:"properties,omitempty"`
@@ -115,15 +121,22 @@ type Text struct {
 }
 
 // Write writes s as a whole document, as gwconform explore and gwconform
-// diff write theirs: the XML header, s indented by two spaces, and a
-// final newline.
+// diff write theirs: the XML header, s alone in a root element without
+// name or counts, indented by two spaces, and a final newline.
 func Write(w io.Writer, s Suite) error {
+	return WriteSuites(w, Suites{Suites: []Suite{s}})
+}
+
+// WriteSuites writes s as a whole document, as gwsim's client report
+// writes its suites: the XML header, s indented by two spaces, and a
+// final newline.
+func WriteSuites(w io.Writer, s Suites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(Suites{Suites: []Suite{s}}); err != nil {
+	if err := enc.Encode(s); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")

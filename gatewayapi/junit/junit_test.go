@@ -63,3 +63,21 @@ func TestReadBack(t *testing.T) {
 		t.Errorf("case read as %+v", c)
 	}
 }
+
+// TestWriteSuitesNamesTheDocument: WriteSuites writes every suite in one
+// root element, its name first and its counts as set; Write's root has
+// neither.
+func TestWriteSuitesNamesTheDocument(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteSuites(&b, Suites{Name: "n", Tests: new(2), Failures: new(0), Suites: []Suite{{Name: "a", Tests: 1}, {Name: "b", Tests: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := xml.Header + `<testsuites name="n" tests="2" failures="0">
+  <testsuite name="a" tests="1" failures="0"></testsuite>
+  <testsuite name="b" tests="1" failures="0"></testsuite>
+</testsuites>
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
