@@ -58,6 +58,11 @@ type Options struct {
 	// URL is redis://[user:password@]host:port/db, rediss://… for TLS, or
 	// with several addresses (redis://h1:p1?addr=h2:p2) a Cluster.
 	URL string
+	// SentinelPassword, with a redis+sentinel:// URL, is the password of
+	// the Sentinels themselves (their requirepass: FailoverOptions.
+	// SentinelPassword); the URL's password is the data nodes'. Refused
+	// with any other URL. No error or description shows it.
+	SentinelPassword string
 	// Reset empties the prefix's keys and loads the fleet, even when
 	// another fleet is loaded.
 	Reset bool
@@ -171,15 +176,30 @@ func Redact(raw string) string {
 
 // NewClient makes a client from a redis:// or rediss:// URL; more than one
 // address (the addr query parameter) makes a Cluster client, and a
-// redis+sentinel:// URL a client that follows the primary Sentinel names.
+// redis+sentinel:// URL a client that follows the primary Sentinel names
+// (asked without a password: Open takes one in Options.SentinelPassword).
 func NewClient(raw string) (redis.UniversalClient, error) {
+	return newClient(raw, "")
+}
+
+// errSentinelPasswordNotSentinel: a Sentinel password with a URL that
+// names no Sentinels.
+var errSentinelPasswordNotSentinel = errors.New("a password for the Sentinels (GWSIM_SENTINEL_PASSWORD) is only for a redis+sentinel:// store")
+
+// newClient is NewClient, giving the Sentinels of a redis+sentinel:// URL
+// sentinelPassword; with any other URL a sentinelPassword is refused.
+func newClient(raw, sentinelPassword string) (redis.UniversalClient, error) {
 	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	if strings.HasPrefix(raw, SentinelScheme) {
 		o, err := ParseSentinelURL(raw)
 		if err != nil {
 			return nil, err
 		}
+		o.SentinelPassword = sentinelPassword
 		return redis.NewFailoverClient(o), nil
+	}
+	if sentinelPassword != "" {
+		return nil, fmt.Errorf("%w, not %s", errSentinelPasswordNotSentinel, Redact(raw))
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
@@ -201,8 +221,9 @@ func NewClient(raw string) (redis.UniversalClient, error) {
 
 // ParseSentinelURL reads redis+sentinel://[USER:PASSWORD@]HOST:PORT[,HOST:PORT…]/MASTER[/DB]:
 // the Sentinels' addresses, the name of the primary they watch, and the
-// database. USER and PASSWORD are the data nodes' (the Sentinels are asked
-// without). Errors never show the password.
+// database. USER and PASSWORD are the data nodes' (the Sentinels' own
+// password, when they require one, is Options.SentinelPassword). Errors
+// never show the password.
 func ParseSentinelURL(raw string) (*redis.FailoverOptions, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("--store %s: %s; the form is redis+sentinel://HOST:PORT[,HOST:PORT…]/MASTER[/DB]", Redact(raw), why)
@@ -257,34 +278,52 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
-// scrub removes the URL's password from a message.
-func scrub(msg, raw string) string {
+// scrub removes the URL's password, and each of more (the Sentinels'
+// password), from a message.
+func scrub(msg, raw string, more ...string) string {
 	if strings.HasPrefix(raw, SentinelScheme) {
-		if o, err := ParseSentinelURL(raw); err == nil && o.Password != "" {
-			msg = strings.ReplaceAll(msg, o.Password, "***")
+		if o, err := ParseSentinelURL(raw); err == nil {
+			more = append(more, o.Password)
 		}
-		return msg
+	} else if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			more = append(more, p)
+		}
 	}
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
+	for _, p := range more {
+		if p != "" {
 			msg = strings.ReplaceAll(msg, p, "***")
 		}
 	}
 	return msg
 }
 
+// scrubErr is err with o's passwords removed from its text: err itself
+// when it held none, else a new error that does not wrap it (unwrapping
+// would find the password again).
+func (o Options) scrubErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if clean := scrub(msg, o.URL, o.SentinelPassword); clean != msg {
+		return errors.New(clean)
+	}
+	return err
+}
+
 // Open connects, and loads the fleet unless Redis holds it already (then
 // the replica joins). A different fleet is ErrFleetMismatch unless
-// Options.Reset.
+// Options.Reset. No error shows the URL's password or the Sentinels'.
 func Open(ctx context.Context, f *fleet.Fleet, o Options) (*Store, error) {
-	rdb, err := NewClient(o.URL)
+	rdb, err := newClient(o.URL, o.SentinelPassword)
 	if err != nil {
-		return nil, err
+		return nil, o.scrubErr(err)
 	}
 	s, err := open(ctx, rdb, f, o)
 	if err != nil {
 		rdb.Close()
-		return nil, err
+		return nil, o.scrubErr(err)
 	}
 	return s, nil
 }
@@ -324,7 +363,7 @@ func open(ctx context.Context, rdb redis.UniversalClient, f *fleet.Fleet, o Opti
 	err := rdb.Ping(pctx).Err()
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("redis at %s cannot be reached: %s", Redact(o.URL), scrub(err.Error(), o.URL))
+		return nil, fmt.Errorf("redis at %s cannot be reached: %s", Redact(o.URL), scrub(err.Error(), o.URL, o.SentinelPassword))
 	}
 	h, err := fleetHash(f)
 	if err != nil {
@@ -372,7 +411,7 @@ func (s *Store) join(ctx context.Context, o Options) error {
 	for {
 		have, err := s.rdb.HGet(ctx, meta, "fleet").Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return fmt.Errorf("redis: %s", scrub(err.Error(), o.URL))
+			return fmt.Errorf("redis: %s", scrub(err.Error(), o.URL, o.SentinelPassword))
 		}
 		if err == nil && !o.Reset {
 			if have != s.hash {
@@ -382,7 +421,7 @@ func (s *Store) join(ctx context.Context, o Options) error {
 		}
 		got, err := s.rdb.SetNX(ctx, s.key("lock"), s.replica, 10*time.Minute).Result()
 		if err != nil {
-			return fmt.Errorf("redis: %s", scrub(err.Error(), o.URL))
+			return fmt.Errorf("redis: %s", scrub(err.Error(), o.URL, o.SentinelPassword))
 		}
 		if got {
 			err := s.load(ctx, o.OnLoad)
