@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/simulator"
+	"github.com/gwdmi/gwtools/simulator/redisstore"
 )
 
 // commands are gwsim's subcommands, in the order the usage lists them.
@@ -157,6 +158,27 @@ func checkStore(raw, from string) error {
 		example = "redis://" + net.JoinHostPort(host, port) + "/0"
 	}
 	return fmt.Errorf("%s %s is not a store URL; give %s, e.g. --store %s", from, shown, simulator.StoreForms, example)
+}
+
+// sentinelPasswordEnv holds the Sentinels' own password (their
+// requirepass) for a redis+sentinel:// store. There is no flag for it: a
+// flag's value is in the process's arguments, for every user of the
+// machine to read.
+const sentinelPasswordEnv = "GWSIM_SENTINEL_PASSWORD"
+
+// sentinelPassword reads $GWSIM_SENTINEL_PASSWORD, and refuses it with a
+// store that is not redis+sentinel:// (from names where the store came
+// from), in one line that never shows it.
+func sentinelPassword(store, from string, getenv func(string) string) (string, error) {
+	pw := getenv(sentinelPasswordEnv)
+	if pw == "" || strings.HasPrefix(store, redisstore.SentinelScheme) {
+		return pw, nil
+	}
+	given := from + " is not a redis+sentinel:// URL"
+	if store == "" {
+		given = "no store is given (--store, GWSIM_STORE): the state is in memory"
+	}
+	return "", fmt.Errorf("%s is set, but %s: it is only for the Sentinels of a redis+sentinel:// store; unset it or give such a store", sentinelPasswordEnv, given)
 }
 
 // Entry is the image's entrypoint rule (ENTRYPOINT ["gwsim"] in the

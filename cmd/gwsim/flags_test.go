@@ -93,6 +93,43 @@ func TestStoreValue(t *testing.T) {
 	}
 }
 
+// TestSentinelPasswordNeedsSentinel: $GWSIM_SENTINEL_PASSWORD with a
+// store that is not redis+sentinel:// (from --store, from GWSIM_STORE, or
+// none) is refused before anything dials, exit 2, in one line naming the
+// variable and never its value; with a redis+sentinel:// store it is
+// taken. No flag takes it.
+func TestSentinelPasswordNeedsSentinel(t *testing.T) {
+	const secret = "hunter2-sentinel-0123456789"
+	t.Setenv(sentinelPasswordEnv, secret)
+	for what, args := range map[string][]string{
+		"--store redis://":  {"serve", "--addr", "127.0.0.1:0", "--store", "redis://:data-pw@127.0.0.1:6379/0"},
+		"--store rediss://": {"serve", "--addr", "127.0.0.1:0", "--store", "rediss://127.0.0.1:6380/0"},
+		"--store file:":     {"serve", "--addr", "127.0.0.1:0", "--store", "file:" + filepath.Join(t.TempDir(), "state.db")},
+		"no store":          {"serve", "--addr", "127.0.0.1:0"},
+		"--log-format json": {"serve", "--addr", "127.0.0.1:0", "--store", "redis://127.0.0.1:6379/0", "--log-format", "json"},
+	} {
+		code, stdout, stderr := run(args...)
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, sentinelPasswordEnv) ||
+			!strings.Contains(stderr, "redis+sentinel://") || strings.Contains(stderr, secret) || strings.Contains(stderr, "data-pw") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and one line naming %s without its value", what, code, stdout, stderr, sentinelPasswordEnv)
+		}
+	}
+	t.Setenv("GWSIM_STORE", "redis://127.0.0.1:6379/0")
+	code, _, stderr := run("serve", "--addr", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(stderr, "GWSIM_STORE is not a redis+sentinel:// URL") || strings.Contains(stderr, secret) {
+		t.Errorf("GWSIM_STORE redis://: exit %d, stderr %q", code, stderr)
+	}
+	if pw, err := sentinelPassword("redis+sentinel://h:26379/gwsim/0", "GWSIM_STORE", os.Getenv); err != nil || pw != secret {
+		t.Errorf("with redis+sentinel://: %v (want the password taken)", err)
+	}
+	if pw, err := sentinelPassword("redis://h:6379/0", "--store", func(string) string { return "" }); err != nil || pw != "" {
+		t.Errorf("unset: %q %v (want nothing, no error)", pw, err)
+	}
+	if code, _, stderr := run("serve", "--sentinel-password", "x"); code != 2 || !strings.Contains(stderr, "unknown flag") {
+		t.Errorf("a --sentinel-password flag: exit %d, stderr %q (want none: environment only)", code, stderr)
+	}
+}
+
 // TestEntrypointRule: the image runs gwsim as its entrypoint; a first
 // argument gwsim is dropped and gwconform hands over to gwconform, and
 // deploy.Entrypoint, which the recipe tests apply to every documented

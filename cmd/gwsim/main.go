@@ -164,6 +164,9 @@ type Main struct {
 	// simulator's Backend); StoreReset replaces another fleet found there.
 	Store      string
 	StoreReset bool
+	// sentinelPassword is $GWSIM_SENTINEL_PASSWORD: the Sentinels' own
+	// password for a redis+sentinel:// Store (never a flag, never shown).
+	sentinelPassword string
 	// StoreDurability is when a change on Redis is acknowledged: primary
 	// or replicated.
 	StoreDurability string
@@ -253,6 +256,7 @@ func (m *Main) ParseFlags(args []string) error {
 	if err != nil {
 		return err
 	}
+	redisstore.SetSentinelPassword(m.sentinelPassword)
 	m.Sim, err = simulator.Build(simulator.Options{WrapOperations: wrap, ReplayNote: replayNote, ClientFaults: faults, Admin: admin, Fleet: f, AdminToken: m.AdminToken, Logger: m.log, JournalSize: m.Journal,
 		StateFile: m.StateFile, RejectReplays: m.RejectReplays, RateLimit: m.RateLimit,
 		AccessLog: m.AccessLog, SummaryEvery: summary,
@@ -328,7 +332,8 @@ func (m *Main) serveFlagSet(args []string) *flag.FlagSet {
 		"--state-file), or Redis, shared by every gwsim started with it: redis://[user:password@]HOST:PORT/DB,\n"+
 		"rediss:// for TLS, redis://H1:P1?addr=H2:P2 for a Cluster, redis+sentinel://H1:P1,H2:P2/MASTER[/DB] to\n"+
 		"follow a Sentinel setup through failovers. On Redis: device states, names, message logs, journal,\n"+
-		"replay protection, rate counts, faults, dashboard sessions and events")
+		"replay protection, rate counts, faults, dashboard sessions and events.\n"+
+		"$GWSIM_SENTINEL_PASSWORD (environment only, never shown): the password of Sentinels that require one")
 	fs.BoolVar(&m.StoreReset, "store-reset", false, "with --store: empty gwsim's keys in Redis and load this fleet, even when Redis holds another fleet")
 	fs.StringVar(&m.StoreDurability, "store-durability", "primary", "with --store: when a change is acknowledged. primary: once the Redis primary has it\n"+
 		"(a failover may lose the last ones); replicated: once a replica has it too (WAIT 1, 1s; when no\n"+
@@ -359,6 +364,11 @@ func (m *Main) checkFlags(fs *flag.FlagSet) error {
 	if err := checkStore(m.Store, storeFrom); err != nil {
 		return err
 	}
+	pw, err := sentinelPassword(m.Store, storeFrom, os.Getenv)
+	if err != nil {
+		return err
+	}
+	m.sentinelPassword = pw
 	if _, err := redisstore.ParseDurability(m.StoreDurability); err != nil {
 		return err
 	}
