@@ -2,7 +2,6 @@ package clients
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"html/template"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
+	"github.com/gwdmi/gwtools/gatewayapi/junit"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
 )
 
@@ -349,53 +349,27 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Timestamp string      `xml:"timestamp,attr"`
-	Cases     []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
 // WriteJUnit writes one test suite per client (and one for the service
 // behind gwsim proxy) with one test case per judgement, so that an app's
-// CI fails on the judgement its app broke.
+// CI fails on the judgement its app broke. The document is
+// gatewayapi/junit's, as gwconform's are; it states the tests and
+// failures of the whole and of each suite.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	out := junitSuites{Name: "gwsim clients"}
+	out := junit.Suites{Name: "gwsim clients", Tests: new(0), Failures: new(0)}
 	add := func(name string, js []Judgement) {
-		s := junitSuite{Name: name, Timestamp: r.Generated.Format(time.RFC3339)}
+		s := junit.Suite{Name: name, Timestamp: r.Generated.Format(time.RFC3339)}
 		for _, j := range js {
-			c := junitCase{Name: j.Name, Classname: name + "." + j.ID}
+			c := junit.Case{Name: j.Name, Classname: name + "." + j.ID}
 			if !j.Passed {
-				c.Failure = &junitFailure{Type: j.ID, Message: fmt.Sprintf("%s: %s", j.Name, times(j.Violations)),
-					Text: "latest, " + j.LatestTime + ": " + j.Latest}
+				c.Failure = &junit.Message{Type: j.ID, Message: fmt.Sprintf("%s: %s", j.Name, times(j.Violations)),
+					Text: junit.Text{Chars: "latest, " + j.LatestTime + ": " + j.Latest}}
 				s.Failures++
 			}
 			s.Cases = append(s.Cases, c)
 			s.Tests++
 		}
-		out.Tests += s.Tests
-		out.Failures += s.Failures
+		*out.Tests += s.Tests
+		*out.Failures += s.Failures
 		out.Suites = append(out.Suites, s)
 	}
 	for _, c := range r.Clients {
@@ -418,16 +392,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	if r.Service != nil {
 		add("service "+r.Service.Upstream, r.Service.Judgements)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junit.WriteSuites(w, out)
 }
 
 var page = template.Must(template.New("clients").Funcs(template.FuncMap{
