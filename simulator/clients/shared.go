@@ -47,8 +47,8 @@ type sharing struct {
 	// store does not answer).
 	abandon       context.Context
 	abandonCancel context.CancelFunc
-	stop    chan struct{}
-	done    chan struct{}
+	stop          chan struct{}
+	done          chan struct{}
 }
 
 // Share makes the report cover every replica that shares store: this
