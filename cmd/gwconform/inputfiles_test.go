@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/safefile/safefiletest"
 )
 
 // TestInputFilesThatAreNotFiles: a bundle to verify, a report or explore
@@ -18,12 +18,7 @@ import (
 // memory) is refused at once with an error naming the file.
 func TestInputFilesThatAreNotFiles(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "result.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("no FIFOs here:", err)
-	}
-	zero := filepath.Join(dir, "zero.json")
-	os.Symlink("/dev/zero", zero)
+	fifo, zero := safefiletest.Planted(t, dir, "result.json", "zero.json")
 	for _, p := range []string{fifo, zero} {
 		for name, cmd := range map[string]func(ctx context.Context, stdout, stderr *bytes.Buffer) int{
 			"verify": func(_ context.Context, o, e *bytes.Buffer) int { return verifyMain([]string{p}, o, e) },

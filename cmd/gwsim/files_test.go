@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/safefile/safefiletest"
 )
 
 // TestInputFilesThatAreNotFiles: a fleet, scenario or cassette entry that
@@ -17,14 +19,7 @@ import (
 // once with exit 2 and a line naming the file and what it is.
 func TestInputFilesThatAreNotFiles(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fleet.yaml")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("no FIFOs here:", err)
-	}
-	zero := filepath.Join(dir, "zero.yaml")
-	if err := os.Symlink("/dev/zero", zero); err != nil {
-		t.Fatal(err)
-	}
+	fifo, zero := safefiletest.Planted(t, dir, "fleet.yaml", "zero.yaml")
 	cassettes := filepath.Join(dir, "cassettes")
 	os.Mkdir(cassettes, 0o755)
 	syscall.Mkfifo(filepath.Join(cassettes, "send_command-0011.json"), 0o600)

@@ -6,9 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gwdmi/gwtools/gatewayapi/safefile/safefiletest"
 )
 
 // TestWriteReplacesAPlantedSymlink: a symlink planted at the output's name
@@ -71,12 +72,7 @@ func TestAbortLeavesTheOldFile(t *testing.T) {
 // limit; a symlink to a regular file is read.
 func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fleet.yaml")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("no FIFOs here:", err)
-	}
-	zero := filepath.Join(dir, "zero.yaml")
-	os.Symlink("/dev/zero", zero)
+	fifo, zero := safefiletest.Planted(t, dir, "fleet.yaml", "zero.yaml")
 	big := filepath.Join(dir, "big.yaml")
 	os.WriteFile(big, make([]byte, 2000), 0o644)
 	good := filepath.Join(dir, "good.yaml")

@@ -4,10 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gwdmi/gwtools/gatewayapi/safefile/safefiletest"
 	"github.com/gwdmi/gwtools/simulator/persist"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 	"github.com/gwdmi/gwtools/simulator/store"
@@ -19,12 +19,7 @@ import (
 // never followed: its target stays as it was.
 func TestStateFilePlanted(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "state.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("no FIFOs here:", err)
-	}
-	zero := filepath.Join(dir, "zero.db")
-	os.Symlink("/dev/zero", zero)
+	fifo, zero := safefiletest.Planted(t, dir, "state.fifo", "zero.db")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
