@@ -363,7 +363,10 @@ func open(ctx context.Context, rdb redis.UniversalClient, f *fleet.Fleet, o Opti
 	err := rdb.Ping(pctx).Err()
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("redis at %s cannot be reached: %s", Redact(o.URL), scrub(err.Error(), o.URL, o.SentinelPassword))
+		// One line: the failover client joins each Sentinel's error with
+		// newlines.
+		why := strings.ReplaceAll(scrub(err.Error(), o.URL, o.SentinelPassword), "\n", "; ")
+		return nil, fmt.Errorf("redis at %s cannot be reached: %s", Redact(o.URL), why)
 	}
 	h, err := fleetHash(f)
 	if err != nil {

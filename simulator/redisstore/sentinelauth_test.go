@@ -80,6 +80,15 @@ func TestSentinelPasswordReachesTheSentinels(t *testing.T) {
 		}
 		t.Logf("%s: %v", what, err)
 	}
+
+	// Each Sentinel's refusal (here one Sentinel named twice), in one
+	// line.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err = redisstore.Open(ctx, fleet.Demo(), redisstore.Options{URL: "redis+sentinel://" + sentinel + "," + sentinel + "/gwsim/0"})
+	if err == nil || strings.Count(err.Error(), "NOAUTH") != 2 || strings.Contains(err.Error(), "\n") {
+		t.Errorf("two Sentinels refusing: %q (want both refusals in one line)", err)
+	}
 }
 
 // An error from a Sentinel never carries the Sentinels' password or the
