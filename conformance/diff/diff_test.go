@@ -26,9 +26,9 @@ import (
 func startSim(t testing.TB, f *fleet.Fleet, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
 	if wrap == nil {
-		return simtest.Start(t, simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).URL()
+		return simtest.Start(t, simulator.Options{Fleet: f}).URL()
 	}
-	sim := simulator.New(simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	sim := simulator.New(simulator.Options{Fleet: f, Logger: slog.New(slog.DiscardHandler)})
 	srv := httptest.NewServer(wrap(sim.Server.Handler()))
 	t.Cleanup(srv.Close)
 	return srv.URL

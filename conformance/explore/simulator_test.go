@@ -17,8 +17,7 @@ import (
 // startSim starts gwsim in-process as a target (test files may).
 func startSim(t testing.TB, f *fleet.Fleet) string {
 	t.Helper()
-	s := simtest.Start(t, simulator.Options{Fleet: f, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	return s.URL()
+	return simtest.Start(t, simulator.Options{Fleet: f}).URL()
 }
 
 // TestSimulatorNeverFlagged: a faithful target is never flagged, over 100

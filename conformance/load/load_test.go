@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -29,8 +28,7 @@ var vias = []string{ViaRaw, ViaHTTP, ViaClient}
 
 func startSim(t *testing.T, f *fleet.Fleet) *simulator.Simulator {
 	t.Helper()
-	return simtest.Start(t, simulator.Options{Fleet: f,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).Simulator
+	return simtest.Start(t, simulator.Options{Fleet: f}).Simulator
 }
 
 // The load is valid: the simulator accepts every request of every
