@@ -101,6 +101,9 @@ func TestReplayJudgesAsTheCheckDid(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, tail(r.stdout), r.stderr)
 	}
+	// What a vendor reads (go test -v shows it): the console's failures,
+	// then each replay below.
+	t.Logf("gwconform run against the buggy double:\n%s", r.stdout)
 	reportFile := filepath.Join(r.dir, "report.json")
 	doc, err := loadReport(reportFile)
 	if err != nil {
@@ -149,6 +152,7 @@ func TestReplayJudgesAsTheCheckDid(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("gwconform replay %s against the %s double (exit %d):\n%s", id, c.name, code, out.String())
 			last := strings.TrimSpace(out.String())
 			last = last[strings.LastIndex(last, "\n")+1:]
 			if code != c.exit || !strings.HasPrefix(last, c.verdict+":") {
