@@ -28,17 +28,20 @@ import (
 // namespace where the pods' DNS names and the Services' resolve as in a
 // cluster; redis-server gets --bind with that address, the one change to
 // a script (the pods share the namespace's ports). Then gwsim, with
-// GWSIM_STORE as the Deployment composes it from REDIS_PASSWORD.
+// GWSIM_STORE as the Deployment composes it from REDIS_PASSWORD, and
+// GWSIM_SENTINEL_PASSWORD from the Secret.
 //
-// Every node refuses a client without the password (NOAUTH); each
-// readinessProbe as written (redis-cli with the container's environment,
-// pointed at the pod's address) answers PONG; each Sentinel's file has
-// sentinel auth-pass with the password and is its user's only; no
-// process lists the password; gwsim turns healthy through the Sentinels
-// and its keys reach both replicas (masterauth). Then the primary is
-// killed: the Sentinels promote a replica (they reach the nodes with
-// auth-pass), gwsim is healthy again on it, and the old primary, started
-// again by its script, replicates the new one.
+// Every node and every Sentinel refuses a client without the password
+// (NOAUTH), and a Sentinel one with a wrong password; each readinessProbe
+// as written (redis-cli with the container's environment, pointed at the
+// pod's address) answers PONG; each Sentinel's file has sentinel
+// auth-pass with the password and is its user's only; no process lists
+// the password; gwsim turns healthy through the Sentinels, stays so while
+// they refuse others, and its keys reach both replicas (masterauth). Then
+// the primary is killed: the Sentinels promote a replica (they reach the
+// nodes with auth-pass and each other with requirepass), gwsim is healthy
+// again on it, and the old primary, started again by its script (which
+// asks the Sentinels with the password), replicates the new one.
 func TestSentinelStackWithPassword(t *testing.T) {
 	simtest.Heavy(t)
 	for _, tool := range []string{"redis-server", "redis-cli"} {
@@ -222,7 +225,7 @@ func runSentinelStack(t *testing.T, manifests []byte, secrets map[string]string,
 	// it reached the primary and the replicas with auth-pass.
 	for _, p := range sentinelPods {
 		waitFor(p.name+" knows the replicas and the other Sentinels", time.Minute, func() bool {
-			info := strings.Fields(cli(false, "-h", p.fqdn, "-p", "26379", "sentinel", "master", master))
+			info := strings.Fields(cli(true, "-h", p.fqdn, "-p", "26379", "sentinel", "master", master))
 			at := func(k string) string {
 				if i := slices.Index(info, k); i >= 0 && i+1 < len(info) {
 					return info[i+1]
@@ -244,6 +247,15 @@ func runSentinelStack(t *testing.T, manifests []byte, secrets map[string]string,
 		argvHolds(t, p.name, nodeProcs[i].cmd.Process.Pid, password)
 	}
 	for i, p := range sentinelPods {
+		// A Sentinel answers no command (who the primary is, as SENTINEL
+		// SET or MONITOR) without the password, or with a wrong one.
+		for what, env := range map[string][]string{"without the password": nil, "with a wrong password": {"REDISCLI_AUTH=wrong-" + password}} {
+			pr := start(t, "redis-cli", c.ns.command(ctx, env, "redis-cli", "-h", p.fqdn, "-p", "26379", "sentinel", "get-master-addr-by-name", master))
+			pr.wait(t)
+			if out := pr.output(); !strings.Contains(out, "NOAUTH") {
+				t.Errorf("%s: a client %s asked who the primary is: %q (want NOAUTH)", p.name, what, strings.ReplaceAll(out, password, "***"))
+			}
+		}
 		pr := start(t, p.name+" probe", c.probe(ctx, sentinels, sentinelCtr, atPod(p)))
 		if pr.wait(t); strings.TrimSpace(pr.output()) != "PONG" {
 			t.Errorf("%s: readinessProbe: %q (want PONG)", p.name, pr.output())
@@ -277,6 +289,9 @@ func runSentinelStack(t *testing.T, manifests []byte, secrets map[string]string,
 		return healthy()
 	})
 	argvHolds(t, "gwsim", gwsim.cmd.Process.Pid, password)
+	if !healthy() {
+		t.Error("gwsim not healthy once the Sentinels refused clients without the password")
+	}
 	for _, p := range nodePods {
 		waitFor(p.name+" holds gwsim's keys", 30*time.Second, func() bool {
 			n, err := strconv.Atoi(strings.TrimSpace(cli(true, "-h", p.fqdn, "dbsize")))
@@ -290,7 +305,7 @@ func runSentinelStack(t *testing.T, manifests []byte, secrets map[string]string,
 	nodeProcs[0].cmd.Process.Kill()
 	<-nodeProcs[0].done
 	primary := func() string {
-		return strings.SplitN(cli(false, "-h", sentinelPods[0].fqdn, "-p", "26379", "sentinel", "get-master-addr-by-name", master), "\n", 2)[0]
+		return strings.SplitN(cli(true, "-h", sentinelPods[0].fqdn, "-p", "26379", "sentinel", "get-master-addr-by-name", master), "\n", 2)[0]
 	}
 	waitFor("a replica promoted", time.Minute, func() bool {
 		p := primary()
