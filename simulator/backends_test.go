@@ -3,6 +3,7 @@ package simulator_test
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gwdmi/gwtools/simulator"
@@ -76,5 +77,17 @@ func TestRedisKeepsNoLocalState(t *testing.T) {
 	}
 	if d := c.Device(simtest.MACA, sn); d.Name != "Renamed elsewhere" {
 		t.Errorf("after a change in Redis the replica serves %+v", d)
+	}
+}
+
+// TestSentinelPasswordOnlyForSentinel: a Sentinel password with a store
+// that follows no Sentinel is refused, never silently dropped, and the
+// refusal does not show it.
+func TestSentinelPasswordOnlyForSentinel(t *testing.T) {
+	for _, url := range []string{"", "memory:", "file:" + t.TempDir() + "/state.db"} {
+		_, err := simulator.Build(simulator.Options{Fleet: simtest.Fleet(), StoreURL: url, SentinelPassword: "s3cret-sentinel"})
+		if err == nil || !strings.Contains(err.Error(), "redis+sentinel://") || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("store %q with a Sentinel password: %v", url, err)
+		}
 	}
 }

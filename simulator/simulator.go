@@ -60,6 +60,10 @@ type Options struct {
 	// different fleet found there.
 	StoreURL   string
 	StoreReset bool
+	// SentinelPassword is the Sentinels' own password, for a
+	// redis+sentinel:// StoreURL whose Sentinels require one (refused
+	// with any other store).
+	SentinelPassword string
 	// StoreDurability is when a change on Redis is acknowledged: once the
 	// primary has it ("" or "primary") or once a replica has it too
 	// ("replicated"). See redisstore.Durability.
@@ -194,11 +198,14 @@ func Build(o Options) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.SentinelPassword != "" && !strings.HasPrefix(url, redisstore.SentinelScheme) {
+		return nil, errors.New("a Sentinel password is for a redis+sentinel:// store only")
+	}
 	open, err := Backend(url)
 	if err != nil {
 		return nil, fmt.Errorf("--store: %w; give %s", err, StoreForms)
 	}
-	b, err := open(context.Background(), server.BackendOptions{URL: url, Fleet: f, Reset: o.StoreReset,
+	b, err := open(context.Background(), server.BackendOptions{URL: url, SentinelPassword: o.SentinelPassword, Fleet: f, Reset: o.StoreReset,
 		Replicated: durability == redisstore.DurabilityReplicated, Replica: o.Replica,
 		MessageLimit: o.MessageLimit, JournalSize: o.JournalSize, Window: a.Window, Logger: o.Logger})
 	if err != nil {

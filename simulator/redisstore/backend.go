@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,17 +28,6 @@ func IsURL(raw string) bool {
 	return false
 }
 
-// sentinelPassword is the Sentinels' own password OpenBackend gives a
-// redis+sentinel:// store (SetSentinelPassword).
-var sentinelPassword atomic.Pointer[string]
-
-// SetSentinelPassword sets the password OpenBackend gives the Sentinels of
-// a redis+sentinel:// store (Options.SentinelPassword), "" for none: gwsim
-// sets it from GWSIM_SENTINEL_PASSWORD before it opens the store, as
-// OpenBackend is given server.BackendOptions, which has no field for it.
-// With it set, OpenBackend refuses a store that is not redis+sentinel://.
-func SetSentinelPassword(password string) { sentinelPassword.Store(&password) }
-
 // OpenBackend is the backend of a Redis --store URL: every part in Redis,
 // shared by every replica started with the same URL and fleet.
 func OpenBackend(ctx context.Context, o server.BackendOptions) (server.Backend, error) {
@@ -47,11 +35,7 @@ func OpenBackend(ctx context.Context, o server.BackendOptions) (server.Backend, 
 	if o.Replicated {
 		d = DurabilityReplicated
 	}
-	var sp string
-	if p := sentinelPassword.Load(); p != nil {
-		sp = *p
-	}
-	s, err := Open(ctx, o.Fleet, Options{URL: o.URL, SentinelPassword: sp, Reset: o.Reset, Replica: o.Replica,
+	s, err := Open(ctx, o.Fleet, Options{URL: o.URL, SentinelPassword: o.SentinelPassword, Reset: o.Reset, Replica: o.Replica,
 		MessageLimit: o.MessageLimit, JournalSize: o.JournalSize, Durability: d})
 	if err != nil {
 		return server.Backend{}, err

@@ -37,7 +37,7 @@ func TestSentinelPasswordOnlyWithSentinel(t *testing.T) {
 
 // Sentinels that require a password (requirepass): Open reaches the
 // primary through them with Options.SentinelPassword, as OpenBackend does
-// with SetSentinelPassword, and no description holds it; without it, or
+// with server.BackendOptions.SentinelPassword, and no description holds it; without it, or
 // with a wrong one, Open fails saying the Sentinels refused, and its error
 // holds neither password.
 func TestSentinelPasswordReachesTheSentinels(t *testing.T) {
@@ -55,17 +55,14 @@ func TestSentinelPasswordReachesTheSentinels(t *testing.T) {
 	}
 	s.Close()
 
-	redisstore.SetSentinelPassword(password)
-	t.Cleanup(func() { redisstore.SetSentinelPassword("") })
-	b, err := redisstore.OpenBackend(t.Context(), server.BackendOptions{URL: url, Fleet: fleet.Demo()})
+	b, err := redisstore.OpenBackend(t.Context(), server.BackendOptions{URL: url, SentinelPassword: password, Fleet: fleet.Demo()})
 	if err != nil {
-		t.Fatalf("OpenBackend with SetSentinelPassword: %v", err)
+		t.Fatalf("OpenBackend with the Sentinels' password: %v", err)
 	}
 	if strings.Contains(b.Describe, password) {
 		t.Errorf("the backend's description holds the Sentinels' password: %s", b.Describe)
 	}
 	b.Close()
-	redisstore.SetSentinelPassword("")
 
 	for what, pw := range map[string]string{"without a password": "", "with a wrong password": "wrong-" + password} {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

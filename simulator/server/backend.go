@@ -71,8 +71,12 @@ type Backend struct {
 // BackendOptions are what every backend is opened with: gwsim's flags.
 type BackendOptions struct {
 	// URL is the whole --store URL; its scheme chose the backend.
-	URL   string
-	Fleet *fleet.Fleet
+	URL string
+	// SentinelPassword is the Sentinels' own password, for a backend
+	// that follows Redis Sentinel (simulator.Build refuses it with any
+	// other store).
+	SentinelPassword string
+	Fleet            *fleet.Fleet
 	// Reset (--store-reset) replaces the state the store holds, even of
 	// another fleet. A backend that holds nothing across processes
 	// refuses it (CheckBackendOptions).
