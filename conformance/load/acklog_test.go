@@ -251,8 +251,11 @@ func dyingServer(t *testing.T, answer int, how string) string {
 		if err != nil {
 			return
 		}
-		defer ln.Close()
+		// The listener closes before the connection does, so that the
+		// client's retry, which follows the close at once, is refused
+		// rather than taken into the backlog and reset.
 		defer c.Close()
+		defer ln.Close()
 		br := bufio.NewReader(c)
 		readRequest := func() bool {
 			req, err := http.ReadRequest(br)
