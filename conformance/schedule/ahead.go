@@ -185,10 +185,13 @@ const (
 // leaves out (Estimate.Unpaced).
 func (a *Ahead) Left() (Estimate, bool) {
 	var chain, stretchPace time.Duration
+	unknownChain := 0
 	if p, ok := a.Progress(); ok {
 		if ch, ok := p.Longest(); ok {
 			chain = ch.Left
-			if n := p.Done(); n > 0 {
+			if ch.Unknown {
+				unknownChain = ch.Total - ch.Done
+			} else if n := p.Done(); n > 0 {
 				stretchPace = ch.Took / time.Duration(n)
 			}
 		}
@@ -233,7 +236,7 @@ func (a *Ahead) Left() (Estimate, bool) {
 	if aheadPace == 0 {
 		aheadPace = placePace
 	}
-	e := Estimate{Left: chain + expected + time.Duration(placed)*placePace + time.Duration(ahead)*aheadPace}
+	e := Estimate{Left: chain + expected + time.Duration(placed)*placePace + time.Duration(ahead)*aheadPace, Unpaced: unknownChain}
 	if placePace == 0 {
 		e.Unpaced += placed
 	}

@@ -108,23 +108,31 @@ func (p *Progress) Done() int {
 }
 
 // minChainPaced is how many of a chain's tasks end before its own pace
-// is taken for the rest: a chain's first tasks (a far device's first
-// answers, a wait for the clock) say little of the others.
-const minChainPaced = 5
+// is taken for the rest, and minPaced how many of all the chains' tasks
+// end before any pace is: a chain's first tasks (a far device's first
+// answers, a read before its first change, a wait for the clock) say
+// little of the others, which go together.
+const (
+	minChainPaced = 5
+	minPaced      = 50
+)
 
 // Chain is one key's chain as far as it has come: Left is its expected
-// time to its end (0 once it has ended, or while no pace is known).
+// time to its end (0 once it has ended, or while no pace is known:
+// Unknown).
 type Chain struct {
 	Key         string
 	Done, Total int
 	Took, Left  time.Duration
+	Unknown     bool
 }
 
 // Longest is the chain expected to end last: the critical path of the
-// tasks run side by side. A chain is expected at its own pace once
-// minChainPaced of its tasks have ended, before that at the mean pace of
-// the chains that have (its Left is 0 while none has). False before any
-// task has run.
+// tasks run side by side. Once minPaced tasks have ended, a chain is
+// expected at its own pace when minChainPaced of its tasks have ended,
+// before that at the mean pace of the chains that have; otherwise its
+// time left is not known (Unknown, and it is taken to end last). False
+// before any task has run.
 func (p *Progress) Longest() (Chain, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -133,13 +141,15 @@ func (p *Progress) Longest() (Chain, bool) {
 	}
 	now := time.Now()
 	var paces time.Duration
-	paced := 0
+	paced, done := 0, 0
 	for _, c := range p.chains {
+		done += c.done
 		if c.done >= minChainPaced && c.ended.IsZero() {
 			paces += now.Sub(p.start) / time.Duration(c.done)
 			paced++
 		}
 	}
+	known := done >= minPaced
 	keys := append([]string(nil), p.order...)
 	sort.Strings(keys)
 	var best Chain
@@ -150,18 +160,22 @@ func (p *Progress) Longest() (Chain, bool) {
 		switch {
 		case !c.ended.IsZero():
 			ch.Took = c.ended.Sub(p.start)
-		case c.done >= minChainPaced:
+		case known && c.done >= minChainPaced:
 			ch.Left = time.Duration(float64(ch.Took) / float64(c.done) * float64(c.total-c.done))
-		case paced > 0:
+		case known && paced > 0:
 			ch.Left = paces / time.Duration(paced) * time.Duration(c.total-c.done)
 		default:
-			ch.Left = time.Duration(1<<62 - 1) // not known: expected last
+			ch.Left, ch.Unknown = time.Duration(1<<62-1), true // taken to end last
 		}
-		if !found || ch.Took+ch.Left > best.Took+best.Left {
+		later := ch.Took+ch.Left > best.Took+best.Left
+		if ch.Unknown && best.Unknown {
+			later = ch.Total-ch.Done > best.Total-best.Done // the most left
+		}
+		if !found || later {
 			best, found = ch, true
 		}
 	}
-	if best.Left == time.Duration(1<<62-1) {
+	if best.Unknown {
 		best.Left = 0
 	}
 	return best, found
