@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/checks"
+	"github.com/gwdmi/gwtools/conformance/engine"
 	"github.com/gwdmi/gwtools/docs"
 )
 
@@ -27,7 +29,7 @@ var catalogOnce sync.Once
 func declaredChecks() []check.Meta {
 	catalogOnce.Do(func() {
 		var list []check.Meta
-		(&Env{collect: &list}).declareAll()
+		checks.New(engine.Listing(&list), checks.ModelBudget{}).Declare()
 		for _, m := range list {
 			check.Register(m)
 		}

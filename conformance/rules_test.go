@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
@@ -87,7 +88,7 @@ func TestWireRulesHaveTheirChecks(t *testing.T) {
 				if string(m.Level) != r.Level {
 					t.Errorf("rule %s is %s, its check %s %s", r.ID, r.Level, m.ID, m.Level)
 				}
-				if !hasTag(m.Tags, report.RuleTag+r.ID) {
+				if !slices.Contains(m.Tags, report.RuleTag+r.ID) {
 					t.Errorf("check %s lacks the label %s%s", m.ID, report.RuleTag, r.ID)
 				}
 			}
@@ -98,7 +99,7 @@ func TestWireRulesHaveTheirChecks(t *testing.T) {
 		}
 	}
 	for _, m := range checks {
-		if hasTag(m.Tags, "http") && len(rules.ForCheck(m.ID)) == 0 {
+		if slices.Contains(m.Tags, "http") && len(rules.ForCheck(m.ID)) == 0 {
 			t.Errorf("check %s of HTTP's own rules belongs to no rule", m.ID)
 		}
 	}

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/bundle"
+	"github.com/gwdmi/gwtools/conformance/engine"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/simulator/simtest"
@@ -565,11 +565,11 @@ func TestRunStopsIncompleteOnAFailingTargetOrTheRequestCap(t *testing.T) {
 	// the first 500s), MaxSilent refused in a row, and those in flight by
 	// then; no more, however far the target. Of the reads, only those
 	// already in flight when the run stopped.
-	if most := failFrom + link.MaxSilent + 2*conformance.DefaultConcurrency; ops.Load() > int64(most) {
+	if most := failFrom + link.MaxSilent + 2*engine.DefaultConcurrency; ops.Load() > int64(most) {
 		t.Errorf("gwconform sent %d requests to a failing target, at most %d", ops.Load(), most)
 	}
-	if late := lateReads.Load(); late > int64(conformance.DefaultConcurrency) {
-		t.Errorf("gwconform read the observer %d times once the run had stopped, at most %d in flight", late, conformance.DefaultConcurrency)
+	if late := lateReads.Load(); late > int64(engine.DefaultConcurrency) {
+		t.Errorf("gwconform read the observer %d times once the run had stopped, at most %d in flight", late, engine.DefaultConcurrency)
 	}
 	// Nothing was filtered: the checks not reached are said to be so.
 	if strings.Contains(r.stdout, "filter") || !strings.Contains(r.stdout, "not reached: the run stopped before them") {

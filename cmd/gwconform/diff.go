@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/diff"
 	"github.com/gwdmi/gwtools/conformance/explore"
 	"github.com/gwdmi/gwtools/conformance/report"
@@ -202,7 +202,7 @@ func (m *diffMain) Open(ctx context.Context) error {
 		}
 		var signer client.Signer
 		if len(f.SignCommand) > 0 || f.Scheme() != auth.MD5 {
-			signer, _ = conformance.SignerFor(f, m.fleetPaths[i])
+			signer, _ = catalog.SignerFor(f, m.fleetPaths[i])
 		}
 		t, err := explore.NewTarget(base, f, signer, nil, m.timeout)
 		if err != nil {

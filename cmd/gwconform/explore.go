@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/explore"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/load"
@@ -213,7 +213,7 @@ func (m *exploreMain) Open(ctx context.Context) error {
 	}
 	var signer client.Signer
 	if len(f.SignCommand) > 0 || f.Scheme() != auth.MD5 {
-		signer, _ = conformance.SignerFor(f, m.fleetFile)
+		signer, _ = catalog.SignerFor(f, m.fleetFile)
 	}
 	m.tgt, err = explore.NewTarget(base, f, signer, nil, m.timeout)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/checks"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
@@ -154,7 +154,7 @@ func TestModelPhaseFairToEveryLatitude(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, id := range []string{conformance.ModelAnswersID, conformance.ModelEffectsID, conformance.ModelIsolationID, conformance.ModelContractID} {
+			for _, id := range []string{checks.ModelAnswersID, checks.ModelEffectsID, checks.ModelIsolationID, checks.ModelContractID} {
 				if res, _ := doc.Result(id); res.Outcome != report.Passed {
 					t.Errorf("%s: %s: %s", id, res.Outcome, res.Failure)
 				}

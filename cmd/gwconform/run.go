@@ -28,6 +28,8 @@ import (
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/checks"
+	"github.com/gwdmi/gwtools/conformance/engine"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/report"
@@ -126,7 +128,9 @@ type runMain struct {
 
 	suite    types.SuiteConfig
 	reporter types.ReporterConfig
-	env      *conformance.Env
+	env      *engine.Env
+	// model is the model-based phase's budget (checks.ModelBudget).
+	model    checks.ModelBudget
 	embedded Embedded
 	target   string
 	// ledger keeps every request of the run (client.Ledger).
@@ -433,10 +437,9 @@ func (m *runMain) Open(ctx context.Context) error {
 			return errUsage
 		}
 	}
-	e := &conformance.Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Location: f.Location(), Now: time.Now},
-		DryRun: o.DryRun, AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency,
-		ModelBudget: conformance.ModelBudget{Operations: modelOperations(o.ModelOperations), Time: o.ModelTime, Seed: o.ModelSeed}}
-	e.ModelBudget.Baseline = m.baseline
+	e := &engine.Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Location: f.Location(), Now: time.Now},
+		DryRun: o.DryRun, AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency}
+	m.model = checks.ModelBudget{Operations: modelOperations(o.ModelOperations), Time: o.ModelTime, Seed: o.ModelSeed, Baseline: m.baseline}
 	if o.Target == "" {
 		sim, err := m.StartEmbedded(f)
 		if err != nil {
@@ -456,7 +459,7 @@ func (m *runMain) Open(ctx context.Context) error {
 		// without it.
 		m.target = withoutUserinfo(e.BaseURL)
 	}
-	e.Signer, e.KnownSign = conformance.SignerFor(f, o.FleetFile)
+	e.Signer, e.KnownSign = catalog.SignerFor(f, o.FleetFile)
 	// No request of the run repeats another by accident (CONTRACT 1): a
 	// timestamp moves at most half the window to avoid one (the window's
 	// own checks send half the window away and expect it taken). A run
@@ -472,7 +475,7 @@ func (m *runMain) Open(ctx context.Context) error {
 	}
 	if !o.DryRun && !e.Embedded {
 		if err := reachable(ctx, e.BaseURL, o.Timeout); err != nil {
-			if cause := conformance.TransportCause(e.BaseURL, err); cause != "" {
+			if cause := engine.TransportCause(e.BaseURL, err); cause != "" {
 				return errors.New(cause)
 			}
 			return fmt.Errorf("target unreachable: %v", err)
@@ -489,7 +492,7 @@ func (m *runMain) Open(ctx context.Context) error {
 	if !o.DryRun && !o.SkipPreflight {
 		// As many requests in flight as the run has workers, and at
 		// least --concurrency.
-		refused, err := conformance.Preflight(ctx, e, parallelism(o, e.Fleet, io.Discard))
+		refused, err := engine.Preflight(ctx, e, parallelism(o, e.Fleet, io.Discard))
 		if err != nil {
 			return err
 		}
@@ -509,17 +512,17 @@ func (m *runMain) Open(ctx context.Context) error {
 // reads. An --observer that does not answer them is a bad argument; a
 // target that does not is run without effects, which the reports say in
 // one line. --mode certified needs an observer or --no-observer.
-func (m *runMain) openObserver(ctx context.Context, e *conformance.Env) error {
+func (m *runMain) openObserver(ctx context.Context, e *engine.Env) error {
 	o := m.opts
 	switch {
 	case o.NoObserver:
-		e.Observer, e.NotObserved = "", conformance.NoObserverFlag
+		e.Observer, e.NotObserved = "", engine.NoObserverFlag
 	case e.Observer != "":
 		// The embedded simulator shows its own effects.
 	case o.DryRun:
 		e.Observer = o.Observer
 		if e.Observer == "" {
-			e.NotObserved = conformance.NotObservedPrefix + ": a dry run reads nothing"
+			e.NotObserved = engine.NotObservedPrefix + ": a dry run reads nothing"
 		}
 	default:
 		base, explicit := strings.TrimRight(o.Observer, "/"), o.Observer != ""
@@ -541,9 +544,9 @@ func (m *runMain) openObserver(ctx context.Context, e *conformance.Env) error {
 		case explicit:
 			return fmt.Errorf("--observer %s does not answer the CONTRACT 7 reads: %s (docs/observer.md)", base, p.Why)
 		case p.NeedsToken:
-			e.NotObserved = conformance.NotObservedPrefix + ": the target's reads of CONTRACT 7 answered 401: needs --admin-token"
+			e.NotObserved = engine.NotObservedPrefix + ": the target's reads of CONTRACT 7 answered 401: needs --admin-token"
 		default:
-			e.NotObserved = conformance.NotObservedPrefix + ": the target does not answer the reads of CONTRACT 7; give --observer URL (docs/observer.md)"
+			e.NotObserved = engine.NotObservedPrefix + ": the target does not answer the reads of CONTRACT 7; give --observer URL (docs/observer.md)"
 		}
 	}
 	if o.Cert.Mode == "certified" && e.Observer == "" && !o.NoObserver {
@@ -574,7 +577,7 @@ func (m *runMain) Close() error {
 func (m *runMain) Run(ctx context.Context) int {
 	o, e := m.opts, m.env
 	e.Seed = m.suite.RandomSeed
-	cfg := conformance.Config{Env: e, Suite: m.suite, Reporter: m.reporter, Target: m.target, ReportDir: o.ReportDir,
+	cfg := engine.Config{Env: e, Suite: m.suite, Reporter: m.reporter, Target: m.target, ReportDir: o.ReportDir,
 		Write: report.WriteOptions{FailOnShould: o.FailOn == "should", AllowPartial: o.AllowPartial, Today: time.Now(),
 			Catalog: report.CatalogID{Harness: harnessInfo().Version}}}
 	cfg.Write.Baseline = m.baseline
@@ -589,7 +592,7 @@ func (m *runMain) Run(ctx context.Context) int {
 		// A worker: its own devices, its share of the checks.
 		e.Worker, e.Workers = o.Worker, o.Workers
 		m.ledger.Share(o.Worker, o.Workers)
-		e.Target = conformance.WorkerTarget(e.Fleet, e.Target, o.Worker)
+		e.Target = engine.WorkerTarget(e.Fleet, e.Target, o.Worker)
 		cfg.WorkerReport = o.WorkerReport
 	} else if n := parallelism(o, e.Fleet, m.Stderr); n > 1 {
 		dir, err := os.MkdirTemp("", "gwconform-workers")
@@ -620,7 +623,7 @@ func (m *runMain) Run(ctx context.Context) int {
 	if o.Verbose {
 		// Ginkgo's lines carry what targets answered: masked by value
 		// as they go (the reports are masked when written).
-		live := &maskedLines{w: m.Stdout, mask: conformance.ConsoleMask(e)}
+		live := &maskedLines{w: m.Stdout, mask: engine.ConsoleMask(e)}
 		flushLive = live.Flush
 		formatter.ColorableStdOut = live
 	} else {
@@ -633,7 +636,7 @@ func (m *runMain) Run(ctx context.Context) int {
 		}
 	}
 	fmt.Fprintf(m.Stdout, "gwconform: %s against %s, seed %d\n", map[bool]string{true: "dry run", false: "checking"}[o.DryRun], m.target, e.Seed)
-	doc, err := conformance.Execute(ctx, cfg)
+	doc, err := conformance.Execute(ctx, cfg, m.model)
 	flushLive()
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform: writing reports:", shown(err))
@@ -672,19 +675,19 @@ func (m *runMain) Run(ctx context.Context) int {
 // startWorkers starts workers 1..n-1: this program again, as gwconform
 // run with the hidden --worker flags, on the same target, fleet and seed;
 // each writes its Ginkgo report as JSON into dir.
-func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*conformance.Worker, []*exec.Cmd, error) {
+func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*engine.Worker, []*exec.Cmd, error) {
 	o, e := m.opts, m.env
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, nil, fmt.Errorf("--parallel: cannot find this program to start workers: %w", err)
 	}
 	var (
-		ws   []*conformance.Worker
+		ws   []*engine.Worker
 		cmds []*exec.Cmd
 	)
 	for i := 1; i < n; i++ {
 		done := make(chan error, 1)
-		w := &conformance.Worker{N: i, Report: filepath.Join(dir, fmt.Sprintf("worker-%d.json", i)),
+		w := &engine.Worker{N: i, Report: filepath.Join(dir, fmt.Sprintf("worker-%d.json", i)),
 			Log: filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)), Done: done}
 		args := []string{"run", "--target", e.BaseURL, "--seed", strconv.FormatInt(e.Seed, 10),
 			"--worker", strconv.Itoa(i), "--workers", strconv.Itoa(n), "--worker-report", w.Report,
@@ -816,7 +819,7 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.Cert.Mode, "mode", "ordinary", "ordinary, or certified: every check, a full fleet, no filter; only such a bundle says certified")
 	fs.StringVar(&o.Cert.Product, "product", "", "name of the product under test, for the bundle's manifest")
 	fs.StringVar(&o.Cert.ProductVersion, "product-version", "", "version of the product under test, for the bundle's manifest")
-	fs.IntVar(&o.Concurrency, "concurrency", conformance.DefaultConcurrency, "the most requests in flight at once: the checks of a device or a gateway's messages that judge only an\n"+
+	fs.IntVar(&o.Concurrency, "concurrency", engine.DefaultConcurrency, "the most requests in flight at once: the checks of a device or a gateway's messages that judge only an\n"+
 		"answer, or a refusal that must change nothing, are sent together; changes to one device stay in order;\n"+
 		"1 sends every request alone, one after another")
 	fs.IntVar(&o.Parallel, "parallel", 0, "run the checks in this many worker processes, each on its own devices (default: up to 8, as many\n"+
@@ -834,7 +837,7 @@ func (o *runOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.RerunFailed, "rerun-failed", "", "run exactly the checks that failed in this report.json or bundle, with its seed")
 	fs.StringVar(&o.BaselineFile, "baseline", "", "YAML file of known failures (check, reason, owner, link, expires): shown as expected failures, not counted; an entry that passes, expired or names no check fails the run")
 	fs.StringVar(&o.ProductFile, "product-file", "", "file with name: and version: lines, instead of --product and --product-version")
-	fs.IntVar(&o.ModelOperations, "model-operations", conformance.DefaultModelOperations, "the model-based phase's budget of operations: random sequences over every account, gateway,\n"+
+	fs.IntVar(&o.ModelOperations, "model-operations", checks.DefaultModelOperations, "the model-based phase's budget of operations: random sequences over every account, gateway,\n"+
 		"device, field subset and identifier origin, judged by the model (0: no phase; --mode certified needs it)")
 	fs.DurationVar(&o.ModelTime, "model-time", 0, "the model-based phase's budget of time (0: a fifth of the time the run took before it, at least 10s)")
 	fs.Int64Var(&o.ModelSeed, "model-seed", 0, "seed of the model-based phase's sequences (0: the run's seed)")
@@ -1010,15 +1013,15 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // parallelism is how many workers a run uses: --parallel, or up to
-// conformance.MaxParallel, never more than the fleet has devices of every type on the
+// engine.MaxParallel, never more than the fleet has devices of every type on the
 // tested gateway, and 1 for a dry run.
 func parallelism(o runOptions, f *fleet.Fleet, stderr io.Writer) int {
 	if o.DryRun {
 		return 1
 	}
-	c := conformance.Capacity(f)
+	c := engine.Capacity(f)
 	if o.Parallel == 0 {
-		return min(conformance.MaxParallel, c)
+		return min(engine.MaxParallel, c)
 	}
 	if o.Parallel > c {
 		fmt.Fprintf(stderr, "gwconform: --parallel %d: the fleet has %d device(s) of some type on the tested gateway, so %d worker(s) run\n", o.Parallel, c, c)
@@ -1050,7 +1053,7 @@ func withoutUserinfo(list string) string {
 }
 
 // modelOperations is --model-operations as the phase takes it: 0 turns
-// the phase off (below 0 for conformance.ModelBudget).
+// the phase off (below 0 for checks.ModelBudget).
 func modelOperations(n int) int {
 	if n == 0 {
 		return -1

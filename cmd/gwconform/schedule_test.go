@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/engine"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
@@ -110,7 +110,7 @@ func TestScheduledVerdictsEqualSerial(t *testing.T) {
 			if c.failed == nil && (serial.code != 0 || scheduled.code != 0) {
 				t.Errorf("a faithful target failed: exit %d serial, %d scheduled\n%s", serial.code, scheduled.code, tail(scheduled.stdout))
 			}
-			if !regexp.MustCompile(fmt.Sprintf(`critical path: .*up to %d requests in flight`, conformance.DefaultConcurrency)).MatchString(scheduled.stdout) {
+			if !regexp.MustCompile(fmt.Sprintf(`critical path: .*up to %d requests in flight`, engine.DefaultConcurrency)).MatchString(scheduled.stdout) {
 				t.Errorf("the scheduled run names no critical path:\n%s", tail(scheduled.stdout))
 			}
 			if !regexp.MustCompile(`run ahead: [1-9][0-9]+ checks in [2-9] chains side by side`).MatchString(scheduled.stdout) {

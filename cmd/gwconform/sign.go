@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance"
+	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
@@ -55,7 +55,7 @@ func resigner(path string) (*fleet.Fleet, client.Signer, error) {
 	}
 	switch {
 	case len(f.SignCommand) > 0:
-		s, _ := conformance.SignerFor(f, path)
+		s, _ := catalog.SignerFor(f, path)
 		return f, s, nil
 	case f.Scheme() != auth.MD5:
 		return f, client.FormatSigner{}, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/checks"
 )
 
 // Markdown is docs/checks.md: every check of the suite, generated from the
@@ -109,7 +110,7 @@ func (q *quotes) write(b *strings.Builder) {
 	b.WriteString("refusal's answer the sentences of the CONTRACT that state what it judges; the tables above mark them [S<n>].\n")
 	b.WriteString("A part of an answer no sentence states (most error fields, the code of a 405) is reported, never judged.\n\n")
 	for i, s := range q.list {
-		fmt.Fprintf(b, "- <a id=\"s%d\"></a>**S%d** (%s): %s\n", i+1, i+1, conformance.QuoteSource(s), strings.ReplaceAll(s, "|", `\|`))
+		fmt.Fprintf(b, "- <a id=\"s%d\"></a>**S%d** (%s): %s\n", i+1, i+1, checks.QuoteSource(s), strings.ReplaceAll(s, "|", `\|`))
 	}
 	b.WriteString("\n")
 }
@@ -137,7 +138,7 @@ func writeTable(b *strings.Builder, ms []check.Meta, q *quotes) {
 		if m.Quote != "" {
 			// "… The sentence that forbids it (published): “…”" becomes
 			// "… Forbidden by [S3]", the inference after it kept.
-			mark := " The sentence that forbids it (" + conformance.QuoteSource(m.Quote) + "): “" + m.Quote + "”"
+			mark := " The sentence that forbids it (" + checks.QuoteSource(m.Quote) + "): “" + m.Quote + "”"
 			a = strings.Replace(a, mark, " Forbidden by "+q.ref(m.Quote), 1)
 		}
 		// "(CONTRACT: “…” “…”)", the sentences that state an answer,

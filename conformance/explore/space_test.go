@@ -19,7 +19,7 @@ import (
 )
 
 // spaceConfig is the model-based phase's configuration of explore, as
-// gwconform run sets it (conformance/modelphase.go).
+// gwconform run sets it (conformance/checks/modelphase.go).
 func spaceConfig(seed int64, ops int) Config {
 	return Config{Seed: seed, Operations: ops, ShrinkBudget: 5 * time.Second, Space: true, MinKept: 1, Latitudes: true,
 		RestoreRound: true, MaxShrunk: 4, GoOn: true}

@@ -542,7 +542,7 @@ func logShows(l observer.Log, lt logTrack) bool {
 // pendingFor is the expectation of a device of a gateway, if any, and
 // whether not to wait for it (it showed it does not settle): of the
 // tested gateway, or of a stand-in's (package batch), which the effect checks
-// read as a place a change must not land (landing.go).
+// read as a place a change must not land (conformance/checks/landing.go).
 func (l *Link) pendingFor(key, mac string) (*expected, bool) {
 	if l.cfg.Settle <= 0 {
 		return nil, false

@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 import (
 	"context"
@@ -29,7 +29,7 @@ import (
 // calls valid, and the rule that a rejected request changes nothing, a
 // SHOULD. They carry the tags sim and effect, and are skipped, with the
 // one line of NotObservedPrefix, when the run has no observer.
-func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
+func (env *Suite) declareSim(c catalog.Case, f device.Format, id string) {
 	valid := c.Want.OK || c.Want.ContractOK
 	level := check.Should
 	if c.Want.OK {
@@ -50,7 +50,7 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 		m.Assertion = capital(c.Title) + " SHOULD be rejected and change nothing the observer shows (CONTRACT 3)."
 	}
 	body := func(ctx context.Context) {
-		if why := env.observeSkip(); why != "" {
+		if why := env.ObserveSkip(); why != "" {
 			trial.From(ctx).Skip(why)
 		}
 		var ctl control.Result
@@ -62,14 +62,14 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 		if valid {
 			// On a slow device without a stand-in: judged from its lane
 			// when it passed there (package batch), else alone as below.
-			if env.batch().InLane(ctx, m.ID, c, f) {
+			if env.Batch().InLane(ctx, m.ID, c, f) {
 				return
 			}
 			if trial.From(ctx).IsLive() {
-				t, _, why = env.batch().StandIn(c, f)
-			} else if env.batch().SlowWithStandIn(c) {
+				t, _, why = env.Batch().StandIn(c, f)
+			} else if env.Batch().SlowWithStandIn(c) {
 				// A stand-in sets the run's target for the check: never
-				// while other devices' checks run beside it (ahead.go).
+				// while other devices' checks run beside it (package engine, ahead.go).
 				trial.From(ctx).InPlace("its device is slow: it runs in its place, where it may move to a stand-in")
 			}
 		}
@@ -96,19 +96,19 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 		expectApplied(ctx, sent, before, after, !c.Want.OK)
 	}
 	if env.Observer == "" {
-		env.itAbout(m, env.caseKey(c, f), body) // it says why it is skipped
+		env.ItAbout(m, env.CaseKey(c, f), body) // it says why it is skipped
 		return
 	}
 	if valid {
 		// A valid value's state check: on a slow device with no stand-in,
 		// sent in its device's lane (package batch).
-		env.planCheck(m, batch.Plan{Case: c, Formats: []device.Format{f}, Kind: batch.ValidState})
-		env.itAbout(m, env.caseKey(c, f), body)
+		env.Plan(m, batch.Plan{Case: c, Formats: []device.Format{f}, Kind: batch.ValidState})
+		env.ItAbout(m, env.CaseKey(c, f), body)
 		return
 	}
 	// A refusal's state check changes nothing when the target is right:
 	// on a slow device it reads, sends and reads with the others.
-	env.itPlanned(m, batch.Plan{Case: c, Formats: []device.Format{f}, Kind: batch.RefusalState, Refusal: true}, body)
+	env.ItPlanned(m, batch.Plan{Case: c, Formats: []device.Format{f}, Kind: batch.RefusalState, Refusal: true}, body)
 }
 
 // distinctLog makes a message check conclusive on a log that keeps only
@@ -116,7 +116,7 @@ func (env *Env) declareSim(c catalog.Case, f device.Format, id string) {
 // already the newest of the gateway's (the same message sent by the
 // check's twin in the other format), a message of the run's own, unlike
 // any other, is sent first, and the log read again once it shows it.
-func (env *Env) distinctLog(ctx context.Context, c catalog.Call, f device.Format, before observer.State) observer.State {
+func (env *Suite) distinctLog(ctx context.Context, c catalog.Call, f device.Format, before observer.State) observer.State {
 	trial.Helper()
 	m := observer.Message{Type: c.Get(device.FieldMessageType), Value: c.Get(device.FieldMessageValue)}
 	if before.Log.Counted || before.Log.Shared || before.Log.Last == nil || *before.Log.Last != m {
@@ -124,11 +124,11 @@ func (env *Env) distinctLog(ctx context.Context, c catalog.Call, f device.Format
 	}
 	trial.From(ctx).By("the message to send is already the newest of the gateway's: a message of the run's own goes first, so that any log shows whether this one comes")
 	other := env.Base(device.SendMessage, "", "")
-	r, err := env.link().Exchange(ctx, other.Request(f))
+	r, err := env.Link().Exchange(ctx, other.Request(f))
 	if err != nil || !link.Accepted(r) {
 		return before
 	}
-	l, err := env.link().ReadLog(ctx, env.Target.MAC)
+	l, err := env.Link().ReadLog(ctx, env.Target.MAC)
 	if err != nil {
 		failRead(ctx, "reading the messages", err)
 	}
@@ -141,7 +141,7 @@ func (env *Env) distinctLog(ctx context.Context, c catalog.Call, f device.Format
 // for the stand-in. The checks of a process run one at a time, and
 // nothing else reads env.Target meanwhile (batch.Sender.SlowNote reads
 // the fleet).
-func (env *Env) onStandIn(ctx context.Context, t *fleet.Target, why string, body func()) {
+func (env *Suite) onStandIn(ctx context.Context, t *fleet.Target, why string, body func()) {
 	trial.Helper()
 	if t == nil {
 		body()
@@ -156,14 +156,14 @@ func (env *Env) onStandIn(ctx context.Context, t *fleet.Target, why string, body
 
 // snapshot is what the observer shows about the device and gateway a call
 // concerns, or what was fetched for the check ahead (package batch).
-func (env *Env) snapshot(ctx context.Context, c catalog.Call) observer.State {
+func (env *Suite) snapshot(ctx context.Context, c catalog.Call) observer.State {
 	trial.Helper()
 	if st, ok := batch.Replay(ctx, true); ok {
 		return *st.State
 	}
 	var s observer.State
 	if c.SN != "" {
-		d, err := env.link().ReadDevice(ctx, env.Target.MAC, c.SN)
+		d, err := env.Link().ReadDevice(ctx, env.Target.MAC, c.SN)
 		if err != nil {
 			failRead(ctx, "reading the device", err)
 		}
@@ -175,7 +175,7 @@ func (env *Env) snapshot(ctx context.Context, c catalog.Call) observer.State {
 		// rest of the check.
 		return s
 	}
-	l, err := env.link().ReadLog(ctx, env.Target.MAC)
+	l, err := env.Link().ReadLog(ctx, env.Target.MAC)
 	if err != nil {
 		failRead(ctx, "reading the messages", err)
 	}

@@ -1,15 +1,12 @@
-package conformance
+package checks
 
 import (
 	"context"
 	"fmt"
 	"mime"
-	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
 	"github.com/gwdmi/gwtools/conformance/batch"
@@ -24,38 +21,6 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
-
-// declareChecks declares every check of the suite, each reading env, the
-// run's own Env, when it runs. The container is Ordered: Ginkgo runs the
-// checks in the order they are declared (else it sorts the specs of a
-// container by where they are declared, then by their text, and every
-// check is declared by check.It), and ContinueOnFailure: a failed check
-// does not skip the rest. The checks run ahead of their place (ahead.go)
-// go in the same order.
-func (env *Env) declareChecks() {
-	ginkgo.Describe(suiteText, ginkgo.Ordered, ginkgo.ContinueOnFailure, env.declareAll)
-}
-
-// suiteText is the container of every check: part of each spec's text.
-const suiteText = "Gateway Device Management Interface"
-
-// declareAll declares every check, in the order a serial run runs them.
-func (env *Env) declareAll() {
-	// HTTP's own rules first: they speak to the target on connections of
-	// their own and run in their place, and a service that breaks one may
-	// break every exchange of the checks after them.
-	env.declareHTTPRules()
-	for _, c := range catalog.Cases() {
-		env.declare(c)
-	}
-	// The probes before the effect checks: they are about one device each
-	// and run ahead with the cases against a far target (ahead.go), and
-	// each effect check then reads the state they left, in every run.
-	env.declareProbes()
-	env.declareEffects()
-	// The model-based phase last: it reaches every device of the fleet.
-	env.declareModelPhase()
-}
 
 // meta fills the metadata every check of a case shares; f is 0 for the
 // parity check, which sends in both formats.
@@ -84,7 +49,7 @@ func caseMeta(c *catalog.Case, id string, level check.Level, f device.Format, ti
 	return m
 }
 
-func (env *Env) declare(c catalog.Case) {
+func (env *Suite) declare(c catalog.Case) {
 	// Levels follow the source of the sentence (oracle.MustLevel): a
 	// refusal that rests on the CONTRACT alone keeps its SHOULD checks
 	// and has no MUST one.
@@ -96,19 +61,19 @@ func (env *Env) declare(c catalog.Case) {
 		refusal := !c.Want.OK && !c.Want.ContractOK
 		switch {
 		case c.Want.OK:
-			env.itPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is answered with success",
+			env.ItPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" MUST be answered with status success."), batch.Plan{Case: c, Formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "a valid request was not accepted: %s", link.Describe(r))
 			})
 		case c.Want.ContractOK:
-			env.itPlanned(caseMeta(&c, id, check.Should, f, capital(c.Title)+" is answered with success",
+			env.ItPlanned(caseMeta(&c, id, check.Should, f, capital(c.Title)+" is answered with success",
 				capital(c.Title)+" SHOULD be answered 200 with status success (CONTRACT "+c.Contract+")."), batch.Plan{Case: c, Formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(link.Accepted(r)).To(gomega.BeTrue(), "the request was not accepted: %s", link.Describe(r))
 			})
 		case c.Want.Must:
-			env.itPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is rejected",
+			env.ItPlanned(caseMeta(&c, id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered with success."), batch.Plan{Case: c, Formats: one, Refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
@@ -117,7 +82,7 @@ func (env *Env) declare(c catalog.Case) {
 			})
 		}
 		if refusal {
-			env.itPlanned(caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
+			env.ItPlanned(caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's error",
 				capital(c.Title)+" SHOULD be answered "+c.Want.String(f)+"."), batch.Plan{Case: c, Formats: one, Refusal: true}, func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
@@ -132,7 +97,7 @@ func (env *Env) declare(c catalog.Case) {
 			m := caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
 				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
 			m.Section = "2.5" // the response's status field
-			env.itPlanned(m, batch.Plan{Case: c, Formats: one}, func(ctx context.Context) {
+			env.ItPlanned(m, batch.Plan{Case: c, Formats: one}, func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(r.Status).To(gomega.Equal(200), "status: %s", link.Describe(r))
 				expectFormat(ctx, r, f)
@@ -156,7 +121,7 @@ func (env *Env) declare(c catalog.Case) {
 		if level == check.Should {
 			assertion = " SHOULD get the same verdict and status code in JSON as in XML."
 		}
-		env.itPlanned(caseMeta(&c, c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
+		env.ItPlanned(caseMeta(&c, c.ID+".parity", level, 0, capital(c.Title)+": JSON and XML agree",
 			capital(c.Title)+assertion, "parity"),
 			batch.Plan{Case: c, Formats: []device.Format{device.JSON, device.XML}, Refusal: !c.Want.OK && !c.Want.ContractOK}, func(ctx context.Context) {
 				refusal := !c.Want.OK && !c.Want.ContractOK
@@ -190,105 +155,23 @@ func (env *Env) declare(c catalog.Case) {
 	}
 }
 
-// itPlanned declares a check whose requests may be sent together with
-// the other checks of its device when the target is far (package batch).
-func (env *Env) itPlanned(m check.Meta, p batch.Plan, body func(context.Context)) bool {
-	env.planCheck(m, p)
-	return env.itAbout(m, env.caseKey(p.Case, p.Formats[0]), func(ctx context.Context) {
-		env.batch().Run(ctx, m.ID, body)
-	})
-}
-
-// planCheck hands a check of a case to the run's batches (package batch),
-// when it will run in this process and its requests may go with others.
-func (env *Env) planCheck(m check.Meta, p batch.Plan) {
-	if env.collect != nil || env.DryRun || env.MaxRequests > 0 || p.Case.WholeFleet || env.concurrency() < 2 {
-		return
-	}
-	if strings.Contains(p.Case.ID, ".timestamp.") && hasTag(p.Case.Tags, "boundary") {
-		// A timestamp a second from the window's edge means what it
-		// tests only when sent in the second it names: never held back
-		// behind other requests.
-		return
-	}
-	if p.Case.Op == device.SendMessage && p.Kind == batch.ValidState {
-		// A valid message's state check wants its message last in the
-		// gateway's log, which every message sent beside it would change:
-		// it runs alone. A refusal's looks only for its own message
-		// (observer.Log.UnchangedBy), whatever else the log gains.
-		return
-	}
-	if env.Workers > 1 && env.workerOf(m.ID, env.Workers) != env.Worker {
-		return
-	}
-	if !env.filter.willRun(check.Finish(m)) {
-		return
-	}
-	p.ID = m.ID
-	env.batch().Plan(p)
-}
-
-// filter is the run's filter as Ginkgo applies it (its label filter,
-// focus and skip on the spec's full text), compiled once: it is asked of
-// every one of the suite's checks.
-type filter struct {
-	labels      func([]string) bool
-	focus, skip *regexp.Regexp
-	// broken: a filter that does not compile runs nothing (Ginkgo refuses
-	// it before any check).
-	broken bool
-}
-
-func newFilter(cfg types.SuiteConfig) filter {
-	var f filter
-	var err error
-	if cfg.LabelFilter != "" {
-		if f.labels, err = types.ParseLabelFilter(cfg.LabelFilter); err != nil {
-			f.broken = true
-		}
-	}
-	if len(cfg.FocusStrings) > 0 {
-		if f.focus, err = regexp.Compile(strings.Join(cfg.FocusStrings, "|")); err != nil {
-			f.broken = true
-		}
-	}
-	if len(cfg.SkipStrings) > 0 {
-		if f.skip, err = regexp.Compile(strings.Join(cfg.SkipStrings, "|")); err != nil {
-			f.broken = true
-		}
-	}
-	return f
-}
-
-// willRun says whether Ginkgo will run a check under the filter.
-func (f filter) willRun(m check.Meta) bool {
-	if f.broken || f.labels != nil && !f.labels(m.Labels()) {
-		return false
-	}
-	if f.focus == nil && f.skip == nil {
-		return true
-	}
-	text := "gwconform " + suiteText + " " + m.Text()
-	return (f.focus == nil || f.focus.MatchString(text)) && (f.skip == nil || !f.skip.MatchString(text))
-}
-
 // sendCase builds a case's request, arranges for the device to be put back
 // afterwards, and sends it.
-func (env *Env) sendCase(ctx context.Context, c catalog.Case, f device.Format) *client.Response {
+func (env *Suite) sendCase(ctx context.Context, c catalog.Case, f device.Format) *client.Response {
 	trial.Helper()
 	_, r := env.sendCaseCall(ctx, c, f)
 	return r
 }
 
-func (env *Env) sendCaseCall(ctx context.Context, c catalog.Case, f device.Format) (catalog.Call, *client.Response) {
+func (env *Suite) sendCaseCall(ctx context.Context, c catalog.Case, f device.Format) (catalog.Call, *client.Response) {
 	trial.Helper()
 	req := env.buildCase(ctx, c, f)
-	env.putBack(ctx, req)
+	env.PutBack(ctx, req)
 	trial.From(ctx).By(fmt.Sprintf("sending %s in %s", c.Title, f))
-	return req, env.send(ctx, req, f)
+	return req, env.Send(ctx, req, f)
 }
 
-func (env *Env) buildCase(ctx context.Context, c catalog.Case, f device.Format) catalog.Call {
+func (env *Suite) buildCase(ctx context.Context, c catalog.Case, f device.Format) catalog.Call {
 	trial.Helper()
 	req, skip := c.Build(&env.Bench, f, c.ID)
 	if skip != "" {

@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
+	"github.com/gwdmi/gwtools/conformance/engine"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/schedule"
@@ -67,7 +68,7 @@ type landings struct {
 // the checks read a device before a change: once the changes accepted for
 // it earlier have appeared. The context it gives carries the landings, for
 // Env.readSettled.
-func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) (context.Context, *landings) {
+func (env *Suite) watchLandings(ctx context.Context, shared bool, named devRef) (context.Context, *landings) {
 	trial.Helper()
 	devs, logs := env.landingPlaces(shared, named)
 	l := &landings{devs: devs, logs: logs}
@@ -79,18 +80,18 @@ func (env *Env) watchLandings(ctx context.Context, shared bool, named devRef) (c
 	pre := map[devRef]observer.Device{}
 	preLog := map[string]observer.Log{}
 	for _, d := range devs {
-		if st, ok := env.link().Unchanged(d.mac, d.sn); ok {
+		if st, ok := env.Link().Unchanged(d.mac, d.sn); ok {
 			pre[d] = st
-		} else if env.link().Pending(d.mac, d.sn) {
+		} else if env.Link().Pending(d.mac, d.sn) {
 			pre[d] = env.mustRead(ctx, d.mac, d.sn)
 		} else {
 			now = append(now, d)
 		}
 	}
 	for _, mac := range logs {
-		if lg, ok := env.link().UnchangedLog(mac); ok {
+		if lg, ok := env.Link().UnchangedLog(mac); ok {
 			preLog[mac] = lg
-		} else if env.link().LogPending(mac) {
+		} else if env.Link().LogPending(mac) {
 			preLog[mac] = env.mustLog(ctx, mac)
 		} else {
 			nowLogs = append(nowLogs, mac)
@@ -114,14 +115,14 @@ type landingsKey struct{}
 // check's landings watch at the same time: landed then takes them as read
 // (link.Link.Unchanged), unless something was sent since or the device
 // was slow to show its change.
-func (env *Env) readSettled(ctx context.Context, mac, sn string) observer.Device {
+func (env *Suite) readSettled(ctx context.Context, mac, sn string) observer.Device {
 	trial.Helper()
 	defer env.alongside(ctx)()
 	return env.mustRead(ctx, mac, sn)
 }
 
 // logSettled is readSettled for a gateway's messages.
-func (env *Env) logSettled(ctx context.Context, mac string) observer.Log {
+func (env *Suite) logSettled(ctx context.Context, mac string) observer.Log {
 	trial.Helper()
 	defer env.alongside(ctx)()
 	return env.mustLog(ctx, mac)
@@ -130,17 +131,17 @@ func (env *Env) logSettled(ctx context.Context, mac string) observer.Log {
 // alongside starts reading the places the check's landings watch, when
 // the target applies changes at once, and gives the func that waits for
 // the reads to end. A read that fails is read again by landed.
-func (env *Env) alongside(ctx context.Context) (wait func()) {
+func (env *Suite) alongside(ctx context.Context) (wait func()) {
 	l, _ := ctx.Value(landingsKey{}).(*landings)
-	if l == nil || !env.link().Reusable() {
+	if l == nil || !env.Link().Reusable() {
 		return func() {}
 	}
 	var jobs []func()
 	for _, d := range l.devs {
-		jobs = append(jobs, func() { env.link().ReadDeviceNow(ctx, d.mac, d.sn) })
+		jobs = append(jobs, func() { env.Link().ReadDeviceNow(ctx, d.mac, d.sn) })
 	}
 	for _, mac := range l.logs {
-		jobs = append(jobs, func() { env.link().ReadLogNow(ctx, mac) })
+		jobs = append(jobs, func() { env.Link().ReadLogNow(ctx, mac) })
 	}
 	done := make(chan struct{})
 	go func() {
@@ -153,14 +154,14 @@ func (env *Env) alongside(ctx context.Context) (wait func()) {
 // readPlaces reads devices and message logs as they are now, all at once
 // within the run's bound of requests in flight (one round trip for the
 // fleets a bench has), or fails the check naming the first that could not be read.
-func (env *Env) readPlaces(ctx context.Context, devs []devRef, logs []string) (map[devRef]observer.Device, map[string]observer.Log) {
+func (env *Suite) readPlaces(ctx context.Context, devs []devRef, logs []string) (map[devRef]observer.Device, map[string]observer.Log) {
 	trial.Helper()
-	return env.readPlacesBy(ctx, devs, logs, env.link().ReadDeviceNow, env.link().ReadLogNow)
+	return env.readPlacesBy(ctx, devs, logs, env.Link().ReadDeviceNow, env.Link().ReadLogNow)
 }
 
 // readPlacesBy is readPlaces with the devices read by read and the
 // messages by readLog.
-func (env *Env) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
+func (env *Suite) readPlacesBy(ctx context.Context, devs []devRef, logs []string,
 	read func(ctx context.Context, mac, sn string) (observer.Device, error),
 	readLog func(ctx context.Context, mac string) (observer.Log, error)) (map[devRef]observer.Device, map[string]observer.Log) {
 	trial.Helper()
@@ -218,7 +219,7 @@ func (f readFailure) message() string { return f.what + " from the observer: " +
 
 // landingPlaces are the devices and message logs watched around a change
 // to named (see watchLandings).
-func (env *Env) landingPlaces(shared bool, named devRef) (devs []devRef, logs []string) {
+func (env *Suite) landingPlaces(shared bool, named devRef) (devs []devRef, logs []string) {
 	if env.Fleet == nil || env.Workers > 1 && env.Worker != 0 && !shared {
 		return nil, nil
 	}
@@ -227,7 +228,7 @@ func (env *Env) landingPlaces(shared bool, named devRef) (devs []devRef, logs []
 	busy := map[string]bool{}
 	if env.Workers > 1 {
 		for i := 0; i < env.Workers; i++ {
-			for _, d := range WorkerTarget(env.Fleet, env.Target, i).Devices {
+			for _, d := range engine.WorkerTarget(env.Fleet, env.Target, i).Devices {
 				busy[catalog.HexOnly(d.SN)] = true
 			}
 		}
@@ -304,7 +305,7 @@ func (env *Env) landingPlaces(shared bool, named devRef) (devs []devRef, logs []
 // that changed, when what (a change to the named device or gateway)
 // landed anywhere else. Call it once what the check names has settled:
 // the places are read as they are then.
-func (l *landings) expectKept(ctx context.Context, env *Env, what string) {
+func (l *landings) expectKept(ctx context.Context, env *Suite, what string) {
 	trial.Helper()
 	if landed := l.landed(ctx, env); len(landed) > 0 {
 		trial.From(ctx).Fail(what + " also landed where it was not sent: " + strings.Join(landed, "; "))
@@ -314,7 +315,7 @@ func (l *landings) expectKept(ctx context.Context, env *Env, what string) {
 // landed reads the watched places again, or takes them as the observer
 // last showed them when nothing was sent since (readSettled), and says
 // which changed and how.
-func (l *landings) landed(ctx context.Context, env *Env) []string {
+func (l *landings) landed(ctx context.Context, env *Suite) []string {
 	trial.Helper()
 	if l == nil {
 		return nil
@@ -322,7 +323,7 @@ func (l *landings) landed(ctx context.Context, env *Env) []string {
 	var landed []string
 	// A place the observer last showed with nothing sent since (as
 	// readSettled read it) is taken as it showed; the rest are read now.
-	lk := env.link()
+	lk := env.Link()
 	lastDev := func(ctx context.Context, mac, sn string) (observer.Device, error) {
 		if st, ok := lk.Unchanged(mac, sn); ok {
 			return st, nil
@@ -368,7 +369,7 @@ func (l *landings) landed(ctx context.Context, env *Env) []string {
 // expectStored fails when a message accepted for a gateway is not
 // stored there (why, from observer.Log.GainedMessage), naming where else it
 // landed, and then when it landed anywhere else as well.
-func (l *landings) expectStored(ctx context.Context, env *Env, mac, why string) {
+func (l *landings) expectStored(ctx context.Context, env *Suite, mac, why string) {
 	trial.Helper()
 	if why == "" {
 		l.expectKept(ctx, env, "the message to gateway "+mac)
@@ -391,4 +392,4 @@ func orNothing(v string, st map[string]any, k string) string {
 }
 
 // runAll runs jobs, Concurrency at a time, and waits for them.
-func (env *Env) runAll(jobs []func()) { schedule.N(jobs, env.concurrency()) }
+func (env *Suite) runAll(jobs []func()) { schedule.N(jobs, env.InFlight()) }

@@ -1,4 +1,4 @@
-package conformance
+package engine
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func preflightRequests(ctx context.Context, e *Env, n int) []preflightRequest {
 		jobs := make([]func(), len(devices))
 		for i, d := range devices {
 			jobs[i] = func() {
-				if cur, err := e.link().ReadDevice(ctx, e.Target.MAC, d.SN); err == nil {
+				if cur, err := e.Link().ReadDevice(ctx, e.Target.MAC, d.SN); err == nil {
 					shown[i] = &cur
 				}
 			}
@@ -122,10 +122,10 @@ func testedDevices(e *Env) []fleet.Device {
 // alone, so that a target that cannot be reached is told after one
 // request.
 func Preflight(ctx context.Context, e *Env, n int) (refused []string, err error) {
-	n = max(n, e.concurrency())
+	n = max(n, e.InFlight())
 	reqs := preflightRequests(ctx, e, n)
 	// The messages it sends are awaited like the run's own (package link).
-	e.link().CountLog(ctx)
+	e.Link().CountLog(ctx)
 	answers, err := sendPreflight(ctx, e, reqs, n)
 	if err != nil || len(answers) == 0 {
 		return nil, err
@@ -158,12 +158,12 @@ func sendPreflight(ctx context.Context, e *Env, reqs []preflightRequest, n int) 
 		// Only answers to requests sent alone tell how far the target
 		// is (far): the first, or every one when n is 1.
 		if i == 0 || n == 1 {
-			rs[i], _, errs[i] = e.link().Send(ctx, reqs[i].req)
+			rs[i], _, errs[i] = e.Link().Send(ctx, reqs[i].req)
 		} else {
-			rs[i], _, errs[i] = e.link().SendTogether(ctx, reqs[i].req)
+			rs[i], _, errs[i] = e.Link().SendTogether(ctx, reqs[i].req)
 		}
 		if errs[i] == nil {
-			e.link().Track(reqs[i].req, rs[i])
+			e.Link().Track(reqs[i].req, rs[i])
 		}
 	}
 	var answers []preflightAnswer
@@ -352,7 +352,7 @@ func preflightKeys(ctx context.Context, e *Env) error {
 			if why := e.SignAs(&c, device.JSON, k); why != "" {
 				return fmt.Errorf("pre-flight: %s", why)
 			}
-			r, _, err := e.link().Send(ctx, c.Request(device.JSON))
+			r, _, err := e.Link().Send(ctx, c.Request(device.JSON))
 			if err != nil || link.Accepted(r) || !setupRefusal(r.ErrorCode) {
 				continue // the checks that use it judge the rest
 			}

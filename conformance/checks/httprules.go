@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 import (
 	"bytes"
@@ -89,7 +89,7 @@ type httpRule struct {
 	run  func(ctx context.Context, w *wireRun)
 }
 
-func (env *Env) httpRules() []httpRule {
+func (env *Suite) httpRules() []httpRule {
 	rs := []httpRule{
 		{id: "http.http10", rfc: "RFC 9112 6.1", quote: QuoteRFCTransferEncoding, op: device.SendMessage,
 			title:     "a valid request in HTTP/1.0",
@@ -129,7 +129,7 @@ func (env *Env) httpRules() []httpRule {
 // declareHTTPRules declares the family, first of the run. Each check runs
 // in its place: it speaks to the target on connections of its own, outside
 // the run's batches, and appends to the tested gateway's messages.
-func (env *Env) declareHTTPRules() {
+func (env *Suite) declareHTTPRules() {
 	for _, r := range env.httpRules() {
 		r := r
 		formats := []device.Format{device.JSON, device.XML}
@@ -153,7 +153,7 @@ func (env *Env) declareHTTPRules() {
 			for _, rl := range rules.ForCheck(id) {
 				m.Tags = append(m.Tags, report.RuleTag+rl.ID)
 			}
-			env.it(m, func(ctx context.Context) {
+			env.It(m, func(ctx context.Context) {
 				w := env.wireRun(ctx, f)
 				r.run(ctx, w)
 			})
@@ -163,7 +163,7 @@ func (env *Env) declareHTTPRules() {
 
 // wireRun is one check's way to the target on connections of its own.
 type wireRun struct {
-	env  *Env
+	env  *Suite
 	ctx  context.Context
 	f    device.Format
 	host string
@@ -173,12 +173,12 @@ type wireRun struct {
 	waits int
 }
 
-func (env *Env) wireRun(ctx context.Context, f device.Format) *wireRun {
+func (env *Suite) wireRun(ctx context.Context, f device.Format) *wireRun {
 	t := trial.From(ctx)
 	switch {
 	case env.MaxRequests > 0:
 		t.Skip("--max-requests: the checks of HTTP's own rules send on connections of their own, outside the count")
-	case env.link().Stopped():
+	case env.Link().Stopped():
 		t.Skip("the target stopped answering")
 	}
 	if f == 0 {
@@ -284,12 +284,12 @@ func (w *wireRun) record(q wire.Request, r *wire.Response, err error, took time.
 	if err != nil {
 		ex.Error = err.Error()
 	}
-	w.env.link().Record(w.ctx, ex)
+	w.env.Link().Record(w.ctx, ex)
 	if r != nil && q.Body != nil && succeeded(r) {
 		// An accepted message: the run's later reads of the gateway's
 		// messages wait for it to show, as for any message the run sent
 		// (a service may show a change some time after its answer).
-		w.env.link().Track(client.Request{Path: device.SendMessage.Path(), Format: w.f, RawBody: q.Body}, answer(r))
+		w.env.Link().Track(client.Request{Path: device.SendMessage.Path(), Format: w.f, RawBody: q.Body}, answer(r))
 	}
 }
 
@@ -381,7 +381,7 @@ func (w *wireRun) again(r *wire.Response) bool {
 
 // slot holds one of the run's places for requests in flight while the
 // check's connection is open.
-func (w *wireRun) slot() func() { return w.env.link().Slot() }
+func (w *wireRun) slot() func() { return w.env.Link().Slot() }
 
 // attempts runs a check's attempts one at a time, each on a connection of
 // its own, closed after it however it ends, holding one of the run's
@@ -405,7 +405,7 @@ func (w *wireRun) attempt(try func(*wire.Conn, int) bool, n int) bool {
 	return try(c, n)
 }
 
-func (env *Env) checkHTTP10(ctx context.Context, w *wireRun) {
+func (env *Suite) checkHTTP10(ctx context.Context, w *wireRun) {
 	judged := w.attempts(func(c *wire.Conn, _ int) bool {
 		q := w.message()
 		q.Proto = "HTTP/1.0"
@@ -432,7 +432,7 @@ func (env *Env) checkHTTP10(ctx context.Context, w *wireRun) {
 	w.inconclusive("no readable answer after " + fmt.Sprint(wireAttempts) + " attempts")
 }
 
-func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
+func (env *Suite) checkPipelined(ctx context.Context, w *wireRun) {
 	const n = 4
 	want := []bool{true, false, true, false}
 	closedInOrder := 0 // attempts whose connection closed after one answer, in order
@@ -528,7 +528,7 @@ func (env *Env) checkPipelined(ctx context.Context, w *wireRun) {
 	w.inconclusive(fmt.Sprintf("in %d attempts the service never answered two pipelined requests on one connection (it may close after any answer)", wireAttempts))
 }
 
-func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
+func (env *Suite) checkExpectContinue(ctx context.Context, w *wireRun) {
 	judged := w.attempts(func(c *wire.Conn, _ int) bool {
 		q := w.message()
 		// Connection: close, so that an answer whose framing is broken
@@ -613,7 +613,7 @@ func (env *Env) checkExpectContinue(ctx context.Context, w *wireRun) {
 	w.inconclusive(fmt.Sprintf("no final answer in %d attempts", wireAttempts))
 }
 
-func (env *Env) checkChunkedRequest(ctx context.Context, w *wireRun) {
+func (env *Suite) checkChunkedRequest(ctx context.Context, w *wireRun) {
 	judged := w.attempts(func(c *wire.Conn, _ int) bool {
 		q := w.message()
 		// Pieces of uneven sizes; the last one's size is written in
@@ -647,7 +647,7 @@ func (env *Env) checkChunkedRequest(ctx context.Context, w *wireRun) {
 	w.inconclusive(fmt.Sprintf("no answer in %d attempts", wireAttempts))
 }
 
-func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
+func (env *Suite) checkConnectionClose(ctx context.Context, w *wireRun) {
 	judged := w.attempts(func(c *wire.Conn, n int) bool {
 		q := w.message()
 		q.Header = append(q.Header, [2]string{"Connection", "close"})
@@ -717,7 +717,7 @@ func (env *Env) checkConnectionClose(ctx context.Context, w *wireRun) {
 	w.inconclusive(fmt.Sprintf("no answer in %d attempts", wireAttempts))
 }
 
-func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
+func (env *Suite) checkContentLength(ctx context.Context, w *wireRun) {
 	judged := w.attempts(func(c *wire.Conn, n int) bool {
 		q := w.message()
 		// A second valid message follows at once, so that what comes
@@ -792,7 +792,7 @@ func (env *Env) checkContentLength(ctx context.Context, w *wireRun) {
 	w.inconclusive(fmt.Sprintf("no answer in %d attempts", wireAttempts))
 }
 
-func (env *Env) checkHead(ctx context.Context, w *wireRun, op device.Operation) {
+func (env *Suite) checkHead(ctx context.Context, w *wireRun, op device.Operation) {
 	judged := w.attempts(func(c *wire.Conn, n int) bool {
 		q := w.bare(http.MethodHead, op)
 		q.Header = append(q.Header, [2]string{"Content-Type", w.contentType()})

@@ -1,4 +1,4 @@
-package conformance
+package engine
 
 import (
 	"context"
@@ -10,16 +10,20 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/safefile"
 )
 
 // Config is one run of the suite as the command line set it up: the
-// prepared Env (target, fleet, client, signer), Ginkgo's settings, where
-// the reports go, and, in a --parallel run, the other workers.
+// prepared Env (target, fleet, client, signer), the checks, Ginkgo's
+// settings, where the reports go, and, in a --parallel run, the other
+// workers.
 type Config struct {
-	Env      *Env
+	Env *Env
+	// Checks are the suite's checks, declared on Env.
+	Checks   Checks
 	Suite    types.SuiteConfig
 	Reporter types.ReporterConfig
 	// Target names the target in the reports and on the console.
@@ -41,6 +45,23 @@ type Config struct {
 	ProgressInPlace bool
 }
 
+// Checks is what a run runs: a suite's checks, declared on the run's Env,
+// and what the reports say of the suite.
+type Checks struct {
+	// Declare declares every check on the run's Env, in the order a
+	// serial run runs them (It, ItAbout, ItPlanned).
+	Declare func()
+	// Catalog is every check of the suite, sorted by ID, whichever this
+	// process declares; Version names the catalog and Hash pins its
+	// content (the reports and bundles carry both).
+	Catalog func() []check.Meta
+	Version string
+	Hash    func() string
+	// Model is the model-based phase as it ran, for the reports (nil when
+	// it did not run).
+	Model func() *report.ModelPhase
+}
+
 // Worker is another process of a --parallel run, started by the command
 // line: it writes its Ginkgo report as JSON to Report, its console to Log,
 // and sends its exit on Done.
@@ -56,7 +77,7 @@ type execution struct {
 	cfg Config
 	doc report.Document
 	err error
-	// hash is the catalog's (CatalogHash), for the reports.
+	// hash is the catalog's (Checks.Hash), for the reports.
 	hash chan string
 	// leftChanged are the devices the run changed and could not put back
 	// (putback.Left), each in one line.
@@ -76,22 +97,23 @@ func (f *failer) Fail() { f.failed = true }
 func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	env := cfg.Env
 	env.started = time.Now()
+	env.catalog = cfg.Checks.Catalog
 	x := &execution{cfg: cfg, hash: make(chan string, 1)}
 	if cfg.WorkerReport == "" {
 		// The catalog's hash declares every check once more, as a list;
 		// the run's checks go one at a time, so it is worked out beside
 		// them, and is ready by the time the reports are written.
-		go func() { x.hash <- CatalogHash() }()
+		go func() { x.hash <- cfg.Checks.Hash() }()
 	}
 	env.filter = newFilter(cfg.Suite)
 	// The run's flags as they are now (a --parallel worker's, the
 	// reports' credentials): the pre-flight may have spoken to the target
 	// before they were all set.
-	env.link().Configure(env.linkConfig())
+	env.Link().Configure(env.linkConfig())
 	// Unless the pre-flight took it, the message count before the first
 	// check sends anything (package link).
-	env.link().CountLog(ctx)
-	env.declareChecks()
+	env.Link().CountLog(ctx)
+	declareChecks(cfg.Checks.Declare)
 	// Every device the run changed is put back once, after the last check.
 	// Those it could not put back are named in the console and reports.
 	ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) {
@@ -113,7 +135,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 		}
 		note := func() string {
 			var parts []string
-			for _, n := range []string{env.AheadNote(), env.ChainNote(), env.batch().SlowNote()} {
+			for _, n := range []string{env.AheadNote(), env.ChainNote(), env.Batch().SlowNote()} {
 				if n != "" {
 					parts = append(parts, n)
 				}
@@ -150,15 +172,17 @@ func (x *execution) writeReports(r ginkgo.Report) {
 	// The catalog's hash was worked out beside the run (Execute); the
 	// harness's version is the command line's (Config.Write.Catalog).
 	opts := x.cfg.Write
-	opts.Catalog.Version, opts.Catalog.Hash = CatalogVersion, <-x.hash
+	opts.Catalog.Version, opts.Catalog.Hash = x.cfg.Checks.Version, <-x.hash
 	env := x.cfg.Env
-	opts.Schedule = &report.Schedule{Concurrency: env.concurrency()}
-	if who, trips, took := env.CriticalPath(); who != "" && env.batch().SentAhead() {
+	opts.Schedule = &report.Schedule{Concurrency: env.InFlight()}
+	if who, trips, took := env.CriticalPath(); who != "" && env.Batch().SentAhead() {
 		opts.Schedule.CriticalPath = &report.Chain{Of: who, RoundTrips: trips, Seconds: math.Round(took.Seconds()*100) / 100}
 	}
 	opts.Schedule.Ahead = env.aheadRun()
 	opts.Mask = secretsMask(env)
-	opts.Model = env.ModelSummary()
+	if x.cfg.Checks.Model != nil {
+		opts.Model = x.cfg.Checks.Model()
+	}
 	opts.LeftChanged = x.leftChanged
 	x.doc, x.err = report.WriteAll(x.cfg.ReportDir, r, x.cfg.Target, opts)
 }

@@ -1,4 +1,4 @@
-package conformance
+package catalog
 
 import (
 	"path/filepath"

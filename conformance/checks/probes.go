@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 import (
 	"context"
@@ -32,7 +32,7 @@ type probe struct {
 // check.Traits.Cost): it sends several requests.
 const probeCost = 10
 
-func (env *Env) declareProbes() {
+func (env *Suite) declareProbes() {
 	for _, p := range env.probes() {
 		p := p
 		formats := p.formats
@@ -48,10 +48,31 @@ func (env *Env) declareProbes() {
 				// to the gateway's log, the others use the worker's own
 				// devices.
 				Traits: check.Traits{Shared: p.op == device.SendMessage, Cost: probeCost}}
-			env.itAbout(m, env.probeKey(p), func(ctx context.Context) { p.run(ctx, f) })
+			env.ItAbout(m, env.probeKey(p), func(ctx context.Context) { p.run(ctx, f) })
 		}
 	}
 	env.declareHeadChecks()
+}
+
+// probeKey is what a probe's requests touch: the device of its type, the
+// tested gateway's messages, or the first device of the fleet (the one a
+// probe about no type sends to: Bench.AnyDevice).
+func (env *Suite) probeKey(p probe) func() string {
+	return func() string {
+		switch {
+		case p.op == device.SendMessage:
+			return link.LogKey(env.Target.MAC)
+		case p.typ != "":
+			if d, ok := env.Device(p.typ); ok {
+				return catalog.HexOnly(d.SN)
+			}
+		default:
+			if d, ok := env.AnyDevice(); ok {
+				return catalog.HexOnly(d.SN)
+			}
+		}
+		return ""
+	}
 }
 
 // observe records what a probe saw; the reports show it.
@@ -63,11 +84,11 @@ func observe(ctx context.Context, format string, args ...any) {
 }
 
 // ask sends a call and says what came back, failing nothing.
-func (env *Env) ask(ctx context.Context, c catalog.Call, f device.Format) (*client.Response, string) {
+func (env *Suite) ask(ctx context.Context, c catalog.Call, f device.Format) (*client.Response, string) {
 	if env.DryRun {
-		env.send(ctx, c, f) // records and skips
+		env.Send(ctx, c, f) // records and skips
 	}
-	r, err := env.link().Exchange(ctx, c.Request(f))
+	r, err := env.Link().Exchange(ctx, c.Request(f))
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -78,7 +99,7 @@ func (env *Env) ask(ctx context.Context, c catalog.Call, f device.Format) (*clie
 	return r, verdict + " (" + link.Describe(r) + ")"
 }
 
-func (env *Env) needDevice(ctx context.Context, typeName string) (string, bool) {
+func (env *Suite) needDevice(ctx context.Context, typeName string) (string, bool) {
 	d, ok := env.Device(typeName)
 	if !ok {
 		trial.From(ctx).Skip("the fleet has no " + typeName + ": not covered")
@@ -91,7 +112,7 @@ func (env *Env) needDevice(ctx context.Context, typeName string) (string, bool) 
 // letter case of each enumerated field, the command forms the published
 // interface leaves open, and what the target allows of a message type, a
 // name, a timestamp and its answers' layout.
-func (env *Env) probes() []probe {
+func (env *Suite) probes() []probe {
 	ps := append(env.openFormProbes(), env.grammarProbes()...)
 	ps = append(ps, env.letterCaseProbes()...)
 	ps = append(ps, env.commandProbes()...)
@@ -108,7 +129,7 @@ func (env *Env) probes() []probe {
 // letterCaseProbes send each enumerated field of each device type in lower
 // and in upper case: the published table gives one case, and what the
 // target does with the others is for the report to say.
-func (env *Env) letterCaseProbes() []probe {
+func (env *Suite) letterCaseProbes() []probe {
 	var ps []probe
 	for _, t := range oracle.Types {
 		for _, fd := range t.Fields {
@@ -126,7 +147,7 @@ func (env *Env) letterCaseProbes() []probe {
 					for _, v := range vs {
 						c := env.Base(device.SendCommand, sn, t.Name)
 						c.Set(fd.Name, v)
-						env.putBack(ctx, c)
+						env.PutBack(ctx, c)
 						calls = append(calls, c)
 					}
 					for i, a := range env.askAll(ctx, calls, f) {
@@ -141,7 +162,7 @@ func (env *Env) letterCaseProbes() []probe {
 // commandProbes send commands in forms the published interface leaves
 // open: the device named by device_id, a command with one field, another
 // type text or value than the table's, and the format argument.
-func (env *Env) commandProbes() []probe {
+func (env *Suite) commandProbes() []probe {
 	return []probe{
 		env.onDeviceProbe("device_id-alias", "a command that names the device by device_id instead of sn", "2.2", "", func(c *catalog.Call) {
 			sn := c.Get(device.FieldSN)
@@ -165,7 +186,7 @@ func (env *Env) commandProbes() []probe {
 // onDeviceProbe is a probe that sends one command, changed by change, to
 // the fleet's device of type typeName (any device when typeName is ""),
 // and reports what the target did with it.
-func (env *Env) onDeviceProbe(id, title, section, typeName string, change func(c *catalog.Call)) probe {
+func (env *Suite) onDeviceProbe(id, title, section, typeName string, change func(c *catalog.Call)) probe {
 	return probe{id: id, title: title, section: section, contract: "2", typ: typeName, op: device.SendCommand,
 		run: func(ctx context.Context, f device.Format) {
 			var sn, typ string
@@ -181,7 +202,7 @@ func (env *Env) onDeviceProbe(id, title, section, typeName string, change func(c
 			}
 			c := env.Base(device.SendCommand, sn, typ)
 			change(&c)
-			env.putBack(ctx, c)
+			env.PutBack(ctx, c)
 			_, got := env.ask(ctx, c, f)
 			observe(ctx, "%s: %s", title, got)
 		}}
@@ -189,7 +210,7 @@ func (env *Env) onDeviceProbe(id, title, section, typeName string, change func(c
 
 // formatFieldProbe sends a command that carries the format argument,
 // naming its body's own format, and reports what the target did with it.
-func (env *Env) formatFieldProbe() probe {
+func (env *Suite) formatFieldProbe() probe {
 	return probe{id: "format-field", title: "a command that carries the format argument naming its body's format",
 		section: "4", contract: "2", op: device.SendCommand,
 		run: func(ctx context.Context, f device.Format) {
@@ -199,7 +220,7 @@ func (env *Env) formatFieldProbe() probe {
 			}
 			c := env.Base(device.SendCommand, d.SN, d.Type)
 			c.Set(device.FieldFormat, f.String())
-			env.putBack(ctx, c)
+			env.PutBack(ctx, c)
 			_, got := env.ask(ctx, c, f)
 			observe(ctx, "format=%s in a %s body: %s", f, f, got)
 		}}
@@ -207,7 +228,7 @@ func (env *Env) formatFieldProbe() probe {
 
 // messageTypeProbe sends a message whose message_type is "alert", and
 // reports what the target did with it.
-func (env *Env) messageTypeProbe() probe {
+func (env *Suite) messageTypeProbe() probe {
 	return probe{id: "message_type-other", title: `a message whose message_type is "alert"`, section: "2.4", contract: "3", op: device.SendMessage,
 		run: func(ctx context.Context, f device.Format) {
 			c := env.Base(device.SendMessage, "", "")
@@ -219,7 +240,7 @@ func (env *Env) messageTypeProbe() probe {
 
 // longestNameProbe renames a device with ever longer names and reports
 // the longest the target accepted.
-func (env *Env) longestNameProbe() probe {
+func (env *Suite) longestNameProbe() probe {
 	return probe{id: "name-longest", title: "the longest name the target accepts", section: "8", contract: "3", op: device.UpdateName,
 		run: func(ctx context.Context, f device.Format) {
 			d, ok := env.AnyDevice()
@@ -230,7 +251,7 @@ func (env *Env) longestNameProbe() probe {
 			for _, n := range []int{1, 32, 64, 65, 128, 255, 256, 1024, 4096} {
 				c := env.Base(device.UpdateName, d.SN, d.Type)
 				c.Set(device.FieldName, strings.Repeat("n", n))
-				env.putBack(ctx, c)
+				env.PutBack(ctx, c)
 				r, got := env.ask(ctx, c, f)
 				observe(ctx, "a name of %d characters: %s", n, got)
 				if link.Accepted(r) {
@@ -244,7 +265,7 @@ func (env *Env) longestNameProbe() probe {
 // timestampDriftProbe sends messages stamped ahead of and behind this
 // machine's clock, around the CONTRACT's window, and reports which
 // offsets the target accepted.
-func (env *Env) timestampDriftProbe() probe {
+func (env *Suite) timestampDriftProbe() probe {
 	return probe{id: "timestamp-drift", title: "how far the timestamp may be from the target's clock", section: "8", contract: "1",
 		op: device.SendMessage,
 		run: func(ctx context.Context, f device.Format) {
@@ -269,7 +290,7 @@ func (env *Env) timestampDriftProbe() probe {
 // replayed_request, or take it. It is the one place a run repeats a
 // request; the report says which answer the target gave, and whether it
 // is one of those two.
-func (env *Env) replayProbe() probe {
+func (env *Suite) replayProbe() probe {
 	return probe{id: "replay", title: "the same request sent again at once, on purpose", section: "5", contract: "1",
 		op: device.SendMessage,
 		run: func(ctx context.Context, f device.Format) {
@@ -301,7 +322,7 @@ func (env *Env) replayProbe() probe {
 
 // responseLayoutProbe reports the Content-Type and body of a success and
 // of an error answer, as the target writes them.
-func (env *Env) responseLayoutProbe() probe {
+func (env *Suite) responseLayoutProbe() probe {
 	return probe{id: "response-layout", title: "the layout of the success and error answers", section: "4.4", contract: "4",
 		op: device.SendMessage,
 		run: func(ctx context.Context, f device.Format) {
@@ -327,7 +348,7 @@ func (env *Env) responseLayoutProbe() probe {
 // per field: the report says what the target did with each, and nothing
 // is judged, so that neither a target that refuses them nor one that
 // accepts them fails a check.
-func (env *Env) openFormProbes() []probe {
+func (env *Suite) openFormProbes() []probe {
 	ps := env.commandOpenFormProbes()
 	ps = append(ps, env.fieldOpenFormProbes()...)
 	return append(ps, env.bodyOpenFormProbe())
@@ -336,7 +357,7 @@ func (env *Env) openFormProbes() []probe {
 // sendOpenForms sends each open form of f, derived from the value the
 // request carries, on a call build makes, and reports what the target did
 // with each; a format in which f has no open form is skipped.
-func (env *Env) sendOpenForms(ctx context.Context, format device.Format, f *oracle.Field, build func(context.Context) (catalog.Call, bool)) {
+func (env *Suite) sendOpenForms(ctx context.Context, format device.Format, f *oracle.Field, build func(context.Context) (catalog.Call, bool)) {
 	c, ok := build(ctx)
 	if !ok {
 		return
@@ -353,7 +374,7 @@ func (env *Env) sendOpenForms(ctx context.Context, format device.Format, f *orac
 		}
 		c, _ := build(ctx)
 		catalog.SetValue(&c, f.Name, s.Value)
-		env.putBack(ctx, c)
+		env.PutBack(ctx, c)
 		calls, titles = append(calls, c), append(titles, s.Title)
 	}
 	for i, a := range env.askAll(ctx, calls, format) {
@@ -366,7 +387,7 @@ func (env *Env) sendOpenForms(ctx context.Context, format device.Format, f *orac
 
 // commandOpenFormProbes are the open forms of each field of each device
 // type that has any, sent in a command to the fleet's device of the type.
-func (env *Env) commandOpenFormProbes() []probe {
+func (env *Suite) commandOpenFormProbes() []probe {
 	var ps []probe
 	for _, t := range oracle.Types {
 		for i := range t.Fields {
@@ -396,7 +417,7 @@ func (env *Env) commandOpenFormProbes() []probe {
 
 // anyDeviceCall builds a call of op about any device of the fleet (a
 // message needs none).
-func (env *Env) anyDeviceCall(op device.Operation) func(context.Context) (catalog.Call, bool) {
+func (env *Suite) anyDeviceCall(op device.Operation) func(context.Context) (catalog.Call, bool) {
 	return func(ctx context.Context) (catalog.Call, bool) {
 		d, ok := env.AnyDevice()
 		if !ok && op != device.SendMessage {
@@ -409,7 +430,7 @@ func (env *Env) anyDeviceCall(op device.Operation) func(context.Context) (catalo
 // fieldOpenFormProbes are the open forms of the fields every request of an
 // operation carries: the type text, the timestamp, the format argument and
 // the message's type and value.
-func (env *Env) fieldOpenFormProbes() []probe {
+func (env *Suite) fieldOpenFormProbes() []probe {
 	var ps []probe
 	for _, x := range []struct {
 		f       *oracle.Field
@@ -437,7 +458,7 @@ func (env *Env) fieldOpenFormProbes() []probe {
 
 // bodyOpenFormProbe sends a message in each form of a body that neither
 // text decides, in the probe's format (oracle.OpenBodyForms).
-func (env *Env) bodyOpenFormProbe() probe {
+func (env *Suite) bodyOpenFormProbe() probe {
 	return probe{id: "open-forms.message.body", section: "2.1", contract: "2", op: device.SendMessage,
 		title: "what the target does with the forms of a body that neither text decides",
 		run: func(ctx context.Context, f device.Format) {
@@ -482,7 +503,7 @@ type asked struct {
 // in. Their exchanges are recorded in order; the device's expected state
 // is then unknown (the order the target applied the accepted ones in is),
 // so it is forgotten rather than waited for.
-func (env *Env) askAll(ctx context.Context, calls []catalog.Call, f device.Format) []asked {
+func (env *Suite) askAll(ctx context.Context, calls []catalog.Call, f device.Format) []asked {
 	out := make([]asked, len(calls))
 	sn := ""
 	for i, c := range calls {
@@ -494,7 +515,7 @@ func (env *Env) askAll(ctx context.Context, calls []catalog.Call, f device.Forma
 			break
 		}
 	}
-	if len(calls) < 2 || sn == "" || !env.batch().FarDevice(sn) || env.concurrency() < 2 || env.DryRun || env.MaxRequests > 0 || env.link().Stopped() {
+	if len(calls) < 2 || sn == "" || !env.Batch().FarDevice(sn) || env.InFlight() < 2 || env.DryRun || env.MaxRequests > 0 || env.Link().Stopped() {
 		for i, c := range calls {
 			out[i].r, out[i].got = env.ask(ctx, c, f)
 		}
@@ -505,12 +526,12 @@ func (env *Env) askAll(ctx context.Context, calls []catalog.Call, f device.Forma
 	errs := make([]error, len(calls))
 	jobs := make([]func(), len(calls))
 	for i, c := range calls {
-		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.link().RoundTrip(ctx, c.Request(f)) }
+		jobs[i] = func() { out[i].r, exs[i], errs[i] = env.Link().RoundTrip(ctx, c.Request(f)) }
 	}
 	env.runAll(jobs)
 	anyAccepted := false
 	for i := range calls {
-		env.link().Record(ctx, exs[i])
+		env.Link().Record(ctx, exs[i])
 		if errs[i] != nil {
 			out[i].r, out[i].got = nil, fmt.Sprintf("no answer from the target: %v", errs[i])
 			continue
@@ -522,7 +543,7 @@ func (env *Env) askAll(ctx context.Context, calls []catalog.Call, f device.Forma
 		out[i].got = verdict + " (" + link.Describe(out[i].r) + ")"
 	}
 	if anyAccepted {
-		env.link().Forget(sn)
+		env.Link().Forget(sn)
 	}
 	return out
 }

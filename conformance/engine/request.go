@@ -1,4 +1,4 @@
-package conformance
+package engine
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // send sends a call in a format, records the exchange in the spec's report
 // and fails the spec when no answer came. In a dry run it records the
 // request and skips the spec instead.
-func (env *Env) send(ctx context.Context, c catalog.Call, f device.Format) *client.Response {
+func (env *Env) Send(ctx context.Context, c catalog.Call, f device.Format) *client.Response {
 	trial.Helper()
 	req := c.Request(f)
 	if env.DryRun {
@@ -43,10 +43,10 @@ func (env *Env) send(ctx context.Context, c catalog.Call, f device.Format) *clie
 	}
 	if st, ok := batch.Replay(ctx, false); ok {
 		// Sent with the other checks of its device.
-		env.link().Record(ctx, st.Ex)
+		env.Link().Record(ctx, st.Ex)
 		return st.Resp
 	}
-	resp, err := env.link().Exchange(ctx, req)
+	resp, err := env.Link().Exchange(ctx, req)
 	if err != nil {
 		trial.From(ctx).Fail(err.Error())
 	}

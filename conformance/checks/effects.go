@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 import (
 	"context"
@@ -38,7 +38,7 @@ import (
 // declareEffects declares every effect check: those about each device
 // type, then those about a gateway and the rest of the fleet, each in
 // every format.
-func (env *Env) declareEffects() {
+func (env *Suite) declareEffects() {
 	effectFormats := []device.Format{device.JSON, device.XML}
 	// The types and their fields are the harness's own rule table's
 	// (oracle), never the simulator's.
@@ -54,7 +54,7 @@ func (env *Env) declareEffects() {
 
 // declareTypeEffects declares the effect checks of a command and a rename
 // to the fleet's device of type t, in format f.
-func (env *Env) declareTypeEffects(t *oracle.Type, f device.Format) {
+func (env *Suite) declareTypeEffects(t *oracle.Type, f device.Format) {
 	env.commandEffect(t, f, "applied", check.Must, "", "a "+t.Name+" command that changes every field is applied field by field",
 		"A "+t.Name+" command accepted with values other than the device's MUST leave each field as sent, the name as it was, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
 		env.commandApplied)
@@ -84,7 +84,7 @@ type commandBody func(ctx context.Context, t *oracle.Type, f device.Format, d fl
 // commandEffect declares the effect check kind of a command to the
 // fleet's device of type t, in format f. It reads, around its request,
 // every other place of the fleet the command could land (landing.go).
-func (env *Env) commandEffect(t *oracle.Type, f device.Format, kind string, level check.Level, contract, title, assertion string, body commandBody) {
+func (env *Suite) commandEffect(t *oracle.Type, f device.Format, kind string, level check.Level, contract, title, assertion string, body commandBody) {
 	id := "effect.command." + check.Slug(t.Name) + "." + kind + "." + f.String()
 	env.effect(id, level, "4.1", contract, device.SendCommand, false, f, t.Name, title, assertion, func(ctx context.Context) {
 		d, ok := env.Device(t.Name)
@@ -99,7 +99,7 @@ func (env *Env) commandEffect(t *oracle.Type, f device.Format, kind string, leve
 
 // commandApplied sends a command that changes every field of d and
 // expects each field as sent and the name as it was.
-func (env *Env) commandApplied(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+func (env *Suite) commandApplied(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c, sent := env.changedCommand(d, t, before, fk)
 	r := env.sendEffect(ctx, c, f)
@@ -111,7 +111,7 @@ func (env *Env) commandApplied(ctx context.Context, t *oracle.Type, f device.For
 
 // commandAbsentKept sends a command that carries the type's first field
 // alone, changed, and expects it set and every other field as it was.
-func (env *Env) commandAbsentKept(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+func (env *Suite) commandAbsentKept(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c := env.Base(device.SendCommand, d.SN, t.Name)
 	c.Keep(device.FieldSN, device.FieldType)
@@ -127,7 +127,7 @@ func (env *Env) commandAbsentKept(ctx context.Context, t *oracle.Type, f device.
 // commandPartlyInvalid sends a command that changes every field but gives
 // the type's last field an invalid value, and expects it refused and the
 // device as it was.
-func (env *Env) commandPartlyInvalid(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+func (env *Suite) commandPartlyInvalid(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
 	env.expectRefusedUnchanged(ctx, f, d, func(before observer.Device) catalog.Call {
 		c, _ := env.changedCommand(d, t, before, fk)
 		last := &t.Fields[len(t.Fields)-1]
@@ -139,7 +139,7 @@ func (env *Env) commandPartlyInvalid(ctx context.Context, t *oracle.Type, f devi
 // commandBadSign sends a command that changes every field under a
 // well-formed wrong sign, and expects it refused and the device as it
 // was; a sign scheme that cannot tell a wrong sign skips it.
-func (env *Env) commandBadSign(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+func (env *Suite) commandBadSign(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
 	if !env.KnownSign {
 		trial.From(ctx).Skip("the fleet's sign scheme cannot tell a wrong sign (sign: format or off)")
 	}
@@ -155,7 +155,7 @@ func (env *Env) commandBadSign(ctx context.Context, t *oracle.Type, f device.For
 // commandEnumCase sends a command that changes every field, the type's
 // first enumerated one in lower case, and expects each field as sent in
 // the case of the published table.
-func (env *Env) commandEnumCase(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
+func (env *Suite) commandEnumCase(ctx context.Context, t *oracle.Type, f device.Format, d fleet.Device, fk *gofakeit.Faker) {
 	enum := firstEnum(t)
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
 	c, sent := env.changedCommand(d, t, before, fk)
@@ -168,7 +168,7 @@ func (env *Env) commandEnumCase(ctx context.Context, t *oracle.Type, f device.Fo
 
 // declareNameStored declares the check that a new name of the fleet's
 // device of type t is stored and its state kept, in format f.
-func (env *Env) declareNameStored(t *oracle.Type, f device.Format) {
+func (env *Suite) declareNameStored(t *oracle.Type, f device.Format) {
 	id := "effect.update_name." + check.Slug(t.Name) + ".stored." + f.String()
 	env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, t.Name, "a new name of a "+t.Name+" is stored and its state kept",
 		"An update_name of a "+t.Name+" accepted with a new name MUST leave that name, the device's state as it was, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
@@ -197,7 +197,7 @@ func effectID(s string, f device.Format) string { return "effect." + s + "." + f
 // declareGatewayEffects declares the effect checks about a gateway and the
 // rest of the fleet, in format f.
 // Each draws its values from its own ID (Env.Faker), whatever ran before.
-func (env *Env) declareGatewayEffects(f device.Format) {
+func (env *Suite) declareGatewayEffects(f device.Format) {
 	env.declareTrimmedName(f)
 	env.declareMessageStored(f)
 	env.declareNamedGatewayMessage(f)
@@ -214,7 +214,7 @@ func (env *Env) declareGatewayEffects(f device.Format) {
 
 // declareTrimmedName declares the check that a name sent with spaces
 // around it is stored trimmed; its name is drawn from its ID.
-func (env *Env) declareTrimmedName(f device.Format) {
+func (env *Suite) declareTrimmedName(f device.Format) {
 	id := effectID("update_name.trimmed", f)
 	env.effect(id, check.Should, "4.3", "3", device.UpdateName, false, f, "", "a name sent with spaces around it is stored trimmed",
 		"An update_name whose name has spaces before and after it SHOULD be accepted, the observer SHOULD show the name trimmed (CONTRACT 3), and every other device and gateway's messages as they were.",
@@ -236,7 +236,7 @@ func (env *Env) declareTrimmedName(f device.Format) {
 // declareMessageStored declares the check that a message is stored on the
 // tested gateway, the newest of its messages; its value is drawn from
 // its ID.
-func (env *Env) declareMessageStored(f device.Format) {
+func (env *Suite) declareMessageStored(f device.Format) {
 	id := effectID("message.stored", f)
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message is stored on the gateway it names",
 		"A message accepted for the tested gateway MUST be the newest of that gateway's messages, with its message_type and message_value, and leave every device and every other gateway's messages as they were, as the observer shows (CONTRACT 7).",
@@ -256,7 +256,7 @@ func (env *Env) declareMessageStored(f device.Format) {
 // declareNamedGatewayMessage declares the check that a message to another
 // gateway of the tested account is stored there and nowhere else; its
 // value is drawn from its ID.
-func (env *Env) declareNamedGatewayMessage(f device.Format) {
+func (env *Suite) declareNamedGatewayMessage(f device.Format) {
 	id := effectID("message.named-gateway", f)
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to another gateway of the account is stored there and nowhere else",
 		"A message accepted for a gateway of the tested account other than the tested one (and other than the account's first) MUST be the newest of that gateway's messages, with its message_type and message_value, and leave every device and every other gateway's messages as they were, as the observer shows (CONTRACT 7).",
@@ -281,7 +281,7 @@ func (env *Env) declareNamedGatewayMessage(f device.Format) {
 // declareOtherGatewayMessage declares the check that a message to the
 // tested gateway appears among the messages of no other gateway of the
 // fleet; its value is drawn from its ID.
-func (env *Env) declareOtherGatewayMessage(f device.Format) {
+func (env *Suite) declareOtherGatewayMessage(f device.Format) {
 	id := effectID("message.other-gateway", f)
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, true, f, "", "a message to one gateway is stored on no other",
 		"A message accepted for the tested gateway MUST NOT appear among the messages of any other gateway of the fleet, as the observer shows (CONTRACT 7).",
@@ -317,7 +317,7 @@ func (env *Env) declareOtherGatewayMessage(f device.Format) {
 // declareRefusedRenamesKept declares the check that every rename refused
 // for its name or its place in the fleet leaves the name of the device it
 // names as it was.
-func (env *Env) declareRefusedRenamesKept(f device.Format) {
+func (env *Suite) declareRefusedRenamesKept(f device.Format) {
 	env.effect(effectID("update_name.refused-kept", f), check.Should, "4.3", "3", device.UpdateName, true, f, "", "every refused rename leaves the name of the device it names as it was",
 		"An update_name refused for its name (empty, 65 characters) or its place in the fleet (a device of another gateway, another account's key or gateway) MUST NOT be answered with success, and SHOULD leave the name of the device it names, and every other device and gateway's messages, as they were, as the observer shows (CONTRACT 3).",
 		func(ctx context.Context) {
@@ -343,7 +343,7 @@ func (env *Env) declareRefusedRenamesKept(f device.Format) {
 // declareUnicodeEscapes declares the check that a JSON name written with
 // \u escapes is stored as the text they spell; its name is drawn from
 // its ID.
-func (env *Env) declareUnicodeEscapes(f device.Format) {
+func (env *Suite) declareUnicodeEscapes(f device.Format) {
 	id := effectID("update_name.unicode-escapes", f)
 	env.effect(id, check.Must, "4.3", "", device.UpdateName, false, f, "", "a JSON name written with \\u escapes is stored as the text they spell",
 		"An update_name whose JSON name is written with \\u escapes (RFC 8259 7) MUST be accepted and leave the name the escapes spell, and every other device and gateway's messages as they were, as the observer shows (CONTRACT 7).",
@@ -375,7 +375,7 @@ func (env *Env) declareUnicodeEscapes(f device.Format) {
 
 // declareMessageStateKept declares the check that a message leaves every
 // device of the tested gateway as it was; its value is drawn from its ID.
-func (env *Env) declareMessageStateKept(f device.Format) {
+func (env *Suite) declareMessageStateKept(f device.Format) {
 	id := effectID("message.state-kept", f)
 	env.effect(id, check.Must, "4.2", "", device.SendMessage, false, f, "", "a message leaves every device of the gateway as it was",
 		"A message accepted for the tested gateway MUST leave the name and state of each of its devices as they were, as the observer shows (CONTRACT 7).",
@@ -395,7 +395,7 @@ func (env *Env) declareMessageStateKept(f device.Format) {
 
 // declareIsolation declares the check that an op (a command or a rename)
 // accepted for one device changes no other device, gateway or account.
-func (env *Env) declareIsolation(op device.Operation, f device.Format) {
+func (env *Suite) declareIsolation(op device.Operation, f device.Format) {
 	id := effectID(op.Name()+".isolation", f)
 	section := map[device.Operation]string{device.SendCommand: "4.1", device.UpdateName: "4.3"}[op]
 	env.effect(id, check.Must, section, "", op, true, f, "", "a "+op.Name()+" to one device changes no other device, gateway or account",
@@ -433,15 +433,15 @@ func (env *Env) declareIsolation(op device.Operation, f device.Format) {
 // reads what other workers change: it is Shared, and runs on worker 0 of
 // a --parallel run. One of messages watches its own messages among those
 // the other workers append (observer.Log.GainedMessage), and runs on any worker.
-func (env *Env) effect(id string, level check.Level, section, contract string, op device.Operation, watchesOthers bool, f device.Format, typ, title, assertion string, body func(context.Context)) {
+func (env *Suite) effect(id string, level check.Level, section, contract string, op device.Operation, watchesOthers bool, f device.Format, typ, title, assertion string, body func(context.Context)) {
 	m := check.Meta{ID: id, Level: level, Section: section, Title: capital(title) + " (" + f.String() + ")", Assertion: assertion,
 		Operation: op.Name(), Format: f.String(), DeviceType: typ, Tags: []string{"sim", "effect"},
 		Traits: check.Traits{Shared: watchesOthers, Cost: 1}}
 	if level != check.Must {
 		m.Contract = contract
 	}
-	env.it(m, func(ctx context.Context) {
-		if why := env.observeSkip(); why != "" {
+	env.It(m, func(ctx context.Context) {
+		if why := env.ObserveSkip(); why != "" {
 			trial.From(ctx).Skip(why)
 		}
 		if env.DryRun {
@@ -453,18 +453,18 @@ func (env *Env) effect(id string, level check.Level, section, contract string, o
 
 // sendEffect arranges for the device to be put back when the run ends and
 // sends the call.
-func (env *Env) sendEffect(ctx context.Context, c catalog.Call, f device.Format) *client.Response {
+func (env *Suite) sendEffect(ctx context.Context, c catalog.Call, f device.Format) *client.Response {
 	trial.Helper()
-	env.putBack(ctx, c)
+	env.PutBack(ctx, c)
 	trial.From(ctx).By(fmt.Sprintf("sending %s in %s", c.Op.Name(), f))
-	return env.send(ctx, c, f)
+	return env.Send(ctx, c, f)
 }
 
 // expectRefusedUnchanged sends a command to d, built from what the
 // observer shows, that must be refused, and checks that the device is as
 // it was; the refusal is judged against its control, sent first (it may
 // change the device: the command is built from what it leaves).
-func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before observer.Device) catalog.Call) {
+func (env *Suite) expectRefusedUnchanged(ctx context.Context, f device.Format, d fleet.Device, build func(before observer.Device) catalog.Call) {
 	trial.Helper()
 	ctl := env.control(ctx, env.Base(device.SendCommand, d.SN, d.Type), f)
 	before := env.mustRead(ctx, env.Target.MAC, d.SN)
@@ -490,7 +490,7 @@ func (env *Env) expectRefusedUnchanged(ctx context.Context, f device.Format, d f
 // valid value other than the one the observer shows (the published
 // example for free text, whose other values are not shown), and the
 // values it sends. The fields and their grammars are the oracle's.
-func (env *Env) changedCommand(d fleet.Device, t *oracle.Type, before observer.Device, fk *gofakeit.Faker) (catalog.Call, map[string]string) {
+func (env *Suite) changedCommand(d fleet.Device, t *oracle.Type, before observer.Device, fk *gofakeit.Faker) (catalog.Call, map[string]string) {
 	c := env.Base(device.SendCommand, d.SN, t.Name)
 	sent := map[string]string{}
 	for i := range t.Fields {
@@ -616,7 +616,7 @@ func expectFields(ctx context.Context, t *oracle.Type, before, after observer.De
 type devRef struct{ mac, sn string }
 
 // ownDevices are the devices of the tested gateway this process uses.
-func (env *Env) ownDevices() []devRef {
+func (env *Suite) ownDevices() []devRef {
 	var out []devRef
 	for _, name := range oracle.TypeNames() {
 		if d, ok := env.Target.Devices[name]; ok {
@@ -630,7 +630,7 @@ func (env *Env) ownDevices() []devRef {
 // one, and other than the account's first where it has such a one (a
 // target may store every message on the account's first gateway): "" when
 // the account has no other gateway.
-func (env *Env) laterGateway() string {
+func (env *Suite) laterGateway() string {
 	if env.Fleet == nil {
 		return ""
 	}
@@ -655,7 +655,7 @@ func (env *Env) laterGateway() string {
 
 // otherGateways are the gateways of the fleet other than the tested one,
 // at most maxWatched, those of the tested account first.
-func (env *Env) otherGateways() []string {
+func (env *Suite) otherGateways() []string {
 	const maxWatched = 8
 	var mine, others []string
 	for _, a := range env.Fleet.Accounts {
@@ -687,7 +687,7 @@ type refusedRename struct {
 
 // refusedRenames are renames refused for their name or their place in the
 // fleet, about d or a device of another gateway or account.
-func (env *Env) refusedRenames(d fleet.Device, f device.Format) []refusedRename {
+func (env *Suite) refusedRenames(d fleet.Device, f device.Format) []refusedRename {
 	var out []refusedRename
 	bad := func(what, name string) {
 		c := env.Base(device.UpdateName, d.SN, d.Type)
@@ -720,7 +720,7 @@ func (env *Env) refusedRenames(d fleet.Device, f device.Format) []refusedRename 
 }
 
 // gatewayOf is the gateway of a device of the fleet.
-func (env *Env) gatewayOf(sn string) string {
+func (env *Suite) gatewayOf(sn string) string {
 	for _, a := range env.Fleet.Accounts {
 		for _, g := range a.Gateways {
 			for _, d := range g.Devices {
@@ -733,7 +733,7 @@ func (env *Env) gatewayOf(sn string) string {
 	return ""
 }
 
-func (env *Env) needAnyDevice(ctx context.Context) fleet.Device {
+func (env *Suite) needAnyDevice(ctx context.Context) fleet.Device {
 	trial.Helper()
 	d, ok := env.AnyDevice()
 	if !ok {
@@ -753,9 +753,9 @@ func failRead(ctx context.Context, what string, err error) {
 }
 
 // mustRead reads a device from the observer or fails the check.
-func (env *Env) mustRead(ctx context.Context, mac, sn string) observer.Device {
+func (env *Suite) mustRead(ctx context.Context, mac, sn string) observer.Device {
 	trial.Helper()
-	d, err := env.link().ReadDevice(ctx, mac, sn)
+	d, err := env.Link().ReadDevice(ctx, mac, sn)
 	if err != nil {
 		failRead(ctx, "reading device "+sn+" of gateway "+mac, err)
 	}
@@ -766,16 +766,16 @@ func (env *Env) mustRead(ctx context.Context, mac, sn string) observer.Device {
 // recordRead keeps a read of the observer in the check's report: an
 // effect failure shows what the observer showed before and after its
 // request, each with its curl line.
-func (env *Env) recordRead(ctx context.Context, mac, sn string, d observer.Device) {
+func (env *Suite) recordRead(ctx context.Context, mac, sn string, d observer.Device) {
 	b, _ := json.Marshal(map[string]any{"name": d.Name, "state": d.State})
 	trial.From(ctx).Entry(report.ReadEntry, report.ObserverRead{URL: strings.TrimRight(env.Observer, "/") + "/_sim/gateways/" + mac + "/devices/" + sn,
 		Device: string(b), Token: env.AdminToken != ""}, ginkgo.ReportEntryVisibilityNever)
 }
 
 // mustLog reads a gateway's messages from the observer or fails the check.
-func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
+func (env *Suite) mustLog(ctx context.Context, mac string) observer.Log {
 	trial.Helper()
-	l, err := env.link().ReadLog(ctx, mac)
+	l, err := env.Link().ReadLog(ctx, mac)
 	if err != nil {
 		failRead(ctx, "reading the messages of gateway "+mac, err)
 	}
@@ -786,9 +786,9 @@ func (env *Env) mustLog(ctx context.Context, mac string) observer.Log {
 // accepted for it have appeared, all at once within the run's bound of
 // requests in flight, keyed by gateway and serial; it fails the check
 // naming the first that could not be read.
-func (env *Env) readAll(ctx context.Context, ds []devRef) map[devRef]observer.Device {
+func (env *Suite) readAll(ctx context.Context, ds []devRef) map[devRef]observer.Device {
 	trial.Helper()
-	devs, _ := env.readPlacesBy(ctx, ds, nil, env.link().ReadDevice, env.link().ReadLogNow)
+	devs, _ := env.readPlacesBy(ctx, ds, nil, env.Link().ReadDevice, env.Link().ReadLogNow)
 	return devs
 }
 

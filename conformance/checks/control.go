@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // control), sending it the first time it is asked for. The exchange is
 // recorded in the check that sent it; a check that reuses it says so in a
 // step.
-func (env *Env) control(ctx context.Context, c catalog.Call, f device.Format) control.Result {
+func (env *Suite) control(ctx context.Context, c catalog.Call, f device.Format) control.Result {
 	trial.Helper()
 	if env.DryRun {
 		return control.Result{OK: true}
@@ -24,12 +24,12 @@ func (env *Env) control(ctx context.Context, c catalog.Call, f device.Format) co
 	if !ok {
 		return control.Result{OK: true} // nothing to compare with; the check skips on its own
 	}
-	res, done, ex, sentAhead := env.controls.Take(key)
+	res, done, ex, sentAhead := env.Controls().Take(key)
 	if sentAhead {
 		// Sent with the other checks of its device: its exchange goes
 		// into the first check that uses it.
 		trial.From(ctx).By("control: the valid " + what + " was sent with the other checks of its slow device")
-		env.link().Record(ctx, ex)
+		env.Link().Record(ctx, ex)
 	}
 	if done {
 		trial.From(ctx).By("control: the valid " + what + " was " + map[bool]string{true: "accepted", false: "refused"}[res.OK] + " earlier in the run")
@@ -37,8 +37,8 @@ func (env *Env) control(ctx context.Context, c catalog.Call, f device.Format) co
 	}
 	trial.From(ctx).By("control: sending the valid " + what)
 	valid := env.Base(c.Op, key.SN, typ)
-	env.putBack(ctx, valid)
-	r, err := env.link().Exchange(ctx, valid.Request(f))
+	env.PutBack(ctx, valid)
+	r, err := env.Link().Exchange(ctx, valid.Request(f))
 	switch {
 	case err != nil:
 		res = control.Result{What: fmt.Sprintf("the valid %s got no answer (%v)", what, err)}
@@ -47,12 +47,12 @@ func (env *Env) control(ctx context.Context, c catalog.Call, f device.Format) co
 	default:
 		res = control.Result{OK: true}
 	}
-	env.controls.Put(key, res)
+	env.Controls().Put(key, res)
 	return res
 }
 
 // caseControl is the control of a case's request in format f.
-func (env *Env) caseControl(ctx context.Context, c catalog.Case, f device.Format) control.Result {
+func (env *Suite) caseControl(ctx context.Context, c catalog.Case, f device.Format) control.Result {
 	trial.Helper()
 	return env.control(ctx, env.buildCase(ctx, c, f), f)
 }

@@ -1,4 +1,4 @@
-package conformance
+package engine
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/gwdmi/gwtools/conformance/batch"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/conformance/trial"
@@ -48,46 +47,25 @@ func (env *Env) declareAhead(m check.Meta, key func() string, body func(context.
 	env.ahead.Declare(schedule.Check{ID: m.ID, Key: key, Body: body, Expect: env.expected[m.ID]})
 }
 
-// caseKey is what a case's requests in format f touch, for the chains:
+// CaseKey is what a case's requests in format f touch, for the chains:
 // the device it names, or the tested gateway's messages (a case about
 // another gateway or account names a device no chain of the tested
 // gateway touches, or that gateway's messages, which only the effect
 // checks read).
-func (env *Env) caseKey(c catalog.Case, f device.Format) func() string {
+func (env *Env) CaseKey(c catalog.Case, f device.Format) func() string {
 	return func() string { return batch.DeviceOf(&env.Bench, c, f) }
-}
-
-// probeKey is what a probe's requests touch: the device of its type, the
-// tested gateway's messages, or the first device of the fleet (the one a
-// probe about no type sends to: Bench.AnyDevice).
-func (env *Env) probeKey(p probe) func() string {
-	return func() string {
-		switch {
-		case p.op == device.SendMessage:
-			return link.LogKey(env.Target.MAC)
-		case p.typ != "":
-			if d, ok := env.Device(p.typ); ok {
-				return catalog.HexOnly(d.SN)
-			}
-		default:
-			if d, ok := env.AnyDevice(); ok {
-				return catalog.HexOnly(d.SN)
-			}
-		}
-		return ""
-	}
 }
 
 // mayRunAhead says whether the run may send several requests at once.
 func (env *Env) mayRunAhead() bool {
-	return env.collect == nil && !env.DryRun && env.MaxRequests == 0 && env.concurrency() >= 2
+	return env.collect == nil && !env.DryRun && env.MaxRequests == 0 && env.InFlight() >= 2
 }
 
 // runCheck runs a check in its place (schedule.Ahead.Run): a check about
 // one device that finds the target far first runs ahead the checks of its
 // stretch that have not started.
 func (env *Env) runCheck(ctx context.Context, id string, body func(context.Context)) {
-	env.ahead.Run(ctx, id, body, func() bool { return env.batch().Far() && !env.link().Stopped() })
+	env.ahead.Run(ctx, id, body, func() bool { return env.Batch().Far() && !env.Link().Stopped() })
 }
 
 // aheadRun says what ran ahead of its place, for the reports (nil when

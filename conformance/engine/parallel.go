@@ -1,4 +1,4 @@
-package conformance
+package engine
 
 import (
 	"bytes"
@@ -77,23 +77,23 @@ func (env *Env) workerOf(id string, workers int) int {
 	if workers <= 1 {
 		return 0
 	}
-	env.assignOnce.Do(func() { env.assignment = schedule.Workers(declaredChecks(), workers) })
+	env.assignOnce.Do(func() { env.assignment = schedule.Workers(env.catalog(), workers) })
 	return env.assignment[id]
 }
 
-// it declares a check as a spec of this process: in a --parallel run
+// It declares a check as a spec of this process: in a --parallel run
 // only the checks of this worker are declared, each worker's report holds
 // its own, and the run that started them merges them in a serial run's
 // order. Building the catalog, it only lists the check.
-func (env *Env) it(m check.Meta, body func(context.Context)) bool {
-	return env.itAbout(m, nil, body)
+func (env *Env) It(m check.Meta, body func(context.Context)) bool {
+	return env.ItAbout(m, nil, body)
 }
 
-// itAbout declares a check whose requests are all about the one thing
+// ItAbout declares a check whose requests are all about the one thing
 // key names when the run starts (a device, a gateway's messages: ahead.go),
 // so that it may run ahead of its place, in that thing's chain. A nil key:
 // the check touches more, and runs in its place.
-func (env *Env) itAbout(m check.Meta, key func() string, body func(context.Context)) bool {
+func (env *Env) ItAbout(m check.Meta, key func() string, body func(context.Context)) bool {
 	if env.collect != nil {
 		*env.collect = append(*env.collect, check.Finish(m))
 		return false

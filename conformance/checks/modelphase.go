@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 import (
 	"context"
@@ -94,7 +94,7 @@ type ModelBudget struct {
 }
 
 // declareModelPhase declares the phase's checks, after every other.
-func (env *Env) declareModelPhase() {
+func (env *Suite) declareModelPhase() {
 	quote := func(id string) string {
 		r, ok := rules.Lookup(id)
 		if !ok {
@@ -150,21 +150,18 @@ func (env *Env) declareModelPhase() {
 		id := c.id
 		if first {
 			// The first of the phase's checks to run runs the phase.
-			if env.expected == nil {
-				env.expected = map[string]func() time.Duration{}
-			}
-			env.expected[id] = env.modelExpected
+			env.Expect(id, env.modelExpected)
 			first = false
 		}
-		env.it(m, func(ctx context.Context) { env.modelCheck(ctx, id) })
+		env.It(m, func(ctx context.Context) { env.modelCheck(ctx, id) })
 	}
 }
 
 // modelExpected is the time the phase is expected to take before it has
 // run, for the schedule's estimate of the time left: its time budget,
 // which with no --model-time is a share of the run's time so far.
-func (env *Env) modelExpected() time.Duration {
-	b := env.ModelBudget
+func (env *Suite) modelExpected() time.Duration {
+	b := env.budget
 	switch {
 	case b.Operations < 0 || env.DryRun:
 		return 0
@@ -172,8 +169,8 @@ func (env *Env) modelExpected() time.Duration {
 		return b.Time
 	}
 	d := MinModelTime
-	if !env.started.IsZero() {
-		d = max(d, time.Duration(float64(time.Since(env.started))*DefaultModelShare))
+	if !env.Started().IsZero() {
+		d = max(d, time.Duration(float64(time.Since(env.Started()))*DefaultModelShare))
 	}
 	return d
 }
@@ -235,7 +232,7 @@ func stateFinding(f *explore.Finding) bool {
 
 // modelCheck runs the phase (once, for the first of its checks) and
 // judges the findings that are check id's (checkOf).
-func (env *Env) modelCheck(ctx context.Context, id string) {
+func (env *Suite) modelCheck(ctx context.Context, id string) {
 	p := &env.model
 	p.once.Do(func() { env.runModelPhase(ctx, p) })
 	t := trial.From(ctx)
@@ -243,13 +240,13 @@ func (env *Env) modelCheck(ctx context.Context, id string) {
 	case p.skip != "":
 		t.Skip(p.skip)
 	case p.err != nil:
-		if env.link().Stopped() {
+		if env.Link().Stopped() {
 			link.Stop(ctx, "the model-based phase: "+p.err.Error())
 		}
 		t.Fail("the model-based phase could not run: " + p.err.Error())
 	}
 	if id == ModelEffectsID && env.Observer == "" {
-		t.Skip(env.observeSkip())
+		t.Skip(env.ObserveSkip())
 	}
 	if id == ModelIsolationID && !p.isolation {
 		t.Skip("the fleet has one account with one gateway: no identifier of another account or gateway to try (not covered)")
@@ -269,12 +266,12 @@ func (env *Env) modelCheck(ctx context.Context, id string) {
 				f.Level, f.Rule, findingWhy(f), p.rep.Seed, f.Round)
 			continue
 		}
-		if f.Known != "" && !env.ModelBudget.Baseline.Excuses(id) {
+		if f.Known != "" && !env.budget.Baseline.Excuses(id) {
 			observe(ctx, "the model-based phase met a known failure (baseline: %s), not counted: %s %s, %s (seed %d, round %d)",
 				f.Known, f.Level, f.Rule, findingWhy(f), p.rep.Seed, f.Round)
 			continue
 		}
-		if stateFinding(f) && env.link().Lagged() {
+		if stateFinding(f) && env.Link().Lagged() {
 			// The phase's reads wait for the changes the model expects,
 			// not for every change still on its way: on a target that
 			// shows changes late, what it reads of a device is reported,
@@ -296,7 +293,7 @@ func (env *Env) modelCheck(ctx context.Context, id string) {
 			// replay report.json <check> sends it again.
 			for _, s := range f.Steps {
 				if s.Exchange.Method != "" {
-					env.link().Record(ctx, s.Exchange)
+					env.Link().Record(ctx, s.Exchange)
 				}
 			}
 		}
@@ -332,8 +329,8 @@ func findingWhy(f *explore.Finding) string {
 
 // runModelPhase runs the phase once, within its budget, and keeps its
 // report and its summary for the reports.
-func (env *Env) runModelPhase(ctx context.Context, p *modelPhase) {
-	b := env.ModelBudget
+func (env *Suite) runModelPhase(ctx context.Context, p *modelPhase) {
+	b := env.budget
 	switch {
 	case b.Operations < 0:
 		p.skip = "the model-based phase was turned off (--model-operations 0)"
@@ -350,8 +347,8 @@ func (env *Env) runModelPhase(ctx context.Context, p *modelPhase) {
 	budget := b.Time
 	if budget == 0 {
 		budget = MinModelTime
-		if !env.started.IsZero() {
-			budget = max(budget, time.Duration(float64(time.Since(env.started))*DefaultModelShare))
+		if !env.Started().IsZero() {
+			budget = max(budget, time.Duration(float64(time.Since(env.Started()))*DefaultModelShare))
 		}
 	}
 	seed := b.Seed
@@ -448,7 +445,7 @@ func maskedOp(op explore.Op) string {
 
 // linkVia sends the phase's requests and reads through the run's link.
 type linkVia struct {
-	env *Env
+	env *Suite
 	// presign signs each request by md5 with the secret of the api_key
 	// it carries (the run's signer knows the tested account's only).
 	presign bool
@@ -467,13 +464,13 @@ func (v linkVia) Send(ctx context.Context, req client.Request) (*client.Response
 		}
 		req.Sign = client.SignKeep
 	}
-	return v.env.link().RoundTrip(ctx, req)
+	return v.env.Link().RoundTrip(ctx, req)
 }
 
 func (v linkVia) ReadDevice(ctx context.Context, mac, sn string, settle bool) (explore.DeviceState, error) {
-	read := v.env.link().ReadDeviceNow
+	read := v.env.Link().ReadDeviceNow
 	if settle {
-		read = v.env.link().ReadDevice
+		read = v.env.Link().ReadDevice
 	}
 	d, err := read(ctx, mac, sn)
 	if err != nil {
@@ -483,9 +480,9 @@ func (v linkVia) ReadDevice(ctx context.Context, mac, sn string, settle bool) (e
 }
 
 func (v linkVia) ReadMessages(ctx context.Context, mac string, settle bool) ([]explore.Msg, error) {
-	read := v.env.link().ReadLogNow
+	read := v.env.Link().ReadLogNow
 	if settle {
-		read = v.env.link().ReadLog
+		read = v.env.Link().ReadLog
 	}
 	l, err := read(ctx, mac)
 	if err != nil {
@@ -497,7 +494,3 @@ func (v linkVia) ReadMessages(ctx context.Context, mac string, settle bool) ([]e
 	}
 	return out, nil
 }
-
-// ModelSummary is the phase as the reports show it; nil when it did not
-// run.
-func (env *Env) ModelSummary() *report.ModelPhase { return env.model.summary }

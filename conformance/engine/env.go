@@ -1,15 +1,16 @@
-// Package conformance is gwconform's suite: the conformance checks of the
-// Gateway Device Management Interface, declared as Ginkgo v2 specs, and
-// the engine that runs them against a target URL (Execute) and writes the
-// reports (package report). cmd/gwconform reads the command line, prepares
-// the Env (target, fleet, client, signer; the embedded simulator too) and
-// calls Execute once per process.
-package conformance
+// Package engine runs checks as Ginkgo v2 specs against a target URL
+// (Execute) and writes the reports (package report). It knows no check:
+// a suite (package checks) declares its checks on the run's Env through
+// It, ItAbout and ItPlanned, and sends, observes and arranges for devices
+// to be put back through the Env's other exported methods. The Env holds
+// the run's configuration, filled from the command line, and its state:
+// the link to the target, the batches and chains of a far run, the
+// devices to put back.
+package engine
 
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gwdmi/gwtools/conformance/batch"
@@ -58,12 +59,11 @@ type Env struct {
 	// gateway's message answers too (package batch); 1 sends every
 	// request alone, one after another; 0 is DefaultConcurrency.
 	Concurrency int
-	// ModelBudget is the model-based phase's budget (modelphase.go).
-	ModelBudget ModelBudget
-	// model is the model-based phase as it ran; started is when the run
-	// began, for the phase's share of it.
-	model   modelPhase
+	// started is when the run began (Started).
 	started time.Time
+	// catalog is every check of the suite, sorted by ID, whichever this
+	// process declares (Config.Catalog).
+	catalog func() []check.Meta
 	// lk is how the run speaks to its target (link).
 	linkOnce sync.Once
 	lk       *link.Link
@@ -90,13 +90,10 @@ type Env struct {
 	// side (ahead.go).
 	ahead schedule.Ahead
 	// expected: the time a check is known to take beforehand, by ID, for
-	// the schedule's estimate of the time left (the model phase's budget).
+	// the schedule's estimate of the time left (Expect).
 	expected map[string]func() time.Duration
 	// chain counts each device's round trips one after another (chain.go).
 	chain schedule.Trips
-	// wireSeq numbers the messages of HTTP's own rules (httprules.go):
-	// each carries a value no other request of the run has.
-	wireSeq atomic.Int64
 }
 
 // DefaultConcurrency is --concurrency's default. Against a service in
@@ -113,9 +110,9 @@ type Env struct {
 // request in a millisecond or less.
 const DefaultConcurrency = 32
 
-// putBack arranges for the device a call may change to be put back when
+// PutBack arranges for the device a call may change to be put back when
 // the run ends (package putback).
-func (env *Env) putBack(ctx context.Context, c catalog.Call) { env.devices().Note(ctx, c) }
+func (env *Env) PutBack(ctx context.Context, c catalog.Call) { env.devices().Note(ctx, c) }
 
 // WatchDevices reads the fleet's devices as they are before anything is
 // sent (putback.Devices.Watch): call it before the pre-flight.
@@ -127,27 +124,45 @@ func (env *Env) WatchDevices(ctx context.Context) { env.devices().Watch(ctx) }
 // Bench as they are when asked.
 func (env *Env) devices() *putback.Devices {
 	env.backOnce.Do(func() {
-		env.back = putback.New(putback.Config{Bench: &env.Bench, Link: env.link, Observed: env.Observer != "",
-			DryRun: env.DryRun, Concurrency: env.concurrency(), Settle: env.Settle, Solo: func() bool { return env.Workers <= 1 }})
+		env.back = putback.New(putback.Config{Bench: &env.Bench, Link: env.Link, Observed: env.Observer != "",
+			DryRun: env.DryRun, Concurrency: env.InFlight(), Settle: env.Settle, Solo: func() bool { return env.Workers <= 1 }})
 	})
 	return env.back
 }
 
-// batch is the run's batches (package batch), made on first use (the
+// Batch is the run's batches (package batch), made on first use (the
 // pre-flight's answers are timed too); like devices, it keeps only flags
 // set with the Env.
-func (env *Env) batch() *batch.Sender {
+func (env *Env) Batch() *batch.Sender {
 	env.batchOnce.Do(func() {
-		env.bt = batch.New(batch.Config{Bench: &env.Bench, Link: env.link, Controls: &env.controls, PutBack: env.putBack,
-			Concurrency: env.concurrency(), DryRun: env.DryRun, Ahead: &env.ahead, Trips: &env.chain})
+		env.bt = batch.New(batch.Config{Bench: &env.Bench, Link: env.Link, Controls: &env.controls, PutBack: env.PutBack,
+			Concurrency: env.InFlight(), DryRun: env.DryRun, Ahead: &env.ahead, Trips: &env.chain})
 	})
 	return env.bt
 }
 
-// concurrency is Concurrency with its default.
-func (env *Env) concurrency() int {
+// InFlight is the most requests in flight at once: Concurrency with its
+// default.
+func (env *Env) InFlight() int {
 	if env.Concurrency <= 0 {
 		return DefaultConcurrency
 	}
 	return env.Concurrency
 }
+
+// Controls are the answers to the valid twins of refusals (package
+// control), shared by the checks and the batches that send them ahead.
+func (env *Env) Controls() *control.Store { return &env.controls }
+
+// Expect tells the schedule beforehand how long a check will take (a
+// phase with a time budget), for the estimate of the time left; declare
+// it before the check.
+func (env *Env) Expect(id string, d func() time.Duration) {
+	if env.expected == nil {
+		env.expected = map[string]func() time.Duration{}
+	}
+	env.expected[id] = d
+}
+
+// Started is when the run began (zero before Execute).
+func (env *Env) Started() time.Time { return env.started }

@@ -1,4 +1,4 @@
-package conformance
+package checks
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // namespaces, other versions and encodings), and the paths a faithful
 // service may read as the operation's (a trailing slash, dot segments).
 // They report what the target did and judge nothing.
-func (env *Env) grammarProbes() []probe {
+func (env *Suite) grammarProbes() []probe {
 	op := device.SendMessage
 	bodies := func(f device.Format, ms []oracle.NearMiss) func(ctx context.Context, format device.Format) {
 		return func(ctx context.Context, format device.Format) {
@@ -64,14 +64,14 @@ func (env *Env) grammarProbes() []probe {
 					}
 					c := env.Base(o, d.SN, d.Type)
 					c.Path = m.Text
-					env.putBack(ctx, c)
+					env.PutBack(ctx, c)
 					r, got := env.ask(ctx, c, f)
 					if link.Accepted(r) {
 						// Taken as the operation: what it changed is
 						// awaited as the operation's own change.
 						req := c.Request(f)
 						req.Path = o.Path()
-						env.link().Track(req, r)
+						env.Link().Track(req, r)
 					}
 					observe(ctx, "%s %s (%s): %s", o.Name(), m.Title, m.Verdict.Why, got)
 				}
@@ -85,7 +85,7 @@ func (env *Env) grammarProbes() []probe {
 // read: the MUST check asks that it is not answered 2xx (a HEAD is not the
 // operation, published 1: "Every operation is a POST."), the SHOULD check
 // that it is answered 405 with Allow: POST (CONTRACT 2).
-func (env *Env) declareHeadChecks() {
+func (env *Suite) declareHeadChecks() {
 	var head oracle.NearMiss
 	for _, m := range oracle.MethodNearMisses() {
 		if m.Text == http.MethodHead {
@@ -107,7 +107,7 @@ func (env *Env) declareHeadChecks() {
 			id := c.ID + "." + f.String()
 			m := caseMeta(&c, id, check.Must, f, capital(c.Title)+" is rejected",
 				capital(c.Title)+" MUST NOT be answered 2xx (its answer has no body: a 2xx is the operation's success); read with it: "+head.Inference+".")
-			env.itAbout(m, env.caseKey(c, f), func(ctx context.Context) {
+			env.ItAbout(m, env.CaseKey(c, f), func(ctx context.Context) {
 				ctl := env.caseControl(ctx, c, f)
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(r.Status/100).NotTo(gomega.Equal(2), "HEAD was answered as allowed: %s", link.Describe(r))
@@ -115,7 +115,7 @@ func (env *Env) declareHeadChecks() {
 			})
 			ms := caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets the CONTRACT's 405",
 				capital(c.Title)+" SHOULD be answered 405 with Allow: POST (CONTRACT: “"+oracle.QuoteMethodOther+"”; a HEAD answer has no body).")
-			env.itAbout(ms, env.caseKey(c, f), func(ctx context.Context) {
+			env.ItAbout(ms, env.CaseKey(c, f), func(ctx context.Context) {
 				r := env.sendCase(ctx, c, f)
 				trial.From(ctx).Expect(r.Status).To(gomega.Equal(http.StatusMethodNotAllowed), "status code: %s", link.Describe(r))
 				trial.From(ctx).Expect(r.Header.Get("Allow")).To(gomega.ContainSubstring("POST"), "Allow header")

@@ -1,4 +1,4 @@
-package conformance
+package engine
 
 import (
 	"github.com/gwdmi/gwtools/conformance/link"
@@ -29,7 +29,7 @@ const logWindow = 64
 // first use from the run's flags: the pre-flight's requests and the
 // run's share its accounts (what is still to settle, the answers in a row
 // that did not come).
-func (env *Env) link() *link.Link {
+func (env *Env) Link() *link.Link {
 	env.linkOnce.Do(func() { env.lk = link.New(env.linkConfig()) })
 	return env.lk
 }
@@ -41,7 +41,7 @@ func (env *Env) linkConfig() link.Config {
 		r.Window = logWindow
 	}
 	return link.Config{
-		Client: env.Client, Observer: r, Settle: env.Settle, Concurrency: env.concurrency(),
+		Client: env.Client, Observer: r, Settle: env.Settle, Concurrency: env.InFlight(),
 		MaxRequests: env.MaxRequests, WholeKeys: env.ReportCredentials,
 		Tested: func() string {
 			if env.Target == nil {
@@ -54,7 +54,7 @@ func (env *Env) linkConfig() link.Config {
 }
 
 // observeSkip is why an effect check cannot run, or "" when it can.
-func (env *Env) observeSkip() string {
+func (env *Env) ObserveSkip() string {
 	if env.Observer != "" {
 		return ""
 	}
@@ -87,6 +87,6 @@ func (env *Env) CloseIdleConnections() {
 // for the run's batches (package batch).
 func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
 	if ex.Duration > 0 {
-		env.batch().TimeAnswer(env.link().Key(req), ex.Duration)
+		env.Batch().TimeAnswer(env.Link().Key(req), ex.Duration)
 	}
 }
