@@ -47,6 +47,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -636,13 +637,12 @@ func (s *Server) AssertJudgement(t testing.TB, id string) {
 // text AssertClean fails with, for tests that decide themselves.
 func (s *Server) Broken() string { return broken(s.Report(), "") }
 
-func knownJudgement(id string) bool {
-	switch id {
-	case ValidRequests, NoForeignFields, SignsCorrectly, ClockInWindow, WaitsOutRetryAfter, NoResentRefusedRequest, NoReplayedRequest:
-		return true
-	}
-	return false
-}
+// judgements are the identifiers AssertJudgement takes, in the report's
+// order.
+var judgements = []string{ValidRequests, NoForeignFields, SignsCorrectly, ClockInWindow, WaitsOutRetryAfter,
+	NoResentRefusedRequest, NoReplayedRequest, BacksOffWithoutRetryAfter, KnownDevicesOnly, MatchesDeviceTypes, OwnAccountOnly}
+
+func knownJudgement(id string) bool { return slices.Contains(judgements, id) }
 
 func broken(rep *Report, only string) string {
 	var b strings.Builder

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -353,5 +354,33 @@ func TestLatitudeOptions(t *testing.T) {
 	}
 	if _, err := gwsimtest.New(gwsimtest.WithLatitudes(gwsimtest.Latitude(99))); err == nil {
 		t.Error("an unknown latitude accepted")
+	}
+}
+
+// TestAssertJudgementKnowsEveryJudgement: AssertJudgement takes every
+// judgement the client report gives, each a constant of the package, and
+// a clean app passes each.
+func TestAssertJudgementKnowsEveryJudgement(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t)
+	if a, err := sim.Client().Message(context.Background(), "message", "a=1"); err != nil || !a.OK {
+		t.Fatalf("message: %v %v", a, err)
+	}
+	constants := []string{gwsimtest.ValidRequests, gwsimtest.NoForeignFields, gwsimtest.SignsCorrectly, gwsimtest.ClockInWindow,
+		gwsimtest.WaitsOutRetryAfter, gwsimtest.NoResentRefusedRequest, gwsimtest.NoReplayedRequest, gwsimtest.BacksOffWithoutRetryAfter,
+		gwsimtest.KnownDevicesOnly, gwsimtest.MatchesDeviceTypes, gwsimtest.OwnAccountOnly}
+	var ids []string
+	for _, j := range sim.Report().Clients[0].Judgements {
+		ids = append(ids, j.ID)
+	}
+	if !slices.Equal(ids, constants) {
+		t.Errorf("the report's judgements are %q, the package's constants %q", ids, constants)
+	}
+	for _, id := range ids {
+		r := &recorder{TB: t}
+		sim.AssertJudgement(r, id)
+		if len(r.errors) != 0 {
+			t.Errorf("AssertJudgement(%q) of a clean app: %q", id, r.errors)
+		}
 	}
 }
