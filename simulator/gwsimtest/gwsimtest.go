@@ -63,19 +63,6 @@ import (
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 
-// Faults is what fault injection does to the interface's requests: the
-// body of PUT /_sim/faults (docs/dashboard.md).
-type Faults = server.Faults
-
-// DeviceRef names one device by its gateway's mac and its sn.
-type DeviceRef = server.DeviceRef
-
-// SlowDevice is a device whose requests wait its Latency more.
-type SlowDevice = server.SlowDevice
-
-// Duration is a time.Duration as Faults write it ("150ms").
-type Duration = server.Duration
-
 // Report is the client report: what each api_key sent and which rules of
 // using the interface it broke (docs/clients.md).
 type Report = clients.Report
@@ -444,72 +431,6 @@ type Request = server.Entry
 func (s *Server) Requests() []Request {
 	entries, _, _ := s.sim.Server.Journal().Read(0)
 	return entries
-}
-
-// Faults are the faults in force.
-func (s *Server) Faults() Faults { return s.sim.Server.Faults() }
-
-// SetFaults replaces the faults in force, as PUT /_sim/faults does: a
-// gateway or device the fleet does not have, a rate out of 0..1 or an
-// operation that does not exist is an error naming it, and changes
-// nothing.
-func (s *Server) SetFaults(f Faults) error {
-	if err := s.sim.Server.SetHandFaults(f); err != nil {
-		return fmt.Errorf("gwsimtest: faults: %w", err)
-	}
-	return nil
-}
-
-// ClearFaults ends every fault (DELETE /_sim/faults).
-func (s *Server) ClearFaults() {
-	s.sim.Server.SetHandFaults(Faults{})
-}
-
-// change adds to the faults in force.
-func (s *Server) change(fn func(*Faults)) error {
-	f := s.Faults()
-	fn(&f)
-	return s.SetFaults(f)
-}
-
-// GatewayOffline makes a gateway answer 504 gateway_offline until the
-// faults are cleared.
-func (s *Server) GatewayOffline(mac string) error {
-	return s.change(func(f *Faults) { f.OfflineGateways = append(f.OfflineGateways, mac) })
-}
-
-// DeviceUnreachable makes requests naming a device answer 504
-// device_unreachable.
-func (s *Server) DeviceUnreachable(mac, sn string) error {
-	return s.change(func(f *Faults) { f.UnreachableDevices = append(f.UnreachableDevices, DeviceRef{MAC: mac, SN: sn}) })
-}
-
-// DeviceSlow makes requests naming a device wait d more.
-func (s *Server) DeviceSlow(mac, sn string, d time.Duration) error {
-	return s.change(func(f *Faults) {
-		f.SlowDevices = append(f.SlowDevices, SlowDevice{DeviceRef: DeviceRef{MAC: mac, SN: sn}, Latency: Duration{Duration: d}})
-	})
-}
-
-// ErrorRate fails a share (0 to 1) of the requests of one operation
-// ("command", "message" or "update_name"; every operation when "") with
-// 503 injected_fault.
-func (s *Server) ErrorRate(operation string, rate float64) error {
-	return s.change(func(f *Faults) {
-		if operation == "" {
-			f.ErrorRate = rate
-			return
-		}
-		if f.OperationErrorRates == nil {
-			f.OperationErrorRates = map[string]float64{}
-		}
-		f.OperationErrorRates[operation] = rate
-	})
-}
-
-// Latency adds d before every answer.
-func (s *Server) Latency(d time.Duration) error {
-	return s.change(func(f *Faults) { f.Latency = Duration{Duration: d} })
 }
 
 // Scenario is a timeline of faults playing on a Server.

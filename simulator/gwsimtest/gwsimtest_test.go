@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -220,7 +221,7 @@ func TestScenarioSkipsWhatCannotHappen(t *testing.T) {
 		t.Errorf("%d clients after a restart", n)
 	}
 	sc.Stop()
-	if l := sim.Faults().Latency.Duration; l != 0 {
+	if l := sim.Faults().Latency; l != 0 {
 		t.Errorf("latency %s after stop", l)
 	}
 }
@@ -382,5 +383,48 @@ func TestAssertJudgementKnowsEveryJudgement(t *testing.T) {
 		if len(r.errors) != 0 {
 			t.Errorf("AssertJudgement(%q) of a clean app: %q", id, r.errors)
 		}
+	}
+}
+
+// TestFaultsRoundTrip: every field of Faults reaches the simulator and
+// comes back from Faults, normalised (macs in lower case, Retry-After in
+// whole seconds), while the Faults a test wrote stay as written.
+func TestFaultsRoundTrip(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t)
+	mac := sim.Credentials().MAC
+	upper := strings.ToUpper(mac)
+	in := gwsimtest.Faults{
+		Latency:             time.Millisecond,
+		ErrorRate:           0.25,
+		OperationErrorRates: map[string]float64{"message": 0.5},
+		OfflineGateways:     []string{upper},
+		UnreachableDevices:  []gwsimtest.DeviceRef{{MAC: mac, SN: hall}},
+		SlowDevices:         []gwsimtest.SlowDevice{{DeviceRef: gwsimtest.DeviceRef{MAC: mac, SN: "0123456789abcdef0123456789abcd01"}, Latency: 2 * time.Millisecond}},
+		RetryAfter:          "1500ms",
+		RetryAfterDate:      true,
+	}
+	if err := sim.SetFaults(in); err != nil {
+		t.Fatal(err)
+	}
+	if in.OfflineGateways[0] != upper {
+		t.Errorf("SetFaults changed the caller's Faults: %q", in.OfflineGateways)
+	}
+	want := in
+	want.OfflineGateways = []string{mac}
+	want.RetryAfter = "2"
+	if got := sim.Faults(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Faults() = %+v\nwant %+v", got, want)
+	}
+	a, err := sim.Client().Message(context.Background(), "message", "a=1")
+	if err != nil || a.Status != 504 || a.Code != "gateway_offline" {
+		t.Errorf("offline by SetFaults: %v %v", a, err)
+	}
+	if err := sim.SetFaults(gwsimtest.Faults{RetryAfter: "soon"}); err == nil || !strings.Contains(err.Error(), "retry_after") {
+		t.Errorf("a bad RetryAfter: %v, want an error naming retry_after", err)
+	}
+	sim.ClearFaults()
+	if got := sim.Faults(); !reflect.DeepEqual(got, gwsimtest.Faults{}) {
+		t.Errorf("after ClearFaults: %+v, want the zero Faults", got)
 	}
 }
