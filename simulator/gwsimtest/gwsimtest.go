@@ -41,7 +41,6 @@
 package gwsimtest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -60,7 +59,6 @@ import (
 	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/simulator/scenario"
 	"github.com/gwdmi/gwtools/simulator/server"
-	"github.com/gwdmi/gwtools/simulator/store"
 )
 
 // Report is the client report: what each api_key sent and which rules of
@@ -410,13 +408,24 @@ func (s *Server) SetState(mac, sn string, state map[string]any) error {
 }
 
 // Message is one message a gateway received (send message).
-type Message = store.Message
+type Message struct {
+	Time  time.Time // when the simulator took it
+	Type  string    // message_type
+	Value string    // message_value: SETTING=NUMBER
+}
 
 // Messages is the message log of a gateway, oldest first; ok is false
 // when the fleet has no such gateway.
 func (s *Server) Messages(mac string) ([]Message, bool) {
 	msgs, _, ok := s.sim.Store.Messages(strings.ToLower(mac))
-	return msgs, ok
+	if !ok {
+		return nil, false
+	}
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = Message{Time: m.Time, Type: m.Type, Value: m.Value}
+	}
+	return out, true
 }
 
 // Reset puts every device back as the fleet file has it and empties the
@@ -424,96 +433,35 @@ func (s *Server) Messages(mac string) ([]Message, bool) {
 func (s *Server) Reset() { s.sim.Store.Reset() }
 
 // Request is one request the simulator answered, from its journal.
-type Request = server.Entry
+type Request struct {
+	Time   time.Time // when it arrived
+	Method string    // POST
+	Path   string    // /v1/services/gateway/command
+	Format string    // "json" or "xml"; "" when neither could be read
+	// Status is the answer's HTTP status; Code and Field are its error's,
+	// when it is one.
+	Status      int
+	Code, Field string
+	// MAC and SN are the gateway and device it named, when it could be
+	// read that far.
+	MAC, SN string
+	// App is the api_key that sent it, masked as the client report names
+	// it (ClientReport.Client: its first four characters and "…").
+	App string
+	// Duration is how long the simulator took to answer.
+	Duration time.Duration
+}
 
 // Requests are the requests answered so far, oldest first (the journal:
 // the newest it keeps).
 func (s *Server) Requests() []Request {
 	entries, _, _ := s.sim.Server.Journal().Read(0)
-	return entries
-}
-
-// Scenario is a timeline of faults playing on a Server.
-type Scenario struct{ p *scenario.Player }
-
-// ScenarioStatus is where a scenario stands (GET /_sim/scenario).
-type ScenarioStatus = scenario.Status
-
-// PlayScenario plays a timeline of faults (the YAML of a scenario file,
-// docs/scenarios.md) from now, replacing one already playing. A step that
-// names a gateway, device or operation the fleet does not have is an
-// error, and nothing plays. Steps that cannot happen here (redis_loss:
-// the store is in memory) are skipped and never counted.
-func (s *Server) PlayScenario(yaml string) (*Scenario, error) {
-	sc, err := scenario.Parse([]byte(yaml))
-	if err != nil {
-		return nil, fmt.Errorf("gwsimtest: scenario: %w", err)
+	out := make([]Request, len(entries))
+	for i, e := range entries {
+		out[i] = Request{Time: e.Time, Method: e.Method, Path: e.Path, Format: e.Format, Status: e.Status, Code: e.Code,
+			Field: e.Field, MAC: e.MAC, SN: e.SN, App: e.App, Duration: time.Duration(e.DurationUS) * time.Microsecond}
 	}
-	if err := sc.CheckFleet(s.Fleet); err != nil {
-		return nil, fmt.Errorf("gwsimtest: scenario: %w", err)
-	}
-	p := scenario.NewPlayer(sc, s.log)
-	p.Attach(s.sim.Server)
-	p.OnRestart = s.ResetReport
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, errors.New("gwsimtest: the simulator is closed")
-	}
-	old := s.player
-	s.player = p
-	s.mu.Unlock()
-	if old != nil {
-		old.Stop()
-	}
-	if err := p.Start(); err != nil {
-		return nil, fmt.Errorf("gwsimtest: scenario: %w", err)
-	}
-	return &Scenario{p: p}, nil
-}
-
-// Status says where the scenario stands: elapsed time, steps in force,
-// done and skipped.
-func (sc *Scenario) Status() ScenarioStatus { return sc.p.Status() }
-
-// Stop ends the scenario and puts back the faults that were in force
-// when it started.
-func (sc *Scenario) Stop() { sc.p.Stop() }
-
-// Restart plays the scenario again from 0, with the client report
-// started afresh (POST /_sim/scenario/restart).
-func (sc *Scenario) Restart() error {
-	sc.p.Stop()
-	if sc.p.OnRestart != nil {
-		sc.p.OnRestart()
-	}
-	return sc.p.Start()
-}
-
-// Wait returns when the scenario has finished (every step has a "for"
-// and the last has ended), or with ctx's error.
-func (sc *Scenario) Wait(ctx context.Context) error {
-	t := time.NewTicker(scenario.Tick)
-	defer t.Stop()
-	for !sc.p.Status().Finished {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	return nil
-}
-
-// faults are the faults of the playing scenario, for the client report.
-func (s *Server) faults() []clients.Fault {
-	s.mu.Lock()
-	p := s.player
-	s.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	return p.Faults()
+	return out
 }
 
 // Report is the client report now: per api_key, what it sent, the errors

@@ -110,7 +110,15 @@ func TestStateMessagesAndRequests(t *testing.T) {
 	if !ok || len(msgs) != 1 || msgs[0].Value != "brightness=80" {
 		t.Errorf("messages %+v %v", msgs, ok)
 	}
-	if reqs := sim.Requests(); len(reqs) != 1 || reqs[0].Status != 200 || reqs[0].Format != "xml" {
+	if msgs[0].Type != "message" || msgs[0].Time.IsZero() {
+		t.Errorf("message %+v", msgs[0])
+	}
+	if _, ok := sim.Messages("0000000000ff"); ok {
+		t.Error("messages of a gateway the fleet does not have")
+	}
+	if reqs := sim.Requests(); len(reqs) != 1 || reqs[0].Status != 200 || reqs[0].Format != "xml" || reqs[0].Method != "POST" ||
+		reqs[0].Path != "/v1/services/gateway/message" || reqs[0].MAC != mac || reqs[0].App != sim.Report().Clients[0].Client ||
+		reqs[0].Time.IsZero() || reqs[0].Duration < 0 {
 		t.Errorf("requests %+v", reqs)
 	}
 	sim.Reset()
@@ -206,7 +214,8 @@ func TestScenarioSkipsWhatCannotHappen(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := sc.Status()
-	if !st.Running || st.Steps[0].Skipped == "" || st.Steps[0].Active || !st.Steps[1].Active {
+	if !st.Running || st.Finished || st.End != time.Minute || len(st.Steps) != 2 || st.Steps[0].Skipped == "" || st.Steps[0].Active ||
+		!st.Steps[1].Active || st.Steps[1].For != time.Minute || st.Steps[1].At != 0 || st.Steps[1].Label == "" {
 		t.Errorf("status %+v", st)
 	}
 	sim.Client().Message(context.Background(), "message", "a=1")
