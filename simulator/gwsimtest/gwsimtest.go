@@ -46,7 +46,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,36 +55,8 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator"
-	"github.com/gwdmi/gwtools/simulator/clients"
 	"github.com/gwdmi/gwtools/simulator/scenario"
 	"github.com/gwdmi/gwtools/simulator/server"
-)
-
-// Report is the client report: what each api_key sent and which rules of
-// using the interface it broke (docs/clients.md).
-type Report = clients.Report
-
-// Judgement identifiers of the client report, for AssertJudgement.
-const (
-	ValidRequests          = clients.JudgeValid
-	NoForeignFields        = clients.JudgeForeign
-	SignsCorrectly         = clients.JudgeSign
-	ClockInWindow          = clients.JudgeClock
-	WaitsOutRetryAfter     = clients.JudgeRetryAfter
-	NoResentRefusedRequest = clients.JudgeResend400
-	NoReplayedRequest      = clients.JudgeNoReplay
-	// BacksOffWithoutRetryAfter: an error without Retry-After (faults with
-	// RetryAfter "none") retried no sooner than clients.BackoffFloor.
-	BacksOffWithoutRetryAfter = clients.JudgeBackoff
-	// KnownDevicesOnly: no request to a gateway or device the fleet does
-	// not have (404).
-	KnownDevicesOnly = clients.JudgeKnown
-	// MatchesDeviceTypes: no command with a type other than its
-	// device's (409 type_mismatch).
-	MatchesDeviceTypes = clients.JudgeTypes
-	// OwnAccountOnly: no unknown api_key (401 unknown_api_key), no
-	// myservice_id of another account (403 account_mismatch).
-	OwnAccountOnly = clients.JudgeOwnAccount
 )
 
 // Option configures a Server.
@@ -462,74 +433,4 @@ func (s *Server) Requests() []Request {
 			Field: e.Field, MAC: e.MAC, SN: e.SN, App: e.App, Duration: time.Duration(e.DurationUS) * time.Microsecond}
 	}
 	return out
-}
-
-// Report is the client report now: per api_key, what it sent, the errors
-// it got, and the rules of using the interface it broke.
-func (s *Server) Report() *Report { return s.sim.Clients.Report() }
-
-// ResetReport forgets every client (DELETE /_sim/clients): what follows
-// is judged afresh.
-func (s *Server) ResetReport() { s.sim.Clients.Reset() }
-
-// AssertClean fails t unless some client sent a request and every client
-// passed every judgement: valid requests only, no foreign field, correct
-// signs, a clock in the window, Retry-After waited out (and a back-off
-// where an error carried none), no refused request sent again, no replay,
-// no request to a device the fleet does not have. The failure lists each
-// broken rule with its latest breach.
-func (s *Server) AssertClean(t testing.TB) {
-	t.Helper()
-	rep := s.Report()
-	if len(rep.Clients) == 0 {
-		t.Errorf("gwsimtest: no client has sent a request to %s", s.URL)
-		return
-	}
-	if msg := broken(rep, ""); msg != "" {
-		t.Errorf("gwsimtest: the client report has broken rules:\n%s", msg)
-	}
-}
-
-// AssertJudgement fails t when any client broke one rule (ValidRequests,
-// SignsCorrectly...): "this app sent no invalid request".
-func (s *Server) AssertJudgement(t testing.TB, id string) {
-	t.Helper()
-	if !knownJudgement(id) {
-		t.Fatalf("gwsimtest: %q is not a judgement of the client report (use the constants ValidRequests, SignsCorrectly...)", id)
-	}
-	if msg := broken(s.Report(), id); msg != "" {
-		t.Errorf("gwsimtest: %s", strings.TrimSpace(msg))
-	}
-}
-
-// Broken lists the rules broken so far, one line each ("" when none): the
-// text AssertClean fails with, for tests that decide themselves.
-func (s *Server) Broken() string { return broken(s.Report(), "") }
-
-// judgements are the identifiers AssertJudgement takes, in the report's
-// order.
-var judgements = []string{ValidRequests, NoForeignFields, SignsCorrectly, ClockInWindow, WaitsOutRetryAfter,
-	NoResentRefusedRequest, NoReplayedRequest, BacksOffWithoutRetryAfter, KnownDevicesOnly, MatchesDeviceTypes, OwnAccountOnly}
-
-func knownJudgement(id string) bool { return slices.Contains(judgements, id) }
-
-func broken(rep *Report, only string) string {
-	var b strings.Builder
-	for _, c := range rep.Clients {
-		for _, j := range c.Judgements {
-			if j.Passed || only != "" && j.ID != only {
-				continue
-			}
-			fmt.Fprintf(&b, "client %s broke %q %s; latest: %s\n", c.Client, j.Name, times(j.Violations), j.Latest)
-		}
-	}
-	return b.String()
-}
-
-// times is "1 time", "3 times".
-func times(n uint64) string {
-	if n == 1 {
-		return "1 time"
-	}
-	return strconv.FormatUint(n, 10) + " times"
 }

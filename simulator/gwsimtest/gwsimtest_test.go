@@ -220,7 +220,7 @@ func TestScenarioSkipsWhatCannotHappen(t *testing.T) {
 	}
 	sim.Client().Message(context.Background(), "message", "a=1")
 	phases := sim.Report().Clients[0].Phases
-	if len(phases) != 1 || strings.Contains(phases[0].Phase, "Redis") {
+	if len(phases) != 1 || strings.Contains(phases[0].Fault, "Redis") {
 		t.Errorf("phases %+v", phases)
 	}
 	if err := sc.Restart(); err != nil {
@@ -316,14 +316,12 @@ func TestReportWording(t *testing.T) {
 		sim.Client().Message(context.Background(), "message", "a=1")
 		time.Sleep(150 * time.Millisecond)
 	}
-	var b strings.Builder
-	rep := sim.Report()
-	rep.WriteText(&b)
-	if !strings.Contains(b.String(), ": 1 time;") || strings.Contains(b.String(), "1 times") {
-		t.Errorf("report text:\n%s", b.String())
+	text := sim.Report().Text
+	if !strings.Contains(text, ": 1 time;") || strings.Contains(text, "1 times") {
+		t.Errorf("report text:\n%s", text)
 	}
-	if s := rep.Clients[0].Skew; s == nil || s.MinSeconds != 0 || s.MaxSeconds != 0 {
-		t.Errorf("a right clock has a skew: %+v\n%s", s, b.String())
+	if !strings.Contains(text, "from +0s to +0s") {
+		t.Errorf("a right clock has a skew:\n%s", text)
 	}
 }
 
@@ -435,5 +433,50 @@ func TestFaultsRoundTrip(t *testing.T) {
 	sim.ClearFaults()
 	if got := sim.Faults(); !reflect.DeepEqual(got, gwsimtest.Faults{}) {
 		t.Errorf("after ClearFaults: %+v, want the zero Faults", got)
+	}
+}
+
+// TestReportPhases: a fault set by hand gets a phase of its own in the
+// report, with its errors by code and, once it has ended and a request
+// succeeded, the recovery; the text holds what the fields leave out.
+func TestReportPhases(t *testing.T) {
+	t.Parallel()
+	sim := gwsimtest.Start(t)
+	ctx := context.Background()
+	if err := sim.GatewayOffline(sim.Credentials().MAC); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := sim.Client().Message(ctx, "message", "a=1"); a.Code != "gateway_offline" {
+		t.Fatalf("offline: %v", a)
+	}
+	sim.ClearFaults()
+	time.Sleep(1100 * time.Millisecond) // Retry-After: 1
+	if a, _ := sim.Client().Message(ctx, "message", "a=2"); !a.OK {
+		t.Fatalf("after the fault: %v", a)
+	}
+	rep := sim.Report()
+	if len(rep.Clients) != 1 {
+		t.Fatalf("clients %+v", rep.Clients)
+	}
+	c := rep.Clients[0]
+	if c.Requests != 2 || c.ID == "" || !strings.HasSuffix(c.Client, "…") {
+		t.Errorf("client %+v", c)
+	}
+	if len(c.Phases) != 1 {
+		t.Fatalf("phases %+v", c.Phases)
+	}
+	p := c.Phases[0]
+	if !strings.Contains(p.Fault, "set by hand") || p.Requests != 1 || p.Errors != 1 || p.Codes["gateway_offline"] != 1 ||
+		!p.Ended || !p.Recovered || p.RecoveredAfter <= 0 {
+		t.Errorf("phase %+v", p)
+	}
+	if j := c.Judgement(gwsimtest.WaitsOutRetryAfter); !j.Passed || j.Name == "" || j.Violations != 0 || j.Latest != "" {
+		t.Errorf("judgement %+v", j)
+	}
+	if j := c.Judgement("no_such_rule"); j.ID != "no_such_rule" || j.Passed {
+		t.Errorf("an unknown judgement: %+v", j)
+	}
+	if !strings.Contains(rep.Text, "errors received:") || !strings.Contains(rep.Text, "every judgement passed") {
+		t.Errorf("text:\n%s", rep.Text)
 	}
 }
