@@ -19,7 +19,7 @@ func (c Credentials) Sign(timestamp string) string { return auth.Sign(c.APIKey, 
 
 // Timestamp is t as the interface writes a timestamp (YYYYMMDDhhmmss, in
 // the fleet's zone: UTC unless its timestamp_tz says otherwise).
-func (s *Server) Timestamp(t time.Time) string { return auth.Timestamp(t, s.Fleet.Location()) }
+func (s *Server) Timestamp(t time.Time) string { return auth.Timestamp(t, s.fleet.Location()) }
 
 // Client sends signed requests to the simulator, as a well-behaved app
 // would: a fresh timestamp and a correct sign each time. It is for the
@@ -92,7 +92,7 @@ func (c *Client) Rename(ctx context.Context, sn, name string) (*Answer, error) {
 
 func (c *Client) do(ctx context.Context, req send.Request) (*Answer, error) {
 	cred := send.Credentials{APIKey: c.cred.APIKey, Secret: c.cred.Secret, AccountID: c.cred.AccountID, MAC: c.cred.MAC,
-		Scheme: c.s.Fleet.Scheme(), Location: c.s.Fleet.Location()}
+		Scheme: c.s.fleet.Scheme(), Location: c.s.fleet.Location()}
 	res, err := send.Send(ctx, send.Options{Target: c.s.URL, Timeout: 30 * time.Second}, cred, req, io.Discard)
 	if err != nil {
 		return nil, fmt.Errorf("gwsimtest: %w", err)

@@ -41,6 +41,7 @@
 package gwsimtest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -76,28 +77,28 @@ type config struct {
 	connectionClose bool
 }
 
-// WithFleet simulates this fleet (built in code, or read by fleet.Load)
-// instead of the demo fleet.
-func WithFleet(f *fleet.Fleet) Option {
+// WithFleetFile simulates the fleet of a fleet file (YAML or JSON,
+// docs/fleet.md) instead of the demo fleet.
+func WithFleetFile(path string) Option {
 	return func(c *config) error {
-		if f == nil {
-			return errors.New("gwsimtest: WithFleet(nil)")
-		}
-		if err := f.Check(); err != nil {
-			return fmt.Errorf("gwsimtest: fleet: %w", err)
+		f, err := fleet.Load(path)
+		if err != nil {
+			return fmt.Errorf("gwsimtest: WithFleetFile: %w", err)
 		}
 		c.fleet = f
 		return nil
 	}
 }
 
-// WithFleetFile simulates the fleet of a fleet file (YAML or JSON,
-// docs/fleet.md).
-func WithFleetFile(path string) Option {
+// WithFleetYAML simulates the fleet of these bytes, written as a fleet
+// file (YAML or JSON, docs/fleet.md), instead of the demo fleet: for a
+// fleet a test writes out. An error names the line and the key.
+func WithFleetYAML(b []byte) Option {
+	b = bytes.Clone(b)
 	return func(c *config) error {
-		f, err := fleet.Load(path)
+		f, err := fleet.Parse(b)
 		if err != nil {
-			return fmt.Errorf("gwsimtest: %w", err)
+			return fmt.Errorf("gwsimtest: WithFleetYAML: %w", err)
 		}
 		c.fleet = f
 		return nil
@@ -193,11 +194,10 @@ func WithLogger(l *slog.Logger) Option {
 type Server struct {
 	// URL is the base URL an app sends to: http://127.0.0.1:PORT.
 	URL string
-	// Fleet is the fleet simulated.
-	Fleet *fleet.Fleet
 	// AdminToken is the admin API's token ("" when open).
 	AdminToken string
 
+	fleet    *fleet.Fleet
 	cred     Credentials
 	accounts map[string]string // mac -> account
 	sim      *simulator.Simulator
@@ -236,7 +236,7 @@ func New(opts ...Option) (*Server, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{Fleet: c.fleet, AdminToken: c.adminToken, accounts: map[string]string{}, log: c.logger,
+	s := &Server{fleet: c.fleet, AdminToken: c.adminToken, accounts: map[string]string{}, log: c.logger,
 		http: &http.Client{Timeout: 30 * time.Second}}
 	for _, a := range c.fleet.Accounts {
 		for _, g := range a.Gateways {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/gwsimtest"
 )
 
@@ -127,36 +126,53 @@ func TestStateMessagesAndRequests(t *testing.T) {
 	}
 }
 
-// TestFleetOptions: a fleet built in code and one read from a file.
+// officeFleet is a fleet a test writes out: one account, one gateway,
+// one thermostat.
+const officeFleet = `
+sign: md5
+accounts:
+  - myservice_id: abcdefabcdefabcdefabcdef
+    api_keys:
+      - {api_key: k1, secret: s1}
+    gateways:
+      - mac: 0a0b0c0d0e0f
+        devices:
+          - {sn: "00000000000000000000000000000001", type: Thermostat, name: Office}
+`
+
+// TestFleetOptions: a fleet a test writes out and one read from a file;
+// a bad fleet is refused, naming the key.
 func TestFleetOptions(t *testing.T) {
 	t.Parallel()
-	f := &fleet.Fleet{Sign: "md5", Accounts: []fleet.Account{{ID: "abcdefabcdefabcdefabcdef",
-		APIKeys: []fleet.APIKey{{Key: "k1", Secret: "s1"}},
-		Gateways: []fleet.Gateway{{MAC: "0a0b0c0d0e0f", Devices: []fleet.Device{
-			{SN: "00000000000000000000000000000001", Type: "Thermostat", Name: "Office"}}}}}}}
-	sim := gwsimtest.Start(t, gwsimtest.WithFleet(f))
-	if c := sim.Credentials(); c.APIKey != "k1" || c.MAC != "0a0b0c0d0e0f" || c.AccountID != "abcdefabcdefabcdefabcdef" {
+	sim := gwsimtest.Start(t, gwsimtest.WithFleetYAML([]byte(officeFleet)))
+	if c := sim.Credentials(); c.APIKey != "k1" || c.Secret != "s1" || c.MAC != "0a0b0c0d0e0f" || c.AccountID != "abcdefabcdefabcdefabcdef" {
 		t.Errorf("credentials %+v", c)
 	}
 	a, err := sim.Client().Command(context.Background(), "00000000000000000000000000000001", "Thermostat", gwsimtest.F("cooling_point", "24.5"))
 	if err != nil || !a.OK {
 		t.Fatalf("%v %v", a, err)
 	}
-	if d, _ := sim.Device("0A0B0C0D0E0F", "00000000000000000000000000000001"); d.State["cooling_point"] != 24.5 {
-		t.Errorf("state %v", d.State)
+	if d, _ := sim.Device("0A0B0C0D0E0F", "00000000000000000000000000000001"); d.State["cooling_point"] != 24.5 || d.Name != "Office" {
+		t.Errorf("device %+v", d)
 	}
 
 	file := filepath.Join(t.TempDir(), "fleet.yaml")
-	b, _ := f.Marshal()
-	os.WriteFile(file, b, 0o600)
+	if err := os.WriteFile(file, []byte(officeFleet), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if sim2 := gwsimtest.Start(t, gwsimtest.WithFleetFile(file)); sim2.Credentials() != sim.Credentials() || sim2.URL == sim.URL {
 		t.Errorf("from the file: %+v at %s", sim2.Credentials(), sim2.URL)
 	}
-	if _, err := gwsimtest.New(gwsimtest.WithFleetFile(filepath.Join(t.TempDir(), "none.yaml"))); err == nil {
-		t.Error("a missing fleet file")
-	}
-	if _, err := gwsimtest.New(gwsimtest.WithFleet(&fleet.Fleet{})); err == nil {
-		t.Error("an empty fleet")
+	for name, opt := range map[string]gwsimtest.Option{
+		"none.yaml":           gwsimtest.WithFleetFile(filepath.Join(t.TempDir(), "none.yaml")),
+		"empty":               gwsimtest.WithFleetYAML(nil),
+		`unknown key "id"`:    gwsimtest.WithFleetYAML([]byte(strings.Replace(officeFleet, "myservice_id:", "id:", 1))),
+		"myservice_id":        gwsimtest.WithFleetYAML([]byte(strings.Replace(officeFleet, "abcdefabcdefabcdefabcdef", "xyz", 1))),
+		"WithFleetYAML: line": gwsimtest.WithFleetYAML([]byte("sign: md5\naccountz: []\n")),
+	} {
+		if _, err := gwsimtest.New(opt); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("a bad fleet: %v, want an error naming %q", err, name)
+		}
 	}
 }
 

@@ -63,7 +63,7 @@ func (s *Server) PlayScenario(yaml string) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gwsimtest: scenario: %w", err)
 	}
-	if err := sc.CheckFleet(s.Fleet); err != nil {
+	if err := sc.CheckFleet(s.fleet); err != nil {
 		return nil, fmt.Errorf("gwsimtest: scenario: %w", err)
 	}
 	p := scenario.NewPlayer(sc, s.log)
