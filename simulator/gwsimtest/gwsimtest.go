@@ -20,7 +20,8 @@
 //
 // The runnable examples (Example, ExampleServer_GatewayOffline,
 // ExampleServer_Report, ExampleServer_PlayScenario) are the same with an
-// app's own HTTP client written out; go test runs them, and
+// app's own HTTP client written out, and ExampleServer_surface uses every
+// name the package exports; go test runs them, and
 // TestAppModuleUsesGwsimtest compiles the snippet above and the one of
 // docs/app-testing.md in an app module of their own.
 //

@@ -27,8 +27,9 @@ type surface struct {
 	files []*ast.File
 	// std says whether an import path is of the standard library.
 	std func(path string) bool
-	// check type-checks more source against the same imports.
-	check func(path string, files []*ast.File) (*types.Package, error)
+	// check type-checks more source against the same imports (those of
+	// the package and its tests), filling info when it is not nil.
+	check func(path string, files []*ast.File, info *types.Info) (*types.Package, error)
 }
 
 var (
@@ -37,10 +38,10 @@ var (
 	surfaceErr  error
 )
 
-// loadSurface type-checks the package once for every test. Its imports
-// come from the export data go list -export gives (compiled into the
-// build cache, nothing fetched): reading every dependency from source
-// instead takes about 15 s, 35 s under -race.
+// loadSurface type-checks the package once for every test. Its imports,
+// and its tests', come from the export data go list -export gives
+// (compiled into the build cache, nothing fetched): reading every
+// dependency from source instead takes about 15 s, 35 s under -race.
 func loadSurface(t *testing.T) *surface {
 	t.Helper()
 	surfaceOnce.Do(func() { surfaceVal, surfaceErr = newSurface() })
@@ -55,7 +56,7 @@ func newSurface() (*surface, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(goTool, "list", "-export", "-deps", "-json=ImportPath,Dir,GoFiles,Export,Standard,DepOnly", ".")
+	cmd := exec.Command(goTool, "list", "-export", "-deps", "-test", "-json=ImportPath,Dir,GoFiles,Export,Standard,DepOnly", ".")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -76,8 +77,11 @@ func newSurface() (*surface, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("go list -export: %w", err)
 		}
+		if strings.Contains(p.ImportPath, " ") || strings.HasSuffix(p.ImportPath, ".test") {
+			continue // a package built for the test binary only
+		}
 		exports[p.ImportPath], std[p.ImportPath] = p.Export, p.Standard
-		if !p.DepOnly {
+		if !p.DepOnly && !strings.HasSuffix(p.ImportPath, "_test") {
 			self = &p
 		}
 	}
@@ -101,9 +105,9 @@ func newSurface() (*surface, error) {
 		}
 		return os.Open(exports[path])
 	})
-	s.check = func(path string, files []*ast.File) (*types.Package, error) {
+	s.check = func(path string, files []*ast.File, info *types.Info) (*types.Package, error) {
 		conf := types.Config{Importer: imp}
-		return conf.Check(path, s.fset, files, nil)
+		return conf.Check(path, s.fset, files, info)
 	}
 	for _, name := range self.GoFiles {
 		f, err := parser.ParseFile(s.fset, filepath.Join(self.Dir, name), nil, parser.ParseComments)
@@ -112,7 +116,7 @@ func newSurface() (*surface, error) {
 		}
 		s.files = append(s.files, f)
 	}
-	if s.pkg, err = s.check(self.ImportPath, s.files); err != nil {
+	if s.pkg, err = s.check(self.ImportPath, s.files, nil); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -312,7 +316,7 @@ const Limit = server.DefaultJournalSize
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg, err := s.check("example.com/leaky", []*ast.File{f})
+	pkg, err := s.check("example.com/leaky", []*ast.File{f}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,5 +337,93 @@ const Limit = server.DefaultJournalSize
 		if !slices.ContainsFunc(found, func(l string) bool { return strings.HasPrefix(l, w) }) {
 			t.Errorf("no leak %q among:\n%s", w, strings.Join(found, "\n"))
 		}
+	}
+}
+
+// TestExampleUsesWholeSurface: ExampleServer_surface, which godoc shows
+// and go test runs, uses every exported name of the package, every
+// exported field of its structs and every method of its types, so that
+// the example is the whole API at work.
+func TestExampleUsesWholeSurface(t *testing.T) {
+	t.Parallel()
+	s := loadSurface(t)
+	f, err := parser.ParseFile(s.fset, "example_surface_test.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Types: map[ast.Expr]types.TypeAndValue{}}
+	pkg, err := s.check(s.pkg.Path()+"_test", []*ast.File{f}, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api *types.Package
+	for _, p := range pkg.Imports() {
+		if p.Path() == s.pkg.Path() {
+			api = p
+		}
+	}
+	var example *ast.FuncDecl
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == "ExampleServer_surface" {
+			example = fd
+		}
+	}
+	if api == nil || example == nil {
+		t.Fatal("example_surface_test.go has no ExampleServer_surface using the package")
+	}
+	used := map[types.Object]bool{}
+	var use func(t types.Type)
+	use = func(t types.Type) {
+		switch t := t.(type) {
+		case *types.Named:
+			used[t.Obj()] = true
+		case *types.Pointer:
+			use(t.Elem())
+		case *types.Slice:
+			use(t.Elem())
+		case *types.Map:
+			use(t.Key())
+			use(t.Elem())
+		}
+	}
+	ast.Inspect(example.Body, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && info.Uses[id] != nil {
+			used[info.Uses[id]] = true
+		}
+		if e, ok := n.(ast.Expr); ok {
+			use(info.Types[e].Type)
+		}
+		return true
+	})
+	var missing []string
+	scope := api.Scope()
+	for _, name := range scope.Names() {
+		obj := scope.Lookup(name)
+		if !obj.Exported() {
+			continue
+		}
+		if !used[obj] {
+			missing = append(missing, name)
+		}
+		tn, ok := obj.(*types.TypeName)
+		if !ok || tn.IsAlias() {
+			continue
+		}
+		n := tn.Type().(*types.Named)
+		if st, ok := n.Underlying().(*types.Struct); ok {
+			for i := range st.NumFields() {
+				if f := st.Field(i); f.Exported() && !used[f] {
+					missing = append(missing, name+"."+f.Name())
+				}
+			}
+		}
+		for i := range n.NumMethods() {
+			if m := n.Method(i); m.Exported() && !used[m] {
+				missing = append(missing, name+"."+m.Name())
+			}
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("ExampleServer_surface does not use %s", strings.Join(missing, ", "))
 	}
 }
