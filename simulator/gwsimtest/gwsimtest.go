@@ -38,7 +38,11 @@
 // a runnable example, New and Close do the same by hand.
 //
 // Its API is stable: what is exported here keeps its meaning across
-// releases of gwtools; additions come as new functions and Options.
+// releases of gwtools; additions come as new functions and Options. It
+// names only its own types and the standard library's, never those of
+// gwtools' other packages, which promise nothing: a fleet is given as a
+// fleet file or its bytes, whose format (docs/fleet.md) is part of the
+// promise.
 package gwsimtest
 
 import (
