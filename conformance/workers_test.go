@@ -9,8 +9,8 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/internal/schedule"
 	"github.com/gwdmi/gwtools/conformance/report"
-	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/gwdmi/gwtools/simulator/persist"
+	"github.com/gwdmi/gwtools/simulator/internal/persist"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/server"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gwdmi/gwtools/simulator"
-	"github.com/gwdmi/gwtools/simulator/persist"
+	"github.com/gwdmi/gwtools/simulator/internal/persist"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/server"
 	"github.com/gwdmi/gwtools/simulator/simtest"

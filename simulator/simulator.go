@@ -20,7 +20,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/simulator/clients"
-	"github.com/gwdmi/gwtools/simulator/persist"
+	"github.com/gwdmi/gwtools/simulator/internal/persist"
 	"github.com/gwdmi/gwtools/simulator/redisstore"
 	"github.com/gwdmi/gwtools/simulator/server"
 	"github.com/gwdmi/gwtools/simulator/store"

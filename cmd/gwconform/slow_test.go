@@ -41,7 +41,7 @@ func TestSlowDeviceIsJudgedAndTheRunEndsInTime(t *testing.T) {
 // read back alone) and accepting mode "Maybe". The fleet has a second
 // Thermostat on the account's other gateway: once the Thermostat is known
 // slow, the state checks of its valid values after the first of each field
-// and format run on that one (conformance/batch, standin.go), and progress says so.
+// and format run on that one (conformance/internal/batch, standin.go), and progress says so.
 // The verdicts are those of the same target answering at once.
 func TestSlowThermostatIsJudgedAndTheRunEndsInTime(t *testing.T) {
 	simtest.Heavy(t)
@@ -60,7 +60,7 @@ func TestSlowThermostatIsJudgedAndTheRunEndsInTime(t *testing.T) {
 // TestSlowThermostatAloneIsJudgedAndTheRunEndsInTime: the demo fleet
 // alone, whose one Thermostat answers every request after 1.5 s: there is
 // no other Thermostat to run its hundred-odd state checks of valid values
-// on, so they are sent on it together (conformance/batch, lanes.go). The
+// on, so they are sent on it together (conformance/internal/batch, lanes.go). The
 // target stores a heating_point sent with three decimals (x.125) with two
 // (x.12) and answers success: the state checks of that value catch it
 // (and its answer checks, whose change never appears). They fail, and

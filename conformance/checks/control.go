@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
-	"github.com/gwdmi/gwtools/conformance/control"
+	"github.com/gwdmi/gwtools/conformance/internal/control"
+	"github.com/gwdmi/gwtools/conformance/internal/trial"
 	"github.com/gwdmi/gwtools/conformance/link"
-	"github.com/gwdmi/gwtools/conformance/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 

@@ -14,10 +14,10 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/internal/trial"
+	"github.com/gwdmi/gwtools/conformance/internal/wire"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/conformance/rules"
-	"github.com/gwdmi/gwtools/conformance/trial"
-	"github.com/gwdmi/gwtools/conformance/wire"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"

@@ -9,10 +9,10 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/engine"
+	"github.com/gwdmi/gwtools/conformance/internal/schedule"
+	"github.com/gwdmi/gwtools/conformance/internal/trial"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
-	"github.com/gwdmi/gwtools/conformance/schedule"
-	"github.com/gwdmi/gwtools/conformance/trial"
 )
 
 // Where a change may land. A request names one device, or one gateway's

@@ -12,8 +12,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/check"
+	"github.com/gwdmi/gwtools/conformance/internal/schedule"
 	"github.com/gwdmi/gwtools/conformance/report"
-	"github.com/gwdmi/gwtools/conformance/schedule"
 )
 
 // progressLine is the run's progress on the console: how many checks are

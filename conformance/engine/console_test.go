@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/schedule"
+	"github.com/gwdmi/gwtools/conformance/internal/schedule"
 )
 
 // TestProgressLine: the progress says done of total, the failures so far,

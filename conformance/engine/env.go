@@ -13,13 +13,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/batch"
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/control"
+	"github.com/gwdmi/gwtools/conformance/internal/batch"
+	"github.com/gwdmi/gwtools/conformance/internal/control"
+	"github.com/gwdmi/gwtools/conformance/internal/putback"
+	"github.com/gwdmi/gwtools/conformance/internal/schedule"
 	"github.com/gwdmi/gwtools/conformance/link"
-	"github.com/gwdmi/gwtools/conformance/putback"
-	"github.com/gwdmi/gwtools/conformance/schedule"
 )
 
 // Env is everything the checks need to know about the run, filled from the

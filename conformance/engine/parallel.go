@@ -12,7 +12,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/gwdmi/gwtools/conformance/check"
-	"github.com/gwdmi/gwtools/conformance/schedule"
+	"github.com/gwdmi/gwtools/conformance/internal/schedule"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 )
 

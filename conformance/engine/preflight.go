@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/internal/schedule"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
-	"github.com/gwdmi/gwtools/conformance/schedule"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"

@@ -6,9 +6,9 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
-	"github.com/gwdmi/gwtools/conformance/batch"
 	"github.com/gwdmi/gwtools/conformance/catalog"
-	"github.com/gwdmi/gwtools/conformance/trial"
+	"github.com/gwdmi/gwtools/conformance/internal/batch"
+	"github.com/gwdmi/gwtools/conformance/internal/trial"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )

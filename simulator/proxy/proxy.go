@@ -44,7 +44,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 	"github.com/gwdmi/gwtools/simulator/cassette"
 	"github.com/gwdmi/gwtools/simulator/clients"
-	"github.com/gwdmi/gwtools/simulator/metrics"
+	"github.com/gwdmi/gwtools/simulator/internal/metrics"
 	"github.com/gwdmi/gwtools/simulator/server"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	// simtest imports this package: its internal tests use the part
 	// of simtest that does not (package core), under the same name.
-	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
+	simtest "github.com/gwdmi/gwtools/simulator/internal/simtestcore"
 )
 
 // The browser tests drive Debian's Chromium: one browser for the package,

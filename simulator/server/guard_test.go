@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
+	simtest "github.com/gwdmi/gwtools/simulator/internal/simtestcore"
 )
 
 // call sends one request with the given headers (Host among them) over

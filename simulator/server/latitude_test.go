@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
+	simtest "github.com/gwdmi/gwtools/simulator/internal/simtestcore"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 

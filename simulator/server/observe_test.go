@@ -6,7 +6,7 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/simulator/clients"
-	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
+	simtest "github.com/gwdmi/gwtools/simulator/internal/simtestcore"
 )
 
 // keptExchanges is an Observer that keeps what it is told, copying the

@@ -22,7 +22,7 @@ import (
 	"github.com/gwdmi/gwtools/simulator/clients"
 	// simtest imports this package: its internal tests use the part
 	// of simtest that does not (package core), under the same name.
-	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
+	simtest "github.com/gwdmi/gwtools/simulator/internal/simtestcore"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 

@@ -23,7 +23,7 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/auth"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/simulator/metrics"
+	"github.com/gwdmi/gwtools/simulator/internal/metrics"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
-	"github.com/gwdmi/gwtools/simulator/simtest/core"
+	core "github.com/gwdmi/gwtools/simulator/internal/simtestcore"
 )
 
 // Identities of the test fleet (Fleet).

@@ -19,7 +19,7 @@ type GoBench struct {
 
 // BenchPackages are the packages with benchmarks of the request path, and
 // of the load generator's senders.
-var BenchPackages = []string{"./gatewayapi/codec", "./gatewayapi/device", "./gatewayapi/auth", "./simulator/server", "./simulator/clients", "./simulator/metrics", "./conformance/load"}
+var BenchPackages = []string{"./gatewayapi/codec", "./gatewayapi/device", "./gatewayapi/auth", "./simulator/server", "./simulator/clients", "./simulator/internal/metrics", "./conformance/load"}
 
 // goBenchArgs is the go test command line of the Go benchmarks.
 func goBenchArgs(goTool, benchtime string) []string {

@@ -40,7 +40,7 @@ func (r *Report) writeMetrics(p func(string, ...any)) {
 		"whose label sets are resolved once, then kept in fixed arrays (no label string built, no map looked up). "+
 		"Two gwsim processes serve the bench fleet at once, one with the default flags and one with `--metrics=false`; gwconform load sends them the default mix, "+
 		"%s a run, in %d rounds that alternate which goes first, at each concurrency. The goal is a ratio within the rounds' own spread. "+
-		"The Go benchmark `BenchmarkRequestMetrics` (simulator/metrics) gives the cost of one request's counting alone.\n\n", secs(fig.Duration), fig.Rounds)
+		"The Go benchmark `BenchmarkRequestMetrics` (simulator/internal/metrics) gives the cost of one request's counting alone.\n\n", secs(fig.Duration), fig.Rounds)
 	p("| connections | default flags, requests/s (median) | `--metrics=false` | default / off (median of the rounds' ratios) | each round's ratio | gwsim CPU per request, default / off (median) | errors |\n|---:|---:|---:|---:|---|---|---|\n")
 	for _, run := range fig.Runs {
 		p("| %d | %s | %s | **%.2f ×** | %s | %s / %s | %d / %d |\n", run.Connections, num(medianOf(run.On)), num(medianOf(run.Off)), medianOf(run.Ratios),

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/schedule"
-	"github.com/gwdmi/gwtools/conformance/trial"
+	"github.com/gwdmi/gwtools/conformance/internal/schedule"
+	"github.com/gwdmi/gwtools/conformance/internal/trial"
 )
 
 // aheadRun is a run of checks through schedule.Ahead: each check's body

@@ -12,7 +12,7 @@ import (
 	"github.com/gwdmi/gwtools/simulator/server"
 	// simtest imports this package (through the simulator): an internal
 	// test uses the part of simtest that does not (package core).
-	simtest "github.com/gwdmi/gwtools/simulator/simtest/core"
+	simtest "github.com/gwdmi/gwtools/simulator/internal/simtestcore"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
 

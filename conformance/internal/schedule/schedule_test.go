@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/schedule"
+	"github.com/gwdmi/gwtools/conformance/internal/schedule"
 )
 
 // Tasks of one key run one after another in the order given, never two

@@ -1,11 +1,11 @@
-// Package core is the part of package simtest that imports nothing of
+// Package simtestcore is the part of package simtest that imports nothing of
 // the simulator: the test fleet, the Client that signs JSON and XML
 // requests and reads answers and state over real HTTP, NeedTool and
 // Chromium. Package simtest re-exports all of it beside Start (which
 // starts a whole simulator) and Binary: tests use simtest. Only the
 // internal tests of a package simtest imports (package server) import core,
 // under the name simtest, since Go forbids that import cycle.
-package core
+package simtestcore
 
 import (
 	"bytes"

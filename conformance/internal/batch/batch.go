@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/control"
+	"github.com/gwdmi/gwtools/conformance/internal/control"
 	"github.com/gwdmi/gwtools/conformance/link"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/gatewayapi/client"

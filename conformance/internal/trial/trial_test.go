@@ -10,7 +10,7 @@ import (
 	gtypes "github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
-	"github.com/gwdmi/gwtools/conformance/trial"
+	"github.com/gwdmi/gwtools/conformance/internal/trial"
 )
 
 // A recorded body ends where a live one would, and says how.

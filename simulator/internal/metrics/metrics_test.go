@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
-	"github.com/gwdmi/gwtools/simulator/metrics"
+	"github.com/gwdmi/gwtools/simulator/internal/metrics"
 )
 
 // BenchmarkRequestMetrics is what the metrics cost one request: a

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gwdmi/gwtools/conformance/trial"
+	"github.com/gwdmi/gwtools/conformance/internal/trial"
 )
 
 // Running ahead. A run's checks come to their place one at a time, in the

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/safefile/safefiletest"
-	"github.com/gwdmi/gwtools/simulator/persist"
+	"github.com/gwdmi/gwtools/simulator/internal/persist"
 	"github.com/gwdmi/gwtools/simulator/simtest"
 	"github.com/gwdmi/gwtools/simulator/store"
 )
