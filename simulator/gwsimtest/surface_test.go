@@ -105,7 +105,12 @@ func newSurface() (*surface, error) {
 		}
 		return os.Open(exports[path])
 	})
+	// The importer keeps the packages it has read in a map of its own:
+	// the tests that run in parallel type-check one at a time.
+	var mu sync.Mutex
 	s.check = func(path string, files []*ast.File, info *types.Info) (*types.Package, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		conf := types.Config{Importer: imp}
 		return conf.Check(path, s.fset, files, info)
 	}
