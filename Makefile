@@ -25,7 +25,7 @@ EXPLORE_DURATION ?= 5m
 # work shared the machine during the run.
 BENCH_NOTE ?=
 
-.PHONY: image deploy-check all build test test-race test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc docs-examples clean openapi openapi-check
+.PHONY: catalog image deploy-check all build test test-race test-heavy tools conformance bench fuzz vet fmt-check lint checks-doc docs-examples clean openapi openapi-check
 
 all: build
 
@@ -170,6 +170,15 @@ bench: build
 
 clean:
 	rm -rf $(BIN) reports/latest
+
+# After a check is added, removed or reworded (one declaration in
+# conformance/checks, or one case in conformance/catalog): the catalog's
+# next version with its hash pinned (conformance/catalogversion.go), then
+# docs/checks.md, then the docs' example summaries from real runs. The
+# tests that fail on a stale one of them say to run this.
+catalog:
+	$(GO) test -count=1 -run '^TestCatalogVersionNamesItsContent$$' ./conformance -update
+	@$(MAKE) --no-print-directory checks-doc docs-examples
 
 # Rewrite docs/checks.md from the suite's own metadata.
 checks-doc:

@@ -12,12 +12,6 @@ import (
 	"github.com/gwdmi/gwtools/docs"
 )
 
-// CatalogVersion names the catalog of checks. It changes whenever a check
-// is added, removed or changes what it asserts, so that a report or bundle
-// says which catalog judged it, and gwconform verify can tell a bundle made
-// by another catalog. CatalogHash pins the exact content.
-const CatalogVersion = "2026.11.10"
-
 var catalogOnce sync.Once
 
 // catalog is every check of the suite, sorted by ID. It is built once,

@@ -10,9 +10,13 @@
 package checks
 
 import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
 	"sync/atomic"
 
-	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/engine"
 	"github.com/gwdmi/gwtools/conformance/report"
 )
@@ -36,22 +40,56 @@ func New(env *engine.Env, budget ModelBudget) *Suite {
 }
 
 // Declare declares every check on the Env, in the order a serial run
-// runs them (engine.Checks.Declare).
+// runs them (engine.Checks.Declare): family by family, in their order.
 func (env *Suite) Declare() {
-	// HTTP's own rules first: they speak to the target on connections of
-	// their own and run in their place, and a service that breaks one may
-	// break every exchange of the checks after them.
-	env.declareHTTPRules()
-	for _, c := range catalog.Cases() {
-		env.declare(c)
+	for _, f := range inOrder(families) {
+		f.declare(env)
 	}
-	// The probes before the effect checks: they are about one device each
-	// and run ahead with the cases against a far target (engine, ahead.go),
-	// and each effect check then reads the state they left, in every run.
-	env.declareProbes()
-	env.declareEffects()
-	// The model-based phase last: it reaches every device of the fleet.
-	env.declareModelPhase()
+}
+
+// A family is the checks one file of the package declares. Each file adds
+// its own to families (declares), so a new file of checks is the one file
+// its family touches.
+type family struct {
+	// order places the family in a serial run, from 100 to 900:
+	//  - 100 HTTP's own rules (httprules.go): they speak to the target on
+	//    connections of their own and run in their place, and a service
+	//    that breaks one may break every exchange after them;
+	//  - 200 the cases of package catalog (suite.go);
+	//  - 300 the probes (probes.go), about one device each: against a far
+	//    target they run ahead with the cases (package engine, ahead.go);
+	//  - 400 the effect checks (effects.go), each reading the state the
+	//    probes left;
+	//  - 900 the model-based phase (modelphase.go): it reaches every
+	//    device of the fleet, so it runs last.
+	order int
+	// file is where the family is declared, named in a clash of orders.
+	file    string
+	declare func(*Suite)
+}
+
+// families are the package's families, as its files declare them.
+var families []family
+
+// declares adds a file's family to families; a file calls it as the value
+// of a package-level blank variable. order is the family's place (family).
+func declares(order int, declare func(*Suite)) struct{} {
+	_, file, _, _ := runtime.Caller(1)
+	families = append(families, family{order: order, file: filepath.Base(file), declare: declare})
+	return struct{}{}
+}
+
+// inOrder is fs by their order; two families of one order are a mistake
+// of the code, which the package's tests meet first.
+func inOrder(fs []family) []family {
+	out := slices.Clone(fs)
+	slices.SortFunc(out, func(a, b family) int { return cmp.Compare(a.order, b.order) })
+	for i := 1; i < len(out); i++ {
+		if out[i].order == out[i-1].order {
+			panic(fmt.Sprintf("checks: the families of %s and %s both have order %d", out[i-1].file, out[i].file, out[i].order))
+		}
+	}
+	return out
 }
 
 // ModelSummary is the model-based phase as the reports show it; nil when

@@ -35,6 +35,9 @@ import (
 // cases' own state checks do: they read the observer), and without an
 // observer they are skipped with the one line of NotObservedPrefix.
 
+// The effect checks, after the probes (family).
+var _ = declares(400, (*Suite).declareEffects)
+
 // declareEffects declares every effect check: those about each device
 // type, then those about a gateway and the rest of the fleet, each in
 // every format.

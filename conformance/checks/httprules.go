@@ -126,6 +126,9 @@ func (env *Suite) httpRules() []httpRule {
 	return rs
 }
 
+// HTTP's own rules, first of the run (family).
+var _ = declares(100, (*Suite).declareHTTPRules)
+
 // declareHTTPRules declares the family, first of the run. Each check runs
 // in its place: it speaks to the target on connections of its own, outside
 // the run's batches, and appends to the tested gateway's messages.

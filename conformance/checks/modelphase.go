@@ -93,6 +93,9 @@ type ModelBudget struct {
 	Baseline *report.Baseline
 }
 
+// The model-based phase, last of the run (family).
+var _ = declares(900, (*Suite).declareModelPhase)
+
 // declareModelPhase declares the phase's checks, after every other.
 func (env *Suite) declareModelPhase() {
 	quote := func(id string) string {

@@ -32,6 +32,12 @@ type probe struct {
 // check.Traits.Cost): it sends several requests.
 const probeCost = 10
 
+// The probes, after the cases (family).
+var _ = declares(300, (*Suite).declareProbes)
+
+// declareProbes declares each probe in each of its formats, then the
+// checks of HEAD (grammarprobes.go).
+
 func (env *Suite) declareProbes() {
 	for _, p := range env.probes() {
 		p := p

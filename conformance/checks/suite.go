@@ -22,6 +22,16 @@ import (
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
 
+// The cases of package catalog, each in its formats (family).
+var _ = declares(200, (*Suite).declareCases)
+
+// declareCases declares the checks of every case of package catalog.
+func (env *Suite) declareCases() {
+	for _, c := range catalog.Cases() {
+		env.declare(c)
+	}
+}
+
 // meta fills the metadata every check of a case shares; f is 0 for the
 // parity check, which sends in both formats.
 func caseMeta(c *catalog.Case, id string, level check.Level, f device.Format, title, assertion string, tags ...string) check.Meta {
