@@ -171,6 +171,50 @@ func setTo(name, value string) func(*Bench, *Call, device.Format, string) string
 	return func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Set(name, value); return "" }
 }
 
+// without leaves a field out of the request.
+func without(name string) func(*Bench, *Call, device.Format, string) string {
+	return func(_ *Bench, c *Call, _ device.Format, _ string) string { c.Drop(name); return "" }
+}
+
+// opRow is one row of a table of cases made on each operation (opCases):
+// the operation's valid request (OnOp) with change made to it.
+type opRow struct {
+	// id follows the table's prefix, title its lead; section is the
+	// published section the case tests.
+	id, title, section string
+	change             func(e *Bench, c *Call, f device.Format, id string) string
+	want               Expectation
+	// formats limits the case to some formats (both when nil); tags
+	// follow the table's own.
+	formats []device.Format
+	tags    []string
+	// on, when set, says which operations the row is made on (all when
+	// nil).
+	on func(device.Operation) bool
+}
+
+// opCases are the cases of op made from the rows that are made on it, in
+// order: ID prefix+id, title lead+title, each under the table's CONTRACT
+// section and tagged with its tag first.
+func opCases(op device.Operation, rows []opRow, prefix, lead, contract, tag string) []Case {
+	var cs []Case
+	for _, r := range rows {
+		if r.on != nil && !r.on(op) {
+			continue
+		}
+		cs = append(cs, Case{ID: prefix + r.id, Op: op, Title: lead + r.title, Section: r.section, Contract: contract,
+			Build: OnOp(op, r.change), Want: r.want, Formats: r.formats, Tags: append([]string{tag}, r.tags...)})
+	}
+	return cs
+}
+
+// onMessage makes a row on send message alone.
+func onMessage(op device.Operation) bool { return op == device.SendMessage }
+
+// withSN makes a row on the operations about a device, whose request
+// carries sn.
+func withSN(op device.Operation) bool { return op != device.SendMessage }
+
 func invalidField(field string) Expectation {
 	return Expectation{Must: true, Status: 400, Codes: []string{device.CodeInvalidField}, Field: field}
 }
