@@ -14,126 +14,170 @@ import (
 // changed in each operation.
 
 // envelopeCases change one envelope field (published 2.1 and 5) of each
-// operation.
+// operation: the rows of missingRows, the oracle's samples of each field,
+// the rows of envelopeTable.
 func envelopeCases() []Case {
 	var cs []Case
 	for _, op := range device.Operations {
-		p := op.Name() + ".envelope."
-		add := func(id, title, section string, change func(*Bench, *Call, device.Format, string) string, w Expectation, tags ...string) {
-			cs = append(cs, Case{ID: p + id, Op: op, Title: "a " + op.Name() + " request with " + title, Section: section,
-				Contract: "1", Build: OnOp(op, change), Want: w, Tags: append([]string{"envelope"}, tags...)})
-		}
-		for _, name := range device.EnvelopeFields {
-			n := name
-			add(n+".missing", "no "+n, "2.1", func(_ *Bench, c *Call, _ device.Format, _ string) string {
-				c.Drop(n)
-				return ""
-			}, missingField(n))
-		}
-		hexFields := []string{device.FieldAccount, device.FieldMAC, device.FieldSign}
-		if op != device.SendMessage {
-			hexFields = append(hexFields, device.FieldSN)
-			add("sn.missing", "no sn", "2.2", func(_ *Bench, c *Call, _ device.Format, _ string) string {
-				c.Drop(device.FieldSN)
-				return ""
-			}, missingField(device.FieldSN))
-		}
+		p, lead := op.Name()+".envelope.", "a "+op.Name()+" request with "
+		cs = append(cs, opCases(op, missingRows(), p, lead, "1", "envelope")...)
 		// Every allowed form and every broken form of each envelope field
 		// and of sn, from the oracle (samplecases.go).
-		cs = append(cs, envelopeSamples(op, p, append([]string{device.FieldAPIKey, device.FieldTimestamp}, hexFields...))...)
-		if op == device.SendMessage {
-			// CONTRACT 1: one second inside and outside the window, both ways.
-			for _, w := range oracle.WindowEdges(300 * time.Second) {
-				want := Expectation{ContractOK: true, Status: 200}
-				if !w.OK {
-					want = Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
-				}
-				slug := w.Slug
-				add("timestamp."+slug, "a timestamp "+w.Title, "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
-					win := e.Fleet.Window()
-					if win == 0 {
-						return "the fleet disables the timestamp window"
-					}
-					for _, x := range oracle.WindowEdges(win) {
-						if x.Slug == slug {
-							// Sent early in a second, so that the second
-							// the timestamp names is the one meant; a
-							// retry waits for and names its own second.
-							c.SetStampExact(func() string {
-								time.Sleep(oracle.Aligned(e.Now()))
-								return e.Now().Truncate(time.Second).Add(x.Offset).In(e.Location).Format(oracle.TimestampLayout)
-							})
-							c.StampOffset = x.Offset
-						}
-					}
-					return ""
-				}, want, "auth", "boundary")
-			}
+		sampled := []string{device.FieldAPIKey, device.FieldTimestamp, device.FieldAccount, device.FieldMAC, device.FieldSign}
+		if withSN(op) {
+			sampled = append(sampled, device.FieldSN)
 		}
-		window := func(d time.Duration) func(*Bench, *Call, device.Format, string) string {
-			return func(e *Bench, c *Call, _ device.Format, _ string) string {
-				w := e.Fleet.Window()
-				if w == 0 {
-					return "the fleet disables the timestamp window"
-				}
-				off := w * time.Duration(d) / 100 // d is a percentage of the window
-				c.SetStampAt(e, off)
-				return ""
-			}
-		}
-		// CONTRACT 1: the window holds both ways; inside it, past and future
-		// are valid.
-		add("timestamp.past-inside-window", "a timestamp half the window in the past", "5", window(-50), Expectation{ContractOK: true, Status: 200}, "auth")
-		add("timestamp.future-inside-window", "a timestamp half the window in the future", "5", window(50), Expectation{ContractOK: true, Status: 200}, "auth")
-		add("timestamp.future", "a timestamp one day ahead", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
-			if e.Fleet.Window() == 0 {
-				return "the fleet disables the timestamp window"
-			}
-			c.SetStampAt(e, 24*time.Hour)
-			return ""
-		}, Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}, "auth")
-		stale := Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
-		add("timestamp.stale", "a timestamp one day old", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
-			if e.Fleet.Window() == 0 {
-				return "the fleet disables the timestamp window"
-			}
-			c.SetStampAt(e, -24*time.Hour)
-			return ""
-		}, stale, "auth")
-		add("sign.wrong", "a well-formed sign that does not match", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
-			if !e.KnownSign {
-				return "the fleet's sign scheme cannot tell a wrong sign (sign: format or off)"
-			}
-			c.KeepSign = true
-			c.Set(device.FieldSign, WrongSign)
-			c.Tamper = &client.Tamper{Sign: WrongSign}
-			return ""
-		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeBadSignature}, Field: device.FieldSign, Quote: oracle.QuoteSignCarried, Inference: oracle.InferSign}, "auth")
-		add("api_key.unknown", "an api_key that was never issued", "5", func(e *Bench, c *Call, _ device.Format, id string) string {
-			k := "unknown-" + e.Faker(id).LetterN(12)
-			c.Set(device.FieldAPIKey, k)
-			c.Tamper = &client.Tamper{APIKey: k} // a key of no account: no credential
-			return ""
-		}, Expectation{Must: true, Status: 401, Codes: []string{device.CodeUnknownAPIKey}, Field: device.FieldAPIKey, Quote: oracle.QuoteSignCarried, Inference: oracle.InferKey}, "auth")
-		add("myservice_id.other-account", "the myservice_id of another account", "5", func(e *Bench, c *Call, _ device.Format, _ string) string {
-			if e.Target.OtherAccount == "" {
-				return "the fleet has a single account"
-			}
-			c.Set(device.FieldAccount, e.Target.OtherAccount)
-			return ""
-		}, Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}, "auth")
-		add("mac.unknown", "a gateway the account does not have", "2.1", func(e *Bench, c *Call, _ device.Format, id string) string {
-			c.Set(device.FieldMAC, hexN(e.Faker(id), 12))
-			return ""
-		}, Expectation{Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC})
-		if op != device.SendMessage {
-			add("sn.unknown", "a device the gateway does not have", "2.2", func(e *Bench, c *Call, _ device.Format, id string) string {
-				c.Set(device.FieldSN, hexN(e.Faker(id), 32))
-				return ""
-			}, Expectation{Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN})
-		}
+		cs = append(cs, envelopeSamples(op, p, sampled)...)
+		cs = append(cs, opCases(op, envelopeTable(), p, lead, "1", "envelope")...)
 	}
 	return cs
+}
+
+// missingRows leave out each envelope field, and sn.
+func missingRows() []opRow {
+	var rows []opRow
+	for _, n := range device.EnvelopeFields {
+		rows = append(rows, opRow{id: n + ".missing", title: "no " + n, section: "2.1", change: without(n), want: missingField(n)})
+	}
+	return append(rows, opRow{id: "sn.missing", title: "no sn", section: "2.2", change: without(device.FieldSN),
+		want: missingField(device.FieldSN), on: withSN})
+}
+
+// envelopeTable are the envelope cases of an operation: ID after
+// "<operation>.envelope.", title after "a <operation> request with ",
+// published section, change, expectation.
+func envelopeTable() []opRow {
+	authTags := []string{"auth"}
+	stale := Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
+	return append(windowEdgeRows(), []opRow{
+		// CONTRACT 1: the window holds both ways; inside it, past and future
+		// are valid.
+		{id: "timestamp.past-inside-window", title: "a timestamp half the window in the past", section: "5",
+			change: inWindow(-50), want: Expectation{ContractOK: true, Status: 200}, tags: authTags},
+		{id: "timestamp.future-inside-window", title: "a timestamp half the window in the future", section: "5",
+			change: inWindow(50), want: Expectation{ContractOK: true, Status: 200}, tags: authTags},
+		{id: "timestamp.future", title: "a timestamp one day ahead", section: "5",
+			change: outOfWindow(24 * time.Hour), want: stale, tags: authTags},
+		{id: "timestamp.stale", title: "a timestamp one day old", section: "5",
+			change: outOfWindow(-24 * time.Hour), want: stale, tags: authTags},
+		{id: "sign.wrong", title: "a well-formed sign that does not match", section: "5", change: wrongSign, tags: authTags,
+			want: Expectation{Must: true, Status: 401, Codes: []string{device.CodeBadSignature}, Field: device.FieldSign,
+				Quote: oracle.QuoteSignCarried, Inference: oracle.InferSign}},
+		{id: "api_key.unknown", title: "an api_key that was never issued", section: "5", change: unknownKey, tags: authTags,
+			want: Expectation{Must: true, Status: 401, Codes: []string{device.CodeUnknownAPIKey}, Field: device.FieldAPIKey,
+				Quote: oracle.QuoteSignCarried, Inference: oracle.InferKey}},
+		{id: "myservice_id.other-account", title: "the myservice_id of another account", section: "5", change: otherAccountID, tags: authTags,
+			want: Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}},
+		{id: "mac.unknown", title: "a gateway the account does not have", section: "2.1", change: unknownHex(device.FieldMAC, 12),
+			want: Expectation{Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC}},
+		{id: "sn.unknown", title: "a device the gateway does not have", section: "2.2", change: unknownHex(device.FieldSN, 32),
+			want: Expectation{Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN}, on: withSN},
+	}...)
+}
+
+// windowEdgeRows, on send message (CONTRACT 1): one second inside and
+// outside the window, both ways.
+func windowEdgeRows() []opRow {
+	var rows []opRow
+	for _, w := range oracle.WindowEdges(300 * time.Second) {
+		want := Expectation{ContractOK: true, Status: 200}
+		if !w.OK {
+			want = Expectation{Status: 401, Codes: []string{device.CodeStaleTimestamp}, Field: device.FieldTimestamp}
+		}
+		rows = append(rows, opRow{id: "timestamp." + w.Slug, title: "a timestamp " + w.Title, section: "5",
+			change: atWindowEdge(w.Slug), want: want, tags: []string{"auth", "boundary"}, on: onMessage})
+	}
+	return rows
+}
+
+const skipNoWindow = "the fleet disables the timestamp window"
+
+// atWindowEdge sends the timestamp at the edge of the fleet's window
+// that slug names (oracle.WindowEdges).
+func atWindowEdge(slug string) func(*Bench, *Call, device.Format, string) string {
+	return func(e *Bench, c *Call, _ device.Format, _ string) string {
+		win := e.Fleet.Window()
+		if win == 0 {
+			return skipNoWindow
+		}
+		for _, x := range oracle.WindowEdges(win) {
+			if x.Slug == slug {
+				// Sent early in a second, so that the second the
+				// timestamp names is the one meant; a retry waits for
+				// and names its own second.
+				c.SetStampExact(func() string {
+					time.Sleep(oracle.Aligned(e.Now()))
+					return e.Now().Truncate(time.Second).Add(x.Offset).In(e.Location).Format(oracle.TimestampLayout)
+				})
+				c.StampOffset = x.Offset
+			}
+		}
+		return ""
+	}
+}
+
+// inWindow sends the timestamp off the clock by a percentage of the
+// fleet's window.
+func inWindow(percent int) func(*Bench, *Call, device.Format, string) string {
+	return func(e *Bench, c *Call, _ device.Format, _ string) string {
+		w := e.Fleet.Window()
+		if w == 0 {
+			return skipNoWindow
+		}
+		c.SetStampAt(e, w*time.Duration(percent)/100)
+		return ""
+	}
+}
+
+// outOfWindow sends the timestamp off the clock by off, far outside any
+// window.
+func outOfWindow(off time.Duration) func(*Bench, *Call, device.Format, string) string {
+	return func(e *Bench, c *Call, _ device.Format, _ string) string {
+		if e.Fleet.Window() == 0 {
+			return skipNoWindow
+		}
+		c.SetStampAt(e, off)
+		return ""
+	}
+}
+
+// wrongSign sends WrongSign as the sign, where the fleet's scheme can
+// tell it from a right one.
+func wrongSign(e *Bench, c *Call, _ device.Format, _ string) string {
+	if !e.KnownSign {
+		return "the fleet's sign scheme cannot tell a wrong sign (sign: format or off)"
+	}
+	c.KeepSign = true
+	c.Set(device.FieldSign, WrongSign)
+	c.Tamper = &client.Tamper{Sign: WrongSign}
+	return ""
+}
+
+// unknownKey sends an api_key that was never issued: "unknown-" and
+// letters drawn from the check's values.
+func unknownKey(e *Bench, c *Call, _ device.Format, id string) string {
+	k := "unknown-" + e.Faker(id).LetterN(12)
+	c.Set(device.FieldAPIKey, k)
+	c.Tamper = &client.Tamper{APIKey: k} // a key of no account: no credential
+	return ""
+}
+
+// otherAccountID sends the myservice_id of the fleet's other account.
+func otherAccountID(e *Bench, c *Call, _ device.Format, _ string) string {
+	if e.Target.OtherAccount == "" {
+		return "the fleet has a single account"
+	}
+	c.Set(device.FieldAccount, e.Target.OtherAccount)
+	return ""
+}
+
+// unknownHex sends as a field n hexadecimal digits drawn from the check's
+// values.
+func unknownHex(field string, n int) func(*Bench, *Call, device.Format, string) string {
+	return func(e *Bench, c *Call, _ device.Format, id string) string {
+		c.Set(field, hexN(e.Faker(id), n))
+		return ""
+	}
 }
 
 func hexN(fk *gofakeit.Faker, n int) string {
