@@ -118,124 +118,143 @@ func (b *Bench) SignAs(c *Call, f device.Format, key fleet.APIKey) string {
 	return ""
 }
 
+// fleetRow is one case of fleetTable: ID after "fleet.<operation>.",
+// title after "a <operation> request ", published section, CONTRACT
+// section, the request of the operation, expectation.
+type fleetRow struct {
+	id, title, section, contract string
+	build                        func(e *Bench, op device.Operation, f device.Format, id string) (Call, string)
+	want                         Expectation
+}
+
+// fleetGroup is rows made on each of some operations: every row on the
+// first operation, then every row on the next.
+type fleetGroup struct {
+	ops  []device.Operation
+	rows []fleetRow
+}
+
+// fleetCases are the cases of fleetTable, then the near misses.
 func fleetCases() []Case {
 	var cs []Case
-	add := func(c Case) {
-		c.NoSim, c.WholeFleet = true, true
-		c.Tags = append(c.Tags, "fleet")
-		cs = append(cs, c)
+	for _, g := range fleetTable() {
+		for _, op := range g.ops {
+			for _, r := range g.rows {
+				cs = append(cs, Case{ID: "fleet." + op.Name() + "." + r.id, Op: op, Section: r.section, Contract: r.contract,
+					Title: "a " + op.Name() + " request " + r.title, Want: r.want, NoSim: true, WholeFleet: true, Tags: []string{"fleet"},
+					Build: func(e *Bench, f device.Format, id string) (Call, string) { return r.build(e, op, f, id) }})
+			}
+		}
 	}
-	for _, op := range []device.Operation{device.SendCommand, device.UpdateName} {
-		op := op
-		add(Case{ID: "fleet." + op.Name() + ".device-on-another-gateway", Op: op, Section: "2.2", Contract: "3",
-			Title: "a " + op.Name() + " request through the tested gateway to a device of another gateway",
-			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				d, ok := e.ForeignDevice()
-				if !ok {
-					return Call{}, SkipOneGateway
-				}
-				c := e.Base(op, d.SN, d.Type)
-				c.SN, c.Type = "", "" // nothing of the tested gateway to put back
-				return c, ""
-			},
-			Want: Expectation{Must: true, Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN}})
-	}
-	for _, op := range device.Operations {
-		op := op
-		// The other account's key, claiming the tested account and gateway.
-		add(Case{ID: "fleet." + op.Name() + ".other-key-on-this-account", Op: op, Section: "5", Contract: "1",
-			Title: "a " + op.Name() + " request signed with another account's key for the tested account and gateway",
-			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.OtherAccount()
-				if !ok {
-					return Call{}, skipOneAccount
-				}
-				c, skip := OnOp(op, nil)(e, f, id)
-				if skip != "" {
-					return c, skip
-				}
-				return c, e.SignAs(&c, f, p.Key)
-			},
-			Want: Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}})
-		// The other account's key, for its own account, on the tested
-		// (not its) gateway and device.
-		add(Case{ID: "fleet." + op.Name() + ".other-key-on-this-gateway", Op: op, Section: "5", Contract: "3",
-			Title: "a " + op.Name() + " request by another account, with its own key and id, to the tested gateway",
-			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.OtherAccount()
-				if !ok {
-					return Call{}, skipOneAccount
-				}
-				c, skip := OnOp(op, nil)(e, f, id)
-				if skip != "" {
-					return c, skip
-				}
-				c.Set(device.FieldAccount, p.AccountID)
-				return c, e.SignAs(&c, f, p.Key)
-			},
-			Want: Expectation{Must: true, Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC}})
-		// The tested key, for its own account, on the other account's gateway.
-		add(Case{ID: "fleet." + op.Name() + ".this-key-on-other-gateway", Op: op, Section: "5", Contract: "3",
-			Title: "a " + op.Name() + " request with the tested key and account to another account's gateway",
-			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.OtherAccount()
-				if !ok {
-					return Call{}, skipOneAccount
-				}
-				if op != device.SendMessage && !p.HasDevice {
-					return Call{}, "the other account's gateway has no device: not covered"
-				}
-				c := e.Base(op, p.Device.SN, p.Device.Type)
-				c.Set(device.FieldMAC, p.MAC)
-				c.SN, c.Type = "", ""
-				return c, ""
-			},
-			Want: Expectation{Must: true, Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC}})
-		// The tested key naming the other account outright.
-		add(Case{ID: "fleet." + op.Name() + ".this-key-on-other-account", Op: op, Section: "5", Contract: "1",
-			Title: "a " + op.Name() + " request with the tested key to another account's gateway and id",
-			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.OtherAccount()
-				if !ok {
-					return Call{}, skipOneAccount
-				}
-				if op != device.SendMessage && !p.HasDevice {
-					return Call{}, "the other account's gateway has no device: not covered"
-				}
-				c := e.Base(op, p.Device.SN, p.Device.Type)
-				c.Set(device.FieldMAC, p.MAC)
-				c.Set(device.FieldAccount, p.AccountID)
-				c.SN, c.Type = "", ""
-				return c, ""
-			},
-			Want: Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}})
-	}
-	// The other account's own key works on its own gateway and device.
-	own := func(op device.Operation) Case {
-		return Case{ID: "fleet." + op.Name() + ".other-account-own-key", Op: op, Section: "5", Contract: "1",
-			Title: "a " + op.Name() + " request by another account with its own key on its own gateway",
-			Want:  Expectation{OK: true, Status: 200},
-			Build: func(e *Bench, f device.Format, id string) (Call, string) {
-				p, ok := e.OtherAccount()
-				if !ok {
-					return Call{}, skipOneAccount
-				}
-				if op != device.SendMessage && (!p.HasDevice || p.Device.Name == "") {
-					return Call{}, "the other account's gateway has no named device: not covered"
-				}
-				c := e.Base(op, p.Device.SN, p.Device.Type)
-				c.Set(device.FieldMAC, p.MAC)
-				c.Set(device.FieldAccount, p.AccountID)
-				if op == device.UpdateName {
-					c.Set(device.FieldName, p.Device.Name) // its own name: nothing to put back
-				}
-				c.SN, c.Type = "", ""
-				return c, e.SignAs(&c, f, p.Key)
-			}}
-	}
-	add(own(device.SendMessage))
-	add(own(device.UpdateName))
 	return append(cs, nearMissCases()...)
+}
+
+// fleetTable are the cases that use the fleet's other gateways and
+// accounts.
+func fleetTable() []fleetGroup {
+	accountMismatch := Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount}
+	noGateway := Expectation{Must: true, Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC}
+	return []fleetGroup{
+		{ops: []device.Operation{device.SendCommand, device.UpdateName}, rows: []fleetRow{
+			{id: "device-on-another-gateway", title: "through the tested gateway to a device of another gateway", section: "2.2",
+				contract: "3", build: foreignDevice,
+				want: Expectation{Must: true, Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN}},
+		}},
+		{ops: device.Operations, rows: []fleetRow{
+			// The other account's key, claiming the tested account and gateway.
+			{id: "other-key-on-this-account", title: "signed with another account's key for the tested account and gateway",
+				section: "5", contract: "1", build: otherKeyHere(false), want: accountMismatch},
+			// The other account's key, for its own account, on the tested
+			// (not its) gateway and device.
+			{id: "other-key-on-this-gateway", title: "by another account, with its own key and id, to the tested gateway",
+				section: "5", contract: "3", build: otherKeyHere(true), want: noGateway},
+			// The tested key, for its own account, on the other account's gateway.
+			{id: "this-key-on-other-gateway", title: "with the tested key and account to another account's gateway",
+				section: "5", contract: "3", build: thisKeyThere(false), want: noGateway},
+			// The tested key naming the other account outright.
+			{id: "this-key-on-other-account", title: "with the tested key to another account's gateway and id",
+				section: "5", contract: "1", build: thisKeyThere(true), want: accountMismatch},
+		}},
+		{ops: []device.Operation{device.SendMessage, device.UpdateName}, rows: []fleetRow{
+			// The other account's own key works on its own gateway and device.
+			{id: "other-account-own-key", title: "by another account with its own key on its own gateway",
+				section: "5", contract: "1", build: otherAccountOwnKey, want: Expectation{OK: true, Status: 200}},
+		}},
+	}
+}
+
+// foreignDevice addresses, through the tested gateway, a device of
+// another gateway (Bench.ForeignDevice).
+func foreignDevice(e *Bench, op device.Operation, _ device.Format, _ string) (Call, string) {
+	d, ok := e.ForeignDevice()
+	if !ok {
+		return Call{}, SkipOneGateway
+	}
+	c := e.Base(op, d.SN, d.Type)
+	c.SN, c.Type = "", "" // nothing of the tested gateway to put back
+	return c, ""
+}
+
+// otherKeyHere sends to the tested gateway and device signed with the
+// other account's key, naming the other account's myservice_id when
+// ownID, else the tested one.
+func otherKeyHere(ownID bool) func(*Bench, device.Operation, device.Format, string) (Call, string) {
+	return func(e *Bench, op device.Operation, f device.Format, id string) (Call, string) {
+		p, ok := e.OtherAccount()
+		if !ok {
+			return Call{}, skipOneAccount
+		}
+		c, skip := OnOp(op, nil)(e, f, id)
+		if skip != "" {
+			return c, skip
+		}
+		if ownID {
+			c.Set(device.FieldAccount, p.AccountID)
+		}
+		return c, e.SignAs(&c, f, p.Key)
+	}
+}
+
+// thisKeyThere sends with the tested key to the other account's gateway
+// and its device, naming the other account's myservice_id when otherID,
+// else the tested one.
+func thisKeyThere(otherID bool) func(*Bench, device.Operation, device.Format, string) (Call, string) {
+	return func(e *Bench, op device.Operation, _ device.Format, _ string) (Call, string) {
+		p, ok := e.OtherAccount()
+		if !ok {
+			return Call{}, skipOneAccount
+		}
+		if op != device.SendMessage && !p.HasDevice {
+			return Call{}, "the other account's gateway has no device: not covered"
+		}
+		c := e.Base(op, p.Device.SN, p.Device.Type)
+		c.Set(device.FieldMAC, p.MAC)
+		if otherID {
+			c.Set(device.FieldAccount, p.AccountID)
+		}
+		c.SN, c.Type = "", ""
+		return c, ""
+	}
+}
+
+// otherAccountOwnKey sends as the other account, with its key and
+// myservice_id, to its own gateway and named device.
+func otherAccountOwnKey(e *Bench, op device.Operation, f device.Format, _ string) (Call, string) {
+	p, ok := e.OtherAccount()
+	if !ok {
+		return Call{}, skipOneAccount
+	}
+	if op != device.SendMessage && (!p.HasDevice || p.Device.Name == "") {
+		return Call{}, "the other account's gateway has no named device: not covered"
+	}
+	c := e.Base(op, p.Device.SN, p.Device.Type)
+	c.Set(device.FieldMAC, p.MAC)
+	c.Set(device.FieldAccount, p.AccountID)
+	if op == device.UpdateName {
+		c.Set(device.FieldName, p.Device.Name) // its own name: nothing to put back
+	}
+	c.SN, c.Type = "", ""
+	return c, e.SignAs(&c, f, p.Key)
 }
 
 // nearMiss changes the character of s at i to another of its class (a
