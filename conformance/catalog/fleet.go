@@ -410,97 +410,141 @@ func (b *Bench) md5Signs() bool {
 // the envelope's cases.
 func nearMissCases() []Case {
 	var cs []Case
-	add := func(op device.Operation, field, slug, title, section, contract string, w Expectation, build func(*Bench, device.Format, string) (Call, string)) {
-		cs = append(cs, Case{ID: op.Name() + ".near-miss." + field + "." + slug, Op: op, Title: "a " + op.Name() + " request with " + title,
-			Section: section, Contract: contract, Want: w, Build: build, NoSim: true, Tags: []string{"near-miss", "auth"}})
+	for _, r := range nearMissRows() {
+		cs = append(cs, Case{ID: r.op.Name() + ".near-miss." + r.field + "." + r.slug, Op: r.op, Title: "a " + r.op.Name() + " request with " + r.title,
+			Section: r.section, Contract: r.contract, Want: r.want, Build: OnOp(r.op, r.change), NoSim: true, Tags: []string{"near-miss", "auth"}})
 	}
+	return append(cs, fieldNameCases()...)
+}
+
+// nearMissRow is one case of nearMissRows: ID
+// "<operation>.near-miss.<field>.<slug>", title after "a <operation>
+// request with ", published section, CONTRACT section, expectation, the
+// change to op's valid request.
+type nearMissRow struct {
+	op                                    device.Operation
+	field, slug, title, section, contract string
+	want                                  Expectation
+	change                                func(e *Bench, c *Call, f device.Format, id string) string
+}
+
+// nearMissRows are the near misses of each identifier and credential: a
+// family of rows is a loop over the near misses of a value (nearMisses).
+func nearMissRows() []nearMissRow {
+	var rows []nearMissRow
 	op := device.SendMessage
 	// The api_key, signed with the right secret for the key as sent.
 	for _, m := range nearMisses("an-api-key", false) {
-		slug := m.slug
-		add(op, device.FieldAPIKey, slug, "the api_key "+m.what, "5", "1",
-			keyMiss(slug),
-			OnOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
-				key := e.Target.Key
-				for _, x := range nearMisses(key.Key, false) {
-					if x.slug == slug {
-						return e.SignAs(c, f, fleet.APIKey{Key: e.unknownKeyNearMiss(x.value, slug), Secret: key.Secret})
-					}
-				}
-				return "the api_key " + "has no " + slug + " near miss"
-			}))
+		rows = append(rows, nearMissRow{op: op, field: device.FieldAPIKey, slug: m.slug, title: "the api_key " + m.what,
+			section: "5", contract: "1", want: keyMiss(m.slug), change: keyNearMiss(m.slug)})
 	}
 	// The secret: the sign of the right key made with a near miss of its
 	// secret, or with another account's secret.
-	secret := func(slug string, pick func(e *Bench) (string, string)) func(*Bench, device.Format, string) (Call, string) {
-		return OnOp(op, func(e *Bench, c *Call, f device.Format, _ string) string {
-			if !e.md5Signs() {
-				return "the harness does not compute the sign itself (scheme " + string(e.Fleet.Scheme()) + " or a sign command): near misses of the secret not covered"
-			}
-			s, skip := pick(e)
-			if skip != "" {
-				return skip
-			}
-			return e.SignAs(c, f, fleet.APIKey{Key: e.Target.Key.Key, Secret: s})
-		})
-	}
 	// A sign made with any other secret is no sign of this key's.
-	wrongSign := Expectation{Must: true, Status: 401, Codes: []string{device.CodeBadSignature}, Field: device.FieldSign,
+	badSign := Expectation{Must: true, Status: 401, Codes: []string{device.CodeBadSignature}, Field: device.FieldSign,
 		Quote: oracle.QuoteSignCarried, Inference: oracle.InferSign}
 	for _, m := range nearMisses("a-secret", false) {
-		slug := m.slug
-		add(op, "secret", slug, "a sign made with the secret "+m.what, "5", "1", wrongSign, secret(slug, func(e *Bench) (string, string) {
-			for _, x := range nearMisses(e.Target.Key.Secret, false) {
-				if x.slug == slug {
-					return x.value, ""
-				}
-			}
-			return "", "the secret has no " + slug + " near miss"
-		}))
+		rows = append(rows, nearMissRow{op: op, field: "secret", slug: m.slug, title: "a sign made with the secret " + m.what,
+			section: "5", contract: "1", want: badSign, change: signedWithSecret(secretNearMiss(m.slug))})
 	}
-	add(op, "secret", "other-account", "a sign made with another account's secret", "5", "1", wrongSign,
-		secret("other-account", func(e *Bench) (string, string) {
-			p, ok := e.OtherAccount()
-			if !ok {
-				return "", skipOneAccount
-			}
-			if p.Key.Secret == e.Target.Key.Secret {
-				return "", "the other account has the same secret"
-			}
-			return p.Key.Secret, ""
-		}))
-	// The hex ids: one character changed at each end.
-	for _, x := range []struct {
-		field, section, contract string
-		op                       device.Operation
-		w                        Expectation
-	}{
-		{device.FieldAccount, "5", "1", op, Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount,
-			Quote: oracle.QuoteOtherAccount}},
-		{device.FieldMAC, "2.1", "3", op, Expectation{Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC,
-			Quote: oracle.QuoteNoGateway}},
-		{device.FieldSN, "2.2", "3", device.UpdateName, Expectation{Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN,
-			Quote: oracle.QuoteNoDevice}},
+	rows = append(rows, nearMissRow{op: op, field: "secret", slug: "other-account", title: "a sign made with another account's secret",
+		section: "5", contract: "1", want: badSign, change: signedWithSecret(otherAccountSecret)})
+	// The hex ids: one character changed at each end. Each row below is
+	// a family, whose near misses fill in slug, title and change.
+	for _, x := range []nearMissRow{
+		{op: op, field: device.FieldAccount, section: "5", contract: "1",
+			want: Expectation{Must: true, Status: 403, Codes: []string{device.CodeAccountMismatch}, Field: device.FieldAccount, Quote: oracle.QuoteOtherAccount}},
+		{op: op, field: device.FieldMAC, section: "2.1", contract: "3",
+			want: Expectation{Status: 404, Codes: []string{device.CodeGatewayNotFound}, Field: device.FieldMAC, Quote: oracle.QuoteNoGateway}},
+		{op: device.UpdateName, field: device.FieldSN, section: "2.2", contract: "3",
+			want: Expectation{Status: 404, Codes: []string{device.CodeDeviceNotFound}, Field: device.FieldSN, Quote: oracle.QuoteNoDevice}},
 	} {
-		x := x
 		for _, m := range nearMisses("0123456789ab", true) {
-			slug := m.slug
-			add(x.op, x.field, slug, x.field+" "+m.what, x.section, x.contract, x.w, OnOp(x.op, func(e *Bench, c *Call, _ device.Format, _ string) string {
-				v := c.Get(x.field)
-				at := 0
-				if slug == "last-character-changed" {
-					at = len(v) - 1
-				}
-				c.Set(x.field, e.unknownNearMiss(v, at))
-				if x.field == device.FieldSN {
-					c.SN = "" // no device of the fleet is named: nothing to put back
-				}
-				return ""
-			}))
+			x.slug, x.title, x.change = m.slug, x.field+" "+m.what, hexNearMiss(x.field, m.slug)
+			rows = append(rows, x)
 		}
 	}
-	// Field names are exact: a key or an element name in another letter
-	// case, or (JSON) with white space, is not the field.
+	return rows
+}
+
+// keyNearMiss sends the near miss slug of the tested api_key, changed
+// further while it is another key of the fleet, signed with the tested
+// secret for the key as sent.
+func keyNearMiss(slug string) func(*Bench, *Call, device.Format, string) string {
+	return func(e *Bench, c *Call, f device.Format, _ string) string {
+		key := e.Target.Key
+		for _, x := range nearMisses(key.Key, false) {
+			if x.slug == slug {
+				return e.SignAs(c, f, fleet.APIKey{Key: e.unknownKeyNearMiss(x.value, slug), Secret: key.Secret})
+			}
+		}
+		return "the api_key has no " + slug + " near miss"
+	}
+}
+
+// signedWithSecret signs the request of the tested key with the secret
+// pick gives, where the harness computes the sign itself.
+func signedWithSecret(pick func(e *Bench) (secret, skip string)) func(*Bench, *Call, device.Format, string) string {
+	return func(e *Bench, c *Call, f device.Format, _ string) string {
+		if !e.md5Signs() {
+			return "the harness does not compute the sign itself (scheme " + string(e.Fleet.Scheme()) + " or a sign command): near misses of the secret not covered"
+		}
+		s, skip := pick(e)
+		if skip != "" {
+			return skip
+		}
+		return e.SignAs(c, f, fleet.APIKey{Key: e.Target.Key.Key, Secret: s})
+	}
+}
+
+// secretNearMiss is the near miss slug of the tested secret.
+func secretNearMiss(slug string) func(*Bench) (string, string) {
+	return func(e *Bench) (string, string) {
+		for _, x := range nearMisses(e.Target.Key.Secret, false) {
+			if x.slug == slug {
+				return x.value, ""
+			}
+		}
+		return "", "the secret has no " + slug + " near miss"
+	}
+}
+
+// otherAccountSecret is the secret of the other account's key, where it
+// is not the tested one.
+func otherAccountSecret(e *Bench) (string, string) {
+	p, ok := e.OtherAccount()
+	if !ok {
+		return "", skipOneAccount
+	}
+	if p.Key.Secret == e.Target.Key.Secret {
+		return "", "the other account has the same secret"
+	}
+	return p.Key.Secret, ""
+}
+
+// hexNearMiss sends the field's value with one hexadecimal character
+// changed, at the end slug names, to name nothing in the fleet.
+func hexNearMiss(field, slug string) func(*Bench, *Call, device.Format, string) string {
+	return func(e *Bench, c *Call, _ device.Format, _ string) string {
+		v := c.Get(field)
+		at := 0
+		if slug == "last-character-changed" {
+			at = len(v) - 1
+		}
+		c.Set(field, e.unknownNearMiss(v, at))
+		if field == device.FieldSN {
+			c.SN = "" // no device of the fleet is named: nothing to put back
+		}
+		return ""
+	}
+}
+
+// fieldNameCases: field names are exact: a key or an element name in
+// another letter case, or (JSON) with white space, is not the field. Each
+// row: operation, the command's type (any device when empty), the
+// field, how its name is written, ID suffix and title words, JSON alone.
+func fieldNameCases() []Case {
+	var cs []Case
 	for _, x := range []struct {
 		op     device.Operation
 		typ    string
@@ -510,8 +554,8 @@ func nearMissCases() []Case {
 		what   string
 		json   bool
 	}{
-		{op, "", device.FieldAPIKey, strings.ToUpper, "upper-case", "in upper case", false},
-		{op, "", device.FieldMAC, capitalize, "capitalized", "with a capital", false},
+		{device.SendMessage, "", device.FieldAPIKey, strings.ToUpper, "upper-case", "in upper case", false},
+		{device.SendMessage, "", device.FieldMAC, capitalize, "capitalized", "with a capital", false},
 		{device.SendCommand, "Light Dimmer", "dimming", capitalize, "capitalized", "with a capital", false},
 		{device.SendCommand, "Light Dimmer", "dimming", func(s string) string { return s + " " }, "trailing-space", "with a space after it", true},
 		{device.SendCommand, "Light Dimmer", "dimming", func(s string) string { return " " + s }, "leading-space", "with a space before it", true},
@@ -519,7 +563,6 @@ func nearMissCases() []Case {
 		{device.SendCommand, "Light Dimmer", device.FieldType, capitalize, "capitalized", "with a capital", false},
 		{device.UpdateName, "", device.FieldName, capitalize, "capitalized", "with a capital", false},
 	} {
-		x := x
 		c := Case{ID: x.op.Name() + ".field-name." + check.Slug(x.field) + "." + x.slug, Op: x.op, Type: x.typ,
 			Title: "a " + x.op.Name() + " request whose field name " + x.field + " is written " + x.what, Section: "2.1", Contract: "2",
 			Want:  Expectation{Must: true, Status: 400, Codes: []string{device.CodeUnexpectedField, device.CodeMissingField}, Quote: renamedQuote(x.field)},
@@ -527,22 +570,27 @@ func nearMissCases() []Case {
 		if x.json {
 			c.Formats = []device.Format{device.JSON}
 		}
-		rename := func(_ *Bench, c *Call, f device.Format, _ string) string {
-			for i := range c.Fields {
-				if c.Fields[i].Name == x.field {
-					c.Fields[i].Wire = x.change(WireName(f, c.Fields[i].Name))
-				}
-			}
-			return ""
-		}
 		if x.typ != "" {
-			c.Build = commandOn(x.typ, rename)
+			c.Build = commandOn(x.typ, renamed(x.field, x.change))
 		} else {
-			c.Build = OnOp(x.op, rename)
+			c.Build = OnOp(x.op, renamed(x.field, x.change))
 		}
 		cs = append(cs, c)
 	}
 	return cs
+}
+
+// renamed writes the name of a field, in the request's format, as change
+// makes it.
+func renamed(field string, change func(string) string) func(*Bench, *Call, device.Format, string) string {
+	return func(_ *Bench, c *Call, f device.Format, _ string) string {
+		for i := range c.Fields {
+			if c.Fields[i].Name == field {
+				c.Fields[i].Wire = change(WireName(f, c.Fields[i].Name))
+			}
+		}
+		return ""
+	}
 }
 
 // capitalize writes the first letter of a field name in upper case.
