@@ -13,10 +13,12 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gwdmi/gwtools/gatewayapi/device"
@@ -158,20 +160,67 @@ type Client struct {
 	ledger     *Ledger
 }
 
-// New checks cfg and makes a Client.
-func New(cfg Config) (*Client, error) {
-	u, err := url.Parse(cfg.BaseURL)
+// BaseURL is a target's base URL, checked and normalized once by
+// ParseBaseURL: http or https, a host, no query or fragment, no trailing
+// slash. A command checks its flag with ParseBaseURL and hands the value
+// to NewAt, so that what the flag says is read in one place.
+type BaseURL struct {
+	// url is what requests go to, user information included; redacted is
+	// the same without it, for what is printed or stored.
+	url, redacted string
+}
+
+// ParseBaseURL checks raw as a target's base URL. Its errors quote raw
+// without its user information (a password in a URL is printed nowhere)
+// and say what is wrong, for the caller to prefix with its flag's name.
+func ParseBaseURL(raw string) (BaseURL, error) {
+	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("client: base URL %q: %v", cfg.BaseURL, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // ue quotes raw whole
+		}
+		return BaseURL{}, fmt.Errorf("does not parse: %v", err)
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("client: base URL %q must start with http:// or https://", cfg.BaseURL)
+	shown := *u
+	shown.User = nil
+	q := strings.TrimRight(shown.String(), "/")
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return BaseURL{}, fmt.Errorf("%q must start with http:// or https://", q)
+	case u.Host == "" || u.Hostname() == "":
+		return BaseURL{}, fmt.Errorf("%q has no host", q)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return BaseURL{}, fmt.Errorf("%q must not have a query or fragment; paths are appended to it", q)
 	}
-	if u.Host == "" || u.Hostname() == "" {
-		return nil, fmt.Errorf("client: base URL %q has no host", cfg.BaseURL)
+	return BaseURL{url: strings.TrimRight(u.String(), "/"), redacted: q}, nil
+}
+
+// String is the base URL requests go to, user information included.
+func (b BaseURL) String() string { return b.url }
+
+// Redacted is the base URL without its user information: what a console,
+// a report or a log shows.
+func (b BaseURL) Redacted() string { return b.redacted }
+
+// New checks cfg and makes a Client; cfg.BaseURL is read by ParseBaseURL.
+func New(cfg Config) (*Client, error) {
+	base, err := ParseBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("client: base URL %w", err)
 	}
-	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return nil, fmt.Errorf("client: base URL %q must not have a query or fragment; paths are appended to it", cfg.BaseURL)
+	cfg.BaseURL = ""
+	return NewAt(base, cfg)
+}
+
+// NewAt checks cfg and makes a Client for base, which ParseBaseURL has
+// read already; cfg.BaseURL must be empty.
+func NewAt(base BaseURL, cfg Config) (*Client, error) {
+	switch {
+	case base.url == "":
+		return nil, errors.New("client: no base URL (ParseBaseURL makes one)")
+	case cfg.BaseURL != "":
+		return nil, errors.New("client: the base URL is given twice: leave Config.BaseURL empty with NewAt")
 	}
 	if cfg.Timeout < 0 || cfg.MaxResponseBytes < 0 {
 		return nil, errors.New("client: Timeout and MaxResponseBytes must not be negative")
@@ -180,7 +229,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: Rate %v and RatePerPath %v must be zero (unlimited) or positive", cfg.Rate, cfg.RatePerPath)
 	}
 	c := &Client{
-		base:       strings.TrimSuffix(u.String(), "/"),
+		base:       base.url,
 		signer:     cfg.Signer,
 		timeout:    cfg.Timeout,
 		max:        cfg.MaxResponseBytes,
@@ -245,6 +294,39 @@ func newTransport(timeout time.Duration) *http.Transport {
 // CloseIdleConnections closes the connections kept for reuse, for a
 // program that is done with the target.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+// Reach reports whether the target can be connected to, within the
+// client's timeout, through the client's own transport (its proxy, TLS
+// and timeouts). It sends HEAD to the base URL and is content once a
+// connection (TLS included) is made: what the target then does with a
+// request (never answer, answer garbage, close the connection) is its
+// behaviour, for the requests that follow to meet. The error says why no
+// connection was made (refused, unknown host, no route, dial or TLS
+// handshake timed out), without the URL.
+func (c *Client) Reach(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var connected atomic.Bool
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodHead, c.base+"/", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", UserAgent)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if connected.Load() {
+			return nil
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return ue.Err
+		}
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
 
 // Timeout is the bound of one exchange the client was given (Config.Timeout
 // with its default): what a sender of its own to the same target waits.
