@@ -81,22 +81,7 @@ type diffMain struct {
 }
 
 func diffCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	m := &diffMain{Stdout: stdout, Stderr: stderr}
-	defer m.Close()
-	if err := m.ParseFlags(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return report.ExitPass
-		}
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform diff:", shown(err))
-		}
-		return report.ExitConfig
-	}
-	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform diff:", shown(err))
-		return report.ExitConfig
-	}
-	return m.Run(ctx)
+	return lifecycle(ctx, "gwconform diff", &diffMain{Stdout: stdout, Stderr: stderr}, args, stderr)
 }
 
 // ParseFlags reads and checks gwconform diff's flags.
@@ -284,10 +269,11 @@ func observerName(s string) string {
 }
 
 // Close releases the targets' connections.
-func (m *diffMain) Close() {
+func (m *diffMain) Close() error {
 	for _, t := range m.tgts {
 		if t != nil {
 			t.Close()
 		}
 	}
+	return nil
 }

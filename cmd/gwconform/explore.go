@@ -90,22 +90,7 @@ type exploreMain struct {
 }
 
 func exploreCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	m := &exploreMain{Stdout: stdout, Stderr: stderr, StartEmbedded: startSimulator}
-	defer m.Close()
-	if err := m.ParseFlags(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return report.ExitPass
-		}
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform explore:", shown(err))
-		}
-		return report.ExitConfig
-	}
-	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform explore:", shown(err))
-		return report.ExitConfig
-	}
-	return m.Run(ctx)
+	return lifecycle(ctx, "gwconform explore", &exploreMain{Stdout: stdout, Stderr: stderr, StartEmbedded: startSimulator}, args, stderr)
 }
 
 // ParseFlags reads and checks gwconform explore's flags.
@@ -316,34 +301,16 @@ func isExploreFile(path string) bool {
 	return err == nil && explore.IsFile(b)
 }
 
-type exploreReplayArgs struct {
-	target, fleetFile, observer, adminToken string
-	timeout                                 time.Duration
-}
-
-// replayExplore is gwconform replay explore.json: the shrunk sequence run
-// again against the recorded target (or --target) with the same model.
-func replayExplore(ctx context.Context, path string, a exploreReplayArgs, stdout, stderr io.Writer) int {
-	ef, err := explore.ReadFile(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
-		return report.ExitConfig
-	}
-	return replayExploreFile(ctx, path, ef, a, stdout, stderr)
-}
-
-// replayModel is gwconform replay report.json model.<check>: the shrunk
-// sequence of the first finding of the model-based phase that the check
-// reports, run again with the model as gwconform explore's replay does.
-func replayModel(ctx context.Context, path, id string, a exploreReplayArgs, stdout, stderr io.Writer) int {
+// modelFinding is the shrunk sequence of the first finding of check id
+// (model.<check>) of the model-based phase in the report at path, as an
+// explore file: gwconform replay runs it again as it runs explore's.
+func modelFinding(path, id string) (*explore.File, error) {
 	doc, err := loadReport(path)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
-		return report.ExitConfig
+		return nil, err
 	}
 	if doc.Model == nil {
-		fmt.Fprintf(stderr, "gwconform replay: %s has no model-based phase\n", path)
-		return report.ExitConfig
+		return nil, fmt.Errorf("%s has no model-based phase", path)
 	}
 	for _, mf := range doc.Model.Findings {
 		if mf.Check != id || len(mf.Sequence) == 0 {
@@ -351,77 +318,75 @@ func replayModel(ctx context.Context, path, id string, a exploreReplayArgs, stdo
 		}
 		var ops []explore.Op
 		if err := json.Unmarshal(mf.Sequence, &ops); err != nil || len(ops) == 0 {
-			fmt.Fprintf(stderr, "gwconform replay: %s: the sequence of %s cannot be read\n", path, id)
-			return report.ExitConfig
+			return nil, fmt.Errorf("%s: the sequence of %s cannot be read", path, id)
 		}
 		ef := &explore.File{Kind: explore.FileKind, Report: explore.Report{Seed: doc.Model.Seed, Target: doc.Target,
 			Found: &explore.Finding{Kind: "disagreement", Ops: ops}}}
 		if doc.Observer != report.ObserverNone {
 			ef.Observer = doc.Observer
 		}
-		return replayExploreFile(ctx, path, ef, a, stdout, stderr)
+		return ef, nil
 	}
-	fmt.Fprintf(stderr, "gwconform replay: %s has no finding of %s to replay (seed %d)\n", path, id, doc.Model.Seed)
-	return report.ExitConfig
+	return nil, fmt.Errorf("%s has no finding of %s to replay (seed %d)", path, id, doc.Model.Seed)
 }
 
-// replayExploreFile runs ef's shrunk sequence again.
-func replayExploreFile(ctx context.Context, path string, ef *explore.File, a exploreReplayArgs, stdout, stderr io.Writer) int {
+// openExploreReplay opens the target of ef's shrunk sequence: --target,
+// else the recorded one when it is on loopback. The exploreMain comes
+// back with an error of its Open too, for its Close.
+func openExploreReplay(ctx context.Context, path string, ef *explore.File, o replayOptions, stdout, stderr io.Writer) (*exploreMain, error) {
 	if ef.Found == nil || len(ef.Found.Ops) == 0 {
-		fmt.Fprintf(stderr, "gwconform replay: %s found nothing to replay (seed %d passed)\n", path, ef.Seed)
-		return report.ExitConfig
+		return nil, fmt.Errorf("%s found nothing to replay (seed %d passed)", path, ef.Seed)
 	}
-	target := a.target
+	target := o.target
 	if target == "" {
 		if strings.HasSuffix(ef.Target, " (embedded gwsim)") {
-			fmt.Fprintln(stderr, "gwconform replay: the run was against the embedded simulator, which is gone; give --target URL")
-			return report.ExitConfig
+			return nil, errors.New("the run was against the embedded simulator, which is gone; give --target URL")
 		}
 		target = ef.Target
 		for _, u := range strings.Split(target, ",") {
 			if !tokenrule.OnLoopback(strings.TrimSpace(u)) {
 				// An explore file is input from outside: the fleet's signed
 				// requests go to a target it names only on loopback.
-				fmt.Fprintf(stderr, "gwconform replay: %s names the target %s, which is not on loopback: the fleet's signed requests go there only when the command line says so: give --target URL\n",
+				return nil, fmt.Errorf("%s names the target %s, which is not on loopback: the fleet's signed requests go there only when the command line says so: give --target URL",
 					printable.String(path), printable.String(tokenrule.Redact(strings.TrimSpace(u))))
-				return report.ExitConfig
 			}
 		}
 	}
-	m := &exploreMain{Stdout: stdout, Stderr: stderr, target: target, fleetFile: a.fleetFile, observer: a.observer,
-		adminToken: a.adminToken, timeout: a.timeout, noReset: !ef.Reset}
+	m := &exploreMain{Stdout: stdout, Stderr: stderr, target: target, fleetFile: o.fleetFile, observer: o.observer,
+		adminToken: o.adminToken, timeout: o.timeout, noReset: !ef.Reset}
 	if m.fleetFile == "" {
 		m.fleetFile = os.Getenv("GWCONFORM_FLEET")
 	}
 	m.observerNamed, m.replaying = m.observer != "", true
-	if m.observer == "" && ef.Observer != "" && a.target == "" {
+	if m.observer == "" && ef.Observer != "" && o.target == "" {
 		m.observer = ef.Observer // from the file: never sent a token from the environment unless on loopback
 	}
 	if m.adminToken == "" {
 		m.adminToken = os.Getenv("GWSIM_ADMIN_TOKEN")
 		m.tokenFromEnv = m.adminToken != ""
 	}
-	defer m.Close()
-	if err := m.Open(ctx); err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
-		return report.ExitConfig
-	}
+	return m, m.Open(ctx)
+}
+
+// replay runs ef's shrunk sequence again with the model: REPRODUCED (exit
+// 0) when the target still disagrees with it, CHANGED (1) when it agrees.
+func (m *exploreMain) replay(ctx context.Context, ef *explore.File) int {
 	m.cfg.Seed, m.cfg.Clients, m.cfg.Progress = ef.Seed, max(1, ef.Clients), nil
 	x, err := explore.New(m.cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
+		fmt.Fprintln(m.Stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
-	fmt.Fprintf(stdout, "Replaying the shrunk sequence of seed %d (%d operations) against %s\n", ef.Seed, len(ef.Found.Ops), m.tgt.BaseURL)
-	again, err := x.Replay(ctx, ef.Found, stdout)
+	fmt.Fprintf(m.Stdout, "Replaying the shrunk sequence of seed %d (%d operations) against %s\n", ef.Seed, len(ef.Found.Ops), m.tgt.BaseURL)
+	again, err := x.Replay(ctx, ef.Found, m.Stdout)
 	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
+		fmt.Fprintln(m.Stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
 	if again {
-		fmt.Fprintln(stdout, "REPRODUCED: the target still disagrees with the model")
+		fmt.Fprintln(m.Stdout, "REPRODUCED: the target still disagrees with the model")
 		return report.ExitPass
 	}
-	fmt.Fprintln(stdout, "CHANGED: the target now agrees with the model")
+	fmt.Fprintln(m.Stdout, "CHANGED: the target now agrees with the model")
 	return report.ExitFail
 }

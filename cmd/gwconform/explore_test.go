@@ -119,7 +119,7 @@ func TestExploreFindsShrinksAndReplays(t *testing.T) {
 	// replay runs the shrunk sequence again: reproduced against the
 	// faulty target (exit 0), changed against gwsim itself (exit 1).
 	var rout, rerr bytes.Buffer
-	if code := replayMain(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", url}, &rout, &rerr); code != report.ExitPass {
+	if code := replayCmd(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", url}, &rout, &rerr); code != report.ExitPass {
 		t.Errorf("replay against the faulty target: exit %d\n%s\n%s", code, rout.String(), rerr.String())
 	}
 	if !strings.Contains(rout.String(), "REPRODUCED") {
@@ -127,7 +127,7 @@ func TestExploreFindsShrinksAndReplays(t *testing.T) {
 	}
 	sim := faulty(t, func(http.ResponseWriter, *http.Request, []byte) bool { return false })
 	rout.Reset()
-	if code := replayMain(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", sim}, &rout, &rerr); code != report.ExitFail {
+	if code := replayCmd(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", sim}, &rout, &rerr); code != report.ExitFail {
 		t.Errorf("replay against gwsim: exit %d, want 1\n%s", code, rout.String())
 	}
 }

@@ -23,7 +23,7 @@ func TestInputFilesThatAreNotFiles(t *testing.T) {
 		for name, cmd := range map[string]func(ctx context.Context, stdout, stderr *bytes.Buffer) int{
 			"verify": func(_ context.Context, o, e *bytes.Buffer) int { return verifyMain([]string{p}, o, e) },
 			"replay": func(ctx context.Context, o, e *bytes.Buffer) int {
-				return replayMain(ctx, []string{p, "command.some.check"}, o, e)
+				return replayCmd(ctx, []string{p, "command.some.check"}, o, e)
 			},
 			"load merge": func(ctx context.Context, o, e *bytes.Buffer) int {
 				return loadCmd(ctx, []string{"merge", p}, o, e)

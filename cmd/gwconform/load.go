@@ -118,22 +118,7 @@ func loadCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return checkAcksCmd(ctx, args[1:], stdout, stderr)
 		}
 	}
-	m := &loadMain{Stdout: stdout, Stderr: stderr, StartEmbedded: startSimulator}
-	defer m.Close()
-	if err := m.ParseFlags(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return report.ExitPass
-		}
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(stderr, "gwconform load:", shown(err))
-		}
-		return report.ExitConfig
-	}
-	if err := m.Open(ctx); err != nil {
-		m.failed(err)
-		return report.ExitConfig
-	}
-	return m.Run(ctx)
+	return lifecycle(ctx, "gwconform load", &loadMain{Stdout: stdout, Stderr: stderr, StartEmbedded: startSimulator}, args, stderr)
 }
 
 // loadFailed is the file a load that could not run writes in its
@@ -271,8 +256,15 @@ func shardOf(flagValue string) (i, n int, err error) {
 }
 
 // Open loads the fleet, opens the ack log, and starts the embedded
-// simulator or checks that each target can be reached.
-func (m *loadMain) Open(ctx context.Context) error {
+// simulator or checks that each target can be reached. Why it could not
+// is said by failed, in --report-dir too.
+func (m *loadMain) Open(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			m.failed(err)
+			err = errUsage
+		}
+	}()
 	f := fleet.Demo()
 	if m.fleetFile != "" {
 		var err error

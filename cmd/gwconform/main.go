@@ -75,7 +75,7 @@ func main() {
 	case "diff":
 		os.Exit(diffCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "replay":
-		os.Exit(replayMain(ctx, os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(replayCmd(ctx, os.Args[2:], os.Stdout, os.Stderr))
 	case "baseline":
 		os.Exit(baselineMain(os.Args[2:], os.Stdout, os.Stderr))
 	case "verify":

@@ -72,7 +72,7 @@ func TestModelPhaseFindsAndReplays(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	code := replayMain(context.Background(), []string{filepath.Join(r.dir, "report.json"), "model.isolation", "--target", url}, &out, &errb)
+	code := replayCmd(context.Background(), []string{filepath.Join(r.dir, "report.json"), "model.isolation", "--target", url}, &out, &errb)
 	if code != report.ExitPass || !strings.Contains(out.String(), "REPRODUCED") {
 		t.Errorf("replay: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}

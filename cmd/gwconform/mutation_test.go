@@ -640,7 +640,7 @@ func runDeviation(id string, args []string) int {
 		}
 		return deviantServer{httptest.NewServer(deviant(sim.Server.Handler(), d))}, nil
 	}}
-	return m.Main(context.Background(), args[1:])
+	return lifecycle(context.Background(), "gwconform", m, args[1:], m.Stderr)
 }
 
 type deviantServer struct{ *httptest.Server }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdmi/gwtools/conformance/explore"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
@@ -50,41 +50,102 @@ sequence of its first finding, from report.json, with the model.
 Flags:
 `
 
-// replayMain is gwconform replay.
-func replayMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gwconform replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	target := fs.String("target", "", "base URL to send to (default: the run's target)")
-	fleetFile := fs.String("fleet", "", "fleet file with the credentials (default: from $GWCONFORM_FLEET, else the demo fleet)")
-	timeout := fs.Duration("timeout", 10*time.Second, "time limit of one request")
-	observer := fs.String("observer", "", "base URL of the CONTRACT 7 reads (default: the recorded one when the target is the recorded one)")
-	adminToken := fs.String("admin-token", "", "bearer token of the observer (default: from $GWSIM_ADMIN_TOKEN)")
-	fs.Usage = func() { io.WriteString(stderr, replayUsage); fs.PrintDefaults() }
-	pos, code, ok := replayArgs(fs, args)
-	if !ok {
-		return code
-	}
-	if len(pos) == 1 && isExploreFile(pos[0]) {
-		return replayExplore(ctx, pos[0], exploreReplayArgs{target: *target, fleetFile: *fleetFile, observer: *observer,
-			adminToken: *adminToken, timeout: *timeout}, stdout, stderr)
-	}
-	if len(pos) != 2 {
-		fs.Usage()
-		return report.ExitConfig
-	}
-	if strings.HasPrefix(pos[1], "model.") {
-		return replayModel(ctx, pos[0], pos[1], exploreReplayArgs{target: *target, fleetFile: *fleetFile, observer: *observer,
-			adminToken: *adminToken, timeout: *timeout}, stdout, stderr)
-	}
-	doc, res, ok := loadReplayCheck(pos[0], pos[1], stderr)
-	if !ok {
-		return report.ExitConfig
-	}
-	return replayCheck(ctx, doc, res, replayOptions{target: *target, fleetFile: *fleetFile, observer: *observer,
-		adminToken: *adminToken, timeout: *timeout}, stdout, stderr)
+// replayCmd is gwconform replay with its exit code.
+func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return lifecycle(ctx, "gwconform replay", &replayMain{Stdout: stdout, Stderr: stderr}, args, stderr)
 }
 
-// replayOptions are gwconform replay's flags for one check.
+// replayMain is gwconform replay: ParseFlags reads the command line, Open
+// reads what to replay (a check of a report, or a shrunk sequence of
+// explore or of the model-based phase, whose target it then opens), Run
+// replays it and judges, Close releases the target.
+type replayMain struct {
+	Stdout, Stderr io.Writer
+	opts           replayOptions
+	// path is the report, bundle or explore file; id the check to
+	// replay, "" for an explore file.
+	path, id string
+
+	// doc and res are the report and the check to run again; or x is
+	// explore's target and model, opened for ef's shrunk sequence.
+	doc report.Document
+	res report.Result
+	x   *exploreMain
+	ef  *explore.File
+}
+
+// ParseFlags reads the flags, which may come after the positional
+// arguments: a report (or bundle) and a check, or an explore file.
+func (m *replayMain) ParseFlags(args []string) error {
+	fs := flag.NewFlagSet("gwconform replay", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	o := &m.opts
+	fs.StringVar(&o.target, "target", "", "base URL to send to (default: the run's target)")
+	fs.StringVar(&o.fleetFile, "fleet", "", "fleet file with the credentials (default: from $GWCONFORM_FLEET, else the demo fleet)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "time limit of one request")
+	fs.StringVar(&o.observer, "observer", "", "base URL of the CONTRACT 7 reads (default: the recorded one when the target is the recorded one)")
+	fs.StringVar(&o.adminToken, "admin-token", "", "bearer token of the observer (default: from $GWSIM_ADMIN_TOKEN)")
+	fs.Usage = func() { io.WriteString(m.Stderr, replayUsage); fs.PrintDefaults() }
+	var pos []string
+	for len(args) > 0 {
+		if err := parseFlags(fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch {
+	case len(pos) == 1 && isExploreFile(pos[0]):
+		m.path = pos[0]
+	case len(pos) == 2:
+		m.path, m.id = pos[0], pos[1]
+	default:
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// Open reads the check or the shrunk sequence to replay; for a sequence,
+// it opens the target as gwconform explore does.
+func (m *replayMain) Open(ctx context.Context) error {
+	var err error
+	switch {
+	case m.id == "":
+		m.ef, err = explore.ReadFile(m.path)
+	case strings.HasPrefix(m.id, "model."):
+		m.ef, err = modelFinding(m.path, m.id)
+	default:
+		m.doc, m.res, err = loadReplayCheck(m.path, m.id)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	m.x, err = openExploreReplay(ctx, m.path, m.ef, m.opts, m.Stdout, m.Stderr)
+	return err
+}
+
+// Run replays and judges: REPRODUCED 0, CHANGED 1, NOT JUDGED 2.
+func (m *replayMain) Run(ctx context.Context) int {
+	if m.x != nil {
+		return m.x.replay(ctx, m.ef)
+	}
+	return replayCheck(ctx, m.doc, m.res, m.opts, m.Stdout, m.Stderr)
+}
+
+// Close releases the target of a replayed sequence.
+func (m *replayMain) Close() error {
+	if m.x == nil {
+		return nil
+	}
+	return m.x.Close()
+}
+
+// replayOptions are gwconform replay's flags.
 type replayOptions struct {
 	target, fleetFile, observer, adminToken string
 	timeout                                 time.Duration
@@ -248,40 +309,17 @@ func replayVerdict(was, now report.Result) (string, int) {
 	return "REPRODUCED: the check passes again, as in the run", report.ExitPass
 }
 
-// replayArgs parses the flags, which may come after the positional
-// arguments, and returns those; when ok is false, replay exits with code.
-func replayArgs(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
-	for len(args) > 0 {
-		if err := parseFlags(fs, args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, report.ExitPass, false
-			}
-			return nil, report.ExitConfig, false
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	return pos, 0, true
-}
-
 // loadReplayCheck loads the report (or bundle) at path and the result of
-// check id, which must have recorded exchanges; it says why not on
-// stderr.
-func loadReplayCheck(path, id string, stderr io.Writer) (doc report.Document, res report.Result, ok bool) {
-	doc, err := loadReport(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "gwconform replay:", shown(err))
-		return doc, res, false
+// check id.
+func loadReplayCheck(path, id string) (doc report.Document, res report.Result, err error) {
+	if doc, err = loadReport(path); err != nil {
+		return doc, res, err
 	}
 	res, found := doc.Result(id)
 	if !found {
-		fmt.Fprintf(stderr, "gwconform replay: %s has no check %s\n", printable.String(path), printable.String(id))
-		return doc, res, false
+		return doc, res, fmt.Errorf("%s has no check %s", printable.String(path), printable.String(id))
 	}
-	return doc, res, true
+	return doc, res, nil
 }
 
 func sortedKeys(m map[string]string) []string {

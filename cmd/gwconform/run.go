@@ -158,34 +158,8 @@ type runMain struct {
 // PARTIAL, 2 bad arguments, unreadable fleet, unreachable target, failed
 // pre-flight.
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	m := &runMain{Stdout: stdout, Stderr: stderr, StartEmbedded: startSimulator}
-	return m.Main(ctx, args)
+	return lifecycle(ctx, "gwconform", &runMain{Stdout: stdout, Stderr: stderr, StartEmbedded: startSimulator}, args, stderr)
 }
-
-// Main parses args, opens the target, runs and closes.
-func (m *runMain) Main(ctx context.Context, args []string) int {
-	defer m.Close()
-	if err := m.ParseFlags(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return report.ExitPass
-		}
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
-		}
-		return report.ExitConfig
-	}
-	if err := m.Open(ctx); err != nil {
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(m.Stderr, "gwconform:", shown(err))
-		}
-		return report.ExitConfig
-	}
-	return m.Run(ctx)
-}
-
-// errUsage is a flag error the flag package has already printed, with
-// the usage.
-var errUsage = errors.New("usage")
 
 // flagSet is gwconform run's flag set, bound to m.opts; Ginkgo's own
 // flags (ginkgo.*) are bound through ginkgoValue.
