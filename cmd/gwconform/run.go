@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -41,7 +38,10 @@ import (
 
 // runOptions are gwconform run's flags.
 type runOptions struct {
-	Target     string
+	Target string
+	// base is Target as check read it: what the run's client, console
+	// and reports use.
+	base       client.BaseURL
 	FleetFile  string
 	ReportDir  string
 	FailOn     string
@@ -226,10 +226,11 @@ func (o *runOptions) check() error {
 		return errors.New("--report-dir must not be empty")
 	}
 	if o.Target != "" {
-		u, err := url.Parse(o.Target)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--target %q is not an http(s) URL", o.Target)
+		b, err := client.ParseBaseURL(o.Target)
+		if err != nil {
+			return fmt.Errorf("--target %w", err)
 		}
+		o.base = b
 	}
 	if o.Observer != "" {
 		u, err := url.Parse(o.Observer)
@@ -414,24 +415,27 @@ func (m *runMain) Open(ctx context.Context) error {
 	e := &engine.Env{Bench: catalog.Bench{Fleet: f, Target: tgt, Location: f.Location(), Now: time.Now},
 		DryRun: o.DryRun, AdminToken: o.AdminToken, MaxRequests: o.MaxRequests, Settle: o.Settle, Concurrency: o.Concurrency}
 	m.model = checks.ModelBudget{Operations: modelOperations(o.ModelOperations), Time: o.ModelTime, Seed: o.ModelSeed, Baseline: m.baseline}
+	base := o.base
 	if o.Target == "" {
 		sim, err := m.StartEmbedded(f)
 		if err != nil {
 			return fmt.Errorf("starting the embedded simulator: %w", err)
 		}
 		m.embedded = sim
-		e.BaseURL, e.Embedded = sim.URL(), true
+		if base, err = client.ParseBaseURL(sim.URL()); err != nil {
+			return fmt.Errorf("the embedded simulator's URL %w", err)
+		}
+		e.Embedded = true
 		if o.Observer == "" && !o.NoObserver {
 			e.Observer, e.ObserverCounts = sim.URL(), true
 		}
-		m.target = e.BaseURL + " (embedded gwsim)"
-	} else {
-		e.BaseURL = strings.TrimRight(o.Target, "/")
-		// A password in --target is sent (user information is the
-		// target's own business) but printed and stored nowhere: the
-		// console, the reports and the bundle's manifest name the target
-		// without it.
-		m.target = withoutUserinfo(e.BaseURL)
+	}
+	// A password in --target is sent (user information is the target's
+	// own business) but printed and stored nowhere: the console, the
+	// reports and the bundle's manifest name the target without it.
+	e.BaseURL, m.target = base.String(), base.Redacted()
+	if e.Embedded {
+		m.target += " (embedded gwsim)"
 	}
 	e.Signer, e.KnownSign = catalog.SignerFor(f, o.FleetFile)
 	// No request of the run repeats another by accident (CONTRACT 1): a
@@ -444,12 +448,12 @@ func (m *runMain) Open(ctx context.Context) error {
 		shift = max(min(w/2, shift), time.Nanosecond)
 	}
 	m.ledger = client.NewLedger(shift)
-	if e.Client, err = client.New(client.Config{BaseURL: e.BaseURL, Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate, RatePerPath: o.RatePerOp, SharedBackoff: true, Ledger: m.ledger}); err != nil {
+	if e.Client, err = client.NewAt(base, client.Config{Signer: e.Signer, Timeout: o.Timeout, Rate: o.Rate, RatePerPath: o.RatePerOp, SharedBackoff: true, Ledger: m.ledger}); err != nil {
 		return err
 	}
 	if !o.DryRun && !e.Embedded {
-		if err := reachable(ctx, e.BaseURL, o.Timeout); err != nil {
-			if cause := engine.TransportCause(e.BaseURL, err); cause != "" {
+		if err := e.Client.Reach(ctx); err != nil {
+			if cause := engine.TransportCause(base.Redacted(), err); cause != "" {
 				return errors.New(cause)
 			}
 			return fmt.Errorf("target unreachable: %v", err)
@@ -932,36 +936,16 @@ func checkCert(o *runOptions) error {
 	return nil
 }
 
-// reachable reports whether the target can be connected to, within the
-// run's timeout. It sends a HEAD and is content once a connection (TLS
-// included) is made: what the target then does with a request (never
-// answer, answer garbage, close the connection) is its behaviour, which the
-// checks judge one by one, failing with a reason in the reports (exit 1).
-// Unreachable (exit 2) is kept for a target that cannot be connected to at
-// all: refused, unknown host, no route, dial or TLS handshake timed out.
+// reachable is client.Client.Reach for the commands whose clients are
+// made inside their own packages (explore, diff, load): a client made as
+// theirs are, with the same timeout, reaches base.
 func reachable(ctx context.Context, base string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var connected atomic.Bool
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodHead, base+"/", nil)
+	c, err := client.New(client.Config{BaseURL: base, Timeout: timeout, RetryBudget: -1})
 	if err != nil {
 		return err
 	}
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(req)
-	if err != nil {
-		if connected.Load() {
-			return nil
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			return ue.Err
-		}
-		return err
-	}
-	resp.Body.Close()
-	return nil
+	defer c.CloseIdleConnections()
+	return c.Reach(ctx)
 }
 
 // printDryRun lists every check with the requests it would send.
@@ -1011,19 +995,6 @@ func reportFiles() string {
 		names[i] = w.File
 	}
 	return strings.Join(names, ", ")
-}
-
-// withoutUserinfo is a URL (or a comma-separated list of them) without
-// the user information of each.
-func withoutUserinfo(list string) string {
-	parts := strings.Split(list, ",")
-	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			u.User = nil
-			parts[i] = u.String()
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 // modelOperations is --model-operations as the phase takes it: 0 turns
