@@ -377,7 +377,7 @@ func (m *exploreMain) replay(ctx context.Context, ef *explore.File) int {
 		fmt.Fprintln(m.Stderr, "gwconform replay:", shown(err))
 		return report.ExitConfig
 	}
-	fmt.Fprintf(m.Stdout, "Replaying the shrunk sequence of seed %d (%d operations) against %s\n", ef.Seed, len(ef.Found.Ops), m.tgt.BaseURL)
+	fmt.Fprintf(m.Stdout, "Replaying the shrunk sequence of seed %d (%d operations) against %s\n", ef.Seed, len(ef.Found.Ops), explore.RedactURLs(m.tgt.BaseURL))
 	again, err := x.Replay(ctx, ef.Found, m.Stdout)
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "gwconform replay:", shown(err))

@@ -125,10 +125,15 @@ func TestExploreFindsShrinksAndReplays(t *testing.T) {
 	if !strings.Contains(rout.String(), "REPRODUCED") {
 		t.Errorf("replay did not say REPRODUCED:\n%s", rout.String())
 	}
+	// A password in --target is sent, never shown.
 	sim := faulty(t, func(http.ResponseWriter, *http.Request, []byte) bool { return false })
 	rout.Reset()
-	if code := replayCmd(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", sim}, &rout, &rerr); code != report.ExitFail {
+	withPassword := strings.Replace(sim, "http://", "http://gw:not-shown@", 1)
+	if code := replayCmd(context.Background(), []string{filepath.Join(dir, explore.JSONName), "--target", withPassword}, &rout, &rerr); code != report.ExitFail {
 		t.Errorf("replay against gwsim: exit %d, want 1\n%s", code, rout.String())
+	}
+	if strings.Contains(rout.String()+rerr.String(), "not-shown") {
+		t.Errorf("replay shows the password of --target:\n%s\n%s", rout.String(), rerr.String())
 	}
 }
 
