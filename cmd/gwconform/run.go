@@ -225,6 +225,12 @@ func (o *runOptions) check() error {
 	if o.ReportDir == "" {
 		return errors.New("--report-dir must not be empty")
 	}
+	if t := os.Getenv(workerTargetEnv); o.Worker > 0 && t != "" {
+		// A worker's command line names its target without the user
+		// information; the whole URL comes by the environment
+		// (startWorkers).
+		o.Target = t
+	}
 	if o.Target != "" {
 		b, err := client.ParseBaseURL(o.Target)
 		if err != nil {
@@ -433,7 +439,7 @@ func (m *runMain) Open(ctx context.Context) error {
 	// A password in --target is sent (user information is the target's
 	// own business) but printed and stored nowhere: the console, the
 	// reports and the bundle's manifest name the target without it.
-	e.BaseURL, m.target = base.String(), base.Redacted()
+	m.target = base.Redacted()
 	if e.Embedded {
 		m.target += " (embedded gwsim)"
 	}
@@ -453,7 +459,7 @@ func (m *runMain) Open(ctx context.Context) error {
 	}
 	if !o.DryRun && !e.Embedded {
 		if err := e.Client.Reach(ctx); err != nil {
-			if cause := engine.TransportCause(base.Redacted(), err); cause != "" {
+			if cause := engine.TransportCause(base, err); cause != "" {
 				return errors.New(cause)
 			}
 			return fmt.Errorf("target unreachable: %v", err)
@@ -505,7 +511,7 @@ func (m *runMain) openObserver(ctx context.Context, e *engine.Env) error {
 	default:
 		base, explicit := strings.TrimRight(o.Observer, "/"), o.Observer != ""
 		if !explicit {
-			base = e.BaseURL
+			base = e.Client.Base().String()
 		}
 		// Bounded by the run's timeout: a target that never answers must
 		// not hold the run here for the observer's own 10 s.
@@ -653,8 +659,12 @@ func (m *runMain) Run(ctx context.Context) int {
 // startWorkers starts workers 1..n-1: this program again, as gwconform
 // run with the hidden --worker flags, on the same target, fleet and seed;
 // each writes its Ginkgo report as JSON into dir.
+// workerTargetEnv carries a --parallel worker's target whole, user
+// information included, from the run that starts it: a worker reads it
+// only with --worker.
+const workerTargetEnv = "GWCONFORM_WORKER_TARGET"
+
 func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*engine.Worker, []*exec.Cmd, error) {
-	o, e := m.opts, m.env
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, nil, fmt.Errorf("--parallel: cannot find this program to start workers: %w", err)
@@ -667,73 +677,14 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*engin
 		done := make(chan error, 1)
 		w := &engine.Worker{N: i, Report: filepath.Join(dir, fmt.Sprintf("worker-%d.json", i)),
 			Log: filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)), Done: done}
-		args := []string{"run", "--target", e.BaseURL, "--seed", strconv.FormatInt(e.Seed, 10),
-			"--worker", strconv.Itoa(i), "--workers", strconv.Itoa(n), "--worker-report", w.Report,
-			"--report-dir", filepath.Join(dir, strconv.Itoa(i)), "--skip-preflight", "--allow-partial", "--color", "never",
-			"--timeout", o.Timeout.String(), "--fail-on", o.FailOn, "--settle", o.Settle.String(), "--concurrency", strconv.Itoa(o.Concurrency)}
-		if o.FleetFile != "" {
-			args = append(args, "--fleet", o.FleetFile)
-		}
-		switch {
-		case o.NoObserver:
-			args = append(args, "--no-observer")
-		case e.Observer != "":
-			args = append(args, "--observer", e.Observer)
-		}
-		if o.Rate > 0 {
-			args = append(args, "--rate", strconv.FormatFloat(o.Rate/float64(n), 'f', -1, 64))
-		}
-		if o.RatePerOp > 0 {
-			args = append(args, "--rate-per-op", strconv.FormatFloat(o.RatePerOp/float64(n), 'f', -1, 64))
-		}
-		if o.MaxRequests > 0 {
-			args = append(args, "--max-requests", strconv.Itoa(max(o.MaxRequests/n, 1)))
-		}
-		for _, c := range o.Checks {
-			args = append(args, "--check", c)
-		}
-		for _, s := range o.Skips {
-			args = append(args, "--skip", s)
-		}
-		if o.RerunFailed != "" {
-			args = append(args, "--rerun-failed", o.RerunFailed)
-		}
-		if o.ReportCredentials {
-			args = append(args, "--report-credentials")
-		}
-		if m.suite.LabelFilter != "" {
-			args = append(args, "--ginkgo.label-filter", m.suite.LabelFilter)
-		}
-		// Focus and skip as the user gave them (--check and --skip are
-		// passed as such above and become focus again in the worker).
-		cfg, _ := ginkgo.GinkgoConfiguration()
-		for _, f := range cfg.FocusStrings {
-			args = append(args, "--ginkgo.focus", f)
-		}
-		for _, s := range cfg.SkipStrings {
-			args = append(args, "--ginkgo.skip", s)
-		}
+		args, env := m.workerCommand(i, n, dir, w)
 		logf, err := safefile.CreateLog(w.Log, 0o644)
 		if err != nil {
 			return ws, cmds, err
 		}
 		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.Stdout, cmd.Stderr = logf, logf
-		// The admin token goes by the environment, never the command line
-		// (which any user of the machine can read).
-		cmd.Env = append(os.Environ(), "GWSIM_ADMIN_TOKEN="+e.AdminToken, "NO_COLOR=1")
-		if os.Getenv("GOMAXPROCS") == "" {
-			// A worker sends one request at a time: one thread each
-			// spares the machine the handoffs between threads.
-			cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
-		}
-		if os.Getenv("GOGC") == "" {
-			// A worker holds little (its own checks' results) and
-			// lives seconds: collecting less often spares the shared
-			// cores some of the eight workers' garbage collection (a
-			// sixth of a worker's CPU against a 20 ms target).
-			cmd.Env = append(cmd.Env, "GOGC=400")
-		}
+		cmd.Env = env
 		if err := cmd.Start(); err != nil {
 			logf.Close()
 			return ws, cmds, fmt.Errorf("--parallel: starting worker %d: %w", i, err)
@@ -743,6 +694,79 @@ func (m *runMain) startWorkers(ctx context.Context, n int, dir string) ([]*engin
 		cmds = append(cmds, cmd)
 	}
 	return ws, cmds, nil
+}
+
+// workerCommand is the command line and environment of worker i of n:
+// the run's flags, its share of the rates and requests, its own report
+// and console in dir.
+// What is secret (the admin token, the target's user information) goes
+// by the environment, which only the user's own processes can read.
+func (m *runMain) workerCommand(i, n int, dir string, w *engine.Worker) (args, env []string) {
+	o, e := m.opts, m.env
+	base := e.Client.Base()
+	args = []string{"run", "--target", base.Redacted(), "--seed", strconv.FormatInt(e.Seed, 10),
+		"--worker", strconv.Itoa(i), "--workers", strconv.Itoa(n), "--worker-report", w.Report,
+		"--report-dir", filepath.Join(dir, strconv.Itoa(i)), "--skip-preflight", "--allow-partial", "--color", "never",
+		"--timeout", o.Timeout.String(), "--fail-on", o.FailOn, "--settle", o.Settle.String(), "--concurrency", strconv.Itoa(o.Concurrency)}
+	if o.FleetFile != "" {
+		args = append(args, "--fleet", o.FleetFile)
+	}
+	switch {
+	case o.NoObserver:
+		args = append(args, "--no-observer")
+	case e.Observer != "":
+		args = append(args, "--observer", e.Observer)
+	}
+	if o.Rate > 0 {
+		args = append(args, "--rate", strconv.FormatFloat(o.Rate/float64(n), 'f', -1, 64))
+	}
+	if o.RatePerOp > 0 {
+		args = append(args, "--rate-per-op", strconv.FormatFloat(o.RatePerOp/float64(n), 'f', -1, 64))
+	}
+	if o.MaxRequests > 0 {
+		args = append(args, "--max-requests", strconv.Itoa(max(o.MaxRequests/n, 1)))
+	}
+	for _, c := range o.Checks {
+		args = append(args, "--check", c)
+	}
+	for _, s := range o.Skips {
+		args = append(args, "--skip", s)
+	}
+	if o.RerunFailed != "" {
+		args = append(args, "--rerun-failed", o.RerunFailed)
+	}
+	if o.ReportCredentials {
+		args = append(args, "--report-credentials")
+	}
+	if m.suite.LabelFilter != "" {
+		args = append(args, "--ginkgo.label-filter", m.suite.LabelFilter)
+	}
+	// Focus and skip as the user gave them (--check and --skip are
+	// passed as such above and become focus again in the worker).
+	cfg, _ := ginkgo.GinkgoConfiguration()
+	for _, f := range cfg.FocusStrings {
+		args = append(args, "--ginkgo.focus", f)
+	}
+	for _, s := range cfg.SkipStrings {
+		args = append(args, "--ginkgo.skip", s)
+	}
+	// The admin token and the target's user information go by the
+	// environment, never the command line (which any user of the
+	// machine can read).
+	env = append(os.Environ(), "GWSIM_ADMIN_TOKEN="+e.AdminToken, workerTargetEnv+"="+e.Client.Base().String(), "NO_COLOR=1")
+	if os.Getenv("GOMAXPROCS") == "" {
+		// A worker sends one request at a time: one thread each
+		// spares the machine the handoffs between threads.
+		env = append(env, "GOMAXPROCS=1")
+	}
+	if os.Getenv("GOGC") == "" {
+		// A worker holds little (its own checks' results) and
+		// lives seconds: collecting less often spares the shared
+		// cores some of the eight workers' garbage collection (a
+		// sixth of a worker's CPU against a 20 ms target).
+		env = append(env, "GOGC=400")
+	}
+	return args, env
 }
 
 const runUsage = `Usage: gwconform run [--target URL] [--fleet FILE] [--report-dir DIR] [--fail-on must|should]

@@ -187,7 +187,7 @@ func (env *Suite) wireRun(ctx context.Context, f device.Format) *wireRun {
 	if f == 0 {
 		f = device.JSON
 	}
-	return &wireRun{env: env, ctx: ctx, f: f, host: wire.HostOf(env.BaseURL), timeout: env.Client.Timeout()}
+	return &wireRun{env: env, ctx: ctx, f: f, host: env.Client.Base().URL().Host, timeout: env.Client.Timeout()}
 }
 
 // target is the request-target of a path on the target (its base path
@@ -232,7 +232,7 @@ func (w *wireRun) dial() *wire.Conn {
 	if w.env.DryRun {
 		trial.From(w.ctx).Skip("dry run: not sent")
 	}
-	c, err := wire.Dial(w.ctx, w.env.BaseURL, w.timeout)
+	c, err := wire.Dial(w.ctx, w.env.Client.Base().URL(), w.timeout)
 	if err != nil {
 		w.inconclusive("no connection of its own to the target: " + err.Error())
 	}
@@ -261,10 +261,9 @@ func (w *wireRun) record(q wire.Request, r *wire.Response, err error, took time.
 	if ex.Method == "" {
 		ex.Method = http.MethodPost
 	}
-	if u, e := url.Parse(w.env.BaseURL); e == nil {
-		u.Path, u.RawQuery = "", ""
-		ex.URL = strings.TrimSuffix(u.String(), "/") + q.Path
-	}
+	u := w.env.Client.Base().URL()
+	u.Path, u.RawPath, u.User = "", "", nil
+	ex.URL = u.String() + q.Path
 	for _, h := range q.Header {
 		ex.RequestHeaders[h[0]] = h[1]
 	}

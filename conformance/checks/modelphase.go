@@ -375,7 +375,7 @@ func (env *Suite) runModelPhase(ctx context.Context, p *modelPhase) {
 		w.Keep(func(mac, sn string) bool { return mac != tested || mine[sn] })
 	}
 	presign := env.Fleet.Scheme() == auth.MD5 && len(env.Fleet.SignCommand) == 0
-	tgt := explore.NewVia(env.BaseURL, env.Fleet, nil, linkVia{env: env, presign: presign}, env.Observer != "")
+	tgt := explore.NewVia(env.Client.Base().String(), env.Fleet, nil, linkVia{env: env, presign: presign}, env.Observer != "")
 	cfg := explore.Config{Target: tgt, World: w, Seed: seed, Operations: ops, Duration: budget,
 		ShrinkBudget: max(budget, 2*time.Second), ShrinkUnsettled: true, RestoreRound: true, ShrinkTimeApart: true, GoOn: true, MaxShrunk: maxShrunk, NoLogReads: env.Workers > 1, Space: true, MinKept: 1, Latitudes: true}
 	if bl := b.Baseline; bl != nil {

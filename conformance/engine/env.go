@@ -25,8 +25,6 @@ import (
 // Env is everything the checks need to know about the run, filled from the
 // flags and checked before any spec runs. The suite reads it through env.
 type Env struct {
-	// BaseURL is the target.
-	BaseURL string
 	// Bench is what the checks' requests are built against: the fleet,
 	// the tested target, how it signs, the clock, the seed.
 	catalog.Bench

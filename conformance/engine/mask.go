@@ -60,13 +60,11 @@ func fleetMask(env *Env) (*client.ValueMasker, []string) {
 		}
 	}
 	var drop []string
-	if env != nil {
-		for _, base := range strings.Split(env.BaseURL, ",") {
-			if u, err := url.Parse(strings.TrimSpace(base)); err == nil && u.User != nil {
-				drop = append(drop, u.User.String()+"@")
-				if p, ok := u.User.Password(); ok {
-					m.Add("secret", p, url.QueryEscape(p), url.PathEscape(p))
-				}
+	if env != nil && env.Client != nil {
+		if u := env.Client.Base().URL(); u.User != nil {
+			drop = append(drop, u.User.String()+"@")
+			if p, ok := u.User.Password(); ok {
+				m.Add("secret", p, url.QueryEscape(p), url.PathEscape(p))
 			}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -180,7 +179,7 @@ func sendPreflight(ctx context.Context, e *Env, reqs []preflightRequest, n int) 
 		}
 		r, err := rs[i], errs[i]
 		if err != nil {
-			if cause := transportCause(e.BaseURL, err); cause != "" {
+			if cause := transportCause(e.Client.Base(), err); cause != "" {
 				return nil, errors.New(cause)
 			}
 			if r == nil {
@@ -204,7 +203,7 @@ func setupCause(e *Env, answers []preflightAnswer) error {
 		all404 = all404 && a.r.Status == http.StatusNotFound && a.r.ErrorCode != device.CodeGatewayNotFound && a.r.ErrorCode != device.CodeDeviceNotFound
 	}
 	if all404 {
-		return errors.New(notFoundCause(e.BaseURL, answers[0].r))
+		return errors.New(notFoundCause(e.Client.Base(), answers[0].r))
 	}
 	if err := unreadableCause(e, answers); err != nil {
 		return err
@@ -229,7 +228,7 @@ func unreadableCause(e *Env, answers []preflightAnswer) error {
 	var unreadable *preflightAnswer
 	for i, a := range answers {
 		if strings.Contains(string(a.r.Body), "HTTP request to an HTTPS server") {
-			return fmt.Errorf("the target speaks TLS: give --target %s", withScheme(e.BaseURL, "https"))
+			return fmt.Errorf("the target speaks TLS: give --target %s", withScheme(e.Client.Base(), "https"))
 		}
 		if a.r.StatusField == "" && unreadable == nil {
 			unreadable = &answers[i]
@@ -428,12 +427,8 @@ func clockCause(e *Env, r *client.Response) string {
 
 // notFoundCause is the line for a target that answered 404 to every
 // pre-flight request.
-func notFoundCause(base string, r *client.Response) string {
-	u, err := url.Parse(base)
-	path := ""
-	if err == nil {
-		path = strings.TrimRight(u.Path, "/")
-	}
+func notFoundCause(target client.BaseURL, r *client.Response) string {
+	base, path := target.Redacted(), target.URL().Path
 	if i := strings.Index(path+"/", "/v1/"); i >= 0 {
 		root := strings.TrimRight(base, "/")
 		root = root[:len(root)-len(path)] + path[:i]
@@ -451,13 +446,13 @@ func notFoundCause(base string, r *client.Response) string {
 // transportCause names a connection that does not carry HTTP as the
 // target's URL says: a port that does not speak HTTP, HTTP against TLS or
 // TLS against plain HTTP. Empty for anything else (a timeout, a reset).
-func transportCause(base string, err error) string {
-	s := err.Error()
+func transportCause(target client.BaseURL, err error) string {
+	base, s := target.Redacted(), err.Error()
 	switch {
 	case strings.Contains(s, "server gave HTTP response to HTTPS client"), strings.Contains(s, "first record does not look like a TLS handshake"):
-		return fmt.Sprintf("the target speaks plain HTTP, not TLS: give --target %s", withScheme(base, "http"))
+		return fmt.Sprintf("the target speaks plain HTTP, not TLS: give --target %s", withScheme(target, "http"))
 	case strings.Contains(s, "malformed HTTP") && strings.Contains(s, `\x15\x03`):
-		return fmt.Sprintf("the target speaks TLS: give --target %s", withScheme(base, "https"))
+		return fmt.Sprintf("the target speaks TLS: give --target %s", withScheme(target, "https"))
 	case strings.Contains(s, "malformed HTTP"):
 		return fmt.Sprintf("the target %s does not speak HTTP: its answer is not an HTTP response (is it the right port?)", base)
 	}
@@ -466,14 +461,13 @@ func transportCause(base string, err error) string {
 
 // TransportCause is transportCause for the command line's reachability
 // check.
-func TransportCause(base string, err error) string { return transportCause(base, err) }
+func TransportCause(target client.BaseURL, err error) string { return transportCause(target, err) }
 
-func withScheme(base, scheme string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return base
-	}
-	u.Scheme = scheme
+// withScheme is the target's base URL, without its user information, in
+// another scheme.
+func withScheme(target client.BaseURL, scheme string) string {
+	u := target.URL()
+	u.User, u.Scheme = nil, scheme
 	return u.String()
 }
 

@@ -29,6 +29,16 @@ func TestParseBaseURL(t *testing.T) {
 		if b.String() != want[0] || b.Redacted() != want[1] {
 			t.Errorf("ParseBaseURL(%q) = %q, redacted %q; want %q, %q", raw, b.String(), b.Redacted(), want[0], want[1])
 		}
+		// URL is the same, parsed, and a copy: changing it changes
+		// nothing of b.
+		u := b.URL()
+		if u.String() != want[0] {
+			t.Errorf("ParseBaseURL(%q).URL() = %q, want %q", raw, u, want[0])
+		}
+		u.Host, u.User = "elsewhere", nil
+		if b.URL().String() != want[0] {
+			t.Errorf("ParseBaseURL(%q): a change to URL()'s copy reached the base URL", raw)
+		}
 	}
 	for raw, want := range map[string]string{
 		"":                           `"" must start with http:// or https://`,

@@ -146,6 +146,7 @@ const (
 // Client sends requests to one target. It is safe for concurrent use.
 type Client struct {
 	base       string
+	baseURL    BaseURL
 	signer     Signer
 	timeout    time.Duration
 	max        int64
@@ -166,8 +167,10 @@ type Client struct {
 // to NewAt, so that what the flag says is read in one place.
 type BaseURL struct {
 	// url is what requests go to, user information included; redacted is
-	// the same without it, for what is printed or stored.
+	// the same without it, for what is printed or stored; parsed is url
+	// as read.
 	url, redacted string
+	parsed        url.URL
 }
 
 // ParseBaseURL checks raw as a target's base URL. Its errors quote raw
@@ -193,7 +196,22 @@ func ParseBaseURL(raw string) (BaseURL, error) {
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return BaseURL{}, fmt.Errorf("%q must not have a query or fragment; paths are appended to it", q)
 	}
-	return BaseURL{url: strings.TrimRight(u.String(), "/"), redacted: q}, nil
+	b := BaseURL{url: strings.TrimRight(u.String(), "/"), redacted: q}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = strings.TrimRight(u.RawPath, "/")
+	b.parsed = *u
+	return b, nil
+}
+
+// URL is the base URL as parsed, user information included: a copy the
+// caller may change.
+func (b BaseURL) URL() *url.URL {
+	u := b.parsed
+	if u.User != nil {
+		user := *u.User
+		u.User = &user
+	}
+	return &u
 }
 
 // String is the base URL requests go to, user information included.
@@ -230,6 +248,7 @@ func NewAt(base BaseURL, cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		base:       base.url,
+		baseURL:    base,
 		signer:     cfg.Signer,
 		timeout:    cfg.Timeout,
 		max:        cfg.MaxResponseBytes,
@@ -331,6 +350,9 @@ func (c *Client) Reach(ctx context.Context) error {
 // Timeout is the bound of one exchange the client was given (Config.Timeout
 // with its default): what a sender of its own to the same target waits.
 func (c *Client) Timeout() time.Duration { return c.timeout }
+
+// Base is the base URL the client sends to, as ParseBaseURL read it.
+func (c *Client) Base() BaseURL { return c.baseURL }
 
 // URL is the full address of a request path on the target.
 func (c *Client) URL(path string) string {

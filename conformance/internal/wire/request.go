@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"fmt"
-	"net/url"
 	"strconv"
 )
 
@@ -21,15 +20,6 @@ type Request struct {
 	// more piece, then the last chunk.
 	Body   []byte
 	Chunks []int
-}
-
-// HostOf is the Host header's value for a base URL.
-func HostOf(base string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return ""
-	}
-	return u.Host
 }
 
 // Head is the request line and the header section.

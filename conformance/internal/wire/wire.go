@@ -119,11 +119,8 @@ type Conn struct {
 
 // Dial opens a connection to the host of base (http or https), bounded by
 // timeout (also every read's and write's bound afterwards).
-func Dial(ctx context.Context, base string, timeout time.Duration) (*Conn, error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return nil, err
-	}
+func Dial(ctx context.Context, base *url.URL, timeout time.Duration) (*Conn, error) {
+	u := base
 	host := u.Host
 	if u.Port() == "" {
 		port := "80"
@@ -133,7 +130,10 @@ func Dial(ctx context.Context, base string, timeout time.Duration) (*Conn, error
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
 	d := &net.Dialer{Timeout: timeout}
-	var nc net.Conn
+	var (
+		nc  net.Conn
+		err error
+	)
 	switch u.Scheme {
 	case "http":
 		nc, err = d.DialContext(ctx, "tcp", host)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,11 @@ func serve(t *testing.T, answer string, keep bool) string {
 
 func roundTrip(t *testing.T, answer string, keep, head bool, timeout time.Duration) (*Response, []byte, error, error) {
 	t.Helper()
-	c, err := Dial(context.Background(), serve(t, answer, keep), timeout)
+	base, err := url.Parse(serve(t, answer, keep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(context.Background(), base, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
