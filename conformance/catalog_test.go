@@ -12,7 +12,7 @@ import (
 // device type has a valid MUST check in each format, every check has a
 // published section, and IDs are unique.
 func TestCatalogCoversEveryTypeAndFormat(t *testing.T) {
-	all := declaredChecks()
+	all := Checks()
 	seen := map[string]bool{}
 	sections := map[string]bool{}
 	for _, s := range check.Sections {
@@ -33,7 +33,7 @@ func TestCatalogCoversEveryTypeAndFormat(t *testing.T) {
 	for _, ty := range device.Types {
 		for _, f := range []string{"json", "xml"} {
 			id := "command." + check.Slug(ty.Name) + ".valid." + f
-			if m, ok := check.Lookup(id); !ok || m.Level != check.Must {
+			if m, ok := Catalog().Lookup(id); !ok || m.Level != check.Must {
 				t.Errorf("no MUST check %s", id)
 			}
 		}
@@ -45,7 +45,7 @@ func TestCatalogCoversEveryTypeAndFormat(t *testing.T) {
 		"command.method.get.json", "command.content-type.missing.xml",
 		"message.message_value.no-equals.json", "update_name.name.missing.xml",
 	} {
-		if _, ok := check.Lookup(id); !ok {
+		if _, ok := Catalog().Lookup(id); !ok {
 			t.Errorf("the catalog lacks %s", id)
 		}
 	}

@@ -12,30 +12,31 @@ import (
 	"github.com/gwdmi/gwtools/docs"
 )
 
-var catalogOnce sync.Once
+var (
+	catalogOnce sync.Once
+	catalogVal  check.Catalog
+)
 
-// catalog is every check of the suite, sorted by ID. It is built once,
-// without Ginkgo, by declaring the checks into a list instead of a tree,
-// and registered with package check, so that every process knows every
-// check (a --parallel worker declares only its own as specs). The catalog
-// is the same for every run: what catalogOnce and package check's
-// registry keep is no run's state.
-func declaredChecks() []check.Meta {
+// Catalog is every check of the suite, by ID. It is built once, without
+// Ginkgo, by declaring the checks into a list instead of a tree, so that
+// every process knows every check (a --parallel worker declares only its
+// own as specs) and hands it on as a value: to the engine, the reports,
+// the bundles. It is the same for every run: catalogOnce keeps no run's
+// state.
+func Catalog() check.Catalog {
 	catalogOnce.Do(func() {
 		var list []check.Meta
 		checks.New(engine.Listing(&list), checks.ModelBudget{}).Declare()
-		for _, m := range list {
-			check.Register(m)
-		}
+		catalogVal = check.NewCatalog(list)
 	})
-	return check.All()
+	return catalogVal
 }
 
 // CatalogHash is the SHA-256 of the catalog: every check's ID, level,
 // section and assertion, in ID order.
 func CatalogHash() string {
 	h := sha256.New()
-	for _, m := range declaredChecks() {
+	for _, m := range Catalog().All() {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\n", m.ID, m.Level, m.Section, m.Assertion)
 	}
 	return hex.EncodeToString(h.Sum(nil))
@@ -49,4 +50,4 @@ func SourceHashes() (iface, contract string) {
 }
 
 // Checks is every check of the catalog, sorted by ID.
-func Checks() []check.Meta { return declaredChecks() }
+func Checks() []check.Meta { return Catalog().All() }

@@ -18,6 +18,6 @@ import (
 // model-based phase within model, and returns the report document.
 func Execute(ctx context.Context, cfg engine.Config, model checks.ModelBudget) (report.Document, error) {
 	s := checks.New(cfg.Env, model)
-	cfg.Checks = engine.Checks{Declare: s.Declare, Catalog: Checks, Version: CatalogVersion, Hash: CatalogHash, Model: s.ModelSummary}
+	cfg.Checks = engine.Checks{Declare: s.Declare, Catalog: Catalog, Version: CatalogVersion, Hash: CatalogHash, Model: s.ModelSummary}
 	return engine.Execute(ctx, cfg)
 }

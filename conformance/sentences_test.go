@@ -67,7 +67,7 @@ func unstated(w catalog.Expectation, f device.Format, contract string) []string 
 // error code (its section 7): no MUST check judges one.
 func TestEveryExpectationHasItsSentence(t *testing.T) {
 	contract := strings.Join(strings.Fields(string(docs.Contract)), " ")
-	all := declaredChecks()
+	all := Checks()
 	cases := 0
 	for _, c := range catalog.Cases() {
 		if c.Want.OK || c.Want.ContractOK {
@@ -79,7 +79,7 @@ func TestEveryExpectationHasItsSentence(t *testing.T) {
 				t.Errorf("%s.%s: %s", c.ID, f, b)
 			}
 			id := c.ID + "." + f.String() + ".contract"
-			m, ok := check.Lookup(id)
+			m, ok := Catalog().Lookup(id)
 			if !ok {
 				t.Errorf("%s: no check", id)
 				continue

@@ -21,7 +21,7 @@ import (
 // display text says something else entirely is still reported as its
 // check.
 func TestSchedulingAndReportIgnoreWording(t *testing.T) {
-	all := declaredChecks()
+	all := Checks()
 	reworded := make([]check.Meta, len(all))
 	for i, m := range all {
 		m.Title = "reworded " + m.ID
@@ -50,7 +50,7 @@ func TestSchedulingAndReportIgnoreWording(t *testing.T) {
 	m := all[0]
 	sr := types.SpecReport{LeafNodeType: types.NodeTypeIt, LeafNodeText: "[not.an.id] something else entirely",
 		LeafNodeLabels: m.Labels(), State: types.SpecStatePassed}
-	d := report.Build(types.Report{SpecReports: types.SpecReports{sr}}, "x")
+	d := report.Build(types.Report{SpecReports: types.SpecReports{sr}}, "x", Catalog())
 	if len(d.Results) != 1 || d.Results[0].ID != m.ID || d.Results[0].Assertion != m.Assertion {
 		t.Errorf("a spec labelled %s, with another display text, is reported as %+v", m.ID, d.Results)
 	}
@@ -63,13 +63,13 @@ func TestSchedulingAndReportIgnoreWording(t *testing.T) {
 // spread over the workers; a parity check weighs twice its case's
 // verdict check.
 func TestTraitsAreDeclared(t *testing.T) {
-	a := schedule.Workers(declaredChecks(), 4)
+	a := schedule.Workers(Checks(), 4)
 	byID := map[string]check.Meta{}
-	for _, m := range declaredChecks() {
+	for _, m := range Checks() {
 		byID[m.ID] = m
 	}
 	onWorker := map[int]int{}
-	for _, m := range declaredChecks() {
+	for _, m := range Checks() {
 		if m.Operation == device.SendMessage.Name() && !m.Traits.Shared {
 			onWorker[a[m.ID]]++
 		}

@@ -145,7 +145,7 @@ func verifyExpect() bundle.Expect {
 	for _, m := range conformance.Checks() {
 		checks[m.ID] = m.Level
 	}
-	return bundle.Expect{CatalogVersion: conformance.CatalogVersion, CatalogHash: conformance.CatalogHash(), Checks: checks, HarnessVersion: harnessInfo().Version}
+	return bundle.Expect{CatalogVersion: conformance.CatalogVersion, CatalogHash: conformance.CatalogHash(), Checks: checks, Catalog: conformance.Catalog(), HarnessVersion: harnessInfo().Version}
 }
 
 // productFile reads --product-file: "name: X" and "version: Y" lines.

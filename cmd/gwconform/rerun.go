@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/bundle"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
@@ -29,7 +29,8 @@ func loadReport(path string) (report.Document, error) {
 			return d, fmt.Errorf("%s has no %s", path, report.JSONFile)
 		}
 	}
-	if err := json.Unmarshal(b, &d); err != nil {
+	d, err = report.Read(b, conformance.Catalog())
+	if err != nil {
 		return d, fmt.Errorf("%s is not a gwconform report: %v", path, err)
 	}
 	return d, nil

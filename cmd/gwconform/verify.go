@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gwdmi/gwtools/conformance"
 	"github.com/gwdmi/gwtools/conformance/bundle"
 	"github.com/gwdmi/gwtools/conformance/check"
 	"github.com/gwdmi/gwtools/conformance/report"
@@ -81,8 +82,7 @@ func verifyMain(args []string, stdout, stderr io.Writer) int {
 	}
 	var m bundle.Manifest
 	json.Unmarshal(files[bundle.ManifestFile], &m)
-	var doc report.Document
-	json.Unmarshal(files[report.JSONFile], &doc)
+	doc, _ := report.Read(files[report.JSONFile], conformance.Catalog())
 	must, known, should := failuresOf(doc)
 	writeVerified(stdout, path, m, files, signer, len(known))
 	writeBundleFailures(stdout, path, m, must, known, should)

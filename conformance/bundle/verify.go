@@ -17,8 +17,11 @@ import (
 type Expect struct {
 	CatalogVersion string
 	CatalogHash    string
-	// Checks are the IDs of every check of that catalog, with their level.
-	Checks map[string]check.Level
+	// Checks are the IDs of every check of that catalog, with their level;
+	// Catalog is that catalog, for what report.json leaves to it
+	// (report.Read).
+	Checks  map[string]check.Level
+	Catalog check.Catalog
 	// HarnessVersion names the verifying binary in messages.
 	HarnessVersion string
 }
@@ -41,7 +44,7 @@ func Verify(path string, want Expect) []string {
 	}
 	v.checkListing()
 	v.checkCatalog()
-	doc, problem := readReport(files)
+	doc, problem := readReport(files, want.Catalog)
 	if problem != "" {
 		return append(v.problems, problem)
 	}
@@ -85,12 +88,13 @@ func readManifest(files map[string][]byte) (m Manifest, problem string) {
 
 // readReport parses the bundle's report.json, from which the counts, the
 // verdict and every other report follow.
-func readReport(files map[string][]byte) (doc report.Document, problem string) {
+func readReport(files map[string][]byte, cat check.Catalog) (doc report.Document, problem string) {
 	rb, ok := files[report.JSONFile]
 	if !ok {
 		return doc, "the bundle has no " + report.JSONFile
 	}
-	if err := json.Unmarshal(rb, &doc); err != nil {
+	doc, err := report.Read(rb, cat)
+	if err != nil {
 		return doc, report.JSONFile + " does not parse: " + err.Error()
 	}
 	return doc, ""

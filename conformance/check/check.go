@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/onsi/ginkgo/v2"
 )
@@ -151,11 +150,6 @@ func IDFromLabels(labels []string) string {
 	return ""
 }
 
-var (
-	mu       sync.Mutex
-	registry = map[string]Meta{}
-)
-
 // English mends the articles of a title or assertion built from parts:
 // "an" before a vowel, since titles are built from parts ("a " + type
 // name), and "a Appliance Module" or "a update_name request" reads badly in
@@ -187,7 +181,7 @@ func isWordByte(c byte) bool {
 // incomplete ID while the tree is built, so a broken catalog never runs.
 func It(m Meta, body func(ginkgo.SpecContext), decorations ...any) bool {
 	m = Finish(m)
-	Register(m)
+	validate(m)
 	args := append([]any{m.Labels()}, decorations...)
 	args = append(args, body)
 	return ginkgo.It(m.Text(), args...)
@@ -199,42 +193,47 @@ func Finish(m Meta) Meta {
 	return m
 }
 
-// Register records a check's metadata; It does so for the specs it
-// declares, and the catalog, built once without Ginkgo, for every check, so
-// that Lookup and All know every check in every process (a --parallel
-// worker declares only its own). It panics on an incomplete or duplicate
-// ID.
-func Register(m Meta) {
+// validate panics on an incomplete ID or one that cannot be a label.
+func validate(m Meta) {
 	if m.ID == "" || m.Level == "" || m.Section == "" || m.Title == "" || m.Assertion == "" {
 		panic(fmt.Sprintf("check: incomplete metadata %+v", m))
 	}
 	if strings.ContainsAny(m.ID, labelReserved) {
 		panic("check: ID " + m.ID + " cannot be a label (it has one of " + labelReserved + ")")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if old, dup := registry[m.ID]; dup && old.Title != m.Title {
-		panic("check: duplicate check ID " + m.ID)
-	}
-	registry[m.ID] = m
 }
 
-// Lookup returns a declared check's metadata.
-func Lookup(id string) (Meta, bool) {
-	mu.Lock()
-	defer mu.Unlock()
-	m, ok := registry[id]
+// Catalog is every check of a suite, by ID: what the reports, the console
+// and the schedule read of a check, handed to them as a value. The zero
+// Catalog knows no check.
+type Catalog struct {
+	// all is sorted by ID; byID indexes it.
+	all  []Meta
+	byID map[string]Meta
+}
+
+// NewCatalog is the catalog of ms, each as It declares it (Finish). It
+// panics on an incomplete or duplicate ID: a broken catalog never runs.
+func NewCatalog(ms []Meta) Catalog {
+	c := Catalog{all: make([]Meta, 0, len(ms)), byID: make(map[string]Meta, len(ms))}
+	for _, m := range ms {
+		validate(m)
+		if _, dup := c.byID[m.ID]; dup {
+			panic("check: duplicate check ID " + m.ID)
+		}
+		c.byID[m.ID] = m
+		c.all = append(c.all, m)
+	}
+	sort.Slice(c.all, func(i, j int) bool { return c.all[i].ID < c.all[j].ID })
+	return c
+}
+
+// Lookup is a check's metadata.
+func (c Catalog) Lookup(id string) (Meta, bool) {
+	m, ok := c.byID[id]
 	return m, ok
 }
 
-// All returns every declared check, sorted by ID.
-func All() []Meta {
-	mu.Lock()
-	defer mu.Unlock()
-	out := make([]Meta, 0, len(registry))
-	for _, m := range registry {
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
+// All is every check, sorted by ID: the catalog's own list, not to be
+// changed.
+func (c Catalog) All() []Meta { return c.all }

@@ -26,6 +26,9 @@ type progressLine struct {
 	inPlace bool
 	every   time.Duration
 	start   time.Time
+	// catalog tells a check's level, to count its failure as the
+	// summary does.
+	catalog check.Catalog
 	total   atomic.Int64
 	done    atomic.Int64
 	failed  atomic.Int64
@@ -118,16 +121,16 @@ func (p *progressLine) save() {
 // the baseline bl excuses is a known failure, not a failed check. note,
 // when set, adds what the run found about the target's pace; ahead says
 // whether checks run ahead of their place now.
-func startProgress(w io.Writer, inPlace bool, every time.Duration, bl *report.Baseline, note func() string, ahead func() bool, left func() (schedule.Estimate, bool), workers []string) func() {
-	p := &progressLine{w: w, inPlace: inPlace, every: every, start: time.Now(),
+func startProgress(w io.Writer, inPlace bool, every time.Duration, cat check.Catalog, bl *report.Baseline, note func() string, ahead func() bool, left func() (schedule.Estimate, bool), workers []string) func() {
+	p := &progressLine{w: w, inPlace: inPlace, every: every, start: time.Now(), catalog: cat,
 		stopTick: make(chan struct{}), ticked: make(chan struct{}), note: note, ahead: ahead, left: left, workers: workers}
 	return p.begin(bl)
 }
 
 // startWorkerProgress keeps a worker's counts in file, for the progress
 // line of the run that started it, every interval and once more at the end.
-func startWorkerProgress(file string, bl *report.Baseline) func() {
-	p := &progressLine{file: file, every: 250 * time.Millisecond, start: time.Now(),
+func startWorkerProgress(file string, cat check.Catalog, bl *report.Baseline) func() {
+	p := &progressLine{file: file, every: 250 * time.Millisecond, start: time.Now(), catalog: cat,
 		stopTick: make(chan struct{}), ticked: make(chan struct{})}
 	return p.begin(bl)
 }
@@ -155,7 +158,7 @@ func (p *progressLine) count(sr types.SpecReport, bl *report.Baseline) {
 		return
 	}
 	id := check.IDFromLabels(sr.Labels())
-	m, isCheck := check.Lookup(id)
+	m, isCheck := p.catalog.Lookup(id)
 	switch {
 	case sr.State.Is(types.SpecStateInterrupted | types.SpecStateAborted):
 		p.interrupted.Add(1)

@@ -59,9 +59,9 @@ type Env struct {
 	Concurrency int
 	// started is when the run began (Started).
 	started time.Time
-	// catalog is every check of the suite, sorted by ID, whichever this
-	// process declares (Config.Catalog).
-	catalog func() []check.Meta
+	// catalog is every check of the suite, whichever this process
+	// declares (Checks.Catalog).
+	catalog func() check.Catalog
 	// lk is how the run speaks to its target (link).
 	linkOnce sync.Once
 	lk       *link.Link

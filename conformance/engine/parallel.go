@@ -77,7 +77,7 @@ func (env *Env) workerOf(id string, workers int) int {
 	if workers <= 1 {
 		return 0
 	}
-	env.assignOnce.Do(func() { env.assignment = schedule.Workers(env.catalog(), workers) })
+	env.assignOnce.Do(func() { env.assignment = schedule.Workers(env.catalog().All(), workers) })
 	return env.assignment[id]
 }
 

@@ -51,10 +51,10 @@ type Checks struct {
 	// Declare declares every check on the run's Env, in the order a
 	// serial run runs them (It, ItAbout, ItPlanned).
 	Declare func()
-	// Catalog is every check of the suite, sorted by ID, whichever this
-	// process declares; Version names the catalog and Hash pins its
-	// content (the reports and bundles carry both).
-	Catalog func() []check.Meta
+	// Catalog is every check of the suite, whichever this process
+	// declares; Version names the catalog and Hash pins its content (the
+	// reports and bundles carry both).
+	Catalog func() check.Catalog
 	Version string
 	Hash    func() string
 	// Model is the model-based phase as it ran, for the reports (nil when
@@ -127,7 +127,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 	stop := func() {}
 	switch {
 	case cfg.WorkerReport != "":
-		stop = startWorkerProgress(workerProgress(cfg.WorkerReport), cfg.Write.Baseline)
+		stop = startWorkerProgress(workerProgress(cfg.WorkerReport), env.catalog(), cfg.Write.Baseline)
 	case cfg.Progress != nil:
 		var others []string
 		for _, w := range cfg.Workers {
@@ -142,7 +142,7 @@ func Execute(ctx context.Context, cfg Config) (report.Document, error) {
 			}
 			return strings.Join(parts, "; ")
 		}
-		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, cfg.Write.Baseline, note, env.ahead.Running, env.ahead.Left, others)
+		stop = startProgress(cfg.Progress, cfg.ProgressInPlace, cfg.ProgressEvery, env.catalog(), cfg.Write.Baseline, note, env.ahead.Running, env.ahead.Left, others)
 	}
 	ginkgo.RunSpecs(&failer{}, "gwconform", cfg.Suite, cfg.Reporter)
 	stop()
@@ -179,6 +179,7 @@ func (x *execution) writeReports(r ginkgo.Report) {
 		opts.Schedule.CriticalPath = &report.Chain{Of: who, RoundTrips: trips, Seconds: math.Round(took.Seconds()*100) / 100}
 	}
 	opts.Schedule.Ahead = env.aheadRun()
+	opts.Checks = env.catalog()
 	opts.Mask = secretsMask(env)
 	if x.cfg.Checks.Model != nil {
 		opts.Model = x.cfg.Checks.Model()

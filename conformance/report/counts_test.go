@@ -24,7 +24,7 @@ func TestFilteredRunCountsAgree(t *testing.T) {
 		spec("[F.4] probe left out", types.SpecStateSkipped, "level:INFO", "section:2.3", "format:xml"),
 		spec("[F.5] effect left out", types.SpecStateSkipped, "level:SHOULD", "section:3", "format:json", "effect"),
 	}}
-	d, err := report.WriteAll(t.TempDir(), r, "x", report.WriteOptions{Filters: []string{"--rerun-failed r.json"}})
+	d, err := report.WriteAll(t.TempDir(), r, "x", report.WriteOptions{Checks: fixtureCatalog(), Filters: []string{"--rerun-failed r.json"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestObserverNamedEverywhere(t *testing.T) {
 		{"", "effects not observed: --no-observer", "  observer: none (effects not observed: --no-observer)\n", ">none (effects not observed: --no-observer)<"},
 	} {
 		dir := t.TempDir()
-		d, err := report.WriteAll(dir, r, "x", report.WriteOptions{Observer: c.observer, Effects: c.effects})
+		d, err := report.WriteAll(dir, r, "x", report.WriteOptions{Checks: fixtureCatalog(), Observer: c.observer, Effects: c.effects})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func TestReportsReplacePlantedSymlinks(t *testing.T) {
 		if err := os.Symlink(victim, p); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Write(p, d, report.WriteOptions{}); err != nil {
+		if err := w.Write(p, d, report.WriteOptions{Checks: fixtureCatalog()}); err != nil {
 			t.Fatalf("%s: %v", w.File, err)
 		}
 		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {

@@ -74,6 +74,20 @@ const (
 // type added to the table leaves the fixture's counts as they are.
 var fixtureTypes = []string{"Appliance Module", "Appliance Module Plus", "Relay Module", "Thermostat", "Infrared Sensor", "Light Dimmer"}
 
+// fixtureChecks are the checks the fixture declares, each as check.It
+// declares it: the fixture's catalog (fixtureCatalog).
+var fixtureChecks []check.Meta
+
+// fixtureIt declares a check of the fixture and lists it in its catalog.
+func fixtureIt(m check.Meta, body func(ginkgo.SpecContext)) bool {
+	fixtureChecks = append(fixtureChecks, check.Finish(m))
+	return check.It(m, body)
+}
+
+// fixtureCatalog is the catalog of the fixture's checks, what the reports
+// read their metadata from.
+func fixtureCatalog() check.Catalog { return check.NewCatalog(fixtureChecks) }
+
 var _ = ginkgo.Describe("fixture", func() {
 	ginkgo.Describe("send command", func() {
 		for i, name := range fixtureTypes {
@@ -92,7 +106,7 @@ var _ = ginkgo.Describe("fixture", func() {
 					Format:     f,
 					DeviceType: t.Name,
 				}
-				check.It(m, func(ginkgo.SpecContext) {
+				fixtureIt(m, func(ginkgo.SpecContext) {
 					if t.Name == SkippedFor {
 						ginkgo.Skip("no " + t.Name + " device in the fleet")
 					}
@@ -109,7 +123,7 @@ var _ = ginkgo.Describe("fixture", func() {
 	})
 
 	pass := func(m check.Meta, ex ...client.Exchange) {
-		check.It(m, func(ginkgo.SpecContext) {
+		fixtureIt(m, func(ginkgo.SpecContext) {
 			for _, e := range ex {
 				record(e)
 			}

@@ -52,7 +52,7 @@ func TestOutcomes(t *testing.T) {
 			{LeafNodeType: types.NodeTypeAfterSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "cleanup failed"}},
 		},
 	}
-	d := report.Build(r, "")
+	d := report.Build(r, "", fixtureCatalog())
 	for id, w := range map[string][2]string{
 		"H.1": {"failed", "timedout"},
 		// Aborted: the run stopped itself; what it did not reach is not
@@ -111,7 +111,7 @@ func TestVerdict(t *testing.T) {
 		{"suite setup failed", types.SpecReports{setup, pass, skip}, report.VerdictIncomplete},
 		{"interrupted", types.SpecReports{pass, intr}, report.VerdictIncomplete},
 	} {
-		d := report.Build(types.Report{SpecReports: c.specs}, "x")
+		d := report.Build(types.Report{SpecReports: c.specs}, "x", fixtureCatalog())
 		if d.Verdict != c.want {
 			t.Errorf("%s: verdict %s, want %s", c.name, d.Verdict, c.want)
 		}
@@ -122,7 +122,7 @@ func TestMetaFromLabels(t *testing.T) {
 	d := report.Build(types.Report{SpecReports: types.SpecReports{
 		spec("[Z.1] dimming in XML", types.SpecStatePassed,
 			"level:SHOULD", "section:2.3", "op:send command", "format:xml", "type:light-dimmer", "edge"),
-	}}, "")
+	}}, "", check.Catalog{})
 	r := d.Results[0]
 	if r.ID != "Z.1" || r.Level != "SHOULD" || r.Section != "2.3" || r.Title != "dimming in XML" ||
 		r.Operation != "send command" || r.Format != "xml" || r.DeviceType != "Light Dimmer" || !slices.Equal(r.Tags, []string{"edge"}) {
@@ -138,7 +138,7 @@ func TestSummaryTruncates(t *testing.T) {
 	for i := 1; i <= 25; i++ {
 		specs = append(specs, spec(fmt.Sprintf("[T.%d] check %d", i, i), types.SpecStateFailed, "level:MUST", "section:2.3"))
 	}
-	d := report.Build(types.Report{SpecReports: specs}, "http://t")
+	d := report.Build(types.Report{SpecReports: specs}, "http://t", fixtureCatalog())
 	var b bytes.Buffer
 	report.WriteSummary(&b, d)
 	out := b.String()

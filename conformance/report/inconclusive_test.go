@@ -27,7 +27,7 @@ func TestInconclusiveIsCountedApart(t *testing.T) {
 
 	dir := t.TempDir()
 	const effects = "effects not observed: --no-observer (the certificate records it)"
-	d, err := report.WriteAll(dir, r, "x", report.WriteOptions{Effects: effects})
+	d, err := report.WriteAll(dir, r, "x", report.WriteOptions{Checks: fixtureCatalog(), Effects: effects})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func junitFiles(t *testing.T) map[string]string {
 	r := types.Report{SuiteConfig: types.SuiteConfig{RandomSeed: 42}, SpecReports: types.SpecReports{pass, fail, skip}}
 	dir := t.TempDir()
 	cat := report.CatalogID{Harness: "9.9.9", Version: "2026.1.1", Hash: "abc123"}
-	if _, err := report.WriteAll(dir, r, "https://user:hunter2@gw.example:8443/base", report.WriteOptions{Catalog: cat, AllowPartial: true}); err != nil {
+	if _, err := report.WriteAll(dir, r, "https://user:hunter2@gw.example:8443/base", report.WriteOptions{Checks: fixtureCatalog(), Catalog: cat, AllowPartial: true}); err != nil {
 		t.Fatal(err)
 	}
 	read("run", filepath.Join(dir, report.JUnitFile))

@@ -25,7 +25,7 @@ func TestJUnitFromTheReport(t *testing.T) {
 	r := types.Report{SuiteConfig: types.SuiteConfig{RandomSeed: 42}, SpecReports: types.SpecReports{pass, fail, skip}}
 	dir := t.TempDir()
 	cat := report.CatalogID{Harness: "9.9.9", Version: "2026.1.1", Hash: "abc123"}
-	if _, err := report.WriteAll(dir, r, "https://user:hunter2@gw.example:8443/base", report.WriteOptions{Catalog: cat, AllowPartial: true}); err != nil {
+	if _, err := report.WriteAll(dir, r, "https://user:hunter2@gw.example:8443/base", report.WriteOptions{Checks: fixtureCatalog(), Catalog: cat, AllowPartial: true}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, report.JUnitFile))
@@ -112,7 +112,7 @@ func TestJUnitCheckNamesEveryCheck(t *testing.T) {
 		spec("[V.2] two", types.SpecStatePassed, "level:MUST", "section:2.3"),
 	}}
 	dir := t.TempDir()
-	d, err := report.WriteAll(dir, r, "x", report.WriteOptions{})
+	d, err := report.WriteAll(dir, r, "x", report.WriteOptions{Checks: fixtureCatalog()})
 	if err != nil {
 		t.Fatal(err)
 	}

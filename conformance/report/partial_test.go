@@ -46,7 +46,7 @@ func TestPartialNamesWhatWasNotCovered(t *testing.T) {
 		{"a format not covered", types.Report{SpecReports: types.SpecReports{pass, filtered}}, report.VerdictPartial, "format xml"},
 		{"nothing ran", types.Report{SpecReports: types.SpecReports{filtered}, SuiteConfig: types.SuiteConfig{FocusStrings: []string{"nomatch"}}}, report.VerdictPartial, "no check ran"},
 	} {
-		d := report.Build(c.r, "x")
+		d := report.Build(c.r, "x", fixtureCatalog())
 		if d.Verdict != c.want {
 			t.Errorf("%s: verdict %s, want %s (not covered %v)", c.name, d.Verdict, c.want, d.NotCovered)
 			continue
@@ -138,7 +138,7 @@ func TestConsoleListsMustFailuresFirst(t *testing.T) {
 	must := spec("[z.must] must", types.SpecStateFailed, "level:MUST", "section:2.3", "format:json")
 	must.Failure.Message = "accepted"
 	specs = append(specs, must)
-	d := report.Build(types.Report{SuiteDescription: "gwconform", SpecReports: specs}, "x")
+	d := report.Build(types.Report{SuiteDescription: "gwconform", SpecReports: specs}, "x", fixtureCatalog())
 	var b bytes.Buffer
 	report.WriteSummary(&b, d)
 	out := b.String()

@@ -341,6 +341,10 @@ type Document struct {
 	Grid                []Row             `json:"grid"`
 	// Results: checks in ID order, then plain specs in run order.
 	Results []Result `json:"results"`
+	// checks is the catalog the results were built from (Build) or are
+	// read with (Read): report.json leaves out of a skipped or passed
+	// check what the catalog says of it.
+	checks check.Catalog
 	// NotCovered lists what the run did not cover; a run that would
 	// otherwise PASS is PARTIAL when it is not empty.
 	NotCovered []Gap `json:"not_covered,omitempty"`
@@ -421,15 +425,18 @@ func (d Document) Result(id string) (Result, bool) {
 }
 
 // Build makes a Document from a Ginkgo report. Check metadata comes from
-// check.Lookup; for a check the registry does not know (a report loaded in
-// another process) it is read back from the spec's labels. Suite-level
-// nodes (BeforeSuite, ReportAfterSuite, ...) appear only when they failed.
-func Build(r types.Report, target string) Document { return build(r, target, false) }
+// cat; for a check cat does not know (a report of another catalog) it is
+// read back from the spec's labels. Suite-level nodes (BeforeSuite,
+// ReportAfterSuite, ...) appear only when they failed.
+func Build(r types.Report, target string, cat check.Catalog) Document {
+	return build(r, target, false, cat)
+}
 
 // build is Build; keepAll keeps every check's exchanges whatever its
 // outcome (WriteOptions.KeepEveryExchange).
-func build(r types.Report, target string, keepAll bool) Document {
+func build(r types.Report, target string, keepAll bool, cat check.Catalog) Document {
 	d := Document{
+		checks:              cat,
 		Target:              target,
 		Suite:               r.SuiteDescription,
 		Seed:                r.SuiteConfig.RandomSeed,
@@ -447,7 +454,7 @@ func build(r types.Report, target string, keepAll bool) Document {
 		if !sr.LeafNodeType.Is(types.NodeTypeIt) && !sr.State.Is(types.SpecStateFailureStates) {
 			continue
 		}
-		res := result(sr, keepAll)
+		res := result(sr, keepAll, cat)
 		if res.IsCheck() {
 			checks = append(checks, res)
 		} else {
@@ -467,7 +474,7 @@ func build(r types.Report, target string, keepAll bool) Document {
 
 func ms(t time.Duration) float64 { return float64(t) / float64(time.Millisecond) }
 
-func result(sr types.SpecReport, keepAll bool) Result {
+func result(sr types.SpecReport, keepAll bool, cat check.Catalog) Result {
 	res := Result{
 		Text:       sr.FullText(),
 		Title:      sr.LeafNodeText,
@@ -486,7 +493,7 @@ func result(sr types.SpecReport, keepAll bool) Result {
 	if !sr.LeafNodeType.Is(types.NodeTypeIt) {
 		res.Node = sr.LeafNodeType.String()
 	}
-	if m, ok := meta(sr); ok {
+	if m, ok := meta(sr, cat); ok {
 		res.ID, res.Level, res.Section, res.Contract = m.ID, string(m.Level), m.Section, m.Contract
 		res.Title, res.Assertion = m.Title, m.Assertion
 		res.Operation, res.Format, res.DeviceType, res.Tags = m.Operation, m.Format, m.DeviceType, m.Tags
@@ -646,10 +653,10 @@ func hasEntry(sr types.SpecReport, name string) bool {
 	return false
 }
 
-// meta finds a spec's check metadata by the ID among its labels: from the
-// registry, else from the labels check.Meta.Labels gave it. The spec's
-// display text is never read.
-func meta(sr types.SpecReport) (check.Meta, bool) {
+// meta finds a spec's check metadata by the ID among its labels: from
+// cat, else from the labels check.Meta.Labels gave it. The spec's display
+// text is never read.
+func meta(sr types.SpecReport, cat check.Catalog) (check.Meta, bool) {
 	if !sr.LeafNodeType.Is(types.NodeTypeIt) {
 		return check.Meta{}, false
 	}
@@ -657,7 +664,7 @@ func meta(sr types.SpecReport) (check.Meta, bool) {
 	if id == "" {
 		return check.Meta{}, false
 	}
-	if m, ok := check.Lookup(id); ok {
+	if m, ok := cat.Lookup(id); ok {
 		return m, true
 	}
 	// Not in this process's catalog: the title is the display text
@@ -1059,11 +1066,22 @@ func exchangeRef(ref string) (string, int, bool) {
 	return id, i - 1, true
 }
 
+// Read reads report.json as WriteJSON wrote it, each check that it wrote
+// without its metadata (a passed, skipped or inconclusive check) given
+// back what cat says of it. A check cat does not know keeps its ID, level
+// and outcome.
+func Read(b []byte, cat check.Catalog) (Document, error) {
+	d := Document{checks: cat}
+	err := json.Unmarshal(b, &d)
+	return d, err
+}
+
 // UnmarshalJSON reads a Document as WriteJSON wrote it, or as an earlier
 // version did: an assertion gets back the quoting sentence it names in
 // "sentences"; the passed checks listed under "passed" become results
 // again, in their place among the checks (ID order); a result's exchanges
-// written once, at another check (same_exchanges_as), are filled in.
+// written once, at another check (same_exchanges_as), are filled in; the
+// metadata it left to the catalog comes from the catalog d holds (Read).
 func (d *Document) UnmarshalJSON(b []byte) error {
 	type plain Document
 	var p struct {
@@ -1078,7 +1096,9 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
+	cat := d.checks
 	*d = Document(p.plain)
+	d.checks = cat
 	if len(p.Sentences) > 0 || bytes.Contains(b, []byte(`"sentence":`)) {
 		var q struct {
 			Results []struct {
@@ -1102,7 +1122,7 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	for i := range d.Results {
-		d.Results[i].fillFromCatalog()
+		d.Results[i].fillFromCatalog(cat)
 	}
 	byID := map[string]int{}
 	for i, r := range d.Results {
@@ -1161,18 +1181,18 @@ func (r Result) writtenAt(n int) (int, bool) {
 	return k, k < len(r.Exchanges)
 }
 
-// fillFromCatalog puts back what this process's catalog says of a check
-// that report.json wrote without it (a passed, skipped or inconclusive
+// fillFromCatalog puts back what cat says of a check that report.json
+// wrote without it (a passed, skipped or inconclusive
 // check: marshalLines); a result with its title, or not in the catalog,
 // is left as it is.
-func (r *Result) fillFromCatalog() {
+func (r *Result) fillFromCatalog(cat check.Catalog) {
 	if !r.IsCheck() || r.Title != "" {
 		return
 	}
 	if r.Outcome == Inconclusive && r.State == "" {
 		r.State = inconclusiveState
 	}
-	m, ok := check.Lookup(r.ID)
+	m, ok := cat.Lookup(r.ID)
 	if !ok {
 		return
 	}

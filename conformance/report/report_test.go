@@ -45,13 +45,13 @@ func TestReport(t *testing.T) {
 	r := withFailures(captured)
 	const target = base
 
-	d := report.Build(r, target)
+	d := report.Build(r, target, fixtureCatalog())
 	t.Run("Build", func(t *testing.T) { checkDocument(t, d, true) })
 
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	// With --fail-on should, a failed or panicked SHOULD check is a JUnit
 	// failure (see TestJUnitAgreesWithTheExitCode for the default).
-	written, err := report.WriteAll(dir, r, target, report.WriteOptions{FailOnShould: true})
+	written, err := report.WriteAll(dir, r, target, report.WriteOptions{Checks: fixtureCatalog(), FailOnShould: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,12 +92,12 @@ func TestReport(t *testing.T) {
 		if err := json.Unmarshal(b, &loaded); err != nil {
 			t.Fatal(err)
 		}
-		d2 := report.Build(loaded, target)
+		d2 := report.Build(loaded, target, fixtureCatalog())
 		checkDocument(t, d2, false)
 		if !reflect.DeepEqual(d.Results, d2.Results) {
 			t.Errorf("results differ after a JSON round trip")
 		}
-		if err := report.WriteJUnit(filepath.Join(t.TempDir(), "j.xml"), d2, report.WriteOptions{}); err != nil {
+		if err := report.WriteJUnit(filepath.Join(t.TempDir(), "j.xml"), d2, report.WriteOptions{Checks: fixtureCatalog()}); err != nil {
 			t.Error(err)
 		}
 	})
@@ -254,9 +254,21 @@ func checkJSON(t *testing.T, path string, d report.Document) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got report.Document
-	if err := json.Unmarshal(b, &got); err != nil {
+	got, err := report.Read(b, fixtureCatalog())
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Read with no catalog, a passed check keeps its ID, level and
+	// outcome only: the metadata comes from the catalog handed to Read,
+	// never from what the process happened to declare.
+	bare, err := report.Read(b, check.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range bare.Results {
+		if r.ID == "AUTH.1" && (r.Title != "" || r.Level != "MUST" || r.Outcome != report.Passed) {
+			t.Errorf("read with no catalog, the passed check AUTH.1 reads %+v", r)
+		}
 	}
 	if !reflect.DeepEqual(got.Summary, d.Summary) || got.Verdict != d.Verdict || got.Seed != d.Seed || !got.StartedAt.Equal(d.StartedAt) {
 		t.Errorf("summary after JSON: %+v", got.Summary)
@@ -279,7 +291,7 @@ func checkJSON(t *testing.T, path string, d report.Document) {
 		}
 		if r.IsCheck() && r.Outcome == report.Passed && r.Level != "INFO" {
 			r.ExchangesOmitted = 0 // "passed" lists the check by its ID and time
-			if _, ok := check.Lookup(r.ID); !ok {
+			if _, ok := fixtureCatalog().Lookup(r.ID); !ok {
 				*r = report.Result{ID: r.ID, Level: r.Level, Outcome: r.Outcome, DurationMS: r.DurationMS, Exchanges: r.Exchanges}
 			}
 		}
@@ -311,7 +323,7 @@ func checkJSON(t *testing.T, path string, d report.Document) {
 	skippedKnown := 0
 	for _, r := range raw.Results {
 		id, _ := r["id"].(string)
-		if _, known := check.Lookup(id); known && (r["outcome"] == report.Skipped || r["outcome"] == report.Inconclusive) {
+		if _, known := fixtureCatalog().Lookup(id); known && (r["outcome"] == report.Skipped || r["outcome"] == report.Inconclusive) {
 			skippedKnown++
 			if _, has := r["title"]; has {
 				t.Errorf("report.json writes the %s check %s whole: %v", r["outcome"], id, r)

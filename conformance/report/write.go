@@ -94,7 +94,7 @@ func marshalLines(d Document) ([]byte, error) {
 			lines = append(lines, line)
 			continue
 		}
-		if r.IsCheck() && (r.Outcome == Skipped || r.Outcome == Inconclusive) && fromCatalog(r) {
+		if r.IsCheck() && (r.Outcome == Skipped || r.Outcome == Inconclusive) && fromCatalog(r, d.checks) {
 			if r.Outcome == Inconclusive && r.State == inconclusiveState {
 				r.State = "" // reading puts it back
 			}
@@ -327,8 +327,8 @@ func abridged(r Result) abridgedLine {
 // fromCatalog says r's metadata is exactly its check's in this process's
 // catalog, so that report.json may leave it out and reading it back
 // (Document.UnmarshalJSON) put it back the same.
-func fromCatalog(r Result) bool {
-	m, ok := check.Lookup(r.ID)
+func fromCatalog(r Result, cat check.Catalog) bool {
+	m, ok := cat.Lookup(r.ID)
 	return ok && string(m.Level) == r.Level && m.Section == r.Section && m.Contract == r.Contract && m.Title == r.Title &&
 		m.Assertion == r.Assertion && m.Operation == r.Operation && m.Format == r.Format && m.DeviceType == r.DeviceType &&
 		slices.Equal(m.Tags, r.Tags) && r.Text == "" && r.Node == "" && len(r.Labels) == 0 && len(r.Observations) == 0 && len(r.Curl) == 0
@@ -393,6 +393,8 @@ func WriteHTML(path string, d Document) error {
 
 // WriteOptions are what the reports need to know of the run's flags.
 type WriteOptions struct {
+	// Checks is the suite's catalog: each check's metadata (Build).
+	Checks check.Catalog
 	// FailOnShould: the run fails on SHOULD checks too (--fail-on should),
 	// so a failed SHOULD check is a JUnit failure.
 	FailOnShould bool
@@ -468,7 +470,7 @@ var Writers = []Writer{
 // and writes every report of Writers into it. The Document it returns
 // knows where (Files).
 func WriteAll(dir string, r types.Report, target string, o WriteOptions) (Document, error) {
-	d := build(r, target, o.KeepEveryExchange)
+	d := build(r, target, o.KeepEveryExchange, o.Checks)
 	if len(o.Filters) > 0 {
 		for i, g := range d.NotCovered {
 			if g.What == "filter" {
