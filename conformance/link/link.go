@@ -173,13 +173,14 @@ func (l *Link) Exchange(ctx context.Context, req client.Request) (*client.Respon
 	if max := l.cfg.MaxRequests; max > 0 && l.sent.Add(1) > int64(max) {
 		Stop(ctx, fmt.Sprintf("not sent: the run reached --max-requests %d", max))
 	}
-	resp, ex, err := l.RoundTrip(ctx, req)
+	s := l.sentOf(req, true)
+	resp, ex, err := l.roundTrip(ctx, req, s)
 	if errors.Is(err, stopped{"sent"}) {
 		// The target stopped answering while this request waited for its
 		// place among those in flight.
 		Stop(ctx, err.Error())
 	}
-	l.cfg.Trips.Add(l.Key(req), 1+len(ex.Earlier), ex.Duration)
+	l.cfg.Trips.Add(s.key, 1+len(ex.Earlier), ex.Duration)
 	l.Record(ctx, ex)
 	if err != nil {
 		return nil, fmt.Errorf("no answer from the target: %v", err)
@@ -220,16 +221,21 @@ func Stop(ctx context.Context, reason string) {
 // together from other goroutines use it, and their checks record the
 // exchanges in order.
 func (l *Link) RoundTrip(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
+	return l.roundTrip(ctx, req, l.sentOf(req, true))
+}
+
+// roundTrip is RoundTrip of req, which touches and sends s.
+func (l *Link) roundTrip(ctx context.Context, req client.Request, s sent) (*client.Response, client.Exchange, error) {
 	// Requests sent ahead together stop too once the target has stopped
 	// answering; the check that needs one stops the run. The count is read
 	// once the request holds its place among those in flight: requests
 	// that waited for one while the target stopped answering are not sent.
 	order := l.silence.next()
-	resp, ex, err := l.sendInSlot(ctx, req, true, true)
+	resp, ex, err := l.sendInSlot(ctx, req, s, true, true)
 	if errors.Is(err, stopped{"sent"}) || errors.Is(err, errEnding) {
 		return nil, ex, err
 	}
-	l.Track(req, resp)
+	l.track(s, resp)
 	if err != nil && ctx.Err() != nil {
 		// The run gave up waiting (an interrupt): the target's silence
 		// is not told by it.
@@ -288,20 +294,21 @@ func (s *silence) answered(order int64, ok bool) int64 {
 // but recorded nowhere, and nothing of it tracked or counted against the
 // target's health.
 func (l *Link) Send(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
-	return l.sendInSlot(ctx, req, true, false)
+	return l.sendInSlot(ctx, req, l.sentOf(req, false), true, false)
 }
 
 // SendTogether is Send for a request sent outside any check together
 // with others (the pre-flight's): its answer's time is not told, since it
 // says how busy the target was as much as how far it is.
 func (l *Link) SendTogether(ctx context.Context, req client.Request) (*client.Response, client.Exchange, error) {
-	return l.sendInSlot(ctx, req, false, false)
+	return l.sendInSlot(ctx, req, l.sentOf(req, false), false, false)
 }
 
-// sendInSlot sends req once it holds a place among the requests in flight;
-// tell says whether its answer's time tells how far the target is, and
-// guard whether it is not sent once the target has stopped answering.
-func (l *Link) sendInSlot(ctx context.Context, req client.Request, tell, guard bool) (*client.Response, client.Exchange, error) {
+// sendInSlot sends req, which touches and sends s, once it holds a place
+// among the requests in flight; tell says whether its answer's time tells
+// how far the target is, and guard whether it is not sent once the target
+// has stopped answering.
+func (l *Link) sendInSlot(ctx context.Context, req client.Request, s sent, tell, guard bool) (*client.Response, client.Exchange, error) {
 	release := l.Slot()
 	defer release()
 	if guard && l.Stopped() {
@@ -310,9 +317,9 @@ func (l *Link) sendInSlot(ctx context.Context, req client.Request, tell, guard b
 	if guard && l.ending.Load() {
 		return nil, client.Exchange{}, errEnding
 	}
-	sent := l.recent.sending(req)
+	done := l.recent.sending(s)
 	resp, ex, err := l.cfg.Client.Do(ctx, req)
-	sent(resp, err)
+	done(resp, err)
 	if err == nil && tell && l.cfg.Answered != nil {
 		// Only an answer tells how far the target is: a request that got
 		// none (a timeout) says nothing of it.
@@ -367,14 +374,4 @@ func LogKey(mac string) string { return LogPrefix + catalog.HexOnly(mac) }
 
 // Key is what a request touches, its chain: the device it names (its
 // serial, catalog.HexOnly), the tested gateway's messages, or "".
-func (l *Link) Key(req client.Request) string {
-	for _, f := range req.Fields {
-		if f.Key == device.FieldSN {
-			return catalog.HexOnly(fmt.Sprint(f.Value))
-		}
-	}
-	if req.Path == device.SendMessage.Path() {
-		return LogKey(l.cfg.Tested())
-	}
-	return ""
-}
+func (l *Link) Key(req client.Request) string { return l.sentOf(req, false).key }

@@ -2,14 +2,11 @@ package link
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/gwdmi/gwtools/conformance/catalog"
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
-	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
 // What the observer last showed. A place (a device, a gateway's messages)
@@ -78,10 +75,9 @@ type readAt struct {
 	anywhere bool
 }
 
-// sending counts a request from when it starts until done is called
-// with its answer.
-func (r *recent) sending(req client.Request) (done func(*client.Response, error)) {
-	keys, anyDev := devicesNamed(req)
+// sending counts a request that names s.devices (or, s.anyDevice, may
+// name any) from when it starts until done is called with its answer.
+func (r *recent) sending(s sent) (done func(*client.Response, error)) {
 	r.mu.Lock()
 	r.all.sends++
 	r.all.inFlight++
@@ -94,28 +90,16 @@ func (r *recent) sending(req client.Request) (done func(*client.Response, error)
 		if refused {
 			return
 		}
-		if anyDev {
+		if s.anyDevice {
 			r.anyDevice++
 		}
-		if len(keys) > 0 && r.changes == nil {
+		if len(s.devices) > 0 && r.changes == nil {
 			r.changes = map[string]int64{}
 		}
-		for _, k := range keys {
+		for _, k := range s.devices {
 			r.changes[k]++
 		}
 	}
-}
-
-// devicesNamed are the serials (catalog.HexOnly) a request names, in a
-// field sn in any letter case; anyDevice when its body is not its fields and
-// names none of them.
-func devicesNamed(req client.Request) (keys []string, anyDevice bool) {
-	for _, f := range req.Fields {
-		if strings.EqualFold(strings.TrimSpace(f.Key), device.FieldSN) {
-			keys = append(keys, catalog.HexOnly(fmt.Sprint(f.Value)))
-		}
-	}
-	return keys, len(keys) == 0 && req.RawBody != nil
 }
 
 // mark is the counts when a read of a place begins: of the device key,

@@ -225,7 +225,7 @@ func TestUnchangedHereWhileNothingAboutTheDeviceIsSent(t *testing.T) {
 func TestRecentCountsWhatMayHaveChangedADevice(t *testing.T) {
 	key := catalog.HexOnly(settleSN)
 	place := devPlace(settleMAC, settleSN)
-	cmd := client.Request{Path: device.SendCommand.Path(), Fields: []client.Field{{Key: device.FieldSN, Value: settleSN}}}
+	cmd := New(Config{}).sentOf(client.Request{Path: device.SendCommand.Path(), Fields: []client.Field{{Key: device.FieldSN, Value: settleSN}}}, false)
 	refusal := &client.Response{Status: 400, StatusField: "error"}
 	for _, tc := range []struct {
 		name   string

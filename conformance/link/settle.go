@@ -14,7 +14,6 @@ import (
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
-	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/oracle"
 )
@@ -130,14 +129,16 @@ func (s *settling) logOf(mac string) (lt *logTrack, fresh bool) {
 // Track records what an accepted request to the tested gateway should
 // leave at the observer.
 func (l *Link) Track(req client.Request, r *client.Response) {
-	if l.cfg.Settle <= 0 || !l.Observed() || !Accepted(r) {
+	l.track(l.sentOf(req, true), r)
+}
+
+// track records what an accepted request, which sent s, should leave at
+// the observer.
+func (l *Link) track(s sent, r *client.Response) {
+	if l.cfg.Settle <= 0 || !l.Observed() || !Accepted(r) || !s.known {
 		return
 	}
-	op, ok := operationAt(req.Path)
-	if !ok {
-		return
-	}
-	fields, ok := sentFields(req)
+	fields, ok := s.read()
 	if !ok {
 		return
 	}
@@ -146,53 +147,20 @@ func (l *Link) Track(req client.Request, r *client.Response) {
 	// names (the effect checks send one to another gateway of the
 	// account); a device, on the tested gateway.
 	mac := catalog.HexOnly(fields[device.FieldMAC])
-	if op != device.SendMessage && mac != catalog.HexOnly(l.cfg.Tested()) {
+	if s.op != device.SendMessage && mac != catalog.HexOnly(s.tested) {
 		return
 	}
-	s := &l.settle
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pending == nil {
-		s.pending = map[string]*expected{}
+	st := &l.settle
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.pending == nil {
+		st.pending = map[string]*expected{}
 	}
-	if op == device.SendMessage {
-		s.expectMessage(mac, fields)
+	if s.op == device.SendMessage {
+		st.expectMessage(mac, fields)
 		return
 	}
-	s.expectDevice(op, mac, fields)
-}
-
-// sentFields are the fields of a request as the target reads them, by
-// their canonical names (the first of a repeated field counts): false
-// when a body written by hand cannot be read, so that nothing is awaited
-// of a request whose content is not known.
-func sentFields(req client.Request) (map[string]string, bool) {
-	fields := map[string]string{}
-	add := func(k, v string) {
-		for canon, j := range catalog.JSONNames {
-			if j == k {
-				k = canon
-			}
-		}
-		if _, seen := fields[k]; !seen {
-			fields[k] = v
-		}
-	}
-	if req.RawBody != nil {
-		// A body written by hand (the largest one, say): its fields as
-		// the target reads them.
-		pairs, derr := codec.Decode(req.Format, req.RawBody)
-		if derr != nil {
-			return nil, false
-		}
-		for _, p := range pairs {
-			add(p.Key, p.Value.Text)
-		}
-	}
-	for _, f := range req.Fields {
-		add(f.Key, fmt.Sprint(f.Value))
-	}
-	return fields, true
+	st.expectDevice(s.op, mac, fields)
 }
 
 // expectMessage records an accepted message to gateway mac: one more
