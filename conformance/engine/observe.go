@@ -83,10 +83,11 @@ func (env *Env) CloseIdleConnections() {
 	observer.CloseIdleConnections()
 }
 
-// timeAnswer keeps the answer time of a request, by the device it names,
-// for the run's batches (package batch).
-func (env *Env) timeAnswer(req client.Request, ex client.Exchange) {
+// timeAnswer keeps the answer time of a request, by the chain the link
+// keyed it to when it sent it (the device it names), for the run's
+// batches (package batch).
+func (env *Env) timeAnswer(key string, ex client.Exchange) {
 	if ex.Duration > 0 {
-		env.Batch().TimeAnswer(env.Link().Key(req), ex.Duration)
+		env.Batch().TimeAnswer(key, ex.Duration)
 	}
 }

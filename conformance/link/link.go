@@ -49,8 +49,10 @@ type Config struct {
 	// Tested is the tested gateway's MAC as the running check sees it (a
 	// stand-in's while a check runs on one).
 	Tested func() string
-	// Answered, when set, is told each answer's time.
-	Answered func(client.Request, client.Exchange)
+	// Answered, when set, is told each answer's time and the chain of the
+	// request it answers: the device it names (catalog.HexOnly), the
+	// tested gateway's messages (LogKey), or "".
+	Answered func(key string, ex client.Exchange)
 	// Trips, when set, counts each chain's round trips one after another.
 	Trips *schedule.Trips
 	// Shared says that other processes send to the target too (the
@@ -323,7 +325,7 @@ func (l *Link) sendInSlot(ctx context.Context, req client.Request, s sent, tell,
 	if err == nil && tell && l.cfg.Answered != nil {
 		// Only an answer tells how far the target is: a request that got
 		// none (a timeout) says nothing of it.
-		l.cfg.Answered(req, ex)
+		l.cfg.Answered(s.key, ex)
 	}
 	return resp, ex, err
 }
@@ -371,7 +373,3 @@ const LogPrefix = "gw:"
 
 // LogKey is the chain of a gateway's messages.
 func LogKey(mac string) string { return LogPrefix + catalog.HexOnly(mac) }
-
-// Key is what a request touches, its chain: the device it names (its
-// serial, catalog.HexOnly), the tested gateway's messages, or "".
-func (l *Link) Key(req client.Request) string { return l.sentOf(req, false).key }

@@ -1,7 +1,11 @@
 package link
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,5 +63,37 @@ func TestSentIsWorkedOutOnce(t *testing.T) {
 		if ok != tc.readable || !reflect.DeepEqual(fields, tc.fields) {
 			t.Errorf("%s: fields %v (%v), want %v (%v)", tc.name, fields, ok, tc.fields, tc.readable)
 		}
+	}
+}
+
+// TestAnsweredIsToldTheKey: the answer's time goes with the chain the
+// link keyed the request to before sending it.
+func TestAnsweredIsToldTheKey(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"success"}`))
+	}))
+	defer srv.Close()
+	c, err := client.New(client.Config{BaseURL: srv.URL, Signer: client.FormatSigner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var keys []string
+	l := New(Config{Client: c, Tested: func() string { return settleMAC }, Answered: func(key string, ex client.Exchange) {
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, key)
+	}})
+	ctx := context.Background()
+	for _, req := range []client.Request{
+		{Path: device.SendCommand.Path(), Fields: []client.Field{{Key: device.FieldMAC, Value: settleMAC}, {Key: device.FieldSN, Value: settleSN}}},
+		{Path: device.SendMessage.Path(), Fields: []client.Field{{Key: device.FieldMAC, Value: settleMAC}}},
+	} {
+		if _, _, err := l.RoundTrip(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{catalog.HexOnly(settleSN), LogKey(settleMAC)}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("Answered was told %q, want %q", keys, want)
 	}
 }
