@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/gwdmi/gwtools/conformance/observer"
 	"github.com/gwdmi/gwtools/conformance/report"
 	"github.com/gwdmi/gwtools/gatewayapi/client"
+	"github.com/gwdmi/gwtools/gatewayapi/codec"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 )
 
@@ -368,8 +370,121 @@ func Describe(r *client.Response) string {
 	return s
 }
 
+// sent is what one request touches and what it sent, worked out once,
+// from the request as the engine built it, before it is sent: the chain
+// it counts in (schedule.Trips, the batches' answer times), the devices
+// it may change (recent.go), and what it leaves at the observer once
+// accepted (settle.go).
+type sent struct {
+	// key is the request's chain: the device its field sn names
+	// (catalog.HexOnly), the tested gateway's messages (LogKey), or "".
+	key string
+	// devices are the serials (catalog.HexOnly) named in a field sn in
+	// any letter case; anyDevice says the body is not the fields
+	// (RawBody) and names none of them, so it may name any.
+	devices   []string
+	anyDevice bool
+	// tested is the tested gateway as the running check saw it when the
+	// request was sent, read where it is needed: for the key of a message
+	// that names no device, and for a request that may be tracked.
+	tested string
+	// op is the operation served at the request's path, and fields what
+	// the target reads of it: its fields as text by canonical name (the
+	// first of a repeated field counts). known says they are known: false
+	// when the request is not tracked, is sent to no operation's path, or
+	// carries a body written by hand that cannot be read; nothing is
+	// awaited of it then, whatever its answer.
+	op     device.Operation
+	fields map[string]string
+	known  bool
+}
+
+// sentOf works out what req touches and sends; track says whether its
+// answer may be tracked (settle.go), which needs its fields.
+func (l *Link) sentOf(req client.Request, track bool) sent {
+	var s sent
+	// The key is the first field named sn exactly; a device is named by a
+	// field sn in any letter case, with white space around.
+	keyed := false
+	for _, f := range req.Fields {
+		if strings.EqualFold(strings.TrimSpace(f.Key), device.FieldSN) {
+			sn := catalog.HexOnly(fmt.Sprint(f.Value))
+			s.devices = append(s.devices, sn)
+			if !keyed && f.Key == device.FieldSN {
+				s.key, keyed = sn, true
+			}
+		}
+	}
+	s.anyDevice = len(s.devices) == 0 && req.RawBody != nil
+	message := !keyed && req.Path == device.SendMessage.Path()
+	op, atOp := operationAt(req.Path)
+	track = track && atOp && l.cfg.Settle > 0 && l.Observed()
+	if message || track {
+		s.tested = l.cfg.Tested()
+	}
+	if message {
+		s.key = LogKey(s.tested)
+	}
+	if track {
+		s.op = op
+		s.fields, s.known = readFields(req)
+	}
+	return s
+}
+
+// readFields are the fields of a request as the target reads them, by
+// their canonical names (the first of a repeated field counts): false
+// when a body written by hand cannot be read.
+//
+// A body written by hand (RawBody) is the one thing read back from its
+// bytes, its fields first, the request's own filling in what it lacks:
+// the checks write such bodies by editing a valid body's text (cut,
+// padded, a field twice, a number or an escape written another way, the
+// grammars' near misses, the wire checks' bodies), and neither the call
+// nor the request says which fields the edited text holds, or whether a
+// lenient reader finds any.
+func readFields(req client.Request) (map[string]string, bool) {
+	fields := map[string]string{}
+	if req.RawBody != nil {
+		pairs, derr := codec.Decode(req.Format, req.RawBody)
+		if derr != nil {
+			return nil, false
+		}
+		for _, p := range pairs {
+			addField(fields, p.Key, p.Value.Text)
+		}
+	}
+	for _, f := range req.Fields {
+		addField(fields, f.Key, fmt.Sprint(f.Value))
+	}
+	return fields, true
+}
+
 // LogPrefix begins the key of a gateway's messages (LogKey).
 const LogPrefix = "gw:"
 
 // LogKey is the chain of a gateway's messages.
 func LogKey(mac string) string { return LogPrefix + catalog.HexOnly(mac) }
+
+// operationAt is the operation served at a path.
+func operationAt(path string) (device.Operation, bool) {
+	for _, op := range device.Operations {
+		if op.Path() == path {
+			return op, true
+		}
+	}
+	return 0, false
+}
+
+// addField adds a field by its canonical name, unless one of that name
+// came first.
+func addField(fields map[string]string, k, v string) {
+	for canon, j := range catalog.JSONNames {
+		if j == k {
+			k = canon
+		}
+	}
+	if _, seen := fields[k]; !seen {
+		fields[k] = v
+	}
+}

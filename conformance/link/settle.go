@@ -138,15 +138,11 @@ func (l *Link) track(s sent, r *client.Response) {
 	if l.cfg.Settle <= 0 || !l.Observed() || !Accepted(r) || !s.known {
 		return
 	}
-	fields, ok := s.read()
-	if !ok {
-		return
-	}
 	// An identifier in another accepted form (capitals, dashes) names the
 	// same gateway or device. A message is awaited on whatever gateway it
 	// names (the effect checks send one to another gateway of the
 	// account); a device, on the tested gateway.
-	mac := catalog.HexOnly(fields[device.FieldMAC])
+	mac := catalog.HexOnly(s.fields[device.FieldMAC])
 	if s.op != device.SendMessage && mac != catalog.HexOnly(s.tested) {
 		return
 	}
@@ -157,10 +153,10 @@ func (l *Link) track(s sent, r *client.Response) {
 		st.pending = map[string]*expected{}
 	}
 	if s.op == device.SendMessage {
-		st.expectMessage(mac, fields)
+		st.expectMessage(mac, s.fields)
 		return
 	}
-	st.expectDevice(s.op, mac, fields)
+	st.expectDevice(s.op, mac, s.fields)
 }
 
 // expectMessage records an accepted message to gateway mac: one more
@@ -293,16 +289,6 @@ func (l *Link) sampleLag(key string, e *expected, waited bool) {
 	if waited && e.shownAfter > s.lag {
 		s.lag = e.shownAfter
 	}
-}
-
-// operationAt is the operation served at a path.
-func operationAt(path string) (device.Operation, bool) {
-	for _, op := range device.Operations {
-		if op.Path() == path {
-			return op, true
-		}
-	}
-	return 0, false
 }
 
 // shows says whether a device as the observer shows it holds what e
