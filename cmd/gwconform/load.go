@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/gwdmi/gwtools/conformance/load"
 	"github.com/gwdmi/gwtools/conformance/report"
+	"github.com/gwdmi/gwtools/gatewayapi/client"
 	"github.com/gwdmi/gwtools/gatewayapi/device"
 	"github.com/gwdmi/gwtools/gatewayapi/fleet"
 	"github.com/gwdmi/gwtools/gatewayapi/printable"
@@ -209,9 +209,8 @@ func (m *loadMain) ParseFlags(args []string) error {
 		return fmt.Errorf("--via must be raw, http or client, not %q", v)
 	}
 	for _, t := range m.targets {
-		u, err := url.Parse(t)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--target %q is not an http:// or https:// base URL", load.RedactURL(t))
+		if _, err := client.ParseBaseURL(t); err != nil {
+			return fmt.Errorf("--target %w", err)
 		}
 	}
 	shard, shards, err := shardOf(shardFlag)
@@ -715,8 +714,8 @@ func parseCheckAcksFlags(args []string, stderr io.Writer) (*checkAcksOpts, error
 	case o.timeout <= 0:
 		return nil, errors.New("--timeout must be positive")
 	}
-	if u, err := url.Parse(o.target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--target %q is not an http:// or https:// base URL", load.RedactURL(o.target))
+	if _, err := client.ParseBaseURL(o.target); err != nil {
+		return nil, fmt.Errorf("--target %w", err)
 	}
 	return o, nil
 }

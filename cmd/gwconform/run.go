@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,11 +238,11 @@ func (o *runOptions) check() error {
 		o.base = b
 	}
 	if o.Observer != "" {
-		u, err := url.Parse(o.Observer)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--observer %q is not an http(s) URL", o.Observer)
+		b, err := client.ParseBaseURL(o.Observer)
+		if err != nil {
+			return fmt.Errorf("--observer %w", err)
 		}
-		if u.User != nil {
+		if b.URL().User != nil {
 			// The URL is printed and recorded in the certificate.
 			return errors.New("--observer carries credentials in its URL: give the token with --admin-token (or $GWSIM_ADMIN_TOKEN) instead")
 		}
