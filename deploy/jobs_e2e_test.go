@@ -101,7 +101,16 @@ func startNetnsHosts(t *testing.T, hosts map[string]string) *netns {
 // command is name args run inside the namespace, with env added to the
 // test's environment (PATH first: the programs a recipe names).
 func (n *netns) command(ctx context.Context, env []string, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"-t", strconv.Itoa(n.pid), "-n", "-m", "--", name}, args...)...)
+	return n.commandIn(ctx, "", env, name, args...)
+}
+
+// commandIn is command run in the folder dir ("": the root folder).
+func (n *netns) commandIn(ctx context.Context, dir string, env []string, name string, args ...string) *exec.Cmd {
+	nsArgs := []string{"-t", strconv.Itoa(n.pid), "-n", "-m"}
+	if dir != "" {
+		nsArgs = append(nsArgs, "--wd="+dir)
+	}
+	cmd := exec.CommandContext(ctx, "nsenter", append(append(nsArgs, "--", name), args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
@@ -511,7 +520,11 @@ func verdict(dir string) string {
 // (deploy/compose.yaml: Redis, gwsim, and its conformance service; lb, the
 // nginx in front, is the name of gwsim's address here: nginx's recipe is
 // TestNginxRecipeKeepsTheDashboardWorking's) in a namespace of its own:
-// its conformance service ends PASS too.
+// its conformance service ends PASS too, Redis requiring the password of
+// $GWSIM_REDIS_PASSWORD as the file takes it (the services' commands and
+// environment interpolated as compose does; Redis's sh script writes its
+// config; its health check gets in with REDISCLI_AUTH, a client without
+// the password is refused, no process lists it).
 func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 	simtest.Heavy(t)
 	simtest.NeedTool(t, "redis-server", "apt-get install -y redis-server")
@@ -647,7 +660,17 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 				Command     []string          `yaml:"command"`
 				Environment map[string]string `yaml:"environment"`
 				Volumes     []string          `yaml:"volumes"`
+				WorkingDir  string            `yaml:"working_dir"`
 			} `yaml:"services"`
+		}
+		// The user's environment, as docs/deploy.md has it exported.
+		vars := map[string]string{"GWSIM_ADMIN_TOKEN": token, "GWSIM_REDIS_PASSWORD": password}
+		interpolate := func(what, s string) string {
+			v, err := composeInterpolate(s, vars)
+			if err != nil {
+				t.Fatalf("deploy/compose.yaml: %s: %v", what, err)
+			}
+			return v
 		}
 		b, err := os.ReadFile(filepath.Join(root, "deploy/compose.yaml"))
 		if err != nil {
@@ -657,22 +680,39 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		ns := startNetns(t, "lb", "gwsim", "redis")
-		// A service's command as its image runs it, bind mounts to their
-		// host paths (relative to deploy/), named volumes to folders, and
-		// ${VAR:?...} to its value.
+		// A service's environment, interpolated.
+		envOf := func(name string) []string {
+			var env []string
+			for k, v := range compose.Services[name].Environment {
+				env = append(env, k+"="+interpolate(name+": "+k, v))
+			}
+			return env
+		}
+		// A service's command as its image runs it (interpolated), bind
+		// mounts to their host paths (relative to deploy/), named volumes
+		// to folders, in its working folder (Redis's image's: /data), with
+		// its environment.
 		service := func(name string) *exec.Cmd {
 			s, ok := compose.Services[name]
 			if !ok {
 				t.Fatalf("no service %s in deploy/compose.yaml", name)
 			}
-			words := s.Command
+			var words []string
+			for _, w := range s.Command {
+				words = append(words, interpolate(name+": command", w))
+			}
+			wd := s.WorkingDir
 			if name != "redis" {
 				var prog string
 				prog, words = Entrypoint(words)
 				words = append([]string{prog}, words...)
 			} else {
 				words = redisAsImage(words)
+				if wd == "" {
+					wd = "/data"
+				}
 			}
+			dir := ""
 			for _, v := range s.Volumes {
 				parts := strings.Split(v, ":")
 				host, inside := parts[0], parts[1]
@@ -688,25 +728,27 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 				for i, w := range words {
 					if w == inside || strings.HasPrefix(w, inside+"/") {
 						words[i] = host + strings.TrimPrefix(w, inside)
+					} else if strings.Contains(w, "\n") { // sh -c SCRIPT
+						words[i] = inScript(w, inside, host)
 					}
 				}
-			}
-			var env []string
-			for k, v := range s.Environment {
-				if strings.HasPrefix(v, "${"+k) {
-					v = token
+				if wd == inside || strings.HasPrefix(wd, inside+"/") {
+					dir = host + strings.TrimPrefix(wd, inside)
 				}
-				env = append(env, k+"="+v)
 			}
-			return ns.command(ctx, append(append([]string{}, bin...), env...), words[0], words[1:]...)
+			if wd != "" && dir == "" {
+				dir = t.TempDir() // the image's own folder
+			}
+			return ns.commandIn(ctx, dir, append(append([]string{}, bin...), envOf(name)...), words[0], words[1:]...)
 		}
-		start(t, "redis", service("redis"))
-		// depends_on redis: service_healthy (its health check).
+		redis := start(t, "redis", service("redis"))
+		// depends_on redis: service_healthy (its health check, run in the
+		// container with its environment).
 		check := compose.Services["redis"].Healthcheck.Test
 		if len(check) < 2 || check[0] != "CMD" {
 			t.Fatalf("Redis's health check in deploy/compose.yaml: %v", check)
 		}
-		untilPong(t, "Redis's health check", func() *exec.Cmd { return ns.command(ctx, nil, check[1], check[2:]...) })
+		untilPong(t, "Redis's health check", func() *exec.Cmd { return ns.command(ctx, envOf("redis"), check[1], check[2:]...) })
 		gwsim := start(t, "gwsim", service("gwsim"))
 		// depends_on gwsim: service_healthy (the image's health check).
 		deadline := time.Now().Add(time.Minute)
@@ -719,6 +761,14 @@ func TestShippedJobsPassOnTheShippedStack(t *testing.T) {
 				t.Fatalf("gwsim not healthy after a minute:\n%s", gwsim.output())
 			}
 			time.Sleep(200 * time.Millisecond)
+		}
+		// gwsim is healthy on a Redis that requires the password: without
+		// it a client is refused, and no process lists it or prints it.
+		refusedWithout(ctx, t, ns, "redis", "6379")
+		argvHolds(t, "redis", redis.cmd.Process.Pid, password)
+		argvHolds(t, "gwsim", gwsim.cmd.Process.Pid, password)
+		if out := gwsim.output() + redis.output(); strings.Contains(out, password) {
+			t.Error("the password is in gwsim's or Redis's output")
 		}
 		s := compose.Services["conformance"]
 		reportDir := ""
