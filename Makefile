@@ -87,8 +87,10 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # Every test but the suite-level ones, with the race detector (test-race),
-# and vet, gofmt and staticcheck beside it: go test keeps about 1.4 of the
-# 2 cores busy, and vet and staticcheck fit in the rest. -Oline keeps each
+# and vet, gofmt and staticcheck beside it. go test runs one test binary
+# more than there are cores (TEST_P): the binaries spend part of their time
+# waiting on sockets and timers, and with one per core the cores idle for
+# a third of the run (docs/performance.md, make test). -Oline keeps each
 # line whole; make fails when any of them fails (GO=false shows it). Where
 # the time goes: .ci/testtime runs test-race's go test with -json and
 # prints the seconds of each package and of each test of 1 s or more.
@@ -97,8 +99,10 @@ lint:
 test:
 	@$(MAKE) --no-print-directory -j4 -Oline fmt-check vet lint test-race
 
+TEST_P ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
+
 test-race:
-	$(GO) test -short -race -count=1 ./...
+	$(GO) test -short -race -count=1 -p $(TEST_P) ./...
 
 # Every test, the suite-level ones included, without -race: about 25 minutes.
 test-heavy:
