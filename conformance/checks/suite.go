@@ -103,7 +103,7 @@ func (env *Suite) declare(c catalog.Case) {
 				ctl.Conclude(ctx)
 			})
 		}
-		if c.Want.OK && hasTag(c.Tags, "valid") {
+		if c.Want.OK && slices.Contains(c.Tags, "valid") {
 			m := caseMeta(&c, id+".contract", check.Should, f, capital(c.Title)+" gets 200 in the request's format",
 				capital(c.Title)+" SHOULD be answered 200 with a "+f.String()+" body and Content-Type (CONTRACT 4).")
 			m.Section = "2.5" // the response's status field
@@ -264,13 +264,4 @@ func capital(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func hasTag(tags []string, t string) bool {
-	for _, x := range tags {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -43,10 +44,10 @@ func (env *Env) ItPlanned(m check.Meta, p batch.Plan, body func(context.Context)
 // Plan hands a check of a case to the run's batches (package batch),
 // when it will run in this process and its requests may go with others.
 func (env *Env) Plan(m check.Meta, p batch.Plan) {
-	if env.collect != nil || env.DryRun || env.MaxRequests > 0 || p.Case.WholeFleet || env.InFlight() < 2 {
+	if !env.mayRunAhead() || p.Case.WholeFleet {
 		return
 	}
-	if strings.Contains(p.Case.ID, ".timestamp.") && hasTag(p.Case.Tags, "boundary") {
+	if strings.Contains(p.Case.ID, ".timestamp.") && slices.Contains(p.Case.Tags, "boundary") {
 		// A timestamp a second from the window's edge means what it
 		// tests only when sent in the second it names: never held back
 		// behind other requests.
@@ -111,13 +112,4 @@ func (f filter) willRun(m check.Meta) bool {
 	}
 	text := "gwconform " + suiteText + " " + m.Text()
 	return (f.focus == nil || f.focus.MatchString(text)) && (f.skip == nil || !f.skip.MatchString(text))
-}
-
-func hasTag(tags []string, t string) bool {
-	for _, x := range tags {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
